@@ -1,0 +1,45 @@
+"""The Dispatch of a data-movement kernel (shaders/lib/movement.wgsl.j2), shared by
+Slice1, Padding and ReverseSubsequences: they differ only in `value_at`."""
+
+from __future__ import annotations
+
+from ..tensor_desc import TensorDesc
+from .base import Binding, Dispatch, element_bits
+
+WORKGROUP_SIZE = 64
+
+
+def movement_dispatch(
+    template: str,
+    input_desc: TensorDesc,
+    output_desc: TensorDesc,
+    uniforms: list[tuple[str, tuple[int, ...]]],
+    *,
+    extra_bindings: tuple[Binding, ...] = (),
+    params: dict | None = None,
+) -> Dispatch:
+    bits = element_bits(output_desc)
+    packed = output_desc.is_packed
+    count = output_desc.element_count
+    if bits < 32 and packed:
+        invocations = -(-count // (32 // bits))  # one per output word
+    else:
+        invocations = count
+    atomic = bits < 32 and not packed
+    bindings = (
+        Binding("output", "output:0", "array<atomic<u32>>" if atomic else "array<u32>", writable=True),
+        Binding("input", "input:0"),
+    ) + extra_bindings
+    all_uniforms = [
+        ("shape", (count,)),
+        ("out_sizes", output_desc.sizes),
+        ("out_strides", output_desc.effective_strides),
+    ] + uniforms
+    return Dispatch(
+        template=template,
+        params={"rank": output_desc.rank, "bits": bits, "packed_output": packed, **(params or {})},
+        bindings=bindings,
+        uniforms=tuple((name, tuple(values)) for name, values in all_uniforms),
+        invocations=invocations,
+        workgroup_size=WORKGROUP_SIZE,
+    )

@@ -1,0 +1,91 @@
+"""Adapter discovery and choice: hardware first, then software Vulkan, then GL.
+
+`GPUDML_ADAPTER` (or `adapter=`) picks one: "vulkan", "gl"/"opengl", "metal",
+"d3d12", or a case-insensitive substring of the adapter's summary.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..errors import UnsupportedError
+
+BACKEND_ALIASES = {
+    "vulkan": "vulkan", "vk": "vulkan",
+    "gl": "opengl", "opengl": "opengl", "gles": "opengl",
+    "metal": "metal", "d3d12": "d3d12", "dx12": "d3d12",
+}
+HARDWARE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2}
+INSTALL_HINT = (
+    "on Debian/Ubuntu install the software adapters with "
+    "`apt-get install mesa-vulkan-drivers libvulkan1` (Vulkan, lavapipe) and "
+    "`apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri` (OpenGL, llvmpipe); "
+    "the README's set-up step does this"
+)
+
+
+def _quiet_gl_environment() -> None:
+    # Mesa's drivers probe Wayland while enumerating and print
+    # "XDG_RUNTIME_DIR is invalid or not set" on headless machines. A private,
+    # empty runtime dir makes that probe fail quietly; a set one is left alone.
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return
+    path = os.path.join(tempfile.gettempdir(), f"gpudml-runtime-{os.getuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    os.environ["XDG_RUNTIME_DIR"] = path
+
+
+def enumerate_adapters() -> list:
+    _quiet_gl_environment()
+    import wgpu
+
+    try:
+        return list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception as exc:  # wgpu-native failing to load or to enumerate
+        raise UnsupportedError(f"gpudml: could not enumerate GPU adapters ({exc}); {INSTALL_HINT}") from exc
+
+
+def describe(adapter) -> str:
+    return adapter.summary
+
+
+def backend_of(adapter) -> str:
+    return str(adapter.info.get("backend_type", "")).lower()
+
+
+def is_software(adapter) -> bool:
+    return str(adapter.info.get("adapter_type", "")) == "CPU"
+
+
+def choose_adapter(request: str | None = None):
+    """The adapter for `request` (None: GPUDML_ADAPTER, else the default order)."""
+    if request is None:
+        request = os.environ.get("GPUDML_ADAPTER") or None
+    adapters = enumerate_adapters()
+    found = "; ".join(describe(a) for a in adapters) or "none"
+    if request is None:
+        candidates = sorted(adapters, key=_default_rank)
+        if not candidates:
+            raise UnsupportedError(f"gpudml: no GPU adapter found; {INSTALL_HINT}")
+        return candidates[0]
+    key = request.strip().lower()
+    backend = BACKEND_ALIASES.get(key)
+    if backend is not None:
+        matches = [a for a in adapters if backend_of(a) == backend]
+    else:
+        matches = [a for a in adapters if key in describe(a).lower()]
+    if not matches:
+        raise UnsupportedError(
+            f"gpudml: no adapter matches {request!r} (found: {found}); {INSTALL_HINT}")
+    return sorted(matches, key=_default_rank)[0]
+
+
+def _default_rank(adapter) -> tuple[int, int]:
+    kind = str(adapter.info.get("adapter_type", ""))
+    hardware = HARDWARE_RANK.get(kind, 3 if kind != "CPU" else 4)
+    backend = {"vulkan": 0, "metal": 0, "d3d12": 1, "opengl": 3}.get(backend_of(adapter), 2)
+    return (hardware, backend)

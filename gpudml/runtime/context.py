@@ -1,0 +1,164 @@
+"""GpuContext: one wgpu device per adapter, its capabilities and its pipeline cache.
+
+Several `Device`s (say, at different feature levels) on the same adapter share
+one context, so they share compiled pipelines.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..errors import UnsupportedError
+from . import adapters as _adapters
+
+#: Native features requested when the adapter has them; nothing depends on them for data movement.
+WANTED_FEATURES = (
+    "shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup",
+    "timestamp-query", "mappable-primary-buffers",
+)
+#: Limits raised to the adapter's maximum (wgpu's defaults are lower).
+RAISED_LIMITS = (
+    "max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroups-per-dimension",
+    "max-compute-invocations-per-workgroup", "max-compute-workgroup-storage-size",
+    "max-compute-workgroup-size-x", "max-storage-buffers-per-shader-stage",
+)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What an adapter can do, as the operator planners see it (no wgpu objects)."""
+
+    name: str
+    backend: str
+    adapter_type: str
+    features: frozenset[str]
+    max_workgroups_per_dimension: int
+    max_storage_binding_size: int
+    max_buffer_size: int
+    max_invocations_per_workgroup: int
+    max_workgroup_storage_size: int
+
+    @property
+    def is_software(self) -> bool:
+        return self.adapter_type == "CPU"
+
+    def has(self, feature: str) -> bool:
+        return feature in self.features
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    compile_seconds: float = 0.0
+
+
+@dataclass
+class _Pipeline:
+    pipeline: object
+    layout: object
+
+
+@dataclass
+class GpuContext:
+    adapter: object
+    device: object
+    caps: Caps
+    stats: CacheStats = field(default_factory=CacheStats)
+    _pipelines: dict = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def pipeline(self, source: str, bindings) -> _Pipeline:
+        """The compute pipeline for a WGSL source (compiled once per context)."""
+        with self.lock:
+            hit = self._pipelines.get(source)
+            if hit is not None:
+                self.stats.hits += 1
+                return hit
+            t0 = time.perf_counter()
+            entry = self._compile(source, bindings)
+            self.stats.compile_seconds += time.perf_counter() - t0
+            self.stats.misses += 1
+            self._pipelines[source] = entry
+            return entry
+
+    def _compile(self, source: str, bindings) -> _Pipeline:
+        import wgpu
+
+        entries = [
+            {
+                "binding": i,
+                "visibility": wgpu.ShaderStage.COMPUTE,
+                "buffer": {"type": wgpu.BufferBindingType.storage if b.writable
+                           else wgpu.BufferBindingType.read_only_storage},
+            }
+            for i, b in enumerate(bindings)
+        ]
+        entries.append({"binding": len(bindings), "visibility": wgpu.ShaderStage.COMPUTE,
+                        "buffer": {"type": wgpu.BufferBindingType.uniform}})
+        dev = self.device
+        try:
+            module = dev.create_shader_module(code=source)
+            layout = dev.create_bind_group_layout(entries=entries)
+            pipeline = dev.create_compute_pipeline(
+                layout=dev.create_pipeline_layout(bind_group_layouts=[layout]),
+                compute={"module": module, "entry_point": "main"},
+            )
+        except Exception as exc:
+            raise UnsupportedError(
+                f"gpudml: the adapter {self.caps.name} rejected a generated shader ({exc})") from exc
+        return _Pipeline(pipeline, layout)
+
+    def wait_idle(self) -> None:
+        """Block until all submitted work has finished."""
+        poll = getattr(self.device, "_poll_wait", None)
+        if poll is not None:
+            poll()
+            return
+        # Portable fallback: mapping a buffer waits for the queue.
+        import wgpu
+
+        buf = self.device.create_buffer(size=4, usage=wgpu.BufferUsage.MAP_READ)
+        buf.map_sync(wgpu.MapMode.READ)
+        buf.unmap()
+
+
+_CONTEXTS: dict[str, GpuContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def get_context(request: str | None) -> GpuContext:
+    """The shared context of the adapter `request` names (see adapters.choose_adapter)."""
+    adapter = _adapters.choose_adapter(request)
+    key = adapter.summary
+    with _CONTEXTS_LOCK:
+        ctx = _CONTEXTS.get(key)
+        if ctx is None:
+            ctx = _create_context(adapter)
+            _CONTEXTS[key] = ctx
+        return ctx
+
+
+def _create_context(adapter) -> GpuContext:
+    features = [f for f in WANTED_FEATURES if f in adapter.features]
+    limits = {k: adapter.limits[k] for k in RAISED_LIMITS if k in adapter.limits}
+    try:
+        device = adapter.request_device_sync(required_features=features, required_limits=limits)
+    except Exception as exc:
+        raise UnsupportedError(
+            f"gpudml: could not open a device on {adapter.summary} ({exc}); {_adapters.INSTALL_HINT}") from exc
+    lim = device.limits
+    caps = Caps(
+        name=adapter.summary,
+        backend=str(adapter.info.get("backend_type", "")),
+        adapter_type=str(adapter.info.get("adapter_type", "")),
+        features=frozenset(str(f) for f in device.features),
+        max_workgroups_per_dimension=lim["max-compute-workgroups-per-dimension"],
+        max_storage_binding_size=lim["max-storage-buffer-binding-size"],
+        max_buffer_size=lim["max-buffer-size"],
+        max_invocations_per_workgroup=lim["max-compute-invocations-per-workgroup"],
+        max_workgroup_storage_size=lim["max-compute-workgroup-storage-size"],
+    )
+    return GpuContext(adapter=adapter, device=device, caps=caps)

@@ -1,0 +1,121 @@
+"""Device: an adapter at a feature level (IDMLDevice)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ..errors import InvalidArgumentError
+from ..ops import module_for
+from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
+from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
+from .compiled import CompiledOperator, Operator
+from .context import get_context
+from .tensor import Tensor, host_buffer, native_array, new_buffer
+
+COMPILED_CACHE_SIZE = 256
+
+
+class Device:
+    """DirectML device semantics on one wgpu adapter.
+
+    `feature_level`: the level descriptions are validated against (default: the
+    highest gpudml implements). `adapter`: "vulkan", "gl", or an adapter-name
+    substring (default: `GPUDML_ADAPTER`, else hardware, else software Vulkan, else GL).
+    """
+
+    def __init__(self, feature_level=None, adapter: str | None = None):
+        level = HIGHEST_FEATURE_LEVEL if feature_level is None else FeatureLevel.coerce(feature_level)
+        if level > HIGHEST_FEATURE_LEVEL:
+            raise InvalidArgumentError(
+                f"Device: feature_level {level.name} is above the highest implemented, {HIGHEST_FEATURE_LEVEL.name}")
+        self.feature_level = level
+        self._ctx = get_context(adapter)
+        self._compiled: OrderedDict = OrderedDict()
+        self._compiled_lock = threading.Lock()
+
+    # -- what the device is ------------------------------------------------------------
+    @property
+    def caps(self):
+        return self._ctx.caps
+
+    @property
+    def adapter_name(self) -> str:
+        return self._ctx.caps.name
+
+    @property
+    def pipeline_cache_stats(self):
+        """Hits, misses and compile seconds of the adapter's pipeline cache."""
+        return self._ctx.stats
+
+    def supports_data_type(self, data_type) -> bool:
+        """DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT: every DirectML type moves bit-exactly on every adapter."""
+        return DataType.coerce(data_type) in TYPES_11
+
+    # -- operators ---------------------------------------------------------------------
+    def create_operator(self, desc) -> Operator:
+        module = module_for(desc)
+        module.validate(desc, self.feature_level)
+        return Operator(self, desc, module)
+
+    def compile_operator(self, operator: Operator) -> CompiledOperator:
+        if not isinstance(operator, Operator) or operator.device is not self:
+            raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
+        return CompiledOperator(self, operator)
+
+    def _run(self, desc, inputs):
+        """create + compile (cached by desc) + execute: the functional API's path."""
+        with self._compiled_lock:
+            compiled = self._compiled.get(desc)
+            if compiled is not None:
+                self._compiled.move_to_end(desc)
+        if compiled is None:
+            compiled = self.compile_operator(self.create_operator(desc))
+            with self._compiled_lock:
+                self._compiled[desc] = compiled
+                while len(self._compiled) > COMPILED_CACHE_SIZE:
+                    self._compiled.popitem(last=False)
+        return compiled.execute(inputs)
+
+    # -- tensors -----------------------------------------------------------------------
+    def tensor(self, array, desc: TensorDesc | None = None) -> Tensor:
+        """Upload a numpy array. Without `desc` it becomes a packed tensor of its shape;
+        with one, the array's elements (C order) are the buffer contents the desc reads."""
+        if desc is None:
+            array = native_array(array, "tensor")
+            if not 1 <= array.ndim <= MAX_DIMENSIONS:
+                raise InvalidArgumentError(
+                    f"tensor: a numpy array of {array.ndim} dimensions (shape {list(array.shape)}); "
+                    f"DirectML tensors have 1..{MAX_DIMENSIONS}")
+            desc = TensorDesc(DataType.from_numpy(array.dtype), array.shape)
+        check_tensor_desc("tensor", "desc", desc)
+        flat = host_buffer(array, desc, "tensor")
+        return Tensor(self, new_buffer(self._ctx, desc.buffer_bytes, flat), desc)
+
+    def empty(self, desc: TensorDesc) -> Tensor:
+        """A zero-filled tensor for `desc` (an output to execute into)."""
+        check_tensor_desc("empty", "desc", desc)
+        return Tensor(self, new_buffer(self._ctx, desc.buffer_bytes), desc)
+
+    def synchronize(self) -> None:
+        self._ctx.wait_idle()
+
+    def _download(self, buffer) -> bytes:
+        with self._ctx.lock:
+            return bytes(self._ctx.device.queue.read_buffer(buffer))
+
+    def __repr__(self) -> str:
+        return f"Device({self.adapter_name!r}, feature_level={self.feature_level.name})"
+
+
+_DEFAULT: Device | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_device() -> Device:
+    """The process-wide Device (default adapter, highest feature level), made on first use."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Device()
+        return _DEFAULT

@@ -1,0 +1,231 @@
+"""DML_BUFFER_TENSOR_DESC: TensorDesc, DMLCalcBufferTensorSize and layout helpers.
+
+The constructor only normalizes values (so a desc can be built from lists or
+numpy integers); the rules of SPEC.md section 2 are checked by
+`check_tensor_desc`, called by each operator's `validate` so that a message
+can name the operator and the field.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InvalidArgumentError
+from .types import DataType
+
+MAX_DIMENSIONS = 8
+MAX_ELEMENTS = 2**32 - 1  # DirectML's limit on the element count of a tensor
+TENSOR_FLAG_OWNED_BY_DML = 0x1
+
+
+def as_int_tuple(values, field: str) -> tuple[int, ...]:
+    """A tuple of Python ints from a list/tuple/array of integers; InvalidArgumentError otherwise."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise InvalidArgumentError(f"{field}: expected a sequence of integers, got {values!r}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise InvalidArgumentError(f"{field}: expected a sequence of integers, got {values!r}") from None
+    out = []
+    for i, v in enumerate(items):
+        if isinstance(v, (bool, np.bool_)):
+            raise InvalidArgumentError(f"{field}[{i}]: expected an integer, got {v!r}")
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise InvalidArgumentError(f"{field}[{i}]: expected an integer, got {v!r}") from None
+    return tuple(out)
+
+
+def as_int(value, field: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(f"{field}: expected an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InvalidArgumentError(f"{field}: expected an integer, got {value!r}") from None
+
+
+def packed_strides(sizes) -> tuple[int, ...]:
+    """Row-major element strides, last axis fastest."""
+    strides, step = [], 1
+    for s in reversed(sizes):
+        strides.append(step)
+        step *= s
+    return tuple(reversed(strides))
+
+
+def calc_buffer_tensor_size(data_type: DataType, sizes, strides=None) -> int:
+    """DMLCalcBufferTensorSize: bytes of the minimal buffer, rounded up to a multiple of 4."""
+    if strides is None:
+        last = math.prod(sizes) - 1
+    else:
+        last = sum((n - 1) * s for n, s in zip(sizes, strides))
+    nbytes = (last + 1) * DataType(data_type).size
+    return (nbytes + 3) & ~3
+
+
+@dataclass(frozen=True, init=False)
+class TensorDesc:
+    """DML_BUFFER_TENSOR_DESC. `strides=None` means packed row-major."""
+
+    data_type: DataType
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...] | None
+    total_tensor_size_in_bytes: int
+    flags: int
+    guaranteed_base_offset_alignment: int
+
+    def __init__(
+        self,
+        data_type,
+        sizes,
+        strides=None,
+        *,
+        total_tensor_size_in_bytes=None,
+        flags=0,
+        guaranteed_base_offset_alignment=0,
+    ):
+        dt = DataType.coerce(data_type, "TensorDesc.data_type")
+        sz = as_int_tuple(sizes, "TensorDesc.sizes")
+        st = None if strides is None else as_int_tuple(strides, "TensorDesc.strides")
+        if total_tensor_size_in_bytes is None:
+            ok = sz and all(n >= 1 for n in sz) and (st is None or (len(st) == len(sz) and min(st) >= 0))
+            total = calc_buffer_tensor_size(dt, sz, st) if ok else 0
+        else:
+            total = as_int(total_tensor_size_in_bytes, "TensorDesc.total_tensor_size_in_bytes")
+        set_ = object.__setattr__
+        set_(self, "data_type", dt)
+        set_(self, "sizes", sz)
+        set_(self, "strides", st)
+        set_(self, "total_tensor_size_in_bytes", total)
+        set_(self, "flags", as_int(flags, "TensorDesc.flags"))
+        set_(self, "guaranteed_base_offset_alignment",
+             as_int(guaranteed_base_offset_alignment, "TensorDesc.guaranteed_base_offset_alignment"))
+
+    @classmethod
+    def packed(cls, data_type, sizes) -> TensorDesc:
+        return cls(data_type, sizes)
+
+    @property
+    def rank(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def element_count(self) -> int:
+        return math.prod(self.sizes)
+
+    @property
+    def effective_strides(self) -> tuple[int, ...]:
+        return packed_strides(self.sizes) if self.strides is None else self.strides
+
+    @property
+    def is_packed(self) -> bool:
+        """True when element k of the logical tensor lies at buffer element k."""
+        if self.strides is None:
+            return True
+        return all(s == p for n, s, p in zip(self.sizes, self.strides, packed_strides(self.sizes)) if n > 1)
+
+    @property
+    def required_elements(self) -> int:
+        """Buffer elements the tensor spans: last implied index + 1."""
+        return sum((n - 1) * s for n, s in zip(self.sizes, self.effective_strides)) + 1
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bytes a GPU buffer for this desc holds: the total size rounded up to 4."""
+        return (self.total_tensor_size_in_bytes + 3) & ~3
+
+    def with_sizes(self, sizes) -> TensorDesc:
+        return TensorDesc(self.data_type, sizes)
+
+    def __repr__(self) -> str:
+        parts = [self.data_type.name, f"sizes={list(self.sizes)}"]
+        if self.strides is not None:
+            parts.append(f"strides={list(self.strides)}")
+        parts.append(f"total_tensor_size_in_bytes={self.total_tensor_size_in_bytes}")
+        return f"TensorDesc({', '.join(parts)})"
+
+
+def check_tensor_desc(op: str, field: str, desc, *, is_output: bool = False) -> None:
+    """Every rule of SPEC.md section 2, with messages naming `op` and `field`."""
+    where = f"{op}: {field}"
+    if not isinstance(desc, TensorDesc):
+        raise InvalidArgumentError(f"{where}: expected a TensorDesc, got {type(desc).__name__}")
+    rank = desc.rank
+    if not 1 <= rank <= MAX_DIMENSIONS:
+        raise InvalidArgumentError(
+            f"{where}.sizes: DimensionCount {rank} must be in 1..{MAX_DIMENSIONS} (sizes {list(desc.sizes)})")
+    for i, n in enumerate(desc.sizes):
+        if n < 1:
+            raise InvalidArgumentError(f"{where}.sizes[{i}] = {n} must be >= 1")
+        if n > MAX_ELEMENTS:
+            raise InvalidArgumentError(f"{where}.sizes[{i}] = {n} exceeds {MAX_ELEMENTS}")
+    if desc.element_count > MAX_ELEMENTS:
+        raise InvalidArgumentError(
+            f"{where}.sizes: element count {desc.element_count} of {list(desc.sizes)} exceeds {MAX_ELEMENTS}")
+    if desc.strides is not None:
+        if len(desc.strides) != rank:
+            raise InvalidArgumentError(
+                f"{where}.strides: {len(desc.strides)} strides {list(desc.strides)} for DimensionCount {rank}")
+        for i, s in enumerate(desc.strides):
+            if s < 0:
+                raise InvalidArgumentError(f"{where}.strides[{i}] = {s} must be >= 0")
+            if s > MAX_ELEMENTS:
+                raise InvalidArgumentError(f"{where}.strides[{i}] = {s} exceeds {MAX_ELEMENTS}")
+    minimum = calc_buffer_tensor_size(desc.data_type, desc.sizes, desc.strides)
+    if desc.total_tensor_size_in_bytes < minimum:
+        raise InvalidArgumentError(
+            f"{where}.total_tensor_size_in_bytes = {desc.total_tensor_size_in_bytes} is smaller than "
+            f"DMLCalcBufferTensorSize = {minimum} for sizes {list(desc.sizes)}, strides "
+            f"{None if desc.strides is None else list(desc.strides)}, {desc.data_type.name}")
+    if desc.flags & ~TENSOR_FLAG_OWNED_BY_DML:
+        raise InvalidArgumentError(f"{where}.flags = {desc.flags:#x}: only DML_TENSOR_FLAG_OWNED_BY_DML (0x1) is defined")
+    align = desc.guaranteed_base_offset_alignment
+    if align != 0 and (align < 16 or align & (align - 1)):
+        raise InvalidArgumentError(
+            f"{where}.guaranteed_base_offset_alignment = {align} must be 0 or a power of two >= 16")
+    if is_output:
+        _check_no_aliasing(where, desc)
+
+
+def _check_no_aliasing(where: str, desc: TensorDesc) -> None:
+    """Reject output strides that map two elements to one address (a write race)."""
+    if desc.strides is None:
+        return
+    axes = sorted((s, n, i) for i, (n, s) in enumerate(zip(desc.sizes, desc.strides)) if n > 1)
+    reach = 0  # largest offset reachable by the axes seen so far
+    for s, n, i in axes:
+        if s <= reach:
+            break
+        reach += (n - 1) * s
+    else:
+        return
+    # The quick proof failed; decide exactly when the tensor is small enough to enumerate.
+    if desc.element_count <= 1 << 22:
+        offsets = np.zeros(1, dtype=np.int64)
+        for size, stride in zip(desc.sizes, desc.strides):
+            offsets = (offsets[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+        if np.unique(offsets).size == offsets.size:
+            return
+    raise InvalidArgumentError(
+        f"{where}.strides: {list(desc.strides)} with sizes {list(desc.sizes)} make two output elements "
+        f"share one address (axis {i} stride {s}); an output must not alias itself")
+
+
+def check_same_rank(op: str, fields: dict[str, TensorDesc]) -> int:
+    ranks = {name: d.rank for name, d in fields.items()}
+    if len(set(ranks.values())) > 1:
+        listed = ", ".join(f"{k} {v}" for k, v in ranks.items())
+        raise InvalidArgumentError(f"{op}: all tensors must have the same DimensionCount (got {listed})")
+    return next(iter(ranks.values()))
+
+
+def check_length(op: str, field: str, values: tuple, rank: int) -> None:
+    if len(values) != rank:
+        raise InvalidArgumentError(
+            f"{op}: {field} has {len(values)} entries {list(values)}; DimensionCount is {rank}")

@@ -1,0 +1,165 @@
+"""DirectML enums with DirectML's numeric values, and the data-type table.
+
+No wgpu import here: everything in this module is plain data.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InvalidArgumentError
+
+
+class DataType(enum.IntEnum):
+    FLOAT32 = 1
+    FLOAT16 = 2
+    UINT32 = 3
+    UINT16 = 4
+    UINT8 = 5
+    INT32 = 6
+    INT16 = 7
+    INT8 = 8
+    FLOAT64 = 9
+    UINT64 = 10
+    INT64 = 11
+
+    @property
+    def size(self) -> int:
+        """Bytes per element."""
+        return _INFO[self].size
+
+    @property
+    def numpy(self) -> np.dtype:
+        return _INFO[self].numpy
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64)
+
+    @property
+    def is_signed(self) -> bool:
+        return self in (DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64)
+
+    @classmethod
+    def from_numpy(cls, dtype, field: str = "dtype") -> DataType:
+        """The DataType of a numpy dtype (byte order ignored); InvalidArgumentError if none."""
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise InvalidArgumentError(f"{field}: {dtype!r} is not a numpy dtype") from None
+        key = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
+        for member, info in _INFO.items():
+            if info.numpy == key:
+                return member
+        raise InvalidArgumentError(
+            f"{field}: numpy dtype {dt} has no DirectML data type "
+            f"(supported: {', '.join(str(i.numpy) for i in _INFO.values())})"
+        )
+
+    @classmethod
+    def coerce(cls, value, field: str = "data_type") -> DataType:
+        """Accept a DataType, its integer value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
+@dataclass(frozen=True)
+class _TypeInfo:
+    size: int
+    numpy: np.dtype
+
+
+_INFO = {
+    DataType.FLOAT32: _TypeInfo(4, np.dtype(np.float32)),
+    DataType.FLOAT16: _TypeInfo(2, np.dtype(np.float16)),
+    DataType.UINT32: _TypeInfo(4, np.dtype(np.uint32)),
+    DataType.UINT16: _TypeInfo(2, np.dtype(np.uint16)),
+    DataType.UINT8: _TypeInfo(1, np.dtype(np.uint8)),
+    DataType.INT32: _TypeInfo(4, np.dtype(np.int32)),
+    DataType.INT16: _TypeInfo(2, np.dtype(np.int16)),
+    DataType.INT8: _TypeInfo(1, np.dtype(np.int8)),
+    DataType.FLOAT64: _TypeInfo(8, np.dtype(np.float64)),
+    DataType.UINT64: _TypeInfo(8, np.dtype(np.uint64)),
+    DataType.INT64: _TypeInfo(8, np.dtype(np.int64)),
+}
+
+F32, F16, F64 = DataType.FLOAT32, DataType.FLOAT16, DataType.FLOAT64
+I8, I16, I32, I64 = DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64
+U8, U16, U32, U64 = DataType.UINT8, DataType.UINT16, DataType.UINT32, DataType.UINT64
+
+#: "8 types" of the support tables: F32 F16 I32 I16 I8 U32 U16 U8.
+TYPES_8 = frozenset({F32, F16, I32, I16, I8, U32, U16, U8})
+#: "11 types": the 8 plus F64 I64 U64.
+TYPES_11 = TYPES_8 | {F64, I64, U64}
+
+
+class FeatureLevel(enum.IntEnum):
+    FL_1_0 = 0x1000
+    FL_2_0 = 0x2000
+    FL_2_1 = 0x2100
+    FL_3_0 = 0x3000
+    FL_3_1 = 0x3100
+    FL_4_0 = 0x4000
+    FL_4_1 = 0x4100
+    FL_5_0 = 0x5000
+
+    @classmethod
+    def coerce(cls, value, field: str = "feature_level") -> FeatureLevel:
+        return _coerce_enum(cls, value, field)
+
+
+#: The highest feature level gpudml implements completely.
+HIGHEST_FEATURE_LEVEL = FeatureLevel.FL_5_0
+
+
+class ReduceFunction(enum.IntEnum):
+    ARGMAX = 0
+    ARGMIN = 1
+    AVERAGE = 2
+    L1 = 3
+    L2 = 4
+    LOG_SUM = 5
+    LOG_SUM_EXP = 6
+    MAX = 7
+    MIN = 8
+    MULTIPLY = 9
+    SUM = 10
+    SUM_SQUARE = 11
+
+    @classmethod
+    def coerce(cls, value, field: str = "function") -> ReduceFunction:
+        return _coerce_enum(cls, value, field)
+
+
+class PaddingMode(enum.IntEnum):
+    CONSTANT = 0
+    EDGE = 1
+    REFLECTION = 2
+    SYMMETRIC = 3
+
+    @classmethod
+    def coerce(cls, value, field: str = "padding_mode") -> PaddingMode:
+        return _coerce_enum(cls, value, field)
+
+
+def _coerce_enum(cls, value, field):
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        name = value.strip().upper()
+        if name in cls.__members__:
+            return cls[name]
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        try:
+            return cls(int(value))
+        except ValueError:
+            pass
+    names = ", ".join(cls.__members__)
+    raise InvalidArgumentError(f"{field}: {value!r} is not a {cls.__name__} (one of {names})")
+
+
+def type_list(types) -> str:
+    """'FLOAT32, FLOAT16, ...' in DataType order, for error messages."""
+    return ", ".join(t.name for t in sorted(types))

@@ -1,0 +1,178 @@
+"""Slice1: seed examples, validation rules, and the dtype x rank x layout sweep vs reference.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ALL_TYPES, assert_bits_equal, random_bits
+
+import gpudml as dml
+from gpudml import reference
+from gpudml.runtime.tensor import logical_from_raw
+from gpudml.tensor_desc import packed_strides
+
+F32 = dml.DataType.FLOAT32
+SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+
+
+# ------------------------------------------------------------------ seed examples
+@pytest.mark.parametrize("strides, expected", [
+    ([1, 1, 2, 2], [[2, 4], [10, 12]]),
+    ([1, 1, -2, 2], [[14, 16], [6, 8]]),
+])
+def test_seed_examples(device, strides, expected):
+    got = dml.slice(SEED_INPUT, [0, 0, 0, 1], [1, 1, 4, 3], strides, device=device)
+    np.testing.assert_array_equal(got, np.array(expected, dtype=np.float32).reshape(1, 1, 2, 2))
+
+
+def test_seed_example_through_desc_api(device):
+    desc = dml.Slice1OperatorDesc(
+        input_tensor=dml.TensorDesc(F32, [1, 1, 4, 4]),
+        output_tensor=dml.TensorDesc(F32, [1, 1, 2, 2]),
+        input_window_offsets=[0, 0, 0, 1], input_window_sizes=[1, 1, 4, 3], input_window_strides=[1, 1, -2, 2])
+    compiled = device.compile_operator(device.create_operator(desc))
+    assert len(compiled.wgsl) == 1 and "fn main" in compiled.wgsl[0]
+    (out,) = compiled.execute([SEED_INPUT])
+    np.testing.assert_array_equal(out.reshape(2, 2), [[14, 16], [6, 8]])
+
+
+# ------------------------------------------------------------------ sweep
+RANKS = [1, 2, 4, 5, 8]
+PATTERNS = ["positive", "negative", "mixed", "broadcast_input", "strided_output"]
+
+
+def _case(rng, rank: int, pattern: str):
+    """A random Slice1 problem: (input desc, output desc, offsets, sizes, strides)."""
+    top = 6 if rank <= 2 else (4 if rank <= 5 else 3)
+    in_sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
+    offsets, sizes, strides, out_sizes = [], [], [], []
+    for n in in_sizes:
+        off = int(rng.integers(0, n))
+        size = int(rng.integers(1, n - off + 1))
+        step = int(rng.integers(1, 4))
+        sign = {"positive": 1, "negative": -1}.get(pattern, int(rng.choice([-1, 1])))
+        most = 1 + (size - 1) // step
+        offsets.append(off)
+        sizes.append(size)
+        strides.append(sign * step)
+        out_sizes.append(most if pattern == "positive" else int(rng.integers(1, most + 1)))
+    dt = None  # filled by the caller
+    in_strides = None
+    if pattern in ("mixed", "broadcast_input"):
+        in_strides = list(packed_strides([n + 1 for n in in_sizes]))  # padded rows
+        if pattern == "broadcast_input":
+            for axis in rng.choice(rank, size=max(1, rank // 2), replace=False):
+                in_strides[int(axis)] = 0
+    out_strides = None
+    if pattern == "strided_output":
+        out_strides = list(packed_strides([n + 1 for n in out_sizes]))
+    return dt, in_sizes, in_strides, out_sizes, out_strides, offsets, sizes, strides
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("rank", RANKS)
+@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
+def test_sweep_against_reference(device, data_type, rank, pattern):
+    rng = np.random.default_rng([int(data_type), rank, PATTERNS.index(pattern)])
+    _, in_sizes, in_strides, out_sizes, out_strides, offsets, sizes, strides = _case(rng, rank, pattern)
+    in_desc = dml.TensorDesc(data_type, in_sizes, in_strides)
+    out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
+    desc = dml.Slice1OperatorDesc(in_desc, out_desc, offsets, sizes, strides)
+    compiled = device.compile_operator(device.create_operator(desc))
+
+    raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+    want = reference.slice1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
+    # The output buffer starts as random bits: elements outside the tensor must keep them.
+    out_words = out_desc.buffer_bytes // data_type.size
+    raw_out = random_bits(rng, data_type.numpy, [out_words])
+    out_tensor = device.tensor(raw_out, desc=out_desc)
+    (result,) = compiled.execute([device.tensor(raw_in, desc=in_desc)], outputs=[out_tensor])
+    after = result.raw()
+    assert_bits_equal(logical_from_raw(after, out_desc), want)
+    untouched = np.ones(out_words, dtype=bool)
+    idx = np.zeros(1, dtype=np.int64)
+    for n, s in zip(out_desc.sizes, out_desc.effective_strides):
+        idx = (idx[:, None] + np.arange(n)[None, :] * s).reshape(-1)
+    untouched[idx] = False
+    assert_bits_equal(after[untouched], raw_out[untouched])
+
+
+@pytest.mark.parametrize("data_type", [dml.DataType.UINT8, dml.DataType.FLOAT16, dml.DataType.INT64])
+def test_numpy_in_numpy_out_matches_reference(device, data_type):
+    rng = np.random.default_rng(7)
+    x = random_bits(rng, data_type.numpy, [3, 7, 9])
+    got = dml.slice(x, [1, 0, 2], [2, 7, 7], [-1, 3, -2], device=device)
+    assert_bits_equal(got, reference.slice1(x, [1, 0, 2], [2, 7, 7], [-1, 3, -2]))
+    got = dml.slice(x, [0, 1, 0], [3, 6, 9], [2, -2, 1], output_sizes=[1, 2, 4], device=device)
+    assert_bits_equal(got, reference.slice1(x, [0, 1, 0], [3, 6, 9], [2, -2, 1], [1, 2, 4]))
+
+
+def test_tensor_in_tensor_out(device):
+    x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
+    t = device.tensor(x)
+    out = dml.slice(t, [0, 0, 0], [3, 4, 5], [1, -1, 2])
+    assert isinstance(out, dml.Tensor) and out.shape == (3, 4, 3)
+    np.testing.assert_array_equal(out.numpy(), x[:, ::-1, ::2])
+    again = dml.slice(out, [0, 0, 0], [3, 4, 3], [-1, 1, 1])  # chained on the GPU
+    np.testing.assert_array_equal(again.numpy(), x[::-1, ::-1, ::2])
+
+
+def test_noncontiguous_and_big_endian_inputs(device):
+    base = np.arange(200, dtype=np.float32).reshape(10, 20)
+    view = base[::2, ::-3]
+    np.testing.assert_array_equal(dml.slice(view, [0, 0], list(view.shape), device=device), view)
+    be = np.arange(12, dtype=">i4").reshape(3, 4)
+    np.testing.assert_array_equal(dml.slice(be, [0, 1], [3, 3], device=device), be[:, 1:].astype(np.int32))
+
+
+def test_special_float_values_survive(device):
+    values = np.array([np.nan, -0.0, np.inf, -np.inf, 1e-45, -1e-40, 3.4e38], dtype=np.float32)
+    payload = np.array([0x7FC12345, 0xFFA00001, 0x00000001, 0x80000000], dtype=np.uint32).view(np.float32)
+    x = np.concatenate([values, payload])
+    assert_bits_equal(dml.slice(x, [0], [x.size], [-1], device=device), x[::-1].copy())
+    h = np.array([0x7E01, 0x8000, 0x0001, 0xFC00, 0x7C00, 0x03FF], dtype=np.uint16).view(np.float16)
+    assert_bits_equal(dml.slice(h, [0], [6], [1], device=device), h)
+    d = np.array([0x7FF8000000000123, 0x8000000000000000, 1], dtype=np.uint64).view(np.float64)
+    assert_bits_equal(dml.slice(d, [0], [3], [-1], device=device), d[::-1].copy())
+
+
+def test_more_than_65535_workgroups(device):
+    # 4.5 M float32 elements at 64 per workgroup need 70,313 workgroups: the grid folds into y.
+    x = np.arange(4_500_000, dtype=np.uint32)
+    got = dml.slice(x, [0], [4_500_000], [-1], device=device)
+    np.testing.assert_array_equal(got, x[::-1])
+    # uint8 packs 4 per invocation: 17 M elements -> 4.25 M invocations -> 66,407 workgroups.
+    y = (np.arange(17_000_000) % 251).astype(np.uint8)
+    got = dml.slice(y, [3], [16_999_990], [1], device=device)
+    np.testing.assert_array_equal(got, y[3:16_999_993])
+
+
+# ------------------------------------------------------------------ pipeline cache
+def test_new_shape_of_known_kind_compiles_nothing(vulkan_device):
+    dev = vulkan_device
+    x = np.zeros((4, 6, 8), dtype=np.float32)
+    dml.slice(x, [0, 0, 0], [4, 6, 8], [1, -1, 2], device=dev)
+    misses = dev.pipeline_cache_stats.misses
+    hits = dev.pipeline_cache_stats.hits
+    y = np.zeros((7, 3, 5), dtype=np.float32)
+    out = dml.slice(y, [1, 0, 1], [5, 3, 4], [2, 1, -3], device=dev)
+    assert out.shape == (3, 3, 2)
+    assert dev.pipeline_cache_stats.misses == misses
+    assert dev.pipeline_cache_stats.hits == hits + 1
+
+
+def test_installed_package_finds_its_templates(tmp_path):
+    """The wheel ships shaders/: the installed copy renders WGSL from outside the source tree."""
+    import subprocess
+    import sys
+
+    code = ("import gpudml, gpudml.codegen as c, gpudml.ops.slice1 as s; "
+            "d = s.Slice1OperatorDesc(gpudml.TensorDesc(1,[4]), gpudml.TensorDesc(1,[4]), [0], [4], [1]); "
+            "print(gpudml.__file__); print('fn main' in c.render(s.plan(d, None).dispatches[0]))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    location, rendered = res.stdout.split()
+    assert not location.startswith(str(Path(dml.__file__).parent)) or "site-packages" in location
+    assert rendered == "True"
