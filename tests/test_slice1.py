@@ -176,3 +176,102 @@ def test_installed_package_finds_its_templates(tmp_path):
     location, rendered = res.stdout.split()
     assert not location.startswith(str(Path(dml.__file__).parent)) or "site-packages" in location
     assert rendered == "True"
+
+
+# ------------------------------------------------------------------ validation: one test per rule
+def _desc(in_sizes=(1, 1, 4, 4), out_sizes=(1, 1, 2, 2), offsets=(0, 0, 0, 1), sizes=(1, 1, 4, 3),
+          strides=(1, 1, 2, 2), dtype=F32, out_dtype=None, in_strides=None, out_strides=None):
+    return dml.Slice1OperatorDesc(
+        dml.TensorDesc(dtype, in_sizes, in_strides),
+        dml.TensorDesc(out_dtype or dtype, out_sizes, out_strides),
+        offsets, sizes, strides)
+
+
+@pytest.mark.parametrize("kwargs, level, message", [
+    (dict(out_dtype=dml.DataType.FLOAT16), None,
+     "Slice1: output_tensor.data_type FLOAT16 must equal input_tensor.data_type FLOAT32"),
+    (dict(out_sizes=(1, 2, 2)), None,
+     "Slice1: all tensors must have the same DimensionCount (got input_tensor 4, output_tensor 3)"),
+    (dict(offsets=(0, 0, 0)), None,
+     "Slice1: input_window_offsets has 3 entries [0, 0, 0]; DimensionCount is 4"),
+    (dict(sizes=(1, 1, 4)), None, "Slice1: input_window_sizes has 3 entries [1, 1, 4]; DimensionCount is 4"),
+    (dict(strides=(1, 1, 2, 2, 1)), None,
+     "Slice1: input_window_strides has 5 entries [1, 1, 2, 2, 1]; DimensionCount is 4"),
+    (dict(offsets=(0, 0, 3, 1)), None,
+     "Slice1: input_window_offsets[2] + input_window_sizes[2] = 7 exceeds input size 4 on axis 2"),
+    (dict(offsets=(0, 0, -1, 1)), None, "Slice1: input_window_offsets[2] = -1 must be in 0..4294967295"),
+    (dict(sizes=(1, 1, 0, 3)), None, "Slice1: input_window_sizes[2] = 0 must be >= 1 (empty window)"),
+    (dict(strides=(1, 1, 0, 2)), None, "Slice1: input_window_strides[2] must not be 0"),
+    (dict(strides=(1, 1, 2, 2**31)), None, "Slice1: input_window_strides[3] = 2147483648 does not fit INT32"),
+    (dict(out_sizes=(1, 1, 3, 2)), None,
+     "Slice1: output_tensor.sizes[2] = 3 must be in 1..2 (1 + (input_window_sizes[2] - 1) // "
+     "|input_window_strides[2]| = 1 + (4 - 1) // 2)"),
+    (dict(in_sizes=(4, 4), out_sizes=(2, 2), offsets=(0, 1), sizes=(4, 3), strides=(2, 2)), dml.FeatureLevel.FL_2_1,
+     "Slice1: DimensionCount 2 is not supported at FL_2_1 (supported: 4, 5); it needs FL_3_0 or later"),
+    (dict(dtype=dml.DataType.FLOAT64), dml.FeatureLevel.FL_3_0,
+     "Slice1: input_tensor.data_type FLOAT64 is not supported at FL_3_0 (supported: FLOAT32, FLOAT16, UINT32, "
+     "UINT16, UINT8, INT32, INT16, INT8); it needs FL_4_1 or later"),
+    (dict(), dml.FeatureLevel.FL_2_0, "Slice1: not available at feature level FL_2_0 (introduced at FL_2_1)"),
+    (dict(out_strides=(4, 4, 1, 0)), None,
+     "Slice1: output_tensor.strides: [4, 4, 1, 0] with sizes [1, 1, 2, 2] make two output elements share one "
+     "address (axis 3 stride 0); an output must not alias itself"),
+])
+def test_validation_rule(at_level, kwargs, level, message):
+    device = at_level(level)
+    with pytest.raises(dml.InvalidArgumentError) as err:
+        device.create_operator(_desc(**kwargs))
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("level, data_type, rank, ok", [
+    (dml.FeatureLevel.FL_2_1, dml.DataType.INT8, 4, True),
+    (dml.FeatureLevel.FL_2_1, dml.DataType.INT8, 5, True),
+    (dml.FeatureLevel.FL_2_1, dml.DataType.INT64, 4, False),
+    (dml.FeatureLevel.FL_3_0, dml.DataType.UINT16, 1, True),
+    (dml.FeatureLevel.FL_3_0, dml.DataType.UINT16, 8, True),
+    (dml.FeatureLevel.FL_3_1, dml.DataType.UINT64, 3, False),
+    (dml.FeatureLevel.FL_4_1, dml.DataType.UINT64, 3, True),
+    (dml.FeatureLevel.FL_4_1, dml.DataType.FLOAT64, 8, True),
+])
+def test_feature_level_table(at_level, level, data_type, rank, ok):
+    device = at_level(level)
+    desc = dml.Slice1OperatorDesc(dml.TensorDesc(data_type, [2] * rank), dml.TensorDesc(data_type, [1] * rank),
+                                  [0] * rank, [2] * rank, [-1] * rank)
+    if ok:
+        x = np.arange(2**rank).astype(data_type.numpy).reshape([2] * rank)
+        (out,) = device.compile_operator(device.create_operator(desc)).execute([x])
+        assert out.reshape(-1)[0] == x.reshape(-1)[-1]
+    else:
+        with pytest.raises(dml.InvalidArgumentError, match="is not supported at"):
+            device.create_operator(desc)
+
+
+def test_functional_errors_name_the_argument(vulkan_device):
+    x = np.zeros((4, 4), dtype=np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match=r"slice: x: expected a numpy array or gpudml.Tensor, got list"):
+        dml.slice([[1.0]], [0], [1], device=vulkan_device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"slice: x has 0 dimensions"):
+        dml.slice(np.float32(1.0), [0], [1], device=vulkan_device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"numpy dtype bool has no DirectML data type"):
+        dml.slice(np.zeros(3, dtype=bool), [0], [1], device=vulkan_device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"slice: offsets\[1\]: expected an integer, got 0.5"):
+        dml.slice(x, [0, 0.5], [1, 1], device=vulkan_device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"slice: x has shape \[0, 4\]"):
+        dml.slice(np.zeros((0, 4), np.float32), [0, 0], [1, 1], device=vulkan_device)
+
+
+def test_execute_checks_its_inputs(vulkan_device):
+    dev = vulkan_device
+    compiled = dev.compile_operator(dev.create_operator(_desc()))
+    with pytest.raises(dml.InvalidArgumentError, match=r"expected 1 inputs \(input_tensor\), got 2"):
+        compiled.execute([SEED_INPUT, SEED_INPUT])
+    with pytest.raises(dml.InvalidArgumentError, match=r"numpy dtype float64 is FLOAT64, the desc says FLOAT32"):
+        compiled.execute([SEED_INPUT.astype(np.float64)])
+    with pytest.raises(dml.InvalidArgumentError, match=r"15 elements \(shape \[15\]\) do not cover the tensor's 16"):
+        compiled.execute([np.zeros(15, np.float32)])
+    small = dev.tensor(np.zeros(8, np.float32))
+    with pytest.raises(dml.InvalidArgumentError, match=r"Tensor buffer of 32 bytes is smaller than "
+                                                       r"input_tensor.total_tensor_size_in_bytes 64"):
+        compiled.execute([small])
+    with pytest.raises(dml.InvalidArgumentError, match=r"inputs must be a list"):
+        compiled.execute(SEED_INPUT)

@@ -22,6 +22,8 @@ def _storage_usage():
 
 def native_array(x, where: str) -> np.ndarray:
     """A numpy array of a DirectML type in native byte order (values and bits unchanged)."""
+    if isinstance(x, np.generic):
+        x = np.asarray(x)
     if not isinstance(x, np.ndarray):
         raise InvalidArgumentError(f"{where}: expected a numpy array or gpudml.Tensor, got {type(x).__name__}")
     DataType.from_numpy(x.dtype, where)
