@@ -172,6 +172,8 @@ def test_installed_package_finds_its_templates(tmp_path):
             "d = s.Slice1OperatorDesc(gpudml.TensorDesc(1,[4]), gpudml.TensorDesc(1,[4]), [0], [4], [1]); "
             "print(gpudml.__file__); print('fn main' in c.render(s.plan(d, None).dispatches[0]))")
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    if "No module named 'gpudml'" in res.stderr:
+        pytest.skip("gpudml is not installed in this interpreter (./setup.sh installs it into .venv)")
     assert res.returncode == 0, res.stderr
     location, rendered = res.stdout.split()
     assert not location.startswith(str(Path(dml.__file__).parent)) or "site-packages" in location

@@ -7,6 +7,8 @@ from ..tensor_desc import TensorDesc
 from .base import Binding, Dispatch, element_bits
 
 WORKGROUP_SIZE = 64
+#: Output elements per invocation: decoding a coordinate costs divisions, stepping it does not.
+RUN = 16
 
 
 def movement_dispatch(
@@ -21,10 +23,7 @@ def movement_dispatch(
     bits = element_bits(output_desc)
     packed = output_desc.is_packed
     count = output_desc.element_count
-    if bits < 32 and packed:
-        invocations = -(-count // (32 // bits))  # one per output word
-    else:
-        invocations = count
+    invocations = -(-count // RUN)
     atomic = bits < 32 and not packed
     bindings = (
         Binding("output", "output:0", "array<atomic<u32>>" if atomic else "array<u32>", writable=True),
@@ -37,7 +36,7 @@ def movement_dispatch(
     ] + uniforms
     return Dispatch(
         template=template,
-        params={"rank": output_desc.rank, "bits": bits, "packed_output": packed, **(params or {})},
+        params={"rank": output_desc.rank, "bits": bits, "packed_output": packed, "run": RUN, **(params or {})},
         bindings=bindings,
         uniforms=tuple((name, tuple(values)) for name, values in all_uniforms),
         invocations=invocations,
