@@ -136,6 +136,12 @@ class TensorDesc:
         return sum((n - 1) * s for n, s in zip(self.sizes, self.effective_strides)) + 1
 
     @property
+    def covers_buffer(self) -> bool:
+        """True when the tensor's elements fill every byte of its buffer (a kernel writing
+        all elements leaves nothing of the old contents)."""
+        return self.is_packed and self.element_count * self.data_type.size == self.buffer_bytes
+
+    @property
     def buffer_bytes(self) -> int:
         """Bytes a GPU buffer for this desc holds: the total size rounded up to 4."""
         return (self.total_tensor_size_in_bytes + 3) & ~3
@@ -184,7 +190,8 @@ def check_tensor_desc(op: str, field: str, desc, *, is_output: bool = False) -> 
             f"DMLCalcBufferTensorSize = {minimum} for sizes {list(desc.sizes)}, strides "
             f"{None if desc.strides is None else list(desc.strides)}, {desc.data_type.name}")
     if desc.flags & ~TENSOR_FLAG_OWNED_BY_DML:
-        raise InvalidArgumentError(f"{where}.flags = {desc.flags:#x}: only DML_TENSOR_FLAG_OWNED_BY_DML (0x1) is defined")
+        raise InvalidArgumentError(
+            f"{where}.flags = {desc.flags:#x}: only DML_TENSOR_FLAG_OWNED_BY_DML (0x1) is defined")
     align = desc.guaranteed_base_offset_alignment
     if align != 0 and (align < 16 or align & (align - 1)):
         raise InvalidArgumentError(
@@ -199,11 +206,13 @@ def _check_no_aliasing(where: str, desc: TensorDesc) -> None:
         return
     axes = sorted((s, n, i) for i, (n, s) in enumerate(zip(desc.sizes, desc.strides)) if n > 1)
     reach = 0  # largest offset reachable by the axes seen so far
+    culprit = None
     for s, n, i in axes:
         if s <= reach:
+            culprit = (i, s)
             break
         reach += (n - 1) * s
-    else:
+    if culprit is None:
         return
     # The quick proof failed; decide exactly when the tensor is small enough to enumerate.
     if desc.element_count <= 1 << 22:
@@ -214,7 +223,7 @@ def _check_no_aliasing(where: str, desc: TensorDesc) -> None:
             return
     raise InvalidArgumentError(
         f"{where}.strides: {list(desc.strides)} with sizes {list(desc.sizes)} make two output elements "
-        f"share one address (axis {i} stride {s}); an output must not alias itself")
+        f"share one address (axis {culprit[0]} stride {culprit[1]}); an output must not alias itself")
 
 
 def check_same_rank(op: str, fields: dict[str, TensorDesc]) -> int:

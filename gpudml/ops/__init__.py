@@ -18,7 +18,8 @@ def module_for(desc) -> ModuleType:
         return REGISTRY[type(desc)]
     except KeyError:
         known = ", ".join(cls.__name__ for cls in REGISTRY)
-        raise InvalidArgumentError(f"create_operator: {type(desc).__name__} is not an operator desc ({known})") from None
+        raise InvalidArgumentError(
+            f"create_operator: {type(desc).__name__} is not an operator desc ({known})") from None
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, object]], list[tuple[str, object]]]:

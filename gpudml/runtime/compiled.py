@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,9 @@ import numpy as np
 from .. import codegen
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..ops import tensor_fields
-from .tensor import Tensor, host_buffer, logical_from_raw, new_buffer
+from .tensor import Tensor, host_buffer, logical_from_raw
+
+BIND_GROUP_CACHE_SIZE = 16
 
 
 @dataclass(frozen=True)
@@ -30,11 +33,13 @@ class _Step:
 
 
 class CompiledOperator:
-    """IDMLCompiledOperator: everything that does not change between executes, prepared once."""
+    """IDMLCompiledOperator: everything that does not change between executes is prepared
+    once here (plan, WGSL, pipelines, uniform buffers, workgroup grids, scratch buffers)."""
 
     def __init__(self, device, operator: Operator):
         self.device = device
         self.desc = operator.desc
+        self.name = type(operator.desc).__name__
         ctx = device._ctx
         self.inputs, self.outputs = tensor_fields(operator.desc)
         self._check_bindings(ctx)
@@ -49,46 +54,66 @@ class CompiledOperator:
             uniforms = ctx.device.create_buffer_with_data(
                 data=codegen.uniform_bytes(dispatch), usage=_uniform_usage())
             self._steps.append(_Step(pipe, uniforms, dispatch, _grid(dispatch, ctx.caps)))
-        self._scratch = [new_buffer(ctx, n) for n in plan.scratch_bytes]
+        self._scratch = [ctx.memory.acquire(n) for n in plan.scratch_bytes]
+        self._groups: OrderedDict = OrderedDict()
+
+    def __del__(self):
+        memory = getattr(getattr(getattr(self, "device", None), "_ctx", None), "memory", None)
+        for buf in getattr(self, "_scratch", ()):
+            if memory is not None:
+                memory.release(buf)
 
     def _check_bindings(self, ctx) -> None:
         limit = ctx.caps.max_storage_binding_size
         for name, desc in self.inputs + self.outputs:
             if desc.buffer_bytes > limit:
                 raise UnsupportedError(
-                    f"{type(self.desc).__name__}: {name} needs a {desc.buffer_bytes}-byte binding, above the "
+                    f"{self.name}: {name} needs a {desc.buffer_bytes}-byte binding, above the "
                     f"adapter's max-storage-buffer-binding-size {limit} ({ctx.caps.name})")
 
+    # -- execute -----------------------------------------------------------------------
     def execute(self, inputs, outputs=None):
         """Run once. numpy inputs give numpy outputs; if every input is a Tensor, outputs are
-        Tensors that stay on the GPU. `outputs` may name Tensors to write into."""
-        name = type(self.desc).__name__
+        Tensors that stay on the GPU. `outputs` may name Tensors to write into (returned)."""
         if isinstance(inputs, (np.ndarray, Tensor)) or not isinstance(inputs, (list, tuple)):
-            raise InvalidArgumentError(f"{name}.execute: inputs must be a list of {len(self.inputs)} "
+            raise InvalidArgumentError(f"{self.name}.execute: inputs must be a list of {len(self.inputs)} "
                                        f"numpy arrays or Tensors, got {type(inputs).__name__}")
         if len(inputs) != len(self.inputs):
             raise InvalidArgumentError(
-                f"{name}.execute: expected {len(self.inputs)} inputs "
+                f"{self.name}.execute: expected {len(self.inputs)} inputs "
                 f"({', '.join(n for n, _ in self.inputs)}), got {len(inputs)}")
-        in_buffers = [self._input_buffer(x, field, desc) for x, (field, desc) in zip(inputs, self.inputs)]
-        to_tensors = all(isinstance(x, Tensor) for x in inputs)
-        out_tensors = self._output_tensors(outputs)
-        self._record([t.buffer for t in out_tensors], in_buffers)
-        if to_tensors or outputs is not None:
-            return out_tensors
-        return [t.numpy() for t in out_tensors]
+        memory = self.device._ctx.memory
+        staged = []  # buffers holding numpy inputs, given back after the submit
+        in_buffers = []
+        for x, (field, desc) in zip(inputs, self.inputs):
+            if isinstance(x, Tensor):
+                self._check_tensor(x, field, desc)
+                in_buffers.append(x.buffer)
+            else:
+                flat = host_buffer(x, desc, f"{self.name}.execute: {field}")
+                buf = memory.acquire(desc.buffer_bytes)
+                staged.append(buf)
+                memory.upload(buf, flat)
+                in_buffers.append(buf)
+        results, clears = self._output_tensors(outputs)
+        try:
+            self._record(in_buffers, [t.buffer for t in results], clears)
+        finally:
+            for buf in staged:
+                memory.release(buf)
+        if outputs is not None or all(isinstance(x, Tensor) for x in inputs):
+            return results
+        arrays = [t.numpy() for t in results]
+        for t in results:
+            t.free()
+        return arrays
 
-    def _input_buffer(self, x, field: str, desc):
-        where = f"{type(self.desc).__name__}.execute: {field}"
-        if isinstance(x, Tensor):
-            self._check_tensor(x, field, desc, where)
-            return x.buffer
-        flat = host_buffer(x, desc, where)
-        return new_buffer(self.device._ctx, desc.buffer_bytes, flat)
-
-    def _check_tensor(self, t: Tensor, field: str, desc, where: str) -> None:
+    def _check_tensor(self, t: Tensor, field: str, desc) -> None:
+        where = f"{self.name}.execute: {field}"
         if t.device._ctx is not self.device._ctx:
             raise InvalidArgumentError(f"{where}: the Tensor lives on another adapter ({t.device.adapter_name})")
+        if t.buffer is None:
+            raise InvalidArgumentError(f"{where}: the Tensor was freed")
         if t.data_type != desc.data_type:
             raise InvalidArgumentError(
                 f"{where}: Tensor data type {t.data_type.name} differs from the desc's {desc.data_type.name}")
@@ -97,36 +122,47 @@ class CompiledOperator:
                 f"{where}: Tensor buffer of {t.nbytes} bytes is smaller than {field}.total_tensor_size_in_bytes "
                 f"{desc.total_tensor_size_in_bytes}")
 
-    def _output_tensors(self, outputs) -> list[Tensor]:
+    def _output_tensors(self, outputs) -> tuple[list[Tensor], list]:
+        """(output Tensors, buffers to clear first). A new output whose kernel leaves bytes
+        unwritten (strided desc, tail bytes) starts zeroed: pooled buffers hold old data."""
         if outputs is None:
-            return [Tensor(self.device, new_buffer(self.device._ctx, d.buffer_bytes), d) for _, d in self.outputs]
-        name = type(self.desc).__name__
+            memory = self.device._ctx.memory
+            tensors = [Tensor(self.device, memory.acquire(d.buffer_bytes), d) for _, d in self.outputs]
+            clears = [t.buffer for t, (_, d) in zip(tensors, self.outputs) if not d.covers_buffer]
+            return tensors, clears
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(self.outputs):
-            raise InvalidArgumentError(f"{name}.execute: outputs must be a list of {len(self.outputs)} Tensors")
+            raise InvalidArgumentError(f"{self.name}.execute: outputs must be a list of {len(self.outputs)} Tensors")
         for t, (field, desc) in zip(outputs, self.outputs):
             if not isinstance(t, Tensor):
-                raise InvalidArgumentError(f"{name}.execute: outputs must be Tensors, got {type(t).__name__}")
-            self._check_tensor(t, field, desc, f"{name}.execute: {field}")
-        return [Tensor(self.device, t.buffer, d) for t, (_, d) in zip(outputs, self.outputs)]
+                raise InvalidArgumentError(f"{self.name}.execute: outputs must be Tensors, got {type(t).__name__}")
+            self._check_tensor(t, field, desc)
+        return list(outputs), []
 
-    def _record(self, out_buffers, in_buffers) -> None:
-        ctx = self.device._ctx
+    def _record(self, in_buffers, out_buffers, clears) -> None:
+        key = tuple(b._gpudml_serial for b in in_buffers + out_buffers)
+        groups = self._groups.get(key)
+        if groups is None:
+            groups = self._bind_groups(in_buffers, out_buffers)
+            self._groups[key] = groups
+            if len(self._groups) > BIND_GROUP_CACHE_SIZE:
+                self._groups.popitem(last=False)
+        else:
+            self._groups.move_to_end(key)
+        self.device._ctx.memory.record(
+            [(s.pipeline.pipeline, g, s.grid) for s, g in zip(self._steps, groups)], clears)
+
+    def _bind_groups(self, in_buffers, out_buffers) -> list:
         buffers = {f"input:{i}": b for i, b in enumerate(in_buffers)}
         buffers.update({f"output:{i}": b for i, b in enumerate(out_buffers)})
         buffers.update({f"scratch:{i}": b for i, b in enumerate(self._scratch)})
-        with ctx.lock:
-            encoder = ctx.device.create_command_encoder()
-            for step in self._steps:
-                entries = [{"binding": i, "resource": {"buffer": buffers[b.tensor]}}
-                           for i, b in enumerate(step.dispatch.bindings)]
-                entries.append({"binding": len(entries), "resource": {"buffer": step.uniforms}})
-                group = ctx.device.create_bind_group(layout=step.pipeline.layout, entries=entries)
-                cpass = encoder.begin_compute_pass()
-                cpass.set_pipeline(step.pipeline.pipeline)
-                cpass.set_bind_group(0, group)
-                cpass.dispatch_workgroups(*step.grid, 1)
-                cpass.end()
-            ctx.device.queue.submit([encoder.finish()])
+        dev = self.device._ctx.device
+        groups = []
+        for step in self._steps:
+            entries = [{"binding": i, "resource": {"buffer": buffers[b.tensor]}}
+                       for i, b in enumerate(step.dispatch.bindings)]
+            entries.append({"binding": len(entries), "resource": {"buffer": step.uniforms}})
+            groups.append(dev.create_bind_group(layout=step.pipeline.layout, entries=entries))
+        return groups
 
 
 def _uniform_usage():

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
 from . import adapters as _adapters
+from .memory import Memory
 
 #: Native features requested when the adapter has them; nothing depends on them for data movement.
 WANTED_FEATURES = (
@@ -69,6 +70,10 @@ class GpuContext:
     stats: CacheStats = field(default_factory=CacheStats)
     _pipelines: dict = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    memory: Memory = field(init=False)
+
+    def __post_init__(self):
+        self.memory = Memory(self, self.lock)
 
     def pipeline(self, source: str, bindings) -> _Pipeline:
         """The compute pipeline for a WGSL source (compiled once per context)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 
@@ -11,7 +12,7 @@ from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
 from .compiled import CompiledOperator, Operator
 from .context import get_context
-from .tensor import Tensor, host_buffer, native_array, new_buffer
+from .tensor import Tensor, host_buffer, native_array
 
 COMPILED_CACHE_SIZE = 256
 
@@ -90,19 +91,34 @@ class Device:
             desc = TensorDesc(DataType.from_numpy(array.dtype), array.shape)
         check_tensor_desc("tensor", "desc", desc)
         flat = host_buffer(array, desc, "tensor")
-        return Tensor(self, new_buffer(self._ctx, desc.buffer_bytes, flat), desc)
+        memory = self._ctx.memory
+        t = Tensor(self, memory.acquire(desc.buffer_bytes), desc)
+        if flat.nbytes < t.nbytes:  # bytes past the data start zeroed, not as the pool left them
+            memory.record([], clears=[t.buffer])
+        memory.upload(t.buffer, flat)
+        return t
 
     def empty(self, desc: TensorDesc) -> Tensor:
         """A zero-filled tensor for `desc` (an output to execute into)."""
         check_tensor_desc("empty", "desc", desc)
-        return Tensor(self, new_buffer(self._ctx, desc.buffer_bytes), desc)
+        t = Tensor(self, self._ctx.memory.acquire(desc.buffer_bytes), desc)
+        self._ctx.memory.record([], clears=[t.buffer])
+        return t
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Record every execute inside the block into one command buffer, submitted once at
+        the end (or earlier, when the host reads or writes GPU memory)."""
+        self._ctx.memory.begin_batch()
+        try:
+            yield self
+        finally:
+            self._ctx.memory.end_batch()
 
     def synchronize(self) -> None:
+        """Submit anything batched and block until all submitted GPU work has finished."""
+        self._ctx.memory.flush()
         self._ctx.wait_idle()
-
-    def _download(self, buffer) -> bytes:
-        with self._ctx.lock:
-            return bytes(self._ctx.device.queue.read_buffer(buffer))
 
     def __repr__(self) -> str:
         return f"Device({self.adapter_name!r}, feature_level={self.feature_level.name})"

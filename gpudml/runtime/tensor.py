@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-from ..errors import InvalidArgumentError, UnsupportedError
+from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc
 from ..types import DataType
-
-STORAGE_USAGE = None  # set lazily: wgpu.BufferUsage.STORAGE | COPY_SRC | COPY_DST
-
-
-def _storage_usage():
-    global STORAGE_USAGE
-    if STORAGE_USAGE is None:
-        import wgpu
-
-        STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-    return STORAGE_USAGE
 
 
 def native_array(x, where: str) -> np.ndarray:
@@ -60,12 +51,17 @@ def logical_from_raw(raw: np.ndarray, desc: TensorDesc) -> np.ndarray:
 
 
 class Tensor:
-    """A device-resident tensor: a storage buffer and the desc that reads it."""
+    """A device-resident tensor: a storage buffer and the desc that reads it.
+
+    The buffer goes back to the device's pool when the Tensor is garbage-collected
+    or `free()`d.
+    """
 
     def __init__(self, device, buffer, desc: TensorDesc):
         self.device = device
         self.buffer = buffer
         self.desc = desc
+        self._finalizer = weakref.finalize(self, device._ctx.memory.release, buffer)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -81,35 +77,30 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
-        return self.buffer.size
+        return self._live().size
 
     def raw(self) -> np.ndarray:
         """The whole buffer as 1-D elements of the tensor's dtype (gaps of strided descs included)."""
-        data = self.device._download(self.buffer)
-        item = self.desc.data_type.size
-        return np.frombuffer(data, dtype=self.dtype, count=len(data) // item).copy()
+        data = self.device._ctx.memory.download(self._live())
+        return data.view(self.dtype)[: data.size // self.desc.data_type.size]
 
     def numpy(self) -> np.ndarray:
         """Read back: a new numpy array of shape `sizes`."""
+        if self.desc.is_packed:
+            nbytes = self.desc.element_count * self.desc.data_type.size
+            data = self.device._ctx.memory.download(self._live(), nbytes)
+            return data[:nbytes].view(self.dtype).reshape(self.desc.sizes)
         return logical_from_raw(self.raw(), self.desc)
+
+    def free(self) -> None:
+        """Give the buffer back now; the Tensor is unusable afterwards."""
+        self._finalizer()
+        self.buffer = None
+
+    def _live(self):
+        if self.buffer is None:
+            raise InvalidArgumentError("Tensor: used after free()")
+        return self.buffer
 
     def __repr__(self) -> str:
         return f"Tensor({self.desc!r}, device={self.device.adapter_name!r})"
-
-
-def new_buffer(ctx, nbytes: int, data: np.ndarray | None = None):
-    """A zero-filled storage buffer of nbytes (rounded up to 4), optionally holding `data`'s bytes."""
-    size = max(4, (nbytes + 3) & ~3)
-    if size > ctx.caps.max_buffer_size:
-        raise UnsupportedError(
-            f"gpudml: a buffer of {size} bytes exceeds the adapter's max-buffer-size "
-            f"{ctx.caps.max_buffer_size} ({ctx.caps.name})")
-    usage = _storage_usage()
-    if data is None:
-        return ctx.device.create_buffer(size=size, usage=usage)
-    payload = data.view(np.uint8).reshape(-1)
-    if payload.size != size:
-        padded = np.zeros(size, dtype=np.uint8)
-        padded[: min(payload.size, size)] = payload[:size]
-        payload = padded
-    return ctx.device.create_buffer_with_data(data=payload, usage=usage)

@@ -1,0 +1,193 @@
+"""GPU memory of one context: a buffer pool, host<->device transfers, and batching.
+
+- Pool: buffers are kept by size; a Tensor that dies gives its buffer back, so
+  repeated executes of the same shapes allocate nothing.
+- Transfers: where the adapter offers `mappable-primary-buffers` (software
+  adapters share host memory) storage buffers are mapped directly; elsewhere
+  `queue.write_buffer` / `queue.read_buffer` (portable staging).
+- Batching: while a batch is open, dispatches of every thread go into one
+  command encoder and one compute pass, submitted once when the last batch
+  closes or before the host touches GPU memory (upload, readback).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UnsupportedError
+
+#: Bytes the pool may keep idle before it frees buffers.
+POOL_LIMIT_BYTES = 512 << 20
+#: Transfers at least this large map the buffer instead of using the queue (measured in bench/).
+MAP_THRESHOLD_BYTES = 256 << 10
+
+_serials = itertools.count(1)
+
+
+@dataclass
+class _Batch:
+    encoder: object
+    cpass: object | None = None
+    dispatches: int = 0
+
+
+@dataclass
+class Memory:
+    ctx: object
+    lock: threading.RLock
+    _free: dict = field(default_factory=lambda: defaultdict(list))
+    _free_bytes: int = 0
+    _open_batches: int = 0
+    _batch: _Batch | None = None
+    allocations: int = 0
+
+    # -- buffers -----------------------------------------------------------------------
+    @property
+    def mappable(self) -> bool:
+        return self.ctx.caps.has("mappable-primary-buffers")
+
+    def usage(self):
+        import wgpu
+
+        u = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        if self.mappable:
+            u |= wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.MAP_WRITE
+        return u
+
+    def acquire(self, nbytes: int):
+        """A storage buffer of nbytes rounded up to 4 (contents unspecified)."""
+        size = max(4, (nbytes + 3) & ~3)
+        if size > self.ctx.caps.max_buffer_size:
+            raise UnsupportedError(
+                f"gpudml: a buffer of {size} bytes exceeds the adapter's max-buffer-size "
+                f"{self.ctx.caps.max_buffer_size} ({self.ctx.caps.name})")
+        with self.lock:
+            free = self._free.get(size)
+            if free:
+                self._free_bytes -= size
+                return free.pop()
+            self.allocations += 1
+        buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
+        buf._gpudml_serial = next(_serials)
+        return buf
+
+    def release(self, buffer) -> None:
+        """Give a buffer back to the pool. Reuse is safe at once: recorded dispatches run in
+        order, and every upload submits recorded work first. Destroying is not (a recorded
+        command may still name the buffer), so the pool shrinks only when no batch is open."""
+        with self.lock:
+            self._free[buffer.size].append(buffer)
+            self._free_bytes += buffer.size
+            if not self._open_batches:
+                self._shrink(POOL_LIMIT_BYTES)
+
+    def _shrink(self, limit: int) -> None:
+        for size in sorted(self._free, reverse=True):
+            bufs = self._free[size]
+            while bufs and self._free_bytes > limit:
+                bufs.pop(0).destroy()
+                self._free_bytes -= size
+            if not bufs:
+                del self._free[size]
+
+    def trim(self) -> None:
+        """Free every idle pooled buffer."""
+        with self.lock:
+            if not self._open_batches:
+                self._shrink(0)
+
+    @property
+    def pooled_bytes(self) -> int:
+        return self._free_bytes
+
+    # -- transfers ---------------------------------------------------------------------
+    def upload(self, buffer, data: np.ndarray) -> None:
+        """Write `data`'s bytes at the start of `buffer` (the rest keeps its contents)."""
+        import wgpu
+
+        payload = np.ascontiguousarray(data).view(np.uint8).reshape(-1)[: buffer.size]
+        if payload.size % 4:
+            payload = np.concatenate([payload, np.zeros(4 - payload.size % 4, np.uint8)])
+        with self.lock:
+            self.flush()
+            if self.mappable and payload.size >= MAP_THRESHOLD_BYTES:
+                buffer.map_sync(wgpu.MapMode.WRITE, 0, payload.size)
+                buffer.write_mapped(payload, 0)
+                buffer.unmap()
+            else:
+                self.ctx.device.queue.write_buffer(buffer, 0, payload)
+
+    def download(self, buffer, nbytes: int | None = None) -> np.ndarray:
+        """The first nbytes (default all) of `buffer` as a new uint8 array; waits for the GPU."""
+        import wgpu
+
+        size = buffer.size if nbytes is None else min(buffer.size, (nbytes + 3) & ~3)
+        with self.lock:
+            self.flush()
+            if self.mappable and size >= MAP_THRESHOLD_BYTES:
+                buffer.map_sync(wgpu.MapMode.READ, 0, size)
+                try:
+                    view = buffer.read_mapped(0, size, copy=False)
+                    return np.frombuffer(view, dtype=np.uint8).copy()
+                finally:
+                    buffer.unmap()
+            return np.frombuffer(self.ctx.device.queue.read_buffer(buffer, 0, size), dtype=np.uint8).copy()
+
+    # -- recording and batching --------------------------------------------------------
+    def record(self, dispatches, clears=()) -> None:
+        """Encode (pipeline, bind group, grid) dispatches after clearing `clears`; submit
+        now, or later with the open batch."""
+        dev = self.ctx.device
+        with self.lock:
+            batch = self._batch
+            encoder = batch.encoder if batch else dev.create_command_encoder()
+            cpass = batch.cpass if batch else None
+            if clears:
+                if cpass is not None:
+                    cpass.end()
+                    cpass = None
+                for buf in clears:
+                    encoder.clear_buffer(buf)
+            if cpass is None:
+                cpass = encoder.begin_compute_pass()
+            for pipeline, group, grid in dispatches:
+                cpass.set_pipeline(pipeline)
+                cpass.set_bind_group(0, group)
+                cpass.dispatch_workgroups(grid[0], grid[1], 1)
+            if batch:
+                batch.cpass = cpass
+                batch.dispatches += len(dispatches)
+            else:
+                cpass.end()
+                dev.queue.submit([encoder.finish()])
+
+    def begin_batch(self) -> None:
+        with self.lock:
+            if self._open_batches == 0:
+                self._batch = _Batch(self.ctx.device.create_command_encoder())
+            self._open_batches += 1
+
+    def end_batch(self) -> None:
+        with self.lock:
+            self._open_batches -= 1
+            if self._open_batches:
+                return
+            self.flush()
+            self._batch = None
+            self._shrink(POOL_LIMIT_BYTES)
+
+    def flush(self) -> None:
+        """Submit what the open batch has recorded (nothing if no batch is open)."""
+        with self.lock:
+            batch = self._batch
+            if batch is None or (batch.cpass is None and batch.dispatches == 0):
+                return
+            if batch.cpass is not None:
+                batch.cpass.end()
+            self.ctx.device.queue.submit([batch.encoder.finish()])
+            self._batch = _Batch(self.ctx.device.create_command_encoder())

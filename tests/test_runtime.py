@@ -1,0 +1,142 @@
+"""Runtime engine: batching, the buffer pool, bind-group reuse, Tensor lifetime, adapters."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import gpudml as dml
+from gpudml.runtime import adapters
+
+
+def _reverse_cols(x):
+    return dml.slice(x, [0, 0], list(x.shape), [1, -1])
+
+
+def test_batch_matches_unbatched(device):
+    x = np.arange(48, dtype=np.int32).reshape(6, 8)
+    t = device.tensor(x)
+    with device.batch():
+        y = t
+        for _ in range(5):
+            y = _reverse_cols(y)
+        z = dml.slice(y, [1, 0], [5, 8], [2, 1])
+    np.testing.assert_array_equal(y.numpy(), x[:, ::-1])
+    np.testing.assert_array_equal(z.numpy(), x[1::2, ::-1])
+
+
+def test_reading_inside_a_batch_flushes_it(device):
+    x = np.arange(10, dtype=np.float32)
+    t = device.tensor(x)
+    with device.batch():
+        y = dml.slice(t, [0], [10], [-1])
+        np.testing.assert_array_equal(y.numpy(), x[::-1])        # readback submits the recorded work
+        w = dml.slice(x, [2], [8], [2], device=device)            # numpy in/out inside the batch
+        np.testing.assert_array_equal(w, x[2::2])
+        u = dml.slice(y, [0], [10], [-1])
+    np.testing.assert_array_equal(u.numpy(), x)
+
+
+def test_dying_tensors_inside_a_batch_are_safe(device):
+    x = np.arange(4096, dtype=np.uint32)
+    t = device.tensor(x)
+    with device.batch():
+        outs = []
+        for i in range(8):
+            y = dml.slice(t, [i], [4096 - i], [1])
+            del y  # its buffer returns to the pool while the dispatch is still only recorded
+            gc.collect()
+            outs.append(dml.slice(t, [0], [4096], [-1]))
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), x[::-1])
+
+
+def test_repeated_executes_allocate_nothing(vulkan_device):
+    dev = vulkan_device
+    memory = dev._ctx.memory
+    x = np.random.default_rng(1).random((64, 64), dtype=np.float32)
+    for _ in range(3):
+        dml.slice(x, [0, 0], [64, 64], [-1, 2], device=dev)
+    before = memory.allocations
+    for _ in range(20):
+        out = dml.slice(x, [0, 0], [64, 64], [-1, 2], device=dev)
+    assert memory.allocations == before
+    np.testing.assert_array_equal(out, x[::-1, ::2])
+
+
+def test_bind_groups_are_reused(vulkan_device):
+    dev = vulkan_device
+    x = dev.tensor(np.zeros((4, 4), np.float32))
+    desc = dml.functional.slice_desc(x.desc, [0, 0], [4, 4], [1, 1])
+    compiled = dev.compile_operator(dev.create_operator(desc))
+    out = dev.empty(desc.output_tensor)
+    for _ in range(5):
+        compiled.execute([x], outputs=[out])
+    assert len(compiled._groups) == 1
+
+
+def test_pooled_buffers_do_not_leak_old_bytes_into_gaps(device):
+    """A new output reuses a pooled buffer; bytes its kernel does not write read as zero."""
+    garbage = device.tensor(np.full(64, 0xAB, dtype=np.uint8))
+    garbage.free()  # back to the pool, full of 0xAB
+    x = np.arange(1, 4, dtype=np.uint8)
+    desc = dml.Slice1OperatorDesc(dml.TensorDesc(dml.DataType.UINT8, [3]),
+                                  dml.TensorDesc(dml.DataType.UINT8, [3], [20]), [0], [3], [1])
+    out = device.compile_operator(device.create_operator(desc)).execute([device.tensor(x)])[0]
+    raw = out.raw()
+    np.testing.assert_array_equal(raw[[0, 20, 40]], x)
+    assert not raw[np.setdiff1d(np.arange(raw.size), [0, 20, 40])].any()
+
+
+def test_tensor_free_and_use_after_free(vulkan_device):
+    t = vulkan_device.tensor(np.ones(8, np.float32))
+    t.free()
+    with pytest.raises(dml.InvalidArgumentError, match="used after free"):
+        t.numpy()
+    with pytest.raises(dml.InvalidArgumentError, match="the Tensor was freed"):
+        dml.slice(t, [0], [8])
+
+
+def test_synchronize_and_empty(device):
+    desc = dml.TensorDesc(dml.DataType.INT16, [3, 5])
+    t = device.empty(desc)
+    device.synchronize()
+    np.testing.assert_array_equal(t.numpy(), np.zeros((3, 5), np.int16))
+
+
+def test_large_transfers_round_trip_bit_exactly(device):
+    """Above the map threshold transfers take the mapped path where the adapter has one."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2**32, size=300_000, dtype=np.uint32).view(np.float32)  # NaN payloads included
+    t = device.tensor(x)
+    np.testing.assert_array_equal(t.numpy().view(np.uint32), x.view(np.uint32))
+
+
+def test_unknown_adapter_names_what_to_install():
+    with pytest.raises(dml.UnsupportedError) as err:
+        dml.Device(adapter="no-such-adapter-xyz")
+    assert "no adapter matches 'no-such-adapter-xyz'" in str(err.value)
+    assert "mesa-vulkan-drivers" in str(err.value)
+
+
+def test_adapter_choice_by_backend_and_substring():
+    assert "Vulkan" in adapters.choose_adapter("vulkan").summary
+    assert "OpenGL" in adapters.choose_adapter("gl").summary
+    assert "llvmpipe" in adapters.choose_adapter("LLVMPIPE").summary
+
+
+def test_environment_variable_picks_the_adapter(monkeypatch):
+    monkeypatch.setenv("GPUDML_ADAPTER", "gl")
+    assert dml.Device().caps.backend == "OpenGL"
+    monkeypatch.setenv("GPUDML_ADAPTER", "vulkan")
+    assert dml.Device().caps.backend == "Vulkan"
+
+
+def test_feature_level_argument():
+    assert dml.Device(feature_level="FL_3_0", adapter="vulkan").feature_level == dml.FeatureLevel.FL_3_0
+    assert dml.Device(adapter="vulkan").feature_level == dml.FeatureLevel.FL_5_0
+    with pytest.raises(dml.InvalidArgumentError, match="feature_level: 'FL_9_9' is not a FeatureLevel"):
+        dml.Device(feature_level="FL_9_9")
+    assert dml.Device(adapter="vulkan").supports_data_type(dml.DataType.FLOAT64)
