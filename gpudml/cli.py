@@ -106,6 +106,22 @@ def cmd_shader(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    import os
+
+    from .bench import run_suite
+    from .runtime.device import Device
+
+    device = Device(adapter=args.adapter)
+    os.makedirs(args.out, exist_ok=True)
+    base = os.path.join(args.out, "bench")
+    text = run_suite(device, quick=args.quick, only=args.only.split(",") if args.only else None,
+                     json_path=base + ".json", md_path=base + ".md", png_path=base + ".png")
+    print(text)
+    print(f"\nwritten: {base}.md, {base}.json, {base}.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpudml", description="DirectML operators on any GPU")
     parser.add_argument("--adapter", default=None,
@@ -113,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="adapters, features, limits, feature level, data types").set_defaults(func=cmd_info)
     sub.add_parser("examples", help="run the DirectML documentation examples").set_defaults(func=cmd_examples)
+    bench = sub.add_parser("bench", help="benchmark suite W1-W9 against numpy, onnxruntime and the adapter's ceilings")
+    bench.add_argument("--quick", action="store_true", help="fewer repetitions (about a minute)")
+    bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
+    bench.add_argument("--out", default="bench/results", help="folder for bench.md, bench.json, bench.png")
+    bench.set_defaults(func=cmd_bench)
     shader = sub.add_parser("shader", help="print the WGSL a description compiles to")
     shader.set_defaults(func=cmd_shader)
     ops = shader.add_subparsers(dest="op", required=True)

@@ -45,6 +45,7 @@ class Memory:
     _open_batches: int = 0
     _batch: _Batch | None = None
     allocations: int = 0
+    timer: GpuTimer | None = None  # set by GpuTimer.__enter__: time each unbatched pass
 
     # -- buffers -----------------------------------------------------------------------
     @property
@@ -154,7 +155,8 @@ class Memory:
                 for buf in clears:
                     encoder.clear_buffer(buf)
             if cpass is None:
-                cpass = encoder.begin_compute_pass()
+                timer = self.timer if batch is None else None
+                cpass = encoder.begin_compute_pass(timestamp_writes=timer.next_pass() if timer else None)
             for pipeline, group, grid in dispatches:
                 cpass.set_pipeline(pipeline)
                 cpass.set_bind_group(0, group)
@@ -191,3 +193,48 @@ class Memory:
                 batch.cpass.end()
             self.ctx.device.queue.submit([batch.encoder.finish()])
             self._batch = _Batch(self.ctx.device.create_command_encoder())
+
+
+class GpuTimer:
+    """GPU timestamps around every unbatched compute pass recorded while active
+    (adapters with `timestamp-query`); `with GpuTimer(device) as t: ...; t.milliseconds()`."""
+
+    def __init__(self, device, capacity: int = 256):
+        import wgpu
+
+        self.memory = device._ctx.memory
+        self.device = device._ctx.device
+        self.capacity = capacity
+        self.query_set = self.device.create_query_set(type=wgpu.QueryType.timestamp, count=2 * capacity)
+        self.count = 0
+
+    def next_pass(self) -> dict:
+        if self.count >= self.capacity:
+            raise RuntimeError("GpuTimer: more passes than its capacity")
+        i = self.count
+        self.count += 1
+        return {"query_set": self.query_set, "beginning_of_pass_write_index": 2 * i,
+                "end_of_pass_write_index": 2 * i + 1}
+
+    def __enter__(self):
+        self.memory.timer = self
+        return self
+
+    def __exit__(self, *exc):
+        self.memory.timer = None
+
+    def milliseconds(self) -> list[float]:
+        """Duration of each timed pass, in ms (wgpu reports timestamps in nanoseconds)."""
+        import wgpu
+
+        n = 2 * self.count
+        if not n:
+            return []
+        usage = wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+        resolve = self.device.create_buffer(size=8 * n, usage=usage)
+        encoder = self.device.create_command_encoder()
+        encoder.resolve_query_set(self.query_set, 0, n, resolve, 0)
+        with self.memory.lock:
+            self.device.queue.submit([encoder.finish()])
+            ticks = np.frombuffer(self.device.queue.read_buffer(resolve), dtype=np.uint64)
+        return [float(ticks[2 * i + 1] - ticks[2 * i]) / 1e6 for i in range(self.count)]

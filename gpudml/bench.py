@@ -1,0 +1,176 @@
+"""`gpudml bench`: the benchmark suite of issue 5, measured side by side in one run.
+
+For each workload: device-resident time (GPU timestamps where the adapter has them,
+and submit-and-wait wall time), numpy in/out wall time, numpy's own time for the
+same result and onnxruntime CPU where it has the op; every result is checked against
+reference.py first. Anchors measured in the same run: an empty dispatch round trip
+(the per-op floor), the best vec4 copy kernel (the bandwidth ceiling for data
+movement), copy_buffer_to_buffer, and upload/download of 64 MiB.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import reference
+from .runtime import Device
+
+MIB = 1 << 20
+
+
+@dataclass
+class Row:
+    id: str
+    title: str
+    logical_bytes: int
+    device_ms: float | None = None       # submit-and-wait wall time, device-resident
+    kernel_ms: float | None = None       # GPU timestamps of the passes (None: no timestamps)
+    numpy_io_ms: float | None = None     # numpy in, numpy out
+    numpy_ms: float | None = None        # numpy's own implementation
+    ort_ms: float | None = None          # onnxruntime CPU, default threads
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Case:
+    """What a workload prepares: callables to time and the reference result."""
+
+    device_fn: Callable[[], object]        # returns a Tensor (device-resident)
+    numpy_io_fn: Callable[[], np.ndarray] | None
+    numpy_fn: Callable[[], np.ndarray] | None
+    expected: np.ndarray
+    logical_bytes: int
+    ort: tuple | None = None               # (onnx model bytes, feeds) for onnxruntime
+    ort_expected: np.ndarray | None = None
+    passes: int = 1                        # compute passes per device_fn call
+    compare: Callable[[np.ndarray, np.ndarray], bool] | None = None
+
+
+def median_ms(fn: Callable[[], object], reps: int, warmup: int = 1, inner: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples) * 1e3
+
+
+class Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total: int):
+        self.total, self.done = total, 0
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        width = 30
+        filled = int(width * self.done / self.total)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {label:<40}")
+        sys.stderr.flush()
+        if self.done == self.total:
+            sys.stderr.write("\n")
+
+
+def _gb_per_s(nbytes: int, ms: float | None) -> float | None:
+    return None if not ms else nbytes / ms / 1e6
+
+
+def render_markdown(rows: list[Row], anchors: dict, device_name: str) -> str:
+    ceiling = anchors.get("copy_kernel_gbps")
+    floor = anchors.get("empty_dispatch_ms")
+    lines = [f"adapter: {device_name}", "",
+             "| anchor | value |", "|---|---|"]
+    for key, value in anchors.items():
+        lines.append(f"| {key} | {value:.4g} |" if isinstance(value, float) else f"| {key} | {value} |")
+    lines += ["", "| workload | device ms (kernel ms) | GB/s | x copy ceiling | x floor | numpy in/out ms | "
+                  "numpy ms | ort ms | device / numpy | note |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def fmt(v, spec=".3f"):
+        return "—" if v is None else format(v, spec)
+
+    for r in rows:
+        gbps = _gb_per_s(r.logical_bytes, r.kernel_ms or r.device_ms)
+        ratio_ceiling = None if not (gbps and ceiling) else gbps / ceiling
+        ratio_floor = None if not (r.device_ms and floor) else r.device_ms / floor
+        vs_numpy = None if not (r.device_ms and r.numpy_ms) else r.device_ms / r.numpy_ms
+        dev = fmt(r.device_ms) + ("" if r.kernel_ms is None else f" ({r.kernel_ms:.3f})")
+        lines.append(f"| {r.id} {r.title} | {dev} | {fmt(gbps, '.2f')} | {fmt(ratio_ceiling, '.2f')} | "
+                     f"{fmt(ratio_floor, '.2f')} | {fmt(r.numpy_io_ms)} | {fmt(r.numpy_ms)} | {fmt(r.ort_ms)} | "
+                     f"{fmt(vs_numpy, '.2f')} | {r.note} |")
+    return "\n".join(lines)
+
+
+def write_chart(rows: list[Row], path: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = [r.id for r in rows]
+    series = {"gpudml device": [r.device_ms for r in rows], "gpudml numpy in/out": [r.numpy_io_ms for r in rows],
+              "numpy": [r.numpy_ms for r in rows], "onnxruntime": [r.ort_ms for r in rows]}
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.2
+    for i, (label, values) in enumerate(series.items()):
+        xs = [j + (i - 1.5) * width for j in range(len(names))]
+        ax.bar(xs, [v if v else 0 for v in values], width, label=label)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel("median ms (log)")
+    ax.set_title("gpudml benchmark (lower is better)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = None,
+              json_path: str | None = None, md_path: str | None = None, png_path: str | None = None) -> str:
+    from . import bench_workloads as wl
+
+    reps = 3 if quick else 9
+    workloads = [w for w in wl.WORKLOADS if not only or w.id in only]
+    progress = Progress(len(workloads) + 1)
+    anchors = wl.measure_anchors(device, reps=reps, quick=quick)
+    progress.step("anchors")
+    rows = []
+    for w in workloads:
+        rows.append(wl.run_workload(device, w, reps=reps, quick=quick))
+        progress.step(w.id)
+    text = render_markdown(rows, anchors, device.adapter_name)
+    if md_path:
+        with open(md_path, "w") as f:
+            f.write(text + "\n")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"adapter": device.adapter_name, "anchors": anchors, "rows": [asdict(r) for r in rows]},
+                      f, indent=2)
+    if png_path and not write_chart(rows, png_path):
+        text += "\n\n(matplotlib is not installed: no chart)"
+    return text
+
+
+def check_result(got: np.ndarray, want: np.ndarray, compare=None) -> bool:
+    if compare is not None:
+        return compare(got, want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    return bool(np.array_equal(got, want, equal_nan=True))
+
+
+__all__ = ["Case", "Row", "median_ms", "run_suite", "check_result", "reference"]

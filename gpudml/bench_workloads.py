@@ -1,0 +1,232 @@
+"""The workloads W1-W9 of `gpudml bench` (float32), their numpy and onnxruntime
+counterparts, and the timing of one workload. See bench.py for the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import functional as F
+from . import reference
+from .bench import Case, Row, check_result, median_ms
+from .runtime import anchors as _anchors
+from .runtime.memory import GpuTimer
+
+
+@dataclass(frozen=True)
+class Workload:
+    id: str
+    title: str
+    setup: Callable  # (device, rng, quick) -> Case
+
+
+def _close(rtol: float):
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=0))
+    return compare
+
+
+def _ort_session(model_bytes):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+def _onnx_model(op: str, x: np.ndarray, inits: dict, attrs: dict, out_dtype=None) -> bytes:
+    from onnx import TensorProto, helper, numpy_helper
+
+    names = ["x"] + list(inits)
+    node = helper.make_node(op, names, ["y"], **attrs)
+    elem = TensorProto.FLOAT if out_dtype is None else out_dtype
+    graph = helper.make_graph(
+        [node], op, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", elem, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _reduce_case(shape, function, axis, quick, rng, device) -> Case:
+    x = rng.random(shape, dtype=np.float32)
+    t = device.tensor(x)
+    expected = reference.reduce(x, function, [axis])
+    if function == "sum":
+        model = _onnx_model("ReduceSum", x, {"axes": np.array([axis], np.int64)}, {"keepdims": 1})
+        numpy_fn = lambda: x.sum(axis=axis, keepdims=True)  # noqa: E731
+        compare, ort_expected = _close(1e-4), expected
+    else:
+        from onnx import TensorProto
+
+        model = _onnx_model("ArgMax", x, {}, {"axis": axis, "keepdims": 1}, TensorProto.INT64)
+        numpy_fn = lambda: np.argmax(x, axis=axis, keepdims=True).astype(np.uint32)  # noqa: E731
+        compare, ort_expected = None, expected.astype(np.int64)
+    return Case(
+        device_fn=lambda: F.reduce(t, function, [axis]),
+        numpy_io_fn=lambda: F.reduce(x, function, [axis], device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=x.nbytes,
+        ort=(model, {"x": x}), ort_expected=ort_expected, compare=compare)
+
+
+def _pad_case(mode, quick, rng, device) -> Case:
+    x = rng.random([1, 3, 1024, 1024], dtype=np.float32)
+    t = device.tensor(x)
+    start = end = [0, 0, 16, 16]
+    expected = reference.padding(x, start, end, mode)
+    np_mode = {"reflection": "reflect", "constant": "constant"}[mode]
+    pads = np.array([0, 0, 16, 16, 0, 0, 16, 16], np.int64)
+    model = _onnx_model("Pad", x, {"pads": pads}, {"mode": np_mode if mode != "constant" else "constant"})
+    return Case(
+        device_fn=lambda: F.pad(t, start, end, mode=mode),
+        numpy_io_fn=lambda: F.pad(x, start, end, mode=mode, device=device),
+        numpy_fn=lambda: np.pad(x, [(0, 0), (0, 0), (16, 16), (16, 16)], mode=np_mode),
+        expected=expected, logical_bytes=x.nbytes + expected.nbytes,
+        ort=(model, {"x": x}), ort_expected=expected)
+
+
+def _slice_case(quick, rng, device) -> Case:
+    x = rng.random([1, 3, 2048, 2048], dtype=np.float32)
+    t = device.tensor(x)
+    args = ([0, 0, 0, 0], [1, 3, 2048, 2048], [1, 1, -2, 2])
+    expected = reference.slice1(x, *args)
+    inits = {"starts": np.array([2047, 0], np.int64), "ends": np.array([-2**63, 2048], np.int64),
+             "axes": np.array([2, 3], np.int64), "steps": np.array([-2, 2], np.int64)}
+    return Case(
+        device_fn=lambda: F.slice(t, *args),
+        numpy_io_fn=lambda: F.slice(x, *args, device=device),
+        numpy_fn=lambda: np.ascontiguousarray(x[:, :, ::-2, ::2]),
+        expected=expected, logical_bytes=2 * expected.nbytes,
+        ort=(_onnx_model("Slice", x, inits, {}), {"x": x}), ort_expected=expected)
+
+
+def _reverse_case(quick, rng, device) -> Case:
+    x = rng.random([64, 4096, 64], dtype=np.float32)
+    lengths = rng.integers(0, 4097, size=[64, 1, 64]).astype(np.uint32)
+    t, lt = device.tensor(x), device.tensor(lengths)
+    expected = reference.reverse_subsequences(x, lengths, 1)
+    k = np.arange(4096)[None, :, None]
+
+    def numpy_fn():
+        src = np.where(k < lengths, lengths.astype(np.int64) - 1 - k, k)
+        return np.take_along_axis(x, src, axis=1)
+
+    return Case(
+        device_fn=lambda: F.reverse_subsequences(t, lt, 1),
+        numpy_io_fn=lambda: F.reverse_subsequences(x, lengths, 1, device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + lengths.nbytes)
+
+
+def _tiny_case(quick, rng, device) -> Case:
+    x = rng.random([8, 8], dtype=np.float32)
+    t = device.tensor(x)
+    model = _onnx_model("ReduceSum", x, {"axes": np.array([1], np.int64)}, {"keepdims": 1})
+    return Case(
+        device_fn=lambda: F.reduce(t, "sum", [1]),
+        numpy_io_fn=lambda: F.reduce(x, "sum", [1], device=device),
+        numpy_fn=lambda: x.sum(axis=1, keepdims=True),
+        expected=reference.reduce(x, "sum", [1]), logical_bytes=x.nbytes,
+        ort=(model, {"x": x}), ort_expected=reference.reduce(x, "sum", [1]), compare=_close(1e-5))
+
+
+CHAIN_LENGTH = 20
+
+
+def _chain_ops(y, lengths, mod):
+    """Five rounds of slice (reverse), pad, slice (unpad), reverse_subsequences: 20 ops, shape kept."""
+    for _ in range(CHAIN_LENGTH // 4):
+        y = mod.slice(y, [0, 0], [16, 16], [1, -1]) if mod is F else mod.slice1(y, [0, 0], [16, 16], [1, -1])
+        y = mod.pad(y, [1, 1], [1, 1], mode="edge") if mod is F else mod.padding(y, [1, 1], [1, 1], "edge")
+        y = mod.slice(y, [1, 1], [16, 16]) if mod is F else mod.slice1(y, [1, 1], [16, 16])
+        y = mod.reverse_subsequences(y, lengths, 1)
+    return y
+
+
+def _chain_case(quick, rng, device) -> Case:
+    x = rng.random([16, 16], dtype=np.float32)
+    lengths = rng.integers(0, 17, size=[16, 1]).astype(np.uint32)
+    t, lt = device.tensor(x), device.tensor(lengths)
+    expected = _chain_ops(x, lengths, reference)
+
+    def device_fn():
+        with device.batch():
+            return _chain_ops(t, lt, F)
+
+    return Case(device_fn=device_fn, numpy_io_fn=None, numpy_fn=None, expected=expected,
+                logical_bytes=0, passes=0)
+
+
+WORKLOADS = [
+    Workload("W1", "SUM last axis [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "sum", 1, q, r, d)),
+    Workload("W2", "SUM axis 0 [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "sum", 0, q, r, d)),
+    Workload("W3", "ARGMAX last axis [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "argmax", 1, q, r, d)),
+    Workload("W4", "pad REFLECTION [1,3,1024,1024] +16", lambda d, r, q: _pad_case("reflection", q, r, d)),
+    Workload("W5", "pad CONSTANT [1,3,1024,1024] +16", lambda d, r, q: _pad_case("constant", q, r, d)),
+    Workload("W6", "slice [1,1,-2,2] of [1,3,2048,2048]", lambda d, r, q: _slice_case(q, r, d)),
+    Workload("W7", "reverse_subsequences axis 1 [64,4096,64]", lambda d, r, q: _reverse_case(q, r, d)),
+    Workload("W8", "SUM last axis [8,8]", lambda d, r, q: _tiny_case(q, r, d)),
+    Workload("W9", f"chain of {CHAIN_LENGTH} ops [16,16], one batch", lambda d, r, q: _chain_case(q, r, d)),
+]
+
+
+def measure_anchors(device, reps: int, quick: bool) -> dict:
+    return _anchors.measure(device, reps=reps, quick=quick)
+
+
+def run_workload(device, w: Workload, reps: int, quick: bool) -> Row:
+    rng = np.random.default_rng(int(w.id[1:]))
+    row = Row(w.id, w.title, 0)
+    try:
+        case = w.setup(device, rng, quick)
+        got = case.device_fn()
+    except AttributeError as exc:  # an operator not implemented yet
+        row.note = f"not run: {exc}"
+        return row
+    row.logical_bytes = case.logical_bytes
+    if not check_result(got.numpy(), case.expected, case.compare):
+        row.note = "WRONG device result"
+        return row
+    inner = 20 if w.id in ("W8",) else 1
+
+    def resident():
+        case.device_fn()
+        device.synchronize()
+
+    row.device_ms = median_ms(resident, reps, inner=inner)
+    if w.id == "W9":
+        row.extra["per_op_ms"] = row.device_ms / CHAIN_LENGTH
+        row.note = f"{row.extra['per_op_ms']:.4f} ms per op"
+    if device.caps.has("timestamp-query") and case.passes:
+        with GpuTimer(device) as timer:
+            for _ in range(min(reps, 5)):
+                case.device_fn()
+            device.synchronize()
+        row.kernel_ms = float(np.median(timer.milliseconds()))
+    if case.numpy_io_fn is not None:
+        if not check_result(case.numpy_io_fn(), case.expected, case.compare):
+            row.note = "WRONG numpy in/out result"
+            return row
+        row.numpy_io_ms = median_ms(case.numpy_io_fn, reps, inner=inner)
+    if case.numpy_fn is not None:
+        row.numpy_ms = median_ms(case.numpy_fn, reps, inner=inner * 10 if inner > 1 else 1)
+    if case.ort is not None:
+        row.ort_ms = _time_ort(case, reps, inner, row)
+    return row
+
+
+def _time_ort(case: Case, reps: int, inner: int, row: Row) -> float | None:
+    try:
+        session = _ort_session(case.ort[0])
+    except ImportError:
+        return None
+    except Exception as exc:  # onnxruntime refusing the model
+        row.note += f" ort: {type(exc).__name__}"
+        return None
+    feeds = case.ort[1]
+    got = session.run(None, feeds)[0]
+    if not check_result(got, case.ort_expected, case.compare):
+        row.note += " ort WRONG"
+        return None
+    return median_ms(lambda: session.run(None, feeds), reps, inner=inner * 10 if inner > 1 else 1)

@@ -1,0 +1,126 @@
+"""The adapter's own ceilings, measured with plain kernels (for `gpudml bench`):
+an empty dispatch round trip, the best vec4 copy kernel, copy_buffer_to_buffer."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+COPY_KERNEL = """
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@compute @workgroup_size({wg})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let threads = nwg.x * {wg}u;
+    for (var j = 0u; j < {k}u; j++) {{
+        let i = gid.x + j * threads;   // neighbours copy neighbours on every step
+        if (i < arrayLength(&dst)) {{
+            dst[i] = src[i];
+        }}
+    }}
+}}
+"""
+EMPTY_KERNEL = """
+@group(0) @binding(0) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(1)
+fn main() { dst[0] = dst[0] + 1u; }
+"""
+
+
+def _median_ms(fn, reps: int, inner: int = 1) -> float:
+    fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples) * 1e3
+
+
+def _pipeline(dev, source: str, writable: list[bool]):
+    import wgpu
+
+    entries = [{"binding": i, "visibility": wgpu.ShaderStage.COMPUTE,
+                "buffer": {"type": wgpu.BufferBindingType.storage if w else wgpu.BufferBindingType.read_only_storage}}
+               for i, w in enumerate(writable)]
+    layout = dev.create_bind_group_layout(entries=entries)
+    pipe = dev.create_compute_pipeline(layout=dev.create_pipeline_layout(bind_group_layouts=[layout]),
+                                       compute={"module": dev.create_shader_module(code=source), "entry_point": "main"})
+    return pipe, layout
+
+
+def _dispatch(ctx, pipe, group, groups: int) -> None:
+    dev = ctx.device
+    enc = dev.create_command_encoder()
+    cpass = enc.begin_compute_pass()
+    cpass.set_pipeline(pipe)
+    cpass.set_bind_group(0, group)
+    cpass.dispatch_workgroups(groups, 1, 1)
+    cpass.end()
+    dev.queue.submit([enc.finish()])
+
+
+def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = False) -> dict:
+    """Anchors for `device`'s adapter, as a dict of floats (ms and GB/s)."""
+    import wgpu
+
+    ctx = device._ctx
+    dev = ctx.device
+    out: dict[str, float | str] = {}
+    with ctx.lock:
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        tiny = dev.create_buffer(size=16, usage=usage)
+        pipe, layout = _pipeline(dev, EMPTY_KERNEL, [True])
+        group = dev.create_bind_group(layout=layout, entries=[{"binding": 0, "resource": {"buffer": tiny}}])
+
+        def empty():
+            _dispatch(ctx, pipe, group, 1)
+            ctx.wait_idle()
+
+        out["empty_dispatch_ms"] = _median_ms(empty, reps, inner=20)
+        out["empty_dispatch_4B_readback_ms"] = _median_ms(
+            lambda: (_dispatch(ctx, pipe, group, 1), dev.queue.read_buffer(tiny, 0, 4)), reps, inner=20)
+
+        src = dev.create_buffer(size=copy_bytes, usage=usage)
+        dst = dev.create_buffer(size=copy_bytes, usage=usage)
+        vec4s = copy_bytes // 16
+        best = None
+        variants = [(256, 16), (256, 4), (64, 4)] if not quick else [(256, 16)]
+        for wg, k in variants:
+            pipe_c, layout_c = _pipeline(dev, COPY_KERNEL.format(wg=wg, k=k), [False, True])
+            group_c = dev.create_bind_group(layout=layout_c, entries=[
+                {"binding": 0, "resource": {"buffer": src}}, {"binding": 1, "resource": {"buffer": dst}}])
+            groups = -(-vec4s // (wg * k))
+
+            def copy(p=pipe_c, g=group_c, n=groups):
+                _dispatch(ctx, p, g, n)
+                ctx.wait_idle()
+
+            ms = _median_ms(copy, reps)
+            out[f"copy_kernel_wg{wg}_k{k}_ms"] = ms
+            if best is None or ms < best:
+                best = ms
+        out["copy_kernel_ms"] = best
+        out["copy_kernel_gbps"] = 2 * copy_bytes / best / 1e6
+
+        def b2b():
+            enc = dev.create_command_encoder()
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, copy_bytes)
+            dev.queue.submit([enc.finish()])
+            ctx.wait_idle()
+
+        ms = _median_ms(b2b, reps)
+        out["copy_buffer_to_buffer_ms"] = ms
+        out["copy_buffer_to_buffer_gbps"] = 2 * copy_bytes / ms / 1e6
+        src.destroy()
+        dst.destroy()
+    memory = ctx.memory
+    host = np.random.default_rng(0).integers(0, 255, size=copy_bytes, dtype=np.uint8)
+    buf = memory.acquire(copy_bytes)
+    out["upload_64MiB_ms"] = _median_ms(lambda: (memory.upload(buf, host), ctx.wait_idle()), reps)
+    out["download_64MiB_ms"] = _median_ms(lambda: memory.download(buf), reps)
+    memory.release(buf)
+    return out
