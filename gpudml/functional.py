@@ -64,7 +64,7 @@ def pad_desc(in_desc: TensorDesc, start_padding, end_padding, mode="constant", v
     mode = PaddingMode.coerce(mode, "pad: mode")
     if len(start) == len(end) == in_desc.rank:
         # Negative paddings are left to the operator's check, which names them.
-        out_sizes = tuple(n + max(s, 0) + max(e, 0) for n, s, e in builtins.zip(in_desc.sizes, start, end))
+        out_sizes = tuple(n + max(s, 0) + max(e, 0) for n, s, e in builtins.zip(in_desc.sizes, start, end, strict=True))
     else:
         out_sizes = in_desc.sizes  # the operator names the length mismatch
     out_desc = TensorDesc(in_desc.data_type, out_sizes)

@@ -23,7 +23,7 @@ def padded_strides(sizes, rng=None, broadcast: bool = False) -> list[int]:
 def output_indices(desc) -> np.ndarray:
     """Buffer element index of every logical element of `desc`."""
     idx = np.zeros(1, dtype=np.int64)
-    for n, s in zip(desc.sizes, desc.effective_strides):
+    for n, s in zip(desc.sizes, desc.effective_strides, strict=True):
         idx = (idx[:, None] + np.arange(n)[None, :] * s).reshape(-1)
     return idx
 
@@ -36,7 +36,7 @@ def run_and_check(device, rng, compiled, raw_inputs, in_descs, out_desc, want) -
     out_words = out_desc.buffer_bytes // dt.size
     raw_out = random_bits(rng, dt.numpy, [out_words])
     out_tensor = device.tensor(raw_out, desc=out_desc)
-    inputs = [device.tensor(raw, desc=d) for raw, d in zip(raw_inputs, in_descs)]
+    inputs = [device.tensor(raw, desc=d) for raw, d in zip(raw_inputs, in_descs, strict=True)]
     (result,) = compiled.execute(inputs, outputs=[out_tensor])
     after = result.raw()
     assert_bits_equal(logical_from_raw(after, out_desc), want)

@@ -272,7 +272,7 @@ def _case(rng, rank: int):
     # Paddings up to 2n + 2 per side: fold more than once.
     start = [int(rng.integers(0, 2 * n + 3)) for n in in_sizes]
     end = [int(rng.integers(0, 2 * n + 3)) for n in in_sizes]
-    while math.prod(n + s + e for n, s, e in zip(in_sizes, start, end)) > MAX_OUTPUT:
+    while math.prod(n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)) > MAX_OUTPUT:
         axis = int(rng.integers(rank))
         start[axis], end[axis] = start[axis] // 2, end[axis] // 2
     return in_sizes, start, end
@@ -292,7 +292,7 @@ def test_sweep_against_reference(device, data_type, rank, mode):
     rng = np.random.default_rng([int(data_type), rank, int(mode)])
     layout = LAYOUTS[(int(data_type) + rank + int(mode)) % len(LAYOUTS)]
     in_sizes, start, end = _case(rng, rank)
-    out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end)]
+    out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)]
     in_strides = padded_strides(in_sizes, rng, broadcast=layout == "broadcast_input") \
         if layout in ("strided_input", "broadcast_input") else None
     out_strides = padded_strides(out_sizes) if layout == "strided_output" else None

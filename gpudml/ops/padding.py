@@ -143,7 +143,7 @@ def plan(desc: PaddingOperatorDesc, caps) -> KernelPlan:
     """
     inp, mode = desc.input_tensor, desc.padding_mode
     axes = []
-    for start, n, stride in zip(desc.start_padding, inp.sizes, inp.effective_strides):
+    for start, n, stride in zip(desc.start_padding, inp.sizes, inp.effective_strides, strict=True):
         if mode == PaddingMode.REFLECTION:
             period = max(2 * (n - 1), 1)
         elif mode == PaddingMode.SYMMETRIC:

@@ -56,7 +56,7 @@ def validate(desc: ReverseSubsequencesOperatorDesc, feature_level: FeatureLevel)
     if out.sizes != inp.sizes:
         raise InvalidArgumentError(
             f"{OP}: output_tensor.sizes {list(out.sizes)} must equal input_tensor.sizes {list(inp.sizes)}")
-    for i, (got, n) in enumerate(zip(lengths.sizes, inp.sizes)):
+    for i, (got, n) in enumerate(zip(lengths.sizes, inp.sizes, strict=True)):
         want = 1 if i == axis else n
         if got != want:
             rule = f"1 on axis {axis}" if i == axis else f"input_tensor.sizes[{i}] = {n}"
