@@ -184,6 +184,29 @@ def test_size_one_axis_repeats_its_element(device):
         np.testing.assert_array_equal(got, [[7] * 12, [8] * 12])
 
 
+@pytest.mark.parametrize("layout", ["packed", "strided_input", "broadcast_input", "strided_output"])
+def test_unpadded_neighbours_merge(device, layout):
+    """The planner drops size-1 output axes and merges unpadded contiguous neighbours; the
+    result must not change, whatever the layout."""
+    rng = np.random.default_rng(LAYOUTS.index(layout))
+    in_sizes, start, end = [1, 3, 4, 2, 5, 1, 2], [0, 0, 0, 2, 0, 0, 0], [0, 0, 0, 1, 0, 0, 0]
+    out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)]
+    in_strides = padded_strides(in_sizes, rng, broadcast=layout == "broadcast_input") \
+        if layout in ("strided_input", "broadcast_input") else None
+    out_strides = padded_strides(out_sizes) if layout == "strided_output" else None
+    for mode in MODES:
+        in_desc = dml.TensorDesc(DT.INT16, in_sizes, in_strides)
+        out_desc = dml.TensorDesc(DT.INT16, out_sizes, out_strides)
+        desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, -7, start, end)
+        if layout == "packed":
+            from gpudml.ops import padding
+            assert padding.plan(desc, None).dispatches[0].params["rank"] == 3  # [12, 5, 10]
+        raw_in = random_bits(rng, np.int16, [in_desc.required_elements])
+        want = reference.padding(logical_from_raw(raw_in, in_desc), start, end, mode, -7)
+        compiled = device.compile_operator(device.create_operator(desc))
+        run_and_check(device, rng, compiled, [raw_in], [in_desc], out_desc, want)
+
+
 # ------------------------------------------------------------------ padding values
 @pytest.mark.parametrize("dtype, value, want", [
     (np.int32, 10.6, 10),
