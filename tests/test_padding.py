@@ -328,3 +328,24 @@ def test_sweep_against_reference(device, data_type, rank, mode):
     raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
     want = reference.padding(logical_from_raw(raw_in, in_desc), start, end, mode, value)
     run_and_check(device, rng, compiled, [raw_in], [in_desc], out_desc, want)
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_shader_pad(capsys):
+    from gpudml import cli
+
+    assert cli.main(["shader", "pad", "--mode", "symmetric", "--dtype", "INT8", "--shape", "2,3",
+                     "--start", "5,0", "--end", "0,1"]) == 0
+    out = capsys.readouterr().out
+    assert "fn value_at(o: array<u32, 2>)" in out and "x = x % p;" in out  # start 5 - 1 >= period 4: folds
+
+
+def test_cli_examples_run_the_padding_and_reverse_seed_examples(capsys):
+    from gpudml import cli
+
+    assert cli.main(["examples"]) == 0
+    out = capsys.readouterr().out
+    for name in ("padding-1", "padding-2", "padding-3", "padding-4", "reverse_subsequences-1",
+                 "reverse_subsequences-2"):
+        assert f"== {name} " in out
+    assert " 0 failed" in out

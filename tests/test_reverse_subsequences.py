@@ -261,3 +261,12 @@ def test_sweep_against_reference(device, data_type, rank, axis):
     want = reference.reverse_subsequences(
         logical_from_raw(raw_in, in_desc), logical_from_raw(raw_lengths, lengths_desc), axis)
     run_and_check(device, rng, compiled, [raw_in, raw_lengths], [in_desc, lengths_desc], out_desc, want)
+
+
+def test_cli_shader_reverse_subsequences(capsys):
+    from gpudml import cli
+
+    assert cli.main(["shader", "reverse_subsequences", "--dtype", "FLOAT64", "--shape", "2,5,3", "--axis", "1",
+                     "--lengths-dtype", "UINT64"]) == 0
+    out = capsys.readouterr().out
+    assert "var<storage, read> lengths: array<u32>;" in out and "lengths[2u * i + 1u] != 0u" in out
