@@ -1,0 +1,141 @@
+"""Padding and ReverseSubsequences: gpudml against numpy for the same result.
+
+    python bench/bench_pad_reverse.py [--adapter vulkan|gl] [--reps 9]
+
+Workloads (float32), as in shared/research/perf_anchors.md (W4, W7):
+  pad:     REFLECTION, 16 on each side of both spatial axes, [1,3,1024,1024] -> [1,3,1056,1056]
+  reverse: ReverseSubsequences on axis 1 of [64,4096,64], random lengths in [0,4096] of shape [64,1,64]
+
+For each: gpudml device-resident (input and output are device Tensors; execute +
+device.synchronize()), gpudml numpy in / numpy out (the functional API: upload, run,
+read back), and numpy's own time for the same result (np.pad mode='reflect'; a
+vectorized np.take_along_axis gather). Every result is checked bit for bit against
+gpudml/reference.py before timing. Times are medians of --reps runs after a warm-up;
+GB/s is logical traffic (every element read or written counted once) per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+import gpudml as dml  # noqa: E402
+from gpudml import functional, reference  # noqa: E402
+
+#: The best WGSL copy kernel on lavapipe (perf_anchors.md); the data-movement targets are fractions of it.
+COPY_KERNEL_GBPS = 12.5
+
+
+def median_ms(fn, reps: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def report(name: str, nbytes: int, timings: dict[str, float]) -> None:
+    numpy_ms = timings["numpy"]
+    print(f"\n{name}  ({nbytes / 2**20:.1f} MiB logical traffic)")
+    print(f"  {'path':<28}{'ms':>10}{'GB/s':>9}{'numpy/this':>12}")
+    for path, ms in timings.items():
+        gbps = nbytes / (ms * 1e-3) / 1e9
+        print(f"  {path:<28}{ms:>10.3f}{gbps:>9.2f}{numpy_ms / ms:>11.2f}x")
+    dev = nbytes / (timings["gpudml device-resident"] * 1e-3) / 1e9
+    print(f"  device-resident = {dev / COPY_KERNEL_GBPS:.2f}x of the {COPY_KERNEL_GBPS} GB/s copy-kernel anchor")
+
+
+def bench_pad(device: dml.Device, reps: int) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 3, 1024, 1024), dtype=np.float32)
+    start, end = [0, 0, 16, 16], [0, 0, 16, 16]
+    numpy_pad = lambda: np.pad(x, ((0, 0), (0, 0), (16, 16), (16, 16)), mode="reflect")  # noqa: E731
+
+    desc = functional.pad_desc(dml.TensorDesc(dml.DataType.FLOAT32, x.shape), start, end, "reflection")
+    compiled = device.compile_operator(device.create_operator(desc))
+    x_t, out_t = device.tensor(x), device.empty(desc.output_tensor)
+
+    def resident():
+        compiled.execute([x_t], outputs=[out_t])
+        device.synchronize()
+
+    host = lambda: dml.pad(x, start, end, mode="reflection", device=device)  # noqa: E731
+
+    want = reference.padding(x, start, end, dml.PaddingMode.REFLECTION)
+    resident()
+    checks = {"device-resident": out_t.numpy(), "numpy in/out": host(), "np.pad": numpy_pad()}
+    for path, got in checks.items():
+        assert same_bits(got, want), f"pad: {path} differs from reference.padding"
+    timings = {
+        "gpudml device-resident": median_ms(resident, reps),
+        "gpudml numpy in/out": median_ms(host, reps),
+        "numpy": median_ms(numpy_pad, reps),
+    }
+    report("pad REFLECTION float32 [1,3,1024,1024] +16 on H and W -> [1,3,1056,1056]",
+           (x.size + want.size) * 4, timings)
+
+
+def bench_reverse(device: dml.Device, reps: int) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 4096, 64), dtype=np.float32)
+    lengths = rng.integers(0, 4097, size=(64, 1, 64)).astype(np.uint32)
+    k = np.arange(x.shape[1], dtype=np.int64).reshape(1, -1, 1)
+
+    def numpy_reverse():
+        n = lengths.astype(np.int64)
+        return np.take_along_axis(x, np.where(k < n, n - 1 - k, k), axis=1)
+
+    desc = functional.reverse_subsequences_desc(
+        dml.TensorDesc(dml.DataType.FLOAT32, x.shape), dml.TensorDesc(dml.DataType.UINT32, lengths.shape), 1)
+    compiled = device.compile_operator(device.create_operator(desc))
+    x_t, lengths_t, out_t = device.tensor(x), device.tensor(lengths), device.empty(desc.output_tensor)
+
+    def resident():
+        compiled.execute([x_t, lengths_t], outputs=[out_t])
+        device.synchronize()
+
+    host = lambda: dml.reverse_subsequences(x, lengths, 1, device=device)  # noqa: E731
+
+    want = reference.reverse_subsequences(x, lengths, 1)
+    resident()
+    checks = {"device-resident": out_t.numpy(), "numpy in/out": host(), "numpy gather": numpy_reverse()}
+    for path, got in checks.items():
+        assert same_bits(got, want), f"reverse: {path} differs from reference.reverse_subsequences"
+    timings = {
+        "gpudml device-resident": median_ms(resident, reps),
+        "gpudml numpy in/out": median_ms(host, reps),
+        "numpy": median_ms(numpy_reverse, reps),
+    }
+    report("reverse_subsequences float32 [64,4096,64] axis 1, lengths [64,1,64] in [0,4096]",
+           2 * x.nbytes + lengths.nbytes, timings)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--adapter", default=None, help='"vulkan", "gl" or a name substring (default: auto)')
+    parser.add_argument("--reps", type=int, default=9, help="timed runs per path (median; at least 7)")
+    args = parser.parse_args(argv)
+    reps = max(7, args.reps)
+    device = dml.Device(adapter=args.adapter)
+    print(f"adapter: {device.adapter_name}; numpy {np.__version__}; median of {reps} after warm-up")
+    bench_pad(device, reps)
+    bench_reverse(device, reps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
