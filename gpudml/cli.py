@@ -81,11 +81,25 @@ def cmd_examples(args) -> int:
 #: operator name -> functional API call (operators add themselves here).
 RUNNERS = {
     "slice1": functional.slice,
+    "padding": functional.pad,
+    "reverse_subsequences": functional.reverse_subsequences,
 }
 
 
 def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(v) for v in text.replace(" ", "").split(",") if v)
+
+
+def _number(text: str, what: str) -> int | float:
+    """An int when the text is one (int64 values stay exact), else a float."""
+    from .errors import InvalidArgumentError
+
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    raise InvalidArgumentError(f"{what}: {text!r} is not a number")
 
 
 def cmd_shader(args) -> int:
@@ -99,6 +113,15 @@ def cmd_shader(args) -> int:
         offsets = _ints(args.offsets) if args.offsets else (0,) * in_desc.rank
         sizes = _ints(args.sizes) if args.sizes else in_desc.sizes
         desc = functional.slice_desc(in_desc, offsets, sizes, _ints(args.strides) if args.strides else None)
+    elif args.op == "pad":
+        start = _ints(args.start) if args.start else (1,) * in_desc.rank
+        end = _ints(args.end) if args.end else start
+        desc = functional.pad_desc(in_desc, start, end, args.mode, _number(args.value, "--value"))
+    elif args.op == "reverse_subsequences":
+        axis = _number(args.axis, "--axis") if args.axis is not None else in_desc.rank - 1
+        sizes = tuple(1 if i == axis else n for i, n in enumerate(in_desc.sizes))
+        lengths = TensorDesc(DataType.coerce(args.lengths_dtype), sizes)
+        desc = functional.reverse_subsequences_desc(in_desc, lengths, axis)
     compiled = device.compile_operator(device.create_operator(desc))
     for i, source in enumerate(compiled.wgsl):
         print(f"// dispatch {i}: {compiled.plan.dispatches[i].invocations} invocations")
@@ -138,13 +161,21 @@ def build_parser() -> argparse.ArgumentParser:
     shader.set_defaults(func=cmd_shader)
     ops = shader.add_subparsers(dest="op", required=True)
     s1 = ops.add_parser("slice1", help="DML_SLICE1_OPERATOR_DESC")
-    for p in (s1,):
+    pad = ops.add_parser("pad", help="DML_PADDING_OPERATOR_DESC")
+    rev = ops.add_parser("reverse_subsequences", help="DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC")
+    for p in (s1, pad, rev):
         p.add_argument("--dtype", default="FLOAT32", help="DataType name (default FLOAT32)")
         p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated")
         p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
     s1.add_argument("--offsets", default=None)
     s1.add_argument("--sizes", default=None)
     s1.add_argument("--strides", default=None, help="window strides, may be negative")
+    pad.add_argument("--mode", default="constant", help="constant | edge | reflection | symmetric")
+    pad.add_argument("--start", default=None, help="start_padding, comma-separated (default 1 per axis)")
+    pad.add_argument("--end", default=None, help="end_padding, comma-separated (default: --start)")
+    pad.add_argument("--value", default="0", help="padding_value (CONSTANT)")
+    rev.add_argument("--axis", default=None, help="axis to reverse along (default: the last)")
+    rev.add_argument("--lengths-dtype", default="UINT32", help="sequence_lengths_tensor type: UINT32 or UINT64")
     return parser
 
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from .errors import InvalidArgumentError
+from .ops.padding import PaddingOperatorDesc
+from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
 from .ops.slice1 import Slice1OperatorDesc, max_output_size
 from .runtime import Device, Tensor, default_device
 from .runtime.tensor import native_array
-from .tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int_tuple
-from .types import DataType
+from .tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, as_int_tuple
+from .types import DataType, PaddingMode
 
 
 def _prepare(x, device: Device | None, fn: str) -> tuple[Device, TensorDesc, object]:
@@ -51,3 +55,73 @@ def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  
     `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|."""
     device, in_desc, x = _prepare(x, device, "slice")
     return _run_one(device, slice_desc(in_desc, offsets, sizes, strides, output_sizes), [x])
+
+
+def pad_desc(in_desc: TensorDesc, start_padding, end_padding, mode="constant", value=0.0) -> PaddingOperatorDesc:
+    """The Padding desc the functional `pad` runs (shape inference only)."""
+    start = as_int_tuple(start_padding, "pad: start_padding")
+    end = as_int_tuple(end_padding, "pad: end_padding")
+    mode = PaddingMode.coerce(mode, "pad: mode")
+    if len(start) == len(end) == in_desc.rank:
+        # Negative paddings are left to the operator's check, which names them.
+        out_sizes = tuple(n + max(s, 0) + max(e, 0) for n, s, e in builtins.zip(in_desc.sizes, start, end, strict=True))
+    else:
+        out_sizes = in_desc.sizes  # the operator names the length mismatch
+    out_desc = TensorDesc(in_desc.data_type, out_sizes)
+    return PaddingOperatorDesc(in_desc, out_desc, mode, value, start, end)
+
+
+def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=None):
+    """DML_PADDING: x grown by `start_padding` / `end_padding` elements on each axis.
+    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" (any case);
+    `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
+    device, in_desc, x = _prepare(x, device, "pad")
+    return _run_one(device, pad_desc(in_desc, start_padding, end_padding, mode, value), [x])
+
+
+UINT32_MAX = 2**32 - 1
+
+
+def sequence_lengths_array(sequence_lengths) -> np.ndarray:
+    """Any non-negative integer array as UINT32, or UINT64 when a value does not fit UINT32."""
+    where = "reverse_subsequences: sequence_lengths"
+    try:
+        lengths = np.asarray(sequence_lengths)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{where}: not an integer array ({exc})") from None
+    if lengths.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{where}: lengths must be non-negative integers, got dtype {lengths.dtype}")
+    if lengths.size and lengths.dtype.kind == "i" and lengths.min() < 0:
+        raise InvalidArgumentError(f"{where}: lengths must be non-negative, got {int(lengths.min())}")
+    fits = not lengths.size or int(lengths.max()) <= UINT32_MAX
+    return np.ascontiguousarray(lengths.astype(np.uint32 if fits else np.uint64))
+
+
+def reverse_subsequences_desc(in_desc: TensorDesc, lengths_desc: TensorDesc, axis) -> ReverseSubsequencesOperatorDesc:
+    """The ReverseSubsequences desc the functional `reverse_subsequences` runs."""
+    axis = as_int(axis, "reverse_subsequences: axis")
+    out_desc = TensorDesc(in_desc.data_type, in_desc.sizes)
+    return ReverseSubsequencesOperatorDesc(in_desc, lengths_desc, out_desc, axis)
+
+
+def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
+    """DML_REVERSE_SUBSEQUENCES: along `axis`, reverse the first min(length, n) elements of
+    each sequence. `sequence_lengths` has x's rank and sizes, except 1 on `axis`: a Tensor
+    (UINT32/UINT64) or any non-negative integer array (sent as UINT32, or UINT64 if needed)."""
+    if device is None and not isinstance(x, Tensor) and isinstance(sequence_lengths, Tensor):
+        device = sequence_lengths.device
+    device, in_desc, x = _prepare(x, device, "reverse_subsequences")
+    if isinstance(sequence_lengths, Tensor):
+        lengths = sequence_lengths
+    else:
+        lengths = sequence_lengths_array(sequence_lengths)
+        if not 1 <= lengths.ndim <= MAX_DIMENSIONS or lengths.size == 0:
+            raise InvalidArgumentError(
+                f"reverse_subsequences: sequence_lengths has shape {list(lengths.shape)}; expected the "
+                f"shape of x ({list(in_desc.sizes)}) with 1 on axis {axis}")
+        if isinstance(x, Tensor):
+            lengths = device.tensor(lengths)  # Tensor in -> Tensor out: everything stays on the GPU
+    lengths_desc = lengths.desc if isinstance(lengths, Tensor) else TensorDesc(
+        DataType.from_numpy(lengths.dtype), lengths.shape)
+    return _run_one(device, reverse_subsequences_desc(in_desc, lengths_desc, axis), [x, lengths])

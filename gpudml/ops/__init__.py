@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import slice1
+from . import padding, reverse_subsequences, slice1
 
 REGISTRY: dict[type, ModuleType] = {
     slice1.Slice1OperatorDesc: slice1,
+    padding.PaddingOperatorDesc: padding,
+    reverse_subsequences.ReverseSubsequencesOperatorDesc: reverse_subsequences,
 }
 
 

@@ -1,0 +1,85 @@
+"""DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (SPEC.md section 7, seeds 000 and 002)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InvalidArgumentError
+from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
+from ..types import TYPES_8, TYPES_11, U32, U64, FeatureLevel
+from .base import Binding, KernelPlan, SupportRow, SupportTable, element_bits, ranks
+from .movement import movement_dispatch
+
+OP = "ReverseSubsequences"
+
+
+def _row(level, dims, types, length_types):
+    return SupportRow(level, dims, {"input_tensor": types, "sequence_lengths_tensor": frozenset(length_types),
+                                    "output_tensor": types})
+
+
+SUPPORT = SupportTable(OP, [
+    _row(FeatureLevel.FL_5_0, ranks(1, 8), TYPES_11, {U32, U64}),
+    _row(FeatureLevel.FL_4_0, ranks(1, 8), TYPES_8, {U32}),
+    _row(FeatureLevel.FL_3_0, ranks(4, 5), TYPES_8, {U32}),
+    _row(FeatureLevel.FL_2_1, frozenset({4}), TYPES_8, {U32}),
+])
+
+
+@dataclass(frozen=True)
+class ReverseSubsequencesOperatorDesc:
+    input_tensor: TensorDesc
+    sequence_lengths_tensor: TensorDesc
+    output_tensor: TensorDesc
+    axis: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "axis", as_int(self.axis, f"{OP}: axis"))
+
+
+def validate(desc: ReverseSubsequencesOperatorDesc, feature_level: FeatureLevel) -> None:
+    check_tensor_desc(OP, "input_tensor", desc.input_tensor)
+    check_tensor_desc(OP, "sequence_lengths_tensor", desc.sequence_lengths_tensor)
+    check_tensor_desc(OP, "output_tensor", desc.output_tensor, is_output=True)
+    inp, lengths, out = desc.input_tensor, desc.sequence_lengths_tensor, desc.output_tensor
+    rank = check_same_rank(OP, {"input_tensor": inp, "sequence_lengths_tensor": lengths, "output_tensor": out})
+    if out.data_type != inp.data_type:
+        raise InvalidArgumentError(
+            f"{OP}: output_tensor.data_type {out.data_type.name} must equal "
+            f"input_tensor.data_type {inp.data_type.name}")
+    SUPPORT.check(feature_level, rank, {"input_tensor": inp.data_type,
+                                        "sequence_lengths_tensor": lengths.data_type,
+                                        "output_tensor": out.data_type})
+    axis = desc.axis
+    if not 0 <= axis < rank:
+        raise InvalidArgumentError(f"{OP}: axis = {axis} must be less than DimensionCount {rank} (and >= 0)")
+    if out.sizes != inp.sizes:
+        raise InvalidArgumentError(
+            f"{OP}: output_tensor.sizes {list(out.sizes)} must equal input_tensor.sizes {list(inp.sizes)}")
+    for i, (got, n) in enumerate(zip(lengths.sizes, inp.sizes, strict=True)):
+        want = 1 if i == axis else n
+        if got != want:
+            rule = f"1 on axis {axis}" if i == axis else f"input_tensor.sizes[{i}] = {n}"
+            raise InvalidArgumentError(
+                f"{OP}: sequence_lengths_tensor.sizes[{i}] = {got} must be {rule} "
+                f"(input sizes {list(inp.sizes)}, axis {axis}: lengths sizes {_lengths_sizes(inp.sizes, axis)})")
+
+
+def _lengths_sizes(sizes, axis: int) -> list[int]:
+    return [1 if i == axis else n for i, n in enumerate(sizes)]
+
+
+def plan(desc: ReverseSubsequencesOperatorDesc, caps) -> KernelPlan:
+    """Uniforms: the input strides, the lengths' strides (0 on the axis, whose size is 1),
+    and rev_axis = [axis, n, input stride on the axis]."""
+    inp, lengths, axis = desc.input_tensor, desc.sequence_lengths_tensor, desc.axis
+    length_strides = tuple(0 if i == axis else s for i, s in enumerate(lengths.effective_strides))
+    in_strides = inp.effective_strides
+    dispatch = movement_dispatch(
+        "reverse_subsequences.wgsl.j2", inp, desc.output_tensor,
+        [("in_strides", in_strides), ("length_strides", length_strides),
+         ("rev_axis", (axis, inp.sizes[axis], in_strides[axis]))],
+        extra_bindings=(Binding("lengths", "input:1"),),
+        params={"length_bits": element_bits(lengths)},
+    )
+    return KernelPlan((dispatch,))

@@ -1,0 +1,45 @@
+"""Helpers of the data-movement sweeps (Padding, ReverseSubsequences): run a compiled
+operator on raw buffers and check both the logical result and the output's gaps."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import assert_bits_equal, random_bits
+
+from gpudml.runtime.tensor import logical_from_raw
+from gpudml.tensor_desc import packed_strides
+
+
+def padded_strides(sizes, rng=None, broadcast: bool = False) -> list[int]:
+    """Row-major strides of a buffer one element longer on every axis (gaps between rows);
+    with `broadcast`, some axes (at least one) get stride 0."""
+    strides = list(packed_strides([n + 1 for n in sizes]))
+    if broadcast:
+        for axis in rng.choice(len(sizes), size=max(1, len(sizes) // 2), replace=False):
+            strides[int(axis)] = 0
+    return strides
+
+
+def output_indices(desc) -> np.ndarray:
+    """Buffer element index of every logical element of `desc`."""
+    idx = np.zeros(1, dtype=np.int64)
+    for n, s in zip(desc.sizes, desc.effective_strides, strict=True):
+        idx = (idx[:, None] + np.arange(n)[None, :] * s).reshape(-1)
+    return idx
+
+
+def run_and_check(device, rng, compiled, raw_inputs, in_descs, out_desc, want) -> None:
+    """Execute with the raw buffers as inputs and an output buffer of random bits; the
+    output's logical elements must equal `want` bit for bit, every other element of its
+    buffer must keep its random bits."""
+    dt = out_desc.data_type
+    out_words = out_desc.buffer_bytes // dt.size
+    raw_out = random_bits(rng, dt.numpy, [out_words])
+    out_tensor = device.tensor(raw_out, desc=out_desc)
+    inputs = [device.tensor(raw, desc=d) for raw, d in zip(raw_inputs, in_descs, strict=True)]
+    (result,) = compiled.execute(inputs, outputs=[out_tensor])
+    after = result.raw()
+    assert_bits_equal(logical_from_raw(after, out_desc), want)
+    untouched = np.ones(out_words, dtype=bool)
+    untouched[output_indices(out_desc)] = False
+    assert_bits_equal(after[untouched], raw_out[untouched])
