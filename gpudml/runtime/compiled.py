@@ -51,8 +51,9 @@ class CompiledOperator:
             source = codegen.render(dispatch)
             self.wgsl.append(source)
             pipe = ctx.pipeline(source, dispatch.bindings)
-            uniforms = ctx.device.create_buffer_with_data(
-                data=codegen.uniform_bytes(dispatch), usage=_uniform_usage())
+            with ctx.lock:
+                uniforms = ctx.device.create_buffer_with_data(
+                    data=codegen.uniform_bytes(dispatch), usage=_uniform_usage())
             self._steps.append(_Step(pipe, uniforms, dispatch, _grid(dispatch, ctx.caps)))
         self._scratch = [ctx.memory.acquire(n) for n in plan.scratch_bytes]
         self._groups: OrderedDict = OrderedDict()
@@ -140,16 +141,17 @@ class CompiledOperator:
 
     def _record(self, in_buffers, out_buffers, clears) -> None:
         key = tuple(b._gpudml_serial for b in in_buffers + out_buffers)
-        groups = self._groups.get(key)
-        if groups is None:
-            groups = self._bind_groups(in_buffers, out_buffers)
-            self._groups[key] = groups
-            if len(self._groups) > BIND_GROUP_CACHE_SIZE:
-                self._groups.popitem(last=False)
-        else:
-            self._groups.move_to_end(key)
-        self.device._ctx.memory.record(
-            [(s.pipeline.pipeline, g, s.grid) for s, g in zip(self._steps, groups)], clears)
+        ctx = self.device._ctx
+        with ctx.lock:  # one Device may serve several threads
+            groups = self._groups.get(key)
+            if groups is None:
+                groups = self._bind_groups(in_buffers, out_buffers)
+                self._groups[key] = groups
+                if len(self._groups) > BIND_GROUP_CACHE_SIZE:
+                    self._groups.popitem(last=False)
+            else:
+                self._groups.move_to_end(key)
+            ctx.memory.record([(s.pipeline.pipeline, g, s.grid) for s, g in zip(self._steps, groups)], clears)
 
     def _bind_groups(self, in_buffers, out_buffers) -> list:
         buffers = {f"input:{i}": b for i, b in enumerate(in_buffers)}

@@ -73,9 +73,9 @@ class Memory:
                 self._free_bytes -= size
                 return free.pop()
             self.allocations += 1
-        buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
-        buf._gpudml_serial = next(_serials)
-        return buf
+            buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
+            buf._gpudml_serial = next(_serials)
+            return buf
 
     def release(self, buffer) -> None:
         """Give a buffer back to the pool. Reuse is safe at once: recorded dispatches run in
