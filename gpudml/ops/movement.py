@@ -24,9 +24,12 @@ def movement_dispatch(
     packed = output_desc.is_packed
     count = output_desc.element_count
     invocations = -(-count // RUN)
-    atomic = bits < 32 and not packed
+    if packed:
+        out_type = "array<vec4<u32>>"
+    else:
+        out_type = "array<atomic<u32>>" if bits < 32 else "array<u32>"
     bindings = (
-        Binding("output", "output:0", "array<atomic<u32>>" if atomic else "array<u32>", writable=True),
+        Binding("output", "output:0", out_type, writable=True),
         Binding("input", "input:0"),
     ) + extra_bindings
     all_uniforms = [

@@ -61,8 +61,9 @@ class Memory:
         return u
 
     def acquire(self, nbytes: int):
-        """A storage buffer of nbytes rounded up to 4 (contents unspecified)."""
-        size = max(4, (nbytes + 3) & ~3)
+        """A storage buffer of nbytes rounded up to 16 (contents unspecified): kernels may
+        bind any buffer as array<vec4<u32>>."""
+        size = max(16, (nbytes + 15) & ~15)
         if size > self.ctx.caps.max_buffer_size:
             raise UnsupportedError(
                 f"gpudml: a buffer of {size} bytes exceeds the adapter's max-buffer-size "

@@ -80,8 +80,9 @@ class Tensor:
         return self._live().size
 
     def raw(self) -> np.ndarray:
-        """The whole buffer as 1-D elements of the tensor's dtype (gaps of strided descs included)."""
-        data = self.device._ctx.memory.download(self._live())
+        """The tensor's buffer bytes (total_tensor_size_in_bytes, rounded up to 4) as 1-D
+        elements of its dtype: gaps of strided descs included."""
+        data = self.device._ctx.memory.download(self._live(), self.desc.buffer_bytes)
         return data.view(self.dtype)[: data.size // self.desc.data_type.size]
 
     def numpy(self) -> np.ndarray:
