@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from .errors import InvalidArgumentError
 from .ops.slice1 import Slice1OperatorDesc, max_output_size
+from .ops.reduce import ReduceOperatorDesc
 from .runtime import Device, Tensor, default_device
 from .runtime.tensor import native_array
 from .tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int_tuple
 from .types import DataType
+from .types import ReduceFunction
 
 
 def _prepare(x, device: Device | None, fn: str) -> tuple[Device, TensorDesc, object]:
@@ -51,3 +55,43 @@ def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  
     `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|."""
     device, in_desc, x = _prepare(x, device, "slice")
     return _run_one(device, slice_desc(in_desc, offsets, sizes, strides, output_sizes), [x])
+
+
+def reduce_desc(in_desc: TensorDesc, function, axes=None, output_data_type=None) -> ReduceOperatorDesc:
+    """The Reduce desc the functional `reduce` runs (shape inference only): the output keeps
+    the rank with size 1 on each reduced axis; its type is the input's, except ARGMAX/ARGMIN
+    (`output_data_type`, default UINT32). A given `output_data_type` for another function
+    must equal the input's type (validation says so otherwise)."""
+    function = ReduceFunction.coerce(function, "reduce: function")
+    if axes is None:
+        axes = tuple(range(in_desc.rank))
+    elif isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = (int(axes),)
+    axes = as_int_tuple(axes, "reduce: axes")
+    if output_data_type is not None:
+        out_type = _data_type(output_data_type, "reduce: output_data_type")
+    elif function in (ReduceFunction.ARGMAX, ReduceFunction.ARGMIN):
+        out_type = DataType.UINT32
+    else:
+        out_type = in_desc.data_type
+    out_sizes = tuple(1 if i in axes else n for i, n in enumerate(in_desc.sizes))
+    return ReduceOperatorDesc(function, in_desc, TensorDesc(out_type, out_sizes), axes)
+
+
+def _data_type(value, field: str) -> DataType:
+    """A DataType from a DataType, its name or value, or a numpy dtype."""
+    if isinstance(value, (DataType, str, int, np.integer)):
+        try:
+            return DataType.coerce(value, field)
+        except InvalidArgumentError:
+            if not isinstance(value, str):
+                raise
+    return DataType.from_numpy(value, field)
+
+
+def reduce(x, function, axes=None, *, output_data_type=None, device=None):
+    """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all).
+    The result keeps the rank, size 1 on the reduced axes. `output_data_type` is the index
+    type of ARGMAX/ARGMIN (default UINT32); other functions keep the input's type."""
+    device, in_desc, x = _prepare(x, device, "reduce")
+    return _run_one(device, reduce_desc(in_desc, function, axes, output_data_type), [x])

@@ -5,9 +5,11 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import slice1
+from . import reduce
 
 REGISTRY: dict[type, ModuleType] = {
     slice1.Slice1OperatorDesc: slice1,
+    reduce.ReduceOperatorDesc: reduce,
 }
 
 
