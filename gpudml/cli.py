@@ -81,6 +81,7 @@ def cmd_examples(args) -> int:
 #: operator name -> functional API call (operators add themselves here).
 RUNNERS = {
     "slice1": functional.slice,
+    "reduce": functional.reduce,
 }
 
 
@@ -99,6 +100,9 @@ def cmd_shader(args) -> int:
         offsets = _ints(args.offsets) if args.offsets else (0,) * in_desc.rank
         sizes = _ints(args.sizes) if args.sizes else in_desc.sizes
         desc = functional.slice_desc(in_desc, offsets, sizes, _ints(args.strides) if args.strides else None)
+    if args.op == "reduce":
+        axes = _ints(args.axes) if args.axes else None
+        desc = functional.reduce_desc(in_desc, args.function, axes, args.output_data_type)
     compiled = device.compile_operator(device.create_operator(desc))
     for i, source in enumerate(compiled.wgsl):
         print(f"// dispatch {i}: {compiled.plan.dispatches[i].invocations} invocations")
@@ -124,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     s1.add_argument("--offsets", default=None)
     s1.add_argument("--sizes", default=None)
     s1.add_argument("--strides", default=None, help="window strides, may be negative")
+    red = ops.add_parser("reduce", help="DML_REDUCE_OPERATOR_DESC")
+    red.add_argument("--dtype", default="FLOAT32", help="DataType name (default FLOAT32)")
+    red.add_argument("--shape", default="3,3", help="input sizes, comma-separated")
+    red.add_argument("--input-strides", default=None, help="input element strides (default packed)")
+    red.add_argument("--function", default="SUM", help="ReduceFunction name, any case (default SUM)")
+    red.add_argument("--axes", default=None, help="reduced axes, comma-separated (default all)")
+    red.add_argument("--output-data-type", default=None, help="ARGMAX/ARGMIN index type (default UINT32)")
     return parser
 
 
