@@ -30,10 +30,9 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc, packed_strides
+from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, DataType, FeatureLevel, ReduceFunction
 from .base import Binding, Dispatch, KernelPlan, SupportRow, SupportTable, ranks
-from .movement import WORKGROUP_SIZE, movement_dispatch
 
 OP = "Reduce"
 F = ReduceFunction
@@ -199,6 +198,7 @@ MAX_CHUNKS = 4096  # ... and the combine pass merges at most this many (unless i
 #: group iterating in lockstep through loops of different lengths; the estimate below is an
 #: upper bound, so the margin is real.
 LOOP_BUDGET = 1 << 15
+WORKGROUP_SIZE = 64
 
 
 def _kind(dt: DataType) -> str:
@@ -242,32 +242,36 @@ def plan(desc: ReduceOperatorDesc, caps, *, strategy: str | None = None, chunks:
         "rank_r": len(lay.red_sizes), "vec_inner": vec_inner,
         "blocked": in_dt.is_float and fn in FLOAT_SUMS,
     }
-    view = TensorDesc(out.data_type, lay.kept_sizes, lay.kept_out_strides)
     vec_binding = (Binding("input_vec", "input:0", "array<vec4<u32>>"),) if vec_inner or group > 1 else ()
+    out_bits = out.data_type.size * 8
+    packed = cost.packed_output
+    output = Binding("output", "output:0", "array<atomic<u32>>" if out_bits < 32 and not packed else "array<u32>",
+                     writable=True)
+    writer = {**params, "rank": len(lay.kept_sizes), "packed_output": packed}
+    writers = -(-lay.count // cost.outputs_per_invocation)
     if strategy == "rows":
         red = (lay.n, 1, lay.n, lay.count, 0)
-        rows = movement_dispatch("reduce.wgsl.j2", inp, view, _uniforms(lay, red),
-                                 extra_bindings=vec_binding, params=params)
+        rows = _dispatch("reduce.wgsl.j2", writer, (output, Binding("input", "input:0")) + vec_binding,
+                         _uniforms(lay, red), writers)
         return KernelPlan((rows,))
     if strategy != "split":
         raise ValueError(f"unknown reduce strategy {strategy!r}")
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
     red = (lay.n, chunks, per_chunk, cost.groups, cost.groups_per_row)
-    uniforms = _uniforms(lay, red)
-    partials = Dispatch(
-        template="reduce_partials.wgsl.j2",
-        params={**params, "rank": len(lay.kept_sizes), "group": group},
-        bindings=(Binding("partials", "scratch:0", writable=True), Binding("input", "input:0")) + vec_binding,
-        uniforms=tuple((name, tuple(values)) for name, values in
-                       [("shape", (lay.count,)), ("out_sizes", lay.kept_sizes)] + uniforms),
-        invocations=cost.groups * chunks,
-        workgroup_size=WORKGROUP_SIZE,
-    )
-    combine = movement_dispatch("reduce_combine.wgsl.j2", inp, view, uniforms,
-                                extra_bindings=(Binding("partials", "scratch:0"),),
-                                params={**params, "vec_inner": False})
+    partials = _dispatch(
+        "reduce_partials.wgsl.j2", {**params, "rank": len(lay.kept_sizes), "group": group},
+        (Binding("partials", "scratch:0", writable=True), Binding("input", "input:0")) + vec_binding,
+        _uniforms(lay, red), cost.groups * chunks)
+    combine = _dispatch("reduce_combine.wgsl.j2", {**writer, "vec_inner": False, "blocked": False},
+                        (output, Binding("partials", "scratch:0")), _uniforms(lay, red), writers)
     return KernelPlan((partials, combine), scratch_bytes=(lay.count * chunks * words * 4,))
+
+
+def _dispatch(template: str, params: dict, bindings: tuple[Binding, ...],
+              uniforms: list[tuple[str, tuple[int, ...]]], invocations: int) -> Dispatch:
+    return Dispatch(template=template, params=params, bindings=bindings, uniforms=tuple(uniforms),
+                    invocations=invocations, workgroup_size=WORKGROUP_SIZE)
 
 
 def _groupable(lay: ReduceLayout, per_block: int) -> bool:
@@ -285,14 +289,15 @@ class _Cost:
     passes over rows of the innermost reduced axis (n_in long), each with a few set-up
     iterations (head and tail of a vectorized row: under 2 blocks' elements), plus one
     iteration per element (per 16-byte block when vectorized, per step of a group) and one
-    per 64 of them. Kernels through the movement skeleton compute 32 // bits outputs per
-    invocation for packed 8/16-bit outputs."""
+    per 64 of them. Kernels that write outputs compute 32 // bits of them per invocation for
+    packed 8/16-bit outputs (lib/reduction.wgsl.j2, output_main)."""
 
     def __init__(self, lay: ReduceLayout, per_step: int, group: int, inp: TensorDesc, out: TensorDesc):
         self.lay, self.per_step, self.group = lay, per_step, group
         self.element_bytes = inp.data_type.size
         bits = out.data_type.size * 8
-        self.outputs_per_invocation = 32 // bits if bits < 32 and out.is_packed else 1
+        self.packed_output = TensorDesc(out.data_type, lay.kept_sizes, lay.kept_out_strides).is_packed
+        self.outputs_per_invocation = 32 // bits if bits < 32 and self.packed_output else 1
         rows, row_length = lay.count // lay.kept_sizes[-1], lay.kept_sizes[-1]
         self.groups_per_row = -(-row_length // group)
         self.groups = lay.count if group == 1 else rows * self.groups_per_row
@@ -316,9 +321,12 @@ class _Cost:
 
 
 def _uniforms(lay: ReduceLayout, red: tuple[int, ...]) -> list[tuple[str, tuple[int, ...]]]:
+    """The uniform block of every reduce kernel (see shaders/reduce.wgsl.j2)."""
     return [
+        ("shape", (lay.count,)),
+        ("out_sizes", lay.kept_sizes),
+        ("out_strides", lay.kept_out_strides),
         ("in_strides", lay.kept_in_strides),
-        ("kept_flat", packed_strides(lay.kept_sizes)),
         ("red_sizes", lay.red_sizes),
         ("red_strides", lay.red_strides),
         ("red", red),
