@@ -341,8 +341,7 @@ def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | N
         min_chunk = -(-MIN_CHUNK_BYTES // (cost.group * cost.element_bytes))
         requested = min(-(-TARGET_INVOCATIONS // cost.groups), lay.n // min_chunk, MAX_CHUNKS)
     need = -(-lay.n // cost.max_chunk())
-    limit = caps.max_storage_binding_size if caps is not None else 1 << 27
-    most = min(cost.max_chunks(), limit // (lay.count * words * 4), lay.n)
+    most = min(cost.max_chunks(), _binding_limit(caps) // (lay.count * words * 4), lay.n)
     if need > most:
         raise UnsupportedError(
             f"{OP}: reducing {lay.n} elements per output needs {need} partial results per output, "
@@ -351,13 +350,19 @@ def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | N
 
 
 def _choose(lay: ReduceLayout, cost: _Cost, words: int, caps) -> tuple[str, int | None]:
-    if (lay.n <= SMALL_N or lay.n * lay.count <= TINY_TOTAL) and cost.rows_fit():
-        return "rows", None
-    chunks = _chunks(lay, cost, words, caps)
-    if lay.red_strides[-1] == 1:  # contiguous rows
-        if (lay.count >= ROWS_MIN_OUTPUTS or chunks == 1) and cost.rows_fit():
+    """One pass for short reductions, small problems, many contiguous rows, and outputs too
+    many for partial results in scratch; otherwise partial results where they add
+    parallelism or let neighbouring outputs share 16-byte blocks."""
+    if cost.rows_fit():
+        small = lay.n <= SMALL_N or lay.n * lay.count <= TINY_TOTAL
+        many_rows = lay.red_strides[-1] == 1 and lay.count >= ROWS_MIN_OUTPUTS
+        if small or many_rows or lay.count * words * 4 > _binding_limit(caps):
             return "rows", None
-        return "split", chunks
+    chunks = _chunks(lay, cost, words, caps)
     if chunks == 1 and cost.group == 1 and cost.rows_fit():
         return "rows", None
     return "split", chunks
+
+
+def _binding_limit(caps) -> int:
+    return caps.max_storage_binding_size if caps is not None else 1 << 27
