@@ -10,13 +10,12 @@ import builtins
 import numpy as np
 
 from .errors import InvalidArgumentError
+from .ops.reduce import ARG_FUNCTIONS, ReduceFunction, ReduceOperatorDesc
 from .ops.slice1 import Slice1OperatorDesc, max_output_size
-from .ops.reduce import ReduceOperatorDesc
 from .runtime import Device, Tensor, default_device
 from .runtime.tensor import native_array
 from .tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int_tuple
 from .types import DataType
-from .types import ReduceFunction
 
 
 def _prepare(x, device: Device | None, fn: str) -> tuple[Device, TensorDesc, object]:
@@ -70,7 +69,7 @@ def reduce_desc(in_desc: TensorDesc, function, axes=None, output_data_type=None)
     axes = as_int_tuple(axes, "reduce: axes")
     if output_data_type is not None:
         out_type = _data_type(output_data_type, "reduce: output_data_type")
-    elif function in (ReduceFunction.ARGMAX, ReduceFunction.ARGMIN):
+    elif function in ARG_FUNCTIONS:
         out_type = DataType.UINT32
     else:
         out_type = in_desc.data_type
