@@ -83,6 +83,7 @@ RUNNERS = {
     "slice1": functional.slice,
     "padding": functional.pad,
     "reverse_subsequences": functional.reverse_subsequences,
+    "reduce": functional.reduce,
 }
 
 
@@ -122,6 +123,9 @@ def cmd_shader(args) -> int:
         sizes = tuple(1 if i == axis else n for i, n in enumerate(in_desc.sizes))
         lengths = TensorDesc(DataType.coerce(args.lengths_dtype), sizes)
         desc = functional.reverse_subsequences_desc(in_desc, lengths, axis)
+    elif args.op == "reduce":
+        axes = _ints(args.axes) if args.axes else None
+        desc = functional.reduce_desc(in_desc, args.function, axes, args.output_data_type)
     compiled = device.compile_operator(device.create_operator(desc))
     for i, source in enumerate(compiled.wgsl):
         print(f"// dispatch {i}: {compiled.plan.dispatches[i].invocations} invocations")
@@ -176,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     pad.add_argument("--value", default="0", help="padding_value (CONSTANT)")
     rev.add_argument("--axis", default=None, help="axis to reverse along (default: the last)")
     rev.add_argument("--lengths-dtype", default="UINT32", help="sequence_lengths_tensor type: UINT32 or UINT64")
+    red = ops.add_parser("reduce", help="DML_REDUCE_OPERATOR_DESC")
+    red.add_argument("--dtype", default="FLOAT32", help="DataType name (default FLOAT32)")
+    red.add_argument("--shape", default="3,3", help="input sizes, comma-separated")
+    red.add_argument("--input-strides", default=None, help="input element strides (default packed)")
+    red.add_argument("--function", default="SUM", help="ReduceFunction name, any case (default SUM)")
+    red.add_argument("--axes", default=None, help="reduced axes, comma-separated (default all)")
+    red.add_argument("--output-data-type", default=None, help="ARGMAX/ARGMIN index type (default UINT32)")
     return parser
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .errors import InvalidArgumentError
 from .ops.padding import PaddingOperatorDesc
+from .ops.reduce import ARG_FUNCTIONS, ReduceFunction, ReduceOperatorDesc
 from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
 from .ops.slice1 import Slice1OperatorDesc, max_output_size
 from .runtime import Device, Tensor, default_device
@@ -125,3 +126,43 @@ def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
     lengths_desc = lengths.desc if isinstance(lengths, Tensor) else TensorDesc(
         DataType.from_numpy(lengths.dtype), lengths.shape)
     return _run_one(device, reverse_subsequences_desc(in_desc, lengths_desc, axis), [x, lengths])
+
+
+def reduce_desc(in_desc: TensorDesc, function, axes=None, output_data_type=None) -> ReduceOperatorDesc:
+    """The Reduce desc the functional `reduce` runs (shape inference only): the output keeps
+    the rank with size 1 on each reduced axis; its type is the input's, except ARGMAX/ARGMIN
+    (`output_data_type`, default UINT32). A given `output_data_type` for another function
+    must equal the input's type (validation says so otherwise)."""
+    function = ReduceFunction.coerce(function, "reduce: function")
+    if axes is None:
+        axes = tuple(range(in_desc.rank))
+    elif isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = (int(axes),)
+    axes = as_int_tuple(axes, "reduce: axes")
+    if output_data_type is not None:
+        out_type = _data_type(output_data_type, "reduce: output_data_type")
+    elif function in ARG_FUNCTIONS:
+        out_type = DataType.UINT32
+    else:
+        out_type = in_desc.data_type
+    out_sizes = tuple(1 if i in axes else n for i, n in enumerate(in_desc.sizes))
+    return ReduceOperatorDesc(function, in_desc, TensorDesc(out_type, out_sizes), axes)
+
+
+def _data_type(value, field: str) -> DataType:
+    """A DataType from a DataType, its name or value, or a numpy dtype."""
+    if isinstance(value, (DataType, str, int, np.integer)):
+        try:
+            return DataType.coerce(value, field)
+        except InvalidArgumentError:
+            if not isinstance(value, str):
+                raise
+    return DataType.from_numpy(value, field)
+
+
+def reduce(x, function, axes=None, *, output_data_type=None, device=None):
+    """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all).
+    The result keeps the rank, size 1 on the reduced axes. `output_data_type` is the index
+    type of ARGMAX/ARGMIN (default UINT32); other functions keep the input's type."""
+    device, in_desc, x = _prepare(x, device, "reduce")
+    return _run_one(device, reduce_desc(in_desc, function, axes, output_data_type), [x])

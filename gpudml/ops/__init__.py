@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import padding, reverse_subsequences, slice1
+from . import padding, reduce, reverse_subsequences, slice1
 
 REGISTRY: dict[type, ModuleType] = {
     slice1.Slice1OperatorDesc: slice1,
     padding.PaddingOperatorDesc: padding,
     reverse_subsequences.ReverseSubsequencesOperatorDesc: reverse_subsequences,
+    reduce.ReduceOperatorDesc: reduce,
 }
 
 

@@ -1,0 +1,580 @@
+"""Reduce: seed examples, validation rules, the support table, the function x dtype x layout
+sweep against reference.py, each strategy, 64-bit and wrapping integers, float16 overflow,
+LOG_SUM_EXP shifting, NaN, ARGMAX ties, and float32 accuracy on 16M elements."""
+
+from __future__ import annotations
+
+import functools
+import time
+import types
+
+import numpy as np
+import pytest
+from conftest import random_bits
+
+import gpudml as dml
+from gpudml import reference, seed_examples
+from gpudml.functional import reduce_desc
+from gpudml.ops import reduce as reduce_op
+from gpudml.runtime.tensor import logical_from_raw
+from gpudml.tensor_desc import packed_strides
+
+F, T, FL = dml.ReduceFunction, dml.DataType, dml.FeatureLevel
+ARG = (F.ARGMAX, F.ARGMIN)
+SEEDS = [e for e in seed_examples.SEED_EXAMPLES if e.operator == "reduce"]
+
+
+def compile_with(device, desc, **options):
+    """Validate `desc` on `device`, then compile it with forced plan options (strategy,
+    chunks, vectorize, int64_native) through the runtime's normal path."""
+    device.create_operator(desc)
+    module = types.SimpleNamespace(plan=functools.partial(reduce_op.plan, **options))
+    return device.compile_operator(dml.Operator(device, desc, module))
+
+
+def run(device, x, function, axes=None, output_data_type=None, *, in_desc=None, out_strides=None, **options):
+    """Run one reduction of numpy `x` (or of raw buffer `x` read through `in_desc`)."""
+    in_desc = in_desc or dml.TensorDesc(T.from_numpy(x.dtype), x.shape)
+    desc = reduce_desc(in_desc, function, axes, output_data_type)
+    if out_strides is not None:
+        out = desc.output_tensor
+        desc = dml.ReduceOperatorDesc(desc.function, in_desc, dml.TensorDesc(out.data_type, out.sizes, out_strides),
+                                      desc.axes)
+    compiled = compile_with(device, desc, **options)
+    (got,) = compiled.execute([x])
+    return got, compiled
+
+
+# ------------------------------------------------------------------ seed examples
+@pytest.mark.parametrize("example", SEEDS, ids=lambda e: e.name)
+def test_seed_examples(device, example):
+    got = dml.reduce(example.input, device=device, **example.args)
+    np.testing.assert_array_equal(got, example.expected)
+    assert got.dtype == np.float32
+
+
+def test_seed_example_through_desc_api(device):
+    desc = dml.ReduceOperatorDesc(
+        function=dml.ReduceFunction.SUM, input_tensor=dml.TensorDesc(T.FLOAT32, [3, 3]),
+        output_tensor=dml.TensorDesc(T.FLOAT32, [1, 1]), axes=[1, 0])
+    compiled = device.compile_operator(device.create_operator(desc))
+    assert compiled.wgsl and all("fn main" in source for source in compiled.wgsl)
+    (out,) = compiled.execute([SEEDS[0].input])
+    np.testing.assert_array_equal(out, [[21]])
+
+
+def test_cli_examples_include_reduce(capsys):
+    from gpudml import cli
+
+    assert cli.RUNNERS["reduce"] is dml.reduce
+    assert cli.main(["examples"]) == 0
+    text = capsys.readouterr().out
+    assert all(f"== {e.name} " in text for e in SEEDS)
+
+
+def test_cli_shader_reduce(capsys):
+    from gpudml import cli
+
+    assert cli.main(["shader", "reduce", "--function", "sum", "--axes", "1", "--shape", "8,300"]) == 0
+    assert "fn main" in capsys.readouterr().out
+    assert cli.main(["shader", "reduce", "--function", "ArgMax", "--shape", "4,5", "--dtype", "INT8",
+                     "--output-data-type", "INT64"]) == 0
+    assert "fn main" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ validation
+def _desc(function, in_type=T.FLOAT32, sizes=(2, 3, 4, 5), axes=(3,), out_type=None, out_sizes=None):
+    out_type = out_type or (T.UINT32 if F.coerce(function) in ARG else in_type)
+    out_sizes = out_sizes or [1 if i in axes else n for i, n in enumerate(sizes)]
+    return dml.ReduceOperatorDesc(function, dml.TensorDesc(in_type, sizes), dml.TensorDesc(out_type, out_sizes), axes)
+
+
+def _rejects(device, desc, *fragments):
+    with pytest.raises(dml.InvalidArgumentError) as info:
+        device.create_operator(desc)
+    message = str(info.value)
+    for fragment in ("Reduce",) + fragments:
+        assert fragment in message, message
+    return message
+
+
+def test_rejects_unknown_function():
+    with pytest.raises(dml.InvalidArgumentError, match=r"Reduce: function: 'MEDIAN' is not a ReduceFunction"):
+        dml.ReduceOperatorDesc("MEDIAN", dml.TensorDesc(T.FLOAT32, [2]), dml.TensorDesc(T.FLOAT32, [1]), [0])
+
+
+def test_rejects_empty_axes(at_level):
+    _rejects(at_level(FL.FL_5_0), _desc(F.SUM, axes=()), "axes must name at least one axis", "AxisCount is 0")
+
+
+def test_rejects_axis_out_of_range(at_level):
+    desc = dml.ReduceOperatorDesc(F.SUM, dml.TensorDesc(T.FLOAT32, [2, 3]), dml.TensorDesc(T.FLOAT32, [2, 1]), [1, 2])
+    _rejects(at_level(FL.FL_5_0), desc, "axes[1] = 2 is outside [0, 1]", "DimensionCount 2")
+
+
+def test_rejects_duplicate_axes(at_level):
+    _rejects(at_level(FL.FL_5_0), _desc(F.MAX, axes=(3, 1, 3)), "axes[2] = 3 repeats an axis", "[3, 1, 3]")
+
+
+def test_rejects_reduced_output_size_not_1(at_level):
+    desc = _desc(F.SUM, out_sizes=[2, 3, 4, 5])
+    _rejects(at_level(FL.FL_5_0), desc, "output_tensor.sizes[3] = 5 must be 1 on reduced axis 3")
+
+
+def test_rejects_kept_output_size_mismatch(at_level):
+    desc = _desc(F.SUM, out_sizes=[2, 4, 4, 1])
+    _rejects(at_level(FL.FL_5_0), desc, "output_tensor.sizes[1] = 4 must equal input_tensor.sizes[1] = 3",
+             "kept axis 1")
+
+
+def test_rejects_rank_mismatch(at_level):
+    desc = dml.ReduceOperatorDesc(F.SUM, dml.TensorDesc(T.FLOAT32, [2, 3]), dml.TensorDesc(T.FLOAT32, [1]), [0, 1])
+    _rejects(at_level(FL.FL_5_0), desc, "same DimensionCount", "input_tensor 2, output_tensor 1")
+
+
+def test_rejects_output_type_change(at_level):
+    _rejects(at_level(FL.FL_5_0), _desc(F.SUM, out_type=T.FLOAT16),
+             "output_tensor.data_type FLOAT16 must equal input_tensor.data_type FLOAT32", "function is SUM")
+
+
+@pytest.mark.parametrize("level", list(FL), ids=lambda lv: lv.name)
+def test_rejects_average_on_int32_at_every_level(at_level, level):
+    _rejects(at_level(level), _desc(F.AVERAGE, T.INT32), "Reduce (AVERAGE): input_tensor.data_type INT32",
+             "(supported: FLOAT32, FLOAT16)")
+
+
+def test_min_on_int8_needs_fl_3_0(at_level):
+    _rejects(at_level(FL.FL_2_1), _desc(F.MIN, T.INT8), "Reduce (MIN): input_tensor.data_type INT8 is not "
+             "supported at FL_2_1", "it needs FL_3_0 or later")
+    at_level(FL.FL_3_0).create_operator(_desc(F.MIN, T.INT8))
+
+
+@pytest.mark.parametrize("function", list(F), ids=lambda f: f.name)
+def test_rejects_float64(at_level, function):
+    out_type = T.UINT32 if function in ARG else T.FLOAT64
+    _rejects(at_level(FL.FL_5_0), _desc(function, T.FLOAT64, out_type=out_type),
+             "input_tensor.data_type FLOAT64 is not supported at FL_5_0")
+
+
+def test_rank_must_be_4_before_fl_3_0(at_level):
+    desc = _desc(F.SUM, sizes=(3, 4, 5), axes=(1,))
+    _rejects(at_level(FL.FL_2_1), desc, "DimensionCount 3 is not supported at FL_2_1 (supported: 4)",
+             "it needs FL_3_0 or later")
+    at_level(FL.FL_3_0).create_operator(desc)
+
+
+def test_argmax_output_type_rules(at_level):
+    _rejects(at_level(FL.FL_5_0), _desc(F.ARGMAX, out_type=T.FLOAT32),
+             "Reduce (ARGMAX): output_tensor.data_type FLOAT32 is not supported at FL_5_0")
+    _rejects(at_level(FL.FL_2_1), _desc(F.ARGMIN, out_type=T.INT64),
+             "output_tensor.data_type INT64 is not supported at FL_2_1 (supported: UINT32)")
+    at_level(FL.FL_3_0).create_operator(_desc(F.ARGMIN, out_type=T.INT64))
+    _rejects(at_level(FL.FL_4_0), _desc(F.ARGMAX, T.UINT64), "input_tensor.data_type UINT64", "FL_4_1 or later")
+    at_level(FL.FL_4_1).create_operator(_desc(F.ARGMAX, T.UINT64, out_type=T.INT32))
+
+
+def test_rejects_aliasing_output(at_level):
+    desc = dml.ReduceOperatorDesc(F.SUM, dml.TensorDesc(T.FLOAT32, [4, 6]),
+                                  dml.TensorDesc(T.FLOAT32, [4, 1], [0, 1]), [1])
+    _rejects(at_level(FL.FL_5_0), desc, "output_tensor.strides", "share one address")
+
+
+# The seed page's tables (SPEC.md section 4), transcribed independently of ops/reduce.py:
+# function group -> [(level, dims, input types, output types or "same")], highest level first.
+_8 = "F32 F16 I32 I16 I8 U32 U16 U8"
+SPEC_TABLE = {
+    "ARGMIN ARGMAX": [("4_1", "1-8", "F32 F16 I64 I32 I16 I8 U64 U32 U16 U8", "I64 I32 U64 U32"),
+                      ("3_0", "1-8", _8, "I64 I32 U64 U32"), ("2_1", "4", _8, "U32"), ("1_0", "4", "F32 F16", "U32")],
+    "AVERAGE L2 LOG_SUM LOG_SUM_EXP": [("3_0", "1-8", "F32 F16", "same"), ("1_0", "4", "F32 F16", "same")],
+    "L1 SUM_SQUARE": [("5_0", "1-8", "F32 F16 I64 I32 U64 U32", "same"), ("3_0", "1-8", "F32 F16", "same"),
+                      ("1_0", "4", "F32 F16", "same")],
+    "MIN MAX": [("5_0", "1-8", "F32 F16 I64 I32 I16 I8 U64 U32 U16 U8", "same"), ("3_0", "1-8", _8, "same"),
+                ("2_1", "4", "F32 F16 I32 U32", "same"), ("1_0", "4", "F32 F16", "same")],
+    "MULTIPLY SUM": [("5_0", "1-8", "F32 F16 I64 I32 U64 U32", "same"), ("3_0", "1-8", "F32 F16 I32 U32", "same"),
+                     ("2_1", "4", "F32 F16 I32 U32", "same"), ("1_0", "4", "F32 F16", "same")],
+}
+_SHORT = {"F32": T.FLOAT32, "F16": T.FLOAT16, "F64": T.FLOAT64, "I64": T.INT64, "I32": T.INT32, "I16": T.INT16,
+          "I8": T.INT8, "U64": T.UINT64, "U32": T.UINT32, "U16": T.UINT16, "U8": T.UINT8}
+
+
+def _spec_accepts(function, level, rank, in_type, out_type) -> bool:
+    group = next(rows for names, rows in SPEC_TABLE.items() if function.name in names.split())
+    for lv, dims, ins, outs in group:
+        if FL[f"FL_{lv}"] <= level:
+            lo, _, hi = dims.partition("-")
+            in_ok = in_type in {_SHORT[t] for t in ins.split()}
+            out_ok = out_type == in_type if outs == "same" else out_type in {_SHORT[t] for t in outs.split()}
+            return int(lo) <= rank <= int(hi or lo) and in_ok and out_ok
+    return False
+
+
+@pytest.mark.parametrize("function", list(F), ids=lambda f: f.name)
+def test_support_table_matches_spec(function):
+    """Every (level, rank, input type, output type) is accepted exactly where SPEC.md's table says."""
+    for level in FL:
+        for rank in range(1, 9):
+            sizes = (2,) * rank
+            for in_type in T:
+                for out_type in (T if function in ARG else [in_type, T.FLOAT32]):
+                    desc = dml.ReduceOperatorDesc(function, dml.TensorDesc(in_type, sizes),
+                                                  dml.TensorDesc(out_type, (1,) + sizes[1:]), (0,))
+                    try:
+                        reduce_op.validate(desc, level)
+                        accepted = True
+                    except dml.InvalidArgumentError:
+                        accepted = False
+                    want = _spec_accepts(function, level, rank, in_type, out_type)
+                    assert accepted == want, (function.name, level.name, rank, in_type.name, out_type.name)
+
+
+def test_functional_api_arguments(vulkan_device):
+    dev = vulkan_device
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(dml.reduce(x, "Sum", device=dev), [[[276]]])
+    np.testing.assert_array_equal(dml.reduce(x, "max", 2, device=dev), x.max(2, keepdims=True))
+    np.testing.assert_array_equal(dml.reduce(x, F.MIN, (2, 0), device=dev), x.min((0, 2), keepdims=True))
+    got = dml.reduce(x, "argmax", [1], device=dev)
+    assert got.dtype == np.uint32 and got.shape == (2, 1, 4)
+    got = dml.reduce(x, "ARGMIN", [1], output_data_type=np.int64, device=dev)
+    assert got.dtype == np.int64 and (got == 0).all()
+    assert dml.reduce(x, "argmin", [1], output_data_type="int32", device=dev).dtype == np.int32
+    assert dml.reduce(x, "sum", [1], output_data_type=T.FLOAT32, device=dev).dtype == np.float32
+    with pytest.raises(dml.InvalidArgumentError, match="must equal input_tensor.data_type FLOAT32"):
+        dml.reduce(x, "sum", [1], output_data_type="FLOAT16", device=dev)
+    with pytest.raises(dml.InvalidArgumentError, match="axes"):
+        dml.reduce(x, "sum", [], device=dev)
+    with pytest.raises(dml.InvalidArgumentError, match="FLOAT64 is not supported"):
+        dml.reduce(x.astype(np.float64), "sum", device=dev)
+
+
+# ------------------------------------------------------------------ sweep against reference.py
+def _data(rng, data_type: dml.DataType, function, shape) -> np.ndarray:
+    if not data_type.is_float:
+        return random_bits(rng, data_type.numpy, shape)  # integers wrap: any bits are fair
+    low, high = {F.MULTIPLY: (0.7, 1.3), F.LOG_SUM: (0.1, 2.0)}.get(function, (-3.0, 3.0))
+    return rng.uniform(low, high, shape).astype(data_type.numpy)
+
+
+def assert_reduce_close(got, want, x, function, axes, what=""):
+    """Integers, MIN/MAX and ARGMAX/ARGMIN exactly; float results within rounding bounds
+    scaled by the magnitudes involved (float32 accumulation, one rounding to the output type)."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
+    if want.dtype.kind != "f" or function in (F.MIN, F.MAX):
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    eps = {np.float32: 2e-6, np.float16: 1e-3}[want.dtype.type]
+    w = want.astype(np.float64)
+    scale = np.abs(w)
+    if function in (F.SUM, F.AVERAGE, F.L1, F.SUM_SQUARE, F.L2):
+        ax = None if axes is None else tuple(axes)
+        magnitude = reference.reduce(np.abs(x), function, ax).astype(np.float64)
+        scale = np.maximum(scale, magnitude)
+    elif function in (F.LOG_SUM, F.LOG_SUM_EXP):
+        scale = scale + 1.0
+    tolerance = 4 * eps * scale + 1e-30
+    g = got.astype(np.float64)
+    bad = ~((np.abs(g - w) <= tolerance) | (np.isnan(g) & np.isnan(w)) | (g == w))
+    assert not bad.any(), f"{what}: got {g[bad][:5]}, want {w[bad][:5]}"
+
+
+# (input sizes, input strides: None packed / "padded" / explicit, axes, output strides: None / "padded")
+LAYOUTS = [
+    ((37,), None, [0], None),
+    ((33, 70), None, [1], None),  # contiguous rows, 16-byte blocks
+    ((40, 3, 37), [3 * 48, 48, 1], [0], None),  # column: groups of outputs, partial last group
+    ((4, 5, 6, 7), None, [0, 2], None),  # non-adjacent axes
+    ((3, 4, 2, 5, 3), None, None, None),  # all axes
+    ((2, 3, 1, 2, 3, 2, 1, 2), None, [7, 1, 4], "padded"),  # rank 8, unordered axes, strided output
+    ((5, 6, 7), [0, 7, 1], [2], None),  # broadcast kept axis
+    ((5, 6, 7), [7, 0, 1], [1, 2], None),  # broadcast reduced axis
+    ((6, 5, 9), "padded", [2, 0], "padded"),  # padded input rows
+]
+PAIRS = [(fn, dt) for fn in F for dt in T if _spec_accepts(fn, FL.FL_5_0, 3, dt, T.UINT32 if fn in ARG else dt)]
+
+
+def _layout_desc(data_type, sizes, strides):
+    if strides == "padded":
+        strides = packed_strides([n + 1 for n in sizes])
+    return dml.TensorDesc(data_type, sizes, strides)
+
+
+@pytest.mark.parametrize("function, data_type", PAIRS, ids=lambda v: v.name)
+def test_sweep_against_reference(device, function, data_type):
+    rng = np.random.default_rng([int(function), int(data_type)])
+    for i, (sizes, in_strides, axes, out_strides) in enumerate(LAYOUTS):
+        in_desc = _layout_desc(data_type, sizes, in_strides)
+        raw = _data(rng, data_type, function, [in_desc.required_elements])
+        x = logical_from_raw(raw, in_desc)
+        if out_strides == "padded":
+            out_strides = packed_strides([1 if axes and a in axes else n + 1 for a, n in enumerate(sizes)])
+        out_type = (T.INT64, T.UINT32)[i % 2] if function in ARG else None
+        want = reference.reduce(x, function, axes, out_type)
+        got, compiled = run(device, raw, function, axes, out_type, in_desc=in_desc, out_strides=out_strides)
+        what = f"{function.name} {data_type.name} layout {i} {sizes} axes {axes} ({len(compiled.wgsl)} passes)"
+        assert_reduce_close(got, want, x, function, axes, what)
+
+
+@pytest.mark.parametrize("function, data_type", PAIRS, ids=lambda v: v.name)
+def test_split_strategy_against_reference(device, function, data_type):
+    """The two-pass strategy with small chunks (chunk edges inside rows), vectorized and not,
+    and with 64-bit integers emulated even where the adapter has them."""
+    rng = np.random.default_rng([int(function), int(data_type), 1])
+    options = [{"chunks": 3}, {"chunks": 5, "vectorize": False}]
+    if data_type.size == 8:
+        options.append({"chunks": 2, "int64_native": False})
+    # Contiguous rows; columns in groups of outputs sharing 16-byte blocks (the last group of
+    # each row partial); non-adjacent axes.
+    for sizes, in_strides, axes in [((7, 70), None, [1]), ((40, 3, 37), [3 * 48, 48, 1], [0]),
+                                    ((6, 7, 9), None, [0, 2])]:
+        in_desc = _layout_desc(data_type, sizes, in_strides)
+        raw = _data(rng, data_type, function, [in_desc.required_elements])
+        x = logical_from_raw(raw, in_desc)
+        want = reference.reduce(x, function, axes)
+        for opts in options:
+            got, compiled = run(device, raw, function, axes, in_desc=in_desc, strategy="split", **opts)
+            assert len(compiled.wgsl) == 2
+            if in_strides and opts.get("vectorize", True):
+                assert compiled.plan.dispatches[0].params["group"] == 16 // data_type.size
+            assert_reduce_close(got, want, x, function, axes, f"{function.name} {data_type.name} {sizes} {opts}")
+
+
+# ------------------------------------------------------------------ strategies
+def _templates(compiled):
+    return [d.template for d in compiled.plan.dispatches]
+
+
+@pytest.mark.parametrize("function", [F.SUM, F.ARGMAX, F.MIN, F.LOG_SUM_EXP])
+def test_each_strategy_on_larger_inputs(device, function):
+    """The plan's own choices: many contiguous rows (one pass), few long rows (split),
+    columns (split with groups of outputs), and each agrees with reference.py."""
+    rng = np.random.default_rng(int(function))
+    cases = [
+        ((2048, 96), [1], "reduce.wgsl.j2"),  # many outputs: one invocation per row
+        ((3, 300_000), [1], "reduce_partials.wgsl.j2"),  # few outputs, long rows: partial results
+        ((700, 130), [0], "reduce_partials.wgsl.j2"),  # columns
+        ((700, 128), [0], "reduce_partials.wgsl.j2"),  # columns in groups of 4 outputs
+        ((64, 3, 1000), [0, 2], "reduce_partials.wgsl.j2"),  # non-adjacent
+    ]
+    for sizes, axes, first in cases:
+        x = rng.uniform(-4, 4, sizes).astype(np.float32)
+        got, compiled = run(device, x, function, axes)
+        assert _templates(compiled)[0] == first, (sizes, _templates(compiled))
+        if sizes == (700, 128):
+            assert compiled.plan.dispatches[0].params["group"] == 4
+        assert_reduce_close(got, reference.reduce(x, function, axes), x, function, axes, f"{sizes} {axes}")
+
+
+def test_long_rows_stay_within_the_loop_cap(device):
+    """llvmpipe stops every loop of an invocation after 65535 iterations in total: a forced
+    one-pass plan over 200,000-element rows is cut into partial results instead."""
+    x = np.ones((3, 200_000), dtype=np.int32)
+    for options in [{"strategy": "rows"}, {"strategy": "rows", "vectorize": False}, {"strategy": "split", "chunks": 1}]:
+        got, compiled = run(device, x, "sum", [1], **options)
+        np.testing.assert_array_equal(got, [[200_000]] * 3)
+        assert len(compiled.wgsl) == 2
+    # Packed uint8 output: four outputs share an invocation in one-pass kernels.
+    y = np.zeros((5, 70_000), dtype=np.uint8)
+    y[:, 69_999] = [1, 2, 3, 4, 5]
+    got, _ = run(device, y, "max", [1], strategy="rows", vectorize=False)
+    np.testing.assert_array_equal(got.ravel(), [1, 2, 3, 4, 5])
+
+
+def test_broadcast_beyond_the_combine_limit_is_unsupported(device):
+    in_desc = dml.TensorDesc(T.FLOAT32, [1 << 31], [0])
+    desc = reduce_desc(in_desc, "sum")
+    with pytest.raises(dml.UnsupportedError, match="partial results per output"):
+        device.compile_operator(device.create_operator(desc))
+
+
+def test_broadcast_reduction_of_a_million(device):
+    in_desc = dml.TensorDesc(T.FLOAT16, [1000, 1000], [0, 0])
+    got, _ = run(device, np.array([0.25], np.float16), "sum", None, in_desc=in_desc)
+    assert got.dtype == np.float16 and float(got[0, 0]) == np.inf  # 250,000 > 65504
+    got, _ = run(device, np.array([0.25], np.float16), "average", [1], in_desc=in_desc)
+    np.testing.assert_array_equal(got, np.full((1000, 1), 0.25, np.float16))
+
+
+def test_packed_and_strided_small_outputs(device):
+    """8- and 16-bit outputs: packed (one invocation owns a word) and strided (atomic word
+    updates), through one pass and the combine pass."""
+    rng = np.random.default_rng(3)
+    for dtype in (np.uint8, np.int16, np.float16):
+        x = random_bits(rng, dtype, (9, 13, 6)) if dtype != np.float16 else rng.uniform(-9, 9, (9, 13, 6)).astype(dtype)
+        want = reference.reduce(x, "max", [2])
+        for out_strides in (None, [13 * 3, 3, 1], [1, 9, 1]):
+            for options in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+                got, _ = run(device, x, "max", [2], out_strides=out_strides, **options)
+                np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {out_strides} {options}")
+
+
+def test_strided_output_keeps_other_elements(device):
+    """Elements of the output buffer outside the tensor are left as they were."""
+    x = np.arange(24, dtype=np.int16).reshape(4, 6)
+    out_desc = dml.TensorDesc(T.INT16, [4, 1], [3, 1])
+    desc = dml.ReduceOperatorDesc(F.MAX, dml.TensorDesc(T.INT16, [4, 6]), out_desc, [1])
+    compiled = device.compile_operator(device.create_operator(desc))
+    before = np.full(out_desc.buffer_bytes // 2, -7, np.int16)
+    (result,) = compiled.execute([device.tensor(x)], outputs=[device.tensor(before, desc=out_desc)])
+    raw = result.raw()
+    np.testing.assert_array_equal(raw[::3][:4], [5, 11, 17, 23])
+    assert (np.delete(raw, [0, 3, 6, 9]) == -7).all()
+
+
+def test_tensor_in_tensor_out_and_pipeline_reuse(vulkan_device):
+    dev = vulkan_device
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    t = dml.reduce(dev.tensor(x), "sum", [2])
+    assert isinstance(t, dml.Tensor) and t.shape == (3, 4, 1)
+    again = dml.reduce(t, "max", [0, 1])  # chained on the GPU
+    np.testing.assert_array_equal(again.numpy(), [[[x.sum(2).max()]]])
+    # A new shape of a known kind (same merged ranks, same strategy) compiles nothing.
+    np.testing.assert_array_equal(dml.reduce(np.ones((3, 4, 20), np.float32), "sum", [2], device=dev),
+                                  np.full((3, 4, 1), 20, np.float32))
+    misses = dev.pipeline_cache_stats.misses
+    y = np.ones((7, 2, 9), dtype=np.float32)
+    np.testing.assert_array_equal(dml.reduce(y, "sum", [2], device=dev), np.full((7, 2, 1), 9, np.float32))
+    assert dev.pipeline_cache_stats.misses == misses
+
+
+# ------------------------------------------------------------------ integers
+def _int64_options(device):
+    native = device.caps.has("shader-int64")
+    return [{}, {"int64_native": False}] if native else [{}]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_int64_wraps_exactly(device, dtype):
+    big = np.iinfo(dtype).max
+    x = np.array([[big, big, 3, 2**40 + 7], [2**62 + 1, 2**33, 2**31, 5]], dtype=dtype)
+    if dtype == np.int64:
+        x[1, 3] = np.iinfo(np.int64).min
+    for options in _int64_options(device):
+        for function in (F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE, F.MIN, F.MAX, F.ARGMAX, F.ARGMIN):
+            for axes in ([1], [0], None):
+                for strategy in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+                    out_type = T.UINT64 if function in ARG else None
+                    got, _ = run(device, x, function, axes, out_type, **options, **strategy)
+                    want = reference.reduce(x, function, axes, out_type)
+                    np.testing.assert_array_equal(got, want, err_msg=f"{function.name} {axes} {options} {strategy}")
+
+
+def test_int64_compare_uses_high_and_low_words(device):
+    # Values differing only in the low word, only in the high word, and in sign.
+    x = np.array([0x1_0000_0000, 0x0_FFFF_FFFF, -1, -(2**32), 2**32 + 1, -(2**63)], dtype=np.int64)
+    for options in _int64_options(device):
+        for function in (F.MIN, F.MAX, F.ARGMIN, F.ARGMAX):
+            got, _ = run(device, x, function, **options)
+            np.testing.assert_array_equal(got, reference.reduce(x, function), err_msg=f"{function.name} {options}")
+        u = x.view(np.uint64)
+        for function in (F.MIN, F.MAX, F.ARGMAX):
+            got, _ = run(device, u, function, **options)
+            np.testing.assert_array_equal(got, reference.reduce(u, function), err_msg=f"u64 {function.name} {options}")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_int32_wraps(device, dtype):
+    x = np.array([[2**31 - 1, 5, 2**30], [np.iinfo(dtype).min, 3, 65536]], dtype=dtype)
+    for function in (F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE):
+        got, _ = run(device, x, function, [1])
+        np.testing.assert_array_equal(got, reference.reduce(x, function, [1]), err_msg=function.name)
+
+
+# ------------------------------------------------------------------ floats: f16, LSE, NaN
+def test_float16_accumulates_in_float32_and_overflows_to_inf(device):
+    x = np.full((4, 3000), 30.0, np.float16)  # every partial sum is exact in float32
+    x[1] = -30.0
+    x[2, :] = 0.0
+    x[2, :2] = [65504, 15]  # 65519 rounds to 65504
+    x[3, :] = 0.0
+    x[3, :2] = [65504, 16]  # 65520 rounds to inf
+    got = dml.reduce(x, "sum", [1], device=device)
+    np.testing.assert_array_equal(got.ravel(), np.array([np.inf, -np.inf, 65504, np.inf], np.float16))
+    y = np.full((2, 5000), 0.1, np.float16)  # a float16 running sum would stall at 256
+    got = dml.reduce(y, "sum", [1], device=device).astype(np.float64)
+    np.testing.assert_allclose(got, 5000 * float(np.float16(0.1)), rtol=1e-3)
+    got = dml.reduce(y, "average", None, device=device)
+    np.testing.assert_array_equal(got, [[np.float16(0.1)]])
+
+
+def test_float16_subnormal_and_rounding(device):
+    x = np.array([[6e-8, 6e-8, 0], [1.0, 2.0**-11, 0], [1.0, 2.0**-11, 2.0**-11]], np.float16)
+    got = dml.reduce(x, "sum", [1], device=device)
+    np.testing.assert_array_equal(got, reference.reduce(x, "sum", [1]))
+
+
+def test_log_sum_exp_is_max_shifted(device):
+    x = np.array([[1000.0, 999.0, 998.5], [-1000.0, -1001.0, -999.0], [88.0, 89.0, 90.0]], np.float32)
+    for options in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+        got, _ = run(device, x, "log_sum_exp", [1], **options)
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, reference.reduce(x, "log_sum_exp", [1]), rtol=1e-6)
+    inf = np.float32(np.inf)
+    y = np.array([[inf, 1, inf], [-inf, -inf, -inf], [-inf, 2, -inf], [np.nan, 1, 2]], np.float32)
+    got = dml.reduce(y, "log_sum_exp", [1], device=device).ravel()
+    np.testing.assert_array_equal(got[:2], [np.inf, -np.inf])
+    np.testing.assert_allclose(got[2], 2.0)
+    assert np.isnan(got[3])
+    h = (np.arange(2000) % 7 + 9000).astype(np.float16).reshape(2, 1000)
+    got = dml.reduce(h, "log_sum_exp", [1], device=device)
+    np.testing.assert_allclose(got.astype(np.float64), reference.reduce(h, "log_sum_exp", [1]).astype(np.float64),
+                               rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_nan_propagates_like_numpy(device, dtype):
+    nan = np.nan
+    x = np.array([[1, nan, 3, nan], [5, 4, 3, 9], [nan, nan, nan, nan], [-np.inf, -np.inf, 2, -np.inf]], dtype)
+    for options in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+        for function in (F.MAX, F.MIN, F.ARGMAX, F.ARGMIN, F.SUM, F.LOG_SUM_EXP):
+            got, _ = run(device, x, function, [1], **options)
+            want = reference.reduce(x, function, [1])
+            np.testing.assert_array_equal(got, want, err_msg=f"{function.name} {options}")
+        got, _ = run(device, x.T.copy(), F.ARGMAX, [0], **options)  # columns
+        np.testing.assert_array_equal(got, reference.reduce(x.T, F.ARGMAX, [0]))
+
+
+def test_argmax_returns_first_occurrence(device):
+    x = np.array([3, 2, 1, 2, 3], np.float32)  # the ties example of the DML ARGMAX page
+    assert dml.reduce(x, "argmax", device=device)[0] == 0
+    assert dml.reduce(x, "argmin", device=device)[0] == 2
+    # Ties across chunk edges and 16-byte blocks: the lowest flat index wins.
+    y = np.zeros((3, 1000), np.int8)
+    y[0, [5, 400, 999]] = 7
+    y[1, [999]] = -1
+    for options in ({}, {"strategy": "split", "chunks": 7}, {"strategy": "split", "chunks": 3, "vectorize": False}):
+        got, _ = run(device, y, "argmax", [1], **options)
+        np.testing.assert_array_equal(got.ravel(), [5, 0, 0], err_msg=str(options))
+        got, _ = run(device, y, "argmin", [1], **options)
+        np.testing.assert_array_equal(got.ravel(), [0, 999, 0], err_msg=str(options))
+
+
+def test_argmax_over_several_axes_is_row_major_in_axis_order(device):
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 4, (3, 4, 5, 6)).astype(np.float32)  # many ties
+    for axes in ([3, 1], [1, 3], [0, 2, 3], [2, 0]):
+        for options in ({}, {"strategy": "split", "chunks": 4}):
+            got, _ = run(device, x, "argmax", axes, T.INT32, **options)
+            np.testing.assert_array_equal(got, reference.reduce(x, "argmax", axes, T.INT32), err_msg=str(axes))
+    # The flat index over axes (1, 3) of the maximum placed at (i, 2, j, 4): 2 * 6 + 4.
+    x[:, 2, :, 4] = 10
+    got, _ = run(device, x, "argmax", [3, 1], T.UINT64)
+    assert (got == 16).all() and got.dtype == np.uint64
+
+
+# ------------------------------------------------------------------ accuracy
+def test_float32_sum_of_16m_is_accurate(device):
+    """float32 SUM of 16M uniform [0, 1) values: within 1e-5 relative of the float64 sum
+    (numpy's own pairwise float32 sum is the anchor: both errors are in the message)."""
+    x = np.random.default_rng(2024).random(1 << 24, dtype=np.float32)
+    exact = x.astype(np.float64).sum()
+    start = time.perf_counter()
+    got = float(dml.reduce(x, "sum", device=device)[0])
+    seconds = time.perf_counter() - start
+    ours, numpys = abs(got - exact) / exact, abs(float(x.sum(dtype=np.float32)) - exact) / exact
+    assert ours < 1e-5, f"relative error {ours:.2e} (numpy float32: {numpys:.2e})"
+    print(f"16M float32 sum: relative error {ours:.2e}, numpy float32 {numpys:.2e}, {seconds:.2f} s")
+    rows = x.reshape(4096, 4096)
+    for axis in (0, 1):
+        got = dml.reduce(rows, "sum", [axis], device=device).astype(np.float64).ravel()
+        want = rows.astype(np.float64).sum(axis)
+        assert np.max(np.abs(got - want) / want) < 2e-6
