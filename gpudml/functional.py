@@ -6,6 +6,7 @@ numpy in -> numpy out; Tensor in -> Tensor out (no readback).
 from __future__ import annotations
 
 import builtins
+import enum
 
 import numpy as np
 
@@ -35,8 +36,38 @@ def _prepare(x, device: Device | None, fn: str) -> tuple[Device, TensorDesc, obj
     return device or default_device(), TensorDesc(DataType.from_numpy(x.dtype), x.shape), x
 
 
-def _run_one(device: Device, desc, inputs):
-    return device._run(desc, list(inputs))[0]
+class _Uncacheable(Exception):
+    pass
+
+
+def _freeze(value):
+    """A hashable stand-in for an argument that equals another's only when both build the
+    same desc (so 1.0 never hits the entry built for 1, nor -0.0 the one for 0.0)."""
+    kind = type(value)
+    if kind is int or value is None or kind is TensorDesc:
+        return value
+    if kind in (list, tuple):
+        return tuple(_freeze(v) for v in value)
+    if kind is float:
+        return ("float", value.hex())
+    if kind is str or isinstance(value, enum.Enum):
+        return (kind.__name__, str(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    raise _Uncacheable
+
+
+def _run_one(device: Device, call: tuple, build_desc, inputs):
+    """Execute the operator `build_desc()` describes. `call` (the function name, input descs
+    and raw arguments) keys the device's cache of compiled operators, so a repeated call
+    neither rebuilds nor revalidates its desc."""
+    try:
+        key = tuple(_freeze(v) if i >= 2 else v for i, v in enumerate(call))
+    except _Uncacheable:
+        key = None
+    return device._run(key, build_desc, list(inputs))[0]
 
 
 def slice_desc(in_desc: TensorDesc, offsets, sizes, strides=None, output_sizes=None) -> Slice1OperatorDesc:
@@ -55,7 +86,8 @@ def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  
     """DML_SLICE1: the window `offsets`/`sizes` of x, read with `strides` (may be negative).
     `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|."""
     device, in_desc, x = _prepare(x, device, "slice")
-    return _run_one(device, slice_desc(in_desc, offsets, sizes, strides, output_sizes), [x])
+    return _run_one(device, ("slice", in_desc, offsets, sizes, strides, output_sizes),
+                    lambda: slice_desc(in_desc, offsets, sizes, strides, output_sizes), [x])
 
 
 def pad_desc(in_desc: TensorDesc, start_padding, end_padding, mode="constant", value=0.0) -> PaddingOperatorDesc:
@@ -77,7 +109,8 @@ def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=Non
     `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" (any case);
     `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
     device, in_desc, x = _prepare(x, device, "pad")
-    return _run_one(device, pad_desc(in_desc, start_padding, end_padding, mode, value), [x])
+    return _run_one(device, ("pad", in_desc, start_padding, end_padding, mode, value),
+                    lambda: pad_desc(in_desc, start_padding, end_padding, mode, value), [x])
 
 
 UINT32_MAX = 2**32 - 1
@@ -125,7 +158,8 @@ def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
             lengths = device.tensor(lengths)  # Tensor in -> Tensor out: everything stays on the GPU
     lengths_desc = lengths.desc if isinstance(lengths, Tensor) else TensorDesc(
         DataType.from_numpy(lengths.dtype), lengths.shape)
-    return _run_one(device, reverse_subsequences_desc(in_desc, lengths_desc, axis), [x, lengths])
+    return _run_one(device, ("reverse_subsequences", in_desc, lengths_desc, axis),
+                    lambda: reverse_subsequences_desc(in_desc, lengths_desc, axis), [x, lengths])
 
 
 def reduce_desc(in_desc: TensorDesc, function, axes=None, output_data_type=None) -> ReduceOperatorDesc:
@@ -165,4 +199,5 @@ def reduce(x, function, axes=None, *, output_data_type=None, device=None):
     The result keeps the rank, size 1 on the reduced axes. `output_data_type` is the index
     type of ARGMAX/ARGMIN (default UINT32); other functions keep the input's type."""
     device, in_desc, x = _prepare(x, device, "reduce")
-    return _run_one(device, reduce_desc(in_desc, function, axes, output_data_type), [x])
+    return _run_one(device, ("reduce", in_desc, function, axes, output_data_type),
+                    lambda: reduce_desc(in_desc, function, axes, output_data_type), [x])

@@ -64,18 +64,22 @@ class Device:
             raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
         return CompiledOperator(self, operator)
 
-    def _run(self, desc, inputs):
-        """create + compile (cached by desc) + execute: the functional API's path."""
-        with self._compiled_lock:
-            compiled = self._compiled.get(desc)
-            if compiled is not None:
-                self._compiled.move_to_end(desc)
-        if compiled is None:
-            compiled = self.compile_operator(self.create_operator(desc))
+    def _run(self, key, build_desc, inputs):
+        """The functional API's path: compile `build_desc()` once per call key (None: no
+        caching), then execute."""
+        compiled = None
+        if key is not None:
             with self._compiled_lock:
-                self._compiled[desc] = compiled
-                while len(self._compiled) > COMPILED_CACHE_SIZE:
-                    self._compiled.popitem(last=False)
+                compiled = self._compiled.get(key)
+                if compiled is not None:
+                    self._compiled.move_to_end(key)
+        if compiled is None:
+            compiled = self.compile_operator(self.create_operator(build_desc()))
+            if key is not None:
+                with self._compiled_lock:
+                    self._compiled[key] = compiled
+                    while len(self._compiled) > COMPILED_CACHE_SIZE:
+                        self._compiled.popitem(last=False)
         return compiled.execute(inputs)
 
     # -- tensors -----------------------------------------------------------------------

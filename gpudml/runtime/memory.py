@@ -3,8 +3,9 @@
 - Pool: buffers are kept by size; a Tensor that dies gives its buffer back, so
   repeated executes of the same shapes allocate nothing.
 - Transfers: where the adapter offers `mappable-primary-buffers` (software
-  adapters share host memory) storage buffers are mapped directly; elsewhere
-  `queue.write_buffer` / `queue.read_buffer` (portable staging).
+  adapters share host memory) storage buffers are mapped directly (reads always,
+  writes from MAP_THRESHOLD_BYTES on; `queue.write_buffer` is cheaper below);
+  elsewhere `queue.write_buffer` and reused MAP_READ staging buffers.
 - Batching: while a batch is open, dispatches of every thread go into one
   command encoder and one compute pass, submitted once when the last batch
   closes or before the host touches GPU memory (upload, readback).
@@ -33,6 +34,7 @@ _serials = itertools.count(1)
 class _Batch:
     encoder: object
     cpass: object | None = None
+    pipeline: object | None = None  # the pipeline last set in cpass
     dispatches: int = 0
 
 
@@ -45,6 +47,7 @@ class Memory:
     _open_batches: int = 0
     _batch: _Batch | None = None
     allocations: int = 0
+    _staging_free: list = field(default_factory=list)
     timer: GpuTimer | None = None  # set by GpuTimer.__enter__: time each unbatched pass
 
     # -- buffers -----------------------------------------------------------------------
@@ -108,6 +111,13 @@ class Memory:
         return self._free_bytes
 
     # -- transfers ---------------------------------------------------------------------
+    def _map(self, buffer, mode, size: int) -> None:
+        # map_sync waits for wgpu-py's poll thread with a sleeping back-off (~0.3 ms even
+        # for 4 bytes); a blocking device poll right after the request completes it at once.
+        promise = buffer.map_async(mode, 0, size)
+        self.ctx.device._poll_wait()
+        promise.sync_wait()
+
     def upload(self, buffer, data: np.ndarray) -> None:
         """Write `data`'s bytes at the start of `buffer` (the rest keeps its contents)."""
         import wgpu
@@ -118,7 +128,7 @@ class Memory:
         with self.lock:
             self.flush()
             if self.mappable and payload.size >= MAP_THRESHOLD_BYTES:
-                buffer.map_sync(wgpu.MapMode.WRITE, 0, payload.size)
+                self._map(buffer, wgpu.MapMode.WRITE, payload.size)
                 buffer.write_mapped(payload, 0)
                 buffer.unmap()
             else:
@@ -131,14 +141,31 @@ class Memory:
         size = buffer.size if nbytes is None else min(buffer.size, (nbytes + 3) & ~3)
         with self.lock:
             self.flush()
-            if self.mappable and size >= MAP_THRESHOLD_BYTES:
-                buffer.map_sync(wgpu.MapMode.READ, 0, size)
-                try:
-                    view = buffer.read_mapped(0, size, copy=False)
-                    return np.frombuffer(view, dtype=np.uint8).copy()
-                finally:
-                    buffer.unmap()
-            return np.frombuffer(self.ctx.device.queue.read_buffer(buffer, 0, size), dtype=np.uint8).copy()
+            source = buffer
+            if not self.mappable:  # copy into a staging buffer the host may map
+                source = self._staging(size)
+                encoder = self.ctx.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(buffer, 0, source, 0, size)
+                self.ctx.device.queue.submit([encoder.finish()])
+            self._map(source, wgpu.MapMode.READ, size)
+            try:
+                return np.frombuffer(source.read_mapped(0, size, copy=False), dtype=np.uint8).copy()
+            finally:
+                source.unmap()
+                if source is not buffer:
+                    self._staging_free.append(source)
+
+    def _staging(self, size: int):
+        import wgpu
+
+        for i, buf in enumerate(self._staging_free):
+            if buf.size >= size:
+                return self._staging_free.pop(i)
+        if len(self._staging_free) >= 4:  # keep a few; drop the smallest
+            self._staging_free.sort(key=lambda b: b.size)
+            self._staging_free.pop(0).destroy()
+        return self.ctx.device.create_buffer(
+            size=max(16, (size + 15) & ~15), usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
 
     # -- recording and batching --------------------------------------------------------
     def record(self, dispatches, clears=()) -> None:
@@ -158,12 +185,16 @@ class Memory:
             if cpass is None:
                 timer = self.timer if batch is None else None
                 cpass = encoder.begin_compute_pass(timestamp_writes=timer.next_pass() if timer else None)
+            last = batch.pipeline if batch and batch.cpass is cpass else None
             for pipeline, group, grid in dispatches:
-                cpass.set_pipeline(pipeline)
+                if pipeline is not last:  # a batch of one operator sets its pipeline once
+                    cpass.set_pipeline(pipeline)
+                    last = pipeline
                 cpass.set_bind_group(0, group)
                 cpass.dispatch_workgroups(grid[0], grid[1], 1)
             if batch:
                 batch.cpass = cpass
+                batch.pipeline = last
                 batch.dispatches += len(dispatches)
             else:
                 cpass.end()
