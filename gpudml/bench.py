@@ -11,9 +11,7 @@ movement), copy_buffer_to_buffer, and upload/download of 64 MiB.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -21,6 +19,7 @@ import numpy as np
 
 from . import reference
 from .runtime import Device
+from .runtime.anchors import median_ms
 
 MIB = 1 << 20
 
@@ -52,18 +51,6 @@ class Case:
     ort_expected: np.ndarray | None = None
     passes: int = 1                        # compute passes per device_fn call
     compare: Callable[[np.ndarray, np.ndarray], bool] | None = None
-
-
-def median_ms(fn: Callable[[], object], reps: int, warmup: int = 1, inner: int = 1) -> float:
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples) * 1e3
 
 
 class Progress:

@@ -29,8 +29,10 @@ fn main() { dst[0] = dst[0] + 1u; }
 """
 
 
-def _median_ms(fn, reps: int, inner: int = 1) -> float:
-    fn()
+def median_ms(fn, reps: int, warmup: int = 1, inner: int = 1) -> float:
+    """Median wall time of `fn` in ms over `reps` samples, each averaging `inner` calls."""
+    for _ in range(warmup):
+        fn()
     samples = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -80,11 +82,11 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
             _dispatch(ctx, pipe, group, 1)
             ctx.wait_idle()
 
-        out["empty_dispatch_ms"] = _median_ms(empty, reps, inner=20)
+        out["empty_dispatch_ms"] = median_ms(empty, reps, inner=20)
     # The best 4-byte readback this adapter allows (the path gpudml itself takes).
     readback = ctx.memory.acquire(16)
     group_rb = dev.create_bind_group(layout=layout, entries=[{"binding": 0, "resource": {"buffer": readback}}])
-    out["empty_dispatch_4B_readback_ms"] = _median_ms(
+    out["empty_dispatch_4B_readback_ms"] = median_ms(
         lambda: (_dispatch(ctx, pipe, group_rb, 1), ctx.memory.download(readback, 4)), reps, inner=20)
     ctx.memory.release(readback)
     with ctx.lock:
@@ -103,7 +105,7 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
                 _dispatch(ctx, p, g, n)
                 ctx.wait_idle()
 
-            ms = _median_ms(copy, reps)
+            ms = median_ms(copy, reps)
             out[f"copy_kernel_wg{wg}_k{k}_ms"] = ms
             if best is None or ms < best:
                 best = ms
@@ -116,7 +118,7 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
             dev.queue.submit([enc.finish()])
             ctx.wait_idle()
 
-        ms = _median_ms(b2b, reps)
+        ms = median_ms(b2b, reps)
         out["copy_buffer_to_buffer_ms"] = ms
         out["copy_buffer_to_buffer_gbps"] = 2 * copy_bytes / ms / 1e6
         src.destroy()
@@ -124,7 +126,7 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
     memory = ctx.memory
     host = np.random.default_rng(0).integers(0, 255, size=copy_bytes, dtype=np.uint8)
     buf = memory.acquire(copy_bytes)
-    out["upload_64MiB_ms"] = _median_ms(lambda: (memory.upload(buf, host), ctx.wait_idle()), reps)
-    out["download_64MiB_ms"] = _median_ms(lambda: memory.download(buf), reps)
+    out["upload_64MiB_ms"] = median_ms(lambda: (memory.upload(buf, host), ctx.wait_idle()), reps)
+    out["download_64MiB_ms"] = median_ms(lambda: memory.download(buf), reps)
     memory.release(buf)
     return out
