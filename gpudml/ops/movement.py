@@ -9,6 +9,9 @@ from .base import Binding, Dispatch, element_bits
 WORKGROUP_SIZE = 64
 #: Output elements per invocation: decoding a coordinate costs divisions, stepping it does not.
 RUN = 16
+#: Packed outputs walk segments (stretches of a row with an affine input offset) and
+#: need new coordinate math only where a segment ends; False: the element-by-element path.
+SEGMENTS = True
 
 
 def movement_dispatch(
@@ -19,15 +22,19 @@ def movement_dispatch(
     *,
     extra_bindings: tuple[Binding, ...] = (),
     params: dict | None = None,
+    segments: bool | None = None,
+    invocations: int | None = None,
 ) -> Dispatch:
     bits = element_bits(output_desc)
     packed = output_desc.is_packed
     count = output_desc.element_count
-    invocations = -(-count // RUN)
+    if invocations is None:
+        invocations = -(-count // RUN)
     if packed:
         out_type = "array<vec4<u32>>"
     else:
         out_type = "array<atomic<u32>>" if bits < 32 else "array<u32>"
+    segments = SEGMENTS if segments is None else segments
     bindings = (
         Binding("output", "output:0", out_type, writable=True),
         Binding("input", "input:0"),
@@ -39,7 +46,8 @@ def movement_dispatch(
     ] + uniforms
     return Dispatch(
         template=template,
-        params={"rank": output_desc.rank, "bits": bits, "packed_output": packed, "run": RUN, **(params or {})},
+        params={"rank": output_desc.rank, "bits": bits, "packed_output": packed, "run": RUN,
+                "segments": segments, **(params or {})},
         bindings=bindings,
         uniforms=tuple((name, tuple(values)) for name, values in all_uniforms),
         invocations=invocations,
