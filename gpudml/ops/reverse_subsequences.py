@@ -11,6 +11,8 @@ from .base import Binding, KernelPlan, SupportRow, SupportTable, element_bits, r
 from .movement import movement_dispatch
 
 OP = "ReverseSubsequences"
+#: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation (0: off).
+COLUMN = 16
 
 
 def _row(level, dims, types, length_types):
@@ -75,11 +77,22 @@ def plan(desc: ReverseSubsequencesOperatorDesc, caps) -> KernelPlan:
     inp, lengths, axis = desc.input_tensor, desc.sequence_lengths_tensor, desc.axis
     length_strides = tuple(0 if i == axis else s for i, s in enumerate(lengths.effective_strides))
     in_strides = inp.effective_strides
+    out, rank = desc.output_tensor, inp.rank
+    per_vec = 128 // element_bits(inp)
+    uniforms = [("in_strides", in_strides), ("length_strides", length_strides),
+                ("rev_axis", (axis, inp.sizes[axis], in_strides[axis]))]
+    column = COLUMN if out.is_packed and rank >= 2 and axis == rank - 2 and out.sizes[-1] % per_vec == 0 else 0
+    invocations = None
+    if column:
+        n, chunks = inp.sizes[axis], out.sizes[-1] // per_vec
+        outers = out.element_count // (n * out.sizes[-1])
+        blocks = -(-n // column)
+        uniforms.append(("column_grid", (blocks, chunks, outers)))
+        invocations = outers * blocks * chunks
     dispatch = movement_dispatch(
-        "reverse_subsequences.wgsl.j2", inp, desc.output_tensor,
-        [("in_strides", in_strides), ("length_strides", length_strides),
-         ("rev_axis", (axis, inp.sizes[axis], in_strides[axis]))],
+        "reverse_subsequences.wgsl.j2", inp, out, uniforms,
         extra_bindings=(Binding("lengths", "input:1"),),
-        params={"length_bits": element_bits(lengths)},
+        params={"length_bits": element_bits(lengths), "column": column},
+        invocations=invocations,
     )
     return KernelPlan((dispatch,))
