@@ -8,7 +8,9 @@ from .base import Binding, Dispatch, element_bits
 
 WORKGROUP_SIZE = 64
 #: Output elements per invocation: decoding a coordinate costs divisions, stepping it does not.
-RUN = 16
+#: Segments, kernel ms (A/B, one process): RUN 16 / 32 / 64 = W4 27.0 / 21.3 / 20.9,
+#: W5 23.0 / 19.9 / 19.5, W6 38.2 / 31.6 / 32.3; workgroups of 256 no better (21.4, 24.0, 32.8 at 64).
+RUN = 32
 #: Packed outputs walk segments (stretches of a row with an affine input offset) and
 #: need new coordinate math only where a segment ends; False: the element-by-element path.
 SEGMENTS = True
