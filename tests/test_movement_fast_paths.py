@@ -16,6 +16,7 @@ from movement_check import padded_strides, run_and_check
 import gpudml as dml
 from gpudml import reference
 from gpudml.ops import reverse_subsequences as rs_module
+from gpudml.ops import slice1 as slice_module
 from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
@@ -74,7 +75,10 @@ SLICE_CASES = [
     ([4, 9], [0, 2], [4, 7], [-1, 2]),
     ([3, 3], [0, 0], [3, 3], [2, 1]),      # rows shorter than a chunk
     ([2, 3, 6], [0, 1, 1], [2, 2, 5], [1, 1, -3]),
-    ([3, 2, 9], [0, 0, 0], [3, 2, 9], [-1, 1, 1]),
+    ([3, 2, 9], [0, 0, 0], [3, 2, 9], [-1, 1, 1]),   # the inner two axes merge
+    ([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]),  # size-1 axes dropped
+    ([6, 3, 7], [1, 0, 0], [4, 3, 7], [2, 1, 1]),     # merge inside, not across the step
+    ([2, 1, 1], [0, 0, 0], [2, 1, 1], [1, 1, 1]),
 ]
 
 
@@ -146,3 +150,17 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
     assert plan([3, 9, 6], 1) == 0
     assert plan([4, 11], 1) == 0
     assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == 0
+
+
+def test_slice_axes_merge(vulkan_device):
+    """Axes contiguous in both tensors merge into longer rows; size-1 axes drop out."""
+    def kernel_rank(in_sizes, offsets, sizes, strides, out_strides=None):
+        out_sizes = [1 + (n - 1) // abs(s) for n, s in zip(sizes, strides)]
+        desc = dml.Slice1OperatorDesc(dml.TensorDesc(DT.FLOAT32, in_sizes),
+                                      dml.TensorDesc(DT.FLOAT32, out_sizes, out_strides), offsets, sizes, strides)
+        return slice_module.plan(desc, vulkan_device.caps).dispatches[0].params["rank"]
+
+    assert kernel_rank([64, 64, 7, 7], [0] * 4, [64, 64, 7, 7], [2, 1, 1, 1]) == 2
+    assert kernel_rank([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]) == 2
+    assert kernel_rank([4, 6, 8], [0, 0, 0], [4, 6, 8], [1, -1, 2]) == 3
+    assert kernel_rank([3, 2, 9], [0, 0, 0], [3, 2, 9], [1, 1, 1], out_strides=padded_strides([3, 2, 9])) == 3
