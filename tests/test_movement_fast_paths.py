@@ -110,6 +110,9 @@ REVERSE_CASES = [
     ([4, 11], 1),          # the reversed axis innermost: backwards, then forwards
     ([2, 3, 5, 7], 3),
     ([6, 5, 8], 0),
+    ([2, 9, 3, 4], 1),     # the two inner axes merge: a row of 12, the column strategy
+    ([1, 7, 1, 8], 1),     # size-1 axes dropped
+    ([3, 2, 5, 1, 4], 2),  # axes merge on both sides of the axis
 ]
 
 
@@ -150,6 +153,8 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
     assert plan([3, 9, 6], 1) == 0
     assert plan([4, 11], 1) == 0
     assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == 0
+    assert plan([2, 9, 3, 4], 1) == rs_module.COLUMN  # after merging [3, 4] into 12
+    assert plan([1, 7, 1, 8], 1) == rs_module.COLUMN  # [7, 8] once size-1 axes drop
 
 
 def test_slice_axes_merge(vulkan_device):
