@@ -12,7 +12,8 @@ from .movement import movement_dispatch
 
 OP = "ReverseSubsequences"
 #: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation (0: off).
-COLUMN = 16
+#: W7, paired kernel-time ratios (quiet host): 8 / 16 = 1.10, 32 / 16 = 0.93, 64 / 32 = 0.98, 128 / 32 = 0.97.
+COLUMN = 64
 
 
 def _row(level, dims, types, length_types):
