@@ -206,11 +206,16 @@ def test_tensor_in_tensor_out(device):
 
 
 def test_new_shape_or_axis_of_known_kind_compiles_nothing(vulkan_device):
+    # Two kinds of rank 3 float32: the column strategy (axis second-to-last, rows of whole
+    # 16-byte chunks) and the segments (every other axis or row length).
     dev = vulkan_device
     dml.reverse_subsequences(np.zeros((4, 6, 8), np.float32), np.ones((4, 1, 8), np.uint32), 1, device=dev)
+    dml.reverse_subsequences(np.zeros((4, 6, 7), np.float32), np.ones((4, 6, 1), np.uint32), 2, device=dev)
     misses = dev.pipeline_cache_stats.misses
     dml.reverse_subsequences(np.zeros((3, 5, 7), np.float32), np.ones((3, 5, 1), np.uint32), 2, device=dev)
     dml.reverse_subsequences(np.zeros((3, 5, 7), np.float32), np.ones((1, 5, 7), np.uint32), 0, device=dev)
+    dml.reverse_subsequences(np.zeros((3, 5, 7), np.float32), np.ones((3, 1, 7), np.uint32), 1, device=dev)
+    dml.reverse_subsequences(np.zeros((2, 9, 12), np.float32), np.ones((2, 1, 12), np.uint32), 1, device=dev)
     assert dev.pipeline_cache_stats.misses == misses
 
 

@@ -11,6 +11,9 @@ from .base import Binding, KernelPlan, SupportRow, SupportTable, element_bits, r
 from .movement import movement_dispatch
 
 OP = "ReverseSubsequences"
+#: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation (0: off).
+#: W7, paired kernel-time ratios (quiet host): 8 / 16 = 1.10, 32 / 16 = 0.93, 64 / 32 = 0.98, 128 / 32 = 0.97.
+COLUMN = 64
 
 
 def _row(level, dims, types, length_types):
@@ -69,17 +72,58 @@ def _lengths_sizes(sizes, axis: int) -> list[int]:
     return [1 if i == axis else n for i, n in enumerate(sizes)]
 
 
+#: Merge non-axis neighbours contiguous in the input, the lengths and the output, and drop
+#: size-1 non-axis axes: longer rows, and more shapes reach the column strategy.
+MERGE_AXES = True
+
+
+def _merged_axes(desc: ReverseSubsequencesOperatorDesc) -> tuple[list[tuple[int, int, int, int]], int]:
+    """((size, input stride, lengths stride, output stride) per kernel axis, the axis' index)."""
+    inp, lengths, out, axis = desc.input_tensor, desc.sequence_lengths_tensor, desc.output_tensor, desc.axis
+    merged: list[tuple[int, int, int, int]] = []
+    new_axis = 0
+    for i, (n, ist, lst, ost) in enumerate(zip(inp.sizes, inp.effective_strides, lengths.effective_strides,
+                                                out.effective_strides, strict=True)):
+        if i == axis:
+            new_axis = len(merged)
+            merged.append((n, ist, 0, ost))
+            continue
+        if MERGE_AXES and n == 1:
+            continue
+        if MERGE_AXES and merged and not (i > axis and len(merged) - 1 == new_axis):  # never into the axis
+            n0, ist0, lst0, ost0 = merged[-1]
+            if ist0 == n * ist and lst0 == n * lst and ost0 == n * ost:
+                merged[-1] = (n0 * n, ist, lst, ost)
+                continue
+        merged.append((n, ist, lst, ost))
+    return merged, new_axis
+
+
 def plan(desc: ReverseSubsequencesOperatorDesc, caps) -> KernelPlan:
     """Uniforms: the input strides, the lengths' strides (0 on the axis, whose size is 1),
     and rev_axis = [axis, n, input stride on the axis]."""
-    inp, lengths, axis = desc.input_tensor, desc.sequence_lengths_tensor, desc.axis
-    length_strides = tuple(0 if i == axis else s for i, s in enumerate(lengths.effective_strides))
+    axes, axis = _merged_axes(desc)
+    data_type, lengths = desc.input_tensor.data_type, desc.sequence_lengths_tensor
+    inp = TensorDesc(data_type, [a[0] for a in axes], [a[1] for a in axes])
+    out = TensorDesc(data_type, [a[0] for a in axes], [a[3] for a in axes])
+    length_strides = tuple(a[2] for a in axes)
     in_strides = inp.effective_strides
+    rank = inp.rank
+    per_vec = 128 // element_bits(inp)
+    uniforms = [("in_strides", in_strides), ("length_strides", length_strides),
+                ("rev_axis", (axis, inp.sizes[axis], in_strides[axis]))]
+    column = COLUMN if out.is_packed and rank >= 2 and axis == rank - 2 and out.sizes[-1] % per_vec == 0 else 0
+    invocations = None
+    if column:
+        n, chunks = inp.sizes[axis], out.sizes[-1] // per_vec
+        outers = out.element_count // (n * out.sizes[-1])
+        blocks = -(-n // column)
+        uniforms.append(("column_grid", (blocks, chunks, outers)))
+        invocations = outers * blocks * chunks
     dispatch = movement_dispatch(
-        "reverse_subsequences.wgsl.j2", inp, desc.output_tensor,
-        [("in_strides", in_strides), ("length_strides", length_strides),
-         ("rev_axis", (axis, inp.sizes[axis], in_strides[axis]))],
+        "reverse_subsequences.wgsl.j2", inp, out, uniforms,
         extra_bindings=(Binding("lengths", "input:1"),),
-        params={"length_bits": element_bits(lengths)},
+        params={"length_bits": element_bits(lengths), "column": column},
+        invocations=invocations,
     )
     return KernelPlan((dispatch,))

@@ -74,6 +74,26 @@ def validate(desc: Slice1OperatorDesc, feature_level: FeatureLevel) -> None:
                 f"1 + ({sizes[i]} - 1) // {abs(strides[i])})")
 
 
+#: Merge output axes that step contiguously in both tensors (and drop size-1 axes):
+#: longer rows, so fewer segments (see shaders/lib/movement.wgsl.j2).
+MERGE_AXES = True
+
+
+def _merged_axes(sizes, out_strides, steps) -> list[tuple[int, int, int]]:
+    """(output size, output stride, input step) per axis after dropping size-1 output axes
+    (always coordinate 0) and merging neighbours whose outer stride and step are the inner
+    ones times the inner size in both tensors: the same element order and offsets."""
+    merged: list[tuple[int, int, int]] = []
+    for n, ost, st in zip(sizes, out_strides, steps, strict=True):
+        if n == 1:
+            continue
+        if merged and merged[-1][1] == n * ost and merged[-1][2] == n * st:
+            merged[-1] = (merged[-1][0] * n, ost, st)
+            continue
+        merged.append((n, ost, st))
+    return merged or [(1, 0, 0)]
+
+
 def plan(desc: Slice1OperatorDesc, caps) -> KernelPlan:
     in_strides = desc.input_tensor.effective_strides
     base, steps = 0, []
@@ -82,8 +102,13 @@ def plan(desc: Slice1OperatorDesc, caps) -> KernelPlan:
         start = off + (size - 1 if step < 0 else 0)
         base += start * st
         steps.append(step * st)
+    inp, out = desc.input_tensor, desc.output_tensor
+    if MERGE_AXES:
+        axes = _merged_axes(out.sizes, out.effective_strides, steps)
+        out = TensorDesc(out.data_type, [a[0] for a in axes], [a[1] for a in axes])
+        steps = [a[2] for a in axes]
     dispatch = movement_dispatch(
-        "slice1.wgsl.j2", desc.input_tensor, desc.output_tensor,
+        "slice1.wgsl.j2", inp, out,
         [("slice_base", (base,)), ("slice_steps", tuple(steps))],
     )
     return KernelPlan((dispatch,))

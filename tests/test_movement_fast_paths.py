@@ -1,0 +1,171 @@
+"""The fast paths of the data-movement kernels (shaders/lib/movement.wgsl.j2 segments,
+the ReverseSubsequences column strategy): cases chosen to land on their boundaries.
+Rows whose length is not a multiple of a 16-byte chunk, borders narrower than a chunk,
+padding wider than the axis (one-element segments), misaligned starts, negative and
+non-unit inner steps, rows shorter than a chunk, tensors ending inside a chunk, blocks
+along the reversed axis that end early. Every result is compared bit for bit with
+reference.py and the output buffer's bytes outside the tensor must be kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_bits
+from movement_check import padded_strides, run_and_check
+
+import gpudml as dml
+from gpudml import reference
+from gpudml.ops import reverse_subsequences as rs_module
+from gpudml.ops import slice1 as slice_module
+from gpudml.runtime.tensor import logical_from_raw
+
+DT = dml.DataType
+WIDTHS = [DT.UINT8, DT.FLOAT16, DT.FLOAT32, DT.INT64]  # 8, 16, 32 and 64 bits
+
+
+def _run(device, rng, desc, in_descs, raw_inputs, want):
+    compiled = device.compile_operator(device.create_operator(desc))
+    run_and_check(device, rng, compiled, raw_inputs, in_descs, desc.output_tensor, want)
+
+
+# ------------------------------------------------------------------ Padding
+PAD_CASES = [
+    # (input sizes, start, end): inner rows of 1..9 elements, borders of 0..5
+    ([5], [1], [2]),
+    ([9], [3], [0]),
+    ([1], [2], [3]),          # a size-1 axis: every border element is the one element
+    ([2, 3], [0, 1], [1, 2]),
+    ([3, 7], [1, 2], [0, 5]),
+    ([2, 4], [1, 4], [2, 4]),
+    ([2, 6], [0, 3], [0, 3]),
+    ([3, 2, 5], [1, 0, 1], [0, 1, 3]),
+    ([2, 3, 8], [0, 2, 4], [1, 0, 4]),  # borders a whole chunk wide (32-bit)
+    ([2, 2, 3], [0, 0, 7], [0, 0, 8]),  # padding wider than the axis: folds several times
+    ([4, 16], [1, 16], [2, 16]),
+]
+
+
+@pytest.mark.parametrize("mode", list(dml.PaddingMode), ids=lambda m: m.name)
+@pytest.mark.parametrize("data_type", WIDTHS, ids=lambda t: t.name)
+def test_padding_segments(device, data_type, mode):
+    rng = np.random.default_rng([int(data_type), int(mode)])
+    for in_sizes, start, end in PAD_CASES:
+        out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end)]
+        for layout in ("packed", "strided_input", "strided_output"):
+            in_strides = padded_strides(in_sizes) if layout == "strided_input" else None
+            out_strides = padded_strides(out_sizes) if layout == "strided_output" else None
+            in_desc = dml.TensorDesc(data_type, in_sizes, in_strides)
+            out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
+            desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, 3, start, end)
+            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+            want = reference.padding(logical_from_raw(raw_in, in_desc), start, end, mode.name.lower(), 3)
+            _run(device, rng, desc, [in_desc], [raw_in], want)
+
+
+# ------------------------------------------------------------------ Slice1
+SLICE_CASES = [
+    # (input sizes, offsets, window sizes, window strides)
+    ([11], [0], [11], [1]),
+    ([11], [1], [10], [1]),       # misaligned start
+    ([13], [2], [11], [-1]),      # negative inner step
+    ([17], [1], [15], [2]),
+    ([17], [0], [17], [-2]),
+    ([19], [3], [16], [3]),
+    ([5, 7], [1, 1], [3, 5], [1, -1]),
+    ([4, 9], [0, 2], [4, 7], [-1, 2]),
+    ([3, 3], [0, 0], [3, 3], [2, 1]),      # rows shorter than a chunk
+    ([2, 3, 6], [0, 1, 1], [2, 2, 5], [1, 1, -3]),
+    ([3, 2, 9], [0, 0, 0], [3, 2, 9], [-1, 1, 1]),   # the inner two axes merge
+    ([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]),  # size-1 axes dropped
+    ([6, 3, 7], [1, 0, 0], [4, 3, 7], [2, 1, 1]),     # merge inside, not across the step
+    ([2, 1, 1], [0, 0, 0], [2, 1, 1], [1, 1, 1]),
+]
+
+
+@pytest.mark.parametrize("data_type", WIDTHS, ids=lambda t: t.name)
+def test_slice_segments(device, data_type):
+    rng = np.random.default_rng(int(data_type))
+    for in_sizes, offsets, sizes, strides in SLICE_CASES:
+        out_sizes = [1 + (n - 1) // abs(s) for n, s in zip(sizes, strides)]
+        for layout in ("packed", "broadcast_input", "strided_output"):
+            in_strides = padded_strides(in_sizes, rng, broadcast=True) if layout == "broadcast_input" else None
+            out_strides = padded_strides(out_sizes) if layout == "strided_output" else None
+            in_desc = dml.TensorDesc(data_type, in_sizes, in_strides)
+            out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
+            desc = dml.Slice1OperatorDesc(in_desc, out_desc, offsets, sizes, strides)
+            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+            want = reference.slice1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
+            _run(device, rng, desc, [in_desc], [raw_in], want)
+
+
+# ------------------------------------------------------------------ ReverseSubsequences
+REVERSE_CASES = [
+    # (sizes, axis): the axis second-to-last with rows of whole chunks takes the column
+    # strategy (for some widths), the others the segments.
+    ([3, 37, 16], 1),      # 37 coordinates: the last block along the axis is partial
+    ([2, 5, 32], 1),
+    ([40, 8], 0),          # rank 2
+    ([2, 3, 20, 4], 2),
+    ([3, 9, 6], 1),        # rows not a whole number of chunks for most widths
+    ([4, 11], 1),          # the reversed axis innermost: backwards, then forwards
+    ([2, 3, 5, 7], 3),
+    ([6, 5, 8], 0),
+    ([2, 9, 3, 4], 1),     # the two inner axes merge: a row of 12, the column strategy
+    ([1, 7, 1, 8], 1),     # size-1 axes dropped
+    ([3, 2, 5, 1, 4], 2),  # axes merge on both sides of the axis
+]
+
+
+@pytest.mark.parametrize("lengths_type", [DT.UINT32, DT.UINT64], ids=lambda t: t.name)
+@pytest.mark.parametrize("data_type", WIDTHS, ids=lambda t: t.name)
+def test_reverse_subsequences_fast_paths(device, data_type, lengths_type):
+    rng = np.random.default_rng([int(data_type), int(lengths_type)])
+    for sizes, axis in REVERSE_CASES:
+        lengths_sizes = [1 if i == axis else n for i, n in enumerate(sizes)]
+        for layout in ("packed", "strided_input", "broadcast_lengths", "strided_output"):
+            in_strides = padded_strides(sizes) if layout == "strided_input" else None
+            out_strides = padded_strides(sizes) if layout == "strided_output" else None
+            l_strides = padded_strides(lengths_sizes, rng, broadcast=True) if layout == "broadcast_lengths" else None
+            in_desc = dml.TensorDesc(data_type, sizes, in_strides)
+            lengths_desc = dml.TensorDesc(lengths_type, lengths_sizes, l_strides)
+            out_desc = dml.TensorDesc(data_type, sizes, out_strides)
+            desc = dml.ReverseSubsequencesOperatorDesc(in_desc, lengths_desc, out_desc, axis)
+            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+            n = sizes[axis]
+            raw_lengths = rng.integers(0, n + 3, size=lengths_desc.required_elements).astype(lengths_type.numpy)
+            if lengths_type == DT.UINT64:
+                raw_lengths[::5] = np.uint64(2**32 + 1)  # a high word: longer than any axis
+            want = reference.reverse_subsequences(
+                logical_from_raw(raw_in, in_desc), logical_from_raw(raw_lengths, lengths_desc), axis)
+            _run(device, rng, desc, [in_desc, lengths_desc], [raw_in, raw_lengths], want)
+
+
+def test_reverse_column_strategy_is_chosen(vulkan_device):
+    """The cases above do reach the column strategy (and only where it applies)."""
+    def plan(sizes, axis, data_type=DT.FLOAT32, out_strides=None):
+        lengths = dml.TensorDesc(DT.UINT32, [1 if i == axis else n for i, n in enumerate(sizes)])
+        desc = dml.ReverseSubsequencesOperatorDesc(
+            dml.TensorDesc(data_type, sizes), lengths, dml.TensorDesc(data_type, sizes, out_strides), axis)
+        return rs_module.plan(desc, vulkan_device.caps).dispatches[0].params["column"]
+
+    assert plan([3, 37, 16], 1) == rs_module.COLUMN
+    assert plan([3, 37, 16], 1, DT.UINT8) == rs_module.COLUMN
+    assert plan([3, 9, 6], 1) == 0
+    assert plan([4, 11], 1) == 0
+    assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == 0
+    assert plan([2, 9, 3, 4], 1) == rs_module.COLUMN  # after merging [3, 4] into 12
+    assert plan([1, 7, 1, 8], 1) == rs_module.COLUMN  # [7, 8] once size-1 axes drop
+
+
+def test_slice_axes_merge(vulkan_device):
+    """Axes contiguous in both tensors merge into longer rows; size-1 axes drop out."""
+    def kernel_rank(in_sizes, offsets, sizes, strides, out_strides=None):
+        out_sizes = [1 + (n - 1) // abs(s) for n, s in zip(sizes, strides)]
+        desc = dml.Slice1OperatorDesc(dml.TensorDesc(DT.FLOAT32, in_sizes),
+                                      dml.TensorDesc(DT.FLOAT32, out_sizes, out_strides), offsets, sizes, strides)
+        return slice_module.plan(desc, vulkan_device.caps).dispatches[0].params["rank"]
+
+    assert kernel_rank([64, 64, 7, 7], [0] * 4, [64, 64, 7, 7], [2, 1, 1, 1]) == 2
+    assert kernel_rank([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]) == 2
+    assert kernel_rank([4, 6, 8], [0, 0, 0], [4, 6, 8], [1, -1, 2]) == 3
+    assert kernel_rank([3, 2, 9], [0, 0, 0], [3, 2, 9], [1, 1, 1], out_strides=padded_strides([3, 2, 9])) == 3
