@@ -175,7 +175,7 @@ def measure_anchors(device, reps: int, quick: bool) -> dict:
     return _anchors.measure(device, reps=reps, quick=quick)
 
 
-def run_workload(device, w: Workload, reps: int, quick: bool) -> Row:
+def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
     rng = np.random.default_rng(int(w.id[1:]))
     row = Row(w.id, w.title, 0)
     try:
@@ -194,7 +194,19 @@ def run_workload(device, w: Workload, reps: int, quick: bool) -> Row:
         case.device_fn()
         device.synchronize()
 
-    row.device_ms = median_ms(resident, reps, inner=inner)
+    if yard is None:
+        row.device_ms = median_ms(resident, reps, inner=inner)
+    else:  # interleaved with the yardsticks: device, copy kernel, empty dispatch, ...
+        samples = {"device": [], "copy": [], "empty": []}
+        resident()
+        for _ in range(reps):
+            samples["device"].append(median_ms(resident, 1, warmup=0, inner=inner))
+            samples["copy"].append(median_ms(yard.copy, 1, warmup=0))
+            samples["empty"].append(median_ms(yard.empty, 1, warmup=0, inner=20))
+        row.device_ms = float(np.median(samples["device"]))
+        row.extra["copy_kernel_ms"] = float(np.median(samples["copy"]))
+        row.extra["empty_dispatch_ms"] = float(np.median(samples["empty"]))
+        row.extra["copy_kernel_gbps"] = 2 * yard.copy_bytes / row.extra["copy_kernel_ms"] / 1e6
     if w.id == "W9":
         row.extra["per_op_ms"] = row.device_ms / CHAIN_LENGTH
         row.note = f"{row.extra['per_op_ms']:.4f} ms per op"

@@ -108,8 +108,9 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
             ms = median_ms(copy, reps)
             out[f"copy_kernel_wg{wg}_k{k}_ms"] = ms
             if best is None or ms < best:
-                best = ms
+                best, best_variant = ms, f"wg{wg}_k{k}"
         out["copy_kernel_ms"] = best
+        out["copy_kernel_best"] = best_variant
         out["copy_kernel_gbps"] = 2 * copy_bytes / best / 1e6
 
         def b2b():
@@ -130,3 +131,40 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
     out["download_64MiB_ms"] = median_ms(lambda: memory.download(buf), reps)
     memory.release(buf)
     return out
+
+
+class Yardsticks:
+    """The empty dispatch and the best copy kernel, to time beside a workload: on a shared
+    host the adapter's speed drifts within minutes, so ratios come from samples taken
+    side by side, not from anchors measured once."""
+
+    def __init__(self, device, wg: int, k: int, copy_bytes: int = 64 << 20):
+        import wgpu
+
+        self.ctx = ctx = device._ctx
+        dev = ctx.device
+        self.copy_bytes = copy_bytes
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        with ctx.lock:
+            self._tiny = dev.create_buffer(size=16, usage=usage)
+            self._empty_pipe, layout = _pipeline(dev, EMPTY_KERNEL, [True])
+            self._empty_group = dev.create_bind_group(
+                layout=layout, entries=[{"binding": 0, "resource": {"buffer": self._tiny}}])
+            self._src = dev.create_buffer(size=copy_bytes, usage=usage)
+            self._dst = dev.create_buffer(size=copy_bytes, usage=usage)
+            self._copy_pipe, layout_c = _pipeline(dev, COPY_KERNEL.format(wg=wg, k=k), [False, True])
+            self._copy_group = dev.create_bind_group(layout=layout_c, entries=[
+                {"binding": 0, "resource": {"buffer": self._src}}, {"binding": 1, "resource": {"buffer": self._dst}}])
+        self._copy_groups = -(-(copy_bytes // 16) // (wg * k))
+
+    def empty(self) -> None:
+        _dispatch(self.ctx, self._empty_pipe, self._empty_group, 1)
+        self.ctx.wait_idle()
+
+    def copy(self) -> None:
+        _dispatch(self.ctx, self._copy_pipe, self._copy_group, self._copy_groups)
+        self.ctx.wait_idle()
+
+    def close(self) -> None:
+        for b in (self._tiny, self._src, self._dst):
+            b.destroy()
