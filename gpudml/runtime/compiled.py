@@ -10,6 +10,7 @@ import numpy as np
 from .. import codegen
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..ops import tensor_fields
+from .guard import guarded
 from .tensor import Tensor, host_buffer, logical_from_raw
 
 BIND_GROUP_CACHE_SIZE = 16
@@ -73,6 +74,7 @@ class CompiledOperator:
                     f"adapter's max-storage-buffer-binding-size {limit} ({ctx.caps.name})")
 
     # -- execute -----------------------------------------------------------------------
+    @guarded(lambda self: self.device._ctx)
     def execute(self, inputs, outputs=None):
         """Run once. numpy inputs give numpy outputs; if every input is a Tensor, outputs are
         Tensors that stay on the GPU. `outputs` may name Tensors to write into (returned)."""
