@@ -67,3 +67,19 @@ def test_outputs_checked_before_inputs_are_staged(vulkan_device):
     gc.collect()
     assert memory.pooled_bytes >= pooled  # nothing kept out of the pool
 
+
+
+def test_tensor_smaller_than_the_desc_is_rejected_even_with_room_in_its_buffer(vulkan_device):
+    """The size check compared the pooled buffer (rounded up to 16 bytes) with the desc:
+    a Tensor of 4 bytes passed for a desc of 8, and the kernel read (or, for an output,
+    wrote) bytes past the Tensor's own desc."""
+    dev = vulkan_device
+    desc = dml.functional.slice_desc(dml.TensorDesc(T.FLOAT32, [2]), [0], [2], [-1])
+    compiled = dev.compile_operator(dev.create_operator(desc))
+    small = dev.tensor(np.ones(1, np.float32))
+    assert small.nbytes >= desc.input_tensor.buffer_bytes  # the buffer has room; the Tensor has not
+    with pytest.raises(dml.InvalidArgumentError, match="Tensor buffer of 4 bytes is smaller than "
+                                                       "input_tensor.total_tensor_size_in_bytes 8"):
+        compiled.execute([small])
+    with pytest.raises(dml.InvalidArgumentError, match="output_tensor.total_tensor_size_in_bytes 8"):
+        compiled.execute([dev.tensor(np.ones(2, np.float32))], outputs=[small])

@@ -130,10 +130,12 @@ class CompiledOperator:
         if t.data_type != desc.data_type:
             raise InvalidArgumentError(
                 f"{where}: Tensor data type {t.data_type.name} differs from the desc's {desc.data_type.name}")
-        if t.nbytes < desc.buffer_bytes:
+        # The Tensor's own desc, not its (pooled, rounded-up) buffer: bytes past the desc
+        # are not the Tensor's to read or write.
+        if t.desc.buffer_bytes < desc.buffer_bytes:
             raise InvalidArgumentError(
-                f"{where}: Tensor buffer of {t.nbytes} bytes is smaller than {field}.total_tensor_size_in_bytes "
-                f"{desc.total_tensor_size_in_bytes}")
+                f"{where}: Tensor buffer of {t.desc.buffer_bytes} bytes is smaller than "
+                f"{field}.total_tensor_size_in_bytes {desc.total_tensor_size_in_bytes}")
 
     def _output_tensors(self, outputs) -> tuple[list[Tensor], list]:
         """(output Tensors, buffers to clear first). A new output whose kernel leaves bytes
