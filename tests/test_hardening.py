@@ -83,3 +83,16 @@ def test_tensor_smaller_than_the_desc_is_rejected_even_with_room_in_its_buffer(v
         compiled.execute([small])
     with pytest.raises(dml.InvalidArgumentError, match="output_tensor.total_tensor_size_in_bytes 8"):
         compiled.execute([dev.tensor(np.ones(2, np.float32))], outputs=[small])
+
+
+@pytest.mark.parametrize("argv", [
+    ["shader", "slice1", "--shape", "1,x"],
+    ["shader", "pad", "--shape", "4", "--start", "one"],
+    ["shader", "reduce", "--shape", "2,2", "--axes", "0.5"],
+])
+def test_cli_bad_integer_lists_are_errors_not_tracebacks(argv, capsys):
+    """`gpudml shader ... --shape 1,x` ended in a ValueError traceback."""
+    from gpudml import cli
+
+    assert cli.main(argv) == 2
+    assert "is not a comma-separated list of integers" in capsys.readouterr().err
