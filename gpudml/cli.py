@@ -87,8 +87,13 @@ RUNNERS = {
 }
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.replace(" ", "").split(",") if v)
+def _ints(text: str, what: str = "value") -> tuple[int, ...]:
+    from .errors import InvalidArgumentError
+
+    try:
+        return tuple(int(v) for v in text.replace(" ", "").split(",") if v)
+    except ValueError:
+        raise InvalidArgumentError(f"{what}: {text!r} is not a comma-separated list of integers") from None
 
 
 def _number(text: str, what: str) -> int | float:
@@ -109,14 +114,16 @@ def cmd_shader(args) -> int:
 
     device = Device(adapter=args.adapter)
     dt = DataType.coerce(args.dtype)
-    in_desc = TensorDesc(dt, _ints(args.shape), _ints(args.input_strides) if args.input_strides else None)
+    in_strides = _ints(args.input_strides, "--input-strides") if args.input_strides else None
+    in_desc = TensorDesc(dt, _ints(args.shape, "--shape"), in_strides)
     if args.op == "slice1":
-        offsets = _ints(args.offsets) if args.offsets else (0,) * in_desc.rank
-        sizes = _ints(args.sizes) if args.sizes else in_desc.sizes
-        desc = functional.slice_desc(in_desc, offsets, sizes, _ints(args.strides) if args.strides else None)
+        offsets = _ints(args.offsets, "--offsets") if args.offsets else (0,) * in_desc.rank
+        sizes = _ints(args.sizes, "--sizes") if args.sizes else in_desc.sizes
+        strides = _ints(args.strides, "--strides") if args.strides else None
+        desc = functional.slice_desc(in_desc, offsets, sizes, strides)
     elif args.op == "pad":
-        start = _ints(args.start) if args.start else (1,) * in_desc.rank
-        end = _ints(args.end) if args.end else start
+        start = _ints(args.start, "--start") if args.start else (1,) * in_desc.rank
+        end = _ints(args.end, "--end") if args.end else start
         desc = functional.pad_desc(in_desc, start, end, args.mode, _number(args.value, "--value"))
     elif args.op == "reverse_subsequences":
         axis = _number(args.axis, "--axis") if args.axis is not None else in_desc.rank - 1
@@ -124,7 +131,7 @@ def cmd_shader(args) -> int:
         lengths = TensorDesc(DataType.coerce(args.lengths_dtype), sizes)
         desc = functional.reverse_subsequences_desc(in_desc, lengths, axis)
     elif args.op == "reduce":
-        axes = _ints(args.axes) if args.axes else None
+        axes = _ints(args.axes, "--axes") if args.axes else None
         desc = functional.reduce_desc(in_desc, args.function, axes, args.output_data_type)
     compiled = device.compile_operator(device.create_operator(desc))
     for i, source in enumerate(compiled.wgsl):

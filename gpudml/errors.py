@@ -11,3 +11,13 @@ class InvalidArgumentError(DMLError, ValueError):
 
 class UnsupportedError(DMLError, NotImplementedError):
     """A valid description that the chosen adapter cannot run."""
+
+
+class GpuError(DMLError, RuntimeError):
+    """The adapter failed while running valid work (out of memory, or an error wgpu reported
+    that gpudml did not foresee); names the adapter. wgpu's own exception is its __cause__."""
+
+
+class DeviceLostError(GpuError):
+    """The adapter's device is gone (driver reset, device destroyed): its Tensors and compiled
+    operators are unusable; a new Device opens a fresh one."""

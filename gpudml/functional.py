@@ -23,6 +23,8 @@ from .types import DataType, PaddingMode
 
 def _prepare(x, device: Device | None, fn: str) -> tuple[Device, TensorDesc, object]:
     """(device, input desc, input) for a numpy array or Tensor argument."""
+    if device is not None and not isinstance(device, Device):
+        raise InvalidArgumentError(f"{fn}: device must be a gpudml.Device or None, got {type(device).__name__}")
     if isinstance(x, Tensor):
         if device is not None and device._ctx is not x.device._ctx:
             raise InvalidArgumentError(f"{fn}: x lives on {x.device.adapter_name}, device is {device.adapter_name}")
@@ -129,7 +131,8 @@ def sequence_lengths_array(sequence_lengths) -> np.ndarray:
     if lengths.size and lengths.dtype.kind == "i" and lengths.min() < 0:
         raise InvalidArgumentError(f"{where}: lengths must be non-negative, got {int(lengths.min())}")
     fits = not lengths.size or int(lengths.max()) <= UINT32_MAX
-    return np.ascontiguousarray(lengths.astype(np.uint32 if fits else np.uint64))
+    # astype(order="C"), not ascontiguousarray: that would turn a 0-d array into shape [1].
+    return lengths.astype(np.uint32 if fits else np.uint64, order="C")
 
 
 def reverse_subsequences_desc(in_desc: TensorDesc, lengths_desc: TensorDesc, axis) -> ReverseSubsequencesOperatorDesc:

@@ -183,6 +183,13 @@ def check_tensor_desc(op: str, field: str, desc, *, is_output: bool = False) -> 
                 raise InvalidArgumentError(f"{where}.strides[{i}] = {s} must be >= 0")
             if s > MAX_ELEMENTS:
                 raise InvalidArgumentError(f"{where}.strides[{i}] = {s} exceeds {MAX_ELEMENTS}")
+        last = sum((n - 1) * s for n, s in zip(desc.sizes, desc.strides))
+        if last > MAX_ELEMENTS:
+            # Element offsets are 32-bit (as in DirectML): a larger one would wrap around.
+            raise InvalidArgumentError(
+                f"{where}.strides: the last element lies at element offset sum((sizes[i] - 1) * strides[i]) "
+                f"= {last} (sizes {list(desc.sizes)}, strides {list(desc.strides)}), beyond the 32-bit "
+                f"limit {MAX_ELEMENTS}")
     minimum = calc_buffer_tensor_size(desc.data_type, desc.sizes, desc.strides)
     if desc.total_tensor_size_in_bytes < minimum:
         raise InvalidArgumentError(

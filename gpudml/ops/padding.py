@@ -131,8 +131,12 @@ def validate(desc: PaddingOperatorDesc, feature_level: FeatureLevel) -> None:
             raise InvalidArgumentError(
                 f"{OP}: output_tensor.sizes[{i}] = {out.sizes[i]} must equal input_tensor.sizes[{i}] + "
                 f"start_padding[{i}] + end_padding[{i}] = {inp.sizes[i]} + {start[i]} + {end[i]} = {want}")
+    value = desc.padding_value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        # A FLOAT field in every mode, even where only CONSTANT reads it.
+        raise InvalidArgumentError(f"{OP}: padding_value: expected a real number, got {value!r}")
     if mode == PaddingMode.CONSTANT:
-        padding_value_bits(desc.padding_value, inp.data_type)
+        padding_value_bits(value, inp.data_type)
 
 
 def _merged_axes(desc: PaddingOperatorDesc) -> list[tuple[int, int, int, int, int, int]]:

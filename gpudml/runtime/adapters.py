@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from ..errors import UnsupportedError
+from ..errors import InvalidArgumentError, UnsupportedError
 
 BACKEND_ALIASES = {
     "vulkan": "vulkan", "vk": "vulkan",
@@ -41,8 +41,12 @@ def _quiet_gl_environment() -> None:
 
 def enumerate_adapters() -> list:
     _quiet_gl_environment()
-    import wgpu
-
+    try:
+        import wgpu
+    except Exception as exc:  # not installed, or its native library cannot load
+        raise UnsupportedError(
+            f"gpudml: the wgpu package cannot be imported ({exc}); `pip install 'wgpu>=0.32,<0.33'`, "
+            f"then {INSTALL_HINT}") from exc
     try:
         return list(wgpu.gpu.enumerate_adapters_sync())
     except Exception as exc:  # wgpu-native failing to load or to enumerate
@@ -63,8 +67,14 @@ def is_software(adapter) -> bool:
 
 def choose_adapter(request: str | None = None):
     """The adapter for `request` (None: GPUDML_ADAPTER, else the default order)."""
+    source = ""
     if request is None:
         request = os.environ.get("GPUDML_ADAPTER") or None
+        source = " (from GPUDML_ADAPTER)"
+    if request is not None and not isinstance(request, str):
+        raise InvalidArgumentError(
+            f"Device: adapter must be a string (\"vulkan\", \"gl\" or part of an adapter name) or None, "
+            f"got {type(request).__name__} {request!r}")
     adapters = enumerate_adapters()
     found = "; ".join(describe(a) for a in adapters) or "none"
     if request is None:
@@ -80,7 +90,7 @@ def choose_adapter(request: str | None = None):
         matches = [a for a in adapters if key in describe(a).lower()]
     if not matches:
         raise UnsupportedError(
-            f"gpudml: no adapter matches {request!r} (found: {found}); {INSTALL_HINT}")
+            f"gpudml: no adapter matches {request!r}{source} (found: {found}); {INSTALL_HINT}")
     return sorted(matches, key=_default_rank)[0]
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .. import codegen
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..ops import tensor_fields
+from .guard import guarded
 from .tensor import Tensor, host_buffer, logical_from_raw
 
 BIND_GROUP_CACHE_SIZE = 16
@@ -47,14 +48,15 @@ class CompiledOperator:
         self.plan = plan
         self.wgsl: list[str] = []
         self._steps: list[_Step] = []
-        for dispatch in plan.dispatches:
+        grids = [_grid(dispatch, ctx.caps) for dispatch in plan.dispatches]  # UnsupportedError before GPU work
+        for dispatch, grid in zip(plan.dispatches, grids):
             source = codegen.render(dispatch)
             self.wgsl.append(source)
             pipe = ctx.pipeline(source, dispatch.bindings)
             with ctx.lock:
                 uniforms = ctx.device.create_buffer_with_data(
                     data=codegen.uniform_bytes(dispatch), usage=_uniform_usage())
-            self._steps.append(_Step(pipe, uniforms, dispatch, _grid(dispatch, ctx.caps)))
+            self._steps.append(_Step(pipe, uniforms, dispatch, grid))
         self._scratch = [ctx.memory.acquire(n) for n in plan.scratch_bytes]
         self._groups: OrderedDict = OrderedDict()
 
@@ -70,9 +72,11 @@ class CompiledOperator:
             if desc.buffer_bytes > limit:
                 raise UnsupportedError(
                     f"{self.name}: {name} needs a {desc.buffer_bytes}-byte binding, above the "
-                    f"adapter's max-storage-buffer-binding-size {limit} ({ctx.caps.name})")
+                    f"adapter's max-storage-buffer-binding-size {limit} ({ctx.caps.name}); gpudml does not "
+                    f"split a tensor across bindings: split the work along an outer axis")
 
     # -- execute -----------------------------------------------------------------------
+    @guarded(lambda self: self.device._ctx)
     def execute(self, inputs, outputs=None):
         """Run once. numpy inputs give numpy outputs; if every input is a Tensor, outputs are
         Tensors that stay on the GPU. `outputs` may name Tensors to write into (returned)."""
@@ -83,21 +87,29 @@ class CompiledOperator:
             raise InvalidArgumentError(
                 f"{self.name}.execute: expected {len(self.inputs)} inputs "
                 f"({', '.join(n for n, _ in self.inputs)}), got {len(inputs)}")
-        memory = self.device._ctx.memory
-        staged = []  # buffers holding numpy inputs, given back after the submit
-        in_buffers = []
+        # Every argument is checked before any GPU work (and nothing staged can leak).
+        checked = []
         for x, (field, desc) in zip(inputs, self.inputs):
             if isinstance(x, Tensor):
                 self._check_tensor(x, field, desc)
-                in_buffers.append(x.buffer)
+                checked.append(x)
             else:
-                flat = host_buffer(x, desc, f"{self.name}.execute: {field}")
-                buf = memory.acquire(desc.buffer_bytes)
-                staged.append(buf)
-                memory.upload(buf, flat)
-                in_buffers.append(buf)
-        results, clears = self._output_tensors(outputs)
+                checked.append(host_buffer(x, desc, f"{self.name}.execute: {field}"))
+        if outputs is not None:
+            self._check_outputs(outputs, checked)
+        memory = self.device._ctx.memory
+        staged = []  # buffers holding numpy inputs, given back after the submit
         try:
+            in_buffers = []
+            for item, (_, desc) in zip(checked, self.inputs):
+                if isinstance(item, Tensor):
+                    in_buffers.append(item.buffer)
+                else:
+                    buf = memory.acquire(desc.buffer_bytes)
+                    staged.append(buf)
+                    memory.upload(buf, item)
+                    in_buffers.append(buf)
+            results, clears = self._output_tensors(outputs)
             self._record(in_buffers, [t.buffer for t in results], clears)
         finally:
             for buf in staged:
@@ -118,10 +130,12 @@ class CompiledOperator:
         if t.data_type != desc.data_type:
             raise InvalidArgumentError(
                 f"{where}: Tensor data type {t.data_type.name} differs from the desc's {desc.data_type.name}")
-        if t.nbytes < desc.buffer_bytes:
+        # The Tensor's own desc, not its (pooled, rounded-up) buffer: bytes past the desc
+        # are not the Tensor's to read or write.
+        if t.desc.buffer_bytes < desc.buffer_bytes:
             raise InvalidArgumentError(
-                f"{where}: Tensor buffer of {t.nbytes} bytes is smaller than {field}.total_tensor_size_in_bytes "
-                f"{desc.total_tensor_size_in_bytes}")
+                f"{where}: Tensor buffer of {t.desc.buffer_bytes} bytes is smaller than "
+                f"{field}.total_tensor_size_in_bytes {desc.total_tensor_size_in_bytes}")
 
     def _output_tensors(self, outputs) -> tuple[list[Tensor], list]:
         """(output Tensors, buffers to clear first). A new output whose kernel leaves bytes
@@ -131,13 +145,20 @@ class CompiledOperator:
             tensors = [Tensor(self.device, memory.acquire(d.buffer_bytes), d) for _, d in self.outputs]
             clears = [t.buffer for t, (_, d) in zip(tensors, self.outputs) if not d.covers_buffer]
             return tensors, clears
+        return list(outputs), []
+
+    def _check_outputs(self, outputs, inputs) -> None:
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(self.outputs):
             raise InvalidArgumentError(f"{self.name}.execute: outputs must be a list of {len(self.outputs)} Tensors")
         for t, (field, desc) in zip(outputs, self.outputs):
             if not isinstance(t, Tensor):
                 raise InvalidArgumentError(f"{self.name}.execute: outputs must be Tensors, got {type(t).__name__}")
             self._check_tensor(t, field, desc)
-        return list(outputs), []
+            for x, (in_field, _) in zip(inputs, self.inputs):
+                if isinstance(x, Tensor) and x.buffer is t.buffer:
+                    raise InvalidArgumentError(
+                        f"{self.name}.execute: {field} is the Tensor given as {in_field}; an operator never "
+                        f"writes into its inputs (in-place execution would race): pass another output Tensor")
 
     def _record(self, in_buffers, out_buffers, clears) -> None:
         key = tuple(b._gpudml_serial for b in in_buffers + out_buffers)
@@ -154,17 +175,24 @@ class CompiledOperator:
             ctx.memory.record([(s.pipeline.pipeline, g, s.grid) for s, g in zip(self._steps, groups)], clears)
 
     def _bind_groups(self, in_buffers, out_buffers) -> list:
-        buffers = {f"input:{i}": b for i, b in enumerate(in_buffers)}
-        buffers.update({f"output:{i}": b for i, b in enumerate(out_buffers)})
-        buffers.update({f"scratch:{i}": b for i, b in enumerate(self._scratch)})
+        # A Tensor's buffer may be larger than the desc (even larger than a binding may be):
+        # bind only the desc's bytes, rounded up to 16 (kernels may read them as vec4<u32>).
+        buffers = {f"input:{i}": (b, d.buffer_bytes) for i, (b, (_, d)) in enumerate(zip(in_buffers, self.inputs))}
+        buffers.update({f"output:{i}": (b, d.buffer_bytes)
+                        for i, (b, (_, d)) in enumerate(zip(out_buffers, self.outputs))})
+        buffers.update({f"scratch:{i}": (b, b.size) for i, b in enumerate(self._scratch)})
         dev = self.device._ctx.device
         groups = []
         for step in self._steps:
-            entries = [{"binding": i, "resource": {"buffer": buffers[b.tensor]}}
+            entries = [{"binding": i, "resource": _binding(*buffers[b.tensor])}
                        for i, b in enumerate(step.dispatch.bindings)]
             entries.append({"binding": len(entries), "resource": {"buffer": step.uniforms}})
             groups.append(dev.create_bind_group(layout=step.pipeline.layout, entries=entries))
         return groups
+
+
+def _binding(buffer, nbytes: int) -> dict:
+    return {"buffer": buffer, "offset": 0, "size": min(buffer.size, max(16, (nbytes + 15) & ~15))}
 
 
 def _uniform_usage():

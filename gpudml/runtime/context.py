@@ -71,9 +71,21 @@ class GpuContext:
     _pipelines: dict = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
     memory: Memory = field(init=False)
+    lost: bool = False  # set once wgpu reports the device lost (runtime/guard.py)
+    lost_reason: str = ""
 
     def __post_init__(self):
         self.memory = Memory(self, self.lock)
+
+    def mark_lost(self, reason: str = "") -> None:
+        """Remember that the device is gone and forget this context, so that the next
+        Device on the adapter opens a fresh wgpu device."""
+        self.lost = True
+        self.lost_reason = self.lost_reason or reason
+        with _CONTEXTS_LOCK:
+            for key, ctx in list(_CONTEXTS.items()):
+                if ctx is self:
+                    del _CONTEXTS[key]
 
     def pipeline(self, source: str, bindings) -> _Pipeline:
         """The compute pipeline for a WGSL source (compiled once per context)."""
@@ -112,6 +124,10 @@ class GpuContext:
                 compute={"module": module, "entry_point": "main"},
             )
         except Exception as exc:
+            from . import guard
+
+            if self.lost or guard.is_lost_message(str(exc)):
+                raise guard.translate(self, exc) from exc
             raise UnsupportedError(
                 f"gpudml: the adapter {self.caps.name} rejected a generated shader ({exc})") from exc
         return _Pipeline(pipeline, layout)

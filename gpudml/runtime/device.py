@@ -12,6 +12,7 @@ from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
 from .compiled import CompiledOperator, Operator
 from .context import get_context
+from .guard import gpu_errors, guarded
 from .tensor import Tensor, host_buffer, native_array
 
 COMPILED_CACHE_SIZE = 256
@@ -59,6 +60,7 @@ class Device:
         module.validate(desc, self.feature_level)
         return Operator(self, desc, module)
 
+    @guarded(lambda self: self._ctx)
     def compile_operator(self, operator: Operator) -> CompiledOperator:
         if not isinstance(operator, Operator) or operator.device is not self:
             raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
@@ -83,6 +85,7 @@ class Device:
         return compiled.execute(inputs)
 
     # -- tensors -----------------------------------------------------------------------
+    @guarded(lambda self: self._ctx)
     def tensor(self, array, desc: TensorDesc | None = None) -> Tensor:
         """Upload a numpy array. Without `desc` it becomes a packed tensor of its shape;
         with one, the array's elements (C order) are the buffer contents the desc reads."""
@@ -102,6 +105,7 @@ class Device:
         memory.upload(t.buffer, flat)
         return t
 
+    @guarded(lambda self: self._ctx)
     def empty(self, desc: TensorDesc) -> Tensor:
         """A zero-filled tensor for `desc` (an output to execute into)."""
         check_tensor_desc("empty", "desc", desc)
@@ -113,12 +117,15 @@ class Device:
     def batch(self):
         """Record every execute inside the block into one command buffer, submitted once at
         the end (or earlier, when the host reads or writes GPU memory)."""
-        self._ctx.memory.begin_batch()
+        with gpu_errors(self._ctx):
+            self._ctx.memory.begin_batch()
         try:
             yield self
         finally:
-            self._ctx.memory.end_batch()
+            with gpu_errors(self._ctx):
+                self._ctx.memory.end_batch()
 
+    @guarded(lambda self: self._ctx)
     def synchronize(self) -> None:
         """Submit anything batched and block until all submitted GPU work has finished."""
         self._ctx.memory.flush()
@@ -133,9 +140,10 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def default_device() -> Device:
-    """The process-wide Device (default adapter, highest feature level), made on first use."""
+    """The process-wide Device (default adapter, highest feature level), made on first use
+    (and again after its device was lost)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
-        if _DEFAULT is None:
+        if _DEFAULT is None or _DEFAULT._ctx.lost:
             _DEFAULT = Device()
         return _DEFAULT

@@ -48,6 +48,7 @@ class Memory:
     _batch: _Batch | None = None
     allocations: int = 0
     _staging_free: list = field(default_factory=list)
+    _shrinking: bool = False  # a Tensor finalizer run by GC inside _shrink must not shrink again
     timer: GpuTimer | None = None  # set by GpuTimer.__enter__: time each unbatched pass
 
     # -- buffers -----------------------------------------------------------------------
@@ -74,8 +75,9 @@ class Memory:
         with self.lock:
             free = self._free.get(size)
             if free:
+                buf = free.pop()  # first: GC may run a finalizer (release, shrink) in between
                 self._free_bytes -= size
-                return free.pop()
+                return buf
             self.allocations += 1
             buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
             buf._gpudml_serial = next(_serials)
@@ -92,13 +94,20 @@ class Memory:
                 self._shrink(POOL_LIMIT_BYTES)
 
     def _shrink(self, limit: int) -> None:
-        for size in sorted(self._free, reverse=True):
-            bufs = self._free[size]
-            while bufs and self._free_bytes > limit:
-                bufs.pop(0).destroy()
-                self._free_bytes -= size
-            if not bufs:
-                del self._free[size]
+        if self._shrinking:
+            return
+        self._shrinking = True
+        try:
+            for size in sorted(self._free, reverse=True):
+                bufs = self._free.get(size, ())
+                while bufs and self._free_bytes > limit:
+                    buf = bufs.pop(0)
+                    self._free_bytes -= size
+                    buf.destroy()
+                if not bufs:
+                    self._free.pop(size, None)
+        finally:
+            self._shrinking = False
 
     def trim(self) -> None:
         """Free every idle pooled buffer."""
@@ -221,10 +230,14 @@ class Memory:
             batch = self._batch
             if batch is None or (batch.cpass is None and batch.dispatches == 0):
                 return
-            if batch.cpass is not None:
-                batch.cpass.end()
-            self.ctx.device.queue.submit([batch.encoder.finish()])
-            self._batch = _Batch(self.ctx.device.create_command_encoder())
+            self._batch = None  # a failed submit must not leave its encoder in place
+            try:
+                if batch.cpass is not None:
+                    batch.cpass.end()
+                self.ctx.device.queue.submit([batch.encoder.finish()])
+            finally:
+                if self._open_batches:
+                    self._batch = _Batch(self.ctx.device.create_command_encoder())
 
 
 class GpuTimer:

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc
 from ..types import DataType
+from .guard import guarded
 
 
 def native_array(x, where: str) -> np.ndarray:
@@ -79,12 +80,15 @@ class Tensor:
     def nbytes(self) -> int:
         return self._live().size
 
+    @guarded(lambda self: self.device._ctx)
     def raw(self) -> np.ndarray:
         """The tensor's buffer bytes (total_tensor_size_in_bytes, rounded up to 4) as 1-D
-        elements of its dtype: gaps of strided descs included."""
+        elements of its dtype: gaps of strided descs included (a partial last element,
+        e.g. 12 bytes of int64, is left out)."""
         data = self.device._ctx.memory.download(self._live(), self.desc.buffer_bytes)
-        return data.view(self.dtype)[: data.size // self.desc.data_type.size]
+        return data[: data.size - data.size % self.desc.data_type.size].view(self.dtype)
 
+    @guarded(lambda self: self.device._ctx)
     def numpy(self) -> np.ndarray:
         """Read back: a new numpy array of shape `sizes`."""
         if self.desc.is_packed:

@@ -1,0 +1,97 @@
+"""wgpu's exceptions, translated at the runtime boundary into gpudml errors.
+
+Every public runtime entry point (Device, CompiledOperator.execute, Tensor reads) runs
+its wgpu calls inside `gpu_errors(ctx)`. A user then sees a DMLError that names the
+adapter and says what to do, never a bare wgpu traceback (wgpu's exception stays
+attached as __cause__):
+
+- the device is lost (wgpu says "device is lost", or the context was marked lost
+  before): DeviceLostError. The context is marked lost and dropped from the shared
+  table, so a new `Device()` (and `default_device()`) opens a fresh wgpu device;
+- wgpu ran out of memory: GpuError saying so;
+- any other wgpu error (a validation error means a gpudml bug): GpuError.
+
+gpudml's own errors and non-wgpu exceptions pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from ..errors import DeviceLostError, DMLError, GpuError
+from . import adapters
+
+_LOST_MARKERS = ("device is lost", "device lost", "devicelost", "device was lost", "device has been lost")
+
+
+def is_lost_message(text: str) -> bool:
+    text = text.lower()
+    return any(marker in text for marker in _LOST_MARKERS)
+
+
+def is_wgpu_error(exc: BaseException) -> bool:
+    return type(exc).__module__.split(".")[0] == "wgpu"
+
+
+def lost_error(ctx, detail: str = "") -> DeviceLostError:
+    why = f" ({_reason(detail)})" if detail else ""
+    return DeviceLostError(
+        f"gpudml: the GPU device on {ctx.caps.name} was lost{why}. Its Tensors and compiled operators "
+        f"are gone: create a new gpudml.Device (or call gpudml.default_device() again) to continue. "
+        f"If this keeps happening, the driver may be broken; {adapters.INSTALL_HINT}")
+
+
+def translate(ctx, exc: BaseException) -> DMLError:
+    """The gpudml error for a wgpu exception raised by a call on `ctx`'s device."""
+    text = str(exc)
+    if ctx.lost or is_lost_message(text):
+        ctx.mark_lost(text)
+        return lost_error(ctx, ctx.lost_reason or text)
+    if type(exc).__name__ == "GPUOutOfMemoryError":
+        return GpuError(f"gpudml: {ctx.caps.name} ran out of memory ({_reason(text)}); "
+                        f"free Tensors you no longer need or work on smaller pieces")
+    return GpuError(f"gpudml: {ctx.caps.name} reported an error gpudml did not expect "
+                    f"(please report it as a gpudml bug): {type(exc).__name__}: {text.strip()}")
+
+
+@contextlib.contextmanager
+def gpu_errors(ctx):
+    """Run wgpu calls on `ctx`; raise DeviceLostError at once if it is known to be lost."""
+    if ctx.lost:
+        raise lost_error(ctx, ctx.lost_reason)
+    try:
+        yield
+    except DMLError:
+        raise
+    except Exception as exc:
+        if is_wgpu_error(exc) or ctx.lost:
+            raise translate(ctx, exc) from exc
+        raise
+
+
+def guarded(get_ctx):
+    """Decorator: the method's wgpu errors translated as in gpu_errors(get_ctx(self)).
+    (A plain try costs nothing when nothing is raised; hot paths use this form.)"""
+    def wrap(method):
+        @functools.wraps(method)
+        def inner(self, *args, **kwargs):
+            ctx = get_ctx(self)
+            if ctx.lost:
+                raise lost_error(ctx, ctx.lost_reason)
+            try:
+                return method(self, *args, **kwargs)
+            except DMLError:
+                raise
+            except Exception as exc:
+                if is_wgpu_error(exc) or ctx.lost:
+                    raise translate(ctx, exc) from exc
+                raise
+        return inner
+    return wrap
+
+
+def _reason(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    # wgpu's messages read "Validation Error / Caused by: / In X / <the reason>": keep the reason.
+    return lines[-1] if lines else ""

@@ -1,0 +1,38 @@
+"""Devices on private contexts, for tests that must not touch the shared ones (the
+fixtures' devices): a context with smaller limits over the shared wgpu device, or a
+context with a wgpu device of its own (which a test may destroy)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from conftest import get_device
+
+import gpudml as dml
+from gpudml.runtime import adapters
+from gpudml.runtime import device as device_module
+from gpudml.runtime.context import GpuContext, _create_context
+
+
+def device_on(ctx: GpuContext, feature_level=None) -> dml.Device:
+    """A Device bound to `ctx` (not registered as a shared context)."""
+    saved = device_module.get_context
+    device_module.get_context = lambda request: ctx
+    try:
+        return dml.Device(feature_level=feature_level)
+    finally:
+        device_module.get_context = saved
+
+
+def limited_device(adapter: str, **caps) -> dml.Device:
+    """A Device whose context reports smaller limits (Caps fields, e.g.
+    max_storage_binding_size=4096) over the shared wgpu device of `adapter`: the runtime
+    plans and checks against them, the adapter runs the result."""
+    shared = get_device(adapter)._ctx
+    ctx = GpuContext(adapter=shared.adapter, device=shared.device, caps=dataclasses.replace(shared.caps, **caps))
+    return device_on(ctx)
+
+
+def own_device(adapter: str) -> dml.Device:
+    """A Device with a wgpu device of its own on `adapter`."""
+    return device_on(_create_context(adapters.choose_adapter(adapter)))

@@ -1,0 +1,122 @@
+"""Threads: one Device used from several threads at once (see docs/threading.md).
+
+Four threads share the fixture's Device (each adapter) and run mixed operators, numpy and
+Tensor paths, one of them inside device.batch(), checking every result against
+reference.py. A thread that does not finish in time is a hang, and fails the test.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from conftest import assert_bits_equal, random_bits
+
+import gpudml as dml
+from gpudml import reference
+from gpudml.functional import reduce_desc
+
+THREADS = 4
+ROUNDS = 60
+TIMEOUT_S = 120
+
+
+def run_threads(target, count: int = THREADS) -> None:
+    """Run target(index) in `count` threads started together; re-raise the first failure."""
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def body(i):
+        try:
+            barrier.wait()
+            target(i)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=body, args=(i,), daemon=True) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT_S)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    if errors:
+        raise errors[0]
+
+
+def _one_round(device, rng, batched: bool) -> None:
+    """One round of mixed operators with fresh random inputs, checked against reference.py."""
+    shape = [int(n) for n in rng.integers(1, 9, size=int(rng.integers(1, 5)))]
+    dtype = [np.uint8, np.float16, np.int32, np.float32, np.uint64][int(rng.integers(0, 5))]
+    x = random_bits(rng, dtype, shape)
+    rank = len(shape)
+    offsets = [int(rng.integers(0, n)) for n in shape]
+    sizes = [n - o for n, o in zip(shape, offsets)]
+    strides = [int(rng.choice([1, 2, -1, -3])) for _ in shape]
+    start, end = [int(v) for v in rng.integers(0, 4, rank)], [int(v) for v in rng.integers(0, 4, rank)]
+    axis = int(rng.integers(0, rank))
+    lengths = rng.integers(0, shape[axis] + 2, size=[1 if a == axis else n for a, n in enumerate(shape)])
+    lengths = lengths.astype(np.uint32)
+
+    # numpy in, numpy out
+    assert_bits_equal(dml.slice(x, offsets, sizes, strides, device=device),
+                      reference.slice1(x, offsets, sizes, strides))
+    assert_bits_equal(dml.pad(x, start, end, mode="symmetric", device=device),
+                      reference.padding(x, start, end, "symmetric"))
+    # Tensor in, Tensor out (chained on the GPU), optionally inside a batch
+    t = device.tensor(x)
+    if batched:
+        with device.batch():
+            r = dml.reverse_subsequences(t, lengths, axis)
+            p = dml.pad(r, start, end, mode="edge")
+    else:
+        r = dml.reverse_subsequences(t, lengths, axis)
+        p = dml.pad(r, start, end, mode="edge")
+    want_r = reference.reverse_subsequences(x, lengths, axis)
+    assert_bits_equal(r.numpy(), want_r)
+    assert_bits_equal(p.numpy(), reference.padding(want_r, start, end, "edge"))
+    # Reduce (exact functions on any bits: MIN/MAX, ARGMAX)
+    got = dml.reduce(x, "argmax", [axis], device=device)
+    np.testing.assert_array_equal(got, reference.reduce(x, "argmax", [axis]))
+    got = dml.reduce(t, "max", None).numpy()
+    np.testing.assert_array_equal(got, reference.reduce(x, "max", None))
+
+
+def test_four_threads_share_one_device(device):
+    def work(i):
+        rng = np.random.default_rng([i, 7])
+        for k in range(ROUNDS):
+            _one_round(device, rng, batched=(i == 3 and k % 2 == 0))
+
+    run_threads(work)
+
+
+def test_threads_share_one_compiled_operator(device):
+    """The same CompiledOperator (a two-pass reduction with scratch, and a slice) executed
+    from four threads at once."""
+    x_shape = (5, 20_000)
+    desc = reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, x_shape), "sum", [1])
+    reduce_op = device.compile_operator(device.create_operator(desc))
+    assert len(reduce_op.wgsl) == 2  # partial results in a shared scratch buffer
+    slice_desc = dml.functional.slice_desc(dml.TensorDesc(dml.DataType.INT16, [64, 64]), [0, 0], [64, 64], [-1, 2])
+    slice_op = device.compile_operator(device.create_operator(slice_desc))
+
+    def work(i):
+        rng = np.random.default_rng([i, 9])
+        for _ in range(25):
+            x = rng.integers(-8, 8, size=x_shape).astype(np.float32)  # exact sums
+            (got,) = reduce_op.execute([x])
+            np.testing.assert_array_equal(got, x.sum(1, keepdims=True))
+            y = rng.integers(-30000, 30000, size=(64, 64)).astype(np.int16)
+            (out,) = slice_op.execute([device.tensor(y)])
+            np.testing.assert_array_equal(out.numpy(), y[::-1, ::2])
+
+    run_threads(work)
+
+
+def test_default_device_is_one_device_across_threads(monkeypatch):
+    from gpudml.runtime import device as device_module
+
+    monkeypatch.setattr(device_module, "_DEFAULT", None)
+    seen = []
+    run_threads(lambda i: seen.append(dml.default_device()), 8)
+    assert len({id(d) for d in seen}) == 1
