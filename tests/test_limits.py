@@ -164,11 +164,13 @@ def test_tensor_larger_than_a_binding_is_bound_only_where_the_desc_reads(adapter
 # ------------------------------------------------------------------ workgroup grid (small limits)
 def test_workgroup_grid_folds_into_rows_up_to_the_limit_squared(adapter):
     """With 5 workgroups per dimension: 5, 6 (two rows) and 25 workgroups run correctly; 26
-    raise UnsupportedError before GPU work. A data-movement workgroup covers 64 invocations
-    x 16 elements = 1024 output elements."""
+    raise UnsupportedError before GPU work. A data-movement workgroup covers
+    WORKGROUP_SIZE invocations x RUN output elements."""
+    from gpudml.ops.movement import RUN, WORKGROUP_SIZE
+
     dev = limited_device(adapter, max_workgroups_per_dimension=5)
     rng = np.random.default_rng(1)
-    per_group = 64 * 16
+    per_group = WORKGROUP_SIZE * RUN
     for groups in (5, 6, 25):
         n = groups * per_group - 3
         x = random_bits(rng, np.uint32, [n])
