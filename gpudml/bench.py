@@ -143,11 +143,16 @@ def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = N
     best = anchors["copy_kernel_best"]  # e.g. "wg256_k16"
     wg, k = (int(v) for v in best[2:].split("_k"))
     yard = Yardsticks(device, wg, k)
+    stats = device.pipeline_cache_stats
+    misses0, seconds0 = stats.misses, stats.compile_seconds
     rows = []
     for w in workloads:
         rows.append(wl.run_workload(device, w, reps=reps, quick=quick, yard=yard))
         progress.step(w.id)
     yard.close()
+    compiled = stats.misses - misses0
+    anchors["pipelines_compiled_by_workloads"] = compiled
+    anchors["pipeline_compile_ms_mean"] = (stats.compile_seconds - seconds0) * 1e3 / compiled if compiled else 0.0
     text = render_markdown(rows, anchors, device.adapter_name)
     if md_path:
         with open(md_path, "w") as f:
