@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
 from ..types import DataType, FeatureLevel, type_list
 
 
@@ -114,3 +114,17 @@ class KernelPlan:
 
 def element_bits(desc: TensorDesc) -> int:
     return desc.data_type.size * 8
+
+
+def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp: TensorDesc, out: TensorDesc) -> int:
+    """The checks every operator whose output has its input's type shares: both descs,
+    one DimensionCount, one data type, the support row. Returns the rank."""
+    check_tensor_desc(op, "input_tensor", inp)
+    check_tensor_desc(op, "output_tensor", out, is_output=True)
+    rank = check_same_rank(op, {"input_tensor": inp, "output_tensor": out})
+    if inp.data_type != out.data_type:
+        raise InvalidArgumentError(
+            f"{op}: output_tensor.data_type {out.data_type.name} must equal "
+            f"input_tensor.data_type {inp.data_type.name}")
+    support.check(level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
+    return rank

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import F16, F32, TYPES_8, TYPES_11, DataType, FeatureLevel, PaddingMode
-from .base import KernelPlan, SupportRow, SupportTable, ranks
+from .base import KernelPlan, SupportRow, SupportTable, check_copy_tensors, ranks
 from .movement import movement_dispatch
 
 OP = "Padding"
@@ -104,15 +104,8 @@ def padding_value_bits(value, data_type: DataType) -> tuple[int, int]:
 
 
 def validate(desc: PaddingOperatorDesc, feature_level: FeatureLevel) -> None:
-    check_tensor_desc(OP, "input_tensor", desc.input_tensor)
-    check_tensor_desc(OP, "output_tensor", desc.output_tensor, is_output=True)
     inp, out = desc.input_tensor, desc.output_tensor
-    rank = check_same_rank(OP, {"input_tensor": inp, "output_tensor": out})
-    if inp.data_type != out.data_type:
-        raise InvalidArgumentError(
-            f"{OP}: output_tensor.data_type {out.data_type.name} must equal "
-            f"input_tensor.data_type {inp.data_type.name}")
-    SUPPORT.check(feature_level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
+    rank = check_copy_tensors(OP, SUPPORT, feature_level, inp, out)
     mode = desc.padding_mode
     if feature_level < MODE_INTRODUCED[mode]:
         raise InvalidArgumentError(

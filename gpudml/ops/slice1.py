@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import TYPES_8, TYPES_11, FeatureLevel
-from .base import KernelPlan, SupportRow, SupportTable, ranks
+from .base import KernelPlan, SupportRow, SupportTable, check_copy_tensors, ranks
 from .movement import movement_dispatch
 
 OP = "Slice1"
@@ -40,15 +40,8 @@ def max_output_size(window_size: int, window_stride: int) -> int:
 
 
 def validate(desc: Slice1OperatorDesc, feature_level: FeatureLevel) -> None:
-    check_tensor_desc(OP, "input_tensor", desc.input_tensor)
-    check_tensor_desc(OP, "output_tensor", desc.output_tensor, is_output=True)
     inp, out = desc.input_tensor, desc.output_tensor
-    rank = check_same_rank(OP, {"input_tensor": inp, "output_tensor": out})
-    if inp.data_type != out.data_type:
-        raise InvalidArgumentError(
-            f"{OP}: output_tensor.data_type {out.data_type.name} must equal "
-            f"input_tensor.data_type {inp.data_type.name}")
-    SUPPORT.check(feature_level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
+    rank = check_copy_tensors(OP, SUPPORT, feature_level, inp, out)
     offsets, sizes, strides = desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides
     for name, values in (("input_window_offsets", offsets), ("input_window_sizes", sizes),
                          ("input_window_strides", strides)):
