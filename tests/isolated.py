@@ -11,7 +11,7 @@ from conftest import get_device
 import gpudml as dml
 from gpudml.runtime import adapters
 from gpudml.runtime import device as device_module
-from gpudml.runtime.context import GpuContext, _create_context
+from gpudml.runtime.context import _ALIVE, GpuContext, _create_context
 
 
 def device_on(ctx: GpuContext, feature_level=None) -> dml.Device:
@@ -30,9 +30,17 @@ def limited_device(adapter: str, **caps) -> dml.Device:
     plans and checks against them, the adapter runs the result."""
     shared = get_device(adapter)._ctx
     ctx = GpuContext(adapter=shared.adapter, device=shared.device, caps=dataclasses.replace(shared.caps, **caps))
+    _ALIVE.append(ctx)  # its pipelines and pooled buffers are never released outside the wgpu lock
     return device_on(ctx)
 
 
 def own_device(adapter: str) -> dml.Device:
     """A Device with a wgpu device of its own on `adapter`."""
     return device_on(_create_context(adapters.choose_adapter(adapter)))
+
+
+def lose(dev: dml.Device) -> None:
+    """Simulate a device loss: destroy the wgpu device (under the wgpu lock, like every
+    wgpu call; see runtime/context.py)."""
+    with dev._ctx.lock:
+        dev._ctx.device.destroy()

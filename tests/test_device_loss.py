@@ -9,7 +9,7 @@ import types
 
 import numpy as np
 import pytest
-from isolated import own_device
+from isolated import lose, own_device
 
 import gpudml as dml
 from gpudml import cli
@@ -35,7 +35,7 @@ def test_every_entry_point_after_loss_raises_device_lost(adapter):
     desc = dml.functional.slice_desc(t.desc, [0], [16], [2])
     op = dev.create_operator(desc)
     compiled = dev.compile_operator(op)
-    dev._ctx.device.destroy()
+    lose(dev)
 
     calls = {
         "functional (cached operator)": lambda: dml.slice(x, [0], [16], [-1], device=dev),
@@ -62,7 +62,7 @@ def test_every_entry_point_after_loss_raises_device_lost(adapter):
 
 def test_wgpu_error_stays_attached_as_the_cause(adapter):
     dev = own_device(adapter)
-    dev._ctx.device.destroy()
+    lose(dev)
     with pytest.raises(dml.DeviceLostError) as info:
         dev.tensor(np.zeros(4, np.float32))
     assert type(info.value.__cause__).__module__.startswith("wgpu")
@@ -76,7 +76,7 @@ def test_loss_inside_a_batch(adapter):
     with pytest.raises(dml.DeviceLostError):
         with dev.batch():
             dml.slice(t, [0], [8], [-1])
-            dev._ctx.device.destroy()
+            lose(dev)
     memory = dev._ctx.memory
     assert memory._open_batches == 0 and memory._batch is None
 
@@ -91,7 +91,7 @@ def test_dropping_tensors_of_a_lost_device_is_quiet(adapter, monkeypatch):
     tensors = [dev.tensor(np.zeros(n, np.uint8)) for n in (4, 400, 40_000)]
     compiled = dev.compile_operator(dev.create_operator(
         dml.functional.reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, [3, 200_000]), "sum", [1])))
-    dev._ctx.device.destroy()
+    lose(dev)
     del tensors, compiled
     gc.collect()
     dev._ctx.memory.trim()
@@ -111,7 +111,7 @@ def test_a_new_device_after_loss_works(adapter):
     saved_default = device_module._DEFAULT
     try:
         device_module._DEFAULT = dev
-        dev._ctx.device.destroy()
+        lose(dev)
         with pytest.raises(dml.DeviceLostError):
             dev.tensor(np.zeros(4, np.float32))
         assert context._CONTEXTS.get(key) is not dev._ctx

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from conftest import assert_bits_equal, random_bits
+from conftest import assert_bits_equal, get_device, random_bits
 
 import gpudml as dml
 from gpudml import reference
@@ -120,3 +120,62 @@ def test_default_device_is_one_device_across_threads(monkeypatch):
     seen = []
     run_threads(lambda i: seen.append(dml.default_device()), 8)
     assert len({id(d) for d in seen}) == 1
+
+
+def test_wgpu_poll_thread_takes_the_context_lock(device):
+    """wgpu-py polls the device from a thread of its own; on OpenGL a thread that waits more
+    than a second for the GL context aborts the process (wgpu-hal panics), so that thread's
+    polls are serialized with every other wgpu call by the context lock."""
+    ctx = device._ctx
+    poll = ctx.device._poller._poll_func
+    polled = threading.Event()
+    with ctx.lock:
+        poller = threading.Thread(target=lambda: (poll(False), polled.set()), daemon=True)
+        poller.start()
+        assert not polled.wait(0.3)  # waiting for the lock, not for the GL context
+    assert polled.wait(TIMEOUT_S)
+
+
+def test_mapping_never_waits_for_the_poll_thread(device):
+    """Readbacks poll the device themselves while holding the lock the poll thread needs:
+    many readbacks in a row, some while another thread also reads back, never block."""
+    t = device.tensor(np.arange(1 << 17, dtype=np.uint32))  # above the mapped-transfer threshold
+    run_threads(lambda i: [np.testing.assert_array_equal(t.numpy()[:4], [0, 1, 2, 3]) for _ in range(20)])
+
+
+def test_gpu_timer_reads_back_without_the_poll_thread(device):
+    from gpudml.runtime.memory import GpuTimer
+
+    if not device.caps.has("timestamp-query"):
+        return
+    x = device.tensor(np.zeros(4096, np.float32))
+    with GpuTimer(device) as timer:
+        dml.slice(x, [0], [4096], [-1])
+    device.synchronize()
+    (ms,) = timer.milliseconds()
+    assert ms >= 0
+
+
+def test_two_devices_on_one_adapter_and_enumeration_from_threads(adapter):
+    """wgpu's OpenGL backend shares one EGL context between all adapter objects: two wgpu
+    devices on it (the shared one and a private one), used from two threads while a third
+    enumerates adapters, aborted the process (EGL BadAccess) before every wgpu call ran
+    under one process-wide lock."""
+    from isolated import own_device
+
+    from gpudml.runtime import adapters
+
+    devices = [get_device(adapter), own_device(adapter)]
+
+    def work(i):
+        if i == 2:
+            for _ in range(15):
+                adapters.enumerate_adapters()
+            return
+        dev, rng = devices[i], np.random.default_rng(i)
+        for _ in range(40):
+            x = rng.integers(0, 255, size=(64, 33), dtype=np.uint8)
+            np.testing.assert_array_equal(dml.slice(x, [0, 0], [64, 33], [-1, 2], device=dev), x[::-1, ::2])
+            np.testing.assert_array_equal(dml.reduce(dev.tensor(x), "max", [1]).numpy(), x.max(1, keepdims=True))
+
+    run_threads(work, 3)

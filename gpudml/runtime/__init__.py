@@ -1,8 +1,8 @@
 """The only package that touches wgpu: devices, compiled operators, tensors.
 
 Threading: one Device may be used from several threads at once; every wgpu call runs
-under its adapter context's lock (docs/threading.md). wgpu's exceptions are translated
-into gpudml errors at this package's boundary (guard.py)."""
+under one process-wide lock, adapters.WGPU_LOCK (docs/threading.md). wgpu's exceptions
+are translated into gpudml errors at this package's boundary (guard.py)."""
 
 from .compiled import CompiledOperator, Operator
 from .device import Device, default_device

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 
 from ..errors import InvalidArgumentError, UnsupportedError
+
+#: The lock every gpudml wgpu call runs under, one for the whole process (all adapters):
+#: wgpu's OpenGL backend shares one EGL context between every adapter object that
+#: enumeration returns, each with a mutex of its own; two threads using it at once abort
+#: the process (EGL BadAccess, or a wait of more than a second for the context: wgpu-hal
+#: panics). Enumerating adapters touches that context too. Contexts (context.py) use it.
+WGPU_LOCK = threading.RLock()
 
 BACKEND_ALIASES = {
     "vulkan": "vulkan", "vk": "vulkan",
@@ -39,6 +47,12 @@ def _quiet_gl_environment() -> None:
     os.environ["XDG_RUNTIME_DIR"] = path
 
 
+#: The adapters, enumerated once per process and kept: enumerating touches the OpenGL
+#: backend's EGL context, and so does releasing an adapter object, outside gpudml's lock
+#: (see WGPU_LOCK); Device() used to enumerate (and drop) them every time.
+_FOUND: list | None = None
+
+
 def enumerate_adapters() -> list:
     _quiet_gl_environment()
     try:
@@ -47,8 +61,12 @@ def enumerate_adapters() -> list:
         raise UnsupportedError(
             f"gpudml: the wgpu package cannot be imported ({exc}); `pip install 'wgpu>=0.32,<0.33'`, "
             f"then {INSTALL_HINT}") from exc
+    global _FOUND
     try:
-        return list(wgpu.gpu.enumerate_adapters_sync())
+        with WGPU_LOCK:
+            if _FOUND is None:
+                _FOUND = list(wgpu.gpu.enumerate_adapters_sync())
+            return list(_FOUND)
     except Exception as exc:  # wgpu-native failing to load or to enumerate
         raise UnsupportedError(f"gpudml: could not enumerate GPU adapters ({exc}); {INSTALL_HINT}") from exc
 

@@ -61,10 +61,18 @@ class CompiledOperator:
         self._groups: OrderedDict = OrderedDict()
 
     def __del__(self):
-        memory = getattr(getattr(getattr(self, "device", None), "_ctx", None), "memory", None)
-        for buf in getattr(self, "_scratch", ()):
-            if memory is not None:
-                memory.release(buf)
+        ctx = getattr(getattr(self, "device", None), "_ctx", None)
+        if ctx is None:
+            return
+        # Under the context lock: the uniform buffers and bind groups are released here, in
+        # whatever thread the garbage collector runs, and on OpenGL a release may not wait
+        # for the GL context while another thread holds it (see context._poll_under_lock).
+        with ctx.lock:
+            for buf in getattr(self, "_scratch", ()):
+                ctx.memory.release(buf)
+            self._scratch = []
+            self._steps = []
+            self._groups = OrderedDict()
 
     def _check_bindings(self, ctx) -> None:
         limit = ctx.caps.max_storage_binding_size

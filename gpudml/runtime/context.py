@@ -69,7 +69,7 @@ class GpuContext:
     caps: Caps
     stats: CacheStats = field(default_factory=CacheStats)
     _pipelines: dict = field(default_factory=dict)
-    lock: threading.RLock = field(default_factory=threading.RLock)
+    lock: threading.RLock = field(default=_adapters.WGPU_LOCK)  # one for all contexts (adapters.py)
     memory: Memory = field(init=False)
     lost: bool = False  # set once wgpu reports the device lost (runtime/guard.py)
     lost_reason: str = ""
@@ -82,10 +82,11 @@ class GpuContext:
         Device on the adapter opens a fresh wgpu device."""
         self.lost = True
         self.lost_reason = self.lost_reason or reason
-        with _CONTEXTS_LOCK:
-            for key, ctx in list(_CONTEXTS.items()):
-                if ctx is self:
-                    del _CONTEXTS[key]
+        # No _CONTEXTS_LOCK: this may run under the wgpu lock, which get_context takes
+        # while holding _CONTEXTS_LOCK. Single dict operations are atomic.
+        for key, ctx in list(_CONTEXTS.items()):
+            if ctx is self:
+                _CONTEXTS.pop(key, None)
 
     def pipeline(self, source: str, bindings) -> _Pipeline:
         """The compute pipeline for a WGSL source (compiled once per context)."""
@@ -136,7 +137,8 @@ class GpuContext:
         """Block until all submitted work has finished."""
         poll = getattr(self.device, "_poll_wait", None)
         if poll is not None:
-            poll()
+            with self.lock:  # a wgpu call like any other (see _poll_under_lock)
+                poll()
             return
         # Portable fallback: mapping a buffer waits for the queue.
         import wgpu
@@ -148,6 +150,11 @@ class GpuContext:
 
 _CONTEXTS: dict[str, GpuContext] = {}
 _CONTEXTS_LOCK = threading.Lock()
+#: Every context ever created, lost ones included, kept for the life of the process:
+#: wgpu-py releasing a device stops its poll thread with a one-second join and then frees
+#: the device even if the thread is still polling it (a crash, seen under load). Contexts
+#: are few: one per adapter, plus one per device loss.
+_ALIVE: list[GpuContext] = []
 
 
 def get_context(request: str | None) -> GpuContext:
@@ -166,7 +173,8 @@ def _create_context(adapter) -> GpuContext:
     features = [f for f in WANTED_FEATURES if f in adapter.features]
     limits = {k: adapter.limits[k] for k in RAISED_LIMITS if k in adapter.limits}
     try:
-        device = adapter.request_device_sync(required_features=features, required_limits=limits)
+        with _adapters.WGPU_LOCK:
+            device = adapter.request_device_sync(required_features=features, required_limits=limits)
     except Exception as exc:
         raise UnsupportedError(
             f"gpudml: could not open a device on {adapter.summary} ({exc}); {_adapters.INSTALL_HINT}") from exc
@@ -182,4 +190,32 @@ def _create_context(adapter) -> GpuContext:
         max_invocations_per_workgroup=lim["max-compute-invocations-per-workgroup"],
         max_workgroup_storage_size=lim["max-compute-workgroup-storage-size"],
     )
-    return GpuContext(adapter=adapter, device=device, caps=caps)
+    ctx = GpuContext(adapter=adapter, device=device, caps=caps)
+    _poll_under_lock(device, ctx.lock)
+    _ALIVE.append(ctx)  # (atomic; get_context may hold _CONTEXTS_LOCK here)
+    return ctx
+
+
+def _poll_under_lock(device, lock) -> None:
+    """Make wgpu-py's poll thread take the wgpu lock (adapters.WGPU_LOCK) for each poll.
+
+    wgpu-py polls a device from a thread of its own while a promise (a buffer mapping) is
+    pending. On OpenGL, wgpu-hal aborts the whole process (a panic across the FFI
+    boundary) when a thread finds the EGL context current in another thread (BadAccess)
+    or waits more than one second for it, which another thread holds for as long as a
+    dispatch, a shader compile or a wait takes (seconds on a loaded machine: the long fuzz
+    run hit both). Every gpudml wgpu call runs under the wgpu lock; with the poll thread's
+    calls under it too, no two threads ever use the GL context at once. The rule that
+    follows: runtime code never waits for the poll thread (map_sync, read_buffer,
+    GPUPromise.sync_wait on a pending promise) while holding the lock; it polls itself
+    (Memory._map)."""
+    poller = getattr(device, "_poller", None)
+    poll = getattr(poller, "_poll_func", None)
+    if poll is None:
+        return
+
+    def poll_under_lock(block, poll=poll, lock=lock):
+        with lock:
+            poll(block)
+
+    poller._poll_func = poll_under_lock

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import GpuError, UnsupportedError
 
 #: Bytes the pool may keep idle before it frees buffers.
 POOL_LIMIT_BYTES = 512 << 20
+#: Device polls a buffer mapping may take before it is an error (one is enough).
+MAP_POLLS = 100
 #: Transfers at least this large map the buffer instead of using the queue (measured in bench/).
 MAP_THRESHOLD_BYTES = 256 << 10
 
@@ -124,8 +126,21 @@ class Memory:
         # map_sync waits for wgpu-py's poll thread with a sleeping back-off (~0.3 ms even
         # for 4 bytes); a blocking device poll right after the request completes it at once.
         promise = buffer.map_async(mode, 0, size)
-        self.ctx.device._poll_wait()
-        promise.sync_wait()
+        # Never wait for wgpu-py's poll thread here: it needs the context lock this thread
+        # holds (context._poll_under_lock). A wait-poll completes the mapping at once.
+        for _ in range(MAP_POLLS):
+            self.ctx.device._poll_wait()
+            if promise._thread_event.is_set():
+                break
+        else:
+            raise GpuError(f"gpudml: mapping a buffer on {self.ctx.caps.name} did not complete "
+                           f"after {MAP_POLLS} device polls")
+        try:
+            promise.sync_wait()
+        except RuntimeError as exc:  # wgpu-py reports a failed mapping as a plain RuntimeError
+            from .guard import translate
+
+            raise translate(self.ctx, exc) from exc
 
     def upload(self, buffer, data: np.ndarray) -> None:
         """Write `data`'s bytes at the start of `buffer` (the rest keeps its contents)."""
@@ -250,7 +265,8 @@ class GpuTimer:
         self.memory = device._ctx.memory
         self.device = device._ctx.device
         self.capacity = capacity
-        self.query_set = self.device.create_query_set(type=wgpu.QueryType.timestamp, count=2 * capacity)
+        with self.memory.lock:
+            self.query_set = self.device.create_query_set(type=wgpu.QueryType.timestamp, count=2 * capacity)
         self.count = 0
 
     def next_pass(self) -> dict:
@@ -275,11 +291,17 @@ class GpuTimer:
         n = 2 * self.count
         if not n:
             return []
-        usage = wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
-        resolve = self.device.create_buffer(size=8 * n, usage=usage)
-        encoder = self.device.create_command_encoder()
-        encoder.resolve_query_set(self.query_set, 0, n, resolve, 0)
-        with self.memory.lock:
+        with self.memory.lock:  # read back through Memory._map: never wait for the poll thread here
+            usage = wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+            resolve = self.device.create_buffer(size=8 * n, usage=usage)
+            readback = self.device.create_buffer(
+                size=8 * n, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+            encoder = self.device.create_command_encoder()
+            encoder.resolve_query_set(self.query_set, 0, n, resolve, 0)
+            encoder.copy_buffer_to_buffer(resolve, 0, readback, 0, 8 * n)
             self.device.queue.submit([encoder.finish()])
-            ticks = np.frombuffer(self.device.queue.read_buffer(resolve), dtype=np.uint64)
+            self.memory._map(readback, wgpu.MapMode.READ, 8 * n)
+            ticks = np.frombuffer(readback.read_mapped(0, 8 * n), dtype=np.uint64).copy()
+            readback.unmap()
+            del resolve, readback, encoder
         return [float(ticks[2 * i + 1] - ticks[2 * i]) / 1e6 for i in range(self.count)]
