@@ -20,6 +20,17 @@ def padded_strides(sizes, rng=None, broadcast: bool = False) -> list[int]:
     return strides
 
 
+def sequence_lengths(rng, lengths_desc, n: int) -> np.ndarray:
+    """Raw ReverseSubsequences lengths buffer for an axis of n: mostly 0..n+2; UINT64 also
+    gets high words (longer than any axis)."""
+    count = lengths_desc.required_elements
+    values = rng.integers(0, n + 3, size=count).astype(np.uint64)
+    if lengths_desc.data_type.numpy == np.uint64:
+        big = rng.random(count) < 0.25
+        values[big] = np.array([2**32, 2**32 + 1, 2**63, 2**64 - 1], np.uint64)[rng.integers(0, 4, big.sum())]
+    return values.astype(lengths_desc.data_type.numpy)
+
+
 def output_indices(desc) -> np.ndarray:
     """Buffer element index of every logical element of `desc`."""
     idx = np.zeros(1, dtype=np.int64)

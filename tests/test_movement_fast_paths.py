@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import random_bits
-from movement_check import padded_strides, run_and_check
+from movement_check import padded_strides, run_and_check, sequence_lengths
 
 import gpudml as dml
 from gpudml import reference
@@ -144,10 +144,7 @@ def test_reverse_subsequences_fast_paths(device, data_type, lengths_type):
             out_desc = dml.TensorDesc(data_type, sizes, out_strides)
             desc = dml.ReverseSubsequencesOperatorDesc(in_desc, lengths_desc, out_desc, axis)
             raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            n = sizes[axis]
-            raw_lengths = rng.integers(0, n + 3, size=lengths_desc.required_elements).astype(lengths_type.numpy)
-            if lengths_type == DT.UINT64:
-                raw_lengths[::5] = np.uint64(2**32 + 1)  # a high word: longer than any axis
+            raw_lengths = sequence_lengths(rng, lengths_desc, sizes[axis])
             want = reference.reverse_subsequences(
                 logical_from_raw(raw_in, in_desc), logical_from_raw(raw_lengths, lengths_desc), axis)
             _run(device, rng, desc, [in_desc, lengths_desc], [raw_in, raw_lengths], want)

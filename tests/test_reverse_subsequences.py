@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from movement_check import padded_strides, run_and_check
+from movement_check import padded_strides, run_and_check, sequence_lengths
 
 import gpudml as dml
 from gpudml import reference, seed_examples
@@ -231,16 +231,6 @@ def _axes(rank: int) -> list[int]:
 SWEEP = [(rank, axis) for rank in RANKS for axis in _axes(rank)]
 
 
-def _lengths(rng, lengths_desc, n: int) -> np.ndarray:
-    """Raw lengths buffer: mostly 0..n+2; UINT64 also gets high words (longer than any axis)."""
-    count = lengths_desc.required_elements
-    values = rng.integers(0, n + 3, size=count).astype(np.uint64)
-    if lengths_desc.data_type == DT.UINT64:
-        big = rng.random(count) < 0.25
-        values[big] = np.array([2**32, 2**32 + 1, 2**63, 2**64 - 1], np.uint64)[rng.integers(0, 4, big.sum())]
-    return values.astype(lengths_desc.data_type.numpy)
-
-
 @pytest.mark.parametrize("rank, axis", SWEEP, ids=[f"r{r}-axis{a}" for r, a in SWEEP])
 @pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
 def test_sweep_against_reference(device, data_type, rank, axis):
@@ -262,7 +252,7 @@ def test_sweep_against_reference(device, data_type, rank, axis):
     compiled = device.compile_operator(device.create_operator(desc))
 
     raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-    raw_lengths = _lengths(rng, lengths_desc, sizes[axis])
+    raw_lengths = sequence_lengths(rng, lengths_desc, sizes[axis])
     want = reference.reverse_subsequences(
         logical_from_raw(raw_in, in_desc), logical_from_raw(raw_lengths, lengths_desc), axis)
     run_and_check(device, rng, compiled, [raw_in, raw_lengths], [in_desc, lengths_desc], out_desc, want)
