@@ -184,3 +184,30 @@ def test_two_devices_on_one_adapter_and_enumeration_from_threads(adapter):
             np.testing.assert_array_equal(dml.reduce(dev.tensor(x), "max", [1]).numpy(), x.max(1, keepdims=True))
 
     run_threads(work, 3)
+
+
+def test_finalizers_never_wait_for_the_lock(device):
+    """The garbage collector runs finalizers in any thread, also in one that another thread
+    waits for while it holds the wgpu lock (wgpu-py starts a device's poll thread inside
+    request_device, under the lock: a deadlock in CI). A dying Tensor and CompiledOperator
+    hand their buffers and wgpu objects over; the next holder of the lock takes them in."""
+    memory = device._ctx.memory
+    tensor = device.tensor(np.zeros(1000, np.float32))
+    buffer = tensor.buffer
+    desc = dml.functional.slice_desc(dml.TensorDesc(dml.DataType.FLOAT32, [1000]), [0], [1000], [-1])
+    holder = [device.compile_operator(device.create_operator(desc))]
+    holder[0].execute([tensor])
+    finished = threading.Event()
+
+    def die():
+        tensor._finalizer()
+        holder.pop()  # the CompiledOperator's last reference: __del__ runs here
+        finished.set()
+
+    with memory.lock:
+        threading.Thread(target=die, daemon=True).start()
+        assert finished.wait(10), "a finalizer waited for the lock"
+        assert any(b is buffer for b in memory._returned)
+    assert memory.pooled_bytes >= buffer.size  # taken in by the next holder
+    assert any(b is buffer for b in memory._free[buffer.size]) and not memory._returned
+    assert not memory._graveyard  # the operator's wgpu objects dropped there

@@ -64,15 +64,12 @@ class CompiledOperator:
         ctx = getattr(getattr(self, "device", None), "_ctx", None)
         if ctx is None:
             return
-        # Under the context lock: the uniform buffers and bind groups are released here, in
-        # whatever thread the garbage collector runs, and on OpenGL a release may not wait
-        # for the GL context while another thread holds it (see context._poll_under_lock).
-        with ctx.lock:
-            for buf in getattr(self, "_scratch", ()):
-                ctx.memory.release(buf)
-            self._scratch = []
-            self._steps = []
-            self._groups = OrderedDict()
+        # In whatever thread the garbage collector runs, so without waiting for the lock
+        # (Memory.release says why): the uniform buffers and bind groups are handed over.
+        for buf in getattr(self, "_scratch", ()):
+            ctx.memory.release(buf)
+        ctx.memory.drop_later((getattr(self, "_steps", None), getattr(self, "_groups", None)))
+        self._scratch, self._steps, self._groups = [], [], OrderedDict()
 
     def _check_bindings(self, ctx) -> None:
         limit = ctx.caps.max_storage_binding_size

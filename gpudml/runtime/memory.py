@@ -52,6 +52,10 @@ class Memory:
     _staging_free: list = field(default_factory=list)
     _shrinking: bool = False  # a Tensor finalizer run by GC inside _shrink must not shrink again
     timer: GpuTimer | None = None  # set by GpuTimer.__enter__: time each unbatched pass
+    #: What finalizers gave back while another thread held the lock (see release):
+    #: buffers for the pool, and wgpu objects to drop; taken in under the lock.
+    _returned: list = field(default_factory=list)
+    _graveyard: list = field(default_factory=list)
 
     # -- buffers -----------------------------------------------------------------------
     @property
@@ -75,6 +79,7 @@ class Memory:
                 f"gpudml: a buffer of {size} bytes exceeds the adapter's max-buffer-size "
                 f"{self.ctx.caps.max_buffer_size} ({self.ctx.caps.name})")
         with self.lock:
+            self._take_in()
             free = self._free.get(size)
             if free:
                 buf = free.pop()  # first: GC may run a finalizer (release, shrink) in between
@@ -88,12 +93,38 @@ class Memory:
     def release(self, buffer) -> None:
         """Give a buffer back to the pool. Reuse is safe at once: recorded dispatches run in
         order, and every upload submits recorded work first. Destroying is not (a recorded
-        command may still name the buffer), so the pool shrinks only when no batch is open."""
-        with self.lock:
+        command may still name the buffer), so the pool shrinks only when no batch is open.
+
+        Never waits for the lock: finalizers call this in whatever thread the garbage
+        collector runs, and that may be a thread another one waits for while holding the
+        lock (wgpu-py starting a device's poll thread inside request_device: a deadlock,
+        seen in CI). Then the buffer is handed over and taken in by the next holder."""
+        self._returned.append(buffer)  # (atomic)
+        if self.lock.acquire(blocking=False):
+            try:
+                self._take_in()
+            finally:
+                self.lock.release()
+
+    def drop_later(self, objects) -> None:
+        """Hand over wgpu objects to drop (a dying CompiledOperator's): the next holder of
+        the lock drops them (on OpenGL a release may not wait for the GL context while
+        another thread holds it: see context._poll_under_lock). Not now: the caller's own
+        references would be the last ones, dropped after the lock is let go."""
+        self._graveyard.append(objects)  # (atomic)
+
+    def _take_in(self) -> None:
+        """Under the lock: pool the buffers handed over, drop the objects (drop_later)."""
+        while self._graveyard:
+            self._graveyard.pop()
+        returned = False
+        while self._returned:
+            buffer = self._returned.pop()
             self._free[buffer.size].append(buffer)
             self._free_bytes += buffer.size
-            if not self._open_batches:
-                self._shrink(POOL_LIMIT_BYTES)
+            returned = True
+        if returned and not self._open_batches:
+            self._shrink(POOL_LIMIT_BYTES)
 
     def _shrink(self, limit: int) -> None:
         if self._shrinking:
@@ -114,12 +145,16 @@ class Memory:
     def trim(self) -> None:
         """Free every idle pooled buffer."""
         with self.lock:
+            self._take_in()
             if not self._open_batches:
                 self._shrink(0)
 
     @property
     def pooled_bytes(self) -> int:
-        return self._free_bytes
+        """Bytes of idle buffers in the pool, those handed over by finalizers included."""
+        with self.lock:
+            self._take_in()
+            return self._free_bytes
 
     # -- transfers ---------------------------------------------------------------------
     def _map(self, buffer, mode, size: int) -> None:
