@@ -270,7 +270,7 @@ def element_offsets(desc: dml.TensorDesc) -> np.ndarray:
 
 
 def _whole_buffer(t: dml.Tensor) -> np.ndarray:
-    return t.device._ctx.memory.download(t.buffer)
+    return t.device._ctx.transfers.download(t.buffer)
 
 
 def _odd_layout(raw: np.ndarray, how: str) -> np.ndarray:
@@ -565,14 +565,14 @@ def test_invalid_descriptions_raise_invalid_argument(op):
         COUNTS["invalid", op] += 1
         COUNTS["invalid kind", op, kind] += 1
         device = get_device(ADAPTERS[0], case.level)
-        allocations = device._ctx.memory.allocations
+        allocations = device._ctx.pool.allocations
         with pytest.raises(dml.InvalidArgumentError) as info:
             device.create_operator(build())
         assert type(info.value) is dml.InvalidArgumentError, (kind, type(info.value))
         message = str(info.value)
         assert op in message, (kind, message)
         assert fragment in message, (kind, fragment, message)
-        assert device._ctx.memory.allocations == allocations  # no GPU work
+        assert device._ctx.pool.allocations == allocations  # no GPU work
 
     check()
 
@@ -641,7 +641,7 @@ def test_execute_hostile_arguments(op):
         compiled = device.compile_operator(device.create_operator(case.desc))
         inputs, fragment = data.draw(hostile_inputs(device, case))
         COUNTS["execute", op] += 1
-        memory = device._ctx.memory
+        memory = device._ctx.pool
         before = (memory.allocations, memory.pooled_bytes)
         with pytest.raises(dml.InvalidArgumentError) as info:
             compiled.execute(inputs)

@@ -17,9 +17,7 @@ from conftest import random_bits
 from movement_check import padded_strides, run_and_check, sequence_lengths
 
 import gpudml as dml
-from gpudml import reference
-from gpudml.ops import reverse_subsequences as rs_module
-from gpudml.ops import slice1 as slice_module
+from gpudml import compiler, reference
 from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
@@ -156,15 +154,15 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
         lengths = dml.TensorDesc(DT.UINT32, [1 if i == axis else n for i, n in enumerate(sizes)])
         desc = dml.ReverseSubsequencesOperatorDesc(
             dml.TensorDesc(data_type, sizes), lengths, dml.TensorDesc(data_type, sizes, out_strides), axis)
-        return rs_module.plan(desc, vulkan_device.caps).dispatches[0].params["column"]
+        return compiler.compile(desc, vulkan_device.caps).strategy
 
-    assert plan([3, 37, 16], 1) == rs_module.COLUMN
-    assert plan([3, 37, 16], 1, DT.UINT8) == rs_module.COLUMN
-    assert plan([3, 9, 6], 1) == 0
-    assert plan([4, 11], 1) == 0
-    assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == 0
-    assert plan([2, 9, 3, 4], 1) == rs_module.COLUMN  # after merging [3, 4] into 12
-    assert plan([1, 7, 1, 8], 1) == rs_module.COLUMN  # [7, 8] once size-1 axes drop
+    assert plan([3, 37, 16], 1) == "column"
+    assert plan([3, 37, 16], 1, DT.UINT8) == "column"
+    assert plan([3, 9, 6], 1) == "segments"
+    assert plan([4, 11], 1) == "segments"
+    assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == "strided"
+    assert plan([2, 9, 3, 4], 1) == "column"  # after merging [3, 4] into 12
+    assert plan([1, 7, 1, 8], 1) == "column"  # [7, 8] once size-1 axes drop
 
 
 def test_slice_axes_merge(vulkan_device):
@@ -173,7 +171,7 @@ def test_slice_axes_merge(vulkan_device):
         out_sizes = [1 + (n - 1) // abs(s) for n, s in zip(sizes, strides)]
         desc = dml.Slice1OperatorDesc(dml.TensorDesc(DT.FLOAT32, in_sizes),
                                       dml.TensorDesc(DT.FLOAT32, out_sizes, out_strides), offsets, sizes, strides)
-        return slice_module.plan(desc, vulkan_device.caps).dispatches[0].params["rank"]
+        return compiler.compile(desc, vulkan_device.caps).kernels[0].params["rank"]
 
     assert kernel_rank([64, 64, 7, 7], [0] * 4, [64, 64, 7, 7], [2, 1, 1, 1]) == 2
     assert kernel_rank([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]) == 2

@@ -4,32 +4,29 @@ LOG_SUM_EXP shifting, NaN, ARGMAX ties, and float32 accuracy on 16M elements."""
 
 from __future__ import annotations
 
-import functools
 import time
-import types
 
 import numpy as np
 import pytest
 from conftest import random_bits
 
 import gpudml as dml
-from gpudml import reference, seed_examples
-from gpudml.functional import reduce_desc
+from gpudml import examples, reference
 from gpudml.ops import reduce as reduce_op
+from gpudml.ops import spec_named
+from gpudml.ops.reduce import infer_output as reduce_desc
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
 
 F, T, FL = dml.ReduceFunction, dml.DataType, dml.FeatureLevel
 ARG = (F.ARGMAX, F.ARGMIN)
-SEEDS = [e for e in seed_examples.SEED_EXAMPLES if e.operator == "reduce"]
+SEEDS = [e for e in examples.EXAMPLES if e.operator == "reduce"]
 
 
-def compile_with(device, desc, **options):
-    """Validate `desc` on `device`, then compile it with forced plan options (strategy,
-    chunks, vectorize, int64_native) through the runtime's normal path."""
-    device.create_operator(desc)
-    module = types.SimpleNamespace(plan=functools.partial(reduce_op.plan, **options))
-    return device.compile_operator(dml.Operator(device, desc, module))
+def compile_with(device, desc, strategy=None, **options):
+    """Validate `desc` on `device`, then compile it with a forced strategy and plan options
+    (chunks, vectorize, int64_native) through the runtime's normal path."""
+    return device.compile_operator(device.create_operator(desc), strategy, options=options)
 
 
 def run(device, x, function, axes=None, output_data_type=None, *, in_desc=None, out_strides=None, **options):
@@ -66,7 +63,7 @@ def test_seed_example_through_desc_api(device):
 def test_cli_examples_include_reduce(capsys):
     from gpudml import cli
 
-    assert cli.RUNNERS["reduce"] is dml.reduce
+    assert spec_named("reduce").functional is dml.reduce  # what `gpudml examples` runs
     assert cli.main(["examples"]) == 0
     text = capsys.readouterr().out
     assert all(f"== {e.name} " in text for e in SEEDS)
@@ -335,13 +332,13 @@ def test_split_strategy_against_reference(device, function, data_type):
             got, compiled = run(device, raw, function, axes, in_desc=in_desc, strategy="split", **opts)
             assert len(compiled.wgsl) == 2
             if in_strides and opts.get("vectorize", True):
-                assert compiled.plan.dispatches[0].params["group"] == 16 // data_type.size
+                assert compiled.program.kernels[0].params["group"] == 16 // data_type.size
             assert_reduce_close(got, want, x, function, axes, f"{function.name} {data_type.name} {sizes} {opts}")
 
 
 # ------------------------------------------------------------------ strategies
 def _templates(compiled):
-    return [d.template for d in compiled.plan.dispatches]
+    return [d.template for d in compiled.program.kernels]
 
 
 @pytest.mark.parametrize("function", [F.SUM, F.ARGMAX, F.MIN, F.LOG_SUM_EXP])
@@ -361,23 +358,28 @@ def test_each_strategy_on_larger_inputs(device, function):
         got, compiled = run(device, x, function, axes)
         assert _templates(compiled)[0] == first, (sizes, _templates(compiled))
         if sizes == (700, 128):
-            assert compiled.plan.dispatches[0].params["group"] == 4
+            assert compiled.program.kernels[0].params["group"] == 4
         assert_reduce_close(got, reference.reduce(x, function, axes), x, function, axes, f"{sizes} {axes}")
 
 
 def test_long_rows_stay_within_the_loop_cap(device):
-    """llvmpipe stops every loop of an invocation after 65535 iterations in total: a forced
-    one-pass plan over 200,000-element rows is cut into partial results instead."""
+    """llvmpipe stops every loop of an invocation after 65535 iterations in total: a one-pass
+    plan over 200,000-element rows is not eligible; they are cut into partial results."""
     x = np.ones((3, 200_000), dtype=np.int32)
-    for options in [{"strategy": "rows"}, {"strategy": "rows", "vectorize": False}, {"strategy": "split", "chunks": 1}]:
+    for options in [{}, {"vectorize": False}, {"strategy": "split", "chunks": 1}]:
         got, compiled = run(device, x, "sum", [1], **options)
         np.testing.assert_array_equal(got, [[200_000]] * 3)
-        assert len(compiled.wgsl) == 2
+        assert len(compiled.wgsl) == 2 and compiled.strategy == "split" and compiled.strategies == ("split",)
+    for options in [{}, {"vectorize": False}]:
+        with pytest.raises(dml.InvalidArgumentError, match="strategy 'rows' cannot run this description; "
+                                                           "eligible: split"):
+            run(device, x, "sum", [1], strategy="rows", **options)
     # Packed uint8 output: four outputs share an invocation in one-pass kernels.
     y = np.zeros((5, 70_000), dtype=np.uint8)
     y[:, 69_999] = [1, 2, 3, 4, 5]
-    got, _ = run(device, y, "max", [1], strategy="rows", vectorize=False)
+    got, compiled = run(device, y, "max", [1], vectorize=False)
     np.testing.assert_array_equal(got.ravel(), [1, 2, 3, 4, 5])
+    assert compiled.strategy == "split"
 
 
 def test_broadcast_beyond_the_combine_limit_is_unsupported(device):

@@ -11,7 +11,7 @@ from conftest import ALL_TYPES, assert_bits_equal, random_bits
 from movement_check import padded_strides, run_and_check, sequence_lengths
 
 import gpudml as dml
-from gpudml import reference, seed_examples
+from gpudml import examples, reference
 from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
@@ -32,14 +32,14 @@ def _raises(device, desc, message: str):
 
 
 # ------------------------------------------------------------------ seed examples
-REVERSE_SEEDS = [e for e in seed_examples.SEED_EXAMPLES if e.operator == "reverse_subsequences"]
+REVERSE_SEEDS = [e for e in examples.EXAMPLES if e.operator == "reverse_subsequences"]
 
 
 @pytest.mark.parametrize("example", REVERSE_SEEDS, ids=lambda e: e.name)
 def test_seed_examples(device, example):
     got = dml.reverse_subsequences(example.input, device=device, **example.args)
     np.testing.assert_array_equal(got, example.expected)
-    np.testing.assert_array_equal(seed_examples.run_reference(example), example.expected)
+    np.testing.assert_array_equal(examples.run_reference(example), example.expected)
 
 
 def test_seed_example_through_desc_api(device):
@@ -171,7 +171,7 @@ def test_uint64_lengths_high_word_clamps(device):
     ([[3], [2]], DT.UINT32),
 ])
 def test_functional_lengths_conversion(device, lengths, data_type):
-    from gpudml.functional import sequence_lengths_array
+    from gpudml.ops.reverse_subsequences import sequence_lengths_array
 
     x = np.arange(6, dtype=np.float16).reshape(2, 3)
     assert DT.from_numpy(sequence_lengths_array(lengths).dtype) == data_type

@@ -168,9 +168,9 @@ def test_installed_package_finds_its_templates(tmp_path):
     import subprocess
     import sys
 
-    code = ("import gpudml, gpudml.codegen as c, gpudml.ops.slice1 as s; "
-            "d = s.Slice1OperatorDesc(gpudml.TensorDesc(1,[4]), gpudml.TensorDesc(1,[4]), [0], [4], [1]); "
-            "print(gpudml.__file__); print('fn main' in c.render(s.plan(d, None).dispatches[0]))")
+    code = ("import gpudml, gpudml.compiler as c, gpudml.caps as k; "
+            "d = gpudml.Slice1OperatorDesc(gpudml.TensorDesc(1,[4]), gpudml.TensorDesc(1,[4]), [0], [4], [1]); "
+            "print(gpudml.__file__); print('fn main' in c.compile(d, k.profile('gl-cpu')).wgsl[0])")
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     if "No module named 'gpudml'" in res.stderr:
         pytest.skip("gpudml is not installed in this interpreter (./setup.sh installs it into .venv)")

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import functional as F
-from . import reference
-from .bench import Case, Row, check_result, median_ms
-from .runtime import anchors as _anchors
-from .runtime.memory import GpuTimer
+import gpudml as F
+
+from .. import reference
+from . import Case, Row, check_result, median_ms
+from . import anchors as _anchors
+from .timer import GpuTimer
 
 
 @dataclass(frozen=True)
