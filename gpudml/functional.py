@@ -68,7 +68,7 @@ def _array(x, where: str) -> np.ndarray:
     x = native_array(x, where)
     if not 1 <= x.ndim <= MAX_DIMENSIONS:
         raise InvalidArgumentError(
-            f"{where} has shape {list(x.shape)} ({x.ndim} dimensions); DirectML tensors have 1..{MAX_DIMENSIONS}")
+            f"{where} has {x.ndim} dimensions (shape {list(x.shape)}); DirectML tensors have 1..{MAX_DIMENSIONS}")
     if x.size == 0:
         raise InvalidArgumentError(f"{where} has shape {list(x.shape)}; every size must be >= 1")
     return x

@@ -1,5 +1,6 @@
-"""The fast paths of the data-movement kernels (shaders/lib/movement.wgsl.j2 segments,
-the ReverseSubsequences column strategy): cases chosen to land on their boundaries.
+"""The strategies of the data-movement kernels (shaders/lib/movement.wgsl.j2 segments,
+elements and strided, the ReverseSubsequences column strategy): cases chosen to land on
+their boundaries, each run under every strategy that can run it.
 Rows whose length is not a multiple of a 16-byte chunk, borders narrower than a chunk,
 padding wider than the axis (one-element segments), misaligned starts, negative and
 non-unit inner steps, rows shorter than a chunk, tensors ending inside a chunk, blocks
@@ -31,12 +32,15 @@ ROOM = 48
 
 
 def _run(device, rng, desc, in_descs, raw_inputs, want):
+    """Under every strategy that can run the description."""
     out = desc.output_tensor
     roomy = dml.TensorDesc(out.data_type, out.sizes, out.strides,
                            total_tensor_size_in_bytes=out.total_tensor_size_in_bytes + ROOM)
     desc = dataclasses.replace(desc, output_tensor=roomy)
-    compiled = device.compile_operator(device.create_operator(desc))
-    run_and_check(device, rng, compiled, raw_inputs, in_descs, desc.output_tensor, want)
+    op = device.create_operator(desc)
+    for strategy in device.compile_operator(op).strategies:
+        compiled = device.compile_operator(op, strategy)
+        run_and_check(device, rng, compiled, raw_inputs, in_descs, desc.output_tensor, want)
 
 
 # ------------------------------------------------------------------ Padding

@@ -8,7 +8,9 @@ import time
 
 import numpy as np
 import pytest
-from conftest import random_bits
+from conftest import assert_bits_equal, random_bits
+from fuzzkit import Case, OpFuzz, level_for, maybe_hostile, pick_axis, replace_fields, sizes_of, tensor, with_entry
+from hypothesis import strategies as st
 
 import gpudml as dml
 from gpudml import examples, reference
@@ -581,3 +583,97 @@ def test_float32_sum_of_16m_is_accurate(device):
         got = dml.reduce(rows, "sum", [axis], device=device).astype(np.float64).ravel()
         want = rows.astype(np.float64).sum(axis)
         assert np.max(np.abs(got - want) / want) < 2e-6
+
+
+# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
+@st.composite
+def valid_cases(draw) -> Case:
+    function = draw(st.sampled_from(list(F)))
+    table = reduce_op.SUPPORT[function]
+    level = level_for(draw, table)
+    row = table.row_for(level)
+    rank = draw(st.sampled_from(sorted(row.ranks)))
+    in_type = draw(st.sampled_from(sorted(row.types["input_tensor"])))
+    if function in reduce_op.ARG_FUNCTIONS:
+        out_type = draw(st.sampled_from(sorted(row.types["output_tensor"])))
+    else:
+        out_type = in_type
+    in_sizes = sizes_of(draw, rank)
+    axes = draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True))
+    out_sizes = [1 if i in axes else n for i, n in enumerate(in_sizes)]
+    desc = dml.ReduceOperatorDesc(function, tensor(draw, in_type, in_sizes),
+                                  tensor(draw, out_type, out_sizes, output=True), axes)
+
+    def fill(rng, dt, count):
+        return _data(rng, dt, function, [count])
+
+    def compare(got, want, xs):
+        assert_reduce_close(got, want, xs[0], function, axes, f"{function.name} {desc}")
+
+    return Case(level, desc, lambda xs: reference.reduce(xs[0], function, axes, out_type), [fill], compare)
+
+
+@st.composite
+def broken_fields(draw, desc):
+    """(builder, fragment, kind) with one of the operator's own fields broken."""
+    rank, i, not_int = pick_axis(draw, desc)
+    function, out = desc.function, desc.output_tensor
+    kind = draw(st.sampled_from(["axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type",
+                                 "reduced_size", "kept_size", "output_type", "input_float64", "function"]))
+    if kind == "axes_empty":
+        return replace_fields(desc, axes=[]), "axes", kind
+    if kind == "axis_out":
+        return replace_fields(desc, axes=list(desc.axes) + [rank + draw(st.integers(0, 3))]), "axes", kind
+    if kind == "axis_negative":
+        return replace_fields(desc, axes=[-1]), "axes", kind
+    if kind == "axes_repeat":
+        return replace_fields(desc, axes=list(desc.axes) + [desc.axes[0]]), "axes", kind
+    if kind == "axes_type":
+        return replace_fields(desc, axes=draw(st.sampled_from([None, 0.0, "0", [0.5]]))), "axes", kind
+    if kind == "reduced_size":
+        a = desc.axes[0]
+        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, with_entry(out.sizes, a, 2))), \
+            "output_tensor.sizes", kind
+    if kind == "kept_size":
+        kept = [a for a in range(rank) if a not in desc.axes]
+        if not kept:
+            return replace_fields(desc, axes=[rank]), "axes", kind
+        a = draw(st.sampled_from(kept))
+        sizes = with_entry(out.sizes, a, desc.input_tensor.sizes[a] + 1)
+        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes", kind
+    if kind == "output_type":
+        if function in reduce_op.ARG_FUNCTIONS:
+            dt = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.INT16, T.UINT8]))
+        else:
+            dt = draw(st.sampled_from([t for t in T if t != desc.input_tensor.data_type]))
+        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+    if kind == "input_float64":
+        new_out = out if function in reduce_op.ARG_FUNCTIONS else dml.TensorDesc(T.FLOAT64, out.sizes)
+        return replace_fields(desc, input_tensor=dml.TensorDesc(T.FLOAT64, desc.input_tensor.sizes),
+                              output_tensor=new_out), "input_tensor.data_type", kind
+    return replace_fields(desc, function=draw(st.sampled_from([12, -1, "median", None]))), "function", kind
+
+
+@st.composite
+def functional_calls(draw, x, shape):
+    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
+    rank = len(shape)
+    function = draw(st.sampled_from(["max", "min", "argmax", "ARGMIN", F.MAX, "bogus", None, 99]))
+    axes = draw(st.one_of(st.none(), st.integers(-1, rank), st.lists(st.integers(0, rank - 1), min_size=1,
+                                                                         max_size=rank, unique=True)))
+    out_type = draw(st.sampled_from([None, None, "int64", np.uint32, T.INT32, "float32", "nonsense"]))
+    args = {"function": function, "axes": maybe_hostile(draw, axes), "output_data_type": out_type}
+    return args, lambda a: reference.reduce(a, args["function"], args["axes"], args["output_data_type"])
+
+
+def functional_compare(got, want, x, args):
+    if want.dtype.kind == "f":
+        assert_reduce_close(got, want, x, dml.ReduceFunction.coerce(args["function"]),
+                            None if args["axes"] is None else np.atleast_1d(args["axes"]).tolist())
+    else:
+        assert_bits_equal(got, want)
+
+
+FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
+              fields=("x", "input_tensor", "function", "axes", "output_data_type", "output_tensor", "device"),
+              compare=functional_compare)

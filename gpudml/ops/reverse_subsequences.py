@@ -10,7 +10,7 @@ import numpy as np
 from .. import functional
 from ..builder import KernelPlan, input_buffer
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
+from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
 from ..types import TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
 from . import movement
 from .base import element_bits
@@ -173,8 +173,16 @@ def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
     """DML_REVERSE_SUBSEQUENCES: along `axis`, reverse the first min(length, n) elements of
     each sequence. `sequence_lengths` has x's rank and sizes, except 1 on `axis`: a Tensor
     (UINT32/UINT64) or any non-negative integer array (sent as UINT32, or UINT64 if needed)."""
-    return functional.call(SPEC, device, [("x", x), ("sequence_lengths", sequence_lengths, sequence_lengths_array)],
-                           axis=axis)
+    def lengths_array(value) -> np.ndarray:
+        lengths = sequence_lengths_array(value)
+        if not 1 <= lengths.ndim <= MAX_DIMENSIONS or lengths.size == 0:
+            shape = list(x.shape) if hasattr(x, "shape") else "?"
+            raise InvalidArgumentError(
+                f"reverse_subsequences: sequence_lengths has shape {list(lengths.shape)}; expected the "
+                f"shape of x ({shape}) with 1 on axis {axis}")
+        return lengths
+
+    return functional.call(SPEC, device, [("x", x), ("sequence_lengths", sequence_lengths, lengths_array)], axis=axis)
 
 
 def from_cli(x: TensorDesc, a: dict) -> ReverseSubsequencesOperatorDesc:
