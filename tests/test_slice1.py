@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
@@ -176,23 +174,6 @@ def test_new_shape_of_known_kind_compiles_nothing(vulkan_device):
     assert out.shape == (3, 3, 2)
     assert dev.pipeline_cache_stats.misses == misses
     assert dev.pipeline_cache_stats.hits == hits + 1
-
-
-def test_installed_package_finds_its_templates(tmp_path):
-    """The wheel ships shaders/: the installed copy renders WGSL from outside the source tree."""
-    import subprocess
-    import sys
-
-    code = ("import gpudml, gpudml.compiler as c, gpudml.caps as k; "
-            "d = gpudml.Slice1OperatorDesc(gpudml.TensorDesc(1,[4]), gpudml.TensorDesc(1,[4]), [0], [4], [1]); "
-            "print(gpudml.__file__); print('fn main' in c.compile(d, k.profile('gl-cpu')).wgsl[0])")
-    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    if "No module named 'gpudml'" in res.stderr:
-        pytest.skip("gpudml is not installed in this interpreter (./setup.sh installs it into .venv)")
-    assert res.returncode == 0, res.stderr
-    location, rendered = res.stdout.split()
-    assert not location.startswith(str(Path(dml.__file__).parent)) or "site-packages" in location
-    assert rendered == "True"
 
 
 # ------------------------------------------------------------------ validation: one test per rule
