@@ -65,6 +65,8 @@ def _fuzz_of(spec) -> OpFuzz:
     return fuzz
 
 
+pytestmark = pytest.mark.slow  # hypothesis: hundreds of examples per test
+
 #: Every operator of the registry, by name, with its spec and its strategies.
 OPS = {spec.name: (spec, _fuzz_of(spec)) for spec in SPECS}
 

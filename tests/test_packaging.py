@@ -69,6 +69,7 @@ def test_templates_live_in_the_top_level_shaders_folder():
     assert templates.names() == TEMPLATES  # the installed or checked-out package has all of them
 
 
+@pytest.mark.slow
 def test_wheel_file_list(wheel):
     """Every module and every template, nothing else (no tests, bench scripts, shaders/ at the top)."""
     names = zipfile.ZipFile(wheel).namelist()
@@ -77,6 +78,7 @@ def test_wheel_file_list(wheel):
     assert any(n.endswith("entry_points.txt") for n in names)
 
 
+@pytest.mark.slow
 def test_installed_wheel_finds_its_templates(wheel, tmp_path):
     site = tmp_path / "site"
     _pip("install", "--no-deps", "--no-index", "--ignore-installed", "--target", str(site), str(wheel))
@@ -86,6 +88,7 @@ def test_installed_wheel_finds_its_templates(wheel, tmp_path):
     assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*.j2")) == TEMPLATES
 
 
+@pytest.mark.slow
 def test_editable_install_finds_the_checkout_templates(tmp_path):
     prefix = tmp_path / "prefix"
     _pip("install", "--no-deps", "--no-build-isolation", "--ignore-installed", "--prefix", str(prefix), "-e", str(ROOT))

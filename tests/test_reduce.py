@@ -567,6 +567,7 @@ def test_argmax_over_several_axes_is_row_major_in_axis_order(device):
 
 
 # ------------------------------------------------------------------ accuracy
+@pytest.mark.slow
 def test_float32_sum_of_16m_is_accurate(device):
     """float32 SUM of 16M uniform [0, 1) values: within 1e-5 relative of the float64 sum
     (numpy's own pairwise float32 sum is the anchor: both errors are in the message)."""

@@ -23,7 +23,7 @@ from gpudml.types import DataType, PaddingMode, ReduceFunction
 
 F = ReduceFunction
 ALL_DTYPES = [t.numpy for t in DataType]
-SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS_DIR = Path(__file__).resolve().parent / "data" / "seeds"
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -88,7 +88,6 @@ def _page_blocks(text: str, marker: str) -> list[list[float]]:
     return blocks
 
 
-@pytest.mark.skipif(not SEEDS_DIR.is_dir(), reason="seed pages not present")
 @pytest.mark.parametrize(
     "operator,source",
     [

@@ -15,6 +15,7 @@ import os
 import threading
 
 import numpy as np
+import pytest
 from conftest import assert_bits_equal, get_device, random_bits
 
 import gpudml as dml
@@ -87,6 +88,7 @@ def _one_round(device, rng, batched: bool) -> None:
     np.testing.assert_array_equal(got, reference.reduce(x, "max", None))
 
 
+@pytest.mark.slow
 def test_four_threads_share_one_device(device):
     def work(i):
         rng = np.random.default_rng([i, 7])
