@@ -121,6 +121,18 @@ def level_for(draw, table) -> dml.FeatureLevel:
     return draw(st.sampled_from([lv for lv in FL if lv >= table.introduced]))
 
 
+def support_row(draw, table):
+    """(a random feature level the table knows, its row, a rank the row allows)."""
+    level = level_for(draw, table)
+    row = table.row_for(level)
+    return level, row, draw(st.sampled_from(sorted(row.ranks)))
+
+
+def type_of(draw, row, tensor: str) -> dml.DataType:
+    """A data type the row allows for `tensor`."""
+    return draw(st.sampled_from(sorted(row.types[tensor])))
+
+
 @dataclass
 class Case:
     """A valid description, how to fill its input buffers, and the expected output."""

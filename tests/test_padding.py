@@ -13,13 +13,14 @@ from fuzzkit import (
     Case,
     OpFuzz,
     draw_ints,
-    level_for,
     maybe_hostile,
     pick_axis,
     random_fill,
     replace_fields,
     sizes_of,
+    support_row,
     tensor,
+    type_of,
     with_entry,
 )
 from hypothesis import strategies as st
@@ -379,10 +380,8 @@ def padding_values(draw, data_type: dml.DataType):
 
 @st.composite
 def valid_cases(draw) -> Case:
-    level = level_for(draw, padding.SUPPORT)
-    row = padding.SUPPORT.row_for(level)
-    rank = draw(st.sampled_from(sorted(row.ranks)))
-    data_type = draw(st.sampled_from(sorted(row.types["input_tensor"])))
+    level, row, rank = support_row(draw, padding.SUPPORT)
+    data_type = type_of(draw, row, "input_tensor")
     modes = [m for m in dml.PaddingMode if padding.MODE_INTRODUCED[m] <= level]
     mode = draw(st.sampled_from(modes))
     # Output sizes bounded per axis; input sizes and paddings split them (a padding may

@@ -9,7 +9,18 @@ import time
 import numpy as np
 import pytest
 from conftest import assert_bits_equal, random_bits
-from fuzzkit import Case, OpFuzz, level_for, maybe_hostile, pick_axis, replace_fields, sizes_of, tensor, with_entry
+from fuzzkit import (
+    Case,
+    OpFuzz,
+    maybe_hostile,
+    pick_axis,
+    replace_fields,
+    sizes_of,
+    support_row,
+    tensor,
+    type_of,
+    with_entry,
+)
 from hypothesis import strategies as st
 
 import gpudml as dml
@@ -590,13 +601,10 @@ def test_float32_sum_of_16m_is_accurate(device):
 @st.composite
 def valid_cases(draw) -> Case:
     function = draw(st.sampled_from(list(F)))
-    table = reduce_op.SUPPORT[function]
-    level = level_for(draw, table)
-    row = table.row_for(level)
-    rank = draw(st.sampled_from(sorted(row.ranks)))
-    in_type = draw(st.sampled_from(sorted(row.types["input_tensor"])))
+    level, row, rank = support_row(draw, reduce_op.SUPPORT[function])
+    in_type = type_of(draw, row, "input_tensor")
     if function in reduce_op.ARG_FUNCTIONS:
-        out_type = draw(st.sampled_from(sorted(row.types["output_tensor"])))
+        out_type = type_of(draw, row, "output_tensor")
     else:
         out_type = in_type
     in_sizes = sizes_of(draw, rank)

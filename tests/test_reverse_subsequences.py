@@ -8,7 +8,18 @@ import re
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from fuzzkit import Case, OpFuzz, level_for, maybe_hostile, pick_axis, random_fill, replace_fields, sizes_of, tensor
+from fuzzkit import (
+    Case,
+    OpFuzz,
+    maybe_hostile,
+    pick_axis,
+    random_fill,
+    replace_fields,
+    sizes_of,
+    support_row,
+    tensor,
+    type_of,
+)
 from hypothesis import strategies as st
 from movement_check import padded_strides, run_and_check, sequence_lengths
 
@@ -276,11 +287,9 @@ def test_cli_shader_reverse_subsequences(capsys):
 # ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
 @st.composite
 def valid_cases(draw) -> Case:
-    level = level_for(draw, reverse_subsequences.SUPPORT)
-    row = reverse_subsequences.SUPPORT.row_for(level)
-    rank = draw(st.sampled_from(sorted(row.ranks)))
-    data_type = draw(st.sampled_from(sorted(row.types["input_tensor"])))
-    length_type = draw(st.sampled_from(sorted(row.types["sequence_lengths_tensor"])))
+    level, row, rank = support_row(draw, reverse_subsequences.SUPPORT)
+    data_type = type_of(draw, row, "input_tensor")
+    length_type = type_of(draw, row, "sequence_lengths_tensor")
     in_sizes = sizes_of(draw, rank)
     axis = draw(st.integers(0, rank - 1))
     length_sizes = [1 if i == axis else n for i, n in enumerate(in_sizes)]

@@ -8,13 +8,14 @@ from conftest import ALL_TYPES, assert_bits_equal, random_bits
 from fuzzkit import (
     Case,
     OpFuzz,
-    level_for,
     maybe_hostile,
     pick_axis,
     random_fill,
     replace_fields,
     sizes_of,
+    support_row,
     tensor,
+    type_of,
     with_entry,
 )
 from hypothesis import strategies as st
@@ -278,10 +279,8 @@ def test_execute_checks_its_inputs(vulkan_device):
 # ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
 @st.composite
 def valid_cases(draw) -> Case:
-    level = level_for(draw, slice1.SUPPORT)
-    row = slice1.SUPPORT.row_for(level)
-    rank = draw(st.sampled_from(sorted(row.ranks)))
-    data_type = draw(st.sampled_from(sorted(row.types["input_tensor"])))
+    level, row, rank = support_row(draw, slice1.SUPPORT)
+    data_type = type_of(draw, row, "input_tensor")
     in_sizes = sizes_of(draw, rank)
     offsets, sizes, strides, out_sizes = [], [], [], []
     for n in in_sizes:
