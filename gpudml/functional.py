@@ -10,6 +10,7 @@ here (the runtime knows nothing of the functional API).
 from __future__ import annotations
 
 import enum
+import functools
 import threading
 import weakref
 from collections import OrderedDict
@@ -33,33 +34,46 @@ def call(spec, device, inputs: list[tuple], **attributes):
     numpy array to send, in the desc's input order. The first input decides what comes
     back: a Tensor in gives Tensors out (numpy inputs beside it are uploaded), numpy in
     gives numpy out."""
-    from .runtime import Device, Tensor, default_device
-
+    Device, Tensor, default_device = _runtime()
     fn = spec.functional_name
-    if device is not None and not isinstance(device, Device):
-        raise InvalidArgumentError(f"{fn}: device must be a gpudml.Device or None, got {type(device).__name__}")
     if device is None:
-        device = next((v[1].device for v in inputs if isinstance(v[1], Tensor)), None) or default_device()
+        for item in inputs:
+            if isinstance(item[1], Tensor):
+                device = item[1].device
+                break
+        else:
+            device = default_device()
+    elif not isinstance(device, Device):
+        raise InvalidArgumentError(f"{fn}: device must be a gpudml.Device or None, got {type(device).__name__}")
     resident = isinstance(inputs[0][1], Tensor)
     values, descs = [], []
-    for name, value, *convert in inputs:
+    for item in inputs:
+        name, value = item[0], item[1]
         if isinstance(value, Tensor):
-            if not device.shares_memory_with(value.device):
+            if value.device is not device and not device.shares_memory_with(value.device):
                 raise InvalidArgumentError(
                     f"{fn}: {name} lives on {value.device.adapter_name}, device is {device.adapter_name}")
             desc = value.desc
         else:
-            if convert:
-                value = convert[0](value)
+            if len(item) > 2:
+                value = item[2](value)
             value = _array(value, f"{fn}: {name}")
             desc = TensorDesc(DataType.from_numpy(value.dtype), value.shape)
             if resident:
                 value = device.tensor(value)  # Tensor in -> Tensor out: everything stays on the GPU
         values.append(value)
         descs.append(desc)
-    compiled = _compiled(device, spec, descs, attributes)
-    outputs = compiled.execute(values)
+    outputs = _compiled(device, spec, descs, attributes).execute(values)
     return outputs[0] if len(outputs) == 1 else outputs
+
+
+@functools.cache
+def _runtime():
+    """(Device, Tensor, default_device): imported on first use (the runtime imports the
+    operator modules, which import this module)."""
+    from .runtime import Device, Tensor, default_device
+
+    return Device, Tensor, default_device
 
 
 def _array(x, where: str) -> np.ndarray:
@@ -76,12 +90,14 @@ def _array(x, where: str) -> np.ndarray:
 
 def _compiled(device, spec, descs: list[TensorDesc], attributes: dict):
     """The compiled operator of this call, from the device's cache when the call was seen."""
-    try:
-        key = (spec.key, tuple(descs), tuple((k, _freeze(v)) for k, v in attributes.items()))
+    try:  # an operator's functional form passes its attributes in one order: values suffice
+        key = (spec.key, *descs, *map(_freeze, attributes.values()))
     except _Uncacheable:
         key = None
     with _CACHES_LOCK:
-        cache = _CACHES.setdefault(device, OrderedDict())
+        cache = _CACHES.get(device)
+        if cache is None:
+            cache = _CACHES[device] = OrderedDict()
         compiled = cache.get(key) if key is not None else None
         if compiled is not None:
             cache.move_to_end(key)

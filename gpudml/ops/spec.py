@@ -169,13 +169,11 @@ class OpSpec:
     from_cli: Callable[[TensorDesc, dict], Any]
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
+    functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):
         object.__setattr__(self, "examples", tuple(dataclasses.replace(e, operator=self.key) for e in self.examples))
-
-    @property
-    def functional_name(self) -> str:
-        return self.functional.__name__
+        object.__setattr__(self, "functional_name", self.functional.__name__)
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:

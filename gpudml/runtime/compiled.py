@@ -48,6 +48,7 @@ class CompiledOperator:
             with ctx.lock:
                 uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=_uniform_usage())
             self._steps.append(_Step(pipe, uniforms, kernel))
+        self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
         self._scratch = [ctx.pool.acquire(n) for n in self.program.scratch_bytes]
         self._groups: OrderedDict = OrderedDict()
 
@@ -174,8 +175,7 @@ class CompiledOperator:
                     self._groups.popitem(last=False)
             else:
                 self._groups.move_to_end(key)
-            ctx.recorder.record([(s.pipeline.pipeline, g, s.kernel.workgroups) for s, g in zip(self._steps, groups)],
-                                clears)
+            ctx.recorder.record([(pipeline, g, grid) for (pipeline, grid), g in zip(self._runs, groups)], clears)
 
     def _bind_groups(self, in_buffers, out_buffers) -> list:
         # A Tensor's buffer may be larger than the desc (even larger than a binding may be):
