@@ -5,6 +5,7 @@ runs the whole suite against the wheel that setup.sh installed, never the checko
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -114,3 +115,7 @@ def test_suite_runs_against_the_installed_wheel():
     assert here != ROOT / "gpudml", f"the suite imported the checkout ({here}), not the installed wheel"
     assert "site-packages" in here.parts
     assert templates.packaged_dir() == here / "shaders"
+    # The installed wheel's own file list (its RECORD): every module and template of this checkout.
+    installed = sorted(str(f) for f in importlib.metadata.files("gpudml") if str(f).startswith("gpudml/")
+                       and not str(f).endswith(".pyc"))
+    assert installed == sorted(MODULES + [f"gpudml/shaders/{t}" for t in TEMPLATES])
