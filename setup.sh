@@ -2,7 +2,8 @@
 # gpudml set-up: idempotent; safe to run before every command.
 #  1. the software GPU adapters (Mesa lavapipe for Vulkan, llvmpipe for OpenGL)
 #     on Debian/Ubuntu when their packages are missing;
-#  2. a virtual environment .venv with gpudml and its test dependencies.
+#  2. a virtual environment .venv with gpudml's dependencies and test dependencies;
+#  3. gpudml's wheel, built from this checkout and installed into .venv.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -42,11 +43,13 @@ fi
 stamp=.venv/.gpudml-deps
 want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing gpudml and its dependencies into .venv"
+    echo "setup: installing gpudml's dependencies into .venv"
     .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
     .venv/bin/python -m pip install -q ".[test]"
     echo "$want" > "$stamp"
-else
-    # dependencies are current: refresh gpudml itself only
-    .venv/bin/python -m pip install -q --no-deps --no-build-isolation --force-reinstall .
 fi
+# 3. gpudml itself, as users get it: its wheel built into dist/ (templates from shaders/
+#    inside it; tests/test_packaging.py checks its file list) and installed into .venv.
+rm -rf build dist
+.venv/bin/python -m pip wheel -q --no-deps --no-build-isolation --wheel-dir dist .
+.venv/bin/python -m pip install -q --no-deps --force-reinstall dist/gpudml-*.whl

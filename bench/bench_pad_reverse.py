@@ -29,7 +29,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import gpudml as dml  # noqa: E402
-from gpudml import functional, reference  # noqa: E402
+from gpudml import reference  # noqa: E402
+from gpudml.ops import padding, reverse_subsequences  # noqa: E402
 
 #: The best WGSL copy kernel on lavapipe in perf_anchors.md; the data-movement targets are fractions of
 #: a copy kernel's bandwidth, which this script also measures in the same run (the host is noisy).
@@ -119,7 +120,7 @@ def bench_pad(device: dml.Device, reps: int, copy) -> None:
     start, end = [0, 0, 16, 16], [0, 0, 16, 16]
     numpy_pad = lambda: np.pad(x, ((0, 0), (0, 0), (16, 16), (16, 16)), mode="reflect")  # noqa: E731
 
-    desc = functional.pad_desc(dml.TensorDesc(dml.DataType.FLOAT32, x.shape), start, end, "reflection")
+    desc = padding.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, x.shape), start, end, "reflection")
     compiled = device.compile_operator(device.create_operator(desc))
     x_t, out_t = device.tensor(x), device.empty(desc.output_tensor)
 
@@ -150,7 +151,7 @@ def bench_reverse(device: dml.Device, reps: int, copy) -> None:
         n = lengths.astype(np.int64)
         return np.take_along_axis(x, np.where(k < n, n - 1 - k, k), axis=1)
 
-    desc = functional.reverse_subsequences_desc(
+    desc = reverse_subsequences.infer_output(
         dml.TensorDesc(dml.DataType.FLOAT32, x.shape), dml.TensorDesc(dml.DataType.UINT32, lengths.shape), 1)
     compiled = device.compile_operator(device.create_operator(desc))
     x_t, lengths_t, out_t = device.tensor(x), device.tensor(lengths), device.empty(desc.output_tensor)

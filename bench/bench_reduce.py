@@ -13,18 +13,16 @@ input read once.
 
     python bench/bench_reduce.py [--adapter vulkan|gl] [--reps 9] [--strategies]
 
---strategies also times the plan's alternatives (ops/reduce.py plan options) for the same
+--strategies also times the plan's alternatives (ops/reduction.py strategies and options) for the same
 workloads and for few long rows: the measurements behind the strategy constants.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import statistics
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gpudml as dml  # noqa: E402
 from gpudml import reference  # noqa: E402
-from gpudml.functional import reduce_desc  # noqa: E402
-from gpudml.ops import reduce as reduce_op  # noqa: E402
+from gpudml.ops.reduce import infer_output as reduce_desc  # noqa: E402
 
 
 class Case:
@@ -50,13 +47,9 @@ class Case:
                 f"  min {best:8.2f} ms  {ratio}")
 
 
-def compiled_for(device, x, function, axes, **options):
+def compiled_for(device, x, function, axes, strategy=None, **options):
     desc = reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, x.shape), function, axes)
-    device.create_operator(desc)
-    if not options:
-        return device.compile_operator(device.create_operator(desc))
-    module = types.SimpleNamespace(plan=functools.partial(reduce_op.plan, **options))
-    return device.compile_operator(dml.Operator(device, desc, module))
+    return device.compile_operator(device.create_operator(desc), strategy, options=options)
 
 
 def device_case(device, name, x, function, axes, **options) -> Case:
@@ -131,7 +124,7 @@ def main() -> int:
 
 
 def strategy_groups(device, x):
-    """The alternatives of ops/reduce.py's plan for the same workloads (device-resident)."""
+    """The alternatives of ops/reduction.py's plan for the same workloads (device-resident)."""
     few = x.reshape(16, -1)
     variants = {
         "W1 strategies": [("auto", x, "sum", [1], {}),

@@ -1,22 +1,24 @@
-"""gpudml: Microsoft DirectML operator semantics on any GPU, through WGSL and wgpu."""
+"""gpudml: Microsoft DirectML operator semantics on any GPU, through WGSL and wgpu.
 
-from .errors import DeviceLostError, DMLError, GpuError, InvalidArgumentError, UnsupportedError
-from .functional import pad, reduce, reverse_subsequences, slice
-from .ops.padding import PaddingOperatorDesc
-from .ops.reduce import ReduceOperatorDesc
-from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
-from .ops.slice1 import Slice1OperatorDesc
+The operators' functional forms (`gpudml.slice`, `gpudml.pad`, ...) and desc classes
+(`gpudml.Slice1OperatorDesc`, ...) come from the operator specs (gpudml/ops/).
+"""
+
+from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
+from .ops import SPECS
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
 from .types import DataType, FeatureLevel, PaddingMode, ReduceFunction
 
 __version__ = "0.1.0"
 
+_OPERATORS = {name: value for spec in SPECS
+              for name, value in ((spec.functional_name, spec.functional), (spec.desc.__name__, spec.desc))}
+globals().update(_OPERATORS)
+
 __all__ = [
     "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError", "FeatureLevel", "GpuError",
-    "InvalidArgumentError",
-    "Operator", "PaddingMode", "PaddingOperatorDesc", "ReduceFunction", "ReduceOperatorDesc",
-    "ReverseSubsequencesOperatorDesc", "Slice1OperatorDesc", "Tensor", "TensorDesc",
-    "UnsupportedError", "calc_buffer_tensor_size", "default_device", "pad", "reduce", "reverse_subsequences",
-    "slice",
+    "InternalError", "InvalidArgumentError", "Operator", "PaddingMode", "ReduceFunction", "Tensor", "TensorDesc",
+    "UnsupportedError", "calc_buffer_tensor_size", "default_device",
 ]
+__all__ += list(_OPERATORS)

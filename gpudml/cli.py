@@ -1,4 +1,5 @@
-"""`gpudml info | examples | shader | bench`."""
+"""`gpudml info | examples | shader OP | bench`. The operator subcommands of `shader` come
+from the operator specs (gpudml/ops/)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ import sys
 
 import numpy as np
 
-from . import functional
-from .errors import DMLError
+from .errors import DMLError, InvalidArgumentError, UnsupportedError
 from .types import DataType
 
 FEATURE_NAMES = {
     "shader-f16": "f16", "shader-f64": "f64", "shader-int64": "int64", "shader-i16": "i16",
     "subgroup": "subgroups", "timestamp-query": "timestamps", "mappable-primary-buffers": "mappable buffers",
 }
+#: The capability profile `gpudml shader` compiles for when no adapter can be opened.
+FALLBACK_PROFILE = "gpu"
 
 
 def cmd_info(args) -> int:
@@ -54,16 +56,15 @@ def cmd_info(args) -> int:
 
 
 def cmd_examples(args) -> int:
-    from . import seed_examples
+    from . import examples
     from .runtime.device import Device
 
     device = Device(adapter=args.adapter)
     print(f"Adapter: {device.adapter_name}\n")
     failures = 0
-    examples = [e for e in seed_examples.SEED_EXAMPLES if e.operator in RUNNERS]
-    for ex in examples:
+    for ex in examples.EXAMPLES:
         try:
-            got = RUNNERS[ex.operator](ex.input, device=device, **ex.args)
+            got = examples.run_on(device, ex)
             ok = got.shape == ex.expected.shape and np.array_equal(got, ex.expected, equal_nan=True)
         except DMLError as exc:
             got, ok = f"error: {exc}", False
@@ -74,22 +75,12 @@ def cmd_examples(args) -> int:
         if not ok:
             print(f"expected:\n{ex.expected}")
         print("PASS\n" if ok else "FAIL\n")
-    print(f"{len(examples) - failures} passed, {failures} failed")
+    print(f"{len(examples.EXAMPLES) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
-#: operator name -> functional API call (operators add themselves here).
-RUNNERS = {
-    "slice1": functional.slice,
-    "padding": functional.pad,
-    "reverse_subsequences": functional.reverse_subsequences,
-    "reduce": functional.reduce,
-}
-
-
+# ---------------------------------------------------------------------------- shader
 def _ints(text: str, what: str = "value") -> tuple[int, ...]:
-    from .errors import InvalidArgumentError
-
     try:
         return tuple(int(v) for v in text.replace(" ", "").split(",") if v)
     except ValueError:
@@ -98,8 +89,6 @@ def _ints(text: str, what: str = "value") -> tuple[int, ...]:
 
 def _number(text: str, what: str) -> int | float:
     """An int when the text is one (int64 values stay exact), else a float."""
-    from .errors import InvalidArgumentError
-
     for kind in (int, float):
         try:
             return kind(text)
@@ -108,35 +97,60 @@ def _number(text: str, what: str) -> int | float:
     raise InvalidArgumentError(f"{what}: {text!r} is not a number")
 
 
-def cmd_shader(args) -> int:
-    from .runtime.device import Device
-    from .tensor_desc import TensorDesc
+_PARSERS = {"ints": _ints, "number": _number, "str": lambda text, what: text}
 
-    device = Device(adapter=args.adapter)
-    dt = DataType.coerce(args.dtype)
+
+def description(spec, args):
+    """The (validated) desc that `gpudml shader OP` options describe, and its feature level."""
+    from .tensor_desc import TensorDesc
+    from .types import HIGHEST_FEATURE_LEVEL, FeatureLevel
+
+    dt = DataType.coerce(args.dtype, "--dtype")
     in_strides = _ints(args.input_strides, "--input-strides") if args.input_strides else None
-    in_desc = TensorDesc(dt, _ints(args.shape, "--shape"), in_strides)
-    if args.op == "slice1":
-        offsets = _ints(args.offsets, "--offsets") if args.offsets else (0,) * in_desc.rank
-        sizes = _ints(args.sizes, "--sizes") if args.sizes else in_desc.sizes
-        strides = _ints(args.strides, "--strides") if args.strides else None
-        desc = functional.slice_desc(in_desc, offsets, sizes, strides)
-    elif args.op == "pad":
-        start = _ints(args.start, "--start") if args.start else (1,) * in_desc.rank
-        end = _ints(args.end, "--end") if args.end else start
-        desc = functional.pad_desc(in_desc, start, end, args.mode, _number(args.value, "--value"))
-    elif args.op == "reverse_subsequences":
-        axis = _number(args.axis, "--axis") if args.axis is not None else in_desc.rank - 1
-        sizes = tuple(1 if i == axis else n for i, n in enumerate(in_desc.sizes))
-        lengths = TensorDesc(DataType.coerce(args.lengths_dtype), sizes)
-        desc = functional.reverse_subsequences_desc(in_desc, lengths, axis)
-    elif args.op == "reduce":
-        axes = _ints(args.axes, "--axes") if args.axes else None
-        desc = functional.reduce_desc(in_desc, args.function, axes, args.output_data_type)
-    compiled = device.compile_operator(device.create_operator(desc))
-    for i, source in enumerate(compiled.wgsl):
-        print(f"// dispatch {i}: {compiled.plan.dispatches[i].invocations} invocations")
-        print(source)
+    x = TensorDesc(dt, _ints(args.shape, "--shape"), in_strides)
+    values = {}
+    for arg in spec.cli:
+        text = getattr(args, arg.dest)
+        values[arg.dest] = None if text is None else _PARSERS[arg.kind](text, arg.flag)
+    desc = spec.from_cli(x, values)
+    level = HIGHEST_FEATURE_LEVEL if args.feature_level is None else FeatureLevel.coerce(
+        args.feature_level, "--feature-level")
+    spec.validate(desc, level)
+    return desc, level
+
+
+def shader_caps(args):
+    """(Caps, how they were chosen): the named profile, else the adapter's, else the
+    fallback profile when no adapter can be opened (and none was asked for)."""
+    from . import caps
+
+    if args.caps is not None:
+        return caps.profile(args.caps), f"profile {args.caps}"
+    try:
+        from .runtime.device import Device
+
+        return Device(adapter=args.adapter).caps, "the adapter"
+    except UnsupportedError as exc:
+        if args.adapter is not None:
+            raise
+        reason = str(exc).split(";")[0]
+        return caps.profile(FALLBACK_PROFILE), f"profile {FALLBACK_PROFILE}: no adapter could be opened ({reason})"
+
+
+def cmd_shader(args) -> int:
+    from . import compiler
+    from .ops import spec_named
+
+    spec = spec_named(args.op)
+    desc, level = description(spec, args)
+    caps, source = shader_caps(args)
+    program = compiler.compile(desc, caps, strategy=args.strategy)
+    print(f"// {spec.name} at {level.name} on {caps.name} ({source})")
+    print(f"// strategy {program.strategy} (eligible: {', '.join(program.strategies)})")
+    for i, kernel in enumerate(program.kernels):
+        print(f"// dispatch {i}: {kernel.invocations} invocations, {kernel.workgroups[0]} x {kernel.workgroups[1]} "
+              f"workgroups of {kernel.workgroup_size}")
+        print(kernel.source)
     return 0
 
 
@@ -157,6 +171,9 @@ def cmd_bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import caps
+    from .ops import SPECS
+
     parser = argparse.ArgumentParser(prog="gpudml", description="DirectML operators on any GPU")
     parser.add_argument("--adapter", default=None,
                         help='"vulkan", "gl" or an adapter-name substring (default: GPUDML_ADAPTER or auto)')
@@ -168,32 +185,23 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
     bench.add_argument("--out", default="bench/results", help="folder for bench.md, bench.json, bench.png")
     bench.set_defaults(func=cmd_bench)
-    shader = sub.add_parser("shader", help="print the WGSL a description compiles to")
+    shader = sub.add_parser("shader", help="print the WGSL a description compiles to (needs no adapter)")
     shader.set_defaults(func=cmd_shader)
     ops = shader.add_subparsers(dest="op", required=True)
-    s1 = ops.add_parser("slice1", help="DML_SLICE1_OPERATOR_DESC")
-    pad = ops.add_parser("pad", help="DML_PADDING_OPERATOR_DESC")
-    rev = ops.add_parser("reverse_subsequences", help="DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC")
-    for p in (s1, pad, rev):
-        p.add_argument("--dtype", default="FLOAT32", help="DataType name (default FLOAT32)")
-        p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated")
+    for spec in SPECS:
+        aliases = [spec.functional_name] if spec.functional_name != spec.key else []
+        p = ops.add_parser(spec.key, aliases=aliases, help=f"{spec.desc.__name__}")
+        p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
+        p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
         p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
-    s1.add_argument("--offsets", default=None)
-    s1.add_argument("--sizes", default=None)
-    s1.add_argument("--strides", default=None, help="window strides, may be negative")
-    pad.add_argument("--mode", default="constant", help="constant | edge | reflection | symmetric")
-    pad.add_argument("--start", default=None, help="start_padding, comma-separated (default 1 per axis)")
-    pad.add_argument("--end", default=None, help="end_padding, comma-separated (default: --start)")
-    pad.add_argument("--value", default="0", help="padding_value (CONSTANT)")
-    rev.add_argument("--axis", default=None, help="axis to reverse along (default: the last)")
-    rev.add_argument("--lengths-dtype", default="UINT32", help="sequence_lengths_tensor type: UINT32 or UINT64")
-    red = ops.add_parser("reduce", help="DML_REDUCE_OPERATOR_DESC")
-    red.add_argument("--dtype", default="FLOAT32", help="DataType name (default FLOAT32)")
-    red.add_argument("--shape", default="3,3", help="input sizes, comma-separated")
-    red.add_argument("--input-strides", default=None, help="input element strides (default packed)")
-    red.add_argument("--function", default="SUM", help="ReduceFunction name, any case (default SUM)")
-    red.add_argument("--axes", default=None, help="reduced axes, comma-separated (default all)")
-    red.add_argument("--output-data-type", default=None, help="ARGMAX/ARGMIN index type (default UINT32)")
+        for arg in spec.cli:
+            p.add_argument(arg.flag, default=arg.default, help=arg.help)
+        p.add_argument("--feature-level", default=None, help="validate at this level (default: the highest)")
+        p.add_argument("--strategy", default=None, choices=spec.strategies,
+                       help="force a kernel strategy (default: the operator's choice)")
+        p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
+                       help="compile for a capability profile, with no adapter (default: the adapter, or "
+                            f"profile {FALLBACK_PROFILE} when none can be opened)")
     return parser
 
 

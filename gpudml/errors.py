@@ -21,3 +21,8 @@ class GpuError(DMLError, RuntimeError):
 class DeviceLostError(GpuError):
     """The adapter's device is gone (driver reset, device destroyed): its Tensors and compiled
     operators are unusable; a new Device opens a fresh one."""
+
+
+class InternalError(DMLError, RuntimeError):
+    """A gpudml bug, never the user's: e.g. generated WGSL that the adapter rejects (the
+    message prints the numbered source). Please report it."""

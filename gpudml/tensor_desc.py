@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,6 +58,40 @@ def packed_strides(sizes) -> tuple[int, ...]:
         strides.append(step)
         step *= s
     return tuple(reversed(strides))
+
+
+class MergedAxis(NamedTuple):
+    size: int
+    strides: tuple[int, ...]  # one stride per layout
+    axes: tuple[int, ...]  # the original axes it stands for
+
+
+def merge_axes(sizes, *strides, fixed=()) -> list[MergedAxis]:
+    """The fewest, longest axes that address the same elements in the same order.
+
+    `sizes[i]` is axis i's size; each of `strides` gives one layout's stride per axis (a
+    tensor's, or an index map's): every layout walks the same elements. Size-1 axes drop
+    out (their coordinate is always 0), and a neighbour pair merges where, in every layout,
+    the outer axis steps over exactly the inner one (outer stride = inner stride x inner
+    size). Axes in `fixed` never merge and stay even at size 1. A problem whose axes all
+    drop is one axis of size 1 and stride 0.
+    """
+    merged: list[MergedAxis] = []
+    fixed = set(fixed)
+    for i, n in enumerate(sizes):
+        st = tuple(layout[i] for layout in strides)
+        if i in fixed:
+            merged.append(MergedAxis(n, st, (i,)))
+            continue
+        if n == 1:
+            continue
+        if merged and merged[-1].axes[-1] not in fixed and all(
+                o == s * n for o, s in zip(merged[-1].strides, st, strict=True)):
+            outer = merged.pop()
+            merged.append(MergedAxis(outer.size * n, st, outer.axes + (i,)))
+            continue
+        merged.append(MergedAxis(n, st, (i,)))
+    return merged or [MergedAxis(1, (0,) * len(strides), ())]
 
 
 def calc_buffer_tensor_size(data_type: DataType, sizes, strides=None) -> int:

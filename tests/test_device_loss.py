@@ -13,6 +13,8 @@ from isolated import lose, own_device
 
 import gpudml as dml
 from gpudml import cli
+from gpudml.ops.reduce import infer_output as reduce_desc
+from gpudml.ops.slice1 import infer_output as slice_desc
 from gpudml.runtime import adapters, guard
 
 HINT = "mesa-vulkan-drivers"
@@ -32,7 +34,7 @@ def test_every_entry_point_after_loss_raises_device_lost(adapter):
     x = np.arange(16, dtype=np.float32)
     np.testing.assert_array_equal(dml.slice(x, [0], [16], [-1], device=dev), x[::-1])
     t = dev.tensor(x)
-    desc = dml.functional.slice_desc(t.desc, [0], [16], [2])
+    desc = slice_desc(t.desc, [0], [16], [2])
     op = dev.create_operator(desc)
     compiled = dev.compile_operator(op)
     lose(dev)
@@ -77,8 +79,7 @@ def test_loss_inside_a_batch(adapter):
         with dev.batch():
             dml.slice(t, [0], [8], [-1])
             lose(dev)
-    memory = dev._ctx.memory
-    assert memory._open_batches == 0 and memory._batch is None
+    assert dev._ctx.recorder._open_batches == 0 and dev._ctx.recorder._batch is None
 
 
 def test_dropping_tensors_of_a_lost_device_is_quiet(adapter, monkeypatch):
@@ -90,11 +91,11 @@ def test_dropping_tensors_of_a_lost_device_is_quiet(adapter, monkeypatch):
     dev = own_device(adapter)
     tensors = [dev.tensor(np.zeros(n, np.uint8)) for n in (4, 400, 40_000)]
     compiled = dev.compile_operator(dev.create_operator(
-        dml.functional.reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, [3, 200_000]), "sum", [1])))
+        reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, [3, 200_000]), "sum", [1])))
     lose(dev)
     del tensors, compiled
     gc.collect()
-    dev._ctx.memory.trim()
+    dev._ctx.pool.trim()
     assert not unraisable, [u.exc_value for u in unraisable]
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpudml as dml
+from gpudml.ops.slice1 import infer_output as slice_desc
 
 T = dml.DataType
 
@@ -53,9 +54,9 @@ def test_outputs_checked_before_inputs_are_staged(vulkan_device):
     """A bad `outputs` argument used to be found after the numpy inputs were uploaded to
     pooled buffers, which were then never given back."""
     dev = vulkan_device
-    desc = dml.functional.slice_desc(dml.TensorDesc(T.FLOAT32, [64]), [0], [64], [-1])
+    desc = slice_desc(dml.TensorDesc(T.FLOAT32, [64]), [0], [64], [-1])
     compiled = dev.compile_operator(dev.create_operator(desc))
-    memory = dev._ctx.memory
+    memory = dev._ctx.pool
     x = np.zeros(64, np.float32)
     compiled.execute([x])
     gc.collect()
@@ -74,7 +75,7 @@ def test_tensor_smaller_than_the_desc_is_rejected_even_with_room_in_its_buffer(v
     a Tensor of 4 bytes passed for a desc of 8, and the kernel read (or, for an output,
     wrote) bytes past the Tensor's own desc."""
     dev = vulkan_device
-    desc = dml.functional.slice_desc(dml.TensorDesc(T.FLOAT32, [2]), [0], [2], [-1])
+    desc = slice_desc(dml.TensorDesc(T.FLOAT32, [2]), [0], [2], [-1])
     compiled = dev.compile_operator(dev.create_operator(desc))
     small = dev.tensor(np.ones(1, np.float32))
     assert small.nbytes >= desc.input_tensor.buffer_bytes  # the buffer has room; the Tensor has not

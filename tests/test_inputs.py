@@ -9,7 +9,9 @@ import pytest
 from conftest import assert_bits_equal, random_bits
 
 import gpudml as dml
-from gpudml.functional import pad_desc, reverse_subsequences_desc, slice_desc
+from gpudml.ops.padding import infer_output as pad_desc
+from gpudml.ops.reverse_subsequences import infer_output as reverse_subsequences_desc
+from gpudml.ops.slice1 import infer_output as slice_desc
 
 T = dml.DataType
 
@@ -83,7 +85,7 @@ def test_failed_execute_stages_nothing(vulkan_device):
     """Arguments are checked before any upload: a bad second input or a bad output leaves
     the pool as it was (nothing acquired, nothing leaked)."""
     dev = vulkan_device
-    memory = dev._ctx.memory
+    memory = dev._ctx.pool
     desc = reverse_subsequences_desc(dml.TensorDesc(T.FLOAT32, [5, 3]), dml.TensorDesc(T.UINT32, [1, 3]), 0)
     compiled = dev.compile_operator(dev.create_operator(desc))
     x = np.ones((5, 3), np.float32)

@@ -20,7 +20,10 @@ from isolated import limited_device
 
 import gpudml as dml
 from gpudml import reference
-from gpudml.functional import pad_desc, reduce_desc, reverse_subsequences_desc, slice_desc
+from gpudml.ops.padding import infer_output as pad_desc
+from gpudml.ops.reduce import infer_output as reduce_desc
+from gpudml.ops.reverse_subsequences import infer_output as reverse_subsequences_desc
+from gpudml.ops.slice1 import infer_output as slice_desc
 
 T = dml.DataType
 U8, U32, F32 = T.UINT8, T.UINT32, T.FLOAT32
@@ -102,11 +105,11 @@ LIMIT = 4096
 def _no_gpu_work(dev, build):
     """Run `build` (expected to raise UnsupportedError) and check it did no GPU work."""
     ctx = dev._ctx
-    before = (ctx.memory.allocations, ctx.stats.misses)
+    before = (ctx.pool.allocations, ctx.stats.misses)
     with pytest.raises(dml.UnsupportedError) as info:
         build()
     assert type(info.value) is dml.UnsupportedError
-    assert (ctx.memory.allocations, ctx.stats.misses) == before, "GPU work before the UnsupportedError"
+    assert (ctx.pool.allocations, ctx.stats.misses) == before, "GPU work before the UnsupportedError"
     return str(info.value)
 
 
@@ -233,6 +236,6 @@ def test_real_workgroup_limit_folds(first_device):
     x = np.random.default_rng(2).integers(0, 2**32, size=(rows, 2), dtype=np.uint32)
     desc = reduce_desc(dml.TensorDesc(U32, x.shape), "sum", [1])
     compiled = dev.compile_operator(dev.create_operator(desc))
-    assert compiled._steps[-1].grid[1] == 2
+    assert compiled.program.kernels[-1].workgroups[1] == 2
     (got,) = compiled.execute([x])
     np.testing.assert_array_equal(got, x.sum(1, keepdims=True, dtype=np.uint32))

@@ -1,5 +1,6 @@
-"""The fast paths of the data-movement kernels (shaders/lib/movement.wgsl.j2 segments,
-the ReverseSubsequences column strategy): cases chosen to land on their boundaries.
+"""The strategies of the data-movement kernels (shaders/lib/movement.wgsl.j2 segments,
+elements and strided, the ReverseSubsequences column strategy): cases chosen to land on
+their boundaries, each run under every strategy that can run it.
 Rows whose length is not a multiple of a 16-byte chunk, borders narrower than a chunk,
 padding wider than the axis (one-element segments), misaligned starts, negative and
 non-unit inner steps, rows shorter than a chunk, tensors ending inside a chunk, blocks
@@ -17,9 +18,7 @@ from conftest import random_bits
 from movement_check import padded_strides, run_and_check, sequence_lengths
 
 import gpudml as dml
-from gpudml import reference
-from gpudml.ops import reverse_subsequences as rs_module
-from gpudml.ops import slice1 as slice_module
+from gpudml import compiler, reference
 from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
@@ -33,12 +32,15 @@ ROOM = 48
 
 
 def _run(device, rng, desc, in_descs, raw_inputs, want):
+    """Under every strategy that can run the description."""
     out = desc.output_tensor
     roomy = dml.TensorDesc(out.data_type, out.sizes, out.strides,
                            total_tensor_size_in_bytes=out.total_tensor_size_in_bytes + ROOM)
     desc = dataclasses.replace(desc, output_tensor=roomy)
-    compiled = device.compile_operator(device.create_operator(desc))
-    run_and_check(device, rng, compiled, raw_inputs, in_descs, desc.output_tensor, want)
+    op = device.create_operator(desc)
+    for strategy in device.compile_operator(op).strategies:
+        compiled = device.compile_operator(op, strategy)
+        run_and_check(device, rng, compiled, raw_inputs, in_descs, desc.output_tensor, want)
 
 
 # ------------------------------------------------------------------ Padding
@@ -156,15 +158,15 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
         lengths = dml.TensorDesc(DT.UINT32, [1 if i == axis else n for i, n in enumerate(sizes)])
         desc = dml.ReverseSubsequencesOperatorDesc(
             dml.TensorDesc(data_type, sizes), lengths, dml.TensorDesc(data_type, sizes, out_strides), axis)
-        return rs_module.plan(desc, vulkan_device.caps).dispatches[0].params["column"]
+        return compiler.compile(desc, vulkan_device.caps).strategy
 
-    assert plan([3, 37, 16], 1) == rs_module.COLUMN
-    assert plan([3, 37, 16], 1, DT.UINT8) == rs_module.COLUMN
-    assert plan([3, 9, 6], 1) == 0
-    assert plan([4, 11], 1) == 0
-    assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == 0
-    assert plan([2, 9, 3, 4], 1) == rs_module.COLUMN  # after merging [3, 4] into 12
-    assert plan([1, 7, 1, 8], 1) == rs_module.COLUMN  # [7, 8] once size-1 axes drop
+    assert plan([3, 37, 16], 1) == "column"
+    assert plan([3, 37, 16], 1, DT.UINT8) == "column"
+    assert plan([3, 9, 6], 1) == "segments"
+    assert plan([4, 11], 1) == "segments"
+    assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == "strided"
+    assert plan([2, 9, 3, 4], 1) == "column"  # after merging [3, 4] into 12
+    assert plan([1, 7, 1, 8], 1) == "column"  # [7, 8] once size-1 axes drop
 
 
 def test_slice_axes_merge(vulkan_device):
@@ -173,7 +175,7 @@ def test_slice_axes_merge(vulkan_device):
         out_sizes = [1 + (n - 1) // abs(s) for n, s in zip(sizes, strides)]
         desc = dml.Slice1OperatorDesc(dml.TensorDesc(DT.FLOAT32, in_sizes),
                                       dml.TensorDesc(DT.FLOAT32, out_sizes, out_strides), offsets, sizes, strides)
-        return slice_module.plan(desc, vulkan_device.caps).dispatches[0].params["rank"]
+        return compiler.compile(desc, vulkan_device.caps).kernels[0].params["rank"]
 
     assert kernel_rank([64, 64, 7, 7], [0] * 4, [64, 64, 7, 7], [2, 1, 1, 1]) == 2
     assert kernel_rank([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]) == 2

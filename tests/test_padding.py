@@ -9,10 +9,26 @@ import re
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
+from fuzzkit import (
+    Case,
+    OpFuzz,
+    draw_ints,
+    maybe_hostile,
+    pick_axis,
+    random_fill,
+    replace_fields,
+    sizes_of,
+    support_row,
+    tensor,
+    type_of,
+    with_entry,
+)
+from hypothesis import strategies as st
 from movement_check import padded_strides, run_and_check
 
 import gpudml as dml
-from gpudml import reference, seed_examples
+from gpudml import compiler, examples, reference
+from gpudml.ops import padding
 from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
@@ -34,14 +50,14 @@ def _raises(device, desc, message: str):
 
 
 # ------------------------------------------------------------------ seed examples
-PAD_SEEDS = [e for e in seed_examples.SEED_EXAMPLES if e.operator == "padding"]
+PAD_SEEDS = [e for e in examples.EXAMPLES if e.operator == "padding"]
 
 
 @pytest.mark.parametrize("example", PAD_SEEDS, ids=lambda e: e.name)
 def test_seed_examples(device, example):
     got = dml.pad(example.input, device=device, **example.args)
     np.testing.assert_array_equal(got, example.expected)
-    np.testing.assert_array_equal(seed_examples.run_reference(example), example.expected)
+    np.testing.assert_array_equal(examples.run_reference(example), example.expected)
 
 
 def test_seed_example_through_desc_api(device):
@@ -199,8 +215,7 @@ def test_unpadded_neighbours_merge(device, layout):
         out_desc = dml.TensorDesc(DT.INT16, out_sizes, out_strides)
         desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, -7, start, end)
         if layout == "packed":
-            from gpudml.ops import padding
-            assert padding.plan(desc, None).dispatches[0].params["rank"] == 3  # [12, 5, 10]
+            assert compiler.compile(desc, device.caps).kernels[0].params["rank"] == 3  # [12, 5, 10]
         raw_in = random_bits(rng, np.int16, [in_desc.required_elements])
         want = reference.padding(logical_from_raw(raw_in, in_desc), start, end, mode, -7)
         compiled = device.compile_operator(device.create_operator(desc))
@@ -349,3 +364,89 @@ def test_cli_examples_run_the_padding_and_reverse_seed_examples(capsys):
                  "reverse_subsequences-2"):
         assert f"== {name} " in out
     assert " 0 failed" in out
+
+
+# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
+def padding_values(draw, data_type: dml.DataType):
+    if data_type.is_float:
+        return draw(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-70000, 70000),
+                              st.sampled_from([0.0, -0.0, 65504.0, 65520.0, 1e300, -1e-300])))
+    info = np.iinfo(data_type.numpy)
+    limit = 2.0**62 if data_type.size == 8 else float(info.max)
+    low = -0.99 if info.min == 0 else -limit
+    edges = [int(info.min), int(info.max), 10.6, -0.0] + ([-10.6] if info.min < 0 else [])
+    return draw(st.one_of(st.integers(int(info.min), int(info.max)), st.floats(low, limit), st.sampled_from(edges)))
+
+
+@st.composite
+def valid_cases(draw) -> Case:
+    level, row, rank = support_row(draw, padding.SUPPORT)
+    data_type = type_of(draw, row, "input_tensor")
+    modes = [m for m in dml.PaddingMode if padding.MODE_INTRODUCED[m] <= level]
+    mode = draw(st.sampled_from(modes))
+    # Output sizes bounded per axis; input sizes and paddings split them (a padding may
+    # exceed the input size: REFLECTION and SYMMETRIC fold periodically).
+    out_sizes = sizes_of(draw, rank)
+    in_sizes, start, end = [], [], []
+    for m in out_sizes:
+        n = draw(st.integers(1, m))
+        s = draw(st.integers(0, m - n))
+        in_sizes.append(n)
+        start.append(s)
+        end.append(m - n - s)
+    value = padding_values(draw, data_type) if mode == dml.PaddingMode.CONSTANT else draw(
+        st.sampled_from([0.0, 5.0, float("nan")]))
+    desc = dml.PaddingOperatorDesc(tensor(draw, data_type, in_sizes), tensor(draw, data_type, out_sizes, output=True),
+                                   mode, value, start, end)
+    return Case(level, desc, lambda xs: reference.padding(xs[0], start, end, mode, value), [random_fill])
+
+
+@st.composite
+def broken_fields(draw, desc):
+    """(builder, fragment, kind) with one of the operator's own fields broken."""
+    rank, i, not_int = pick_axis(draw, desc)
+    dt = desc.input_tensor.data_type
+    kinds = ["start_negative", "end_huge", "output_size", "length", "not_int", "mode", "value_type"]
+    if not dt.is_float:
+        kinds.append("value_for_integers")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "start_negative":
+        return replace_fields(desc, start_padding=with_entry(desc.start_padding, i, -1)), "start_padding", kind
+    if kind == "end_huge":
+        return replace_fields(desc, end_padding=with_entry(desc.end_padding, i, 2**32)), "end_padding", kind
+    if kind == "output_size":
+        out = with_entry(desc.output_tensor.sizes, i, desc.output_tensor.sizes[i] + draw(st.sampled_from([1, -1])))
+        if out[i] < 1:
+            out[i] = desc.output_tensor.sizes[i] + 1
+        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out)), "output_tensor.sizes", kind
+    if kind == "length":
+        return replace_fields(desc, end_padding=list(desc.end_padding)[:-1]), "end_padding", kind
+    if kind == "not_int":
+        return replace_fields(desc, start_padding=with_entry(desc.start_padding, i, not_int)), "start_padding", kind
+    if kind == "mode":
+        return replace_fields(desc, padding_mode=draw(st.sampled_from([4, -1, "wrap", None]))), "padding_mode", kind
+    if kind == "value_type":
+        value = draw(st.sampled_from(["0", None, 1j, True, [0.0], np.zeros(1)]))
+        return replace_fields(desc, padding_value=value), "padding_value", kind
+    info = np.iinfo(dt.numpy)
+    value = draw(st.sampled_from([float("nan"), float("inf"), -float("inf"), int(info.max) + 1,
+                                  int(info.min) - 1, 1e30, -1e30, 2.0**64]))
+    return replace_fields(desc, padding_mode=dml.PaddingMode.CONSTANT, padding_value=value), "padding_value", kind
+
+
+@st.composite
+def functional_calls(draw, x, shape):
+    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
+    rank = len(shape)
+    start, end = draw_ints(draw, rank, 0, 3), draw_ints(draw, rank, 0, 3)
+    mode = draw(st.sampled_from(["constant", "edge", "reflection", "symmetric", "CONSTANT", dml.PaddingMode.EDGE]))
+    value = draw(st.sampled_from([0.0, 7, -3.5, float("nan"), float("inf"), 300, 2**64, -0.0]))
+    args = {"start_padding": maybe_hostile(draw, start), "end_padding": maybe_hostile(draw, end),
+            "mode": maybe_hostile(draw, mode), "value": value}
+    return args, lambda a: reference.padding(a, args["start_padding"], args["end_padding"], args["mode"],
+                                             args["value"])
+
+
+FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
+              fields=("x", "input_tensor", "start_padding", "end_padding", "mode", "value", "padding_value",
+                      "output_tensor", "device"))

@@ -4,32 +4,42 @@ LOG_SUM_EXP shifting, NaN, ARGMAX ties, and float32 accuracy on 16M elements."""
 
 from __future__ import annotations
 
-import functools
 import time
-import types
 
 import numpy as np
 import pytest
-from conftest import random_bits
+from conftest import assert_bits_equal, random_bits
+from fuzzkit import (
+    Case,
+    OpFuzz,
+    maybe_hostile,
+    pick_axis,
+    replace_fields,
+    sizes_of,
+    support_row,
+    tensor,
+    type_of,
+    with_entry,
+)
+from hypothesis import strategies as st
 
 import gpudml as dml
-from gpudml import reference, seed_examples
-from gpudml.functional import reduce_desc
+from gpudml import examples, reference
 from gpudml.ops import reduce as reduce_op
+from gpudml.ops import spec_named
+from gpudml.ops.reduce import infer_output as reduce_desc
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
 
 F, T, FL = dml.ReduceFunction, dml.DataType, dml.FeatureLevel
 ARG = (F.ARGMAX, F.ARGMIN)
-SEEDS = [e for e in seed_examples.SEED_EXAMPLES if e.operator == "reduce"]
+SEEDS = [e for e in examples.EXAMPLES if e.operator == "reduce"]
 
 
-def compile_with(device, desc, **options):
-    """Validate `desc` on `device`, then compile it with forced plan options (strategy,
-    chunks, vectorize, int64_native) through the runtime's normal path."""
-    device.create_operator(desc)
-    module = types.SimpleNamespace(plan=functools.partial(reduce_op.plan, **options))
-    return device.compile_operator(dml.Operator(device, desc, module))
+def compile_with(device, desc, strategy=None, **options):
+    """Validate `desc` on `device`, then compile it with a forced strategy and plan options
+    (chunks, vectorize, int64_native) through the runtime's normal path."""
+    return device.compile_operator(device.create_operator(desc), strategy, options=options)
 
 
 def run(device, x, function, axes=None, output_data_type=None, *, in_desc=None, out_strides=None, **options):
@@ -66,7 +76,7 @@ def test_seed_example_through_desc_api(device):
 def test_cli_examples_include_reduce(capsys):
     from gpudml import cli
 
-    assert cli.RUNNERS["reduce"] is dml.reduce
+    assert spec_named("reduce").functional is dml.reduce  # what `gpudml examples` runs
     assert cli.main(["examples"]) == 0
     text = capsys.readouterr().out
     assert all(f"== {e.name} " in text for e in SEEDS)
@@ -335,13 +345,13 @@ def test_split_strategy_against_reference(device, function, data_type):
             got, compiled = run(device, raw, function, axes, in_desc=in_desc, strategy="split", **opts)
             assert len(compiled.wgsl) == 2
             if in_strides and opts.get("vectorize", True):
-                assert compiled.plan.dispatches[0].params["group"] == 16 // data_type.size
+                assert compiled.program.kernels[0].params["group"] == 16 // data_type.size
             assert_reduce_close(got, want, x, function, axes, f"{function.name} {data_type.name} {sizes} {opts}")
 
 
 # ------------------------------------------------------------------ strategies
 def _templates(compiled):
-    return [d.template for d in compiled.plan.dispatches]
+    return [d.template for d in compiled.program.kernels]
 
 
 @pytest.mark.parametrize("function", [F.SUM, F.ARGMAX, F.MIN, F.LOG_SUM_EXP])
@@ -361,23 +371,28 @@ def test_each_strategy_on_larger_inputs(device, function):
         got, compiled = run(device, x, function, axes)
         assert _templates(compiled)[0] == first, (sizes, _templates(compiled))
         if sizes == (700, 128):
-            assert compiled.plan.dispatches[0].params["group"] == 4
+            assert compiled.program.kernels[0].params["group"] == 4
         assert_reduce_close(got, reference.reduce(x, function, axes), x, function, axes, f"{sizes} {axes}")
 
 
 def test_long_rows_stay_within_the_loop_cap(device):
-    """llvmpipe stops every loop of an invocation after 65535 iterations in total: a forced
-    one-pass plan over 200,000-element rows is cut into partial results instead."""
+    """llvmpipe stops every loop of an invocation after 65535 iterations in total: a one-pass
+    plan over 200,000-element rows is not eligible; they are cut into partial results."""
     x = np.ones((3, 200_000), dtype=np.int32)
-    for options in [{"strategy": "rows"}, {"strategy": "rows", "vectorize": False}, {"strategy": "split", "chunks": 1}]:
+    for options in [{}, {"vectorize": False}, {"strategy": "split", "chunks": 1}]:
         got, compiled = run(device, x, "sum", [1], **options)
         np.testing.assert_array_equal(got, [[200_000]] * 3)
-        assert len(compiled.wgsl) == 2
+        assert len(compiled.wgsl) == 2 and compiled.strategy == "split" and compiled.strategies == ("split",)
+    for options in [{}, {"vectorize": False}]:
+        with pytest.raises(dml.InvalidArgumentError, match="strategy 'rows' cannot run this description; "
+                                                           "eligible: split"):
+            run(device, x, "sum", [1], strategy="rows", **options)
     # Packed uint8 output: four outputs share an invocation in one-pass kernels.
     y = np.zeros((5, 70_000), dtype=np.uint8)
     y[:, 69_999] = [1, 2, 3, 4, 5]
-    got, _ = run(device, y, "max", [1], strategy="rows", vectorize=False)
+    got, compiled = run(device, y, "max", [1], vectorize=False)
     np.testing.assert_array_equal(got.ravel(), [1, 2, 3, 4, 5])
+    assert compiled.strategy == "split"
 
 
 def test_broadcast_beyond_the_combine_limit_is_unsupported(device):
@@ -563,6 +578,7 @@ def test_argmax_over_several_axes_is_row_major_in_axis_order(device):
 
 
 # ------------------------------------------------------------------ accuracy
+@pytest.mark.slow
 def test_float32_sum_of_16m_is_accurate(device):
     """float32 SUM of 16M uniform [0, 1) values: within 1e-5 relative of the float64 sum
     (numpy's own pairwise float32 sum is the anchor: both errors are in the message)."""
@@ -579,3 +595,94 @@ def test_float32_sum_of_16m_is_accurate(device):
         got = dml.reduce(rows, "sum", [axis], device=device).astype(np.float64).ravel()
         want = rows.astype(np.float64).sum(axis)
         assert np.max(np.abs(got - want) / want) < 2e-6
+
+
+# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
+@st.composite
+def valid_cases(draw) -> Case:
+    function = draw(st.sampled_from(list(F)))
+    level, row, rank = support_row(draw, reduce_op.SUPPORT[function])
+    in_type = type_of(draw, row, "input_tensor")
+    if function in reduce_op.ARG_FUNCTIONS:
+        out_type = type_of(draw, row, "output_tensor")
+    else:
+        out_type = in_type
+    in_sizes = sizes_of(draw, rank)
+    axes = draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True))
+    out_sizes = [1 if i in axes else n for i, n in enumerate(in_sizes)]
+    desc = dml.ReduceOperatorDesc(function, tensor(draw, in_type, in_sizes),
+                                  tensor(draw, out_type, out_sizes, output=True), axes)
+
+    def fill(rng, dt, count):
+        return _data(rng, dt, function, [count])
+
+    def compare(got, want, xs):
+        assert_reduce_close(got, want, xs[0], function, axes, f"{function.name} {desc}")
+
+    return Case(level, desc, lambda xs: reference.reduce(xs[0], function, axes, out_type), [fill], compare)
+
+
+@st.composite
+def broken_fields(draw, desc):
+    """(builder, fragment, kind) with one of the operator's own fields broken."""
+    rank, i, not_int = pick_axis(draw, desc)
+    function, out = desc.function, desc.output_tensor
+    kind = draw(st.sampled_from(["axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type",
+                                 "reduced_size", "kept_size", "output_type", "input_float64", "function"]))
+    if kind == "axes_empty":
+        return replace_fields(desc, axes=[]), "axes", kind
+    if kind == "axis_out":
+        return replace_fields(desc, axes=list(desc.axes) + [rank + draw(st.integers(0, 3))]), "axes", kind
+    if kind == "axis_negative":
+        return replace_fields(desc, axes=[-1]), "axes", kind
+    if kind == "axes_repeat":
+        return replace_fields(desc, axes=list(desc.axes) + [desc.axes[0]]), "axes", kind
+    if kind == "axes_type":
+        return replace_fields(desc, axes=draw(st.sampled_from([None, 0.0, "0", [0.5]]))), "axes", kind
+    if kind == "reduced_size":
+        a = desc.axes[0]
+        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, with_entry(out.sizes, a, 2))), \
+            "output_tensor.sizes", kind
+    if kind == "kept_size":
+        kept = [a for a in range(rank) if a not in desc.axes]
+        if not kept:
+            return replace_fields(desc, axes=[rank]), "axes", kind
+        a = draw(st.sampled_from(kept))
+        sizes = with_entry(out.sizes, a, desc.input_tensor.sizes[a] + 1)
+        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes", kind
+    if kind == "output_type":
+        if function in reduce_op.ARG_FUNCTIONS:
+            dt = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.INT16, T.UINT8]))
+        else:
+            dt = draw(st.sampled_from([t for t in T if t != desc.input_tensor.data_type]))
+        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+    if kind == "input_float64":
+        new_out = out if function in reduce_op.ARG_FUNCTIONS else dml.TensorDesc(T.FLOAT64, out.sizes)
+        return replace_fields(desc, input_tensor=dml.TensorDesc(T.FLOAT64, desc.input_tensor.sizes),
+                              output_tensor=new_out), "input_tensor.data_type", kind
+    return replace_fields(desc, function=draw(st.sampled_from([12, -1, "median", None]))), "function", kind
+
+
+@st.composite
+def functional_calls(draw, x, shape):
+    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
+    rank = len(shape)
+    function = draw(st.sampled_from(["max", "min", "argmax", "ARGMIN", F.MAX, "bogus", None, 99]))
+    axes = draw(st.one_of(st.none(), st.integers(-1, rank), st.lists(st.integers(0, rank - 1), min_size=1,
+                                                                         max_size=rank, unique=True)))
+    out_type = draw(st.sampled_from([None, None, "int64", np.uint32, T.INT32, "float32", "nonsense"]))
+    args = {"function": function, "axes": maybe_hostile(draw, axes), "output_data_type": out_type}
+    return args, lambda a: reference.reduce(a, args["function"], args["axes"], args["output_data_type"])
+
+
+def functional_compare(got, want, x, args):
+    if want.dtype.kind == "f":
+        assert_reduce_close(got, want, x, dml.ReduceFunction.coerce(args["function"]),
+                            None if args["axes"] is None else np.atleast_1d(args["axes"]).tolist())
+    else:
+        assert_bits_equal(got, want)
+
+
+FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
+              fields=("x", "input_tensor", "function", "axes", "output_data_type", "output_tensor", "device"),
+              compare=functional_compare)

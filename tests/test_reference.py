@@ -17,12 +17,13 @@ import pytest
 import webnn
 
 from gpudml import reference as ref
-from gpudml.seed_examples import SEED_EXAMPLES, call_reference, run_reference
+from gpudml.examples import EXAMPLES, run_reference
+from gpudml.ops import spec_named
 from gpudml.types import DataType, PaddingMode, ReduceFunction
 
 F = ReduceFunction
 ALL_DTYPES = [t.numpy for t in DataType]
-SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS_DIR = Path(__file__).resolve().parent / "data" / "seeds"
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -46,7 +47,7 @@ def sample(dtype, shape, seed=0) -> np.ndarray:
 # ---------------------------------------------------------------- seed pages
 
 
-@pytest.mark.parametrize("example", SEED_EXAMPLES, ids=lambda e: e.name)
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
 def test_seed_example(example):
     out = run_reference(example)
     assert out.dtype == example.expected.dtype
@@ -54,7 +55,7 @@ def test_seed_example(example):
 
 
 def test_seed_example_inventory():
-    names = [e.name for e in SEED_EXAMPLES]
+    names = [e.name for e in EXAMPLES]
     assert names == [
         "slice1-1",
         "slice1-2",
@@ -87,7 +88,6 @@ def _page_blocks(text: str, marker: str) -> list[list[float]]:
     return blocks
 
 
-@pytest.mark.skipif(not SEEDS_DIR.is_dir(), reason="seed pages not present")
 @pytest.mark.parametrize(
     "operator,source",
     [
@@ -102,7 +102,7 @@ def test_seed_transcription_matches_page(operator, source):
     """The transcribed expected outputs are the numbers printed on the page."""
     text = (SEEDS_DIR / source).read_text(encoding="utf-8")
     pages = _page_blocks(text, "OutputTensor: (Sizes:")
-    ours = [e.expected.reshape(-1).tolist() for e in SEED_EXAMPLES if e.operator == operator]
+    ours = [e.expected.reshape(-1).tolist() for e in EXAMPLES if e.operator == operator]
     assert pages == ours
 
 
@@ -415,7 +415,7 @@ WEBNN_CASES = [c for cases, _ in WEBNN.values() for c in cases]
 
 @pytest.mark.parametrize("case", WEBNN_CASES, ids=lambda c: c.name)
 def test_webnn_case(case):
-    out = call_reference(case.kind, case.inputs[0], case.args)
+    out = spec_named(case.kind).reference(case.inputs[0], **case.args)
     webnn.assert_ulp_close(out, case.expected, case.tolerance, case.name)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpudml as dml
+from gpudml.ops.slice1 import infer_output as slice_desc
 from gpudml.runtime import adapters
 
 
@@ -55,7 +56,7 @@ def test_dying_tensors_inside_a_batch_are_safe(device):
 
 def test_repeated_executes_allocate_nothing(vulkan_device):
     dev = vulkan_device
-    memory = dev._ctx.memory
+    memory = dev._ctx.pool
     x = np.random.default_rng(1).random((64, 64), dtype=np.float32)
     for _ in range(3):
         dml.slice(x, [0, 0], [64, 64], [-1, 2], device=dev)
@@ -69,7 +70,7 @@ def test_repeated_executes_allocate_nothing(vulkan_device):
 def test_bind_groups_are_reused(vulkan_device):
     dev = vulkan_device
     x = dev.tensor(np.zeros((4, 4), np.float32))
-    desc = dml.functional.slice_desc(x.desc, [0, 0], [4, 4], [1, 1])
+    desc = slice_desc(x.desc, [0, 0], [4, 4], [1, 1])
     compiled = dev.compile_operator(dev.create_operator(desc))
     out = dev.empty(desc.output_tensor)
     for _ in range(5):

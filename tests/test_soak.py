@@ -1,8 +1,9 @@
 """Soak and lifetimes: many executes in one process with flat memory; Tensors and compiled
 operators give their buffers back.
 
-The default run executes 10,000 mixed operators on the first adapter (about 15 s) and
-2,000 on each other adapter. Another count, and a JSON report of the figures:
+The default run executes 10,000 mixed operators on the first adapter (a few seconds) and
+2,000 on each other adapter. Other counts (GPUDML_SOAK_OTHER_EXECUTES defaults to a fifth
+of GPUDML_SOAK_EXECUTES), and a JSON report of the figures:
 
     GPUDML_SOAK_EXECUTES=100000 GPUDML_SOAK_REPORT=soak.json \\
         python -m pytest -q tests/test_soak.py -k soak -s
@@ -28,11 +29,19 @@ from isolated import limited_device
 
 import gpudml as dml
 from gpudml import reference
-from gpudml.functional import reduce_desc
+from gpudml.ops.reduce import infer_output as reduce_desc
+from gpudml.ops.slice1 import infer_output as slice_desc
 
-SOAK_EXECUTES = int(os.environ.get("GPUDML_SOAK_EXECUTES", "10000"))
-OTHER_ADAPTER_EXECUTES = int(os.environ.get("GPUDML_SOAK_EXECUTES", "2000"))
 WARMUP = 1000
+
+
+def soak_counts(environ) -> tuple[int, int]:
+    """(executes on the first adapter, on each other adapter)."""
+    first = int(environ.get("GPUDML_SOAK_EXECUTES", "10000"))
+    return first, int(environ.get("GPUDML_SOAK_OTHER_EXECUTES", first // 5))
+
+
+SOAK_EXECUTES, OTHER_ADAPTER_EXECUTES = soak_counts(os.environ)
 RSS_SLACK_BYTES = 16 << 20  # Python's allocator and wgpu's caches may settle a little
 
 
@@ -49,7 +58,7 @@ def wgpu_counts() -> dict[str, int]:
 
 def snapshot(device) -> dict[str, int]:
     gc.collect()
-    memory = device._ctx.memory
+    memory = device._ctx.pool
     return {"rss": rss_bytes(), "allocations": memory.allocations, "pooled_bytes": memory.pooled_bytes,
             **wgpu_counts()}
 
@@ -65,7 +74,7 @@ def workload(device, rng):
     xi = rng.integers(-1000, 1000, size=(64, 9)).astype(np.int32)
     lengths = rng.integers(0, 9, size=(1, 33)).astype(np.uint32)
     t32, t64 = device.tensor(x32), device.tensor(x64)
-    slice_op = dml.functional.slice_desc(dml.TensorDesc(dml.DataType.FLOAT32, x32.shape), [1, 0], [39, 25], [-2, 3])
+    slice_op = slice_desc(dml.TensorDesc(dml.DataType.FLOAT32, x32.shape), [1, 0], [39, 25], [-2, 3])
     compiled = device.compile_operator(device.create_operator(slice_op))
     out = device.empty(slice_op.output_tensor)
     argmax = reduce_desc(dml.TensorDesc(dml.DataType.INT32, xi.shape), "argmax", [1], "int64")
@@ -131,6 +140,7 @@ def _check_flat(report: dict) -> None:
     assert after["rss"] - before["rss"] < RSS_SLACK_BYTES, report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter_name", ADAPTERS)
 def test_soak_mixed_executes_with_flat_memory(adapter_name):
     executes = SOAK_EXECUTES if adapter_name == ADAPTERS[0] else OTHER_ADAPTER_EXECUTES
@@ -144,10 +154,16 @@ def test_soak_mixed_executes_with_flat_memory(adapter_name):
     _check_flat(report)
 
 
+def test_soak_counts_are_read_separately():
+    assert soak_counts({}) == (10_000, 2_000)
+    assert soak_counts({"GPUDML_SOAK_EXECUTES": "100000"}) == (100_000, 20_000)
+    assert soak_counts({"GPUDML_SOAK_EXECUTES": "50", "GPUDML_SOAK_OTHER_EXECUTES": "7"}) == (50, 7)
+
+
 # ------------------------------------------------------------------ lifetimes
 def test_dead_tensors_return_their_buffers(adapter):
     dev = limited_device(adapter)  # a private pool over the shared wgpu device
-    memory = dev._ctx.memory
+    memory = dev._ctx.pool
     gc.collect()
     live = wgpu_counts()["buffers"]
     tensors = [dev.tensor(np.full(n, n, np.uint16)) for n in (10, 100, 1000, 10_000)]
@@ -170,7 +186,7 @@ def test_dead_tensors_return_their_buffers(adapter):
 def test_numpy_executes_keep_nothing(adapter):
     """numpy in, numpy out: the staged inputs and the output go back to the pool."""
     dev = limited_device(adapter)
-    memory = dev._ctx.memory
+    memory = dev._ctx.pool
     x = np.arange(1000, dtype=np.float32)
     dml.slice(x, [0], [1000], [-1], device=dev)
     gc.collect()
@@ -186,11 +202,11 @@ def test_numpy_executes_keep_nothing(adapter):
 
 def test_compiled_operators_free_scratch_and_uniforms(adapter):
     dev = limited_device(adapter)
-    memory = dev._ctx.memory
+    memory = dev._ctx.pool
     x = np.ones((3, 200_000), np.float32)
     desc = reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, x.shape), "sum", [1])
     gc.collect()
-    live = wgpu_counts()["buffers"] - len(memory._staging_free)  # (readback staging: GL, at most 4)
+    live = wgpu_counts()["buffers"] - len(dev._ctx.transfers._staging_free)  # (readback staging: GL, at most 4)
     compiled = dev.compile_operator(dev.create_operator(desc))
     assert len(compiled.wgsl) == 2 and compiled._scratch  # the split strategy: scratch buffers
     scratch = sum(b.size for b in compiled._scratch)
@@ -201,19 +217,19 @@ def test_compiled_operators_free_scratch_and_uniforms(adapter):
     gc.collect()
     assert memory.pooled_bytes == pooled + scratch  # scratch back in the pool
     memory.trim()
-    assert wgpu_counts()["buffers"] - len(memory._staging_free) == live  # and the uniform buffers are gone
+    assert wgpu_counts()["buffers"] - len(dev._ctx.transfers._staging_free) == live  # and the uniform buffers are gone
 
 
 def test_caches_are_bounded(vulkan_device):
+    from gpudml import functional
     from gpudml.runtime import compiled as compiled_module
-    from gpudml.runtime import device as device_module
 
     dev = limited_device(ADAPTERS[0])
-    for n in range(1, device_module.COMPILED_CACHE_SIZE + 40):
+    for n in range(1, functional.CACHE_SIZE + 40):
         dml.slice(np.zeros(4, np.uint8), [0], [4], output_sizes=[1 + n % 4], device=dev)
         dml.pad(np.zeros(2, np.uint8), [n], [0], device=dev)
-    assert len(dev._compiled) == device_module.COMPILED_CACHE_SIZE
-    desc = dml.functional.slice_desc(dml.TensorDesc(dml.DataType.UINT8, [4]), [0], [4])
+    assert len(functional._CACHES[dev]) == functional.CACHE_SIZE
+    desc = slice_desc(dml.TensorDesc(dml.DataType.UINT8, [4]), [0], [4])
     compiled = dev.compile_operator(dev.create_operator(desc))
     inputs = [dev.tensor(np.zeros(4, np.uint8)) for _ in range(compiled_module.BIND_GROUP_CACHE_SIZE + 10)]
     for t in inputs:  # a new input buffer each time: a new bind group each time

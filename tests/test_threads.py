@@ -15,11 +15,13 @@ import os
 import threading
 
 import numpy as np
+import pytest
 from conftest import assert_bits_equal, get_device, random_bits
 
 import gpudml as dml
 from gpudml import reference
-from gpudml.functional import reduce_desc
+from gpudml.ops.reduce import infer_output as reduce_desc
+from gpudml.ops.slice1 import infer_output as slice_desc
 
 THREADS = int(os.environ.get("GPUDML_THREADS", 4))
 ROUNDS = int(os.environ.get("GPUDML_THREAD_ROUNDS", 60))
@@ -86,6 +88,7 @@ def _one_round(device, rng, batched: bool) -> None:
     np.testing.assert_array_equal(got, reference.reduce(x, "max", None))
 
 
+@pytest.mark.slow
 def test_four_threads_share_one_device(device):
     def work(i):
         rng = np.random.default_rng([i, 7])
@@ -102,8 +105,8 @@ def test_threads_share_one_compiled_operator(device):
     desc = reduce_desc(dml.TensorDesc(dml.DataType.FLOAT32, x_shape), "sum", [1])
     reduce_op = device.compile_operator(device.create_operator(desc))
     assert len(reduce_op.wgsl) == 2  # partial results in a shared scratch buffer
-    slice_desc = dml.functional.slice_desc(dml.TensorDesc(dml.DataType.INT16, [64, 64]), [0, 0], [64, 64], [-1, 2])
-    slice_op = device.compile_operator(device.create_operator(slice_desc))
+    desc = slice_desc(dml.TensorDesc(dml.DataType.INT16, [64, 64]), [0, 0], [64, 64], [-1, 2])
+    slice_op = device.compile_operator(device.create_operator(desc))
 
     def work(i):
         rng = np.random.default_rng([i, 9])
@@ -149,7 +152,7 @@ def test_mapping_never_waits_for_the_poll_thread(device):
 
 
 def test_gpu_timer_reads_back_without_the_poll_thread(device):
-    from gpudml.runtime.memory import GpuTimer
+    from gpudml.bench.timer import GpuTimer
 
     if not device.caps.has("timestamp-query"):
         return
@@ -191,10 +194,10 @@ def test_finalizers_never_wait_for_the_lock(device):
     waits for while it holds the wgpu lock (wgpu-py starts a device's poll thread inside
     request_device, under the lock: a deadlock in CI). A dying Tensor and CompiledOperator
     hand their buffers and wgpu objects over; the next holder of the lock takes them in."""
-    memory = device._ctx.memory
+    memory = device._ctx.pool
     tensor = device.tensor(np.zeros(1000, np.float32))
     buffer = tensor.buffer
-    desc = dml.functional.slice_desc(dml.TensorDesc(dml.DataType.FLOAT32, [1000]), [0], [1000], [-1])
+    desc = slice_desc(dml.TensorDesc(dml.DataType.FLOAT32, [1000]), [0], [1000], [-1])
     holder = [device.compile_operator(device.create_operator(desc))]
     holder[0].execute([tensor])
     finished = threading.Event()

@@ -2,7 +2,7 @@
 gpudml cases.
 
 Each WebNN case becomes a `WebnnCase` in the argument forms of
-`gpudml.seed_examples` (functional-API keywords), so the same case runs through
+the examples of gpudml's operator specs (functional-API keywords), so the same case runs through
 `reference.py` here and through the GPU functional API elsewhere:
 
 - reduceX -> "reduce" {function, axes}; argMax/argMin -> "reduce" {function,
@@ -89,7 +89,7 @@ class WebnnCase(NamedTuple):
     name: str
     kind: str  # "reduce" | "padding" | "slice1" | "reverse_subsequences"
     inputs: tuple  # numpy arrays, the operator's inputs
-    args: dict  # functional-API keyword arguments (as in gpudml.seed_examples)
+    args: dict  # functional-API keyword arguments (as in the specs' examples)
     expected: np.ndarray  # DirectML-shaped (keep-rank) expected output
     tolerance: int  # ULP
 

@@ -1,40 +1,42 @@
-"""One module per DirectML operator; REGISTRY maps each desc class to its module."""
+"""The operator registry: one module per DirectML operator, each exporting its `SPEC`.
+
+This list is the one place an operator is registered; the public API, the functional
+functions, the command line, `gpudml examples`, `gpudml.reference` and the tests' case
+lists are derived from it (docs/adding-an-operator.md).
+"""
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
 
-from . import padding, reduce, reverse_subsequences, slice1
+from ..errors import InvalidArgumentError
+from .spec import OpSpec, tensor_fields
 
-REGISTRY: dict[type, ModuleType] = {
-    slice1.Slice1OperatorDesc: slice1,
-    padding.PaddingOperatorDesc: padding,
-    reverse_subsequences.ReverseSubsequencesOperatorDesc: reverse_subsequences,
-    reduce.ReduceOperatorDesc: reduce,
-}
+#: The operator modules, in documentation order: the one line that registers an operator.
+MODULES = ("slice1", "padding", "reverse_subsequences", "reduce")
+
+SPECS: tuple[OpSpec, ...] = tuple(importlib.import_module(f".{name}", __name__).SPEC for name in MODULES)
+
+_BY_DESC = {spec.desc: spec for spec in SPECS}
+_BY_KEY = {spec.key: spec for spec in SPECS}
 
 
-def module_for(desc) -> ModuleType:
-    from ..errors import InvalidArgumentError
-
+def spec_for(desc) -> OpSpec:
+    """The spec of an operator desc; InvalidArgumentError for anything else."""
     try:
-        return REGISTRY[type(desc)]
+        return _BY_DESC[type(desc)]
     except KeyError:
-        known = ", ".join(cls.__name__ for cls in REGISTRY)
+        known = ", ".join(cls.__name__ for cls in _BY_DESC)
         raise InvalidArgumentError(
             f"create_operator: {type(desc).__name__} is not an operator desc ({known})") from None
 
 
-def tensor_fields(desc) -> tuple[list[tuple[str, object]], list[tuple[str, object]]]:
-    """(inputs, outputs) as (field name, TensorDesc) in the desc's field order; the
-    field named `output_tensor` is the output, every other TensorDesc field an input."""
-    import dataclasses
+def spec_named(name: str) -> OpSpec:
+    """The spec whose key or functional name is `name` ("slice1", "slice", "padding", "pad")."""
+    for spec in SPECS:
+        if name in (spec.key, spec.functional_name):
+            return spec
+    raise InvalidArgumentError(f"{name!r} is not an operator (one of {', '.join(_BY_KEY)})")
 
-    from ..tensor_desc import TensorDesc
 
-    inputs, outputs = [], []
-    for f in dataclasses.fields(desc):
-        value = getattr(desc, f.name)
-        if isinstance(value, TensorDesc):
-            (outputs if f.name == "output_tensor" else inputs).append((f.name, value))
-    return inputs, outputs
+__all__ = ["MODULES", "SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]

@@ -1,10 +1,23 @@
 """The Dispatch of a data-movement kernel (shaders/lib/movement.wgsl.j2), shared by
-Slice1, Padding and ReverseSubsequences: they differ only in `value_at`."""
+Slice1, Padding and ReverseSubsequences: they differ only in how an output element
+finds its input (`value_at`, `seg_start`), and share these strategies:
+
+- `segments` (packed outputs; the choice): each invocation owns RUN consecutive output
+  elements and walks *segments*, stretches of an output row whose input offset is
+  affine or a fill, so that coordinate math happens only where a segment ends; 16-byte
+  chunks are assembled in registers and stored whole; contiguous aligned stretches copy
+  whole chunks.
+- `elements` (packed outputs): RUN consecutive output elements, each found by
+  `value_at`, assembled into 16-byte chunks.
+- `strided` (any output, the only one for outputs with gaps): element by element, 8- and
+  16-bit elements with atomic read-modify-write of their word.
+"""
 
 from __future__ import annotations
 
+from ..builder import Buffer, Dispatch, input_buffer, output_buffer
 from ..tensor_desc import TensorDesc
-from .base import Binding, Dispatch, element_bits
+from .base import element_bits
 
 WORKGROUP_SIZE = 64
 #: Output elements per invocation: decoding a coordinate costs divisions, stepping it does not.
@@ -13,49 +26,43 @@ WORKGROUP_SIZE = 64
 #: With whole-chunk copies (paired kernel-time ratios to RUN 32 without them, 11 rounds):
 #: RUN 32 W4 0.89, W5 0.96, W6 1.06; RUN 64 W4 0.87, W5 0.87, W6 1.03.
 RUN = 64
-#: Packed outputs walk segments (stretches of a row with an affine input offset) and
-#: need new coordinate math only where a segment ends; False: the element-by-element path.
-SEGMENTS = True
+STRATEGIES = ("segments", "elements", "strided")
+
+
+def strategies_for(output: TensorDesc) -> tuple[str, ...]:
+    """Packed outputs: segments (the choice; 0.20-0.33x of the copy kernel became 0.60-0.71x
+    on lavapipe), else elements. Outputs with gaps: strided."""
+    return ("segments", "elements") if output.is_packed else ("strided",)
 
 
 def movement_dispatch(
     template: str,
-    input_desc: TensorDesc,
+    strategy: str,
     output_desc: TensorDesc,
-    uniforms: list[tuple[str, tuple[int, ...]]],
+    uniforms: dict[str, int | tuple[int, ...]],
     *,
-    extra_bindings: tuple[Binding, ...] = (),
+    extra_buffers: tuple[Buffer, ...] = (),
     params: dict | None = None,
-    segments: bool | None = None,
     invocations: int | None = None,
 ) -> Dispatch:
+    """The dispatch of `template` (which extends lib/movement.wgsl.j2) under `strategy`.
+    Uniforms `count`, `out_sizes` and `out_strides` come first, then the operator's own."""
     bits = element_bits(output_desc)
-    packed = output_desc.is_packed
     count = output_desc.element_count
     if invocations is None:
         invocations = -(-count // RUN)
-    if packed:
-        out_type = "array<vec4<u32>>"
-    else:
-        out_type = "array<atomic<u32>>" if bits < 32 else "array<u32>"
-    segments = SEGMENTS if segments is None else segments
-    bindings = (
-        Binding("output", "output:0", out_type, writable=True),
-        Binding("input", "input:0"),
-    ) + extra_bindings
-    if segments and packed:  # the same buffer as 16-byte chunks (buffers are whole chunks)
-        bindings += (Binding("input_chunks", "input:0", "array<vec4<u32>>"),)
-    all_uniforms = [
-        ("shape", (count,)),
-        ("out_sizes", output_desc.sizes),
-        ("out_strides", output_desc.effective_strides),
-    ] + uniforms
+    buffers = (
+        output_buffer(0, "output", bits, "elements" if strategy == "strided" else "chunks"),
+        input_buffer(0, "input"),
+    ) + extra_buffers
+    if strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
+        buffers += (input_buffer(0, "input_chunks", "chunks"),)
     return Dispatch(
         template=template,
-        params={"rank": output_desc.rank, "bits": bits, "packed_output": packed, "run": RUN,
-                "segments": segments, **(params or {})},
-        bindings=bindings,
-        uniforms=tuple((name, tuple(values)) for name, values in all_uniforms),
+        params={"rank": output_desc.rank, "bits": bits, "run": RUN, "strategy": strategy, **(params or {})},
+        buffers=buffers,
+        uniforms={"count": count, "out_sizes": output_desc.sizes, "out_strides": output_desc.effective_strides,
+                  **uniforms},
         invocations=invocations,
         workgroup_size=WORKGROUP_SIZE,
     )

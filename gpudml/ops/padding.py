@@ -1,4 +1,5 @@
-"""DML_PADDING_OPERATOR_DESC (SPEC.md section 5, seed 001)."""
+"""DML_PADDING_OPERATOR_DESC (SPEC.md section 5, seed 001): the input grown on every axis,
+the border filled with a constant, the edge element, or mirrors of the input."""
 
 from __future__ import annotations
 
@@ -9,25 +10,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import functional
+from ..builder import KernelPlan
 from ..errors import InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
 from ..types import F16, F32, TYPES_8, TYPES_11, DataType, FeatureLevel, PaddingMode
-from .base import KernelPlan, SupportRow, SupportTable, check_copy_tensors, ranks
-from .movement import movement_dispatch
+from . import movement
+from .base import check_copy_tensors, gather, int_list
+from .spec import CliArg, Example, OpSpec, support_table
 
 OP = "Padding"
 UINT32_MAX = 2**32 - 1
 
-
-def _row(level, dims, types):
-    return SupportRow(level, dims, {"input_tensor": types, "output_tensor": types})
-
-
-SUPPORT = SupportTable(OP, [
-    _row(FeatureLevel.FL_5_0, ranks(1, 8), TYPES_11),
-    _row(FeatureLevel.FL_3_1, ranks(1, 8), TYPES_8),
-    _row(FeatureLevel.FL_2_1, ranks(4, 5), TYPES_8),
-    _row(FeatureLevel.FL_1_0, ranks(4, 5), frozenset({F32, F16})),
+SUPPORT = support_table(OP, ("input_tensor", "output_tensor"), [
+    (FeatureLevel.FL_5_0, (1, 8), TYPES_11),
+    (FeatureLevel.FL_3_1, (1, 8), TYPES_8),
+    (FeatureLevel.FL_2_1, (4, 5), TYPES_8),
+    (FeatureLevel.FL_1_0, (4, 5), {F32, F16}),
 ])
 
 #: The level each padding mode is introduced at (the seed: SYMMETRIC "from DML_FEATURE_LEVEL_3_0").
@@ -67,6 +66,22 @@ def _value_key(value) -> tuple:
     return ("float", struct.pack("<d", float(value)))
 
 
+def infer_output(input_tensor: TensorDesc, start_padding, end_padding, mode="constant",
+                 value=0.0) -> PaddingOperatorDesc:
+    """The desc of `pad(x, start_padding, end_padding, mode=, value=)`: the output is the
+    input grown by the paddings (validation checks them)."""
+    start = as_int_tuple(start_padding, "pad: start_padding")
+    end = as_int_tuple(end_padding, "pad: end_padding")
+    mode = PaddingMode.coerce(mode, "pad: mode")
+    if len(start) == len(end) == input_tensor.rank:
+        # Negative paddings are left to the operator's check, which names them.
+        out_sizes = tuple(n + max(s, 0) + max(e, 0) for n, s, e in zip(input_tensor.sizes, start, end, strict=True))
+    else:
+        out_sizes = input_tensor.sizes  # the operator names the length mismatch
+    out_desc = TensorDesc(input_tensor.data_type, out_sizes)
+    return PaddingOperatorDesc(input_tensor, out_desc, mode, value, start, end)
+
+
 def padding_value_bits(value, data_type: DataType) -> tuple[int, int]:
     """The padding value as the bits of one `data_type` element: (low word, high word).
 
@@ -75,32 +90,42 @@ def padding_value_bits(value, data_type: DataType) -> tuple[int, int]:
     the type's range is an InvalidArgumentError. Python ints are taken exactly.
     """
     where = f"{OP}: padding_value"
+    try:
+        element = padding_element(value, data_type.numpy)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{where}{exc}") from None
+    raw = int(np.array(element).reshape(1).view(f"u{data_type.size}")[0])
+    return raw & 0xFFFFFFFF, raw >> 32
+
+
+def padding_element(value, dtype: np.dtype):
+    """The padding value as one element of `dtype` (the rules of padding_value_bits);
+    TypeError / ValueError with the reason after the field name (": expected ...")."""
+    dtype = np.dtype(dtype)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidArgumentError(f"{where}: expected a real number, got {value!r}")
-    dtype = data_type.numpy
-    if data_type.is_float:
+        raise TypeError(f": expected a real number, got {value!r}")
+    if dtype.kind == "f":
         try:
             with np.errstate(over="ignore"):
-                element = np.array(value, dtype=np.float64).astype(dtype)
-        except OverflowError:
-            raise InvalidArgumentError(f"{where} = {value!r} does not fit {data_type.name}") from None
+                return np.array(value, dtype=np.float64).astype(dtype)[()]
+        except OverflowError:  # a Python int beyond float64
+            raise ValueError(f" = {value!r} does not fit {_type_name(dtype)}") from None
+    if isinstance(value, numbers.Integral):
+        whole = int(value)
     else:
-        if isinstance(value, numbers.Integral):
-            whole = int(value)
-        else:
-            v = float(value)
-            if not math.isfinite(v):
-                raise InvalidArgumentError(
-                    f"{where} = {value!r} cannot be converted to the integer type {data_type.name}")
-            whole = math.trunc(v)
-        info = np.iinfo(dtype)
-        if not info.min <= whole <= info.max:
-            raise InvalidArgumentError(
-                f"{where} = {value!r} (truncated: {whole}) is outside the range of {data_type.name} "
-                f"[{info.min}, {info.max}]")
-        element = np.array(whole, dtype=dtype)
-    raw = int(element.reshape(1).view(f"u{data_type.size}")[0])
-    return raw & 0xFFFFFFFF, raw >> 32
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f" = {value!r} cannot be converted to the integer type {_type_name(dtype)}")
+        whole = math.trunc(v)
+    info = np.iinfo(dtype)
+    if not info.min <= whole <= info.max:
+        raise ValueError(f" = {value!r} (truncated: {whole}) is outside the range of {_type_name(dtype)} "
+                         f"[{info.min}, {info.max}]")
+    return np.array(whole, dtype=dtype)[()]
+
+
+def _type_name(dtype: np.dtype) -> str:
+    return DataType.from_numpy(dtype).name
 
 
 def validate(desc: PaddingOperatorDesc, feature_level: FeatureLevel) -> None:
@@ -132,38 +157,82 @@ def validate(desc: PaddingOperatorDesc, feature_level: FeatureLevel) -> None:
         padding_value_bits(value, inp.data_type)
 
 
-def _merged_axes(desc: PaddingOperatorDesc) -> list[tuple[int, int, int, int, int, int]]:
-    """(start, end, input size, input stride, output size, output stride) per axis, after
-    dropping output axes of size 1 (always coordinate 0) and merging unpadded neighbours
-    that are contiguous in both tensors: less coordinate math per element, same result."""
-    inp, out = desc.input_tensor, desc.output_tensor
-    axes = [ax for ax in zip(desc.start_padding, desc.end_padding, inp.sizes, inp.effective_strides,
-                             out.sizes, out.effective_strides, strict=True) if ax[4] > 1]
-    merged: list[tuple[int, int, int, int, int, int]] = []
-    for ax in axes:
-        if merged:
-            s0, e0, n0, st0, m0, ost0 = merged[-1]
-            s1, e1, n1, st1, m1, ost1 = ax
-            if s0 == e0 == s1 == e1 == 0 and st0 == n1 * st1 and ost0 == m1 * ost1:
-                merged[-1] = (0, 0, n0 * n1, st1, m0 * m1, ost1)
-                continue
-        merged.append(ax)
-    return merged or [(0, 0, 1, 0, 1, 0)]
+# ---------------------------------------------------------------------------- reference
+def reference(x, start_padding, end_padding, mode=PaddingMode.CONSTANT, value=0.0) -> np.ndarray:
+    """Output sizes = sizes + start + end; each output coordinate maps, per axis, to a
+    source index c in [-start, n + end):
+
+    - CONSTANT: `value` as one element of x's dtype (floats rounded once, to nearest, NaN
+      stays NaN, too large becomes +-inf; integers truncated toward zero, a value that
+      is not finite or does not fit the type raises ValueError) where any axis is out of
+      range, else the element;
+    - EDGE: clamp(c, 0, n-1);
+    - REFLECTION: periodic mirror without the edge, period 2(n-1); n == 1 -> 0;
+    - SYMMETRIC: periodic mirror with the edge, period 2n.
+
+    Periodic folding makes any padding size valid (padding >= n folds again), which is
+    what the seed page says DirectML does.
+    """
+    x = np.asarray(x)
+    mode = PaddingMode.coerce(mode)
+    start = int_list(start_padding, x.ndim, "start_padding")
+    end = int_list(end_padding, x.ndim, "end_padding")
+    if any(p < 0 for p in start + end):
+        raise ValueError(f"start_padding {start} / end_padding {end}: paddings are unsigned")
+    coords = [np.arange(-s, n + e, dtype=np.int64) for s, n, e in zip(start, x.shape, end, strict=True)]
+    out = gather(x, [_source_indices(c, n, mode) for c, n in zip(coords, x.shape, strict=True)])
+    if mode == PaddingMode.CONSTANT:
+        outside = np.zeros(out.shape, dtype=bool)
+        for axis, (c, n) in enumerate(zip(coords, x.shape, strict=True)):
+            shape = [1] * x.ndim
+            shape[axis] = c.size
+            outside |= ((c < 0) | (c >= n)).reshape(shape)
+        try:
+            out[outside] = padding_element(value, x.dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"padding value{exc}") from None
+    return out
 
 
-def plan(desc: PaddingOperatorDesc, caps) -> KernelPlan:
-    """Per (merged) axis the kernel gets (start padding, input size, fold period, input stride).
+def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
+    """Source index of each padded coordinate c on an axis of size n (integer math)."""
+    if mode in (PaddingMode.CONSTANT, PaddingMode.EDGE):
+        return np.clip(c, 0, n - 1)  # CONSTANT overwrites the outside ones afterwards
+    if mode == PaddingMode.REFLECTION:
+        if n == 1:  # period 2(n-1) = 0: the single element everywhere
+            return np.zeros_like(c)
+        period = 2 * (n - 1)
+        m = np.mod(c, period)  # numpy's mod is non-negative for a positive divisor
+        return np.where(m < n, m, period - m)
+    period = 2 * n  # SYMMETRIC
+    m = np.mod(c, period)
+    return np.where(m < n, m, period - 1 - m)
+
+
+# ---------------------------------------------------------------------------- kernels
+def strategies_for(desc: PaddingOperatorDesc, caps) -> tuple[str, ...]:
+    return movement.strategies_for(desc.output_tensor)
+
+
+def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
+    """Unpadded neighbours contiguous in both tensors merge and size-1 axes drop; per
+    kernel axis the kernel gets the start padding, the input size, the fold period and
+    the input stride.
 
     The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero)
     and 2n for SYMMETRIC. `fold` compiles in the modulo only when some axis of size > 1
     reaches a coordinate a whole period away (padding >= n or so); a size-1 axis never
     needs it (the kernel clamps to its single element).
     """
-    inp, mode = desc.input_tensor, desc.padding_mode
+    inp, out, mode = desc.input_tensor, desc.output_tensor, desc.padding_mode
+    padded = {i for i, (s, e) in enumerate(zip(desc.start_padding, desc.end_padding)) if s or e}
+    axes = merge_axes(out.sizes, inp.effective_strides, out.effective_strides, fixed=padded)
     mirror = 1 if mode == PaddingMode.SYMMETRIC else 0
-    merged = _merged_axes(desc)
-    uniforms, fold = [], False
-    for start, end, n, stride, _, _ in merged:
+    starts, in_sizes, periods, fold = [], [], [], False
+    for axis in axes:
+        (i,) = axis.axes if axis.axes and axis.axes[0] in padded else (None,)
+        start, end, n = (desc.start_padding[i], desc.end_padding[i], inp.sizes[i]) if i is not None else (
+            0, 0, axis.size)
         if mode == PaddingMode.REFLECTION:
             period = max(2 * (n - 1), 1)
         elif mode == PaddingMode.SYMMETRIC:
@@ -174,13 +243,93 @@ def plan(desc: PaddingOperatorDesc, caps) -> KernelPlan:
             raise UnsupportedError(f"{OP}: an input axis of {n} elements is too long to fold in 32 bits")
         # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2).
         fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
-        uniforms += [start, n, period, stride]
+        starts.append(start)
+        in_sizes.append(n)
+        periods.append(period)
     value = padding_value_bits(desc.padding_value, inp.data_type) if mode == PaddingMode.CONSTANT else (0, 0)
-    kernel_in = TensorDesc(inp.data_type, [ax[2] for ax in merged], [ax[3] for ax in merged])
-    kernel_out = TensorDesc(inp.data_type, [ax[4] for ax in merged], [ax[5] for ax in merged])
-    dispatch = movement_dispatch(
-        "padding.wgsl.j2", kernel_in, kernel_out,
-        [("pad_axes", tuple(uniforms)), ("pad_value", value)],
-        params={"mode": mode.name, "fold": fold},
-    )
+    kernel_out = TensorDesc(inp.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
+    dispatch = movement.movement_dispatch(
+        "padding.wgsl.j2", strategy, kernel_out,
+        {"pad_start": tuple(starts), "pad_in_sizes": tuple(in_sizes), "pad_periods": tuple(periods),
+         "pad_in_strides": tuple(a.strides[0] for a in axes), "pad_value_low": value[0], "pad_value_high": value[1]},
+        params={"mode": mode.name, "fold": fold})
     return KernelPlan((dispatch,))
+
+
+# ---------------------------------------------------------------------------- API
+def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=None):
+    """DML_PADDING: x grown by `start_padding` / `end_padding` elements on each axis.
+    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" (any case);
+    `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
+    return functional.call(SPEC, device, [("x", x)],
+                           start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
+
+
+def from_cli(x: TensorDesc, a: dict) -> PaddingOperatorDesc:
+    start = a["start"] or (1,) * x.rank
+    return infer_output(x, start, a["end"] or start, a["mode"], a["value"])
+
+
+_PAD_SOURCE = "001_1509160903300232.txt"
+_PAD_INPUT = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3, 4], [5, 6, 7, 8]], np.float32).reshape(1, 1, 4, 4)
+_PAD_ARGS = {"start_padding": [0, 0, 1, 2], "end_padding": [0, 0, 3, 4]}
+_PAD_OUTPUTS = {
+    # Example 1 misses a comma after its first row on the page; values as printed.
+    (PaddingMode.CONSTANT, 9.0): [
+        [9, 9, 9, 9, 9, 9, 9, 9, 9, 9],
+        [9, 9, 1, 2, 3, 4, 9, 9, 9, 9],
+        [9, 9, 5, 6, 7, 8, 9, 9, 9, 9],
+        [9, 9, 1, 2, 3, 4, 9, 9, 9, 9],
+        [9, 9, 5, 6, 7, 8, 9, 9, 9, 9],
+        [9, 9, 9, 9, 9, 9, 9, 9, 9, 9],
+        [9, 9, 9, 9, 9, 9, 9, 9, 9, 9],
+        [9, 9, 9, 9, 9, 9, 9, 9, 9, 9],
+    ],
+    (PaddingMode.EDGE, 0.0): [
+        [1, 1, 1, 2, 3, 4, 4, 4, 4, 4],
+        [1, 1, 1, 2, 3, 4, 4, 4, 4, 4],
+        [5, 5, 5, 6, 7, 8, 8, 8, 8, 8],
+        [1, 1, 1, 2, 3, 4, 4, 4, 4, 4],
+        [5, 5, 5, 6, 7, 8, 8, 8, 8, 8],
+        [5, 5, 5, 6, 7, 8, 8, 8, 8, 8],
+        [5, 5, 5, 6, 7, 8, 8, 8, 8, 8],
+        [5, 5, 5, 6, 7, 8, 8, 8, 8, 8],
+    ],
+    (PaddingMode.REFLECTION, 0.0): [
+        [7, 6, 5, 6, 7, 8, 7, 6, 5, 6],
+        [3, 2, 1, 2, 3, 4, 3, 2, 1, 2],
+        [7, 6, 5, 6, 7, 8, 7, 6, 5, 6],
+        [3, 2, 1, 2, 3, 4, 3, 2, 1, 2],
+        [7, 6, 5, 6, 7, 8, 7, 6, 5, 6],
+        [3, 2, 1, 2, 3, 4, 3, 2, 1, 2],
+        [7, 6, 5, 6, 7, 8, 7, 6, 5, 6],
+        [3, 2, 1, 2, 3, 4, 3, 2, 1, 2],
+    ],
+    # From DML_FEATURE_LEVEL_3_0.
+    (PaddingMode.SYMMETRIC, 0.0): [
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+    ],
+}
+
+SPEC = OpSpec(
+    name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
+    infer_output=infer_output, validate=validate,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    reference=reference, functional=pad, tensors=("x",),
+    cli=(CliArg("--mode", "constant | edge | reflection | symmetric", "str", "constant"),
+         CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
+         CliArg("--end", "end_padding, comma-separated (default: --start)"),
+         CliArg("--value", "padding_value (CONSTANT)", "number", "0")),
+    from_cli=from_cli,
+    examples=tuple(
+        Example(f"padding-{i}", _PAD_INPUT, {**_PAD_ARGS, "mode": mode, "value": value},
+                np.array(rows, np.float32).reshape(1, 1, 8, 10), _PAD_SOURCE)
+        for i, ((mode, value), rows) in enumerate(_PAD_OUTPUTS.items(), start=1)),
+)

@@ -1,31 +1,32 @@
-"""DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (SPEC.md section 7, seeds 000 and 002)."""
+"""DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (SPEC.md section 7, seeds 000 and 002): along
+one axis, the first min(length, n) elements of each sequence reversed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from .. import functional
+from ..builder import KernelPlan, input_buffer
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
-from ..types import TYPES_8, TYPES_11, U32, U64, FeatureLevel
-from .base import Binding, KernelPlan, SupportRow, SupportTable, element_bits, ranks
-from .movement import movement_dispatch
+from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
+from ..types import TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
+from . import movement
+from .base import element_bits
+from .spec import CliArg, Example, OpSpec, support_table
 
 OP = "ReverseSubsequences"
-#: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation (0: off).
+UINT32_MAX = 2**32 - 1
+#: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation.
 #: W7, paired kernel-time ratios (quiet host): 8 / 16 = 1.10, 32 / 16 = 0.93, 64 / 32 = 0.98, 128 / 32 = 0.97.
 COLUMN = 64
 
-
-def _row(level, dims, types, length_types):
-    return SupportRow(level, dims, {"input_tensor": types, "sequence_lengths_tensor": frozenset(length_types),
-                                    "output_tensor": types})
-
-
-SUPPORT = SupportTable(OP, [
-    _row(FeatureLevel.FL_5_0, ranks(1, 8), TYPES_11, {U32, U64}),
-    _row(FeatureLevel.FL_4_0, ranks(1, 8), TYPES_8, {U32}),
-    _row(FeatureLevel.FL_3_0, ranks(4, 5), TYPES_8, {U32}),
-    _row(FeatureLevel.FL_2_1, frozenset({4}), TYPES_8, {U32}),
+SUPPORT = support_table(OP, ("input_tensor", "sequence_lengths_tensor", "output_tensor"), [
+    (FeatureLevel.FL_5_0, (1, 8), TYPES_11, {U32, U64}, TYPES_11),
+    (FeatureLevel.FL_4_0, (1, 8), TYPES_8, {U32}, TYPES_8),
+    (FeatureLevel.FL_3_0, (4, 5), TYPES_8, {U32}, TYPES_8),
+    (FeatureLevel.FL_2_1, {4}, TYPES_8, {U32}, TYPES_8),
 ])
 
 
@@ -38,6 +39,13 @@ class ReverseSubsequencesOperatorDesc:
 
     def __post_init__(self):
         object.__setattr__(self, "axis", as_int(self.axis, f"{OP}: axis"))
+
+
+def infer_output(input_tensor: TensorDesc, sequence_lengths: TensorDesc, axis) -> ReverseSubsequencesOperatorDesc:
+    """The desc of `reverse_subsequences(x, sequence_lengths, axis)`: the output is x's shape."""
+    axis = as_int(axis, "reverse_subsequences: axis")
+    out = TensorDesc(input_tensor.data_type, input_tensor.sizes)
+    return ReverseSubsequencesOperatorDesc(input_tensor, sequence_lengths, out, axis)
 
 
 def validate(desc: ReverseSubsequencesOperatorDesc, feature_level: FeatureLevel) -> None:
@@ -72,58 +80,137 @@ def _lengths_sizes(sizes, axis: int) -> list[int]:
     return [1 if i == axis else n for i, n in enumerate(sizes)]
 
 
-#: Merge non-axis neighbours contiguous in the input, the lengths and the output, and drop
-#: size-1 non-axis axes: longer rows, and more shapes reach the column strategy.
-MERGE_AXES = True
+# ---------------------------------------------------------------------------- reference
+def reference(x, sequence_lengths, axis: int) -> np.ndarray:
+    """Along `axis`, with L = min(length, n): out[k] = x[L-1-k] for k < L, x[k] otherwise.
+    Lengths 0 and 1 change nothing; lengths beyond the axis clamp to n (the page: "as if
+    clamped to the maximum"). `sequence_lengths` has x's rank, size 1 on `axis`, x's
+    sizes elsewhere."""
+    x = np.asarray(x)
+    lengths = np.asarray(sequence_lengths)
+    axis = int(axis)
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is outside [0, {x.ndim})")
+    want = x.shape[:axis] + (1,) + x.shape[axis + 1:]
+    if lengths.shape != want:
+        raise ValueError(f"sequence_lengths shape {lengths.shape}, expected {want}")
+    if lengths.dtype.kind not in "iu" or (lengths.dtype.kind == "i" and (lengths < 0).any()):
+        raise ValueError("sequence_lengths must be non-negative integers")
+    n = x.shape[axis]
+    clamped = np.minimum(lengths, n).astype(np.int64)  # min in the lengths' own type: no wrap
+    shape = [1] * x.ndim
+    shape[axis] = n
+    k = np.arange(n, dtype=np.int64).reshape(shape)
+    src = np.where(k < clamped, clamped - 1 - k, k)
+    return np.take_along_axis(x, src, axis=axis)
 
 
-def _merged_axes(desc: ReverseSubsequencesOperatorDesc) -> tuple[list[tuple[int, int, int, int]], int]:
-    """((size, input stride, lengths stride, output stride) per kernel axis, the axis' index)."""
-    inp, lengths, out, axis = desc.input_tensor, desc.sequence_lengths_tensor, desc.output_tensor, desc.axis
-    merged: list[tuple[int, int, int, int]] = []
-    new_axis = 0
-    for i, (n, ist, lst, ost) in enumerate(zip(inp.sizes, inp.effective_strides, lengths.effective_strides,
-                                                out.effective_strides, strict=True)):
-        if i == axis:
-            new_axis = len(merged)
-            merged.append((n, ist, 0, ost))
-            continue
-        if MERGE_AXES and n == 1:
-            continue
-        if MERGE_AXES and merged and not (i > axis and len(merged) - 1 == new_axis):  # never into the axis
-            n0, ist0, lst0, ost0 = merged[-1]
-            if ist0 == n * ist and lst0 == n * lst and ost0 == n * ost:
-                merged[-1] = (n0 * n, ist, lst, ost)
-                continue
-        merged.append((n, ist, lst, ost))
-    return merged, new_axis
+# ---------------------------------------------------------------------------- kernels
+def _kernel_axes(desc: ReverseSubsequencesOperatorDesc):
+    """Non-axis neighbours contiguous in the input, the lengths and the output merge, and
+    size-1 non-axis axes drop: longer rows, and more shapes reach the column strategy.
+    (the axes, the reversed axis' index among them)"""
+    inp, lengths, out = desc.input_tensor, desc.sequence_lengths_tensor, desc.output_tensor
+    length_strides = [0 if i == desc.axis else s for i, s in enumerate(lengths.effective_strides)]
+    axes = merge_axes(inp.sizes, inp.effective_strides, length_strides, out.effective_strides, fixed={desc.axis})
+    return axes, next(k for k, a in enumerate(axes) if a.axes == (desc.axis,))
 
 
-def plan(desc: ReverseSubsequencesOperatorDesc, caps) -> KernelPlan:
-    """Uniforms: the input strides, the lengths' strides (0 on the axis, whose size is 1),
-    and rev_axis = [axis, n, input stride on the axis]."""
-    axes, axis = _merged_axes(desc)
-    data_type, lengths = desc.input_tensor.data_type, desc.sequence_lengths_tensor
-    inp = TensorDesc(data_type, [a[0] for a in axes], [a[1] for a in axes])
-    out = TensorDesc(data_type, [a[0] for a in axes], [a[3] for a in axes])
-    length_strides = tuple(a[2] for a in axes)
-    in_strides = inp.effective_strides
-    rank = inp.rank
-    per_vec = 128 // element_bits(inp)
-    uniforms = [("in_strides", in_strides), ("length_strides", length_strides),
-                ("rev_axis", (axis, inp.sizes[axis], in_strides[axis]))]
-    column = COLUMN if out.is_packed and rank >= 2 and axis == rank - 2 and out.sizes[-1] % per_vec == 0 else 0
+def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps) -> tuple[str, ...]:
+    """`column` (the choice where it applies: the output packed, the reversed axis
+    second-to-last once axes merge, rows a whole number of 16-byte chunks): an invocation
+    owns one output chunk across COLUMN axis coordinates and reads its lengths once. Then
+    the data-movement strategies."""
+    out = desc.output_tensor
+    axes, axis = _kernel_axes(desc)
+    per_vec = 128 // element_bits(out)
+    column = out.is_packed and len(axes) >= 2 and axis == len(axes) - 2 and axes[-1].size % per_vec == 0
+    return (("column",) if column else ()) + movement.strategies_for(out)
+
+
+def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str) -> KernelPlan:
+    """Uniforms: the kernel axes' input and lengths strides (0 on the axis, whose size is 1)
+    and the reversed axis (its index, size and input stride)."""
+    axes, axis = _kernel_axes(desc)
+    data_type = desc.input_tensor.data_type
+    out = TensorDesc(data_type, [a.size for a in axes], [a.strides[2] for a in axes])
+    n, in_strides = axes[axis].size, tuple(a.strides[0] for a in axes)
+    uniforms = {"in_strides": in_strides, "length_strides": tuple(a.strides[1] for a in axes),
+                "rev_axis": axis, "rev_size": n, "rev_stride": in_strides[axis]}
+    params = {"length_bits": element_bits(desc.sequence_lengths_tensor), "column": COLUMN}
     invocations = None
-    if column:
-        n, chunks = inp.sizes[axis], out.sizes[-1] // per_vec
+    if strategy == "column":
+        chunks = out.sizes[-1] // (128 // element_bits(out))
         outers = out.element_count // (n * out.sizes[-1])
-        blocks = -(-n // column)
-        uniforms.append(("column_grid", (blocks, chunks, outers)))
+        blocks = -(-n // COLUMN)
+        uniforms.update(column_blocks=blocks, column_chunks=chunks, column_outers=outers)
         invocations = outers * blocks * chunks
-    dispatch = movement_dispatch(
-        "reverse_subsequences.wgsl.j2", inp, out, uniforms,
-        extra_bindings=(Binding("lengths", "input:1"),),
-        params={"length_bits": element_bits(lengths), "column": column},
-        invocations=invocations,
-    )
+    dispatch = movement.movement_dispatch(
+        "reverse_subsequences.wgsl.j2", strategy, out, uniforms,
+        extra_buffers=(input_buffer(1, "lengths"),), params=params, invocations=invocations)
     return KernelPlan((dispatch,))
+
+
+# ---------------------------------------------------------------------------- API
+def sequence_lengths_array(sequence_lengths) -> np.ndarray:
+    """Any non-negative integer array as UINT32, or UINT64 when a value does not fit UINT32."""
+    where = "reverse_subsequences: sequence_lengths"
+    try:
+        lengths = np.asarray(sequence_lengths)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{where}: not an integer array ({exc})") from None
+    if lengths.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{where}: lengths must be non-negative integers, got dtype {lengths.dtype}")
+    if lengths.size and lengths.dtype.kind == "i" and lengths.min() < 0:
+        raise InvalidArgumentError(f"{where}: lengths must be non-negative, got {int(lengths.min())}")
+    fits = not lengths.size or int(lengths.max()) <= UINT32_MAX
+    # astype(order="C"), not ascontiguousarray: that would turn a 0-d array into shape [1].
+    return lengths.astype(np.uint32 if fits else np.uint64, order="C")
+
+
+def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
+    """DML_REVERSE_SUBSEQUENCES: along `axis`, reverse the first min(length, n) elements of
+    each sequence. `sequence_lengths` has x's rank and sizes, except 1 on `axis`: a Tensor
+    (UINT32/UINT64) or any non-negative integer array (sent as UINT32, or UINT64 if needed)."""
+    def lengths_array(value) -> np.ndarray:
+        lengths = sequence_lengths_array(value)
+        if not 1 <= lengths.ndim <= MAX_DIMENSIONS or lengths.size == 0:
+            shape = list(x.shape) if hasattr(x, "shape") else "?"
+            raise InvalidArgumentError(
+                f"reverse_subsequences: sequence_lengths has shape {list(lengths.shape)}; expected the "
+                f"shape of x ({shape}) with 1 on axis {axis}")
+        return lengths
+
+    return functional.call(SPEC, device, [("x", x), ("sequence_lengths", sequence_lengths, lengths_array)], axis=axis)
+
+
+def from_cli(x: TensorDesc, a: dict) -> ReverseSubsequencesOperatorDesc:
+    axis = a["axis"] if a["axis"] is not None else x.rank - 1
+    lengths = TensorDesc(DataType.coerce(a["lengths_dtype"], "--lengths-dtype"),
+                         [1 if i == axis else n for i, n in enumerate(x.sizes)])
+    return infer_output(x, lengths, axis)
+
+
+# Both pages (000 current, 002 older) carry the same two examples; 000 is cited.
+_SOURCE = "000_27b19467a3c16f5b.txt"
+_INPUT = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
+
+SPEC = OpSpec(
+    name=OP, key="reverse_subsequences", desc=ReverseSubsequencesOperatorDesc, support=SUPPORT,
+    infer_output=infer_output, validate=validate,
+    strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
+    cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),
+         CliArg("--lengths-dtype", "sequence_lengths_tensor type: UINT32 or UINT64", "str", "UINT32")),
+    from_cli=from_cli,
+    examples=(
+        Example("reverse_subsequences-1", _INPUT,
+                {"sequence_lengths": np.array([2, 4, 3], np.uint32).reshape(1, 1, 3, 1), "axis": 3},
+                np.array([[2, 1, 3, 4], [8, 7, 6, 5], [11, 10, 9, 12]], np.float32).reshape(1, 1, 3, 4), _SOURCE),
+        # Lengths 1 and 0 are no-ops (the page's comment).
+        Example("reverse_subsequences-2", _INPUT,
+                {"sequence_lengths": np.array([2, 3, 1, 0], np.uint32).reshape(1, 1, 1, 4), "axis": 2},
+                np.array([[5, 10, 3, 4], [1, 6, 7, 8], [9, 2, 11, 12]], np.float32).reshape(1, 1, 3, 4), _SOURCE),
+    ),
+)

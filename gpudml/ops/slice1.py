@@ -1,23 +1,29 @@
-"""DML_SLICE1_OPERATOR_DESC (SPEC.md section 6, seed 003)."""
+"""DML_SLICE1_OPERATOR_DESC (SPEC.md section 6, seed 003): a strided window of the input,
+read forwards or backwards along each axis."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from .. import functional
+from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
 from ..types import TYPES_8, TYPES_11, FeatureLevel
-from .base import KernelPlan, SupportRow, SupportTable, check_copy_tensors, ranks
-from .movement import movement_dispatch
+from . import movement
+from .base import check_copy_tensors, gather, int_list
+from .spec import CliArg, Example, OpSpec, support_table
 
 OP = "Slice1"
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
 
-SUPPORT = SupportTable(OP, [
-    SupportRow(FeatureLevel.FL_4_1, ranks(1, 8), {"input_tensor": TYPES_11, "output_tensor": TYPES_11}),
-    SupportRow(FeatureLevel.FL_3_0, ranks(1, 8), {"input_tensor": TYPES_8, "output_tensor": TYPES_8}),
-    SupportRow(FeatureLevel.FL_2_1, frozenset({4, 5}), {"input_tensor": TYPES_8, "output_tensor": TYPES_8}),
+SUPPORT = support_table(OP, ("input_tensor", "output_tensor"), [
+    (FeatureLevel.FL_4_1, (1, 8), TYPES_11),
+    (FeatureLevel.FL_3_0, (1, 8), TYPES_8),
+    (FeatureLevel.FL_2_1, {4, 5}, TYPES_8),
 ])
 
 
@@ -37,6 +43,19 @@ class Slice1OperatorDesc:
 def max_output_size(window_size: int, window_stride: int) -> int:
     """MaxCopiedElements: 1 + (size - 1) // |stride|."""
     return 1 + (window_size - 1) // abs(window_stride)
+
+
+def infer_output(input_tensor: TensorDesc, offsets, sizes, strides=None, output_sizes=None) -> Slice1OperatorDesc:
+    """The desc of `slice(x, offsets, sizes, strides, output_sizes=...)`: strides default to 1,
+    the output to the largest one the window allows (validation checks the rest)."""
+    offsets = as_int_tuple(offsets, "slice: offsets")
+    sizes = as_int_tuple(sizes, "slice: sizes")
+    strides = (1,) * input_tensor.rank if strides is None else as_int_tuple(strides, "slice: strides")
+    if output_sizes is None:
+        output_sizes = tuple(max_output_size(n, s) if n >= 1 and s != 0 else 1
+                             for n, s in zip(sizes, strides))
+    out = TensorDesc(input_tensor.data_type, as_int_tuple(output_sizes, "slice: output_sizes"))
+    return Slice1OperatorDesc(input_tensor, out, offsets, sizes, strides)
 
 
 def validate(desc: Slice1OperatorDesc, feature_level: FeatureLevel) -> None:
@@ -67,41 +86,89 @@ def validate(desc: Slice1OperatorDesc, feature_level: FeatureLevel) -> None:
                 f"1 + ({sizes[i]} - 1) // {abs(strides[i])})")
 
 
-#: Merge output axes that step contiguously in both tensors (and drop size-1 axes):
-#: longer rows, so fewer segments (see shaders/lib/movement.wgsl.j2).
-MERGE_AXES = True
+# ---------------------------------------------------------------------------- reference
+def reference(x, offsets, sizes, strides=None, output_sizes=None) -> np.ndarray:
+    """output[o] = x[start + strides * o] per axis, start = offset (+ size - 1 where the
+    stride is negative: a negative stride walks the window from its end). `strides`
+    default to 1; `output_sizes` to the largest output, 1 + (sizes[i] - 1) // |strides[i]|.
+    ValueError for a zero stride or an output that would read outside the window (numpy
+    would silently wrap a negative index)."""
+    x = np.asarray(x)
+    rank = x.ndim
+    offsets = int_list(offsets, rank, "offsets")
+    sizes = int_list(sizes, rank, "sizes")
+    strides = int_list([1] * rank if strides is None else strides, rank, "strides")
+    if any(s == 0 for s in strides):
+        raise ValueError(f"strides {strides}: a stride may not be 0")
+    if output_sizes is None:
+        output_sizes = [max_output_size(n, s) for n, s in zip(sizes, strides, strict=True)]
+    output_sizes = int_list(output_sizes, rank, "output_sizes")
+    index = [_source_indices(i, o, n, s, m, x.shape[i])
+             for i, (o, n, s, m) in enumerate(zip(offsets, sizes, strides, output_sizes, strict=True))]
+    return gather(x, index)
 
 
-def _merged_axes(sizes, out_strides, steps) -> list[tuple[int, int, int]]:
-    """(output size, output stride, input step) per axis after dropping size-1 output axes
-    (always coordinate 0) and merging neighbours whose outer stride and step are the inner
-    ones times the inner size in both tensors: the same element order and offsets."""
-    merged: list[tuple[int, int, int]] = []
-    for n, ost, st in zip(sizes, out_strides, steps, strict=True):
-        if n == 1:
-            continue
-        if merged and merged[-1][1] == n * ost and merged[-1][2] == n * st:
-            merged[-1] = (merged[-1][0] * n, ost, st)
-            continue
-        merged.append((n, ost, st))
-    return merged or [(1, 0, 0)]
+def _source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
+    start = offset + (size - 1 if stride < 0 else 0)
+    idx = start + stride * np.arange(out_size, dtype=np.int64)
+    lo, hi = offset, offset + size
+    if out_size < 1 or idx.min() < lo or idx.max() >= hi or lo < 0 or hi > dim:
+        raise ValueError(f"axis {axis}: output size {out_size} with stride {stride} reads outside the "
+                         f"window [{lo}, {hi}) of an input of size {dim}")
+    return idx
 
 
-def plan(desc: Slice1OperatorDesc, caps) -> KernelPlan:
-    in_strides = desc.input_tensor.effective_strides
+# ---------------------------------------------------------------------------- kernels
+def strategies_for(desc: Slice1OperatorDesc, caps) -> tuple[str, ...]:
+    return movement.strategies_for(desc.output_tensor)
+
+
+def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
+    """The window folds into a base element and one signed input step per output axis;
+    output axes contiguous in the output and in those steps merge (longer rows, fewer
+    segments), size-1 axes drop."""
     base, steps = 0, []
     for off, size, step, st in zip(desc.input_window_offsets, desc.input_window_sizes,
-                                   desc.input_window_strides, in_strides):
-        start = off + (size - 1 if step < 0 else 0)
-        base += start * st
+                                   desc.input_window_strides, desc.input_tensor.effective_strides):
+        base += (off + (size - 1 if step < 0 else 0)) * st
         steps.append(step * st)
-    inp, out = desc.input_tensor, desc.output_tensor
-    if MERGE_AXES:
-        axes = _merged_axes(out.sizes, out.effective_strides, steps)
-        out = TensorDesc(out.data_type, [a[0] for a in axes], [a[1] for a in axes])
-        steps = [a[2] for a in axes]
-    dispatch = movement_dispatch(
-        "slice1.wgsl.j2", inp, out,
-        [("slice_base", (base,)), ("slice_steps", tuple(steps))],
-    )
+    out = desc.output_tensor
+    axes = merge_axes(out.sizes, out.effective_strides, steps)
+    kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
+    dispatch = movement.movement_dispatch(
+        "slice1.wgsl.j2", strategy, kernel_out,
+        {"slice_base": base, "slice_steps": tuple(a.strides[1] for a in axes)})
     return KernelPlan((dispatch,))
+
+
+# ---------------------------------------------------------------------------- API
+def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  # noqa: A001
+    """DML_SLICE1: the window `offsets`/`sizes` of x, read with `strides` (may be negative).
+    `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|."""
+    return functional.call(SPEC, device, [("x", x)],
+                           offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
+
+
+def from_cli(x: TensorDesc, a: dict) -> Slice1OperatorDesc:
+    return infer_output(x, a["offsets"] or (0,) * x.rank, a["sizes"] or x.sizes, a["strides"])
+
+
+_SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+
+SPEC = OpSpec(
+    name=OP, key="slice1", desc=Slice1OperatorDesc, support=SUPPORT,
+    infer_output=infer_output, validate=validate,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    reference=reference, functional=slice, tensors=("x",),
+    cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
+         CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
+         CliArg("--strides", "input_window_strides, may be negative (default 1)")),
+    from_cli=from_cli,
+    examples=(
+        Example("slice1-1", _SEED_INPUT, {"offsets": [0, 0, 0, 1], "sizes": [1, 1, 4, 3], "strides": [1, 1, 2, 2]},
+                np.array([[2, 4], [10, 12]], np.float32).reshape(1, 1, 2, 2), "003_6bb030eeb1b9e3ae.txt"),
+        # The page's text says InputWindowSizes[0] where [2] is meant; the numbers are right.
+        Example("slice1-2", _SEED_INPUT, {"offsets": [0, 0, 0, 1], "sizes": [1, 1, 4, 3], "strides": [1, 1, -2, 2]},
+                np.array([[14, 16], [6, 8]], np.float32).reshape(1, 1, 2, 2), "003_6bb030eeb1b9e3ae.txt"),
+    ),
+)

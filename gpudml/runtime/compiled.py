@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import codegen
-from ..errors import InvalidArgumentError, UnsupportedError
-from ..ops import tensor_fields
+from .. import compiler
+from ..errors import InvalidArgumentError
 from .guard import guarded
 from .tensor import Tensor, host_buffer, logical_from_raw
 
@@ -22,63 +21,62 @@ class Operator:
 
     device: object
     desc: object
-    module: object
+    spec: object  # the operator's OpSpec
 
 
 @dataclass
 class _Step:
     pipeline: object
     uniforms: object
-    dispatch: object
-    grid: tuple[int, int]
+    kernel: object  # builder.Kernel
 
 
 class CompiledOperator:
     """IDMLCompiledOperator: everything that does not change between executes is prepared
-    once here (plan, WGSL, pipelines, uniform buffers, workgroup grids, scratch buffers)."""
+    once here (the Program, pipelines, uniform buffers, scratch buffers)."""
 
-    def __init__(self, device, operator: Operator):
+    def __init__(self, device, operator: Operator, strategy: str | None = None, options: dict | None = None):
         self.device = device
         self.desc = operator.desc
-        self.name = type(operator.desc).__name__
+        self.name = operator.spec.name
         ctx = device._ctx
-        self.inputs, self.outputs = tensor_fields(operator.desc)
-        self._check_bindings(ctx)
-        plan = operator.module.plan(operator.desc, ctx.caps)
-        self.plan = plan
-        self.wgsl: list[str] = []
+        self.program = compiler.compile(operator.desc, ctx.caps, strategy=strategy, options=options)
+        self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         self._steps: list[_Step] = []
-        grids = [_grid(dispatch, ctx.caps) for dispatch in plan.dispatches]  # UnsupportedError before GPU work
-        for dispatch, grid in zip(plan.dispatches, grids):
-            source = codegen.render(dispatch)
-            self.wgsl.append(source)
-            pipe = ctx.pipeline(source, dispatch.bindings)
+        for kernel in self.program.kernels:
+            pipe = ctx.pipeline(kernel.source, kernel.buffers)
             with ctx.lock:
-                uniforms = ctx.device.create_buffer_with_data(
-                    data=codegen.uniform_bytes(dispatch), usage=_uniform_usage())
-            self._steps.append(_Step(pipe, uniforms, dispatch, grid))
-        self._scratch = [ctx.memory.acquire(n) for n in plan.scratch_bytes]
+                uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=_uniform_usage())
+            self._steps.append(_Step(pipe, uniforms, kernel))
+        self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
+        self._scratch = [ctx.pool.acquire(n) for n in self.program.scratch_bytes]
         self._groups: OrderedDict = OrderedDict()
+
+    @property
+    def wgsl(self) -> list[str]:
+        """The generated WGSL source of each dispatch."""
+        return self.program.wgsl
+
+    @property
+    def strategy(self) -> str:
+        """The kernel strategy this operator runs."""
+        return self.program.strategy
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        """The strategies that could run this description (the chosen one first)."""
+        return self.program.strategies
 
     def __del__(self):
         ctx = getattr(getattr(self, "device", None), "_ctx", None)
         if ctx is None:
             return
         # In whatever thread the garbage collector runs, so without waiting for the lock
-        # (Memory.release says why): the uniform buffers and bind groups are handed over.
+        # (BufferPool.release says why): the uniform buffers and bind groups are handed over.
         for buf in getattr(self, "_scratch", ()):
-            ctx.memory.release(buf)
-        ctx.memory.drop_later((getattr(self, "_steps", None), getattr(self, "_groups", None)))
-        self._scratch, self._steps, self._groups = [], [], OrderedDict()
-
-    def _check_bindings(self, ctx) -> None:
-        limit = ctx.caps.max_storage_binding_size
-        for name, desc in self.inputs + self.outputs:
-            if desc.buffer_bytes > limit:
-                raise UnsupportedError(
-                    f"{self.name}: {name} needs a {desc.buffer_bytes}-byte binding, above the "
-                    f"adapter's max-storage-buffer-binding-size {limit} ({ctx.caps.name}); gpudml does not "
-                    f"split a tensor across bindings: split the work along an outer axis")
+            ctx.pool.release(buf)
+        ctx.pool.drop_later((getattr(self, "_steps", None), getattr(self, "_groups", None)))
+        self._scratch = self._steps = self._groups = ()  # (no globals: this may run at interpreter exit)
 
     # -- execute -----------------------------------------------------------------------
     @guarded(lambda self: self.device._ctx)
@@ -102,7 +100,7 @@ class CompiledOperator:
                 checked.append(host_buffer(x, desc, f"{self.name}.execute: {field}"))
         if outputs is not None:
             self._check_outputs(outputs, checked)
-        memory = self.device._ctx.memory
+        ctx = self.device._ctx
         staged = []  # buffers holding numpy inputs, given back after the submit
         try:
             in_buffers = []
@@ -110,15 +108,15 @@ class CompiledOperator:
                 if isinstance(item, Tensor):
                     in_buffers.append(item.buffer)
                 else:
-                    buf = memory.acquire(desc.buffer_bytes)
+                    buf = ctx.pool.acquire(desc.buffer_bytes)
                     staged.append(buf)
-                    memory.upload(buf, item)
+                    ctx.transfers.upload(buf, item)
                     in_buffers.append(buf)
             results, clears = self._output_tensors(outputs)
             self._record(in_buffers, [t.buffer for t in results], clears)
         finally:
             for buf in staged:
-                memory.release(buf)
+                ctx.pool.release(buf)
         if outputs is not None or all(isinstance(x, Tensor) for x in inputs):
             return results
         arrays = [t.numpy() for t in results]
@@ -146,8 +144,8 @@ class CompiledOperator:
         """(output Tensors, buffers to clear first). A new output whose kernel leaves bytes
         unwritten (strided desc, tail bytes) starts zeroed: pooled buffers hold old data."""
         if outputs is None:
-            memory = self.device._ctx.memory
-            tensors = [Tensor(self.device, memory.acquire(d.buffer_bytes), d) for _, d in self.outputs]
+            pool = self.device._ctx.pool
+            tensors = [Tensor(self.device, pool.acquire(d.buffer_bytes), d) for _, d in self.outputs]
             clears = [t.buffer for t, (_, d) in zip(tensors, self.outputs) if not d.covers_buffer]
             return tensors, clears
         return list(outputs), []
@@ -177,20 +175,19 @@ class CompiledOperator:
                     self._groups.popitem(last=False)
             else:
                 self._groups.move_to_end(key)
-            ctx.memory.record([(s.pipeline.pipeline, g, s.grid) for s, g in zip(self._steps, groups)], clears)
+            ctx.recorder.record([(pipeline, g, grid) for (pipeline, grid), g in zip(self._runs, groups)], clears)
 
     def _bind_groups(self, in_buffers, out_buffers) -> list:
         # A Tensor's buffer may be larger than the desc (even larger than a binding may be):
         # bind only the desc's bytes, rounded up to 16 (kernels may read them as vec4<u32>).
-        buffers = {f"input:{i}": (b, d.buffer_bytes) for i, (b, (_, d)) in enumerate(zip(in_buffers, self.inputs))}
-        buffers.update({f"output:{i}": (b, d.buffer_bytes)
+        buffers = {("input", i): (b, d.buffer_bytes) for i, (b, (_, d)) in enumerate(zip(in_buffers, self.inputs))}
+        buffers.update({("output", i): (b, d.buffer_bytes)
                         for i, (b, (_, d)) in enumerate(zip(out_buffers, self.outputs))})
-        buffers.update({f"scratch:{i}": (b, b.size) for i, b in enumerate(self._scratch)})
+        buffers.update({("scratch", i): (b, b.size) for i, b in enumerate(self._scratch)})
         dev = self.device._ctx.device
         groups = []
         for step in self._steps:
-            entries = [{"binding": i, "resource": _binding(*buffers[b.tensor])}
-                       for i, b in enumerate(step.dispatch.bindings)]
+            entries = [{"binding": i, "resource": _binding(*buffers[b.key])} for i, b in enumerate(step.kernel.buffers)]
             entries.append({"binding": len(entries), "resource": {"buffer": step.uniforms}})
             groups.append(dev.create_bind_group(layout=step.pipeline.layout, entries=entries))
         return groups
@@ -204,18 +201,6 @@ def _uniform_usage():
     import wgpu
 
     return wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
-
-
-def _grid(dispatch, caps) -> tuple[int, int]:
-    """Workgroups as (x, y): more than max-per-dimension fold into rows."""
-    groups = max(1, -(-dispatch.invocations // dispatch.workgroup_size))
-    limit = caps.max_workgroups_per_dimension
-    x = min(groups, limit)
-    y = -(-groups // x)
-    if y > limit:
-        raise UnsupportedError(
-            f"gpudml: {dispatch.invocations} invocations need {groups} workgroups, more than {limit}^2")
-    return x, y
 
 
 __all__ = ["Operator", "CompiledOperator", "logical_from_raw"]

@@ -1,4 +1,5 @@
-"""GpuContext: one wgpu device per adapter, its capabilities and its pipeline cache.
+"""GpuContext: one wgpu device per adapter, its capabilities, its memory (buffer pool,
+transfers, recording) and its pipeline cache.
 
 Several `Device`s (say, at different feature levels) on the same adapter share
 one context, so they share compiled pipelines.
@@ -10,43 +11,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..errors import UnsupportedError
+from ..caps import WANTED_FEATURES, Caps
+from ..errors import InternalError, UnsupportedError
 from . import adapters as _adapters
-from .memory import Memory
+from .batching import Recorder
+from .pool import BufferPool
+from .transfers import Transfers
 
-#: Native features requested when the adapter has them; nothing depends on them for data movement.
-WANTED_FEATURES = (
-    "shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup",
-    "timestamp-query", "mappable-primary-buffers",
-)
 #: Limits raised to the adapter's maximum (wgpu's defaults are lower).
 RAISED_LIMITS = (
     "max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroups-per-dimension",
     "max-compute-invocations-per-workgroup", "max-compute-workgroup-storage-size",
     "max-compute-workgroup-size-x", "max-storage-buffers-per-shader-stage",
 )
-
-
-@dataclass(frozen=True)
-class Caps:
-    """What an adapter can do, as the operator planners see it (no wgpu objects)."""
-
-    name: str
-    backend: str
-    adapter_type: str
-    features: frozenset[str]
-    max_workgroups_per_dimension: int
-    max_storage_binding_size: int
-    max_buffer_size: int
-    max_invocations_per_workgroup: int
-    max_workgroup_storage_size: int
-
-    @property
-    def is_software(self) -> bool:
-        return self.adapter_type == "CPU"
-
-    def has(self, feature: str) -> bool:
-        return feature in self.features
 
 
 @dataclass
@@ -70,12 +47,16 @@ class GpuContext:
     stats: CacheStats = field(default_factory=CacheStats)
     _pipelines: dict = field(default_factory=dict)
     lock: threading.RLock = field(default=_adapters.WGPU_LOCK)  # one for all contexts (adapters.py)
-    memory: Memory = field(init=False)
+    pool: BufferPool = field(init=False)
+    recorder: Recorder = field(init=False)
+    transfers: Transfers = field(init=False)
     lost: bool = False  # set once wgpu reports the device lost (runtime/guard.py)
     lost_reason: str = ""
 
     def __post_init__(self):
-        self.memory = Memory(self, self.lock)
+        self.pool = BufferPool(self, self.lock)
+        self.recorder = Recorder(self, self.lock, self.pool)
+        self.transfers = Transfers(self, self.lock, self.recorder)
 
     def mark_lost(self, reason: str = "") -> None:
         """Remember that the device is gone and forget this context, so that the next
@@ -88,21 +69,22 @@ class GpuContext:
             if ctx is self:
                 _CONTEXTS.pop(key, None)
 
-    def pipeline(self, source: str, bindings) -> _Pipeline:
-        """The compute pipeline for a WGSL source (compiled once per context)."""
+    def pipeline(self, source: str, buffers) -> _Pipeline:
+        """The compute pipeline for a WGSL source binding `buffers` (builder.Buffer) and a
+        uniform buffer after them (compiled once per context)."""
         with self.lock:
             hit = self._pipelines.get(source)
             if hit is not None:
                 self.stats.hits += 1
                 return hit
             t0 = time.perf_counter()
-            entry = self._compile(source, bindings)
+            entry = self._compile(source, buffers)
             self.stats.compile_seconds += time.perf_counter() - t0
             self.stats.misses += 1
             self._pipelines[source] = entry
             return entry
 
-    def _compile(self, source: str, bindings) -> _Pipeline:
+    def _compile(self, source: str, buffers) -> _Pipeline:
         import wgpu
 
         entries = [
@@ -112,9 +94,9 @@ class GpuContext:
                 "buffer": {"type": wgpu.BufferBindingType.storage if b.writable
                            else wgpu.BufferBindingType.read_only_storage},
             }
-            for i, b in enumerate(bindings)
+            for i, b in enumerate(buffers)
         ]
-        entries.append({"binding": len(bindings), "visibility": wgpu.ShaderStage.COMPUTE,
+        entries.append({"binding": len(buffers), "visibility": wgpu.ShaderStage.COMPUTE,
                         "buffer": {"type": wgpu.BufferBindingType.uniform}})
         dev = self.device
         try:
@@ -129,8 +111,9 @@ class GpuContext:
 
             if self.lost or guard.is_lost_message(str(exc)):
                 raise guard.translate(self, exc) from exc
-            raise UnsupportedError(
-                f"gpudml: the adapter {self.caps.name} rejected a generated shader ({exc})") from exc
+            raise InternalError(
+                f"gpudml: the adapter {self.caps.name} rejected a generated shader (a gpudml bug; please "
+                f"report it with this message): {exc}\n{numbered(source)}") from exc
         return _Pipeline(pipeline, layout)
 
     def wait_idle(self) -> None:
@@ -146,6 +129,13 @@ class GpuContext:
         buf = self.device.create_buffer(size=4, usage=wgpu.BufferUsage.MAP_READ)
         buf.map_sync(wgpu.MapMode.READ)
         buf.unmap()
+
+
+def numbered(source: str) -> str:
+    """The source with line numbers, as compiler messages count them."""
+    lines = source.splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{i:>{width}}  {line}" for i, line in enumerate(lines, start=1))
 
 
 _CONTEXTS: dict[str, GpuContext] = {}
@@ -208,7 +198,7 @@ def _poll_under_lock(device, lock) -> None:
     calls under it too, no two threads ever use the GL context at once. The rule that
     follows: runtime code never waits for the poll thread (map_sync, read_buffer,
     GPUPromise.sync_wait on a pending promise) while holding the lock; it polls itself
-    (Memory._map)."""
+    (Transfers.map)."""
     poller = getattr(device, "_poller", None)
     poll = getattr(poller, "_poll_func", None)
     if poll is None:

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections import OrderedDict
 
 from ..errors import InvalidArgumentError
-from ..ops import module_for
+from ..ops import spec_for
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
 from .compiled import CompiledOperator, Operator
 from .context import get_context
 from .guard import gpu_errors, guarded
 from .tensor import Tensor, host_buffer, native_array
-
-COMPILED_CACHE_SIZE = 256
 
 
 class Device:
@@ -33,8 +30,6 @@ class Device:
                 f"Device: feature_level {level.name} is above the highest implemented, {HIGHEST_FEATURE_LEVEL.name}")
         self.feature_level = level
         self._ctx = get_context(adapter)
-        self._compiled: OrderedDict = OrderedDict()
-        self._compiled_lock = threading.Lock()
 
     # -- what the device is ------------------------------------------------------------
     @property
@@ -50,39 +45,34 @@ class Device:
         """Hits, misses and compile seconds of the adapter's pipeline cache."""
         return self._ctx.stats
 
+    def shares_memory_with(self, other: Device) -> bool:
+        """True when `other` runs on the same wgpu device (its Tensors are usable here)."""
+        return isinstance(other, Device) and other._ctx is self._ctx
+
     def supports_data_type(self, data_type) -> bool:
         """DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT: every DirectML type moves bit-exactly on every adapter."""
         return DataType.coerce(data_type) in TYPES_11
 
     # -- operators ---------------------------------------------------------------------
     def create_operator(self, desc) -> Operator:
-        module = module_for(desc)
-        module.validate(desc, self.feature_level)
-        return Operator(self, desc, module)
+        """IDMLDevice::CreateOperator: `desc` validated at this device's feature level."""
+        spec = spec_for(desc)
+        spec.validate(desc, self.feature_level)
+        return Operator(self, desc, spec)
 
     @guarded(lambda self: self._ctx)
-    def compile_operator(self, operator: Operator) -> CompiledOperator:
+    def compile_operator(self, operator: Operator, strategy: str | None = None, *,
+                         options: dict | None = None) -> CompiledOperator:
+        """IDMLDevice::CompileOperator. `strategy` forces one of the operator's named kernel
+        strategies (None: the operator's choice for this adapter; one the description
+        cannot use is an InvalidArgumentError listing the eligible ones). `options`: the
+        operator's plan knobs, for experiments (OpSpec.options)."""
         if not isinstance(operator, Operator) or operator.device is not self:
             raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
-        return CompiledOperator(self, operator)
-
-    def _run(self, key, build_desc, inputs):
-        """The functional API's path: compile `build_desc()` once per call key (None: no
-        caching), then execute."""
-        compiled = None
-        if key is not None:
-            with self._compiled_lock:
-                compiled = self._compiled.get(key)
-                if compiled is not None:
-                    self._compiled.move_to_end(key)
-        if compiled is None:
-            compiled = self.compile_operator(self.create_operator(build_desc()))
-            if key is not None:
-                with self._compiled_lock:
-                    self._compiled[key] = compiled
-                    while len(self._compiled) > COMPILED_CACHE_SIZE:
-                        self._compiled.popitem(last=False)
-        return compiled.execute(inputs)
+        if strategy is not None and not isinstance(strategy, str):
+            raise InvalidArgumentError(
+                f"compile_operator: strategy must be a strategy name or None, got {type(strategy).__name__}")
+        return CompiledOperator(self, operator, strategy, options)
 
     # -- tensors -----------------------------------------------------------------------
     @guarded(lambda self: self._ctx)
@@ -98,19 +88,19 @@ class Device:
             desc = TensorDesc(DataType.from_numpy(array.dtype), array.shape)
         check_tensor_desc("tensor", "desc", desc)
         flat = host_buffer(array, desc, "tensor")
-        memory = self._ctx.memory
-        t = Tensor(self, memory.acquire(desc.buffer_bytes), desc)
+        ctx = self._ctx
+        t = Tensor(self, ctx.pool.acquire(desc.buffer_bytes), desc)
         if flat.nbytes < t.nbytes:  # bytes past the data start zeroed, not as the pool left them
-            memory.record([], clears=[t.buffer])
-        memory.upload(t.buffer, flat)
+            ctx.recorder.record([], clears=[t.buffer])
+        ctx.transfers.upload(t.buffer, flat)
         return t
 
     @guarded(lambda self: self._ctx)
     def empty(self, desc: TensorDesc) -> Tensor:
         """A zero-filled tensor for `desc` (an output to execute into)."""
         check_tensor_desc("empty", "desc", desc)
-        t = Tensor(self, self._ctx.memory.acquire(desc.buffer_bytes), desc)
-        self._ctx.memory.record([], clears=[t.buffer])
+        t = Tensor(self, self._ctx.pool.acquire(desc.buffer_bytes), desc)
+        self._ctx.recorder.record([], clears=[t.buffer])
         return t
 
     @contextlib.contextmanager
@@ -118,17 +108,17 @@ class Device:
         """Record every execute inside the block into one command buffer, submitted once at
         the end (or earlier, when the host reads or writes GPU memory)."""
         with gpu_errors(self._ctx):
-            self._ctx.memory.begin_batch()
+            self._ctx.recorder.begin_batch()
         try:
             yield self
         finally:
             with gpu_errors(self._ctx):
-                self._ctx.memory.end_batch()
+                self._ctx.recorder.end_batch()
 
     @guarded(lambda self: self._ctx)
     def synchronize(self) -> None:
         """Submit anything batched and block until all submitted GPU work has finished."""
-        self._ctx.memory.flush()
+        self._ctx.recorder.flush()
         self._ctx.wait_idle()
 
     def __repr__(self) -> str:

@@ -62,7 +62,7 @@ class Tensor:
         self.device = device
         self.buffer = buffer
         self.desc = desc
-        self._finalizer = weakref.finalize(self, device._ctx.memory.release, buffer)
+        self._finalizer = weakref.finalize(self, device._ctx.pool.release, buffer)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -85,7 +85,7 @@ class Tensor:
         """The tensor's buffer bytes (total_tensor_size_in_bytes, rounded up to 4) as 1-D
         elements of its dtype: gaps of strided descs included (a partial last element,
         e.g. 12 bytes of int64, is left out)."""
-        data = self.device._ctx.memory.download(self._live(), self.desc.buffer_bytes)
+        data = self.device._ctx.transfers.download(self._live(), self.desc.buffer_bytes)
         return data[: data.size - data.size % self.desc.data_type.size].view(self.dtype)
 
     @guarded(lambda self: self.device._ctx)
@@ -93,7 +93,7 @@ class Tensor:
         """Read back: a new numpy array of shape `sizes`."""
         if self.desc.is_packed:
             nbytes = self.desc.element_count * self.desc.data_type.size
-            data = self.device._ctx.memory.download(self._live(), nbytes)
+            data = self.device._ctx.transfers.download(self._live(), nbytes)
             return data[:nbytes].view(self.dtype).reshape(self.desc.sizes)
         return logical_from_raw(self.raw(), self.desc)
 

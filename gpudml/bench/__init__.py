@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import reference
-from .runtime import Device
-from .runtime.anchors import Yardsticks, median_ms
+from .. import reference
+from ..runtime import Device
+from .anchors import Yardsticks, median_ms
 
 MIB = 1 << 20
 
@@ -133,7 +133,7 @@ def write_chart(rows: list[Row], path: str) -> bool:
 
 def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = None,
               json_path: str | None = None, md_path: str | None = None, png_path: str | None = None) -> str:
-    from . import bench_workloads as wl
+    from . import workloads as wl
 
     reps = 3 if quick else 9
     workloads = [w for w in wl.WORKLOADS if not only or w.id in only]

@@ -1,5 +1,8 @@
 """The adapter's own ceilings, measured with plain kernels (for `gpudml bench`):
-an empty dispatch round trip, the best vec4 copy kernel, copy_buffer_to_buffer."""
+an empty dispatch round trip, the best vec4 copy kernel, copy_buffer_to_buffer.
+
+These measure the adapter itself, beside gpudml's runtime: they use its wgpu device
+(gpudml internals) with hand-written WGSL, on purpose."""
 
 from __future__ import annotations
 
@@ -84,11 +87,11 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
 
         out["empty_dispatch_ms"] = median_ms(empty, reps, inner=20)
     # The best 4-byte readback this adapter allows (the path gpudml itself takes).
-    readback = ctx.memory.acquire(16)
+    readback = ctx.pool.acquire(16)
     group_rb = dev.create_bind_group(layout=layout, entries=[{"binding": 0, "resource": {"buffer": readback}}])
     out["empty_dispatch_4B_readback_ms"] = median_ms(
-        lambda: (_dispatch(ctx, pipe, group_rb, 1), ctx.memory.download(readback, 4)), reps, inner=20)
-    ctx.memory.release(readback)
+        lambda: (_dispatch(ctx, pipe, group_rb, 1), ctx.transfers.download(readback, 4)), reps, inner=20)
+    ctx.pool.release(readback)
     with ctx.lock:
         src = dev.create_buffer(size=copy_bytes, usage=usage)
         dst = dev.create_buffer(size=copy_bytes, usage=usage)
@@ -124,12 +127,11 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
         out["copy_buffer_to_buffer_gbps"] = 2 * copy_bytes / ms / 1e6
         src.destroy()
         dst.destroy()
-    memory = ctx.memory
     host = np.random.default_rng(0).integers(0, 255, size=copy_bytes, dtype=np.uint8)
-    buf = memory.acquire(copy_bytes)
-    out["upload_64MiB_ms"] = median_ms(lambda: (memory.upload(buf, host), ctx.wait_idle()), reps)
-    out["download_64MiB_ms"] = median_ms(lambda: memory.download(buf), reps)
-    memory.release(buf)
+    buf = ctx.pool.acquire(copy_bytes)
+    out["upload_64MiB_ms"] = median_ms(lambda: (ctx.transfers.upload(buf, host), ctx.wait_idle()), reps)
+    out["download_64MiB_ms"] = median_ms(lambda: ctx.transfers.download(buf), reps)
+    ctx.pool.release(buf)
     return out
 
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import functional as F
-from . import reference
-from .bench import Case, Row, check_result, median_ms
-from .runtime import anchors as _anchors
-from .runtime.memory import GpuTimer
+import gpudml as F
+
+from .. import reference
+from . import Case, Row, check_result, median_ms
+from . import anchors as _anchors
+from .timer import GpuTimer
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,17 @@ def _ort_session(model_bytes):
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
-def _onnx_model(op: str, x: np.ndarray, inits: dict, attrs: dict, out_dtype=None) -> bytes:
-    from onnx import TensorProto, helper, numpy_helper
+#: ONNX's int64 tensor element type (onnx.TensorProto.INT64), named without importing onnx.
+ONNX_INT64 = 7
+
+
+def _onnx_model(op: str, x: np.ndarray, inits: dict, attrs: dict, out_dtype=None) -> bytes | None:
+    """A one-node ONNX model, or None without the `onnx` package (the bench's optional extra:
+    the onnxruntime column stays empty then)."""
+    try:
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
 
     names = ["x"] + list(inits)
     node = helper.make_node(op, names, ["y"], **attrs)
@@ -59,9 +69,7 @@ def _reduce_case(shape, function, axis, quick, rng, device) -> Case:
         numpy_fn = lambda: x.sum(axis=axis, keepdims=True)  # noqa: E731
         compare, ort_expected = _close(1e-4), expected
     else:
-        from onnx import TensorProto
-
-        model = _onnx_model("ArgMax", x, {}, {"axis": axis, "keepdims": 1}, TensorProto.INT64)
+        model = _onnx_model("ArgMax", x, {}, {"axis": axis, "keepdims": 1}, ONNX_INT64)
         numpy_fn = lambda: np.argmax(x, axis=axis, keepdims=True).astype(np.uint32)  # noqa: E731
         compare, ort_expected = None, expected.astype(np.int64)
     return Case(
@@ -229,6 +237,8 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
 
 
 def _time_ort(case: Case, reps: int, inner: int, row: Row) -> float | None:
+    if case.ort[0] is None:  # no onnx
+        return None
     try:
         session = _ort_session(case.ort[0])
     except ImportError:

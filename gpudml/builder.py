@@ -1,0 +1,193 @@
+"""The kernel builder: from a plan's Dispatch to a Kernel (WGSL source, bindings, uniform
+bytes, workgroup grid). Pure: no wgpu.
+
+A plan states what a kernel needs in its own terms: the buffers it binds by role (input k,
+output k, scratch k) with the element width and the access it makes (words, 16-byte
+chunks, element-wise stores), its named uniforms (a scalar, or one value per axis), its
+template with the compile-time parameters, and how many invocations it runs. The builder
+owns everything a template would otherwise repeat: the WGSL binding declarations and their
+types, the uniform struct and its byte layout, and the entry point, which folds more than
+65,535 workgroups into a 2-D grid and calls the template's `fn kernel(gid: u32)`.
+
+Templates (shaders/) hold only their own kernel logic. A uniform scalar is `uni.NAME`; value
+d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import templates
+from .errors import InternalError, UnsupportedError
+
+INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
+
+#: How a kernel reads or writes a buffer, and the WGSL type that gives it.
+#:   words     array<u32>: 32-bit words (8/16-bit elements packed in them, 64-bit ones as pairs)
+#:   chunks    array<vec4<u32>>: 16-byte chunks (buffers are allocated in whole chunks)
+#:   elements  element-wise stores: array<atomic<u32>> for 8/16-bit elements, which share a
+#:             word with other elements (atomic read-modify-write), else array<u32>
+ACCESSES = ("words", "chunks", "elements")
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One storage binding: tensor `index` of the operator's inputs or outputs, or scratch
+    buffer `index` of the plan, as WGSL variable `name`."""
+
+    name: str
+    role: str
+    index: int = 0
+    access: str = "words"
+    bits: int = 32  # element width of the tensor (decides the type of element-wise stores)
+    writable: bool = False
+
+    @property
+    def wgsl_type(self) -> str:
+        if self.access == "chunks":
+            return "array<vec4<u32>>"
+        if self.access == "elements" and self.writable and self.bits < 32:
+            return "array<atomic<u32>>"
+        return "array<u32>"
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.role, self.index
+
+
+def input_buffer(index: int, name: str, access: str = "words") -> Buffer:
+    return Buffer(name, INPUT, index, access)
+
+
+def output_buffer(index: int, name: str, bits: int, access: str = "words") -> Buffer:
+    return Buffer(name, OUTPUT, index, access, bits, writable=True)
+
+
+def scratch_buffer(index: int, name: str, *, writable: bool) -> Buffer:
+    return Buffer(name, SCRATCH, index, "words", 32, writable)
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One compute dispatch of a plan. `uniforms` maps each name to one value (a scalar)
+    or a tuple (one value per axis: its length must follow from compile-time facts, the
+    rank, so that a new shape needs no new source). Negative values are stored as two's
+    complement; the kernel reads every value as u32."""
+
+    template: str
+    params: Mapping[str, Any]
+    buffers: tuple[Buffer, ...]
+    uniforms: Mapping[str, int | tuple[int, ...]]
+    invocations: int
+    workgroup_size: int = 64
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    dispatches: tuple[Dispatch, ...]
+    scratch_bytes: tuple[int, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A Dispatch built: what the runtime needs to make a pipeline and run it."""
+
+    template: str
+    params: Mapping[str, Any]
+    source: str
+    buffers: tuple[Buffer, ...]  # binding i is buffers[i]; the uniform buffer follows them
+    uniform_bytes: bytes
+    invocations: int
+    workgroup_size: int
+    workgroups: tuple[int, int]  # the grid (x, y)
+
+
+def build(dispatch: Dispatch, max_workgroups_per_dimension: int) -> Kernel:
+    """The Kernel of `dispatch`; UnsupportedError if its grid exceeds the adapter's limit."""
+    for b in dispatch.buffers:
+        if b.access not in ACCESSES or b.role not in (INPUT, OUTPUT, SCRATCH):
+            raise InternalError(f"{dispatch.template}: buffer {b} has an unknown role or access")
+    arrays, scalars = _uniform_fields(dispatch)
+    source = _render(dispatch.template, tuple(sorted(dispatch.params.items())), dispatch.buffers,
+                     tuple((name, len(values)) for name, values in arrays), tuple(name for name, _ in scalars),
+                     dispatch.workgroup_size, templates.search_path())
+    return Kernel(dispatch.template, dispatch.params, source, dispatch.buffers, _uniform_bytes(arrays, scalars),
+                  dispatch.invocations, dispatch.workgroup_size,
+                  workgroup_grid(dispatch.invocations, dispatch.workgroup_size, max_workgroups_per_dimension))
+
+
+def workgroup_grid(invocations: int, workgroup_size: int, limit: int) -> tuple[int, int]:
+    """Workgroups as (x, y): more than `limit` per dimension fold into rows."""
+    groups = max(1, -(-invocations // workgroup_size))
+    x = min(groups, limit)
+    y = -(-groups // x)
+    if y > limit:
+        raise UnsupportedError(f"gpudml: {invocations} invocations need {groups} workgroups, more than {limit}^2")
+    return x, y
+
+
+# ---------------------------------------------------------------------------- uniforms
+def _uniform_fields(dispatch: Dispatch):
+    """(per-axis arrays, scalars) as (name, u32 words), in the plan's order."""
+    arrays, scalars = [], []
+    for name, value in dispatch.uniforms.items():
+        values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        words = []
+        for v in values:
+            v = int(v)
+            if not -(2**31) <= v < 2**32:
+                raise InternalError(f"{dispatch.template}: uniform {name} value {v} does not fit 32 bits")
+            words.append(v & 0xFFFFFFFF)
+        (arrays if isinstance(value, (tuple, list)) else scalars).append((name, tuple(words)))
+    return arrays, scalars
+
+
+def _uniform_bytes(arrays, scalars) -> bytes:
+    """The uniform buffer in the struct's layout (_header): per-axis arrays first, as
+    array<vec4<u32>, ceil(n / 4)> (16-byte aligned), then the scalars; padded to 16."""
+    words: list[int] = []
+    for _, values in arrays:
+        words += list(values) + [0] * (4 * _vec4s(len(values)) - len(values))
+    for _, values in scalars:
+        words += list(values)
+    words += [0] * (4 * _vec4s(len(words)) - len(words))
+    return b"".join(w.to_bytes(4, "little") for w in words)
+
+
+def _vec4s(count: int) -> int:
+    return max(1, -(-count // 4))
+
+
+# ---------------------------------------------------------------------------- source
+def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
+    lines = [f"@group(0) @binding({i}) var<storage, {'read_write' if b.writable else 'read'}> {b.name}: {b.wgsl_type};"
+             for i, b in enumerate(buffers)]
+    lines.append("struct Uniforms {")
+    lines += [f"    {name}: array<vec4<u32>, {_vec4s(count)}>," for name, count in arrays]
+    lines += [f"    {name}: u32," for name in scalars]
+    if not arrays and not scalars:
+        lines.append("    unused: u32,")
+    lines.append("}")
+    lines.append(f"@group(0) @binding({len(buffers)}) var<uniform> uni: Uniforms;")
+    return "\n".join(lines) + "\n"
+
+
+def _entry(workgroup_size: int) -> str:
+    return (
+        f"\n@compute @workgroup_size({workgroup_size})\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+        "        @builtin(local_invocation_index) lid: u32) {\n"
+        f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + lid);\n"
+        "}\n"
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
+            workgroup_size: int, search_path: tuple[str, ...]) -> str:
+    body = templates.environment(search_path).get_template(template).render(
+        **dict(params))
+    return _header(buffers, arrays, scalars) + body + _entry(workgroup_size)

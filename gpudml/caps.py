@@ -1,0 +1,71 @@
+"""What an adapter can do, as the compiler and the operator planners see it.
+
+`Caps` is plain data: the runtime reads it off a wgpu adapter (runtime/context.py), and
+`PROFILES` name typical ones, so that WGSL can be generated on a machine with no
+adapter at all (`gpudml shader --caps gl-cpu ...`). No wgpu import here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InvalidArgumentError
+
+#: Native features the runtime requests when an adapter has them (kernels may use them;
+#: data movement never depends on them).
+WANTED_FEATURES = (
+    "shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup",
+    "timestamp-query", "mappable-primary-buffers",
+)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """An adapter's name, kind, native features and the limits kernels are planned against."""
+
+    name: str
+    backend: str
+    adapter_type: str  # wgpu's adapter type: "CPU", "DiscreteGPU", "IntegratedGPU", ...
+    features: frozenset[str]
+    max_workgroups_per_dimension: int
+    max_storage_binding_size: int
+    max_buffer_size: int
+    max_invocations_per_workgroup: int
+    max_workgroup_storage_size: int
+
+    @property
+    def is_software(self) -> bool:
+        return self.adapter_type == "CPU"
+
+    def has(self, feature: str) -> bool:
+        return feature in self.features
+
+
+_MESA_LIMITS = {
+    "max_workgroups_per_dimension": 65535, "max_storage_binding_size": 1 << 27, "max_buffer_size": 2**31 - 1,
+    "max_invocations_per_workgroup": 1024, "max_workgroup_storage_size": 32768,
+}
+
+#: Named capability profiles (`gpudml shader --caps NAME`), as read off the adapters they name.
+PROFILES: dict[str, Caps] = {
+    # Mesa 22.3 lavapipe, as `gpudml info` reports it on Debian 12.
+    "vulkan-cpu": Caps("profile vulkan-cpu (Mesa lavapipe via Vulkan)", "Vulkan", "CPU",
+                       frozenset(WANTED_FEATURES), **_MESA_LIMITS),
+    # Mesa 22.3 llvmpipe through wgpu's OpenGL backend: no 16/64-bit shader types, no subgroups.
+    "gl-cpu": Caps("profile gl-cpu (Mesa llvmpipe via OpenGL)", "OpenGL", "CPU",
+                   frozenset({"timestamp-query"}), **_MESA_LIMITS),
+    # A discrete GPU through Vulkan (the limits wgpu reports for a recent NVIDIA card).
+    "gpu": Caps("profile gpu (a discrete GPU via Vulkan)", "Vulkan", "DiscreteGPU",
+                frozenset({"shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup", "timestamp-query"}),
+                max_workgroups_per_dimension=65535, max_storage_binding_size=2**31 - 1, max_buffer_size=2**32 - 1,
+                max_invocations_per_workgroup=1024, max_workgroup_storage_size=49152),
+}
+
+
+def profile(name: str) -> Caps:
+    """The Caps of a named profile; InvalidArgumentError naming the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise InvalidArgumentError(
+            f"caps: {name!r} is not a capability profile (one of {', '.join(PROFILES)})") from None

@@ -1,0 +1,276 @@
+"""Reduction kernels: strategies, cost model and plan, for any operator that reduces axes of
+one tensor into one output (DML_REDUCE; the standalone ARGMAX/ARGMIN reuse it).
+
+The problem arrives as (function, input desc, output desc, reduced axes); size-1 axes drop
+and neighbouring axes merge where the strides allow (`layout`). Strategies:
+
+- `rows`: one pass, one invocation per output element (per output word for packed 8/16-bit
+  outputs), each reducing its whole sub-tensor; the innermost reduced axis is read in
+  16-byte blocks when it has stride 1.
+- `split`: the reduced range of every output is cut into chunks; a first pass writes the
+  partial result (State) of each chunk to scratch, a second pass combines them in order.
+  Where the innermost kept axis is contiguous, neighbouring outputs share 16-byte blocks
+  (groups). Used for columns, few long rows, and whatever exceeds the loop budget.
+
+Plan options (for experiments): chunks (split), vectorize=False (element-by-element
+loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from ..errors import UnsupportedError
+from ..tensor_desc import TensorDesc, merge_axes
+from ..types import DataType
+
+STRATEGIES = ("rows", "split")
+OPTIONS = ("chunks", "vectorize", "int64_native")
+
+#: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
+ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
+FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
+
+
+@dataclass(frozen=True)
+class ReduceLayout:
+    """The problem with size-1 axes dropped and neighbouring axes merged where the strides
+    allow: kept axes (sizes, input strides, output strides), reduced axes (sizes, input
+    strides), each in axis order. Merging keeps the row-major order of both index spaces,
+    so ARGMAX's flat index and the output order are unchanged."""
+
+    kept_sizes: tuple[int, ...]
+    kept_in_strides: tuple[int, ...]
+    kept_out_strides: tuple[int, ...]
+    red_sizes: tuple[int, ...]
+    red_strides: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.kept_sizes)
+
+    @property
+    def n(self) -> int:
+        return math.prod(self.red_sizes)
+
+
+def layout(inp: TensorDesc, out: TensorDesc, axes) -> ReduceLayout:
+    in_st, out_st = inp.effective_strides, out.effective_strides
+    reduced = set(axes)
+    kept_axes = [i for i in range(inp.rank) if i not in reduced]
+    red_axes = sorted(reduced)
+    kept = merge_axes([inp.sizes[i] for i in kept_axes], [in_st[i] for i in kept_axes], [out_st[i] for i in kept_axes])
+    red = merge_axes([inp.sizes[i] for i in red_axes], [in_st[i] for i in red_axes])
+    return ReduceLayout(tuple(a.size for a in kept), tuple(a.strides[0] for a in kept),
+                        tuple(a.strides[1] for a in kept), tuple(a.size for a in red),
+                        tuple(a.strides[0] for a in red))
+
+
+# ------------------------------------------------------------------------------ strategy constants
+#: Chosen by measurement on lavapipe (bench/bench_reduce.py --strategies; float32 [4096, 4096],
+#: device-resident medians of one quiet run, Mesa 22.3 on 2 vCPUs):
+#: - contiguous rows, many outputs (W1, SUM over the last axis): one invocation per row reading
+#:   16-byte blocks 13.7 ms; element by element 21.6 ms; split into 4 chunks 14.2 ms. A workgroup
+#:   per row was slower in a hand-written prototype (shared-memory tree at WG=64 2.0x, WG=256
+#:   4.3x, subgroupAdd at WG=8 1.04x, WG=64 1.5x the one-invocation-per-row time).
+#: - columns (W2, SUM over axis 0): one pass element by element 67.6 ms; groups of 4 neighbouring
+#:   outputs sharing 16-byte blocks, split into 1/4/16/32/64/128 chunks per output:
+#:   42.5/24.3/18.7/17.7/18.4/19.9 ms (32 chunks = 32768 invocations); 32 chunks read element by
+#:   element 30.5 ms.
+#: - few long rows ([16, 1M] over axis 1): 16-1024 chunks 14.2-14.6 ms, 4096 chunks 15.7 ms.
+SMALL_N = 16  # reductions this short run in one pass, whatever the layout
+TINY_TOTAL = 1 << 15  # so do problems this small: a second dispatch would cost more
+ROWS_MIN_OUTPUTS = 1024  # contiguous rows: one invocation per output from this many outputs
+ROW_SPLIT_INVOCATIONS = 1 << 12  # the split strategy cuts contiguous rows until this many ...
+COLUMN_SPLIT_INVOCATIONS = 1 << 15  # ... other layouts until this many ...
+MIN_CHUNK_BYTES = 1024  # ... but an invocation reads at least this much per chunk
+MAX_CHUNKS = 4096  # ... and the combine pass merges at most this many (unless it must)
+#: Loop iterations one invocation may run in total. llvmpipe (Mesa's software Vulkan and GL)
+#: silently ends every loop of an invocation once 65535 iterations have run in all, so long
+#: reductions must be cut into chunks. Half of that leaves room for the lanes of one SIMD
+#: group iterating in lockstep through loops of different lengths; the estimate below is an
+#: upper bound, so the margin is real.
+LOOP_BUDGET = 1 << 15
+WORKGROUP_SIZE = 64
+
+
+def _kind(dt: DataType) -> str:
+    return "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
+
+
+def state_words(function: str, dt: DataType) -> int:
+    """u32 words one partial State takes in scratch (lib/reduction.wgsl.j2)."""
+    extra = function in ARG_FUNCTIONS or function == "LOG_SUM_EXP"
+    return (2 if dt.size == 8 else 1) + extra
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """What a strategy decision needs: the layout, its cost model and the scratch words."""
+
+    lay: ReduceLayout
+    cost: _Cost
+    words: int
+    vec_inner: bool
+    group: int
+
+
+def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: bool) -> _Problem:
+    lay = layout(inp, out, axes)
+    per_block = 16 // inp.data_type.size  # elements in one 16-byte block
+    vec_ok = vectorize and inp.buffer_bytes >= 16
+    vec_inner = vec_ok and lay.red_strides[-1] == 1 and lay.red_sizes[-1] >= 2 * per_block
+    group = per_block if vec_ok and not vec_inner and _groupable(lay, per_block) else 1
+    cost = _Cost(lay, per_block if vec_inner else 1, group, inp, out)
+    return _Problem(lay, cost, state_words(function, inp.data_type), vec_inner, group)
+
+
+def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, *, chunks=None,
+                   vectorize: bool = True, int64_native=None) -> tuple[str, ...]:
+    """The strategies that can run the problem, the chosen one first: one pass for short
+    reductions, small problems, many contiguous rows, and outputs too many for partial
+    results in scratch; otherwise partial results where they add parallelism or let
+    neighbouring outputs share 16-byte blocks. `rows` can run only within the loop budget,
+    `split` only where one combine pass can merge the chunks it needs (UnsupportedError
+    when neither can)."""
+    p = _problem(function, inp, out, axes, vectorize)
+    lay, cost = p.lay, p.cost
+    rows = cost.rows_fit()
+    try:
+        split_chunks = _chunks(lay, cost, p.words, caps)
+    except UnsupportedError:
+        if not rows:
+            raise
+        return ("rows",)
+    if not rows:
+        return ("split",)
+    small = lay.n <= SMALL_N or lay.n * lay.count <= TINY_TOTAL
+    many_rows = lay.red_strides[-1] == 1 and lay.count >= ROWS_MIN_OUTPUTS
+    one_pass = small or many_rows or lay.count * p.words * 4 > _binding_limit(caps)
+    if one_pass or (split_chunks == 1 and cost.group == 1):
+        return ("rows", "split")
+    return ("split", "rows")
+
+
+def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
+         vectorize: bool = True, int64_native=None) -> KernelPlan:
+    """The dispatches of `strategy` (one of strategies_for's). `function` is a
+    ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each."""
+    p = _problem(function, inp, out, axes, vectorize)
+    lay, cost = p.lay, p.cost
+    in_dt = inp.data_type
+    if int64_native is None:
+        int64_native = caps is not None and caps.has("shader-int64")
+    params = {
+        "function": function, "kind": _kind(in_dt), "in_bits": in_dt.size * 8,
+        "out_kind": _kind(out.data_type), "out_bits": out.data_type.size * 8,
+        "native64": bool(int64_native) and 8 in (in_dt.size, out.data_type.size),
+        "rank_r": len(lay.red_sizes), "vec_inner": p.vec_inner,
+        "blocked": in_dt.is_float and function in FLOAT_SUMS,
+    }
+    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
+    out_bits = out.data_type.size * 8
+    packed = cost.packed_output
+    output = output_buffer(0, "output", out_bits, "words" if packed else "elements")
+    writer = {**params, "rank": len(lay.kept_sizes), "packed_output": packed}
+    writers = -(-lay.count // cost.outputs_per_invocation)
+    if strategy == "rows":
+        uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
+        rows = _dispatch("reduce.wgsl.j2", writer, (output, input_buffer(0, "input")) + vec, uniforms, writers)
+        return KernelPlan((rows,))
+    chunks = _chunks(lay, cost, p.words, caps, chunks)
+    per_chunk = -(-lay.n // chunks)
+    chunks = -(-lay.n // per_chunk)  # no empty chunk
+    uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=cost.groups,
+                         groups_per_row=cost.groups_per_row)
+    partials = _dispatch(
+        "reduce_partials.wgsl.j2", {**params, "rank": len(lay.kept_sizes), "group": p.group},
+        (scratch_buffer(0, "partials", writable=True), input_buffer(0, "input")) + vec,
+        uniforms, cost.groups * chunks)
+    combine = _dispatch("reduce_combine.wgsl.j2", {**writer, "vec_inner": False, "blocked": False},
+                        (output, scratch_buffer(0, "partials", writable=False)), uniforms, writers)
+    return KernelPlan((partials, combine), scratch_bytes=(lay.count * chunks * p.words * 4,))
+
+
+def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int) -> Dispatch:
+    return Dispatch(template=template, params=params, buffers=buffers, uniforms=uniforms,
+                    invocations=invocations, workgroup_size=WORKGROUP_SIZE)
+
+
+def _uniforms(lay: ReduceLayout, **split) -> dict:
+    """The uniforms of every reduce kernel (see shaders/reduce.wgsl.j2): the kept axes
+    (count, out_sizes, out_strides, in_strides), the reduced axes (red_sizes, red_strides,
+    red_count) and the split: chunks of chunk_length flat indices per output, groups of
+    neighbouring outputs (groups_per_row of them along a row of the innermost kept axis)."""
+    return {"count": lay.count, "out_sizes": lay.kept_sizes, "out_strides": lay.kept_out_strides,
+            "in_strides": lay.kept_in_strides, "red_sizes": lay.red_sizes, "red_strides": lay.red_strides,
+            "red_count": lay.n, **split}
+
+
+def _groupable(lay: ReduceLayout, per_block: int) -> bool:
+    """Can neighbouring outputs share 16-byte blocks? (innermost kept axis contiguous,
+    every other stride a whole number of blocks)"""
+    others = lay.kept_in_strides[:-1] + lay.red_strides
+    return (lay.kept_in_strides[-1] == 1 and lay.kept_sizes[-1] >= per_block
+            and all(s % per_block == 0 for s in others))
+
+
+class _Cost:
+    """Upper bounds of the loop iterations the kernels run, per invocation (see LOOP_BUDGET).
+
+    Reducing L consecutive flat indices (lib/reduction.wgsl.j2) runs at most L // n_in + 2
+    passes over rows of the innermost reduced axis (n_in long), each with a few set-up
+    iterations (head and tail of a vectorized row: under 2 blocks' elements), plus one
+    iteration per element (per 16-byte block when vectorized, per step of a group) and one
+    per 64 of them. Kernels that write outputs compute 32 // bits of them per invocation for
+    packed 8/16-bit outputs (lib/reduction.wgsl.j2, output_kernel)."""
+
+    def __init__(self, lay: ReduceLayout, per_step: int, group: int, inp: TensorDesc, out: TensorDesc):
+        self.lay, self.per_step, self.group = lay, per_step, group
+        self.element_bytes = inp.data_type.size
+        bits = out.data_type.size * 8
+        self.packed_output = TensorDesc(out.data_type, lay.kept_sizes, lay.kept_out_strides).is_packed
+        self.outputs_per_invocation = 32 // bits if bits < 32 and self.packed_output else 1
+        rows, row_length = lay.count // lay.kept_sizes[-1], lay.kept_sizes[-1]
+        self.groups_per_row = -(-row_length // group)
+        self.groups = lay.count if group == 1 else rows * self.groups_per_row
+
+    def reduce(self, length: int) -> float:
+        per_row = 2 * self.per_step + 8
+        return length / self.per_step + length / 64 + (length // self.lay.red_sizes[-1] + 2) * per_row
+
+    def rows_fit(self) -> bool:
+        return self.reduce(self.lay.n) * self.outputs_per_invocation <= LOOP_BUDGET
+
+    def max_chunk(self) -> int:
+        """The longest chunk the first pass of the split strategy may reduce."""
+        per_row = 2 * self.per_step + 8
+        slope = 1 / self.per_step + 1 / 64 + per_row / self.lay.red_sizes[-1]
+        return max(1, int((LOOP_BUDGET - 2 * per_row) / slope))
+
+    def max_chunks(self) -> int:
+        """The most chunks the combine pass may merge."""
+        return int(LOOP_BUDGET / (1 + 1 / 64) / self.outputs_per_invocation)
+
+
+def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | None = None) -> int:
+    """Chunks per output for the split strategy: the requested number, else enough for
+    ROW_ or COLUMN_SPLIT_INVOCATIONS without chunks under MIN_CHUNK_BYTES or more than MAX_CHUNKS;
+    in any case enough for the loop budget, and few enough for it and for one binding."""
+    if requested is None:
+        min_chunk = -(-MIN_CHUNK_BYTES // (cost.group * cost.element_bytes))
+        target = ROW_SPLIT_INVOCATIONS if lay.red_strides[-1] == 1 else COLUMN_SPLIT_INVOCATIONS
+        requested = min(-(-target // cost.groups), lay.n // min_chunk, MAX_CHUNKS)
+    need = -(-lay.n // cost.max_chunk())
+    most = min(cost.max_chunks(), _binding_limit(caps) // (lay.count * words * 4), lay.n)
+    if need > most:
+        raise UnsupportedError(
+            f"Reduce: reducing {lay.n} elements per output needs {need} partial results per output, "
+            f"more than the {most} one combine pass can merge within the adapter's limits")
+    return max(1, need, min(int(requested), most))
+
+
+def _binding_limit(caps) -> int:
+    return caps.max_storage_binding_size if caps is not None else 1 << 27

@@ -1,0 +1,191 @@
+"""OpSpec: everything gpudml knows about one DirectML operator, declared once.
+
+Each module in gpudml/ops/ exports one `SPEC`; the registry (ops/__init__.py), the
+functional API, the command line, `gpudml examples`, `gpudml.reference` and the tests'
+case lists are derived from the specs. docs/adding-an-operator.md walks through one.
+
+Also here: support tables as data (the "Tensor support" tables of the DirectML pages).
+Nothing here imports wgpu.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..tensor_desc import TensorDesc
+from ..types import DataType, FeatureLevel, type_list
+
+
+# ---------------------------------------------------------------------------- support tables
+@dataclass(frozen=True)
+class SupportRow:
+    """One row of a 'Tensor support' table: from `level` on, these ranks and types."""
+
+    level: FeatureLevel
+    ranks: frozenset[int]
+    types: dict[str, frozenset[DataType]]  # tensor field name -> allowed data types
+
+
+class SupportTable:
+    """The rows of one operator (or one function of it), highest level first."""
+
+    def __init__(self, op: str, rows: list[SupportRow]):
+        self.op = op
+        self.rows = sorted(rows, key=lambda r: r.level, reverse=True)
+
+    @property
+    def introduced(self) -> FeatureLevel:
+        return self.rows[-1].level
+
+    def row_for(self, level: FeatureLevel) -> SupportRow:
+        for row in self.rows:
+            if row.level <= level:
+                return row
+        raise InvalidArgumentError(
+            f"{self.op}: not available at feature level {FeatureLevel(level).name} "
+            f"(introduced at {self.introduced.name})")
+
+    def check(self, level: FeatureLevel, rank: int, types: dict[str, DataType]) -> SupportRow:
+        """Validate a rank and the data type of each named tensor against the row for `level`."""
+        row = self.row_for(level)
+        lvl = FeatureLevel(level).name
+        if rank not in row.ranks:
+            later = self._first_level(lambda r: rank in r.ranks)
+            raise InvalidArgumentError(
+                f"{self.op}: DimensionCount {rank} is not supported at {lvl} "
+                f"(supported: {_span(row.ranks)}){later}")
+        for name, dt in types.items():
+            allowed = row.types[name]
+            if dt not in allowed:
+                later = self._first_level(lambda r, n=name, t=dt: t in r.types[n] and rank in r.ranks)
+                raise InvalidArgumentError(
+                    f"{self.op}: {name}.data_type {DataType(dt).name} is not supported at {lvl} "
+                    f"(supported: {type_list(allowed)}){later}")
+        return row
+
+    def _first_level(self, accepts) -> str:
+        for row in reversed(self.rows):
+            if accepts(row):
+                return f"; it needs {row.level.name} or later"
+        return ""
+
+
+def support_table(op: str, tensors: tuple[str, ...], rows: Iterable[tuple]) -> SupportTable:
+    """A SupportTable from the page's rows as written: `(level, ranks, types...)`, where
+    `ranks` is `(lo, hi)` (an inclusive range) or a set, and `types` is one set of data
+    types per name in `tensors`, or a single set that every tensor shares."""
+    built = []
+    for level, dims, *types in rows:
+        if len(types) == 1:
+            types = types * len(tensors)
+        if len(types) != len(tensors):
+            raise ValueError(f"{op}: a support row needs one type set per tensor of {tensors}")
+        dims = frozenset(range(dims[0], dims[1] + 1)) if isinstance(dims, tuple) else frozenset(dims)
+        built.append(SupportRow(level, dims, {t: frozenset(s) for t, s in zip(tensors, types)}))
+    return SupportTable(op, built)
+
+
+def _span(values) -> str:
+    v = sorted(values)
+    if v == list(range(v[0], v[-1] + 1)) and len(v) > 2:
+        return f"{v[0]}-{v[-1]}"
+    return ", ".join(map(str, v))
+
+
+# ---------------------------------------------------------------------------- examples, CLI
+@dataclass(frozen=True)
+class Example:
+    """A worked example of a DirectML page: the functional API's arguments (`args`, the
+    input tensor `input` aside) and the output the page prints."""
+
+    name: str
+    input: np.ndarray
+    args: dict = dataclasses.field(repr=False)
+    expected: np.ndarray
+    source: str  # the page it is transcribed from (tests/data/seeds)
+    operator: str = ""  # the spec's key (set by OpSpec)
+
+
+@dataclass(frozen=True)
+class CliArg:
+    """A command-line option of `gpudml shader OP` (and the lab): `--flag VALUE`, parsed as
+    `kind` ("ints": comma-separated integers, "number": an int or a float, "str"), handed
+    to the spec's `from_cli` under `dest`. `default` None: from_cli picks one."""
+
+    flag: str
+    help: str
+    kind: str = "ints"
+    default: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+# ---------------------------------------------------------------------------- the spec
+@dataclass(frozen=True, eq=False)
+class OpSpec:
+    """One DirectML operator, declared once (see docs/adding-an-operator.md).
+
+    - `name`: DirectML's name ("Slice1"): error messages, the desc class' prefix.
+    - `key`: the snake-case name ("slice1"): the ops module, the reference function
+      (`gpudml.reference.slice1`), the `gpudml shader` subcommand, example names.
+    - `desc`: the desc dataclass, DirectML's field names in snake case.
+    - `support`: the page's support table(s) as data.
+    - `infer_output(tensor descs..., **attributes) -> desc`: DirectMLX-style shape
+      inference: the desc that the functional call with these arguments runs.
+    - `validate(desc, feature_level)`: every rule of the page; InvalidArgumentError.
+    - `strategies`: every named kernel strategy. `strategies_for(desc, caps, **options)`:
+      the ones that can run `desc`, the preferred first (the documented choice);
+      UnsupportedError if none can. `plan(desc, caps, strategy, **options) -> KernelPlan`.
+      `options`: the plan's keyword knobs for experiments (tests, benchmarks).
+    - `reference(arrays..., **attributes)`: the semantics in numpy (the oracle), with the
+      functional API's arguments.
+    - `functional`: the public function (`gpudml.slice`); `tensors`: the names of its
+      tensor arguments, in the desc's input order.
+    - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options.
+    - `examples`: the page's worked examples.
+    """
+
+    name: str
+    key: str
+    desc: type
+    support: Any
+    infer_output: Callable[..., Any]
+    validate: Callable[[Any, FeatureLevel], None]
+    strategies: tuple[str, ...]
+    strategies_for: Callable[..., tuple[str, ...]]
+    plan: Callable[..., Any]
+    reference: Callable[..., np.ndarray]
+    functional: Callable[..., Any]
+    tensors: tuple[str, ...]
+    cli: tuple[CliArg, ...]
+    from_cli: Callable[[TensorDesc, dict], Any]
+    examples: tuple[Example, ...] = ()
+    options: tuple[str, ...] = ()
+    functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
+
+    def __post_init__(self):
+        object.__setattr__(self, "examples", tuple(dataclasses.replace(e, operator=self.key) for e in self.examples))
+        object.__setattr__(self, "functional_name", self.functional.__name__)
+
+
+def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
+    """(inputs, outputs) as (field name, TensorDesc) in the desc's field order: fields named
+    `output_tensor*` are outputs, every other TensorDesc field an input; a field holding a
+    list of TensorDescs gives one entry per element, named `field[i]`."""
+    inputs, outputs = [], []
+    for f in dataclasses.fields(desc):
+        value = getattr(desc, f.name)
+        side = outputs if f.name.startswith("output_tensor") else inputs
+        if isinstance(value, TensorDesc):
+            side.append((f.name, value))
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, TensorDesc) for v in value):
+            side.extend((f"{f.name}[{i}]", v) for i, v in enumerate(value))
+    return inputs, outputs

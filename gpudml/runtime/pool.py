@@ -1,0 +1,139 @@
+"""The buffer pool of one context: storage buffers kept by size, so that repeated executes
+of the same shapes allocate nothing. A Tensor that dies gives its buffer back."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import defaultdict
+
+from ..errors import UnsupportedError
+
+#: Bytes the pool may keep idle before it frees buffers.
+POOL_LIMIT_BYTES = 512 << 20
+
+_serials = itertools.count(1)
+
+
+class BufferPool:
+    def __init__(self, ctx, lock: threading.RLock):
+        self.ctx = ctx
+        self.lock = lock
+        self.allocations = 0  # buffers created (tests count them)
+        self._free: dict = defaultdict(list)
+        self._free_bytes = 0
+        self._holds = 0  # open batches: recorded commands may name pooled buffers
+        self._shrinking = False  # a Tensor finalizer run by GC inside _shrink must not shrink again
+        #: What finalizers gave back while another thread held the lock (see release):
+        #: buffers for the pool, and wgpu objects to drop; taken in under the lock.
+        self._returned: list = []
+        self._graveyard: list = []
+
+    @property
+    def mappable(self) -> bool:
+        return self.ctx.caps.has("mappable-primary-buffers")
+
+    def usage(self):
+        import wgpu
+
+        u = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        if self.mappable:
+            u |= wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.MAP_WRITE
+        return u
+
+    def acquire(self, nbytes: int):
+        """A storage buffer of nbytes rounded up to 16 (contents unspecified): kernels may
+        bind any buffer as array<vec4<u32>>."""
+        size = max(16, (nbytes + 15) & ~15)
+        if size > self.ctx.caps.max_buffer_size:
+            raise UnsupportedError(
+                f"gpudml: a buffer of {size} bytes exceeds the adapter's max-buffer-size "
+                f"{self.ctx.caps.max_buffer_size} ({self.ctx.caps.name})")
+        with self.lock:
+            self._take_in()
+            free = self._free.get(size)
+            if free:
+                buf = free.pop()  # first: GC may run a finalizer (release, shrink) in between
+                self._free_bytes -= size
+                return buf
+            self.allocations += 1
+            buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
+            buf._gpudml_serial = next(_serials)
+            return buf
+
+    def release(self, buffer) -> None:
+        """Give a buffer back to the pool. Reuse is safe at once: recorded dispatches run in
+        order, and every upload submits recorded work first. Destroying is not (a recorded
+        command may still name the buffer), so the pool shrinks only when nothing holds it.
+
+        Never waits for the lock: finalizers call this in whatever thread the garbage
+        collector runs, and that may be a thread another one waits for while holding the
+        lock (wgpu-py starting a device's poll thread inside request_device: a deadlock,
+        seen in CI). Then the buffer is handed over and taken in by the next holder."""
+        self._returned.append(buffer)  # (atomic)
+        if self.lock.acquire(blocking=False):
+            try:
+                self._take_in()
+            finally:
+                self.lock.release()
+
+    def drop_later(self, objects) -> None:
+        """Hand over wgpu objects to drop (a dying CompiledOperator's): the next holder of
+        the lock drops them (on OpenGL a release may not wait for the GL context while
+        another thread holds it: see context._poll_under_lock). Not now: the caller's own
+        references would be the last ones, dropped after the lock is let go."""
+        self._graveyard.append(objects)  # (atomic)
+
+    def hold(self) -> None:
+        """Recorded commands may name pooled buffers from now on: keep them all alive."""
+        with self.lock:
+            self._holds += 1
+
+    def unhold(self) -> None:
+        with self.lock:
+            self._holds -= 1
+            if not self._holds:
+                self._shrink(POOL_LIMIT_BYTES)
+
+    def _take_in(self) -> None:
+        """Under the lock: pool the buffers handed over, drop the objects (drop_later)."""
+        while self._graveyard:
+            self._graveyard.pop()
+        returned = False
+        while self._returned:
+            buffer = self._returned.pop()
+            self._free[buffer.size].append(buffer)
+            self._free_bytes += buffer.size
+            returned = True
+        if returned and not self._holds:
+            self._shrink(POOL_LIMIT_BYTES)
+
+    def _shrink(self, limit: int) -> None:
+        if self._shrinking:
+            return
+        self._shrinking = True
+        try:
+            for size in sorted(self._free, reverse=True):
+                bufs = self._free.get(size, ())
+                while bufs and self._free_bytes > limit:
+                    buf = bufs.pop(0)
+                    self._free_bytes -= size
+                    buf.destroy()
+                if not bufs:
+                    self._free.pop(size, None)
+        finally:
+            self._shrinking = False
+
+    def trim(self) -> None:
+        """Free every idle pooled buffer."""
+        with self.lock:
+            self._take_in()
+            if not self._holds:
+                self._shrink(0)
+
+    @property
+    def pooled_bytes(self) -> int:
+        """Bytes of idle buffers in the pool, those handed over by finalizers included."""
+        with self.lock:
+            self._take_in()
+            return self._free_bytes

@@ -1,0 +1,102 @@
+"""Host <-> device transfers of one context.
+
+Where the adapter offers `mappable-primary-buffers` (software adapters share host memory)
+storage buffers are mapped directly (reads always, writes from MAP_THRESHOLD_BYTES on;
+`queue.write_buffer` is cheaper below); elsewhere `queue.write_buffer` and reused
+MAP_READ staging buffers. Every transfer submits recorded work first.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..errors import GpuError
+
+#: Device polls a buffer mapping may take before it is an error (one is enough).
+MAP_POLLS = 100
+#: Transfers at least this large map the buffer instead of using the queue (measured in bench/).
+MAP_THRESHOLD_BYTES = 256 << 10
+
+
+class Transfers:
+    def __init__(self, ctx, lock: threading.RLock, recorder):
+        self.ctx = ctx
+        self.lock = lock
+        self.recorder = recorder
+        self._staging_free: list = []
+
+    @property
+    def mappable(self) -> bool:
+        return self.ctx.caps.has("mappable-primary-buffers")
+
+    def map(self, buffer, mode, size: int) -> None:
+        """Map `buffer` for the host, waiting for the GPU (under the lock)."""
+        # map_sync waits for wgpu-py's poll thread with a sleeping back-off (~0.3 ms even
+        # for 4 bytes); a blocking device poll right after the request completes it at once.
+        promise = buffer.map_async(mode, 0, size)
+        # Never wait for wgpu-py's poll thread here: it needs the context lock this thread
+        # holds (context._poll_under_lock). A wait-poll completes the mapping at once.
+        for _ in range(MAP_POLLS):
+            self.ctx.device._poll_wait()
+            if promise._thread_event.is_set():
+                break
+        else:
+            raise GpuError(f"gpudml: mapping a buffer on {self.ctx.caps.name} did not complete "
+                           f"after {MAP_POLLS} device polls")
+        try:
+            promise.sync_wait()
+        except RuntimeError as exc:  # wgpu-py reports a failed mapping as a plain RuntimeError
+            from .guard import translate
+
+            raise translate(self.ctx, exc) from exc
+
+    def upload(self, buffer, data: np.ndarray) -> None:
+        """Write `data`'s bytes at the start of `buffer` (the rest keeps its contents)."""
+        import wgpu
+
+        payload = np.ascontiguousarray(data).view(np.uint8).reshape(-1)[: buffer.size]
+        if payload.size % 4:
+            payload = np.concatenate([payload, np.zeros(4 - payload.size % 4, np.uint8)])
+        with self.lock:
+            self.recorder.flush()
+            if self.mappable and payload.size >= MAP_THRESHOLD_BYTES:
+                self.map(buffer, wgpu.MapMode.WRITE, payload.size)
+                buffer.write_mapped(payload, 0)
+                buffer.unmap()
+            else:
+                self.ctx.device.queue.write_buffer(buffer, 0, payload)
+
+    def download(self, buffer, nbytes: int | None = None) -> np.ndarray:
+        """The first nbytes (default all) of `buffer` as a new uint8 array; waits for the GPU."""
+        import wgpu
+
+        size = buffer.size if nbytes is None else min(buffer.size, (nbytes + 3) & ~3)
+        with self.lock:
+            self.recorder.flush()
+            source = buffer
+            if not self.mappable:  # copy into a staging buffer the host may map
+                source = self._staging(size)
+                encoder = self.ctx.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(buffer, 0, source, 0, size)
+                self.ctx.device.queue.submit([encoder.finish()])
+            self.map(source, wgpu.MapMode.READ, size)
+            try:
+                return np.frombuffer(source.read_mapped(0, size, copy=False), dtype=np.uint8).copy()
+            finally:
+                source.unmap()
+                if source is not buffer:
+                    self._staging_free.append(source)
+
+    def _staging(self, size: int):
+        import wgpu
+
+        for i, buf in enumerate(self._staging_free):
+            if buf.size >= size:
+                return self._staging_free.pop(i)
+        if len(self._staging_free) >= 4:  # keep a few; drop the smallest
+            self._staging_free.sort(key=lambda b: b.size)
+            self._staging_free.pop(0).destroy()
+        return self.ctx.device.create_buffer(
+            size=max(16, (size + 15) & ~15), usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)

@@ -1,0 +1,210 @@
+"""The pure compiler and the kernel builder: compile(desc, caps) -> Program with no wgpu, the
+builder's bindings, uniform struct and bytes, the workgroup grid, named strategies and plan
+options, capability profiles, axis merging, and generated WGSL an adapter rejects (an
+InternalError printing the numbered source, never an UnsupportedError)."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpudml as dml
+from gpudml import builder, caps, compiler
+from gpudml.builder import Dispatch, input_buffer, output_buffer, scratch_buffer
+from gpudml.ops import SPECS
+from gpudml.tensor_desc import merge_axes
+
+T = dml.DataType
+
+
+def _example_descs():
+    """(spec, desc) of every operator's documentation examples."""
+    for spec in SPECS:
+        for ex in spec.examples:
+            tensors = [dml.TensorDesc(T.from_numpy(ex.input.dtype), ex.input.shape)]
+            attributes = dict(ex.args)
+            for name in spec.tensors[1:]:  # further tensor arguments: their descs
+                arr = np.asarray(attributes.pop(name))
+                tensors.append(dml.TensorDesc(T.from_numpy(arr.dtype), arr.shape))
+            yield spec, spec.infer_output(*tensors, **attributes)
+
+
+# ------------------------------------------------------------------ pure: no wgpu
+def test_compiling_needs_no_wgpu():
+    """With wgpu unimportable, every example compiles for every profile; gpudml never imports
+    wgpu unless a Device is made."""
+    code = """
+import sys
+sys.modules["wgpu"] = None  # importing it now raises
+import gpudml, gpudml.caps, gpudml.compiler
+import test_compiler
+n = 0
+for name, profile in gpudml.caps.PROFILES.items():
+    for spec, desc in test_compiler._example_descs():
+        spec.validate(desc, gpudml.types.HIGHEST_FEATURE_LEVEL)
+        program = gpudml.compiler.compile(desc, profile)
+        assert program.kernels and all("fn main" in k.source for k in program.kernels)
+        n += 1
+print(n)
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(__import__("pathlib").Path(__file__).parent))
+    assert res.returncode == 0, res.stderr
+    assert int(res.stdout) == len(caps.PROFILES) * sum(len(s.examples) for s in SPECS)
+
+
+def test_profiles_decide_the_native_64_bit_path():
+    desc = dml.ops.reduce.infer_output(dml.TensorDesc(T.INT64, [4, 9]), "sum", [1])
+    native = compiler.compile(desc, caps.profile("vulkan-cpu")).wgsl[0]
+    emulated = compiler.compile(desc, caps.profile("gl-cpu")).wgsl[0]
+    assert "alias W64 = u64;" in native and "alias W64 = vec2<u32>;" in emulated
+
+
+def test_unknown_profile():
+    with pytest.raises(dml.InvalidArgumentError, match="'cuda' is not a capability profile .*vulkan-cpu, gl-cpu"):
+        caps.profile("cuda")
+
+
+def test_program_describes_the_dispatches():
+    desc = dml.ops.reduce.infer_output(dml.TensorDesc(T.FLOAT32, [4096, 300]), "sum", [0])
+    program = compiler.compile(desc, caps.profile("vulkan-cpu"))
+    assert program.operator == "Reduce" and program.strategy == "split"
+    assert set(program.strategies) == {"rows", "split"}
+    partials, combine = program.kernels
+    assert [b.key for b in partials.buffers][:2] == [("scratch", 0), ("input", 0)]
+    assert [b.key for b in combine.buffers] == [("output", 0), ("scratch", 0)]
+    assert program.scratch_bytes[0] > 0 and partials.invocations > combine.invocations
+    assert program.inputs[0][0] == "input_tensor" and program.outputs[0][0] == "output_tensor"
+
+
+# ------------------------------------------------------------------ the builder
+def test_builder_owns_bindings_uniforms_and_entry():
+    dispatch = Dispatch(
+        template="slice1.wgsl.j2",
+        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided"},
+        buffers=(output_buffer(0, "output", 8, "elements"), input_buffer(0, "input")),
+        uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "slice_base": 5, "slice_steps": (-3, 1)},
+        invocations=1)
+    kernel = builder.build(dispatch, 65535)
+    source = kernel.source
+    assert "@group(0) @binding(0) var<storage, read_write> output: array<atomic<u32>>;" in source
+    assert "@group(0) @binding(1) var<storage, read> input: array<u32>;" in source
+    assert "@group(0) @binding(2) var<uniform> uni: Uniforms;" in source
+    struct_text = source[source.index("struct Uniforms {"):source.index("}", source.index("struct Uniforms {"))]
+    assert struct_text.split("\n")[1:] == [
+        "    out_sizes: array<vec4<u32>, 1>,", "    out_strides: array<vec4<u32>, 1>,",
+        "    slice_steps: array<vec4<u32>, 1>,", "    count: u32,", "    slice_base: u32,", ""]
+    words = struct.unpack(f"<{len(kernel.uniform_bytes) // 4}I", kernel.uniform_bytes)
+    assert words == (2, 3, 0, 0, 4, 1, 0, 0, 2**32 - 3, 1, 0, 0, 6, 5, 0, 0)
+    assert "fn kernel(gid: u32)" in source
+    assert source.rstrip().endswith("kernel((wid.y * nwg.x + wid.x) * 64u + lid);\n}")
+
+
+@pytest.mark.parametrize("buffer, wgsl", [
+    (input_buffer(0, "x"), "array<u32>"),
+    (input_buffer(0, "x", "chunks"), "array<vec4<u32>>"),
+    (output_buffer(0, "y", 16, "elements"), "array<atomic<u32>>"),
+    (output_buffer(0, "y", 32, "elements"), "array<u32>"),
+    (output_buffer(0, "y", 64, "elements"), "array<u32>"),
+    (output_buffer(0, "y", 8, "words"), "array<u32>"),
+    (output_buffer(0, "y", 8, "chunks"), "array<vec4<u32>>"),
+    (scratch_buffer(0, "p", writable=True), "array<u32>"),
+])
+def test_binding_types_follow_access_and_width(buffer, wgsl):
+    assert buffer.wgsl_type == wgsl
+
+
+def test_uniform_values_must_fit_32_bits():
+    dispatch = Dispatch("slice1.wgsl.j2", {"rank": 1, "bits": 32, "run": 64, "strategy": "strided"},
+                        (output_buffer(0, "output", 32, "elements"), input_buffer(0, "input")),
+                        {"count": 2**32, "out_sizes": (1,), "out_strides": (1,), "slice_base": 0,
+                         "slice_steps": (1,)}, 1)
+    with pytest.raises(dml.InternalError, match="uniform count value 4294967296 does not fit 32 bits"):
+        builder.build(dispatch, 65535)
+
+
+def test_workgroup_grid_folds_and_has_a_limit():
+    assert builder.workgroup_grid(64 * 10, 64, 4) == (4, 3)
+    assert builder.workgroup_grid(1, 64, 4) == (1, 1)
+    assert builder.workgroup_grid(64 * 16, 64, 4) == (4, 4)
+    with pytest.raises(dml.UnsupportedError, match="17 workgroups, more than 4\\^2"):
+        builder.workgroup_grid(64 * 17, 64, 4)
+
+
+# ------------------------------------------------------------------ strategies and options
+def test_forced_strategies(vulkan_device):
+    dev = vulkan_device
+    x = np.arange(40, dtype=np.int16).reshape(5, 8)
+    op = dev.create_operator(dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [5, 8]), [0, 0], [5, 8], [-1, 2]))
+    default = dev.compile_operator(op)
+    assert default.strategy == "segments" and default.strategies == ("segments", "elements")
+    for name in default.strategies:
+        compiled = dev.compile_operator(op, name)
+        assert compiled.strategy == name
+        np.testing.assert_array_equal(compiled.execute([x])[0], x[::-1, ::2])
+    with pytest.raises(dml.InvalidArgumentError, match="Slice1: strategy 'strided' cannot run this description; "
+                                                       "eligible: segments, elements \\(strategies of Slice1: "
+                                                       "segments, elements, strided\\)"):
+        dev.compile_operator(op, "strided")
+    with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
+        dev.compile_operator(op, 3)
+    with pytest.raises(dml.InvalidArgumentError, match="Slice1: unknown plan option\\(s\\) chunks \\(options: none\\)"):
+        dev.compile_operator(op, options={"chunks": 2})
+
+
+def test_plan_options_are_the_operators_own(vulkan_device):
+    dev = vulkan_device
+    op = dev.create_operator(dml.ops.reduce.infer_output(dml.TensorDesc(T.FLOAT32, [64, 64]), "sum", [1]))
+    compiled = dev.compile_operator(op, "split", options={"chunks": 4, "vectorize": False})
+    assert compiled.strategy == "split" and compiled.program.kernels[0].params["vec_inner"] is False
+    x = np.ones((64, 64), np.float32)
+    np.testing.assert_array_equal(compiled.execute([x])[0], np.full((64, 1), 64, np.float32))
+    with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus "
+                                                       "\\(options: chunks, vectorize, int64_native\\)"):
+        dev.compile_operator(op, options={"bogus": 1})
+
+
+# ------------------------------------------------------------------ rejected WGSL
+def test_rejected_wgsl_is_an_internal_error_with_numbered_source(device):
+    source = "fn main() {\n    let x: u32 = 1.5;\n}\n"
+    with pytest.raises(dml.InternalError) as info:
+        device._ctx.pipeline(source, ())
+    message = str(info.value)
+    assert not isinstance(info.value, dml.UnsupportedError)
+    assert "rejected a generated shader (a gpudml bug" in message and device.adapter_name in message
+    assert "1  fn main() {\n2      let x: u32 = 1.5;\n3  }" in message
+
+
+def test_a_broken_template_fails_compile_operator_as_internal(device, monkeypatch):
+    monkeypatch.setattr(builder, "_entry", lambda workgroup_size: "\nthis is not wgsl\n")
+    builder._render.cache_clear()
+    try:
+        desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.FLOAT32, [3]), [0], [3], [1])
+        with pytest.raises(dml.InternalError, match="this is not wgsl"):
+            device.compile_operator(device.create_operator(desc))
+    finally:
+        monkeypatch.undo()
+        builder._render.cache_clear()
+
+
+# ------------------------------------------------------------------ axis merging
+def test_merge_axes_drops_size_one_and_merges_contiguous_neighbours():
+    axes = merge_axes([2, 1, 3, 4], [12, 99, 4, 1], [24, 7, 8, 2])
+    assert [(a.size, a.strides, a.axes) for a in axes] == [(24, (1, 2), (0, 2, 3))]
+    # a neighbour pair that is not contiguous in one layout stays apart
+    axes = merge_axes([2, 3, 4], [12, 4, 1], [30, 4, 1])
+    assert [(a.size, a.strides, a.axes) for a in axes] == [(2, (12, 30), (0,)), (12, (1, 1), (1, 2))]
+
+
+def test_merge_axes_keeps_fixed_axes():
+    axes = merge_axes([2, 1, 3], [3, 3, 1], fixed={1})
+    assert [(a.size, a.strides, a.axes) for a in axes] == [(2, (3,), (0,)), (1, (3,), (1,)), (3, (1,), (2,))]
+
+
+def test_merge_axes_of_nothing_is_one_element():
+    assert [(a.size, a.strides, a.axes) for a in merge_axes([1, 1], [5, 1], [2, 1])] == [(1, (0, 0), ())]
+    assert [(a.size, a.strides) for a in merge_axes([], [])] == [(1, (0,))]
