@@ -6,11 +6,16 @@ GPUDML_ADAPTER=x limits a run to one adapter; GPUDML_TEST_ADAPTERS=a,b names the
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gpudml as dml
+
+# The suite renders into a disk cache of its own (gpudml/cache.py), never the user's.
+os.environ.setdefault("GPUDML_CACHE_DIR", tempfile.mkdtemp(prefix="gpudml-test-cache-"))
 
 
 def _adapters() -> list[str]:
@@ -73,3 +78,11 @@ def assert_bits_equal(got: np.ndarray, want: np.ndarray) -> None:
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
     np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def same_gpudml_env(**extra) -> dict:
+    """The environment for a subprocess that must import the gpudml these tests import (the
+    checkout under `python -m pytest`, the installed wheel under `.venv/bin/pytest`)."""
+    root = str(Path(dml.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else ""), **extra}

@@ -149,7 +149,9 @@ class OpSpec:
       functional API's arguments.
     - `functional`: the public function (`gpudml.slice`); `tensors`: the names of its
       tensor arguments, in the desc's input order.
-    - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options.
+    - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options;
+      `cli_example`: options that make a telling example (shown by `--help`).
+    - `page`: the C struct DirectML's page documents (DML_SLICE1_OPERATOR_DESC).
     - `examples`: the page's worked examples.
     """
 
@@ -167,6 +169,8 @@ class OpSpec:
     tensors: tuple[str, ...]
     cli: tuple[CliArg, ...]
     from_cli: Callable[[TensorDesc, dict], Any]
+    cli_example: str
+    page: str
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
