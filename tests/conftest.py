@@ -1,6 +1,8 @@
-"""Fixtures: every GPU test runs on each software adapter (Vulkan lavapipe and GL llvmpipe).
-
-GPUDML_ADAPTER=x limits a run to one adapter; GPUDML_TEST_ADAPTERS=a,b names the list.
+"""Fixtures: every GPU test runs on each selected adapter through gpudml's own pytest plugin
+(gpudml.testing: `dml_adapter`, `dml_device`, `--gpudml-adapters`, `gpudml_requires`); here,
+the suite's shorter names and helpers. By default every adapter found (on a machine set up
+by setup.sh: Vulkan lavapipe and GL llvmpipe); `--gpudml-adapters=gl`, GPUDML_TEST_ADAPTERS
+or GPUDML_ADAPTER narrows a run.
 """
 
 from __future__ import annotations
@@ -13,31 +15,26 @@ import numpy as np
 import pytest
 
 import gpudml as dml
+from gpudml import testing
 
 # The suite renders into a disk cache of its own (gpudml/cache.py), never the user's.
 os.environ.setdefault("GPUDML_CACHE_DIR", tempfile.mkdtemp(prefix="gpudml-test-cache-"))
 
-
-def _adapters() -> list[str]:
-    if os.environ.get("GPUDML_ADAPTER"):
-        return [os.environ["GPUDML_ADAPTER"]]
-    return [a for a in os.environ.get("GPUDML_TEST_ADAPTERS", "vulkan,gl").split(",") if a]
+#: The selected adapters (as Device(adapter=...) names them), known once pytest is configured.
+ADAPTERS: list[str] = []
 
 
-ADAPTERS = _adapters()
-_DEVICES: dict = {}
+def pytest_configure(config):
+    ADAPTERS[:] = [a.request for a in testing.selected_adapters(config)]
 
 
 def get_device(adapter: str, level=None) -> dml.Device:
-    key = (adapter, level)
-    if key not in _DEVICES:
-        _DEVICES[key] = dml.Device(feature_level=level, adapter=adapter)
-    return _DEVICES[key]
+    return testing.device_for(adapter, level)
 
 
-@pytest.fixture(scope="session", params=ADAPTERS)
-def adapter(request) -> str:
-    return request.param
+@pytest.fixture(scope="session")
+def adapter(dml_adapter) -> str:
+    return dml_adapter
 
 
 @pytest.fixture(scope="session")
@@ -45,16 +42,22 @@ def device(adapter) -> dml.Device:
     return get_device(adapter)
 
 
+def _first() -> str:
+    if not ADAPTERS:
+        pytest.skip("no adapter selected or found")
+    return ADAPTERS[0]
+
+
 @pytest.fixture(scope="session")
 def vulkan_device() -> dml.Device:
     """The first adapter of the run, for tests whose subject is not the adapter."""
-    return get_device(ADAPTERS[0])
+    return get_device(_first())
 
 
 @pytest.fixture
 def at_level():
     """at_level(level) -> a Device of the first adapter validating at `level`."""
-    return lambda level: get_device(ADAPTERS[0], level)
+    return lambda level: get_device(_first(), level)
 
 
 ALL_TYPES = list(dml.DataType)

@@ -31,6 +31,7 @@ from gpudml.ops import spec_named
 from gpudml.ops.reduce import infer_output as reduce_desc
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
+from gpudml.testing import assert_within
 
 F, T, FL = dml.ReduceFunction, dml.DataType, dml.FeatureLevel
 ARG = (F.ARGMAX, F.ARGMIN)
@@ -303,26 +304,15 @@ def _data(rng, data_type: dml.DataType, function, shape) -> np.ndarray:
 
 
 def assert_reduce_close(got, want, x, function, axes, what=""):
-    """Integers, MIN/MAX and ARGMAX/ARGMIN exactly; float results within rounding bounds
-    scaled by the magnitudes involved (float32 accumulation, one rounding to the output type)."""
+    """Within Reduce's documented precision (ops/reduce.py tolerance): integers, MIN/MAX and
+    ARGMAX/ARGMIN exactly; float results within rounding bounds scaled by the magnitudes
+    involved (float32 accumulation, one rounding to the output type)."""
     assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
-    if want.dtype.kind != "f" or function in (F.MIN, F.MAX):
+    tolerance = reduce_op.tolerance(want, [x], {"function": function, "axes": axes})
+    if tolerance is None:
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
-    eps = {np.float32: 2e-6, np.float16: 1e-3}[want.dtype.type]
-    w = want.astype(np.float64)
-    scale = np.abs(w)
-    if function in (F.SUM, F.AVERAGE, F.L1, F.SUM_SQUARE, F.L2):
-        ax = None if axes is None else tuple(axes)
-        magnitude = reference.reduce(np.abs(x), function, ax).astype(np.float64)
-        scale = np.maximum(scale, magnitude)
-    elif function in (F.LOG_SUM, F.LOG_SUM_EXP):
-        scale = scale + 1.0
-    tolerance = 4 * eps * scale + 1e-30
-    g = got.astype(np.float64)
-    with np.errstate(invalid="ignore"):  # inf - inf: NaN, not within tolerance; g == w decides
-        bad = ~((np.abs(g - w) <= tolerance) | (np.isnan(g) & np.isnan(w)) | (g == w))
-    assert not bad.any(), f"{what}: got {g[bad][:5]}, want {w[bad][:5]}"
+    assert_within(got, want, tolerance, what)
 
 
 # (input sizes, input strides: None packed / "padded" / explicit, axes, output strides: None / "padded")

@@ -285,6 +285,30 @@ def _wrapping_reduce(rows: np.ndarray, function: ReduceFunction, dtype: np.dtype
     return low.astype(np.dtype(f"u{dtype.itemsize}")).view(dtype)
 
 
+#: Relative rounding bound of one float result (float32 accumulation, one rounding to the type).
+_EPS = {np.dtype(np.float32): 2e-6, np.dtype(np.float16): 1e-3, np.dtype(np.float64): 2e-6}
+
+
+def tolerance(expected: np.ndarray, inputs, arguments: dict):
+    """The documented precision of a result against the reference: integers and ARGMAX/ARGMIN
+    indices bit-exact (None); float MIN/MAX exact in value (0); the other float functions
+    within 4 x eps x the magnitude involved (eps 2e-6 for float32 results, 1e-3 for float16):
+    the larger of |result| and the same reduction of |x| for SUM, AVERAGE, L1, SUM_SQUARE
+    and L2, |result| + 1 for LOG_SUM and LOG_SUM_EXP, |result| for MULTIPLY."""
+    if expected.dtype.kind != "f":
+        return None
+    function = ReduceFunction.coerce(arguments["function"])
+    if function in (F.MIN, F.MAX):
+        return 0.0
+    scale = np.abs(expected.astype(np.float64))
+    if function in (F.SUM, F.AVERAGE, F.L1, F.SUM_SQUARE, F.L2):
+        magnitude = reference(np.abs(np.asarray(inputs[0])), function, arguments.get("axes"))
+        scale = np.maximum(scale, magnitude.astype(np.float64))
+    elif function in (F.LOG_SUM, F.LOG_SUM_EXP):
+        scale = scale + 1.0
+    return 4 * _EPS[expected.dtype] * scale + 1e-30
+
+
 # ---------------------------------------------------------------------------- kernels
 def strategies_for(desc: ReduceOperatorDesc, caps, **options) -> tuple[str, ...]:
     return reduction.strategies_for(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps,
@@ -317,6 +341,7 @@ SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
+    tolerance=tolerance,
     reference=reference, functional=reduce, tensors=("x",),
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
          CliArg("--axes", "reduced axes, comma-separated (default all)"),

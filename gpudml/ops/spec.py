@@ -153,6 +153,9 @@ class OpSpec:
       `cli_example`: options that make a telling example (shown by `--help`).
     - `page`: the C struct DirectML's page documents (DML_SLICE1_OPERATOR_DESC).
     - `examples`: the page's worked examples.
+    - `tolerance(expected, inputs, arguments)`: the documented precision of results that
+      are not bit-exact, as an absolute tolerance (a number or one per element); None
+      (the default, or returned) means bit-exact.
     """
 
     name: str
@@ -173,6 +176,7 @@ class OpSpec:
     page: str
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
+    tolerance: Callable[..., Any] | None = None
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):
