@@ -175,11 +175,15 @@ def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _entry(workgroup_size: int) -> str:
+def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
+    # Every binding is used by the entry point (`_ = &x;` costs nothing), so that the
+    # pipeline's automatic layout holds all of them.
+    uses = "".join(f"    _ = &{b.name};\n" for b in buffers) + "    _ = &uni;\n"
     return (
         f"\n@compute @workgroup_size({workgroup_size})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
         "        @builtin(local_invocation_index) lid: u32) {\n"
+        f"{uses}"
         f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + lid);\n"
         "}\n"
     )
@@ -188,6 +192,5 @@ def _entry(workgroup_size: int) -> str:
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
             workgroup_size: int, search_path: tuple[str, ...]) -> str:
-    body = templates.environment(search_path).get_template(template).render(
-        **dict(params))
-    return _header(buffers, arrays, scalars) + body + _entry(workgroup_size)
+    body = templates.render(template, params, search_path)
+    return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size)

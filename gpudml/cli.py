@@ -4,6 +4,8 @@ from the operator specs (gpudml/ops/)."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 
 import numpy as np
@@ -57,19 +59,23 @@ def cmd_info(args) -> int:
 
 def cmd_examples(args) -> int:
     from . import examples
+    from .ops import spec_named
     from .runtime.device import Device
 
     device = Device(adapter=args.adapter)
     print(f"Adapter: {device.adapter_name}\n")
     failures = 0
     for ex in examples.EXAMPLES:
+        spec = spec_named(ex.operator)
         try:
             got = examples.run_on(device, ex)
             ok = got.shape == ex.expected.shape and np.array_equal(got, ex.expected, equal_nan=True)
         except DMLError as exc:
             got, ok = f"error: {exc}", False
         failures += not ok
-        print(f"== {ex.name} ({ex.source}) {ex.args}")
+        number = spec.examples.index(ex) + 1
+        print(f"== {ex.name}: {spec.name} example {number} of {len(spec.examples)} (the {spec.page} page)")
+        print(f"{spec.functional_name}(x, {_arguments(ex.args)})")
         print(f"input {list(ex.input.shape)} {ex.input.dtype}:\n{ex.input}")
         print(f"output:\n{got}")
         if not ok:
@@ -77,6 +83,15 @@ def cmd_examples(args) -> int:
         print("PASS\n" if ok else "FAIL\n")
     print(f"{len(examples.EXAMPLES) - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+def _arguments(args: dict) -> str:
+    """Keyword arguments as a reader would write them: enums by name, arrays as lists."""
+    def show(v):
+        if isinstance(v, np.ndarray):
+            return f"np.array({v.tolist()}, np.{v.dtype})"
+        return repr(v.name.lower()) if hasattr(v, "name") and hasattr(v, "value") else repr(v)
+    return ", ".join(f"{k}={show(v)}" for k, v in args.items())
 
 
 # ---------------------------------------------------------------------------- shader
@@ -170,27 +185,46 @@ def cmd_bench(args) -> int:
     return 0
 
 
+ADAPTER_HELP = '"vulkan", "gl" or an adapter-name substring (default: GPUDML_ADAPTER or auto)'
+
+
+def _subparser(sub, name: str, help: str, example: str, **kwargs) -> argparse.ArgumentParser:
+    """A subcommand with an example in its --help, taking --adapter here too."""
+    parser = sub.add_parser(name, help=help, description=help, epilog=f"example:\n  {example}",
+                            formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+    parser.add_argument("--adapter", default=argparse.SUPPRESS, help=ADAPTER_HELP)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import caps
     from .ops import SPECS
 
-    parser = argparse.ArgumentParser(prog="gpudml", description="DirectML operators on any GPU")
-    parser.add_argument("--adapter", default=None,
-                        help='"vulkan", "gl" or an adapter-name substring (default: GPUDML_ADAPTER or auto)')
+    parser = argparse.ArgumentParser(
+        prog="gpudml", description="DirectML operators on any GPU",
+        epilog="examples:\n  gpudml info\n  gpudml --adapter gl examples\n"
+               "  gpudml shader reduce --function sum --axes 1 --shape 4096,4096 --caps gpu",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--adapter", default=None, help=ADAPTER_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info", help="adapters, features, limits, feature level, data types").set_defaults(func=cmd_info)
-    sub.add_parser("examples", help="run the DirectML documentation examples").set_defaults(func=cmd_examples)
-    bench = sub.add_parser("bench", help="benchmark suite W1-W9 against numpy, onnxruntime and the adapter's ceilings")
+    _subparser(sub, "info", "adapters, features, limits, feature level, data types",
+               "gpudml info --adapter gl").set_defaults(func=cmd_info)
+    _subparser(sub, "examples", "run the DirectML documentation examples",
+               "gpudml examples --adapter vulkan").set_defaults(func=cmd_examples)
+    bench = _subparser(sub, "bench", "benchmark suite W1-W9 against numpy, onnxruntime and the adapter's ceilings",
+                       "gpudml bench --quick --only W1,W6 --out /tmp/bench")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (about a minute)")
     bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
     bench.add_argument("--out", default="bench/results", help="folder for bench.md, bench.json, bench.png")
     bench.set_defaults(func=cmd_bench)
-    shader = sub.add_parser("shader", help="print the WGSL a description compiles to (needs no adapter)")
+    shader = _subparser(sub, "shader", "print the WGSL a description compiles to (needs no adapter)",
+                        "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
     shader.set_defaults(func=cmd_shader)
-    ops = shader.add_subparsers(dest="op", required=True)
+    ops = shader.add_subparsers(dest="op", required=True, metavar="OP")
     for spec in SPECS:
         aliases = [spec.functional_name] if spec.functional_name != spec.key else []
-        p = ops.add_parser(spec.key, aliases=aliases, help=f"{spec.desc.__name__}")
+        p = _subparser(ops, spec.key, f"{spec.page}", f"gpudml shader {spec.key} {spec.cli_example}",
+                       aliases=aliases)
         p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
         p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
         p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
@@ -205,13 +239,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: A value that starts like a negative number ("-1", "-1,2", "-0.5"): argparse would take
+#: it for an option.
+_NEGATIVE = re.compile(r"^-\.?\d")
+#: Options that take no value.
+_FLAGS = {"-h", "--help", "--quick"}
+
+
+def _attach_negative_values(argv: list[str]) -> list[str]:
+    """`--strides -1,1` as `--strides=-1,1`, so that list options may start negative."""
+    out: list[str] = []
+    for token in argv:
+        prev = out[-1] if out else ""
+        if _NEGATIVE.match(token) and prev.startswith("--") and "=" not in prev and prev not in _FLAGS:
+            out[-1] = f"{prev}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_attach_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()
+        return status
     except DMLError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`gpudml info | head -2`): stop quietly, with the status a shell
+        # gives a program that SIGPIPE ended. Later writes (the interpreter's final flush of
+        # stdout) go to /dev/null instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

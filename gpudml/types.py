@@ -64,6 +64,23 @@ class DataType(enum.IntEnum):
         """Accept a DataType, its integer value or its name (any case)."""
         return _coerce_enum(cls, value, field)
 
+    @classmethod
+    def parse(cls, value, field: str = "data_type") -> DataType:
+        """Accept what coerce does, or a numpy dtype (np.int64, "int64", "<f4"): the error
+        lists the DataType names."""
+        if isinstance(value, (DataType, int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            return cls.coerce(value, field)
+        if isinstance(value, str) and value.strip().upper() in cls.__members__:
+            return cls[value.strip().upper()]
+        try:
+            dt = np.dtype(value)
+        except (TypeError, ValueError):
+            dt = None
+        if dt is not None:
+            return cls.from_numpy(dt, field)
+        raise InvalidArgumentError(
+            f"{field}: {value!r} is not a DataType ({', '.join(cls.__members__)}) nor the numpy dtype of one")
+
 
 @dataclass(frozen=True)
 class _TypeInfo:

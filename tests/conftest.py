@@ -1,38 +1,40 @@
-"""Fixtures: every GPU test runs on each software adapter (Vulkan lavapipe and GL llvmpipe).
-
-GPUDML_ADAPTER=x limits a run to one adapter; GPUDML_TEST_ADAPTERS=a,b names the list.
+"""Fixtures: every GPU test runs on each selected adapter through gpudml's own pytest plugin
+(gpudml.testing: `dml_adapter`, `dml_device`, `--gpudml-adapters`, `gpudml_requires`); here,
+the suite's shorter names and helpers. By default every adapter found (on a machine set up
+by setup.sh: Vulkan lavapipe and GL llvmpipe); `--gpudml-adapters=gl`, GPUDML_TEST_ADAPTERS
+or GPUDML_ADAPTER narrows a run.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gpudml as dml
+from gpudml import testing
+
+# The suite renders into a disk cache of its own (gpudml/cache.py), never the user's.
+os.environ.setdefault("GPUDML_CACHE_DIR", tempfile.mkdtemp(prefix="gpudml-test-cache-"))
+
+#: The selected adapters (as Device(adapter=...) names them), known once pytest is configured.
+ADAPTERS: list[str] = []
 
 
-def _adapters() -> list[str]:
-    if os.environ.get("GPUDML_ADAPTER"):
-        return [os.environ["GPUDML_ADAPTER"]]
-    return [a for a in os.environ.get("GPUDML_TEST_ADAPTERS", "vulkan,gl").split(",") if a]
-
-
-ADAPTERS = _adapters()
-_DEVICES: dict = {}
+def pytest_configure(config):
+    ADAPTERS[:] = [a.request for a in testing.selected_adapters(config)]
 
 
 def get_device(adapter: str, level=None) -> dml.Device:
-    key = (adapter, level)
-    if key not in _DEVICES:
-        _DEVICES[key] = dml.Device(feature_level=level, adapter=adapter)
-    return _DEVICES[key]
+    return testing.device_for(adapter, level)
 
 
-@pytest.fixture(scope="session", params=ADAPTERS)
-def adapter(request) -> str:
-    return request.param
+@pytest.fixture(scope="session")
+def adapter(dml_adapter) -> str:
+    return dml_adapter
 
 
 @pytest.fixture(scope="session")
@@ -40,16 +42,22 @@ def device(adapter) -> dml.Device:
     return get_device(adapter)
 
 
+def _first() -> str:
+    if not ADAPTERS:
+        pytest.skip("no adapter selected or found")
+    return ADAPTERS[0]
+
+
 @pytest.fixture(scope="session")
 def vulkan_device() -> dml.Device:
     """The first adapter of the run, for tests whose subject is not the adapter."""
-    return get_device(ADAPTERS[0])
+    return get_device(_first())
 
 
 @pytest.fixture
 def at_level():
     """at_level(level) -> a Device of the first adapter validating at `level`."""
-    return lambda level: get_device(ADAPTERS[0], level)
+    return lambda level: get_device(_first(), level)
 
 
 ALL_TYPES = list(dml.DataType)
@@ -73,3 +81,11 @@ def assert_bits_equal(got: np.ndarray, want: np.ndarray) -> None:
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
     np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def same_gpudml_env(**extra) -> dict:
+    """The environment for a subprocess that must import the gpudml these tests import (the
+    checkout under `python -m pytest`, the installed wheel under `.venv/bin/pytest`)."""
+    root = str(Path(dml.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else ""), **extra}

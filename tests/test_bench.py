@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import same_gpudml_env
 
 
 @pytest.mark.slow
@@ -18,12 +19,16 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
             "from gpudml.cli import main\n"
             f"sys.exit(main(['--adapter', {adapter!r}, 'bench', '--quick', '--only', 'W8,W9', "
             f"'--out', {str(tmp_path)!r}]))\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env=same_gpudml_env())
     assert res.returncode == 0, res.stderr
     report = json.loads((tmp_path / "bench.json").read_text())
     rows = {r["id"]: r for r in report["rows"]}
     assert set(rows) == {"W8", "W9"} and not any("WRONG" in r["note"] for r in rows.values())
     assert rows["W8"]["device_ms"] > 0 and rows["W8"]["ort_ms"] is None
     assert report["anchors"]["copy_kernel_gbps"] > 0
-    assert "| W8 SUM last axis [8,8] |" in (tmp_path / "bench.md").read_text()
+    markdown = (tmp_path / "bench.md").read_text()
+    assert "| W8 SUM last axis [8,8] |" in markdown
+    assert "| not installed (pip install 'gpudml[bench]') |" in markdown
+    assert "onnxruntime is not installed, so its column is empty: pip install 'gpudml[bench]'" in markdown
     assert "matplotlib is not installed" in res.stdout

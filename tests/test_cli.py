@@ -4,12 +4,12 @@ wgpu at all."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import same_gpudml_env
 
 from gpudml import cli
 from gpudml.ops import SPECS
@@ -23,7 +23,7 @@ NO_DRIVERS = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/
 def _gpudml(args, env=None, prelude=""):
     code = prelude + f"import sys\nfrom gpudml.cli import main\nsys.exit(main({args!r}))\n"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})}, cwd=str(Path(__file__).parent))
+                          env=same_gpudml_env(**(env or {})), cwd=str(Path(__file__).parent))
 
 
 def test_shader_with_no_driver_visible():
@@ -76,3 +76,59 @@ def test_shader_bad_options(capsys):
         cli.main(["shader", "slice1", "--caps", "cuda"])
     with pytest.raises(SystemExit):
         cli.main(["shader", "slice1", "--strategy", "rows"])
+
+
+# ------------------------------------------------------------------ rough edges
+def test_negative_numbers_in_list_options(capsys):
+    """`--strides -1,1` (argparse took "-1,1" for an option: "expected one argument")."""
+    assert cli.main(["shader", "slice1", "--shape", "4,4", "--strides", "-1,1", "--caps", "gpu"]) == 0
+    assert cli.main(["shader", "slice1", "--shape", "6", "--offsets", "1", "--sizes", "5", "--strides", "-2",
+                     "--caps", "gpu"]) == 0
+    assert cli.main(["shader", "padding", "--shape", "3", "--value", "-2.5", "--caps", "gpu"]) == 0
+    assert cli._attach_negative_values(["--strides", "-1,1", "--quick", "-h"]) == ["--strides=-1,1", "--quick", "-h"]
+    capsys.readouterr()
+
+
+def test_adapter_before_or_after_the_subcommand():
+    args = cli.build_parser().parse_args(["--adapter", "gl", "info"])
+    assert args.adapter == "gl"
+    assert cli.build_parser().parse_args(["info", "--adapter", "gl"]).adapter == "gl"
+    assert cli.build_parser().parse_args(["shader", "reduce", "--adapter", "vulkan"]).adapter == "vulkan"
+    assert cli.build_parser().parse_args(["info"]).adapter is None
+
+
+def test_a_closed_pipe_is_no_traceback():
+    """`gpudml examples | head -1`: the reader goes away; no BrokenPipeError traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "gpudml", "examples"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(Path(__file__).parent), env=same_gpudml_env())
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_examples_are_named_by_operator_and_example(capsys):
+    assert cli.main(["examples"]) == 0
+    out = capsys.readouterr().out
+    assert "== padding-3: Padding example 3 of 4 (the DML_PADDING_OPERATOR_DESC page)" in out
+    assert ("pad(x, start_padding=[0, 0, 1, 2], end_padding=[0, 0, 3, 4], mode='reflection', value=0.0)"
+            in out)
+    assert "reverse_subsequences(x, sequence_lengths=np.array([[[[2], [4], [3]]]], np.uint32), axis=3)" in out
+    assert ".txt" not in out  # no seed file names
+
+
+def test_every_help_has_an_example_that_runs(capsys):
+    parser = cli.build_parser()
+    commands = [["info"], ["examples"], ["bench"], ["shader"]] + [["shader", s.key] for s in SPECS]
+    for words in commands:
+        with pytest.raises(SystemExit):
+            cli.main([*words, "--help"])
+        text = capsys.readouterr().out
+        assert "\nexample:\n  gpudml " in text, words
+        example = text.split("\nexample:\n  ")[1].split()
+        if example[1] == "shader":  # compile it, for a profile (needs no adapter)
+            assert cli.main(example[1:] + ([] if "--caps" in example else ["--caps", "gpu"])) == 0, example
+            capsys.readouterr()
+        else:
+            parser.parse_args(example[1:])

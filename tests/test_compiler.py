@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import same_gpudml_env
 
 import gpudml as dml
 from gpudml import builder, caps, compiler
@@ -52,7 +53,7 @@ for name, profile in gpudml.caps.PROFILES.items():
 print(n)
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=str(__import__("pathlib").Path(__file__).parent))
+                         cwd=str(__import__("pathlib").Path(__file__).parent), env=same_gpudml_env())
     assert res.returncode == 0, res.stderr
     assert int(res.stdout) == len(caps.PROFILES) * sum(len(s.examples) for s in SPECS)
 
@@ -172,15 +173,34 @@ def test_plan_options_are_the_operators_own(vulkan_device):
 def test_rejected_wgsl_is_an_internal_error_with_numbered_source(device):
     source = "fn main() {\n    let x: u32 = 1.5;\n}\n"
     with pytest.raises(dml.InternalError) as info:
-        device._ctx.pipeline(source, ())
+        device._ctx.pipeline(source)
     message = str(info.value)
     assert not isinstance(info.value, dml.UnsupportedError)
     assert "rejected a generated shader (a gpudml bug" in message and device.adapter_name in message
     assert "1  fn main() {\n2      let x: u32 = 1.5;\n3  }" in message
 
 
+def test_every_binding_is_in_the_pipeline_layout(device):
+    """Pipelines take the layout wgpu derives from the shader; the entry point uses every
+    binding, so one the kernel's code never reads is there too."""
+    dispatch = Dispatch("slice1.wgsl.j2", {"rank": 1, "bits": 32, "run": 64, "strategy": "strided"},
+                        (output_buffer(0, "output", 32, "elements"), input_buffer(0, "input"),
+                         input_buffer(1, "never_read")),
+                        {"count": 4, "out_sizes": (4,), "out_strides": (1,), "slice_base": 0, "slice_steps": (1,)}, 4)
+    kernel = builder.build(dispatch, 65535)
+    ctx = device._ctx
+    with ctx.lock:
+        pipeline = ctx.pipeline(kernel.source)
+        usage = __import__("wgpu").BufferUsage
+        buffers = [ctx.device.create_buffer(size=16, usage=usage.STORAGE) for _ in range(3)]
+        uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=usage.UNIFORM)
+        entries = [{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(buffers)]
+        entries.append({"binding": 3, "resource": {"buffer": uniforms}})
+        ctx.device.create_bind_group(layout=pipeline.layout, entries=entries)  # a missing binding would raise
+
+
 def test_a_broken_template_fails_compile_operator_as_internal(device, monkeypatch):
-    monkeypatch.setattr(builder, "_entry", lambda workgroup_size: "\nthis is not wgsl\n")
+    monkeypatch.setattr(builder, "_entry", lambda buffers, workgroup_size: "\nthis is not wgsl\n")
     builder._render.cache_clear()
     try:
         desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.FLOAT32, [3]), [0], [3], [1])

@@ -144,11 +144,23 @@ def test_translation_of_other_wgpu_errors():
 
 
 # ------------------------------------------------------------------ adapters missing
-def test_unknown_adapter_names_the_request_and_what_to_install():
+def test_unknown_adapter_names_the_request_and_what_was_found():
     with pytest.raises(dml.UnsupportedError) as info:
         dml.Device(adapter="no-such-gpu")
     message = str(info.value)
-    assert "no adapter matches 'no-such-gpu'" in message and "found:" in message and HINT in message
+    assert "no adapter matches 'no-such-gpu'" in message and "found: llvmpipe" in message
+    assert HINT not in message  # both software adapters are installed: nothing to suggest
+
+
+def test_unknown_adapter_suggests_only_what_is_missing(monkeypatch):
+    found = adapters.enumerate_adapters()
+    vulkan_only = [a for a in found if adapters.backend_of(a) == "vulkan"]
+    monkeypatch.setattr(adapters, "enumerate_adapters", lambda: vulkan_only)
+    with pytest.raises(dml.UnsupportedError) as info:
+        dml.Device(adapter="gl")
+    message = str(info.value)
+    assert "no adapter matches 'gl'" in message and "via Vulkan" in message
+    assert "libegl-mesa0" in message and HINT not in message
 
 
 def test_unknown_adapter_from_the_environment(monkeypatch):
@@ -203,4 +215,4 @@ def test_info_explains_a_driver_that_cannot_load(monkeypatch, capsys):
 def test_info_explains_an_adapter_that_does_not_match(capsys):
     assert cli.main(["--adapter", "no-such-gpu", "info"]) == 1
     out = capsys.readouterr().out
-    assert "no adapter matches 'no-such-gpu'" in out and HINT in out
+    assert "no adapter matches 'no-such-gpu'" in out and "found: llvmpipe" in out

@@ -4,6 +4,8 @@ bit-identical after every operator; an output Tensor that is also an input is re
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from conftest import assert_bits_equal, random_bits
@@ -89,9 +91,11 @@ def test_failed_execute_stages_nothing(vulkan_device):
     desc = reverse_subsequences_desc(dml.TensorDesc(T.FLOAT32, [5, 3]), dml.TensorDesc(T.UINT32, [1, 3]), 0)
     compiled = dev.compile_operator(dev.create_operator(desc))
     x = np.ones((5, 3), np.float32)
+    gc.collect()  # Tensors of earlier tests waiting in cycles would return their buffers meanwhile
     before = (memory.allocations, memory.pooled_bytes)
     with pytest.raises(dml.InvalidArgumentError, match="sequence_lengths_tensor"):
         compiled.execute([x, np.ones((1, 3), np.float32)])
     with pytest.raises(dml.InvalidArgumentError, match="outputs must be Tensors"):
         compiled.execute([x, np.ones((1, 3), np.uint32)], outputs=[np.zeros((5, 3), np.float32)])
-    assert (memory.allocations, memory.pooled_bytes) == before
+    # Nothing allocated, nothing taken from the pool (a Tensor dying meanwhile may only add to it).
+    assert memory.allocations == before[0] and memory.pooled_bytes >= before[1]

@@ -362,7 +362,7 @@ def test_cli_examples_run_the_padding_and_reverse_seed_examples(capsys):
     out = capsys.readouterr().out
     for name in ("padding-1", "padding-2", "padding-3", "padding-4", "reverse_subsequences-1",
                  "reverse_subsequences-2"):
-        assert f"== {name} " in out
+        assert f"== {name}: " in out
     assert " 0 failed" in out
 
 

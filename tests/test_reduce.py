@@ -4,6 +4,7 @@ LOG_SUM_EXP shifting, NaN, ARGMAX ties, and float32 accuracy on 16M elements."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -30,6 +31,7 @@ from gpudml.ops import spec_named
 from gpudml.ops.reduce import infer_output as reduce_desc
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
+from gpudml.testing import assert_within
 
 F, T, FL = dml.ReduceFunction, dml.DataType, dml.FeatureLevel
 ARG = (F.ARGMAX, F.ARGMIN)
@@ -79,7 +81,7 @@ def test_cli_examples_include_reduce(capsys):
     assert spec_named("reduce").functional is dml.reduce  # what `gpudml examples` runs
     assert cli.main(["examples"]) == 0
     text = capsys.readouterr().out
-    assert all(f"== {e.name} " in text for e in SEEDS)
+    assert all(f"== {e.name}: Reduce example " in text for e in SEEDS)
 
 
 def test_cli_shader_reduce(capsys):
@@ -257,6 +259,42 @@ def test_functional_api_arguments(vulkan_device):
         dml.reduce(x.astype(np.float64), "sum", device=dev)
 
 
+def test_functional_axes_as_numpy_takes_them(vulkan_device):
+    """Negative axes count from the end and one bare int is one axis (the functional API; the
+    desc API stays DirectML's)."""
+    dev = vulkan_device
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    for axes, numpy_axes in ((-1, 2), ([-1], 2), ([0, -1], (0, 2)), (-3, 0), (1, 1), ([-2, 0], (0, 1))):
+        np.testing.assert_array_equal(dml.reduce(x, "sum", axes, device=dev), x.sum(numpy_axes, keepdims=True),
+                                      err_msg=str(axes))
+        np.testing.assert_array_equal(reference.reduce(x, "sum", axes), x.sum(numpy_axes, keepdims=True))
+    assert reduce_desc(dml.TensorDesc(T.INT32, [2, 3, 4]), "sum", [-1, 0]).axes == (2, 0)
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("reduce: axes[0] = -4 is outside [-3, 2] "
+                                                                 "(x has 3 dimensions)")):
+        dml.reduce(x, "sum", [-4], device=dev)
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("reduce: axes[1] = 3 is outside [-3, 2]")):
+        dml.reduce(x, "sum", [0, 3], device=dev)
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("reduce: axes [2, -1] name axis 2 twice")):
+        dml.reduce(x, "sum", [2, -1], device=dev)
+    desc = dml.ReduceOperatorDesc(F.SUM, dml.TensorDesc(T.INT32, [2, 3, 4]), dml.TensorDesc(T.INT32, [2, 3, 1]), [-1])
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Reduce: axes[0] = -1 is outside [0, 2]")):
+        dev.create_operator(desc)
+
+
+def test_output_data_type_errors_list_the_names(vulkan_device):
+    x = np.zeros((2, 2), np.float32)
+    with pytest.raises(dml.InvalidArgumentError) as info:
+        dml.reduce(x, "argmax", [1], output_data_type="INT65", device=vulkan_device)
+    message = str(info.value)
+    assert message.startswith("reduce: output_data_type: 'INT65' is not a DataType (FLOAT32, FLOAT16, UINT32")
+    assert message.endswith("INT64) nor the numpy dtype of one")
+    for value, want in (("int64", T.INT64), ("UINT32", T.UINT32), (np.int32, T.INT32), ("<i4", T.INT32),
+                        (T.UINT64, T.UINT64), (11, T.INT64), (np.dtype(np.uint32), T.UINT32)):
+        assert dml.DataType.parse(value) == want, value
+    with pytest.raises(dml.InvalidArgumentError, match="numpy dtype complex64 has no DirectML data type"):
+        dml.DataType.parse(np.complex64, "output_data_type")
+
+
 # ------------------------------------------------------------------ sweep against reference.py
 def _data(rng, data_type: dml.DataType, function, shape) -> np.ndarray:
     if not data_type.is_float:
@@ -266,26 +304,15 @@ def _data(rng, data_type: dml.DataType, function, shape) -> np.ndarray:
 
 
 def assert_reduce_close(got, want, x, function, axes, what=""):
-    """Integers, MIN/MAX and ARGMAX/ARGMIN exactly; float results within rounding bounds
-    scaled by the magnitudes involved (float32 accumulation, one rounding to the output type)."""
+    """Within Reduce's documented precision (ops/reduce.py tolerance): integers, MIN/MAX and
+    ARGMAX/ARGMIN exactly; float results within rounding bounds scaled by the magnitudes
+    involved (float32 accumulation, one rounding to the output type)."""
     assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
-    if want.dtype.kind != "f" or function in (F.MIN, F.MAX):
+    tolerance = reduce_op.tolerance(want, [x], {"function": function, "axes": axes})
+    if tolerance is None:
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
-    eps = {np.float32: 2e-6, np.float16: 1e-3}[want.dtype.type]
-    w = want.astype(np.float64)
-    scale = np.abs(w)
-    if function in (F.SUM, F.AVERAGE, F.L1, F.SUM_SQUARE, F.L2):
-        ax = None if axes is None else tuple(axes)
-        magnitude = reference.reduce(np.abs(x), function, ax).astype(np.float64)
-        scale = np.maximum(scale, magnitude)
-    elif function in (F.LOG_SUM, F.LOG_SUM_EXP):
-        scale = scale + 1.0
-    tolerance = 4 * eps * scale + 1e-30
-    g = got.astype(np.float64)
-    with np.errstate(invalid="ignore"):  # inf - inf: NaN, not within tolerance; g == w decides
-        bad = ~((np.abs(g - w) <= tolerance) | (np.isnan(g) & np.isnan(w)) | (g == w))
-    assert not bad.any(), f"{what}: got {g[bad][:5]}, want {w[bad][:5]}"
+    assert_within(got, want, tolerance, what)
 
 
 # (input sizes, input strides: None packed / "padded" / explicit, axes, output strides: None / "padded")

@@ -208,6 +208,18 @@ def test_functional_lengths_errors(device, lengths, message):
         dml.reverse_subsequences(x, lengths, 1, device=device)
 
 
+def test_functional_negative_axis(vulkan_device):
+    """A negative axis counts from the end in the functional API (the desc API stays DirectML's)."""
+    x = np.arange(24, dtype=np.int16).reshape(2, 3, 4)
+    lengths = np.array([[[2], [3], [0]], [[4], [1], [9]]], np.uint32)
+    want = reference.reverse_subsequences(x, lengths, 2)
+    assert_bits_equal(dml.reverse_subsequences(x, lengths, -1, device=vulkan_device), want)
+    assert_bits_equal(reference.reverse_subsequences(x, lengths, -1), want)
+    with pytest.raises(dml.InvalidArgumentError,
+                       match=re.escape("reverse_subsequences: axis = -4 is outside [-3, 2] (x has 3 dimensions)")):
+        dml.reverse_subsequences(x, lengths, -4, device=vulkan_device)
+
+
 def test_tensor_in_tensor_out(device):
     x = np.arange(24, dtype=np.int64).reshape(2, 3, 4)
     lengths = np.array([[[3, 2, 1, 0]], [[9, 3, 2, 2]]], np.uint32)

@@ -73,7 +73,23 @@ def _gb_per_s(nbytes: int, ms: float | None) -> float | None:
     return None if not ms else nbytes / ms / 1e6
 
 
-def render_markdown(rows: list[Row], anchors: dict, device_name: str) -> str:
+#: What the onnxruntime column says where the bench extra is missing, and the hint under the table.
+NOT_INSTALLED = "not installed (pip install 'gpudml[bench]')"
+EXTRA_HINT = ("onnxruntime is not installed, so its column is empty: pip install 'gpudml[bench]' "
+              "(onnx, onnxruntime and matplotlib; from a checkout: pip install '.[bench]')")
+
+
+def extra_installed() -> bool:
+    """Whether the bench extra's onnx and onnxruntime can be imported."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def render_markdown(rows: list[Row], anchors: dict, device_name: str, extra: bool = True) -> str:
     ceiling = anchors.get("copy_kernel_gbps")
     floor = anchors.get("empty_dispatch_ms")
     lines = [f"adapter: {device_name}", "",
@@ -99,7 +115,8 @@ def render_markdown(rows: list[Row], anchors: dict, device_name: str) -> str:
         vs_numpy = None if not (r.device_ms and r.numpy_ms) else r.device_ms / r.numpy_ms
         dev = fmt(r.device_ms) + ("" if r.kernel_ms is None else f" ({r.kernel_ms:.3f})")
         lines.append(f"| {r.id} {r.title} | {dev} | {fmt(gbps, '.2f')} | {fmt(ratio_ceiling, '.2f')} | "
-                     f"{fmt(ratio_floor, '.2f')} | {fmt(r.numpy_io_ms)} | {fmt(r.numpy_ms)} | {fmt(r.ort_ms)} | "
+                     f"{fmt(ratio_floor, '.2f')} | {fmt(r.numpy_io_ms)} | {fmt(r.numpy_ms)} | "
+                     f"{fmt(r.ort_ms) if extra else NOT_INSTALLED} | "
                      f"{fmt(vs_numpy, '.2f')} | {r.note} |")
     return "\n".join(lines)
 
@@ -153,7 +170,10 @@ def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = N
     compiled = stats.misses - misses0
     anchors["pipelines_compiled_by_workloads"] = compiled
     anchors["pipeline_compile_ms_mean"] = (stats.compile_seconds - seconds0) * 1e3 / compiled if compiled else 0.0
-    text = render_markdown(rows, anchors, device.adapter_name)
+    extra = extra_installed()
+    text = render_markdown(rows, anchors, device.adapter_name, extra)
+    if not extra:
+        text += f"\n\n{EXTRA_HINT}"
     if md_path:
         with open(md_path, "w") as f:
             f.write(text + "\n")

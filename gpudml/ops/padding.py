@@ -327,7 +327,8 @@ SPEC = OpSpec(
          CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
          CliArg("--end", "end_padding, comma-separated (default: --start)"),
          CliArg("--value", "padding_value (CONSTANT)", "number", "0")),
-    from_cli=from_cli,
+    from_cli=from_cli, cli_example="--shape 1,1,4,4 --mode reflection --start 0,0,1,2 --end 0,0,3,4",
+    page="DML_PADDING_OPERATOR_DESC",
     examples=tuple(
         Example(f"padding-{i}", _PAD_INPUT, {**_PAD_ARGS, "mode": mode, "value": value},
                 np.array(rows, np.float32).reshape(1, 1, 8, 10), _PAD_SOURCE)

@@ -105,17 +105,15 @@ class ReduceOperatorDesc:
 
 def infer_output(input_tensor: TensorDesc, function, axes=None, output_data_type=None) -> ReduceOperatorDesc:
     """The desc of `reduce(x, function, axes, output_data_type=)`: the output keeps the rank
-    with size 1 on each reduced axis (None: every axis); its type is the input's, except
-    ARGMAX/ARGMIN (`output_data_type`, default UINT32). A given `output_data_type` for
-    another function must equal the input's type (validation says so otherwise)."""
+    with size 1 on each reduced axis; its type is the input's, except ARGMAX/ARGMIN
+    (`output_data_type`, default UINT32). A given `output_data_type` for another function
+    must equal the input's type (validation says so otherwise). `axes` as numpy takes
+    them: None (every axis), one int or a list, negative ones counted from the end (the
+    desc itself takes DirectML's axes only)."""
     function = ReduceFunction.coerce(function, "reduce: function")
-    if axes is None:
-        axes = tuple(range(input_tensor.rank))
-    elif isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
-        axes = (int(axes),)
-    axes = as_int_tuple(axes, "reduce: axes")
+    axes = normalize_axes(axes, input_tensor.rank, "reduce: axes")
     if output_data_type is not None:
-        out_type = _data_type(output_data_type, "reduce: output_data_type")
+        out_type = DataType.parse(output_data_type, "reduce: output_data_type")
     elif function in ARG_FUNCTIONS:
         out_type = DataType.UINT32
     else:
@@ -124,15 +122,24 @@ def infer_output(input_tensor: TensorDesc, function, axes=None, output_data_type
     return ReduceOperatorDesc(function, input_tensor, TensorDesc(out_type, out_sizes), axes)
 
 
-def _data_type(value, field: str) -> DataType:
-    """A DataType from a DataType, its name or value, or a numpy dtype."""
-    if isinstance(value, (DataType, str, int, np.integer)):
-        try:
-            return DataType.coerce(value, field)
-        except InvalidArgumentError:
-            if not isinstance(value, str):
-                raise
-    return DataType.from_numpy(value, field)
+def normalize_axes(axes, rank: int, field: str) -> tuple[int, ...]:
+    """numpy's axes as DirectML's: None is every axis, an int is one axis, a negative axis
+    counts from the end; each in [-rank, rank), none twice."""
+    if axes is None:
+        return tuple(range(rank))
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = (int(axes),)
+    axes = as_int_tuple(axes, field)
+    out: list[int] = []
+    for i, a in enumerate(axes):
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(
+                f"{field}[{i}] = {a} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+        a = a + rank if a < 0 else a
+        if a in out:
+            raise InvalidArgumentError(f"{field} {list(axes)} name axis {a} twice")
+        out.append(a)
+    return tuple(out)
 
 
 def validate(desc: ReduceOperatorDesc, feature_level: FeatureLevel) -> None:
@@ -170,8 +177,8 @@ _FLOAT_ONLY = {F.AVERAGE, F.L2, F.LOG_SUM, F.LOG_SUM_EXP}
 
 
 def reference(x, function, axes=None, output_data_type=None) -> np.ndarray:
-    """Reduce `axes` (None = all; any order; no duplicates), keeping the rank: every
-    reduced axis has size 1 in the result.
+    """Reduce `axes` (None = all; one int or a list, negative ones counting from the end;
+    any order; no duplicates), keeping the rank: every reduced axis has size 1 in the result.
 
     Float inputs (float16/32/64): SUM, AVERAGE, MULTIPLY, L1, L2, SUM_SQUARE, LOG_SUM and
     LOG_SUM_EXP are computed in float64 and rounded once to the input type; the GPU's
@@ -199,9 +206,9 @@ def reference(x, function, axes=None, output_data_type=None) -> np.ndarray:
     out_shape = [1 if a in axes else n for a, n in enumerate(x.shape)]
     if function in ARG_FUNCTIONS:
         pick = np.argmax if function == F.ARGMAX else np.argmin
-        index_type = np.dtype(np.uint32) if output_data_type is None else _data_type(output_data_type, "").numpy
+        index_type = np.dtype(np.uint32) if output_data_type is None else DataType.parse(output_data_type).numpy
         return pick(rows, axis=-1).astype(index_type).reshape(out_shape)
-    if output_data_type is not None and _data_type(output_data_type, "").numpy != x.dtype:
+    if output_data_type is not None and DataType.parse(output_data_type).numpy != x.dtype:
         raise ValueError(f"{function.name}: output type must equal the input type {x.dtype}")
     if function in (F.MIN, F.MAX):
         return (np.min if function == F.MIN else np.max)(rows, axis=-1).reshape(out_shape)
@@ -214,12 +221,16 @@ def reference(x, function, axes=None, output_data_type=None) -> np.ndarray:
 
 
 def _reduce_axes(axes, rank: int) -> list[int]:
-    """Sorted axis list; ValueError for out-of-range, duplicate or empty axes."""
+    """Sorted axes (numpy-style: negative ones count from the end); ValueError for
+    out-of-range, duplicate or empty axes."""
     if axes is None:
         return list(range(rank))
     axes = [int(a) for a in np.asarray(axes).reshape(-1)]
-    if not axes or len(set(axes)) != len(axes) or any(not 0 <= a < rank for a in axes):
-        raise ValueError(f"axes {axes}: need at least one, unique, each in [0, {rank})")
+    if not axes or any(not -rank <= a < rank for a in axes):
+        raise ValueError(f"axes {axes}: need at least one, each in [{-rank}, {rank})")
+    axes = [a % rank for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axes {axes}: an axis appears twice")
     return sorted(axes)
 
 
@@ -274,6 +285,30 @@ def _wrapping_reduce(rows: np.ndarray, function: ReduceFunction, dtype: np.dtype
     return low.astype(np.dtype(f"u{dtype.itemsize}")).view(dtype)
 
 
+#: Relative rounding bound of one float result (float32 accumulation, one rounding to the type).
+_EPS = {np.dtype(np.float32): 2e-6, np.dtype(np.float16): 1e-3, np.dtype(np.float64): 2e-6}
+
+
+def tolerance(expected: np.ndarray, inputs, arguments: dict):
+    """The documented precision of a result against the reference: integers and ARGMAX/ARGMIN
+    indices bit-exact (None); float MIN/MAX exact in value (0); the other float functions
+    within 4 x eps x the magnitude involved (eps 2e-6 for float32 results, 1e-3 for float16):
+    the larger of |result| and the same reduction of |x| for SUM, AVERAGE, L1, SUM_SQUARE
+    and L2, |result| + 1 for LOG_SUM and LOG_SUM_EXP, |result| for MULTIPLY."""
+    if expected.dtype.kind != "f":
+        return None
+    function = ReduceFunction.coerce(arguments["function"])
+    if function in (F.MIN, F.MAX):
+        return 0.0
+    scale = np.abs(expected.astype(np.float64))
+    if function in (F.SUM, F.AVERAGE, F.L1, F.SUM_SQUARE, F.L2):
+        magnitude = reference(np.abs(np.asarray(inputs[0])), function, arguments.get("axes"))
+        scale = np.maximum(scale, magnitude.astype(np.float64))
+    elif function in (F.LOG_SUM, F.LOG_SUM_EXP):
+        scale = scale + 1.0
+    return 4 * _EPS[expected.dtype] * scale + 1e-30
+
+
 # ---------------------------------------------------------------------------- kernels
 def strategies_for(desc: ReduceOperatorDesc, caps, **options) -> tuple[str, ...]:
     return reduction.strategies_for(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps,
@@ -287,9 +322,11 @@ def plan(desc: ReduceOperatorDesc, caps, strategy: str, **options) -> KernelPlan
 
 # ---------------------------------------------------------------------------- API
 def reduce(x, function, axes=None, *, output_data_type=None, device=None):
-    """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all).
-    The result keeps the rank, size 1 on the reduced axes. `output_data_type` is the index
-    type of ARGMAX/ARGMIN (default UINT32); other functions keep the input's type."""
+    """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all;
+    one int or a list; negative axes count from the end, as in numpy). The result keeps the
+    rank, size 1 on the reduced axes. `output_data_type` (a DataType, its name or a numpy
+    dtype) is the index type of ARGMAX/ARGMIN (default UINT32); other functions keep the
+    input's type."""
     return functional.call(SPEC, device, [("x", x)], function=function, axes=axes, output_data_type=output_data_type)
 
 
@@ -304,11 +341,13 @@ SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
+    tolerance=tolerance,
     reference=reference, functional=reduce, tensors=("x",),
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
          CliArg("--axes", "reduced axes, comma-separated (default all)"),
          CliArg("--output-data-type", "ARGMAX/ARGMIN index type (default UINT32)", "str")),
-    from_cli=from_cli,
+    from_cli=from_cli, cli_example="--function sum --axes 1 --shape 4096,4096",
+    page="DML_REDUCE_OPERATOR_DESC",
     # The page has only these three SUM examples (no ARGMAX/ARGMIN or other function).
     examples=(
         Example("reduce-1", _INPUT, {"function": F.SUM, "axes": [0]},

@@ -42,8 +42,14 @@ class ReverseSubsequencesOperatorDesc:
 
 
 def infer_output(input_tensor: TensorDesc, sequence_lengths: TensorDesc, axis) -> ReverseSubsequencesOperatorDesc:
-    """The desc of `reverse_subsequences(x, sequence_lengths, axis)`: the output is x's shape."""
+    """The desc of `reverse_subsequences(x, sequence_lengths, axis)`: the output is x's shape.
+    A negative axis counts from the end, as in numpy (the desc takes DirectML's axis only)."""
     axis = as_int(axis, "reverse_subsequences: axis")
+    rank = input_tensor.rank
+    if not -rank <= axis < rank:
+        raise InvalidArgumentError(
+            f"reverse_subsequences: axis = {axis} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+    axis = axis + rank if axis < 0 else axis
     out = TensorDesc(input_tensor.data_type, input_tensor.sizes)
     return ReverseSubsequencesOperatorDesc(input_tensor, sequence_lengths, out, axis)
 
@@ -85,12 +91,13 @@ def reference(x, sequence_lengths, axis: int) -> np.ndarray:
     """Along `axis`, with L = min(length, n): out[k] = x[L-1-k] for k < L, x[k] otherwise.
     Lengths 0 and 1 change nothing; lengths beyond the axis clamp to n (the page: "as if
     clamped to the maximum"). `sequence_lengths` has x's rank, size 1 on `axis`, x's
-    sizes elsewhere."""
+    sizes elsewhere; a negative axis counts from the end."""
     x = np.asarray(x)
     lengths = np.asarray(sequence_lengths)
     axis = int(axis)
-    if not 0 <= axis < x.ndim:
-        raise ValueError(f"axis {axis} is outside [0, {x.ndim})")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is outside [{-x.ndim}, {x.ndim})")
+    axis %= x.ndim
     want = x.shape[:axis] + (1,) + x.shape[axis + 1:]
     if lengths.shape != want:
         raise ValueError(f"sequence_lengths shape {lengths.shape}, expected {want}")
@@ -170,8 +177,8 @@ def sequence_lengths_array(sequence_lengths) -> np.ndarray:
 
 
 def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
-    """DML_REVERSE_SUBSEQUENCES: along `axis`, reverse the first min(length, n) elements of
-    each sequence. `sequence_lengths` has x's rank and sizes, except 1 on `axis`: a Tensor
+    """DML_REVERSE_SUBSEQUENCES: along `axis` (negative: from the end), reverse the first
+    min(length, n) elements of each sequence. `sequence_lengths` has x's rank and sizes, except 1 on `axis`: a Tensor
     (UINT32/UINT64) or any non-negative integer array (sent as UINT32, or UINT64 if needed)."""
     def lengths_array(value) -> np.ndarray:
         lengths = sequence_lengths_array(value)
@@ -203,7 +210,8 @@ SPEC = OpSpec(
     reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
     cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),
          CliArg("--lengths-dtype", "sequence_lengths_tensor type: UINT32 or UINT64", "str", "UINT32")),
-    from_cli=from_cli,
+    from_cli=from_cli, cli_example="--shape 1,1,3,4 --axis 3 --lengths-dtype UINT32",
+    page="DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC",
     examples=(
         Example("reverse_subsequences-1", _INPUT,
                 {"sequence_lengths": np.array([2, 4, 3], np.uint32).reshape(1, 1, 3, 1), "axis": 3},

@@ -163,7 +163,8 @@ SPEC = OpSpec(
     cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
          CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
          CliArg("--strides", "input_window_strides, may be negative (default 1)")),
-    from_cli=from_cli,
+    from_cli=from_cli, cli_example="--shape 1,1,4,4 --offsets 0,0,0,1 --sizes 1,1,4,3 --strides 1,1,-2,2",
+    page="DML_SLICE1_OPERATOR_DESC",
     examples=(
         Example("slice1-1", _SEED_INPUT, {"offsets": [0, 0, 0, 1], "sizes": [1, 1, 4, 3], "strides": [1, 1, 2, 2]},
                 np.array([[2, 4], [10, 12]], np.float32).reshape(1, 1, 2, 2), "003_6bb030eeb1b9e3ae.txt"),

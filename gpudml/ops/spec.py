@@ -149,8 +149,13 @@ class OpSpec:
       functional API's arguments.
     - `functional`: the public function (`gpudml.slice`); `tensors`: the names of its
       tensor arguments, in the desc's input order.
-    - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options.
+    - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options;
+      `cli_example`: options that make a telling example (shown by `--help`).
+    - `page`: the C struct DirectML's page documents (DML_SLICE1_OPERATOR_DESC).
     - `examples`: the page's worked examples.
+    - `tolerance(expected, inputs, arguments)`: the documented precision of results that
+      are not bit-exact, as an absolute tolerance (a number or one per element); None
+      (the default, or returned) means bit-exact.
     """
 
     name: str
@@ -167,8 +172,11 @@ class OpSpec:
     tensors: tuple[str, ...]
     cli: tuple[CliArg, ...]
     from_cli: Callable[[TensorDesc, dict], Any]
+    cli_example: str
+    page: str
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
+    tolerance: Callable[..., Any] | None = None
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):

@@ -25,12 +25,24 @@ BACKEND_ALIASES = {
     "metal": "metal", "d3d12": "d3d12", "dx12": "d3d12",
 }
 HARDWARE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2}
+#: The Debian packages of each software adapter, by wgpu backend.
+SOFTWARE_ADAPTERS = {
+    "vulkan": "`apt-get install mesa-vulkan-drivers libvulkan1` (Vulkan, lavapipe)",
+    "opengl": "`apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri` (OpenGL, llvmpipe)",
+}
 INSTALL_HINT = (
-    "on Debian/Ubuntu install the software adapters with "
-    "`apt-get install mesa-vulkan-drivers libvulkan1` (Vulkan, lavapipe) and "
-    "`apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri` (OpenGL, llvmpipe); "
-    "the README's set-up step does this"
+    f"on Debian/Ubuntu install the software adapters with {SOFTWARE_ADAPTERS['vulkan']} and "
+    f"{SOFTWARE_ADAPTERS['opengl']}; the README's set-up step does this"
 )
+
+
+def install_hint(found: list) -> str:
+    """What to install for the backends none of `found` offers ("" if every one is there)."""
+    have = {backend_of(a) for a in found}
+    missing = [text for backend, text in SOFTWARE_ADAPTERS.items() if backend not in have]
+    if not missing:
+        return ""
+    return f"on Debian/Ubuntu install {' and '.join(missing)}; the README's set-up step does this"
 
 
 def _quiet_gl_environment() -> None:
@@ -107,8 +119,11 @@ def choose_adapter(request: str | None = None):
     else:
         matches = [a for a in adapters if key in describe(a).lower()]
     if not matches:
+        hint = install_hint(adapters)
         raise UnsupportedError(
-            f"gpudml: no adapter matches {request!r}{source} (found: {found}); {INSTALL_HINT}")
+            f"gpudml: no adapter matches {request!r}{source} (found: {found}); name one by backend "
+            f"({', '.join(sorted(set(BACKEND_ALIASES) - {'vk', 'gles', 'dx12'}))}) or by part of its name"
+            + (f"; {hint}" if hint else ""))
     return sorted(matches, key=_default_rank)[0]
 
 

@@ -44,7 +44,7 @@ class CompiledOperator:
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         self._steps: list[_Step] = []
         for kernel in self.program.kernels:
-            pipe = ctx.pipeline(kernel.source, kernel.buffers)
+            pipe = ctx.pipeline(kernel.source)
             with ctx.lock:
                 uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=_uniform_usage())
             self._steps.append(_Step(pipe, uniforms, kernel))

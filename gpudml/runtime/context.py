@@ -69,43 +69,29 @@ class GpuContext:
             if ctx is self:
                 _CONTEXTS.pop(key, None)
 
-    def pipeline(self, source: str, buffers) -> _Pipeline:
-        """The compute pipeline for a WGSL source binding `buffers` (builder.Buffer) and a
-        uniform buffer after them (compiled once per context)."""
+    def pipeline(self, source: str) -> _Pipeline:
+        """The compute pipeline of a WGSL source the builder made (compiled once per context)."""
         with self.lock:
             hit = self._pipelines.get(source)
             if hit is not None:
                 self.stats.hits += 1
                 return hit
             t0 = time.perf_counter()
-            entry = self._compile(source, buffers)
+            entry = self._compile(source)
             self.stats.compile_seconds += time.perf_counter() - t0
             self.stats.misses += 1
             self._pipelines[source] = entry
             return entry
 
-    def _compile(self, source: str, buffers) -> _Pipeline:
-        import wgpu
-
-        entries = [
-            {
-                "binding": i,
-                "visibility": wgpu.ShaderStage.COMPUTE,
-                "buffer": {"type": wgpu.BufferBindingType.storage if b.writable
-                           else wgpu.BufferBindingType.read_only_storage},
-            }
-            for i, b in enumerate(buffers)
-        ]
-        entries.append({"binding": len(buffers), "visibility": wgpu.ShaderStage.COMPUTE,
-                        "buffer": {"type": wgpu.BufferBindingType.uniform}})
+    def _compile(self, source: str) -> _Pipeline:
+        """The pipeline, with the layout wgpu derives from the shader: the builder's entry
+        point uses every binding (builder._entry), so it holds all of them. (An explicit
+        layout costs a first process some 75 ms more: wgpu-py's C types for it.)"""
         dev = self.device
         try:
             module = dev.create_shader_module(code=source)
-            layout = dev.create_bind_group_layout(entries=entries)
-            pipeline = dev.create_compute_pipeline(
-                layout=dev.create_pipeline_layout(bind_group_layouts=[layout]),
-                compute={"module": module, "entry_point": "main"},
-            )
+            pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+            layout = pipeline.get_bind_group_layout(0)
         except Exception as exc:
             from . import guard
 

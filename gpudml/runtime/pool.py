@@ -20,6 +20,7 @@ class BufferPool:
         self.ctx = ctx
         self.lock = lock
         self.allocations = 0  # buffers created (tests count them)
+        self.limit_bytes = POOL_LIMIT_BYTES  # (an attribute: finalizers may run after module globals are gone)
         self._free: dict = defaultdict(list)
         self._free_bytes = 0
         self._holds = 0  # open batches: recorded commands may name pooled buffers
@@ -93,7 +94,7 @@ class BufferPool:
         with self.lock:
             self._holds -= 1
             if not self._holds:
-                self._shrink(POOL_LIMIT_BYTES)
+                self._shrink(self.limit_bytes)
 
     def _take_in(self) -> None:
         """Under the lock: pool the buffers handed over, drop the objects (drop_later)."""
@@ -106,7 +107,7 @@ class BufferPool:
             self._free_bytes += buffer.size
             returned = True
         if returned and not self._holds:
-            self._shrink(POOL_LIMIT_BYTES)
+            self._shrink(self.limit_bytes)
 
     def _shrink(self, limit: int) -> None:
         if self._shrinking:
