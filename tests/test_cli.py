@@ -4,6 +4,7 @@ wgpu at all."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -97,12 +98,15 @@ def test_adapter_before_or_after_the_subcommand():
     assert cli.build_parser().parse_args(["info"]).adapter is None
 
 
-def test_a_closed_pipe_is_no_traceback():
-    """`gpudml examples | head -1`: the reader goes away; no BrokenPipeError traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "gpudml", "examples"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=str(Path(__file__).parent), env=same_gpudml_env())
-    proc.stdout.readline()
-    proc.stdout.close()
+@pytest.mark.parametrize("command", [["examples"], ["info"], ["shader", "reduce", "--caps", "gpu"]])
+def test_a_closed_pipe_is_no_traceback(command):
+    """`gpudml info | head -1`: the reader goes away; no BrokenPipeError traceback. The pipe's
+    reading end is closed before the command writes, so every write of it fails."""
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "gpudml", *command], stdout=write_end, stderr=subprocess.PIPE,
+                            cwd=str(Path(__file__).parent), env=same_gpudml_env())
+    os.close(write_end)
+    os.close(read_end)
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
