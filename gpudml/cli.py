@@ -169,6 +169,38 @@ def cmd_shader(args) -> int:
     return 0
 
 
+def cmd_lab(args) -> int:
+    import json
+
+    from . import lab
+    from .ops import spec_named
+    from .runtime.device import Device
+
+    spec = spec_named(args.op)
+    desc, level = description(spec, args)
+    if args.reps < 1:
+        raise InvalidArgumentError(f"--reps: {args.reps} must be at least 1")
+    strategies = None if args.strategies.strip() == "all" else [s for s in args.strategies.split(",") if s]
+    unknown = [s for s in strategies or () if s not in spec.strategies]
+    if unknown:
+        raise InvalidArgumentError(f"--strategies: {', '.join(unknown)} not a strategy of {spec.name} "
+                                   f"({', '.join(spec.strategies)})")
+    device = Device(feature_level=level, adapter=args.adapter)
+    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps)
+    x = desc.input_tensor
+    title = (f"{spec.name} of {x.data_type.name} {list(x.sizes)} ({_arguments(spec.arguments(desc))}) "
+             f"on {device.adapter_name}")
+    print(lab.table(rows, title))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(lab.as_dicts(rows), f, indent=1)
+    if args.png and not lab.chart(rows, args.png, title):
+        print("(matplotlib is not installed: no chart; pip install 'gpudml[bench]')")
+    if args.wgsl:
+        lab.write_wgsl(device, desc, rows, args.wgsl)
+    return 0
+
+
 def cmd_bench(args) -> int:
     import os
 
@@ -222,21 +254,46 @@ def build_parser() -> argparse.ArgumentParser:
     shader.set_defaults(func=cmd_shader)
     ops = shader.add_subparsers(dest="op", required=True, metavar="OP")
     for spec in SPECS:
-        aliases = [spec.functional_name] if spec.functional_name != spec.key else []
         p = _subparser(ops, spec.key, f"{spec.page}", f"gpudml shader {spec.key} {spec.cli_example}",
-                       aliases=aliases)
-        p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
-        p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
-        p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
-        for arg in spec.cli:
-            p.add_argument(arg.flag, default=arg.default, help=arg.help)
-        p.add_argument("--feature-level", default=None, help="validate at this level (default: the highest)")
+                       aliases=_aliases(spec))
+        _description_options(p, spec)
         p.add_argument("--strategy", default=None, choices=spec.strategies,
                        help="force a kernel strategy (default: the operator's choice)")
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
                        help="compile for a capability profile, with no adapter (default: the adapter, or "
                             f"profile {FALLBACK_PROFILE} when none can be opened)")
+    lab = _subparser(sub, "lab", "run one description under every kernel variant: correctness, GPU time, "
+                                 "GB/s against the copy kernel",
+                     "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json")
+    lab.set_defaults(func=cmd_lab)
+    lab_ops = lab.add_subparsers(dest="op", required=True, metavar="OP")
+    for spec in SPECS:
+        p = _subparser(lab_ops, spec.key, f"{spec.page}", f"gpudml lab {spec.key} {spec.cli_example}",
+                       aliases=_aliases(spec))
+        _description_options(p, spec)
+        p.add_argument("--strategies", default="all", help="all, or strategy names, comma-separated "
+                                                          f"({', '.join(spec.strategies)})")
+        p.add_argument("--templates", default=None, metavar="DIR",
+                       help="also run every variant under this folder's templates (they shadow the packaged ones)")
+        p.add_argument("--reps", type=int, default=7, help="timed repetitions per variant (default 7)")
+        p.add_argument("--json", default=None, metavar="FILE", help="write the rows as JSON")
+        p.add_argument("--png", default=None, metavar="FILE", help="a bar chart of the ratios to the copy kernel")
+        p.add_argument("--wgsl", default=None, metavar="DIR", help="write each variant's WGSL here")
     return parser
+
+
+def _aliases(spec) -> list[str]:
+    return [spec.functional_name] if spec.functional_name != spec.key else []
+
+
+def _description_options(p: argparse.ArgumentParser, spec) -> None:
+    """The options that describe one operator (`shader` and `lab` share them)."""
+    p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
+    p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
+    p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
+    for arg in spec.cli:
+        p.add_argument(arg.flag, default=arg.default, help=arg.help)
+    p.add_argument("--feature-level", default=None, help="validate at this level (default: the highest)")
 
 
 #: A value that starts like a negative number ("-1", "-1,2", "-0.5"): argparse would take
