@@ -201,6 +201,40 @@ def cmd_lab(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    """Autotune the bench workloads' kinds of description and say what was chosen."""
+    import numpy as np
+
+    from .bench import workloads as wl
+    from .runtime import tuning
+    from .runtime.device import Device
+
+    device = Device(adapter=args.adapter, autotune=True)
+    tuner = device._ctx.tuner
+    only = args.only.split(",") if args.only else None
+    unknown = sorted(set(only or ()) - {w.id for w in wl.WORKLOADS})
+    if unknown:
+        ids = ", ".join(w.id for w in wl.WORKLOADS)
+        raise InvalidArgumentError(f"--only: {', '.join(unknown)} not a workload ({ids})")
+    print(f"Tuning on {device.adapter_name}; cache: {tuning.cache_file() or 'off (GPUDML_TUNING_CACHE=off)'}")
+    for w in wl.WORKLOADS:
+        if only and w.id not in only:
+            continue
+        before = set(tuner.used)
+        case = w.setup(device, np.random.default_rng(int(w.id[1:])), True)
+        case.device_fn()
+        device.synchronize()
+        for key in [k for k in tuner.used if k not in before]:
+            choice, timed = tuner.used[key]
+            ms = choice["ms"]
+            gain = ms[choice["default"]] / ms[choice["strategy"]] if ms[choice["strategy"]] else float("nan")
+            times = ", ".join(f"{s} {v:.4f} ms" for s, v in sorted(ms.items(), key=lambda kv: kv[1]))
+            how = "timed now" if timed else "from the cache"
+            print(f"  {w.id} {w.title}: {choice['strategy']} ({how}; {times}; {gain:.2f}x the default "
+                  f"{choice['default']})")
+    return 0
+
+
 def cmd_bench(args) -> int:
     import os
 
@@ -249,6 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
     bench.add_argument("--out", default="bench/results", help="folder for bench.md, bench.json, bench.png")
     bench.set_defaults(func=cmd_bench)
+    tune = _subparser(sub, "tune", "autotune the bench workloads' descriptions on this adapter (fills the "
+                                   "tuning cache)", "gpudml tune --only W1,W2")
+    tune.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
+    tune.set_defaults(func=cmd_tune)
     shader = _subparser(sub, "shader", "print the WGSL a description compiles to (needs no adapter)",
                         "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
     shader.set_defaults(func=cmd_shader)
