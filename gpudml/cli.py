@@ -54,6 +54,12 @@ def cmd_info(args) -> int:
     print(f"Feature level:   {dev.feature_level.name}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
     print(f"Data types:      {', '.join(supported)}")
+    from . import templates
+    from .runtime import tuning
+
+    print(f"Templates:       {os.pathsep.join(templates.search_path())}  (first match wins; GPUDML_TEMPLATE_PATH)")
+    print(f"Autotuning:      {'on' if dev.autotune else 'off'} (GPUDML_AUTOTUNE); cache "
+          f"{tuning.cache_file() or 'off'} (GPUDML_TUNING_CACHE)")
     return 0
 
 
@@ -198,7 +204,7 @@ def cmd_lab(args) -> int:
         print("(matplotlib is not installed: no chart; pip install 'gpudml[bench]')")
     if args.wgsl:
         lab.write_wgsl(device, desc, rows, args.wgsl)
-    return 0
+    return 1 if lab.failures(rows) else 0
 
 
 def cmd_tune(args) -> int:
@@ -230,7 +236,8 @@ def cmd_tune(args) -> int:
             gain = ms[choice["default"]] / ms[choice["strategy"]] if ms[choice["strategy"]] else float("nan")
             times = ", ".join(f"{s} {v:.4f} ms" for s, v in sorted(ms.items(), key=lambda kv: kv[1]))
             how = "timed now" if timed else "from the cache"
-            print(f"  {w.id} {w.title}: {choice['strategy']} ({how}; {times}; {gain:.2f}x the default "
+            operator = choice.get("kind", "?").split(" ", 1)[0]
+            print(f"  {w.id} {w.title}, {operator}: {choice['strategy']} ({how}; {times}; {gain:.2f}x the default "
                   f"{choice['default']})")
     return 0
 
@@ -262,9 +269,21 @@ def _subparser(sub, name: str, help: str, example: str, **kwargs) -> argparse.Ar
     return parser
 
 
+def _per_operator(parser, command: str):
+    """A subcommand per operator under `parser` (`gpudml COMMAND OP`), with the options
+    that describe one of its descriptions: yields (spec, its parser)."""
+    from .ops import SPECS
+
+    ops = parser.add_subparsers(dest="op", required=True, metavar="OP")
+    for spec in SPECS:
+        p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli_example}",
+                       aliases=_aliases(spec))
+        _description_options(p, spec)
+        yield spec, p
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import caps
-    from .ops import SPECS
 
     parser = argparse.ArgumentParser(
         prog="gpudml", description="DirectML operators on any GPU",
@@ -290,11 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     shader = _subparser(sub, "shader", "print the WGSL a description compiles to (needs no adapter)",
                         "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
     shader.set_defaults(func=cmd_shader)
-    ops = shader.add_subparsers(dest="op", required=True, metavar="OP")
-    for spec in SPECS:
-        p = _subparser(ops, spec.key, f"{spec.page}", f"gpudml shader {spec.key} {spec.cli_example}",
-                       aliases=_aliases(spec))
-        _description_options(p, spec)
+    for spec, p in _per_operator(shader, "shader"):
         p.add_argument("--strategy", default=None, choices=spec.strategies,
                        help="force a kernel strategy (default: the operator's choice)")
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
@@ -304,11 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "GB/s against the copy kernel",
                      "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json")
     lab.set_defaults(func=cmd_lab)
-    lab_ops = lab.add_subparsers(dest="op", required=True, metavar="OP")
-    for spec in SPECS:
-        p = _subparser(lab_ops, spec.key, f"{spec.page}", f"gpudml lab {spec.key} {spec.cli_example}",
-                       aliases=_aliases(spec))
-        _description_options(p, spec)
+    for spec, p in _per_operator(lab, "lab"):
         p.add_argument("--strategies", default="all", help="all, or strategy names, comma-separated "
                                                           f"({', '.join(spec.strategies)})")
         p.add_argument("--templates", default=None, metavar="DIR",

@@ -47,6 +47,13 @@ class Row:
     error: str | None = None  # why it did not compile or run
     first_wrong: str | None = None  # the first element that differs from the reference
     samples_ms: list = field(default_factory=list)
+    eligible: bool = True  # False: named with --strategies but the description cannot use it
+
+
+def failures(rows: list[Row]) -> list[Row]:
+    """The eligible variants that did not compile, did not run or computed a wrong result
+    (`gpudml lab` exits with status 1 when there are any)."""
+    return [r for r in rows if r.eligible and not r.correct]
 
 
 def run(device, desc, *, strategies=None, templates: str | None = None, reps: int = 7, seed: int = 0,
@@ -58,7 +65,9 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
 
     spec = spec_for(desc)
     op = device.create_operator(desc)
+    compiling = device.pipeline_cache_stats.compile_seconds
     default = device.compile_operator(op)
+    default_compile_ms = (device.pipeline_cache_stats.compile_seconds - compiling) * 1e3
     eligible = default.strategies
     names = list(eligible) if strategies in (None, "all", ["all"]) else list(strategies)
     devices = {None: device}
@@ -82,10 +91,13 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                 row = Row(name, template_dir, default=(name == default.strategy and template_dir is None))
                 rows.append(row)
                 if name not in eligible:
+                    row.eligible = False
                     row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
                     continue
                 _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
                              out_desc, expected, tolerance, reps, yard, spec.traffic(desc))
+                if row.default and row.compile_ms == 0:  # compiled above, to learn the default
+                    row.compile_ms = default_compile_ms
     finally:
         yard.close()
     return rows

@@ -100,6 +100,13 @@ def test_lab_command_line(tmp_path, capsys):
         assert png.read_bytes().startswith(b"\x89PNG")
 
 
+def test_lab_command_line_exits_1_when_a_variant_is_wrong(wrong_templates, capsys):
+    assert cli.main(["lab", "slice1", "--shape", "8,8", "--reps", "1", "--templates", str(wrong_templates)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(" NO " in line and "WRONG: at (0, 0): " in line for line in lines) == 2
+    assert sum(" yes " in line for line in lines) == 2
+
+
 def test_lab_command_line_errors(capsys):
     assert cli.main(["lab", "slice1", "--strategies", "rows"]) == 2
     assert "--strategies: rows not a strategy of Slice1 (segments, elements, strided)" in capsys.readouterr().err

@@ -141,6 +141,13 @@ def test_two_threads_tune_a_kind_once(adapter, tmp_path, monkeypatch):
     assert len(calls) == 1 and len(set(chosen)) == 1 and len(chosen) == 4
 
 
+def test_the_default_stays_unless_another_is_clearly_faster():
+    assert tuning.pick({"rows": 10.0, "split": 9.8}, "rows") == "rows"  # 2%: within the noise
+    assert tuning.pick({"rows": 10.0, "split": 9.0}, "rows") == "split"
+    assert tuning.pick({"rows": 9.0, "split": 10.0}, "rows") == "rows"
+    assert tuning.pick({"a": 10.0, "b": 9.9, "c": 5.0}, "b") == "c"
+
+
 def test_kinds_differ_by_layout_and_size():
     caps = dml.caps.profile("vulkan-cpu")
     from gpudml import compiler
@@ -159,6 +166,6 @@ def test_tune_command(tmp_path, monkeypatch, capsys):
     assert cli.main(["tune", "--only", "W8"]) == 0
     out = capsys.readouterr().out
     assert f"cache: {tmp_path / 'tuning.json'}" in out
-    assert "W8 SUM last axis [8,8]: " in out and "the default rows)" in out
+    assert "W8 SUM last axis [8,8], Reduce: " in out and "the default rows)" in out
     assert cli.main(["tune", "--only", "W0"]) == 2
     assert "--only: W0 not a workload (W1, W2" in capsys.readouterr().err

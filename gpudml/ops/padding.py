@@ -17,7 +17,7 @@ from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
 from ..types import F16, F32, TYPES_8, TYPES_11, DataType, FeatureLevel, PaddingMode
 from . import movement
 from .base import check_copy_tensors, gather, int_list
-from .spec import CliArg, Example, OpSpec, element_bytes, support_table
+from .spec import CliArg, Example, OpSpec, support_table
 
 OP = "Padding"
 UINT32_MAX = 2**32 - 1
@@ -270,10 +270,6 @@ def arguments(desc: PaddingOperatorDesc) -> dict:
             "value": desc.padding_value}
 
 
-def traffic(desc: PaddingOperatorDesc) -> int:
-    return element_bytes(desc.input_tensor) + element_bytes(desc.output_tensor)
-
-
 def from_cli(x: TensorDesc, a: dict) -> PaddingOperatorDesc:
     start = a["start"] or (1,) * x.rank
     return infer_output(x, start, a["end"] or start, a["mode"], a["value"])
@@ -331,7 +327,7 @@ SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
-    reference=reference, functional=pad, tensors=("x",), arguments=arguments, traffic=traffic,
+    reference=reference, functional=pad, tensors=("x",), arguments=arguments,
     cli=(CliArg("--mode", "constant | edge | reflection | symmetric", "str", "constant"),
          CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
          CliArg("--end", "end_padding, comma-separated (default: --start)"),

@@ -37,7 +37,7 @@ from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, DataType, FeatureLevel, ReduceFunction
 from . import reduction
-from .spec import CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
+from .spec import CliArg, Example, OpSpec, random_buffer, support_table
 
 OP = "Reduce"
 F = ReduceFunction
@@ -334,10 +334,6 @@ def arguments(desc: ReduceOperatorDesc) -> dict:
     return {"function": desc.function, "axes": desc.axes, "output_data_type": desc.output_tensor.data_type}
 
 
-def traffic(desc: ReduceOperatorDesc) -> int:
-    return element_bytes(desc.input_tensor) + element_bytes(desc.output_tensor)
-
-
 def sample_values(rng, data_type: DataType, function, count: int) -> np.ndarray:
     """`count` input elements worth reducing with `function`: any bits for integers (they
     wrap); floats in a range the function keeps finite (MULTIPLY near 1, LOG_SUM positive)."""
@@ -364,7 +360,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
     tolerance=tolerance,
-    reference=reference, functional=reduce, tensors=("x",), arguments=arguments, traffic=traffic, sample=sample,
+    reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
          CliArg("--axes", "reduced axes, comma-separated (default all)"),
          CliArg("--output-data-type", "ARGMAX/ARGMIN index type (default UINT32)", "str")),

@@ -158,7 +158,8 @@ class OpSpec:
       (the default, or returned) means bit-exact.
     - `arguments(desc) -> dict`: the functional keyword arguments that describe `desc`, so
       that `reference(*logical inputs, **arguments(desc))` is what `desc` computes.
-    - `traffic(desc) -> int`: the bytes the operator must move at least (for GB/s).
+    - `traffic(desc) -> int`: the bytes the operator must move at least (for GB/s); None
+      (the default): every input and output element once (`every_tensor_once`).
     - `sample(desc, rng) -> list`: buffer contents (each input's elements in its buffer,
       `required_elements` of them) worth running `desc` on; None: random bits for all.
     """
@@ -179,10 +180,10 @@ class OpSpec:
     from_cli: Callable[[TensorDesc, dict], Any]
     cli_example: str
     page: str
+    arguments: Callable[[Any], dict]
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
     tolerance: Callable[..., Any] | None = None
-    arguments: Callable[[Any], dict] | None = None
     traffic: Callable[[Any], int] | None = None
     sample: Callable[..., list] | None = None
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
@@ -190,6 +191,8 @@ class OpSpec:
     def __post_init__(self):
         object.__setattr__(self, "examples", tuple(dataclasses.replace(e, operator=self.key) for e in self.examples))
         object.__setattr__(self, "functional_name", self.functional.__name__)
+        if self.traffic is None:
+            object.__setattr__(self, "traffic", every_tensor_once)
 
 
 def sample_buffers(spec: OpSpec, desc, rng: np.random.Generator) -> list[np.ndarray]:
@@ -203,6 +206,12 @@ def random_buffer(desc: TensorDesc, rng: np.random.Generator) -> np.ndarray:
     """Random bits (NaN payloads, -0.0 and infinities included) for every buffer element of `desc`."""
     raw = rng.integers(0, 256, size=desc.required_elements * desc.data_type.size, dtype=np.uint8)
     return raw.view(desc.data_type.numpy)
+
+
+def every_tensor_once(desc) -> int:
+    """The default traffic: each element of each input read once, of each output written once."""
+    inputs, outputs = tensor_fields(desc)
+    return sum(element_bytes(d) for _, d in inputs + outputs)
 
 
 def element_bytes(desc: TensorDesc) -> int:

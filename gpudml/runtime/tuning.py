@@ -3,7 +3,8 @@
 The first time a Device compiles a description of a given *kind*, without naming a
 strategy, the strategies that can run it are timed on the GPU (sample inputs from the
 operator's spec, warm-up, then repetitions taken in turn, GPU timestamps or the wall clock,
-medians) and the fastest is kept; later descriptions of the same kind use that choice
+medians) and the fastest is kept (the default, unless another beats it by more than
+MARGIN); later descriptions of the same kind use that choice
 without timing. A kind is what the operator would compile to by default (its kernels'
 templates and compile-time parameters: function or mode, element widths, merged layout,
 ...), the strategies that could run it, and a size bucket (log2 of the largest tensor).
@@ -34,6 +35,10 @@ from .. import cache
 FORMAT = 1
 #: Timed repetitions per strategy (after one warm-up run each).
 REPS = 5
+#: Another strategy replaces the default only when it is faster by more than this
+#: fraction: one tuning's medians drift a few percent on a busy or software adapter, and a
+#: choice that flips with the noise gains nothing and costs reproducibility.
+MARGIN = 0.03
 _OFF = ("", "0", "off", "false", "no")
 
 
@@ -170,7 +175,7 @@ class Tuner:
             event.wait()  # another thread is timing this kind: take its choice
         try:
             times = _time_strategies(device, operator, program.strategies)
-            best = min(times, key=times.get)
+            best = pick(times, program.strategy)
             choice = {"strategy": best, "ms": times, "default": program.strategy, "kind": text}
             with self._lock:
                 tuning.put(key, choice)
@@ -179,6 +184,12 @@ class Tuner:
         finally:
             with self._lock:
                 self._running.pop((tuning.section, key)).set()
+
+
+def pick(times: dict[str, float], default: str) -> str:
+    """The fastest strategy, unless the default is within MARGIN of it."""
+    best = min(times, key=times.get)
+    return default if times[default] <= times[best] * (1 + MARGIN) else best
 
 
 def _time_strategies(device, operator, strategies) -> dict[str, float]:
