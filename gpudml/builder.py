@@ -105,15 +105,17 @@ class Kernel:
     workgroups: tuple[int, int]  # the grid (x, y)
 
 
-def build(dispatch: Dispatch, max_workgroups_per_dimension: int) -> Kernel:
-    """The Kernel of `dispatch`; UnsupportedError if its grid exceeds the adapter's limit."""
+def build(dispatch: Dispatch, max_workgroups_per_dimension: int, search_path: tuple[str, ...] | None = None) -> Kernel:
+    """The Kernel of `dispatch`, its template taken from `search_path` (default: the
+    packaged templates, after GPUDML_TEMPLATE_PATH); UnsupportedError if its grid exceeds
+    the adapter's limit."""
     for b in dispatch.buffers:
         if b.access not in ACCESSES or b.role not in (INPUT, OUTPUT, SCRATCH):
             raise InternalError(f"{dispatch.template}: buffer {b} has an unknown role or access")
     arrays, scalars = _uniform_fields(dispatch)
     source = _render(dispatch.template, tuple(sorted(dispatch.params.items())), dispatch.buffers,
                      tuple((name, len(values)) for name, values in arrays), tuple(name for name, _ in scalars),
-                     dispatch.workgroup_size, templates.search_path())
+                     dispatch.workgroup_size, search_path or templates.search_path())
     return Kernel(dispatch.template, dispatch.params, source, dispatch.buffers, _uniform_bytes(arrays, scalars),
                   dispatch.invocations, dispatch.workgroup_size,
                   workgroup_grid(dispatch.invocations, dispatch.workgroup_size, max_workgroups_per_dimension))

@@ -54,6 +54,12 @@ def cmd_info(args) -> int:
     print(f"Feature level:   {dev.feature_level.name}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
     print(f"Data types:      {', '.join(supported)}")
+    from . import templates
+    from .runtime import tuning
+
+    print(f"Templates:       {os.pathsep.join(templates.search_path())}  (first match wins; GPUDML_TEMPLATE_PATH)")
+    print(f"Autotuning:      {'on' if dev.autotune else 'off'} (GPUDML_AUTOTUNE); cache "
+          f"{tuning.cache_file() or 'off'} (GPUDML_TUNING_CACHE)")
     return 0
 
 
@@ -169,6 +175,73 @@ def cmd_shader(args) -> int:
     return 0
 
 
+def cmd_lab(args) -> int:
+    import json
+
+    from . import lab
+    from .ops import spec_named
+    from .runtime.device import Device
+
+    spec = spec_named(args.op)
+    desc, level = description(spec, args)
+    if args.reps < 1:
+        raise InvalidArgumentError(f"--reps: {args.reps} must be at least 1")
+    strategies = None if args.strategies.strip() == "all" else [s for s in args.strategies.split(",") if s]
+    unknown = [s for s in strategies or () if s not in spec.strategies]
+    if unknown:
+        raise InvalidArgumentError(f"--strategies: {', '.join(unknown)} not a strategy of {spec.name} "
+                                   f"({', '.join(spec.strategies)})")
+    device = Device(feature_level=level, adapter=args.adapter)
+    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps)
+    x = desc.input_tensor
+    title = (f"{spec.name} of {x.data_type.name} {list(x.sizes)} ({_arguments(spec.arguments(desc))}) "
+             f"on {device.adapter_name}")
+    print(lab.table(rows, title))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(lab.as_dicts(rows), f, indent=1)
+    if args.png and not lab.chart(rows, args.png, title):
+        print("(matplotlib is not installed: no chart; pip install 'gpudml[bench]')")
+    if args.wgsl:
+        lab.write_wgsl(device, desc, rows, args.wgsl)
+    return 1 if lab.failures(rows) else 0
+
+
+def cmd_tune(args) -> int:
+    """Autotune the bench workloads' kinds of description and say what was chosen."""
+    import numpy as np
+
+    from .bench import workloads as wl
+    from .runtime import tuning
+    from .runtime.device import Device
+
+    device = Device(adapter=args.adapter, autotune=True)
+    tuner = device._ctx.tuner
+    only = args.only.split(",") if args.only else None
+    unknown = sorted(set(only or ()) - {w.id for w in wl.WORKLOADS})
+    if unknown:
+        ids = ", ".join(w.id for w in wl.WORKLOADS)
+        raise InvalidArgumentError(f"--only: {', '.join(unknown)} not a workload ({ids})")
+    print(f"Tuning on {device.adapter_name}; cache: {tuning.cache_file() or 'off (GPUDML_TUNING_CACHE=off)'}")
+    for w in wl.WORKLOADS:
+        if only and w.id not in only:
+            continue
+        before = set(tuner.used)
+        case = w.setup(device, np.random.default_rng(int(w.id[1:])), True)
+        case.device_fn()
+        device.synchronize()
+        for key in [k for k in tuner.used if k not in before]:
+            choice, timed = tuner.used[key]
+            ms = choice["ms"]
+            gain = ms[choice["default"]] / ms[choice["strategy"]] if ms[choice["strategy"]] else float("nan")
+            times = ", ".join(f"{s} {v:.4f} ms" for s, v in sorted(ms.items(), key=lambda kv: kv[1]))
+            how = "timed now" if timed else "from the cache"
+            operator = choice.get("kind", "?").split(" ", 1)[0]
+            print(f"  {w.id} {w.title}, {operator}: {choice['strategy']} ({how}; {times}; {gain:.2f}x the default "
+                  f"{choice['default']})")
+    return 0
+
+
 def cmd_bench(args) -> int:
     import os
 
@@ -196,9 +269,21 @@ def _subparser(sub, name: str, help: str, example: str, **kwargs) -> argparse.Ar
     return parser
 
 
+def _per_operator(parser, command: str):
+    """A subcommand per operator under `parser` (`gpudml COMMAND OP`), with the options
+    that describe one of its descriptions: yields (spec, its parser)."""
+    from .ops import SPECS
+
+    ops = parser.add_subparsers(dest="op", required=True, metavar="OP")
+    for spec in SPECS:
+        p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli_example}",
+                       aliases=_aliases(spec))
+        _description_options(p, spec)
+        yield spec, p
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import caps
-    from .ops import SPECS
 
     parser = argparse.ArgumentParser(
         prog="gpudml", description="DirectML operators on any GPU",
@@ -217,26 +302,47 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
     bench.add_argument("--out", default="bench/results", help="folder for bench.md, bench.json, bench.png")
     bench.set_defaults(func=cmd_bench)
+    tune = _subparser(sub, "tune", "autotune the bench workloads' descriptions on this adapter (fills the "
+                                   "tuning cache)", "gpudml tune --only W1,W2")
+    tune.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
+    tune.set_defaults(func=cmd_tune)
     shader = _subparser(sub, "shader", "print the WGSL a description compiles to (needs no adapter)",
                         "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
     shader.set_defaults(func=cmd_shader)
-    ops = shader.add_subparsers(dest="op", required=True, metavar="OP")
-    for spec in SPECS:
-        aliases = [spec.functional_name] if spec.functional_name != spec.key else []
-        p = _subparser(ops, spec.key, f"{spec.page}", f"gpudml shader {spec.key} {spec.cli_example}",
-                       aliases=aliases)
-        p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
-        p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
-        p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
-        for arg in spec.cli:
-            p.add_argument(arg.flag, default=arg.default, help=arg.help)
-        p.add_argument("--feature-level", default=None, help="validate at this level (default: the highest)")
+    for spec, p in _per_operator(shader, "shader"):
         p.add_argument("--strategy", default=None, choices=spec.strategies,
                        help="force a kernel strategy (default: the operator's choice)")
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
                        help="compile for a capability profile, with no adapter (default: the adapter, or "
                             f"profile {FALLBACK_PROFILE} when none can be opened)")
+    lab = _subparser(sub, "lab", "run one description under every kernel variant: correctness, GPU time, "
+                                 "GB/s against the copy kernel",
+                     "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json")
+    lab.set_defaults(func=cmd_lab)
+    for spec, p in _per_operator(lab, "lab"):
+        p.add_argument("--strategies", default="all", help="all, or strategy names, comma-separated "
+                                                          f"({', '.join(spec.strategies)})")
+        p.add_argument("--templates", default=None, metavar="DIR",
+                       help="also run every variant under this folder's templates (they shadow the packaged ones)")
+        p.add_argument("--reps", type=int, default=7, help="timed repetitions per variant (default 7)")
+        p.add_argument("--json", default=None, metavar="FILE", help="write the rows as JSON")
+        p.add_argument("--png", default=None, metavar="FILE", help="a bar chart of the ratios to the copy kernel")
+        p.add_argument("--wgsl", default=None, metavar="DIR", help="write each variant's WGSL here")
     return parser
+
+
+def _aliases(spec) -> list[str]:
+    return [spec.functional_name] if spec.functional_name != spec.key else []
+
+
+def _description_options(p: argparse.ArgumentParser, spec) -> None:
+    """The options that describe one operator (`shader` and `lab` share them)."""
+    p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
+    p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
+    p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
+    for arg in spec.cli:
+        p.add_argument(arg.flag, default=arg.default, help=arg.help)
+    p.add_argument("--feature-level", default=None, help="validate at this level (default: the highest)")
 
 
 #: A value that starts like a negative number ("-1", "-1,2", "-0.5"): argparse would take

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from . import builder
+from . import builder, templates
 from .builder import Kernel
 from .caps import Caps
 from .errors import InvalidArgumentError, UnsupportedError
@@ -32,15 +32,19 @@ class Program:
     scratch_bytes: tuple[int, ...]  # scratch buffers the kernels bind by index
     inputs: tuple[tuple[str, TensorDesc], ...]  # (desc field, tensor) per input, in execute order
     outputs: tuple[tuple[str, TensorDesc], ...]
+    templates: str  # a digest of the templates the kernels came from (templates.digest)
 
     @property
     def wgsl(self) -> list[str]:
         return [k.source for k in self.kernels]
 
 
-def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping | None = None) -> Program:  # noqa: A001
+def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping | None = None,  # noqa: A001
+            template_path=None) -> Program:
     """Plan `desc` under `strategy` (None: the operator's choice for `caps`) and build its
-    kernels. `options`: the operator's plan knobs for experiments (OpSpec.options)."""
+    kernels. `options`: the operator's plan knobs for experiments (OpSpec.options).
+    `template_path`: folders of templates searched before GPUDML_TEMPLATE_PATH and the
+    packaged ones (templates.search_path)."""
     spec = spec_for(desc)
     options = dict(options or {})
     unknown = sorted(set(options) - set(spec.options))
@@ -57,8 +61,10 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
             f"{spec.name}: strategy {strategy!r} cannot run this description; eligible: {', '.join(eligible)} "
             f"(strategies of {spec.name}: {', '.join(spec.strategies)})")
     plan = spec.plan(desc, caps, strategy, **options)
-    kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension) for d in plan.dispatches)
-    return Program(spec.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs), tuple(outputs))
+    search_path = templates.search_path(template_path)
+    kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in plan.dispatches)
+    return Program(spec.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs), tuple(outputs),
+                   templates.digest(search_path))
 
 
 def _check_bindings(op: str, tensors, caps: Caps) -> None:

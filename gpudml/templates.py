@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from pathlib import Path
 
 from . import cache
-from .errors import InternalError
+from .errors import InternalError, InvalidArgumentError
 
 _HERE = Path(__file__).resolve().parent
 #: The packaged templates: inside an installed wheel, or beside the package in a checkout.
@@ -35,9 +36,33 @@ def packaged_dir() -> Path:
         f"(a broken installation: reinstall gpudml)")
 
 
-def search_path() -> tuple[str, ...]:
-    """Template folders, searched in order."""
-    return (str(packaged_dir()),)
+def search_path(extra=()) -> tuple[str, ...]:
+    """Template folders, searched in order: `extra` (a Device's template_path), then
+    GPUDML_TEMPLATE_PATH (folders separated by os.pathsep), then gpudml's own. A template
+    in an earlier folder shadows those of the same name (lib/... included) after it."""
+    folders = list(parse_path(extra, "template_path")) + list(
+        parse_path(os.environ.get("GPUDML_TEMPLATE_PATH", ""), "GPUDML_TEMPLATE_PATH"))
+    return tuple(folders) + (str(packaged_dir()),)
+
+
+def parse_path(value, field: str) -> tuple[str, ...]:
+    """Folders from a string (os.pathsep-separated), a path, or a list of them; each must exist."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, os.PathLike)):
+        value = [v for v in str(value).split(os.pathsep) if v]
+    elif not isinstance(value, (list, tuple)):
+        raise InvalidArgumentError(f"{field}: expected a folder, an os.pathsep-separated string of folders or a "
+                                   f"list of them, got {type(value).__name__}")
+    folders = []
+    for item in value:
+        if not isinstance(item, (str, os.PathLike)):
+            raise InvalidArgumentError(f"{field}: {item!r} is not a folder name")
+        path = Path(item).expanduser().resolve()
+        if not path.is_dir():
+            raise InvalidArgumentError(f"{field}: {str(item)!r} is not a folder")
+        folders.append(str(path))
+    return tuple(folders)
 
 
 def names() -> list[str]:

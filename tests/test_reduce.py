@@ -297,10 +297,7 @@ def test_output_data_type_errors_list_the_names(vulkan_device):
 
 # ------------------------------------------------------------------ sweep against reference.py
 def _data(rng, data_type: dml.DataType, function, shape) -> np.ndarray:
-    if not data_type.is_float:
-        return random_bits(rng, data_type.numpy, shape)  # integers wrap: any bits are fair
-    low, high = {F.MULTIPLY: (0.7, 1.3), F.LOG_SUM: (0.1, 2.0)}.get(function, (-3.0, 3.0))
-    return rng.uniform(low, high, shape).astype(data_type.numpy)
+    return reduce_op.sample_values(rng, data_type, function, int(np.prod(shape))).reshape(shape)
 
 
 def assert_reduce_close(got, want, x, function, axes, what=""):

@@ -14,6 +14,7 @@ import pytest
 import gpudml as dml
 from gpudml import cli, examples, reference, templates
 from gpudml.ops import MODULES, SPECS, OpSpec, spec_for, spec_named
+from gpudml.ops.spec import tensor_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DIR = ROOT / "gpudml" / "ops"
@@ -52,6 +53,10 @@ def test_one_spec_per_operator(spec: OpSpec):
     assert spec.strategies and len(set(spec.strategies)) == len(spec.strategies)
     desc = cli.description(spec, args)[0]
     assert spec_for(desc) is spec
+    # `arguments` describes a desc in the functional form's terms (the lab's reference call).
+    inputs = [d for _, d in tensor_fields(desc)[0]]
+    assert spec.infer_output(*inputs, **spec.arguments(desc)) == desc
+    assert spec.traffic(desc) >= sum(d.element_count for d in inputs)
     # Its templates are shipped.
     assert f"{spec.key}.wgsl.j2" in templates.names() or spec.key == "reduce"
 

@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from ..runtime.timestamps import TimestampQueries
+
 COPY_KERNEL = """
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
@@ -57,10 +59,10 @@ def _pipeline(dev, source: str, writable: list[bool]):
     return pipe, layout
 
 
-def _dispatch(ctx, pipe, group, groups: int) -> None:
+def _dispatch(ctx, pipe, group, groups: int, timestamp_writes=None) -> None:
     dev = ctx.device
     enc = dev.create_command_encoder()
-    cpass = enc.begin_compute_pass()
+    cpass = enc.begin_compute_pass(timestamp_writes=timestamp_writes)
     cpass.set_pipeline(pipe)
     cpass.set_bind_group(0, group)
     cpass.dispatch_workgroups(groups, 1, 1)
@@ -158,6 +160,25 @@ class Yardsticks:
             self._copy_group = dev.create_bind_group(layout=layout_c, entries=[
                 {"binding": 0, "resource": {"buffer": self._src}}, {"binding": 1, "resource": {"buffer": self._dst}}])
         self._copy_groups = -(-(copy_bytes // 16) // (wg * k))
+        self._queries = None
+
+    @property
+    def copy_gbps_bytes(self) -> int:
+        """Bytes one copy moves (read and written)."""
+        return 2 * self.copy_bytes
+
+    def copy_ms(self) -> tuple[float, str]:
+        """One copy kernel's time in ms and its clock: "gpu" (timestamps), or "wall" (submit
+        to completion) on adapters without timestamps."""
+        if not self.ctx.caps.has("timestamp-query"):
+            t0 = time.perf_counter()
+            self.copy()
+            return (time.perf_counter() - t0) * 1e3, "wall"
+        if self._queries is None:
+            self._queries = TimestampQueries(self.ctx, 1)
+        with self.ctx.lock:
+            _dispatch(self.ctx, self._copy_pipe, self._copy_group, self._copy_groups, self._queries.writes(0))
+        return self._queries.read(1)[0], "gpu"
 
     def empty(self) -> None:
         _dispatch(self.ctx, self._empty_pipe, self._empty_group, 1)

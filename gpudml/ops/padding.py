@@ -265,6 +265,11 @@ def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=Non
                            start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
 
 
+def arguments(desc: PaddingOperatorDesc) -> dict:
+    return {"start_padding": desc.start_padding, "end_padding": desc.end_padding, "mode": desc.padding_mode,
+            "value": desc.padding_value}
+
+
 def from_cli(x: TensorDesc, a: dict) -> PaddingOperatorDesc:
     start = a["start"] or (1,) * x.rank
     return infer_output(x, start, a["end"] or start, a["mode"], a["value"])
@@ -322,7 +327,7 @@ SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
-    reference=reference, functional=pad, tensors=("x",),
+    reference=reference, functional=pad, tensors=("x",), arguments=arguments,
     cli=(CliArg("--mode", "constant | edge | reflection | symmetric", "str", "constant"),
          CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
          CliArg("--end", "end_padding, comma-separated (default: --start)"),

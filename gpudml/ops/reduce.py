@@ -37,7 +37,7 @@ from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, DataType, FeatureLevel, ReduceFunction
 from . import reduction
-from .spec import CliArg, Example, OpSpec, support_table
+from .spec import CliArg, Example, OpSpec, random_buffer, support_table
 
 OP = "Reduce"
 F = ReduceFunction
@@ -330,6 +330,24 @@ def reduce(x, function, axes=None, *, output_data_type=None, device=None):
     return functional.call(SPEC, device, [("x", x)], function=function, axes=axes, output_data_type=output_data_type)
 
 
+def arguments(desc: ReduceOperatorDesc) -> dict:
+    return {"function": desc.function, "axes": desc.axes, "output_data_type": desc.output_tensor.data_type}
+
+
+def sample_values(rng, data_type: DataType, function, count: int) -> np.ndarray:
+    """`count` input elements worth reducing with `function`: any bits for integers (they
+    wrap); floats in a range the function keeps finite (MULTIPLY near 1, LOG_SUM positive)."""
+    if not data_type.is_float:
+        return random_buffer(TensorDesc(data_type, [count]), rng)
+    low, high = {F.MULTIPLY: (0.7, 1.3), F.LOG_SUM: (0.1, 2.0)}.get(ReduceFunction.coerce(function), (-3.0, 3.0))
+    return rng.uniform(low, high, count).astype(data_type.numpy)
+
+
+def sample(desc: ReduceOperatorDesc, rng) -> list:
+    inp = desc.input_tensor
+    return [sample_values(rng, inp.data_type, desc.function, inp.required_elements)]
+
+
 def from_cli(x: TensorDesc, a: dict) -> ReduceOperatorDesc:
     return infer_output(x, a["function"], a["axes"], a["output_data_type"])
 
@@ -342,7 +360,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
     tolerance=tolerance,
-    reference=reference, functional=reduce, tensors=("x",),
+    reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
          CliArg("--axes", "reduced axes, comma-separated (default all)"),
          CliArg("--output-data-type", "ARGMAX/ARGMIN index type (default UINT32)", "str")),

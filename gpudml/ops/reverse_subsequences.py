@@ -14,7 +14,7 @@ from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, c
 from ..types import TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
 from . import movement
 from .base import element_bits
-from .spec import CliArg, Example, OpSpec, support_table
+from .spec import CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
 
 OP = "ReverseSubsequences"
 UINT32_MAX = 2**32 - 1
@@ -192,6 +192,22 @@ def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
     return functional.call(SPEC, device, [("x", x), ("sequence_lengths", sequence_lengths, lengths_array)], axis=axis)
 
 
+def arguments(desc: ReverseSubsequencesOperatorDesc) -> dict:
+    return {"axis": desc.axis}
+
+
+def traffic(desc: ReverseSubsequencesOperatorDesc) -> int:
+    return 2 * element_bytes(desc.input_tensor) + element_bytes(desc.sequence_lengths_tensor)
+
+
+def sample(desc: ReverseSubsequencesOperatorDesc, rng) -> list:
+    """Random input bits, and lengths mostly within the axis (0 to n + 2)."""
+    lengths = desc.sequence_lengths_tensor
+    n = desc.input_tensor.sizes[desc.axis]
+    values = rng.integers(0, n + 3, size=lengths.required_elements)
+    return [random_buffer(desc.input_tensor, rng), values.astype(lengths.data_type.numpy)]
+
+
 def from_cli(x: TensorDesc, a: dict) -> ReverseSubsequencesOperatorDesc:
     axis = a["axis"] if a["axis"] is not None else x.rank - 1
     lengths = TensorDesc(DataType.coerce(a["lengths_dtype"], "--lengths-dtype"),
@@ -208,6 +224,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
     reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
+    arguments=arguments, traffic=traffic, sample=sample,
     cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),
          CliArg("--lengths-dtype", "sequence_lengths_tensor type: UINT32 or UINT64", "str", "UINT32")),
     from_cli=from_cli, cli_example="--shape 1,1,3,4 --axis 3 --lengths-dtype UINT32",

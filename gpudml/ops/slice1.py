@@ -14,7 +14,7 @@ from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
 from ..types import TYPES_8, TYPES_11, FeatureLevel
 from . import movement
 from .base import check_copy_tensors, gather, int_list
-from .spec import CliArg, Example, OpSpec, support_table
+from .spec import CliArg, Example, OpSpec, element_bytes, support_table
 
 OP = "Slice1"
 INT32_MAX = 2**31 - 1
@@ -149,6 +149,15 @@ def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  
                            offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
 
 
+def arguments(desc: Slice1OperatorDesc) -> dict:
+    return {"offsets": desc.input_window_offsets, "sizes": desc.input_window_sizes,
+            "strides": desc.input_window_strides, "output_sizes": desc.output_tensor.sizes}
+
+
+def traffic(desc: Slice1OperatorDesc) -> int:
+    return 2 * element_bytes(desc.output_tensor)  # each output element read once and written once
+
+
 def from_cli(x: TensorDesc, a: dict) -> Slice1OperatorDesc:
     return infer_output(x, a["offsets"] or (0,) * x.rank, a["sizes"] or x.sizes, a["strides"])
 
@@ -159,7 +168,7 @@ SPEC = OpSpec(
     name=OP, key="slice1", desc=Slice1OperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
-    reference=reference, functional=slice, tensors=("x",),
+    reference=reference, functional=slice, tensors=("x",), arguments=arguments, traffic=traffic,
     cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
          CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
          CliArg("--strides", "input_window_strides, may be negative (default 1)")),

@@ -156,6 +156,12 @@ class OpSpec:
     - `tolerance(expected, inputs, arguments)`: the documented precision of results that
       are not bit-exact, as an absolute tolerance (a number or one per element); None
       (the default, or returned) means bit-exact.
+    - `arguments(desc) -> dict`: the functional keyword arguments that describe `desc`, so
+      that `reference(*logical inputs, **arguments(desc))` is what `desc` computes.
+    - `traffic(desc) -> int`: the bytes the operator must move at least (for GB/s); None
+      (the default): every input and output element once (`every_tensor_once`).
+    - `sample(desc, rng) -> list`: buffer contents (each input's elements in its buffer,
+      `required_elements` of them) worth running `desc` on; None: random bits for all.
     """
 
     name: str
@@ -174,14 +180,43 @@ class OpSpec:
     from_cli: Callable[[TensorDesc, dict], Any]
     cli_example: str
     page: str
+    arguments: Callable[[Any], dict]
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
     tolerance: Callable[..., Any] | None = None
+    traffic: Callable[[Any], int] | None = None
+    sample: Callable[..., list] | None = None
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):
         object.__setattr__(self, "examples", tuple(dataclasses.replace(e, operator=self.key) for e in self.examples))
         object.__setattr__(self, "functional_name", self.functional.__name__)
+        if self.traffic is None:
+            object.__setattr__(self, "traffic", every_tensor_once)
+
+
+def sample_buffers(spec: OpSpec, desc, rng: np.random.Generator) -> list[np.ndarray]:
+    """Buffer contents for each input of `desc`: the spec's own sample, else random bits."""
+    if spec.sample is not None:
+        return spec.sample(desc, rng)
+    return [random_buffer(d, rng) for _, d in tensor_fields(desc)[0]]
+
+
+def random_buffer(desc: TensorDesc, rng: np.random.Generator) -> np.ndarray:
+    """Random bits (NaN payloads, -0.0 and infinities included) for every buffer element of `desc`."""
+    raw = rng.integers(0, 256, size=desc.required_elements * desc.data_type.size, dtype=np.uint8)
+    return raw.view(desc.data_type.numpy)
+
+
+def every_tensor_once(desc) -> int:
+    """The default traffic: each element of each input read once, of each output written once."""
+    inputs, outputs = tensor_fields(desc)
+    return sum(element_bytes(d) for _, d in inputs + outputs)
+
+
+def element_bytes(desc: TensorDesc) -> int:
+    """Bytes of the tensor's elements (not of its buffer)."""
+    return desc.element_count * desc.data_type.size
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:

@@ -6,8 +6,11 @@ before the host touches GPU memory (transfers flush first)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from .profiler import Profiler
 
 
 @dataclass
@@ -25,15 +28,22 @@ class Recorder:
         self.pool = pool
         self._open_batches = 0
         self._batch: _Batch | None = None
-        #: Set by a profiler (the bench's GpuTimer): called for each unbatched compute pass,
-        #: returns its timestamp_writes (or None).
+        #: Set by the bench's GpuTimer: called for each unbatched compute pass, returns its
+        #: timestamp_writes (or None).
         self.pass_timestamps: Callable[[], dict | None] | None = None
+        self.profiler = Profiler(ctx)
 
-    def record(self, dispatches, clears=()) -> None:
+    def record(self, dispatches, clears=(), labels=None) -> None:
         """Encode (pipeline, bind group, grid) dispatches after clearing `clears`; submit
-        now, or later with the open batch."""
+        now, or later with the open batch. `labels` (profiler.DispatchLabel per dispatch)
+        let active profiles time them."""
         dev = self.ctx.device
         with self.lock:
+            if self.profiler.active and labels is not None:
+                takers = [self.profiler.takers(label) for label in labels]
+                if any(takers):
+                    self._record_profiled(dispatches, clears, labels, takers)
+                    return
             batch = self._batch
             encoder = batch.encoder if batch else dev.create_command_encoder()
             cpass = batch.cpass if batch else None
@@ -60,6 +70,40 @@ class Recorder:
             else:
                 cpass.end()
                 dev.queue.submit([encoder.finish()])
+
+    def _record_profiled(self, dispatches, clears, labels, takers) -> None:
+        """Each dispatch in a compute pass of its own: with timestamps (batches stay one
+        submission), or submitted alone and timed by the wall clock."""
+        dev = self.ctx.device
+        profiler = self.profiler
+        for n, ((pipeline, group, grid), label, wanted) in enumerate(zip(dispatches, labels, takers)):
+            if profiler.timestamps:
+                writes = profiler.slot(label, wanted) if wanted else None  # (may submit earlier work)
+            else:
+                self.flush()
+                self.ctx.wait_idle()
+                writes, t0 = None, time.perf_counter()
+            batch = self._batch if profiler.timestamps else None
+            encoder = batch.encoder if batch else dev.create_command_encoder()
+            if batch is not None and batch.cpass is not None:
+                batch.cpass.end()
+                batch.cpass, batch.pipeline = None, None
+            if n == 0:
+                for buf in clears:
+                    encoder.clear_buffer(buf)
+            cpass = encoder.begin_compute_pass(timestamp_writes=writes)
+            cpass.set_pipeline(pipeline)
+            cpass.set_bind_group(0, group)
+            cpass.dispatch_workgroups(grid[0], grid[1], 1)
+            cpass.end()
+            if batch is not None:
+                batch.dispatches += 1
+                continue
+            dev.queue.submit([encoder.finish()])
+            if not profiler.timestamps:
+                self.ctx.wait_idle()
+                for profile in wanted:
+                    profile.add(label, (time.perf_counter() - t0) * 1e3, "wall")
 
     def begin_batch(self) -> None:
         with self.lock:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import compiler
-from ..errors import InvalidArgumentError
+from .. import compiler, templates
+from ..errors import InternalError, InvalidArgumentError
 from .guard import guarded
+from .profiler import DispatchLabel
 from .tensor import Tensor, host_buffer, logical_from_raw
 
 BIND_GROUP_CACHE_SIZE = 16
@@ -40,17 +41,39 @@ class CompiledOperator:
         self.desc = operator.desc
         self.name = operator.spec.name
         ctx = device._ctx
-        self.program = compiler.compile(operator.desc, ctx.caps, strategy=strategy, options=options)
+        self.program = compiler.compile(operator.desc, ctx.caps, strategy=strategy, options=options,
+                                        template_path=device.template_path)
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         self._steps: list[_Step] = []
         for kernel in self.program.kernels:
-            pipe = ctx.pipeline(kernel.source)
+            pipe = self._pipeline(ctx, kernel)
             with ctx.lock:
                 uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=_uniform_usage())
             self._steps.append(_Step(pipe, uniforms, kernel))
         self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
+        self._labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
+                             for i, kernel in enumerate(self.program.kernels))
         self._scratch = [ctx.pool.acquire(n) for n in self.program.scratch_bytes]
         self._groups: OrderedDict = OrderedDict()
+
+    def _pipeline(self, ctx, kernel):
+        try:
+            return ctx.pipeline(kernel.source)
+        except InternalError as exc:
+            custom = templates.search_path(self.device.template_path)[:-1]
+            if not custom:
+                raise
+            raise InternalError(f"{kernel.template} from the template folders {', '.join(custom)} (before gpudml's "
+                                f"own) did not compile; unless gpudml's own templates are at fault, the error is "
+                                f"in those: {exc}") from exc
+
+    def _bound_bytes(self, kernel) -> int:
+        """Bytes of the tensors' elements and the scratch the kernel binds (what it may move)."""
+        sizes = {("input", i): d.element_count * d.data_type.size for i, (_, d) in enumerate(self.program.inputs)}
+        sizes.update({("output", i): d.element_count * d.data_type.size
+                      for i, (_, d) in enumerate(self.program.outputs)})
+        sizes.update({("scratch", i): n for i, n in enumerate(self.program.scratch_bytes)})
+        return sum(sizes[key] for key in {b.key for b in kernel.buffers})
 
     @property
     def wgsl(self) -> list[str]:
@@ -175,7 +198,8 @@ class CompiledOperator:
                     self._groups.popitem(last=False)
             else:
                 self._groups.move_to_end(key)
-            ctx.recorder.record([(pipeline, g, grid) for (pipeline, grid), g in zip(self._runs, groups)], clears)
+            ctx.recorder.record([(pipeline, g, grid) for (pipeline, grid), g in zip(self._runs, groups)], clears,
+                                self._labels)
 
     def _bind_groups(self, in_buffers, out_buffers) -> list:
         # A Tensor's buffer may be larger than the desc (even larger than a binding may be):

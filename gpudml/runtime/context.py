@@ -17,6 +17,7 @@ from . import adapters as _adapters
 from .batching import Recorder
 from .pool import BufferPool
 from .transfers import Transfers
+from .tuning import Tuner
 
 #: Limits raised to the adapter's maximum (wgpu's defaults are lower).
 RAISED_LIMITS = (
@@ -50,6 +51,7 @@ class GpuContext:
     pool: BufferPool = field(init=False)
     recorder: Recorder = field(init=False)
     transfers: Transfers = field(init=False)
+    tuner: Tuner = field(init=False)
     lost: bool = False  # set once wgpu reports the device lost (runtime/guard.py)
     lost_reason: str = ""
 
@@ -57,6 +59,7 @@ class GpuContext:
         self.pool = BufferPool(self, self.lock)
         self.recorder = Recorder(self, self.lock, self.pool)
         self.transfers = Transfers(self, self.lock, self.recorder)
+        self.tuner = Tuner(self)
 
     def mark_lost(self, reason: str = "") -> None:
         """Remember that the device is gone and forget this context, so that the next

@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from .. import compiler, templates
 from ..errors import InvalidArgumentError
 from ..ops import spec_for
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
+from . import profiler, tuning
 from .compiled import CompiledOperator, Operator
 from .context import get_context
 from .guard import gpu_errors, guarded
@@ -21,15 +23,22 @@ class Device:
     `feature_level`: the level descriptions are validated against (default: the
     highest gpudml implements). `adapter`: "vulkan", "gl", or an adapter-name
     substring (default: `GPUDML_ADAPTER`, else hardware, else software Vulkan, else GL).
+    `template_path`: folders of WGSL templates searched before GPUDML_TEMPLATE_PATH and
+    gpudml's own (a template there shadows the packaged one of the same name).
+    `autotune`: time the eligible strategies of each kind of description the first time it
+    is compiled and keep the fastest (runtime/tuning.py; default: GPUDML_AUTOTUNE, off).
     """
 
-    def __init__(self, feature_level=None, adapter: str | None = None):
+    def __init__(self, feature_level=None, adapter: str | None = None, *, template_path=None, autotune=None):
         level = HIGHEST_FEATURE_LEVEL if feature_level is None else FeatureLevel.coerce(feature_level)
         if level > HIGHEST_FEATURE_LEVEL:
             raise InvalidArgumentError(
                 f"Device: feature_level {level.name} is above the highest implemented, {HIGHEST_FEATURE_LEVEL.name}")
         self.feature_level = level
+        self.template_path = templates.parse_path(template_path, "Device: template_path")
+        self.autotune = tuning.enabled(autotune)
         self._ctx = get_context(adapter)
+        profiler.profile_process(self._ctx)  # GPUDML_PROFILE=1
 
     # -- what the device is ------------------------------------------------------------
     @property
@@ -72,6 +81,9 @@ class Device:
         if strategy is not None and not isinstance(strategy, str):
             raise InvalidArgumentError(
                 f"compile_operator: strategy must be a strategy name or None, got {type(strategy).__name__}")
+        if strategy is None and self.autotune and not options:
+            program = compiler.compile(operator.desc, self.caps, template_path=self.template_path)
+            strategy = self._ctx.tuner.choose(self, operator, program)
         return CompiledOperator(self, operator, strategy, options)
 
     # -- tensors -----------------------------------------------------------------------
@@ -114,6 +126,22 @@ class Device:
         finally:
             with gpu_errors(self._ctx):
                 self._ctx.recorder.end_batch()
+
+    @contextlib.contextmanager
+    def profile(self):
+        """`with device.profile() as prof:` times every dispatch this Device records inside the
+        block (GPU timestamps; the wall clock, submit to completion, on adapters without
+        them): `prof.rows` (operator, strategy, dispatch, gpu_ms, bytes, clock), and
+        `prof.summary()`. Each dispatch gets a compute pass of its own meanwhile."""
+        prof = profiler.Profile(self)
+        recorder = self._ctx.recorder
+        with gpu_errors(self._ctx):
+            recorder.profiler.attach(prof)
+        try:
+            yield prof
+        finally:
+            with gpu_errors(self._ctx):
+                recorder.profiler.detach(prof)
 
     @guarded(lambda self: self._ctx)
     def synchronize(self) -> None:

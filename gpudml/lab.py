@@ -1,0 +1,227 @@
+"""`gpudml lab OP ...`: one operator description under every kernel variant, side by side.
+
+A variant is a strategy of the operator, under the packaged templates or under a folder of
+your own (`--templates DIR`: a template there shadows the packaged one of the same name).
+For each: is it correct (against the reference: bit-exact, or within the operator's
+documented precision), how long its dispatches take on the GPU (timestamps; the wall clock,
+submit to completion, where the adapter has none), its effective GB/s and the ratio to the
+adapter's own copy kernel timed beside it (paired: variant, copy, variant, copy, ...;
+medians), what compiling it cost, and which variant the operator would choose. A variant
+that does not compile, or computes a wrong result, is reported as such (with the first
+wrong element) and the others still run.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import textwrap
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .errors import DMLError
+from .ops import spec_for
+from .ops.spec import sample_buffers
+from .runtime.tensor import logical_from_raw
+
+#: Bytes the copy kernel (the yardstick) moves each way.
+COPY_BYTES = 64 << 20
+
+
+@dataclass
+class Row:
+    """One variant's figures (the keys of `gpudml lab --json`)."""
+
+    strategy: str
+    templates: str | None  # None: the packaged templates
+    correct: bool = False
+    gpu_ms: float | None = None  # median over the repetitions, all dispatches of one execute
+    gbps: float | None = None  # the operator's minimum traffic (OpSpec.traffic) over gpu_ms
+    ratio_to_copy: float | None = None  # gbps over the copy kernel's, timed beside it
+    copy_ms: float | None = None
+    compile_ms: float | None = None  # creating its pipelines (0 when the adapter's cache had them)
+    dispatches: int = 0
+    clock: str = "gpu"  # "gpu": timestamps; "wall": submit to completion (no timestamps)
+    default: bool = False  # the variant the operator chooses by itself
+    error: str | None = None  # why it did not compile or run
+    first_wrong: str | None = None  # the first element that differs from the reference
+    samples_ms: list = field(default_factory=list)
+    eligible: bool = True  # False: named with --strategies but the description cannot use it
+
+
+def failures(rows: list[Row]) -> list[Row]:
+    """The eligible variants that did not compile, did not run or computed a wrong result
+    (`gpudml lab` exits with status 1 when there are any)."""
+    return [r for r in rows if r.eligible and not r.correct]
+
+
+def run(device, desc, *, strategies=None, templates: str | None = None, reps: int = 7, seed: int = 0,
+        copy_bytes: int = COPY_BYTES) -> list[Row]:
+    """Every variant of `desc` on `device`: its eligible strategies (or those named in
+    `strategies`), under the packaged templates and, with `templates`, under that folder."""
+    from .bench.anchors import Yardsticks
+    from .runtime import Device
+
+    spec = spec_for(desc)
+    op = device.create_operator(desc)
+    compiling = device.pipeline_cache_stats.compile_seconds
+    default = device.compile_operator(op)
+    default_compile_ms = (device.pipeline_cache_stats.compile_seconds - compiling) * 1e3
+    eligible = default.strategies
+    names = list(eligible) if strategies in (None, "all", ["all"]) else list(strategies)
+    devices = {None: device}
+    if templates is not None:
+        devices[templates] = Device(feature_level=device.feature_level, adapter=device.adapter_name,
+                                    template_path=templates)
+    rng = np.random.default_rng(seed)
+    in_fields = [d for _, d in default.inputs]
+    buffers = sample_buffers(spec, desc, rng)
+    logical = [logical_from_raw(raw, d) for raw, d in zip(buffers, in_fields)]
+    arguments = spec.arguments(desc)
+    expected = spec.reference(*logical, **arguments)
+    tolerance = spec.tolerance(expected, logical, arguments) if spec.tolerance is not None else None
+    yard = Yardsticks(device, 256, 16, copy_bytes)
+    rows = []
+    try:
+        for template_dir, dev in devices.items():
+            tensors = [dev.tensor(raw, desc=d) for raw, d in zip(buffers, in_fields)]
+            out_desc = default.outputs[0][1]
+            for name in names:
+                row = Row(name, template_dir, default=(name == default.strategy and template_dir is None))
+                rows.append(row)
+                if name not in eligible:
+                    row.eligible = False
+                    row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
+                    continue
+                _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
+                             out_desc, expected, tolerance, reps, yard, spec.traffic(desc))
+                if row.default and row.compile_ms == 0:  # compiled above, to learn the default
+                    row.compile_ms = default_compile_ms
+    finally:
+        yard.close()
+    return rows
+
+
+def _run_variant(row: Row, dev, op, strategy, tensors, out_desc, expected, tolerance, reps, yard, traffic) -> None:
+    from .testing import assert_within
+
+    stats = dev.pipeline_cache_stats
+    compiling = stats.compile_seconds
+    try:
+        compiled = dev.compile_operator(op, strategy)
+    except DMLError as exc:
+        row.error = _reason(exc)
+        return
+    row.compile_ms = (stats.compile_seconds - compiling) * 1e3
+    row.dispatches = len(compiled.program.kernels)
+    out = dev.empty(out_desc)
+    try:
+        (result,) = compiled.execute(tensors, outputs=[out])
+        got = logical_from_raw(result.raw(), out_desc)
+        assert_within(got, expected, tolerance)
+        row.correct = True
+    except AssertionError as exc:
+        row.first_wrong = str(exc).split("; ", 1)[-1].split("; ")[0]
+    except DMLError as exc:
+        row.error = _reason(exc)
+        return
+    samples, copies = [], []
+    for _ in range(reps):  # paired: the variant, then the copy kernel
+        with dev.profile() as prof:
+            compiled.execute(tensors, outputs=[out])
+        samples.append(sum(r["gpu_ms"] for r in prof.rows))
+        row.clock = prof.rows[0]["clock"] if prof.rows else row.clock
+        ms, _ = yard.copy_ms()
+        copies.append(ms)
+    row.samples_ms = samples
+    row.gpu_ms = statistics.median(samples)
+    row.copy_ms = statistics.median(copies)
+    if row.gpu_ms > 0:
+        row.gbps = traffic / row.gpu_ms / 1e6
+        row.ratio_to_copy = row.gbps / (yard.copy_gbps_bytes / row.copy_ms / 1e6)
+
+
+def _reason(exc: DMLError) -> str:
+    """The error class and the line that says what went wrong (for a rejected shader: the
+    compiler's diagnostic and where it points, not the numbered source)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    said = next((i for i, line in enumerate(lines) if "error" in line.lower() and i > 0), None)
+    if said is None:
+        return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    where = lines[said + 1].lstrip("┌─ ").strip() if said + 1 < len(lines) else ""
+    return f"{type(exc).__name__}: {lines[said]} ({where})"
+
+
+def table(rows: list[Row], title: str) -> str:
+    """A readable table of the rows."""
+    def fmt(v, spec):
+        return format("-", f">{spec.split('.')[0]}") if v is None else format(v, spec)
+
+    clocks = {r.clock for r in rows if r.gpu_ms is not None}
+    lines = [title,
+             "  (GPU times from timestamps)" if clocks <= {"gpu"} else
+             "  (no GPU timestamps on this adapter: times are the wall clock, submit to completion)",
+             f"  {'strategy':10s} {'templates':12s} {'correct':8s} {'ms':>9s} {'GB/s':>8s} {'x copy':>7s} "
+             f"{'compile ms':>10s}  note"]
+    for r in rows:
+        note = "default choice" if r.default else ""
+        if r.error:
+            note = r.error
+        elif not r.correct:
+            note = f"WRONG: {r.first_wrong}"
+        templates = "packaged" if r.templates is None else os.path.basename(os.path.normpath(r.templates))
+        correct = "yes" if r.correct else "NO"
+        lines.append(f"  {r.strategy:10s} {templates[:12]:12s} {correct:8s} {fmt(r.gpu_ms, '9.4f')} "
+                     f"{fmt(r.gbps, '8.2f')} {fmt(r.ratio_to_copy, '7.2f')} {fmt(r.compile_ms, '10.1f')}  {note}")
+    return "\n".join(lines)
+
+
+def as_dicts(rows: list[Row]) -> list[dict]:
+    return [asdict(r) for r in rows]
+
+
+def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
+    """Each variant's WGSL, one file per dispatch: STRATEGY[-TEMPLATES]-K.wgsl."""
+    from . import compiler
+
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for r in rows:
+        if r.error and "not eligible" in r.error:
+            continue
+        try:
+            program = compiler.compile(desc, device.caps, strategy=r.strategy, template_path=r.templates)
+        except DMLError:
+            continue
+        suffix = "" if r.templates is None else "-" + os.path.basename(os.path.normpath(r.templates))
+        for k, source in enumerate(program.wgsl):
+            path = os.path.join(folder, f"{r.strategy}{suffix}-{k}.wgsl")
+            with open(path, "w") as f:
+                f.write(source)
+            written.append(path)
+    return written
+
+
+def chart(rows: list[Row], path: str, title: str) -> bool:
+    """A bar chart of the ratios to the copy kernel; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    labels = [r.strategy + ("" if r.templates is None else "\n" + os.path.basename(os.path.normpath(r.templates)))
+              for r in rows]
+    values = [r.ratio_to_copy or 0.0 for r in rows]
+    colors = ["tab:green" if r.correct else "tab:red" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(rows)), 3.5))
+    ax.bar(range(len(rows)), values, color=colors)
+    ax.set_xticks(range(len(rows)), labels)
+    ax.set_ylabel("x the copy kernel's GB/s")
+    ax.set_title(textwrap.fill(title, 70), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

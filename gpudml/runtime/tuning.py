@@ -1,0 +1,214 @@
+"""Autotuning (`Device(autotune=True)` or GPUDML_AUTOTUNE=1; off unless asked).
+
+The first time a Device compiles a description of a given *kind*, without naming a
+strategy, the strategies that can run it are timed on the GPU (sample inputs from the
+operator's spec, warm-up, then repetitions taken in turn, GPU timestamps or the wall clock,
+medians) and the fastest is kept (the default, unless another beats it by more than
+MARGIN); later descriptions of the same kind use that choice
+without timing. A kind is what the operator would compile to by default (its kernels'
+templates and compile-time parameters: function or mode, element widths, merged layout,
+...), the strategies that could run it, and a size bucket (log2 of the largest tensor).
+
+Choices persist in a JSON file (GPUDML_TUNING_CACHE; default tuning.json in gpudml's cache
+folder, gpudml/cache.py) in sections keyed by adapter, driver, gpudml version and template
+digest: another adapter's or version's section is never used, a file that cannot be read
+is ignored with one warning (and replaced at the next save), a choice naming a strategy
+the description cannot use is tuned again. Two threads never tune the same kind twice:
+the second waits for the first's choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import statistics
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .. import cache
+
+FORMAT = 1
+#: Timed repetitions per strategy (after one warm-up run each).
+REPS = 5
+#: Another strategy replaces the default only when it is faster by more than this
+#: fraction: one tuning's medians drift a few percent on a busy or software adapter, and a
+#: choice that flips with the noise gains nothing and costs reproducibility.
+MARGIN = 0.03
+_OFF = ("", "0", "off", "false", "no")
+
+
+def enabled(flag) -> bool:
+    """The Device's `autotune` argument, else GPUDML_AUTOTUNE."""
+    if flag is not None:
+        return bool(flag)
+    return os.environ.get("GPUDML_AUTOTUNE", "").strip().lower() not in _OFF
+
+
+def cache_file() -> Path | None:
+    """GPUDML_TUNING_CACHE ("off": no file), else tuning.json in gpudml's cache folder."""
+    value = os.environ.get("GPUDML_TUNING_CACHE")
+    if value is not None:
+        return None if value.strip().lower() in _OFF else Path(value)
+    folder = cache.folder()
+    return None if folder is None else folder / "tuning.json"
+
+
+def kind_of(program) -> tuple[str, str]:
+    """(key, readable description) of a description's kind, from its default Program."""
+    sizes = [d.element_count for _, d in program.inputs + program.outputs]
+    bucket = int(math.log2(max(sizes))) if sizes else 0
+    kernels = [f"{k.template}{sorted(k.params.items())}" for k in program.kernels]
+    text = f"{program.operator} [{', '.join(program.strategies)}] 2^{bucket} elements: {'; '.join(kernels)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24], text
+
+
+class TuningCache:
+    """The choices of one identity (adapter, driver, gpudml version, template digest) in the
+    file, read once and written back as choices are made."""
+
+    def __init__(self, path: Path | None, identity: dict):
+        self.path = path
+        self.identity = identity
+        self.section = "|".join(str(identity[k]) for k in ("adapter", "driver", "gpudml", "templates"))
+        self.choices: dict[str, dict] = {}
+        self.loaded = False
+
+    def _read(self) -> dict:
+        if self.path is None or not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("sections"), dict):
+                raise ValueError("not a gpudml tuning cache of format 1")
+            return data
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            _warn_once(f"gpudml: ignoring the tuning cache {self.path} ({exc}); it is replaced at the next save")
+            return {}
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        self.loaded = True
+        sections = self._read().get("sections", {})
+        mine = sections.get(self.section)
+        if isinstance(mine, dict) and isinstance(mine.get("choices"), dict):
+            self.choices = {k: v for k, v in mine["choices"].items() if isinstance(v, dict)}
+        elif any(s.split("|")[:2] == self.section.split("|")[:2] for s in sections):
+            _warn_once(f"gpudml: the tuning cache {self.path} holds choices of this adapter for another gpudml "
+                       f"version or other templates; they are not used")
+
+    def get(self, key: str) -> dict | None:
+        self.load()
+        return self.choices.get(key)
+
+    def put(self, key: str, choice: dict) -> None:
+        self.load()
+        self.choices[key] = choice
+        if self.path is None:
+            return
+        data = self._read() or {"format": FORMAT, "sections": {}}
+        data["sections"][self.section] = {**self.identity, "choices": self.choices}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            _warn_once(f"gpudml: cannot write the tuning cache {self.path} ({exc}); choices last this process only")
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+class Tuner:
+    """The tuning of one context (adapter): its caches by identity, the kinds in progress."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._lock = threading.Lock()
+        self._caches: dict[str, TuningCache] = {}
+        self._running: dict[tuple, threading.Event] = {}
+        #: The choices this process used, by kind: {key: (choice, timed here?)}, in order.
+        self.used: dict[str, tuple[dict, bool]] = {}
+
+    def cache_for(self, program) -> TuningCache:
+        from .. import __version__
+
+        info = self.ctx.adapter.info
+        identity = {"adapter": self.ctx.caps.name, "driver": str(info.get("description", "")),
+                    "gpudml": __version__, "templates": program.templates}
+        path = cache_file()
+        name = f"{path}|{identity}"
+        with self._lock:
+            if name not in self._caches:
+                self._caches[name] = TuningCache(path, identity)
+            return self._caches[name]
+
+    def choose(self, device, operator, program) -> str:
+        """The strategy for `operator` (whose default Program is `program`): the cached
+        choice, or the fastest after timing them."""
+        if len(program.strategies) < 2:
+            return program.strategy
+        key, text = kind_of(program)
+        tuning = self.cache_for(program)
+        while True:
+            with self._lock:
+                choice = tuning.get(key)
+                if choice is not None and choice.get("strategy") in program.strategies:
+                    self.used.setdefault(key, (choice, False))
+                    return choice["strategy"]
+                event = self._running.get((tuning.section, key))
+                if event is None:
+                    event = self._running[(tuning.section, key)] = threading.Event()
+                    break
+            event.wait()  # another thread is timing this kind: take its choice
+        try:
+            times = _time_strategies(device, operator, program.strategies)
+            best = pick(times, program.strategy)
+            choice = {"strategy": best, "ms": times, "default": program.strategy, "kind": text}
+            with self._lock:
+                tuning.put(key, choice)
+                self.used[key] = (choice, True)
+            return best
+        finally:
+            with self._lock:
+                self._running.pop((tuning.section, key)).set()
+
+
+def pick(times: dict[str, float], default: str) -> str:
+    """The fastest strategy, unless the default is within MARGIN of it."""
+    best = min(times, key=times.get)
+    return default if times[default] <= times[best] * (1 + MARGIN) else best
+
+
+def _time_strategies(device, operator, strategies) -> dict[str, float]:
+    """Median ms of each strategy on sample inputs, repetitions taken in turn."""
+    from ..ops.spec import sample_buffers
+
+    desc = operator.desc
+    compiled = {s: device.compile_operator(operator, s) for s in strategies}
+    first = next(iter(compiled.values()))
+    rng = np.random.default_rng(0)
+    inputs = [device.tensor(raw, desc=d) for raw, (_, d) in zip(sample_buffers(operator.spec, desc, rng),
+                                                               first.inputs)]
+    outputs = [device.empty(d) for _, d in first.outputs]
+    for c in compiled.values():  # warm-up
+        c.execute(inputs, outputs=outputs)
+    samples: dict[str, list[float]] = {s: [] for s in compiled}
+    for _ in range(REPS):
+        for s, c in compiled.items():
+            with device.profile() as prof:
+                c.execute(inputs, outputs=outputs)
+            samples[s].append(sum(r["gpu_ms"] for r in prof.rows))
+    return {s: statistics.median(v) for s, v in samples.items()}

@@ -1,0 +1,149 @@
+"""The shader lab (`gpudml lab`, gpudml/lab.py) and template override (GPUDML_TEMPLATE_PATH,
+Device(template_path=...)): every variant of one description, correct or not, timed beside
+the copy kernel; a template folder of one's own shadows the packaged templates. Timings are
+never asserted, only that they exist."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import same_gpudml_env
+
+import gpudml as dml
+from gpudml import cli, lab, templates
+from gpudml.ops import padding, reduce, reverse_subsequences, slice1
+
+T = dml.DataType
+SMALL_COPY = 1 << 20
+
+#: One description per seed operator, each with at least two eligible strategies.
+DESCS = {
+    "slice1": slice1.infer_output(dml.TensorDesc(T.FLOAT16, [33, 40]), [1, 0], [30, 40], [-2, 3]),
+    "padding": padding.infer_output(dml.TensorDesc(T.INT8, [5, 37]), [1, 2], [0, 3], "reflection"),
+    "reverse_subsequences": reverse_subsequences.infer_output(
+        dml.TensorDesc(T.FLOAT32, [3, 37, 16]), dml.TensorDesc(T.UINT32, [3, 1, 16]), 1),
+    "reduce": reduce.infer_output(dml.TensorDesc(T.FLOAT32, [300, 64]), "sum", [0]),
+}
+
+
+@pytest.fixture
+def wrong_templates(tmp_path) -> Path:
+    """A copy of slice1.wgsl.j2 that reads every element one place off."""
+    folder = tmp_path / "off_by_one"
+    folder.mkdir()
+    text = (templates.packaged_dir() / "slice1.wgsl.j2").read_text()
+    text = text.replace("uni.slice_base + input_offset(o)", "uni.slice_base + input_offset(o) + 1u")
+    (folder / "slice1.wgsl.j2").write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize("key", list(DESCS))
+def test_every_strategy_correct_and_timed(device, key):
+    rows = lab.run(device, DESCS[key], reps=2, copy_bytes=SMALL_COPY)
+    assert len(rows) >= 2 and len({r.strategy for r in rows}) == len(rows)
+    assert all(r.correct and r.error is None for r in rows), [(r.strategy, r.error, r.first_wrong) for r in rows]
+    assert all(r.gpu_ms > 0 and r.gbps > 0 and r.ratio_to_copy > 0 and r.copy_ms > 0 for r in rows)
+    assert [r.default for r in rows].count(True) == 1 and rows[0].default
+    assert all(r.clock == "gpu" and len(r.samples_ms) == 2 for r in rows)
+
+
+def test_a_wrong_template_is_reported_and_the_others_still_run(device, wrong_templates):
+    rows = lab.run(device, DESCS["slice1"], templates=str(wrong_templates), reps=1, copy_bytes=SMALL_COPY)
+    packaged = [r for r in rows if r.templates is None]
+    mine = [r for r in rows if r.templates == str(wrong_templates)]
+    assert len(packaged) == len(mine) == 2
+    assert all(r.correct for r in packaged)
+    assert all(not r.correct and r.first_wrong.startswith("at (0, 0): ") and r.gpu_ms > 0 for r in mine)
+
+
+def test_a_template_that_does_not_compile(device, tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "slice1.wgsl.j2").write_text('{% extends "lib/movement.wgsl.j2" %}'
+                                           '{% block functions %}fn value_at( nonsense{% endblock %}')
+    rows = lab.run(device, DESCS["slice1"], templates=str(folder), reps=1, copy_bytes=SMALL_COPY)
+    broken = [r for r in rows if r.templates is not None]
+    assert all(r.error.startswith("InternalError: Shader '' parsing error") and r.gpu_ms is None for r in broken)
+    assert all(r.correct for r in rows if r.templates is None)
+
+
+def test_named_strategies(vulkan_device):
+    rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["split"], reps=1, copy_bytes=SMALL_COPY)
+    assert [r.strategy for r in rows] == ["split"] and rows[0].correct and not rows[0].default  # rows is the choice
+    rows = lab.run(vulkan_device, DESCS["slice1"], strategies=["strided", "segments"], reps=1, copy_bytes=SMALL_COPY)
+    assert rows[0].error == "not eligible for this description (eligible: segments, elements)"
+    assert rows[1].correct
+
+
+def test_lab_command_line(tmp_path, capsys):
+    out_json, wgsl, png = tmp_path / "lab.json", tmp_path / "wgsl", tmp_path / "lab.png"
+    assert cli.main(["lab", "reduce", "--function", "argmax", "--axes", "1", "--shape", "40,300", "--reps", "2",
+                     "--json", str(out_json), "--wgsl", str(wgsl), "--png", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Reduce of FLOAT32 [40, 300] (function='argmax', axes=(1,)")
+    assert "default choice" in text and "(GPU times from timestamps)" in text
+    rows = json.loads(out_json.read_text())
+    assert {"strategy", "templates", "correct", "gpu_ms", "gbps", "ratio_to_copy"} <= set(rows[0])
+    assert {r["strategy"] for r in rows} == {"rows", "split"} and all(r["correct"] for r in rows)
+    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl"]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "matplotlib is not installed" in text
+    else:
+        assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_lab_command_line_exits_1_when_a_variant_is_wrong(wrong_templates, capsys):
+    assert cli.main(["lab", "slice1", "--shape", "8,8", "--reps", "1", "--templates", str(wrong_templates)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(" NO " in line and "WRONG: at (0, 0): " in line for line in lines) == 2
+    assert sum(" yes " in line for line in lines) == 2
+
+
+def test_lab_command_line_errors(capsys):
+    assert cli.main(["lab", "slice1", "--strategies", "rows"]) == 2
+    assert "--strategies: rows not a strategy of Slice1 (segments, elements, strided)" in capsys.readouterr().err
+    assert cli.main(["lab", "slice1", "--reps", "0"]) == 2
+    assert cli.main(["lab", "slice1", "--templates", "/no/such/folder"]) == 2
+    assert "template_path: '/no/such/folder' is not a folder" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ template override
+def test_device_template_path_shadows_the_packaged_template(device, wrong_templates):
+    mine = dml.Device(adapter=device.adapter_name, template_path=wrong_templates)
+    x = np.arange(10, dtype=np.int32)
+    np.testing.assert_array_equal(dml.slice(x, [0], [9], device=device), x[:9])
+    np.testing.assert_array_equal(dml.slice(x, [0], [9], device=mine), x[1:10])  # one place off
+    desc = slice1.infer_output(dml.TensorDesc(T.INT32, [10]), [0], [9])
+    assert mine.compile_operator(mine.create_operator(desc)).program.templates != \
+        device.compile_operator(device.create_operator(desc)).program.templates
+
+
+def test_the_environment_variable_and_lib_templates(tmp_path):
+    """GPUDML_TEMPLATE_PATH puts folders first; a lib/ template there shadows gpudml's."""
+    folder = tmp_path / "mine" / "lib"
+    shutil.copytree(templates.packaged_dir() / "lib", folder)
+    (folder / "elements.wgsl.j2").write_text((folder / "elements.wgsl.j2").read_text().replace(
+        "return {{ buf }}[i];", "return {{ buf }}[i] + 1u;"))  # every 32-bit load one more
+    code = ("import numpy as np, gpudml as dml\n"
+            "x = np.arange(6, dtype=np.uint32)\n"
+            "print(dml.slice(x, [0], [6], [-1], device=dml.Device(adapter='vulkan')).tolist())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=same_gpudml_env(GPUDML_TEMPLATE_PATH=str(tmp_path / "mine")),
+                         cwd=str(Path(__file__).parent))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[6, 5, 4, 3, 2, 1]"
+
+
+def test_template_path_errors():
+    with pytest.raises(dml.InvalidArgumentError, match="Device: template_path: '/nowhere' is not a folder"):
+        dml.Device(adapter="vulkan", template_path="/nowhere")
+    with pytest.raises(dml.InvalidArgumentError, match="template_path: expected a folder"):
+        dml.Device(adapter="vulkan", template_path=3)

@@ -1,0 +1,99 @@
+"""Profiling (API.md section 7): `device.profile()` times every dispatch it sees, batched or
+not, with GPU timestamps (the wall clock where an adapter has none); GPUDML_PROFILE=1 prints a
+summary of the whole process at exit. Timings are never asserted, only that they exist."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from conftest import same_gpudml_env
+from isolated import limited_device
+
+import gpudml as dml
+from gpudml.runtime import profiler
+
+
+def _three_operators(dev, x):
+    """A split reduction (two dispatches), a slice and a padding: four dispatches."""
+    y = dml.reduce(x, "sum", [0])
+    z = dml.slice(x, [0, 0], list(x.shape), [1, -1])
+    w = dml.pad(z, [1, 1], [1, 1])
+    return y, z, w
+
+
+def test_rows_add_up_to_the_batch(device):
+    x = device.tensor(np.random.default_rng(0).random((512, 512), dtype=np.float32))
+    with device.profile() as prof:
+        with device.batch():
+            y, z, w = _three_operators(device, x)
+    assert [(r["operator"], r["strategy"], r["dispatch"]) for r in prof.rows] == [
+        ("Reduce", "split", 0), ("Reduce", "split", 1), ("Slice1", "segments", 0), ("Padding", "segments", 0)]
+    assert all(r["gpu_ms"] > 0 and r["bytes"] > 0 and r["clock"] == "gpu" for r in prof.rows)
+    assert prof.rows[2]["bytes"] == 2 * 512 * 512 * 4  # the slice binds its input and its output
+    # the results are what they would be unprofiled
+    np.testing.assert_allclose(y.numpy(), x.numpy().sum(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(w.numpy()[1:-1, 1:-1], x.numpy()[:, ::-1])
+    summary = prof.summary()
+    assert summary.startswith(f"gpudml profile on {device.adapter_name}: 4 dispatches")
+    assert "Reduce               split       1       1" in summary
+
+
+def test_unbatched_and_numpy_executes(device):
+    x = np.arange(64, dtype=np.int32).reshape(8, 8)
+    with device.profile() as prof:
+        for _ in range(3):
+            dml.slice(x, [0, 0], [8, 8], [-1, 1], device=device)
+    assert len(prof.rows) == 3 and {r["operator"] for r in prof.rows} == {"Slice1"}
+    with device.profile() as empty:
+        pass
+    assert empty.rows == [] and "0 dispatches" in empty.summary()
+
+
+def test_a_profile_sees_its_own_device_only(adapter):
+    one, other = dml.Device(adapter=adapter), dml.Device(adapter=adapter, feature_level="FL_4_0")
+    assert one.shares_memory_with(other)
+    x = np.ones((4, 4), np.float32)
+    with one.profile() as outer, other.profile() as inner:
+        dml.reduce(x, "max", device=one)
+        dml.reduce(x, "max", device=other)
+        dml.reduce(x, "max", device=other)
+    assert len(outer.rows) == 1 and len(inner.rows) == 2
+
+
+def test_more_dispatches_than_one_query_set(device, monkeypatch):
+    monkeypatch.setattr(profiler, "SLOTS", 4)
+    dev = limited_device(device.adapter_name)  # a profiler of its own, made with 4 slots
+    x = dev.tensor(np.arange(16, dtype=np.float32))
+    with dev.profile() as prof:
+        with dev.batch():
+            y = x
+            for _ in range(11):
+                y = dml.slice(y, [0], [16], [-1])
+    assert len(prof.rows) == 11 and all(r["gpu_ms"] > 0 for r in prof.rows)
+    np.testing.assert_array_equal(y.numpy(), np.arange(16, dtype=np.float32)[::-1])
+
+
+def test_the_wall_clock_where_there_are_no_timestamps(adapter):
+    dev = limited_device(adapter, features=frozenset())
+    x = dev.tensor(np.arange(16, dtype=np.float32))
+    with dev.profile() as prof:
+        with dev.batch():
+            a = dml.slice(x, [0], [16], [-1])
+            b = dml.reduce(a, "sum")
+    assert [r["clock"] for r in prof.rows] == ["wall", "wall"] and all(r["gpu_ms"] > 0 for r in prof.rows)
+    assert float(b.numpy()[0]) == 120.0
+
+
+def test_gpudml_profile_prints_a_summary_at_exit():
+    code = ("import numpy as np, gpudml as dml\n"
+            "dev = dml.Device(adapter='vulkan')\n"
+            "for _ in range(5):\n"
+            "    dml.pad(np.ones((8, 8), np.float32), [1, 1], [1, 1], device=dev)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=same_gpudml_env(GPUDML_PROFILE="1"), cwd=str(Path(__file__).parent))
+    assert res.returncode == 0, res.stderr
+    assert "gpudml profile on llvmpipe" in res.stderr and "5 dispatches" in res.stderr
+    assert "Padding              segments    0       5" in res.stderr
