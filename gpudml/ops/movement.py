@@ -1,6 +1,11 @@
-"""The Dispatch of a data-movement kernel (shaders/lib/movement.wgsl.j2), shared by
-Slice1, Padding and ReverseSubsequences: they differ only in how an output element
-finds its input (`value_at`, `seg_start`), and share these strategies:
+"""The Dispatch of a data-movement kernel (shaders/movement.wgsl.j2), shared by Slice1,
+Padding, ReverseSubsequences and the fused chains of a graph (gpudml/fusion.py).
+
+A data-movement kernel reads one *source* tensor through a chain of *stages*, each one
+operator's index rule (its template, shaders/<key>.wgsl.j2, implements the stage
+interface of shaders/lib/chain.wgsl.j2): an operator alone is a chain of at most one
+stage, a fused chain has several. A slice next to the source (or next to another slice)
+folds into the source's base and strides on the host. They share these strategies:
 
 - `segments` (packed outputs; the choice): each invocation owns RUN consecutive output
   elements and walks *segments*, stretches of an output row whose input offset is
@@ -14,6 +19,9 @@ finds its input (`value_at`, `seg_start`), and share these strategies:
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..builder import Buffer, Dispatch, input_buffer, output_buffer
 from ..tensor_desc import TensorDesc
@@ -35,18 +43,99 @@ def strategies_for(output: TensorDesc) -> tuple[str, ...]:
     return ("segments", "elements") if output.is_packed else ("strided",)
 
 
+class Stage(NamedTuple):
+    """One stage of a kernel's chain, as its template sees it (a template parameter)."""
+
+    op: str  # the template of the operator's index rule, e.g. "padding.wgsl.j2"
+    prefix: str  # of its uniforms and bindings, e.g. "s0_"
+    params: tuple  # its compile-time parameters, (name, value) pairs
+
+
+@dataclass(frozen=True)
+class StageRule:
+    """What a data-movement operator gives a chain for one description (OpSpec.chain_stage):
+    its template and compile-time parameters (`axes`, where a stage has it: the axes whose
+    coordinate it changes, the others cost nothing), its uniforms (unprefixed; per-axis
+    tuples have the description's rank), the descs of the tensors it reads besides the
+    data (bound as `lengths`, in order), and, for a slice, the affine map that folds on the
+    host instead: input coordinate = starts + steps * output coordinate, per axis."""
+
+    op: str
+    params: dict = field(default_factory=dict)
+    uniforms: dict = field(default_factory=dict)
+    reads: tuple[TensorDesc, ...] = ()
+    affine: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A chain ready for a kernel: the stages (output side first), their uniforms with the
+    source's (src_base, src_strides), and the extra tensors they read, in binding order."""
+
+    stages: tuple[Stage, ...]
+    uniforms: dict
+    reads: tuple[TensorDesc, ...]
+    unit: bool = True  # every stage moves along the innermost axis by -1, 0 or +1 per step
+
+    def buffers(self, first_input: int) -> tuple[Buffer, ...]:
+        """The extra tensors' bindings, as inputs first_input, first_input + 1, ..."""
+        names = [f"{s.prefix}lengths" for s in self.stages for _ in range(dict(s.params).get("reads", 0))]
+        return tuple(input_buffer(first_input + k, name) for k, name in enumerate(names))
+
+
+def chain(rules, source_strides, base: int = 0) -> Chain:
+    """The chain of `rules` (output side first) read from a source with `source_strides`
+    (elements, per axis of the chain's rank) from element `base`: affine rules next to the
+    source, or next to each other, fold into the source's base and strides (or into one
+    affine stage); the others become stages s0_, s1_, ... in order."""
+    strides = list(source_strides)
+    rules = list(rules)
+    while rules and rules[-1].affine is not None:  # next to the source: fold into it
+        starts, steps = rules.pop().affine
+        base += sum(a * s for a, s in zip(starts, strides, strict=True))
+        strides = [s * t for s, t in zip(strides, steps, strict=True)]
+    merged: list[StageRule] = []
+    for rule in rules:
+        if rule.affine is not None and merged and merged[-1].affine is not None:
+            (s2, t2), (s1, t1) = merged[-1].affine, rule.affine  # o -> s2 + t2 o, then s1 + t1 (.)
+            merged[-1] = _affine_rule(tuple(a + t * b for a, t, b in zip(s1, t1, s2, strict=True)),
+                                      tuple(t * u for t, u in zip(t1, t2, strict=True)))
+        else:
+            merged.append(rule)
+    stages, uniforms, reads = [], {"src_base": base, "src_strides": tuple(strides)}, []
+    for i, rule in enumerate(merged):
+        prefix = f"s{i}_"
+        params = {**rule.params, "reads": len(rule.reads)}
+        stages.append(Stage(rule.op, prefix, tuple(sorted(params.items()))))
+        uniforms.update({prefix + name: value for name, value in rule.uniforms.items()})
+        reads += rule.reads
+    unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
+    return Chain(tuple(stages), uniforms, tuple(reads), unit)
+
+
+def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...]) -> StageRule:
+    moved = tuple(d for d, (a, t) in enumerate(zip(starts, steps, strict=True)) if a != 0 or t != 1)
+    return StageRule("slice1.wgsl.j2", params={"axes": moved}, uniforms={"starts": starts, "steps": steps},
+                     affine=(starts, steps))
+
+
+def affine_stage(starts, steps) -> StageRule:
+    """The stage of an affine map per axis (a slice): input = starts + steps * output."""
+    return _affine_rule(tuple(starts), tuple(steps))
+
+
 def movement_dispatch(
-    template: str,
     strategy: str,
     output_desc: TensorDesc,
-    uniforms: dict[str, int | tuple[int, ...]],
+    the_chain: Chain,
     *,
-    extra_buffers: tuple[Buffer, ...] = (),
+    uniforms: dict | None = None,
     params: dict | None = None,
     invocations: int | None = None,
 ) -> Dispatch:
-    """The dispatch of `template` (which extends lib/movement.wgsl.j2) under `strategy`.
-    Uniforms `count`, `out_sizes` and `out_strides` come first, then the operator's own."""
+    """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
+    from the chain's source (input 0) and extra tensors (inputs 1, 2, ...). Uniforms
+    `count`, `out_sizes` and `out_strides` come first, then the chain's, then `uniforms`."""
     bits = element_bits(output_desc)
     count = output_desc.element_count
     if invocations is None:
@@ -54,15 +143,16 @@ def movement_dispatch(
     buffers = (
         output_buffer(0, "output", bits, "elements" if strategy == "strided" else "chunks"),
         input_buffer(0, "input"),
-    ) + extra_buffers
+    ) + the_chain.buffers(1)
     if strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
         buffers += (input_buffer(0, "input_chunks", "chunks"),)
     return Dispatch(
-        template=template,
-        params={"rank": output_desc.rank, "bits": bits, "run": RUN, "strategy": strategy, **(params or {})},
+        template="movement.wgsl.j2",
+        params={"rank": output_desc.rank, "bits": bits, "run": RUN, "strategy": strategy,
+                "stages": the_chain.stages, "unit": the_chain.unit, **(params or {})},
         buffers=buffers,
         uniforms={"count": count, "out_sizes": output_desc.sizes, "out_strides": output_desc.effective_strides,
-                  **uniforms},
+                  **the_chain.uniforms, **(uniforms or {})},
         invocations=invocations,
         workgroup_size=WORKGROUP_SIZE,
     )

@@ -123,22 +123,24 @@ def strategies_for(desc: Slice1OperatorDesc, caps) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor)
 
 
+def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
+    """The window as an affine map per axis: input = start + stride * output, where start
+    is the window's offset, or its last element for a negative stride."""
+    starts = tuple(off + (size - 1 if step < 0 else 0) for off, size, step in zip(
+        desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides, strict=True))
+    return movement.affine_stage(starts, desc.input_window_strides)
+
+
 def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
-    """The window folds into a base element and one signed input step per output axis;
-    output axes contiguous in the output and in those steps merge (longer rows, fewer
-    segments), size-1 axes drop."""
-    base, steps = 0, []
-    for off, size, step, st in zip(desc.input_window_offsets, desc.input_window_sizes,
-                                   desc.input_window_strides, desc.input_tensor.effective_strides):
-        base += (off + (size - 1 if step < 0 else 0)) * st
-        steps.append(step * st)
+    """The window folds into a base element and one signed input step per output axis (no
+    stage is left); output axes contiguous in the output and in those steps merge (longer
+    rows, fewer segments), size-1 axes drop."""
+    folded = movement.chain([chain_stage(desc)], desc.input_tensor.effective_strides)
     out = desc.output_tensor
-    axes = merge_axes(out.sizes, out.effective_strides, steps)
+    axes = merge_axes(out.sizes, out.effective_strides, folded.uniforms["src_strides"])
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
-    dispatch = movement.movement_dispatch(
-        "slice1.wgsl.j2", strategy, kernel_out,
-        {"slice_base": base, "slice_steps": tuple(a.strides[1] for a in axes)})
-    return KernelPlan((dispatch,))
+    source = movement.chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
+    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, source),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -169,6 +171,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
     reference=reference, functional=slice, tensors=("x",), arguments=arguments, traffic=traffic,
+    chain_stage=chain_stage,
     cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
          CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
          CliArg("--strides", "input_window_strides, may be negative (default 1)")),
