@@ -85,7 +85,9 @@ def movement_spec(desc: FusedMovementDesc) -> FusedSpec:
     def plan(d, caps, strategy):
         from .builder import KernelPlan
 
-        return KernelPlan((movement.movement_dispatch(strategy, d.output_tensor, _chain(d.nodes, d.input_tensor)),))
+        the_chain = _chain(d.nodes, d.input_tensor)
+        run = movement.CHAIN_RUN_CPU if caps.is_software and len(the_chain.stages) > 1 else movement.RUN
+        return KernelPlan((movement.movement_dispatch(strategy, d.output_tensor, the_chain, run=run),))
 
     return FusedSpec(_name(desc.nodes), movement.STRATEGIES, strategies_for, plan)
 

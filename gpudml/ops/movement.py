@@ -34,6 +34,12 @@ WORKGROUP_SIZE = 64
 #: With whole-chunk copies (paired kernel-time ratios to RUN 32 without them, 11 rounds):
 #: RUN 32 W4 0.89, W5 0.96, W6 1.06; RUN 64 W4 0.87, W5 0.87, W6 1.03.
 RUN = 64
+#: A fused chain of several stages on a CPU adapter: one invocation per 1024 output elements
+#: (a row of the bench's chains), so that the chain's per-row work (row_setup) is done once
+#: per row. A 20-node chain over [1, 3, 1024, 1024] float32 on lavapipe, paired ratios to a
+#: single Slice1 of the same output (11 rounds): RUN 64 / 1024 = 2.05x / 1.69x (H and W
+#: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
+CHAIN_RUN_CPU = 1024
 STRATEGIES = ("segments", "elements", "strided")
 
 
@@ -54,8 +60,9 @@ class Stage(NamedTuple):
 @dataclass(frozen=True)
 class StageRule:
     """What a data-movement operator gives a chain for one description (OpSpec.chain_stage):
-    its template and compile-time parameters (`axes`, where a stage has it: the axes whose
-    coordinate it changes, the others cost nothing), its uniforms (unprefixed; per-axis
+    its template and compile-time parameters (`axes`: the axes whose coordinate it
+    changes, the others cost nothing; `fills`, `rowwise`: see shaders/lib/chain.wgsl.j2),
+    its uniforms (unprefixed; per-axis
     tuples have the description's rank), the descs of the tensors it reads besides the
     data (bound as `lengths`, in order), and, for a slice, the affine map that folds on the
     host instead: input coordinate = starts + steps * output coordinate, per axis."""
@@ -76,6 +83,7 @@ class Chain:
     uniforms: dict
     reads: tuple[TensorDesc, ...]
     unit: bool = True  # every stage moves along the innermost axis by -1, 0 or +1 per step
+    rows: bool = True  # every stage is rowwise (lib/chain.wgsl.j2): rows are mapped once
 
     def buffers(self, first_input: int) -> tuple[Buffer, ...]:
         """The extra tensors' bindings, as inputs first_input, first_input + 1, ..."""
@@ -105,12 +113,13 @@ def chain(rules, source_strides, base: int = 0) -> Chain:
     stages, uniforms, reads = [], {"src_base": base, "src_strides": tuple(strides)}, []
     for i, rule in enumerate(merged):
         prefix = f"s{i}_"
-        params = {**rule.params, "reads": len(rule.reads)}
+        params = {"fills": False, "rowwise": True, **rule.params, "reads": len(rule.reads)}
         stages.append(Stage(rule.op, prefix, tuple(sorted(params.items()))))
         uniforms.update({prefix + name: value for name, value in rule.uniforms.items()})
         reads += rule.reads
     unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
-    return Chain(tuple(stages), uniforms, tuple(reads), unit)
+    rows = all(dict(st.params)["rowwise"] for st in stages)
+    return Chain(tuple(stages), uniforms, tuple(reads), unit, rows)
 
 
 def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...]) -> StageRule:
@@ -132,14 +141,16 @@ def movement_dispatch(
     uniforms: dict | None = None,
     params: dict | None = None,
     invocations: int | None = None,
+    run: int = RUN,
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
-    from the chain's source (input 0) and extra tensors (inputs 1, 2, ...). Uniforms
+    from the chain's source (input 0) and extra tensors (inputs 1, 2, ...), `run` output
+    elements per invocation (a multiple of 16). Uniforms
     `count`, `out_sizes` and `out_strides` come first, then the chain's, then `uniforms`."""
     bits = element_bits(output_desc)
     count = output_desc.element_count
     if invocations is None:
-        invocations = -(-count // RUN)
+        invocations = -(-count // run)
     buffers = (
         output_buffer(0, "output", bits, "elements" if strategy == "strided" else "chunks"),
         input_buffer(0, "input"),
@@ -148,8 +159,8 @@ def movement_dispatch(
         buffers += (input_buffer(0, "input_chunks", "chunks"),)
     return Dispatch(
         template="movement.wgsl.j2",
-        params={"rank": output_desc.rank, "bits": bits, "run": RUN, "strategy": strategy,
-                "stages": the_chain.stages, "unit": the_chain.unit, **(params or {})},
+        params={"rank": output_desc.rank, "bits": bits, "run": run, "strategy": strategy,
+                "stages": the_chain.stages, "unit": the_chain.unit, "rows": the_chain.rows, **(params or {})},
         buffers=buffers,
         uniforms={"count": count, "out_sizes": output_desc.sizes, "out_strides": output_desc.effective_strides,
                   **the_chain.uniforms, **(uniforms or {})},

@@ -253,7 +253,8 @@ def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
         periods.append(period)
     value = padding_value_bits(desc.padding_value, inp.data_type) if mode == PaddingMode.CONSTANT else (0, 0)
     return movement.StageRule(
-        "padding.wgsl.j2", params={"axes": tuple(padded), "mode": mode.name, "fold": fold, "bits": element_bits(inp)},
+        "padding.wgsl.j2", params={"axes": tuple(padded), "fills": mode == PaddingMode.CONSTANT, "mode": mode.name,
+                                    "fold": fold, "bits": element_bits(inp)},
         uniforms={"pad_start": tuple(starts), "pad_in_sizes": tuple(in_sizes), "pad_periods": tuple(periods),
                   "pad_value_low": value[0], "pad_value_high": value[1]})
 

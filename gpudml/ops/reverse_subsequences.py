@@ -147,9 +147,13 @@ def _stage(desc, axis: int, n: int, length_strides, *, fixed_axis: bool = False)
     lengths tensor has `length_strides` (0 on the axis). The axis is a uniform (one
     pipeline for every axis of a rank), or with `fixed_axis` compiled in (a fused chain:
     its pipeline is its own anyway, and the map touches one coordinate instead of all)."""
+    rank = len(length_strides)
+    inner = rank - 1
     return movement.StageRule(
-        "reverse_subsequences.wgsl.j2", params={"length_bits": element_bits(desc.sequence_lengths_tensor),
-                                                "column": COLUMN, "axis": axis if fixed_axis else None},
+        "reverse_subsequences.wgsl.j2", params={
+            "length_bits": element_bits(desc.sequence_lengths_tensor), "column": COLUMN,
+            "axis": axis if fixed_axis else None, "axes": (axis,) if fixed_axis else tuple(range(rank)),
+            "rowwise": fixed_axis and (axis == inner or length_strides[inner] == 0)},
         uniforms={"length_strides": tuple(length_strides), "rev_axis": axis, "rev_size": n},
         reads=(desc.sequence_lengths_tensor,))
 
