@@ -97,6 +97,17 @@ class Tensor:
             return data[:nbytes].view(self.dtype).reshape(self.desc.sizes)
         return logical_from_raw(self.raw(), self.desc)
 
+    @guarded(lambda self: self.device._ctx)
+    def copy(self) -> Tensor:
+        """A new Tensor with this one's desc and a copy of its buffer (gaps included), made
+        on the GPU in order with the recorded dispatches (inside `device.batch()`, as part
+        of the batch)."""
+        source, ctx = self._live(), self.device._ctx
+        nbytes = self.desc.buffer_bytes  # a multiple of 4, as buffer copies need
+        t = Tensor(self.device, ctx.pool.acquire(nbytes), self.desc)
+        ctx.recorder.copy(source, t.buffer, nbytes)
+        return t
+
     def free(self) -> None:
         """Give the buffer back now; the Tensor is unusable afterwards."""
         self._finalizer()
