@@ -6,6 +6,7 @@ The operators' functional forms (`gpudml.slice`, `gpudml.pad`, ...) and desc cla
 
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
 from .ops import SPECS
+from .ops.padding import padding
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
 from .types import DataType, FeatureLevel, PaddingMode, ReduceFunction
@@ -19,6 +20,6 @@ globals().update(_OPERATORS)
 __all__ = [
     "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError", "FeatureLevel", "GpuError",
     "InternalError", "InvalidArgumentError", "Operator", "PaddingMode", "ReduceFunction", "Tensor", "TensorDesc",
-    "UnsupportedError", "calc_buffer_tensor_size", "default_device",
+    "UnsupportedError", "calc_buffer_tensor_size", "default_device", "padding",
 ]
 __all__ += list(_OPERATORS)
