@@ -51,6 +51,19 @@ def logical_from_raw(raw: np.ndarray, desc: TensorDesc) -> np.ndarray:
     return np.array(view)
 
 
+def raw_from_logical(x: np.ndarray, desc: TensorDesc) -> np.ndarray:
+    """The buffer contents (`required_elements`, gaps zero) that hold the logical array `x`
+    (shape = sizes) in `desc`'s layout: logical_from_raw's inverse. Where the layout maps
+    several elements to one address (a stride 0), the last one written stays."""
+    if desc.is_packed:
+        return np.ascontiguousarray(x).reshape(-1)
+    raw = np.zeros(desc.required_elements, dtype=x.dtype)
+    item = raw.dtype.itemsize
+    view = np.lib.stride_tricks.as_strided(raw, shape=desc.sizes, strides=[s * item for s in desc.effective_strides])
+    view[...] = x
+    return raw
+
+
 class Tensor:
     """A device-resident tensor: a storage buffer and the desc that reads it.
 
