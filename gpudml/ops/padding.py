@@ -280,6 +280,17 @@ def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=Non
                            start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
 
 
+def padding(x, padding_mode=PaddingMode.CONSTANT, padding_value=0.0, start_padding=None, end_padding=None, *,
+            device=None):
+    """DML_PADDING under DirectMLX's name and argument names (`dml::Padding`, the `directml`
+    package's `padding`): `pad(x, start_padding, end_padding, mode=padding_mode,
+    value=padding_value)`."""
+    for name, value in (("start_padding", start_padding), ("end_padding", end_padding)):
+        if value is None:
+            raise InvalidArgumentError(f"padding: {name} is required (one entry per axis of x)")
+    return pad(x, start_padding, end_padding, mode=padding_mode, value=padding_value, device=device)
+
+
 def arguments(desc: PaddingOperatorDesc) -> dict:
     return {"start_padding": desc.start_padding, "end_padding": desc.end_padding, "mode": desc.padding_mode,
             "value": desc.padding_value}

@@ -144,11 +144,28 @@ def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
 
 
 # ---------------------------------------------------------------------------- API
-def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  # noqa: A001
+def slice(x, offsets=None, sizes=None, strides=None, *, output_sizes=None, device=None,  # noqa: A001
+          input_window_offsets=None, input_window_sizes=None, input_window_strides=None):
     """DML_SLICE1: the window `offsets`/`sizes` of x, read with `strides` (may be negative).
-    `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|."""
+    `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|.
+    DirectMLX's names (`dml::Slice`, the `directml` package) are accepted too:
+    `input_window_offsets`, `input_window_sizes`, `input_window_strides`."""
+    offsets = _one_spelling("offsets", offsets, "input_window_offsets", input_window_offsets, required=True)
+    sizes = _one_spelling("sizes", sizes, "input_window_sizes", input_window_sizes, required=True)
+    strides = _one_spelling("strides", strides, "input_window_strides", input_window_strides, required=False)
     return functional.call(SPEC, device, [("x", x)],
                            offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
+
+
+def _one_spelling(name: str, value, directml_name: str, directml_value, required: bool):
+    """The argument given as `name` or as DirectMLX's `directml_name`, not both."""
+    if value is not None and directml_value is not None:
+        raise InvalidArgumentError(
+            f"slice: {name} and {directml_name} are two names of one argument; pass one of them")
+    value = directml_value if value is None else value
+    if value is None and required:
+        raise InvalidArgumentError(f"slice: {name} (or {directml_name}) is required (one entry per axis of x)")
+    return value
 
 
 def arguments(desc: Slice1OperatorDesc) -> dict:
