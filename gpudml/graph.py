@@ -6,7 +6,7 @@
   Device validates it at its feature level there and then, so an error names the node
   where it was written. Numpy arrays and Tensors beside an Expression become constants.
 - **Planning.** `plan_steps` turns the nodes that the outputs need into Steps
-  (runtime/executor.py), one per node. It is the one function a fusion planner replaces.
+  (runtime/executor.py): fused kernels (gpudml/fusion.py) or one per node.
 - **Running.** A CompiledGraph checks a call's inputs, uploads the numpy ones and runs the
   steps with `runtime.executor.run_steps`: one batch, pooled buffers.
 """
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import functional
+from . import functional, fusion
 from .errors import InvalidArgumentError
 from .ops.spec import tensor_fields
-from .runtime import Device, Tensor, default_device, executor
+from .runtime import Device, Operator, Tensor, default_device, executor
 from .runtime.executor import Step
 from .runtime.tensor import logical_from_raw, native_array, raw_from_logical
 from .tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
@@ -135,11 +135,14 @@ class Graph:
         with self._lock:
             return self._add_constant(array)
 
-    def compile(self, outputs) -> CompiledGraph:
+    def compile(self, outputs, *, fuse: bool = True) -> CompiledGraph:
         """The graph compiled to compute `outputs` (a list of this graph's Expressions, in
         the order a call returns them; inputs and constants may be among them, the same
-        Expression more than once too). Only the nodes the outputs need are compiled."""
-        return CompiledGraph(self, self._check_outputs(outputs))
+        Expression more than once too). Only the nodes the outputs need are compiled.
+        `fuse=False` runs one kernel per node (no fusion: for comparisons)."""
+        if not isinstance(fuse, (bool, np.bool_)):
+            raise InvalidArgumentError(f"Graph.compile: fuse must be True or False, got {fuse!r}")
+        return CompiledGraph(self, self._check_outputs(outputs), bool(fuse))
 
     def __repr__(self) -> str:
         return (f"Graph({len(self._inputs)} inputs, {len(self.constants)} constants, {len(self.nodes)} nodes, "
@@ -245,19 +248,17 @@ def _packed_desc(array: np.ndarray) -> TensorDesc:
 
 
 # ---------------------------------------------------------------------------- planning
-def plan_steps(graph: Graph, outputs, device) -> list[Step]:
-    """The steps that compute `outputs` (Expressions of `graph`) on `device`: one Step per
-    node the outputs need, in recording order (a topological order: a node's inputs exist
-    before it is recorded), each running its node's desc and reading and writing the
-    node's value ids.
-
-    This is the one place that decides how nodes become dispatches. A fusion planner
-    replaces it: it may return fewer steps, whose compiled operators read any values that
-    exist by then (graph inputs, constants, earlier steps' outputs) and write the values
-    later steps or the outputs need, skipping the values between (runtime/executor.py
-    says what a step must provide; `executor.check_steps` checks a plan at compile)."""
-    return [Step(device.compile_operator(device.create_operator(node.desc)), node.inputs, node.outputs)
-            for node in needed_nodes(graph, outputs)]
+def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
+    """The steps that compute `outputs` (Expressions of `graph`) on `device`, in an order
+    that runs producers first (runtime/executor.py says what a step provides;
+    `executor.check_steps` checks a plan at compile). With `fuse`, chains of data-movement
+    nodes run as one kernel each and a Reduce reads such a chain without its tensors
+    (gpudml/fusion.py has the rules); without, one step per node the outputs need."""
+    if not fuse:
+        return [Step(device.compile_operator(device.create_operator(node.desc)), node.inputs, node.outputs)
+                for node in needed_nodes(graph, outputs)]
+    groups = fusion.plan(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values})
+    return [Step(device.compile_operator(Operator(device, g.desc, g.spec)), g.inputs, g.outputs) for g in groups]
 
 
 def needed_nodes(graph: Graph, outputs) -> list[Node]:
@@ -282,13 +283,13 @@ class CompiledGraph:
     may call one CompiledGraph at once with no lock of its own (docs/threading.md); each
     call's dispatches stay in order."""
 
-    def __init__(self, graph: Graph, outputs: tuple[Expression, ...]):
+    def __init__(self, graph: Graph, outputs: tuple[Expression, ...], fuse: bool = True):
         self.graph = graph
         self.device = graph.device
         self.outputs = outputs
         with graph._lock:  # a snapshot: recording may go on in other threads
             self._known = dict(graph._inputs)
-        self.steps = plan_steps(graph, outputs, self.device)
+        self.steps = plan_steps(graph, outputs, self.device, fuse)
         used = {v for step in self.steps for v in step.inputs} | {e.value_id for e in outputs}
         #: The graph inputs this compiled graph reads (a call must give each).
         self.inputs = tuple(e for e in self._known.values() if e.value_id in used)

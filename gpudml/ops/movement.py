@@ -65,13 +65,19 @@ class StageRule:
     its uniforms (unprefixed; per-axis
     tuples have the description's rank), the descs of the tensors it reads besides the
     data (bound as `lengths`, in order), and, for a slice, the affine map that folds on the
-    host instead: input coordinate = starts + steps * output coordinate, per axis."""
+    host instead: input coordinate = starts + steps * output coordinate, per axis (with
+    the window it reads); for a padding, its interior."""
 
     op: str
     params: dict = field(default_factory=dict)
     uniforms: dict = field(default_factory=dict)
     reads: tuple[TensorDesc, ...] = ()
     affine: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    #: An affine rule: the input coordinates it reads, per axis (lowest, highest).
+    window: tuple[tuple[int, int], ...] | None = None
+    #: A padding: where its output copies its input, per axis (start, size); there output
+    #: coordinate c reads input coordinate c - start.
+    interior: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,8 @@ def chain(rules, source_strides, base: int = 0) -> Chain:
     """The chain of `rules` (output side first) read from a source with `source_strides`
     (elements, per axis of the chain's rank) from element `base`: affine rules next to the
     source, or next to each other, fold into the source's base and strides (or into one
-    affine stage); the others become stages s0_, s1_, ... in order."""
+    affine stage), as does a padding that an affine rule reads only inside of (a crop
+    after a pad); the others become stages s0_, s1_, ... in order."""
     strides = list(source_strides)
     rules = list(rules)
     while rules and rules[-1].affine is not None:  # next to the source: fold into it
@@ -104,10 +111,21 @@ def chain(rules, source_strides, base: int = 0) -> Chain:
         strides = [s * t for s, t in zip(strides, steps, strict=True)]
     merged: list[StageRule] = []
     for rule in rules:
-        if rule.affine is not None and merged and merged[-1].affine is not None:
-            (s2, t2), (s1, t1) = merged[-1].affine, rule.affine  # o -> s2 + t2 o, then s1 + t1 (.)
+        last = merged[-1] if merged else None
+        if last is not None and last.affine is not None and rule.affine is not None:
+            (s2, t2), (s1, t1) = last.affine, rule.affine  # o -> s2 + t2 o, then s1 + t1 (.)
+            window = tuple(tuple(sorted((a + t * lo, a + t * hi))) for a, t, (lo, hi) in
+                           zip(s1, t1, last.window, strict=True))
             merged[-1] = _affine_rule(tuple(a + t * b for a, t, b in zip(s1, t1, s2, strict=True)),
-                                      tuple(t * u for t, u in zip(t1, t2, strict=True)))
+                                      tuple(t * u for t, u in zip(t1, t2, strict=True)), window)
+        elif last is not None and last.affine is not None and rule.interior is not None and all(
+                start <= lo and hi < start + n
+                for (lo, hi), (start, n) in zip(last.window, rule.interior, strict=True)):
+            # A window inside a padding's interior: the padding is a shift there.
+            starts, steps = last.affine
+            merged[-1] = _affine_rule(tuple(a - start for a, (start, _) in zip(starts, rule.interior, strict=True)),
+                                      steps, tuple((lo - start, hi - start) for (lo, hi), (start, _) in
+                                                   zip(last.window, rule.interior, strict=True)))
         else:
             merged.append(rule)
     stages, uniforms, reads = [], {"src_base": base, "src_strides": tuple(strides)}, []
@@ -122,15 +140,17 @@ def chain(rules, source_strides, base: int = 0) -> Chain:
     return Chain(tuple(stages), uniforms, tuple(reads), unit, rows)
 
 
-def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...]) -> StageRule:
+def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> StageRule:
     moved = tuple(d for d, (a, t) in enumerate(zip(starts, steps, strict=True)) if a != 0 or t != 1)
     return StageRule("slice1.wgsl.j2", params={"axes": moved}, uniforms={"starts": starts, "steps": steps},
-                     affine=(starts, steps))
+                     affine=(starts, steps), window=tuple(window))
 
 
-def affine_stage(starts, steps) -> StageRule:
-    """The stage of an affine map per axis (a slice): input = starts + steps * output."""
-    return _affine_rule(tuple(starts), tuple(steps))
+def affine_stage(starts, steps, out_sizes) -> StageRule:
+    """The stage of an affine map per axis (a slice) with output sizes `out_sizes`:
+    input = starts + steps * output."""
+    window = [tuple(sorted((a, a + t * (n - 1)))) for a, t, n in zip(starts, steps, out_sizes, strict=True)]
+    return _affine_rule(tuple(starts), tuple(steps), window)
 
 
 def movement_dispatch(

@@ -3,6 +3,7 @@ the border filled with a constant, the edge element, or mirrors of the input."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import struct
@@ -216,7 +217,8 @@ def strategies_for(desc: PaddingOperatorDesc, caps) -> tuple[str, ...]:
 
 def chain_stage(desc: PaddingOperatorDesc) -> movement.StageRule:
     """Every axis of the desc as a stage of a chain (fused graphs: no axis merges)."""
-    return _stage(desc, [(i,) for i in range(desc.input_tensor.rank)], desc.input_tensor.sizes)
+    rule = _stage(desc, [(i,) for i in range(desc.input_tensor.rank)], desc.input_tensor.sizes)
+    return dataclasses.replace(rule, interior=tuple(zip(desc.start_padding, desc.input_tensor.sizes, strict=True)))
 
 
 def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:

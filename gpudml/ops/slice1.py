@@ -128,7 +128,7 @@ def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
     is the window's offset, or its last element for a negative stride."""
     starts = tuple(off + (size - 1 if step < 0 else 0) for off, size, step in zip(
         desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides, strict=True))
-    return movement.affine_stage(starts, desc.input_window_strides)
+    return movement.affine_stage(starts, desc.input_window_strides, desc.output_tensor.sizes)
 
 
 def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
