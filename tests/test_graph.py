@@ -12,7 +12,9 @@ from conftest import assert_bits_equal, random_bits
 from test_threads import run_threads
 
 import gpudml as dml
+from gpudml import examples
 from gpudml.graph import needed_nodes, plan_steps
+from gpudml.ops import spec_named
 
 F32 = dml.DataType.FLOAT32
 RNG = np.random.default_rng(13)
@@ -511,3 +513,23 @@ def test_one_compiled_graph_called_from_several_threads(device):
             assert_bits_equal(got_r, want_y.max(axis=1, keepdims=True))
 
     run_threads(work)
+
+
+# ------------------------------------------------------------------ DirectML's own results
+@pytest.mark.parametrize("example", examples.EXAMPLES, ids=lambda e: e.name)
+def test_every_page_example_through_a_graph(device, example):
+    """Each DirectML page example recorded on a graph (its input a graph input, its other
+    arguments constants) and chained with a second, fusable copy of itself where the shapes
+    allow: the page's printed output, fused and unfused."""
+    spec = spec_named(example.operator)
+    g = dml.Graph(device)
+    x = g.input(example.input.shape, dtype=example.input.dtype, name="x")
+    y = spec.functional(x, **example.args)
+    for fuse in (True, False):
+        (got,) = g.compile([y], fuse=fuse)({"x": example.input})
+        assert_bits_equal(got, example.expected)
+    # Behind a flip of the input (undone on the host): a chain of two for data movement
+    flip = [-1] + [1] * (example.input.ndim - 1)
+    z = spec.functional(dml.slice(x, [0] * example.input.ndim, list(example.input.shape), flip), **example.args)
+    (got,) = g.compile([z])({"x": example.input[::-1].copy()})
+    assert_bits_equal(got, example.expected)
