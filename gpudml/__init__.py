@@ -1,11 +1,14 @@
 """gpudml: Microsoft DirectML operator semantics on any GPU, through WGSL and wgpu.
 
 The operators' functional forms (`gpudml.slice`, `gpudml.pad`, ...) and desc classes
-(`gpudml.Slice1OperatorDesc`, ...) come from the operator specs (gpudml/ops/).
+(`gpudml.Slice1OperatorDesc`, ...) come from the operator specs (gpudml/ops/); graphs
+(`gpudml.Graph`) from gpudml/graph.py.
 """
 
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
+from .graph import CompiledGraph, Expression, Graph
 from .ops import SPECS
+from .ops.padding import padding
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
 from .types import DataType, FeatureLevel, PaddingMode, ReduceFunction
@@ -17,8 +20,9 @@ _OPERATORS = {name: value for spec in SPECS
 globals().update(_OPERATORS)
 
 __all__ = [
-    "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError", "FeatureLevel", "GpuError",
-    "InternalError", "InvalidArgumentError", "Operator", "PaddingMode", "ReduceFunction", "Tensor", "TensorDesc",
-    "UnsupportedError", "calc_buffer_tensor_size", "default_device",
+    "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError", "Expression",
+    "FeatureLevel", "GpuError", "Graph", "InternalError", "InvalidArgumentError", "Operator", "PaddingMode",
+    "ReduceFunction", "Tensor", "TensorDesc", "UnsupportedError", "calc_buffer_tensor_size", "default_device",
+    "padding",
 ]
 __all__ += list(_OPERATORS)

@@ -40,12 +40,13 @@ class Program:
 
 
 def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping | None = None,  # noqa: A001
-            template_path=None) -> Program:
+            template_path=None, spec=None) -> Program:
     """Plan `desc` under `strategy` (None: the operator's choice for `caps`) and build its
     kernels. `options`: the operator's plan knobs for experiments (OpSpec.options).
     `template_path`: folders of templates searched before GPUDML_TEMPLATE_PATH and the
-    packaged ones (templates.search_path)."""
-    spec = spec_for(desc)
+    packaged ones (templates.search_path). `spec`: the desc's spec (default: the registered
+    operator's; a graph's fused kernels bring their own, gpudml/fusion.py)."""
+    spec = spec if spec is not None else spec_for(desc)
     options = dict(options or {})
     unknown = sorted(set(options) - set(spec.options))
     if unknown:

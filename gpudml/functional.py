@@ -33,7 +33,12 @@ def call(spec, device, inputs: list[tuple], **attributes):
     (name, value, convert) where `convert` turns a value that is not a Tensor into the
     numpy array to send, in the desc's input order. The first input decides what comes
     back: a Tensor in gives Tensors out (numpy inputs beside it are uploaded), numpy in
-    gives numpy out."""
+    gives numpy out. An Expression among the inputs records a graph node instead
+    (graph.record): nothing runs."""
+    graph = _graph()
+    for item in inputs:
+        if isinstance(item[1], graph.Expression):
+            return graph.record(spec, device, inputs, attributes)
     Device, Tensor, default_device = _runtime()
     fn = spec.functional_name
     if device is None:
@@ -57,7 +62,7 @@ def call(spec, device, inputs: list[tuple], **attributes):
         else:
             if len(item) > 2:
                 value = item[2](value)
-            value = _array(value, f"{fn}: {name}")
+            value = checked_array(value, f"{fn}: {name}")
             desc = TensorDesc(DataType.from_numpy(value.dtype), value.shape)
             if resident:
                 value = device.tensor(value)  # Tensor in -> Tensor out: everything stays on the GPU
@@ -65,6 +70,14 @@ def call(spec, device, inputs: list[tuple], **attributes):
         descs.append(desc)
     outputs = _compiled(device, spec, descs, attributes).execute(values)
     return outputs[0] if len(outputs) == 1 else outputs
+
+
+@functools.cache
+def _graph():
+    """gpudml.graph, imported on first use (it imports the runtime)."""
+    from . import graph
+
+    return graph
 
 
 @functools.cache
@@ -76,7 +89,9 @@ def _runtime():
     return Device, Tensor, default_device
 
 
-def _array(x, where: str) -> np.ndarray:
+def checked_array(x, where: str) -> np.ndarray:
+    """`x` as a numpy array of a DirectML type, native byte order, 1..8 dimensions, not
+    empty; InvalidArgumentError naming `where` otherwise."""
     from .runtime.tensor import native_array
 
     x = native_array(x, where)

@@ -85,10 +85,10 @@ def test_program_describes_the_dispatches():
 # ------------------------------------------------------------------ the builder
 def test_builder_owns_bindings_uniforms_and_entry():
     dispatch = Dispatch(
-        template="slice1.wgsl.j2",
-        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided"},
+        template="movement.wgsl.j2",
+        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True},
         buffers=(output_buffer(0, "output", 8, "elements"), input_buffer(0, "input")),
-        uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "slice_base": 5, "slice_steps": (-3, 1)},
+        uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "src_strides": (-3, 1), "src_base": 5},
         invocations=1)
     kernel = builder.build(dispatch, 65535)
     source = kernel.source
@@ -98,7 +98,7 @@ def test_builder_owns_bindings_uniforms_and_entry():
     struct_text = source[source.index("struct Uniforms {"):source.index("}", source.index("struct Uniforms {"))]
     assert struct_text.split("\n")[1:] == [
         "    out_sizes: array<vec4<u32>, 1>,", "    out_strides: array<vec4<u32>, 1>,",
-        "    slice_steps: array<vec4<u32>, 1>,", "    count: u32,", "    slice_base: u32,", ""]
+        "    src_strides: array<vec4<u32>, 1>,", "    count: u32,", "    src_base: u32,", ""]
     words = struct.unpack(f"<{len(kernel.uniform_bytes) // 4}I", kernel.uniform_bytes)
     assert words == (2, 3, 0, 0, 4, 1, 0, 0, 2**32 - 3, 1, 0, 0, 6, 5, 0, 0)
     assert "fn kernel(gid: u32)" in source
@@ -119,11 +119,14 @@ def test_binding_types_follow_access_and_width(buffer, wgsl):
     assert buffer.wgsl_type == wgsl
 
 
+STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True}
+
+
 def test_uniform_values_must_fit_32_bits():
-    dispatch = Dispatch("slice1.wgsl.j2", {"rank": 1, "bits": 32, "run": 64, "strategy": "strided"},
+    dispatch = Dispatch("movement.wgsl.j2", STRIDED_1D,
                         (output_buffer(0, "output", 32, "elements"), input_buffer(0, "input")),
-                        {"count": 2**32, "out_sizes": (1,), "out_strides": (1,), "slice_base": 0,
-                         "slice_steps": (1,)}, 1)
+                        {"count": 2**32, "out_sizes": (1,), "out_strides": (1,), "src_base": 0,
+                         "src_strides": (1,)}, 1)
     with pytest.raises(dml.InternalError, match="uniform count value 4294967296 does not fit 32 bits"):
         builder.build(dispatch, 65535)
 
@@ -183,10 +186,10 @@ def test_rejected_wgsl_is_an_internal_error_with_numbered_source(device):
 def test_every_binding_is_in_the_pipeline_layout(device):
     """Pipelines take the layout wgpu derives from the shader; the entry point uses every
     binding, so one the kernel's code never reads is there too."""
-    dispatch = Dispatch("slice1.wgsl.j2", {"rank": 1, "bits": 32, "run": 64, "strategy": "strided"},
+    dispatch = Dispatch("movement.wgsl.j2", STRIDED_1D,
                         (output_buffer(0, "output", 32, "elements"), input_buffer(0, "input"),
                          input_buffer(1, "never_read")),
-                        {"count": 4, "out_sizes": (4,), "out_strides": (1,), "slice_base": 0, "slice_steps": (1,)}, 4)
+                        {"count": 4, "out_sizes": (4,), "out_strides": (1,), "src_base": 0, "src_strides": (1,)}, 4)
     kernel = builder.build(dispatch, 65535)
     ctx = device._ctx
     with ctx.lock:

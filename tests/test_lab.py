@@ -34,12 +34,15 @@ DESCS = {
 
 @pytest.fixture
 def wrong_templates(tmp_path) -> Path:
-    """A copy of slice1.wgsl.j2 that reads every element one place off."""
+    """A copy of lib/chain.wgsl.j2 that reads every element one place off."""
     folder = tmp_path / "off_by_one"
-    folder.mkdir()
-    text = (templates.packaged_dir() / "slice1.wgsl.j2").read_text()
-    text = text.replace("uni.slice_base + input_offset(o)", "uni.slice_base + input_offset(o) + 1u")
-    (folder / "slice1.wgsl.j2").write_text(text)
+    (folder / "lib").mkdir(parents=True)
+    text = (templates.packaged_dir() / "lib" / "chain.wgsl.j2").read_text()
+    # every source offset: value_at's, seg_start's and a row's (segments in rows)
+    assert text.count("uni.src_base + src_offset(o)") == 2 and text.count("row_base = uni.src_base") == 1
+    text = text.replace("uni.src_base + src_offset(o)", "uni.src_base + src_offset(o) + 1u")
+    text = text.replace("row_base = uni.src_base", "row_base = 1u + uni.src_base")
+    (folder / "lib" / "chain.wgsl.j2").write_text(text)
     return folder
 
 
@@ -65,7 +68,7 @@ def test_a_wrong_template_is_reported_and_the_others_still_run(device, wrong_tem
 def test_a_template_that_does_not_compile(device, tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
-    (folder / "slice1.wgsl.j2").write_text('{% extends "lib/movement.wgsl.j2" %}'
+    (folder / "movement.wgsl.j2").write_text('{% extends "lib/movement.wgsl.j2" %}'
                                            '{% block functions %}fn value_at( nonsense{% endblock %}')
     rows = lab.run(device, DESCS["slice1"], templates=str(folder), reps=1, copy_bytes=SMALL_COPY)
     broken = [r for r in rows if r.templates is not None]

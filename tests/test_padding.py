@@ -352,7 +352,7 @@ def test_cli_shader_pad(capsys):
     assert cli.main(["shader", "pad", "--mode", "symmetric", "--dtype", "INT8", "--shape", "2,3",
                      "--start", "5,0", "--end", "0,1"]) == 0
     out = capsys.readouterr().out
-    assert "fn value_at(o: array<u32, 2>)" in out and "x = x % p;" in out  # start 5 - 1 >= period 4: folds
+    assert "fn value_at(at: array<u32, 2>)" in out and "x = x % p;" in out  # start 5 - 1 >= period 4: folds
 
 
 def test_cli_examples_run_the_padding_and_reverse_seed_examples(capsys):

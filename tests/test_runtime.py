@@ -100,6 +100,25 @@ def test_tensor_free_and_use_after_free(vulkan_device):
         dml.slice(t, [0], [8])
 
 
+def test_tensor_copy_outside_and_inside_a_batch(device):
+    """Tensor.copy(): a new buffer with the same desc and bytes (gaps included), ordered with
+    the dispatches recorded before it, also inside a batch."""
+    desc = dml.TensorDesc(dml.DataType.UINT8, [3, 2], [5, 2])
+    t = device.tensor(np.arange(1, 14, dtype=np.uint8), desc=desc)
+    c = t.copy()
+    assert c.desc == t.desc and c.buffer is not t.buffer
+    np.testing.assert_array_equal(c.raw(), t.raw())
+    t.free()
+    np.testing.assert_array_equal(c.numpy(), np.arange(1, 14, dtype=np.uint8)[[[0, 2], [5, 7], [10, 12]]])
+    x = np.arange(10, dtype=np.float32)
+    with device.batch():
+        y = dml.slice(device.tensor(x), [0], [10], [-1])
+        copies = [y.copy(), y.copy()]
+        z = dml.slice(copies[0], [0], [10], [-1])  # reads the copy made in the same batch
+    for got, want in zip([*copies, z], [x[::-1], x[::-1], x]):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
 def test_synchronize_and_empty(device):
     desc = dml.TensorDesc(dml.DataType.INT16, [3, 5])
     t = device.empty(desc)

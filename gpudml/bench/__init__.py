@@ -51,6 +51,8 @@ class Case:
     ort_expected: np.ndarray | None = None
     passes: int = 1                        # compute passes per device_fn call
     compare: Callable[[np.ndarray, np.ndarray], bool] | None = None
+    peers: dict = field(default_factory=dict)  # name -> device-resident callable timed beside device_fn
+    dispatches: int | None = None          # compute dispatches per device_fn call, where it says
 
 
 class Progress:

@@ -1,4 +1,4 @@
-"""The workloads W1-W9 of `gpudml bench` (float32), their numpy and onnxruntime
+"""The workloads W1-W11 of `gpudml bench` (float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See bench.py for the report."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 import gpudml as F
 
 from .. import reference
+from ..ops import slice1
 from . import Case, Row, check_result, median_ms
 from . import anchors as _anchors
 from .timer import GpuTimer
@@ -142,28 +143,62 @@ def _tiny_case(quick, rng, device) -> Case:
 CHAIN_LENGTH = 20
 
 
-def _chain_ops(y, lengths, mod):
-    """Five rounds of slice (reverse), pad, slice (unpad), reverse_subsequences: 20 ops, shape kept."""
+def _chain_ops(y, lengths, mod, shape):
+    """Five rounds of slice (reverse the last axis), pad (EDGE, the last two axes), slice
+    (unpad), reverse_subsequences (the last axis): 20 ops, shape kept."""
+    rank = len(shape)
+    flip = [1] * (rank - 1) + [-1]
+    border = [0] * (rank - 2) + [1, 1]
     for _ in range(CHAIN_LENGTH // 4):
-        y = mod.slice(y, [0, 0], [16, 16], [1, -1]) if mod is F else mod.slice1(y, [0, 0], [16, 16], [1, -1])
-        y = mod.pad(y, [1, 1], [1, 1], mode="edge") if mod is F else mod.padding(y, [1, 1], [1, 1], "edge")
-        y = mod.slice(y, [1, 1], [16, 16]) if mod is F else mod.slice1(y, [1, 1], [16, 16])
-        y = mod.reverse_subsequences(y, lengths, 1)
+        y = mod.slice(y, [0] * rank, shape, flip) if mod is F else mod.slice1(y, [0] * rank, shape, flip)
+        y = mod.pad(y, border, border, mode="edge") if mod is F else mod.padding(y, border, border, "edge")
+        y = mod.slice(y, border, shape) if mod is F else mod.slice1(y, border, shape)
+        y = mod.reverse_subsequences(y, lengths, rank - 1)
     return y
 
 
+def _chain_inputs(shape, rng, device):
+    x = rng.random(shape, dtype=np.float32)
+    lengths = rng.integers(0, shape[-1] + 1, size=list(shape[:-1]) + [1]).astype(np.uint32)
+    return x, lengths, device.tensor(x), device.tensor(lengths)
+
+
 def _chain_case(quick, rng, device) -> Case:
-    x = rng.random([16, 16], dtype=np.float32)
-    lengths = rng.integers(0, 17, size=[16, 1]).astype(np.uint32)
-    t, lt = device.tensor(x), device.tensor(lengths)
-    expected = _chain_ops(x, lengths, reference)
+    shape = [16, 16]
+    x, lengths, t, lt = _chain_inputs(shape, rng, device)
 
     def device_fn():
         with device.batch():
-            return _chain_ops(t, lt, F)
+            return _chain_ops(t, lt, F, shape)
 
-    return Case(device_fn=device_fn, numpy_io_fn=None, numpy_fn=None, expected=expected,
+    return Case(device_fn=device_fn, numpy_io_fn=None, numpy_fn=None, expected=_chain_ops(x, lengths, reference, shape),
                 logical_bytes=0, passes=0)
+
+
+def _chain_graph(shape, device):
+    """W9's chain recorded on a Graph and compiled (fused: one dispatch)."""
+    g = F.Graph(device)
+    x, lengths = g.input(shape, name="x"), g.input(list(shape[:-1]) + [1], dtype=np.uint32, name="lengths")
+    return g.compile([_chain_ops(x, lengths, F, shape)])
+
+
+def _chain_graph_case(shape, quick, rng, device) -> Case:
+    """The chain as a compiled graph. Timed beside it, in the same run (GPU time, medians):
+    a Slice1 of the same input reversing its last axis (one op reading and writing as much),
+    and the 20 ops called one by one in one batch."""
+    x, lengths, t, lt = _chain_inputs(shape, rng, device)
+    op = _chain_graph(shape, device)
+    single = device.compile_operator(device.create_operator(
+        slice1.infer_output(t.desc, [0] * len(shape), shape, [1] * (len(shape) - 1) + [-1])))
+
+    def calls():
+        with device.batch():
+            return _chain_ops(t, lt, F, shape)
+
+    return Case(device_fn=lambda: op({"x": t, "lengths": lt}, readback=False)[0], numpy_io_fn=None,
+                numpy_fn=None, expected=_chain_ops(x, lengths, reference, shape), logical_bytes=2 * x.nbytes,
+                passes=0, dispatches=op.dispatch_count,  # (a graph runs in a batch: no pass timestamps)
+                peers={"one Slice1": lambda: single.execute([t])[0], f"{CHAIN_LENGTH} calls": calls})
 
 
 WORKLOADS = [
@@ -176,6 +211,9 @@ WORKLOADS = [
     Workload("W7", "reverse_subsequences axis 1 [64,4096,64]", lambda d, r, q: _reverse_case(q, r, d)),
     Workload("W8", "SUM last axis [8,8]", lambda d, r, q: _tiny_case(q, r, d)),
     Workload("W9", f"chain of {CHAIN_LENGTH} ops [16,16], one batch", lambda d, r, q: _chain_case(q, r, d)),
+    Workload("W10", "W9's chain as a graph [16,16]", lambda d, r, q: _chain_graph_case([16, 16], q, r, d)),
+    Workload("W11", "W9's chain as a graph [1,3,1024,1024]",
+             lambda d, r, q: _chain_graph_case([1, 3, 1024, 1024], q, r, d)),
 ]
 
 
@@ -218,6 +256,8 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
     if w.id == "W9":
         row.extra["per_op_ms"] = row.device_ms / CHAIN_LENGTH
         row.note = f"{row.extra['per_op_ms']:.4f} ms per op"
+    if case.peers:
+        _time_peers(device, case, reps, row)
     if device.caps.has("timestamp-query") and case.passes:
         with GpuTimer(device) as timer:
             for _ in range(min(reps, 5)):
@@ -234,6 +274,24 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
     if case.ort is not None:
         row.ort_ms = _time_ort(case, reps, inner, row)
     return row
+
+
+def _time_peers(device, case: Case, reps: int, row: Row) -> None:
+    """GPU time (timestamps; the wall clock without them) of the case and of each peer,
+    interleaved, medians; the ratios go into the note."""
+    fns = {"case": case.device_fn, **case.peers}
+    samples = {name: [] for name in fns}
+    for _ in range(max(reps, 5)):
+        for name, fn in fns.items():
+            with device.profile() as prof:
+                fn()
+            device.synchronize()
+            samples[name].append(sum(r["gpu_ms"] for r in prof.rows))
+    ms = {name: float(np.median(v)) for name, v in samples.items()}
+    row.extra.update({f"{name} ms": v for name, v in ms.items()})
+    parts = [f"{ms['case'] / ms[name]:.2f}x {name} ({ms[name]:.3f} ms)" for name in case.peers]
+    row.note = f"{case.dispatches} dispatch{'es' if case.dispatches != 1 else ''}, GPU {ms['case']:.3f} ms: " + \
+        ", ".join(parts)
 
 
 def _time_ort(case: Case, reps: int, inner: int, row: Row) -> float | None:

@@ -1,6 +1,11 @@
-"""The Dispatch of a data-movement kernel (shaders/lib/movement.wgsl.j2), shared by
-Slice1, Padding and ReverseSubsequences: they differ only in how an output element
-finds its input (`value_at`, `seg_start`), and share these strategies:
+"""The Dispatch of a data-movement kernel (shaders/movement.wgsl.j2), shared by Slice1,
+Padding, ReverseSubsequences and the fused chains of a graph (gpudml/fusion.py).
+
+A data-movement kernel reads one *source* tensor through a chain of *stages*, each one
+operator's index rule (its template, shaders/<key>.wgsl.j2, implements the stage
+interface of shaders/lib/chain.wgsl.j2): an operator alone is a chain of at most one
+stage, a fused chain has several. A slice next to the source (or next to another slice)
+folds into the source's base and strides on the host. They share these strategies:
 
 - `segments` (packed outputs; the choice): each invocation owns RUN consecutive output
   elements and walks *segments*, stretches of an output row whose input offset is
@@ -15,6 +20,9 @@ finds its input (`value_at`, `seg_start`), and share these strategies:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
 from ..builder import Buffer, Dispatch, input_buffer, output_buffer
 from ..tensor_desc import TensorDesc
 from .base import element_bits
@@ -26,6 +34,12 @@ WORKGROUP_SIZE = 64
 #: With whole-chunk copies (paired kernel-time ratios to RUN 32 without them, 11 rounds):
 #: RUN 32 W4 0.89, W5 0.96, W6 1.06; RUN 64 W4 0.87, W5 0.87, W6 1.03.
 RUN = 64
+#: A fused chain of several stages on a CPU adapter: one invocation per 1024 output elements
+#: (a row of the bench's chains), so that the chain's per-row work (row_setup) is done once
+#: per row. A 20-node chain over [1, 3, 1024, 1024] float32 on lavapipe, paired ratios to a
+#: single Slice1 of the same output (11 rounds): RUN 64 / 1024 = 2.05x / 1.69x (H and W
+#: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
+CHAIN_RUN_CPU = 1024
 STRATEGIES = ("segments", "elements", "strided")
 
 
@@ -35,34 +49,141 @@ def strategies_for(output: TensorDesc) -> tuple[str, ...]:
     return ("segments", "elements") if output.is_packed else ("strided",)
 
 
+class Stage(NamedTuple):
+    """One stage of a kernel's chain, as its template sees it (a template parameter)."""
+
+    op: str  # the template of the operator's index rule, e.g. "padding.wgsl.j2"
+    prefix: str  # of its uniforms and bindings, e.g. "s0_"
+    params: tuple  # its compile-time parameters, (name, value) pairs
+
+
+@dataclass(frozen=True)
+class StageRule:
+    """What a data-movement operator gives a chain for one description (OpSpec.chain_stage):
+    its template and compile-time parameters (`axes`: the axes whose coordinate it
+    changes, the others cost nothing; `fills`, `rowwise`: see shaders/lib/chain.wgsl.j2),
+    its uniforms (unprefixed; per-axis
+    tuples have the description's rank), the descs of the tensors it reads besides the
+    data (bound as `lengths`, in order), and, for a slice, the affine map that folds on the
+    host instead: input coordinate = starts + steps * output coordinate, per axis (with
+    the window it reads); for a padding, its interior."""
+
+    op: str
+    params: dict = field(default_factory=dict)
+    uniforms: dict = field(default_factory=dict)
+    reads: tuple[TensorDesc, ...] = ()
+    affine: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    #: An affine rule: the input coordinates it reads, per axis (lowest, highest).
+    window: tuple[tuple[int, int], ...] | None = None
+    #: A padding: where its output copies its input, per axis (start, size); there output
+    #: coordinate c reads input coordinate c - start.
+    interior: tuple[tuple[int, int], ...] | None = None
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A chain ready for a kernel: the stages (output side first), their uniforms with the
+    source's (src_base, src_strides), and the extra tensors they read, in binding order."""
+
+    stages: tuple[Stage, ...]
+    uniforms: dict
+    reads: tuple[TensorDesc, ...]
+    unit: bool = True  # every stage moves along the innermost axis by -1, 0 or +1 per step
+    rows: bool = True  # every stage is rowwise (lib/chain.wgsl.j2): rows are mapped once
+
+    def buffers(self, first_input: int) -> tuple[Buffer, ...]:
+        """The extra tensors' bindings, as inputs first_input, first_input + 1, ..."""
+        names = [f"{s.prefix}lengths" for s in self.stages for _ in range(dict(s.params).get("reads", 0))]
+        return tuple(input_buffer(first_input + k, name) for k, name in enumerate(names))
+
+
+def chain(rules, source_strides, base: int = 0) -> Chain:
+    """The chain of `rules` (output side first) read from a source with `source_strides`
+    (elements, per axis of the chain's rank) from element `base`: affine rules next to the
+    source, or next to each other, fold into the source's base and strides (or into one
+    affine stage), as does a padding that an affine rule reads only inside of (a crop
+    after a pad); the others become stages s0_, s1_, ... in order."""
+    strides = list(source_strides)
+    rules = list(rules)
+    while rules and rules[-1].affine is not None:  # next to the source: fold into it
+        starts, steps = rules.pop().affine
+        base += sum(a * s for a, s in zip(starts, strides, strict=True))
+        strides = [s * t for s, t in zip(strides, steps, strict=True)]
+    merged: list[StageRule] = []
+    for rule in rules:
+        last = merged[-1] if merged else None
+        if last is not None and last.affine is not None and rule.affine is not None:
+            (s2, t2), (s1, t1) = last.affine, rule.affine  # o -> s2 + t2 o, then s1 + t1 (.)
+            window = tuple(tuple(sorted((a + t * lo, a + t * hi))) for a, t, (lo, hi) in
+                           zip(s1, t1, last.window, strict=True))
+            merged[-1] = _affine_rule(tuple(a + t * b for a, t, b in zip(s1, t1, s2, strict=True)),
+                                      tuple(t * u for t, u in zip(t1, t2, strict=True)), window)
+        elif last is not None and last.affine is not None and rule.interior is not None and all(
+                start <= lo and hi < start + n
+                for (lo, hi), (start, n) in zip(last.window, rule.interior, strict=True)):
+            # A window inside a padding's interior: the padding is a shift there.
+            starts, steps = last.affine
+            merged[-1] = _affine_rule(tuple(a - start for a, (start, _) in zip(starts, rule.interior, strict=True)),
+                                      steps, tuple((lo - start, hi - start) for (lo, hi), (start, _) in
+                                                   zip(last.window, rule.interior, strict=True)))
+        else:
+            merged.append(rule)
+    stages, uniforms, reads = [], {"src_base": base, "src_strides": tuple(strides)}, []
+    for i, rule in enumerate(merged):
+        prefix = f"s{i}_"
+        params = {"fills": False, "rowwise": True, **rule.params, "reads": len(rule.reads)}
+        stages.append(Stage(rule.op, prefix, tuple(sorted(params.items()))))
+        uniforms.update({prefix + name: value for name, value in rule.uniforms.items()})
+        reads += rule.reads
+    unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
+    rows = all(dict(st.params)["rowwise"] for st in stages)
+    return Chain(tuple(stages), uniforms, tuple(reads), unit, rows)
+
+
+def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> StageRule:
+    moved = tuple(d for d, (a, t) in enumerate(zip(starts, steps, strict=True)) if a != 0 or t != 1)
+    return StageRule("slice1.wgsl.j2", params={"axes": moved}, uniforms={"starts": starts, "steps": steps},
+                     affine=(starts, steps), window=tuple(window))
+
+
+def affine_stage(starts, steps, out_sizes) -> StageRule:
+    """The stage of an affine map per axis (a slice) with output sizes `out_sizes`:
+    input = starts + steps * output."""
+    window = [tuple(sorted((a, a + t * (n - 1)))) for a, t, n in zip(starts, steps, out_sizes, strict=True)]
+    return _affine_rule(tuple(starts), tuple(steps), window)
+
+
 def movement_dispatch(
-    template: str,
     strategy: str,
     output_desc: TensorDesc,
-    uniforms: dict[str, int | tuple[int, ...]],
+    the_chain: Chain,
     *,
-    extra_buffers: tuple[Buffer, ...] = (),
+    uniforms: dict | None = None,
     params: dict | None = None,
     invocations: int | None = None,
+    run: int = RUN,
 ) -> Dispatch:
-    """The dispatch of `template` (which extends lib/movement.wgsl.j2) under `strategy`.
-    Uniforms `count`, `out_sizes` and `out_strides` come first, then the operator's own."""
+    """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
+    from the chain's source (input 0) and extra tensors (inputs 1, 2, ...), `run` output
+    elements per invocation (a multiple of 16). Uniforms
+    `count`, `out_sizes` and `out_strides` come first, then the chain's, then `uniforms`."""
     bits = element_bits(output_desc)
     count = output_desc.element_count
     if invocations is None:
-        invocations = -(-count // RUN)
+        invocations = -(-count // run)
     buffers = (
         output_buffer(0, "output", bits, "elements" if strategy == "strided" else "chunks"),
         input_buffer(0, "input"),
-    ) + extra_buffers
+    ) + the_chain.buffers(1)
     if strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
         buffers += (input_buffer(0, "input_chunks", "chunks"),)
     return Dispatch(
-        template=template,
-        params={"rank": output_desc.rank, "bits": bits, "run": RUN, "strategy": strategy, **(params or {})},
+        template="movement.wgsl.j2",
+        params={"rank": output_desc.rank, "bits": bits, "run": run, "strategy": strategy,
+                "stages": the_chain.stages, "unit": the_chain.unit, "rows": the_chain.rows, **(params or {})},
         buffers=buffers,
         uniforms={"count": count, "out_sizes": output_desc.sizes, "out_strides": output_desc.effective_strides,
-                  **uniforms},
+                  **the_chain.uniforms, **(uniforms or {})},
         invocations=invocations,
         workgroup_size=WORKGROUP_SIZE,
     )

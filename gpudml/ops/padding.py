@@ -3,6 +3,7 @@ the border filled with a constant, the edge element, or mirrors of the input."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import struct
@@ -16,7 +17,7 @@ from ..errors import InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
 from ..types import F16, F32, TYPES_8, TYPES_11, DataType, FeatureLevel, PaddingMode
 from . import movement
-from .base import check_copy_tensors, gather, int_list
+from .base import check_copy_tensors, element_bits, gather, int_list
 from .spec import CliArg, Example, OpSpec, support_table
 
 OP = "Padding"
@@ -214,25 +215,29 @@ def strategies_for(desc: PaddingOperatorDesc, caps) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor)
 
 
-def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
-    """Unpadded neighbours contiguous in both tensors merge and size-1 axes drop; per
-    kernel axis the kernel gets the start padding, the input size, the fold period and
-    the input stride.
+def chain_stage(desc: PaddingOperatorDesc) -> movement.StageRule:
+    """Every axis of the desc as a stage of a chain (fused graphs: no axis merges)."""
+    rule = _stage(desc, [(i,) for i in range(desc.input_tensor.rank)], desc.input_tensor.sizes)
+    return dataclasses.replace(rule, interior=tuple(zip(desc.start_padding, desc.input_tensor.sizes, strict=True)))
+
+
+def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
+    """The stage over kernel axes `axes` (each the original axes it stands for) of sizes
+    `sizes`: per axis the start padding, the input size and the fold period (an unpadded
+    axis has no padding and the merged size).
 
     The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero)
     and 2n for SYMMETRIC. `fold` compiles in the modulo only when some axis of size > 1
     reaches a coordinate a whole period away (padding >= n or so); a size-1 axis never
     needs it (the kernel clamps to its single element).
     """
-    inp, out, mode = desc.input_tensor, desc.output_tensor, desc.padding_mode
-    padded = {i for i, (s, e) in enumerate(zip(desc.start_padding, desc.end_padding)) if s or e}
-    axes = merge_axes(out.sizes, inp.effective_strides, out.effective_strides, fixed=padded)
+    inp, mode = desc.input_tensor, desc.padding_mode
     mirror = 1 if mode == PaddingMode.SYMMETRIC else 0
-    starts, in_sizes, periods, fold = [], [], [], False
-    for axis in axes:
-        (i,) = axis.axes if axis.axes and axis.axes[0] in padded else (None,)
-        start, end, n = (desc.start_padding[i], desc.end_padding[i], inp.sizes[i]) if i is not None else (
-            0, 0, axis.size)
+    starts, in_sizes, periods, fold, padded = [], [], [], False, []
+    for original, size in zip(axes, sizes, strict=True):
+        (i,) = original if len(original) == 1 and (desc.start_padding[original[0]] or
+                                                   desc.end_padding[original[0]]) else (None,)
+        start, end, n = (desc.start_padding[i], desc.end_padding[i], inp.sizes[i]) if i is not None else (0, 0, size)
         if mode == PaddingMode.REFLECTION:
             period = max(2 * (n - 1), 1)
         elif mode == PaddingMode.SYMMETRIC:
@@ -243,17 +248,29 @@ def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
             raise UnsupportedError(f"{OP}: an input axis of {n} elements is too long to fold in 32 bits")
         # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2).
         fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
+        if i is not None:
+            padded.append(len(starts))
         starts.append(start)
         in_sizes.append(n)
         periods.append(period)
     value = padding_value_bits(desc.padding_value, inp.data_type) if mode == PaddingMode.CONSTANT else (0, 0)
+    return movement.StageRule(
+        "padding.wgsl.j2", params={"axes": tuple(padded), "fills": mode == PaddingMode.CONSTANT, "mode": mode.name,
+                                    "fold": fold, "bits": element_bits(inp)},
+        uniforms={"pad_start": tuple(starts), "pad_in_sizes": tuple(in_sizes), "pad_periods": tuple(periods),
+                  "pad_value_low": value[0], "pad_value_high": value[1]})
+
+
+def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
+    """Unpadded neighbours contiguous in both tensors merge and size-1 axes drop: the
+    stage runs on those kernel axes."""
+    inp, out = desc.input_tensor, desc.output_tensor
+    padded = {i for i, (s, e) in enumerate(zip(desc.start_padding, desc.end_padding)) if s or e}
+    axes = merge_axes(out.sizes, inp.effective_strides, out.effective_strides, fixed=padded)
+    stage = _stage(desc, [a.axes for a in axes], [a.size for a in axes])
     kernel_out = TensorDesc(inp.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
-    dispatch = movement.movement_dispatch(
-        "padding.wgsl.j2", strategy, kernel_out,
-        {"pad_start": tuple(starts), "pad_in_sizes": tuple(in_sizes), "pad_periods": tuple(periods),
-         "pad_in_strides": tuple(a.strides[0] for a in axes), "pad_value_low": value[0], "pad_value_high": value[1]},
-        params={"mode": mode.name, "fold": fold})
-    return KernelPlan((dispatch,))
+    the_chain = movement.chain([stage], [a.strides[0] for a in axes])
+    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -263,6 +280,17 @@ def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=Non
     `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
     return functional.call(SPEC, device, [("x", x)],
                            start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
+
+
+def padding(x, padding_mode=PaddingMode.CONSTANT, padding_value=0.0, start_padding=None, end_padding=None, *,
+            device=None):
+    """DML_PADDING under DirectMLX's name and argument names (`dml::Padding`, the `directml`
+    package's `padding`): `pad(x, start_padding, end_padding, mode=padding_mode,
+    value=padding_value)`."""
+    for name, value in (("start_padding", start_padding), ("end_padding", end_padding)):
+        if value is None:
+            raise InvalidArgumentError(f"padding: {name} is required (one entry per axis of x)")
+    return pad(x, start_padding, end_padding, mode=padding_mode, value=padding_value, device=device)
 
 
 def arguments(desc: PaddingOperatorDesc) -> dict:
@@ -327,7 +355,7 @@ SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
-    reference=reference, functional=pad, tensors=("x",), arguments=arguments,
+    reference=reference, functional=pad, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
     cli=(CliArg("--mode", "constant | edge | reflection | symmetric", "str", "constant"),
          CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
          CliArg("--end", "end_padding, comma-separated (default: --start)"),

@@ -37,7 +37,7 @@ from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, DataType, FeatureLevel, ReduceFunction
 from . import reduction
-from .spec import CliArg, Example, OpSpec, random_buffer, support_table
+from .spec import CliArg, Example, OpSpec, ReadThrough, random_buffer, support_table
 
 OP = "Reduce"
 F = ReduceFunction
@@ -320,6 +320,15 @@ def plan(desc: ReduceOperatorDesc, caps, strategy: str, **options) -> KernelPlan
                           **options)
 
 
+def _strategies_through(desc: ReduceOperatorDesc, caps) -> tuple[str, ...]:
+    return strategies_for(desc, caps, vectorize=False)
+
+
+def _plan_through(desc: ReduceOperatorDesc, caps, strategy: str, chain) -> KernelPlan:
+    return reduction.plan(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy,
+                          through=chain)
+
+
 # ---------------------------------------------------------------------------- API
 def reduce(x, function, axes=None, *, output_data_type=None, device=None):
     """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all;
@@ -359,7 +368,7 @@ SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
-    tolerance=tolerance,
+    tolerance=tolerance, read_through=ReadThrough(_strategies_through, _plan_through),
     reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
          CliArg("--axes", "reduced axes, comma-separated (default all)"),

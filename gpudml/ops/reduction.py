@@ -155,9 +155,14 @@ def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, 
 
 
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
-         vectorize: bool = True, int64_native=None) -> KernelPlan:
+         vectorize: bool = True, int64_native=None, through=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
-    ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each."""
+    ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
+    `through`: the input is a packed view `inp` of a chain of data-movement stages (an
+    ops.movement.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
+    graph's fused chain; element by element (no 16-byte blocks)."""
+    if through is not None:
+        vectorize = False
     p = _problem(function, inp, out, axes, vectorize)
     lay, cost = p.lay, p.cost
     in_dt = inp.data_type
@@ -169,8 +174,12 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "native64": bool(int64_native) and 8 in (in_dt.size, out.data_type.size),
         "rank_r": len(lay.red_sizes), "vec_inner": p.vec_inner,
         "blocked": in_dt.is_float and function in FLOAT_SUMS,
+        "through": through.stages if through is not None else (),
+        "through_rank": inp.rank if through is not None else 0,
     }
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
+    reads = through.buffers(1) if through is not None else ()
+    through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
     out_bits = out.data_type.size * 8
     packed = cost.packed_output
     output = output_buffer(0, "output", out_bits, "words" if packed else "elements")
@@ -178,7 +187,8 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     writers = -(-lay.count // cost.outputs_per_invocation)
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
-        rows = _dispatch("reduce.wgsl.j2", writer, (output, input_buffer(0, "input")) + vec, uniforms, writers)
+        rows = _dispatch("reduce.wgsl.j2", writer, (output, input_buffer(0, "input")) + vec + reads,
+                         {**uniforms, **through_uniforms}, writers)
         return KernelPlan((rows,))
     chunks = _chunks(lay, cost, p.words, caps, chunks)
     per_chunk = -(-lay.n // chunks)
@@ -187,8 +197,8 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
                          groups_per_row=cost.groups_per_row)
     partials = _dispatch(
         "reduce_partials.wgsl.j2", {**params, "rank": len(lay.kept_sizes), "group": p.group},
-        (scratch_buffer(0, "partials", writable=True), input_buffer(0, "input")) + vec,
-        uniforms, cost.groups * chunks)
+        (scratch_buffer(0, "partials", writable=True), input_buffer(0, "input")) + vec + reads,
+        {**uniforms, **through_uniforms}, cost.groups * chunks)
     combine = _dispatch("reduce_combine.wgsl.j2", {**writer, "vec_inner": False, "blocked": False},
                         (output, scratch_buffer(0, "partials", writable=False)), uniforms, writers)
     return KernelPlan((partials, combine), scratch_bytes=(lay.count * chunks * p.words * 4,))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import functional
-from ..builder import KernelPlan, input_buffer
+from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
 from ..types import TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
@@ -135,27 +135,46 @@ def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps) -> tuple[str, ..
     return (("column",) if column else ()) + movement.strategies_for(out)
 
 
+def chain_stage(desc: ReverseSubsequencesOperatorDesc) -> movement.StageRule:
+    """Every axis of the desc as a stage of a chain (fused graphs: no axis merges)."""
+    lengths = desc.sequence_lengths_tensor
+    length_strides = tuple(0 if i == desc.axis else s for i, s in enumerate(lengths.effective_strides))
+    return _stage(desc, desc.axis, desc.input_tensor.sizes[desc.axis], length_strides, fixed_axis=True)
+
+
+def _stage(desc, axis: int, n: int, length_strides, *, fixed_axis: bool = False) -> movement.StageRule:
+    """The stage on kernel axes where the reversed axis is `axis`, of size n, and the
+    lengths tensor has `length_strides` (0 on the axis). The axis is a uniform (one
+    pipeline for every axis of a rank), or with `fixed_axis` compiled in (a fused chain:
+    its pipeline is its own anyway, and the map touches one coordinate instead of all)."""
+    rank = len(length_strides)
+    inner = rank - 1
+    return movement.StageRule(
+        "reverse_subsequences.wgsl.j2", params={
+            "length_bits": element_bits(desc.sequence_lengths_tensor), "column": COLUMN,
+            "axis": axis if fixed_axis else None, "axes": (axis,) if fixed_axis else tuple(range(rank)),
+            "rowwise": fixed_axis and (axis == inner or length_strides[inner] == 0)},
+        uniforms={"length_strides": tuple(length_strides), "rev_axis": axis, "rev_size": n},
+        reads=(desc.sequence_lengths_tensor,))
+
+
 def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str) -> KernelPlan:
-    """Uniforms: the kernel axes' input and lengths strides (0 on the axis, whose size is 1)
-    and the reversed axis (its index, size and input stride)."""
+    """The stage on the merged kernel axes; the column strategy adds its grid's uniforms."""
     axes, axis = _kernel_axes(desc)
     data_type = desc.input_tensor.data_type
     out = TensorDesc(data_type, [a.size for a in axes], [a.strides[2] for a in axes])
-    n, in_strides = axes[axis].size, tuple(a.strides[0] for a in axes)
-    uniforms = {"in_strides": in_strides, "length_strides": tuple(a.strides[1] for a in axes),
-                "rev_axis": axis, "rev_size": n, "rev_stride": in_strides[axis]}
-    params = {"length_bits": element_bits(desc.sequence_lengths_tensor), "column": COLUMN}
-    invocations = None
+    n, in_strides = axes[axis].size, [a.strides[0] for a in axes]
+    the_chain = movement.chain([_stage(desc, axis, n, [a.strides[1] for a in axes])], in_strides)
+    uniforms, invocations = {}, None
     if strategy == "column":
         chunks = out.sizes[-1] // (128 // element_bits(out))
         outers = out.element_count // (n * out.sizes[-1])
         blocks = -(-n // COLUMN)
-        uniforms.update(column_blocks=blocks, column_chunks=chunks, column_outers=outers)
+        uniforms = {"column_blocks": blocks, "column_chunks": chunks, "column_outers": outers,
+                    "column_axis_stride": in_strides[axis]}
         invocations = outers * blocks * chunks
-    dispatch = movement.movement_dispatch(
-        "reverse_subsequences.wgsl.j2", strategy, out, uniforms,
-        extra_buffers=(input_buffer(1, "lengths"),), params=params, invocations=invocations)
-    return KernelPlan((dispatch,))
+    return KernelPlan((movement.movement_dispatch(strategy, out, the_chain, uniforms=uniforms,
+                                                  invocations=invocations),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -224,7 +243,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
     reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
-    arguments=arguments, traffic=traffic, sample=sample,
+    arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
     cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),
          CliArg("--lengths-dtype", "sequence_lengths_tensor type: UINT32 or UINT64", "str", "UINT32")),
     from_cli=from_cli, cli_example="--shape 1,1,3,4 --axis 3 --lengths-dtype UINT32",

@@ -123,30 +123,49 @@ def strategies_for(desc: Slice1OperatorDesc, caps) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor)
 
 
+def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
+    """The window as an affine map per axis: input = start + stride * output, where start
+    is the window's offset, or its last element for a negative stride."""
+    starts = tuple(off + (size - 1 if step < 0 else 0) for off, size, step in zip(
+        desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides, strict=True))
+    return movement.affine_stage(starts, desc.input_window_strides, desc.output_tensor.sizes)
+
+
 def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
-    """The window folds into a base element and one signed input step per output axis;
-    output axes contiguous in the output and in those steps merge (longer rows, fewer
-    segments), size-1 axes drop."""
-    base, steps = 0, []
-    for off, size, step, st in zip(desc.input_window_offsets, desc.input_window_sizes,
-                                   desc.input_window_strides, desc.input_tensor.effective_strides):
-        base += (off + (size - 1 if step < 0 else 0)) * st
-        steps.append(step * st)
+    """The window folds into a base element and one signed input step per output axis (no
+    stage is left); output axes contiguous in the output and in those steps merge (longer
+    rows, fewer segments), size-1 axes drop."""
+    folded = movement.chain([chain_stage(desc)], desc.input_tensor.effective_strides)
     out = desc.output_tensor
-    axes = merge_axes(out.sizes, out.effective_strides, steps)
+    axes = merge_axes(out.sizes, out.effective_strides, folded.uniforms["src_strides"])
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
-    dispatch = movement.movement_dispatch(
-        "slice1.wgsl.j2", strategy, kernel_out,
-        {"slice_base": base, "slice_steps": tuple(a.strides[1] for a in axes)})
-    return KernelPlan((dispatch,))
+    source = movement.chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
+    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, source),))
 
 
 # ---------------------------------------------------------------------------- API
-def slice(x, offsets, sizes, strides=None, *, output_sizes=None, device=None):  # noqa: A001
+def slice(x, offsets=None, sizes=None, strides=None, *, output_sizes=None, device=None,  # noqa: A001
+          input_window_offsets=None, input_window_sizes=None, input_window_strides=None):
     """DML_SLICE1: the window `offsets`/`sizes` of x, read with `strides` (may be negative).
-    `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|."""
+    `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|.
+    DirectMLX's names (`dml::Slice`, the `directml` package) are accepted too:
+    `input_window_offsets`, `input_window_sizes`, `input_window_strides`."""
+    offsets = _one_spelling("offsets", offsets, "input_window_offsets", input_window_offsets, required=True)
+    sizes = _one_spelling("sizes", sizes, "input_window_sizes", input_window_sizes, required=True)
+    strides = _one_spelling("strides", strides, "input_window_strides", input_window_strides, required=False)
     return functional.call(SPEC, device, [("x", x)],
                            offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
+
+
+def _one_spelling(name: str, value, directml_name: str, directml_value, required: bool):
+    """The argument given as `name` or as DirectMLX's `directml_name`, not both."""
+    if value is not None and directml_value is not None:
+        raise InvalidArgumentError(
+            f"slice: {name} and {directml_name} are two names of one argument; pass one of them")
+    value = directml_value if value is None else value
+    if value is None and required:
+        raise InvalidArgumentError(f"slice: {name} (or {directml_name}) is required (one entry per axis of x)")
+    return value
 
 
 def arguments(desc: Slice1OperatorDesc) -> dict:
@@ -169,6 +188,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
     reference=reference, functional=slice, tensors=("x",), arguments=arguments, traffic=traffic,
+    chain_stage=chain_stage,
     cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
          CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
          CliArg("--strides", "input_window_strides, may be negative (default 1)")),

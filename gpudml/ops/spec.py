@@ -113,6 +113,18 @@ class Example:
 
 
 @dataclass(frozen=True)
+class ReadThrough:
+    """How an operator reads its first input through a chain of data-movement stages (an
+    ops.movement.Chain) instead of a tensor: `strategies_for(desc, caps)` and `plan(desc,
+    caps, strategy, chain)`, where desc's first input is the chain's output as a packed
+    tensor and the chain reads input 0 (its source) and inputs 1, 2, ... (its extra
+    tensors) of the kernels."""
+
+    strategies_for: Callable[..., tuple[str, ...]]
+    plan: Callable[..., Any]
+
+
+@dataclass(frozen=True)
 class CliArg:
     """A command-line option of `gpudml shader OP` (and the lab): `--flag VALUE`, parsed as
     `kind` ("ints": comma-separated integers, "number": an int or a float, "str"), handed
@@ -160,6 +172,11 @@ class OpSpec:
       that `reference(*logical inputs, **arguments(desc))` is what `desc` computes.
     - `traffic(desc) -> int`: the bytes the operator must move at least (for GB/s); None
       (the default): every input and output element once (`every_tensor_once`).
+    - `chain_stage(desc) -> ops.movement.StageRule`: data movement only: the operator's
+      index rule as a stage of a chain (shaders/lib/chain.wgsl.j2), over the desc's own
+      axes; a graph fuses chains of such operators into one kernel (gpudml/fusion.py).
+    - `read_through`: an operator that can read its first input through such a chain
+      instead of a tensor (Reduce): a fused graph then never materializes the chain.
     - `sample(desc, rng) -> list`: buffer contents (each input's elements in its buffer,
       `required_elements` of them) worth running `desc` on; None: random bits for all.
     """
@@ -186,6 +203,8 @@ class OpSpec:
     tolerance: Callable[..., Any] | None = None
     traffic: Callable[[Any], int] | None = None
     sample: Callable[..., list] | None = None
+    chain_stage: Callable[[Any], Any] | None = None
+    read_through: ReadThrough | None = None
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):

@@ -19,6 +19,7 @@ class _Batch:
     cpass: object | None = None
     pipeline: object | None = None  # the pipeline last set in cpass
     dispatches: int = 0
+    copies: int = 0  # buffer-to-buffer copies recorded between its compute passes
 
 
 class Recorder:
@@ -70,6 +71,21 @@ class Recorder:
             else:
                 cpass.end()
                 dev.queue.submit([encoder.finish()])
+
+    def copy(self, source, destination, nbytes: int) -> None:
+        """Encode a copy of the first `nbytes` (a multiple of 4) of `source` into `destination`,
+        in order with the recorded dispatches: submitted now, or with the open batch."""
+        with self.lock:
+            batch = self._batch
+            encoder = batch.encoder if batch else self.ctx.device.create_command_encoder()
+            if batch and batch.cpass is not None:  # a copy goes between compute passes
+                batch.cpass.end()
+                batch.cpass, batch.pipeline = None, None
+            encoder.copy_buffer_to_buffer(source, 0, destination, 0, nbytes)
+            if batch:
+                batch.copies += 1
+            else:
+                self.ctx.device.queue.submit([encoder.finish()])
 
     def _record_profiled(self, dispatches, clears, labels, takers) -> None:
         """Each dispatch in a compute pass of its own: with timestamps (batches stay one
@@ -127,7 +143,7 @@ class Recorder:
         """Submit what the open batch has recorded (nothing if no batch is open)."""
         with self.lock:
             batch = self._batch
-            if batch is None or (batch.cpass is None and batch.dispatches == 0):
+            if batch is None or (batch.cpass is None and batch.dispatches == 0 and batch.copies == 0):
                 return
             self._batch = None  # a failed submit must not leave its encoder in place
             try:

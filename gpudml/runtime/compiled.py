@@ -42,7 +42,7 @@ class CompiledOperator:
         self.name = operator.spec.name
         ctx = device._ctx
         self.program = compiler.compile(operator.desc, ctx.caps, strategy=strategy, options=options,
-                                        template_path=device.template_path)
+                                        template_path=device.template_path, spec=operator.spec)
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         self._steps: list[_Step] = []
         for kernel in self.program.kernels:

@@ -82,7 +82,8 @@ class Device:
             raise InvalidArgumentError(
                 f"compile_operator: strategy must be a strategy name or None, got {type(strategy).__name__}")
         if strategy is None and self.autotune and not options:
-            program = compiler.compile(operator.desc, self.caps, template_path=self.template_path)
+            program = compiler.compile(operator.desc, self.caps, template_path=self.template_path,
+                                       spec=operator.spec)
             strategy = self._ctx.tuner.choose(self, operator, program)
         return CompiledOperator(self, operator, strategy, options)
 

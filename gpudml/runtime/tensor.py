@@ -51,6 +51,19 @@ def logical_from_raw(raw: np.ndarray, desc: TensorDesc) -> np.ndarray:
     return np.array(view)
 
 
+def raw_from_logical(x: np.ndarray, desc: TensorDesc) -> np.ndarray:
+    """The buffer contents (`required_elements`, gaps zero) that hold the logical array `x`
+    (shape = sizes) in `desc`'s layout: logical_from_raw's inverse. Where the layout maps
+    several elements to one address (a stride 0), the last one written stays."""
+    if desc.is_packed:
+        return np.ascontiguousarray(x).reshape(-1)
+    raw = np.zeros(desc.required_elements, dtype=x.dtype)
+    item = raw.dtype.itemsize
+    view = np.lib.stride_tricks.as_strided(raw, shape=desc.sizes, strides=[s * item for s in desc.effective_strides])
+    view[...] = x
+    return raw
+
+
 class Tensor:
     """A device-resident tensor: a storage buffer and the desc that reads it.
 
@@ -96,6 +109,17 @@ class Tensor:
             data = self.device._ctx.transfers.download(self._live(), nbytes)
             return data[:nbytes].view(self.dtype).reshape(self.desc.sizes)
         return logical_from_raw(self.raw(), self.desc)
+
+    @guarded(lambda self: self.device._ctx)
+    def copy(self) -> Tensor:
+        """A new Tensor with this one's desc and a copy of its buffer (gaps included), made
+        on the GPU in order with the recorded dispatches (inside `device.batch()`, as part
+        of the batch)."""
+        source, ctx = self._live(), self.device._ctx
+        nbytes = self.desc.buffer_bytes  # a multiple of 4, as buffer copies need
+        t = Tensor(self.device, ctx.pool.acquire(nbytes), self.desc)
+        ctx.recorder.copy(source, t.buffer, nbytes)
+        return t
 
     def free(self) -> None:
         """Give the buffer back now; the Tensor is unusable afterwards."""

@@ -1,0 +1,440 @@
+"""Graphs (API.md section 8, the shape of DirectMLX and of the `directml` package).
+
+- **Recording.** `Graph.input` and `Graph.constant` make Expressions. Every operator's
+  functional form, handed an Expression, records a node instead of running
+  (`functional.call` calls `record`): the spec infers the node's desc and the graph's
+  Device validates it at its feature level there and then, so an error names the node
+  where it was written. Numpy arrays and Tensors beside an Expression become constants.
+- **Planning.** `plan_steps` turns the nodes that the outputs need into Steps
+  (runtime/executor.py): fused kernels (gpudml/fusion.py) or one per node.
+- **Running.** A CompiledGraph checks a call's inputs, uploads the numpy ones and runs the
+  steps with `runtime.executor.run_steps`: one batch, pooled buffers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import functional, fusion
+from .errors import InvalidArgumentError
+from .ops.spec import tensor_fields
+from .runtime import Device, Operator, Tensor, default_device, executor
+from .runtime.executor import Step
+from .runtime.tensor import logical_from_raw, native_array, raw_from_logical
+from .tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
+from .types import DataType
+
+INPUT, CONSTANT, NODE = "input", "constant", "node"
+
+
+class Expression:
+    """One tensor of a Graph: an input, a constant or a node's output. Equal only to itself
+    (usable as a dict key, e.g. in a compiled graph's inputs)."""
+
+    __slots__ = ("graph", "desc", "name", "kind", "node", "value_id")
+
+    def __init__(self, graph: Graph, value_id: int, desc: TensorDesc, kind: str, name=None, node=None):
+        self.graph = graph
+        self.value_id = value_id  # its index among the graph's values
+        self.desc = desc
+        self.kind = kind  # INPUT, CONSTANT or NODE
+        self.name = name  # inputs only
+        self.node = node  # the producing node's index (NODE only)
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self.desc.sizes)
+
+    @property
+    def dtype(self) -> DataType:
+        return self.desc.data_type
+
+    @property
+    def ref(self) -> str:
+        """How reprs name it: an input's name, else %value_id."""
+        return self.name if self.kind == INPUT else f"%{self.value_id}"
+
+    def __repr__(self) -> str:
+        if self.kind == INPUT:
+            what = f"input {self.name!r}"
+        elif self.kind == CONSTANT:
+            what = f"constant %{self.value_id}"
+        else:
+            node = self.graph.nodes[self.node]
+            args = ", ".join(self.graph.values[v].ref for v in node.inputs)
+            what = f"%{self.value_id} = {node.spec.name}({args}), node {self.node}"
+        strides = "" if self.desc.strides is None else f" strides {list(self.desc.strides)}"
+        return f"Expression({what}: {self.dtype.name} {self.shape}{strides})"
+
+
+@dataclass(frozen=True)
+class Node:
+    """One recorded operator: its desc (validated at the graph device's level when it was
+    recorded) reads the values `inputs` and writes the values `outputs` (value ids)."""
+
+    index: int
+    spec: object  # the operator's OpSpec
+    desc: object
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+class Graph:
+    """A graph of operators on one Device (None: `default_device()`), built by calling the
+    functional forms on its Expressions and compiled with `compile(outputs)`. Recording
+    may happen from several threads (a lock keeps the value and node lists whole)."""
+
+    def __init__(self, device=None):
+        if device is None:
+            device = default_device()
+        elif not isinstance(device, Device):
+            raise InvalidArgumentError(f"Graph: device must be a gpudml.Device or None, got {type(device).__name__}")
+        self.device = device
+        self.values: list[Expression] = []
+        self.nodes: list[Node] = []
+        self.constants: dict[int, np.ndarray] = {}  # value id -> read-only host copy
+        self._inputs: dict[str, Expression] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def inputs(self) -> list[Expression]:
+        """The graph's inputs, in the order they were made."""
+        return list(self._inputs.values())
+
+    def input(self, sizes, dtype=np.float32, name=None, strides=None) -> Expression:
+        """A graph input: a tensor of `sizes` and `dtype` (a numpy dtype, a DataType or its
+        name), laid out by `strides` (None: packed; any layout a TensorDesc allows, broadcast
+        included). `name` (default input0, input1, ...) keys it in a call's inputs."""
+        if name is not None and (not isinstance(name, str) or not name):
+            raise InvalidArgumentError(f"Graph.input: name must be a non-empty str or None, got {name!r}")
+        where = f"Graph.input {name!r}" if name else "Graph.input"
+        if dtype is None:  # (numpy would read None as float64)
+            raise InvalidArgumentError(f"{where}: dtype: None is not a DataType nor a numpy dtype")
+        data_type = DataType.parse(dtype, f"{where}: dtype")
+        sizes = as_int_tuple(sizes, f"{where}: sizes")
+        strides = None if strides is None else as_int_tuple(strides, f"{where}: strides")
+        desc = TensorDesc(data_type, sizes, strides)
+        check_tensor_desc("Graph.input", name or "input", desc)
+        with self._lock:
+            if name is None:
+                name = next(f"input{i}" for i in range(len(self._inputs) + 1) if f"input{i}" not in self._inputs)
+            elif name in self._inputs:
+                raise InvalidArgumentError(f"Graph.input: name {name!r} is taken by another input of this graph")
+            expr = self._add(desc, INPUT, name=name)
+            self._inputs[name] = expr
+        return expr
+
+    def constant(self, array) -> Expression:
+        """A constant: `array` (a numpy array, or a Tensor read back) is copied now and
+        uploaded once, when a graph that needs it is compiled."""
+        array = _host_copy(array, "Graph.constant: array", self.device)
+        with self._lock:
+            return self._add_constant(array)
+
+    def compile(self, outputs, *, fuse: bool = True) -> CompiledGraph:
+        """The graph compiled to compute `outputs` (a list of this graph's Expressions, in
+        the order a call returns them; inputs and constants may be among them, the same
+        Expression more than once too). Only the nodes the outputs need are compiled.
+        `fuse=False` runs one kernel per node (no fusion: for comparisons)."""
+        if not isinstance(fuse, (bool, np.bool_)):
+            raise InvalidArgumentError(f"Graph.compile: fuse must be True or False, got {fuse!r}")
+        return CompiledGraph(self, self._check_outputs(outputs), bool(fuse))
+
+    def __repr__(self) -> str:
+        return (f"Graph({len(self._inputs)} inputs, {len(self.constants)} constants, {len(self.nodes)} nodes, "
+                f"device={self.device!r})")
+
+    # -- recording ---------------------------------------------------------------------
+    def record(self, spec, device, items: list[tuple], attributes: dict):
+        """Record `spec`'s operator as the functional call with these tensor arguments
+        (`functional.call`'s items: (name, value) or (name, value, convert)) and
+        attributes would run it. Returns its output Expression (a list of them for an
+        operator with several outputs)."""
+        number = len(self.nodes)
+        try:
+            if device is not None and device is not self.device:
+                raise InvalidArgumentError(
+                    f"{spec.functional_name}: device={device!r} is not the graph's device {self.device!r}")
+            operands = [self._operand(spec, item) for item in items]
+            descs = [o.desc if isinstance(o, Expression) else _packed_desc(o) for o in operands]
+            desc = spec.infer_output(*descs, **attributes)
+            self.device.create_operator(desc)  # validated at the device's feature level
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(f"graph node {number} ({spec.name}): {exc}") from exc
+        with self._lock:
+            ids = tuple(o.value_id if isinstance(o, Expression) else self._add_constant(o).value_id for o in operands)
+            index = len(self.nodes)
+            outputs = [self._add(d, NODE, node=index) for _, d in tensor_fields(desc)[1]]
+            self.nodes.append(Node(index, spec, desc, ids, tuple(o.value_id for o in outputs)))
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _operand(self, spec, item: tuple):
+        """An Expression of this graph, or the host copy of a value to make a constant of."""
+        name, value = item[0], item[1]
+        if isinstance(value, Expression):
+            return value  # (record_node checked that it is this graph's)
+        if not isinstance(value, Tensor) and len(item) > 2:
+            value = item[2](value)
+        return _host_copy(value, f"{spec.functional_name}: {name}", self.device)
+
+    def _add(self, desc: TensorDesc, kind: str, **where) -> Expression:
+        """A new value (under the lock)."""
+        expr = Expression(self, len(self.values), desc, kind, **where)
+        self.values.append(expr)
+        return expr
+
+    def _add_constant(self, array: np.ndarray) -> Expression:
+        expr = self._add(_packed_desc(array), CONSTANT)
+        self.constants[expr.value_id] = array
+        return expr
+
+    def _check_outputs(self, outputs) -> tuple[Expression, ...]:
+        if isinstance(outputs, Expression):
+            raise InvalidArgumentError("Graph.compile: outputs must be a list of Expressions, got one Expression "
+                                       "(write compile([expression]))")
+        if not isinstance(outputs, (list, tuple)):
+            raise InvalidArgumentError(
+                f"Graph.compile: outputs must be a list of Expressions, got {type(outputs).__name__}")
+        if not outputs:
+            raise InvalidArgumentError("Graph.compile: outputs is empty; name at least one Expression to compute")
+        for i, expr in enumerate(outputs):
+            if not isinstance(expr, Expression):
+                raise InvalidArgumentError(
+                    f"Graph.compile: outputs[{i}] is a {type(expr).__name__}, not an Expression")
+            if expr.graph is not self:
+                raise InvalidArgumentError(
+                    f"Graph.compile: outputs[{i}] {expr!r} is an Expression of another graph ({expr.graph!r}), "
+                    f"not of this one ({self!r})")
+        return tuple(outputs)
+
+
+def record(spec, device, items: list[tuple], attributes: dict):
+    """The graph node of a functional call whose tensor arguments include an Expression
+    (`functional.call` hands it over): every Expression must belong to one graph."""
+    first = None
+    for item in items:
+        if not isinstance(item[1], Expression):
+            continue
+        if first is None:
+            first = item
+        elif item[1].graph is not first[1].graph:
+            raise InvalidArgumentError(
+                f"{spec.functional_name}: {first[0]} is an Expression of {first[1].graph!r} and {item[0]} one of "
+                f"{item[1].graph!r}; the Expressions of one node come from one graph")
+    return first[1].graph.record(spec, device, items, attributes)
+
+
+def _host_copy(value, where: str, device) -> np.ndarray:
+    """A read-only, packed host copy of a constant's value (a Tensor is read back)."""
+    if isinstance(value, Tensor):
+        if value.buffer is None:
+            raise InvalidArgumentError(f"{where}: the Tensor was freed")
+        if not device.shares_memory_with(value.device):
+            raise InvalidArgumentError(
+                f"{where}: the Tensor lives on {value.device.adapter_name}, the graph's device is "
+                f"{device.adapter_name}")
+        value = value.numpy()
+    array = np.array(functional.checked_array(value, where), order="C")  # a copy: later edits do not leak in
+    array.flags.writeable = False
+    return array
+
+
+def _packed_desc(array: np.ndarray) -> TensorDesc:
+    return TensorDesc(DataType.from_numpy(array.dtype), array.shape)
+
+
+# ---------------------------------------------------------------------------- planning
+def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
+    """The steps that compute `outputs` (Expressions of `graph`) on `device`, in an order
+    that runs producers first (runtime/executor.py says what a step provides;
+    `executor.check_steps` checks a plan at compile). With `fuse`, chains of data-movement
+    nodes run as one kernel each and a Reduce reads such a chain without its tensors
+    (gpudml/fusion.py has the rules); without, one step per node the outputs need."""
+    if not fuse:
+        return [Step(device.compile_operator(device.create_operator(node.desc)), node.inputs, node.outputs)
+                for node in needed_nodes(graph, outputs)]
+    groups = fusion.plan(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values})
+    return [Step(device.compile_operator(Operator(device, g.desc, g.spec)), g.inputs, g.outputs) for g in groups]
+
+
+def needed_nodes(graph: Graph, outputs) -> list[Node]:
+    """The nodes whose outputs `outputs` depend on, in recording order."""
+    needed: set[int] = set()
+    pending = [expr.value_id for expr in outputs]
+    while pending:
+        value = graph.values[pending.pop()]
+        if value.kind == NODE and value.node not in needed:
+            needed.add(value.node)
+            pending.extend(graph.nodes[value.node].inputs)
+    return [graph.nodes[i] for i in sorted(needed)]
+
+
+# ---------------------------------------------------------------------------- running
+class CompiledGraph:
+    """A graph compiled for some outputs: call it with a dict of inputs.
+
+    `steps` run in one batch per call (runtime/executor.py); constants were uploaded at
+    compile. Threads: a call keeps all its state (uploads, intermediates, results) to
+    itself and the compiled operators record under the runtime's lock, so several threads
+    may call one CompiledGraph at once with no lock of its own (docs/threading.md); each
+    call's dispatches stay in order."""
+
+    def __init__(self, graph: Graph, outputs: tuple[Expression, ...], fuse: bool = True):
+        self.graph = graph
+        self.device = graph.device
+        self.outputs = outputs
+        with graph._lock:  # a snapshot: recording may go on in other threads
+            self._known = dict(graph._inputs)
+        self.steps = plan_steps(graph, outputs, self.device, fuse)
+        used = {v for step in self.steps for v in step.inputs} | {e.value_id for e in outputs}
+        #: The graph inputs this compiled graph reads (a call must give each).
+        self.inputs = tuple(e for e in self._known.values() if e.value_id in used)
+        self._constants = {v: self.device.tensor(graph.constants[v]) for v in sorted(used & graph.constants.keys())}
+        sources = {e.value_id: e.desc for e in self.inputs} | {v: t.desc for v, t in self._constants.items()}
+        executor.check_steps(self.steps, sources, [e.value_id for e in outputs])
+        self._output_ids = [e.value_id for e in outputs]
+
+    @property
+    def dispatch_count(self) -> int:
+        """Compute dispatches per call."""
+        return sum(step.dispatches for step in self.steps)
+
+    def __call__(self, inputs, readback: bool = True) -> list:
+        """Run once. `inputs`: {input name or input Expression: numpy array or Tensor}, one
+        for each input in `self.inputs` (inputs of the graph these outputs do not need may
+        be given too: checked, not used). A numpy input has the input's dtype (no casts)
+        and its shape; for a strided input, its buffer contents (required_elements
+        elements, as CompiledOperator.execute takes them) are accepted too. A Tensor must
+        have the input's data type, sizes and strides. Returns the outputs in compile's
+        order: numpy arrays, or with `readback=False` new Tensors."""
+        if not isinstance(readback, (bool, np.bool_)):
+            raise InvalidArgumentError(f"CompiledGraph: readback must be True or False, got {readback!r}")
+        given = self._bind(inputs)
+        sources = dict(self._constants)
+        staged = []
+        try:
+            for expr in self.inputs:
+                value = given[expr]
+                if not isinstance(value, Tensor):
+                    value = executor.upload(self.device, value, expr.desc)
+                    staged.append(value)
+                sources[expr.value_id] = value
+            results = executor.run_steps(self.device, self.steps, sources, self._output_ids)
+        finally:
+            for t in reversed(staged):
+                t.free()
+        if not readback:
+            return results
+        return [_read(t) for t in results]
+
+    def __repr__(self) -> str:
+        names = ", ".join(repr(e.name) for e in self.inputs)
+        return (f"CompiledGraph(inputs [{names}], {len(self.outputs)} outputs, {len(self.steps)} steps, "
+                f"{self.dispatch_count} dispatches)")
+
+    # -- inputs ------------------------------------------------------------------------
+    def _bind(self, inputs) -> dict:
+        """{input Expression: Tensor or buffer contents} for each given input, checked."""
+        if not isinstance(inputs, Mapping):
+            raise InvalidArgumentError(
+                f"CompiledGraph: inputs must be a dict keyed by input names or input Expressions, "
+                f"got {type(inputs).__name__}")
+        bound = {}
+        for key, value in inputs.items():
+            expr = self._input_for(key)
+            if expr in bound:
+                raise InvalidArgumentError(f"CompiledGraph: input {expr.name!r} is given twice (by its name and "
+                                           f"by its Expression)")
+            bound[expr] = _input_value(expr, value, self.device)
+        missing = [e for e in self.inputs if e not in bound]
+        if missing:
+            listed = ", ".join(f"{e.name!r} ({_expected(e.desc)})" for e in missing)
+            raise InvalidArgumentError(f"CompiledGraph: missing input{'s' if len(missing) > 1 else ''} {listed}")
+        return bound
+
+    def _input_for(self, key) -> Expression:
+        names = ", ".join(map(repr, self._known)) or "none"
+        if isinstance(key, str):
+            if key not in self._known:
+                raise InvalidArgumentError(f"CompiledGraph: unknown input name {key!r} (the graph's inputs: {names})")
+            return self._known[key]
+        if not isinstance(key, Expression):
+            raise InvalidArgumentError(f"CompiledGraph: input keys are input names or input Expressions, got "
+                                       f"{type(key).__name__} {key!r}")
+        if key.graph is not self.graph:
+            raise InvalidArgumentError(f"CompiledGraph: {key!r} is an Expression of another graph "
+                                       f"({key.graph!r}); the graph's inputs: {names}")
+        if key.kind != INPUT:
+            kind = "a constant" if key.kind == CONSTANT else f"the output of node {key.node}"
+            raise InvalidArgumentError(f"CompiledGraph: {key!r} is {kind}, not an input (the graph's inputs: "
+                                       f"{names})")
+        if self._known.get(key.name) is not key:
+            raise InvalidArgumentError(f"CompiledGraph: {key!r} was added to the graph after it was compiled "
+                                       f"(the compiled graph's inputs: {names})")
+        return key
+
+
+def _input_value(expr: Expression, value, device):
+    """A checked call input: the Tensor itself, or a numpy array as buffer contents."""
+    where = f"CompiledGraph: input {expr.name!r}"
+    desc = expr.desc
+    if isinstance(value, Tensor):
+        _check_tensor(value, desc, where, device)
+        return value
+    array = native_array(value, where)
+    data_type = DataType.from_numpy(array.dtype, where)
+    if data_type != desc.data_type:
+        raise InvalidArgumentError(f"{where}: dtype {array.dtype} ({data_type.name}) differs from the input's "
+                                   f"{desc.data_type.name}; graphs do not cast (convert with astype first)")
+    if array.shape == desc.sizes:
+        contents = raw_from_logical(array, desc)
+        if not desc.is_packed and not _same_bits(logical_from_raw(contents, desc), array):
+            raise InvalidArgumentError(
+                f"{where}: elements that the input's strides {list(desc.strides)} place at one address differ "
+                f"(a stride 0 broadcasts one element); pass equal values there, or the buffer contents "
+                f"({desc.required_elements} elements)")
+        return contents
+    if not desc.is_packed and array.size == desc.required_elements:
+        return np.ascontiguousarray(array).reshape(-1)
+    raise InvalidArgumentError(f"{where}: shape {list(array.shape)}, expected {_expected(desc)}")
+
+
+def _check_tensor(t: Tensor, desc: TensorDesc, where: str, device) -> None:
+    if not device.shares_memory_with(t.device):
+        raise InvalidArgumentError(
+            f"{where}: the Tensor lives on {t.device.adapter_name}, the graph's device is {device.adapter_name}")
+    if t.buffer is None:
+        raise InvalidArgumentError(f"{where}: the Tensor was freed")
+    got = t.desc
+    same = (got.data_type == desc.data_type and got.sizes == desc.sizes
+            and all(a == b for n, a, b in zip(desc.sizes, got.effective_strides, desc.effective_strides) if n > 1))
+    if not same:
+        raise InvalidArgumentError(f"{where}: a Tensor of {got!r}, expected {desc!r} (the same data type, sizes "
+                                   f"and strides; graphs do not cast nor relayout)")
+
+
+def _expected(desc: TensorDesc) -> str:
+    text = f"{desc.data_type.name} of shape {list(desc.sizes)}"
+    if desc.is_packed:
+        return text
+    return (f"{text}, or its buffer contents in the layout strides {list(desc.strides)}: "
+            f"{desc.required_elements} elements")
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
+
+
+def _read(t: Tensor) -> np.ndarray:
+    """The Tensor's elements as a new numpy array; its buffer goes back to the pool."""
+    try:
+        return t.numpy()
+    finally:
+        t.free()
+
+
+__all__ = ["CompiledGraph", "Expression", "Graph", "Node", "Step", "needed_nodes", "plan_steps", "record"]

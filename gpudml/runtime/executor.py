@@ -1,0 +1,120 @@
+"""Running a list of steps over value ids: the executor of compiled graphs (gpudml/graph.py).
+
+A value id names one tensor of a graph (an input, a constant, a node's output). A `Step`
+binds one compiled operator to value ids: it reads `inputs` and writes `outputs`, in the
+order of its compiled operator's own `inputs` and `outputs`. The executor knows no
+operator and no Graph: any list of steps runs, as long as each step's inputs are sources
+(graph inputs, constants) or outputs of earlier steps (`check_steps`). A fused step that
+reads a graph input and writes a value many nodes later, skipping the values between,
+is just another step.
+
+What a step's `compiled` must provide (CompiledOperator does): `inputs` and `outputs`,
+lists of (field name, TensorDesc), the descs of the values it reads and writes; `name`
+(for messages); `program.kernels` (one per compute dispatch, for `dispatch_count`); and
+`execute(input Tensors, outputs=output Tensors)`, which records its dispatches (under
+the context's lock, contiguously) into the open batch and neither submits nor reads back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InternalError
+from ..tensor_desc import TensorDesc
+from .compiled import CompiledOperator
+from .guard import gpu_errors
+from .tensor import Tensor
+
+
+@dataclass(frozen=True)
+class Step:
+    """`compiled` run on the values `inputs`, writing the values `outputs` (value ids)."""
+
+    compiled: CompiledOperator
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+    @property
+    def dispatches(self) -> int:
+        """Compute dispatches this step records."""
+        return len(self.compiled.program.kernels)
+
+
+def check_steps(steps: Sequence[Step], sources: dict[int, TensorDesc], outputs: Iterable[int]) -> None:
+    """A planner's steps, checked once (at compile): each step's arity matches its compiled
+    operator, reads only values that exist by then with the data type it expects, and
+    every wanted output is produced or a source. InternalError otherwise: a planner bug."""
+    known = dict(sources)
+    for n, step in enumerate(steps):
+        name = step.compiled.name
+        if len(step.inputs) != len(step.compiled.inputs) or len(step.outputs) != len(step.compiled.outputs):
+            raise InternalError(
+                f"graph step {n} ({name}): {len(step.inputs)} inputs / {len(step.outputs)} outputs bound, its "
+                f"operator has {len(step.compiled.inputs)} / {len(step.compiled.outputs)}")
+        for value, (field, desc) in zip(step.inputs, step.compiled.inputs):
+            if value not in known:
+                raise InternalError(f"graph step {n} ({name}): {field} reads value {value}, which no earlier step "
+                                    f"writes and no input or constant holds")
+            if known[value].data_type != desc.data_type or known[value].buffer_bytes < desc.buffer_bytes:
+                raise InternalError(f"graph step {n} ({name}): {field} expects {desc!r}, value {value} is "
+                                    f"{known[value]!r}")
+        known.update((value, desc) for value, (_, desc) in zip(step.outputs, step.compiled.outputs))
+    missing = [v for v in outputs if v not in known]
+    if missing:
+        raise InternalError(f"graph outputs {missing}: no step writes them and no input or constant holds them")
+
+
+def upload(device, contents: np.ndarray, desc: TensorDesc) -> Tensor:
+    """A Tensor for `desc` whose buffer starts with `contents` (buffer elements, C order).
+    Unlike `device.tensor` nothing is cleared (kernels read only the desc's elements), so
+    an upload records no command: inside a batch it submits nothing."""
+    ctx = device._ctx
+    with gpu_errors(ctx):
+        t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes), desc)
+        ctx.transfers.upload(t.buffer, contents)
+    return t
+
+
+def run_steps(device, steps: Sequence[Step], sources: dict[int, Tensor], outputs: Sequence[int]) -> list[Tensor]:
+    """Record `steps` into one batch (one command buffer, one submission unless another
+    batch is open) and return one new Tensor per id in `outputs`.
+
+    `sources`: the Tensors of the values no step writes (graph inputs, constants); they
+    are only read. Every value a step writes gets a pooled buffer; those not returned go
+    back to the pool once the batch is submitted, so a repeated run allocates nothing.
+    A returned Tensor is never a source nor returned twice: an output that is a source,
+    or an id listed again, is a GPU copy (recorded in the same batch).
+    """
+    values: dict[int, Tensor] = dict(sources)
+    made: dict[int, Tensor] = {}
+    wanted = set(outputs)
+    results = []
+    try:
+        with gpu_errors(device._ctx), device.batch():
+            for step in steps:
+                written = [_new_tensor(device, desc, zeroed=v in wanted)
+                           for v, (_, desc) in zip(step.outputs, step.compiled.outputs)]
+                made.update(zip(step.outputs, written))
+                values.update(zip(step.outputs, written))
+                step.compiled.execute([values[v] for v in step.inputs], written)
+            for v in outputs:
+                own = made.pop(v, None)
+                results.append(own if own is not None else values[v].copy())
+    finally:
+        for t in reversed(made.values()):  # intermediates (after the submission)
+            t.free()
+    return results
+
+
+def _new_tensor(device, desc: TensorDesc, zeroed: bool) -> Tensor:
+    """A pooled Tensor for a value a step writes. One the caller gets (`zeroed`) starts at
+    zero where its kernel leaves bytes unwritten (a strided desc, the tail of a last word),
+    as CompiledOperator.execute's outputs do; intermediates are never read there."""
+    ctx = device._ctx
+    t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes), desc)
+    if zeroed and not desc.covers_buffer:
+        ctx.recorder.record([], clears=[t.buffer])
+    return t

@@ -1,0 +1,279 @@
+"""Fusion of a graph's data-movement chains (gpudml/fusion.py): random graphs, chains and
+DAGs of 1-12 nodes over every data type, ranks 1-8, every padding mode, strided and
+broadcast inputs, run fused and node by node (`compile(..., fuse=False)`) on both
+adapters: bit-exact for data movement, a Reduce that reads through a chain within the
+documented precision of its reference; the fusion rules as dispatch counts; the fused
+kernels under each strategy and run length."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_bits
+from movement_check import padded_strides
+
+import gpudml as dml
+from gpudml import caps, compiler, fusion
+from gpudml.ops import movement, spec_named
+from gpudml.testing import assert_bit_equal, assert_within
+from gpudml.types import TYPES_11
+
+T = dml.DataType
+MODES = ("constant", "edge", "reflection", "symmetric")
+FUNCTIONS = ("sum", "max", "min", "argmax", "multiply", "l1")
+
+
+# ------------------------------------------------------------------ random graphs
+class RandomGraph:
+    """A random graph on `device`: its Graph, the feed for a call, the outputs to compile,
+    and for each output made by a Reduce, the value it reduces (to check it against the
+    reference)."""
+
+    def __init__(self, device, rng: np.random.Generator, nodes: int):
+        self.rng = rng
+        self.g = dml.Graph(device)
+        self.feed = {}
+        self.reduced = {}  # output Expression -> (its input Expression, function, axes)
+        data_type = T(rng.choice(sorted(TYPES_11)))
+        rank = int(rng.integers(1, 9))
+        budget = max(1, int(600 ** (1 / rank)))  # elements stay in the thousands
+        sizes = [int(n) for n in rng.integers(1, budget + 2, size=rank)]
+        self.with_reduce = rng.random() < 0.5
+        x = self._input("x", data_type, sizes)
+        movable = [x]  # values a data-movement node may read
+        made = []
+        for _ in range(nodes):
+            source = movable[int(rng.integers(len(movable)))] if rng.random() < 0.3 else movable[-1]
+            value = self._node(source)
+            if value is None:
+                continue
+            made.append(value)
+            if value not in self.reduced:
+                movable.append(value)
+        tail = [v for v in made if v not in self.reduced]
+        picks = [v for v in made if rng.random() < 0.25]
+        self.outputs = list(dict.fromkeys(([tail[-1]] if tail else [x]) + picks + list(self.reduced)))
+
+    def _values(self, data_type: T, shape) -> np.ndarray:
+        if data_type.is_float and self.with_reduce:  # finite values the reduce functions keep finite
+            return (self.rng.standard_normal(shape) * 2).astype(data_type.numpy)
+        return random_bits(self.rng, data_type.numpy, shape)
+
+    def _input(self, name: str, data_type: T, sizes) -> dml.Expression:
+        layout = self.rng.choice(["packed", "strided", "broadcast"], p=[0.6, 0.2, 0.2])
+        strides = None if layout == "packed" else padded_strides(sizes, self.rng, broadcast=layout == "broadcast")
+        expr = self.g.input(sizes, dtype=data_type, name=name, strides=strides)
+        count = expr.desc.required_elements if strides is not None else sizes
+        self.feed[name] = self._values(data_type, count)
+        return expr
+
+    def _node(self, x: dml.Expression):
+        rng, rank, sizes = self.rng, len(x.shape), x.shape
+        kind = rng.choice(["pad", "slice", "reverse", "reduce"], p=[0.35, 0.3, 0.25, 0.1])
+        if kind == "pad":
+            start = [int(v) for v in rng.integers(0, 4, size=rank) * (rng.random(rank) < 0.6)]
+            end = [int(v) for v in rng.integers(0, 4, size=rank) * (rng.random(rank) < 0.6)]
+            mode = str(rng.choice(MODES))
+            if np.prod([n + s + e for n, s, e in zip(sizes, start, end)]) > 20000:
+                return None
+            low = -3 if x.dtype.is_float or x.dtype.is_signed else 0
+            return dml.pad(x, start, end, mode=mode, value=float(rng.integers(low, 4)))
+        if kind == "slice":
+            offsets = [int(rng.integers(0, n)) for n in sizes]
+            window = [int(rng.integers(1, n - o + 1)) for n, o in zip(sizes, offsets)]
+            strides = [int(rng.choice([1, 1, 2, 3])) * int(rng.choice([1, -1])) for _ in sizes]
+            return dml.slice(x, offsets, window, strides)
+        if kind == "reverse":
+            axis = int(rng.integers(rank))
+            shape = [1 if i == axis else n for i, n in enumerate(sizes)]
+            if rng.random() < 0.3:  # lengths the call feeds
+                name = f"lengths{len(self.feed)}"
+                lengths = self.g.input(shape, dtype=np.uint32, name=name)
+                self.feed[name] = rng.integers(0, sizes[axis] + 3, size=shape, dtype=np.uint32)
+            else:  # a constant (UINT32, or UINT64 past 2^32)
+                lengths = rng.integers(0, sizes[axis] + 3, size=shape).astype(np.uint64)
+                if rng.random() < 0.2:
+                    lengths[..., 0] = 2**40
+            return dml.reverse_subsequences(x, lengths, axis)
+        axes = sorted({int(a) for a in rng.integers(0, rank, size=int(rng.integers(1, rank + 1)))})
+        function = str(rng.choice(FUNCTIONS))
+        try:
+            value = dml.reduce(x, function, axes)
+        except dml.InvalidArgumentError:  # a function or type this reduce does not take
+            return None
+        self.reduced[value] = (x, function, axes)
+        return value
+
+
+def _check(graph: RandomGraph, fused_out, unfused_out, extra) -> None:
+    """Fused outputs against unfused ones: bit-exact, but a Reduce's within its documented
+    precision of the reference on its (unfused) input."""
+    for expr, got, want in zip(graph.outputs, fused_out, unfused_out):
+        if expr in graph.reduced:
+            x, function, axes = graph.reduced[expr]
+            x_values = extra[x]
+            reference = spec_named("reduce").reference(x_values, function, axes,
+                                                       output_data_type=expr.dtype if "arg" in function else None)
+            tolerance = spec_named("reduce").tolerance(reference, [x_values], {"function": function, "axes": axes})
+            assert_within(got, reference, tolerance, f"reduce {function} {axes}")
+        else:
+            assert_bit_equal(got, want)
+
+
+def _run(device, seed: int, nodes: int):
+    graph = RandomGraph(device, np.random.default_rng(seed), nodes)
+    reduced_inputs = [x for x, _, _ in graph.reduced.values()]
+    fused = graph.g.compile(graph.outputs)
+    unfused = graph.g.compile(graph.outputs + reduced_inputs, fuse=False)
+    got = fused(graph.feed)
+    want = unfused(graph.feed)
+    extra = dict(zip(reduced_inputs, want[len(graph.outputs):]))
+    _check(graph, got, want[:len(graph.outputs)], extra)
+    assert fused.dispatch_count <= graph.g.compile(graph.outputs, fuse=False).dispatch_count
+    return fused
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_random_graphs_fused_match_unfused(device, block):
+    """40 random graphs per adapter (10 per block), each with up to 12 nodes."""
+    seen = set()
+    for seed in range(block * 10, block * 10 + 10):
+        fused = _run(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)))
+        seen.update(step.compiled.name.split("(")[0] for step in fused.steps)
+    assert "Fused" in seen  # the blocks fuse (the seeds are fixed: this cannot drift)
+
+
+@pytest.mark.parametrize("strategy", ["elements", "segments"])
+@pytest.mark.parametrize("run", [movement.CHAIN_RUN_CPU, movement.RUN])
+def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, strategy, run):
+    """A fused chain's kernels under both movement strategies (first in the list is the
+    choice) and both run lengths (CPU adapters' and GPU adapters')."""
+    monkeypatch.setattr(movement, "CHAIN_RUN_CPU", run)
+    real = movement.strategies_for
+    monkeypatch.setattr(movement, "strategies_for",
+                        lambda out: tuple(sorted(real(out), key=lambda s: s != strategy)))
+    strategies = set()
+    for seed in range(100, 112):
+        fused = _run(vulkan_device, seed, nodes=8)
+        strategies.update(step.compiled.strategy for step in fused.steps if step.compiled.name.startswith("Fused"))
+    assert strategy in strategies
+
+
+# ------------------------------------------------------------------ the rules, as dispatch counts
+def _chain(g, x, length: int):
+    """`length` data-movement nodes in a row (every kind and mode), the values in order."""
+    values, y = [], x
+    for i in range(length):
+        kind = i % 5
+        if kind == 0:
+            y = dml.pad(y, [1, 0, 2], [0, 2, 1], mode=MODES[(i // 5) % 4], value=7.0)
+        elif kind == 1:
+            y = dml.slice(y, [1, 0, 1], [y.shape[0] - 1, y.shape[1], y.shape[2] - 1], [1, -1, 2])
+        elif kind == 2:
+            y = dml.reverse_subsequences(y, np.arange(y.shape[0] * y.shape[1], dtype=np.uint32)
+                                         .reshape(y.shape[0], y.shape[1], 1) % (y.shape[2] + 2), 2)
+        elif kind == 3:
+            y = dml.pad(y, [0, 1, 0], [2, 0, 3], mode="edge")
+        else:
+            y = dml.slice(y, [0, 1, 0], [y.shape[0], y.shape[1] - 1, y.shape[2]], [-1, 1, 1])
+        values.append(y)
+    return values
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 5, 8, 12])
+def test_a_movement_chain_of_any_length_is_one_dispatch(device, length):
+    g = dml.Graph(device)
+    x = g.input([3, 4, 5], dtype=np.int32, name="x")
+    values = _chain(g, x, length)
+    op = g.compile([values[-1]])
+    assert op.dispatch_count == 1 and len(op.steps) == 1
+    array = random_bits(np.random.default_rng(length), np.int32, (3, 4, 5))
+    assert_bit_equal(op({"x": array})[0], g.compile([values[-1]], fuse=False)({"x": array})[0])
+    reduced = dml.reduce(values[-1], "sum", [0, 2])
+    op = g.compile([reduced])  # the reduce reads the chain: its own dispatches only
+    assert len(op.steps) == 1 and op.steps[0].compiled.name.endswith(">Reduce)")
+    assert_bit_equal(op({"x": array})[0], g.compile([reduced], fuse=False)({"x": array})[0])  # integers: exact
+
+
+def test_what_is_materialized(vulkan_device):
+    g = dml.Graph(vulkan_device)
+    x = g.input([4, 6], dtype=np.float32, name="x")
+    a = dml.pad(x, [1, 1], [1, 1], mode="reflection")
+    b = dml.slice(a, [0, 1], [6, 6], [1, -1])
+    c = dml.pad(b, [0, 2], [0, 0], mode="constant", value=-1.0)
+    lengths = dml.slice(g.input([6, 1], dtype=np.uint32, name="n"), [0, 0], [6, 1], [-1, 1])
+    d = dml.reverse_subsequences(c, lengths, 1)  # lengths from a data-movement node
+    e = dml.reduce(c, "max", [1])
+    f = dml.slice(b, [1, 0], [4, 6])  # b read by two chains
+    names = [step.compiled.name for step in g.compile([d, e, f]).steps]
+    # lengths: one Slice1 of its own (read as lengths, not as data); d: the chain a..d;
+    # e: max through a..c; f: a, b, f (b is recomputed, never written)
+    assert names == ["Slice1", "Fused(Padding>Slice1>Padding>ReverseSubsequences)",
+                     "Fused(Padding>Slice1>Padding>Reduce)", "Fused(Padding>Slice1>Slice1)"]
+    # an output in the middle of a chain is written, and the rest of the chain reads it
+    names = [step.compiled.name for step in g.compile([d, b]).steps]
+    assert names == ["Fused(Padding>Slice1)", "Slice1", "Fused(Padding>ReverseSubsequences)"]
+    feed = {"x": np.random.default_rng(3).standard_normal((4, 6)).astype(np.float32),
+            "n": np.array([[0], [9], [2], [6], [1], [4]], np.uint32)}
+    for outputs in ([d, e, f], [d, b], [e, a, c]):
+        for got, want in zip(g.compile(outputs)(feed), g.compile(outputs, fuse=False)(feed)):
+            assert_bit_equal(got, want)
+
+
+def test_fusion_plan_is_pure_and_ordered():
+    """fusion.plan needs no adapter: groups come producers first, each fused group's desc
+    carries the chain's nodes in order."""
+    desc = dml.TensorDesc(T.FLOAT32, [2, 8])
+    pad = spec_named("pad")
+    slice_ = spec_named("slice")
+    n0 = pad.infer_output(desc, [0, 1], [0, 1], "edge")
+    n1 = slice_.infer_output(n0.output_tensor, [0, 0], [2, 10], [1, -1])
+    n2 = pad.infer_output(n1.output_tensor, [1, 0], [0, 0])
+
+    class Node:
+        def __init__(self, d, inputs, outputs):
+            self.desc, self.spec, self.inputs, self.outputs = d, fusion.spec_for(d), inputs, outputs
+
+    nodes = [Node(n0, (0,), (1,)), Node(n1, (1,), (2,)), Node(n2, (2,), (3,))]
+    value_descs = {0: desc, 1: n0.output_tensor, 2: n1.output_tensor, 3: n2.output_tensor}
+    (group,) = fusion.plan(nodes, [3], value_descs)
+    assert group.inputs == (0,) and group.outputs == (3,) and group.nodes == (0, 1, 2)
+    assert group.desc.nodes == (n0, n1, n2) and group.desc.input_tensor == desc
+    groups = fusion.plan(nodes, [3, 1], value_descs)
+    assert [(g.inputs, g.outputs, g.nodes) for g in groups] == [((0,), (1,), (0,)), ((1,), (3,), (1, 2))]
+    program = compiler.compile(group.desc, caps.profile("gpu"), spec=group.spec)
+    assert program.operator == "Fused(Padding>Slice1>Padding)" and len(program.kernels) == 1
+    assert "s0_pad_start" in program.kernels[0].source and "s1_starts" in program.kernels[0].source
+
+
+@pytest.mark.parametrize("function, dtype", [("sum", np.float32), ("argmin", np.float16), ("max", np.int64),
+                                             ("sum_square", np.float32), ("multiply", np.uint32)])
+def test_a_reduce_reads_a_chain_under_each_strategy(device, function, dtype):
+    """Reduce through pad > reverse (lengths bound in both passes of `split`) > slice, under
+    rows and split, against the reference on the unfused chain."""
+    from gpudml.runtime import CompiledOperator, Operator
+
+    g = dml.Graph(device)
+    x = g.input([300, 20], dtype=dtype, name="x")
+    lengths = np.random.default_rng(5).integers(0, 30, size=(1, 22), dtype=np.uint32)
+    chain = dml.slice(dml.reverse_subsequences(dml.pad(x, [3, 1], [0, 1], mode="symmetric"), lengths, 0),
+                      [1, 0], [302, 22], [1, -1])
+    r = dml.reduce(chain, function, [0])
+    (step,) = g.compile([r]).steps
+    assert step.compiled.name == "Fused(Padding>ReverseSubsequences>Slice1>Reduce)"
+    rng = np.random.default_rng(6)
+    array = (rng.random((300, 20)) + 0.5).astype(dtype) if np.dtype(dtype).kind == "f" else \
+        rng.integers(0, 5, size=(300, 20)).astype(dtype)
+    materialized = g.compile([chain], fuse=False)({"x": array})[0]
+    spec = spec_named("reduce")
+    arguments = {"function": function, "axes": [0]}
+    want = spec.reference(materialized, **arguments)
+    tolerance = spec.tolerance(want, [materialized], arguments)
+    inputs = [device.tensor(array), device.tensor(lengths)]
+    strategies = step.compiled.strategies
+    assert set(strategies) == {"rows", "split"}
+    for strategy in strategies:
+        compiled = CompiledOperator(device, Operator(device, step.compiled.desc, fusion.read_spec(step.compiled.desc)),
+                                    strategy)
+        assert len(compiled.program.kernels) == (2 if strategy == "split" else 1)
+        assert_within(compiled.execute(inputs)[0].numpy(), want, tolerance, strategy)
