@@ -19,7 +19,7 @@ from gpudml.testing import assert_bit_equal, assert_within
 from gpudml.types import TYPES_11
 
 T = dml.DataType
-MODES = ("constant", "edge", "reflection", "symmetric")
+MODES = ("constant", "edge", "reflection", "symmetric", "wrap")
 FUNCTIONS = ("sum", "max", "min", "argmax", "multiply", "l1")
 
 

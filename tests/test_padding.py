@@ -107,7 +107,7 @@ def test_rule_padding_entries_are_integers():
 def test_rule_padding_mode_is_a_padding_mode():
     with pytest.raises(dml.InvalidArgumentError,
                        match=re.escape("Padding: padding_mode: 7 is not a PaddingMode (one of CONSTANT, EDGE, "
-                                       "REFLECTION, SYMMETRIC)")):
+                                       "REFLECTION, SYMMETRIC, WRAP)")):
         _desc(mode=7)
 
 
@@ -115,6 +115,22 @@ def test_rule_symmetric_needs_fl_3_0(at_level):
     _raises(at_level(FL.FL_2_1), _desc(mode="symmetric"),
             "Padding: padding_mode SYMMETRIC is not supported at FL_2_1; it needs FL_3_0 or later")
     at_level(FL.FL_3_0).create_operator(_desc(mode="symmetric"))
+
+
+def test_rule_wrap_needs_fl_6_4(at_level):
+    _raises(at_level(FL.FL_6_3), _desc(mode="wrap"),
+            "Padding: padding_mode WRAP is not supported at FL_6_3; it needs FL_6_4 or later")
+    at_level(FL.FL_6_4).create_operator(_desc(mode="wrap"))
+
+
+def test_wrap_is_periodic_at_any_padding(device):
+    """WRAP (FL 6_4) repeats the input with period n on every axis, paddings wider than the
+    axis included, and on a default Device (which validates at FL 6_4)."""
+    x = np.arange(15, dtype=np.int32).reshape(3, 5)
+    for start, end in (([1, 2], [0, 3]), ([7, 0], [4, 11]), ([3, 5], [3, 5]), ([0, 0], [0, 0])):
+        want = x[np.mod(np.arange(-start[0], 3 + end[0]), 3)][:, np.mod(np.arange(-start[1], 5 + end[1]), 5)]
+        assert_bits_equal(dml.pad(x, start, end, mode="wrap", device=device), want)
+    assert_bits_equal(dml.pad(x[:1, :1], [4, 2], [3, 1], mode="wrap"), np.zeros((8, 4), np.int32))
 
 
 def test_rule_output_must_not_alias(vulkan_device):

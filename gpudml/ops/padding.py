@@ -36,6 +36,7 @@ MODE_INTRODUCED = {
     PaddingMode.EDGE: FeatureLevel.FL_1_0,
     PaddingMode.REFLECTION: FeatureLevel.FL_1_0,
     PaddingMode.SYMMETRIC: FeatureLevel.FL_3_0,
+    PaddingMode.WRAP: FeatureLevel.FL_6_4,
 }
 
 
@@ -169,7 +170,8 @@ def reference(x, start_padding, end_padding, mode=PaddingMode.CONSTANT, value=0.
       range, else the element;
     - EDGE: clamp(c, 0, n-1);
     - REFLECTION: periodic mirror without the edge, period 2(n-1); n == 1 -> 0;
-    - SYMMETRIC: periodic mirror with the edge, period 2n.
+    - SYMMETRIC: periodic mirror with the edge, period 2n;
+    - WRAP: periodic, period n (c mod n).
 
     Periodic folding makes any padding size valid (padding >= n folds again), which is
     what the seed page says DirectML does.
@@ -199,6 +201,8 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
     """Source index of each padded coordinate c on an axis of size n (integer math)."""
     if mode in (PaddingMode.CONSTANT, PaddingMode.EDGE):
         return np.clip(c, 0, n - 1)  # CONSTANT overwrites the outside ones afterwards
+    if mode == PaddingMode.WRAP:
+        return np.mod(c, n)
     if mode == PaddingMode.REFLECTION:
         if n == 1:  # period 2(n-1) = 0: the single element everywhere
             return np.zeros_like(c)
@@ -226,10 +230,10 @@ def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
     `sizes`: per axis the start padding, the input size and the fold period (an unpadded
     axis has no padding and the merged size).
 
-    The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero)
-    and 2n for SYMMETRIC. `fold` compiles in the modulo only when some axis of size > 1
-    reaches a coordinate a whole period away (padding >= n or so); a size-1 axis never
-    needs it (the kernel clamps to its single element).
+    The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero),
+    2n for SYMMETRIC and n for WRAP. `fold` compiles in the modulo only when some axis of
+    size > 1 reaches a coordinate a whole period away (padding >= n or so); a size-1 axis
+    never needs it (the kernel clamps to its single element).
     """
     inp, mode = desc.input_tensor, desc.padding_mode
     mirror = 1 if mode == PaddingMode.SYMMETRIC else 0
@@ -242,12 +246,18 @@ def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
             period = max(2 * (n - 1), 1)
         elif mode == PaddingMode.SYMMETRIC:
             period = 2 * n
+        elif mode == PaddingMode.WRAP:
+            period = n
         else:
             period = 0
         if period > UINT32_MAX:
             raise UnsupportedError(f"{OP}: an input axis of {n} elements is too long to fold in 32 bits")
-        # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2).
-        fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
+        # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2);
+        # WRAP folds once for free (a padding up to n on either side).
+        if mode == PaddingMode.WRAP:
+            fold |= n > 1 and max(start, end) > n
+        else:
+            fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
         if i is not None:
             padded.append(len(starts))
         starts.append(start)
@@ -276,7 +286,7 @@ def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
 # ---------------------------------------------------------------------------- API
 def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=None):
     """DML_PADDING: x grown by `start_padding` / `end_padding` elements on each axis.
-    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" (any case);
+    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" | "wrap" (any case);
     `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
     return functional.call(SPEC, device, [("x", x)],
                            start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
@@ -356,7 +366,7 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
     reference=reference, functional=pad, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
-    cli=(CliArg("--mode", "constant | edge | reflection | symmetric", "str", "constant"),
+    cli=(CliArg("--mode", "constant | edge | reflection | symmetric | wrap", "str", "constant"),
          CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
          CliArg("--end", "end_padding, comma-separated (default: --start)"),
          CliArg("--value", "padding_value (CONSTANT)", "number", "0")),
