@@ -80,7 +80,7 @@ class FusedSpec:
 
 def movement_spec(desc: FusedMovementDesc) -> FusedSpec:
     def strategies_for(d, caps):
-        return movement.strategies_for(d.output_tensor)
+        return movement.strategies_for(d.output_tensor, caps)
 
     def plan(d, caps, strategy):
         from .builder import KernelPlan

@@ -145,19 +145,35 @@ def test_forced_strategies(vulkan_device):
     x = np.arange(40, dtype=np.int16).reshape(5, 8)
     op = dev.create_operator(dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [5, 8]), [0, 0], [5, 8], [-1, 2]))
     default = dev.compile_operator(op)
-    assert default.strategy == "segments" and default.strategies == ("segments", "elements")
+    assert default.strategy == "segments" and default.strategies == ("segments", "elements", "coalesced")
     for name in default.strategies:
         compiled = dev.compile_operator(op, name)
         assert compiled.strategy == name
         np.testing.assert_array_equal(compiled.execute([x])[0], x[::-1, ::2])
     with pytest.raises(dml.InvalidArgumentError, match="Slice1: strategy 'strided' cannot run this description; "
-                                                       "eligible: segments, elements \\(strategies of Slice1: "
-                                                       "segments, elements, strided\\)"):
+                                                       "eligible: segments, elements, coalesced \\(strategies of "
+                                                       "Slice1: segments, elements, strided, coalesced\\)"):
         dev.compile_operator(op, "strided")
     with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
         dev.compile_operator(op, 3)
     with pytest.raises(dml.InvalidArgumentError, match="Slice1: unknown plan option\\(s\\) chunks \\(options: none\\)"):
         dev.compile_operator(op, options={"chunks": 2})
+
+
+def test_gpu_adapters_get_the_coalesced_strategy_first():
+    """Data movement: the CPU-class strategies first on CPU adapters, `coalesced` (one chunk
+    per invocation) first on GPUs; its grid has one invocation per 16-byte chunk."""
+    desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
+    gpu = compiler.compile(desc, caps.profile("gpu"))
+    assert gpu.strategy == "coalesced" and gpu.strategies == ("coalesced", "segments", "elements")
+    assert gpu.kernels[0].invocations == 64 * 64 // 8 and gpu.kernels[0].params["run"] == 8
+    cpu = compiler.compile(desc, caps.profile("vulkan-cpu"))
+    assert cpu.strategies == ("segments", "elements", "coalesced") and cpu.kernels[0].invocations == 64 * 64 // 64
+    gaps = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
+    gaps = dml.Slice1OperatorDesc(gaps.input_tensor, dml.TensorDesc(T.INT16, [64, 64], [128, 1]),
+                                  gaps.input_window_offsets, gaps.input_window_sizes, gaps.input_window_strides)
+    assert compiler.compile(gaps, caps.profile("gpu")).strategies == ("coalesced", "strided")
+    assert compiler.compile(gaps, caps.profile("gpu")).kernels[0].invocations == 64 * 64
 
 
 def test_plan_options_are_the_operators_own(vulkan_device):

@@ -143,7 +143,7 @@ def test_random_graphs_fused_match_unfused(device, block):
     assert "Fused" in seen  # the blocks fuse (the seeds are fixed: this cannot drift)
 
 
-@pytest.mark.parametrize("strategy", ["elements", "segments"])
+@pytest.mark.parametrize("strategy", ["elements", "segments", "coalesced"])
 @pytest.mark.parametrize("run", [movement.CHAIN_RUN_CPU, movement.RUN])
 def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, strategy, run):
     """A fused chain's kernels under both movement strategies (first in the list is the
@@ -151,7 +151,7 @@ def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, s
     monkeypatch.setattr(movement, "CHAIN_RUN_CPU", run)
     real = movement.strategies_for
     monkeypatch.setattr(movement, "strategies_for",
-                        lambda out: tuple(sorted(real(out), key=lambda s: s != strategy)))
+                        lambda out, caps: tuple(sorted(real(out, caps), key=lambda s: s != strategy)))
     strategies = set()
     for seed in range(100, 112):
         fused = _run(vulkan_device, seed, nodes=8)

@@ -14,8 +14,17 @@ folds into the source's base and strides on the host. They share these strategie
   whole chunks.
 - `elements` (packed outputs): RUN consecutive output elements, each found by
   `value_at`, assembled into 16-byte chunks.
-- `strided` (any output, the only one for outputs with gaps): element by element, 8- and
-  16-bit elements with atomic read-modify-write of their word.
+- `strided` (any output, the only one of these three for outputs with gaps): element by
+  element, 8- and 16-bit elements with atomic read-modify-write of their word.
+- `coalesced` (any output; the GPU-class strategy): one invocation per 16-byte output
+  chunk (per element for outputs with gaps), each element found by `value_at`, so that
+  neighbouring invocations read and write neighbouring memory and the grid fills a GPU.
+  The three above give each invocation a run of 64 elements, which suits CPU adapters
+  (few invocations, coordinates decoded once per run) and serializes a GPU's memory
+  accesses.
+
+`strategies_for(output, caps)` puts the CPU-class strategies first on CPU adapters and
+`coalesced` first elsewhere.
 """
 
 from __future__ import annotations
@@ -40,13 +49,15 @@ RUN = 64
 #: single Slice1 of the same output (11 rounds): RUN 64 / 1024 = 2.05x / 1.69x (H and W
 #: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
 CHAIN_RUN_CPU = 1024
-STRATEGIES = ("segments", "elements", "strided")
+STRATEGIES = ("segments", "elements", "strided", "coalesced")
 
 
-def strategies_for(output: TensorDesc) -> tuple[str, ...]:
-    """Packed outputs: segments (the choice; 0.20-0.33x of the copy kernel became 0.60-0.71x
-    on lavapipe), else elements. Outputs with gaps: strided."""
-    return ("segments", "elements") if output.is_packed else ("strided",)
+def strategies_for(output: TensorDesc, caps) -> tuple[str, ...]:
+    """Packed outputs: segments (the choice on CPU adapters; 0.20-0.33x of the copy kernel
+    became 0.60-0.71x on lavapipe), elements, coalesced. Outputs with gaps: strided,
+    coalesced. On other adapters (GPUs) coalesced comes first."""
+    cpu = ("segments", "elements") if output.is_packed else ("strided",)
+    return cpu + ("coalesced",) if caps is None or caps.is_software else ("coalesced",) + cpu
 
 
 class Stage(NamedTuple):
@@ -169,17 +180,21 @@ def movement_dispatch(
     `count`, `out_sizes` and `out_strides` come first, then the chain's, then `uniforms`."""
     bits = element_bits(output_desc)
     count = output_desc.element_count
+    template_strategy = strategy
+    if strategy == "coalesced":  # the elements or strided kernel, one chunk or element each
+        template_strategy = "elements" if output_desc.is_packed else "strided"
+        run = 128 // bits if output_desc.is_packed else 1
     if invocations is None:
         invocations = -(-count // run)
     buffers = (
-        output_buffer(0, "output", bits, "elements" if strategy == "strided" else "chunks"),
+        output_buffer(0, "output", bits, "elements" if template_strategy == "strided" else "chunks"),
         input_buffer(0, "input"),
     ) + the_chain.buffers(1)
     if strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
         buffers += (input_buffer(0, "input_chunks", "chunks"),)
     return Dispatch(
         template="movement.wgsl.j2",
-        params={"rank": output_desc.rank, "bits": bits, "run": run, "strategy": strategy,
+        params={"rank": output_desc.rank, "bits": bits, "run": run, "strategy": template_strategy,
                 "stages": the_chain.stages, "unit": the_chain.unit, "rows": the_chain.rows, **(params or {})},
         buffers=buffers,
         uniforms={"count": count, "out_sizes": output_desc.sizes, "out_strides": output_desc.effective_strides,

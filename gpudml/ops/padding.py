@@ -216,7 +216,7 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- kernels
 def strategies_for(desc: PaddingOperatorDesc, caps) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor)
+    return movement.strategies_for(desc.output_tensor, caps)
 
 
 def chain_stage(desc: PaddingOperatorDesc) -> movement.StageRule:

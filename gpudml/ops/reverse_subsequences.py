@@ -124,15 +124,19 @@ def _kernel_axes(desc: ReverseSubsequencesOperatorDesc):
 
 
 def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps) -> tuple[str, ...]:
-    """`column` (the choice where it applies: the output packed, the reversed axis
-    second-to-last once axes merge, rows a whole number of 16-byte chunks): an invocation
-    owns one output chunk across COLUMN axis coordinates and reads its lengths once. Then
-    the data-movement strategies."""
+    """`column` (the choice on CPU adapters where it applies: the output packed, the
+    reversed axis second-to-last once axes merge, rows a whole number of 16-byte chunks):
+    an invocation owns one output chunk across COLUMN axis coordinates and reads its
+    lengths once. Then the data-movement strategies (on GPUs `coalesced` leads and
+    `column`, CPU-shaped, comes last)."""
     out = desc.output_tensor
     axes, axis = _kernel_axes(desc)
     per_vec = 128 // element_bits(out)
     column = out.is_packed and len(axes) >= 2 and axis == len(axes) - 2 and axes[-1].size % per_vec == 0
-    return (("column",) if column else ()) + movement.strategies_for(out)
+    rest = movement.strategies_for(out, caps)
+    if not column:
+        return rest
+    return ("column",) + rest if caps is None or caps.is_software else rest + ("column",)
 
 
 def chain_stage(desc: ReverseSubsequencesOperatorDesc) -> movement.StageRule:

@@ -120,7 +120,7 @@ def _source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- kernels
 def strategies_for(desc: Slice1OperatorDesc, caps) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor)
+    return movement.strategies_for(desc.output_tensor, caps)
 
 
 def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
