@@ -265,6 +265,15 @@ def test_float_padding_value_bits(device, dtype, value):
         assert_bits_equal(got[0, :1], np.array([value], np.float64).astype(dtype))
 
 
+def test_float_padding_value_rounds_once_from_its_exact_value(device):
+    """An int no double holds rounds straight to the tensor's type: 2^60 + 2^36 + 1 is
+    2^60 + 2^37 in float32 (through float64 it would be 2^60, a tie rounded to even); an int
+    beyond float64 is an infinity, as any float too large for the type."""
+    got = dml.pad(np.zeros(1, np.float32), [2], [0], value=2**60 + 2**36 + 1, device=device)
+    assert got[0] == np.float32(2.0**60 + 2.0**37) and got[0] != np.float32(float(2**60 + 2**36 + 1))
+    assert dml.pad(np.zeros(1, np.float64), [1], [0], value=-(10**400), device=device)[0] == -np.inf
+
+
 def test_zero_and_negative_zero_are_different_operators(device):
     x = np.ones(2, np.float32)
     plus = dml.pad(x, [1], [0], value=0.0, device=device)
