@@ -159,9 +159,12 @@ def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> Sta
 
 def affine_stage(starts, steps, out_sizes) -> StageRule:
     """The stage of an affine map per axis (a slice) with output sizes `out_sizes`:
-    input = starts + steps * output."""
+    input = starts + steps * output. An output axis of size 1 reads its start only, so its
+    step is 1 here, whatever the operator's stride: a stride as large as the operator
+    allows there would not fit the kernels' 32-bit strides once folded into the source's."""
+    steps = tuple(t if n > 1 else 1 for t, n in zip(steps, out_sizes, strict=True))
     window = [tuple(sorted((a, a + t * (n - 1)))) for a, t, n in zip(starts, steps, out_sizes, strict=True)]
-    return _affine_rule(tuple(starts), tuple(steps), window)
+    return _affine_rule(tuple(starts), steps, window)
 
 
 def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str) -> KernelPlan:
