@@ -68,6 +68,11 @@ def test_seed_example_inventory():
         "reduce-1",
         "reduce-2",
         "reduce-3",
+        "gather-1",
+        "gather-2",
+        "gather-3",
+        "gather-4",
+        "gather-5",
     ]
 
 
