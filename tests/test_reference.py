@@ -68,6 +68,7 @@ def test_seed_example_inventory():
         "reduce-3",
         *[f"argmax-{i}" for i in range(1, 6)],
         *[f"argmin-{i}" for i in range(1, 6)],
+        *[f"gather-{i}" for i in range(1, 6)],
     ]
 
 
