@@ -66,9 +66,6 @@ def test_seed_example_inventory():
         "reduce-1",
         "reduce-2",
         "reduce-3",
-        *[f"argmax-{i}" for i in range(1, 6)],
-        *[f"argmin-{i}" for i in range(1, 6)],
-        *[f"gather-{i}" for i in range(1, 6)],
     ]
 
 
