@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
+from dml_pages import page_blocks as _page_blocks
 from fuzzkit import MAX_SIZE, Case, OpFuzz, maybe_hostile, random_fill, replace_fields, support_row, tensor, type_of
 from hypothesis import strategies as st
 from movement_check import padded_strides, run_and_check
-from dml_pages import page_blocks as _page_blocks
 
 import gpudml as dml
 from gpudml import cli, examples, reference
