@@ -7,7 +7,8 @@ adapter at all (`gpudml shader --caps gl-cpu ...`). No wgpu import here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 
 from .errors import InvalidArgumentError
 
@@ -32,13 +33,57 @@ class Caps:
     max_buffer_size: int
     max_invocations_per_workgroup: int
     max_workgroup_storage_size: int
+    #: "cpu" or "gpu": which family of kernel strategies to prefer; "" = detected from the
+    #: adapter (`detected_class`). Set by Device(adapter_class=...) or GPUDML_ADAPTER_CLASS.
+    class_override: str = ""
+
+    @property
+    def detected_class(self) -> str:
+        """The adapter's class as its type and name tell: "cpu" for software adapters (wgpu's
+        type CPU, or a known software rasterizer's name under a backend that reports the type
+        as Unknown), "gpu" for integrated, discrete and virtual GPUs."""
+        software = self.adapter_type == "CPU" or any(n in self.name.lower() for n in SOFTWARE_NAMES)
+        return "cpu" if software else "gpu"
+
+    @property
+    def adapter_class(self) -> str:
+        """The class the operator planners choose strategies for: "cpu" (one invocation per
+        output row, long runs per invocation: what CPU emulators want) or "gpu" (many
+        cooperating invocations, neighbouring ones on neighbouring addresses)."""
+        return self.class_override or self.detected_class
 
     @property
     def is_software(self) -> bool:
-        return self.adapter_type == "CPU"
+        """True when the planners treat the adapter as a CPU adapter (adapter_class "cpu")."""
+        return self.adapter_class == "cpu"
+
+    def with_class(self, adapter_class: str | None) -> Caps:
+        """These Caps with the adapter class overridden ("cpu"/"gpu"; None keeps them)."""
+        if adapter_class is None:
+            return self
+        return replace(self, class_override=parse_class(adapter_class, "adapter_class"))
 
     def has(self, feature: str) -> bool:
         return feature in self.features
+
+
+#: Substrings of software adapters' names (lower case).
+SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "softpipe", "swiftshader", "microsoft basic render")
+ADAPTER_CLASSES = ("cpu", "gpu")
+
+
+def parse_class(value, field: str) -> str:
+    """An adapter class, "cpu" or "gpu" (any case); InvalidArgumentError otherwise."""
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in ADAPTER_CLASSES:
+        raise InvalidArgumentError(f"{field} must be \"cpu\" or \"gpu\", got {value!r}")
+    return name
+
+
+def class_from_env() -> str | None:
+    """GPUDML_ADAPTER_CLASS (cpu|gpu), or None where it is unset or empty."""
+    value = os.environ.get("GPUDML_ADAPTER_CLASS", "")
+    return parse_class(value, "GPUDML_ADAPTER_CLASS") if value.strip() else None
 
 
 _MESA_LIMITS = {

@@ -43,7 +43,10 @@ def cmd_info(args) -> int:
     caps = dev.caps
     native = [short for name, short in FEATURE_NAMES.items() if caps.has(name)]
     print(f"Chosen adapter:  {caps.name}")
-    print(f"Backend:         {caps.backend} ({'software' if caps.is_software else 'hardware'}, {caps.adapter_type})")
+    print(f"Backend:         {caps.backend} ({'software' if caps.detected_class == 'cpu' else 'hardware'}, "
+          f"{caps.adapter_type})")
+    how = "GPUDML_ADAPTER_CLASS" if caps.class_override else "detected"
+    print(f"Adapter class:   {caps.adapter_class} ({how}; its {caps.adapter_class.upper()}-class strategies first)")
     print(f"Native features: {', '.join(native) or 'none'}")
     print("Limits:")
     print(f"  max-storage-buffer-binding-size      {caps.max_storage_binding_size}")

@@ -93,8 +93,8 @@ def test_lab_command_line(tmp_path, capsys):
     assert "default choice" in text and "(GPU times from timestamps)" in text
     rows = json.loads(out_json.read_text())
     assert {"strategy", "templates", "correct", "gpu_ms", "gbps", "ratio_to_copy"} <= set(rows[0])
-    assert {r["strategy"] for r in rows} == {"rows", "split"} and all(r["correct"] for r in rows)
-    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl"]
+    assert {r["strategy"] for r in rows} == {"rows", "split", "workgroup"} and all(r["correct"] for r in rows)
+    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl", "workgroup-0.wgsl"]
     try:
         import matplotlib  # noqa: F401
     except ImportError:

@@ -112,7 +112,7 @@ def reference(pick, x, axes=None, axis_direction="increasing", output_data_type=
 # ---------------------------------------------------------------------------- kernels
 def strategies_for(desc: ArgDesc, caps, **options) -> tuple[str, ...]:
     return reduction.strategies_for(desc.FUNCTION, desc.input_tensor, desc.output_tensor, desc.axes, caps,
-                                    workgroup=True, **options)
+                                    **options)
 
 
 def plan(desc: ArgDesc, caps, strategy: str, **options) -> KernelPlan:

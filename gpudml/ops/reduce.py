@@ -331,7 +331,8 @@ _INPUT = np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32)
 SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
+    strategies=reduction.STRATEGIES + reduction.GPU_STRATEGIES, strategies_for=strategies_for, plan=plan,
+    options=reduction.OPTIONS,
     tolerance=tolerance, read_through=ReadThrough(_strategies_through, _plan_through),
     reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),

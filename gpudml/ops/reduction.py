@@ -13,17 +13,23 @@ and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-
   Where the innermost kept axis is contiguous, neighbouring outputs share 16-byte blocks
   (groups). Used for columns, few long rows, and whatever exceeds the loop budget.
 
-GPU-class, offered where the caller asks (`workgroup=True`; ARGMAX/ARGMIN, whose merge is
-exact in any order):
+GPU-class (every function; `_by_class` orders the families by the adapter's class):
 
-- `workgroup`: a workgroup of WORKGROUP_SIZE lanes per output (per output and chunk when
-  outputs are too few to fill a GPU, or rows too long for the loop budget: a combine pass
-  then merges the chunks); lane t reads flat indices t, t + 64, ..., so neighbouring lanes
-  read neighbouring elements of a contiguous row, and the lanes' States merge through
-  workgroup memory in a tree.
+- `workgroup`: L cooperating lanes per output (L a power of two up to GPU_WORKGROUP_SIZE,
+  fewer for short rows, so that one workgroup holds several outputs), per output and chunk
+  when outputs are too few to fill a GPU (GPU_TARGET_LANES) or rows too long for the loop
+  budget (a combine pass then merges the chunks); lane t reads the unit's elements t,
+  t + L, ... (16-byte blocks of them where the range is contiguous), so neighbouring lanes
+  read neighbouring addresses, and the lanes' States merge through workgroup memory in a
+  tree. MIN/MAX carry their index there, so that the tree's order cannot change which of
+  two equal extremes (0.0 and -0.0, NaN payloads) is returned.
+- `columns`: for reduced axes outside the kept ones: the split kernels with neighbouring
+  invocations on neighbouring outputs (groups of outputs sharing 16-byte blocks), cut into
+  as many chunks as a GPU needs in flight (split-K: partial States, then the combine pass).
 
-Plan options (for experiments): chunks (split, workgroup), vectorize=False (element-by-
-element loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
+Plan options (for experiments): chunks (split, columns, workgroup), lanes (workgroup: lanes
+per output, a power of two up to GPU_WORKGROUP_SIZE), vectorize=False (element-by-element
+loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 """
 
 from __future__ import annotations
@@ -39,8 +45,8 @@ from ..tensor_desc import TensorDesc, as_int_tuple, merge_axes
 from ..types import DataType
 
 STRATEGIES = ("rows", "split")  # CPU-class
-GPU_STRATEGIES = ("workgroup",)
-OPTIONS = ("chunks", "vectorize", "int64_native")
+GPU_STRATEGIES = ("workgroup", "columns")
+OPTIONS = ("chunks", "vectorize", "int64_native", "lanes")
 AXIS_DIRECTIONS = ("INCREASING", "DECREASING")
 
 #: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
@@ -160,9 +166,10 @@ def _kind(dt: DataType) -> str:
     return "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
 
 
-def state_words(function: str, dt: DataType) -> int:
-    """u32 words one partial State takes in scratch (lib/reduction.wgsl.j2)."""
-    extra = function in ARG_FUNCTIONS or function == "LOG_SUM_EXP"
+def state_words(function: str, dt: DataType, indexed: bool = False) -> int:
+    """u32 words one partial State takes in scratch (lib/reduction.wgsl.j2; `indexed`: MIN/MAX
+    carrying their index, as the workgroup strategy's do)."""
+    extra = function in ARG_FUNCTIONS or function == "LOG_SUM_EXP" or (indexed and function in ("MIN", "MAX"))
     return (2 if dt.size == 8 else 1) + extra
 
 
@@ -188,20 +195,20 @@ def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: b
 
 
 def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, *, chunks=None,
-                   vectorize: bool = True, int64_native=None, workgroup: bool = False) -> tuple[str, ...]:
+                   vectorize: bool = True, int64_native=None, lanes=None) -> tuple[str, ...]:
     """The strategies that can run the problem, the chosen one first (UnsupportedError when
-    none can). `workgroup`: offer the GPU-class strategy too (`_by_class` orders the two
-    families by the adapter's class)."""
+    none can): both families, ordered by the adapter's class (`_by_class`)."""
     p = _problem(function, inp, out, axes, vectorize)
     try:
         cpu = _cpu_strategies(p, caps)
     except UnsupportedError:
-        if not (workgroup and _workgroup_fits(p, caps)):
-            raise
-        return GPU_STRATEGIES
-    if not (workgroup and _workgroup_fits(p, caps)):
-        return cpu
-    return _by_class(cpu, p.lay, caps)
+        cpu = ()
+    words = state_words(function, inp.data_type, True)
+    gpu = tuple(s for s, fits in (("workgroup", _workgroup_fits(p, words, caps)),
+                                  ("columns", "split" in cpu and p.lay.red_strides[-1] != 1)) if fits)
+    if not cpu and not gpu:
+        _cpu_strategies(p, caps)  # raises the reason
+    return _by_class(cpu, gpu, p.lay, caps)
 
 
 def _cpu_strategies(p: _Problem, caps) -> tuple[str, ...]:
@@ -228,18 +235,21 @@ def _cpu_strategies(p: _Problem, caps) -> tuple[str, ...]:
     return ("split", "rows")
 
 
-def _by_class(cpu: tuple[str, ...], lay: ReduceLayout, caps) -> tuple[str, ...]:
+def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, caps) -> tuple[str, ...]:
     """The adapter's class picks the family: CPU adapters (and no caps) the CPU-class
     strategies first. On GPUs `workgroup` comes first where the innermost reduced axis is
-    contiguous (its lanes then read neighbouring elements); for columns the CPU-class
-    kernels are the coalesced ones (neighbouring invocations own neighbouring outputs)."""
-    if caps is None or caps.is_software or lay.red_strides[-1] != 1:
-        return cpu + GPU_STRATEGIES
-    return GPU_STRATEGIES + cpu
+    contiguous (its lanes read neighbouring elements); otherwise `columns` (neighbouring
+    invocations own neighbouring outputs), then the CPU-class ones, `workgroup` last."""
+    strided = lay.red_strides[-1] != 1  # lanes would read strided addresses: `workgroup` last
+    gpu = tuple(sorted(gpu, key=lambda s: (s == "workgroup") == strided))
+    if caps is None or caps.is_software:
+        return cpu + gpu
+    return gpu[:1] + cpu + gpu[1:] if strided else gpu + cpu
 
 
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
-         vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING") -> KernelPlan:
+         vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING",
+         lanes=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
     `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
@@ -247,9 +257,9 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
     ops.movement.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
     graph's fused chain; element by element (no 16-byte blocks)."""
-    if through is not None or strategy == "workgroup":
+    if through is not None:
         vectorize = False
-    p = _problem(function, inp, out, axes, vectorize)
+    p = _problem(function, inp, out, axes, vectorize and strategy != "workgroup")
     lay, cost = p.lay, p.cost
     in_dt = inp.data_type
     if int64_native is None:
@@ -262,20 +272,20 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "blocked": in_dt.is_float and function in FLOAT_SUMS,
         "through": through.stages if through is not None else (),
         "through_rank": inp.rank if through is not None else 0,
-        "axis_direction": axis_direction, "rank": len(lay.kept_sizes),
+        "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
     }
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
     inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "workgroup":
-        return _workgroup_plan(p, params, out, inputs, through_uniforms, caps, chunks)
+        return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes)
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
         rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
                          {**uniforms, **through_uniforms}, _writers(lay, cost))
         return KernelPlan((rows,))
-    chunks = _chunks(lay, cost, p.words, caps, chunks)
+    chunks = (_column_chunks if strategy == "columns" else _chunks)(lay, cost, p.words, caps, chunks)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
     uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=cost.groups,
@@ -308,62 +318,119 @@ def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Disp
                      _writers(cost.lay, cost))
 
 
-# ------------------------------------------------------------------------------ workgroup (GPU-class)
-#: Chosen for GPUs (not measured here: no GPU ran these kernels yet; lavapipe and llvmpipe
-#: only check them). A GPU wants tens of thousands of invocations in flight: outputs too few
-#: for WORKGROUP_UNITS workgroups are cut into chunks (partial results and a combine pass),
-#: as long as every lane still reads at least MIN_LANE_ELEMENTS elements per chunk.
-WORKGROUP_UNITS = 1 << 11
+# ------------------------------------------------------------------------------ GPU-class
+#: A GPU wants this many lanes in flight (an H100: 132 multiprocessors x 2048): outputs too
+#: few for it are cut into chunks (partial results and a combine pass), as long as each
+#: lane still reads MIN_LANE_ELEMENTS elements per chunk (workgroup), each invocation
+#: MIN_COLUMN_CHUNK rows (columns).
+GPU_TARGET_LANES = 1 << 18
+GPU_WORKGROUP_SIZE = 256
 MIN_LANE_ELEMENTS = 16
-#: Loop iterations of a workgroup lane besides its elements: the tree's log2(64) steps, and a margin.
-_TREE_ITERATIONS = 16
+MIN_COLUMN_CHUNK = 16
+#: Loads (16-byte blocks, or elements) one lane of a workgroup unit aims at: rows shorter
+#: than L x this get fewer lanes (and their workgroup more outputs).
+LANE_LOADS = 4
+#: Loop iterations of a workgroup lane besides its main loop: head, tail, the tree's steps.
+_TREE_ITERATIONS = 64
 
 
-def _workgroup_chunks(p: _Problem, caps, requested: int | None = None) -> int:
-    """Chunks per output for the workgroup strategy: the requested number, else enough for
-    WORKGROUP_UNITS workgroups; in any case enough for the loop budget (each lane runs one
-    iteration per WORKGROUP_SIZE elements of its chunk), and few enough for one combine
-    pass and one binding."""
+def _workgroup_vec(p: _Problem, inp: TensorDesc, vectorize: bool) -> bool:
+    """Do the workgroup's lanes read 16-byte blocks? (one contiguous reduced axis, 8-32-bit
+    elements, a buffer of at least one block)"""
     lay = p.lay
+    return (vectorize and len(lay.red_sizes) == 1 and lay.red_strides[0] == 1 and inp.data_type.size <= 4
+            and inp.buffer_bytes >= 16 and lay.n >= 2 * (16 // inp.data_type.size))
+
+
+def _lanes(length: int, per_load: int) -> int:
+    """Lanes per unit for reducing `length` elements, `per_load` at a time: a power of two,
+    about LANE_LOADS loads per lane, at most GPU_WORKGROUP_SIZE."""
+    want = -(-length // (per_load * LANE_LOADS))
+    return min(GPU_WORKGROUP_SIZE, 1 << max(0, want - 1).bit_length())
+
+
+def _workgroup_shape(p: _Problem, words: int, caps, per_load: int, requested: int | None = None):
+    """(chunks per output, lanes per unit) of the workgroup strategy: the requested chunks,
+    else enough for GPU_TARGET_LANES; in any case enough for the loop budget, and few enough
+    for one combine pass and one binding."""
+    lay = p.lay
+    lanes = _lanes(lay.n, per_load)
     if requested is None:
-        requested = min(-(-WORKGROUP_UNITS // lay.count), lay.n // (WORKGROUP_SIZE * MIN_LANE_ELEMENTS))
-    need = -(-lay.n // ((LOOP_BUDGET - _TREE_ITERATIONS) * WORKGROUP_SIZE))
-    return _settle_chunks(lay, p.cost, p.words, caps, need, requested, " in workgroups")
+        requested = min(-(-GPU_TARGET_LANES // (lay.count * lanes)),
+                        max(1, lay.n // (GPU_WORKGROUP_SIZE * MIN_LANE_ELEMENTS)))
+    need = -(-lay.n // ((LOOP_BUDGET - _TREE_ITERATIONS) * GPU_WORKGROUP_SIZE))
+    chunks = _settle_chunks(lay, p.cost, words, caps, need, requested, " in workgroups")
+    return chunks, _lanes(-(-lay.n // chunks), per_load)
 
 
-def _workgroup_fits(p: _Problem, caps) -> bool:
+def _workgroup_fits(p: _Problem, words: int, caps) -> bool:
     try:
-        _workgroup_chunks(p, caps)
+        _workgroup_shape(p, words, caps, 1)
     except UnsupportedError:
         return False
     return True
 
 
-def _workgroup_plan(p: _Problem, params: dict, out: TensorDesc, inputs: tuple, through_uniforms: dict, caps,
-                    chunks: int | None) -> KernelPlan:
-    """One dispatch of a workgroup per output (reduce_workgroup.wgsl.j2), or, with several
-    chunks per output, a workgroup per (output, chunk) saving partial States and the
-    combine pass."""
+def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, out: TensorDesc, reads: tuple,
+                    through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None) -> KernelPlan:
+    """One dispatch of workgroup units writing outputs (reduce_workgroup.wgsl.j2), or, with
+    several chunks per output, units saving partial States and the combine pass."""
     lay = p.lay
-    chunks = _workgroup_chunks(p, caps, chunks)
+    vec = _workgroup_vec(p, inp, vectorize)
+    per_load = 16 // inp.data_type.size if vec else 1
+    indexed = function in ("MIN", "MAX")
+    words = state_words(function, inp.data_type, indexed)
+    chunks, chosen = _workgroup_shape(p, words, caps, per_load, chunks)
+    if lanes is None:
+        lanes = chosen
+    elif lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
+        raise InvalidArgumentError(
+            f"Reduce: option lanes = {lanes!r} must be a power of two in [1, {GPU_WORKGROUP_SIZE}]")
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
+    params = {**params, "indexed": indexed}
     uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=lay.count, groups_per_row=0)
-    lanes = {**uniforms, **through_uniforms, "lane_steps": -(-per_chunk // WORKGROUP_SIZE)}
-    kernel = {**params, "save_partials": chunks > 1, "workgroup_size": WORKGROUP_SIZE}
-    invocations = lay.count * chunks * WORKGROUP_SIZE
+    steps = -(-(per_chunk // per_load + 1) // lanes) if vec else -(-per_chunk // lanes)
+    lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
+    kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
+              "vec": vec, "combine": False}
+    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if vec else ()) + reads
+    units = lay.count * chunks
+    invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     if chunks == 1:
         output = output_buffer(0, "output", out.data_type.size * 8, "elements")
-        return KernelPlan((_dispatch("reduce_workgroup.wgsl.j2", kernel, (output,) + inputs, lanes, invocations),))
+        return KernelPlan((_dispatch("reduce_workgroup.wgsl.j2", kernel, (output,) + inputs, lane_uniforms,
+                                     invocations, GPU_WORKGROUP_SIZE),))
     partials = _dispatch("reduce_workgroup.wgsl.j2", kernel, (scratch_buffer(0, "partials", writable=True),) + inputs,
-                         lanes, invocations)
-    return KernelPlan((partials, _combine(params, out, p.cost, uniforms)),
-                      scratch_bytes=(lay.count * chunks * p.words * 4,))
+                         lane_uniforms, invocations, GPU_WORKGROUP_SIZE)
+    return KernelPlan((partials, _workgroup_combine(kernel, out, uniforms, chunks)), scratch_bytes=(units * words * 4,))
 
 
-def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int) -> Dispatch:
+def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: int) -> Dispatch:
+    """The workgroup strategy's second pass: L lanes per output merge its `chunks` States
+    (a whole tensor's 1,024 partial results are not one invocation's sequential walk)."""
+    lanes = _lanes(chunks, 1)
+    count = uniforms["count"]
+    params = {**kernel, "save_partials": False, "combine": True, "lanes": lanes, "vec": False}
+    output = output_buffer(0, "output", out.data_type.size * 8, "elements")
+    invocations = -(-count * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
+    return _dispatch("reduce_workgroup.wgsl.j2", params, (output, scratch_buffer(0, "partials", writable=False)),
+                     {**uniforms, "lane_steps": -(-chunks // lanes)}, invocations, GPU_WORKGROUP_SIZE)
+
+
+def _column_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | None = None) -> int:
+    """Chunks per output for the columns strategy: the requested number, else enough for
+    GPU_TARGET_LANES invocations (each reading at least MIN_COLUMN_CHUNK rows); in any case
+    enough for the loop budget, and few enough for it and for one binding."""
+    if requested is None:
+        requested = min(-(-GPU_TARGET_LANES // cost.groups), max(1, lay.n // MIN_COLUMN_CHUNK))
+    return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
+
+
+def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int,
+              workgroup_size: int = WORKGROUP_SIZE) -> Dispatch:
     return Dispatch(template=template, params=params, buffers=buffers, uniforms=uniforms,
-                    invocations=invocations, workgroup_size=WORKGROUP_SIZE)
+                    invocations=invocations, workgroup_size=workgroup_size)
 
 
 def _uniforms(lay: ReduceLayout, **split) -> dict:

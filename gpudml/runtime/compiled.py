@@ -41,7 +41,7 @@ class CompiledOperator:
         self.desc = operator.desc
         self.name = operator.spec.name
         ctx = device._ctx
-        self.program = compiler.compile(operator.desc, ctx.caps, strategy=strategy, options=options,
+        self.program = compiler.compile(operator.desc, device.caps, strategy=strategy, options=options,
                                         template_path=device.template_path, spec=operator.spec)
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         self._steps: list[_Step] = []
