@@ -51,6 +51,7 @@ def cmd_info(args) -> int:
     print(f"  max-compute-workgroups-per-dimension {caps.max_workgroups_per_dimension}")
     print(f"  max-compute-invocations-per-workgroup {caps.max_invocations_per_workgroup}")
     print(f"  max-compute-workgroup-storage-size   {caps.max_workgroup_storage_size}")
+    print(f"  max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage}")
     print(f"Feature level:   {dev.feature_level.name}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
     print(f"Data types:      {', '.join(supported)}")

@@ -86,7 +86,8 @@ def test_program_describes_the_dispatches():
 def test_builder_owns_bindings_uniforms_and_entry():
     dispatch = Dispatch(
         template="movement.wgsl.j2",
-        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True},
+        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
+                "rows": True},
         buffers=(output_buffer(0, "output", 8, "elements"), input_buffer(0, "input")),
         uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "src_strides": (-3, 1), "src_base": 5},
         invocations=1)
@@ -119,7 +120,8 @@ def test_binding_types_follow_access_and_width(buffer, wgsl):
     assert buffer.wgsl_type == wgsl
 
 
-STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True}
+STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
+              "rows": True}
 
 
 def test_uniform_values_must_fit_32_bits():
