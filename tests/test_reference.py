@@ -68,6 +68,7 @@ def test_seed_example_inventory():
         "reduce-1",
         "reduce-2",
         "reduce-3",
+        "tile-1",
     ]
 
 
