@@ -14,7 +14,7 @@ import pytest
 from conftest import same_gpudml_env
 
 import gpudml as dml
-from gpudml import builder, caps, compiler
+from gpudml import builder, caps, compiler, examples
 from gpudml.builder import Dispatch, input_buffer, output_buffer, scratch_buffer
 from gpudml.ops import SPECS
 from gpudml.tensor_desc import merge_axes
@@ -23,10 +23,12 @@ T = dml.DataType
 
 
 def _example_descs():
-    """(spec, desc) of every operator's documentation examples."""
+    """(spec, desc) of every operator's documentation examples (a list input, JOIN's, is a
+    list of descs)."""
     for spec in SPECS:
         for ex in spec.examples:
-            tensors = [dml.TensorDesc(T.from_numpy(ex.input.dtype), ex.input.shape)]
+            descs = [dml.TensorDesc(T.from_numpy(a.dtype), a.shape) for a in examples.arrays(ex.input)]
+            tensors = [descs if isinstance(ex.input, list) else descs[0]]
             attributes = dict(ex.args)
             for name in spec.tensors[1:]:  # further tensor arguments: their descs
                 arr = np.asarray(attributes.pop(name))

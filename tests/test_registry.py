@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import gpudml as dml
-from gpudml import cli, examples, reference, templates
+from gpudml import caps, cli, compiler, examples, reference, templates
 from gpudml.ops import MODULES, SPECS, OpSpec, spec_for, spec_named
-from gpudml.ops.spec import tensor_fields
+from gpudml.ops.spec import regroup, tensor_fields, tensor_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DIR = ROOT / "gpudml" / "ops"
@@ -53,12 +53,18 @@ def test_one_spec_per_operator(spec: OpSpec):
     assert spec.strategies and len(set(spec.strategies)) == len(spec.strategies)
     desc = cli.description(spec, args)[0]
     assert spec_for(desc) is spec
-    # `arguments` describes a desc in the functional form's terms (the lab's reference call).
+    # `arguments` describes a desc in the functional form's terms (the lab's reference call);
+    # a list field (JOIN's input_tensors) is one argument holding a list.
     inputs = [d for _, d in tensor_fields(desc)[0]]
-    assert spec.infer_output(*inputs, **spec.arguments(desc)) == desc
+    assert spec.infer_output(*regroup(tensor_groups(desc)[0], inputs), **spec.arguments(desc)) == desc
     assert spec.traffic(desc) >= sum(d.element_count for d in inputs)
-    # Its templates are shipped.
-    assert f"{spec.key}.wgsl.j2" in templates.names() or spec.key == "reduce"
+    assert set(spec.tensor_lists) <= set(spec.tensors)
+    # Its templates are shipped: every kernel of its CLI description, and its own template
+    # where it has one (a data-movement stage; JOIN and SPLIT run movement.wgsl.j2 alone).
+    kernels = compiler.compile(desc, caps.profile("gpu")).kernels
+    assert kernels and {k.template for k in kernels} <= set(templates.names())
+    if spec.chain_stage is not None:
+        assert spec.chain_stage(desc).op == f"{spec.key}.wgsl.j2" in templates.names()
 
 
 def test_examples_in_registry_order():

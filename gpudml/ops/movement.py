@@ -25,6 +25,11 @@ folds into the source's base and strides on the host. They share these strategie
 
 `strategies_for(output, caps)` puts the CPU-class strategies first on CPU adapters and
 `coalesced` first elsewhere.
+
+An operator that moves whole boxes of elements between tensors (JOIN into regions of its
+output, SPLIT from regions of its input) plans one `Copy` per box: a chain of no stage,
+one dispatch each, so that a kernel binds one input and one output whatever the number of
+tensors (`copy`, `copy_strategies`, `copy_plan`).
 """
 
 from __future__ import annotations
@@ -32,9 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..builder import Buffer, Dispatch, input_buffer, output_buffer
+from ..builder import Buffer, Dispatch, KernelPlan, input_buffer, output_buffer
 from ..errors import InternalError
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, merge_axes
 from .base import element_bits
 
 WORKGROUP_SIZE = 64
@@ -231,3 +236,39 @@ def movement_dispatch(
         invocations=invocations,
         workgroup_size=WORKGROUP_SIZE,
     )
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One box of elements copied between two tensors, as one dispatch: `output` is the
+    box in the output's layout (merged axes), `source_strides` the source's strides over
+    the same axes; the box starts at buffer element `out_base` of output `output_index`
+    (None: 0, no uniform) and at `src_base` of input `source_index`."""
+
+    output: TensorDesc
+    source_strides: tuple[int, ...]
+    out_base: int | None
+    src_base: int
+    output_index: int
+    source_index: int
+
+
+def copy(data_type, sizes, out_strides, source_strides, *, out_base: int | None = None, src_base: int = 0,
+         output_index: int = 0, source_index: int = 0) -> Copy:
+    """The Copy of a box of `sizes` elements, laid out by `out_strides` in the output and
+    `source_strides` in the source: axes contiguous in both merge, size-1 axes drop."""
+    axes = merge_axes(sizes, out_strides, source_strides)
+    output = TensorDesc(data_type, [a.size for a in axes], [a.strides[0] for a in axes])
+    return Copy(output, tuple(a.strides[1] for a in axes), out_base, src_base, output_index, source_index)
+
+
+def copy_strategies(copies, caps) -> tuple[str, ...]:
+    """The strategies that can run every one of `copies` (strategies_for_regions)."""
+    return strategies_for_regions([(c.output, c.out_base or 0) for c in copies], caps)
+
+
+def copy_plan(copies, strategy: str) -> KernelPlan:
+    """One dispatch per Copy, in order, each under `strategy`."""
+    return KernelPlan(tuple(
+        movement_dispatch(strategy, c.output, chain([], c.source_strides, c.src_base), out_base=c.out_base,
+                          output_index=c.output_index, source_index=c.source_index) for c in copies))
