@@ -348,6 +348,29 @@ def replace_fields(desc, **changes):
     return lambda: dataclasses.replace(desc, **changes)
 
 
+@st.composite
+def broken_parts(draw, desc, whole: str, parts: str, count: str):
+    """(builder, fragment, kind) with one field of a JOIN- or SPLIT-shaped desc broken: its
+    `axis`, its list of tensors `parts` (empty: the page's `count` is 0; not a list), or the
+    tensor `whole` (its data type, or one more element on the axis or on another one)."""
+    w = getattr(desc, whole)
+    rank, axis = w.rank, desc.axis
+    kind = draw(st.sampled_from(["axis", "empty", "not_a_list", "sum", "other_axis", "data_type"]))
+    if kind == "axis":
+        value = draw(st.sampled_from([rank, rank + 3, -1, 2**32, "1", None]))
+        return replace_fields(desc, axis=value), "axis", kind
+    if kind == "empty":
+        return replace_fields(desc, **{parts: ()}), count, kind
+    if kind == "not_a_list":
+        return replace_fields(desc, **{parts: getattr(desc, parts)[0]}), parts, kind
+    if kind == "data_type":
+        other = dml.DataType.INT8 if w.data_type != dml.DataType.INT8 else dml.DataType.UINT8
+        return replace_fields(desc, **{whole: dml.TensorDesc(other, w.sizes)}), "data_type", kind
+    d = axis if kind == "sum" or rank == 1 else draw(st.sampled_from([i for i in range(rank) if i != axis]))
+    return replace_fields(desc, **{whole: dml.TensorDesc(w.data_type, with_entry(w.sizes, d, w.sizes[d] + 1))}), \
+        f"{whole}.sizes", kind
+
+
 def with_entry(values, i, value):
     values = list(values)
     values[i] = value

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from fuzzkit import Case, OpFuzz, maybe_hostile, random_fill, replace_fields, sizes_of, support_row, tensor, type_of
+from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
 from hypothesis import strategies as st
 from movement_check import padded_strides, run_and_check
 from pagecheck import assert_examples_printed, assert_support_table
@@ -343,29 +343,9 @@ def valid_cases(draw) -> Case:
     return Case(level, desc, lambda xs: reference.join(xs, axis), [random_fill] * len(parts))
 
 
-@st.composite
-def broken_fields(draw, desc):
+def broken_fields(desc):
     """(builder, fragment, kind) with one of the operator's own fields broken."""
-    rank, axis, out = desc.output_tensor.rank, desc.axis, desc.output_tensor
-    k = draw(st.integers(0, len(desc.input_tensors) - 1))
-    kind = draw(st.sampled_from(["axis", "empty", "not_a_list", "sum", "other_axis", "data_type"]))
-    if kind == "axis":
-        value = draw(st.sampled_from([rank, rank + 3, -1, 2**32, "1", None]))
-        return (lambda: dml.JoinOperatorDesc(desc.input_tensors, out, value)), "axis", kind
-    if kind == "empty":
-        return replace_fields(desc, input_tensors=()), "InputCount", kind
-    if kind == "not_a_list":
-        return replace_fields(desc, input_tensors=desc.input_tensors[0]), "input_tensors", kind
-    if kind == "data_type":
-        other = DT.INT8 if out.data_type != DT.INT8 else DT.UINT8
-        t = desc.input_tensors[k]
-        changed = dml.TensorDesc(other, t.sizes)
-        return replace_fields(desc, input_tensors=desc.input_tensors[:k] + (changed,) + desc.input_tensors[k + 1:]), \
-            "data_type", kind
-    d = axis if kind == "sum" or rank == 1 else draw(st.sampled_from([i for i in range(rank) if i != axis]))
-    sizes = list(out.sizes)
-    sizes[d] += 1
-    return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes", kind
+    return broken_parts(desc, "output_tensor", "input_tensors", "InputCount")
 
 
 @st.composite

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from fuzzkit import Case, OpFuzz, maybe_hostile, random_fill, replace_fields, sizes_of, support_row, tensor, type_of
+from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
 from hypothesis import strategies as st
 from movement_check import padded_strides, run_and_check
 from pagecheck import assert_examples_printed, assert_support_table
@@ -318,25 +318,9 @@ def valid_cases(draw) -> Case:
     return Case(level, desc, lambda xs: reference.split(xs[0], axis, sizes), [random_fill])
 
 
-@st.composite
-def broken_fields(draw, desc):
+def broken_fields(desc):
     """(builder, fragment, kind) with one of the operator's own fields broken."""
-    rank, axis, inp = desc.input_tensor.rank, desc.axis, desc.input_tensor
-    kind = draw(st.sampled_from(["axis", "empty", "not_a_list", "sum", "other_axis", "data_type"]))
-    if kind == "axis":
-        value = draw(st.sampled_from([rank, rank + 2, -1, 2**32, "0", None]))
-        return (lambda: dml.SplitOperatorDesc(inp, desc.output_tensors, value)), "axis", kind
-    if kind == "empty":
-        return replace_fields(desc, output_tensors=()), "OutputCount", kind
-    if kind == "not_a_list":
-        return replace_fields(desc, output_tensors=desc.output_tensors[0]), "output_tensors", kind
-    if kind == "data_type":
-        other = DT.INT16 if inp.data_type != DT.INT16 else DT.UINT16
-        return replace_fields(desc, input_tensor=dml.TensorDesc(other, inp.sizes)), "data_type", kind
-    d = axis if kind == "sum" or rank == 1 else draw(st.sampled_from([i for i in range(rank) if i != axis]))
-    sizes = list(inp.sizes)
-    sizes[d] += 1
-    return replace_fields(desc, input_tensor=dml.TensorDesc(inp.data_type, sizes)), "input_tensor.sizes", kind
+    return broken_parts(desc, "input_tensor", "output_tensors", "OutputCount")
 
 
 @st.composite
