@@ -33,6 +33,9 @@ class Caps:
     max_buffer_size: int
     max_invocations_per_workgroup: int
     max_workgroup_storage_size: int
+    #: Storage buffers one kernel may bind (WebGPU's default, which every adapter offers, is
+    #: 8; the runtime raises it to the adapter's own: lavapipe 32, llvmpipe through GL 16).
+    max_storage_buffers_per_shader_stage: int = 8
     #: "cpu" or "gpu": which family of kernel strategies to prefer; "" = detected from the
     #: adapter (`detected_class`). Set by Device(adapter_class=...) or GPUDML_ADAPTER_CLASS.
     class_override: str = ""
@@ -95,11 +98,13 @@ _MESA_LIMITS = {
 PROFILES: dict[str, Caps] = {
     # Mesa 22.3 lavapipe, as `gpudml info` reports it on Debian 12.
     "vulkan-cpu": Caps("profile vulkan-cpu (Mesa lavapipe via Vulkan)", "Vulkan", "CPU",
-                       frozenset(WANTED_FEATURES), **_MESA_LIMITS),
+                       frozenset(WANTED_FEATURES), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=32),
     # Mesa 22.3 llvmpipe through wgpu's OpenGL backend: no 16/64-bit shader types, no subgroups.
     "gl-cpu": Caps("profile gl-cpu (Mesa llvmpipe via OpenGL)", "OpenGL", "CPU",
-                   frozenset({"timestamp-query"}), **_MESA_LIMITS),
-    # A discrete GPU through Vulkan (the limits wgpu reports for a recent NVIDIA card).
+                   frozenset({"timestamp-query"}), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=16),
+    # A discrete GPU through Vulkan (the limits wgpu reports for a recent NVIDIA card; storage
+    # buffers per kernel: WebGPU's default 8, what Metal-class adapters offer, so that what
+    # this profile prints runs anywhere).
     "gpu": Caps("profile gpu (a discrete GPU via Vulkan)", "Vulkan", "DiscreteGPU",
                 frozenset({"shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup", "timestamp-query"}),
                 max_workgroups_per_dimension=65535, max_storage_binding_size=2**31 - 1, max_buffer_size=2**32 - 1,

@@ -1,6 +1,6 @@
-"""Helpers of the data-movement sweeps (Padding, ReverseSubsequences, Padding1, Slice): run
-a compiled operator on raw buffers and check both the logical result and the output's gaps,
-under the default strategy or under every eligible one."""
+"""Helpers of the data-movement sweeps (Padding, ReverseSubsequences, Padding1, Slice, Tile,
+Join, Split): run a compiled operator on raw buffers and check both the logical result and
+the outputs' gaps, under the default strategy or under every eligible one."""
 
 from __future__ import annotations
 
@@ -75,18 +75,20 @@ def output_indices(desc) -> np.ndarray:
 def run_and_check(device, rng, compiled, raw_inputs, in_descs, out_desc, want) -> None:
     """Execute with the raw buffers as inputs and an output buffer of random bits; the
     output's logical elements must equal `want` bit for bit, every other element of its
-    buffer must keep its random bits."""
-    dt = out_desc.data_type
-    out_words = out_desc.buffer_bytes // dt.size
-    raw_out = random_bits(rng, dt.numpy, [out_words])
-    out_tensor = device.tensor(raw_out, desc=out_desc)
+    buffer must keep its random bits. `out_desc` and `want` are lists for an operator
+    with several outputs (SPLIT), checked one by one."""
+    out_descs = out_desc if isinstance(out_desc, list) else [out_desc]
+    wants = want if isinstance(want, list) else [want]
+    raw_outs = [random_bits(rng, d.data_type.numpy, [d.buffer_bytes // d.data_type.size]) for d in out_descs]
+    outputs = [device.tensor(raw, desc=d) for raw, d in zip(raw_outs, out_descs, strict=True)]
     inputs = [device.tensor(raw, desc=d) for raw, d in zip(raw_inputs, in_descs, strict=True)]
-    (result,) = compiled.execute(inputs, outputs=[out_tensor])
-    after = result.raw()
-    assert_bits_equal(logical_from_raw(after, out_desc), want)
-    untouched = np.ones(out_words, dtype=bool)
-    untouched[output_indices(out_desc)] = False
-    assert_bits_equal(after[untouched], raw_out[untouched])
+    results = compiled.execute(inputs, outputs=outputs)
+    for result, d, raw_out, w in zip(results, out_descs, raw_outs, wants, strict=True):
+        after = result.raw()
+        assert_bits_equal(logical_from_raw(after, d), w)
+        untouched = np.ones(raw_out.size, dtype=bool)
+        untouched[output_indices(d)] = False
+        assert_bits_equal(after[untouched], raw_out[untouched])
 
 
 #: Bytes of the output tensor past its last element (three 16-byte chunks): a kernel

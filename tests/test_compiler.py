@@ -14,7 +14,7 @@ import pytest
 from conftest import same_gpudml_env
 
 import gpudml as dml
-from gpudml import builder, caps, compiler
+from gpudml import builder, caps, compiler, examples
 from gpudml.builder import Dispatch, input_buffer, output_buffer, scratch_buffer
 from gpudml.ops import SPECS
 from gpudml.tensor_desc import merge_axes
@@ -23,10 +23,12 @@ T = dml.DataType
 
 
 def _example_descs():
-    """(spec, desc) of every operator's documentation examples."""
+    """(spec, desc) of every operator's documentation examples (a list input, JOIN's, is a
+    list of descs)."""
     for spec in SPECS:
         for ex in spec.examples:
-            tensors = [dml.TensorDesc(T.from_numpy(ex.input.dtype), ex.input.shape)]
+            descs = [dml.TensorDesc(T.from_numpy(a.dtype), a.shape) for a in examples.arrays(ex.input)]
+            tensors = [descs if isinstance(ex.input, list) else descs[0]]
             attributes = dict(ex.args)
             for name in spec.tensors[1:]:  # further tensor arguments: their descs
                 arr = np.asarray(attributes.pop(name))
@@ -86,7 +88,8 @@ def test_program_describes_the_dispatches():
 def test_builder_owns_bindings_uniforms_and_entry():
     dispatch = Dispatch(
         template="movement.wgsl.j2",
-        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True},
+        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
+                "rows": True},
         buffers=(output_buffer(0, "output", 8, "elements"), input_buffer(0, "input")),
         uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "src_strides": (-3, 1), "src_base": 5},
         invocations=1)
@@ -119,7 +122,8 @@ def test_binding_types_follow_access_and_width(buffer, wgsl):
     assert buffer.wgsl_type == wgsl
 
 
-STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True}
+STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
+              "rows": True}
 
 
 def test_uniform_values_must_fit_32_bits():

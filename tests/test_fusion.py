@@ -195,6 +195,52 @@ def test_a_movement_chain_of_any_length_is_one_dispatch(device, length):
     assert_bit_equal(op({"x": array})[0], g.compile([reduced], fuse=False)({"x": array})[0])  # integers: exact
 
 
+@pytest.mark.parametrize("reduce", [False, True])
+def test_a_chain_reading_more_tensors_than_a_kernel_binds_is_cut(device, reduce):
+    """30 ReverseSubsequences with lengths of their own: a chain binds its lengths tensors, so
+    it is cut where a kernel would bind more storage buffers than the adapter allows
+    (Caps.max_storage_buffers_per_shader_stage: lavapipe 32, llvmpipe through GL 16)."""
+    g = dml.Graph(device)
+    x = g.input([3, 7], dtype=np.int16, name="x")
+    y, rng = x, np.random.default_rng(30)
+    for _ in range(30):
+        y = dml.reverse_subsequences(y, rng.integers(0, 9, size=(3, 1), dtype=np.uint32), 1)
+    out = dml.reduce(y, "max", [1]) if reduce else y
+    op = g.compile([out])
+    limit = device.caps.max_storage_buffers_per_shader_stage
+    assert all(len(k.buffers) <= limit for step in op.steps for k in step.compiled.program.kernels)
+    assert len(op.steps) == -(-30 // (limit - fusion.FIXED_BINDINGS))
+    array = random_bits(rng, np.int16, (3, 7))
+    assert_bit_equal(op({"x": array})[0], g.compile([out], fuse=False)({"x": array})[0])
+
+
+def test_a_kernel_binding_more_than_the_adapter_allows_is_unsupported():
+    """The compiler refuses a plan whose kernel binds more storage buffers than the caps
+    allow (before any GPU work); fusion plans within the limit (above)."""
+    g_desc = dml.TensorDesc(T.FLOAT32, [2, 5])
+    nodes, value_descs = [], {0: g_desc}
+    rs = spec_named("reverse_subsequences")
+    lengths = dml.TensorDesc(T.UINT32, [2, 1])
+
+    class Node:
+        def __init__(self, d, inputs, outputs):
+            self.desc, self.spec, self.inputs, self.outputs = d, fusion.spec_for(d), inputs, outputs
+
+    for i in range(10):
+        value_descs[2 * i + 1] = lengths
+        nodes.append(Node(rs.infer_output(g_desc, lengths, 1), (2 * i, 2 * i + 1), (2 * i + 2,)))
+        value_descs[2 * i + 2] = g_desc
+    gpu = caps.profile("gpu")  # 8 storage buffers per kernel
+    (whole,) = fusion.plan(nodes, [20], value_descs)
+    with pytest.raises(dml.UnsupportedError, match="binds 12 storage buffers, above the adapter's "
+                                                   "max-storage-buffers-per-shader-stage 8"):
+        compiler.compile(whole.desc, gpu, spec=whole.spec)
+    cut = fusion.plan(nodes, [20], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    assert [len(group.nodes) for group in cut] == [4, 4, 2]
+    for group in cut:
+        assert all(len(k.buffers) <= 8 for k in compiler.compile(group.desc, gpu, spec=group.spec).kernels)
+
+
 def test_what_is_materialized(vulkan_device):
     g = dml.Graph(vulkan_device)
     x = g.input([4, 6], dtype=np.float32, name="x")
