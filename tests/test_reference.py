@@ -68,6 +68,14 @@ def test_seed_example_inventory():
         "reduce-1",
         "reduce-2",
         "reduce-3",
+        "cumulative_summation-1",
+        "cumulative_summation-2",
+        "cumulative_summation-3",
+        "cumulative_summation-4",
+        "cumulative_product-1",
+        "cumulative_product-2",
+        "cumulative_product-3",
+        "cumulative_product-4",
     ]
 
 
