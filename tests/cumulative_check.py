@@ -342,6 +342,11 @@ class CumulativeTests:
             assert compiler.compile(desc, caps.profile(profile)).strategies == ("runs", "tiles")
         compiled = device.compile_operator(device.create_operator(desc))
         assert compiled.strategy == ("runs" if device.caps.is_software else "tiles")
+        # Short lines: a GPU too walks them serially, unless a tile holds 32 of them side by side.
+        short = self.small(sizes=(1000, 3), axis=1)
+        assert compiler.compile(short, caps.profile("gpu")).strategies == ("runs", "tiles")
+        columns = self.small(sizes=(40, 1000), axis=0)
+        assert compiler.compile(columns, caps.profile("gpu")).strategies == ("tiles", "runs")
         with pytest.raises(dml.InvalidArgumentError, match="strategy 'scan' cannot run this description; eligible: "):
             device.compile_operator(device.create_operator(desc), "scan")
 
