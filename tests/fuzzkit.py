@@ -308,6 +308,37 @@ def replace_fields(desc, **changes):
     return lambda: dataclasses.replace(desc, **changes)
 
 
+#: The ways broken_reduced_axes breaks a reducing operator's desc.
+REDUCED_AXES_KINDS = ("axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type", "reduced_size",
+                      "kept_size")
+
+
+def broken_reduced_axes(draw, desc, kind: str):
+    """(builder, fragment the message names) with the axes or the output sizes of a reducing
+    operator's desc (fields input_tensor, output_tensor, axes: Reduce, ArgMax, ArgMin) broken
+    in the way `kind` (one of REDUCED_AXES_KINDS) says."""
+    rank, out = desc.input_tensor.rank, desc.output_tensor
+    if kind == "axes_empty":
+        return replace_fields(desc, axes=[]), "axes"
+    if kind == "axis_out":
+        return replace_fields(desc, axes=list(desc.axes) + [rank + draw(st.integers(0, 3))]), "axes"
+    if kind == "axis_negative":
+        return replace_fields(desc, axes=[-1]), "axes"
+    if kind == "axes_repeat":
+        return replace_fields(desc, axes=list(desc.axes) + [desc.axes[0]]), "axes"
+    if kind == "axes_type":
+        return replace_fields(desc, axes=draw(st.sampled_from([None, 0.0, "0", [0.5]]))), "axes"
+    if kind == "reduced_size":
+        sizes = with_entry(out.sizes, desc.axes[0], 2)
+        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes"
+    kept = [a for a in range(rank) if a not in desc.axes]
+    if not kept:
+        return replace_fields(desc, axes=[rank]), "axes"
+    a = draw(st.sampled_from(kept))
+    sizes = with_entry(out.sizes, a, desc.input_tensor.sizes[a] + 1)
+    return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes"
+
+
 def with_entry(values, i, value):
     values = list(values)
     values[i] = value

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from conftest import assert_bits_equal, random_bits
 from fuzzkit import (
+    REDUCED_AXES_KINDS,
     Case,
     OpFuzz,
+    broken_reduced_axes,
     maybe_hostile,
-    pick_axis,
     replace_fields,
     sizes_of,
     support_row,
     tensor,
     type_of,
-    with_entry,
 )
 from hypothesis import strategies as st
 
@@ -649,31 +649,10 @@ def valid_cases(draw) -> Case:
 @st.composite
 def broken_fields(draw, desc):
     """(builder, fragment, kind) with one of the operator's own fields broken."""
-    rank, i, not_int = pick_axis(draw, desc)
     function, out = desc.function, desc.output_tensor
-    kind = draw(st.sampled_from(["axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type",
-                                 "reduced_size", "kept_size", "output_type", "input_float64", "function"]))
-    if kind == "axes_empty":
-        return replace_fields(desc, axes=[]), "axes", kind
-    if kind == "axis_out":
-        return replace_fields(desc, axes=list(desc.axes) + [rank + draw(st.integers(0, 3))]), "axes", kind
-    if kind == "axis_negative":
-        return replace_fields(desc, axes=[-1]), "axes", kind
-    if kind == "axes_repeat":
-        return replace_fields(desc, axes=list(desc.axes) + [desc.axes[0]]), "axes", kind
-    if kind == "axes_type":
-        return replace_fields(desc, axes=draw(st.sampled_from([None, 0.0, "0", [0.5]]))), "axes", kind
-    if kind == "reduced_size":
-        a = desc.axes[0]
-        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, with_entry(out.sizes, a, 2))), \
-            "output_tensor.sizes", kind
-    if kind == "kept_size":
-        kept = [a for a in range(rank) if a not in desc.axes]
-        if not kept:
-            return replace_fields(desc, axes=[rank]), "axes", kind
-        a = draw(st.sampled_from(kept))
-        sizes = with_entry(out.sizes, a, desc.input_tensor.sizes[a] + 1)
-        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes", kind
+    kind = draw(st.sampled_from(REDUCED_AXES_KINDS + ("output_type", "input_float64", "function")))
+    if kind in REDUCED_AXES_KINDS:
+        return *broken_reduced_axes(draw, desc, kind), kind
     if kind == "output_type":
         if function in reduce_op.ARG_FUNCTIONS:
             dt = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.INT16, T.UINT8]))

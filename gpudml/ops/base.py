@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import FeatureLevel
 from .spec import SupportTable
 
@@ -26,6 +26,27 @@ def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp:
             f"input_tensor.data_type {inp.data_type.name}")
     support.check(level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
     return rank
+
+
+def numpy_axis(axis, rank: int, field: str) -> int:
+    """A functional form's axis as DirectML's: an integer in [-rank, rank), a negative one
+    counting from the end as in numpy (descs take DirectML's axis only)."""
+    axis = as_int(axis, field)
+    if not -rank <= axis < rank:
+        raise InvalidArgumentError(f"{field} = {axis} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+    return axis + rank if axis < 0 else axis
+
+
+def integer_array(value, where: str, what: str) -> np.ndarray:
+    """A functional form's integer argument (lengths, indices) as a numpy array of integers;
+    InvalidArgumentError naming `where` otherwise, `what` saying what it must hold."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{where}: not an integer array ({exc})") from None
+    if array.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"{where}: {what}, got dtype {array.dtype}")
+    return array
 
 
 # ---------------------------------------------------------------------------- for the references

@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..builder import Buffer, Dispatch, input_buffer, output_buffer
-from ..tensor_desc import TensorDesc
+from ..builder import Buffer, Dispatch, KernelPlan, input_buffer, output_buffer
+from ..tensor_desc import TensorDesc, merge_axes
 from .base import element_bits
 
 WORKGROUP_SIZE = 64
@@ -159,9 +159,24 @@ def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> Sta
 
 def affine_stage(starts, steps, out_sizes) -> StageRule:
     """The stage of an affine map per axis (a slice) with output sizes `out_sizes`:
-    input = starts + steps * output."""
+    input = starts + steps * output. An output axis of size 1 reads its start only, so its
+    step is 1 here, whatever the operator's stride: a stride as large as the operator
+    allows there would not fit the kernels' 32-bit strides once folded into the source's."""
+    steps = tuple(t if n > 1 else 1 for t, n in zip(steps, out_sizes, strict=True))
     window = [tuple(sorted((a, a + t * (n - 1)))) for a, t, n in zip(starts, steps, out_sizes, strict=True)]
-    return _affine_rule(tuple(starts), tuple(steps), window)
+    return _affine_rule(tuple(starts), steps, window)
+
+
+def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str) -> KernelPlan:
+    """The plan of an operator whose index rule is the affine `rule` (Slice1, Slice): the
+    rule folds into the source's base and one signed input step per output axis (no stage
+    is left); output axes contiguous in the output and in those steps merge (longer rows,
+    fewer segments), size-1 axes drop."""
+    folded = chain([rule], input_tensor.effective_strides)
+    axes = merge_axes(output_tensor.sizes, output_tensor.effective_strides, folded.uniforms["src_strides"])
+    kernel_out = TensorDesc(output_tensor.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
+    source = chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
+    return KernelPlan((movement_dispatch(strategy, kernel_out, source),))
 
 
 def movement_dispatch(

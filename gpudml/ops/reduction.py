@@ -1,8 +1,9 @@
 """Reduction kernels: strategies, cost model and plan, for any operator that reduces axes of
-one tensor into one output (DML_REDUCE; the standalone ARGMAX/ARGMIN reuse it).
+one tensor into one output (DML_REDUCE, DML_ARGMAX, DML_ARGMIN), and the rules of the
+shape such an operator's description must have (`check_reduced_shape`).
 
 The problem arrives as (function, input desc, output desc, reduced axes); size-1 axes drop
-and neighbouring axes merge where the strides allow (`layout`). Strategies:
+and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-class:
 
 - `rows`: one pass, one invocation per output element (per output word for packed 8/16-bit
   outputs), each reducing its whole sub-tensor; the innermost reduced axis is read in
@@ -12,8 +13,17 @@ and neighbouring axes merge where the strides allow (`layout`). Strategies:
   Where the innermost kept axis is contiguous, neighbouring outputs share 16-byte blocks
   (groups). Used for columns, few long rows, and whatever exceeds the loop budget.
 
-Plan options (for experiments): chunks (split), vectorize=False (element-by-element
-loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
+GPU-class, offered where the caller asks (`workgroup=True`; ARGMAX/ARGMIN, whose merge is
+exact in any order):
+
+- `workgroup`: a workgroup of WORKGROUP_SIZE lanes per output (per output and chunk when
+  outputs are too few to fill a GPU, or rows too long for the loop budget: a combine pass
+  then merges the chunks); lane t reads flat indices t, t + 64, ..., so neighbouring lanes
+  read neighbouring elements of a contiguous row, and the lanes' States merge through
+  workgroup memory in a tree.
+
+Plan options (for experiments): chunks (split, workgroup), vectorize=False (element-by-
+element loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 """
 
 from __future__ import annotations
@@ -21,19 +31,69 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
-from ..errors import UnsupportedError
-from ..tensor_desc import TensorDesc, merge_axes
+from ..errors import InvalidArgumentError, UnsupportedError
+from ..tensor_desc import TensorDesc, as_int_tuple, merge_axes
 from ..types import DataType
 
-STRATEGIES = ("rows", "split")
+STRATEGIES = ("rows", "split")  # CPU-class
+GPU_STRATEGIES = ("workgroup",)
 OPTIONS = ("chunks", "vectorize", "int64_native")
+AXIS_DIRECTIONS = ("INCREASING", "DECREASING")
 
 #: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
 ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
 FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
 
 
+# ------------------------------------------------------------------------------ the shape rules
+def check_reduced_shape(op: str, inp: TensorDesc, out: TensorDesc, axes: tuple[int, ...]) -> None:
+    """The rules every reducing operator's page states (input and output of one rank): at
+    least one axis, each in [0, DimensionCount - 1] and named once; the output's sizes are
+    the input's, with 1 on each reduced axis."""
+    rank = inp.rank
+    if not axes:
+        raise InvalidArgumentError(f"{op}: axes must name at least one axis (AxisCount is 0)")
+    for i, axis in enumerate(axes):
+        if not 0 <= axis < rank:
+            raise InvalidArgumentError(
+                f"{op}: axes[{i}] = {axis} is outside [0, {rank - 1}] (DimensionCount {rank})")
+        if axis in axes[:i]:
+            raise InvalidArgumentError(f"{op}: axes[{i}] = {axis} repeats an axis (axes {list(axes)})")
+    for i, (n_in, n_out) in enumerate(zip(inp.sizes, out.sizes, strict=True)):
+        if i in axes and n_out != 1:
+            raise InvalidArgumentError(
+                f"{op}: output_tensor.sizes[{i}] = {n_out} must be 1 on reduced axis {i} "
+                f"(input {list(inp.sizes)}, output {list(out.sizes)})")
+        if i not in axes and n_out != n_in:
+            raise InvalidArgumentError(
+                f"{op}: output_tensor.sizes[{i}] = {n_out} must equal input_tensor.sizes[{i}] = {n_in} "
+                f"on kept axis {i} (input {list(inp.sizes)}, output {list(out.sizes)})")
+
+
+def normalize_axes(axes, rank: int, field: str) -> tuple[int, ...]:
+    """numpy's axes as DirectML's (the functional forms): None is every axis, an int is one
+    axis, a negative axis counts from the end; each in [-rank, rank), none twice."""
+    if axes is None:
+        return tuple(range(rank))
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = (int(axes),)
+    axes = as_int_tuple(axes, field)
+    out: list[int] = []
+    for i, a in enumerate(axes):
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(
+                f"{field}[{i}] = {a} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+        a = a + rank if a < 0 else a
+        if a in out:
+            raise InvalidArgumentError(f"{field} {list(axes)} name axis {a} twice")
+        out.append(a)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------ layout
 @dataclass(frozen=True)
 class ReduceLayout:
     """The problem with size-1 axes dropped and neighbouring axes merged where the strides
@@ -128,14 +188,28 @@ def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: b
 
 
 def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, *, chunks=None,
-                   vectorize: bool = True, int64_native=None) -> tuple[str, ...]:
-    """The strategies that can run the problem, the chosen one first: one pass for short
-    reductions, small problems, many contiguous rows, and outputs too many for partial
-    results in scratch; otherwise partial results where they add parallelism or let
-    neighbouring outputs share 16-byte blocks. `rows` can run only within the loop budget,
-    `split` only where one combine pass can merge the chunks it needs (UnsupportedError
-    when neither can)."""
+                   vectorize: bool = True, int64_native=None, workgroup: bool = False) -> tuple[str, ...]:
+    """The strategies that can run the problem, the chosen one first (UnsupportedError when
+    none can). `workgroup`: offer the GPU-class strategy too (`_by_class` orders the two
+    families by the adapter's class)."""
     p = _problem(function, inp, out, axes, vectorize)
+    try:
+        cpu = _cpu_strategies(p, caps)
+    except UnsupportedError:
+        if not (workgroup and _workgroup_fits(p, caps)):
+            raise
+        return GPU_STRATEGIES
+    if not (workgroup and _workgroup_fits(p, caps)):
+        return cpu
+    return _by_class(cpu, p.lay, caps)
+
+
+def _cpu_strategies(p: _Problem, caps) -> tuple[str, ...]:
+    """The CPU-class strategies, the better first: one pass for short reductions, small
+    problems, many contiguous rows, and outputs too many for partial results in scratch;
+    otherwise partial results where they add parallelism or let neighbouring outputs share
+    16-byte blocks. `rows` can run only within the loop budget, `split` only where one
+    combine pass can merge the chunks it needs."""
     lay, cost = p.lay, p.cost
     rows = cost.rows_fit()
     try:
@@ -154,14 +228,26 @@ def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, 
     return ("split", "rows")
 
 
+def _by_class(cpu: tuple[str, ...], lay: ReduceLayout, caps) -> tuple[str, ...]:
+    """The adapter's class picks the family: CPU adapters (and no caps) the CPU-class
+    strategies first. On GPUs `workgroup` comes first where the innermost reduced axis is
+    contiguous (its lanes then read neighbouring elements); for columns the CPU-class
+    kernels are the coalesced ones (neighbouring invocations own neighbouring outputs)."""
+    if caps is None or caps.is_software or lay.red_strides[-1] != 1:
+        return cpu + GPU_STRATEGIES
+    return GPU_STRATEGIES + cpu
+
+
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
-         vectorize: bool = True, int64_native=None, through=None) -> KernelPlan:
+         vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING") -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
+    `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
+    "DECREASING" the last.
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
     ops.movement.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
     graph's fused chain; element by element (no 16-byte blocks)."""
-    if through is not None:
+    if through is not None or strategy == "workgroup":
         vectorize = False
     p = _problem(function, inp, out, axes, vectorize)
     lay, cost = p.lay, p.cost
@@ -176,32 +262,103 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "blocked": in_dt.is_float and function in FLOAT_SUMS,
         "through": through.stages if through is not None else (),
         "through_rank": inp.rank if through is not None else 0,
+        "axis_direction": axis_direction, "rank": len(lay.kept_sizes),
     }
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
-    out_bits = out.data_type.size * 8
-    packed = cost.packed_output
-    output = output_buffer(0, "output", out_bits, "words" if packed else "elements")
-    writer = {**params, "rank": len(lay.kept_sizes), "packed_output": packed}
-    writers = -(-lay.count // cost.outputs_per_invocation)
+    inputs = (input_buffer(0, "input"),) + vec + reads
+    if strategy == "workgroup":
+        return _workgroup_plan(p, params, out, inputs, through_uniforms, caps, chunks)
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
-        rows = _dispatch("reduce.wgsl.j2", writer, (output, input_buffer(0, "input")) + vec + reads,
-                         {**uniforms, **through_uniforms}, writers)
+        rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
+                         {**uniforms, **through_uniforms}, _writers(lay, cost))
         return KernelPlan((rows,))
     chunks = _chunks(lay, cost, p.words, caps, chunks)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
     uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=cost.groups,
                          groups_per_row=cost.groups_per_row)
-    partials = _dispatch(
-        "reduce_partials.wgsl.j2", {**params, "rank": len(lay.kept_sizes), "group": p.group},
-        (scratch_buffer(0, "partials", writable=True), input_buffer(0, "input")) + vec + reads,
-        {**uniforms, **through_uniforms}, cost.groups * chunks)
-    combine = _dispatch("reduce_combine.wgsl.j2", {**writer, "vec_inner": False, "blocked": False},
-                        (output, scratch_buffer(0, "partials", writable=False)), uniforms, writers)
-    return KernelPlan((partials, combine), scratch_bytes=(lay.count * chunks * p.words * 4,))
+    partials = _dispatch("reduce_partials.wgsl.j2", {**params, "group": p.group},
+                         (scratch_buffer(0, "partials", writable=True),) + inputs,
+                         {**uniforms, **through_uniforms}, cost.groups * chunks)
+    return KernelPlan((partials, _combine(params, out, cost, uniforms)),
+                      scratch_bytes=(lay.count * chunks * p.words * 4,))
+
+
+def _writer(params: dict, cost: _Cost) -> dict:
+    """The parameters of a kernel that writes outputs (lib/reduction.wgsl.j2, output_kernel)."""
+    return {**params, "packed_output": cost.packed_output}
+
+
+def _output(out: TensorDesc, cost: _Cost):
+    return output_buffer(0, "output", out.data_type.size * 8, "words" if cost.packed_output else "elements")
+
+
+def _writers(lay: ReduceLayout, cost: _Cost) -> int:
+    """Invocations of an output_kernel: one per output, or per word of packed outputs."""
+    return -(-lay.count // cost.outputs_per_invocation)
+
+
+def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Dispatch:
+    """The second pass of split and workgroup: each output merges its chunks' States."""
+    return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "blocked": False},
+                     (_output(out, cost), scratch_buffer(0, "partials", writable=False)), uniforms,
+                     _writers(cost.lay, cost))
+
+
+# ------------------------------------------------------------------------------ workgroup (GPU-class)
+#: Chosen for GPUs (not measured here: no GPU ran these kernels yet; lavapipe and llvmpipe
+#: only check them). A GPU wants tens of thousands of invocations in flight: outputs too few
+#: for WORKGROUP_UNITS workgroups are cut into chunks (partial results and a combine pass),
+#: as long as every lane still reads at least MIN_LANE_ELEMENTS elements per chunk.
+WORKGROUP_UNITS = 1 << 11
+MIN_LANE_ELEMENTS = 16
+#: Loop iterations of a workgroup lane besides its elements: the tree's log2(64) steps, and a margin.
+_TREE_ITERATIONS = 16
+
+
+def _workgroup_chunks(p: _Problem, caps, requested: int | None = None) -> int:
+    """Chunks per output for the workgroup strategy: the requested number, else enough for
+    WORKGROUP_UNITS workgroups; in any case enough for the loop budget (each lane runs one
+    iteration per WORKGROUP_SIZE elements of its chunk), and few enough for one combine
+    pass and one binding."""
+    lay = p.lay
+    if requested is None:
+        requested = min(-(-WORKGROUP_UNITS // lay.count), lay.n // (WORKGROUP_SIZE * MIN_LANE_ELEMENTS))
+    need = -(-lay.n // ((LOOP_BUDGET - _TREE_ITERATIONS) * WORKGROUP_SIZE))
+    return _settle_chunks(lay, p.cost, p.words, caps, need, requested, " in workgroups")
+
+
+def _workgroup_fits(p: _Problem, caps) -> bool:
+    try:
+        _workgroup_chunks(p, caps)
+    except UnsupportedError:
+        return False
+    return True
+
+
+def _workgroup_plan(p: _Problem, params: dict, out: TensorDesc, inputs: tuple, through_uniforms: dict, caps,
+                    chunks: int | None) -> KernelPlan:
+    """One dispatch of a workgroup per output (reduce_workgroup.wgsl.j2), or, with several
+    chunks per output, a workgroup per (output, chunk) saving partial States and the
+    combine pass."""
+    lay = p.lay
+    chunks = _workgroup_chunks(p, caps, chunks)
+    per_chunk = -(-lay.n // chunks)
+    chunks = -(-lay.n // per_chunk)  # no empty chunk
+    uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=lay.count, groups_per_row=0)
+    lanes = {**uniforms, **through_uniforms, "lane_steps": -(-per_chunk // WORKGROUP_SIZE)}
+    kernel = {**params, "save_partials": chunks > 1, "workgroup_size": WORKGROUP_SIZE}
+    invocations = lay.count * chunks * WORKGROUP_SIZE
+    if chunks == 1:
+        output = output_buffer(0, "output", out.data_type.size * 8, "elements")
+        return KernelPlan((_dispatch("reduce_workgroup.wgsl.j2", kernel, (output,) + inputs, lanes, invocations),))
+    partials = _dispatch("reduce_workgroup.wgsl.j2", kernel, (scratch_buffer(0, "partials", writable=True),) + inputs,
+                         lanes, invocations)
+    return KernelPlan((partials, _combine(params, out, p.cost, uniforms)),
+                      scratch_bytes=(lay.count * chunks * p.words * 4,))
 
 
 def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int) -> Dispatch:
@@ -273,11 +430,17 @@ def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | N
         min_chunk = -(-MIN_CHUNK_BYTES // (cost.group * cost.element_bytes))
         target = ROW_SPLIT_INVOCATIONS if lay.red_strides[-1] == 1 else COLUMN_SPLIT_INVOCATIONS
         requested = min(-(-target // cost.groups), lay.n // min_chunk, MAX_CHUNKS)
-    need = -(-lay.n // cost.max_chunk())
+    return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
+
+
+def _settle_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, need: int, requested: int, how: str = "") -> int:
+    """`requested` chunks per output, but at least `need` (what the loop budget needs) and
+    at most what one combine pass can merge and one binding can hold (UnsupportedError
+    when `need` is more than that)."""
     most = min(cost.max_chunks(), _binding_limit(caps) // (lay.count * words * 4), lay.n)
     if need > most:
         raise UnsupportedError(
-            f"Reduce: reducing {lay.n} elements per output needs {need} partial results per output, "
+            f"Reduce: reducing {lay.n} elements per output{how} needs {need} partial results per output, "
             f"more than the {most} one combine pass can merge within the adapter's limits")
     return max(1, need, min(int(requested), most))
 

@@ -108,7 +108,7 @@ class Example:
     input: np.ndarray
     args: dict = dataclasses.field(repr=False)
     expected: np.ndarray
-    source: str  # the page it is transcribed from (tests/data/seeds)
+    source: str  # the page it is transcribed from (a file of tests/data/seeds or tests/data/pages)
     operator: str = ""  # the spec's key (set by OpSpec)
 
 
