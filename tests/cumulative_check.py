@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import assert_bits_equal, random_bits
+from dml_pages import page_blocks, page_text, support_rows, table_rows
 from fuzzkit import Case, maybe_hostile, pick_axis, replace_fields, sizes_of, support_row, tensor, type_of
 from hypothesis import strategies as st
 
@@ -27,11 +27,12 @@ from gpudml.tensor_desc import packed_strides
 from gpudml.testing import assert_within
 
 T, FL, D = dml.DataType, dml.FeatureLevel, dml.AxisDirection
-PAGES = Path(__file__).resolve().parent / "data" / "pages"
 #: Every data type the two pages' tables list.
 TABLE_TYPES = [T.FLOAT32, T.FLOAT16, T.INT32, T.UINT32, T.INT64, T.UINT64]
 #: The combination of each operator.
 FUNCTION = {"cumulative_summation": "sum", "cumulative_product": "product"}
+#: The strategies of both operators.
+STRATEGIES = ["runs", "tiles"]
 #: (axis_direction, exclusive) in turn.
 MODES = [(D.INCREASING, False), (D.DECREASING, True), (D.DECREASING, False), (D.INCREASING, True)]
 
@@ -75,6 +76,13 @@ def check(device, spec, raw, in_desc, axis, direction=D.INCREASING, exclusive=Fa
     return compiled
 
 
+def run(device, spec, x, axis, strategy, direction=D.INCREASING, exclusive=False) -> np.ndarray:
+    """The operator on the numpy array x (packed) under `strategy`."""
+    desc = spec.infer_output(dml.TensorDesc(T.from_numpy(x.dtype), x.shape), axis, direction, exclusive)
+    (got,) = device.compile_operator(device.create_operator(desc), strategy).execute([x])
+    return got
+
+
 def _element_indices(desc) -> np.ndarray:
     idx = np.zeros(1, dtype=np.int64)
     for n, s in zip(desc.sizes, desc.effective_strides, strict=True):
@@ -100,33 +108,14 @@ def layout_of(kind: str, sizes, rng) -> list[int] | None:
     return strides
 
 
-def page_blocks(text: str) -> list[list[float]]:
-    """The numbers of each ``` block of a page excerpt, `//` comments removed."""
-    blocks = []
-    for block in re.findall(r"```\n(.*?)```", text, re.S):
-        body = "\n".join(line.split("//")[0] for line in block.splitlines())
-        body = body.split("[[[[", 1)[1] if "[[[[" in body else ""
-        blocks.append([float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", body)])
-    return blocks
-
-
-def page_support_rows(text: str) -> list[tuple[FL, set[int], set[T]]]:
-    """(level, ranks, types) of each 'DML_FEATURE_LEVEL_X_Y and above' table of a page, with
-    the input's and the output's rows required to agree."""
-    rows = []
-    for level, table in re.findall(r"### DML_FEATURE_LEVEL_(\d_\d) and above\n(.*?)(?:\n\n|\Z)", text, re.S):
-        cells = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
-        (dims, types), = {(c[2], c[3]) for c in cells}
-        lo, _, hi = dims.partition(" to ")
-        rows.append((FL[f"FL_{level}"], set(range(int(lo), int(hi or lo) + 1)), {T[t] for t in types.split(", ")}))
-    return rows
-
-
 def _page_accepts(rows, level, rank, data_type) -> bool:
-    for row_level, ranks, types in sorted(rows, key=lambda r: r[0], reverse=True):
-        if row_level <= level:
-            return rank in ranks and data_type in types
-    return False
+    """Whether the newest of dml_pages.support_rows' rows at or below `level` takes the rank
+    and the type for every tensor."""
+    below = [row for row in rows if row[0] <= level]
+    if not below:
+        return False
+    _, ranks, types = max(below, key=lambda row: row[0])
+    return rank in ranks and all(data_type in listed for _, listed in types)
 
 
 class CumulativeTests:
@@ -145,7 +134,7 @@ class CumulativeTests:
 
     @property
     def page_text(self) -> str:
-        return (PAGES / self.spec.examples[0].source).read_text()
+        return page_text(self.spec.examples[0].source)
 
     def rejects(self, device, desc, *fragments) -> str:
         with pytest.raises(dml.InvalidArgumentError) as info:
@@ -178,11 +167,11 @@ class CumulativeTests:
         """Each Example's input, arguments and expected output are what the stored page
         prints (tests/data/pages/)."""
         text = self.page_text
-        blocks = page_blocks(text)
-        assert blocks[0] == cumulative.PAGE_INPUT.ravel().tolist()
+        assert page_blocks(text, "InputTensor: (Sizes:") == [cumulative.PAGE_INPUT.ravel().tolist()]
+        blocks = page_blocks(text, "OutputTensor: (Sizes:")
         sections = re.split(r"### Example \d\.", text)[1:]
-        assert len(sections) == len(self.spec.examples) == len(blocks) - 1
-        for example, section, numbers in zip(self.spec.examples, sections, blocks[1:], strict=True):
+        assert len(sections) == len(self.spec.examples) == len(blocks)
+        for example, section, numbers in zip(self.spec.examples, sections, blocks, strict=True):
             assert f"Axis: {example.args['axis']}\n" in section
             assert f"AxisDirection: DML_AXIS_DIRECTION_{example.args['axis_direction'].upper()}\n" in section
             flag = "".join(word.title() for word in self.exclusive_field.split("_"))
@@ -191,7 +180,8 @@ class CumulativeTests:
 
     def test_support_table_is_the_pages(self):
         """Every (level, rank, data type) is accepted exactly where the stored page's tables say."""
-        rows = page_support_rows(self.page_text)
+        rows = support_rows(self.page_text)
+        assert rows == table_rows(self.spec.support)
         introduced = re.search(r"introduced in `DML_FEATURE_LEVEL_(\d_\d)`", self.page_text).group(1)
         assert min(r[0] for r in rows) == FL[f"FL_{introduced}"] == self.spec.support.introduced
         for level in FL:

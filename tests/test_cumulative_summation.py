@@ -12,11 +12,13 @@ from conftest import assert_bits_equal
 from cumulative_check import (
     FIELDS,
     MODES,
+    STRATEGIES,
     CumulativeTests,
     broken_fields,
     check,
     functional_calls,
     functional_compare,
+    run,
     valid_cases,
 )
 from fuzzkit import OpFuzz
@@ -28,18 +30,12 @@ from gpudml.testing import assert_within
 KEY = "cumulative_summation"
 SPEC = spec_named(KEY)
 T, D = dml.DataType, dml.AxisDirection
-STRATEGIES = ["runs", "tiles"]
 
 
 class TestCumulativeSummation(CumulativeTests):
     key = KEY
     function = "sum"
 
-
-def _run(device, x, axis, strategy, direction=D.INCREASING, exclusive=False):
-    desc = SPEC.infer_output(dml.TensorDesc(T.from_numpy(x.dtype), x.shape), axis, direction, exclusive)
-    (got,) = device.compile_operator(device.create_operator(desc), strategy).execute([x])
-    return got
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -49,10 +45,10 @@ def test_float16_accumulates_in_float32_and_rounds_once(device, strategy):
     back below 65504 the outputs are finite again."""
     x = np.full((2, 5000), 0.1, np.float16)
     check(device, SPEC, x, dml.TensorDesc(T.FLOAT16, x.shape), 1, strategy=strategy)
-    got = _run(device, x, 1, strategy)
+    got = run(device, SPEC, x, 1, strategy)
     assert float(got[0, -1]) == float(np.float16(5000 * float(np.float16(0.1))))
     y = np.array([65504, 15, 1, -16, -16], np.float16)
-    got = _run(device, y, 0, strategy)
+    got = run(device, SPEC, y, 0, strategy)
     np.testing.assert_array_equal(got[:4], np.array([65504, 65504, np.inf, 65504], np.float16))
     assert_bits_equal(got, SPEC.reference(y, 0))
 
@@ -63,10 +59,10 @@ def test_integers_wrap_in_their_width(device, dtype):
     x = np.array([[info.max, 1, info.max, 5], [info.min, -1 if dtype == np.int32 else 0, 2, info.max]], dtype)
     for strategy in STRATEGIES:
         for direction, exclusive in MODES:
-            got = _run(device, x, 1, strategy, direction, exclusive)
+            got = run(device, SPEC, x, 1, strategy, direction, exclusive)
             assert_bits_equal(got, SPEC.reference(x, 1, direction, exclusive))
     running = np.cumsum([int(v) for v in x[0]]) % 2**32  # Python integers: no wrap until here
-    assert_bits_equal(_run(device, x, 1, "runs")[0], running.astype(np.uint32).view(dtype))
+    assert_bits_equal(run(device, SPEC, x, 1, "runs")[0], running.astype(np.uint32).view(dtype))
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -75,7 +71,7 @@ def test_nan_and_infinities_propagate(device, strategy):
     x = np.array([[1, nan, 3, 4], [inf, -inf, 1, 2], [inf, 1, 2, 3], [-inf, 5, -inf, 1]], np.float32)
     for dtype in (np.float32, np.float16):
         for direction, exclusive in MODES:
-            got = _run(device, x.astype(dtype), 1, strategy, direction, exclusive)
+            got = run(device, SPEC, x.astype(dtype), 1, strategy, direction, exclusive)
             assert_within(got, SPEC.reference(x.astype(dtype), 1, direction, exclusive), 0.0)  # NaN matches NaN
 
 
@@ -87,7 +83,7 @@ def test_float32_accuracy_on_a_long_axis(device, strategy):
     cumsum, one running sum, drifts to 6.8e-6."""
     x = np.random.default_rng(2024).random((1, 200_000), dtype=np.float32)
     exact = np.cumsum(x.astype(np.float64), axis=1)
-    got = _run(device, x, 1, strategy).astype(np.float64)
+    got = run(device, SPEC, x, 1, strategy).astype(np.float64)
     ours = float(np.max(np.abs(got - exact) / exact))
     numpys = float(np.max(np.abs(np.cumsum(x, axis=1).astype(np.float64) - exact) / exact))
     print(f"{strategy}: worst relative error {ours:.2e} (numpy float32 cumsum {numpys:.2e}; documented bound "
