@@ -175,18 +175,18 @@ def tolerance_of(function: str):
         axis = int(arguments["axis"]) % x.ndim
         want = np.abs(expected.astype(np.float64))
         ulp, tiny = _ULP[expected.dtype]
-        if function == "sum":
-            magnitude = scan_reference(np.abs(x.astype(np.float64)), axis, arguments.get("axis_direction", 0),
-                                       False, "sum")
-            computed = scan.rounding_depth(x.shape[axis]) * 2.0**-24 * magnitude
-        else:
-            shape = [1] * x.ndim
-            shape[axis] = x.shape[axis]
-            factors = np.arange(2, x.shape[axis] + 2, dtype=np.float64).reshape(shape)  # k + 1, in scan order
-            if AxisDirection.coerce(arguments.get("axis_direction", 0)) == AxisDirection.DECREASING:
-                factors = np.flip(factors, axis)
-            computed = 2 * factors * 2.0**-24 * want
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # inputs with NaN or infinities
+            if function == "sum":
+                magnitude = scan_reference(np.abs(x.astype(np.float64)), axis, arguments.get("axis_direction", 0),
+                                           False, "sum")
+                computed = scan.rounding_depth(x.shape[axis]) * 2.0**-24 * magnitude
+            else:
+                shape = [1] * x.ndim
+                shape[axis] = x.shape[axis]
+                factors = np.arange(2, x.shape[axis] + 2, dtype=np.float64).reshape(shape)  # k + 1, in scan order
+                if AxisDirection.coerce(arguments.get("axis_direction", 0)) == AxisDirection.DECREASING:
+                    factors = np.flip(factors, axis)
+                computed = 2 * factors * 2.0**-24 * want
             bound = computed + ulp * want + tiny
         return np.where(np.isfinite(want) & np.isfinite(bound), bound, 0.0)
     return tolerance
