@@ -322,14 +322,22 @@ def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Disp
 #: A GPU wants this many lanes in flight (an H100: 132 multiprocessors x 2048): outputs too
 #: few for it are cut into chunks (partial results and a combine pass), as long as each
 #: lane still reads MIN_LANE_ELEMENTS elements per chunk (workgroup), each invocation
-#: MIN_COLUMN_CHUNK rows (columns).
+#: MIN_COLUMN_CHUNK rows (columns; their combine pass walks the chunks one by one, so they
+#: aim at a quarter of it). H100: a whole tensor of 16 M float32 in 64/256/1024/4096 chunks
+#: 0.125/0.046/0.036/0.043 ms; W2 (columns of [4096, 4096]) in 16/32/64/128/256 chunks
+#: 0.132/0.079/0.060/0.065/0.092 ms.
 GPU_TARGET_LANES = 1 << 18
+COLUMN_TARGET_INVOCATIONS = 1 << 16
 GPU_WORKGROUP_SIZE = 256
 MIN_LANE_ELEMENTS = 16
 MIN_COLUMN_CHUNK = 16
 #: Loads (16-byte blocks, or elements) one lane of a workgroup unit aims at: rows shorter
-#: than L x this get fewer lanes (and their workgroup more outputs).
-LANE_LOADS = 4
+#: than L x this get fewer lanes (and their workgroup more outputs), but at least MIN_LANES.
+#: H100 (bench/gpu_tune.py, GPU timestamps): W1 [4096, 4096] with 32/64/128/256 lanes
+#: 0.034/0.030/0.031/0.033 ms, W3 (ARGMAX) 64/128/256 lanes 0.032/0.033/0.036 ms; rows of 64
+#: with 2/4/8/16 lanes 0.038/0.038/0.042/0.066 ms.
+LANE_LOADS = 16
+MIN_LANES = 4
 #: Loop iterations of a workgroup lane besides its main loop: head, tail, the tree's steps.
 _TREE_ITERATIONS = 64
 
@@ -345,7 +353,7 @@ def _workgroup_vec(p: _Problem, inp: TensorDesc, vectorize: bool) -> bool:
 def _lanes(length: int, per_load: int) -> int:
     """Lanes per unit for reducing `length` elements, `per_load` at a time: a power of two,
     about LANE_LOADS loads per lane, at most GPU_WORKGROUP_SIZE."""
-    want = -(-length // (per_load * LANE_LOADS))
+    want = max(-(-length // (per_load * LANE_LOADS)), min(MIN_LANES, -(-length // per_load)))
     return min(GPU_WORKGROUP_SIZE, 1 << max(0, want - 1).bit_length())
 
 
@@ -423,7 +431,7 @@ def _column_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: 
     GPU_TARGET_LANES invocations (each reading at least MIN_COLUMN_CHUNK rows); in any case
     enough for the loop budget, and few enough for it and for one binding."""
     if requested is None:
-        requested = min(-(-GPU_TARGET_LANES // cost.groups), max(1, lay.n // MIN_COLUMN_CHUNK))
+        requested = min(-(-COLUMN_TARGET_INVOCATIONS // cost.groups), max(1, lay.n // MIN_COLUMN_CHUNK))
     return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
 
 
