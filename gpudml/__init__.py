@@ -11,7 +11,7 @@ from .ops import SPECS
 from .ops.padding import padding
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
-from .types import DataType, FeatureLevel, PaddingMode, ReduceFunction
+from .types import AxisDirection, DataType, FeatureLevel, PaddingMode, ReduceFunction
 
 __version__ = "0.1.0"
 
@@ -20,9 +20,9 @@ _OPERATORS = {name: value for spec in SPECS
 globals().update(_OPERATORS)
 
 __all__ = [
-    "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError", "Expression",
-    "FeatureLevel", "GpuError", "Graph", "InternalError", "InvalidArgumentError", "Operator", "PaddingMode",
-    "ReduceFunction", "Tensor", "TensorDesc", "UnsupportedError", "calc_buffer_tensor_size", "default_device",
-    "padding",
+    "AxisDirection", "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
+    "Expression", "FeatureLevel", "GpuError", "Graph", "InternalError", "InvalidArgumentError", "Operator",
+    "PaddingMode", "ReduceFunction", "Tensor", "TensorDesc", "UnsupportedError", "calc_buffer_tensor_size",
+    "default_device", "padding",
 ]
 __all__ += list(_OPERATORS)

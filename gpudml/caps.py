@@ -7,7 +7,8 @@ adapter at all (`gpudml shader --caps gl-cpu ...`). No wgpu import here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 
 from .errors import InvalidArgumentError
 
@@ -32,13 +33,60 @@ class Caps:
     max_buffer_size: int
     max_invocations_per_workgroup: int
     max_workgroup_storage_size: int
+    #: Storage buffers one kernel may bind (WebGPU's default, which every adapter offers, is
+    #: 8; the runtime raises it to the adapter's own: lavapipe 32, llvmpipe through GL 16).
+    max_storage_buffers_per_shader_stage: int = 8
+    #: "cpu" or "gpu": which family of kernel strategies to prefer; "" = detected from the
+    #: adapter (`detected_class`). Set by Device(adapter_class=...) or GPUDML_ADAPTER_CLASS.
+    class_override: str = ""
+
+    @property
+    def detected_class(self) -> str:
+        """The adapter's class as its type and name tell: "cpu" for software adapters (wgpu's
+        type CPU, or a known software rasterizer's name under a backend that reports the type
+        as Unknown), "gpu" for integrated, discrete and virtual GPUs."""
+        software = self.adapter_type == "CPU" or any(n in self.name.lower() for n in SOFTWARE_NAMES)
+        return "cpu" if software else "gpu"
+
+    @property
+    def adapter_class(self) -> str:
+        """The class the operator planners choose strategies for: "cpu" (one invocation per
+        output row, long runs per invocation: what CPU emulators want) or "gpu" (many
+        cooperating invocations, neighbouring ones on neighbouring addresses)."""
+        return self.class_override or self.detected_class
 
     @property
     def is_software(self) -> bool:
-        return self.adapter_type == "CPU"
+        """True when the planners treat the adapter as a CPU adapter (adapter_class "cpu")."""
+        return self.adapter_class == "cpu"
+
+    def with_class(self, adapter_class: str | None) -> Caps:
+        """These Caps with the adapter class overridden ("cpu"/"gpu"; None keeps them)."""
+        if adapter_class is None:
+            return self
+        return replace(self, class_override=parse_class(adapter_class, "adapter_class"))
 
     def has(self, feature: str) -> bool:
         return feature in self.features
+
+
+#: Substrings of software adapters' names (lower case).
+SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "softpipe", "swiftshader", "microsoft basic render")
+ADAPTER_CLASSES = ("cpu", "gpu")
+
+
+def parse_class(value, field: str) -> str:
+    """An adapter class, "cpu" or "gpu" (any case); InvalidArgumentError otherwise."""
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in ADAPTER_CLASSES:
+        raise InvalidArgumentError(f"{field} must be \"cpu\" or \"gpu\", got {value!r}")
+    return name
+
+
+def class_from_env() -> str | None:
+    """GPUDML_ADAPTER_CLASS (cpu|gpu), or None where it is unset or empty."""
+    value = os.environ.get("GPUDML_ADAPTER_CLASS", "")
+    return parse_class(value, "GPUDML_ADAPTER_CLASS") if value.strip() else None
 
 
 _MESA_LIMITS = {
@@ -50,11 +98,13 @@ _MESA_LIMITS = {
 PROFILES: dict[str, Caps] = {
     # Mesa 22.3 lavapipe, as `gpudml info` reports it on Debian 12.
     "vulkan-cpu": Caps("profile vulkan-cpu (Mesa lavapipe via Vulkan)", "Vulkan", "CPU",
-                       frozenset(WANTED_FEATURES), **_MESA_LIMITS),
+                       frozenset(WANTED_FEATURES), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=32),
     # Mesa 22.3 llvmpipe through wgpu's OpenGL backend: no 16/64-bit shader types, no subgroups.
     "gl-cpu": Caps("profile gl-cpu (Mesa llvmpipe via OpenGL)", "OpenGL", "CPU",
-                   frozenset({"timestamp-query"}), **_MESA_LIMITS),
-    # A discrete GPU through Vulkan (the limits wgpu reports for a recent NVIDIA card).
+                   frozenset({"timestamp-query"}), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=16),
+    # A discrete GPU through Vulkan (the limits wgpu reports for a recent NVIDIA card; storage
+    # buffers per kernel: WebGPU's default 8, what Metal-class adapters offer, so that what
+    # this profile prints runs anywhere).
     "gpu": Caps("profile gpu (a discrete GPU via Vulkan)", "Vulkan", "DiscreteGPU",
                 frozenset({"shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup", "timestamp-query"}),
                 max_workgroups_per_dimension=65535, max_storage_binding_size=2**31 - 1, max_buffer_size=2**32 - 1,

@@ -43,7 +43,10 @@ def cmd_info(args) -> int:
     caps = dev.caps
     native = [short for name, short in FEATURE_NAMES.items() if caps.has(name)]
     print(f"Chosen adapter:  {caps.name}")
-    print(f"Backend:         {caps.backend} ({'software' if caps.is_software else 'hardware'}, {caps.adapter_type})")
+    print(f"Backend:         {caps.backend} ({'software' if caps.detected_class == 'cpu' else 'hardware'}, "
+          f"{caps.adapter_type})")
+    how = "GPUDML_ADAPTER_CLASS" if caps.class_override else "detected"
+    print(f"Adapter class:   {caps.adapter_class} ({how}; its {caps.adapter_class.upper()}-class strategies first)")
     print(f"Native features: {', '.join(native) or 'none'}")
     print("Limits:")
     print(f"  max-storage-buffer-binding-size      {caps.max_storage_binding_size}")
@@ -51,6 +54,7 @@ def cmd_info(args) -> int:
     print(f"  max-compute-workgroups-per-dimension {caps.max_workgroups_per_dimension}")
     print(f"  max-compute-invocations-per-workgroup {caps.max_invocations_per_workgroup}")
     print(f"  max-compute-workgroup-storage-size   {caps.max_workgroup_storage_size}")
+    print(f"  max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage}")
     print(f"Feature level:   {dev.feature_level.name}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
     print(f"Data types:      {', '.join(supported)}")
@@ -75,17 +79,20 @@ def cmd_examples(args) -> int:
         spec = spec_named(ex.operator)
         try:
             got = examples.run_on(device, ex)
-            ok = got.shape == ex.expected.shape and np.array_equal(got, ex.expected, equal_nan=True)
+            ok = examples.matches(got, ex.expected)
         except DMLError as exc:
             got, ok = f"error: {exc}", False
         failures += not ok
         number = spec.examples.index(ex) + 1
         print(f"== {ex.name}: {spec.name} example {number} of {len(spec.examples)} (the {spec.page} page)")
-        print(f"{spec.functional_name}(x, {_arguments(ex.args)})")
-        print(f"input {list(ex.input.shape)} {ex.input.dtype}:\n{ex.input}")
-        print(f"output:\n{got}")
+        print(f"{spec.functional_name}({spec.tensors[0]}, {_arguments(ex.args)})")
+        for label, array in examples.labelled(spec.tensors[0], ex.input):
+            print(f"{label} {list(array.shape)} {array.dtype}:\n{array}")
+        for label, array in examples.labelled("output", got):
+            print(f"{label}:\n{array}")
         if not ok:
-            print(f"expected:\n{ex.expected}")
+            for label, array in examples.labelled("expected", ex.expected):
+                print(f"{label}:\n{array}")
         print("PASS\n" if ok else "FAIL\n")
     print(f"{len(examples.EXAMPLES) - failures} passed, {failures} failed")
     return 1 if failures else 0
@@ -179,7 +186,7 @@ def cmd_lab(args) -> int:
     import json
 
     from . import lab
-    from .ops import spec_named
+    from .ops import spec_named, tensor_fields
     from .runtime.device import Device
 
     spec = spec_named(args.op)
@@ -193,8 +200,9 @@ def cmd_lab(args) -> int:
                                    f"({', '.join(spec.strategies)})")
     device = Device(feature_level=level, adapter=args.adapter)
     rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps)
-    x = desc.input_tensor
-    title = (f"{spec.name} of {x.data_type.name} {list(x.sizes)} ({_arguments(spec.arguments(desc))}) "
+    (_, x), *more = tensor_fields(desc)[0]
+    inputs = f"{x.data_type.name} {list(x.sizes)}" + "".join(f", {list(d.sizes)}" for _, d in more)
+    title = (f"{spec.name} of {inputs} ({_arguments(spec.arguments(desc))}) "
              f"on {device.adapter_name}")
     print(lab.table(rows, title))
     if args.json:

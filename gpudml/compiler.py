@@ -63,6 +63,7 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
             f"(strategies of {spec.name}: {', '.join(spec.strategies)})")
     plan = spec.plan(desc, caps, strategy, **options)
     search_path = templates.search_path(template_path)
+    _check_binding_count(spec.name, plan.dispatches, caps)
     kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in plan.dispatches)
     return Program(spec.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs), tuple(outputs),
                    templates.digest(search_path))
@@ -76,3 +77,14 @@ def _check_bindings(op: str, tensors, caps: Caps) -> None:
                 f"{op}: {name} needs a {desc.buffer_bytes}-byte binding, above the adapter's "
                 f"max-storage-buffer-binding-size {limit} ({caps.name}); gpudml does not split a tensor "
                 f"across bindings: split the work along an outer axis")
+
+
+def _check_binding_count(op: str, dispatches, caps: Caps) -> None:
+    """Each kernel binds at most the adapter's storage buffers per shader stage (an operator
+    with many tensors, JOIN's or SPLIT's, plans several dispatches instead)."""
+    limit = caps.max_storage_buffers_per_shader_stage
+    for i, d in enumerate(dispatches):
+        if len(d.buffers) > limit:
+            raise UnsupportedError(
+                f"{op}: dispatch {i} ({d.template}) binds {len(d.buffers)} storage buffers, above the adapter's "
+                f"max-storage-buffers-per-shader-stage {limit} ({caps.name})")

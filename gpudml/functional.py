@@ -18,6 +18,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .errors import InvalidArgumentError
+from .ops.spec import grouped_outputs
 from .tensor_desc import MAX_DIMENSIONS, TensorDesc
 from .types import DataType
 
@@ -31,28 +32,25 @@ def call(spec, device, inputs: list[tuple], **attributes):
     """Run `spec`'s operator on `inputs` with `attributes` (the functional arguments that
     `spec.infer_output` takes). `inputs` are (argument name, numpy array or Tensor), or
     (name, value, convert) where `convert` turns a value that is not a Tensor into the
-    numpy array to send, in the desc's input order. The first input decides what comes
-    back: a Tensor in gives Tensors out (numpy inputs beside it are uploaded), numpy in
-    gives numpy out. An Expression among the inputs records a graph node instead
+    numpy array to send, in the desc's input order; an argument of `spec.tensor_lists`
+    holds a list of them (each its own input). The first tensor decides what comes back:
+    a Tensor in gives Tensors out (numpy inputs beside it are uploaded), numpy in gives
+    numpy out; an operator with several outputs returns them as its desc groups them
+    (SPLIT: a list). An Expression among the inputs records a graph node instead
     (graph.record): nothing runs."""
+    flat, counts = expand(spec, inputs)
     graph = _graph()
-    for item in inputs:
-        if isinstance(item[1], graph.Expression):
-            return graph.record(spec, device, inputs, attributes)
+    if any(isinstance(item[1], graph.Expression) for item in flat):
+        return graph.record(spec, device, inputs, attributes)
     Device, Tensor, default_device = _runtime()
     fn = spec.functional_name
     if device is None:
-        for item in inputs:
-            if isinstance(item[1], Tensor):
-                device = item[1].device
-                break
-        else:
-            device = default_device()
+        device = next((item[1].device for item in flat if isinstance(item[1], Tensor)), None) or default_device()
     elif not isinstance(device, Device):
         raise InvalidArgumentError(f"{fn}: device must be a gpudml.Device or None, got {type(device).__name__}")
-    resident = isinstance(inputs[0][1], Tensor)
+    resident = isinstance(flat[0][1], Tensor)
     values, descs = [], []
-    for item in inputs:
+    for item in flat:
         name, value = item[0], item[1]
         if isinstance(value, Tensor):
             if value.device is not device and not device.shares_memory_with(value.device):
@@ -68,8 +66,40 @@ def call(spec, device, inputs: list[tuple], **attributes):
                 value = device.tensor(value)  # Tensor in -> Tensor out: everything stays on the GPU
         values.append(value)
         descs.append(desc)
-    outputs = _compiled(device, spec, descs, attributes).execute(values)
-    return outputs[0] if len(outputs) == 1 else outputs
+    compiled = _compiled(device, spec, descs, counts, attributes)
+    return grouped_outputs(compiled.desc, compiled.execute(values))
+
+
+def expand(spec, items: list[tuple]) -> tuple[list[tuple], list[int | None]]:
+    """(one item per tensor, counts): an argument of `spec.tensor_lists` (a list or tuple
+    of tensors) becomes one item per element, named `name[i]` (with the argument's
+    convert, if any); `counts` holds, per argument, None (one tensor) or its list's
+    length. InvalidArgumentError for a list argument that is not a non-empty list."""
+    flat, counts = [], []
+    for item in items:
+        name, value = item[0], item[1]
+        if name not in spec.tensor_lists:
+            flat.append(item)
+            counts.append(None)
+            continue
+        if not isinstance(value, (list, tuple)):
+            raise InvalidArgumentError(f"{spec.functional_name}: {name} must be a list of numpy arrays, Tensors or "
+                                       f"Expressions, got {type(value).__name__}")
+        if not value:
+            raise InvalidArgumentError(f"{spec.functional_name}: {name} is an empty list; it takes at least one tensor")
+        flat += [(f"{name}[{i}]", v, *item[2:]) for i, v in enumerate(value)]
+        counts.append(len(value))
+    return flat, counts
+
+
+def group(values: list, counts: list[int | None]) -> list:
+    """Per-tensor `values` (expand's order) back into one value per argument: a list for a
+    list argument (what infer_output takes)."""
+    out, k = [], 0
+    for count in counts:
+        out.append(values[k] if count is None else list(values[k:k + count]))
+        k += 1 if count is None else count
+    return out
 
 
 @functools.cache
@@ -103,10 +133,10 @@ def checked_array(x, where: str) -> np.ndarray:
     return x
 
 
-def _compiled(device, spec, descs: list[TensorDesc], attributes: dict):
+def _compiled(device, spec, descs: list[TensorDesc], counts: list, attributes: dict):
     """The compiled operator of this call, from the device's cache when the call was seen."""
     try:  # an operator's functional form passes its attributes in one order: values suffice
-        key = (spec.key, *descs, *map(_freeze, attributes.values()))
+        key = (spec.key, tuple(counts), *descs, *map(_freeze, attributes.values()))
     except _Uncacheable:
         key = None
     with _CACHES_LOCK:
@@ -117,7 +147,7 @@ def _compiled(device, spec, descs: list[TensorDesc], attributes: dict):
         if compiled is not None:
             cache.move_to_end(key)
             return compiled
-    compiled = device.compile_operator(device.create_operator(spec.infer_output(*descs, **attributes)))
+    compiled = device.compile_operator(device.create_operator(spec.infer_output(*group(descs, counts), **attributes)))
     if key is not None:
         with _CACHES_LOCK:
             cache[key] = compiled

@@ -80,7 +80,7 @@ class FusedSpec:
 
 def movement_spec(desc: FusedMovementDesc) -> FusedSpec:
     def strategies_for(d, caps):
-        return movement.strategies_for(d.output_tensor)
+        return movement.strategies_for(d.output_tensor, caps)
 
     def plan(d, caps, strategy):
         from .builder import KernelPlan
@@ -117,11 +117,19 @@ class Group:
     nodes: tuple[int, ...]  # the graph nodes it computes (indices), the source's side first
 
 
-def plan(nodes, outputs, value_descs) -> list[Group]:
+#: Bindings of a chain's kernel besides its stages' extra tensors: the output, the source,
+#: the source again as 16-byte chunks, and a scratch buffer (a Reduce's partial results).
+FIXED_BINDINGS = 4
+
+
+def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[Group]:
     """The kernels computing `outputs` (value ids) from graph `nodes` (each with .desc,
     .spec, .inputs and .outputs as value ids, in recording order, so that producers come
     first), following the rules above. `value_descs[v]` is value v's TensorDesc. Groups
-    come in an order that runs producers first."""
+    come in an order that runs producers first. `max_bindings`: the storage buffers a
+    kernel may bind (Caps.max_storage_buffers_per_shader_stage); a chain whose stages read
+    more extra tensors (ReverseSubsequences' lengths) than fit is cut where it would
+    overflow (that value is materialized)."""
     producer = {v: i for i, node in enumerate(nodes) for v in node.outputs}
     needed = _needed(nodes, producer, outputs)
     movement_node = {i: nodes[i].spec.chain_stage is not None and len(nodes[i].outputs) == 1 for i in needed}
@@ -134,6 +142,8 @@ def plan(nodes, outputs, value_descs) -> list[Group]:
                 materialized.add(v)
         if not movement_node[i]:
             materialized.update(node.outputs)
+    if max_bindings is not None:
+        _fit_bindings(nodes, needed, movement_node, materialized, max_bindings - FIXED_BINDINGS)
     groups = []
     for i in sorted(needed):
         node = nodes[i]
@@ -155,6 +165,24 @@ def _needed(nodes, producer, outputs) -> set[int]:
             needed.add(i)
             todo += [producer[v] for v in nodes[i].inputs if v in producer]
     return needed
+
+
+def _fit_bindings(nodes, needed, movement_node, materialized: set, budget: int) -> None:
+    """Materialize the data input of a node whose chain (with the node's own extra inputs)
+    would bind more than `budget` extra tensors: the chain is cut there (producers first,
+    so each chain keeps as many stages as fit)."""
+    extra: dict[int, int] = {}  # non-materialized movement value -> extra tensors of its chain
+    for i in sorted(needed):
+        node = nodes[i]
+        if not (movement_node[i] or node.spec.read_through is not None):
+            continue
+        source = node.inputs[0]
+        count = (0 if source in materialized else extra.get(source, 0)) + len(node.inputs) - 1
+        if count > budget and source not in materialized:
+            materialized.add(source)
+            count = len(node.inputs) - 1
+        if movement_node[i]:
+            extra[node.outputs[0]] = count
 
 
 def _walk(nodes, producer, materialized, last: int) -> tuple[list[int], int]:

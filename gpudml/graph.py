@@ -21,7 +21,7 @@ import numpy as np
 
 from . import functional, fusion
 from .errors import InvalidArgumentError
-from .ops.spec import tensor_fields
+from .ops.spec import grouped_outputs, tensor_fields
 from .runtime import Device, Operator, Tensor, default_device, executor
 from .runtime.executor import Step
 from .runtime.tensor import logical_from_raw, native_array, raw_from_logical
@@ -151,17 +151,19 @@ class Graph:
     # -- recording ---------------------------------------------------------------------
     def record(self, spec, device, items: list[tuple], attributes: dict):
         """Record `spec`'s operator as the functional call with these tensor arguments
-        (`functional.call`'s items: (name, value) or (name, value, convert)) and
-        attributes would run it. Returns its output Expression (a list of them for an
-        operator with several outputs)."""
+        (`functional.call`'s items: (name, value) or (name, value, convert); a list of
+        values for an argument of `spec.tensor_lists`) and attributes would run it. Returns
+        its output Expressions as the eager call returns arrays (one Expression, or a list
+        for an operator with several outputs: SPLIT's)."""
         number = len(self.nodes)
         try:
             if device is not None and device is not self.device:
                 raise InvalidArgumentError(
                     f"{spec.functional_name}: device={device!r} is not the graph's device {self.device!r}")
-            operands = [self._operand(spec, item) for item in items]
+            flat, counts = functional.expand(spec, items)
+            operands = [self._operand(spec, item) for item in flat]
             descs = [o.desc if isinstance(o, Expression) else _packed_desc(o) for o in operands]
-            desc = spec.infer_output(*descs, **attributes)
+            desc = spec.infer_output(*functional.group(descs, counts), **attributes)
             self.device.create_operator(desc)  # validated at the device's feature level
         except InvalidArgumentError as exc:
             raise InvalidArgumentError(f"graph node {number} ({spec.name}): {exc}") from exc
@@ -170,7 +172,7 @@ class Graph:
             index = len(self.nodes)
             outputs = [self._add(d, NODE, node=index) for _, d in tensor_fields(desc)[1]]
             self.nodes.append(Node(index, spec, desc, ids, tuple(o.value_id for o in outputs)))
-        return outputs[0] if len(outputs) == 1 else outputs
+        return grouped_outputs(desc, outputs)
 
     def _operand(self, spec, item: tuple):
         """An Expression of this graph, or the host copy of a value to make a constant of."""
@@ -216,7 +218,7 @@ def record(spec, device, items: list[tuple], attributes: dict):
     """The graph node of a functional call whose tensor arguments include an Expression
     (`functional.call` hands it over): every Expression must belong to one graph."""
     first = None
-    for item in items:
+    for item in functional.expand(spec, items)[0]:
         if not isinstance(item[1], Expression):
             continue
         if first is None:
@@ -257,7 +259,8 @@ def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
     if not fuse:
         return [Step(device.compile_operator(device.create_operator(node.desc)), node.inputs, node.outputs)
                 for node in needed_nodes(graph, outputs)]
-    groups = fusion.plan(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values})
+    groups = fusion.plan(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values},
+                         device.caps.max_storage_buffers_per_shader_stage)
     return [Step(device.compile_operator(Operator(device, g.desc, g.spec)), g.inputs, g.outputs) for g in groups]
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import DMLError
 from .ops import spec_for
-from .ops.spec import sample_buffers
+from .ops.spec import reference_outputs, sample_buffers
 from .runtime.tensor import logical_from_raw
 
 #: Bytes the copy kernel (the yardstick) moves each way.
@@ -79,14 +79,14 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     buffers = sample_buffers(spec, desc, rng)
     logical = [logical_from_raw(raw, d) for raw, d in zip(buffers, in_fields)]
     arguments = spec.arguments(desc)
-    expected = spec.reference(*logical, **arguments)
-    tolerance = spec.tolerance(expected, logical, arguments) if spec.tolerance is not None else None
+    expected = reference_outputs(spec, desc, logical)  # one array per output
+    tolerance = [None if spec.tolerance is None else spec.tolerance(e, logical, arguments) for e in expected]
     yard = Yardsticks(device, 256, 16, copy_bytes)
     rows = []
     try:
         for template_dir, dev in devices.items():
             tensors = [dev.tensor(raw, desc=d) for raw, d in zip(buffers, in_fields)]
-            out_desc = default.outputs[0][1]
+            out_descs = [d for _, d in default.outputs]
             for name in names:
                 row = Row(name, template_dir, default=(name == default.strategy and template_dir is None))
                 rows.append(row)
@@ -95,7 +95,7 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                     row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
                     continue
                 _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
-                             out_desc, expected, tolerance, reps, yard, spec.traffic(desc))
+                             out_descs, expected, tolerance, reps, yard, spec.traffic(desc))
                 if row.default and row.compile_ms == 0:  # compiled above, to learn the default
                     row.compile_ms = default_compile_ms
     finally:
@@ -103,7 +103,7 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     return rows
 
 
-def _run_variant(row: Row, dev, op, strategy, tensors, out_desc, expected, tolerance, reps, yard, traffic) -> None:
+def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tolerance, reps, yard, traffic) -> None:
     from .testing import assert_within
 
     stats = dev.pipeline_cache_stats
@@ -115,11 +115,11 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_desc, expected, toler
         return
     row.compile_ms = (stats.compile_seconds - compiling) * 1e3
     row.dispatches = len(compiled.program.kernels)
-    out = dev.empty(out_desc)
+    outs = [dev.empty(d) for d in out_descs]
     try:
-        (result,) = compiled.execute(tensors, outputs=[out])
-        got = logical_from_raw(result.raw(), out_desc)
-        assert_within(got, expected, tolerance)
+        results = compiled.execute(tensors, outputs=outs)
+        for result, d, want, tol in zip(results, out_descs, expected, tolerance, strict=True):
+            assert_within(logical_from_raw(result.raw(), d), want, tol)
         row.correct = True
     except AssertionError as exc:
         row.first_wrong = str(exc).split("; ", 1)[-1].split("; ")[0]
@@ -129,7 +129,7 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_desc, expected, toler
     samples, copies = [], []
     for _ in range(reps):  # paired: the variant, then the copy kernel
         with dev.profile() as prof:
-            compiled.execute(tensors, outputs=[out])
+            compiled.execute(tensors, outputs=outs)
         samples.append(sum(r["gpu_ms"] for r in prof.rows))
         row.clock = prof.rows[0]["clock"] if prof.rows else row.clock
         ms, _ = yard.copy_ms()

@@ -8,6 +8,9 @@ functional API's arguments, numpy arrays for the tensors:
     gpudml.reference.padding(x, start_padding, end_padding, mode="constant", value=0.0)
     gpudml.reference.reverse_subsequences(x, sequence_lengths, axis)
     gpudml.reference.reduce(x, function, axes=None, output_data_type=None)
+    gpudml.reference.padding1(x, start_padding, end_padding, mode="constant", value=0, value_data_type=None)
+    gpudml.reference.slice_v1(x, offsets, sizes, strides=None)
+    gpudml.reference.gather(x, indices, axis, index_dimensions=None)
 
 Arrays in and out are *logical*: the shape is the tensor's sizes, the dtype its numpy
 dtype; layout (strides, padding bytes) is the runtime's business. Data movement is

@@ -241,20 +241,27 @@ def assert_matches_reference(actual, operator: str, *inputs, **arguments) -> Non
     """`actual` equals gpudml's reference of `operator` (its key or functional name, e.g.
     "reduce" or "pad") for these inputs and functional arguments, within the operator's
     documented precision: bit-exact, but for float reductions (ops/reduce.py: MIN and MAX
-    exact in value, the others within 4 x eps x the magnitudes they went through)."""
+    exact in value, the others within 4 x eps x the magnitudes they went through). A list
+    argument (join's `xs`) is a list of arrays or Tensors; an operator with several outputs
+    (split) is checked output by output (`actual`: a list)."""
     import inspect
 
     from .ops import spec_named
 
     __tracebackhide__ = True
     spec = spec_named(operator)
-    tensors = [_as_array(x) for x in inputs[:len(spec.tensors)]]
+    tensors = [[_as_array(v) for v in x] if name in spec.tensor_lists else _as_array(x)
+               for name, x in zip(spec.tensors, inputs[:len(spec.tensors)])]
     bound = inspect.signature(spec.reference).bind(*tensors, *inputs[len(spec.tensors):], **arguments)
     expected = spec.reference(*bound.args, **bound.kwargs)
     tensor_names = list(inspect.signature(spec.reference).parameters)[:len(tensors)]
     named = {k: v for k, v in bound.arguments.items() if k not in tensor_names}
-    tolerance = spec.tolerance(expected, tensors, named) if spec.tolerance is not None else None
-    assert_within(actual, expected, tolerance, operator)
+    if isinstance(expected, list) and (not isinstance(actual, (list, tuple)) or len(actual) != len(expected)):
+        raise AssertionError(f"{operator}: a list of {len(expected)} outputs expected, got {type(actual).__name__}")
+    pairs = zip(actual, expected) if isinstance(expected, list) else [(actual, expected)]
+    for got, want in pairs:
+        tolerance = spec.tolerance(want, tensors, named) if spec.tolerance is not None else None
+        assert_within(got, want, tolerance, operator)
 
 
 def assert_within(actual, expected, tolerance, what: str = "") -> None:

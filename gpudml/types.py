@@ -121,14 +121,23 @@ class FeatureLevel(enum.IntEnum):
     FL_4_0 = 0x4000
     FL_4_1 = 0x4100
     FL_5_0 = 0x5000
+    FL_5_1 = 0x5100
+    FL_5_2 = 0x5200
+    FL_5_3 = 0x5300
+    FL_6_0 = 0x6000
+    FL_6_1 = 0x6100
+    FL_6_2 = 0x6200
+    FL_6_3 = 0x6300
+    FL_6_4 = 0x6400
 
     @classmethod
     def coerce(cls, value, field: str = "feature_level") -> FeatureLevel:
         return _coerce_enum(cls, value, field)
 
 
-#: The highest feature level gpudml implements completely.
-HIGHEST_FEATURE_LEVEL = FeatureLevel.FL_5_0
+#: The highest feature level named by any table gpudml implements (Padding's WRAP mode), and
+#: the level a default Device validates at.
+HIGHEST_FEATURE_LEVEL = FeatureLevel.FL_6_4
 
 
 class ReduceFunction(enum.IntEnum):
@@ -155,9 +164,19 @@ class PaddingMode(enum.IntEnum):
     EDGE = 1
     REFLECTION = 2
     SYMMETRIC = 3
+    WRAP = 4
 
     @classmethod
     def coerce(cls, value, field: str = "padding_mode") -> PaddingMode:
+        return _coerce_enum(cls, value, field)
+
+
+class AxisDirection(enum.IntEnum):
+    INCREASING = 0
+    DECREASING = 1
+
+    @classmethod
+    def coerce(cls, value, field: str = "axis_direction") -> AxisDirection:
         return _coerce_enum(cls, value, field)
 
 

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import gpudml as dml
 from gpudml.ops import tensor_fields
+from gpudml.ops.spec import one_by_one_outputs
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import calc_buffer_tensor_size, packed_strides
 
@@ -61,7 +62,9 @@ class OpFuzz:
     - `broken(desc)`: a strategy of (builder, fragment, kind): a builder of `desc` with one
       operator field broken, a fragment the InvalidArgumentError must name.
     - `functional(x, shape)`: a strategy of (functional keyword arguments, expected(x)) for
-      a call on input x (of `shape`), some arguments hostile.
+      a call on input x (of `shape`), some arguments hostile; or of (arguments,
+      expected(x), first argument) where the call's first argument is not x itself (JOIN's
+      list holding x).
     - `fields`: words one of which a rejected functional call's message must name.
     - `compare(got, want, x, args)`: for functional results that are not bit-exact.
     """
@@ -139,7 +142,7 @@ class Case:
 
     level: dml.FeatureLevel
     desc: object
-    expected: Callable[[list[np.ndarray]], np.ndarray]  # logical inputs -> logical output
+    expected: Callable[[list[np.ndarray]], object]  # logical inputs -> logical output (a list: several)
     fills: list[Callable]  # per input: (rng, data_type, count) -> raw buffer elements
     compare: Callable | None = None  # (got, want, logical inputs) -> None; default bit-exact
 
@@ -192,7 +195,6 @@ def run_valid(device: dml.Device, case: Case, seed: int, numpy_layout: str | Non
         compiled = device.compile_operator(op, strategy)
     assert compiled.strategy == strategy
     in_fields, out_fields = tensor_fields(case.desc)
-    (_, out_desc), = out_fields
     raws, logical, inputs, before = [], [], [], []
     for (_, d), fill in zip(in_fields, case.fills):
         roomy = _roomy(d, rng)
@@ -202,34 +204,54 @@ def run_valid(device: dml.Device, case: Case, seed: int, numpy_layout: str | Non
         logical.append(logical_from_raw(raw, d))
         inputs.append(t)
         before.append(_whole_buffer(t))
-    want = case.expected(logical)
+    wants = one_by_one_outputs(case.desc, case.expected(logical))
     compare = case.compare or (lambda got, want, xs: assert_bits_equal(got, want))
 
-    roomy_out = _roomy(out_desc, rng)
-    out = device.tensor(random_bits(rng, out_desc.data_type.numpy, [roomy_out.buffer_bytes // out_desc.data_type.size]),
-                        desc=roomy_out)
-    out_before = _whole_buffer(out)
-    (result,) = compiled.execute(inputs, outputs=[out])
-    assert result is out
-    compare(logical_from_raw(result.raw(), out_desc), want, logical)
-    # No byte of the output buffer but the output elements' changed; no input byte changed.
-    after = _whole_buffer(out)
-    size = out_desc.data_type.size
-    written = np.zeros(after.size, dtype=bool)
-    starts = element_offsets(out_desc) * size
-    written[(starts[:, None] + np.arange(size)[None, :]).reshape(-1)] = True
-    np.testing.assert_array_equal(after[~written], out_before[~written], err_msg="bytes outside the output changed")
+    outs = [_random_output(device, d, rng) for _, d in out_fields]
+    outs_before = [_whole_buffer(t) for t in outs]
+    results = compiled.execute(inputs, outputs=outs)
+    assert len(results) == len(outs) and all(r is t for r, t in zip(results, outs))
+    for (_, out_desc), out, out_before, want in zip(out_fields, outs, outs_before, wants, strict=True):
+        compare(logical_from_raw(out.raw(), out_desc), want, logical)
+        _check_only_elements_written(out, out_desc, out_before)
     for t, b in zip(inputs, before):
         np.testing.assert_array_equal(_whole_buffer(t), b, err_msg="an input Tensor changed")
 
     if numpy_layout is not None:  # numpy in, numpy out; the arrays must not change
         arrays = [_odd_layout(raw, numpy_layout) for raw in raws]
         copies = [a.copy() for a in arrays]
-        (got,) = compiled.execute(arrays)
-        compare(got, want, logical)
+        for got, want in zip(compiled.execute(arrays), wants, strict=True):
+            compare(got, want, logical)
         for a, c in zip(arrays, copies):
             assert_bits_equal(a, c)
     return strategy
+
+
+def _random_output(device, desc: dml.TensorDesc, rng) -> dml.Tensor:
+    """An output Tensor for `desc` in a roomier buffer of random bits."""
+    roomy = _roomy(desc, rng)
+    return device.tensor(random_bits(rng, desc.data_type.numpy, [roomy.buffer_bytes // desc.data_type.size]),
+                         desc=roomy)
+
+
+def _check_only_elements_written(out: dml.Tensor, desc: dml.TensorDesc, before: np.ndarray) -> None:
+    """No byte of the output buffer but the output elements' changed."""
+    after = _whole_buffer(out)
+    size = desc.data_type.size
+    written = np.zeros(after.size, dtype=bool)
+    starts = element_offsets(desc) * size
+    written[(starts[:, None] + np.arange(size)[None, :]).reshape(-1)] = True
+    np.testing.assert_array_equal(after[~written], before[~written], err_msg="bytes outside the output changed")
+
+
+def assert_outputs_equal(got, want) -> None:
+    """Bit-exact, output by output where an operator has several (`want` a list)."""
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), (type(got), len(want))
+        for g, w in zip(got, want):
+            assert_bits_equal(g, w)
+    else:
+        assert_bits_equal(got, want)
 
 
 def _td(desc: dml.TensorDesc, **changes) -> dml.TensorDesc:
@@ -240,16 +262,34 @@ def _td(desc: dml.TensorDesc, **changes) -> dml.TensorDesc:
     return dml.TensorDesc(fields.pop("data_type"), fields.pop("sizes"), fields.pop("strides"), **fields)
 
 
+def _tensor_at(desc, field: str) -> dml.TensorDesc:
+    """The tensor a tensor_fields name points at: `field`, or element i of `name[i]`."""
+    name, _, index = field.partition("[")
+    value = getattr(desc, name)
+    return value[int(index[:-1])] if index else value
+
+
+def _with_tensor(desc, field: str, new):
+    """`desc` with the tensor at `field` (as _tensor_at) replaced by `new`."""
+    name, _, index = field.partition("[")
+    if not index:
+        return dataclasses.replace(desc, **{name: new})
+    items = list(getattr(desc, name))
+    items[int(index[:-1])] = new
+    return dataclasses.replace(desc, **{name: tuple(items)})
+
+
 @st.composite
 def broken_tensor(draw, desc, field: str):
-    """(a function building the desc with tensor `field` broken, fragment the message names)."""
-    td: dml.TensorDesc = getattr(desc, field)
+    """(a function building the desc with tensor `field` broken, fragment the message names);
+    `field` is a tensor_fields name (`input_tensors[1]` for an element of a list field)."""
+    td: dml.TensorDesc = _tensor_at(desc, field)
     rank, sizes = td.rank, list(td.sizes)
     axis = draw(st.integers(0, rank - 1))
     kinds = ["size0", "size_negative", "size_huge", "count_overflow", "rank0", "rank9", "rank_mismatch",
              "strides_length", "stride_negative", "stride_huge", "span_overflow", "total_small", "flags", "alignment",
              "not_a_desc"]
-    if field == "output_tensor" and any(n > 1 for n in sizes):
+    if field.startswith("output_tensor") and any(n > 1 for n in sizes):
         kinds.append("aliasing")
     kind = draw(st.sampled_from(kinds))
     new = None
@@ -301,11 +341,65 @@ def broken_tensor(draw, desc, field: str):
         strides[draw(st.sampled_from(long_axes))] = 0
         new = lambda: _td(td, strides=strides)  # noqa: E731
     built = new()  # draws happen here, not inside the raises block
-    return (lambda: dataclasses.replace(desc, **{field: built})), f"{field}", kind
+    return (lambda: _with_tensor(desc, field, built)), f"{field}", kind
 
 
 def replace_fields(desc, **changes):
     return lambda: dataclasses.replace(desc, **changes)
+
+
+#: The ways broken_reduced_axes breaks a reducing operator's desc.
+REDUCED_AXES_KINDS = ("axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type", "reduced_size",
+                      "kept_size")
+
+
+def broken_reduced_axes(draw, desc, kind: str):
+    """(builder, fragment the message names) with the axes or the output sizes of a reducing
+    operator's desc (fields input_tensor, output_tensor, axes: Reduce, ArgMax, ArgMin) broken
+    in the way `kind` (one of REDUCED_AXES_KINDS) says."""
+    rank, out = desc.input_tensor.rank, desc.output_tensor
+    if kind == "axes_empty":
+        return replace_fields(desc, axes=[]), "axes"
+    if kind == "axis_out":
+        return replace_fields(desc, axes=list(desc.axes) + [rank + draw(st.integers(0, 3))]), "axes"
+    if kind == "axis_negative":
+        return replace_fields(desc, axes=[-1]), "axes"
+    if kind == "axes_repeat":
+        return replace_fields(desc, axes=list(desc.axes) + [desc.axes[0]]), "axes"
+    if kind == "axes_type":
+        return replace_fields(desc, axes=draw(st.sampled_from([None, 0.0, "0", [0.5]]))), "axes"
+    if kind == "reduced_size":
+        sizes = with_entry(out.sizes, desc.axes[0], 2)
+        return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes"
+    kept = [a for a in range(rank) if a not in desc.axes]
+    if not kept:
+        return replace_fields(desc, axes=[rank]), "axes"
+    a = draw(st.sampled_from(kept))
+    sizes = with_entry(out.sizes, a, desc.input_tensor.sizes[a] + 1)
+    return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes"
+
+
+@st.composite
+def broken_parts(draw, desc, whole: str, parts: str, count: str):
+    """(builder, fragment, kind) with one field of a JOIN- or SPLIT-shaped desc broken: its
+    `axis`, its list of tensors `parts` (empty: the page's `count` is 0; not a list), or the
+    tensor `whole` (its data type, or one more element on the axis or on another one)."""
+    w = getattr(desc, whole)
+    rank, axis = w.rank, desc.axis
+    kind = draw(st.sampled_from(["axis", "empty", "not_a_list", "sum", "other_axis", "data_type"]))
+    if kind == "axis":
+        value = draw(st.sampled_from([rank, rank + 3, -1, 2**32, "1", None]))
+        return replace_fields(desc, axis=value), "axis", kind
+    if kind == "empty":
+        return replace_fields(desc, **{parts: ()}), count, kind
+    if kind == "not_a_list":
+        return replace_fields(desc, **{parts: getattr(desc, parts)[0]}), parts, kind
+    if kind == "data_type":
+        other = dml.DataType.INT8 if w.data_type != dml.DataType.INT8 else dml.DataType.UINT8
+        return replace_fields(desc, **{whole: dml.TensorDesc(other, w.sizes)}), "data_type", kind
+    d = axis if kind == "sum" or rank == 1 else draw(st.sampled_from([i for i in range(rank) if i != axis]))
+    return replace_fields(desc, **{whole: dml.TensorDesc(w.data_type, with_entry(w.sizes, d, w.sizes[d] + 1))}), \
+        f"{whole}.sizes", kind
 
 
 def with_entry(values, i, value):

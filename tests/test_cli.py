@@ -31,8 +31,8 @@ def test_shader_with_no_driver_visible():
     res = _gpudml(["shader", "reduce", "--function", "sum", "--axes", "1", "--shape", "64,64"], env=NO_DRIVERS)
     assert res.returncode == 0, res.stderr
     first = res.stdout.splitlines()[0]
-    assert first.startswith("// Reduce at FL_5_0 on profile gpu") and "no adapter could be opened" in first
-    assert "fn kernel(gid: u32)" in res.stdout and "@compute @workgroup_size(64)" in res.stdout
+    assert first.startswith("// Reduce at FL_6_4 on profile gpu") and "no adapter could be opened" in first
+    assert "fn kernel(gid: u32)" in res.stdout and "@compute @workgroup_size(256)" in res.stdout  # workgroup
 
 
 def test_shader_for_a_profile_never_imports_wgpu():
@@ -59,7 +59,7 @@ def test_every_operator_has_a_shader_subcommand(capsys):
 
 def test_shader_strategy_and_feature_level(capsys):
     assert cli.main(["shader", "reduce", "--shape", "4096,300", "--axes", "0", "--caps", "gl-cpu"]) == 0
-    assert "// strategy split (eligible: split, rows)" in capsys.readouterr().out
+    assert "// strategy split (eligible: split, rows, columns, workgroup)" in capsys.readouterr().out
     assert cli.main(["shader", "reduce", "--shape", "4096,300", "--axes", "0", "--caps", "gl-cpu",
                      "--strategy", "rows"]) == 0
     out = capsys.readouterr().out

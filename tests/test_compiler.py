@@ -14,7 +14,7 @@ import pytest
 from conftest import same_gpudml_env
 
 import gpudml as dml
-from gpudml import builder, caps, compiler
+from gpudml import builder, caps, compiler, examples
 from gpudml.builder import Dispatch, input_buffer, output_buffer, scratch_buffer
 from gpudml.ops import SPECS
 from gpudml.tensor_desc import merge_axes
@@ -23,10 +23,12 @@ T = dml.DataType
 
 
 def _example_descs():
-    """(spec, desc) of every operator's documentation examples."""
+    """(spec, desc) of every operator's documentation examples (a list input, JOIN's, is a
+    list of descs)."""
     for spec in SPECS:
         for ex in spec.examples:
-            tensors = [dml.TensorDesc(T.from_numpy(ex.input.dtype), ex.input.shape)]
+            descs = [dml.TensorDesc(T.from_numpy(a.dtype), a.shape) for a in examples.arrays(ex.input)]
+            tensors = [descs if isinstance(ex.input, list) else descs[0]]
             attributes = dict(ex.args)
             for name in spec.tensors[1:]:  # further tensor arguments: their descs
                 arr = np.asarray(attributes.pop(name))
@@ -74,7 +76,7 @@ def test_program_describes_the_dispatches():
     desc = dml.ops.reduce.infer_output(dml.TensorDesc(T.FLOAT32, [4096, 300]), "sum", [0])
     program = compiler.compile(desc, caps.profile("vulkan-cpu"))
     assert program.operator == "Reduce" and program.strategy == "split"
-    assert set(program.strategies) == {"rows", "split"}
+    assert program.strategies == ("split", "rows", "columns", "workgroup")
     partials, combine = program.kernels
     assert [b.key for b in partials.buffers][:2] == [("scratch", 0), ("input", 0)]
     assert [b.key for b in combine.buffers] == [("output", 0), ("scratch", 0)]
@@ -86,7 +88,8 @@ def test_program_describes_the_dispatches():
 def test_builder_owns_bindings_uniforms_and_entry():
     dispatch = Dispatch(
         template="movement.wgsl.j2",
-        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True},
+        params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
+                "rows": True},
         buffers=(output_buffer(0, "output", 8, "elements"), input_buffer(0, "input")),
         uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "src_strides": (-3, 1), "src_base": 5},
         invocations=1)
@@ -119,7 +122,8 @@ def test_binding_types_follow_access_and_width(buffer, wgsl):
     assert buffer.wgsl_type == wgsl
 
 
-STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "stages": (), "unit": True, "rows": True}
+STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
+              "rows": True}
 
 
 def test_uniform_values_must_fit_32_bits():
@@ -145,19 +149,35 @@ def test_forced_strategies(vulkan_device):
     x = np.arange(40, dtype=np.int16).reshape(5, 8)
     op = dev.create_operator(dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [5, 8]), [0, 0], [5, 8], [-1, 2]))
     default = dev.compile_operator(op)
-    assert default.strategy == "segments" and default.strategies == ("segments", "elements")
+    assert default.strategy == "segments" and default.strategies == ("segments", "elements", "coalesced")
     for name in default.strategies:
         compiled = dev.compile_operator(op, name)
         assert compiled.strategy == name
         np.testing.assert_array_equal(compiled.execute([x])[0], x[::-1, ::2])
     with pytest.raises(dml.InvalidArgumentError, match="Slice1: strategy 'strided' cannot run this description; "
-                                                       "eligible: segments, elements \\(strategies of Slice1: "
-                                                       "segments, elements, strided\\)"):
+                                                       "eligible: segments, elements, coalesced \\(strategies of "
+                                                       "Slice1: segments, elements, strided, coalesced\\)"):
         dev.compile_operator(op, "strided")
     with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
         dev.compile_operator(op, 3)
     with pytest.raises(dml.InvalidArgumentError, match="Slice1: unknown plan option\\(s\\) chunks \\(options: none\\)"):
         dev.compile_operator(op, options={"chunks": 2})
+
+
+def test_gpu_adapters_get_the_coalesced_strategy_first():
+    """Data movement: the CPU-class strategies first on CPU adapters, `coalesced` (one chunk
+    per invocation) first on GPUs; its grid has one invocation per 16-byte chunk."""
+    desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
+    gpu = compiler.compile(desc, caps.profile("gpu"))
+    assert gpu.strategy == "coalesced" and gpu.strategies == ("coalesced", "segments", "elements")
+    assert gpu.kernels[0].invocations == 64 * 64 // 8 and gpu.kernels[0].params["run"] == 8
+    cpu = compiler.compile(desc, caps.profile("vulkan-cpu"))
+    assert cpu.strategies == ("segments", "elements", "coalesced") and cpu.kernels[0].invocations == 64 * 64 // 64
+    gaps = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
+    gaps = dml.Slice1OperatorDesc(gaps.input_tensor, dml.TensorDesc(T.INT16, [64, 64], [128, 1]),
+                                  gaps.input_window_offsets, gaps.input_window_sizes, gaps.input_window_strides)
+    assert compiler.compile(gaps, caps.profile("gpu")).strategies == ("coalesced", "strided")
+    assert compiler.compile(gaps, caps.profile("gpu")).kernels[0].invocations == 64 * 64
 
 
 def test_plan_options_are_the_operators_own(vulkan_device):
@@ -168,7 +188,7 @@ def test_plan_options_are_the_operators_own(vulkan_device):
     x = np.ones((64, 64), np.float32)
     np.testing.assert_array_equal(compiled.execute([x])[0], np.full((64, 1), 64, np.float32))
     with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus "
-                                                       "\\(options: chunks, vectorize, int64_native\\)"):
+                                                       "\\(options: chunks, vectorize, int64_native, lanes\\)"):
         dev.compile_operator(op, options={"bogus": 1})
 
 

@@ -19,7 +19,7 @@ from gpudml.testing import assert_bit_equal, assert_within
 from gpudml.types import TYPES_11
 
 T = dml.DataType
-MODES = ("constant", "edge", "reflection", "symmetric")
+MODES = ("constant", "edge", "reflection", "symmetric", "wrap")
 FUNCTIONS = ("sum", "max", "min", "argmax", "multiply", "l1")
 
 
@@ -143,7 +143,7 @@ def test_random_graphs_fused_match_unfused(device, block):
     assert "Fused" in seen  # the blocks fuse (the seeds are fixed: this cannot drift)
 
 
-@pytest.mark.parametrize("strategy", ["elements", "segments"])
+@pytest.mark.parametrize("strategy", ["elements", "segments", "coalesced"])
 @pytest.mark.parametrize("run", [movement.CHAIN_RUN_CPU, movement.RUN])
 def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, strategy, run):
     """A fused chain's kernels under both movement strategies (first in the list is the
@@ -151,7 +151,7 @@ def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, s
     monkeypatch.setattr(movement, "CHAIN_RUN_CPU", run)
     real = movement.strategies_for
     monkeypatch.setattr(movement, "strategies_for",
-                        lambda out: tuple(sorted(real(out), key=lambda s: s != strategy)))
+                        lambda out, caps: tuple(sorted(real(out, caps), key=lambda s: s != strategy)))
     strategies = set()
     for seed in range(100, 112):
         fused = _run(vulkan_device, seed, nodes=8)
@@ -193,6 +193,52 @@ def test_a_movement_chain_of_any_length_is_one_dispatch(device, length):
     op = g.compile([reduced])  # the reduce reads the chain: its own dispatches only
     assert len(op.steps) == 1 and op.steps[0].compiled.name.endswith(">Reduce)")
     assert_bit_equal(op({"x": array})[0], g.compile([reduced], fuse=False)({"x": array})[0])  # integers: exact
+
+
+@pytest.mark.parametrize("reduce", [False, True])
+def test_a_chain_reading_more_tensors_than_a_kernel_binds_is_cut(device, reduce):
+    """30 ReverseSubsequences with lengths of their own: a chain binds its lengths tensors, so
+    it is cut where a kernel would bind more storage buffers than the adapter allows
+    (Caps.max_storage_buffers_per_shader_stage: lavapipe 32, llvmpipe through GL 16)."""
+    g = dml.Graph(device)
+    x = g.input([3, 7], dtype=np.int16, name="x")
+    y, rng = x, np.random.default_rng(30)
+    for _ in range(30):
+        y = dml.reverse_subsequences(y, rng.integers(0, 9, size=(3, 1), dtype=np.uint32), 1)
+    out = dml.reduce(y, "max", [1]) if reduce else y
+    op = g.compile([out])
+    limit = device.caps.max_storage_buffers_per_shader_stage
+    assert all(len(k.buffers) <= limit for step in op.steps for k in step.compiled.program.kernels)
+    assert len(op.steps) == -(-30 // (limit - fusion.FIXED_BINDINGS))
+    array = random_bits(rng, np.int16, (3, 7))
+    assert_bit_equal(op({"x": array})[0], g.compile([out], fuse=False)({"x": array})[0])
+
+
+def test_a_kernel_binding_more_than_the_adapter_allows_is_unsupported():
+    """The compiler refuses a plan whose kernel binds more storage buffers than the caps
+    allow (before any GPU work); fusion plans within the limit (above)."""
+    g_desc = dml.TensorDesc(T.FLOAT32, [2, 5])
+    nodes, value_descs = [], {0: g_desc}
+    rs = spec_named("reverse_subsequences")
+    lengths = dml.TensorDesc(T.UINT32, [2, 1])
+
+    class Node:
+        def __init__(self, d, inputs, outputs):
+            self.desc, self.spec, self.inputs, self.outputs = d, fusion.spec_for(d), inputs, outputs
+
+    for i in range(10):
+        value_descs[2 * i + 1] = lengths
+        nodes.append(Node(rs.infer_output(g_desc, lengths, 1), (2 * i, 2 * i + 1), (2 * i + 2,)))
+        value_descs[2 * i + 2] = g_desc
+    gpu = caps.profile("gpu")  # 8 storage buffers per kernel
+    (whole,) = fusion.plan(nodes, [20], value_descs)
+    with pytest.raises(dml.UnsupportedError, match="binds 12 storage buffers, above the adapter's "
+                                                   "max-storage-buffers-per-shader-stage 8"):
+        compiler.compile(whole.desc, gpu, spec=whole.spec)
+    cut = fusion.plan(nodes, [20], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    assert [len(group.nodes) for group in cut] == [4, 4, 2]
+    for group in cut:
+        assert all(len(k.buffers) <= 8 for k in compiler.compile(group.desc, gpu, spec=group.spec).kernels)
 
 
 def test_what_is_materialized(vulkan_device):
@@ -271,9 +317,9 @@ def test_a_reduce_reads_a_chain_under_each_strategy(device, function, dtype):
     tolerance = spec.tolerance(want, [materialized], arguments)
     inputs = [device.tensor(array), device.tensor(lengths)]
     strategies = step.compiled.strategies
-    assert set(strategies) == {"rows", "split"}
+    assert {"rows", "split", "columns", "workgroup"} == set(strategies)
     for strategy in strategies:
         compiled = CompiledOperator(device, Operator(device, step.compiled.desc, fusion.read_spec(step.compiled.desc)),
                                     strategy)
-        assert len(compiled.program.kernels) == (2 if strategy == "split" else 1)
+        assert len(compiled.program.kernels) == {"rows": 1, "split": 2, "columns": 2}.get(strategy, 1)
         assert_within(compiled.execute(inputs)[0].numpy(), want, tolerance, strategy)

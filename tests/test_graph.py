@@ -518,18 +518,24 @@ def test_one_compiled_graph_called_from_several_threads(device):
 # ------------------------------------------------------------------ DirectML's own results
 @pytest.mark.parametrize("example", examples.EXAMPLES, ids=lambda e: e.name)
 def test_every_page_example_through_a_graph(device, example):
-    """Each DirectML page example recorded on a graph (its input a graph input, its other
-    arguments constants) and chained with a second, fusable copy of itself where the shapes
-    allow: the page's printed output, fused and unfused."""
+    """Each DirectML page example recorded on a graph (its input a graph input, one per array
+    of a list input; its other arguments constants) and behind a flip of each input, which
+    makes a chain of two for data movement: the page's printed output (every output of a
+    node with several), fused and unfused."""
     spec = spec_named(example.operator)
     g = dml.Graph(device)
-    x = g.input(example.input.shape, dtype=example.input.dtype, name="x")
-    y = spec.functional(x, **example.args)
+    arrays = examples.arrays(example.input)
+    xs = [g.input(a.shape, dtype=a.dtype, name=f"x{i}") for i, a in enumerate(arrays)]
+    several = isinstance(example.input, list)
+    y = spec.functional(xs if several else xs[0], **example.args)
+    feed = {f"x{i}": a for i, a in enumerate(arrays)}
     for fuse in (True, False):
-        (got,) = g.compile([y], fuse=fuse)({"x": example.input})
-        assert_bits_equal(got, example.expected)
-    # Behind a flip of the input (undone on the host): a chain of two for data movement
-    flip = [-1] + [1] * (example.input.ndim - 1)
-    z = spec.functional(dml.slice(x, [0] * example.input.ndim, list(example.input.shape), flip), **example.args)
-    (got,) = g.compile([z])({"x": example.input[::-1].copy()})
-    assert_bits_equal(got, example.expected)
+        got = g.compile(examples.arrays(y), fuse=fuse)(feed)
+        for a, b in zip(got, examples.arrays(example.expected), strict=True):
+            assert_bits_equal(a, b)
+    # Behind a flip of each input (undone on the host)
+    flipped = [dml.slice(x, [0] * x.desc.rank, x.shape, [-1] + [1] * (x.desc.rank - 1)) for x in xs]
+    z = spec.functional(flipped if several else flipped[0], **example.args)
+    got = g.compile(examples.arrays(z))({f"x{i}": a[::-1].copy() for i, a in enumerate(arrays)})
+    for a, b in zip(got, examples.arrays(example.expected), strict=True):
+        assert_bits_equal(a, b)

@@ -60,7 +60,7 @@ def test_a_wrong_template_is_reported_and_the_others_still_run(device, wrong_tem
     rows = lab.run(device, DESCS["slice1"], templates=str(wrong_templates), reps=1, copy_bytes=SMALL_COPY)
     packaged = [r for r in rows if r.templates is None]
     mine = [r for r in rows if r.templates == str(wrong_templates)]
-    assert len(packaged) == len(mine) == 2
+    assert len(packaged) == len(mine) == 3
     assert all(r.correct for r in packaged)
     assert all(not r.correct and r.first_wrong.startswith("at (0, 0): ") and r.gpu_ms > 0 for r in mine)
 
@@ -80,7 +80,7 @@ def test_named_strategies(vulkan_device):
     rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["split"], reps=1, copy_bytes=SMALL_COPY)
     assert [r.strategy for r in rows] == ["split"] and rows[0].correct and not rows[0].default  # rows is the choice
     rows = lab.run(vulkan_device, DESCS["slice1"], strategies=["strided", "segments"], reps=1, copy_bytes=SMALL_COPY)
-    assert rows[0].error == "not eligible for this description (eligible: segments, elements)"
+    assert rows[0].error == "not eligible for this description (eligible: segments, elements, coalesced)"
     assert rows[1].correct
 
 
@@ -93,8 +93,8 @@ def test_lab_command_line(tmp_path, capsys):
     assert "default choice" in text and "(GPU times from timestamps)" in text
     rows = json.loads(out_json.read_text())
     assert {"strategy", "templates", "correct", "gpu_ms", "gbps", "ratio_to_copy"} <= set(rows[0])
-    assert {r["strategy"] for r in rows} == {"rows", "split"} and all(r["correct"] for r in rows)
-    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl"]
+    assert {r["strategy"] for r in rows} == {"rows", "split", "workgroup"} and all(r["correct"] for r in rows)
+    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl", "workgroup-0.wgsl"]
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -106,13 +106,14 @@ def test_lab_command_line(tmp_path, capsys):
 def test_lab_command_line_exits_1_when_a_variant_is_wrong(wrong_templates, capsys):
     assert cli.main(["lab", "slice1", "--shape", "8,8", "--reps", "1", "--templates", str(wrong_templates)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert sum(" NO " in line and "WRONG: at (0, 0): " in line for line in lines) == 2
-    assert sum(" yes " in line for line in lines) == 2
+    assert sum(" NO " in line and "WRONG: at (0, 0): " in line for line in lines) == 3
+    assert sum(" yes " in line for line in lines) == 3
 
 
 def test_lab_command_line_errors(capsys):
     assert cli.main(["lab", "slice1", "--strategies", "rows"]) == 2
-    assert "--strategies: rows not a strategy of Slice1 (segments, elements, strided)" in capsys.readouterr().err
+    assert "--strategies: rows not a strategy of Slice1 (segments, elements, strided, coalesced)" in \
+        capsys.readouterr().err
     assert cli.main(["lab", "slice1", "--reps", "0"]) == 2
     assert cli.main(["lab", "slice1", "--templates", "/no/such/folder"]) == 2
     assert "template_path: '/no/such/folder' is not a folder" in capsys.readouterr().err

@@ -24,7 +24,7 @@ from fuzzkit import (
     with_entry,
 )
 from hypothesis import strategies as st
-from movement_check import padded_strides, run_and_check
+from movement_check import LAYOUTS, layout_descs, padding_case, run_and_check
 
 import gpudml as dml
 from gpudml import compiler, examples, reference
@@ -107,7 +107,7 @@ def test_rule_padding_entries_are_integers():
 def test_rule_padding_mode_is_a_padding_mode():
     with pytest.raises(dml.InvalidArgumentError,
                        match=re.escape("Padding: padding_mode: 7 is not a PaddingMode (one of CONSTANT, EDGE, "
-                                       "REFLECTION, SYMMETRIC)")):
+                                       "REFLECTION, SYMMETRIC, WRAP)")):
         _desc(mode=7)
 
 
@@ -115,6 +115,22 @@ def test_rule_symmetric_needs_fl_3_0(at_level):
     _raises(at_level(FL.FL_2_1), _desc(mode="symmetric"),
             "Padding: padding_mode SYMMETRIC is not supported at FL_2_1; it needs FL_3_0 or later")
     at_level(FL.FL_3_0).create_operator(_desc(mode="symmetric"))
+
+
+def test_rule_wrap_needs_fl_6_4(at_level):
+    _raises(at_level(FL.FL_6_3), _desc(mode="wrap"),
+            "Padding: padding_mode WRAP is not supported at FL_6_3; it needs FL_6_4 or later")
+    at_level(FL.FL_6_4).create_operator(_desc(mode="wrap"))
+
+
+def test_wrap_is_periodic_at_any_padding(device):
+    """WRAP (FL 6_4) repeats the input with period n on every axis, paddings wider than the
+    axis included, and on a default Device (which validates at FL 6_4)."""
+    x = np.arange(15, dtype=np.int32).reshape(3, 5)
+    for start, end in (([1, 2], [0, 3]), ([7, 0], [4, 11]), ([3, 5], [3, 5]), ([0, 0], [0, 0])):
+        want = x[np.mod(np.arange(-start[0], 3 + end[0]), 3)][:, np.mod(np.arange(-start[1], 5 + end[1]), 5)]
+        assert_bits_equal(dml.pad(x, start, end, mode="wrap", device=device), want)
+    assert_bits_equal(dml.pad(x[:1, :1], [4, 2], [3, 1], mode="wrap"), np.zeros((8, 4), np.int32))
 
 
 def test_rule_output_must_not_alias(vulkan_device):
@@ -207,12 +223,8 @@ def test_unpadded_neighbours_merge(device, layout):
     rng = np.random.default_rng(LAYOUTS.index(layout))
     in_sizes, start, end = [1, 3, 4, 2, 5, 1, 2], [0, 0, 0, 2, 0, 0, 0], [0, 0, 0, 1, 0, 0, 0]
     out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)]
-    in_strides = padded_strides(in_sizes, rng, broadcast=layout == "broadcast_input") \
-        if layout in ("strided_input", "broadcast_input") else None
-    out_strides = padded_strides(out_sizes) if layout == "strided_output" else None
+    in_desc, out_desc = layout_descs(DT.INT16, in_sizes, out_sizes, layout, rng)
     for mode in MODES:
-        in_desc = dml.TensorDesc(DT.INT16, in_sizes, in_strides)
-        out_desc = dml.TensorDesc(DT.INT16, out_sizes, out_strides)
         desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, -7, start, end)
         if layout == "packed":
             assert compiler.compile(desc, device.caps).kernels[0].params["rank"] == 3  # [12, 5, 10]
@@ -247,6 +259,15 @@ def test_float_padding_value_bits(device, dtype, value):
     assert_bits_equal(got, reference.padding(x, [1, 0], [0, 1], "constant", value))
     with np.errstate(over="ignore"):
         assert_bits_equal(got[0, :1], np.array([value], np.float64).astype(dtype))
+
+
+def test_float_padding_value_rounds_once_from_its_exact_value(device):
+    """An int no double holds rounds straight to the tensor's type: 2^60 + 2^36 + 1 is
+    2^60 + 2^37 in float32 (through float64 it would be 2^60, a tie rounded to even); an int
+    beyond float64 is an infinity, as any float too large for the type."""
+    got = dml.pad(np.zeros(1, np.float32), [2], [0], value=2**60 + 2**36 + 1, device=device)
+    assert got[0] == np.float32(2.0**60 + 2.0**37) and got[0] != np.float32(float(2**60 + 2**36 + 1))
+    assert dml.pad(np.zeros(1, np.float64), [1], [0], value=-(10**400), device=device)[0] == -np.inf
 
 
 def test_zero_and_negative_zero_are_different_operators(device):
@@ -300,20 +321,6 @@ def test_new_shape_of_known_kind_compiles_nothing(vulkan_device):
 
 # ------------------------------------------------------------------ sweep
 RANKS = [1, 2, 4, 5, 8]
-LAYOUTS = ["packed", "strided_input", "broadcast_input", "strided_output"]
-MAX_OUTPUT = 3000
-
-
-def _case(rng, rank: int):
-    top = 6 if rank <= 2 else (3 if rank <= 5 else 2)
-    in_sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
-    # Paddings up to 2n + 2 per side: fold more than once.
-    start = [int(rng.integers(0, 2 * n + 3)) for n in in_sizes]
-    end = [int(rng.integers(0, 2 * n + 3)) for n in in_sizes]
-    while math.prod(n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)) > MAX_OUTPUT:
-        axis = int(rng.integers(rank))
-        start[axis], end[axis] = start[axis] // 2, end[axis] // 2
-    return in_sizes, start, end
 
 
 def _value(rng, dtype: DT):
@@ -329,13 +336,9 @@ def _value(rng, dtype: DT):
 def test_sweep_against_reference(device, data_type, rank, mode):
     rng = np.random.default_rng([int(data_type), rank, int(mode)])
     layout = LAYOUTS[(int(data_type) + rank + int(mode)) % len(LAYOUTS)]
-    in_sizes, start, end = _case(rng, rank)
+    in_sizes, start, end = padding_case(rng, rank)
     out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)]
-    in_strides = padded_strides(in_sizes, rng, broadcast=layout == "broadcast_input") \
-        if layout in ("strided_input", "broadcast_input") else None
-    out_strides = padded_strides(out_sizes) if layout == "strided_output" else None
-    in_desc = dml.TensorDesc(data_type, in_sizes, in_strides)
-    out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
+    in_desc, out_desc = layout_descs(data_type, in_sizes, out_sizes, layout, rng)
     value = _value(rng, data_type)
     desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, value, start, end)
     compiled = device.compile_operator(device.create_operator(desc))

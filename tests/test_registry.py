@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import gpudml as dml
-from gpudml import cli, examples, reference, templates
+from gpudml import caps, cli, compiler, examples, reference, templates
 from gpudml.ops import MODULES, SPECS, OpSpec, spec_for, spec_named
-from gpudml.ops.spec import tensor_fields
+from gpudml.ops.spec import regroup, tensor_fields, tensor_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DIR = ROOT / "gpudml" / "ops"
@@ -53,12 +53,19 @@ def test_one_spec_per_operator(spec: OpSpec):
     assert spec.strategies and len(set(spec.strategies)) == len(spec.strategies)
     desc = cli.description(spec, args)[0]
     assert spec_for(desc) is spec
-    # `arguments` describes a desc in the functional form's terms (the lab's reference call).
+    # `arguments` describes a desc in the functional form's terms (the lab's reference call);
+    # a list field (JOIN's input_tensors) is one argument holding a list.
     inputs = [d for _, d in tensor_fields(desc)[0]]
-    assert spec.infer_output(*inputs, **spec.arguments(desc)) == desc
+    assert spec.infer_output(*regroup(tensor_groups(desc)[0], inputs), **spec.arguments(desc)) == desc
     assert spec.traffic(desc) >= sum(d.element_count for d in inputs)
-    # Its templates are shipped.
-    assert f"{spec.key}.wgsl.j2" in templates.names() or spec.key == "reduce"
+    assert set(spec.tensor_lists) <= set(spec.tensors)
+    # Its templates are shipped: those its kernels (under every strategy) and its stage (data
+    # movement) come from, its own or another operator's (Padding1 runs Padding's stage, Slice Slice1's).
+    used = set()
+    for strategy in spec.strategies_for(desc, caps.profile("gpu")):
+        used |= {k.template for k in compiler.compile(desc, caps.profile("gpu"), strategy=strategy).kernels}
+    used |= {spec.chain_stage(desc).op} if spec.chain_stage is not None else set()
+    assert used <= set(templates.names())
 
 
 def test_examples_in_registry_order():

@@ -106,7 +106,7 @@ def test_rule_output_data_type(vulkan_device):
 
 def test_rule_lengths_data_type(vulkan_device):
     _raises(vulkan_device, _desc(lengths_dtype=DT.INT32),
-            "ReverseSubsequences: sequence_lengths_tensor.data_type INT32 is not supported at FL_5_0 "
+            "ReverseSubsequences: sequence_lengths_tensor.data_type INT32 is not supported at FL_6_4 "
             "(supported: UINT32, UINT64)")
 
 

@@ -160,7 +160,7 @@ def test_environment_variable_picks_the_adapter(monkeypatch):
 
 def test_feature_level_argument():
     assert dml.Device(feature_level="FL_3_0", adapter="vulkan").feature_level == dml.FeatureLevel.FL_3_0
-    assert dml.Device(adapter="vulkan").feature_level == dml.FeatureLevel.FL_5_0
+    assert dml.Device(adapter="vulkan").feature_level == dml.FeatureLevel.FL_6_4  # WRAP
     with pytest.raises(dml.InvalidArgumentError, match="feature_level: 'FL_9_9' is not a FeatureLevel"):
         dml.Device(feature_level="FL_9_9")
     assert dml.Device(adapter="vulkan").supports_data_type(dml.DataType.FLOAT64)

@@ -42,12 +42,13 @@ def _probe(tmp_path, **env) -> list:
 def test_first_process_tunes_second_reuses(tmp_path):
     cache = tmp_path / "tuning.json"
     first, _ = _probe(tmp_path, GPUDML_AUTOTUNE="1", GPUDML_TUNING_CACHE=str(cache))
-    assert len(first) == 1 and first[0][1] is True and first[0][2] == ["rows", "split"]  # timed both
+    assert len(first) == 1 and first[0][1] is True  # timed all
+    assert first[0][2] == ["columns", "rows", "split", "workgroup"]
     data = json.loads(cache.read_text())
     (section,) = data["sections"].values()
     assert section["adapter"].endswith("via Vulkan") and section["gpudml"] == dml.__version__
     (choice,) = section["choices"].values()
-    assert choice["strategy"] == first[0][0] and set(choice["ms"]) == {"rows", "split"}
+    assert choice["strategy"] == first[0][0] and set(choice["ms"]) == {"columns", "rows", "split", "workgroup"}
     second, _ = _probe(tmp_path, GPUDML_AUTOTUNE="1", GPUDML_TUNING_CACHE=str(cache))
     assert second == [[first[0][0], False, first[0][2]]]  # the cached choice, nothing timed
 

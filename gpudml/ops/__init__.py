@@ -13,7 +13,8 @@ from ..errors import InvalidArgumentError
 from .spec import OpSpec, tensor_fields
 
 #: The operator modules, in documentation order: the one line that registers an operator.
-MODULES = ("slice1", "padding", "reverse_subsequences", "reduce")
+MODULES = ("slice1", "padding", "reverse_subsequences", "reduce", "argmax", "argmin", "padding1", "slice_v1",
+           "gather", "tile", "join", "split", "cumulative_summation", "cumulative_product")
 
 SPECS: tuple[OpSpec, ...] = tuple(importlib.import_module(f".{name}", __name__).SPEC for name in MODULES)
 

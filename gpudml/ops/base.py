@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import FeatureLevel
 from .spec import SupportTable
 
@@ -26,6 +26,75 @@ def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp:
             f"input_tensor.data_type {inp.data_type.name}")
     support.check(level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
     return rank
+
+
+def numpy_axis(axis, rank: int, field: str) -> int:
+    """A functional form's axis as DirectML's: an integer in [-rank, rank), a negative one
+    counting from the end as in numpy (descs take DirectML's axis only)."""
+    axis = as_int(axis, field)
+    if not -rank <= axis < rank:
+        raise InvalidArgumentError(f"{field} = {axis} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+    return axis + rank if axis < 0 else axis
+
+
+def integer_array(value, where: str, what: str) -> np.ndarray:
+    """A functional form's integer argument (lengths, indices) as a numpy array of integers;
+    InvalidArgumentError naming `where` otherwise, `what` saying what it must hold."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{where}: not an integer array ({exc})") from None
+    if array.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"{where}: {what}, got dtype {array.dtype}")
+    return array
+
+
+def check_parts(op: str, support: SupportTable, level: FeatureLevel, whole: tuple[str, TensorDesc],
+                parts: tuple[str, object], count_name: str, axis: int, parts_are_outputs: bool) -> int:
+    """The rules JOIN and SPLIT share between one tensor (`whole`: (field, desc)) and a list
+    of tensors (`parts`: (field, value); the page's count of them is `count_name`): a
+    non-empty list of valid TensorDescs, one DimensionCount and one data type for all, the
+    support row, `axis` an axis, and every part of the whole's sizes except on `axis`,
+    where the parts' sizes add up to the whole's. Returns the rank."""
+    (whole_field, whole_desc), (parts_field, tensors) = whole, parts
+    if not isinstance(tensors, tuple):
+        raise InvalidArgumentError(f"{op}: {parts_field} must be a list of TensorDescs, got {type(tensors).__name__}")
+    if not tensors:
+        raise InvalidArgumentError(f"{op}: {count_name} is 0 ({parts_field} is empty); it must be greater than 0")
+    check_tensor_desc(op, whole_field, whole_desc, is_output=not parts_are_outputs)
+    named = {f"{parts_field}[{i}]": t for i, t in enumerate(tensors)}
+    for name, t in named.items():
+        check_tensor_desc(op, name, t, is_output=parts_are_outputs)
+    rank = check_same_rank(op, {**named, whole_field: whole_desc})
+    for name, t in named.items():
+        if t.data_type != whole_desc.data_type:
+            raise InvalidArgumentError(f"{op}: {name}.data_type {t.data_type.name} must equal "
+                                       f"{whole_field}.data_type {whole_desc.data_type.name}")
+    types = {parts_field: tensors[0].data_type, whole_field: whole_desc.data_type}  # the input first
+    support.check(level, rank, dict(reversed(types.items())) if parts_are_outputs else types)
+    if not 0 <= axis < rank:
+        raise InvalidArgumentError(f"{op}: axis = {axis} must be in [0, DimensionCount - 1] = [0, {rank - 1}]")
+    for name, t in named.items():
+        for d, (m, n) in enumerate(zip(t.sizes, whole_desc.sizes, strict=True)):
+            if d != axis and m != n:
+                raise InvalidArgumentError(f"{op}: {name}.sizes[{d}] = {m} must equal {whole_field}.sizes[{d}] = {n} "
+                                           f"(the sizes may differ on axis {axis} only)")
+    total = sum(t.sizes[axis] for t in tensors)
+    if total != whole_desc.sizes[axis]:
+        terms = " + ".join(str(t.sizes[axis]) for t in tensors)
+        raise InvalidArgumentError(f"{op}: {whole_field}.sizes[{axis}] = {whole_desc.sizes[axis]} must equal the sum "
+                                   f"of {parts_field}[i].sizes[{axis}] = {terms} = {total}")
+    return rank
+
+
+def functional_axis(axis, rank: int, where: str, tensor: str) -> int:
+    """A functional form's axis (numpy's: a negative one counts from the end) as DirectML's;
+    InvalidArgumentError naming `where` and the `tensor` whose rank it indexes."""
+    axis = as_int(axis, f"{where}: axis")
+    if not -rank <= axis < rank:
+        raise InvalidArgumentError(
+            f"{where}: axis = {axis} is outside [{-rank}, {rank - 1}] ({tensor} has {rank} dimensions)")
+    return axis + rank if axis < 0 else axis
 
 
 # ---------------------------------------------------------------------------- for the references

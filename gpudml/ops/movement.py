@@ -14,8 +14,22 @@ folds into the source's base and strides on the host. They share these strategie
   whole chunks.
 - `elements` (packed outputs): RUN consecutive output elements, each found by
   `value_at`, assembled into 16-byte chunks.
-- `strided` (any output, the only one for outputs with gaps): element by element, 8- and
-  16-bit elements with atomic read-modify-write of their word.
+- `strided` (any output, the only one of these three for outputs with gaps): element by
+  element, 8- and 16-bit elements with atomic read-modify-write of their word.
+- `coalesced` (any output; the GPU-class strategy): one invocation per 16-byte output
+  chunk (per element for outputs with gaps), each element found by `value_at`, so that
+  neighbouring invocations read and write neighbouring memory and the grid fills a GPU.
+  The three above give each invocation a run of 64 elements, which suits CPU adapters
+  (few invocations, coordinates decoded once per run) and serializes a GPU's memory
+  accesses.
+
+`strategies_for(output, caps)` puts the CPU-class strategies first on CPU adapters and
+`coalesced` first elsewhere.
+
+An operator that moves whole boxes of elements between tensors (JOIN into regions of its
+output, SPLIT from regions of its input) plans one `Copy` per box: a chain of no stage,
+one dispatch each, so that a kernel binds one input and one output whatever the number of
+tensors (`copy`, `copy_strategies`, `copy_plan`).
 """
 
 from __future__ import annotations
@@ -23,8 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..builder import Buffer, Dispatch, input_buffer, output_buffer
-from ..tensor_desc import TensorDesc
+from ..builder import Buffer, Dispatch, KernelPlan, input_buffer, output_buffer
+from ..errors import InternalError
+from ..tensor_desc import TensorDesc, merge_axes
 from .base import element_bits
 
 WORKGROUP_SIZE = 64
@@ -40,13 +55,32 @@ RUN = 64
 #: single Slice1 of the same output (11 rounds): RUN 64 / 1024 = 2.05x / 1.69x (H and W
 #: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
 CHAIN_RUN_CPU = 1024
-STRATEGIES = ("segments", "elements", "strided")
+STRATEGIES = ("segments", "elements", "strided", "coalesced")
 
 
-def strategies_for(output: TensorDesc) -> tuple[str, ...]:
-    """Packed outputs: segments (the choice; 0.20-0.33x of the copy kernel became 0.60-0.71x
-    on lavapipe), else elements. Outputs with gaps: strided."""
-    return ("segments", "elements") if output.is_packed else ("strided",)
+def strategies_for(output: TensorDesc, caps) -> tuple[str, ...]:
+    """Packed outputs: segments (the choice on CPU adapters; 0.20-0.33x of the copy kernel
+    became 0.60-0.71x on lavapipe), elements, coalesced. Outputs with gaps: strided,
+    coalesced. On other adapters (GPUs) coalesced comes first."""
+    return _ordered(caps, writes_chunks(output))
+
+
+def strategies_for_regions(regions, caps) -> tuple[str, ...]:
+    """The strategies of an operator that writes several regions, one dispatch each
+    (`regions`: (output desc, out_base) pairs): the chunk strategies where every region
+    can take them, else strided and coalesced."""
+    return _ordered(caps, all(writes_chunks(desc, base) for desc, base in regions))
+
+
+def writes_chunks(output: TensorDesc, out_base: int = 0) -> bool:
+    """Whether the chunk strategies (segments, elements, packed coalesced) can write `output`
+    from buffer element `out_base`: a packed output from a chunk boundary."""
+    return output.is_packed and out_base % (128 // element_bits(output)) == 0
+
+
+def _ordered(caps, chunks: bool) -> tuple[str, ...]:
+    cpu = ("segments", "elements") if chunks else ("strided",)
+    return cpu + ("coalesced",) if caps is None or caps.is_software else ("coalesced",) + cpu
 
 
 class Stage(NamedTuple):
@@ -148,9 +182,24 @@ def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> Sta
 
 def affine_stage(starts, steps, out_sizes) -> StageRule:
     """The stage of an affine map per axis (a slice) with output sizes `out_sizes`:
-    input = starts + steps * output."""
+    input = starts + steps * output. An output axis of size 1 reads its start only, so its
+    step is 1 here, whatever the operator's stride: a stride as large as the operator
+    allows there would not fit the kernels' 32-bit strides once folded into the source's."""
+    steps = tuple(t if n > 1 else 1 for t, n in zip(steps, out_sizes, strict=True))
     window = [tuple(sorted((a, a + t * (n - 1)))) for a, t, n in zip(starts, steps, out_sizes, strict=True)]
-    return _affine_rule(tuple(starts), tuple(steps), window)
+    return _affine_rule(tuple(starts), steps, window)
+
+
+def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str) -> KernelPlan:
+    """The plan of an operator whose index rule is the affine `rule` (Slice1, Slice): the
+    rule folds into the source's base and one signed input step per output axis (no stage
+    is left); output axes contiguous in the output and in those steps merge (longer rows,
+    fewer segments), size-1 axes drop."""
+    folded = chain([rule], input_tensor.effective_strides)
+    axes = merge_axes(output_tensor.sizes, output_tensor.effective_strides, folded.uniforms["src_strides"])
+    kernel_out = TensorDesc(output_tensor.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
+    source = chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
+    return KernelPlan((movement_dispatch(strategy, kernel_out, source),))
 
 
 def movement_dispatch(
@@ -162,28 +211,79 @@ def movement_dispatch(
     params: dict | None = None,
     invocations: int | None = None,
     run: int = RUN,
+    out_base: int | None = None,
+    output_index: int = 0,
+    source_index: int = 0,
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
-    from the chain's source (input 0) and extra tensors (inputs 1, 2, ...), `run` output
-    elements per invocation (a multiple of 16). Uniforms
-    `count`, `out_sizes` and `out_strides` come first, then the chain's, then `uniforms`."""
+    from the chain's source and extra tensors, `run` output elements per invocation (a
+    multiple of 16). The output is output `output_index` of the operator, from buffer
+    element `out_base` on (a region of it; None: 0, and no uniform for it); the source is
+    input `source_index`, the extra tensors the inputs after input 0 (ops.movement.chain).
+    Uniforms `count`, `out_sizes` and `out_strides` come first, then `out_base`, the
+    chain's, and `uniforms`."""
     bits = element_bits(output_desc)
     count = output_desc.element_count
+    chunks = writes_chunks(output_desc, out_base or 0)
+    if strategy in ("segments", "elements") and not chunks:
+        raise InternalError(f"movement: strategy {strategy} cannot write {output_desc!r} from element {out_base}")
+    template_strategy = strategy
+    if strategy == "coalesced":  # the elements or strided kernel, one chunk or element each
+        template_strategy = "elements" if chunks else "strided"
+        run = 128 // bits if chunks else 1
     if invocations is None:
         invocations = -(-count // run)
     buffers = (
-        output_buffer(0, "output", bits, "elements" if strategy == "strided" else "chunks"),
-        input_buffer(0, "input"),
+        output_buffer(output_index, "output", bits, "elements" if template_strategy == "strided" else "chunks"),
+        input_buffer(source_index, "input"),
     ) + the_chain.buffers(1)
     if strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
-        buffers += (input_buffer(0, "input_chunks", "chunks"),)
+        buffers += (input_buffer(source_index, "input_chunks", "chunks"),)
+    base = {} if out_base is None else {"out_base": out_base}
     return Dispatch(
         template="movement.wgsl.j2",
-        params={"rank": output_desc.rank, "bits": bits, "run": run, "strategy": strategy,
-                "stages": the_chain.stages, "unit": the_chain.unit, "rows": the_chain.rows, **(params or {})},
+        params={"rank": output_desc.rank, "bits": bits, "run": run, "strategy": template_strategy,
+                "out_base": out_base is not None, "stages": the_chain.stages, "unit": the_chain.unit,
+                "rows": the_chain.rows, **(params or {})},
         buffers=buffers,
         uniforms={"count": count, "out_sizes": output_desc.sizes, "out_strides": output_desc.effective_strides,
-                  **the_chain.uniforms, **(uniforms or {})},
+                  **base, **the_chain.uniforms, **(uniforms or {})},
         invocations=invocations,
         workgroup_size=WORKGROUP_SIZE,
     )
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One box of elements copied between two tensors, as one dispatch: `output` is the
+    box in the output's layout (merged axes), `source_strides` the source's strides over
+    the same axes; the box starts at buffer element `out_base` of output `output_index`
+    (None: 0, no uniform) and at `src_base` of input `source_index`."""
+
+    output: TensorDesc
+    source_strides: tuple[int, ...]
+    out_base: int | None
+    src_base: int
+    output_index: int
+    source_index: int
+
+
+def copy(data_type, sizes, out_strides, source_strides, *, out_base: int | None = None, src_base: int = 0,
+         output_index: int = 0, source_index: int = 0) -> Copy:
+    """The Copy of a box of `sizes` elements, laid out by `out_strides` in the output and
+    `source_strides` in the source: axes contiguous in both merge, size-1 axes drop."""
+    axes = merge_axes(sizes, out_strides, source_strides)
+    output = TensorDesc(data_type, [a.size for a in axes], [a.strides[0] for a in axes])
+    return Copy(output, tuple(a.strides[1] for a in axes), out_base, src_base, output_index, source_index)
+
+
+def copy_strategies(copies, caps) -> tuple[str, ...]:
+    """The strategies that can run every one of `copies` (strategies_for_regions)."""
+    return strategies_for_regions([(c.output, c.out_base or 0) for c in copies], caps)
+
+
+def copy_plan(copies, strategy: str) -> KernelPlan:
+    """One dispatch per Copy, in order, each under `strategy`."""
+    return KernelPlan(tuple(
+        movement_dispatch(strategy, c.output, chain([], c.source_strides, c.src_base), out_base=c.out_base,
+                          output_index=c.output_index, source_index=c.source_index) for c in copies))

@@ -1,5 +1,11 @@
 """DML_PADDING_OPERATOR_DESC (SPEC.md section 5, seed 001): the input grown on every axis,
-the border filled with a constant, the edge element, or mirrors of the input."""
+the border filled with a constant, the edge element, or mirrors of the input.
+
+DML_PADDING1 (ops/padding1.py) is the same operator with a typed padding value: it shares
+this module's rules (check_padding, check_value), reference (padded_array), stage and plan. A
+desc of either gives its CONSTANT element's bits through its own `fill_bits()`, the one
+place where the two differ.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import math
 import numbers
 import struct
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -30,12 +37,15 @@ SUPPORT = support_table(OP, ("input_tensor", "output_tensor"), [
     (FeatureLevel.FL_1_0, (4, 5), {F32, F16}),
 ])
 
-#: The level each padding mode is introduced at (the seed: SYMMETRIC "from DML_FEATURE_LEVEL_3_0").
+#: The level each padding mode is introduced at, for Padding and Padding1 (the seed:
+#: SYMMETRIC "from DML_FEATURE_LEVEL_3_0"; microsoft/DirectML's Releases.md, DirectML 1.15.0:
+#: FL 6.4 updated DML_OPERATOR_PADDING and DML_OPERATOR_PADDING1 to accept WRAP).
 MODE_INTRODUCED = {
     PaddingMode.CONSTANT: FeatureLevel.FL_1_0,
     PaddingMode.EDGE: FeatureLevel.FL_1_0,
     PaddingMode.REFLECTION: FeatureLevel.FL_1_0,
     PaddingMode.SYMMETRIC: FeatureLevel.FL_3_0,
+    PaddingMode.WRAP: FeatureLevel.FL_6_4,
 }
 
 
@@ -52,65 +62,79 @@ class PaddingOperatorDesc:
     _value_key: tuple = field(init=False, repr=False)
 
     def __post_init__(self):
-        set_ = object.__setattr__
-        set_(self, "padding_mode", PaddingMode.coerce(self.padding_mode, f"{OP}: padding_mode"))
-        for name in ("start_padding", "end_padding"):
-            set_(self, name, as_int_tuple(getattr(self, name), f"{OP}: {name}"))
-        set_(self, "_value_key", _value_key(self.padding_value))
+        normalize_fields(self, OP)
+
+    def fill_bits(self) -> tuple[int, int]:
+        """The CONSTANT element's bits (low word, high word): DirectML's FLOAT padding value
+        converted to the tensors' type by padding_element."""
+        return value_bits(OP, padding_element, self.padding_value, self.input_tensor.data_type)
 
 
-def _value_key(value) -> tuple:
+def normalize_fields(desc, op: str) -> None:
+    """__post_init__ of the Padding and Padding1 descs: the mode as a PaddingMode, the
+    paddings as tuples of ints (InvalidArgumentError naming `op` and the field), and the
+    value's key for equality."""
+    set_ = object.__setattr__
+    set_(desc, "padding_mode", PaddingMode.coerce(desc.padding_mode, f"{op}: padding_mode"))
+    for name in ("start_padding", "end_padding"):
+        set_(desc, name, as_int_tuple(getattr(desc, name), f"{op}: {name}"))
+    set_(desc, "_value_key", value_key(desc.padding_value))
+
+
+def value_key(value) -> tuple:
+    """A key that tells apart every value a padding may hold (0 from 0.0, -0.0 from 0.0,
+    each NaN from itself)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return ("other", repr(value))
     if isinstance(value, numbers.Integral):
         return ("int", int(value))
-    return ("float", struct.pack("<d", float(value)))
+    if isinstance(value, (float, np.float16, np.float32, np.float64)):
+        return ("float", struct.pack("<d", float(value)))
+    return ("real", type(value).__name__, repr(value))  # a Fraction, a long double: no double holds it
 
 
-def infer_output(input_tensor: TensorDesc, start_padding, end_padding, mode="constant",
-                 value=0.0) -> PaddingOperatorDesc:
-    """The desc of `pad(x, start_padding, end_padding, mode=, value=)`: the output is the
-    input grown by the paddings (validation checks them)."""
-    start = as_int_tuple(start_padding, "pad: start_padding")
-    end = as_int_tuple(end_padding, "pad: end_padding")
-    mode = PaddingMode.coerce(mode, "pad: mode")
+def grown(input_tensor: TensorDesc, start_padding, end_padding, fn: str):
+    """(start, end, output desc) of the functional call `fn(x, start_padding, end_padding,
+    ...)`: the output is the input grown by the paddings (validation checks them)."""
+    start = as_int_tuple(start_padding, f"{fn}: start_padding")
+    end = as_int_tuple(end_padding, f"{fn}: end_padding")
     if len(start) == len(end) == input_tensor.rank:
         # Negative paddings are left to the operator's check, which names them.
         out_sizes = tuple(n + max(s, 0) + max(e, 0) for n, s, e in zip(input_tensor.sizes, start, end, strict=True))
     else:
         out_sizes = input_tensor.sizes  # the operator names the length mismatch
-    out_desc = TensorDesc(input_tensor.data_type, out_sizes)
-    return PaddingOperatorDesc(input_tensor, out_desc, mode, value, start, end)
+    return start, end, TensorDesc(input_tensor.data_type, out_sizes)
 
 
-def padding_value_bits(value, data_type: DataType) -> tuple[int, int]:
-    """The padding value as the bits of one `data_type` element: (low word, high word).
+def infer_output(input_tensor: TensorDesc, start_padding, end_padding, mode="constant",
+                 value=0.0) -> PaddingOperatorDesc:
+    """The desc of `pad(x, start_padding, end_padding, mode=, value=)`."""
+    start, end, out_desc = grown(input_tensor, start_padding, end_padding, "pad")
+    return PaddingOperatorDesc(input_tensor, out_desc, PaddingMode.coerce(mode, "pad: mode"), value, start, end)
 
-    Floats: rounded to nearest from the given value (NaN stays NaN, too large becomes
-    +-inf). Integers: truncated toward zero (10.6 -> 10); NaN, inf or a value outside
-    the type's range is an InvalidArgumentError. Python ints are taken exactly.
-    """
-    where = f"{OP}: padding_value"
+
+# ---------------------------------------------------------------------------- padding values
+def value_bits(op: str, convert, value, data_type: DataType) -> tuple[int, int]:
+    """`convert(value, numpy dtype)` (padding_element, or Padding1's exact_element) as the
+    bits of one `data_type` element: (low word, high word, for 64-bit types). The
+    converter's TypeError / ValueError becomes an InvalidArgumentError naming `op`'s
+    padding_value."""
     try:
-        element = padding_element(value, data_type.numpy)
+        element = convert(value, data_type.numpy)
     except (TypeError, ValueError) as exc:
-        raise InvalidArgumentError(f"{where}{exc}") from None
+        raise InvalidArgumentError(f"{op}: padding_value{exc}") from None
     raw = int(np.array(element).reshape(1).view(f"u{data_type.size}")[0])
     return raw & 0xFFFFFFFF, raw >> 32
 
 
 def padding_element(value, dtype: np.dtype):
-    """The padding value as one element of `dtype` (the rules of padding_value_bits);
-    TypeError / ValueError with the reason after the field name (": expected ...")."""
-    dtype = np.dtype(dtype)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f": expected a real number, got {value!r}")
+    """The padding value as one element of `dtype` (Padding's rule): floats rounded once,
+    to nearest (float_element); integers truncated toward zero (10.6 -> 10), NaN, inf or a
+    value outside the type's range a ValueError. Python ints are taken exactly.
+    TypeError / ValueError carry the reason after the field name (": expected ...")."""
+    dtype = check_real(value, dtype)
     if dtype.kind == "f":
-        try:
-            with np.errstate(over="ignore"):
-                return np.array(value, dtype=np.float64).astype(dtype)[()]
-        except OverflowError:  # a Python int beyond float64
-            raise ValueError(f" = {value!r} does not fit {_type_name(dtype)}") from None
+        return float_element(value, dtype)
     if isinstance(value, numbers.Integral):
         whole = int(value)
     else:
@@ -118,44 +142,112 @@ def padding_element(value, dtype: np.dtype):
         if not math.isfinite(v):
             raise ValueError(f" = {value!r} cannot be converted to the integer type {_type_name(dtype)}")
         whole = math.trunc(v)
+    return integer_element(whole, dtype, f"{value!r} (truncated: {whole})")
+
+
+def check_real(value, dtype) -> np.dtype:
+    """`dtype` as a numpy dtype; TypeError unless `value` is a real number (not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f": expected a real number, got {value!r}")
+    return np.dtype(dtype)
+
+
+def integer_element(whole: int, dtype: np.dtype, shown: str):
+    """The integer `whole` as one element of integer `dtype`; ValueError (showing the value
+    as `shown`) outside the type's range."""
     info = np.iinfo(dtype)
     if not info.min <= whole <= info.max:
-        raise ValueError(f" = {value!r} (truncated: {whole}) is outside the range of {_type_name(dtype)} "
-                         f"[{info.min}, {info.max}]")
+        raise ValueError(f" = {shown} is outside the range of {_type_name(dtype)} [{info.min}, {info.max}]")
     return np.array(whole, dtype=dtype)[()]
+
+
+def float_element(value, dtype: np.dtype):
+    """The real `value` rounded once to nearest (ties to even) in float `dtype`: beyond the
+    largest finite value it becomes +-inf, NaN stays NaN. A double (Python and numpy
+    floats) rounds once by numpy's conversion; a value a double cannot hold (an int beyond
+    2^53, a Fraction) is rounded from its exact value, never through float64 first, which
+    could round twice (2^60 + 2^36 + 1 is 2^60 + 2^37 in float32, 2^60 through float64)."""
+    try:
+        with np.errstate(over="ignore"):
+            near = np.array(value, dtype=np.float64).astype(dtype)[()]
+    except OverflowError:  # an int beyond float64
+        near = dtype.type(np.inf if value > 0 else -np.inf)
+    if isinstance(value, (float, np.float16, np.float32, np.float64)):
+        return near  # a double: numpy's conversion rounded it once
+    exact = exact_fraction(value)
+    if exact is None:
+        return near  # NaN or an infinity
+    top = Fraction(2) ** np.finfo(dtype).maxexp  # where rounding to nearest gives infinity
+
+    def error(c):
+        return abs((top if c > 0 else -top) - exact if np.isinf(c) else Fraction(float(c)) - exact)
+
+    def odd(c):
+        return int(np.array(c).view(f"u{dtype.itemsize}")) & 1
+
+    # Rounding twice is off by one step at most: the answer is `near` or a neighbour.
+    with np.errstate(over="ignore"):
+        candidates = (np.nextafter(near, dtype.type(-np.inf)), near, np.nextafter(near, dtype.type(np.inf)))
+    return min(candidates, key=lambda c: (error(c), odd(c)))
+
+
+def exact_fraction(value) -> Fraction | None:
+    """The exact value of a real number (an int, a float of any width, a Fraction) as a
+    Fraction; None for NaN and infinities."""
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    try:
+        ratio = value.as_integer_ratio() if hasattr(value, "as_integer_ratio") else float(value).as_integer_ratio()
+    except (ValueError, OverflowError):
+        return None
+    return Fraction(*ratio)
 
 
 def _type_name(dtype: np.dtype) -> str:
     return DataType.from_numpy(dtype).name
 
 
-def validate(desc: PaddingOperatorDesc, feature_level: FeatureLevel) -> None:
+# ---------------------------------------------------------------------------- validation
+def check_padding(op: str, support, desc, feature_level: FeatureLevel) -> int:
+    """The rules Padding and Padding1 share: both tensors, the support row of `support`, the
+    mode's level, paddings in UINT with one entry per axis, and the output's sizes.
+    Returns the rank."""
     inp, out = desc.input_tensor, desc.output_tensor
-    rank = check_copy_tensors(OP, SUPPORT, feature_level, inp, out)
+    rank = check_copy_tensors(op, support, feature_level, inp, out)
     mode = desc.padding_mode
     if feature_level < MODE_INTRODUCED[mode]:
         raise InvalidArgumentError(
-            f"{OP}: padding_mode {mode.name} is not supported at {FeatureLevel(feature_level).name}; "
+            f"{op}: padding_mode {mode.name} is not supported at {FeatureLevel(feature_level).name}; "
             f"it needs {MODE_INTRODUCED[mode].name} or later")
     start, end = desc.start_padding, desc.end_padding
-    check_length(OP, "start_padding", start, rank)
-    check_length(OP, "end_padding", end, rank)
+    check_length(op, "start_padding", start, rank)
+    check_length(op, "end_padding", end, rank)
     for name, values in (("start_padding", start), ("end_padding", end)):
         for i, p in enumerate(values):
             if not 0 <= p <= UINT32_MAX:
-                raise InvalidArgumentError(f"{OP}: {name}[{i}] = {p} must be in 0..{UINT32_MAX} (UINT)")
+                raise InvalidArgumentError(f"{op}: {name}[{i}] = {p} must be in 0..{UINT32_MAX} (UINT)")
     for i in range(rank):
         want = inp.sizes[i] + start[i] + end[i]
         if out.sizes[i] != want:
             raise InvalidArgumentError(
-                f"{OP}: output_tensor.sizes[{i}] = {out.sizes[i]} must equal input_tensor.sizes[{i}] + "
+                f"{op}: output_tensor.sizes[{i}] = {out.sizes[i]} must equal input_tensor.sizes[{i}] + "
                 f"start_padding[{i}] + end_padding[{i}] = {inp.sizes[i]} + {start[i]} + {end[i]} = {want}")
+    return rank
+
+
+def check_value(op: str, desc) -> None:
+    """The padding value: a real number in every mode (the field is there even where only
+    CONSTANT reads it), and one the desc's own rule can convert in CONSTANT mode."""
     value = desc.padding_value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        # A FLOAT field in every mode, even where only CONSTANT reads it.
-        raise InvalidArgumentError(f"{OP}: padding_value: expected a real number, got {value!r}")
-    if mode == PaddingMode.CONSTANT:
-        padding_value_bits(value, inp.data_type)
+        raise InvalidArgumentError(f"{op}: padding_value: expected a real number, got {value!r}")
+    if desc.padding_mode == PaddingMode.CONSTANT:
+        desc.fill_bits()
+
+
+def validate(desc: PaddingOperatorDesc, feature_level: FeatureLevel) -> None:
+    check_padding(OP, SUPPORT, desc, feature_level)
+    check_value(OP, desc)
 
 
 # ---------------------------------------------------------------------------- reference
@@ -169,12 +261,19 @@ def reference(x, start_padding, end_padding, mode=PaddingMode.CONSTANT, value=0.
       range, else the element;
     - EDGE: clamp(c, 0, n-1);
     - REFLECTION: periodic mirror without the edge, period 2(n-1); n == 1 -> 0;
-    - SYMMETRIC: periodic mirror with the edge, period 2n.
+    - SYMMETRIC: periodic mirror with the edge, period 2n;
+    - WRAP: periodic, period n (c mod n).
 
     Periodic folding makes any padding size valid (padding >= n folds again), which is
     what the seed page says DirectML does.
     """
     x = np.asarray(x)
+    return padded_array(x, start_padding, end_padding, mode, lambda: padding_element(value, x.dtype))
+
+
+def padded_array(x: np.ndarray, start_padding, end_padding, mode, fill) -> np.ndarray:
+    """x grown by the paddings under `mode` (see `reference`); CONSTANT writes `fill()`, one
+    element of x's dtype (its TypeError / ValueError becomes a ValueError), outside x."""
     mode = PaddingMode.coerce(mode)
     start = int_list(start_padding, x.ndim, "start_padding")
     end = int_list(end_padding, x.ndim, "end_padding")
@@ -189,7 +288,7 @@ def reference(x, start_padding, end_padding, mode=PaddingMode.CONSTANT, value=0.
             shape[axis] = c.size
             outside |= ((c < 0) | (c >= n)).reshape(shape)
         try:
-            out[outside] = padding_element(value, x.dtype)
+            out[outside] = fill()
         except (TypeError, ValueError) as exc:
             raise ValueError(f"padding value{exc}") from None
     return out
@@ -199,6 +298,8 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
     """Source index of each padded coordinate c on an axis of size n (integer math)."""
     if mode in (PaddingMode.CONSTANT, PaddingMode.EDGE):
         return np.clip(c, 0, n - 1)  # CONSTANT overwrites the outside ones afterwards
+    if mode == PaddingMode.WRAP:
+        return np.mod(c, n)
     if mode == PaddingMode.REFLECTION:
         if n == 1:  # period 2(n-1) = 0: the single element everywhere
             return np.zeros_like(c)
@@ -211,8 +312,9 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- kernels
+# These serve Padding1's descs as well (their fields are Padding's, with fill_bits()).
 def strategies_for(desc: PaddingOperatorDesc, caps) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor)
+    return movement.strategies_for(desc.output_tensor, caps)
 
 
 def chain_stage(desc: PaddingOperatorDesc) -> movement.StageRule:
@@ -226,10 +328,10 @@ def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
     `sizes`: per axis the start padding, the input size and the fold period (an unpadded
     axis has no padding and the merged size).
 
-    The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero)
-    and 2n for SYMMETRIC. `fold` compiles in the modulo only when some axis of size > 1
-    reaches a coordinate a whole period away (padding >= n or so); a size-1 axis never
-    needs it (the kernel clamps to its single element).
+    The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero),
+    2n for SYMMETRIC and n for WRAP. `fold` compiles in the modulo only when some axis of
+    size > 1 reaches a coordinate a whole period away (padding >= n or so); a size-1 axis
+    never needs it (the kernel clamps to its single element).
     """
     inp, mode = desc.input_tensor, desc.padding_mode
     mirror = 1 if mode == PaddingMode.SYMMETRIC else 0
@@ -242,18 +344,25 @@ def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
             period = max(2 * (n - 1), 1)
         elif mode == PaddingMode.SYMMETRIC:
             period = 2 * n
+        elif mode == PaddingMode.WRAP:
+            period = n
         else:
             period = 0
         if period > UINT32_MAX:
-            raise UnsupportedError(f"{OP}: an input axis of {n} elements is too long to fold in 32 bits")
-        # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2).
-        fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
+            op = type(desc).__name__.removesuffix("OperatorDesc")
+            raise UnsupportedError(f"{op}: an input axis of {n} elements is too long to fold in 32 bits")
+        # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2);
+        # WRAP folds once for free (a padding up to n on either side).
+        if mode == PaddingMode.WRAP:
+            fold |= n > 1 and max(start, end) > n
+        else:
+            fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
         if i is not None:
             padded.append(len(starts))
         starts.append(start)
         in_sizes.append(n)
         periods.append(period)
-    value = padding_value_bits(desc.padding_value, inp.data_type) if mode == PaddingMode.CONSTANT else (0, 0)
+    value = desc.fill_bits() if mode == PaddingMode.CONSTANT else (0, 0)
     return movement.StageRule(
         "padding.wgsl.j2", params={"axes": tuple(padded), "fills": mode == PaddingMode.CONSTANT, "mode": mode.name,
                                     "fold": fold, "bits": element_bits(inp)},
@@ -276,7 +385,7 @@ def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
 # ---------------------------------------------------------------------------- API
 def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=None):
     """DML_PADDING: x grown by `start_padding` / `end_padding` elements on each axis.
-    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" (any case);
+    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" | "wrap" (any case);
     `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
     return functional.call(SPEC, device, [("x", x)],
                            start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
@@ -299,8 +408,22 @@ def arguments(desc: PaddingOperatorDesc) -> dict:
 
 
 def from_cli(x: TensorDesc, a: dict) -> PaddingOperatorDesc:
+    return infer_output(x, *cli_paddings(x, a), a["mode"], a["value"])
+
+
+def cli_paddings(x: TensorDesc, a: dict) -> tuple:
+    """(start, end) of `gpudml shader padding|padding1`: --start (default 1 per axis) and
+    --end (default: --start)."""
     start = a["start"] or (1,) * x.rank
-    return infer_output(x, start, a["end"] or start, a["mode"], a["value"])
+    return start, a["end"] or start
+
+
+#: The `gpudml shader` options of Padding (Padding1 adds its own).
+CLI = (CliArg("--mode", "constant | edge | reflection | symmetric | wrap", "str", "constant"),
+       CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
+       CliArg("--end", "end_padding, comma-separated (default: --start)"),
+       CliArg("--value", "padding_value (CONSTANT)", "number", "0"))
+CLI_EXAMPLE = "--shape 1,1,4,4 --mode reflection --start 0,0,1,2 --end 0,0,3,4"
 
 
 _PAD_SOURCE = "001_1509160903300232.txt"
@@ -351,19 +474,22 @@ _PAD_OUTPUTS = {
     ],
 }
 
+
+def page_examples(key: str, source: str, **extra) -> tuple[Example, ...]:
+    """The four examples the Padding and Padding1 pages share (one input, one pair of
+    paddings, a mode each; Example 1 pads with 9), as Examples of operator `key` from page
+    `source`, with `extra` functional arguments."""
+    return tuple(
+        Example(f"{key}-{i}", _PAD_INPUT, {**_PAD_ARGS, "mode": mode, "value": value, **extra},
+                np.array(rows, np.float32).reshape(1, 1, 8, 10), source)
+        for i, ((mode, value), rows) in enumerate(_PAD_OUTPUTS.items(), start=1))
+
+
 SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
     reference=reference, functional=pad, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
-    cli=(CliArg("--mode", "constant | edge | reflection | symmetric", "str", "constant"),
-         CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
-         CliArg("--end", "end_padding, comma-separated (default: --start)"),
-         CliArg("--value", "padding_value (CONSTANT)", "number", "0")),
-    from_cli=from_cli, cli_example="--shape 1,1,4,4 --mode reflection --start 0,0,1,2 --end 0,0,3,4",
-    page="DML_PADDING_OPERATOR_DESC",
-    examples=tuple(
-        Example(f"padding-{i}", _PAD_INPUT, {**_PAD_ARGS, "mode": mode, "value": value},
-                np.array(rows, np.float32).reshape(1, 1, 8, 10), _PAD_SOURCE)
-        for i, ((mode, value), rows) in enumerate(_PAD_OUTPUTS.items(), start=1)),
+    cli=CLI, from_cli=from_cli, cli_example=CLI_EXAMPLE, page="DML_PADDING_OPERATOR_DESC",
+    examples=page_examples("padding", _PAD_SOURCE),
 )

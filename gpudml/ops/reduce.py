@@ -37,6 +37,7 @@ from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, DataType, FeatureLevel, ReduceFunction
 from . import reduction
+from .reduction import normalize_axes
 from .spec import CliArg, Example, OpSpec, ReadThrough, random_buffer, support_table
 
 OP = "Reduce"
@@ -122,26 +123,6 @@ def infer_output(input_tensor: TensorDesc, function, axes=None, output_data_type
     return ReduceOperatorDesc(function, input_tensor, TensorDesc(out_type, out_sizes), axes)
 
 
-def normalize_axes(axes, rank: int, field: str) -> tuple[int, ...]:
-    """numpy's axes as DirectML's: None is every axis, an int is one axis, a negative axis
-    counts from the end; each in [-rank, rank), none twice."""
-    if axes is None:
-        return tuple(range(rank))
-    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
-        axes = (int(axes),)
-    axes = as_int_tuple(axes, field)
-    out: list[int] = []
-    for i, a in enumerate(axes):
-        if not -rank <= a < rank:
-            raise InvalidArgumentError(
-                f"{field}[{i}] = {a} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
-        a = a + rank if a < 0 else a
-        if a in out:
-            raise InvalidArgumentError(f"{field} {list(axes)} name axis {a} twice")
-        out.append(a)
-    return tuple(out)
-
-
 def validate(desc: ReduceOperatorDesc, feature_level: FeatureLevel) -> None:
     check_tensor_desc(OP, "input_tensor", desc.input_tensor)
     check_tensor_desc(OP, "output_tensor", desc.output_tensor, is_output=True)
@@ -152,24 +133,7 @@ def validate(desc: ReduceOperatorDesc, feature_level: FeatureLevel) -> None:
             f"{OP}: output_tensor.data_type {out.data_type.name} must equal input_tensor.data_type "
             f"{inp.data_type.name} (only ARGMAX and ARGMIN change the type; function is {fn.name})")
     SUPPORT[fn].check(feature_level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
-    axes = desc.axes
-    if not axes:
-        raise InvalidArgumentError(f"{OP}: axes must name at least one axis (AxisCount is 0)")
-    for i, axis in enumerate(axes):
-        if not 0 <= axis < rank:
-            raise InvalidArgumentError(
-                f"{OP}: axes[{i}] = {axis} is outside [0, {rank - 1}] (DimensionCount {rank})")
-        if axis in axes[:i]:
-            raise InvalidArgumentError(f"{OP}: axes[{i}] = {axis} repeats an axis (axes {list(axes)})")
-    for i, (n_in, n_out) in enumerate(zip(inp.sizes, out.sizes, strict=True)):
-        if i in axes and n_out != 1:
-            raise InvalidArgumentError(
-                f"{OP}: output_tensor.sizes[{i}] = {n_out} must be 1 on reduced axis {i} "
-                f"(input {list(inp.sizes)}, output {list(out.sizes)})")
-        if i not in axes and n_out != n_in:
-            raise InvalidArgumentError(
-                f"{OP}: output_tensor.sizes[{i}] = {n_out} must equal input_tensor.sizes[{i}] = {n_in} "
-                f"on kept axis {i} (input {list(inp.sizes)}, output {list(out.sizes)})")
+    reduction.check_reduced_shape(OP, inp, out, desc.axes)
 
 
 # ---------------------------------------------------------------------------- reference
@@ -367,7 +331,8 @@ _INPUT = np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32)
 SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=reduction.STRATEGIES, strategies_for=strategies_for, plan=plan, options=reduction.OPTIONS,
+    strategies=reduction.STRATEGIES + reduction.GPU_STRATEGIES, strategies_for=strategies_for, plan=plan,
+    options=reduction.OPTIONS,
     tolerance=tolerance, read_through=ReadThrough(_strategies_through, _plan_through),
     reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),

@@ -1,8 +1,9 @@
 """Reduction kernels: strategies, cost model and plan, for any operator that reduces axes of
-one tensor into one output (DML_REDUCE; the standalone ARGMAX/ARGMIN reuse it).
+one tensor into one output (DML_REDUCE, DML_ARGMAX, DML_ARGMIN), and the rules of the
+shape such an operator's description must have (`check_reduced_shape`).
 
 The problem arrives as (function, input desc, output desc, reduced axes); size-1 axes drop
-and neighbouring axes merge where the strides allow (`layout`). Strategies:
+and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-class:
 
 - `rows`: one pass, one invocation per output element (per output word for packed 8/16-bit
   outputs), each reducing its whole sub-tensor; the innermost reduced axis is read in
@@ -12,7 +13,22 @@ and neighbouring axes merge where the strides allow (`layout`). Strategies:
   Where the innermost kept axis is contiguous, neighbouring outputs share 16-byte blocks
   (groups). Used for columns, few long rows, and whatever exceeds the loop budget.
 
-Plan options (for experiments): chunks (split), vectorize=False (element-by-element
+GPU-class (every function; `_by_class` orders the families by the adapter's class):
+
+- `workgroup`: L cooperating lanes per output (L a power of two up to GPU_WORKGROUP_SIZE,
+  fewer for short rows, so that one workgroup holds several outputs), per output and chunk
+  when outputs are too few to fill a GPU (GPU_TARGET_LANES) or rows too long for the loop
+  budget (a combine pass then merges the chunks); lane t reads the unit's elements t,
+  t + L, ... (16-byte blocks of them where the range is contiguous), so neighbouring lanes
+  read neighbouring addresses, and the lanes' States merge through workgroup memory in a
+  tree. MIN/MAX carry their index there, so that the tree's order cannot change which of
+  two equal extremes (0.0 and -0.0, NaN payloads) is returned.
+- `columns`: for reduced axes outside the kept ones: the split kernels with neighbouring
+  invocations on neighbouring outputs (groups of outputs sharing 16-byte blocks), cut into
+  as many chunks as a GPU needs in flight (split-K: partial States, then the combine pass).
+
+Plan options (for experiments): chunks (split, columns, workgroup), lanes (workgroup: lanes
+per output, a power of two up to GPU_WORKGROUP_SIZE), vectorize=False (element-by-element
 loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 """
 
@@ -21,19 +37,69 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
-from ..errors import UnsupportedError
-from ..tensor_desc import TensorDesc, merge_axes
+from ..errors import InvalidArgumentError, UnsupportedError
+from ..tensor_desc import TensorDesc, as_int_tuple, merge_axes
 from ..types import DataType
 
-STRATEGIES = ("rows", "split")
-OPTIONS = ("chunks", "vectorize", "int64_native")
+STRATEGIES = ("rows", "split")  # CPU-class
+GPU_STRATEGIES = ("workgroup", "columns")
+OPTIONS = ("chunks", "vectorize", "int64_native", "lanes")
+AXIS_DIRECTIONS = ("INCREASING", "DECREASING")
 
 #: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
 ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
 FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
 
 
+# ------------------------------------------------------------------------------ the shape rules
+def check_reduced_shape(op: str, inp: TensorDesc, out: TensorDesc, axes: tuple[int, ...]) -> None:
+    """The rules every reducing operator's page states (input and output of one rank): at
+    least one axis, each in [0, DimensionCount - 1] and named once; the output's sizes are
+    the input's, with 1 on each reduced axis."""
+    rank = inp.rank
+    if not axes:
+        raise InvalidArgumentError(f"{op}: axes must name at least one axis (AxisCount is 0)")
+    for i, axis in enumerate(axes):
+        if not 0 <= axis < rank:
+            raise InvalidArgumentError(
+                f"{op}: axes[{i}] = {axis} is outside [0, {rank - 1}] (DimensionCount {rank})")
+        if axis in axes[:i]:
+            raise InvalidArgumentError(f"{op}: axes[{i}] = {axis} repeats an axis (axes {list(axes)})")
+    for i, (n_in, n_out) in enumerate(zip(inp.sizes, out.sizes, strict=True)):
+        if i in axes and n_out != 1:
+            raise InvalidArgumentError(
+                f"{op}: output_tensor.sizes[{i}] = {n_out} must be 1 on reduced axis {i} "
+                f"(input {list(inp.sizes)}, output {list(out.sizes)})")
+        if i not in axes and n_out != n_in:
+            raise InvalidArgumentError(
+                f"{op}: output_tensor.sizes[{i}] = {n_out} must equal input_tensor.sizes[{i}] = {n_in} "
+                f"on kept axis {i} (input {list(inp.sizes)}, output {list(out.sizes)})")
+
+
+def normalize_axes(axes, rank: int, field: str) -> tuple[int, ...]:
+    """numpy's axes as DirectML's (the functional forms): None is every axis, an int is one
+    axis, a negative axis counts from the end; each in [-rank, rank), none twice."""
+    if axes is None:
+        return tuple(range(rank))
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = (int(axes),)
+    axes = as_int_tuple(axes, field)
+    out: list[int] = []
+    for i, a in enumerate(axes):
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(
+                f"{field}[{i}] = {a} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+        a = a + rank if a < 0 else a
+        if a in out:
+            raise InvalidArgumentError(f"{field} {list(axes)} name axis {a} twice")
+        out.append(a)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------ layout
 @dataclass(frozen=True)
 class ReduceLayout:
     """The problem with size-1 axes dropped and neighbouring axes merged where the strides
@@ -100,9 +166,10 @@ def _kind(dt: DataType) -> str:
     return "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
 
 
-def state_words(function: str, dt: DataType) -> int:
-    """u32 words one partial State takes in scratch (lib/reduction.wgsl.j2)."""
-    extra = function in ARG_FUNCTIONS or function == "LOG_SUM_EXP"
+def state_words(function: str, dt: DataType, indexed: bool = False) -> int:
+    """u32 words one partial State takes in scratch (lib/reduction.wgsl.j2; `indexed`: MIN/MAX
+    carrying their index, as the workgroup strategy's do)."""
+    extra = function in ARG_FUNCTIONS or function == "LOG_SUM_EXP" or (indexed and function in ("MIN", "MAX"))
     return (2 if dt.size == 8 else 1) + extra
 
 
@@ -128,14 +195,28 @@ def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: b
 
 
 def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, *, chunks=None,
-                   vectorize: bool = True, int64_native=None) -> tuple[str, ...]:
-    """The strategies that can run the problem, the chosen one first: one pass for short
-    reductions, small problems, many contiguous rows, and outputs too many for partial
-    results in scratch; otherwise partial results where they add parallelism or let
-    neighbouring outputs share 16-byte blocks. `rows` can run only within the loop budget,
-    `split` only where one combine pass can merge the chunks it needs (UnsupportedError
-    when neither can)."""
+                   vectorize: bool = True, int64_native=None, lanes=None) -> tuple[str, ...]:
+    """The strategies that can run the problem, the chosen one first (UnsupportedError when
+    none can): both families, ordered by the adapter's class (`_by_class`)."""
     p = _problem(function, inp, out, axes, vectorize)
+    try:
+        cpu = _cpu_strategies(p, caps)
+    except UnsupportedError:
+        cpu = ()
+    words = state_words(function, inp.data_type, True)
+    gpu = tuple(s for s, fits in (("workgroup", _workgroup_fits(p, words, caps)),
+                                  ("columns", "split" in cpu and p.lay.red_strides[-1] != 1)) if fits)
+    if not cpu and not gpu:
+        _cpu_strategies(p, caps)  # raises the reason
+    return _by_class(cpu, gpu, p.lay, caps)
+
+
+def _cpu_strategies(p: _Problem, caps) -> tuple[str, ...]:
+    """The CPU-class strategies, the better first: one pass for short reductions, small
+    problems, many contiguous rows, and outputs too many for partial results in scratch;
+    otherwise partial results where they add parallelism or let neighbouring outputs share
+    16-byte blocks. `rows` can run only within the loop budget, `split` only where one
+    combine pass can merge the chunks it needs."""
     lay, cost = p.lay, p.cost
     rows = cost.rows_fit()
     try:
@@ -154,16 +235,31 @@ def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, 
     return ("split", "rows")
 
 
+def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, caps) -> tuple[str, ...]:
+    """The adapter's class picks the family: CPU adapters (and no caps) the CPU-class
+    strategies first. On GPUs `workgroup` comes first where the innermost reduced axis is
+    contiguous (its lanes read neighbouring elements); otherwise `columns` (neighbouring
+    invocations own neighbouring outputs), then the CPU-class ones, `workgroup` last."""
+    strided = lay.red_strides[-1] != 1  # lanes would read strided addresses: `workgroup` last
+    gpu = tuple(sorted(gpu, key=lambda s: (s == "workgroup") == strided))
+    if caps is None or caps.is_software:
+        return cpu + gpu
+    return gpu[:1] + cpu + gpu[1:] if strided else gpu + cpu
+
+
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
-         vectorize: bool = True, int64_native=None, through=None) -> KernelPlan:
+         vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING",
+         lanes=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
+    `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
+    "DECREASING" the last.
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
     ops.movement.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
     graph's fused chain; element by element (no 16-byte blocks)."""
     if through is not None:
         vectorize = False
-    p = _problem(function, inp, out, axes, vectorize)
+    p = _problem(function, inp, out, axes, vectorize and strategy != "workgroup")
     lay, cost = p.lay, p.cost
     in_dt = inp.data_type
     if int64_native is None:
@@ -176,37 +272,173 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "blocked": in_dt.is_float and function in FLOAT_SUMS,
         "through": through.stages if through is not None else (),
         "through_rank": inp.rank if through is not None else 0,
+        "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
     }
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
-    out_bits = out.data_type.size * 8
-    packed = cost.packed_output
-    output = output_buffer(0, "output", out_bits, "words" if packed else "elements")
-    writer = {**params, "rank": len(lay.kept_sizes), "packed_output": packed}
-    writers = -(-lay.count // cost.outputs_per_invocation)
+    inputs = (input_buffer(0, "input"),) + vec + reads
+    if strategy == "workgroup":
+        return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes)
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
-        rows = _dispatch("reduce.wgsl.j2", writer, (output, input_buffer(0, "input")) + vec + reads,
-                         {**uniforms, **through_uniforms}, writers)
+        rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
+                         {**uniforms, **through_uniforms}, _writers(lay, cost))
         return KernelPlan((rows,))
-    chunks = _chunks(lay, cost, p.words, caps, chunks)
+    chunks = (_column_chunks if strategy == "columns" else _chunks)(lay, cost, p.words, caps, chunks)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
     uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=cost.groups,
                          groups_per_row=cost.groups_per_row)
-    partials = _dispatch(
-        "reduce_partials.wgsl.j2", {**params, "rank": len(lay.kept_sizes), "group": p.group},
-        (scratch_buffer(0, "partials", writable=True), input_buffer(0, "input")) + vec + reads,
-        {**uniforms, **through_uniforms}, cost.groups * chunks)
-    combine = _dispatch("reduce_combine.wgsl.j2", {**writer, "vec_inner": False, "blocked": False},
-                        (output, scratch_buffer(0, "partials", writable=False)), uniforms, writers)
-    return KernelPlan((partials, combine), scratch_bytes=(lay.count * chunks * p.words * 4,))
+    partials = _dispatch("reduce_partials.wgsl.j2", {**params, "group": p.group},
+                         (scratch_buffer(0, "partials", writable=True),) + inputs,
+                         {**uniforms, **through_uniforms}, cost.groups * chunks)
+    return KernelPlan((partials, _combine(params, out, cost, uniforms)),
+                      scratch_bytes=(lay.count * chunks * p.words * 4,))
 
 
-def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int) -> Dispatch:
+def _writer(params: dict, cost: _Cost) -> dict:
+    """The parameters of a kernel that writes outputs (lib/reduction.wgsl.j2, output_kernel)."""
+    return {**params, "packed_output": cost.packed_output}
+
+
+def _output(out: TensorDesc, cost: _Cost):
+    return output_buffer(0, "output", out.data_type.size * 8, "words" if cost.packed_output else "elements")
+
+
+def _writers(lay: ReduceLayout, cost: _Cost) -> int:
+    """Invocations of an output_kernel: one per output, or per word of packed outputs."""
+    return -(-lay.count // cost.outputs_per_invocation)
+
+
+def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Dispatch:
+    """The second pass of split and workgroup: each output merges its chunks' States."""
+    return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "blocked": False},
+                     (_output(out, cost), scratch_buffer(0, "partials", writable=False)), uniforms,
+                     _writers(cost.lay, cost))
+
+
+# ------------------------------------------------------------------------------ GPU-class
+#: A GPU wants this many lanes in flight (an H100: 132 multiprocessors x 2048): outputs too
+#: few for it are cut into chunks (partial results and a combine pass), as long as each
+#: lane still reads MIN_LANE_ELEMENTS elements per chunk (workgroup), each invocation
+#: MIN_COLUMN_CHUNK rows (columns; their combine pass walks the chunks one by one, so they
+#: aim at a quarter of it). H100: a whole tensor of 16 M float32 in 64/256/1024/4096 chunks
+#: 0.125/0.046/0.036/0.043 ms; W2 (columns of [4096, 4096]) in 16/32/64/128/256 chunks
+#: 0.132/0.079/0.060/0.065/0.092 ms.
+GPU_TARGET_LANES = 1 << 18
+COLUMN_TARGET_INVOCATIONS = 1 << 16
+GPU_WORKGROUP_SIZE = 256
+MIN_LANE_ELEMENTS = 16
+MIN_COLUMN_CHUNK = 16
+#: Loads (16-byte blocks, or elements) one lane of a workgroup unit aims at: rows shorter
+#: than L x this get fewer lanes (and their workgroup more outputs), but at least MIN_LANES.
+#: H100 (bench/gpu_tune.py, GPU timestamps): W1 [4096, 4096] with 32/64/128/256 lanes
+#: 0.034/0.030/0.031/0.033 ms, W3 (ARGMAX) 64/128/256 lanes 0.032/0.033/0.036 ms; rows of 64
+#: with 2/4/8/16 lanes 0.038/0.038/0.042/0.066 ms.
+LANE_LOADS = 16
+MIN_LANES = 4
+#: Loop iterations of a workgroup lane besides its main loop: head, tail, the tree's steps.
+_TREE_ITERATIONS = 64
+
+
+def _workgroup_vec(p: _Problem, inp: TensorDesc, vectorize: bool) -> bool:
+    """Do the workgroup's lanes read 16-byte blocks? (one contiguous reduced axis, 8-32-bit
+    elements, a buffer of at least one block)"""
+    lay = p.lay
+    return (vectorize and len(lay.red_sizes) == 1 and lay.red_strides[0] == 1 and inp.data_type.size <= 4
+            and inp.buffer_bytes >= 16 and lay.n >= 2 * (16 // inp.data_type.size))
+
+
+def _lanes(length: int, per_load: int) -> int:
+    """Lanes per unit for reducing `length` elements, `per_load` at a time: a power of two,
+    about LANE_LOADS loads per lane, at most GPU_WORKGROUP_SIZE."""
+    want = max(-(-length // (per_load * LANE_LOADS)), min(MIN_LANES, -(-length // per_load)))
+    return min(GPU_WORKGROUP_SIZE, 1 << max(0, want - 1).bit_length())
+
+
+def _workgroup_shape(p: _Problem, words: int, caps, per_load: int, requested: int | None = None):
+    """(chunks per output, lanes per unit) of the workgroup strategy: the requested chunks,
+    else enough for GPU_TARGET_LANES; in any case enough for the loop budget, and few enough
+    for one combine pass and one binding."""
+    lay = p.lay
+    lanes = _lanes(lay.n, per_load)
+    if requested is None:
+        requested = min(-(-GPU_TARGET_LANES // (lay.count * lanes)),
+                        max(1, lay.n // (GPU_WORKGROUP_SIZE * MIN_LANE_ELEMENTS)))
+    need = -(-lay.n // ((LOOP_BUDGET - _TREE_ITERATIONS) * GPU_WORKGROUP_SIZE))
+    chunks = _settle_chunks(lay, p.cost, words, caps, need, requested, " in workgroups")
+    return chunks, _lanes(-(-lay.n // chunks), per_load)
+
+
+def _workgroup_fits(p: _Problem, words: int, caps) -> bool:
+    try:
+        _workgroup_shape(p, words, caps, 1)
+    except UnsupportedError:
+        return False
+    return True
+
+
+def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, out: TensorDesc, reads: tuple,
+                    through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None) -> KernelPlan:
+    """One dispatch of workgroup units writing outputs (reduce_workgroup.wgsl.j2), or, with
+    several chunks per output, units saving partial States and the combine pass."""
+    lay = p.lay
+    vec = _workgroup_vec(p, inp, vectorize)
+    per_load = 16 // inp.data_type.size if vec else 1
+    indexed = function in ("MIN", "MAX")
+    words = state_words(function, inp.data_type, indexed)
+    chunks, chosen = _workgroup_shape(p, words, caps, per_load, chunks)
+    if lanes is None:
+        lanes = chosen
+    elif lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
+        raise InvalidArgumentError(
+            f"Reduce: option lanes = {lanes!r} must be a power of two in [1, {GPU_WORKGROUP_SIZE}]")
+    per_chunk = -(-lay.n // chunks)
+    chunks = -(-lay.n // per_chunk)  # no empty chunk
+    params = {**params, "indexed": indexed}
+    uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=lay.count, groups_per_row=0)
+    steps = -(-(per_chunk // per_load + 1) // lanes) if vec else -(-per_chunk // lanes)
+    lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
+    kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
+              "vec": vec, "combine": False}
+    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if vec else ()) + reads
+    units = lay.count * chunks
+    invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
+    if chunks == 1:
+        output = output_buffer(0, "output", out.data_type.size * 8, "elements")
+        return KernelPlan((_dispatch("reduce_workgroup.wgsl.j2", kernel, (output,) + inputs, lane_uniforms,
+                                     invocations, GPU_WORKGROUP_SIZE),))
+    partials = _dispatch("reduce_workgroup.wgsl.j2", kernel, (scratch_buffer(0, "partials", writable=True),) + inputs,
+                         lane_uniforms, invocations, GPU_WORKGROUP_SIZE)
+    return KernelPlan((partials, _workgroup_combine(kernel, out, uniforms, chunks)), scratch_bytes=(units * words * 4,))
+
+
+def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: int) -> Dispatch:
+    """The workgroup strategy's second pass: L lanes per output merge its `chunks` States
+    (a whole tensor's 1,024 partial results are not one invocation's sequential walk)."""
+    lanes = _lanes(chunks, 1)
+    count = uniforms["count"]
+    params = {**kernel, "save_partials": False, "combine": True, "lanes": lanes, "vec": False}
+    output = output_buffer(0, "output", out.data_type.size * 8, "elements")
+    invocations = -(-count * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
+    return _dispatch("reduce_workgroup.wgsl.j2", params, (output, scratch_buffer(0, "partials", writable=False)),
+                     {**uniforms, "lane_steps": -(-chunks // lanes)}, invocations, GPU_WORKGROUP_SIZE)
+
+
+def _column_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | None = None) -> int:
+    """Chunks per output for the columns strategy: the requested number, else enough for
+    GPU_TARGET_LANES invocations (each reading at least MIN_COLUMN_CHUNK rows); in any case
+    enough for the loop budget, and few enough for it and for one binding."""
+    if requested is None:
+        requested = min(-(-COLUMN_TARGET_INVOCATIONS // cost.groups), max(1, lay.n // MIN_COLUMN_CHUNK))
+    return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
+
+
+def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int,
+              workgroup_size: int = WORKGROUP_SIZE) -> Dispatch:
     return Dispatch(template=template, params=params, buffers=buffers, uniforms=uniforms,
-                    invocations=invocations, workgroup_size=WORKGROUP_SIZE)
+                    invocations=invocations, workgroup_size=workgroup_size)
 
 
 def _uniforms(lay: ReduceLayout, **split) -> dict:
@@ -273,11 +505,17 @@ def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | N
         min_chunk = -(-MIN_CHUNK_BYTES // (cost.group * cost.element_bytes))
         target = ROW_SPLIT_INVOCATIONS if lay.red_strides[-1] == 1 else COLUMN_SPLIT_INVOCATIONS
         requested = min(-(-target // cost.groups), lay.n // min_chunk, MAX_CHUNKS)
-    need = -(-lay.n // cost.max_chunk())
+    return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
+
+
+def _settle_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, need: int, requested: int, how: str = "") -> int:
+    """`requested` chunks per output, but at least `need` (what the loop budget needs) and
+    at most what one combine pass can merge and one binding can hold (UnsupportedError
+    when `need` is more than that)."""
     most = min(cost.max_chunks(), _binding_limit(caps) // (lay.count * words * 4), lay.n)
     if need > most:
         raise UnsupportedError(
-            f"Reduce: reducing {lay.n} elements per output needs {need} partial results per output, "
+            f"Reduce: reducing {lay.n} elements per output{how} needs {need} partial results per output, "
             f"more than the {most} one combine pass can merge within the adapter's limits")
     return max(1, need, min(int(requested), most))
 

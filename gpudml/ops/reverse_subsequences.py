@@ -13,7 +13,7 @@ from ..errors import InvalidArgumentError
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
 from ..types import TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
 from . import movement
-from .base import element_bits
+from .base import element_bits, integer_array, numpy_axis
 from .spec import CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
 
 OP = "ReverseSubsequences"
@@ -44,12 +44,7 @@ class ReverseSubsequencesOperatorDesc:
 def infer_output(input_tensor: TensorDesc, sequence_lengths: TensorDesc, axis) -> ReverseSubsequencesOperatorDesc:
     """The desc of `reverse_subsequences(x, sequence_lengths, axis)`: the output is x's shape.
     A negative axis counts from the end, as in numpy (the desc takes DirectML's axis only)."""
-    axis = as_int(axis, "reverse_subsequences: axis")
-    rank = input_tensor.rank
-    if not -rank <= axis < rank:
-        raise InvalidArgumentError(
-            f"reverse_subsequences: axis = {axis} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
-    axis = axis + rank if axis < 0 else axis
+    axis = numpy_axis(axis, input_tensor.rank, "reverse_subsequences: axis")
     out = TensorDesc(input_tensor.data_type, input_tensor.sizes)
     return ReverseSubsequencesOperatorDesc(input_tensor, sequence_lengths, out, axis)
 
@@ -124,15 +119,19 @@ def _kernel_axes(desc: ReverseSubsequencesOperatorDesc):
 
 
 def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps) -> tuple[str, ...]:
-    """`column` (the choice where it applies: the output packed, the reversed axis
-    second-to-last once axes merge, rows a whole number of 16-byte chunks): an invocation
-    owns one output chunk across COLUMN axis coordinates and reads its lengths once. Then
-    the data-movement strategies."""
+    """`column` (the choice on CPU adapters where it applies: the output packed, the
+    reversed axis second-to-last once axes merge, rows a whole number of 16-byte chunks):
+    an invocation owns one output chunk across COLUMN axis coordinates and reads its
+    lengths once. Then the data-movement strategies (on GPUs `coalesced` leads and
+    `column`, CPU-shaped, comes last)."""
     out = desc.output_tensor
     axes, axis = _kernel_axes(desc)
     per_vec = 128 // element_bits(out)
     column = out.is_packed and len(axes) >= 2 and axis == len(axes) - 2 and axes[-1].size % per_vec == 0
-    return (("column",) if column else ()) + movement.strategies_for(out)
+    rest = movement.strategies_for(out, caps)
+    if not column:
+        return rest
+    return ("column",) + rest if caps is None or caps.is_software else rest + ("column",)
 
 
 def chain_stage(desc: ReverseSubsequencesOperatorDesc) -> movement.StageRule:
@@ -181,13 +180,7 @@ def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str) -> KernelPl
 def sequence_lengths_array(sequence_lengths) -> np.ndarray:
     """Any non-negative integer array as UINT32, or UINT64 when a value does not fit UINT32."""
     where = "reverse_subsequences: sequence_lengths"
-    try:
-        lengths = np.asarray(sequence_lengths)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentError(f"{where}: not an integer array ({exc})") from None
-    if lengths.dtype.kind not in "iu":
-        raise InvalidArgumentError(
-            f"{where}: lengths must be non-negative integers, got dtype {lengths.dtype}")
+    lengths = integer_array(sequence_lengths, where, "lengths must be non-negative integers")
     if lengths.size and lengths.dtype.kind == "i" and lengths.min() < 0:
         raise InvalidArgumentError(f"{where}: lengths must be non-negative, got {int(lengths.min())}")
     fits = not lengths.size or int(lengths.max()) <= UINT32_MAX

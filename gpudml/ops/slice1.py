@@ -10,7 +10,7 @@ import numpy as np
 from .. import functional
 from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import TYPES_8, TYPES_11, FeatureLevel
 from . import movement
 from .base import check_copy_tensors, gather, int_list
@@ -120,7 +120,7 @@ def _source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- kernels
 def strategies_for(desc: Slice1OperatorDesc, caps) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor)
+    return movement.strategies_for(desc.output_tensor, caps)
 
 
 def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
@@ -132,15 +132,8 @@ def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
 
 
 def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
-    """The window folds into a base element and one signed input step per output axis (no
-    stage is left); output axes contiguous in the output and in those steps merge (longer
-    rows, fewer segments), size-1 axes drop."""
-    folded = movement.chain([chain_stage(desc)], desc.input_tensor.effective_strides)
-    out = desc.output_tensor
-    axes = merge_axes(out.sizes, out.effective_strides, folded.uniforms["src_strides"])
-    kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
-    source = movement.chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, source),))
+    """The window folds into the source's base and strides (movement.affine_plan)."""
+    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy)
 
 
 # ---------------------------------------------------------------------------- API

@@ -102,13 +102,14 @@ def _span(values) -> str:
 @dataclass(frozen=True)
 class Example:
     """A worked example of a DirectML page: the functional API's arguments (`args`, the
-    input tensor `input` aside) and the output the page prints."""
+    first tensor argument `input` aside: a list of arrays where that argument takes a list,
+    JOIN's) and the output the page prints (a list of arrays for several, SPLIT's)."""
 
     name: str
-    input: np.ndarray
+    input: np.ndarray | list
     args: dict = dataclasses.field(repr=False)
-    expected: np.ndarray
-    source: str  # the page it is transcribed from (tests/data/seeds)
+    expected: np.ndarray | list
+    source: str  # the page it is transcribed from (a file of tests/data/seeds or tests/data/pages)
     operator: str = ""  # the spec's key (set by OpSpec)
 
 
@@ -160,7 +161,9 @@ class OpSpec:
     - `reference(arrays..., **attributes)`: the semantics in numpy (the oracle), with the
       functional API's arguments.
     - `functional`: the public function (`gpudml.slice`); `tensors`: the names of its
-      tensor arguments, in the desc's input order.
+      tensor arguments, in the desc's input order; `tensor_lists`: those of them that take
+      a list of tensors (JOIN's `xs`): each element is one input of the desc, in order,
+      and `infer_output` gets a list of descs for the argument.
     - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options;
       `cli_example`: options that make a telling example (shown by `--help`).
     - `page`: the C struct DirectML's page documents (DML_SLICE1_OPERATOR_DESC).
@@ -205,6 +208,7 @@ class OpSpec:
     sample: Callable[..., list] | None = None
     chain_stage: Callable[[Any], Any] | None = None
     read_through: ReadThrough | None = None
+    tensor_lists: tuple[str, ...] = ()
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):
@@ -242,6 +246,14 @@ def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, T
     """(inputs, outputs) as (field name, TensorDesc) in the desc's field order: fields named
     `output_tensor*` are outputs, every other TensorDesc field an input; a field holding a
     list of TensorDescs gives one entry per element, named `field[i]`."""
+    inputs, outputs = tensor_groups(desc)
+    return _one_by_one(inputs), _one_by_one(outputs)
+
+
+def tensor_groups(desc) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(inputs, outputs) per field, in the desc's field order: (field name, TensorDesc), or
+    (field name, list of TensorDescs) for a field holding several (JOIN's input_tensors,
+    SPLIT's output_tensors). `tensor_fields` lists the same tensors one by one."""
     inputs, outputs = [], []
     for f in dataclasses.fields(desc):
         value = getattr(desc, f.name)
@@ -249,5 +261,52 @@ def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, T
         if isinstance(value, TensorDesc):
             side.append((f.name, value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, TensorDesc) for v in value):
-            side.extend((f"{f.name}[{i}]", v) for i, v in enumerate(value))
+            side.append((f.name, list(value)))
     return inputs, outputs
+
+
+def _one_by_one(groups) -> list[tuple[str, TensorDesc]]:
+    flat = []
+    for name, group in groups:
+        flat += [(name, group)] if isinstance(group, TensorDesc) else [(f"{name}[{i}]", d) for i, d in enumerate(group)]
+    return flat
+
+
+def regroup(groups, flat) -> list:
+    """`flat` (one value per tensor, in tensor_fields' order) grouped like `groups` (one side
+    of tensor_groups): one value per field, a list of them for a list field."""
+    out, k = [], 0
+    for _, group in groups:
+        if isinstance(group, TensorDesc):
+            out.append(flat[k])
+            k += 1
+        else:
+            out.append(list(flat[k:k + len(group)]))
+            k += len(group)
+    return out
+
+
+def grouped_outputs(desc, flat):
+    """An operator's results as its functional form returns them: the one output field's
+    value (a list for a list field: SPLIT's outputs), or a list per field when there are
+    several."""
+    groups = regroup(tensor_groups(desc)[1], list(flat))
+    return groups[0] if len(groups) == 1 else groups
+
+
+def one_by_one_outputs(desc, results) -> list:
+    """The inverse of grouped_outputs: `results` (as the functional form or the reference
+    returns them) as one value per output tensor, in tensor_fields' order."""
+    groups = tensor_groups(desc)[1]
+    per_field = [results] if len(groups) == 1 else list(results)
+    flat = []
+    for (_, group), value in zip(groups, per_field, strict=True):
+        flat += [value] if isinstance(group, TensorDesc) else list(value)
+    return flat
+
+
+def reference_outputs(spec: OpSpec, desc, logical_inputs) -> list[np.ndarray]:
+    """What `desc` computes from `logical_inputs` (one array per input tensor), by the spec's
+    reference: one array per output tensor, in tensor_fields' order."""
+    grouped = regroup(tensor_groups(desc)[0], list(logical_inputs))
+    return one_by_one_outputs(desc, spec.reference(*grouped, **spec.arguments(desc)))

@@ -41,7 +41,7 @@ class CompiledOperator:
         self.desc = operator.desc
         self.name = operator.spec.name
         ctx = device._ctx
-        self.program = compiler.compile(operator.desc, ctx.caps, strategy=strategy, options=options,
+        self.program = compiler.compile(operator.desc, device.caps, strategy=strategy, options=options,
                                         template_path=device.template_path, spec=operator.spec)
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         self._steps: list[_Step] = []
@@ -176,10 +176,14 @@ class CompiledOperator:
     def _check_outputs(self, outputs, inputs) -> None:
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(self.outputs):
             raise InvalidArgumentError(f"{self.name}.execute: outputs must be a list of {len(self.outputs)} Tensors")
-        for t, (field, desc) in zip(outputs, self.outputs):
+        for k, (t, (field, desc)) in enumerate(zip(outputs, self.outputs)):
             if not isinstance(t, Tensor):
                 raise InvalidArgumentError(f"{self.name}.execute: outputs must be Tensors, got {type(t).__name__}")
             self._check_tensor(t, field, desc)
+            for u, (other, _) in zip(outputs[:k], self.outputs):
+                if u.buffer is t.buffer:
+                    raise InvalidArgumentError(f"{self.name}.execute: {field} is the Tensor given as {other}; each "
+                                               f"output needs a Tensor of its own")
             for x, (in_field, _) in zip(inputs, self.inputs):
                 if isinstance(x, Tensor) and x.buffer is t.buffer:
                     raise InvalidArgumentError(

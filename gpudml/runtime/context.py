@@ -150,6 +150,11 @@ def get_context(request: str | None) -> GpuContext:
 
 def _create_context(adapter) -> GpuContext:
     features = [f for f in WANTED_FEATURES if f in adapter.features]
+    if str(adapter.info.get("adapter_type", "")) == "DiscreteGPU":
+        # Buffers mappable by the host live in host-visible memory on a discrete GPU: every
+        # kernel would read them over PCIe (downloading 64 MiB took 3 s on an H100). Staging
+        # buffers instead (runtime/transfers.py).
+        features = [f for f in features if f != "mappable-primary-buffers"]
     limits = {k: adapter.limits[k] for k in RAISED_LIMITS if k in adapter.limits}
     try:
         with _adapters.WGPU_LOCK:
@@ -168,6 +173,7 @@ def _create_context(adapter) -> GpuContext:
         max_buffer_size=lim["max-buffer-size"],
         max_invocations_per_workgroup=lim["max-compute-invocations-per-workgroup"],
         max_workgroup_storage_size=lim["max-compute-workgroup-storage-size"],
+        max_storage_buffers_per_shader_stage=lim["max-storage-buffers-per-shader-stage"],
     )
     ctx = GpuContext(adapter=adapter, device=device, caps=caps)
     _poll_under_lock(device, ctx.lock)

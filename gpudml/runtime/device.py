@@ -6,6 +6,7 @@ import contextlib
 import threading
 
 from .. import compiler, templates
+from ..caps import class_from_env, parse_class
 from ..errors import InvalidArgumentError
 from ..ops import spec_for
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
@@ -27,9 +28,13 @@ class Device:
     gpudml's own (a template there shadows the packaged one of the same name).
     `autotune`: time the eligible strategies of each kind of description the first time it
     is compiled and keep the fastest (runtime/tuning.py; default: GPUDML_AUTOTUNE, off).
+    `adapter_class`: "cpu" or "gpu", the family of kernel strategies its operators prefer
+    (default: GPUDML_ADAPTER_CLASS, else detected from the adapter: software adapters are
+    "cpu"); see README, "Kernel strategies".
     """
 
-    def __init__(self, feature_level=None, adapter: str | None = None, *, template_path=None, autotune=None):
+    def __init__(self, feature_level=None, adapter: str | None = None, *, template_path=None, autotune=None,
+                 adapter_class=None):
         level = HIGHEST_FEATURE_LEVEL if feature_level is None else FeatureLevel.coerce(feature_level)
         if level > HIGHEST_FEATURE_LEVEL:
             raise InvalidArgumentError(
@@ -37,13 +42,21 @@ class Device:
         self.feature_level = level
         self.template_path = templates.parse_path(template_path, "Device: template_path")
         self.autotune = tuning.enabled(autotune)
+        chosen = parse_class(adapter_class, "Device: adapter_class") if adapter_class is not None else class_from_env()
         self._ctx = get_context(adapter)
+        self._caps = self._ctx.caps.with_class(chosen)
         profiler.profile_process(self._ctx)  # GPUDML_PROFILE=1
 
     # -- what the device is ------------------------------------------------------------
     @property
     def caps(self):
-        return self._ctx.caps
+        """The adapter's Caps, with this device's adapter class."""
+        return self._caps
+
+    @property
+    def adapter_class(self) -> str:
+        """"cpu" or "gpu": the family of kernel strategies this device's operators prefer."""
+        return self._caps.adapter_class
 
     @property
     def adapter_name(self) -> str:

@@ -1,0 +1,384 @@
+"""Slice (DML_SLICE, the first version): the page's examples and tables, validation rules,
+feature levels, every strategy, graphs, and the dtype x rank 1-8 x layout sweep vs
+reference.py."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import ALL_TYPES, assert_bits_equal, random_bits
+from dml_pages import page_arrays, page_blocks, page_text, support_rows, table_rows
+from fuzzkit import (
+    Case,
+    OpFuzz,
+    maybe_hostile,
+    pick_axis,
+    random_fill,
+    replace_fields,
+    sizes_of,
+    support_row,
+    tensor,
+    type_of,
+    with_entry,
+)
+from hypothesis import strategies as st
+from movement_check import LAYOUTS, layout_descs, run_and_check, run_every_strategy
+
+import gpudml as dml
+from gpudml import compiler, examples, reference
+from gpudml.ops import slice_v1
+from gpudml.runtime.tensor import logical_from_raw
+
+DT = dml.DataType
+FL = dml.FeatureLevel
+PAGE = "ns-directml-dml_slice_operator_desc.md"
+EXAMPLES = [e for e in examples.EXAMPLES if e.operator == "slice_v1"]
+
+
+def _desc(in_sizes=(1, 1, 4, 4), out_sizes=(1, 1, 2, 2), offsets=(0, 0, 1, 0), sizes=(1, 1, 2, 2),
+          strides=(1, 1, 2, 3), dtype=DT.FLOAT32, out_dtype=None, out_strides=None):
+    return dml.SliceOperatorDesc(dml.TensorDesc(dtype, in_sizes), dml.TensorDesc(out_dtype or dtype, out_sizes,
+                                                                                 out_strides),
+                                 offsets, sizes, strides)
+
+
+def _raises(device, desc, message: str):
+    with pytest.raises(dml.InvalidArgumentError) as err:
+        device.create_operator(desc)
+    assert str(err.value) == message
+
+
+# ------------------------------------------------------------------ the page
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
+def test_page_examples(device, example):
+    assert_bits_equal(dml.slice_v1(example.input, device=device, **example.args), example.expected)
+    assert_bits_equal(examples.run_reference(example), example.expected)
+
+
+def test_page_example_through_desc_api(device):
+    (out,) = device.compile_operator(device.create_operator(_desc())).execute([EXAMPLES[1].input])
+    assert_bits_equal(out, EXAMPLES[1].expected)
+
+
+def test_examples_are_the_stored_page():
+    """Offsets, sizes, strides and outputs of the Examples, their shared input, and the
+    support tables, are what tests/data/pages/ holds of the page."""
+    text = page_text(PAGE)
+    assert page_blocks(text, "OutputTensor: (Sizes:") == [e.expected.reshape(-1).tolist() for e in EXAMPLES]
+    assert page_blocks(text, "InputTensor: (Sizes:") == [EXAMPLES[0].input.reshape(-1).tolist()]
+    assert all(e.input is EXAMPLES[0].input for e in EXAMPLES)
+    for field in ("offsets", "sizes", "strides"):
+        assert page_arrays(text, field.capitalize()) == [list(e.args[field]) for e in EXAMPLES]
+    assert support_rows(text) == table_rows(slice_v1.SUPPORT)
+
+
+def test_reference_is_slice1_with_its_window():
+    """DML_SLICE's (offsets, sizes, strides) is DML_SLICE1's window [offset, offset +
+    stride * (size - 1)] read with the same strides: two formulations, one result."""
+    rng = np.random.default_rng(0)
+    x = random_bits(rng, np.float16, (5, 7, 9))
+    for offsets, sizes, strides in (([0, 0, 0], [5, 7, 9], [1, 1, 1]), ([1, 2, 3], [2, 3, 2], [3, 2, 5]),
+                                    ([4, 6, 8], [1, 1, 1], [7, 9, 2**32 - 1])):
+        window = [s * (n - 1) + 1 for n, s in zip(sizes, strides, strict=True)]
+        steps = [s if n > 1 else 1 for n, s in zip(sizes, strides, strict=True)]
+        assert_bits_equal(reference.slice_v1(x, offsets, sizes, strides),
+                          reference.slice1(x, offsets, window, steps, sizes))
+    with pytest.raises(ValueError):
+        reference.slice_v1(x, [0, 0, 0], [3, 1, 1], [3, 1, 1])  # x[0], x[3], then x[6]: outside
+
+
+# ------------------------------------------------------------------ validation: one test per rule
+@pytest.mark.parametrize("kwargs, level, message", [
+    (dict(out_dtype=DT.INT32), None, "Slice: output_tensor.data_type INT32 must equal input_tensor.data_type FLOAT32"),
+    (dict(out_sizes=(1, 2, 2)), None,
+     "Slice: all tensors must have the same DimensionCount (got input_tensor 4, output_tensor 3)"),
+    (dict(offsets=(0, 0, 1)), None, "Slice: offsets has 3 entries [0, 0, 1]; DimensionCount is 4"),
+    (dict(sizes=(1, 1, 2, 2, 1)), None, "Slice: sizes has 5 entries [1, 1, 2, 2, 1]; DimensionCount is 4"),
+    (dict(strides=(1, 2, 3)), None, "Slice: strides has 3 entries [1, 2, 3]; DimensionCount is 4"),
+    (dict(offsets=(0, 0, -1, 0)), None, "Slice: offsets[2] = -1 must be in 0..4294967295 (UINT)"),
+    (dict(sizes=(1, 1, 2, 2**32)), None, "Slice: sizes[3] = 4294967296 must be in 0..4294967295 (UINT)"),
+    (dict(strides=(1, 1, -2, 3)), None, "Slice: strides[2] = -2 must be in 0..4294967295 (UINT)"),
+    (dict(strides=(1, 1, 2, 0)), None,
+     "Slice: strides[3] = 0 must be >= 1 (DML_SLICE steps forwards; DML_SLICE1 takes negative strides)"),
+    (dict(sizes=(1, 1, 2, 1)), None, "Slice: sizes[3] = 1 must equal output_tensor.sizes[3] = 2"),
+    (dict(sizes=(1, 1, 0, 2)), None, "Slice: sizes[2] = 0 must equal output_tensor.sizes[2] = 2"),
+    (dict(offsets=(0, 0, 2, 0)), None,
+     "Slice: offsets[2] + strides[2] * (sizes[2] - 1) = 2 + 2 * (2 - 1) = 4 is outside input_tensor.sizes[2] = 4 "
+     "(out-of-bounds reads are not permitted)"),
+    (dict(strides=(1, 1, 2, 4)), None,
+     "Slice: offsets[3] + strides[3] * (sizes[3] - 1) = 0 + 4 * (2 - 1) = 4 is outside input_tensor.sizes[3] = 4 "
+     "(out-of-bounds reads are not permitted)"),
+    (dict(offsets=(1, 0, 1, 0)), None,
+     "Slice: offsets[0] + strides[0] * (sizes[0] - 1) = 1 + 1 * (1 - 1) = 1 is outside input_tensor.sizes[0] = 1 "
+     "(out-of-bounds reads are not permitted)"),
+    (dict(out_strides=(4, 4, 0, 1)), None,
+     "Slice: output_tensor.strides: [4, 4, 0, 1] with sizes [1, 1, 2, 2] make two output elements share one address "
+     "(axis 2 stride 0); an output must not alias itself"),
+    (dict(in_sizes=(4, 4), out_sizes=(2, 2), offsets=(1, 0), sizes=(2, 2), strides=(2, 3)), FL.FL_2_1,
+     "Slice: DimensionCount 2 is not supported at FL_2_1 (supported: 4, 5); it needs FL_3_0 or later"),
+    (dict(dtype=DT.INT8), FL.FL_1_0,
+     "Slice: input_tensor.data_type INT8 is not supported at FL_1_0 (supported: FLOAT32, FLOAT16, UINT32, UINT16, "
+     "INT32, INT16); it needs FL_2_1 or later"),
+    (dict(dtype=DT.INT64), FL.FL_3_0,
+     "Slice: input_tensor.data_type INT64 is not supported at FL_3_0 (supported: FLOAT32, FLOAT16, UINT32, UINT16, "
+     "UINT8, INT32, INT16, INT8); it needs FL_4_1 or later"),
+])
+def test_validation_rule(at_level, kwargs, level, message):
+    _raises(at_level(level), _desc(**kwargs), message)
+
+
+def test_fields_are_integers():
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: strides[1]: expected an integer, got 1.5")):
+        _desc(strides=(1, 1.5, 2, 3))
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: offsets: expected a sequence of integers")):
+        _desc(offsets=None)
+
+
+LEVEL_CASES = [
+    # (level, rank, dtype, None if valid else the message's tail)
+    (FL.FL_1_0, 4, DT.FLOAT32, None),
+    (FL.FL_1_0, 5, DT.INT16, None),
+    (FL.FL_1_0, 4, DT.UINT16, None),
+    (FL.FL_1_0, 4, DT.UINT8, "input_tensor.data_type UINT8 is not supported at FL_1_0"),
+    (FL.FL_1_0, 3, DT.FLOAT32, "DimensionCount 3 is not supported at FL_1_0 (supported: 4, 5); it needs FL_3_0"),
+    (FL.FL_2_1, 5, DT.INT8, None),
+    (FL.FL_2_1, 6, DT.INT8, "DimensionCount 6 is not supported at FL_2_1 (supported: 4, 5); it needs FL_3_0"),
+    (FL.FL_3_0, 1, DT.UINT8, None),
+    (FL.FL_3_0, 8, DT.FLOAT16, None),
+    (FL.FL_3_1, 2, DT.FLOAT64, "input_tensor.data_type FLOAT64 is not supported at FL_3_1"),
+    (FL.FL_4_1, 8, DT.UINT64, None),
+    (FL.FL_4_1, 1, DT.FLOAT64, None),
+]
+
+
+@pytest.mark.parametrize("level, rank, dtype, error", LEVEL_CASES,
+                         ids=[f"{c[0].name}-r{c[1]}-{c[2].name}" for c in LEVEL_CASES])
+def test_feature_level_table(at_level, level, rank, dtype, error):
+    device = at_level(level)
+    desc = _desc([3] * rank, [2] * rank, [0] * rank, [2] * rank, [2] * rank, dtype)
+    if error is not None:
+        with pytest.raises(dml.InvalidArgumentError, match=re.escape(f"Slice: {error}")):
+            device.create_operator(desc)
+        return
+    x = np.arange(3**rank).astype(dtype.numpy).reshape([3] * rank)
+    (out,) = device.compile_operator(device.create_operator(desc)).execute([x])
+    assert_bits_equal(out, x[(slice(0, 3, 2),) * rank])
+
+
+# ------------------------------------------------------------------ functional API
+def test_functional_defaults_and_errors(device):
+    x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
+    assert_bits_equal(dml.slice_v1(x, [1, 0, 2], [2, 4, 3], device=device), x[1:3, :, 2:5])
+    assert_bits_equal(dml.slice_v1(x, [0, 1, 0], [2, 2, 3], [2, 2, 2], device=device), x[::2, 1::2, ::2])
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: strides[0] = 0 must be >= 1")):
+        dml.slice_v1(x, [0, 0, 0], [1, 1, 1], [0, 1, 1], device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("slice_v1: sizes[1]: expected an integer")):
+        dml.slice_v1(x, [0, 0, 0], [1, None, 1], device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: output_tensor.sizes[2] = 0 must be >= 1")):
+        dml.slice_v1(x, [0, 0, 0], [1, 1, 0], device=device)
+
+
+def test_tensor_in_tensor_out(device):
+    x = np.arange(2 * 9 * 8, dtype=np.uint8).reshape(2, 9, 8)
+    t = device.tensor(x)
+    out = dml.slice_v1(t, [1, 0, 1], [1, 5, 3], [1, 2, 3])
+    assert isinstance(out, dml.Tensor) and out.shape == (1, 5, 3)
+    again = dml.slice_v1(out, [0, 1, 0], [1, 2, 2], [1, 3, 2])  # chained on the GPU
+    assert_bits_equal(again.numpy(), x[1:2, ::2, 1::3][:, 1::3, ::2])
+
+
+def test_any_stride_on_a_size_one_axis(device):
+    """An output axis of size 1 reads coordinate `offset` only, whatever its stride (UINT, up
+    to 2^32 - 1), alone and inside fused chains (where Slice1's largest strides, through the
+    same movement.affine_stage, once overflowed the kernel's 32-bit source strides)."""
+    x = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    want = x[2:3, 1:4:2, 4:5]
+    assert_bits_equal(dml.slice_v1(x, [2, 1, 4], [1, 2, 1], [2**32 - 1, 2, 2**31], device=device), want)
+    g = dml.Graph(device)
+    y = g.input([3, 4, 5], dtype=np.float32, name="y")
+    inner = dml.slice_v1(dml.pad(y, [0, 0, 1], [0, 0, 0]), [2, 1, 5], [1, 2, 1], [2**32 - 1, 2, 2**31])
+    outer = dml.slice(y, [2, 1, 4], [1, 3, 1], [2**31 - 1, 2, -(2**31)])
+    op = g.compile([dml.pad(inner, [1, 0, 0], [0, 0, 0], mode="edge"), dml.pad(outer, [1, 0, 0], [0, 0, 0])])
+    assert op.dispatch_count == 2
+    got_inner, got_outer = op({"y": x})
+    assert_bits_equal(got_inner, np.concatenate([want, want]))
+    assert_bits_equal(got_outer, np.concatenate([np.zeros_like(want), want]))
+
+
+def test_axes_merge(vulkan_device):
+    """Like Slice1, the folded map merges contiguous output axes and drops size-1 ones."""
+    def kernel_rank(in_sizes, offsets, sizes, strides):
+        desc = _desc(in_sizes, sizes, offsets, sizes, strides)
+        return compiler.compile(desc, vulkan_device.caps).kernels[0].params["rank"]
+
+    assert kernel_rank([64, 64, 7, 7], [0] * 4, [32, 64, 7, 7], [2, 1, 1, 1]) == 2
+    assert kernel_rank([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, 1, 1, 1]) == 1
+    assert kernel_rank([4, 6, 8], [0, 0, 0], [4, 6, 4], [1, 1, 2]) == 1  # steps 48, 8, 2: one row
+    assert kernel_rank([4, 6, 8], [0, 0, 0], [4, 3, 8], [1, 2, 1]) == 2
+
+
+# ------------------------------------------------------------------ every strategy
+STRATEGY_CASES = [
+    # (input sizes, offsets, sizes, strides): rows shorter and longer than a chunk, misaligned
+    ([11], [0], [11], [1]),
+    ([11], [1], [10], [1]),
+    ([19], [3], [6], [3]),
+    ([5, 7], [1, 1], [3, 3], [1, 2]),
+    ([3, 3], [0, 0], [2, 3], [2, 1]),
+    ([2, 3, 9], [0, 0, 0], [2, 3, 9], [1, 1, 1]),  # the whole input: one row
+    ([6, 3, 7], [1, 0, 0], [3, 3, 7], [2, 1, 1]),
+    ([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, 1, 1, 1]),
+]
+
+
+@pytest.mark.parametrize("data_type", [DT.UINT8, DT.FLOAT16, DT.INT32, DT.FLOAT64], ids=lambda t: t.name)
+def test_every_strategy(device, data_type):
+    """Each case under every eligible strategy (coalesced, the GPU-class one, included), from
+    packed, broadcast and padded-row inputs into packed and strided outputs."""
+    rng = np.random.default_rng(int(data_type))
+    for in_sizes, offsets, sizes, strides in STRATEGY_CASES:
+        for layout in ("packed", "broadcast_input", "strided_output"):
+            in_desc, out_desc = layout_descs(data_type, in_sizes, sizes, layout, rng)
+            desc = dml.SliceOperatorDesc(in_desc, out_desc, offsets, sizes, strides)
+            assert "coalesced" in device.compile_operator(device.create_operator(desc)).strategies
+            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+            want = reference.slice_v1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
+            run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
+
+
+# ------------------------------------------------------------------ graphs
+def test_graph_chain_fuses(device):
+    """pad > slice_v1 > reverse_subsequences > slice_v1 > reduce: the movement nodes are one
+    kernel and the reduce reads through it; fused and node by node give the same bits."""
+    g = dml.Graph(device)
+    x = g.input([4, 6, 5], dtype=np.float16, name="x")
+    lengths = np.array([[[2], [0], [5], [1], [3]]], np.uint32).repeat(2, axis=0)
+    a = dml.pad(x, [0, 1, 2], [1, 0, 1], mode="symmetric")
+    b = dml.slice_v1(a, [1, 0, 1], [2, 5, 3], [2, 1, 2])
+    c = dml.reverse_subsequences(b, lengths, axis=2)
+    d = dml.slice_v1(c, [0, 1, 0], [2, 2, 3], [1, 3, 1])
+    r = dml.reduce(d, "max", axes=[0, 2])
+    fused, unfused = g.compile([r, d]), g.compile([r, d], fuse=False)
+    assert [s.compiled.name for s in fused.steps] == ["Fused(Padding>Slice>ReverseSubsequences>Slice)", "Reduce"]
+    assert fused.dispatch_count == 2 and unfused.dispatch_count == 5
+    assert [s.compiled.name for s in g.compile([r]).steps] == ["Fused(Padding>Slice>ReverseSubsequences>Slice>Reduce)"]
+    array = random_bits(np.random.default_rng(4), np.float16, (4, 6, 5))
+    for got, want in zip(fused({"x": array}), unfused({"x": array}), strict=True):
+        assert_bits_equal(got, want)
+    want_b = reference.slice_v1(reference.padding(array, [0, 1, 2], [1, 0, 1], "symmetric"), [1, 0, 1], [2, 5, 3],
+                                [2, 1, 2])
+    want_d = reference.slice_v1(reference.reverse_subsequences(want_b, lengths, 2), [0, 1, 0], [2, 2, 3], [1, 3, 1])
+    assert_bits_equal(fused({"x": array})[1], want_d)
+
+
+# ------------------------------------------------------------------ sweep
+RANKS = list(range(1, 9))
+
+
+def _case(rng, rank: int):
+    """A random Slice problem: (input sizes, offsets, sizes, strides)."""
+    top = 7 if rank <= 2 else (4 if rank <= 5 else 3)
+    in_sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
+    offsets, sizes, strides = [], [], []
+    for n in in_sizes:
+        offset = int(rng.integers(0, n))
+        stride = int(rng.integers(1, 4))
+        offsets.append(offset)
+        strides.append(stride)
+        sizes.append(int(rng.integers(1, (n - 1 - offset) // stride + 2)))
+    return in_sizes, offsets, sizes, strides
+
+
+@pytest.mark.parametrize("rank", RANKS)
+@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
+def test_sweep_against_reference(device, data_type, rank):
+    """Every layout (padded-row and broadcast inputs, strided outputs whose gaps keep their
+    bytes), bit for bit."""
+    rng = np.random.default_rng([int(data_type), rank, 12])
+    for layout in LAYOUTS:
+        in_sizes, offsets, sizes, strides = _case(rng, rank)
+        in_desc, out_desc = layout_descs(data_type, in_sizes, sizes, layout, rng)
+        desc = dml.SliceOperatorDesc(in_desc, out_desc, offsets, sizes, strides)
+        compiled = device.compile_operator(device.create_operator(desc))
+        raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+        want = reference.slice_v1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
+        run_and_check(device, rng, compiled, [raw_in], [in_desc], out_desc, want)
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_shader_slice_v1(capsys):
+    from gpudml import cli
+
+    assert cli.main(["shader", "slice_v1", "--shape", "6,9", "--offsets", "1,2", "--strides", "2,3",
+                     "--caps", "vulkan-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("// Slice at FL_6_4 on profile vulkan-cpu") and "fn main" in out
+    assert cli.main(["shader", "slice_v1", "--shape", "6,9", "--sizes", "6,9", "--offsets", "1,0", "--caps",
+                     "gpu"]) == 2
+    assert "is outside input_tensor.sizes[0] = 6" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
+@st.composite
+def valid_cases(draw) -> Case:
+    level, row, rank = support_row(draw, slice_v1.SUPPORT)
+    data_type = type_of(draw, row, "input_tensor")
+    in_sizes = sizes_of(draw, rank)
+    offsets, sizes, strides = [], [], []
+    for n in in_sizes:
+        offset = draw(st.integers(0, n - 1))
+        stride = draw(st.one_of(st.integers(1, 3), st.integers(1, n + 1)))
+        size = draw(st.integers(1, (n - 1 - offset) // stride + 1))
+        if size == 1 and draw(st.booleans()):
+            stride = draw(st.sampled_from([2**31, 2**32 - 1]))  # any stride where one element is read
+        offsets.append(offset)
+        sizes.append(size)
+        strides.append(stride)
+    desc = dml.SliceOperatorDesc(tensor(draw, data_type, in_sizes), tensor(draw, data_type, sizes, output=True),
+                                 offsets, sizes, strides)
+    return Case(level, desc, lambda xs: reference.slice_v1(xs[0], offsets, sizes, strides), [random_fill])
+
+
+@st.composite
+def broken_fields(draw, desc):
+    """(builder, fragment, kind) with one of the operator's own fields broken."""
+    rank, i, not_int = pick_axis(draw, desc)
+    n, size = desc.input_tensor.sizes[i], desc.sizes[i]
+    choices = {
+        "offset_past_end": ("offsets", with_entry(desc.offsets, i, n)),
+        "offset_negative": ("offsets", with_entry(desc.offsets, i, -1)),
+        "offset_huge": ("offsets", with_entry(desc.offsets, i, 2**40)),
+        "size_zero": ("sizes", with_entry(desc.sizes, i, 0)),
+        "size_not_output": ("sizes", with_entry(desc.sizes, i, size + 1)),
+        "stride_zero": ("strides", with_entry(desc.strides, i, 0)),
+        "stride_negative": ("strides", with_entry(desc.strides, i, draw(st.sampled_from([-1, -2**31])))),
+        "stride_huge": ("strides", with_entry(desc.strides, i, 2**32)),
+        "length": ("sizes", list(desc.sizes) + [1]),
+        "not_int": ("offsets", with_entry(desc.offsets, i, not_int)),
+        "not_a_list": ("strides", draw(st.sampled_from([None, 3, "1,1"]))),
+    }
+    kind = draw(st.sampled_from(sorted(choices) + ["reads_outside"]))
+    if kind == "reads_outside":  # one more element than the axis holds at this stride
+        if size == 1:
+            return replace_fields(desc, offsets=with_entry(desc.offsets, i, n)), "offsets", kind
+        stride = (n - desc.offsets[i]) // (size - 1) + 1
+        return replace_fields(desc, strides=with_entry(desc.strides, i, stride)), "strides", kind
+    name, value = choices[kind]
+    return replace_fields(desc, **{name: value}), name, kind
+
+
+@st.composite
+def functional_calls(draw, x, shape):
+    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
+    offsets = [draw(st.integers(0, n - 1)) for n in shape]
+    strides = [draw(st.sampled_from([1, 2, 3])) for _ in shape]
+    sizes = [draw(st.integers(1, (n - 1 - o) // s + 1)) for n, o, s in zip(shape, offsets, strides)]
+    args = {"offsets": maybe_hostile(draw, offsets), "sizes": maybe_hostile(draw, sizes),
+            "strides": maybe_hostile(draw, strides)}
+    return args, lambda a: reference.slice_v1(a, args["offsets"], args["sizes"], args["strides"])
+
+
+FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
+              fields=("x", "input_tensor", "offsets", "sizes", "strides", "output_tensor", "device"))

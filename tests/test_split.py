@@ -1,0 +1,338 @@
+"""Split: the page's examples, the page's support table, validation rules, feature levels, the
+dtype x rank x layout sweep vs reference.py, every strategy, more outputs than a kernel can
+bind, the functional form (always a list), graphs with several outputs per node, the
+command line, and the fuzz strategies."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import ALL_TYPES, assert_bits_equal, random_bits
+from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
+from hypothesis import strategies as st
+from movement_check import padded_strides, run_and_check
+from pagecheck import assert_examples_printed, assert_support_table
+
+import gpudml as dml
+from gpudml import caps, compiler, reference
+from gpudml.ops import split
+from gpudml.runtime.tensor import logical_from_raw
+
+DT = dml.DataType
+FL = dml.FeatureLevel
+PAGE = "ns-directml-dml_split_operator_desc.md"
+
+
+def _desc(in_sizes=(1, 1, 6, 2), out_sizes=((1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)), axis=2, dtype=DT.FLOAT32,
+          out_dtypes=None, out_strides=None):
+    out_dtypes = out_dtypes or [dtype] * len(out_sizes)
+    out_strides = out_strides or [None] * len(out_sizes)
+    return dml.SplitOperatorDesc(
+        dml.TensorDesc(dtype, in_sizes),
+        [dml.TensorDesc(t, s, st_) for t, s, st_ in zip(out_dtypes, out_sizes, out_strides, strict=True)], axis)
+
+
+def _raises(device, desc, message: str):
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(message)):
+        device.create_operator(desc)
+
+
+def _pieces(x: np.ndarray, axis: int, sizes) -> list[np.ndarray]:
+    """A second formulation of SPLIT: each piece sliced from its window, copied."""
+    pieces, start = [], 0
+    for n in sizes:
+        window = [slice(None)] * x.ndim
+        window[axis] = slice(start, start + n)
+        pieces.append(x[tuple(window)].copy())
+        start += n
+    return pieces
+
+
+def _assert_pieces(got, want):
+    assert isinstance(got, list) and len(got) == len(want)
+    for g, w in zip(got, want):
+        assert_bits_equal(g, w)
+
+
+# ------------------------------------------------------------------ the page
+@pytest.mark.parametrize("example", split.SPEC.examples, ids=lambda e: e.name)
+def test_page_examples(device, example):
+    _assert_pieces(dml.split(example.input, device=device, **example.args), example.expected)
+    _assert_pieces(reference.split(example.input, **example.args), example.expected)
+
+
+def test_page_example_through_desc_api(device):
+    compiled = device.compile_operator(device.create_operator(_desc()))
+    assert [name for name, _ in compiled.outputs] == ["output_tensors[0]", "output_tensors[1]", "output_tensors[2]"]
+    example = split.SPEC.examples[0]
+    _assert_pieces(compiled.execute([example.input]), example.expected)
+    tensors = compiled.execute([device.tensor(example.input)])
+    assert all(isinstance(t, dml.Tensor) for t in tensors)
+    _assert_pieces([t.numpy() for t in tensors], example.expected)
+
+
+def test_examples_and_support_table_are_the_pages():
+    assert_examples_printed(split.SPEC)
+    assert_support_table(split.SUPPORT, PAGE, {"InputTensor": "input_tensor", "OutputTensors": "output_tensors"})
+
+
+def test_reference_is_a_second_formulation():
+    x = random_bits(np.random.default_rng(3), np.int64, (4, 7, 3))
+    for axis, sizes in ((1, [2, 1, 4]), (0, [4]), (-1, [1, 1, 1])):
+        _assert_pieces(reference.split(x, axis, sizes), _pieces(x, axis % 3, sizes))
+    with pytest.raises(ValueError, match="split: sizes"):
+        reference.split(x, 1, [2, 2])
+
+
+# ------------------------------------------------------------------ validation: one rule each
+@pytest.mark.parametrize("desc, message", [
+    (_desc(out_sizes=()), "Split: OutputCount is 0 (output_tensors is empty); it must be greater than 0"),
+    (_desc(axis=4), "Split: axis = 4 must be in [0, DimensionCount - 1] = [0, 3]"),
+    (_desc(axis=-2), "Split: axis = -2 must be in [0, DimensionCount - 1] = [0, 3]"),
+    (_desc(out_sizes=((1, 1, 2, 2), (1, 1, 1, 1), (1, 1, 3, 2))),
+     "Split: output_tensors[1].sizes[3] = 1 must equal input_tensor.sizes[3] = 2 (the sizes may differ on axis 2 "
+     "only)"),
+    (_desc(out_sizes=((1, 1, 2, 2), (1, 1, 3, 2))),
+     "Split: input_tensor.sizes[2] = 6 must equal the sum of output_tensors[i].sizes[2] = 2 + 3 = 5"),
+    (_desc(out_dtypes=[DT.FLOAT32, DT.FLOAT16, DT.FLOAT32]),
+     "Split: output_tensors[1].data_type FLOAT16 must equal input_tensor.data_type FLOAT32"),
+    (_desc(out_sizes=((1, 1, 2, 2), (1, 1, 4, 2, 1))),
+     "Split: all tensors must have the same DimensionCount (got output_tensors[0] 4, output_tensors[1] 5, "
+     "input_tensor 4)"),
+    (_desc(out_strides=[None, (2, 2, 2, 0), None]),
+     "Split: output_tensors[1].strides: [2, 2, 2, 0] with sizes [1, 1, 1, 2] make two output elements share one "
+     "address"),
+    (dml.SplitOperatorDesc(dml.TensorDesc(DT.FLOAT32, [4]), dml.TensorDesc(DT.FLOAT32, [4]), 0),
+     "Split: output_tensors must be a list of TensorDescs, got TensorDesc"),
+    (dml.SplitOperatorDesc(dml.TensorDesc(DT.FLOAT32, [4]), [dml.TensorDesc(DT.FLOAT32, [4]), 3], 0),
+     "Split: output_tensors[1]: expected a TensorDesc, got int"),
+])
+def test_validation_rule(vulkan_device, desc, message):
+    _raises(vulkan_device, desc, message)
+
+
+LEVEL_CASES = [
+    # (level, rank, dtype, None if valid else the message's tail)
+    (FL.FL_1_0, 4, DT.INT16, None),
+    (FL.FL_1_0, 4, DT.UINT8, "input_tensor.data_type UINT8 is not supported at FL_1_0 (supported: FLOAT32, FLOAT16, "
+                             "UINT32, UINT16, INT32, INT16); it needs FL_2_1 or later"),
+    (FL.FL_2_1, 4, DT.INT8, None),
+    (FL.FL_2_1, 2, DT.FLOAT32, "DimensionCount 2 is not supported at FL_2_1 (supported: 4); it needs FL_3_0 or later"),
+    (FL.FL_3_0, 1, DT.UINT16, None),
+    (FL.FL_3_0, 8, DT.FLOAT16, None),
+    (FL.FL_4_0, 3, DT.UINT64, "input_tensor.data_type UINT64 is not supported at FL_4_0 (supported: FLOAT32, "
+                              "FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8); it needs FL_4_1 or later"),
+    (FL.FL_4_1, 2, DT.FLOAT64, None),
+    (FL.FL_4_1, 7, DT.INT64, None),
+]
+
+
+@pytest.mark.parametrize("level, rank, dtype, error", LEVEL_CASES,
+                         ids=[f"{c[0].name}-r{c[1]}-{c[2].name}" for c in LEVEL_CASES])
+def test_feature_level_table(at_level, level, rank, dtype, error):
+    device = at_level(level)
+    desc = _desc([2] * (rank - 1) + [3], [[2] * (rank - 1) + [1], [2] * (rank - 1) + [2]], rank - 1, dtype)
+    if error is not None:
+        _raises(device, desc, f"Split: {error}")
+        return
+    x = np.arange(3 * 2 ** (rank - 1)).astype(dtype.numpy).reshape([2] * (rank - 1) + [3])
+    got = device.compile_operator(device.create_operator(desc)).execute([x])
+    _assert_pieces(got, _pieces(x, rank - 1, [1, 2]))
+
+
+# ------------------------------------------------------------------ sweep
+LAYOUTS = ["packed", "strided_input", "broadcast_input", "strided_outputs"]
+
+
+def _case(rng, rank: int, data_type, layout: str):
+    """A random SPLIT: (input desc, output descs, axis, sizes)."""
+    top = 6 if rank <= 2 else (4 if rank <= 5 else 3)
+    in_sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
+    axis = int(rng.integers(rank))
+    in_sizes[axis] = int(rng.integers(1, 9))
+    cuts = sorted(rng.choice(np.arange(1, in_sizes[axis]), size=int(rng.integers(0, in_sizes[axis])), replace=False))
+    sizes = [int(b - a) for a, b in zip([0, *cuts], [*cuts, in_sizes[axis]])]
+    in_strides = padded_strides(in_sizes, rng, broadcast=layout == "broadcast_input") \
+        if layout in ("strided_input", "broadcast_input") else None
+    outs = []
+    for n in sizes:
+        out_sizes = in_sizes[:axis] + [n] + in_sizes[axis + 1:]
+        strides = padded_strides(out_sizes) if layout == "strided_outputs" and rng.random() < 0.7 else None
+        outs.append(dml.TensorDesc(data_type, out_sizes, strides))
+    return dml.TensorDesc(data_type, in_sizes, in_strides), outs, axis, sizes
+
+
+@pytest.mark.parametrize("rank", range(1, 9))
+@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
+def test_sweep_against_reference(device, data_type, rank):
+    """Every type x rank 1-8 x layout (packed, padded rows, stride-0 broadcast input, outputs
+    with gaps that must stay untouched), 1-8 outputs, bit-exact."""
+    rng = np.random.default_rng([int(data_type), rank, 11])
+    for layout in LAYOUTS:
+        in_desc, out_descs, axis, sizes = _case(rng, rank, data_type, layout)
+        desc = dml.SplitOperatorDesc(in_desc, out_descs, axis)
+        compiled = device.compile_operator(device.create_operator(desc))
+        raw = random_bits(rng, data_type.numpy, [in_desc.required_elements])
+        want = reference.split(logical_from_raw(raw, in_desc), axis, sizes)
+        run_and_check(device, rng, compiled, [raw], [in_desc], out_descs, want)
+
+
+@pytest.mark.parametrize("shape, axis, sizes", [
+    ((12, 5), 0, [3, 1, 8]), ((4, 9), 1, [2, 7]), ((33,), 0, [32, 1]), ((2, 3, 4), 2, [4]),
+])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.int64])
+def test_every_strategy(device, shape, axis, sizes, dtype):
+    """Each eligible strategy forced, CPU-class and GPU-class, packed outputs and outputs
+    with gaps (strided only; a 1-D output has none)."""
+    x = random_bits(np.random.default_rng(len(sizes)), dtype, shape)
+    in_desc = dml.TensorDesc(dml.DataType.from_numpy(dtype), shape)
+    for gaps in (False, True) if len(shape) > 1 else (False,):
+        desc = split.infer_output(in_desc, axis, sizes)
+        if gaps:
+            desc = dml.SplitOperatorDesc(in_desc, [dml.TensorDesc(t.data_type, t.sizes, padded_strides(t.sizes))
+                                                   for t in desc.output_tensors], axis)
+        op = device.create_operator(desc)
+        strategies = device.compile_operator(op).strategies
+        assert ("segments" in strategies) != gaps and ("strided" in strategies) == gaps and "coalesced" in strategies
+        for strategy in strategies:
+            compiled = device.compile_operator(op, strategy)
+            assert compiled.strategy == strategy and len(compiled.program.kernels) == len(sizes)
+            run_and_check(device, np.random.default_rng(1), compiled, [x.reshape(-1)], [in_desc],
+                          list(desc.output_tensors), _pieces(x, axis, sizes))
+
+
+def test_more_outputs_than_a_kernel_can_bind(device):
+    """40 outputs: more than a kernel may bind on either adapter (lavapipe 32, llvmpipe
+    through GL 16). Each dispatch binds the input and one output, every strategy."""
+    assert 40 > device.caps.max_storage_buffers_per_shader_stage
+    rng = np.random.default_rng(40)
+    sizes = [int(n) for n in rng.integers(1, 4, size=40)]
+    x = random_bits(rng, np.float16, (2, sum(sizes)))
+    in_desc = dml.TensorDesc(DT.FLOAT16, x.shape)
+    op = device.create_operator(split.infer_output(in_desc, 1, sizes))
+    for strategy in device.compile_operator(op).strategies:
+        compiled = device.compile_operator(op, strategy)
+        assert len(compiled.program.kernels) == 40 and all(len(k.buffers) <= 3 for k in compiled.program.kernels)
+        run_and_check(device, rng, compiled, [x.reshape(-1)], [in_desc], list(op.desc.output_tensors),
+                      _pieces(x, 1, sizes))
+    _assert_pieces(dml.split(x, -1, sizes, device=device), _pieces(x, 1, sizes))
+
+
+def test_one_tensor_given_as_two_outputs_is_refused(vulkan_device):
+    """Two outputs in one buffer would keep whichever piece was written last."""
+    desc = split.infer_output(dml.TensorDesc(DT.FLOAT32, [2, 6]), 1, [3, 3])
+    compiled = vulkan_device.compile_operator(vulkan_device.create_operator(desc))
+    out = vulkan_device.empty(desc.output_tensors[0])
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(
+            "Split.execute: output_tensors[1] is the Tensor given as output_tensors[0]; each output needs a Tensor "
+            "of its own")):
+        compiled.execute([np.zeros((2, 6), np.float32)], outputs=[out, out])
+
+
+def test_plan_is_one_copy_per_output():
+    desc = split.infer_output(dml.TensorDesc(DT.UINT8, [3, 10]), 1, [4, 6])
+    program = compiler.compile(desc, caps.profile("gpu"))
+    assert program.strategy == "coalesced" and program.strategies == ("coalesced", "segments", "elements")
+    first, second = program.kernels
+    assert [b.key for b in first.buffers] == [("output", 0), ("input", 0)]
+    assert [b.key for b in second.buffers] == [("output", 1), ("input", 0)]
+    assert not second.params["out_base"] and 4 in np.frombuffer(second.uniform_bytes, np.uint32)  # src_base 4
+
+
+# ------------------------------------------------------------------ functional API
+def test_functional_forms(device):
+    x = random_bits(np.random.default_rng(8), np.uint32, (3, 5, 2))
+    _assert_pieces(dml.split(x, 1, [1, 3, 1], device=device), _pieces(x, 1, [1, 3, 1]))
+    _assert_pieces(dml.split(x, -3, (3,), device=device), [x])  # one output: still a list
+    _assert_pieces(dml.split(x[:, ::-1], 0, [2, 1], device=device), _pieces(x[:, ::-1], 0, [2, 1]))
+    out = dml.split(device.tensor(x), 2, [1, 1])
+    assert isinstance(out, list) and all(isinstance(t, dml.Tensor) for t in out)
+    _assert_pieces([t.numpy() for t in out], _pieces(x, 2, [1, 1]))
+    again = dml.join(out, 2)  # JOIN is SPLIT's inverse, on the GPU
+    assert isinstance(again, dml.Tensor) and np.array_equal(again.numpy(), x)
+
+
+@pytest.mark.parametrize("axis, sizes, message", [
+    (3, [1], "split: axis = 3 is outside [-3, 2] (x has 3 dimensions)"),
+    (1, 5, "split: sizes: expected a sequence of integers, got 5"),
+    (1, [2, 2.5], "split: sizes[1]: expected an integer, got 2.5"),
+    (1, [], "Split: OutputCount is 0 (output_tensors is empty); it must be greater than 0"),
+    (1, [2, 0, 3], "Split: output_tensors[1].sizes[1] = 0 must be >= 1"),
+    (1, [2, 2], "Split: input_tensor.sizes[1] = 5 must equal the sum of output_tensors[i].sizes[1] = 2 + 2 = 4"),
+])
+def test_functional_errors(vulkan_device, axis, sizes, message):
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(message)):
+        dml.split(np.zeros((3, 5, 2), np.float32), axis, sizes, device=vulkan_device)
+
+
+# ------------------------------------------------------------------ graphs
+def test_split_in_graphs(device):
+    """A node with several outputs: its Expressions feed data-movement chains (which fuse
+    after it), a Reduce and a Join; only the outputs used are asked for; fused and
+    unfused are bit-exact."""
+    g = dml.Graph(device)
+    x = g.input([4, 9], dtype=np.uint8, name="x")
+    a, b, c = dml.split(dml.pad(x, [0, 1], [0, 2], mode="edge"), 1, [3, 5, 4])
+    assert [e.shape for e in (a, b, c)] == [[4, 3], [4, 5], [4, 4]]
+    ta = dml.tile(dml.slice(a, [0, 0], [4, 3], [-1, 1]), [1, 2])
+    r = dml.reduce(b, "max", [1])
+    j = dml.join([c, ta], 1)
+    op = g.compile([j, r])
+    assert [s.compiled.name for s in op.steps] == ["Padding", "Split", "Fused(Slice1>Tile)", "Reduce", "Join"]
+    assert op.steps[1].dispatches == 3 and len(op.steps[1].outputs) == 3
+    feed = {"x": random_bits(np.random.default_rng(2), np.uint8, (4, 9))}
+    got, want = op(feed), g.compile([j, r], fuse=False)(feed)
+    for a_, b_ in zip(got, want, strict=True):
+        assert_bits_equal(a_, b_)
+    padded = reference.padding(feed["x"], [0, 1], [0, 2], "edge")
+    assert_bits_equal(got[0], np.concatenate([padded[:, 8:], np.tile(padded[::-1, :3], [1, 2])], 1))
+    only_b = g.compile([b])  # the node runs whole; the other outputs are intermediates
+    assert_bits_equal(only_b(feed)[0], padded[:, 3:8])
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_shader_split(capsys):
+    from gpudml import cli
+
+    assert cli.main(["shader", "split", "--shape", "1,1,6,2", "--axis", "2", "--sizes", "2,1,3", "--caps",
+                     "vulkan-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "// Split at FL_6_4" in out and "// strategy segments" in out and out.count("// dispatch ") == 3
+
+
+# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
+@st.composite
+def valid_cases(draw) -> Case:
+    level, row, rank = support_row(draw, split.SUPPORT)
+    data_type = type_of(draw, row, "input_tensor")
+    in_sizes = sizes_of(draw, rank, {1: 60, 2: 12, 3: 6, 4: 4}.get(rank, 2))
+    axis = draw(st.integers(0, rank - 1))
+    sizes, left = [], in_sizes[axis]
+    while left:
+        sizes.append(draw(st.integers(1, left)) if len(sizes) < 5 else left)
+        left -= sizes[-1]
+    outs = [tensor(draw, data_type, in_sizes[:axis] + [n] + in_sizes[axis + 1:], output=True) for n in sizes]
+    desc = dml.SplitOperatorDesc(tensor(draw, data_type, in_sizes), outs, axis)
+    return Case(level, desc, lambda xs: reference.split(xs[0], axis, sizes), [random_fill])
+
+
+def broken_fields(desc):
+    """(builder, fragment, kind) with one of the operator's own fields broken."""
+    return broken_parts(desc, "input_tensor", "output_tensors", "OutputCount")
+
+
+@st.composite
+def functional_calls(draw, x, shape):
+    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
+    rank = len(shape)
+    axis = draw(st.integers(-rank, rank - 1))
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, shape[axis] - 1)), max_size=3)))) if shape[axis] > 1 else []
+    sizes = [b - a for a, b in zip([0, *cuts], [*cuts, shape[axis]])]
+    args = {"axis": maybe_hostile(draw, axis), "sizes": maybe_hostile(draw, sizes)}
+    return args, lambda a: reference.split(a, args["axis"], args["sizes"])
+
+
+FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
+              fields=("x", "input_tensor", "axis", "sizes", "output_tensors", "device"))
