@@ -164,3 +164,19 @@ def test_feature_level_argument():
     with pytest.raises(dml.InvalidArgumentError, match="feature_level: 'FL_9_9' is not a FeatureLevel"):
         dml.Device(feature_level="FL_9_9")
     assert dml.Device(adapter="vulkan").supports_data_type(dml.DataType.FLOAT64)
+
+
+def test_a_compiled_operator_collected_in_a_cycle_gives_back_live_buffers(device):
+    """A CompiledOperator that only the cycle collector frees (a traceback, a graph) gives its
+    scratch buffers back to the pool alive: the collector may finalize the buffers of the
+    garbage before the operator, and a buffer released so must not come back from the pool
+    (it did: 'initializer for ctype struct WGPUBufferImpl * ... not NoneType')."""
+    desc = dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [64, 300]), "sum", [0])
+    for _ in range(3):
+        compiled = device.compile_operator(device.create_operator(desc), "split")
+        (nbytes,) = compiled.program.scratch_bytes
+        compiled.cycle = compiled  # garbage only the cycle collector finds
+        del compiled
+        gc.collect()
+        words = np.arange(nbytes // 4, dtype=np.uint32)
+        np.testing.assert_array_equal(device.tensor(words).numpy(), words)  # the pool's buffer of that size
