@@ -274,12 +274,12 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "through_rank": inp.rank if through is not None else 0,
         "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
     }
-    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
-    inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "workgroup":
         return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes)
+    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
+    inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
         rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
