@@ -45,8 +45,7 @@ class Caps:
         """The adapter's class as its type and name tell: "cpu" for software adapters (wgpu's
         type CPU, or a known software rasterizer's name under a backend that reports the type
         as Unknown), "gpu" for integrated, discrete and virtual GPUs."""
-        software = self.adapter_type == "CPU" or any(n in self.name.lower() for n in SOFTWARE_NAMES)
-        return "cpu" if software else "gpu"
+        return "cpu" if is_software(self.adapter_type, self.name) else "gpu"
 
     @property
     def adapter_class(self) -> str:
@@ -73,6 +72,12 @@ class Caps:
 #: Substrings of software adapters' names (lower case).
 SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "softpipe", "swiftshader", "microsoft basic render")
 ADAPTER_CLASSES = ("cpu", "gpu")
+
+
+def is_software(adapter_type: str, name: str) -> bool:
+    """A software adapter: wgpu's type CPU, or a known software rasterizer's name (some
+    backends report such an adapter's type as Unknown)."""
+    return adapter_type == "CPU" or any(n in name.lower() for n in SOFTWARE_NAMES)
 
 
 def parse_class(value, field: str) -> str:

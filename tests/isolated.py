@@ -14,24 +14,24 @@ from gpudml.runtime import device as device_module
 from gpudml.runtime.context import _ALIVE, GpuContext, _create_context
 
 
-def device_on(ctx: GpuContext, feature_level=None) -> dml.Device:
+def device_on(ctx: GpuContext, feature_level=None, adapter_class=None) -> dml.Device:
     """A Device bound to `ctx` (not registered as a shared context)."""
     saved = device_module.get_context
     device_module.get_context = lambda request: ctx
     try:
-        return dml.Device(feature_level=feature_level)
+        return dml.Device(feature_level=feature_level, adapter_class=adapter_class)
     finally:
         device_module.get_context = saved
 
 
-def limited_device(adapter: str, **caps) -> dml.Device:
+def limited_device(adapter: str, adapter_class=None, **caps) -> dml.Device:
     """A Device whose context reports smaller limits (Caps fields, e.g.
     max_storage_binding_size=4096) over the shared wgpu device of `adapter`: the runtime
     plans and checks against them, the adapter runs the result."""
     shared = get_device(adapter)._ctx
     ctx = GpuContext(adapter=shared.adapter, device=shared.device, caps=dataclasses.replace(shared.caps, **caps))
     _ALIVE.append(ctx)  # its pipelines and pooled buffers are never released outside the wgpu lock
-    return device_on(ctx)
+    return device_on(ctx, adapter_class=adapter_class)
 
 
 def own_device(adapter: str) -> dml.Device:

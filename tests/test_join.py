@@ -12,6 +12,7 @@ import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
 from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
 from hypothesis import strategies as st
+from isolated import limited_device
 from movement_check import padded_strides, run_and_check
 from pagecheck import assert_examples_printed, assert_support_table
 
@@ -207,7 +208,10 @@ def test_every_strategy(device, shapes, axis, dtype):
 @pytest.mark.parametrize("count", [1, 40])
 def test_more_inputs_than_a_kernel_can_bind(device, count):
     """40 inputs: more than a kernel may bind on either adapter (lavapipe 32 storage buffers,
-    llvmpipe through GL 16). Each dispatch binds one input and the output, every strategy."""
+    llvmpipe through GL 16; a GPU, which binds more, is held to 16). Each dispatch binds one
+    input and the output, every strategy."""
+    if device.caps.max_storage_buffers_per_shader_stage >= 40:
+        device = limited_device(device.adapter_name, max_storage_buffers_per_shader_stage=16)
     limit = device.caps.max_storage_buffers_per_shader_stage
     assert count == 1 or count > limit
     rng = np.random.default_rng(count)

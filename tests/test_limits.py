@@ -171,7 +171,7 @@ def test_workgroup_grid_folds_into_rows_up_to_the_limit_squared(adapter):
     WORKGROUP_SIZE invocations x RUN output elements."""
     from gpudml.ops.movement import RUN, WORKGROUP_SIZE
 
-    dev = limited_device(adapter, max_workgroups_per_dimension=5)
+    dev = limited_device(adapter, "cpu", max_workgroups_per_dimension=5)  # the CPU-class geometry
     rng = np.random.default_rng(1)
     per_group = WORKGROUP_SIZE * RUN
     for groups in (5, 6, 25):
@@ -235,7 +235,7 @@ def test_real_workgroup_limit_folds(first_device):
     rows = dev.caps.max_workgroups_per_dimension * 64 + 65
     x = np.random.default_rng(2).integers(0, 2**32, size=(rows, 2), dtype=np.uint32)
     desc = reduce_desc(dml.TensorDesc(U32, x.shape), "sum", [1])
-    compiled = dev.compile_operator(dev.create_operator(desc))
+    compiled = dev.compile_operator(dev.create_operator(desc), "rows")  # (the CPU class's choice)
     assert compiled.program.kernels[-1].workgroups[1] == 2
     (got,) = compiled.execute([x])
     np.testing.assert_array_equal(got, x.sum(1, keepdims=True, dtype=np.uint32))

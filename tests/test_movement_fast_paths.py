@@ -138,7 +138,7 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
         lengths = dml.TensorDesc(DT.UINT32, [1 if i == axis else n for i, n in enumerate(sizes)])
         desc = dml.ReverseSubsequencesOperatorDesc(
             dml.TensorDesc(data_type, sizes), lengths, dml.TensorDesc(data_type, sizes, out_strides), axis)
-        return compiler.compile(desc, vulkan_device.caps).strategy
+        return compiler.compile(desc, vulkan_device.caps.with_class("cpu")).strategy
 
     assert plan([3, 37, 16], 1) == "column"
     assert plan([3, 37, 16], 1, DT.UINT8) == "column"
@@ -147,6 +147,10 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
     assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == "strided"
     assert plan([2, 9, 3, 4], 1) == "column"  # after merging [3, 4] into 12
     assert plan([1, 7, 1, 8], 1) == "column"  # [7, 8] once size-1 axes drop
+    gpu = compiler.compile(dml.ReverseSubsequencesOperatorDesc(  # GPU class: coalesced first, column last
+        dml.TensorDesc(DT.FLOAT32, [3, 37, 16]), dml.TensorDesc(DT.UINT32, [3, 1, 16]),
+        dml.TensorDesc(DT.FLOAT32, [3, 37, 16]), 1), vulkan_device.caps.with_class("gpu"))
+    assert gpu.strategy == "coalesced" and gpu.strategies[-1] == "column"
 
 
 def test_slice_axes_merge(vulkan_device):

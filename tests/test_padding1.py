@@ -338,7 +338,8 @@ def test_graph_chain_fuses(device):
     r = dml.reduce(d, "max", axes=[1])
     fused, unfused = g.compile([r, d]), g.compile([r, d], fuse=False)
     assert [s.compiled.name for s in fused.steps] == ["Fused(Padding1>Slice1>Padding>Padding1)", "Reduce"]
-    assert fused.dispatch_count == 2 and unfused.dispatch_count == 5
+    reduce_kernels = len(fused.steps[1].compiled.program.kernels)  # 1 (CPU class: rows), 2 (GPU: columns)
+    assert fused.dispatch_count == 1 + reduce_kernels and unfused.dispatch_count == 4 + reduce_kernels
     assert [s.compiled.name for s in g.compile([r]).steps] == ["Fused(Padding1>Slice1>Padding>Padding1>Reduce)"]
     array = random_bits(np.random.default_rng(3), np.int64, (3, 5, 4))
     for got, want in zip(fused({"x": array}), unfused({"x": array}), strict=True):

@@ -29,8 +29,9 @@ def test_rows_add_up_to_the_batch(device):
     with device.profile() as prof:
         with device.batch():
             y, z, w = _three_operators(device, x)
+    reduce, movement = ("split", "segments") if device.caps.is_software else ("columns", "coalesced")
     assert [(r["operator"], r["strategy"], r["dispatch"]) for r in prof.rows] == [
-        ("Reduce", "split", 0), ("Reduce", "split", 1), ("Slice1", "segments", 0), ("Padding", "segments", 0)]
+        ("Reduce", reduce, 0), ("Reduce", reduce, 1), ("Slice1", movement, 0), ("Padding", movement, 0)]
     assert all(r["gpu_ms"] > 0 and r["bytes"] > 0 and r["clock"] == "gpu" for r in prof.rows)
     assert prof.rows[2]["bytes"] == 2 * 512 * 512 * 4  # the slice binds its input and its output
     # the results are what they would be unprofiled
@@ -38,7 +39,7 @@ def test_rows_add_up_to_the_batch(device):
     np.testing.assert_array_equal(w.numpy()[1:-1, 1:-1], x.numpy()[:, ::-1])
     summary = prof.summary()
     assert summary.startswith(f"gpudml profile on {device.adapter_name}: 4 dispatches")
-    assert "Reduce               split       1       1" in summary
+    assert f"Reduce               {reduce:<11} 1       1" in summary
 
 
 def test_unbatched_and_numpy_executes(device):
@@ -89,7 +90,7 @@ def test_the_wall_clock_where_there_are_no_timestamps(adapter):
 
 def test_gpudml_profile_prints_a_summary_at_exit():
     code = ("import numpy as np, gpudml as dml\n"
-            "dev = dml.Device(adapter='vulkan')\n"
+            "dev = dml.Device(adapter='vulkan', adapter_class='cpu')\n"
             "for _ in range(5):\n"
             "    dml.pad(np.ones((8, 8), np.float32), [1, 1], [1, 1], device=dev)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -415,6 +415,10 @@ def test_long_rows_stay_within_the_loop_cap(device):
         with pytest.raises(dml.InvalidArgumentError, match="strategy 'rows' cannot run this description; "
                                                            "eligible: (workgroup, )?split"):
             run(device, x, "sum", [1], strategy="rows", **options)
+    # The workgroup strategy with one lane forced is cut to the budget too (it was not: 65535).
+    got, compiled = run(device, x, "sum", [1], strategy="workgroup", lanes=1, chunks=1, vectorize=False)
+    np.testing.assert_array_equal(got, [[200_000]] * 3)
+    assert len(compiled.wgsl) == 2
     # Packed uint8 output: four outputs share an invocation in one-pass kernels.
     y = np.zeros((5, 70_000), dtype=np.uint8)
     y[:, 69_999] = [1, 2, 3, 4, 5]

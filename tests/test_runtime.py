@@ -164,3 +164,53 @@ def test_feature_level_argument():
     with pytest.raises(dml.InvalidArgumentError, match="feature_level: 'FL_9_9' is not a FeatureLevel"):
         dml.Device(feature_level="FL_9_9")
     assert dml.Device(adapter="vulkan").supports_data_type(dml.DataType.FLOAT64)
+
+
+def test_a_compiled_operator_collected_in_a_cycle_gives_back_live_buffers(device):
+    """A CompiledOperator that only the cycle collector frees (a traceback, a graph) gives its
+    scratch buffers back to the pool alive: the collector may finalize the buffers of the
+    garbage before the operator, and a buffer released so must not come back from the pool
+    (it did: 'initializer for ctype struct WGPUBufferImpl * ... not NoneType')."""
+    desc = dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [64, 300]), "sum", [0])
+    for _ in range(3):
+        compiled = device.compile_operator(device.create_operator(desc), "split")
+        (nbytes,) = compiled.program.scratch_bytes
+        compiled.cycle = compiled  # garbage only the cycle collector finds
+        del compiled
+        gc.collect()
+        words = np.arange(nbytes // 4, dtype=np.uint32)
+        np.testing.assert_array_equal(device.tensor(words).numpy(), words)  # the pool's buffer of that size
+
+
+def test_adapter_class_detected_overridden_and_checked(vulkan_device, monkeypatch):
+    """lavapipe is detected as "cpu"; Device(adapter_class=) wins over GPUDML_ADAPTER_CLASS,
+    which wins over detection; the class decides the first strategy; bad values are named."""
+    name = vulkan_device.adapter_name
+    desc = dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [4096, 256]), "sum", [1])
+    monkeypatch.delenv("GPUDML_ADAPTER_CLASS", raising=False)
+    cpu = dml.Device(adapter=name)
+    assert cpu.adapter_class == "cpu" and cpu.caps.is_software
+    assert cpu.compile_operator(cpu.create_operator(desc)).strategy == "rows"
+    gpu = dml.Device(adapter=name, adapter_class="GPU")
+    assert gpu.adapter_class == "gpu" and not gpu.caps.is_software and gpu.caps.detected_class == "cpu"
+    assert gpu.compile_operator(gpu.create_operator(desc)).strategy == "workgroup"
+    monkeypatch.setenv("GPUDML_ADAPTER_CLASS", "gpu")
+    assert dml.Device(adapter=name).adapter_class == "gpu"
+    assert dml.Device(adapter=name, adapter_class="cpu").adapter_class == "cpu"
+    monkeypatch.setenv("GPUDML_ADAPTER_CLASS", "fast")
+    with pytest.raises(dml.InvalidArgumentError, match="GPUDML_ADAPTER_CLASS must be \"cpu\" or \"gpu\", got 'fast'"):
+        dml.Device(adapter=name)
+    with pytest.raises(dml.InvalidArgumentError, match="Device: adapter_class must be \"cpu\" or \"gpu\", got 3"):
+        dml.Device(adapter=name, adapter_class=3)
+
+
+def test_software_adapters_by_type_or_name():
+    """Some backends report a software adapter's type as Unknown (OpenGL on the H100 did for
+    the GPU): the name decides then."""
+    from gpudml.caps import is_software, profile
+
+    assert is_software("CPU", "any") and is_software("Unknown", "llvmpipe (LLVM 15.0.6, 256 bits)")
+    assert is_software("Unknown", "SwiftShader Device (Subzero)")
+    assert not is_software("Unknown", "NVIDIA H100 80GB HBM3/PCIe/SSE2") and not is_software("DiscreteGPU", "NVIDIA")
+    assert profile("gpu").adapter_class == "gpu" and profile("gl-cpu").adapter_class == "cpu"
+    assert profile("gpu").with_class("cpu").is_software and profile("gpu").with_class(None) == profile("gpu")

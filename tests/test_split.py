@@ -12,6 +12,7 @@ import pytest
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
 from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
 from hypothesis import strategies as st
+from isolated import limited_device
 from movement_check import padded_strides, run_and_check
 from pagecheck import assert_examples_printed, assert_support_table
 
@@ -205,7 +206,10 @@ def test_every_strategy(device, shape, axis, sizes, dtype):
 
 def test_more_outputs_than_a_kernel_can_bind(device):
     """40 outputs: more than a kernel may bind on either adapter (lavapipe 32, llvmpipe
-    through GL 16). Each dispatch binds the input and one output, every strategy."""
+    through GL 16; a GPU, which binds more, is held to 16). Each dispatch binds the input and
+    one output, every strategy."""
+    if device.caps.max_storage_buffers_per_shader_stage >= 40:
+        device = limited_device(device.adapter_name, max_storage_buffers_per_shader_stage=16)
     assert 40 > device.caps.max_storage_buffers_per_shader_stage
     rng = np.random.default_rng(40)
     sizes = [int(n) for n in rng.integers(1, 4, size=40)]

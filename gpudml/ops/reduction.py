@@ -274,12 +274,12 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "through_rank": inp.rank if through is not None else 0,
         "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
     }
-    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
-    inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "workgroup":
         return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes)
+    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
+    inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
         rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
@@ -357,18 +357,19 @@ def _lanes(length: int, per_load: int) -> int:
     return min(GPU_WORKGROUP_SIZE, 1 << max(0, want - 1).bit_length())
 
 
-def _workgroup_shape(p: _Problem, words: int, caps, per_load: int, requested: int | None = None):
+def _workgroup_shape(p: _Problem, words: int, caps, per_load: int, requested: int | None = None,
+                     lanes: int | None = None):
     """(chunks per output, lanes per unit) of the workgroup strategy: the requested chunks,
-    else enough for GPU_TARGET_LANES; in any case enough for the loop budget, and few enough
-    for one combine pass and one binding."""
+    else enough for GPU_TARGET_LANES; in any case enough for the loop budget (each lane runs
+    one iteration per `lanes` elements of its chunk: `lanes` when forced, else at most
+    GPU_WORKGROUP_SIZE, chosen per chunk), and few enough for one combine pass and one binding."""
     lay = p.lay
-    lanes = _lanes(lay.n, per_load)
     if requested is None:
-        requested = min(-(-GPU_TARGET_LANES // (lay.count * lanes)),
+        requested = min(-(-GPU_TARGET_LANES // (lay.count * (lanes or _lanes(lay.n, per_load)))),
                         max(1, lay.n // (GPU_WORKGROUP_SIZE * MIN_LANE_ELEMENTS)))
-    need = -(-lay.n // ((LOOP_BUDGET - _TREE_ITERATIONS) * GPU_WORKGROUP_SIZE))
+    need = -(-lay.n // ((LOOP_BUDGET - _TREE_ITERATIONS) * (lanes or GPU_WORKGROUP_SIZE)))
     chunks = _settle_chunks(lay, p.cost, words, caps, need, requested, " in workgroups")
-    return chunks, _lanes(-(-lay.n // chunks), per_load)
+    return chunks, lanes or _lanes(-(-lay.n // chunks), per_load)
 
 
 def _workgroup_fits(p: _Problem, words: int, caps) -> bool:
@@ -388,12 +389,10 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     per_load = 16 // inp.data_type.size if vec else 1
     indexed = function in ("MIN", "MAX")
     words = state_words(function, inp.data_type, indexed)
-    chunks, chosen = _workgroup_shape(p, words, caps, per_load, chunks)
-    if lanes is None:
-        lanes = chosen
-    elif lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
+    if lanes is not None and lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
         raise InvalidArgumentError(
             f"Reduce: option lanes = {lanes!r} must be a power of two in [1, {GPU_WORKGROUP_SIZE}]")
+    chunks, lanes = _workgroup_shape(p, words, caps, per_load, chunks, lanes)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
     params = {**params, "indexed": indexed}

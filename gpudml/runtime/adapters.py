@@ -10,6 +10,7 @@ import os
 import tempfile
 import threading
 
+from .. import caps
 from ..errors import InvalidArgumentError, UnsupportedError
 
 #: The lock every gpudml wgpu call runs under, one for the whole process (all adapters):
@@ -91,10 +92,6 @@ def backend_of(adapter) -> str:
     return str(adapter.info.get("backend_type", "")).lower()
 
 
-def is_software(adapter) -> bool:
-    return str(adapter.info.get("adapter_type", "")) == "CPU"
-
-
 def choose_adapter(request: str | None = None):
     """The adapter for `request` (None: GPUDML_ADAPTER, else the default order)."""
     source = ""
@@ -129,6 +126,6 @@ def choose_adapter(request: str | None = None):
 
 def _default_rank(adapter) -> tuple[int, int]:
     kind = str(adapter.info.get("adapter_type", ""))
-    hardware = HARDWARE_RANK.get(kind, 3 if kind != "CPU" else 4)
+    hardware = 4 if caps.is_software(kind, describe(adapter)) else HARDWARE_RANK.get(kind, 3)
     backend = {"vulkan": 0, "metal": 0, "d3d12": 1, "opengl": 3}.get(backend_of(adapter), 2)
     return (hardware, backend)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -44,7 +45,13 @@ class CompiledOperator:
         self.program = compiler.compile(operator.desc, device.caps, strategy=strategy, options=options,
                                         template_path=device.template_path, spec=operator.spec)
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
+        # What it holds goes back when it dies (_give_back); the finalizer holds these
+        # containers, so that a cycle collected with the operator never has finalized its
+        # buffers first (and the pool taken back released ones).
         self._steps: list[_Step] = []
+        self._scratch: list = []
+        self._groups: OrderedDict = OrderedDict()
+        weakref.finalize(self, _give_back, ctx.pool, self._scratch, self._steps, self._groups).atexit = False
         for kernel in self.program.kernels:
             pipe = self._pipeline(ctx, kernel)
             with ctx.lock:
@@ -53,8 +60,7 @@ class CompiledOperator:
         self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
         self._labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
                              for i, kernel in enumerate(self.program.kernels))
-        self._scratch = [ctx.pool.acquire(n) for n in self.program.scratch_bytes]
-        self._groups: OrderedDict = OrderedDict()
+        self._scratch.extend(ctx.pool.acquire(n) for n in self.program.scratch_bytes)
 
     def _pipeline(self, ctx, kernel):
         try:
@@ -89,17 +95,6 @@ class CompiledOperator:
     def strategies(self) -> tuple[str, ...]:
         """The strategies that could run this description (the chosen one first)."""
         return self.program.strategies
-
-    def __del__(self):
-        ctx = getattr(getattr(self, "device", None), "_ctx", None)
-        if ctx is None:
-            return
-        # In whatever thread the garbage collector runs, so without waiting for the lock
-        # (BufferPool.release says why): the uniform buffers and bind groups are handed over.
-        for buf in getattr(self, "_scratch", ()):
-            ctx.pool.release(buf)
-        ctx.pool.drop_later((getattr(self, "_steps", None), getattr(self, "_groups", None)))
-        self._scratch = self._steps = self._groups = ()  # (no globals: this may run at interpreter exit)
 
     # -- execute -----------------------------------------------------------------------
     @guarded(lambda self: self.device._ctx)
@@ -232,3 +227,12 @@ def _uniform_usage():
 
 
 __all__ = ["Operator", "CompiledOperator", "logical_from_raw"]
+
+
+def _give_back(pool, scratch: list, steps: list, groups: OrderedDict) -> None:
+    """A dead CompiledOperator's resources, in whatever thread the garbage collector runs,
+    so without waiting for the lock (BufferPool.release says why): scratch buffers back to
+    the pool, the uniform buffers and bind groups handed over to be dropped."""
+    for buf in scratch:
+        pool.release(buf)
+    pool.drop_later((steps, groups))
