@@ -11,13 +11,21 @@ types, the uniform struct and its byte layout, and the entry point, which folds 
 
 Templates (shaders/) hold only their own kernel logic. A uniform scalar is `uni.NAME`; value
 d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
+
+Templates never index a buffer variable: they call its accessors, which the builder
+writes next to the declarations: `NAME_at(i)` reads word (or chunk) i, `NAME_set(i, v)`
+writes it, and `NAME_and(i, m)` / `NAME_or(i, m)` are the atomic read-modify-writes of
+an element-wise 8/16-bit output. A tensor larger than one storage binding may hold is
+bound as several segments (`segment`): bindings NAME_0, NAME_1, ... of a power-of-two
+size each, and the accessors pick the segment from the index's high bits. Templates are
+the same either way.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import templates
@@ -44,18 +52,72 @@ class Buffer:
     access: str = "words"
     bits: int = 32  # element width of the tensor (decides the type of element-wise stores)
     writable: bool = False
+    #: Bytes of each binding the buffer is split into (a power of two), and how many: set
+    #: by the compiler (`segment`) for a tensor larger than one binding may be; 1 otherwise.
+    segment_bytes: int = 0
+    segments: int = 1
+    #: The chunks buffer (of the same tensor, bound in segments) whose bindings this words
+    #: buffer reads and writes through, instead of bindings of its own: one set of bindings
+    #: per tensor, half as many (`share_segments`).
+    via: str = ""
+
+    @property
+    def unit_bytes(self) -> int:
+        """Bytes of one array element of the binding: a word or a 16-byte chunk."""
+        return 16 if self.access == "chunks" else 4
+
+    @property
+    def atomic(self) -> bool:
+        return self.access == "elements" and self.writable and self.bits < 32
 
     @property
     def wgsl_type(self) -> str:
         if self.access == "chunks":
             return "array<vec4<u32>>"
-        if self.access == "elements" and self.writable and self.bits < 32:
+        if self.atomic:
             return "array<atomic<u32>>"
         return "array<u32>"
 
     @property
     def key(self) -> tuple[str, int]:
         return self.role, self.index
+
+    @property
+    def bindings(self) -> tuple[str, ...]:
+        """The WGSL variables of its bindings, in binding order."""
+        if self.via:
+            return ()
+        if self.segments == 1:
+            return (self.name,)
+        return tuple(f"{self.name}_{k}" for k in range(self.segments))
+
+
+def segment(buffer: Buffer, nbytes: int, segment_bytes: int) -> Buffer:
+    """`buffer`, bound as ceil(nbytes / segment_bytes) segments of `segment_bytes` (a power
+    of two, a multiple of 16) when `nbytes` exceeds it."""
+    count = -(-nbytes // segment_bytes)
+    if count <= 1:
+        return buffer
+    return replace(buffer, segment_bytes=segment_bytes, segments=count)
+
+
+def share_segments(buffers: tuple[Buffer, ...]) -> tuple[Buffer, ...]:
+    """A tensor bound in segments both as words and as chunks is bound once: its words
+    buffer reads (and writes) word i as component i % 4 of chunk i / 4 of the chunks
+    buffer's segments. (Not the atomic element-wise stores of 8/16-bit outputs.)"""
+    out = []
+    for b in buffers:
+        twin = next((c for c in buffers if c.key == b.key and c.access == "chunks" and c.segments > 1
+                     and c.writable == b.writable), None)
+        if b.access != "chunks" and b.segments > 1 and not b.atomic and twin is not None:
+            b = replace(b, via=twin.name, segments=twin.segments, segment_bytes=twin.segment_bytes)
+        out.append(b)
+    return tuple(out)
+
+
+def binding_count(buffers) -> int:
+    """Storage bindings a kernel with these buffers takes."""
+    return sum(len(b.bindings) for b in buffers)
 
 
 def input_buffer(index: int, name: str, access: str = "words") -> Buffer:
@@ -165,22 +227,70 @@ def _vec4s(count: int) -> int:
 
 # ---------------------------------------------------------------------------- source
 def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
-    lines = [f"@group(0) @binding({i}) var<storage, {'read_write' if b.writable else 'read'}> {b.name}: {b.wgsl_type};"
-             for i, b in enumerate(buffers)]
+    lines, binding = [], 0
+    for b in buffers:
+        access = "read_write" if b.writable else "read"
+        for var in b.bindings:
+            lines.append(f"@group(0) @binding({binding}) var<storage, {access}> {var}: {b.wgsl_type};")
+            binding += 1
     lines.append("struct Uniforms {")
     lines += [f"    {name}: array<vec4<u32>, {_vec4s(count)}>," for name, count in arrays]
     lines += [f"    {name}: u32," for name in scalars]
     if not arrays and not scalars:
         lines.append("    unused: u32,")
     lines.append("}")
-    lines.append(f"@group(0) @binding({len(buffers)}) var<uniform> uni: Uniforms;")
+    lines.append(f"@group(0) @binding({binding}) var<uniform> uni: Uniforms;")
+    for b in buffers:
+        lines += _accessors(b)
     return "\n".join(lines) + "\n"
+
+
+def _accessors(b: Buffer) -> list[str]:
+    """NAME_at / NAME_set, or NAME_and / NAME_or for an atomic buffer (see the module's doc)."""
+    item = "vec4<u32>" if b.access == "chunks" else "u32"
+    if b.atomic:
+        ops = [("and", "m: u32", "atomicAnd(&{var}[{i}], m);"), ("or", "m: u32", "atomicOr(&{var}[{i}], m);")]
+    else:
+        ops = [("at", "", "return {var}[{i}];")]
+        if b.writable:
+            ops.append(("set", f"v: {item}", "{var}[{i}] = v;"))
+    variables = tuple(f"{b.via}_{k}" for k in range(b.segments)) if b.via else b.bindings
+    lines = []
+    for op, arg, body in ops:
+        result = f" -> {item}" if op == "at" else ""
+        lines.append(f"fn {b.name}_{op}(i: u32{', ' + arg if arg else ''}){result} {{")
+        index = "i"
+        if b.via:  # word i: component i % 4 of chunk i / 4
+            lines.append("    let q = i >> 2u;")
+            index = "q"
+            body = body.replace("{var}[{i}]", "{var}[{i}][i & 3u]")
+        if b.segments == 1:
+            lines.append("    " + body.format(var=b.name, i=index))
+        else:
+            shift = (b.segment_bytes // 16 if b.via else b.segment_bytes // b.unit_bytes).bit_length() - 1
+            lines.append(f"    let j = {index} & {(1 << shift) - 1}u;")
+            lines.append(f"    let s = {index} >> {shift}u;")
+            lines += _pick(variables, 0, b.segments, body, "    ", op == "at")
+        lines.append("}")
+    return lines
+
+
+def _pick(variables, lo: int, hi: int, body: str, indent: str, returns: bool) -> list[str]:
+    """Statements running `body` on the binding of segment `s` among variables[lo:hi]: a
+    binary tree of comparisons, each lower half returning inside its `if`, so that the
+    last statement of a read function is a return."""
+    if hi - lo == 1:
+        return [indent + body.format(var=variables[lo], i="j")]
+    mid = (lo + hi) // 2
+    left = _pick(variables, lo, mid, body, indent + "    ", returns)
+    return ([f"{indent}if (s < {mid}u) {{"] + left + ([] if returns else [indent + "    return;"]) + [f"{indent}}}"]
+            + _pick(variables, mid, hi, body, indent, returns))
 
 
 def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
     # Every binding is used by the entry point (`_ = &x;` costs nothing), so that the
     # pipeline's automatic layout holds all of them.
-    uses = "".join(f"    _ = &{b.name};\n" for b in buffers) + "    _ = &uni;\n"
+    uses = "".join(f"    _ = &{var};\n" for b in buffers for var in b.bindings) + "    _ = &uni;\n"
     return (
         f"\n@compute @workgroup_size({workgroup_size})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"

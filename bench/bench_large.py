@@ -1,0 +1,90 @@
+"""Large tensors: the segmented path (a tensor bound as several storage bindings) against
+the unsegmented one, on tensors that fit either way, side by side in one run.
+
+For each workload: one Device with the adapter's own limits and Devices whose binding
+limit is forced below the tensor (`Device(max_binding_bytes=...)`: 2 and 8 segments), the
+same description compiled on each, GPU time per call (device.profile(): timestamps where
+the adapter has them) measured in interleaved rounds, the median of each, and the ratio
+segmented / unsegmented (the issue's target: at most 1.1). Results are checked against
+numpy first.
+
+    python bench/bench_large.py [--adapter vulkan] [--class cpu|gpu] [--mib 64] [--rounds 7] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import numpy as np
+
+import gpudml as dml
+
+WORKLOADS = {
+    # name: (function of (x, device) -> result, numpy reference of x)
+    "reduce sum, last axis": (lambda x, d: dml.reduce(x, "sum", [1], device=d), lambda x: x.sum(1, keepdims=True)),
+    "reduce sum, first axis": (lambda x, d: dml.reduce(x, "sum", [0], device=d), lambda x: x.sum(0, keepdims=True)),
+    "slice, strides -1,2": (lambda x, d: dml.slice(x, [0, 0], list(x.shape), [-1, 2], device=d),
+                            lambda x: x[::-1, ::2]),
+    "pad reflection 16": (lambda x, d: dml.pad(x, [16, 16], [16, 16], mode="reflection", device=d),
+                          lambda x: np.pad(x, 16, mode="reflect")),
+    "reverse subsequences": (lambda x, d: dml.reverse_subsequences(
+        x, np.full([x.shape[0], 1], x.shape[1] // 2, np.uint32), axis=1, device=d),
+        lambda x: np.concatenate([x[:, : x.shape[1] // 2][:, ::-1], x[:, x.shape[1] // 2:]], axis=1)),
+}
+
+
+def gpu_ms(device, fn, arg) -> float:
+    device.synchronize()
+    with device.profile() as prof:
+        out = fn(arg, device)
+        device.synchronize()
+    del out
+    return sum(r["gpu_ms"] for r in prof.rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--adapter", default=None)
+    parser.add_argument("--class", dest="adapter_class", default=None)
+    parser.add_argument("--mib", type=int, default=64, help="tensor size in MiB (float32, [rows, 4096])")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+
+    rows_n = args.mib * (1 << 20) // (4 * 4096)
+    x = np.random.default_rng(0).random([rows_n, 4096], dtype=np.float32)
+    plain = dml.Device(adapter=args.adapter, adapter_class=args.adapter_class)
+    devices = {"1 binding": plain}
+    for segments in (2, 8):
+        devices[f"{segments} segments"] = dml.Device(adapter=args.adapter, adapter_class=args.adapter_class,
+                                                     max_binding_bytes=x.nbytes // segments)
+    print(f"# {plain.adapter_name}, class {plain.adapter_class}: float32 [{rows_n}, 4096] ({x.nbytes >> 20} MiB)")
+    table = []
+    for name, (fn, ref) in WORKLOADS.items():
+        t = plain.tensor(x)
+        tensors = {k: (t if d is plain else d.tensor(x)) for k, d in devices.items()}
+        want = ref(x)
+        for k, d in devices.items():
+            got = fn(tensors[k], d).numpy()
+            if not np.allclose(got.reshape(want.shape), want, rtol=1e-4):
+                raise SystemExit(f"{name} on {k}: result differs from numpy")
+        samples = {k: [] for k in devices}
+        for _ in range(args.rounds):  # interleaved: drift hits every variant alike
+            for k, d in devices.items():
+                samples[k].append(gpu_ms(d, fn, tensors[k]))
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        row = {"workload": name, **{f"{k} ms": round(v, 4) for k, v in med.items()},
+               **{f"{k} ratio": round(med[k] / med["1 binding"], 3) for k in devices if k != "1 binding"}}
+        table.append(row)
+        print(f"{name:24s} " + "  ".join(f"{k}: {v:8.3f} ms" for k, v in med.items()) + "  ratios "
+              + ", ".join(f"{row[f'{k} ratio']:.3f}" for k in devices if k != "1 binding"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"adapter": plain.adapter_name, "adapter_class": plain.adapter_class,
+                       "bytes": x.nbytes, "rows": table}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
