@@ -9,6 +9,11 @@ segmented / unsegmented (the issue's target: at most 1.1). Results are checked a
 numpy first.
 
     python bench/bench_large.py [--adapter vulkan] [--class cpu|gpu] [--mib 64] [--rounds 7] [--json FILE]
+    python bench/bench_large.py --real GIB    # slice, pad, reverse, reduce of a GIB-sized tensor vs numpy
+
+`--real` is for adapters with room (a GPU): a tensor above the adapter's binding limit
+(2 GiB on wgpu) and, from 4 GiB on, above its buffer limit, each result checked against
+numpy, with wall-clock times of upload, each operator (Tensor in, Tensor out) and download.
 """
 
 from __future__ import annotations
@@ -44,6 +49,40 @@ def gpu_ms(device, fn, arg) -> float:
     return sum(r["gpu_ms"] for r in prof.rows)
 
 
+def real(gib: float, adapter, adapter_class) -> list[dict]:
+    """Each workload once on a float32 [rows, 4096] tensor of `gib` GiB, checked against numpy."""
+    import time
+
+    dev = dml.Device(adapter=adapter, adapter_class=adapter_class)
+    rows_n = int(gib * (1 << 30)) // (4 * 4096)
+    x = np.random.default_rng(1).random([rows_n, 4096], dtype=np.float32)
+    print(f"# {dev.adapter_name}: float32 [{rows_n}, 4096] ({x.nbytes / 2**30:.2f} GiB); binding limit "
+          f"{dev.caps.max_storage_binding_size}, buffer limit {dev.caps.max_buffer_size}")
+    t0 = time.perf_counter()
+    t = dev.tensor(x)
+    dev.synchronize()
+    parts = len(getattr(t.buffer, "parts", [t.buffer]))
+    out = [{"workload": "upload", "s": round(time.perf_counter() - t0, 3), "buffers": parts}]
+    print(out[0])
+    for name, (fn, ref) in WORKLOADS.items():
+        t0 = time.perf_counter()
+        y = fn(t, dev)
+        dev.synchronize()
+        ran = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        got = y.numpy()
+        down = time.perf_counter() - t0
+        del y
+        want = ref(x)
+        ok = bool(np.allclose(got.reshape(want.shape), want, rtol=1e-4)) if "reduce" in name else \
+            bool(np.array_equal(got.reshape(want.shape), want))
+        del got, want
+        row = {"workload": name, "run_s": round(ran, 3), "download_s": round(down, 3), "matches_numpy": ok}
+        print(row)
+        out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adapter", default=None)
@@ -51,7 +90,16 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=64, help="tensor size in MiB (float32, [rows, 4096])")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--real", type=float, default=None, help="GiB: one tensor that large, checked (see above)")
     args = parser.parse_args()
+    if args.real:
+        rows = real(args.real, args.adapter, args.adapter_class)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        if not all(r.get("matches_numpy", True) for r in rows):
+            raise SystemExit("a result differs from numpy")
+        return
 
     rows_n = args.mib * (1 << 20) // (4 * 4096)
     x = np.random.default_rng(0).random([rows_n, 4096], dtype=np.float32)
