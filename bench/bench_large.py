@@ -49,14 +49,19 @@ def gpu_ms(device, fn, arg) -> float:
     return sum(r["gpu_ms"] for r in prof.rows)
 
 
-def real(gib: float, adapter, adapter_class) -> list[dict]:
-    """Each workload once on a float32 [rows, 4096] tensor of `gib` GiB, checked against numpy."""
+def real(gib: float, adapter, adapter_class, dtype: str = "float32") -> list[dict]:
+    """Each workload once on a [rows, 4096] tensor of `gib` GiB, checked against numpy
+    (int64: every bit; above 16 GiB its 2^31+ elements' word indices pass 32 bits)."""
     import time
 
     dev = dml.Device(adapter=adapter, adapter_class=adapter_class)
-    rows_n = int(gib * (1 << 30)) // (4 * 4096)
-    x = np.random.default_rng(1).random([rows_n, 4096], dtype=np.float32)
-    print(f"# {dev.adapter_name}: float32 [{rows_n}, 4096] ({x.nbytes / 2**30:.2f} GiB); binding limit "
+    rows_n = int(gib * (1 << 30)) // (np.dtype(dtype).itemsize * 4096)
+    if dtype == "int64":  # every bit pattern's neighbourhood, cheaply: a wrapping multiplicative hash
+        x = (np.arange(rows_n * 4096, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)).view(np.int64)
+        x = x.reshape(rows_n, 4096)
+    else:
+        x = np.random.default_rng(1).random([rows_n, 4096], dtype=np.float32)
+    print(f"# {dev.adapter_name}: {dtype} [{rows_n}, 4096] ({x.nbytes / 2**30:.2f} GiB); binding limit "
           f"{dev.caps.max_storage_binding_size}, buffer limit {dev.caps.max_buffer_size}")
     t0 = time.perf_counter()
     t = dev.tensor(x)
@@ -74,8 +79,9 @@ def real(gib: float, adapter, adapter_class) -> list[dict]:
         down = time.perf_counter() - t0
         del y
         want = ref(x)
-        ok = bool(np.allclose(got.reshape(want.shape), want, rtol=1e-4)) if "reduce" in name else \
-            bool(np.array_equal(got.reshape(want.shape), want))
+        exact = "reduce" not in name or dtype == "int64"  # int64 sums wrap alike in numpy
+        ok = bool(np.array_equal(got.reshape(want.shape), want)) if exact else \
+            bool(np.allclose(got.reshape(want.shape), want, rtol=1e-4))
         del got, want
         row = {"workload": name, "run_s": round(ran, 3), "download_s": round(down, 3), "matches_numpy": ok}
         print(row)
@@ -91,9 +97,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", default=None)
     parser.add_argument("--real", type=float, default=None, help="GiB: one tensor that large, checked (see above)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "int64"], help="--real's element type")
     args = parser.parse_args()
     if args.real:
-        rows = real(args.real, args.adapter, args.adapter_class)
+        rows = real(args.real, args.adapter, args.adapter_class, args.dtype)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)

@@ -14,8 +14,10 @@ d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
 
 Templates never index a buffer variable: they call its accessors, which the builder
 writes next to the declarations: `NAME_at(i)` reads word (or chunk) i, `NAME_set(i, v)`
-writes it, and `NAME_and(i, m)` / `NAME_or(i, m)` are the atomic read-modify-writes of
-an element-wise 8/16-bit output. A tensor larger than one storage binding may hold is
+writes it, `NAME_at2(i)` / `NAME_set2(i, v)` read and write 64-bit element i as a word
+pair (its word index 2i may pass 2^32 in a tensor above 16 GiB; i does not), and
+`NAME_and(i, m)` / `NAME_or(i, m)` are the atomic read-modify-writes of an element-wise
+8/16-bit output. A tensor larger than one storage binding may hold is
 bound as several segments (`segment`): bindings NAME_0, NAME_1, ... of a power-of-two
 size each, and the accessors pick the segment from the index's high bits. Templates are
 the same either way.
@@ -246,7 +248,8 @@ def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
 
 
 def _accessors(b: Buffer) -> list[str]:
-    """NAME_at / NAME_set, or NAME_and / NAME_or for an atomic buffer (see the module's doc)."""
+    """NAME_at / NAME_set / NAME_at2 / NAME_set2, or NAME_and / NAME_or for an atomic
+    buffer (see the module's doc)."""
     item = "vec4<u32>" if b.access == "chunks" else "u32"
     if b.atomic:
         ops = [("and", "m: u32", "atomicAnd(&{var}[{i}], m);"), ("or", "m: u32", "atomicOr(&{var}[{i}], m);")]
@@ -271,6 +274,41 @@ def _accessors(b: Buffer) -> list[str]:
             lines.append(f"    let j = {index} & {(1 << shift) - 1}u;")
             lines.append(f"    let s = {index} >> {shift}u;")
             lines += _pick(variables, 0, b.segments, body, "    ", op == "at")
+        lines.append("}")
+    if b.access != "chunks" and not b.atomic:
+        lines += _pair_accessors(b, variables)
+    return lines
+
+
+def _pair_accessors(b: Buffer, variables) -> list[str]:
+    """NAME_at2(i) -> vec2<u32> and NAME_set2(i, v): 64-bit element i, words 2i and 2i + 1,
+    with the segment found from i itself (2i may not fit 32 bits)."""
+    ops = [("at2", "", "-> vec2<u32> ", "return vec2<u32>({var}[{i}], {var}[{i} + 1u]);")]
+    if b.writable:
+        ops.append(("set2", ", v: vec2<u32>", "", "{var}[{i}] = v.x;\n{var}[{i} + 1u] = v.y;"))
+    lines = []
+    for op, arg, result, body in ops:
+        lines.append(f"fn {b.name}_{op}(i: u32{arg}) {result}{{")
+        if b.via:  # element i: components 2(i % 2), 2(i % 2) + 1 of chunk i / 2
+            body = body.replace("{var}[{i}]", "{var}[{i}][c]").replace("{var}[{i} + 1u]", "{var}[{i}][c + 1u]")
+            lines.append("    let c = (i & 1u) * 2u;")
+            if b.segments == 1:
+                lines.append("    let j = i >> 1u;")
+            else:
+                shift = (b.segment_bytes // 16).bit_length() - 1
+                lines.append(f"    let j = (i >> 1u) & {(1 << shift) - 1}u;")
+                lines.append(f"    let s = i >> {shift + 1}u;")
+        elif b.segments == 1:
+            lines.append("    let j = 2u * i;")
+        else:
+            shift = (b.segment_bytes // 8).bit_length() - 1  # elements per segment: 2^shift
+            lines.append(f"    let j = (i & {(1 << shift) - 1}u) * 2u;")
+            lines.append(f"    let s = i >> {shift}u;")
+        if b.segments == 1:
+            lines += ["    " + line for line in body.format(var=variables[0] if b.via else b.name, i="j").split("\n")]
+        else:
+            for line in _pick(variables, 0, b.segments, body.replace("\n", "\x00"), "    ", op == "at2"):
+                lines += line.replace("\x00", "\n" + " " * (len(line) - len(line.lstrip()))).split("\n")
         lines.append("}")
     return lines
 

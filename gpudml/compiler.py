@@ -75,10 +75,6 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
                    templates.digest(search_path))
 
 
-#: Word indices are 32-bit: a binding read as words spans at most 2^32 of them.
-MAX_WORD_BYTES = 4 << 32
-
-
 def bound_bytes(nbytes: int) -> int:
     """The bytes a kernel binds of a tensor or scratch buffer of `nbytes`: rounded up to 16
     (kernels may read whole 16-byte chunks; buffers are allocated in them)."""
@@ -91,17 +87,12 @@ def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps
     Segments are the largest power of two within the binding limit (caps.binding_bytes,
     which a forced limit lowers); where that would take more bindings than the adapter
     has per kernel, segments double, up to the adapter's own limits (caps.largest_segment).
-    UnsupportedError when even those take too many bindings, or a binding would hold more
-    than 2^32 words (16 GiB)."""
+    UnsupportedError when even those take too many bindings. (Indices stay within 32 bits:
+    element offsets are below 2^32 (tensor_desc), words of a 64-bit element are found from
+    its element index (builder's NAME_at2), chunk indices are a quarter of word indices.)"""
     limit = caps.binding_bytes
     seg = max(caps.segment_quantum, floor_pow2(limit))
     allowed = caps.max_storage_buffers_per_shader_stage
-    for b in dispatch.buffers:
-        need = bound_bytes(sizes[b.key])
-        if need > MAX_WORD_BYTES and b.access != "chunks":
-            raise UnsupportedError(
-                f"{op}: dispatch {number} ({dispatch.template}) reads {b.role} {b.index} ({need} bytes) as 32-bit "
-                f"words with 32-bit indices; gpudml handles tensors of at most {MAX_WORD_BYTES} bytes (16 GiB)")
     while True:
         buffers = builder.share_segments(tuple(
             builder.segment(b, bound_bytes(sizes[b.key]), seg) if bound_bytes(sizes[b.key]) > limit else b
