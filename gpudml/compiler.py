@@ -75,6 +75,12 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
                    templates.digest(search_path))
 
 
+#: Bindings one kernel takes at most, whatever the adapter allows (524,288 on an H100): a
+#: forced small binding limit there would otherwise pick among thousands of segments per
+#: access. Real tensors need far fewer (a 32 GiB tensor is 32 segments of 1 GiB).
+MAX_BINDINGS = 128
+
+
 def bound_bytes(nbytes: int) -> int:
     """The bytes a kernel binds of a tensor or scratch buffer of `nbytes`: rounded up to 16
     (kernels may read whole 16-byte chunks; buffers are allocated in them)."""
@@ -92,7 +98,7 @@ def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps
     its element index (builder's NAME_at2), chunk indices are a quarter of word indices.)"""
     limit = caps.binding_bytes
     seg = max(caps.segment_quantum, floor_pow2(limit))
-    allowed = caps.max_storage_buffers_per_shader_stage
+    allowed = min(caps.max_storage_buffers_per_shader_stage, MAX_BINDINGS)
     while True:
         buffers = builder.share_segments(tuple(
             builder.segment(b, bound_bytes(sizes[b.key]), seg) if bound_bytes(sizes[b.key]) > limit else b
@@ -104,7 +110,8 @@ def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps
             raise UnsupportedError(
                 f"{op}: dispatch {number} ({dispatch.template}) needs {count} storage bindings ("
                 + ", ".join(f"{b.role} {b.index}: {len(b.bindings)}" for b in buffers if b.bindings)
-                + f" segments of at most {seg} bytes), above the adapter's max-storage-buffers-per-shader-stage "
-                f"{allowed} ({caps.name})")
+                + f" segments of at most {seg} bytes), above {allowed}, the adapter's "
+                f"max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage} ({caps.name}) "
+                f"or gpudml's own cap of {MAX_BINDINGS}")
         seg *= 2
         limit = seg

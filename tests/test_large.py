@@ -8,6 +8,8 @@ on both adapters. For real: tensors of 160 MiB, above lavapipe's 128 MiB binding
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import ADAPTERS, assert_bits_equal, get_device, random_bits, same_gpudml_env
@@ -96,8 +98,13 @@ def test_too_many_bindings_is_unsupported_before_gpu_work():
     assert compiler.builder.binding_count(grown.kernels[0].buffers) <= 8
     assert max(b.segment_bytes for b in grown.kernels[0].buffers) > 256
     with pytest.raises(dml.UnsupportedError, match=r"needs \d+ storage bindings \(output 0: \d+, input 0: \d+.*"
-                                                   r"above the adapter's max-storage-buffers-per-shader-stage 8"):
+                                                   r"above 8, the adapter's max-storage-buffers-per-shader-stage 8"):
         compiler.compile(desc, base.with_limits(256, 4096), strategy="coalesced")
+    # An adapter with bindings to spare (an H100 has 524,288) still gets at most
+    # compiler.MAX_BINDINGS: a forced 256-byte limit would otherwise mean 1,094 segments.
+    roomy = dataclasses.replace(base, max_storage_buffers_per_shader_stage=524288).with_limits(256, None)
+    kernel = compiler.compile(desc, roomy, strategy="coalesced").kernels[0]
+    assert 64 < compiler.builder.binding_count(kernel.buffers) <= compiler.MAX_BINDINGS
 
 
 # ------------------------------------------------------------------ every operator, in segments and parts
