@@ -235,3 +235,13 @@ def test_real_160_mib_slice_pad_reverse_reduce(big):
     np.testing.assert_allclose(dml.reduce(t, "sum", [0]).numpy(), x.sum(0, keepdims=True, dtype=np.float64),
                                rtol=1e-4)
     assert dml.reduce(t, "argmax").numpy().item() == int(np.argmax(x))
+
+
+def test_info_names_the_limits_in_force(monkeypatch, capsys):
+    from gpudml import cli
+
+    monkeypatch.setenv("GPUDML_MAX_BINDING_BYTES", "1024")
+    assert cli.main(["info", "--adapter", ADAPTERS[0] if ADAPTERS else "vulkan"]) == 0
+    out = capsys.readouterr().out
+    assert "Large tensors:   bindings of at most 1024 bytes" in out and "(lowered: GPUDML_MAX_BINDING_BYTES" in out
+    assert "min-storage-buffer-offset-alignment" in out
