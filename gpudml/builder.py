@@ -248,81 +248,74 @@ def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
 
 
 def _accessors(b: Buffer) -> list[str]:
-    """NAME_at / NAME_set / NAME_at2 / NAME_set2, or NAME_and / NAME_or for an atomic
-    buffer (see the module's doc)."""
+    """The accessors of buffer `b` (see the module's doc). A buffer bound in segments also
+    gets `NAME_seg(i)` / `NAME_seg2(i)` (the segment of unit i / of 64-bit element i) and
+    each accessor pinned to segment K, `NAME_at_K(i)` etc. (no choice to make: a template
+    calls those inside lib/common's `pinned`, for a loop whose whole range it has checked
+    lies in segment K)."""
     item = "vec4<u32>" if b.access == "chunks" else "u32"
+    ops = []  # (name, parameters, result, body with {var} for the binding, j for the index)
     if b.atomic:
-        ops = [("and", "m: u32", "atomicAnd(&{var}[{i}], m);"), ("or", "m: u32", "atomicOr(&{var}[{i}], m);")]
+        ops += [("and", ", m: u32", "", "atomicAnd(&{var}[j], m);"), ("or", ", m: u32", "", "atomicOr(&{var}[j], m);")]
     else:
-        ops = [("at", "", "return {var}[{i}];")]
+        ops.append(("at", "", f" -> {item}", "return {var}[j];"))
         if b.writable:
-            ops.append(("set", f"v: {item}", "{var}[{i}] = v;"))
-    variables = tuple(f"{b.via}_{k}" for k in range(b.segments)) if b.via else b.bindings
-    lines = []
-    for op, arg, body in ops:
-        result = f" -> {item}" if op == "at" else ""
-        lines.append(f"fn {b.name}_{op}(i: u32{', ' + arg if arg else ''}){result} {{")
-        index = "i"
-        if b.via:  # word i: component i % 4 of chunk i / 4
-            lines.append("    let q = i >> 2u;")
-            index = "q"
-            body = body.replace("{var}[{i}]", "{var}[{i}][i & 3u]")
-        if b.segments == 1:
-            lines.append("    " + body.format(var=b.name, i=index))
-        else:
-            shift = (b.segment_bytes // 16 if b.via else b.segment_bytes // b.unit_bytes).bit_length() - 1
-            lines.append(f"    let j = {index} & {(1 << shift) - 1}u;")
-            lines.append(f"    let s = {index} >> {shift}u;")
-            lines += _pick(variables, 0, b.segments, body, "    ", op == "at")
-        lines.append("}")
+            ops.append(("set", f", v: {item}", "", "{var}[j] = v;"))
+    pairs = []
     if b.access != "chunks" and not b.atomic:
-        lines += _pair_accessors(b, variables)
-    return lines
-
-
-def _pair_accessors(b: Buffer, variables) -> list[str]:
-    """NAME_at2(i) -> vec2<u32> and NAME_set2(i, v): 64-bit element i, words 2i and 2i + 1,
-    with the segment found from i itself (2i may not fit 32 bits)."""
-    ops = [("at2", "", "-> vec2<u32> ", "return vec2<u32>({var}[{i}], {var}[{i} + 1u]);")]
-    if b.writable:
-        ops.append(("set2", ", v: vec2<u32>", "", "{var}[{i}] = v.x;\n{var}[{i} + 1u] = v.y;"))
+        pairs.append(("at2", "", " -> vec2<u32>", "return vec2<u32>({var}[j], {var}[j + 1u]);"))
+        if b.writable:
+            pairs.append(("set2", ", v: vec2<u32>", "", "{var}[j] = v.x;\n{var}[j + 1u] = v.y;"))
+    segmented = b.segments > 1
+    variables = tuple(f"{b.via}_{k}" for k in range(b.segments)) if b.via else b.bindings
+    # (index prelude, segment expression) for a unit i and for a 64-bit element i
+    shift = ((b.segment_bytes // 16 if b.via else b.segment_bytes // b.unit_bytes).bit_length() - 1) if segmented \
+        else 0
+    if b.via:  # word i: component i % 4 of chunk i / 4; element i: components 2(i % 2), +1 of chunk i / 2
+        unit = ([f"let j = (i >> 2u) & {(1 << shift) - 1}u;"], f"(i >> 2u) >> {shift}u")
+        pair = ([f"let j = (i >> 1u) & {(1 << shift) - 1}u;", "let c = (i & 1u) * 2u;"], f"i >> {shift + 1}u")
+        ops = [(n, a, r, t.replace("{var}[j]", "{var}[j][i & 3u]")) for n, a, r, t in ops]
+        pairs = [(n, a, r, t.replace("{var}[j]", "{var}[j][c]").replace("{var}[j + 1u]", "{var}[j][c + 1u]"))
+                 for n, a, r, t in pairs]
+    elif segmented:
+        unit = ([f"let j = i & {(1 << shift) - 1}u;"], f"i >> {shift}u")
+        pair = ([f"let j = (i & {(1 << (shift - 1)) - 1}u) * 2u;"], f"i >> {shift - 1}u")
+    else:
+        unit, pair = (["let j = i;"], ""), (["let j = 2u * i;"], "")
     lines = []
-    for op, arg, result, body in ops:
-        lines.append(f"fn {b.name}_{op}(i: u32{arg}) {result}{{")
-        if b.via:  # element i: components 2(i % 2), 2(i % 2) + 1 of chunk i / 2
-            body = body.replace("{var}[{i}]", "{var}[{i}][c]").replace("{var}[{i} + 1u]", "{var}[{i}][c + 1u]")
-            lines.append("    let c = (i & 1u) * 2u;")
-            if b.segments == 1:
-                lines.append("    let j = i >> 1u;")
+    for group, (prelude, seg) in ((ops, unit), (pairs, pair)):
+        for name, params, result, body in group:
+            returns = "return" in body
+            head = f"fn {b.name}_{name}(i: u32{params}){result} {{"
+            lines += [head] + ["    " + x for x in prelude]
+            if not segmented:
+                lines += ["    " + x for x in body.format(var=b.name).split("\n")]
             else:
-                shift = (b.segment_bytes // 16).bit_length() - 1
-                lines.append(f"    let j = (i >> 1u) & {(1 << shift) - 1}u;")
-                lines.append(f"    let s = i >> {shift + 1}u;")
-        elif b.segments == 1:
-            lines.append("    let j = 2u * i;")
-        else:
-            shift = (b.segment_bytes // 8).bit_length() - 1  # elements per segment: 2^shift
-            lines.append(f"    let j = (i & {(1 << shift) - 1}u) * 2u;")
-            lines.append(f"    let s = i >> {shift}u;")
-        if b.segments == 1:
-            lines += ["    " + line for line in body.format(var=variables[0] if b.via else b.name, i="j").split("\n")]
-        else:
-            for line in _pick(variables, 0, b.segments, body.replace("\n", "\x00"), "    ", op == "at2"):
-                lines += line.replace("\x00", "\n" + " " * (len(line) - len(line.lstrip()))).split("\n")
-        lines.append("}")
+                lines.append(f"    let s = {seg};")
+                lines += _pick(variables, 0, b.segments, body, "    ", returns)
+            lines.append("}")
+            for k, var in enumerate(variables if segmented else ()):
+                lines += [f"fn {b.name}_{name}_{k}(i: u32{params}){result} {{"] + ["    " + x for x in prelude]
+                lines += ["    " + x for x in body.format(var=var).split("\n")] + ["}"]
+        if segmented and group is ops:
+            lines += [f"fn {b.name}_seg(i: u32) -> u32 {{", f"    return {seg};", "}"]
+        if segmented and group is pairs and pairs:
+            lines += [f"fn {b.name}_seg2(i: u32) -> u32 {{", f"    return {seg};", "}"]
     return lines
 
 
 def _pick(variables, lo: int, hi: int, body: str, indent: str, returns: bool) -> list[str]:
     """Statements running `body` on the binding of segment `s` among variables[lo:hi]: a
-    binary tree of comparisons, each lower half returning inside its `if`, so that the
-    last statement of a read function is a return."""
+    binary tree of comparisons; in a read function each lower half returns inside its
+    `if`, so that the function's last statement is a return."""
     if hi - lo == 1:
-        return [indent + body.format(var=variables[lo], i="j")]
+        return [indent + x for x in body.format(var=variables[lo]).split("\n")]
     mid = (lo + hi) // 2
     left = _pick(variables, lo, mid, body, indent + "    ", returns)
-    return ([f"{indent}if (s < {mid}u) {{"] + left + ([] if returns else [indent + "    return;"]) + [f"{indent}}}"]
-            + _pick(variables, mid, hi, body, indent, returns))
+    if not returns:  # if / else: an early return costs CPU adapters a return mask on what follows
+        right = _pick(variables, mid, hi, body, indent + "    ", returns)
+        return [f"{indent}if (s < {mid}u) {{"] + left + [f"{indent}}} else {{"] + right + [f"{indent}}}"]
+    return [f"{indent}if (s < {mid}u) {{"] + left + [f"{indent}}}"] + _pick(variables, mid, hi, body, indent, returns)
 
 
 def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
@@ -342,5 +335,7 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
             workgroup_size: int, search_path: tuple[str, ...]) -> str:
+    # Each buffer's segment count, for templates that pin loops to one (lib/common's `pinned`).
+    params = params + (("bound_segments", tuple((b.name, b.segments) for b in buffers)),)
     body = templates.render(template, params, search_path)
     return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size)

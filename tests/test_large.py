@@ -82,11 +82,22 @@ def test_segmented_source_picks_the_binding_by_the_index():
     for k in range(3):
         assert f"var<storage, read> input_chunks_{k}: array<vec4<u32>>;" in src
         assert f"var<storage, read_write> output_{k}: array<vec4<u32>>;" in src
-    assert "input_0" not in src
-    assert ("fn input_at(i: u32) -> u32 {\n    let q = i >> 2u;\n    let j = q & 63u;\n    let s = q >> 6u;\n"
+    assert "var<storage, read> input_0" not in src
+    assert ("fn input_at(i: u32) -> u32 {\n    let j = (i >> 2u) & 63u;\n    let s = (i >> 2u) >> 6u;\n"
             "    if (s < 1u) {\n        return input_chunks_0[j][i & 3u];") in src
+    # pinned to one segment, for loops whose range lies in it (lib/common's `pinned`)
+    assert ("fn input_at_1(i: u32) -> u32 {\n    let j = (i >> 2u) & 63u;\n"
+            "    return input_chunks_1[j][i & 3u];\n}") in src
+    assert "fn input_seg(i: u32) -> u32 {\n    return (i >> 2u) >> 6u;\n}" in src
     assert "fn input_chunks_at(i: u32) -> vec4<u32> {\n    let j = i & 63u;\n    let s = i >> 6u;" in src
     assert "input[" not in src and "output[" not in src  # every access goes through an accessor
+    # the stretch loops, once per segment (and once picking) where the input is segmented
+    assert "seg_chunk_2(seg_skip(s, k * 4u))" in src and "input_chunks_at_2(s.off / 4u + k)" in src
+    assert "seg_chunk_2" not in compiler.compile(desc, caps_module.profile("vulkan-cpu"),
+                                                 strategy="segments").kernels[0].source
+    reduce = reduce_desc(dml.TensorDesc(T.FLOAT32, [4, 700]), "sum", [1])
+    rows = compiler.compile(reduce, caps.with_limits(2048, None), strategy="rows").kernels[0].source
+    assert "input_vec_at_1(v0 + v)" in rows and "load_x_1(off + j * st)" in rows
 
 
 def test_too_many_bindings_is_unsupported_before_gpu_work():
