@@ -11,13 +11,23 @@ types, the uniform struct and its byte layout, and the entry point, which folds 
 
 Templates (shaders/) hold only their own kernel logic. A uniform scalar is `uni.NAME`; value
 d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
+
+Templates never index a buffer variable: they call its accessors, which the builder
+writes next to the declarations: `NAME_at(i)` reads word (or chunk) i, `NAME_set(i, v)`
+writes it, `NAME_at2(i)` / `NAME_set2(i, v)` read and write 64-bit element i as a word
+pair (its word index 2i may pass 2^32 in a tensor above 16 GiB; i does not), and
+`NAME_and(i, m)` / `NAME_or(i, m)` are the atomic read-modify-writes of an element-wise
+8/16-bit output. A tensor larger than one storage binding may hold is
+bound as several segments (`segment`): bindings NAME_0, NAME_1, ... of a power-of-two
+size each, and the accessors pick the segment from the index's high bits. Templates are
+the same either way.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import templates
@@ -44,18 +54,72 @@ class Buffer:
     access: str = "words"
     bits: int = 32  # element width of the tensor (decides the type of element-wise stores)
     writable: bool = False
+    #: Bytes of each binding the buffer is split into (a power of two), and how many: set
+    #: by the compiler (`segment`) for a tensor larger than one binding may be; 1 otherwise.
+    segment_bytes: int = 0
+    segments: int = 1
+    #: The chunks buffer (of the same tensor, bound in segments) whose bindings this words
+    #: buffer reads and writes through, instead of bindings of its own: one set of bindings
+    #: per tensor, half as many (`share_segments`).
+    via: str = ""
+
+    @property
+    def unit_bytes(self) -> int:
+        """Bytes of one array element of the binding: a word or a 16-byte chunk."""
+        return 16 if self.access == "chunks" else 4
+
+    @property
+    def atomic(self) -> bool:
+        return self.access == "elements" and self.writable and self.bits < 32
 
     @property
     def wgsl_type(self) -> str:
         if self.access == "chunks":
             return "array<vec4<u32>>"
-        if self.access == "elements" and self.writable and self.bits < 32:
+        if self.atomic:
             return "array<atomic<u32>>"
         return "array<u32>"
 
     @property
     def key(self) -> tuple[str, int]:
         return self.role, self.index
+
+    @property
+    def bindings(self) -> tuple[str, ...]:
+        """The WGSL variables of its bindings, in binding order."""
+        if self.via:
+            return ()
+        if self.segments == 1:
+            return (self.name,)
+        return tuple(f"{self.name}_{k}" for k in range(self.segments))
+
+
+def segment(buffer: Buffer, nbytes: int, segment_bytes: int) -> Buffer:
+    """`buffer`, bound as ceil(nbytes / segment_bytes) segments of `segment_bytes` (a power
+    of two, a multiple of 16) when `nbytes` exceeds it."""
+    count = -(-nbytes // segment_bytes)
+    if count <= 1:
+        return buffer
+    return replace(buffer, segment_bytes=segment_bytes, segments=count)
+
+
+def share_segments(buffers: tuple[Buffer, ...]) -> tuple[Buffer, ...]:
+    """A tensor bound in segments both as words and as chunks is bound once: its words
+    buffer reads (and writes) word i as component i % 4 of chunk i / 4 of the chunks
+    buffer's segments. (Not the atomic element-wise stores of 8/16-bit outputs.)"""
+    out = []
+    for b in buffers:
+        twin = next((c for c in buffers if c.key == b.key and c.access == "chunks" and c.segments > 1
+                     and c.writable == b.writable), None)
+        if b.access != "chunks" and b.segments > 1 and not b.atomic and twin is not None:
+            b = replace(b, via=twin.name, segments=twin.segments, segment_bytes=twin.segment_bytes)
+        out.append(b)
+    return tuple(out)
+
+
+def binding_count(buffers) -> int:
+    """Storage bindings a kernel with these buffers takes."""
+    return sum(len(b.bindings) for b in buffers)
 
 
 def input_buffer(index: int, name: str, access: str = "words") -> Buffer:
@@ -165,22 +229,99 @@ def _vec4s(count: int) -> int:
 
 # ---------------------------------------------------------------------------- source
 def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
-    lines = [f"@group(0) @binding({i}) var<storage, {'read_write' if b.writable else 'read'}> {b.name}: {b.wgsl_type};"
-             for i, b in enumerate(buffers)]
+    lines, binding = [], 0
+    for b in buffers:
+        access = "read_write" if b.writable else "read"
+        for var in b.bindings:
+            lines.append(f"@group(0) @binding({binding}) var<storage, {access}> {var}: {b.wgsl_type};")
+            binding += 1
     lines.append("struct Uniforms {")
     lines += [f"    {name}: array<vec4<u32>, {_vec4s(count)}>," for name, count in arrays]
     lines += [f"    {name}: u32," for name in scalars]
     if not arrays and not scalars:
         lines.append("    unused: u32,")
     lines.append("}")
-    lines.append(f"@group(0) @binding({len(buffers)}) var<uniform> uni: Uniforms;")
+    lines.append(f"@group(0) @binding({binding}) var<uniform> uni: Uniforms;")
+    for b in buffers:
+        lines += _accessors(b)
     return "\n".join(lines) + "\n"
+
+
+def _accessors(b: Buffer) -> list[str]:
+    """The accessors of buffer `b` (see the module's doc). A buffer bound in segments also
+    gets `NAME_seg(i)` / `NAME_seg2(i)` (the segment of unit i / of 64-bit element i) and
+    each accessor pinned to segment K, `NAME_at_K(i)` etc. (no choice to make: a template
+    calls those inside lib/common's `pinned`, for a loop whose whole range it has checked
+    lies in segment K)."""
+    item = "vec4<u32>" if b.access == "chunks" else "u32"
+    ops = []  # (name, parameters, result, body with {var} for the binding, j for the index)
+    if b.atomic:
+        ops += [("and", ", m: u32", "", "atomicAnd(&{var}[j], m);"), ("or", ", m: u32", "", "atomicOr(&{var}[j], m);")]
+    else:
+        ops.append(("at", "", f" -> {item}", "return {var}[j];"))
+        if b.writable:
+            ops.append(("set", f", v: {item}", "", "{var}[j] = v;"))
+    pairs = []
+    if b.access != "chunks" and not b.atomic:
+        pairs.append(("at2", "", " -> vec2<u32>", "return vec2<u32>({var}[j], {var}[j + 1u]);"))
+        if b.writable:
+            pairs.append(("set2", ", v: vec2<u32>", "", "{var}[j] = v.x;\n{var}[j + 1u] = v.y;"))
+    segmented = b.segments > 1
+    variables = tuple(f"{b.via}_{k}" for k in range(b.segments)) if b.via else b.bindings
+    # (index prelude, segment expression) for a unit i and for a 64-bit element i
+    shift = ((b.segment_bytes // 16 if b.via else b.segment_bytes // b.unit_bytes).bit_length() - 1) if segmented \
+        else 0
+    if b.via:  # word i: component i % 4 of chunk i / 4; element i: components 2(i % 2), +1 of chunk i / 2
+        unit = ([f"let j = (i >> 2u) & {(1 << shift) - 1}u;"], f"(i >> 2u) >> {shift}u")
+        pair = ([f"let j = (i >> 1u) & {(1 << shift) - 1}u;", "let c = (i & 1u) * 2u;"], f"i >> {shift + 1}u")
+        ops = [(n, a, r, t.replace("{var}[j]", "{var}[j][i & 3u]")) for n, a, r, t in ops]
+        pairs = [(n, a, r, t.replace("{var}[j]", "{var}[j][c]").replace("{var}[j + 1u]", "{var}[j][c + 1u]"))
+                 for n, a, r, t in pairs]
+    elif segmented:
+        unit = ([f"let j = i & {(1 << shift) - 1}u;"], f"i >> {shift}u")
+        pair = ([f"let j = (i & {(1 << (shift - 1)) - 1}u) * 2u;"], f"i >> {shift - 1}u")
+    else:
+        unit, pair = (["let j = i;"], ""), (["let j = 2u * i;"], "")
+    lines = []
+    for group, (prelude, seg) in ((ops, unit), (pairs, pair)):
+        for name, params, result, body in group:
+            returns = "return" in body
+            head = f"fn {b.name}_{name}(i: u32{params}){result} {{"
+            lines += [head] + ["    " + x for x in prelude]
+            if not segmented:
+                lines += ["    " + x for x in body.format(var=b.name).split("\n")]
+            else:
+                lines.append(f"    let s = {seg};")
+                lines += _pick(variables, 0, b.segments, body, "    ", returns)
+            lines.append("}")
+            for k, var in enumerate(variables if segmented else ()):
+                lines += [f"fn {b.name}_{name}_{k}(i: u32{params}){result} {{"] + ["    " + x for x in prelude]
+                lines += ["    " + x for x in body.format(var=var).split("\n")] + ["}"]
+        if segmented and group is ops:
+            lines += [f"fn {b.name}_seg(i: u32) -> u32 {{", f"    return {seg};", "}"]
+        if segmented and group is pairs and pairs:
+            lines += [f"fn {b.name}_seg2(i: u32) -> u32 {{", f"    return {seg};", "}"]
+    return lines
+
+
+def _pick(variables, lo: int, hi: int, body: str, indent: str, returns: bool) -> list[str]:
+    """Statements running `body` on the binding of segment `s` among variables[lo:hi]: a
+    binary tree of comparisons; in a read function each lower half returns inside its
+    `if`, so that the function's last statement is a return."""
+    if hi - lo == 1:
+        return [indent + x for x in body.format(var=variables[lo]).split("\n")]
+    mid = (lo + hi) // 2
+    left = _pick(variables, lo, mid, body, indent + "    ", returns)
+    if not returns:  # if / else: an early return costs CPU adapters a return mask on what follows
+        right = _pick(variables, mid, hi, body, indent + "    ", returns)
+        return [f"{indent}if (s < {mid}u) {{"] + left + [f"{indent}}} else {{"] + right + [f"{indent}}}"]
+    return [f"{indent}if (s < {mid}u) {{"] + left + [f"{indent}}}"] + _pick(variables, mid, hi, body, indent, returns)
 
 
 def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
     # Every binding is used by the entry point (`_ = &x;` costs nothing), so that the
     # pipeline's automatic layout holds all of them.
-    uses = "".join(f"    _ = &{b.name};\n" for b in buffers) + "    _ = &uni;\n"
+    uses = "".join(f"    _ = &{var};\n" for b in buffers for var in b.bindings) + "    _ = &uni;\n"
     return (
         f"\n@compute @workgroup_size({workgroup_size})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
@@ -194,5 +335,7 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
             workgroup_size: int, search_path: tuple[str, ...]) -> str:
+    # Each buffer's segment count, for templates that pin loops to one (lib/common's `pinned`).
+    params = params + (("bound_segments", tuple((b.name, b.segments) for b in buffers)),)
     body = templates.render(template, params, search_path)
     return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size)

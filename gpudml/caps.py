@@ -39,6 +39,13 @@ class Caps:
     #: "cpu" or "gpu": which family of kernel strategies to prefer; "" = detected from the
     #: adapter (`detected_class`). Set by Device(adapter_class=...) or GPUDML_ADAPTER_CLASS.
     class_override: str = ""
+    #: Byte offsets of storage bindings are multiples of this (WebGPU's default: 256).
+    min_storage_offset_alignment: int = 256
+    #: Lowered limits (0: the adapter's own), for tests and experiments: bindings of at most
+    #: `forced_binding_bytes` (Device(max_binding_bytes=...), GPUDML_MAX_BINDING_BYTES) and
+    #: buffers of at most `forced_buffer_bytes` (max_buffer_bytes, GPUDML_MAX_BUFFER_BYTES).
+    forced_binding_bytes: int = 0
+    forced_buffer_bytes: int = 0
 
     @property
     def detected_class(self) -> str:
@@ -67,6 +74,82 @@ class Caps:
 
     def has(self, feature: str) -> bool:
         return feature in self.features
+
+    @property
+    def buffer_bytes(self) -> int:
+        """The largest buffer gpudml allocates: the adapter's max-buffer-size or a lower forced one."""
+        return min(self.max_buffer_size, self.forced_buffer_bytes or self.max_buffer_size)
+
+    @property
+    def binding_bytes(self) -> int:
+        """The largest storage binding gpudml makes (a tensor above it is bound in segments):
+        the adapter's max-storage-buffer-binding-size or a lower forced one, and never more
+        than one buffer."""
+        forced = self.forced_binding_bytes or self.max_storage_binding_size
+        return min(self.max_storage_binding_size, forced, self.buffer_bytes)
+
+    @property
+    def segment_quantum(self) -> int:
+        """The smallest segment: bindings start at multiples of the offset alignment and of
+        16 bytes (so that no element or 16-byte chunk straddles two segments)."""
+        return max(16, self.min_storage_offset_alignment)
+
+    @property
+    def largest_segment(self) -> int:
+        """The largest segment any plan uses: the largest power of two within the adapter's
+        own binding and buffer limits (a forced binding limit may be raised up to it where a
+        kernel would otherwise need more bindings than the adapter has)."""
+        return max(self.segment_quantum, floor_pow2(min(self.max_storage_binding_size, self.buffer_bytes)))
+
+    @property
+    def part_bytes(self) -> int:
+        """The bytes of each buffer but the last of a tensor larger than one buffer: a whole
+        number of the largest segments, so that no segment straddles two buffers."""
+        q = self.largest_segment
+        return max(q, self.buffer_bytes // q * q)
+
+    def with_limits(self, max_binding_bytes: int | None, max_buffer_bytes: int | None) -> Caps:
+        """These Caps with lowered binding and buffer limits (None keeps each)."""
+        caps = self
+        if max_binding_bytes is not None:
+            caps = replace(caps, forced_binding_bytes=max_binding_bytes)
+        if max_buffer_bytes is not None:
+            caps = replace(caps, forced_buffer_bytes=max_buffer_bytes)
+        return caps
+
+
+def floor_pow2(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def parse_limit(value, field: str, minimum: int) -> int:
+    """A byte limit: an int (or a decimal string, as environment variables give it) of at
+    least `minimum`; InvalidArgumentError otherwise."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise InvalidArgumentError(f"{field} must be a number of bytes, got {text!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"{field} must be an int (bytes), got {type(value).__name__}")
+    if value < minimum:
+        raise InvalidArgumentError(f"{field} = {value} is below the smallest allowed, {minimum} bytes")
+    return value
+
+
+def limits_from_env() -> tuple[int | None, int | None]:
+    """(GPUDML_MAX_BINDING_BYTES, GPUDML_MAX_BUFFER_BYTES); None where unset or empty."""
+    out = []
+    for name in ("GPUDML_MAX_BINDING_BYTES", "GPUDML_MAX_BUFFER_BYTES"):
+        value = os.environ.get(name, "")
+        out.append(parse_limit(value, name, MIN_FORCED_LIMIT) if value.strip() else None)
+    return out[0], out[1]
+
+
+#: The smallest forced binding or buffer limit (Device(max_binding_bytes=...)): WebGPU's
+#: largest offset alignment.
+MIN_FORCED_LIMIT = 256
 
 
 #: Substrings of software adapters' names (lower case).

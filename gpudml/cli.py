@@ -55,6 +55,11 @@ def cmd_info(args) -> int:
     print(f"  max-compute-invocations-per-workgroup {caps.max_invocations_per_workgroup}")
     print(f"  max-compute-workgroup-storage-size   {caps.max_workgroup_storage_size}")
     print(f"  max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage}")
+    print(f"  min-storage-buffer-offset-alignment  {caps.min_storage_offset_alignment}")
+    forced = " (lowered: GPUDML_MAX_BINDING_BYTES / GPUDML_MAX_BUFFER_BYTES)" if (
+        caps.forced_binding_bytes or caps.forced_buffer_bytes) else ""
+    print(f"Large tensors:   bindings of at most {caps.binding_bytes} bytes, buffers of at most "
+          f"{caps.buffer_bytes}{forced}; larger tensors are bound in segments and kept in several buffers")
     print(f"Feature level:   {dev.feature_level.name}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
     print(f"Data types:      {', '.join(supported)}")

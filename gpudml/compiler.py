@@ -4,18 +4,22 @@ and dispatch sizes of one operator description on an adapter with capabilities `
 No wgpu: the runtime only turns a Program into pipelines and runs it, and `gpudml shader`
 prints one on a machine with no adapter at all (caps from a named profile, gpudml.caps).
 The description must be valid (Device.create_operator or the spec's `validate` checked
-it); what a valid description cannot get on this adapter (a binding or a grid above its
-limits, a reduction no combine pass can merge) is an UnsupportedError.
+it); what a valid description cannot get on this adapter (more bindings or a grid above
+its limits, a reduction no combine pass can merge) is an UnsupportedError.
+
+A tensor (or scratch buffer) larger than one storage binding may be is bound as several
+segments (`_segment`; builder.py's accessors pick the segment), so plans never see the
+binding limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import builder, templates
-from .builder import Kernel
-from .caps import Caps
+from .builder import INPUT, OUTPUT, Kernel
+from .caps import Caps, floor_pow2
 from .errors import InvalidArgumentError, UnsupportedError
 from .ops import spec_for, tensor_fields
 from .tensor_desc import TensorDesc
@@ -53,7 +57,6 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
         known = ", ".join(spec.options) or "none"
         raise InvalidArgumentError(f"{spec.name}: unknown plan option(s) {', '.join(unknown)} (options: {known})")
     inputs, outputs = tensor_fields(desc)
-    _check_bindings(spec.name, inputs + outputs, caps)
     eligible = tuple(spec.strategies_for(desc, caps, **options))
     if strategy is None:
         strategy = eligible[0]
@@ -63,28 +66,52 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
             f"(strategies of {spec.name}: {', '.join(spec.strategies)})")
     plan = spec.plan(desc, caps, strategy, **options)
     search_path = templates.search_path(template_path)
-    _check_binding_count(spec.name, plan.dispatches, caps)
-    kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in plan.dispatches)
+    sizes = {(INPUT, i): d.buffer_bytes for i, (_, d) in enumerate(inputs)}
+    sizes.update({(OUTPUT, i): d.buffer_bytes for i, (_, d) in enumerate(outputs)})
+    sizes.update({(builder.SCRATCH, i): n for i, n in enumerate(plan.scratch_bytes)})
+    dispatches = [_segment(spec.name, i, d, sizes, caps) for i, d in enumerate(plan.dispatches)]
+    kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in dispatches)
     return Program(spec.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs), tuple(outputs),
                    templates.digest(search_path))
 
 
-def _check_bindings(op: str, tensors, caps: Caps) -> None:
-    limit = caps.max_storage_binding_size
-    for name, desc in tensors:
-        if desc.buffer_bytes > limit:
-            raise UnsupportedError(
-                f"{op}: {name} needs a {desc.buffer_bytes}-byte binding, above the adapter's "
-                f"max-storage-buffer-binding-size {limit} ({caps.name}); gpudml does not split a tensor "
-                f"across bindings: split the work along an outer axis")
+#: Bindings one kernel takes at most, whatever the adapter allows (524,288 on an H100): a
+#: forced small binding limit there would otherwise pick among thousands of segments per
+#: access. Real tensors need far fewer (a 32 GiB tensor is 32 segments of 1 GiB).
+MAX_BINDINGS = 128
 
 
-def _check_binding_count(op: str, dispatches, caps: Caps) -> None:
-    """Each kernel binds at most the adapter's storage buffers per shader stage (an operator
-    with many tensors, JOIN's or SPLIT's, plans several dispatches instead)."""
-    limit = caps.max_storage_buffers_per_shader_stage
-    for i, d in enumerate(dispatches):
-        if len(d.buffers) > limit:
+def bound_bytes(nbytes: int) -> int:
+    """The bytes a kernel binds of a tensor or scratch buffer of `nbytes`: rounded up to 16
+    (kernels may read whole 16-byte chunks; buffers are allocated in them)."""
+    return max(16, (nbytes + 15) & ~15)
+
+
+def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps) -> builder.Dispatch:
+    """`dispatch` with every buffer larger than one binding may be split into segments.
+
+    Segments are the largest power of two within the binding limit (caps.binding_bytes,
+    which a forced limit lowers); where that would take more bindings than the adapter
+    has per kernel, segments double, up to the adapter's own limits (caps.largest_segment).
+    UnsupportedError when even those take too many bindings. (Indices stay within 32 bits:
+    element offsets are below 2^32 (tensor_desc), words of a 64-bit element are found from
+    its element index (builder's NAME_at2), chunk indices are a quarter of word indices.)"""
+    limit = caps.binding_bytes
+    seg = max(caps.segment_quantum, floor_pow2(limit))
+    allowed = min(caps.max_storage_buffers_per_shader_stage, MAX_BINDINGS)
+    while True:
+        buffers = builder.share_segments(tuple(
+            builder.segment(b, bound_bytes(sizes[b.key]), seg) if bound_bytes(sizes[b.key]) > limit else b
+            for b in dispatch.buffers))
+        count = builder.binding_count(buffers)
+        if count <= allowed:
+            return replace(dispatch, buffers=buffers)
+        if seg * 2 > caps.largest_segment:
             raise UnsupportedError(
-                f"{op}: dispatch {i} ({d.template}) binds {len(d.buffers)} storage buffers, above the adapter's "
-                f"max-storage-buffers-per-shader-stage {limit} ({caps.name})")
+                f"{op}: dispatch {number} ({dispatch.template}) needs {count} storage bindings ("
+                + ", ".join(f"{b.role} {b.index}: {len(b.bindings)}" for b in buffers if b.bindings)
+                + f" segments of at most {seg} bytes), above {allowed}, the adapter's "
+                f"max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage} ({caps.name}) "
+                f"or gpudml's own cap of {MAX_BINDINGS}")
+        seg *= 2
+        limit = seg

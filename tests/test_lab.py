@@ -136,7 +136,7 @@ def test_the_environment_variable_and_lib_templates(tmp_path):
     folder = tmp_path / "mine" / "lib"
     shutil.copytree(templates.packaged_dir() / "lib", folder)
     (folder / "elements.wgsl.j2").write_text((folder / "elements.wgsl.j2").read_text().replace(
-        "return {{ buf }}[i];", "return {{ buf }}[i] + 1u;"))  # every 32-bit load one more
+        "return {{ buf }}_at{{ sfx }}(i);", "return {{ buf }}_at{{ sfx }}(i) + 1u;"))  # every 32-bit load one more
     code = ("import numpy as np, gpudml as dml\n"
             "x = np.arange(6, dtype=np.uint32)\n"
             "print(dml.slice(x, [0], [6], [-1], device=dml.Device(adapter='vulkan')).tolist())\n")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .profiler import Profiler
+from .storage import parts_of, pieces
 
 
 @dataclass
@@ -53,7 +54,8 @@ class Recorder:
                     cpass.end()
                     cpass = None
                 for buf in clears:
-                    encoder.clear_buffer(buf)
+                    for part in parts_of(buf):
+                        encoder.clear_buffer(part)
             if cpass is None:
                 timestamps = self.pass_timestamps() if self.pass_timestamps and batch is None else None
                 cpass = encoder.begin_compute_pass(timestamp_writes=timestamps)
@@ -81,7 +83,12 @@ class Recorder:
             if batch and batch.cpass is not None:  # a copy goes between compute passes
                 batch.cpass.end()
                 batch.cpass, batch.pipeline = None, None
-            encoder.copy_buffer_to_buffer(source, 0, destination, 0, nbytes)
+            done = 0
+            for part, offset, n in pieces(source, 0, nbytes):  # each piece, to wherever it lands
+                for target, at, m in pieces(destination, done, n):
+                    encoder.copy_buffer_to_buffer(part, offset, target, at, m)
+                    offset += m
+                done += n
             if batch:
                 batch.copies += 1
             else:
@@ -106,7 +113,8 @@ class Recorder:
                 batch.cpass, batch.pipeline = None, None
             if n == 0:
                 for buf in clears:
-                    encoder.clear_buffer(buf)
+                    for part in parts_of(buf):
+                        encoder.clear_buffer(part)
             cpass = encoder.begin_compute_pass(timestamp_writes=writes)
             cpass.set_pipeline(pipeline)
             cpass.set_bind_group(0, group)

@@ -12,6 +12,7 @@ from .. import compiler, templates
 from ..errors import InternalError, InvalidArgumentError
 from .guard import guarded
 from .profiler import DispatchLabel
+from .storage import storage_range
 from .tensor import Tensor, host_buffer, logical_from_raw
 
 BIND_GROUP_CACHE_SIZE = 16
@@ -60,7 +61,7 @@ class CompiledOperator:
         self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
         self._labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
                              for i, kernel in enumerate(self.program.kernels))
-        self._scratch.extend(ctx.pool.acquire(n) for n in self.program.scratch_bytes)
+        self._scratch.extend(ctx.pool.acquire(n, device.caps) for n in self.program.scratch_bytes)
 
     def _pipeline(self, ctx, kernel):
         try:
@@ -126,7 +127,7 @@ class CompiledOperator:
                 if isinstance(item, Tensor):
                     in_buffers.append(item.buffer)
                 else:
-                    buf = ctx.pool.acquire(desc.buffer_bytes)
+                    buf = ctx.pool.acquire(desc.buffer_bytes, self.device.caps)
                     staged.append(buf)
                     ctx.transfers.upload(buf, item)
                     in_buffers.append(buf)
@@ -163,7 +164,7 @@ class CompiledOperator:
         unwritten (strided desc, tail bytes) starts zeroed: pooled buffers hold old data."""
         if outputs is None:
             pool = self.device._ctx.pool
-            tensors = [Tensor(self.device, pool.acquire(d.buffer_bytes), d) for _, d in self.outputs]
+            tensors = [Tensor(self.device, pool.acquire(d.buffer_bytes, self.device.caps), d) for _, d in self.outputs]
             clears = [t.buffer for t, (_, d) in zip(tensors, self.outputs) if not d.covers_buffer]
             return tensors, clears
         return list(outputs), []
@@ -206,18 +207,28 @@ class CompiledOperator:
         buffers = {("input", i): (b, d.buffer_bytes) for i, (b, (_, d)) in enumerate(zip(in_buffers, self.inputs))}
         buffers.update({("output", i): (b, d.buffer_bytes)
                         for i, (b, (_, d)) in enumerate(zip(out_buffers, self.outputs))})
-        buffers.update({("scratch", i): (b, b.size) for i, b in enumerate(self._scratch)})
+        buffers.update({("scratch", i): (b, n) for i, (b, n) in enumerate(zip(self._scratch,
+                                                                             self.program.scratch_bytes))})
         dev = self.device._ctx.device
         groups = []
         for step in self._steps:
-            entries = [{"binding": i, "resource": _binding(*buffers[b.key])} for i, b in enumerate(step.kernel.buffers)]
+            resources = [r for b in step.kernel.buffers for r in _bindings(b, *buffers[b.key])]
+            entries = [{"binding": i, "resource": r} for i, r in enumerate(resources)]
             entries.append({"binding": len(entries), "resource": {"buffer": step.uniforms}})
             groups.append(dev.create_bind_group(layout=step.pipeline.layout, entries=entries))
         return groups
 
 
-def _binding(buffer, nbytes: int) -> dict:
-    return {"buffer": buffer, "offset": 0, "size": min(buffer.size, max(16, (nbytes + 15) & ~15))}
+def _bindings(b, storage, nbytes: int) -> list[dict]:
+    """The binding resources of kernel buffer `b` on `storage` (a wgpu buffer, or a Storage
+    of several: runtime/storage.py) holding `nbytes`: one, or one per segment."""
+    bound = compiler.bound_bytes(nbytes)
+    if b.via:  # read through its chunks twin's bindings (builder.share_segments)
+        return []
+    if b.segments == 1:
+        return [storage_range(storage, 0, bound)]
+    return [storage_range(storage, k * b.segment_bytes, min(b.segment_bytes, bound - k * b.segment_bytes))
+            for k in range(b.segments)]
 
 
 def _uniform_usage():

@@ -174,6 +174,7 @@ def _create_context(adapter) -> GpuContext:
         max_invocations_per_workgroup=lim["max-compute-invocations-per-workgroup"],
         max_workgroup_storage_size=lim["max-compute-workgroup-storage-size"],
         max_storage_buffers_per_shader_stage=lim["max-storage-buffers-per-shader-stage"],
+        min_storage_offset_alignment=lim.get("min-storage-buffer-offset-alignment", 256),
     )
     ctx = GpuContext(adapter=adapter, device=device, caps=caps)
     _poll_under_lock(device, ctx.lock)

@@ -6,7 +6,7 @@ import contextlib
 import threading
 
 from .. import compiler, templates
-from ..caps import class_from_env, parse_class
+from ..caps import MIN_FORCED_LIMIT, class_from_env, limits_from_env, parse_class, parse_limit
 from ..errors import InvalidArgumentError
 from ..ops import spec_for
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
@@ -31,10 +31,15 @@ class Device:
     `adapter_class`: "cpu" or "gpu", the family of kernel strategies its operators prefer
     (default: GPUDML_ADAPTER_CLASS, else detected from the adapter: software adapters are
     "cpu"); see README, "Kernel strategies".
+    `max_binding_bytes`, `max_buffer_bytes`: lower the storage-binding and buffer limits
+    gpudml plans against (default: GPUDML_MAX_BINDING_BYTES, GPUDML_MAX_BUFFER_BYTES, else
+    the adapter's own), so that the segmented paths of large tensors run on small ones (a
+    tensor above the binding limit is bound in segments, one above the buffer limit lives
+    in several buffers); see README, "Limits".
     """
 
     def __init__(self, feature_level=None, adapter: str | None = None, *, template_path=None, autotune=None,
-                 adapter_class=None):
+                 adapter_class=None, max_binding_bytes=None, max_buffer_bytes=None):
         level = HIGHEST_FEATURE_LEVEL if feature_level is None else FeatureLevel.coerce(feature_level)
         if level > HIGHEST_FEATURE_LEVEL:
             raise InvalidArgumentError(
@@ -44,7 +49,12 @@ class Device:
         self.autotune = tuning.enabled(autotune)
         chosen = parse_class(adapter_class, "Device: adapter_class") if adapter_class is not None else class_from_env()
         self._ctx = get_context(adapter)
-        self._caps = self._ctx.caps.with_class(chosen)
+        binding, buffer = limits_from_env()
+        if max_binding_bytes is not None:
+            binding = parse_limit(max_binding_bytes, "Device: max_binding_bytes", MIN_FORCED_LIMIT)
+        if max_buffer_bytes is not None:
+            buffer = parse_limit(max_buffer_bytes, "Device: max_buffer_bytes", MIN_FORCED_LIMIT)
+        self._caps = self._ctx.caps.with_class(chosen).with_limits(binding, buffer)
         profiler.profile_process(self._ctx)  # GPUDML_PROFILE=1
 
     # -- what the device is ------------------------------------------------------------
@@ -115,7 +125,7 @@ class Device:
         check_tensor_desc("tensor", "desc", desc)
         flat = host_buffer(array, desc, "tensor")
         ctx = self._ctx
-        t = Tensor(self, ctx.pool.acquire(desc.buffer_bytes), desc)
+        t = Tensor(self, ctx.pool.acquire(desc.buffer_bytes, self._caps), desc)
         if flat.nbytes < t.nbytes:  # bytes past the data start zeroed, not as the pool left them
             ctx.recorder.record([], clears=[t.buffer])
         ctx.transfers.upload(t.buffer, flat)
@@ -125,7 +135,7 @@ class Device:
     def empty(self, desc: TensorDesc) -> Tensor:
         """A zero-filled tensor for `desc` (an output to execute into)."""
         check_tensor_desc("empty", "desc", desc)
-        t = Tensor(self, self._ctx.pool.acquire(desc.buffer_bytes), desc)
+        t = Tensor(self, self._ctx.pool.acquire(desc.buffer_bytes, self._caps), desc)
         self._ctx.recorder.record([], clears=[t.buffer])
         return t
 

@@ -73,7 +73,7 @@ def upload(device, contents: np.ndarray, desc: TensorDesc) -> Tensor:
     an upload records no command: inside a batch it submits nothing."""
     ctx = device._ctx
     with gpu_errors(ctx):
-        t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes), desc)
+        t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps), desc)
         ctx.transfers.upload(t.buffer, contents)
     return t
 
@@ -114,7 +114,7 @@ def _new_tensor(device, desc: TensorDesc, zeroed: bool) -> Tensor:
     zero where its kernel leaves bytes unwritten (a strided desc, the tail of a last word),
     as CompiledOperator.execute's outputs do; intermediates are never read there."""
     ctx = device._ctx
-    t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes), desc)
+    t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps), desc)
     if zeroed and not desc.covers_buffer:
         ctx.recorder.record([], clears=[t.buffer])
     return t

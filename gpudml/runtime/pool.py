@@ -1,5 +1,7 @@
 """The buffer pool of one context: storage buffers kept by size, so that repeated executes
-of the same shapes allocate nothing. A Tensor that dies gives its buffer back."""
+of the same shapes allocate nothing. A Tensor that dies gives its buffer back. A tensor
+larger than one buffer may be gets a Storage of several (runtime/storage.py), whose parts
+are pooled one by one."""
 
 from __future__ import annotations
 
@@ -8,9 +10,13 @@ import threading
 from collections import defaultdict
 
 from ..errors import UnsupportedError
+from .storage import Storage
 
 #: Bytes the pool may keep idle before it frees buffers.
 POOL_LIMIT_BYTES = 512 << 20
+#: Buffers one tensor may span (a bound on what a mistaken size can ask for; the device's
+#: memory is the real limit, and an allocation past it is the GPU's out-of-memory error).
+MAX_PARTS = 64
 
 _serials = itertools.count(1)
 
@@ -42,14 +48,14 @@ class BufferPool:
             u |= wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.MAP_WRITE
         return u
 
-    def acquire(self, nbytes: int):
+    def acquire(self, nbytes: int, caps=None):
         """A storage buffer of nbytes rounded up to 16 (contents unspecified): kernels may
-        bind any buffer as array<vec4<u32>>."""
+        bind any buffer as array<vec4<u32>>. Above `caps.buffer_bytes` (caps: the Device's,
+        default the adapter's) a Storage of parts of `caps.part_bytes`."""
+        caps = caps or self.ctx.caps
         size = max(16, (nbytes + 15) & ~15)
-        if size > self.ctx.caps.max_buffer_size:
-            raise UnsupportedError(
-                f"gpudml: a buffer of {size} bytes exceeds the adapter's max-buffer-size "
-                f"{self.ctx.caps.max_buffer_size} ({self.ctx.caps.name})")
+        if size > caps.buffer_bytes:
+            return self._acquire_parts(size, caps)
         with self.lock:
             self._take_in()
             free = self._free.get(size)
@@ -62,6 +68,24 @@ class BufferPool:
             buf._gpudml_serial = next(_serials)
             return buf
 
+    def _acquire_parts(self, size: int, caps) -> Storage:
+        part = caps.part_bytes
+        count = -(-size // part)
+        limit = caps.max_buffer_size * MAX_PARTS
+        if size > limit:
+            raise UnsupportedError(
+                f"gpudml: a tensor of {size} bytes would take more than {MAX_PARTS} buffers of the adapter's "
+                f"max-buffer-size {caps.max_buffer_size} ({caps.name})")
+        parts = []
+        try:
+            for k in range(count):
+                parts.append(self.acquire(min(part, size - k * part), caps))
+        except BaseException:
+            for buf in parts:
+                self.release(buf)
+            raise
+        return Storage(parts, part, next(_serials))
+
     def release(self, buffer) -> None:
         """Give a buffer back to the pool. Reuse is safe at once: recorded dispatches run in
         order, and every upload submits recorded work first. Destroying is not (a recorded
@@ -71,7 +95,10 @@ class BufferPool:
         collector runs, and that may be a thread another one waits for while holding the
         lock (wgpu-py starting a device's poll thread inside request_device: a deadlock,
         seen in CI). Then the buffer is handed over and taken in by the next holder."""
-        self._returned.append(buffer)  # (atomic)
+        if isinstance(buffer, Storage):
+            self._returned.extend(buffer.parts)  # (atomic)
+        else:
+            self._returned.append(buffer)  # (atomic)
         if self.lock.acquire(blocking=False):
             try:
                 self._take_in()

@@ -117,7 +117,7 @@ class Tensor:
         of the batch)."""
         source, ctx = self._live(), self.device._ctx
         nbytes = self.desc.buffer_bytes  # a multiple of 4, as buffer copies need
-        t = Tensor(self.device, ctx.pool.acquire(nbytes), self.desc)
+        t = Tensor(self.device, ctx.pool.acquire(nbytes, self.device.caps), self.desc)
         ctx.recorder.copy(source, t.buffer, nbytes)
         return t
 

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from ..errors import GpuError
+from .storage import Storage, pieces
 
 #: Device polls a buffer mapping may take before it is an error (one is enough).
 MAP_POLLS = 100
@@ -31,11 +32,12 @@ class Transfers:
     def mappable(self) -> bool:
         return self.ctx.caps.has("mappable-primary-buffers")
 
-    def map(self, buffer, mode, size: int) -> None:
-        """Map `buffer` for the host, waiting for the GPU (under the lock)."""
+    def map(self, buffer, mode, size: int, offset: int = 0) -> None:
+        """Map bytes [offset, offset + size) of `buffer` for the host, waiting for the GPU
+        (under the lock)."""
         # map_sync waits for wgpu-py's poll thread with a sleeping back-off (~0.3 ms even
         # for 4 bytes); a blocking device poll right after the request completes it at once.
-        promise = buffer.map_async(mode, 0, size)
+        promise = buffer.map_async(mode, offset, size)
         # Never wait for wgpu-py's poll thread here: it needs the context lock this thread
         # holds (context._poll_under_lock). A wait-poll completes the mapping at once.
         for _ in range(MAP_POLLS):
@@ -53,26 +55,44 @@ class Transfers:
             raise translate(self.ctx, exc) from exc
 
     def upload(self, buffer, data: np.ndarray) -> None:
-        """Write `data`'s bytes at the start of `buffer` (the rest keeps its contents)."""
-        import wgpu
-
+        """Write `data`'s bytes at the start of `buffer` (a wgpu buffer or a Storage; the
+        rest keeps its contents)."""
         payload = np.ascontiguousarray(data).view(np.uint8).reshape(-1)[: buffer.size]
         if payload.size % 4:
             payload = np.concatenate([payload, np.zeros(4 - payload.size % 4, np.uint8)])
         with self.lock:
             self.recorder.flush()
-            if self.mappable and payload.size >= MAP_THRESHOLD_BYTES:
-                self.map(buffer, wgpu.MapMode.WRITE, payload.size)
-                buffer.write_mapped(payload, 0)
-                buffer.unmap()
-            else:
-                self.ctx.device.queue.write_buffer(buffer, 0, payload)
+            done = 0
+            for part, offset, n in pieces(buffer, 0, payload.size):
+                self._write(part, offset, payload[done:done + n])
+                done += n
 
-    def download(self, buffer, nbytes: int | None = None) -> np.ndarray:
-        """The first nbytes (default all) of `buffer` as a new uint8 array; waits for the GPU."""
+    def _write(self, buffer, offset: int, payload: np.ndarray) -> None:
         import wgpu
 
+        if self.mappable and payload.size >= MAP_THRESHOLD_BYTES:
+            self.map(buffer, wgpu.MapMode.WRITE, payload.size, offset)
+            buffer.write_mapped(payload, offset)
+            buffer.unmap()
+        else:
+            self.ctx.device.queue.write_buffer(buffer, offset, payload)
+
+    def download(self, buffer, nbytes: int | None = None) -> np.ndarray:
+        """The first nbytes (default all) of `buffer` (a wgpu buffer or a Storage) as a new
+        uint8 array; waits for the GPU."""
         size = buffer.size if nbytes is None else min(buffer.size, (nbytes + 3) & ~3)
+        if not isinstance(buffer, Storage):
+            return self._read(buffer, size)
+        out = np.empty(size, np.uint8)
+        done = 0
+        for part, offset, n in pieces(buffer, 0, size):
+            out[done:done + n] = self._read(part, n) if offset == 0 else self._read(part, offset + n)[offset:]
+            done += n
+        return out
+
+    def _read(self, buffer, size: int) -> np.ndarray:
+        import wgpu
+
         with self.lock:
             self.recorder.flush()
             source = buffer
