@@ -62,6 +62,12 @@ class Buffer:
     #: buffer reads and writes through, instead of bindings of its own: one set of bindings
     #: per tensor, half as many (`share_segments`).
     via: str = ""
+    #: One pass of several (compiler._passes): of the buffer's `of_segments` segments,
+    #: only `segments` from `first_segment` (uniform NAME_first) on are bound; a read of another sets the
+    #: kernel's private `seg_miss` (its pass does not write that element) and reads 0, a
+    #: write to another is skipped (another pass writes it).
+    first_segment: int = 0
+    of_segments: int = 0
 
     @property
     def unit_bytes(self) -> int:
@@ -242,6 +248,8 @@ def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
         lines.append("    unused: u32,")
     lines.append("}")
     lines.append(f"@group(0) @binding({binding}) var<uniform> uni: Uniforms;")
+    if any(b.of_segments for b in buffers):
+        lines.append("var<private> seg_miss: bool = false;")
     for b in buffers:
         lines += _accessors(b)
     return "\n".join(lines) + "\n"
@@ -266,7 +274,7 @@ def _accessors(b: Buffer) -> list[str]:
         pairs.append(("at2", "", " -> vec2<u32>", "return vec2<u32>({var}[j], {var}[j + 1u]);"))
         if b.writable:
             pairs.append(("set2", ", v: vec2<u32>", "", "{var}[j] = v.x;\n{var}[j + 1u] = v.y;"))
-    segmented = b.segments > 1
+    segmented = b.segments > 1 or b.of_segments > 0
     variables = tuple(f"{b.via}_{k}" for k in range(b.segments)) if b.via else b.bindings
     # (index prelude, segment expression) for a unit i and for a 64-bit element i
     shift = ((b.segment_bytes // 16 if b.via else b.segment_bytes // b.unit_bytes).bit_length() - 1) if segmented \
@@ -288,18 +296,24 @@ def _accessors(b: Buffer) -> list[str]:
             returns = "return" in body
             head = f"fn {b.name}_{name}(i: u32{params}){result} {{"
             lines += [head] + ["    " + x for x in prelude]
-            if not segmented:
+            if b.of_segments:  # one pass's segments: another's read is a miss, its write not ours
+                zero = "vec2<u32>(0u)" if "vec2" in result else ("vec4<u32>(0u)" if "vec4" in result else "0u")
+                miss = ["        seg_miss = true;", f"        return {zero};"] if returns else ["        return;"]
+                lines += [f"    let s = ({seg}) - uni.{b.name}_first;", f"    if (s >= {b.segments}u) {{"] + miss
+                lines += ["    }"]
+                lines += _pick(variables, 0, b.segments, body, "    ", returns)
+            elif not segmented:
                 lines += ["    " + x for x in body.format(var=b.name).split("\n")]
             else:
                 lines.append(f"    let s = {seg};")
                 lines += _pick(variables, 0, b.segments, body, "    ", returns)
             lines.append("}")
-            for k, var in enumerate(variables if segmented else ()):
+            for k, var in enumerate(variables if segmented and not b.of_segments else ()):
                 lines += [f"fn {b.name}_{name}_{k}(i: u32{params}){result} {{"] + ["    " + x for x in prelude]
                 lines += ["    " + x for x in body.format(var=var).split("\n")] + ["}"]
-        if segmented and group is ops:
+        if segmented and not b.of_segments and group is ops:
             lines += [f"fn {b.name}_seg(i: u32) -> u32 {{", f"    return {seg};", "}"]
-        if segmented and group is pairs and pairs:
+        if segmented and not b.of_segments and group is pairs and pairs:
             lines += [f"fn {b.name}_seg2(i: u32) -> u32 {{", f"    return {seg};", "}"]
     return lines
 
@@ -336,6 +350,6 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
             workgroup_size: int, search_path: tuple[str, ...]) -> str:
     # Each buffer's segment count, for templates that pin loops to one (lib/common's `pinned`).
-    params = params + (("bound_segments", tuple((b.name, b.segments) for b in buffers)),)
+    params = params + (("bound_segments", tuple((b.name, 1 if b.of_segments else b.segments) for b in buffers)),)
     body = templates.render(template, params, search_path)
     return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size)

@@ -69,7 +69,7 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
     sizes = {(INPUT, i): d.buffer_bytes for i, (_, d) in enumerate(inputs)}
     sizes.update({(OUTPUT, i): d.buffer_bytes for i, (_, d) in enumerate(outputs)})
     sizes.update({(builder.SCRATCH, i): n for i, n in enumerate(plan.scratch_bytes)})
-    dispatches = [_segment(spec.name, i, d, sizes, caps) for i, d in enumerate(plan.dispatches)]
+    dispatches = [s for i, d in enumerate(plan.dispatches) for s in _segment(spec.name, i, d, sizes, caps)]
     kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in dispatches)
     return Program(spec.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs), tuple(outputs),
                    templates.digest(search_path))
@@ -81,19 +81,64 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
 MAX_BINDINGS = 128
 
 
+def _passes(dispatch: builder.Dispatch, sizes, seg: int, allowed: int) -> list[builder.Dispatch]:
+    """A data-movement kernel (shaders/movement.wgsl.j2) whose tensors take more bindings
+    than the adapter has, as several passes: each binds a group of the source's segments
+    and a group of the output's, and writes the output elements of its group read from
+    its source group (the strided kernel, element-wise stores; an element read from
+    another group is another pass's to write, a fill is written by every pass of its output
+    group). Slow (each pass walks every output element) but within the limits. [] where
+    the kernel is not one, or the other tensors leave fewer than two bindings."""
+    if dispatch.template != "movement.wgsl.j2":
+        return []
+    buffers = []
+    for b in dispatch.buffers:
+        if b.key == (INPUT, 0) and b.access == "chunks":
+            continue  # the strided kernel reads the source as words only
+        if b.role == OUTPUT:
+            b = replace(b, access="elements")
+        need = bound_bytes(sizes[b.key])
+        buffers.append(builder.segment(b, need, seg) if need > seg else b)
+    source = next((b for b in buffers if b.key == (INPUT, 0) and b.name == "input"), None)
+    output = next((b for b in buffers if b.role == OUTPUT), None)
+    if source is None or output is None:
+        return []
+    budget = allowed - builder.binding_count(b for b in buffers if b is not source and b is not output)
+    if budget < 2:
+        return []
+    out_group = min(output.segments, max(1, budget // 2))
+    in_group = min(source.segments, budget - out_group)
+    out_group = min(output.segments, budget - in_group)
+    params = {**dict(dispatch.params), "strategy": "strided", "passes": True}
+    passes = []
+    for out_first in range(0, output.segments, out_group):
+        for in_first in range(0, source.segments, in_group):
+            group, firsts = {id(b): b for b in buffers}, {}
+            for b, first, size in ((source, in_first, in_group), (output, out_first, out_group)):
+                if b.segments > size:  # (the first segment a uniform: passes of one size share a kernel)
+                    group[id(b)] = replace(b, segment_bytes=seg, first_segment=first,
+                                           segments=min(size, b.segments - first), of_segments=b.segments)
+                    firsts[f"{b.name}_first"] = first
+            passes.append(replace(dispatch, params=params, buffers=tuple(group[id(b)] for b in buffers),
+                                  uniforms={**dict(dispatch.uniforms), **firsts}))
+    return passes
+
+
 def bound_bytes(nbytes: int) -> int:
     """The bytes a kernel binds of a tensor or scratch buffer of `nbytes`: rounded up to 16
     (kernels may read whole 16-byte chunks; buffers are allocated in them)."""
     return max(16, (nbytes + 15) & ~15)
 
 
-def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps) -> builder.Dispatch:
-    """`dispatch` with every buffer larger than one binding may be split into segments.
+def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps) -> list[builder.Dispatch]:
+    """`dispatch` with every buffer larger than one binding may be split into segments
+    (a list of one; of several passes where `_passes` splits a data-movement kernel).
 
     Segments are the largest power of two within the binding limit (caps.binding_bytes,
     which a forced limit lowers); where that would take more bindings than the adapter
     has per kernel, segments double, up to the adapter's own limits (caps.largest_segment).
-    UnsupportedError when even those take too many bindings. (Indices stay within 32 bits:
+    Where even those take too many bindings, a data-movement kernel runs in several passes
+    (`_passes`); any other is an UnsupportedError. (Indices stay within 32 bits:
     element offsets are below 2^32 (tensor_desc), words of a 64-bit element are found from
     its element index (builder's NAME_at2), chunk indices are a quarter of word indices.)"""
     limit = caps.binding_bytes
@@ -105,8 +150,11 @@ def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps
             for b in dispatch.buffers))
         count = builder.binding_count(buffers)
         if count <= allowed:
-            return replace(dispatch, buffers=buffers)
+            return [replace(dispatch, buffers=buffers)]
         if seg * 2 > caps.largest_segment:
+            passes = _passes(dispatch, sizes, seg, allowed)
+            if passes:
+                return passes
             raise UnsupportedError(
                 f"{op}: dispatch {number} ({dispatch.template}) needs {count} storage bindings ("
                 + ", ".join(f"{b.role} {b.index}: {len(b.bindings)}" for b in buffers if b.bindings)

@@ -20,7 +20,7 @@ from test_fuzz import OPS
 
 import gpudml as dml
 from gpudml import caps as caps_module
-from gpudml import compiler
+from gpudml import compiler, reference
 from gpudml.ops.reduce import infer_output as reduce_desc
 from gpudml.ops.slice1 import infer_output as slice_desc
 from gpudml.runtime.storage import Storage
@@ -100,17 +100,27 @@ def test_segmented_source_picks_the_binding_by_the_index():
     assert "input_vec_at_1(v0 + v)" in rows and "load_x_1(off + j * st)" in rows
 
 
-def test_too_many_bindings_is_unsupported_before_gpu_work():
+def test_too_many_bindings_grow_segments_then_run_in_passes():
     """Segments grow (up to the adapter's own limits) before a kernel takes more bindings
-    than the adapter has; where even that is not enough: UnsupportedError naming them."""
+    than the adapter has; where even that is not enough, a data-movement kernel runs in
+    passes (each binds some of the input's and the output's segments), and any other
+    kernel is an UnsupportedError naming its bindings, before any GPU work."""
     base = caps_module.profile("gpu")  # 8 storage buffers per kernel
     desc = slice_desc(dml.TensorDesc(T.FLOAT32, [70000]), [0], [70000], [-1])
     grown = compiler.compile(desc, base.with_limits(256, None), strategy="coalesced")
     assert compiler.builder.binding_count(grown.kernels[0].buffers) <= 8
     assert max(b.segment_bytes for b in grown.kernels[0].buffers) > 256
-    with pytest.raises(dml.UnsupportedError, match=r"needs \d+ storage bindings \(output 0: \d+, input 0: \d+.*"
+    passes = compiler.compile(desc, base.with_limits(256, 4096), strategy="coalesced").kernels
+    assert len(passes) == 18 * 18  # 69 segments of 4 KiB each side, 4 + 4 of them a pass
+    for k in passes:
+        assert k.params["strategy"] == "strided" and k.params["passes"]
+        assert compiler.builder.binding_count(k.buffers) <= 8
+        assert {b.of_segments for b in k.buffers} == {69}
+    assert len({k.source for k in passes}) == 4  # the first segment is a uniform: groups of 4 or 1
+    reduce = reduce_desc(dml.TensorDesc(T.FLOAT32, [70000]), "sum", [0])
+    with pytest.raises(dml.UnsupportedError, match=r"needs \d+ storage bindings \(.*input 0: \d+.*"
                                                    r"above 8, the adapter's max-storage-buffers-per-shader-stage 8"):
-        compiler.compile(desc, base.with_limits(256, 4096), strategy="coalesced")
+        compiler.compile(reduce, base.with_limits(256, 4096))
     # An adapter with bindings to spare (an H100 has 524,288) still gets at most
     # compiler.MAX_BINDINGS: a forced 256-byte limit would otherwise mean 1,094 segments.
     roomy = dataclasses.replace(base, max_storage_buffers_per_shader_stage=524288).with_limits(256, None)
@@ -144,6 +154,32 @@ def test_valid_descriptions_in_segments_and_parts(adapter, op):
 
     check()
     assert seen["segmented"] >= 5 and seen["parts"] >= 5, seen
+
+
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+def test_data_movement_beyond_the_bindings_runs_in_passes(adapter, adapter_class):
+    """4 KiB buffers and 256-byte bindings: slice, pad (a fill and a mirror), reverse and
+    tile of tensors of 40-340 KB take 10-84 segments each, more than the adapter's 16 (GL)
+    or 32 (lavapipe) bindings: they run in passes, bit-exact for 8/16/32/64-bit elements."""
+    dev = dml.Device(adapter=adapter, adapter_class=adapter_class, max_binding_bytes=256, max_buffer_bytes=4096)
+    rng = np.random.default_rng(7)
+    for dt in (np.uint8, np.float16, np.float32, np.int64):
+        x = random_bits(rng, dt, [60, 700])
+        lengths = rng.integers(0, 800, size=(60, 1)).astype(np.uint32)
+        cases = [
+            (lambda x=x: dml.slice(x, [1, 3], [59, 690], [-2, 3], device=dev), x[1:60][::-2, 3:693:3]),
+            (lambda x=x: dml.pad(x, [2, 5], [3, 1], mode="reflection", device=dev),
+             np.pad(x, [(2, 3), (5, 1)], "reflect")),
+            (lambda x=x: dml.pad(x, [2, 5], [3, 1], value=7, device=dev),
+             np.pad(x, [(2, 3), (5, 1)], constant_values=7)),
+            (lambda x=x, n=lengths: dml.reverse_subsequences(x, n, 1, device=dev),
+             reference.reverse_subsequences(x, lengths, 1)),
+            (lambda x=x: dml.tile(x[:30], [2, 1], device=dev), np.tile(x[:30], [2, 1])),
+        ]
+        for run, want in cases:
+            assert_bits_equal(run(), want)
+    op = dev.compile_operator(dev.create_operator(slice_desc(dml.TensorDesc(T.INT64, [60, 700]), [0, 0], [60, 700])))
+    assert len(op.program.kernels) > 1 and all(k.params["passes"] for k in op.program.kernels)
 
 
 def test_tensor_in_several_buffers(adapter):

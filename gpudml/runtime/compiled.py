@@ -225,10 +225,10 @@ def _bindings(b, storage, nbytes: int) -> list[dict]:
     bound = compiler.bound_bytes(nbytes)
     if b.via:  # read through its chunks twin's bindings (builder.share_segments)
         return []
-    if b.segments == 1:
+    if b.segments == 1 and not b.of_segments:
         return [storage_range(storage, 0, bound)]
     return [storage_range(storage, k * b.segment_bytes, min(b.segment_bytes, bound - k * b.segment_bytes))
-            for k in range(b.segments)]
+            for k in range(b.first_segment, b.first_segment + b.segments)]
 
 
 def _uniform_usage():
