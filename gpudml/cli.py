@@ -154,11 +154,13 @@ def description(spec, args):
 
 def shader_caps(args):
     """(Caps, how they were chosen): the named profile, else the adapter's, else the
-    fallback profile when no adapter can be opened (and none was asked for)."""
+    fallback profile when no adapter can be opened (and none was asked for). A profile
+    takes GPUDML_MAX_BINDING_BYTES / GPUDML_MAX_BUFFER_BYTES as a Device does, so that
+    the segmented kernels of a large tensor can be read with no adapter."""
     from . import caps
 
     if args.caps is not None:
-        return caps.profile(args.caps), f"profile {args.caps}"
+        return caps.profile(args.caps).with_limits(*caps.limits_from_env()), f"profile {args.caps}"
     try:
         from .runtime.device import Device
 
@@ -167,7 +169,8 @@ def shader_caps(args):
         if args.adapter is not None:
             raise
         reason = str(exc).split(";")[0]
-        return caps.profile(FALLBACK_PROFILE), f"profile {FALLBACK_PROFILE}: no adapter could be opened ({reason})"
+        return (caps.profile(FALLBACK_PROFILE).with_limits(*caps.limits_from_env()),
+                f"profile {FALLBACK_PROFILE}: no adapter could be opened ({reason})")
 
 
 def cmd_shader(args) -> int:

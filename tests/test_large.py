@@ -292,3 +292,17 @@ def test_info_names_the_limits_in_force(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "Large tensors:   bindings of at most 1024 bytes" in out and "(lowered: GPUDML_MAX_BINDING_BYTES" in out
     assert "min-storage-buffer-offset-alignment" in out
+
+
+def test_shader_command_shows_segments_under_a_forced_limit(monkeypatch, capsys):
+    """`GPUDML_MAX_BINDING_BYTES=1024 gpudml shader ... --caps gl-cpu`: the segmented WGSL,
+    with no adapter."""
+    from gpudml import cli
+
+    args = ["shader", "slice1", "--shape", "700", "--sizes", "700", "--strides", "-1", "--caps", "gl-cpu"]
+    assert cli.main(args) == 0
+    assert "input_chunks_0" not in capsys.readouterr().out
+    monkeypatch.setenv("GPUDML_MAX_BINDING_BYTES", "1024")
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "var<storage, read> input_chunks_2: array<vec4<u32>>;" in out and "fn input_at_1(" in out
