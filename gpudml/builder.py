@@ -100,6 +100,24 @@ class Buffer:
         return tuple(f"{self.name}_{k}" for k in range(self.segments))
 
 
+def bound_bytes(nbytes: int) -> int:
+    """Bytes of a buffer of `nbytes` as kernels see it: whole 16-byte chunks (kernels may
+    read any buffer as array<vec4<u32>>), at least one. Buffers are allocated so (the pool)
+    and bound so (the runtime)."""
+    return max(16, (nbytes + 15) & ~15)
+
+
+#: A buffer of at most this many segments also gets its accessors pinned to each segment
+#: (NAME_at_K, ...), and templates may write loops once per segment (lib/common's
+#: `pinned`); beyond, the code would grow more than such loops gain.
+PINNED_SEGMENTS = 8
+
+
+def pinned_segments(b: Buffer) -> int:
+    """The segments templates may pin `b`'s loops to (`bound_segments`); 1: none."""
+    return b.segments if 1 < b.segments <= PINNED_SEGMENTS and not b.of_segments else 1
+
+
 def segment(buffer: Buffer, nbytes: int, segment_bytes: int) -> Buffer:
     """`buffer`, bound as ceil(nbytes / segment_bytes) segments of `segment_bytes` (a power
     of two, a multiple of 16) when `nbytes` exceeds it."""
@@ -257,8 +275,9 @@ def _header(buffers: tuple[Buffer, ...], arrays, scalars) -> str:
 
 def _accessors(b: Buffer) -> list[str]:
     """The accessors of buffer `b` (see the module's doc). A buffer bound in segments also
-    gets `NAME_seg(i)` / `NAME_seg2(i)` (the segment of unit i / of 64-bit element i) and
-    each accessor pinned to segment K, `NAME_at_K(i)` etc. (no choice to make: a template
+    gets, up to PINNED_SEGMENTS of them, `NAME_seg(i)` / `NAME_seg2(i)` (the segment of unit
+    i / of 64-bit element i) and each accessor pinned to segment K, `NAME_at_K(i)` etc.
+    (no choice to make: a template
     calls those inside lib/common's `pinned`, for a loop whose whole range it has checked
     lies in segment K)."""
     item = "vec4<u32>" if b.access == "chunks" else "u32"
@@ -308,12 +327,12 @@ def _accessors(b: Buffer) -> list[str]:
                 lines.append(f"    let s = {seg};")
                 lines += _pick(variables, 0, b.segments, body, "    ", returns)
             lines.append("}")
-            for k, var in enumerate(variables if segmented and not b.of_segments else ()):
+            for k, var in enumerate(variables if pinned_segments(b) > 1 else ()):
                 lines += [f"fn {b.name}_{name}_{k}(i: u32{params}){result} {{"] + ["    " + x for x in prelude]
                 lines += ["    " + x for x in body.format(var=var).split("\n")] + ["}"]
-        if segmented and not b.of_segments and group is ops:
+        if pinned_segments(b) > 1 and group is ops:
             lines += [f"fn {b.name}_seg(i: u32) -> u32 {{", f"    return {seg};", "}"]
-        if segmented and not b.of_segments and group is pairs and pairs:
+        if pinned_segments(b) > 1 and group is pairs and pairs:
             lines += [f"fn {b.name}_seg2(i: u32) -> u32 {{", f"    return {seg};", "}"]
     return lines
 
@@ -349,7 +368,7 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
             workgroup_size: int, search_path: tuple[str, ...]) -> str:
-    # Each buffer's segment count, for templates that pin loops to one (lib/common's `pinned`).
-    params = params + (("bound_segments", tuple((b.name, 1 if b.of_segments else b.segments) for b in buffers)),)
+    # The segments each buffer's loops may be pinned to (lib/common's `pinned`; 1: none).
+    params = params + (("bound_segments", tuple((b.name, pinned_segments(b)) for b in buffers)),)
     body = templates.render(template, params, search_path)
     return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from . import builder, templates
-from .builder import INPUT, OUTPUT, Kernel
+from .builder import INPUT, OUTPUT, Kernel, bound_bytes
 from .caps import Caps, floor_pow2
 from .errors import InvalidArgumentError, UnsupportedError
 from .ops import spec_for, tensor_fields
@@ -97,8 +97,7 @@ def _passes(dispatch: builder.Dispatch, sizes, seg: int, allowed: int) -> list[b
             continue  # the strided kernel reads the source as words only
         if b.role == OUTPUT:
             b = replace(b, access="elements")
-        need = bound_bytes(sizes[b.key])
-        buffers.append(builder.segment(b, need, seg) if need > seg else b)
+        buffers.append(builder.segment(b, bound_bytes(sizes[b.key]), seg))
     source = next((b for b in buffers if b.key == (INPUT, 0) and b.name == "input"), None)
     output = next((b for b in buffers if b.role == OUTPUT), None)
     if source is None or output is None:
@@ -122,12 +121,6 @@ def _passes(dispatch: builder.Dispatch, sizes, seg: int, allowed: int) -> list[b
             passes.append(replace(dispatch, params=params, buffers=tuple(group[id(b)] for b in buffers),
                                   uniforms={**dict(dispatch.uniforms), **firsts}))
     return passes
-
-
-def bound_bytes(nbytes: int) -> int:
-    """The bytes a kernel binds of a tensor or scratch buffer of `nbytes`: rounded up to 16
-    (kernels may read whole 16-byte chunks; buffers are allocated in them)."""
-    return max(16, (nbytes + 15) & ~15)
 
 
 def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps) -> list[builder.Dispatch]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import compiler, templates
+from .. import builder, compiler, templates
 from ..errors import InternalError, InvalidArgumentError
 from .guard import guarded
 from .profiler import DispatchLabel
@@ -222,7 +222,7 @@ class CompiledOperator:
 def _bindings(b, storage, nbytes: int) -> list[dict]:
     """The binding resources of kernel buffer `b` on `storage` (a wgpu buffer, or a Storage
     of several: runtime/storage.py) holding `nbytes`: one, or one per segment."""
-    bound = compiler.bound_bytes(nbytes)
+    bound = builder.bound_bytes(nbytes)
     if b.via:  # read through its chunks twin's bindings (builder.share_segments)
         return []
     if b.segments == 1 and not b.of_segments:

@@ -9,6 +9,7 @@ import itertools
 import threading
 from collections import defaultdict
 
+from ..builder import bound_bytes
 from ..errors import UnsupportedError
 from .storage import Storage
 
@@ -53,7 +54,7 @@ class BufferPool:
         bind any buffer as array<vec4<u32>>. Above `caps.buffer_bytes` (caps: the Device's,
         default the adapter's) a Storage of parts of `caps.part_bytes`."""
         caps = caps or self.ctx.caps
-        size = max(16, (nbytes + 15) & ~15)
+        size = bound_bytes(nbytes)
         if size > caps.buffer_bytes:
             return self._acquire_parts(size, caps)
         with self.lock:

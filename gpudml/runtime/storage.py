@@ -22,10 +22,6 @@ class Storage:
         self.size = sum(p.size for p in parts)
         self._gpudml_serial = serial
 
-    def pieces(self, offset: int, nbytes: int):
-        """(buffer, offset in it, bytes) for each part that bytes [offset, offset + nbytes) touch."""
-        return list(pieces(self, offset, nbytes))
-
     def __repr__(self) -> str:
         return f"Storage({len(self.parts)} parts of {self.part_bytes} bytes, {self.size} bytes)"
 

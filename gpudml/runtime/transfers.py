@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from ..builder import bound_bytes
 from ..errors import GpuError
 from .storage import Storage, pieces
 
@@ -85,8 +86,8 @@ class Transfers:
             return self._read(buffer, size)
         out = np.empty(size, np.uint8)
         done = 0
-        for part, offset, n in pieces(buffer, 0, size):
-            out[done:done + n] = self._read(part, n) if offset == 0 else self._read(part, offset + n)[offset:]
+        for part, _, n in pieces(buffer, 0, size):  # each part read from its start
+            out[done:done + n] = self._read(part, n)
             done += n
         return out
 
@@ -119,4 +120,4 @@ class Transfers:
             self._staging_free.sort(key=lambda b: b.size)
             self._staging_free.pop(0).destroy()
         return self.ctx.device.create_buffer(
-            size=max(16, (size + 15) & ~15), usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+            size=bound_bytes(size), usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
