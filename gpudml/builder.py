@@ -171,6 +171,9 @@ class Dispatch:
     uniforms: Mapping[str, int | tuple[int, ...]]
     invocations: int
     workgroup_size: int = 64
+    #: The kernel uses subgroup operations (the adapter has the feature "subgroup"): the
+    #: template sees `subgroups` true and reads `sg_size`, see `_entry`.
+    subgroups: bool = False
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def build(dispatch: Dispatch, max_workgroups_per_dimension: int, search_path: tu
     arrays, scalars = _uniform_fields(dispatch)
     source = _render(dispatch.template, tuple(sorted(dispatch.params.items())), dispatch.buffers,
                      tuple((name, len(values)) for name, values in arrays), tuple(name for name, _ in scalars),
-                     dispatch.workgroup_size, search_path or templates.search_path())
+                     dispatch.workgroup_size, dispatch.subgroups, search_path or templates.search_path())
     return Kernel(dispatch.template, dispatch.params, source, dispatch.buffers, _uniform_bytes(arrays, scalars),
                   dispatch.invocations, dispatch.workgroup_size,
                   workgroup_grid(dispatch.invocations, dispatch.workgroup_size, max_workgroups_per_dimension))
@@ -351,24 +354,50 @@ def _pick(variables, lo: int, hi: int, body: str, indent: str, returns: bool) ->
     return [f"{indent}if (s < {mid}u) {{"] + left + [f"{indent}}}"] + _pick(variables, mid, hi, body, indent, returns)
 
 
-def _entry(buffers: tuple[Buffer, ...], workgroup_size: int) -> str:
+def _entry(buffers: tuple[Buffer, ...], workgroup_size: int, subgroups: bool) -> str:
+    """The entry point: calls the template's kernel(gid) with the invocation's flat index.
+
+    With `subgroups`, a workgroup's invocations are numbered subgroup by subgroup
+    (subgroup_id * subgroup_size + subgroup_invocation_id), so that a subgroup holds
+    consecutive indices whatever the hardware's own numbering, and the private `sg_size`
+    tells the template how many: a power of two, and a subgroup's invocations are the
+    indices that differ only in the bits below it (subgroupShuffleXor with a mask under
+    sg_size stays inside it). Where the workgroup's subgroups are not all full, or their size
+    is no power of two, the numbering is local_invocation_index and sg_size is 1: the
+    template then runs no subgroup operation. (The WGSL has no `enable subgroups;`: naga,
+    wgpu-native's compiler, rejects the directive and accepts the built-ins without it.)"""
     # Every binding is used by the entry point (`_ = &x;` costs nothing), so that the
     # pipeline's automatic layout holds all of them.
     uses = "".join(f"    _ = &{var};\n" for b in buffers for var in b.bindings) + "    _ = &uni;\n"
+    if not subgroups:
+        return (
+            f"\n@compute @workgroup_size({workgroup_size})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+            "        @builtin(local_invocation_index) lid: u32) {\n"
+            f"{uses}"
+            f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + lid);\n"
+            "}\n"
+        )
     return (
+        "\nvar<private> sg_size: u32 = 1u;\n"
         f"\n@compute @workgroup_size({workgroup_size})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) lid: u32) {\n"
+        "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgid: u32,\n"
+        "        @builtin(num_subgroups) nsg: u32, @builtin(subgroup_size) sgs: u32,\n"
+        "        @builtin(subgroup_invocation_id) sgi: u32) {\n"
         f"{uses}"
-        f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + lid);\n"
+        f"    let full = nsg * sgs == {workgroup_size}u && (sgs & (sgs - 1u)) == 0u;\n"
+        "    sg_size = select(1u, sgs, full);\n"
+        f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + select(lid, sgid * sgs + sgi, full));\n"
         "}\n"
     )
 
 
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
-            workgroup_size: int, search_path: tuple[str, ...]) -> str:
+            workgroup_size: int, subgroups: bool, search_path: tuple[str, ...]) -> str:
     # The segments each buffer's loops may be pinned to (lib/common's `pinned`; 1: none).
-    params = params + (("bound_segments", tuple((b.name, pinned_segments(b)) for b in buffers)),)
+    params = params + (("bound_segments", tuple((b.name, pinned_segments(b)) for b in buffers)),
+                       ("subgroups", subgroups))
     body = templates.render(template, params, search_path)
-    return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size)
+    return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size, subgroups)

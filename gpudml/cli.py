@@ -206,8 +206,13 @@ def cmd_lab(args) -> int:
     if unknown:
         raise InvalidArgumentError(f"--strategies: {', '.join(unknown)} not a strategy of {spec.name} "
                                    f"({', '.join(spec.strategies)})")
+    options = [lab.parse_options(text) for text in args.options] or None
+    unknown = sorted({k for o in options or () for k in o} - set(spec.options))
+    if unknown:
+        raise InvalidArgumentError(f"--options: {', '.join(unknown)} not a plan option of {spec.name} "
+                                   f"({', '.join(spec.options) or 'none'})")
     device = Device(feature_level=level, adapter=args.adapter)
-    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps)
+    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options)
     (_, x), *more = tensor_fields(desc)[0]
     inputs = f"{x.data_type.name} {list(x.sizes)}" + "".join(f", {list(d.sizes)}" for _, d in more)
     title = (f"{spec.name} of {inputs} ({_arguments(spec.arguments(desc))}) "
@@ -340,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                           f"({', '.join(spec.strategies)})")
         p.add_argument("--templates", default=None, metavar="DIR",
                        help="also run every variant under this folder's templates (they shadow the packaged ones)")
+        p.add_argument("--options", action="append", default=[], metavar="K=V,...",
+                       help="plan options, e.g. lanes=64,subgroups=false: each --options makes its own "
+                            f"variants of every strategy ({', '.join(spec.options) or 'none'})")
         p.add_argument("--reps", type=int, default=7, help="timed repetitions per variant (default 7)")
         p.add_argument("--json", default=None, metavar="FILE", help="write the rows as JSON")
         p.add_argument("--png", default=None, metavar="FILE", help="a bar chart of the ratios to the copy kernel")

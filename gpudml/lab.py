@@ -1,7 +1,9 @@
 """`gpudml lab OP ...`: one operator description under every kernel variant, side by side.
 
-A variant is a strategy of the operator, under the packaged templates or under a folder of
-your own (`--templates DIR`: a template there shadows the packaged one of the same name).
+A variant is a strategy of the operator with a set of its plan options (OpSpec.options:
+`--options lanes=64,subgroups=false`, each set its own variants; none by default), under the
+packaged templates or under a folder of your own (`--templates DIR`: a template there
+shadows the packaged one of the same name).
 For each: is it correct (against the reference: bit-exact, or within the operator's
 documented precision), how long its dispatches take on the GPU (timestamps; the wall clock,
 submit to completion, where the adapter has none), its effective GB/s and the ratio to the
@@ -35,6 +37,7 @@ class Row:
 
     strategy: str
     templates: str | None  # None: the packaged templates
+    options: dict = field(default_factory=dict)  # the plan options it was compiled with
     correct: bool = False
     gpu_ms: float | None = None  # median over the repetitions, all dispatches of one execute
     gbps: float | None = None  # the operator's minimum traffic (OpSpec.traffic) over gpu_ms
@@ -57,9 +60,10 @@ def failures(rows: list[Row]) -> list[Row]:
 
 
 def run(device, desc, *, strategies=None, templates: str | None = None, reps: int = 7, seed: int = 0,
-        copy_bytes: int = COPY_BYTES) -> list[Row]:
+        copy_bytes: int = COPY_BYTES, options=None) -> list[Row]:
     """Every variant of `desc` on `device`: its eligible strategies (or those named in
-    `strategies`), under the packaged templates and, with `templates`, under that folder."""
+    `strategies`), each with every set of plan options in `options` (a list of dicts; None:
+    none), under the packaged templates and, with `templates`, under that folder."""
     from .bench.anchors import Yardsticks
     from .runtime import Device
 
@@ -88,14 +92,16 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
             tensors = [dev.tensor(raw, desc=d) for raw, d in zip(buffers, in_fields)]
             out_descs = [d for _, d in default.outputs]
             for name in names:
-                row = Row(name, template_dir, default=(name == default.strategy and template_dir is None))
-                rows.append(row)
-                if name not in eligible:
-                    row.eligible = False
-                    row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
-                    continue
-                _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
-                             out_descs, expected, tolerance, reps, yard, spec.traffic(desc))
+                for opts in options or [{}]:
+                    row = Row(name, template_dir, dict(opts),
+                              default=(name == default.strategy and template_dir is None and not opts))
+                    rows.append(row)
+                    if name not in eligible:
+                        row.eligible = False
+                        row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
+                        continue
+                    _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
+                                 out_descs, expected, tolerance, reps, yard, spec.traffic(desc))
                 if row.default and row.compile_ms == 0:  # compiled above, to learn the default
                     row.compile_ms = default_compile_ms
     finally:
@@ -109,7 +115,7 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tole
     stats = dev.pipeline_cache_stats
     compiling = stats.compile_seconds
     try:
-        compiled = dev.compile_operator(op, strategy)
+        compiled = dev.compile_operator(op, strategy, options=row.options)
     except DMLError as exc:
         row.error = _reason(exc)
         return
@@ -159,10 +165,11 @@ def table(rows: list[Row], title: str) -> str:
         return format("-", f">{spec.split('.')[0]}") if v is None else format(v, spec)
 
     clocks = {r.clock for r in rows if r.gpu_ms is not None}
+    width = max([10] + [len(variant_name(r)) for r in rows])
     lines = [title,
              "  (GPU times from timestamps)" if clocks <= {"gpu"} else
              "  (no GPU timestamps on this adapter: times are the wall clock, submit to completion)",
-             f"  {'strategy':10s} {'templates':12s} {'correct':8s} {'ms':>9s} {'GB/s':>8s} {'x copy':>7s} "
+             f"  {'strategy':{width}s} {'templates':12s} {'correct':8s} {'ms':>9s} {'GB/s':>8s} {'x copy':>7s} "
              f"{'compile ms':>10s}  note"]
     for r in rows:
         note = "default choice" if r.default else ""
@@ -172,9 +179,38 @@ def table(rows: list[Row], title: str) -> str:
             note = f"WRONG: {r.first_wrong}"
         templates = "packaged" if r.templates is None else os.path.basename(os.path.normpath(r.templates))
         correct = "yes" if r.correct else "NO"
-        lines.append(f"  {r.strategy:10s} {templates[:12]:12s} {correct:8s} {fmt(r.gpu_ms, '9.4f')} "
+        lines.append(f"  {variant_name(r):{width}s} {templates[:12]:12s} {correct:8s} {fmt(r.gpu_ms, '9.4f')} "
                      f"{fmt(r.gbps, '8.2f')} {fmt(r.ratio_to_copy, '7.2f')} {fmt(r.compile_ms, '10.1f')}  {note}")
     return "\n".join(lines)
+
+
+def variant_name(row: Row) -> str:
+    """The strategy, and its plan options where it has any: "workgroup lanes=64"."""
+    return " ".join([row.strategy] + [f"{k}={v}" for k, v in row.options.items()])
+
+
+def parse_options(text: str) -> dict:
+    """`--options` text: KEY=VALUE pairs, comma-separated; VALUE an integer, true or false
+    (InvalidArgumentError otherwise). Empty text: no options (the operator's own plan)."""
+    from .errors import InvalidArgumentError
+
+    options = {}
+    if not text.strip():
+        return options
+    for item in (i.strip() for i in text.split(",")):
+        key, eq, value = item.partition("=")
+        word = value.strip().lower()
+        if not eq or not key.strip() or not word:
+            raise InvalidArgumentError(f"--options: {item!r} is not KEY=VALUE (in {text!r})")
+        if word in ("true", "false"):
+            options[key.strip()] = word == "true"
+        else:
+            try:
+                options[key.strip()] = int(word)
+            except ValueError:
+                raise InvalidArgumentError(
+                    f"--options: {key.strip()} = {value.strip()!r} is not an integer, true or false") from None
+    return options
 
 
 def as_dicts(rows: list[Row]) -> list[dict]:
@@ -191,10 +227,12 @@ def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
         if r.error and "not eligible" in r.error:
             continue
         try:
-            program = compiler.compile(desc, device.caps, strategy=r.strategy, template_path=r.templates)
+            program = compiler.compile(desc, device.caps, strategy=r.strategy, options=r.options,
+                                       template_path=r.templates)
         except DMLError:
             continue
-        suffix = "" if r.templates is None else "-" + os.path.basename(os.path.normpath(r.templates))
+        suffix = "".join(f"-{k}{v}" for k, v in r.options.items())
+        suffix += "" if r.templates is None else "-" + os.path.basename(os.path.normpath(r.templates))
         for k, source in enumerate(program.wgsl):
             path = os.path.join(folder, f"{r.strategy}{suffix}-{k}.wgsl")
             with open(path, "w") as f:
@@ -212,7 +250,8 @@ def chart(rows: list[Row], path: str, title: str) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    labels = [r.strategy + ("" if r.templates is None else "\n" + os.path.basename(os.path.normpath(r.templates)))
+    labels = [variant_name(r).replace(" ", "\n")
+              + ("" if r.templates is None else "\n" + os.path.basename(os.path.normpath(r.templates)))
               for r in rows]
     values = [r.ratio_to_copy or 0.0 for r in rows]
     colors = ["tab:green" if r.correct else "tab:red" for r in rows]

@@ -108,6 +108,27 @@ def test_builder_owns_bindings_uniforms_and_entry():
     assert source.rstrip().endswith("kernel((wid.y * nwg.x + wid.x) * 64u + lid);\n}")
 
 
+def test_subgroup_entry_numbers_invocations_subgroup_by_subgroup():
+    """A dispatch with subgroups: the entry point numbers a workgroup's invocations subgroup
+    by subgroup and sets sg_size, or (subgroups not all full, or of no power-of-two size)
+    keeps local_invocation_index with sg_size 1; no `enable subgroups;` (naga rejects it).
+    The workgroup reduction uses it on profiles with the feature, never on gl-cpu."""
+    dispatch = Dispatch(template="reduce_workgroup.wgsl.j2", params={}, buffers=(), uniforms={}, invocations=1)
+    entry = builder._entry((), 256, True)
+    assert "var<private> sg_size: u32 = 1u;" in entry and "@builtin(subgroup_invocation_id) sgi: u32" in entry
+    assert "let full = nsg * sgs == 256u && (sgs & (sgs - 1u)) == 0u;" in entry
+    assert "kernel((wid.y * nwg.x + wid.x) * 256u + select(lid, sgid * sgs + sgi, full));" in entry
+    assert "subgroup" not in builder._entry((), 256, False) and not dispatch.subgroups
+    desc = dml.ops.reduce.infer_output(dml.TensorDesc(T.FLOAT32, [64, 4096]), "sum", [1])
+    gpu = compiler.compile(desc, caps.profile("gpu"))
+    assert gpu.strategy == "workgroup" and "state_shuffle_xor(s, half)" in gpu.wgsl[0]
+    assert "enable subgroups" not in gpu.wgsl[0]
+    gl = compiler.compile(desc, caps.profile("gl-cpu").with_class("gpu"))
+    assert gl.strategy == "workgroup" and "subgroup" not in gl.wgsl[0]
+    with pytest.raises(dml.InvalidArgumentError, match="option subgroups = True needs an adapter with the feature"):
+        compiler.compile(desc, caps.profile("gl-cpu"), strategy="workgroup", options={"subgroups": True})
+
+
 @pytest.mark.parametrize("buffer, wgsl", [
     (input_buffer(0, "x"), "array<u32>"),
     (input_buffer(0, "x", "chunks"), "array<vec4<u32>>"),
@@ -187,8 +208,8 @@ def test_plan_options_are_the_operators_own(vulkan_device):
     assert compiled.strategy == "split" and compiled.program.kernels[0].params["vec_inner"] is False
     x = np.ones((64, 64), np.float32)
     np.testing.assert_array_equal(compiled.execute([x])[0], np.full((64, 1), 64, np.float32))
-    with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus "
-                                                       "\\(options: chunks, vectorize, int64_native, lanes\\)"):
+    with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus \\(options: "
+                                                       "chunks, vectorize, int64_native, lanes, subgroups\\)"):
         dev.compile_operator(op, options={"bogus": 1})
 
 
@@ -223,7 +244,7 @@ def test_every_binding_is_in_the_pipeline_layout(device):
 
 
 def test_a_broken_template_fails_compile_operator_as_internal(device, monkeypatch):
-    monkeypatch.setattr(builder, "_entry", lambda buffers, workgroup_size: "\nthis is not wgsl\n")
+    monkeypatch.setattr(builder, "_entry", lambda buffers, workgroup_size, subgroups: "\nthis is not wgsl\n")
     builder._render.cache_clear()
     try:
         desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.FLOAT32, [3]), [0], [3], [1])

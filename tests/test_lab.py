@@ -120,6 +120,39 @@ def test_lab_command_line_errors(capsys):
     assert "template_path: '/no/such/folder' is not a folder" in capsys.readouterr().err
 
 
+def test_plan_options_make_variants(vulkan_device, tmp_path, capsys):
+    """Each set of plan options is its own variant of every strategy: compiled with those
+    options (the WGSL differs), correct, named in the table and the JSON; a bad value or
+    an unknown option is a clear error."""
+    desc = reduce.infer_output(dml.TensorDesc(T.FLOAT32, [64, 500]), "max", [1])
+    sets = [{}, {"lanes": 8}, {"lanes": 8, "subgroups": False}]
+    rows = lab.run(vulkan_device, desc, strategies=["workgroup"], options=sets, reps=1, copy_bytes=SMALL_COPY)
+    assert [r.options for r in rows] == sets and all(r.correct for r in rows)
+    assert [lab.variant_name(r) for r in rows] == ["workgroup", "workgroup lanes=8",
+                                                   "workgroup lanes=8 subgroups=False"]
+    assert rows[0].default == (vulkan_device.compile_operator(vulkan_device.create_operator(desc)).strategy ==
+                               "workgroup") and not rows[1].default
+    rows = lab.run(vulkan_device, desc, strategies=["workgroup"], options=[{"lanes": 3}], reps=1, copy_bytes=SMALL_COPY)
+    assert rows[0].error == "InvalidArgumentError: Reduce: option lanes = 3 must be a power of two in [1, 256]"
+    wgsl = tmp_path / "wgsl"
+    assert cli.main(["lab", "reduce", "--function", "max", "--axes", "1", "--shape", "64,500", "--reps", "1",
+                     "--strategies", "workgroup", "--options", "lanes=8", "--options", "lanes=8,subgroups=false",
+                     "--wgsl", str(wgsl)]) == 0
+    assert "workgroup lanes=8 subgroups=False " in capsys.readouterr().out
+    written = sorted(p.name for p in wgsl.iterdir())
+    assert written == ["workgroup-lanes8-0.wgsl", "workgroup-lanes8-subgroupsFalse-0.wgsl"]
+    assert "subgroupShuffleXor" not in (wgsl / written[1]).read_text()
+    assert "const L: u32 = 8u;" in (wgsl / written[0]).read_text()
+    assert cli.main(["lab", "reduce", "--options", "lanes"]) == 2
+    assert "--options: 'lanes' is not KEY=VALUE (in 'lanes')" in capsys.readouterr().err
+    assert cli.main(["lab", "reduce", "--options", "lanes=many"]) == 2
+    assert "--options: lanes = 'many' is not an integer, true or false" in capsys.readouterr().err
+    assert cli.main(["lab", "slice1", "--options", "lanes=4"]) == 2
+    assert "--options: lanes not a plan option of Slice1 (none)" in capsys.readouterr().err
+    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE") == {"chunks": 4,
+                                                                                                "vectorize": False}
+
+
 # ------------------------------------------------------------------ template override
 def test_device_template_path_shadows_the_packaged_template(device, wrong_templates):
     mine = dml.Device(adapter=device.adapter_name, template_path=wrong_templates)

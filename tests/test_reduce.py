@@ -439,6 +439,46 @@ def test_broadcast_beyond_the_combine_limit_needs_workgroups(device):
         device.compile_operator(operator, "split")
 
 
+SUBGROUP_CASES = [  # (dtype, sizes, axes, lanes): lanes under, at and over lavapipe's 8-wide subgroups
+    (np.float32, (37, 1000), [1], None), (np.float32, (37, 1000), [1], 4), (np.float32, (37, 1000), [1], 256),
+    (np.float32, (3, 100_000), [1], None),  # chunks and the combine pass
+    (np.float16, (50, 300), [1], 16), (np.int32, (64, 513), [1], 8), (np.int64, (20, 700), [1], 32),
+    (np.uint64, (5, 3000), [1], None), (np.float32, (7, 9, 33), [0, 2], 2),  # strided lanes
+]
+
+
+@pytest.mark.parametrize("function", list(F), ids=lambda f: f.name)
+def test_workgroup_subgroups_merge_like_the_tree(device, function):
+    """The workgroup strategy's butterfly through subgroupShuffleXor (where the adapter has
+    subgroups: lavapipe, not GL) returns the workgroup-memory tree's results bit for bit,
+    floats included: lane 0 merges the same States in the same order. Rows shorter than a
+    subgroup, as long, longer (steps through both), chunks with the combine pass, float16,
+    64-bit integers (native and as u32 pairs) and strided lanes."""
+    has = device.caps.has("subgroup")
+    rng = np.random.default_rng(int(function))
+    for dtype, sizes, axes, lanes in SUBGROUP_CASES:
+        data_type = T.from_numpy(np.dtype(dtype))
+        try:
+            desc = reduce_desc(dml.TensorDesc(data_type, sizes), function, axes, T.UINT32 if function in ARG else None)
+            operator = device.create_operator(desc)
+        except dml.InvalidArgumentError:
+            continue  # not in the function's support table (AVERAGE on integers, ...)
+        x = np.abs(_data(rng, data_type, function, sizes)) if function == F.LOG_SUM else _data(rng, data_type,
+                                                                                               function, sizes)
+        shape = {} if lanes is None else {"lanes": lanes}
+        for extra in _int64_options(device) if dtype in (np.int64, np.uint64) else [{}]:
+            tree = device.compile_operator(operator, "workgroup", options={**shape, **extra, "subgroups": False})
+            assert not any("subgroupShuffleXor" in w for w in tree.wgsl)
+            want = tree.execute([x])[0]
+            default = device.compile_operator(operator, "workgroup", options={**shape, **extra})
+            assert all(("subgroupShuffleXor" in w) == has for w in default.wgsl), (sizes, lanes)
+            assert_bits_equal(default.execute([x])[0], want)
+            assert_reduce_close(want, reference.reduce(x, function, axes), x, function, axes, f"{sizes} {lanes}")
+    if not has:
+        with pytest.raises(dml.InvalidArgumentError, match="subgroups = True needs an adapter with the feature"):
+            device.compile_operator(operator, "workgroup", options={"subgroups": True})
+
+
 def test_broadcast_reduction_of_a_million(device):
     in_desc = dml.TensorDesc(T.FLOAT16, [1000, 1000], [0, 0])
     got, _ = run(device, np.array([0.25], np.float16), "sum", None, in_desc=in_desc)

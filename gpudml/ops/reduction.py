@@ -27,9 +27,15 @@ GPU-class (every function; `_by_class` orders the families by the adapter's clas
   invocations on neighbouring outputs (groups of outputs sharing 16-byte blocks), cut into
   as many chunks as a GPU needs in flight (split-K: partial States, then the combine pass).
 
+The workgroup strategy's lanes merge through subgroupShuffleXor inside a subgroup where the
+adapter has subgroups (the feature "subgroup": lavapipe, Vulkan/Metal/D3D12 GPUs; not GL),
+through workgroup memory across subgroups and elsewhere; either way bit for bit the same
+result (reduce_workgroup.wgsl.j2).
+
 Plan options (for experiments): chunks (split, columns, workgroup), lanes (workgroup: lanes
-per output, a power of two up to GPU_WORKGROUP_SIZE), vectorize=False (element-by-element
-loads), int64_native=False (64-bit integers as exact u32 pairs on any adapter).
+per output, a power of two up to GPU_WORKGROUP_SIZE), subgroups=False (workgroup: merge
+through workgroup memory only), vectorize=False (element-by-element loads),
+int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from ..types import DataType
 
 STRATEGIES = ("rows", "split")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
-OPTIONS = ("chunks", "vectorize", "int64_native", "lanes")
+OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups")
 AXIS_DIRECTIONS = ("INCREASING", "DECREASING")
 
 #: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
@@ -195,7 +201,7 @@ def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: b
 
 
 def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, *, chunks=None,
-                   vectorize: bool = True, int64_native=None, lanes=None) -> tuple[str, ...]:
+                   vectorize: bool = True, int64_native=None, lanes=None, subgroups=None) -> tuple[str, ...]:
     """The strategies that can run the problem, the chosen one first (UnsupportedError when
     none can): both families, ordered by the adapter's class (`_by_class`)."""
     p = _problem(function, inp, out, axes, vectorize)
@@ -249,7 +255,7 @@ def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, cap
 
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
          vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING",
-         lanes=None) -> KernelPlan:
+         lanes=None, subgroups=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
     `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
@@ -277,7 +283,13 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
     if strategy == "workgroup":
-        return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes)
+        if subgroups is None:
+            subgroups = caps is not None and caps.has("subgroup")
+        elif subgroups and not (caps is not None and caps.has("subgroup")):
+            raise InvalidArgumentError("Reduce: option subgroups = True needs an adapter with the feature "
+                                       "\"subgroup\" (this one has none)")
+        return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes,
+                               bool(subgroups))
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
@@ -381,7 +393,8 @@ def _workgroup_fits(p: _Problem, words: int, caps) -> bool:
 
 
 def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, out: TensorDesc, reads: tuple,
-                    through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None) -> KernelPlan:
+                    through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None,
+                    subgroups: bool) -> KernelPlan:
     """One dispatch of workgroup units writing outputs (reduce_workgroup.wgsl.j2), or, with
     several chunks per output, units saving partial States and the combine pass."""
     lay = p.lay
@@ -407,13 +420,14 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     if chunks == 1:
         output = output_buffer(0, "output", out.data_type.size * 8, "elements")
         return KernelPlan((_dispatch("reduce_workgroup.wgsl.j2", kernel, (output,) + inputs, lane_uniforms,
-                                     invocations, GPU_WORKGROUP_SIZE),))
+                                     invocations, GPU_WORKGROUP_SIZE, subgroups),))
     partials = _dispatch("reduce_workgroup.wgsl.j2", kernel, (scratch_buffer(0, "partials", writable=True),) + inputs,
-                         lane_uniforms, invocations, GPU_WORKGROUP_SIZE)
-    return KernelPlan((partials, _workgroup_combine(kernel, out, uniforms, chunks)), scratch_bytes=(units * words * 4,))
+                         lane_uniforms, invocations, GPU_WORKGROUP_SIZE, subgroups)
+    return KernelPlan((partials, _workgroup_combine(kernel, out, uniforms, chunks, subgroups)),
+                      scratch_bytes=(units * words * 4,))
 
 
-def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: int) -> Dispatch:
+def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: int, subgroups: bool) -> Dispatch:
     """The workgroup strategy's second pass: L lanes per output merge its `chunks` States
     (a whole tensor's 1,024 partial results are not one invocation's sequential walk)."""
     lanes = _lanes(chunks, 1)
@@ -422,7 +436,7 @@ def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: in
     output = output_buffer(0, "output", out.data_type.size * 8, "elements")
     invocations = -(-count * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     return _dispatch("reduce_workgroup.wgsl.j2", params, (output, scratch_buffer(0, "partials", writable=False)),
-                     {**uniforms, "lane_steps": -(-chunks // lanes)}, invocations, GPU_WORKGROUP_SIZE)
+                     {**uniforms, "lane_steps": -(-chunks // lanes)}, invocations, GPU_WORKGROUP_SIZE, subgroups)
 
 
 def _column_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | None = None) -> int:
@@ -435,9 +449,9 @@ def _column_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: 
 
 
 def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int,
-              workgroup_size: int = WORKGROUP_SIZE) -> Dispatch:
+              workgroup_size: int = WORKGROUP_SIZE, subgroups: bool = False) -> Dispatch:
     return Dispatch(template=template, params=params, buffers=buffers, uniforms=uniforms,
-                    invocations=invocations, workgroup_size=workgroup_size)
+                    invocations=invocations, workgroup_size=workgroup_size, subgroups=subgroups)
 
 
 def _uniforms(lay: ReduceLayout, **split) -> dict:
