@@ -479,6 +479,37 @@ def test_workgroup_subgroups_merge_like_the_tree(device, function):
             device.compile_operator(operator, "workgroup", options={"subgroups": True})
 
 
+@pytest.mark.parametrize("function", [F.MIN, F.MAX, F.ARGMAX, F.ARGMIN, F.SUM, F.MULTIPLY])
+def test_columns_combine_chunks_in_a_tree(device, function):
+    """The columns strategy's combine pass is the workgroup strategy's (lanes per output
+    merging its chunks in a tree): MIN/MAX States carry their index there, so that with
+    NaN payloads and signed zeros in random bits the result is still the sequential split's
+    bit for bit, as ARGMAX/ARGMIN's and integer results are; float sums and products within
+    the documented precision."""
+    rng = np.random.default_rng(int(function) + 40)
+    for dtype, sizes, axes in [(np.float32, (3000, 5), [0]), (np.float16, (700, 130), [0]),
+                               (np.int32, (600, 3, 40), [0]), (np.uint32, (2000, 128), [0])]:
+        data_type = T.from_numpy(np.dtype(dtype))
+        if function == F.MULTIPLY and data_type.is_float:
+            x = rng.uniform(0.99, 1.01, sizes).astype(dtype)
+        elif function in (F.MIN, F.MAX) or function in ARG:
+            x = random_bits(rng, dtype, sizes)
+        else:
+            x = _data(rng, data_type, function, sizes)
+        desc = reduce_desc(dml.TensorDesc(data_type, sizes), function, axes, T.UINT32 if function in ARG else None)
+        operator = device.create_operator(desc)
+        columns = device.compile_operator(operator, "columns", options={"chunks": 37})
+        partials, combine = columns.program.kernels
+        assert combine.template == "reduce_workgroup.wgsl.j2" and combine.params["combine"]
+        assert partials.params["indexed"] == (function in (F.MIN, F.MAX))
+        got = columns.execute([x])[0]
+        want = device.compile_operator(operator, "split", options={"chunks": 37}).execute([x])[0]
+        if data_type.is_float and function in (F.SUM, F.MULTIPLY):
+            assert_reduce_close(got, want, x, function, axes, str(sizes))
+        else:
+            assert_bits_equal(got, want)
+
+
 def test_broadcast_reduction_of_a_million(device):
     in_desc = dml.TensorDesc(T.FLOAT16, [1000, 1000], [0, 0])
     got, _ = run(device, np.array([0.25], np.float16), "sum", None, in_desc=in_desc)

@@ -23,9 +23,11 @@ GPU-class (every function; `_by_class` orders the families by the adapter's clas
   read neighbouring addresses, and the lanes' States merge through workgroup memory in a
   tree. MIN/MAX carry their index there, so that the tree's order cannot change which of
   two equal extremes (0.0 and -0.0, NaN payloads) is returned.
-- `columns`: for reduced axes outside the kept ones: the split kernels with neighbouring
-  invocations on neighbouring outputs (groups of outputs sharing 16-byte blocks), cut into
-  as many chunks as a GPU needs in flight (split-K: partial States, then the combine pass).
+- `columns`: for reduced axes outside the kept ones: the split strategy's first pass with
+  neighbouring invocations on neighbouring outputs (groups of outputs sharing 16-byte
+  blocks), cut into as many chunks as a GPU needs in flight (split-K: partial States), then
+  the workgroup strategy's combine pass (L lanes per output merge its chunks in a tree, so
+  MIN/MAX States carry their index here too).
 
 The workgroup strategy's lanes merge through subgroupShuffleXor inside a subgroup where the
 adapter has subgroups (the feature "subgroup": lavapipe, Vulkan/Metal/D3D12 GPUs; not GL),
@@ -210,8 +212,9 @@ def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, 
     except UnsupportedError:
         cpu = ()
     words = state_words(function, inp.data_type, True)
-    gpu = tuple(s for s, fits in (("workgroup", _workgroup_fits(p, words, caps)),
-                                  ("columns", "split" in cpu and p.lay.red_strides[-1] != 1)) if fits)
+    columns = "split" in cpu and p.lay.red_strides[-1] != 1 and _fits(_column_chunks, p.lay, p.cost, words, caps)
+    gpu = tuple(s for s, fits in (("workgroup", _fits(_workgroup_shape, p, words, caps, 1)),
+                                  ("columns", columns)) if fits)
     if not cpu and not gpu:
         _cpu_strategies(p, caps)  # raises the reason
     return _by_class(cpu, gpu, p.lay, caps)
@@ -283,13 +286,8 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     reads = through.buffers(1) if through is not None else ()
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
     if strategy == "workgroup":
-        if subgroups is None:
-            subgroups = caps is not None and caps.has("subgroup")
-        elif subgroups and not (caps is not None and caps.has("subgroup")):
-            raise InvalidArgumentError("Reduce: option subgroups = True needs an adapter with the feature "
-                                       "\"subgroup\" (this one has none)")
         return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes,
-                               bool(subgroups))
+                               _subgroups(caps, subgroups))
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
@@ -297,16 +295,24 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
                          {**uniforms, **through_uniforms}, _writers(lay, cost))
         return KernelPlan((rows,))
-    chunks = (_column_chunks if strategy == "columns" else _chunks)(lay, cost, p.words, caps, chunks)
+    columns = strategy == "columns"
+    words = state_words(function, in_dt, columns)
+    chunks = (_column_chunks if columns else _chunks)(lay, cost, words, caps, chunks)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
     uniforms = _uniforms(lay, chunks=chunks, chunk_length=per_chunk, groups=cost.groups,
                          groups_per_row=cost.groups_per_row)
+    if columns:  # MIN/MAX States carry their index: the combine merges them in a tree
+        params = {**params, "indexed": function in ("MIN", "MAX")}
     partials = _dispatch("reduce_partials.wgsl.j2", {**params, "group": p.group},
                          (scratch_buffer(0, "partials", writable=True),) + inputs,
                          {**uniforms, **through_uniforms}, cost.groups * chunks)
-    return KernelPlan((partials, _combine(params, out, cost, uniforms)),
-                      scratch_bytes=(lay.count * chunks * p.words * 4,))
+    if columns:
+        combine = _workgroup_combine({**params, "workgroup_size": GPU_WORKGROUP_SIZE}, out, uniforms, chunks,
+                                     _subgroups(caps, subgroups))
+    else:
+        combine = _combine(params, out, cost, uniforms)
+    return KernelPlan((partials, combine), scratch_bytes=(lay.count * chunks * words * 4,))
 
 
 def _writer(params: dict, cost: _Cost) -> dict:
@@ -324,7 +330,7 @@ def _writers(lay: ReduceLayout, cost: _Cost) -> int:
 
 
 def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Dispatch:
-    """The second pass of split and workgroup: each output merges its chunks' States."""
+    """The second pass of split: each output merges its chunks' States in order."""
     return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "blocked": False},
                      (_output(out, cost), scratch_buffer(0, "partials", writable=False)), uniforms,
                      _writers(cost.lay, cost))
@@ -384,9 +390,10 @@ def _workgroup_shape(p: _Problem, words: int, caps, per_load: int, requested: in
     return chunks, lanes or _lanes(-(-lay.n // chunks), per_load)
 
 
-def _workgroup_fits(p: _Problem, words: int, caps) -> bool:
+def _fits(shape, *args) -> bool:
+    """Does `shape(*args)` (_workgroup_shape, _column_chunks) find a plan?"""
     try:
-        _workgroup_shape(p, words, caps, 1)
+        shape(*args)
     except UnsupportedError:
         return False
     return True
@@ -425,6 +432,16 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
                          lane_uniforms, invocations, GPU_WORKGROUP_SIZE, subgroups)
     return KernelPlan((partials, _workgroup_combine(kernel, out, uniforms, chunks, subgroups)),
                       scratch_bytes=(units * words * 4,))
+
+
+def _subgroups(caps, requested) -> bool:
+    """Do the lanes of workgroup kernels merge through subgroup operations? Where the adapter
+    has them, unless the option `subgroups` says False (True without them: an error)."""
+    has = caps is not None and caps.has("subgroup")
+    if requested and not has:
+        raise InvalidArgumentError("Reduce: option subgroups = True needs an adapter with the feature "
+                                   "\"subgroup\" (this one has none)")
+    return has if requested is None else bool(requested)
 
 
 def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: int, subgroups: bool) -> Dispatch:
