@@ -43,6 +43,10 @@ class Row:
     gbps: float | None = None  # the operator's minimum traffic (OpSpec.traffic) over gpu_ms
     ratio_to_copy: float | None = None  # gbps over the copy kernel's, timed beside it
     copy_ms: float | None = None
+    #: The same against the copy kernel moving the variant's own traffic (None where one
+    #: binding cannot hold it): what a kernel of that size can reach.
+    ratio_to_same_copy: float | None = None
+    same_copy_ms: float | None = None
     compile_ms: float | None = None  # creating its pipelines (0 when the adapter's cache had them)
     dispatches: int = 0
     clock: str = "gpu"  # "gpu": timestamps; "wall": submit to completion (no timestamps)
@@ -85,7 +89,16 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     arguments = spec.arguments(desc)
     expected = reference_outputs(spec, desc, logical)  # one array per output
     tolerance = [None if spec.tolerance is None else spec.tolerance(e, logical, arguments) for e in expected]
+    traffic = spec.traffic(desc)
     yard = Yardsticks(device, 256, 16, copy_bytes)
+    # The copy kernel moving the variant's own traffic: what a kernel of that size can reach
+    # (a small kernel pays a fixed start and drain that a 64 MiB copy hides).
+    # Each invocation copies up to 16 chunks, fewer where the copy is too small to keep
+    # 2^18 invocations busy (as the 64 MiB one does with 16).
+    same_bytes = max(16, -(-traffic // 32) * 16)
+    per_invocation = 1 << min(4, max(0, (same_bytes // 16 >> 18).bit_length() - 1))
+    same = (Yardsticks(device, 256, per_invocation, same_bytes) if same_bytes <= device.caps.binding_bytes
+            else None)
     rows = []
     try:
         for template_dir, dev in devices.items():
@@ -101,15 +114,17 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                         row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
                         continue
                     _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
-                                 out_descs, expected, tolerance, reps, yard, spec.traffic(desc))
-                if row.default and row.compile_ms == 0:  # compiled above, to learn the default
-                    row.compile_ms = default_compile_ms
+                                 out_descs, expected, tolerance, reps, (yard, same), traffic)
+                    if row.default and row.compile_ms == 0:  # compiled above, to learn the default
+                        row.compile_ms = default_compile_ms
     finally:
-        yard.close()
+        for y in (yard, same):
+            if y is not None:
+                y.close()
     return rows
 
 
-def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tolerance, reps, yard, traffic) -> None:
+def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tolerance, reps, yards, traffic) -> None:
     from .testing import assert_within
 
     stats = dev.pipeline_cache_stats
@@ -132,20 +147,25 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tole
     except DMLError as exc:
         row.error = _reason(exc)
         return
-    samples, copies = [], []
-    for _ in range(reps):  # paired: the variant, then the copy kernel
+    yard, same = yards
+    samples, copies, same_copies = [], [], []
+    for _ in range(reps):  # paired: the variant, then the copy kernels
         with dev.profile() as prof:
             compiled.execute(tensors, outputs=outs)
         samples.append(sum(r["gpu_ms"] for r in prof.rows))
         row.clock = prof.rows[0]["clock"] if prof.rows else row.clock
-        ms, _ = yard.copy_ms()
-        copies.append(ms)
+        copies.append(yard.copy_ms()[0])
+        if same is not None:
+            same_copies.append(same.copy_ms()[0])
     row.samples_ms = samples
     row.gpu_ms = statistics.median(samples)
     row.copy_ms = statistics.median(copies)
+    row.same_copy_ms = statistics.median(same_copies) if same_copies else None
     if row.gpu_ms > 0:
         row.gbps = traffic / row.gpu_ms / 1e6
         row.ratio_to_copy = row.gbps / (yard.copy_gbps_bytes / row.copy_ms / 1e6)
+        if row.same_copy_ms:
+            row.ratio_to_same_copy = row.gbps / (same.copy_gbps_bytes / row.same_copy_ms / 1e6)
 
 
 def _reason(exc: DMLError) -> str:
@@ -170,7 +190,7 @@ def table(rows: list[Row], title: str) -> str:
              "  (GPU times from timestamps)" if clocks <= {"gpu"} else
              "  (no GPU timestamps on this adapter: times are the wall clock, submit to completion)",
              f"  {'strategy':{width}s} {'templates':12s} {'correct':8s} {'ms':>9s} {'GB/s':>8s} {'x copy':>7s} "
-             f"{'compile ms':>10s}  note"]
+             f"{'x same':>7s} {'compile ms':>10s}  note"]
     for r in rows:
         note = "default choice" if r.default else ""
         if r.error:
@@ -180,7 +200,8 @@ def table(rows: list[Row], title: str) -> str:
         templates = "packaged" if r.templates is None else os.path.basename(os.path.normpath(r.templates))
         correct = "yes" if r.correct else "NO"
         lines.append(f"  {variant_name(r):{width}s} {templates[:12]:12s} {correct:8s} {fmt(r.gpu_ms, '9.4f')} "
-                     f"{fmt(r.gbps, '8.2f')} {fmt(r.ratio_to_copy, '7.2f')} {fmt(r.compile_ms, '10.1f')}  {note}")
+                     f"{fmt(r.gbps, '8.2f')} {fmt(r.ratio_to_copy, '7.2f')} "
+                     f"{fmt(r.ratio_to_same_copy, '7.2f')} {fmt(r.compile_ms, '10.1f')}  {note}")
     return "\n".join(lines)
 
 

@@ -52,6 +52,7 @@ def test_every_strategy_correct_and_timed(device, key):
     assert len(rows) >= 2 and len({r.strategy for r in rows}) == len(rows)
     assert all(r.correct and r.error is None for r in rows), [(r.strategy, r.error, r.first_wrong) for r in rows]
     assert all(r.gpu_ms > 0 and r.gbps > 0 and r.ratio_to_copy > 0 and r.copy_ms > 0 for r in rows)
+    assert all(r.ratio_to_same_copy > 0 and r.same_copy_ms > 0 for r in rows)
     assert [r.default for r in rows].count(True) == 1 and rows[0].default
     assert all(r.clock == "gpu" and len(r.samples_ms) == 2 for r in rows)
 
@@ -93,7 +94,8 @@ def test_lab_command_line(tmp_path, capsys):
     assert text.startswith("Reduce of FLOAT32 [40, 300] (function='argmax', axes=(1,)")
     assert "default choice" in text and "(GPU times from timestamps)" in text
     rows = json.loads(out_json.read_text())
-    assert {"strategy", "templates", "correct", "gpu_ms", "gbps", "ratio_to_copy"} <= set(rows[0])
+    assert {"strategy", "templates", "options", "correct", "gpu_ms", "gbps", "ratio_to_copy",
+            "ratio_to_same_copy"} <= set(rows[0])
     assert {r["strategy"] for r in rows} == {"rows", "split", "workgroup"} and all(r["correct"] for r in rows)
     assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl", "workgroup-0.wgsl"]
     try:
