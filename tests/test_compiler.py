@@ -209,7 +209,7 @@ def test_plan_options_are_the_operators_own(vulkan_device):
     x = np.ones((64, 64), np.float32)
     np.testing.assert_array_equal(compiled.execute([x])[0], np.full((64, 1), 64, np.float32))
     with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus \\(options: "
-                                                       "chunks, vectorize, int64_native, lanes, subgroups\\)"):
+                                                       "chunks, vectorize, int64_native, lanes, subgroups, unroll\\)"):
         dev.compile_operator(op, options={"bogus": 1})
 
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import gpudml as dml
 from gpudml import examples, reference
 from gpudml.ops import reduce as reduce_op
-from gpudml.ops import spec_named
+from gpudml.ops import reduction, spec_named
 from gpudml.ops.reduce import infer_output as reduce_desc
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
@@ -477,6 +477,33 @@ def test_workgroup_subgroups_merge_like_the_tree(device, function):
     if not has:
         with pytest.raises(dml.InvalidArgumentError, match="subgroups = True needs an adapter with the feature"):
             device.compile_operator(operator, "workgroup", options={"subgroups": True})
+
+
+@pytest.mark.parametrize("function", [F.SUM, F.ARGMIN, F.LOG_SUM_EXP, F.MAX])
+def test_workgroup_unroll_keeps_the_order(device, function):
+    """The workgroup lanes' loads issued `unroll` steps at a time are folded in the same
+    order: every unroll gives the same bits (contiguous rows in 16-byte blocks with head and
+    tail, element by element over strided axes, chunks); a bad value is a clear error."""
+    rng = np.random.default_rng(int(function) + 7)
+    for dtype, sizes, axes in [(np.float32, (37, 1001), [1]), (np.int32, (5, 70, 30), [1]),
+                               (np.float16, (3, 40_003), [1])]:
+        data_type = T.from_numpy(np.dtype(dtype))
+        try:
+            desc = reduce_desc(dml.TensorDesc(data_type, sizes), function, axes, T.UINT32 if function in ARG else None)
+            operator = device.create_operator(desc)
+        except dml.InvalidArgumentError:
+            continue
+        x = _data(rng, data_type, function, sizes)
+        results = []
+        for unroll in reduction.UNROLLS:
+            compiled = device.compile_operator(operator, "workgroup", options={"unroll": unroll, "lanes": 8})
+            assert compiled.program.kernels[0].params["unroll"] == unroll
+            results.append(compiled.execute([x])[0])
+        for got in results[1:]:
+            assert_bits_equal(got, results[0])
+        assert_reduce_close(results[0], reference.reduce(x, function, axes), x, function, axes, str(sizes))
+    with pytest.raises(dml.InvalidArgumentError, match="option unroll = 3 must be one of 1, 2, 4, 8"):
+        device.compile_operator(operator, "workgroup", options={"unroll": 3})
 
 
 @pytest.mark.parametrize("function", [F.MIN, F.MAX, F.ARGMAX, F.ARGMIN, F.SUM, F.MULTIPLY])

@@ -36,8 +36,9 @@ result (reduce_workgroup.wgsl.j2).
 
 Plan options (for experiments): chunks (split, columns, workgroup), lanes (workgroup: lanes
 per output, a power of two up to GPU_WORKGROUP_SIZE), subgroups=False (workgroup: merge
-through workgroup memory only), vectorize=False (element-by-element loads),
-int64_native=False (64-bit integers as exact u32 pairs on any adapter).
+through workgroup memory only), unroll (workgroup: loads a lane issues together, one of
+UNROLLS), vectorize=False (element-by-element loads), int64_native=False (64-bit integers
+as exact u32 pairs on any adapter).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from ..types import DataType
 
 STRATEGIES = ("rows", "split")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
-OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups")
+OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups", "unroll")
 AXIS_DIRECTIONS = ("INCREASING", "DECREASING")
 
 #: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
@@ -203,7 +204,8 @@ def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: b
 
 
 def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, *, chunks=None,
-                   vectorize: bool = True, int64_native=None, lanes=None, subgroups=None) -> tuple[str, ...]:
+                   vectorize: bool = True, int64_native=None, lanes=None, subgroups=None,
+                   unroll=None) -> tuple[str, ...]:
     """The strategies that can run the problem, the chosen one first (UnsupportedError when
     none can): both families, ordered by the adapter's class (`_by_class`)."""
     p = _problem(function, inp, out, axes, vectorize)
@@ -258,7 +260,7 @@ def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, cap
 
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
          vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING",
-         lanes=None, subgroups=None) -> KernelPlan:
+         lanes=None, subgroups=None, unroll=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
     `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
@@ -287,7 +289,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
     if strategy == "workgroup":
         return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes,
-                               _subgroups(caps, subgroups))
+                               _subgroups(caps, subgroups), unroll)
     vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
     inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
@@ -356,6 +358,13 @@ MIN_COLUMN_CHUNK = 16
 #: with 2/4/8/16 lanes 0.038/0.038/0.042/0.066 ms.
 LANE_LOADS = 16
 MIN_LANES = 4
+#: Steps of a workgroup lane's main loop whose loads it issues together, before folding them
+#: into its State (in order): loads in flight per lane. Rows of 4096 float32 at 64 lanes are
+#: 16 steps a lane, and one workgroup wave covers the H100 (4 rows a workgroup, 1,024
+#: workgroups), so a lane that waits for each load before the next pays 16 memory latencies.
+#: Not yet timed on a GPU: bench/gpu_tune.py sweeps 1/2/4/8 (option unroll).
+LANE_UNROLL = 4
+UNROLLS = (1, 2, 4, 8)
 #: Loop iterations of a workgroup lane besides its main loop: head, tail, the tree's steps.
 _TREE_ITERATIONS = 64
 
@@ -401,7 +410,7 @@ def _fits(shape, *args) -> bool:
 
 def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, out: TensorDesc, reads: tuple,
                     through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None,
-                    subgroups: bool) -> KernelPlan:
+                    subgroups: bool, unroll: int | None) -> KernelPlan:
     """One dispatch of workgroup units writing outputs (reduce_workgroup.wgsl.j2), or, with
     several chunks per output, units saving partial States and the combine pass."""
     lay = p.lay
@@ -412,6 +421,10 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     if lanes is not None and lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
         raise InvalidArgumentError(
             f"Reduce: option lanes = {lanes!r} must be a power of two in [1, {GPU_WORKGROUP_SIZE}]")
+    if unroll is None:
+        unroll = LANE_UNROLL
+    elif unroll not in UNROLLS:
+        raise InvalidArgumentError(f"Reduce: option unroll = {unroll!r} must be one of {', '.join(map(str, UNROLLS))}")
     chunks, lanes = _workgroup_shape(p, words, caps, per_load, chunks, lanes)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
@@ -420,7 +433,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     steps = -(-(per_chunk // per_load + 1) // lanes) if vec else -(-per_chunk // lanes)
     lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
     kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
-              "vec": vec, "combine": False}
+              "vec": vec, "combine": False, "unroll": unroll}
     inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if vec else ()) + reads
     units = lay.count * chunks
     invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
