@@ -19,7 +19,9 @@ CASES = [  # (title, shape, function, axes, strategy, option sets: the operator'
      + [{"unroll": n} for n in (1, 2, 8)]),
     ("W3 argmax rows", [4096, 4096], "ARGMAX", [1], "workgroup",
      [{}] + [{"lanes": n, **s} for n in (64, 128, 256) for s in SUBGROUPS] + [{"unroll": n} for n in (1, 2, 8)]),
-    ("W2 sum columns", [4096, 4096], "SUM", [0], "columns", [{}] + [{"chunks": n} for n in (16, 32, 64, 128, 256)]),
+    ("W2 sum columns", [4096, 4096], "SUM", [0], "columns",
+     [{}] + [{"chunks": n} for n in (16, 32, 64, 128, 256, 512)]
+     + [{"chunks": n, "unroll": u} for n in (64, 256) for u in (1, 8)]),
     ("whole 16M", [1 << 24], "SUM", [0], "workgroup",
      [{}] + [{"chunks": n, **s} for n in (256, 1024, 4096) for s in SUBGROUPS] + [{"unroll": 1}]),
     ("short rows", [262144, 64], "MAX", [1], "workgroup",

@@ -480,13 +480,19 @@ def test_workgroup_subgroups_merge_like_the_tree(device, function):
 
 
 @pytest.mark.parametrize("function", [F.SUM, F.ARGMIN, F.LOG_SUM_EXP, F.MAX])
-def test_workgroup_unroll_keeps_the_order(device, function):
-    """The workgroup lanes' loads issued `unroll` steps at a time are folded in the same
-    order: every unroll gives the same bits (contiguous rows in 16-byte blocks with head and
-    tail, element by element over strided axes, chunks); a bad value is a clear error."""
+def test_gpu_class_unroll_keeps_the_order(device, function):
+    """The loads a workgroup lane (or a columns invocation) issues `unroll` steps at a time
+    are folded in the same order: every unroll gives the same bits (contiguous rows in
+    16-byte blocks with head and tail, element by element over strided axes, chunks;
+    columns in groups of 4 and 8 outputs, chunks not a multiple of the unroll); a bad value
+    is a clear error."""
     rng = np.random.default_rng(int(function) + 7)
-    for dtype, sizes, axes in [(np.float32, (37, 1001), [1]), (np.int32, (5, 70, 30), [1]),
-                               (np.float16, (3, 40_003), [1])]:
+    for strategy, dtype, sizes, axes, options in [
+            ("workgroup", np.float32, (37, 1001), [1], {"lanes": 8}),
+            ("workgroup", np.int32, (5, 70, 30), [1], {"lanes": 8}),
+            ("workgroup", np.float16, (3, 40_003), [1], {"lanes": 8}),
+            ("columns", np.float32, (701, 128), [0], {"chunks": 3}),
+            ("columns", np.float16, (300, 64), [0], {"chunks": 7})]:
         data_type = T.from_numpy(np.dtype(dtype))
         try:
             desc = reduce_desc(dml.TensorDesc(data_type, sizes), function, axes, T.UINT32 if function in ARG else None)
@@ -496,7 +502,7 @@ def test_workgroup_unroll_keeps_the_order(device, function):
         x = _data(rng, data_type, function, sizes)
         results = []
         for unroll in reduction.UNROLLS:
-            compiled = device.compile_operator(operator, "workgroup", options={"unroll": unroll, "lanes": 8})
+            compiled = device.compile_operator(operator, strategy, options={"unroll": unroll, **options})
             assert compiled.program.kernels[0].params["unroll"] == unroll
             results.append(compiled.execute([x])[0])
         for got in results[1:]:

@@ -36,9 +36,9 @@ result (reduce_workgroup.wgsl.j2).
 
 Plan options (for experiments): chunks (split, columns, workgroup), lanes (workgroup: lanes
 per output, a power of two up to GPU_WORKGROUP_SIZE), subgroups=False (workgroup: merge
-through workgroup memory only), unroll (workgroup: loads a lane issues together, one of
-UNROLLS), vectorize=False (element-by-element loads), int64_native=False (64-bit integers
-as exact u32 pairs on any adapter).
+through workgroup memory only), unroll (workgroup, columns: steps whose loads an
+invocation issues together, one of UNROLLS), vectorize=False (element-by-element loads),
+int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 """
 
 from __future__ import annotations
@@ -306,7 +306,8 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
                          groups_per_row=cost.groups_per_row)
     if columns:  # MIN/MAX States carry their index: the combine merges them in a tree
         params = {**params, "indexed": function in ("MIN", "MAX")}
-    partials = _dispatch("reduce_partials.wgsl.j2", {**params, "group": p.group},
+    first = {**params, "group": p.group, "unroll": _unroll(unroll) if columns else 1}
+    partials = _dispatch("reduce_partials.wgsl.j2", first,
                          (scratch_buffer(0, "partials", writable=True),) + inputs,
                          {**uniforms, **through_uniforms}, cost.groups * chunks)
     if columns:
@@ -359,7 +360,8 @@ MIN_COLUMN_CHUNK = 16
 LANE_LOADS = 16
 MIN_LANES = 4
 #: Steps of a workgroup lane's main loop whose loads it issues together, before folding them
-#: into its State (in order): loads in flight per lane. Rows of 4096 float32 at 64 lanes are
+#: into its State (in order): loads in flight per lane (and per invocation of `columns`,
+#: whose 64 rows a chunk are as many dependent steps otherwise). Rows of 4096 float32 at 64 lanes are
 #: 16 steps a lane, and one workgroup wave covers the H100 (4 rows a workgroup, 1,024
 #: workgroups), so a lane that waits for each load before the next pays 16 memory latencies.
 #: Not yet timed on a GPU: bench/gpu_tune.py sweeps 1/2/4/8 (option unroll).
@@ -421,10 +423,6 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     if lanes is not None and lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
         raise InvalidArgumentError(
             f"Reduce: option lanes = {lanes!r} must be a power of two in [1, {GPU_WORKGROUP_SIZE}]")
-    if unroll is None:
-        unroll = LANE_UNROLL
-    elif unroll not in UNROLLS:
-        raise InvalidArgumentError(f"Reduce: option unroll = {unroll!r} must be one of {', '.join(map(str, UNROLLS))}")
     chunks, lanes = _workgroup_shape(p, words, caps, per_load, chunks, lanes)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk
@@ -433,7 +431,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     steps = -(-(per_chunk // per_load + 1) // lanes) if vec else -(-per_chunk // lanes)
     lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
     kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
-              "vec": vec, "combine": False, "unroll": unroll}
+              "vec": vec, "combine": False, "unroll": _unroll(unroll)}
     inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if vec else ()) + reads
     units = lay.count * chunks
     invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
@@ -445,6 +443,16 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
                          lane_uniforms, invocations, GPU_WORKGROUP_SIZE, subgroups)
     return KernelPlan((partials, _workgroup_combine(kernel, out, uniforms, chunks, subgroups)),
                       scratch_bytes=(units * words * 4,))
+
+
+def _unroll(requested) -> int:
+    """Steps whose loads a GPU-class lane issues together: LANE_UNROLL, or the option."""
+    if requested is None:
+        return LANE_UNROLL
+    if requested not in UNROLLS:
+        raise InvalidArgumentError(
+            f"Reduce: option unroll = {requested!r} must be one of {', '.join(map(str, UNROLLS))}")
+    return requested
 
 
 def _subgroups(caps, requested) -> bool:
