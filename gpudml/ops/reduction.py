@@ -361,9 +361,9 @@ LANE_LOADS = 16
 MIN_LANES = 4
 #: Steps of a workgroup lane's main loop whose loads it issues together, before folding them
 #: into its State (in order): loads in flight per lane (and per invocation of `columns`,
-#: whose 64 rows a chunk are as many dependent steps otherwise). Rows of 4096 float32 at 64 lanes are
-#: 16 steps a lane, and one workgroup wave covers the H100 (4 rows a workgroup, 1,024
-#: workgroups), so a lane that waits for each load before the next pays 16 memory latencies.
+#: 64 rows a chunk for W2). Rows of 4096 float32 at 64 lanes are 16 steps a lane, and one
+#: workgroup wave covers the H100 (4 rows a workgroup, 1,024 workgroups), so a lane that
+#: waits for each load before the next pays 16 memory latencies in a row.
 #: Not yet timed on a GPU: bench/gpu_tune.py sweeps 1/2/4/8 (option unroll).
 LANE_UNROLL = 4
 UNROLLS = (1, 2, 4, 8)
