@@ -116,7 +116,7 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                     _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
                                  out_descs, expected, tolerance, reps, (yard, same), traffic)
                     if row.default and row.compile_ms == 0:  # compiled above, to learn the default
-                        row.compile_ms = default_compile_ms
+                        row.compile_ms, default_compile_ms = default_compile_ms, 0.0
     finally:
         for y in (yard, same):
             if y is not None:
