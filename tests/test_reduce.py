@@ -479,6 +479,42 @@ def test_workgroup_subgroups_merge_like_the_tree(device, function):
             device.compile_operator(operator, "workgroup", options={"subgroups": True})
 
 
+def test_subgroup_kernels_fall_back_when_subgroups_are_not_full(vulkan_device, monkeypatch):
+    """Where a workgroup's subgroups are not all full (or of no power-of-two size), the
+    entry point keeps local_invocation_index and sets sg_size to 1: every butterfly step
+    then goes through workgroup memory, with the same bits. Forced here by rewriting the
+    entry point's test (lavapipe's 8-wide subgroups are always full)."""
+    from gpudml import builder
+
+    if not vulkan_device.caps.has("subgroup"):
+        pytest.skip("the first adapter has no subgroups")
+    real = builder._entry
+
+    def never_full(buffers, workgroup_size, subgroups):
+        text = real(buffers, workgroup_size, subgroups)
+        return text.replace("let full = nsg * sgs", "let full = false && nsg * sgs") if subgroups else text
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((37, 1000)).astype(np.float32)
+    cases = []
+    for function in (F.SUM, F.MAX, F.ARGMIN):
+        operator = vulkan_device.create_operator(
+            reduce_desc(dml.TensorDesc(T.FLOAT32, x.shape), function, [1], T.UINT32 if function in ARG else None))
+        for lanes in (4, 64):
+            tree = vulkan_device.compile_operator(operator, "workgroup", options={"subgroups": False, "lanes": lanes})
+            cases.append((operator, lanes, tree.execute([x])[0]))
+    monkeypatch.setattr(builder, "_entry", never_full)
+    builder._render.cache_clear()
+    try:
+        for operator, lanes, want in cases:
+            compiled = vulkan_device.compile_operator(operator, "workgroup", options={"lanes": lanes})
+            assert "let full = false && nsg * sgs" in compiled.wgsl[0]
+            assert_bits_equal(compiled.execute([x])[0], want)
+    finally:
+        monkeypatch.undo()
+        builder._render.cache_clear()
+
+
 @pytest.mark.parametrize("function", [F.SUM, F.ARGMIN, F.LOG_SUM_EXP, F.MAX])
 def test_gpu_class_unroll_keeps_the_order(device, function):
     """The loads a workgroup lane (or a columns invocation) issues `unroll` steps at a time
