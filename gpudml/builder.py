@@ -369,26 +369,20 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int, subgroups: bool) ->
     # Every binding is used by the entry point (`_ = &x;` costs nothing), so that the
     # pipeline's automatic layout holds all of them.
     uses = "".join(f"    _ = &{var};\n" for b in buffers for var in b.bindings) + "    _ = &uni;\n"
-    if not subgroups:
-        return (
-            f"\n@compute @workgroup_size({workgroup_size})\n"
-            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-            "        @builtin(local_invocation_index) lid: u32) {\n"
-            f"{uses}"
-            f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + lid);\n"
-            "}\n"
-        )
+    builtins, numbering, local = "", "", "lid"
+    if subgroups:
+        builtins = (", @builtin(subgroup_id) sgid: u32,\n        @builtin(num_subgroups) nsg: u32, "
+                    "@builtin(subgroup_size) sgs: u32,\n        @builtin(subgroup_invocation_id) sgi: u32")
+        numbering = (f"    let full = nsg * sgs == {workgroup_size}u && (sgs & (sgs - 1u)) == 0u;\n"
+                     "    sg_size = select(1u, sgs, full);\n")
+        local = "select(lid, sgid * sgs + sgi, full)"
     return (
-        "\nvar<private> sg_size: u32 = 1u;\n"
-        f"\n@compute @workgroup_size({workgroup_size})\n"
+        ("\nvar<private> sg_size: u32 = 1u;\n" if subgroups else "")
+        + f"\n@compute @workgroup_size({workgroup_size})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgid: u32,\n"
-        "        @builtin(num_subgroups) nsg: u32, @builtin(subgroup_size) sgs: u32,\n"
-        "        @builtin(subgroup_invocation_id) sgi: u32) {\n"
-        f"{uses}"
-        f"    let full = nsg * sgs == {workgroup_size}u && (sgs & (sgs - 1u)) == 0u;\n"
-        "    sg_size = select(1u, sgs, full);\n"
-        f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + select(lid, sgid * sgs + sgi, full));\n"
+        f"        @builtin(local_invocation_index) lid: u32{builtins}) {{\n"
+        f"{uses}{numbering}"
+        f"    kernel((wid.y * nwg.x + wid.x) * {workgroup_size}u + {local});\n"
         "}\n"
     )
 
