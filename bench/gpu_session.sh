@@ -5,7 +5,8 @@
 #                eligible strategy, GPU timestamps, GB/s against the copy kernel)
 #   torch_anchor.{md,json}   the same workloads in PyTorch on CUDA (bench/torch_anchor.py)
 #   bench.{md,json,png}      `gpudml bench`
-#   tune.log     bench/gpu_tune.py: the GPU-class Reduce strategies' plan options side by side
+#   tune.log     bench/gpu_tune.py: the GPU-class strategies' plan options side by side (Reduce,
+#                data movement)
 #   large.{log,json}  bench/bench_large.py: the segmented path (2 and 8 segments) against one
 #                binding on a 256 MiB tensor, GPU class
 #   pytest.log   the operators' tests on this GPU's Vulkan adapter, GPU class (needs pytest,
@@ -37,6 +38,6 @@ if python3 -c "import pytest, hypothesis, xdist" 2>/dev/null; then
         tests/test_tile.py tests/test_join.py tests/test_split.py tests/test_cumulative_summation.py \
         tests/test_cumulative_product.py tests/test_padding1.py tests/test_slice_v1.py > "$out/pytest.log" 2>&1
 fi
-timeout 120 python3 bench/gpu_tune.py > "$out/tune.log" 2>&1
+timeout 180 python3 bench/gpu_tune.py > "$out/tune.log" 2>&1
 timeout 120 python3 bench/bench_large.py --class gpu --mib 256 --rounds 9 --json "$out/large.json" > "$out/large.log" 2>&1
 tail -5 "$out/pytest.log" 2>/dev/null; cat "$out/large.log"; grep -E "^  [a-z]+ .* (yes|NO)" "$out/lab.log" | head -40

@@ -1,6 +1,7 @@
-"""Plan options of the GPU-class Reduce strategies timed side by side on one adapter (the
-shader lab, gpudml/lab.py: GPU timestamps, medians, each variant checked against the
-reference): the experiment behind the constants in gpudml/ops/reduction.py.
+"""Plan options of the GPU-class strategies (Reduce, data movement) timed side by side on one
+adapter (the shader lab, gpudml/lab.py: GPU timestamps, medians, each variant checked
+against the reference): the experiment behind the constants in gpudml/ops/reduction.py
+and gpudml/ops/movement.py.
 
     python3 bench/gpu_tune.py            # on the adapter gpudml picks (GPUDML_ADAPTER)
     python3 bench/gpu_tune.py --reps 30
@@ -12,20 +13,40 @@ import argparse
 import gpudml as dml
 from gpudml import lab
 
+F32 = dml.DataType.FLOAT32
 SUBGROUPS = [{}, {"subgroups": False}]
-CASES = [  # (title, shape, function, axes, strategy, option sets: the operator's own plan first)
-    ("W1 sum rows", [4096, 4096], "SUM", [1], "workgroup",
+CHUNK_FORMS = [{}, {"chunk": "segments"}]
+
+
+def _reduce(shape, function, axes):
+    out_type = "UINT32" if function.startswith("ARG") else None
+    return dml.ops.reduce.infer_output(dml.TensorDesc(F32, shape), function, axes, out_type)
+
+
+IMAGE = dml.TensorDesc(F32, [1, 3, 1024, 1024])
+CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
+    ("W1 sum rows", _reduce([4096, 4096], "SUM", [1]), "workgroup",
      [{}] + [{"lanes": n, **s} for n in (32, 64, 128, 256) for s in SUBGROUPS]
      + [{"unroll": n} for n in (1, 2, 8)]),
-    ("W3 argmax rows", [4096, 4096], "ARGMAX", [1], "workgroup",
+    ("W3 argmax rows", _reduce([4096, 4096], "ARGMAX", [1]), "workgroup",
      [{}] + [{"lanes": n, **s} for n in (64, 128, 256) for s in SUBGROUPS] + [{"unroll": n} for n in (1, 2, 8)]),
-    ("W2 sum columns", [4096, 4096], "SUM", [0], "columns",
+    ("W2 sum columns", _reduce([4096, 4096], "SUM", [0]), "columns",
      [{}] + [{"chunks": n} for n in (16, 32, 64, 128, 256, 512)]
      + [{"chunks": n, "unroll": u} for n in (64, 256) for u in (1, 8)]),
-    ("whole 16M", [1 << 24], "SUM", [0], "workgroup",
+    ("whole 16M", _reduce([1 << 24], "SUM", [0]), "workgroup",
      [{}] + [{"chunks": n, **s} for n in (256, 1024, 4096) for s in SUBGROUPS] + [{"unroll": 1}]),
-    ("short rows", [262144, 64], "MAX", [1], "workgroup",
+    ("short rows", _reduce([262144, 64], "MAX", [1]), "workgroup",
      [{}] + [{"lanes": n, **s} for n in (2, 4, 8, 16) for s in SUBGROUPS]),
+    # Data movement: coalesced's chunks element by element (default) or through the segment walk.
+    ("W4 pad reflection", dml.ops.padding.infer_output(IMAGE, [0, 0, 16, 16], [0, 0, 16, 16], "reflection"),
+     "coalesced", CHUNK_FORMS),
+    ("W5 pad constant", dml.ops.padding.infer_output(IMAGE, [0, 0, 16, 16], [0, 0, 16, 16]), "coalesced",
+     CHUNK_FORMS),
+    ("W6 slice", dml.ops.slice1.infer_output(dml.TensorDesc(F32, [1, 3, 2048, 2048]), [0] * 4, [1, 3, 2048, 2048],
+                                             [1, 1, -2, 2]), "coalesced", CHUNK_FORMS),
+    ("W7 reverse", dml.ops.reverse_subsequences.infer_output(
+        dml.TensorDesc(F32, [64, 4096, 64]), dml.TensorDesc(dml.DataType.UINT32, [64, 1, 64]), 1),
+     "coalesced", CHUNK_FORMS),
 ]
 
 
@@ -35,11 +56,9 @@ def main() -> None:
     args = parser.parse_args()
     dev = dml.Device()
     print(dev.adapter_name, "class", dev.adapter_class)
-    for title, shape, function, axes, strategy, options in CASES:
-        out_type = "UINT32" if function.startswith("ARG") else None
-        desc = dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, shape), function, axes, out_type)
+    for title, desc, strategy, options in CASES:
         rows = lab.run(dev, desc, strategies=[strategy], options=options, reps=args.reps)
-        print(lab.table(rows, f"{title}: {function} over axes {axes} of {shape}"), flush=True)
+        print(lab.table(rows, title), flush=True)
 
 
 if __name__ == "__main__":

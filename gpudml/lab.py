@@ -211,8 +211,10 @@ def variant_name(row: Row) -> str:
 
 
 def parse_options(text: str) -> dict:
-    """`--options` text: KEY=VALUE pairs, comma-separated; VALUE an integer, true or false
-    (InvalidArgumentError otherwise). Empty text: no options (the operator's own plan)."""
+    """`--options` text: KEY=VALUE pairs, comma-separated; VALUE an integer, true, false or
+    a name (letters, digits and underscores, kept as written: chunk=elements); the planner
+    checks the values (InvalidArgumentError otherwise). Empty text: no options (the
+    operator's own plan)."""
     from .errors import InvalidArgumentError
 
     options = {}
@@ -225,12 +227,14 @@ def parse_options(text: str) -> dict:
             raise InvalidArgumentError(f"--options: {item!r} is not KEY=VALUE (in {text!r})")
         if word in ("true", "false"):
             options[key.strip()] = word == "true"
+        elif value.strip().isidentifier():
+            options[key.strip()] = value.strip()
         else:
             try:
                 options[key.strip()] = int(word)
             except ValueError:
                 raise InvalidArgumentError(
-                    f"--options: {key.strip()} = {value.strip()!r} is not an integer, true or false") from None
+                    f"--options: {key.strip()} = {value.strip()!r} is not an integer, true, false or a name") from None
     return options
 
 

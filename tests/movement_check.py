@@ -97,14 +97,26 @@ def run_and_check(device, rng, compiled, raw_inputs, in_descs, out_desc, want) -
 ROOM = 48
 
 
+#: The plan options each strategy also runs under (besides its defaults) in run_every_strategy:
+#: `coalesced` builds a packed output's chunks element by element by default, and through
+#: the segment walk with chunk="segments" (ops/movement.py).
+VARIANTS = {"coalesced": [{"chunk": "segments"}]}
+
+
+def every_variant(device, op):
+    """The operator compiled under every strategy that can run it, and under each one's
+    VARIANTS too: CompiledOperators, the default choice first."""
+    for strategy in device.compile_operator(op).strategies:
+        for options in [{}] + VARIANTS.get(strategy, []):
+            yield device.compile_operator(op, strategy, options=options)
+
+
 def run_every_strategy(device, rng, desc, in_descs, raw_inputs, want) -> None:
-    """run_and_check under every strategy that can run the description, its output given
-    ROOM bytes past the tensor."""
+    """run_and_check under every strategy that can run the description (and under its
+    VARIANTS), its output given ROOM bytes past the tensor."""
     out = desc.output_tensor
     roomy = dml.TensorDesc(out.data_type, out.sizes, out.strides,
                            total_tensor_size_in_bytes=out.total_tensor_size_in_bytes + ROOM)
     desc = dataclasses.replace(desc, output_tensor=roomy)
-    op = device.create_operator(desc)
-    for strategy in device.compile_operator(op).strategies:
-        compiled = device.compile_operator(op, strategy)
+    for compiled in every_variant(device, device.create_operator(desc)):
         run_and_check(device, rng, compiled, raw_inputs, in_descs, desc.output_tensor, want)

@@ -181,7 +181,8 @@ def test_forced_strategies(vulkan_device):
         dev.compile_operator(op, "strided")
     with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
         dev.compile_operator(op, 3)
-    with pytest.raises(dml.InvalidArgumentError, match="Slice1: unknown plan option\\(s\\) chunks \\(options: none\\)"):
+    with pytest.raises(dml.InvalidArgumentError,
+                       match="Slice1: unknown plan option\\(s\\) chunks \\(options: chunk\\)"):
         dev.compile_operator(op, options={"chunks": 2})
 
 
@@ -211,6 +212,14 @@ def test_plan_options_are_the_operators_own(vulkan_device):
     with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus \\(options: "
                                                        "chunks, vectorize, int64_native, lanes, subgroups, unroll\\)"):
         dev.compile_operator(op, options={"bogus": 1})
+    for bad in ("many", 0, -2, 2.5, True):  # counts are integers of at least 1 (the lab's CLI passes names through)
+        for strategy in ("split", "workgroup"):
+            with pytest.raises(dml.InvalidArgumentError, match=f"Reduce: option chunks = {bad!r} must be an integer "
+                                                               "of at least 1"):
+                dev.compile_operator(op, strategy, options={"chunks": bad})
+    scan = dev.create_operator(dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(T.FLOAT32, [64, 64]), 1))
+    with pytest.raises(dml.InvalidArgumentError, match="scan: option chunks = 'x' must be an integer of at least 1"):
+        dev.compile_operator(scan, "runs", options={"chunks": "x"})
 
 
 # ------------------------------------------------------------------ rejected WGSL

@@ -15,7 +15,7 @@ from conftest import ALL_TYPES, assert_bits_equal, random_bits
 from dml_pages import page_blocks as _page_blocks
 from fuzzkit import MAX_SIZE, Case, OpFuzz, maybe_hostile, random_fill, replace_fields, support_row, tensor, type_of
 from hypothesis import strategies as st
-from movement_check import padded_strides, run_and_check
+from movement_check import every_variant, padded_strides, run_and_check
 
 import gpudml as dml
 from gpudml import cli, examples, reference
@@ -42,8 +42,8 @@ def _raises(device, desc, message: str):
         device.create_operator(desc)
 
 
-def _run(device, desc, x, indices, strategy=None):
-    compiled = device.compile_operator(device.create_operator(desc), strategy)
+def _run(device, desc, x, indices):
+    compiled = device.compile_operator(device.create_operator(desc))
     (out,) = compiled.execute([x, indices])
     return out
 
@@ -411,9 +411,10 @@ def _random_case(rng, data_type, index_type, rank, layout):
     return desc, raws, want
 
 
-def _check(device, rng, case, strategy=None):
+def _check(device, rng, case, compiled=None):
+    """The case under `compiled` (default: the operator's own choice)."""
     desc, raws, want = case
-    compiled = device.compile_operator(device.create_operator(desc), strategy)
+    compiled = compiled or device.compile_operator(device.create_operator(desc))
     run_and_check(device, rng, compiled, raws, [desc.input_tensor, desc.indices_tensor], desc.output_tensor, want)
 
 
@@ -437,8 +438,8 @@ def test_every_strategy_forced(device, rank):
         data_type = ALL_TYPES[(trial + rank) % len(ALL_TYPES)]
         layout = LAYOUTS[(trial * 5 + rank) % len(LAYOUTS)]
         case = _random_case(rng, data_type, INDEX_TYPES[trial % len(INDEX_TYPES)], rank, layout)
-        for strategy in device.compile_operator(device.create_operator(case[0])).strategies:
-            _check(device, rng, case, strategy)
+        for compiled in every_variant(device, device.create_operator(case[0])):
+            _check(device, rng, case, compiled)
 
 
 @pytest.mark.parametrize("case", [
@@ -459,8 +460,8 @@ def test_segment_kinds_under_every_strategy(device, case):
     x = random_bits(rng, np.uint16, in_sizes)
     raw = index_values(rng, DT.INT32, in_sizes[axis], desc.indices_tensor.required_elements)
     want = reference.gather(x, logical_from_raw(raw, desc.indices_tensor), axis, k)
-    for strategy in device.compile_operator(device.create_operator(desc)).strategies:
-        assert_bits_equal(_run(device, desc, x, raw, strategy), want)
+    for compiled in every_variant(device, device.create_operator(desc)):
+        assert_bits_equal(compiled.execute([x, raw])[0], want)
 
 
 # ------------------------------------------------------------------ graphs

@@ -147,12 +147,12 @@ def test_plan_options_make_variants(vulkan_device, tmp_path, capsys):
     assert "const L: u32 = 8u;" in (wgsl / written[0]).read_text()
     assert cli.main(["lab", "reduce", "--options", "lanes"]) == 2
     assert "--options: 'lanes' is not KEY=VALUE (in 'lanes')" in capsys.readouterr().err
-    assert cli.main(["lab", "reduce", "--options", "lanes=many"]) == 2
-    assert "--options: lanes = 'many' is not an integer, true or false" in capsys.readouterr().err
+    assert cli.main(["lab", "reduce", "--options", "lanes=4x"]) == 2
+    assert "--options: lanes = '4x' is not an integer, true, false or a name" in capsys.readouterr().err
     assert cli.main(["lab", "slice1", "--options", "lanes=4"]) == 2
-    assert "--options: lanes not a plan option of Slice1 (none)" in capsys.readouterr().err
-    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE") == {"chunks": 4,
-                                                                                                "vectorize": False}
+    assert "--options: lanes not a plan option of Slice1 (chunk)" in capsys.readouterr().err
+    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE, chunk=elements") == {
+        "chunks": 4, "vectorize": False, "chunk": "elements"}
 
 
 # ------------------------------------------------------------------ template override

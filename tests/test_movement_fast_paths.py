@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_bits
+from conftest import assert_bits_equal, random_bits
 from movement_check import padded_strides, run_every_strategy, sequence_lengths
 
 import gpudml as dml
@@ -165,3 +165,33 @@ def test_slice_axes_merge(vulkan_device):
     assert kernel_rank([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]) == 2
     assert kernel_rank([4, 6, 8], [0, 0, 0], [4, 6, 8], [1, -1, 2]) == 3
     assert kernel_rank([3, 2, 9], [0, 0, 0], [3, 2, 9], [1, 1, 1], out_strides=padded_strides([3, 2, 9])) == 3
+
+
+def test_coalesced_chunk_forms(device):
+    """`coalesced` builds a packed output's chunks element by element, each through the whole
+    chain, unless plan option chunk="segments" asks for the segment walk (the segments
+    kernel, a run of one chunk each: the same grid of one invocation per chunk); an output
+    with gaps is written element by element either way. Same bits; a bad form is an error."""
+    rng = np.random.default_rng(7)
+    x = random_bits(rng, np.float32, [3, 40, 36])
+    desc = dml.PaddingOperatorDesc(dml.TensorDesc(DT.FLOAT32, [3, 40, 36]), dml.TensorDesc(DT.FLOAT32, [3, 44, 44]),
+                                   dml.PaddingMode.REFLECTION, 0, [0, 1, 4], [0, 3, 4])
+    op = device.create_operator(desc)
+    elements = device.compile_operator(op, "coalesced")
+    segments = device.compile_operator(op, "coalesced", options={"chunk": "segments"})
+    assert segments.strategy == elements.strategy == "coalesced"
+    kernels = [c.program.kernels[0] for c in (segments, elements)]
+    assert [k.params["strategy"] for k in kernels] == ["segments", "elements"]
+    assert [k.params["run"] for k in kernels] == [4, 4]
+    assert kernels[0].invocations == kernels[1].invocations == 3 * 44 * 11
+    assert "input_chunks" in segments.wgsl[0] and "input_chunks" not in elements.wgsl[0]
+    want = reference.padding(x, [0, 1, 4], [0, 3, 4], "reflection")
+    for compiled in (segments, elements):
+        assert_bits_equal(compiled.execute([x])[0], want)
+    gapped = dml.TensorDesc(DT.FLOAT32, [3, 44, 44], padded_strides([3, 44, 44]))
+    gaps = dml.PaddingOperatorDesc(desc.input_tensor, gapped, desc.padding_mode, 0, desc.start_padding,
+                                   desc.end_padding)
+    gap_kernel = device.compile_operator(device.create_operator(gaps), "coalesced", options={"chunk": "segments"})
+    assert gap_kernel.program.kernels[0].params["strategy"] == "strided"
+    with pytest.raises(dml.InvalidArgumentError, match="plan option chunk='rows': must be one of elements, segments"):
+        device.compile_operator(op, "coalesced", options={"chunk": "rows"})

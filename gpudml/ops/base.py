@@ -28,6 +28,16 @@ def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp:
     return rank
 
 
+def count_option(op: str, name: str, value) -> int | None:
+    """A plan option that counts something (chunks): None (the planner's choice) or an
+    integer of at least 1; InvalidArgumentError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be an integer of at least 1")
+    return int(value)
+
+
 def numpy_axis(axis, rank: int, field: str) -> int:
     """A functional form's axis as DirectML's: an integer in [-rank, rank), a negative one
     counting from the end as in numpy (descs take DirectML's axis only)."""

@@ -167,7 +167,7 @@ def clamped_indices(values: np.ndarray, n: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: GatherOperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: GatherOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor, caps)
 
 
@@ -233,9 +233,9 @@ def _merged(sizes, *strides) -> list:
     return [a for a in merge_axes(sizes, *strides) if a.axes]
 
 
-def plan(desc: GatherOperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: GatherOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     kernel_out, source, stage = _kernel_frame(desc)
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, movement.chain([stage], source)),))
+    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, movement.chain([stage], source), chunk=chunk),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -290,7 +290,7 @@ _3X2 = np.arange(1, 7, dtype=np.float32).reshape(3, 2)
 SPEC = OpSpec(
     name=OP, key="gather", desc=GatherOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=gather, tensors=("x", "indices"),
     arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
     cli=(CliArg("--axis", "Axis: the axis to gather along (default: the last)", "number"),

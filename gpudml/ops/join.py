@@ -76,17 +76,17 @@ def _copies(desc: JoinOperatorDesc) -> list[movement.Copy]:
     return copies
 
 
-def strategies_for(desc: JoinOperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: JoinOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     """The chunk strategies when every region is packed and starts on a 16-byte chunk
     (joining along the outermost axis of more than one element, sizes in whole chunks),
     else strided; coalesced (GPU-class) always."""
     return movement.copy_strategies(_copies(desc), caps)
 
 
-def plan(desc: JoinOperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: JoinOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     """One dispatch per input (its region of the output; the dispatches run in order in one
     pass), so that a kernel binds one input and the output however many inputs there are."""
-    return movement.copy_plan(_copies(desc), strategy)
+    return movement.copy_plan(_copies(desc), strategy, chunk)
 
 
 # ---------------------------------------------------------------------------- API
@@ -120,7 +120,7 @@ _TRIO = [_page_tensor([[1, 2], [3, 4]]), _page_tensor([[5, 6], [7, 8]]), _page_t
 SPEC = OpSpec(
     name=OP, key="join", desc=JoinOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=join, tensors=("xs",), tensor_lists=("xs",), arguments=arguments,
     cli=(CliArg("--axis", "the axis to join along (default: the last)", "number"),
          CliArg("--axis-sizes", "sizes on the axis of the inputs after the first (--shape), comma-separated; "

@@ -17,11 +17,15 @@ folds into the source's base and strides on the host. They share these strategie
 - `strided` (any output, the only one of these three for outputs with gaps): element by
   element, 8- and 16-bit elements with atomic read-modify-write of their word.
 - `coalesced` (any output; the GPU-class strategy): one invocation per 16-byte output
-  chunk (per element for outputs with gaps), each element found by `value_at`, so that
+  chunk (per element for outputs with gaps, element by element as `strided` does), so that
   neighbouring invocations read and write neighbouring memory and the grid fills a GPU.
   The three above give each invocation a run of 64 elements, which suits CPU adapters
   (few invocations, coordinates decoded once per run) and serializes a GPU's memory
-  accesses.
+  accesses. A packed chunk is built as plan option `chunk` says (CHUNK_FORMS):
+  "elements" (the default: the elements kernel, each element through the whole chain) or
+  "segments" (the segments kernel with a run of one chunk: the chain maps the chunk's row
+  once and steps its innermost coordinate, and a chunk inside a contiguous stretch that
+  starts on a chunk boundary of the input is one 16-byte load). Same bits either way.
 
 `strategies_for(output, caps)` puts the CPU-class strategies first on CPU adapters and
 `coalesced` first elsewhere.
@@ -38,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..builder import Buffer, Dispatch, KernelPlan, input_buffer, output_buffer
-from ..errors import InternalError
+from ..errors import InternalError, InvalidArgumentError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import element_bits
 
@@ -56,6 +60,14 @@ RUN = 64
 #: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
 CHAIN_RUN_CPU = 1024
 STRATEGIES = ("segments", "elements", "strided", "coalesced")
+#: Plan options of every data-movement operator (OpSpec.options): `chunk`, one of
+#: CHUNK_FORMS (the first is the default), how `coalesced` builds a packed output's 16-byte
+#: chunk (module doc). Kernel ms "elements" / "segments", GPU class forced, gpudml lab,
+#: float32, interleaved: lavapipe W4 33.2 / 26.0, W5 32.1 / 24.1, W6 24.0 / 22.8, W7 454 / 382;
+#: llvmpipe through GL W5 18.3 / 24.4, W6 16.5 / 21.5. Not yet timed on a GPU: "elements" is
+#: the form the H100 figures (README) were taken with, so it stays the default until then.
+OPTIONS = ("chunk",)
+CHUNK_FORMS = ("elements", "segments")
 
 
 def strategies_for(output: TensorDesc, caps) -> tuple[str, ...]:
@@ -190,7 +202,8 @@ def affine_stage(starts, steps, out_sizes) -> StageRule:
     return _affine_rule(tuple(starts), steps, window)
 
 
-def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str) -> KernelPlan:
+def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str,
+                chunk: str | None = None) -> KernelPlan:
     """The plan of an operator whose index rule is the affine `rule` (Slice1, Slice): the
     rule folds into the source's base and one signed input step per output axis (no stage
     is left); output axes contiguous in the output and in those steps merge (longer rows,
@@ -199,7 +212,7 @@ def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: Tensor
     axes = merge_axes(output_tensor.sizes, output_tensor.effective_strides, folded.uniforms["src_strides"])
     kernel_out = TensorDesc(output_tensor.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
     source = chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
-    return KernelPlan((movement_dispatch(strategy, kernel_out, source),))
+    return KernelPlan((movement_dispatch(strategy, kernel_out, source, chunk=chunk),))
 
 
 def movement_dispatch(
@@ -214,22 +227,23 @@ def movement_dispatch(
     out_base: int | None = None,
     output_index: int = 0,
     source_index: int = 0,
+    chunk: str | None = None,
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
     from the chain's source and extra tensors, `run` output elements per invocation (a
     multiple of 16). The output is output `output_index` of the operator, from buffer
     element `out_base` on (a region of it; None: 0, and no uniform for it); the source is
     input `source_index`, the extra tensors the inputs after input 0 (ops.movement.chain).
-    Uniforms `count`, `out_sizes` and `out_strides` come first, then `out_base`, the
-    chain's, and `uniforms`."""
+    `chunk`: plan option (OPTIONS; None: the first of CHUNK_FORMS). Uniforms `count`, `out_sizes` and
+    `out_strides` come first, then `out_base`, the chain's, and `uniforms`."""
     bits = element_bits(output_desc)
     count = output_desc.element_count
     chunks = writes_chunks(output_desc, out_base or 0)
     if strategy in ("segments", "elements") and not chunks:
         raise InternalError(f"movement: strategy {strategy} cannot write {output_desc!r} from element {out_base}")
     template_strategy = strategy
-    if strategy == "coalesced":  # the elements or strided kernel, one chunk or element each
-        template_strategy = "elements" if chunks else "strided"
+    if strategy == "coalesced":  # the segments, elements or strided kernel, one chunk or element each
+        template_strategy = check_chunk(chunk) if chunks else "strided"
         run = 128 // bits if chunks else 1
     if invocations is None:
         invocations = -(-count // run)
@@ -237,7 +251,7 @@ def movement_dispatch(
         output_buffer(output_index, "output", bits, "elements" if template_strategy == "strided" else "chunks"),
         input_buffer(source_index, "input"),
     ) + the_chain.buffers(1)
-    if strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
+    if template_strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
         buffers += (input_buffer(source_index, "input_chunks", "chunks"),)
     base = {} if out_base is None else {"out_base": out_base}
     return Dispatch(
@@ -251,6 +265,15 @@ def movement_dispatch(
         invocations=invocations,
         workgroup_size=WORKGROUP_SIZE,
     )
+
+
+def check_chunk(chunk: str | None) -> str:
+    """Plan option `chunk` (None: the default form), checked."""
+    if chunk is None:
+        return CHUNK_FORMS[0]
+    if chunk not in CHUNK_FORMS:
+        raise InvalidArgumentError(f"plan option chunk={chunk!r}: must be one of {', '.join(CHUNK_FORMS)}")
+    return chunk
 
 
 @dataclass(frozen=True)
@@ -282,8 +305,8 @@ def copy_strategies(copies, caps) -> tuple[str, ...]:
     return strategies_for_regions([(c.output, c.out_base or 0) for c in copies], caps)
 
 
-def copy_plan(copies, strategy: str) -> KernelPlan:
-    """One dispatch per Copy, in order, each under `strategy`."""
+def copy_plan(copies, strategy: str, chunk: str | None = None) -> KernelPlan:
+    """One dispatch per Copy, in order, each under `strategy` (and plan option `chunk`)."""
     return KernelPlan(tuple(
         movement_dispatch(strategy, c.output, chain([], c.source_strides, c.src_base), out_base=c.out_base,
-                          output_index=c.output_index, source_index=c.source_index) for c in copies))
+                          output_index=c.output_index, source_index=c.source_index, chunk=chunk) for c in copies))

@@ -313,7 +313,7 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- kernels
 # These serve Padding1's descs as well (their fields are Padding's, with fill_bits()).
-def strategies_for(desc: PaddingOperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: PaddingOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor, caps)
 
 
@@ -370,7 +370,7 @@ def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
                   "pad_value_low": value[0], "pad_value_high": value[1]})
 
 
-def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: PaddingOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     """Unpadded neighbours contiguous in both tensors merge and size-1 axes drop: the
     stage runs on those kernel axes."""
     inp, out = desc.input_tensor, desc.output_tensor
@@ -379,7 +379,7 @@ def plan(desc: PaddingOperatorDesc, caps, strategy: str) -> KernelPlan:
     stage = _stage(desc, [a.axes for a in axes], [a.size for a in axes])
     kernel_out = TensorDesc(inp.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
     the_chain = movement.chain([stage], [a.strides[0] for a in axes])
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain),))
+    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain, chunk=chunk),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -488,7 +488,7 @@ def page_examples(key: str, source: str, **extra) -> tuple[Example, ...]:
 SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=pad, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
     cli=CLI, from_cli=from_cli, cli_example=CLI_EXAMPLE, page="DML_PADDING_OPERATOR_DESC",
     examples=page_examples("padding", _PAD_SOURCE),

@@ -52,6 +52,7 @@ from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, as_int_tuple, merge_axes
 from ..types import DataType
+from .base import count_option
 
 STRATEGIES = ("rows", "split")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
@@ -208,6 +209,7 @@ def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, 
                    unroll=None) -> tuple[str, ...]:
     """The strategies that can run the problem, the chosen one first (UnsupportedError when
     none can): both families, ordered by the adapter's class (`_by_class`)."""
+    count_option("Reduce", "chunks", chunks)
     p = _problem(function, inp, out, axes, vectorize)
     try:
         cpu = _cpu_strategies(p, caps)
@@ -268,6 +270,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
     ops.movement.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
     graph's fused chain; element by element (no 16-byte blocks)."""
+    chunks = count_option("Reduce", "chunks", chunks)
     if through is not None:
         vectorize = False
     p = _problem(function, inp, out, axes, vectorize and strategy != "workgroup")

@@ -118,7 +118,7 @@ def _kernel_axes(desc: ReverseSubsequencesOperatorDesc):
     return axes, next(k for k, a in enumerate(axes) if a.axes == (desc.axis,))
 
 
-def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     """`column` (the choice on CPU adapters where it applies: the output packed, the
     reversed axis second-to-last once axes merge, rows a whole number of 16-byte chunks):
     an invocation owns one output chunk across COLUMN axis coordinates and reads its
@@ -157,7 +157,7 @@ def _stage(desc, axis: int, n: int, length_strides, *, fixed_axis: bool = False)
         reads=(desc.sequence_lengths_tensor,))
 
 
-def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     """The stage on the merged kernel axes; the column strategy adds its grid's uniforms."""
     axes, axis = _kernel_axes(desc)
     data_type = desc.input_tensor.data_type
@@ -173,7 +173,7 @@ def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str) -> KernelPl
                     "column_axis_stride": in_strides[axis]}
         invocations = outers * blocks * chunks
     return KernelPlan((movement.movement_dispatch(strategy, out, the_chain, uniforms=uniforms,
-                                                  invocations=invocations),))
+                                                  invocations=invocations, chunk=chunk),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -234,7 +234,7 @@ _INPUT = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
 SPEC = OpSpec(
     name=OP, key="reverse_subsequences", desc=ReverseSubsequencesOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
     arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
     cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),

@@ -39,6 +39,7 @@ from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
+from .base import count_option
 from .reduction import LOOP_BUDGET
 
 STRATEGIES = ("runs", "tiles")
@@ -181,6 +182,7 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     `runs` needs its invocations within the loop budget, `tiles` its workgroup within the
     adapter's limits; both their partial totals within one binding (UnsupportedError when
     neither can run)."""
+    count_option("scan", "chunks", chunks)
     lay = layout(inp, out, axis, direction)
     words = _value_words(inp.data_type)
     limit = _binding_limit(caps)
@@ -206,6 +208,7 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
          strategy: str, *, chunks=None, int64_native=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's) for the operator whose
     template (it defines the combination, then runs lib/scan.wgsl.j2) is `template`."""
+    chunks = count_option("scan", "chunks", chunks)
     lay = layout(inp, out, axis, direction)
     dt = inp.data_type
     if int64_native is None:

@@ -119,7 +119,7 @@ def _source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: Slice1OperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: Slice1OperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor, caps)
 
 
@@ -131,9 +131,9 @@ def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
     return movement.affine_stage(starts, desc.input_window_strides, desc.output_tensor.sizes)
 
 
-def plan(desc: Slice1OperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: Slice1OperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     """The window folds into the source's base and strides (movement.affine_plan)."""
-    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy)
+    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy, chunk)
 
 
 # ---------------------------------------------------------------------------- API
@@ -179,7 +179,7 @@ _SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 SPEC = OpSpec(
     name=OP, key="slice1", desc=Slice1OperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=slice, tensors=("x",), arguments=arguments, traffic=traffic,
     chain_stage=chain_stage,
     cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),

@@ -104,8 +104,8 @@ def chain_stage(desc: SliceOperatorDesc) -> movement.StageRule:
     return movement.affine_stage(desc.offsets, desc.strides, desc.output_tensor.sizes)
 
 
-def plan(desc: SliceOperatorDesc, caps, strategy: str):
-    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy)
+def plan(desc: SliceOperatorDesc, caps, strategy: str, chunk: str | None = None):
+    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy, chunk)
 
 
 # ---------------------------------------------------------------------------- API
@@ -134,7 +134,7 @@ _PAGE_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 SPEC = OpSpec(
     name=OP, key="slice_v1", desc=SliceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=slice1.strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=slice1.strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=slice_v1, tensors=("x",), arguments=arguments, traffic=slice1.traffic,
     chain_stage=chain_stage,
     cli=(CliArg("--offsets", "Offsets (default 0 per axis)"),

@@ -77,16 +77,16 @@ def _copies(desc: SplitOperatorDesc) -> list[movement.Copy]:
     return copies
 
 
-def strategies_for(desc: SplitOperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: SplitOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     """The chunk strategies when every output is packed, else strided; coalesced
     (GPU-class) always."""
     return movement.copy_strategies(_copies(desc), caps)
 
 
-def plan(desc: SplitOperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: SplitOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     """One dispatch per output (from its region of the input), so that a kernel binds the
     input and one output however many outputs there are."""
-    return movement.copy_plan(_copies(desc), strategy)
+    return movement.copy_plan(_copies(desc), strategy, chunk)
 
 
 # ---------------------------------------------------------------------------- API
@@ -119,7 +119,7 @@ _INPUT = _page_tensor([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10], [11, 12]])
 SPEC = OpSpec(
     name=OP, key="split", desc=SplitOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=split, tensors=("x",), arguments=arguments,
     cli=(CliArg("--axis", "the axis to split along (default: the last)", "number"),
          CliArg("--sizes", "each output's size on the axis, comma-separated (default: two halves)")),

@@ -74,7 +74,7 @@ def reference(x, repeats) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: TileOperatorDesc, caps) -> tuple[str, ...]:
+def strategies_for(desc: TileOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
     return movement.strategies_for(desc.output_tensor, caps)
 
 
@@ -89,7 +89,7 @@ def _stage(axes, sizes) -> movement.StageRule:
     return movement.StageRule("tile.wgsl.j2", params={"axes": tuple(axes)}, uniforms={"tile_sizes": tuple(sizes)})
 
 
-def plan(desc: TileOperatorDesc, caps, strategy: str) -> KernelPlan:
+def plan(desc: TileOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
     """A repeated axis of one element is a broadcast (source stride 0, no modulo); the
     other repeated axes stay apart, and the axes that do not repeat merge where they are
     contiguous in both tensors (size-1 axes drop). No repeated axis left: a copy."""
@@ -101,7 +101,7 @@ def plan(desc: TileOperatorDesc, caps, strategy: str) -> KernelPlan:
     stages = [_stage(folded, [inp.sizes[a.axes[0]] if k in folded else a.size for k, a in enumerate(axes)])]
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
     the_chain = movement.chain(stages if folded else [], [a.strides[0] for a in axes])
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain),))
+    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain, chunk=chunk),))
 
 
 # ---------------------------------------------------------------------------- API
@@ -124,7 +124,7 @@ _PAGE = "ns-directml-dml_tile_operator_desc.md"
 SPEC = OpSpec(
     name=OP, key="tile", desc=TileOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan,
+    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
     reference=reference, functional=tile, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
     cli=(CliArg("--repeats", "repeats per axis, comma-separated (default 2 per axis)"),),
     from_cli=from_cli, cli_example="--shape 1,1,2,3 --repeats 1,1,3,3",
