@@ -1,4 +1,4 @@
-"""Plan options of the GPU-class strategies (Reduce, data movement) timed side by side on one
+"""Plan options of the GPU-class strategies (Reduce, data movement, scans) timed side by side on one
 adapter (the shader lab, gpudml/lab.py: GPU timestamps, medians, each variant checked
 against the reference): the experiment behind the constants in gpudml/ops/reduction.py
 and gpudml/ops/movement.py.
@@ -47,6 +47,10 @@ CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
     ("W7 reverse", dml.ops.reverse_subsequences.infer_output(
         dml.TensorDesc(F32, [64, 4096, 64]), dml.TensorDesc(dml.DataType.UINT32, [64, 1, 64]), 1),
      "coalesced", CHUNK_FORMS),
+    # Scans along the first axis: 0.71 ms on the H100 against 0.10 ms along the last (lab.log,
+    # 2026-11-23): the segments per line (option chunks) decide the passes and the walk.
+    ("scan columns", dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(F32, [4096, 4096]), 0), "tiles",
+     [{}] + [{"chunks": n} for n in (2, 4, 16, 32, 64)]),
 ]
 
 
