@@ -197,7 +197,7 @@ def table(rows: list[Row], title: str) -> str:
             note = r.error
         elif not r.correct:
             note = f"WRONG: {r.first_wrong}"
-        templates = "packaged" if r.templates is None else os.path.basename(os.path.normpath(r.templates))
+        templates = templates_name(r) or "packaged"
         correct = "yes" if r.correct else "NO"
         lines.append(f"  {variant_name(r):{width}s} {templates[:12]:12s} {correct:8s} {fmt(r.gpu_ms, '9.4f')} "
                      f"{fmt(r.gbps, '8.2f')} {fmt(r.ratio_to_copy, '7.2f')} "
@@ -208,6 +208,11 @@ def table(rows: list[Row], title: str) -> str:
 def variant_name(row: Row) -> str:
     """The strategy, and its plan options where it has any: "workgroup lanes=64"."""
     return " ".join([row.strategy] + [f"{k}={v}" for k, v in row.options.items()])
+
+
+def templates_name(row: Row) -> str:
+    """The name of the row's templates folder ("" for the packaged templates)."""
+    return "" if row.templates is None else os.path.basename(os.path.normpath(row.templates))
 
 
 def parse_options(text: str) -> dict:
@@ -257,7 +262,7 @@ def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
         except DMLError:
             continue
         suffix = "".join(f"-{k}{v}" for k, v in r.options.items())
-        suffix += "" if r.templates is None else "-" + os.path.basename(os.path.normpath(r.templates))
+        suffix += "-" + templates_name(r) if r.templates is not None else ""
         for k, source in enumerate(program.wgsl):
             path = os.path.join(folder, f"{r.strategy}{suffix}-{k}.wgsl")
             with open(path, "w") as f:
@@ -275,8 +280,7 @@ def chart(rows: list[Row], path: str, title: str) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    labels = [variant_name(r).replace(" ", "\n")
-              + ("" if r.templates is None else "\n" + os.path.basename(os.path.normpath(r.templates)))
+    labels = [variant_name(r).replace(" ", "\n") + ("\n" + templates_name(r) if r.templates is not None else "")
               for r in rows]
     values = [r.ratio_to_copy or 0.0 for r in rows]
     colors = ["tab:green" if r.correct else "tab:red" for r in rows]
