@@ -106,11 +106,14 @@ def test_lab_command_line(tmp_path, capsys):
         assert png.read_bytes().startswith(b"\x89PNG")
 
 
-def test_lab_command_line_exits_1_when_a_variant_is_wrong(wrong_templates, capsys):
-    assert cli.main(["lab", "slice1", "--shape", "8,8", "--reps", "1", "--templates", str(wrong_templates)]) == 1
+def test_lab_command_line_exits_1_when_a_variant_is_wrong(wrong_templates, capsys, tmp_path):
+    assert cli.main(["lab", "slice1", "--shape", "8,8", "--reps", "1", "--templates", str(wrong_templates),
+                     "--strategies", "segments,coalesced", "--wgsl", str(tmp_path / "wgsl")]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert sum(" NO " in line and "WRONG: at (0, 0): " in line for line in lines) == 3
-    assert sum(" yes " in line for line in lines) == 3
+    assert sum(" NO " in line and " off_by_one " in line and "WRONG: at (0, 0): " in line for line in lines) == 2
+    assert sum(" yes " in line and " packaged " in line for line in lines) == 2
+    assert sorted(p.name for p in (tmp_path / "wgsl").iterdir()) == [
+        "coalesced-0.wgsl", "coalesced-off_by_one-0.wgsl", "segments-0.wgsl", "segments-off_by_one-0.wgsl"]
 
 
 def test_lab_command_line_errors(capsys):
