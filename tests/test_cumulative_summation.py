@@ -92,4 +92,23 @@ def test_float32_accuracy_on_a_long_axis(device, strategy):
     assert ours < 64 * 2.0**-24
 
 
+@pytest.mark.parametrize("lines", [1, 32, 4096, 1 << 16])
+def test_rounding_depth_bounds_the_tiles_plans(lines):
+    """Pure: the deepest output of every `tiles` plan (lines side by side where they are
+    contiguous, or one per tile), counted from the plan itself: the serial elements, the
+    Hillis-Steele steps, the tile carries, the segment carry (each of a line's Y
+    invocations walks every Y-th earlier total, a tree merges the Y), within the bound the
+    operators document. Long axes across few lines once went past it (16 M elements over 32
+    lines: 1,103 > 966)."""
+    for n in [2, 1000, 4096, 1 << 16, 1 << 20, 1 << 23, 1 << 24, 1 << 26]:
+        for line_stride in {1, lines}:  # lines contiguous (columns) or rows
+            lay = scan.ScanLayout(n, (lines,), (1 if line_stride == 1 else n,), (1,), 0, lines if line_stride == 1
+                                  else 1, 0, 1)
+            t = scan._tiles(lay, lay.in_step, None)
+            y = scan.TILE_WORKGROUP // t.lines_per_tile
+            depth = (scan.TILE_ELEMENTS + int(np.log2(scan.TILE_WORKGROUP)) + t.tiles_per_segment
+                     + -(-t.segments // y) + int(np.log2(y)))
+            assert depth <= scan.rounding_depth(n), (n, lines, t, depth)
+
+
 FUZZ = OpFuzz(valid_cases(KEY), broken_fields, functional_calls(KEY), fields=FIELDS, compare=functional_compare(KEY))

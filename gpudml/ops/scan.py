@@ -102,13 +102,23 @@ def layout(inp: TensorDesc, out: TensorDesc, axis: int, direction: AxisDirection
 
 def rounding_depth(n: int) -> int:
     """An upper bound of the roundings any float output of a scan of n elements goes
-    through, under either strategy (the operators' documented precision). runs: a block of
-    BLOCK, the carry within a run (RUN_MAX / BLOCK blocks), the carry of earlier chunks
-    (blocks of BLOCK totals, each total as deep as a run); tiles: 4 serial elements,
-    log2(256) Hillis-Steele steps, TILES_PER_SEGMENT tile carries, the segment carry."""
+    through, under either strategy as planned (the operators' documented precision; plan
+    option `chunks` may go deeper). runs: a block of BLOCK, the carry within a run
+    (RUN_MAX / BLOCK blocks), the carry of earlier chunks (blocks of BLOCK totals, each
+    total as deep as a run). tiles: TILE_ELEMENTS serial elements, log2(TILE_WORKGROUP)
+    Hillis-Steele steps, TILES_PER_SEGMENT tile carries, and the segment carry: each of the
+    Y invocations of a line walks every Y-th earlier segment total, then a tree of log2(Y)
+    steps merges them. The deepest walk is Y = TILE_WORKGROUP / TILE_LINES (lines side by
+    side), over at most TILE_WORKGROUPS + n / (Y * TILE_ELEMENTS * TILES_PER_SEGMENT)
+    segments: n / 16384 + 131 steps, past the runs bound from about 11 M elements on."""
     run = BLOCK + RUN_MAX // BLOCK + 1
     chunks = -(-n // RUN_MIN)
-    return 2 * run + BLOCK + chunks // BLOCK + 4
+    runs = 2 * run + BLOCK + chunks // BLOCK + 4
+    y = TILE_WORKGROUP // TILE_LINES
+    segments = TILE_WORKGROUPS + -(-n // (y * TILE_ELEMENTS * TILES_PER_SEGMENT))
+    steps = int(math.log2(TILE_WORKGROUP))
+    tiles = TILE_ELEMENTS + steps + TILES_PER_SEGMENT + -(-segments // y) + int(math.log2(y)) + 1
+    return max(runs, tiles)
 
 
 # ---------------------------------------------------------------------------- runs
