@@ -48,9 +48,12 @@ CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
         dml.TensorDesc(F32, [64, 4096, 64]), dml.TensorDesc(dml.DataType.UINT32, [64, 1, 64]), 1),
      "coalesced", CHUNK_FORMS),
     # Scans along the first axis: 0.71 ms on the H100 against 0.10 ms along the last (lab.log,
-    # 2026-11-23): the segments per line (option chunks) decide the passes and the walk.
+    # 2026-11-23). The segments per line (option chunks) decide the passes and the walk; the
+    # lines side by side (option lines, 32: 128 contiguous bytes per row) how much of a
+    # row one tile reads.
     ("scan columns", dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(F32, [4096, 4096]), 0), "tiles",
-     [{}] + [{"chunks": n} for n in (2, 4, 16, 32, 64)]),
+     [{}] + [{"chunks": n} for n in (2, 4, 16, 32, 64)]
+     + [{"lines": g, **c} for g in (64, 128, 256) for c in ({}, {"chunks": 64})]),
 ]
 
 

@@ -10,6 +10,7 @@ bits, whose bytes outside the output's elements must stay as they were."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import numpy as np
@@ -393,6 +394,27 @@ class CumulativeTests:
                     for direction, exclusive in MODES:
                         check(device, self.spec, raw, in_desc, axis, direction, exclusive, strategy=strategy, rng=rng,
                               **options)
+
+    @pytest.mark.parametrize("lines", [1, 2, 64, 256])
+    def test_tiles_lines_side_by_side(self, device, lines):
+        """Plan option lines: that many contiguous lines share a tile where there are as many
+        (a tile then reads lines x element size contiguous bytes per position), else one
+        line per tile; within the documented precision (integers exact) either way, and a
+        count that is not a power of two up to 256 is an error."""
+        rng = np.random.default_rng(lines)
+        cases = ((T.FLOAT32, (300, 260), 0), (T.INT32, (3, 70, 2, 33), 1), (T.UINT64, (40, 300), 0),
+                 (T.FLOAT16, (9, 130), 0))
+        for data_type, sizes, axis in cases:
+            in_desc = dml.TensorDesc(data_type, sizes)
+            raw = values(rng, data_type, self.function, in_desc.required_elements)
+            side_by_side = lines if math.prod(sizes) // sizes[axis] >= lines else 1
+            for direction, exclusive in MODES[:2]:
+                compiled = check(device, self.spec, raw, in_desc, axis, direction, exclusive, strategy="tiles",
+                                 rng=rng, lines=lines)
+                assert {k.params["lines_per_tile"] for k in compiled.program.kernels} == {side_by_side}
+        operator = device.create_operator(desc_of(self.spec, in_desc, 0))
+        with pytest.raises(dml.InvalidArgumentError, match=r"option lines = 3 must be a power of two in \[1, 256\]"):
+            device.compile_operator(operator, "tiles", options={"lines": 3})
 
     def test_chunks_that_do_not_line_up_go_element_by_element(self, device):
         """Where the input's and the output's 16-byte chunks are offset from each other, runs

@@ -27,6 +27,8 @@ carry, so that no output goes through more than a few hundred roundings (the bou
 operators document: `rounding_depth`).
 
 Plan options (for experiments): chunks (pieces per line: runs' chunks, tiles' segments),
+lines (tiles: lines side by side where they are contiguous, a power of two up to 256 in
+place of TILE_LINES: a tile then reads lines * 4 contiguous bytes per position),
 int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 """
 
@@ -36,14 +38,14 @@ import math
 from dataclasses import dataclass
 
 from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
-from ..errors import UnsupportedError
+from ..errors import InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
 from .base import count_option
 from .reduction import LOOP_BUDGET
 
 STRATEGIES = ("runs", "tiles")
-OPTIONS = ("chunks", "int64_native")
+OPTIONS = ("chunks", "lines", "int64_native")
 
 #: Float sums of `runs` add blocks of this many elements to the carry (rounding depth).
 BLOCK = 64
@@ -164,9 +166,10 @@ class _Tiles:
         return carry + self.tiles_per_segment * (4 * TILE_ELEMENTS + steps + 2) + 8
 
 
-def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None) -> _Tiles:
-    columns = lay.line_in_strides[-1] == 1 and lay.lines >= TILE_LINES and abs(in_axis_stride) != 1
-    g = TILE_LINES if columns else 1
+def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None, lines: int | None = None) -> _Tiles:
+    g = TILE_LINES if lines is None else lines
+    columns = lay.line_in_strides[-1] == 1 and lay.lines >= g and abs(in_axis_stride) != 1
+    g = g if columns else 1
     tiles = -(-lay.n // (TILE_WORKGROUP // g * TILE_ELEMENTS))
     line_groups = -(-lay.lines // g)
     if requested is None:
@@ -177,6 +180,13 @@ def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None) -> _Tile
 
 
 # ---------------------------------------------------------------------------- strategies, plan
+def _lines_option(lines) -> int | None:
+    """Plan option `lines` (None: TILE_LINES), checked: a power of two up to TILE_WORKGROUP."""
+    if lines is not None and lines not in [1 << i for i in range(TILE_WORKGROUP.bit_length())]:
+        raise InvalidArgumentError(f"scan: option lines = {lines!r} must be a power of two in [1, {TILE_WORKGROUP}]")
+    return lines
+
+
 def _in_axis_stride(inp: TensorDesc, axis: int) -> int:
     return inp.effective_strides[axis] if inp.sizes[axis] > 1 else 0
 
@@ -185,7 +195,7 @@ def _value_words(dt: DataType) -> int:
     return 2 if dt.size == 8 else 1
 
 
-def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps, *, chunks=None,
+def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps, *, chunks=None, lines=None,
                    int64_native=None) -> tuple[str, ...]:
     """The strategies that can run the scan, the chosen one first: `runs` on CPU adapters,
     `tiles` elsewhere (but `runs` for short lines that a tile cannot put side by side).
@@ -193,6 +203,7 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     adapter's limits; both their partial totals within one binding (UnsupportedError when
     neither can run)."""
     count_option("scan", "chunks", chunks)
+    lines = _lines_option(lines)
     lay = layout(inp, out, axis, direction)
     words = _value_words(inp.data_type)
     limit = _binding_limit(caps)
@@ -200,7 +211,7 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     runs = _runs(lay, chunks, _side_by_side(lay, inp.data_type))
     if runs.cost <= LOOP_BUDGET and lay.lines * runs.chunks * words * 4 <= limit:
         ok.append("runs")
-    tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks)
+    tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks, lines)
     storage = (TILE_ELEMENTS + 1) * TILE_WORKGROUP * 4 * words + 4
     fits = caps is None or (caps.max_workgroup_storage_size >= storage
                             and caps.max_invocations_per_workgroup >= TILE_WORKGROUP)
@@ -215,10 +226,11 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
 
 
 def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, exclusive: bool, caps,
-         strategy: str, *, chunks=None, int64_native=None) -> KernelPlan:
+         strategy: str, *, chunks=None, lines=None, int64_native=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's) for the operator whose
     template (it defines the combination, then runs lib/scan.wgsl.j2) is `template`."""
     chunks = count_option("scan", "chunks", chunks)
+    lines = _lines_option(lines)
     lay = layout(inp, out, axis, direction)
     dt = inp.data_type
     if int64_native is None:
@@ -241,7 +253,7 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
         params.update(blocked=dt.is_float, vec=vec, group=group > 1)
         uniforms.update(chunks=runs.chunks, chunk_length=runs.length)
     else:
-        tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks)
+        tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks, lines)
         pieces, workgroup = tiles.segments, TILE_WORKGROUP
         invocations = -(-lay.lines // tiles.lines_per_tile) * TILE_WORKGROUP
         params.update(workgroup=TILE_WORKGROUP, elements=TILE_ELEMENTS, lines_per_tile=tiles.lines_per_tile)
