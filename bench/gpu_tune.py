@@ -24,6 +24,7 @@ def _reduce(shape, function, axes):
 
 
 IMAGE = dml.TensorDesc(F32, [1, 3, 1024, 1024])
+SCAN_COLUMNS = dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(F32, [4096, 4096]), 0)
 CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
     ("W1 sum rows", _reduce([4096, 4096], "SUM", [1]), "workgroup",
      [{}] + [{"lanes": n, **s} for n in (32, 64, 128, 256) for s in SUBGROUPS]
@@ -50,10 +51,13 @@ CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
     # Scans along the first axis: 0.71 ms on the H100 against 0.10 ms along the last (lab.log,
     # 2026-11-23). The segments per line (option chunks) decide the passes and the walk; the
     # lines side by side (option lines, 32: 128 contiguous bytes per row) how much of a
-    # row one tile reads.
-    ("scan columns", dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(F32, [4096, 4096]), 0), "tiles",
+    # row one tile reads. And `runs` (5.19 ms there: 1,024 invocations, each a whole column
+    # of 4 lines) cut into GPU-sized chunks: neighbouring invocations on neighbouring 16-byte
+    # pieces of a row, as Reduce's `columns`.
+    ("scan columns", SCAN_COLUMNS, "tiles",
      [{}] + [{"chunks": n} for n in (2, 4, 16, 32, 64)]
      + [{"lines": g, **c} for g in (64, 128, 256) for c in ({}, {"chunks": 64})]),
+    ("scan columns, runs", SCAN_COLUMNS, "runs", [{"chunks": n} for n in (16, 64, 256)]),
 ]
 
 
