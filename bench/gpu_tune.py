@@ -69,7 +69,19 @@ def main() -> None:
     print(dev.adapter_name, "class", dev.adapter_class)
     for title, desc, strategy, options in CASES:
         rows = lab.run(dev, desc, strategies=[strategy], options=options, reps=args.reps)
-        print(lab.table(rows, title), flush=True)
+        print(lab.table(rows, title))
+        print(fastest(rows), flush=True)
+
+
+def fastest(rows) -> str:
+    """The line naming the fastest correct variant against the first one (the operator's
+    own plan, where the case lists it first)."""
+    timed = [r for r in rows if r.correct and r.gpu_ms]
+    if not timed:
+        return "  fastest: none correct"
+    best, first = min(timed, key=lambda r: r.gpu_ms), rows[0]
+    against = f", {first.gpu_ms / best.gpu_ms:.2f}x as fast as {lab.variant_name(first)}" if first in timed else ""
+    return f"  fastest: {lab.variant_name(best)} {best.gpu_ms:.4f} ms{against}"
 
 
 if __name__ == "__main__":
