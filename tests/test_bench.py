@@ -1,14 +1,19 @@
 """`gpudml bench` runs end to end (one tiny workload, quick), its optional extras (onnx,
-onnxruntime, matplotlib) absent as on a bare machine: results checked, files written."""
+onnxruntime, matplotlib) absent as on a bare machine: results checked, files written. The
+GPU session's scripts (bench/gpu_tune.py, bench/gpu_session.sh) plan and parse."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import same_gpudml_env
+
+from gpudml import caps, compiler, lab
 
 
 @pytest.mark.slow
@@ -33,3 +38,34 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     assert "| not installed (pip install 'gpudml[bench]') |" in markdown
     assert "onnxruntime is not installed, so its column is empty: pip install 'gpudml[bench]'" in markdown
     assert "matplotlib is not installed" in res.stdout
+
+
+def _bench_script(name: str):
+    """bench/NAME.py as a module (the scripts are not part of the package)."""
+    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_tune_sweeps_variants_that_plan_on_a_gpu():
+    """Pure: every variant bench/gpu_tune.py sweeps plans under its strategy on a GPU's caps
+    (it runs in the rare sessions with a lent GPU, where a bad option name or value would cost
+    the sweep), and each case's summary names its fastest correct variant."""
+    tune = _bench_script("gpu_tune")
+    gpu = caps.profile("gpu")
+    for title, desc, strategy, options in tune.CASES:
+        for option_set in options:
+            program = compiler.compile(desc, gpu, strategy=strategy, options=option_set)
+            assert program.strategy == strategy, (title, option_set)
+    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"chunk": "segments"}, True, 1.6),
+            lab.Row("coalesced", None, {"chunk": "x"}, False, 1.0)]
+    assert tune.fastest(rows) == "  fastest: coalesced chunk=segments 1.6000 ms, 1.25x as fast as coalesced"
+    assert tune.fastest(rows[2:]) == "  fastest: none correct"
+
+
+def test_gpu_session_script_parses():
+    res = subprocess.run(["bash", "-n", str(Path(__file__).resolve().parent.parent / "bench" / "gpu_session.sh")],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
