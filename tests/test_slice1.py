@@ -28,6 +28,7 @@ from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
 
 F32 = dml.DataType.FLOAT32
+U32 = dml.DataType.UINT32
 SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 
 
@@ -161,6 +162,25 @@ def test_more_than_65535_workgroups(device):
     y = (np.arange(17_000_000) % 251).astype(np.uint8)
     got = dml.slice(y, [3], [16_999_990], [1], device=device)
     np.testing.assert_array_equal(got, y[3:16_999_993])
+
+
+def test_coalesced_past_65535_workgroups(device):
+    """`coalesced` forced (the GPU-class strategy: one invocation per 16-byte chunk of a
+    packed output, in both of its chunk forms, or per element of an output with gaps):
+    4.3 M invocations are 67,188 workgroups of 64, so the grid folds into y."""
+    n = 4_300_000
+    x = np.arange(2 * n, dtype=np.uint64).view(np.float64)  # two float64 per chunk
+    desc = dml.ops.slice1.infer_output(dml.TensorDesc(dml.DataType.FLOAT64, [2 * n]), [0], [2 * n], [-1])
+    op = device.create_operator(desc)
+    for options in ({}, {"chunk": "segments"}):
+        compiled = device.compile_operator(op, "coalesced", options=options)
+        assert compiled.program.kernels[0].invocations == n > 65_535 * 64
+        assert_bits_equal(compiled.execute([x])[0], x[::-1])
+    y = np.arange(n, dtype=np.uint32)
+    gaps = dml.Slice1OperatorDesc(dml.TensorDesc(U32, [n]), dml.TensorDesc(U32, [n], [2]), [0], [n], [-1])
+    compiled = device.compile_operator(device.create_operator(gaps), "coalesced")
+    assert compiled.program.kernels[0].invocations == n
+    np.testing.assert_array_equal(compiled.execute([y])[0], y[::-1])
 
 
 # ------------------------------------------------------------------ pipeline cache
