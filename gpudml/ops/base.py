@@ -38,6 +38,14 @@ def count_option(op: str, name: str, value) -> int | None:
     return int(value)
 
 
+def power_of_two_option(op: str, name: str, value, most: int) -> int | None:
+    """A plan option that sizes a group of invocations (lanes, lines): None (the planner's
+    choice) or a power of two in [1, most]; InvalidArgumentError otherwise."""
+    if value is not None and value not in [1 << i for i in range(most.bit_length())]:
+        raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be a power of two in [1, {most}]")
+    return value
+
+
 def numpy_axis(axis, rank: int, field: str) -> int:
     """A functional form's axis as DirectML's: an integer in [-rank, rank), a negative one
     counting from the end as in numpy (descs take DirectML's axis only)."""

@@ -52,7 +52,7 @@ from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, as_int_tuple, merge_axes
 from ..types import DataType
-from .base import count_option
+from .base import count_option, power_of_two_option
 
 STRATEGIES = ("rows", "split")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
@@ -423,9 +423,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     per_load = 16 // inp.data_type.size if vec else 1
     indexed = function in ("MIN", "MAX")
     words = state_words(function, inp.data_type, indexed)
-    if lanes is not None and lanes not in [1 << i for i in range(GPU_WORKGROUP_SIZE.bit_length())]:
-        raise InvalidArgumentError(
-            f"Reduce: option lanes = {lanes!r} must be a power of two in [1, {GPU_WORKGROUP_SIZE}]")
+    lanes = power_of_two_option("Reduce", "lanes", lanes, GPU_WORKGROUP_SIZE)
     chunks, lanes = _workgroup_shape(p, words, caps, per_load, chunks, lanes)
     per_chunk = -(-lay.n // chunks)
     chunks = -(-lay.n // per_chunk)  # no empty chunk

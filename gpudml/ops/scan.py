@@ -38,10 +38,10 @@ import math
 from dataclasses import dataclass
 
 from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
-from ..errors import InvalidArgumentError, UnsupportedError
+from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
-from .base import count_option
+from .base import count_option, power_of_two_option
 from .reduction import LOOP_BUDGET
 
 STRATEGIES = ("runs", "tiles")
@@ -180,13 +180,6 @@ def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None, lines: i
 
 
 # ---------------------------------------------------------------------------- strategies, plan
-def _lines_option(lines) -> int | None:
-    """Plan option `lines` (None: TILE_LINES), checked: a power of two up to TILE_WORKGROUP."""
-    if lines is not None and lines not in [1 << i for i in range(TILE_WORKGROUP.bit_length())]:
-        raise InvalidArgumentError(f"scan: option lines = {lines!r} must be a power of two in [1, {TILE_WORKGROUP}]")
-    return lines
-
-
 def _in_axis_stride(inp: TensorDesc, axis: int) -> int:
     return inp.effective_strides[axis] if inp.sizes[axis] > 1 else 0
 
@@ -203,7 +196,7 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     adapter's limits; both their partial totals within one binding (UnsupportedError when
     neither can run)."""
     count_option("scan", "chunks", chunks)
-    lines = _lines_option(lines)
+    lines = power_of_two_option("scan", "lines", lines, TILE_WORKGROUP)
     lay = layout(inp, out, axis, direction)
     words = _value_words(inp.data_type)
     limit = _binding_limit(caps)
@@ -230,7 +223,7 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     """The dispatches of `strategy` (one of strategies_for's) for the operator whose
     template (it defines the combination, then runs lib/scan.wgsl.j2) is `template`."""
     chunks = count_option("scan", "chunks", chunks)
-    lines = _lines_option(lines)
+    lines = power_of_two_option("scan", "lines", lines, TILE_WORKGROUP)
     lay = layout(inp, out, axis, direction)
     dt = inp.data_type
     if int64_native is None:
