@@ -193,5 +193,7 @@ def test_coalesced_chunk_forms(device):
                                    desc.end_padding)
     gap_kernel = device.compile_operator(device.create_operator(gaps), "coalesced", options={"chunk": "segments"})
     assert gap_kernel.program.kernels[0].params["strategy"] == "strided"
-    with pytest.raises(dml.InvalidArgumentError, match="plan option chunk='rows': must be one of elements, segments"):
-        device.compile_operator(op, "coalesced", options={"chunk": "rows"})
+    for strategy in ("coalesced", "segments"):  # checked whichever strategy it is given to
+        with pytest.raises(dml.InvalidArgumentError,
+                           match="plan option chunk='rows': must be one of elements, segments"):
+            device.compile_operator(op, strategy, options={"chunk": "rows"})

@@ -236,6 +236,7 @@ def movement_dispatch(
     input `source_index`, the extra tensors the inputs after input 0 (ops.movement.chain).
     `chunk`: plan option (OPTIONS; None: the first of CHUNK_FORMS). Uniforms `count`, `out_sizes` and
     `out_strides` come first, then `out_base`, the chain's, and `uniforms`."""
+    form = check_chunk(chunk)
     bits = element_bits(output_desc)
     count = output_desc.element_count
     chunks = writes_chunks(output_desc, out_base or 0)
@@ -243,7 +244,7 @@ def movement_dispatch(
         raise InternalError(f"movement: strategy {strategy} cannot write {output_desc!r} from element {out_base}")
     template_strategy = strategy
     if strategy == "coalesced":  # the segments, elements or strided kernel, one chunk or element each
-        template_strategy = check_chunk(chunk) if chunks else "strided"
+        template_strategy = form if chunks else "strided"
         run = 128 // bits if chunks else 1
     if invocations is None:
         invocations = -(-count // run)
