@@ -226,20 +226,19 @@ def parse_options(text: str) -> dict:
     if not text.strip():
         return options
     for item in (i.strip() for i in text.split(",")):
-        key, eq, value = item.partition("=")
-        word = value.strip().lower()
-        if not eq or not key.strip() or not word:
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not key or not value:
             raise InvalidArgumentError(f"--options: {item!r} is not KEY=VALUE (in {text!r})")
-        if word in ("true", "false"):
-            options[key.strip()] = word == "true"
-        elif value.strip().isidentifier():
-            options[key.strip()] = value.strip()
+        if value.lower() in ("true", "false"):
+            options[key] = value.lower() == "true"
+        elif value.isidentifier():
+            options[key] = value
         else:
             try:
-                options[key.strip()] = int(word)
+                options[key] = int(value)
             except ValueError:
                 raise InvalidArgumentError(
-                    f"--options: {key.strip()} = {value.strip()!r} is not an integer, true, false or a name") from None
+                    f"--options: {key} = {value!r} is not an integer, true, false or a name") from None
     return options
 
 

@@ -14,9 +14,9 @@ Semantics beyond the pages, as implemented (and tested against the reference):
   accumulate blocks of 64 elements before adding them to the running total, so that an
   output goes through at most `scan.rounding_depth(n)` roundings (710 for axes up to 1 M
   elements, 838 at 8 M, 1,232 at 16 M): |output - exact| <= depth x 2^-24 x (sum of |x|
-  up to it), plus the final rounding. Products: a product of k factors in any order has a relative
-  error <= (k - 1) x 2^-24, so |output - exact| <= 2 (k + 1) x 2^-24 x |exact|, while no
-  partial product leaves float32's normal range. NaN and infinities propagate as IEEE
+  up to it), plus the final rounding. Products: a product of k factors in any order has a
+  relative error <= (k - 1) x 2^-24, so |output - exact| <= 2 (k + 1) x 2^-24 x |exact|,
+  while no partial product leaves float32's normal range. NaN and infinities propagate as IEEE
   arithmetic says (inf + -inf is NaN).
 - Integers wrap modulo 2^bits in the tensor's width (INT32/UINT32 as u32, INT64/UINT64
   exactly on every adapter: native 64-bit integers, or exact u32 pairs).
