@@ -201,12 +201,16 @@ def cmd_lab(args) -> int:
     desc, level = description(spec, args)
     if args.reps < 1:
         raise InvalidArgumentError(f"--reps: {args.reps} must be at least 1")
-    strategies = None if args.strategies.strip() == "all" else [s for s in args.strategies.split(",") if s]
-    unknown = [s for s in strategies or () if s not in spec.strategies]
+    strategies = args.strategies.strip()
+    strategies = None if strategies == "all" else strategies if strategies == "tuned" else [
+        s for s in strategies.split(",") if s]
+    unknown = [s for s in strategies or () if s not in spec.strategies] if strategies != "tuned" else []
     if unknown:
         raise InvalidArgumentError(f"--strategies: {', '.join(unknown)} not a strategy of {spec.name} "
                                    f"({', '.join(spec.strategies)})")
     options = [lab.parse_options(text) for text in args.options] or None
+    if options and strategies == "tuned":
+        raise InvalidArgumentError("--options: not with --strategies tuned (the autotuner's variants bring their own)")
     unknown = sorted({k for o in options or () for k in o} - set(spec.options))
     if unknown:
         raise InvalidArgumentError(f"--options: {', '.join(unknown)} not a plan option of {spec.name} "
@@ -253,12 +257,12 @@ def cmd_tune(args) -> int:
         device.synchronize()
         for key in [k for k in tuner.used if k not in before]:
             choice, timed = tuner.used[key]
-            ms = choice["ms"]
-            gain = ms[choice["default"]] / ms[choice["strategy"]] if ms[choice["strategy"]] else float("nan")
+            ms, chosen = choice["ms"], choice.get("variant", choice["strategy"])
+            gain = ms[choice["default"]] / ms[chosen] if ms[chosen] else float("nan")
             times = ", ".join(f"{s} {v:.4f} ms" for s, v in sorted(ms.items(), key=lambda kv: kv[1]))
             how = "timed now" if timed else "from the cache"
             operator = choice.get("kind", "?").split(" ", 1)[0]
-            print(f"  {w.id} {w.title}, {operator}: {choice['strategy']} ({how}; {times}; {gain:.2f}x the default "
+            print(f"  {w.id} {w.title}, {operator}: {chosen} ({how}; {times}; {gain:.2f}x the default "
                   f"{choice['default']})")
     return 0
 
@@ -341,8 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json")
     lab.set_defaults(func=cmd_lab)
     for spec, p in _per_operator(lab, "lab"):
-        p.add_argument("--strategies", default="all", help="all, or strategy names, comma-separated "
-                                                          f"({', '.join(spec.strategies)})")
+        p.add_argument("--strategies", default="all",
+                       help="all, tuned (the variants the autotuner times: strategies and plan options), or "
+                            f"strategy names, comma-separated ({', '.join(spec.strategies)})")
         p.add_argument("--templates", default=None, metavar="DIR",
                        help="also run every variant under this folder's templates (they shadow the packaged ones)")
         p.add_argument("--options", action="append", default=[], metavar="K=V,...",

@@ -22,9 +22,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .errors import DMLError
+from .errors import DMLError, InvalidArgumentError
 from .ops import spec_for
 from .ops.spec import reference_outputs, sample_buffers
+from .runtime import tuning
 from .runtime.tensor import logical_from_raw
 
 #: Bytes the copy kernel (the yardstick) moves each way.
@@ -67,7 +68,9 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
         copy_bytes: int = COPY_BYTES, options=None) -> list[Row]:
     """Every variant of `desc` on `device`: its eligible strategies (or those named in
     `strategies`), each with every set of plan options in `options` (a list of dicts; None:
-    none), under the packaged templates and, with `templates`, under that folder."""
+    none), under the packaged templates and, with `templates`, under that folder.
+    `strategies="tuned"`: the variants the autotuner would time (runtime/tuning.candidates:
+    each eligible strategy with its own plan and with the options its spec offers)."""
     from .bench.anchors import Yardsticks
     from .runtime import Device
 
@@ -77,7 +80,13 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     default = device.compile_operator(op)
     default_compile_ms = (device.pipeline_cache_stats.compile_seconds - compiling) * 1e3
     eligible = default.strategies
-    names = list(eligible) if strategies in (None, "all", ["all"]) else list(strategies)
+    if strategies in ("tuned", ["tuned"]):
+        if options:
+            raise InvalidArgumentError("lab: plan options are for named strategies; the tuned variants bring their own")
+        variants = list(tuning.candidates(op, device.caps, default.program, device.template_path).values())
+    else:
+        names = list(eligible) if strategies in (None, "all", ["all"]) else list(strategies)
+        variants = [(name, opts) for name in names for opts in options or [{}]]
     devices = {None: device}
     if templates is not None:
         devices[templates] = Device(feature_level=device.feature_level, adapter=device.adapter_name,
@@ -104,19 +113,18 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
         for template_dir, dev in devices.items():
             tensors = [dev.tensor(raw, desc=d) for raw, d in zip(buffers, in_fields)]
             out_descs = [d for _, d in default.outputs]
-            for name in names:
-                for opts in options or [{}]:
-                    row = Row(name, template_dir, dict(opts),
-                              default=(name == default.strategy and template_dir is None and not opts))
-                    rows.append(row)
-                    if name not in eligible:
-                        row.eligible = False
-                        row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
-                        continue
-                    _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
-                                 out_descs, expected, tolerance, reps, (yard, same), traffic)
-                    if row.default and row.compile_ms == 0:  # compiled above, to learn the default
-                        row.compile_ms, default_compile_ms = default_compile_ms, 0.0
+            for name, opts in variants:
+                row = Row(name, template_dir, dict(opts),
+                          default=(name == default.strategy and template_dir is None and not opts))
+                rows.append(row)
+                if name not in eligible:
+                    row.eligible = False
+                    row.error = f"not eligible for this description (eligible: {', '.join(eligible)})"
+                    continue
+                _run_variant(row, dev, op if dev is device else dev.create_operator(desc), name, tensors,
+                             out_descs, expected, tolerance, reps, (yard, same), traffic)
+                if row.default and row.compile_ms == 0:  # compiled above, to learn the default
+                    row.compile_ms, default_compile_ms = default_compile_ms, 0.0
     finally:
         for y in (yard, same):
             if y is not None:
@@ -207,7 +215,7 @@ def table(rows: list[Row], title: str) -> str:
 
 def variant_name(row: Row) -> str:
     """The strategy, and its plan options where it has any: "workgroup lanes=64"."""
-    return " ".join([row.strategy] + [f"{k}={v}" for k, v in row.options.items()])
+    return tuning.variant_name(row.strategy, row.options)
 
 
 def templates_name(row: Row) -> str:

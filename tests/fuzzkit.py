@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import gpudml as dml
 from gpudml.ops import tensor_fields
 from gpudml.ops.spec import one_by_one_outputs
+from gpudml.runtime import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import calc_buffer_tensor_size, packed_strides
 
@@ -185,15 +186,21 @@ def _odd_layout(raw: np.ndarray, how: str) -> np.ndarray:
 
 
 def run_valid(device: dml.Device, case: Case, seed: int, numpy_layout: str | None) -> str:
-    """Run `case` under one of its eligible strategies (picked by `seed`) and check it; the
-    strategy's name comes back."""
+    """Run `case` under one of its eligible strategies (picked by `seed`), with its own plan
+    or one of the option sets its spec offers the autotuner (OpSpec.variants; one the
+    description cannot take is the tuner's to drop, and is dropped here too), and check it;
+    the variant's name comes back."""
     rng = np.random.default_rng(seed)
     op = device.create_operator(case.desc)
     compiled = device.compile_operator(op)
     strategy = compiled.strategies[seed % len(compiled.strategies)]
-    if strategy != compiled.strategy:
-        compiled = device.compile_operator(op, strategy)
-    assert compiled.strategy == strategy
+    offered = ({},) + tuple(op.spec.variants(case.desc, device.caps, strategy) if op.spec.variants else ())
+    options = offered[seed // len(compiled.strategies) % len(offered)]
+    try:
+        compiled = device.compile_operator(op, strategy, options=options or None)
+    except (dml.InvalidArgumentError, dml.UnsupportedError):
+        options, compiled = {}, device.compile_operator(op, strategy)
+    assert compiled.strategy == strategy and compiled.options == options
     in_fields, out_fields = tensor_fields(case.desc)
     raws, logical, inputs, before = [], [], [], []
     for (_, d), fill in zip(in_fields, case.fills):
@@ -224,7 +231,7 @@ def run_valid(device: dml.Device, case: Case, seed: int, numpy_layout: str | Non
             compare(got, want, logical)
         for a, c in zip(arrays, copies):
             assert_bits_equal(a, c)
-    return strategy
+    return tuning.variant_name(strategy, options)
 
 
 def _random_output(device, desc: dml.TensorDesc, rng) -> dml.Tensor:

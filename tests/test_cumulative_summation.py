@@ -99,16 +99,25 @@ def test_rounding_depth_bounds_the_tiles_plans(lines):
     Hillis-Steele steps, the tile carries, the segment carry (each of a line's Y
     invocations walks every Y-th earlier total, a tree merges the Y), within the bound the
     operators document. Long axes across few lines once went past it (16 M elements over 32
-    lines: 1,103 > 966)."""
+    lines: 1,103 > 966). The autotuner's variants (more lines side by side) stay within it
+    too: the plan's own count (`depth`, by which scan.variants filters them) is this one."""
     for n in [2, 1000, 4096, 1 << 16, 1 << 20, 1 << 23, 1 << 24, 1 << 26]:
         for line_stride in {1, lines}:  # lines contiguous (columns) or rows
             lay = scan.ScanLayout(n, (lines,), (1 if line_stride == 1 else n,), (1,), 0, lines if line_stride == 1
                                   else 1, 0, 1)
-            t = scan._tiles(lay, lay.in_step, None)
-            y = scan.TILE_WORKGROUP // t.lines_per_tile
-            depth = (scan.TILE_ELEMENTS + int(np.log2(scan.TILE_WORKGROUP)) + t.tiles_per_segment
-                     + -(-t.segments // y) + int(np.log2(y)))
-            assert depth <= scan.rounding_depth(n), (n, lines, t, depth)
+            for side_by_side in (None, 64, 128, 256):
+                t = scan._tiles(lay, lay.in_step, None, side_by_side)
+                y = scan.TILE_WORKGROUP // t.lines_per_tile
+                depth = (scan.TILE_ELEMENTS + int(np.log2(scan.TILE_WORKGROUP)) + t.tiles_per_segment
+                         + -(-t.segments // y) + int(np.log2(y)))
+                assert t.depth == depth
+                if side_by_side is None:
+                    assert depth <= scan.rounding_depth(n), (n, lines, t, depth)
+            if line_stride == 1 and n * lines < 1 << 31:
+                desc = SPEC.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [n, lines]), 0)
+                for option in SPEC.variants(desc, dml.caps.profile("gpu"), "tiles"):
+                    t = scan._tiles(lay, lay.in_step, None, option["lines"])
+                    assert t.lines_per_tile == option["lines"] and t.depth <= scan.rounding_depth(n), (n, option)
 
 
 FUZZ = OpFuzz(valid_cases(KEY), broken_fields, functional_calls(KEY), fields=FIELDS, compare=functional_compare(KEY))

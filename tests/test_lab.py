@@ -18,6 +18,7 @@ from conftest import same_gpudml_env
 import gpudml as dml
 from gpudml import cli, lab, templates
 from gpudml.ops import padding, reduce, reverse_subsequences, slice1
+from gpudml.runtime import tuning
 
 T = dml.DataType
 SMALL_COPY = 1 << 20
@@ -156,6 +157,26 @@ def test_plan_options_make_variants(vulkan_device, tmp_path, capsys):
     assert "--options: lanes not a plan option of Slice1 (chunk)" in capsys.readouterr().err
     assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE, chunk=elements") == {
         "chunks": 4, "vectorize": False, "chunk": "elements"}
+
+
+def test_the_tuned_variants(device, capsys):
+    """`--strategies tuned`: the variants the autotuner would time (tuning.candidates), each
+    checked and timed; not with --options."""
+    desc = reduce.infer_output(dml.TensorDesc(T.FLOAT32, [64, 500]), "max", [1])
+    rows = lab.run(device, desc, strategies="tuned", reps=1, copy_bytes=SMALL_COPY)
+    default = device.compile_operator(device.create_operator(desc))
+    wanted = tuning.candidates(device.create_operator(desc), device.caps, default.program)
+    assert [lab.variant_name(r) for r in rows] == list(wanted) and len(rows) > len(default.strategies)
+    assert all(r.correct for r in rows) and [r.default for r in rows] == [True] + [False] * (len(rows) - 1)
+    assert "workgroup unroll=1" in wanted
+    with pytest.raises(dml.InvalidArgumentError, match="plan options are for named strategies"):
+        lab.run(device, desc, strategies="tuned", options=[{"lanes": 8}])
+    assert cli.main(["lab", "slice1", "--shape", "8,64", "--sizes", "8,32", "--strides", "1,2", "--reps", "1",
+                     "--strategies", "tuned"]) == 0
+    out = capsys.readouterr().out
+    assert "coalesced chunk=segments " in out and "segments " in out
+    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "chunk=segments"]) == 2
+    assert "--options: not with --strategies tuned" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ template override

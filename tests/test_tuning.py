@@ -1,7 +1,8 @@
 """Autotuning (API.md section 7, runtime/tuning.py): off unless asked; the first compile of a
-kind times its strategies and writes the cache file, a second process reuses the choice
-without timing; stale, foreign and corrupt files are handled; two threads tune a kind once.
-Timings are never asserted, only which strategies were timed and what was kept."""
+kind times its variants (strategies, and the plan options their specs offer) and writes the
+cache file, a second process reuses the choice without timing; stale, foreign and corrupt
+files are handled; two threads tune a kind once. Timings are never asserted, only which
+variants were timed and what was kept."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ PROBE = """
 import json, numpy as np, gpudml as dml
 dev = dml.Device(adapter="vulkan")
 x = np.random.default_rng(0).random((2048, 64), dtype=np.float32)
-got = dml.reduce(x, "sum", [0], device=dev)
-assert np.allclose(got, x.sum(0, keepdims=True), rtol=1e-5)
-print(json.dumps([[c["strategy"], timed, sorted(c["ms"])] for c, timed in dev._ctx.tuner.used.values()]))
+op = dev.create_operator(dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [2048, 64]), "sum", [0]))
+compiled = dev.compile_operator(op)
+assert np.allclose(compiled.execute([x])[0], x.sum(0, keepdims=True), rtol=1e-5)
+print(json.dumps([[c.get("variant"), timed, sorted(c["ms"]), compiled.strategy, compiled.options]
+                  for c, timed in dev._ctx.tuner.used.values()]))
 """
 
 
@@ -43,14 +46,19 @@ def test_first_process_tunes_second_reuses(tmp_path):
     cache = tmp_path / "tuning.json"
     first, _ = _probe(tmp_path, GPUDML_AUTOTUNE="1", GPUDML_TUNING_CACHE=str(cache))
     assert len(first) == 1 and first[0][1] is True  # timed all
-    assert first[0][2] == ["columns", "rows", "split", "workgroup"]
+    variant, _, timed, strategy, options = first[0]
+    # every strategy with its own plan, and the GPU-class ones with the options their spec offers
+    assert {"columns", "rows", "split", "workgroup", "columns unroll=1", "workgroup unroll=1"} <= set(timed)
+    assert all(name.split()[0] in {"columns", "rows", "split", "workgroup"} for name in timed)
+    assert variant in timed and variant == tuning.variant_name(strategy, options)
     data = json.loads(cache.read_text())
     (section,) = data["sections"].values()
     assert section["adapter"].endswith("via Vulkan") and section["gpudml"] == dml.__version__
     (choice,) = section["choices"].values()
-    assert choice["strategy"] == first[0][0] and set(choice["ms"]) == {"columns", "rows", "split", "workgroup"}
+    assert (choice["variant"], choice["strategy"], choice["options"]) == (variant, strategy, options)
+    assert set(choice["ms"]) == set(timed) and choice["default"] == "split"
     second, _ = _probe(tmp_path, GPUDML_AUTOTUNE="1", GPUDML_TUNING_CACHE=str(cache))
-    assert second == [[first[0][0], False, first[0][2]]]  # the cached choice, nothing timed
+    assert second == [[variant, False, timed, strategy, options]]  # the cached choice, nothing timed
 
 
 def test_off_unless_asked(tmp_path, monkeypatch):
@@ -124,13 +132,13 @@ def test_a_cached_strategy_that_cannot_run_is_tuned_again(adapter, tmp_path, mon
 def test_two_threads_tune_a_kind_once(adapter, tmp_path, monkeypatch):
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
     calls = []
-    original = tuning._time_strategies
+    original = tuning._time_variants
 
     def counting(*args):
         calls.append(1)
         return original(*args)
 
-    monkeypatch.setattr(tuning, "_time_strategies", counting)
+    monkeypatch.setattr(tuning, "_time_variants", counting)
     desc = reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [2048, 48]), "sum", [0])
     op = dev.create_operator(desc)
     chosen = []
@@ -171,3 +179,95 @@ def test_tune_command(tmp_path, monkeypatch, capsys):
     assert "W8 SUM last axis [8,8], Reduce: " in out and "the default rows)" in out
     assert cli.main(["tune", "--only", "W0"]) == 2
     assert "--only: W0 not a workload (W1, W2" in capsys.readouterr().err
+
+
+def _reduce_columns(dev, shape=(1024, 96)):
+    """Compile and check a SUM over axis 0 (a kind whose candidates include plan options)."""
+    op = dev.create_operator(reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, list(shape)), "sum", [0]))
+    compiled = dev.compile_operator(op)
+    x = np.random.default_rng(3).random(shape, dtype=np.float32)
+    np.testing.assert_allclose(compiled.execute([x])[0], x.sum(0, keepdims=True), rtol=1e-5)
+    return compiled
+
+
+def test_the_fastest_variant_is_kept_with_its_options(adapter, tmp_path, monkeypatch):
+    """A variant with plan options that times fastest is what compile_operator builds, in
+    this process and (from the cache) in the next Device, which times nothing."""
+    timed = []
+
+    def fake(device, operator, variants):
+        timed.append(list(variants))
+        return {name: 1.0 if name == "workgroup unroll=1" else 10.0 for name in variants}
+
+    monkeypatch.setattr(tuning, "_time_variants", fake)
+    dev = _tuned_device(adapter, tmp_path, monkeypatch)
+    compiled = _reduce_columns(dev)
+    assert "workgroup unroll=1" in timed[0] and "columns" in timed[0]
+    assert (compiled.strategy, compiled.options) == ("workgroup", {"unroll": 1})
+    assert all(k.params["unroll"] == 1 for k in compiled.program.kernels if "unroll" in k.params)
+    (choice, now), = dev._ctx.tuner.used.values()
+    assert now and choice["variant"] == "workgroup unroll=1" and choice["default"] != "workgroup unroll=1"
+
+    monkeypatch.setattr(tuning, "_time_variants", lambda *a: pytest.fail("timed again"))
+    again = _reduce_columns(_tuned_device(adapter, tmp_path, monkeypatch), (1100, 96))  # same kind
+    assert (again.strategy, again.options) == ("workgroup", {"unroll": 1})
+
+
+def test_cached_options_a_description_cannot_take_leave_its_strategys_plan(adapter, tmp_path, monkeypatch):
+    """A kind's choice holds options another description of the kind cannot take (here an
+    impossible lane count), or options that are not a mapping (a hand-edited file): the
+    description runs the chosen strategy with its own plan."""
+    dev = _tuned_device(adapter, tmp_path, monkeypatch)
+    _reduce_columns(dev)
+    path = tmp_path / "tuning.json"
+    for bad in ({"lanes": 1000}, ["lanes", 64]):
+        data = json.loads(path.read_text())
+        for section in data["sections"].values():
+            for choice in section["choices"].values():
+                choice.update(strategy="workgroup", options=bad, variant="workgroup lanes=1000")
+        path.write_text(json.dumps(data))
+        monkeypatch.setattr(tuning, "_time_variants", lambda *a: pytest.fail("timed again"))
+        compiled = _reduce_columns(_tuned_device(adapter, tmp_path, monkeypatch))
+        assert (compiled.strategy, compiled.options) == ("workgroup", {})
+
+
+def _candidates(desc, caps_name):
+    from gpudml import compiler
+    from gpudml.runtime.compiled import Operator
+
+    caps = dml.caps.profile(caps_name)
+    op = Operator(None, desc, dml.ops.spec_for(desc))
+    return tuning.candidates(op, caps, compiler.compile(desc, caps))
+
+
+def test_candidates_each_strategy_and_the_options_its_spec_offers():
+    """Pure: the variants the tuner times, the default first; options offered where they
+    mean something on the adapter, none that builds the same kernels as another, none past
+    the documented precision."""
+    f32 = dml.DataType.FLOAT32
+    rows = reduce.infer_output(dml.TensorDesc(f32, [4096, 4096]), "sum", [1])
+    on_gpu = _candidates(rows, "gpu")
+    assert list(on_gpu)[0] == "workgroup" and {"rows", "split"} <= set(on_gpu)
+    # lanes around the plan's 64, the old loop, the workgroup-memory merge (the adapter has subgroups)
+    assert {"workgroup lanes=32", "workgroup lanes=128", "workgroup unroll=1",
+            "workgroup subgroups=False"} <= set(on_gpu)
+    assert on_gpu["workgroup lanes=32"] == ("workgroup", {"lanes": 32})
+    assert "workgroup subgroups=False" not in _candidates(rows, "gl-cpu")  # no subgroups there: the same kernels
+    assert list(_candidates(rows, "vulkan-cpu"))[0] == "rows"
+    columns = _candidates(reduce.infer_output(dml.TensorDesc(f32, [4096, 4096]), "sum", [0]), "gpu")
+    assert list(columns)[0] == "columns"
+    assert {"columns chunks=32", "columns chunks=128", "columns chunks=256"} <= set(columns)  # around its 64
+    # data movement: coalesced's other chunk form, unless it builds the same kernels (an output with gaps)
+    x = dml.TensorDesc(f32, [64, 64])
+    packed = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32]), [0, 0], [64, 64], [2, 2]), "gpu")
+    assert list(packed) == ["coalesced", "coalesced chunk=segments", "segments", "elements"]
+    gaps = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32], [64, 1]), [0, 0], [64, 64], [2, 2]),
+                       "gpu")
+    assert list(gaps) == ["coalesced", "strided"]
+    # scans: more lines side by side, as far as the rounding depth the operators document allows
+    scan_of = dml.ops.cumulative_summation.SPEC.infer_output
+    assert list(_candidates(scan_of(dml.TensorDesc(f32, [4096, 4096]), 0), "gpu")) == [
+        "tiles", "tiles lines=64", "tiles lines=128", "tiles lines=256", "runs"]
+    assert list(_candidates(scan_of(dml.TensorDesc(f32, [1 << 20, 256]), 0), "gpu")) == [
+        "tiles", "tiles lines=64", "runs"]  # 128 and 256 lines would walk too many segment totals
+    assert list(_candidates(scan_of(dml.TensorDesc(f32, [4096, 4096]), 1), "gpu")) == ["tiles", "runs"]

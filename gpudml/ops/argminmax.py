@@ -120,6 +120,10 @@ def plan(desc: ArgDesc, caps, strategy: str, **options) -> KernelPlan:
                           axis_direction=desc.axis_direction.name, **options)
 
 
+def variants(desc: ArgDesc, caps, strategy: str) -> tuple[dict, ...]:
+    return reduction.variants(desc.FUNCTION, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy)
+
+
 def _strategies_through(desc: ArgDesc, caps) -> tuple[str, ...]:
     return strategies_for(desc, caps, vectorize=False)
 
@@ -153,7 +157,7 @@ def spec(desc_class, support, reference_fn, functional_fn, examples) -> OpSpec:
         name=desc_class.OP, key=key, desc=desc_class, support=support,
         infer_output=infer, validate=lambda desc, level: validate(support, desc, level),
         strategies=reduction.STRATEGIES + reduction.GPU_STRATEGIES, strategies_for=strategies_for, plan=plan,
-        options=reduction.OPTIONS, read_through=ReadThrough(_strategies_through, _plan_through),
+        options=reduction.OPTIONS, variants=variants, read_through=ReadThrough(_strategies_through, _plan_through),
         reference=reference_fn, functional=functional_fn, tensors=("x",), arguments=arguments,
         cli=CLI, from_cli=from_cli, cli_example="--axes 1 --shape 4096,4096 --axis-direction decreasing",
         page=f"DML_{key.upper()}_OPERATOR_DESC", examples=examples,

@@ -220,6 +220,9 @@ def spec(cum: Cumulative, desc_class, functional, *, page: str, examples: tuple)
         return scan.plan(template, desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction,
                          _exclusive(cum, desc), caps, strategy, **options)
 
+    def variants(desc, caps, strategy: str) -> tuple[dict, ...]:
+        return scan.variants(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, strategy)
+
     def arguments(desc) -> dict:
         return {"axis": desc.axis, "axis_direction": desc.axis_direction, "exclusive": _exclusive(cum, desc)}
 
@@ -230,7 +233,7 @@ def spec(cum: Cumulative, desc_class, functional, *, page: str, examples: tuple)
     return OpSpec(
         name=cum.op, key=cum.key, desc=desc_class, support=cum.support,
         infer_output=infer_output(cum, desc_class), validate=validator(cum),
-        strategies=scan.STRATEGIES, strategies_for=strategies_for, plan=plan, options=scan.OPTIONS,
+        strategies=scan.STRATEGIES, strategies_for=strategies_for, plan=plan, options=scan.OPTIONS, variants=variants,
         tolerance=tolerance_of(cum.function), sample=sample_of(cum.function),
         reference=reference_of(cum.function), functional=functional, tensors=("x",), arguments=arguments,
         cli=(CliArg("--axis", "the axis to scan (default: the last; negative counts from the end)", "number"),

@@ -291,6 +291,7 @@ SPEC = OpSpec(
     name=OP, key="gather", desc=GatherOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=gather, tensors=("x", "indices"),
     arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
     cli=(CliArg("--axis", "Axis: the axis to gather along (default: the last)", "number"),

@@ -121,6 +121,7 @@ SPEC = OpSpec(
     name=OP, key="join", desc=JoinOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=join, tensors=("xs",), tensor_lists=("xs",), arguments=arguments,
     cli=(CliArg("--axis", "the axis to join along (default: the last)", "number"),
          CliArg("--axis-sizes", "sizes on the axis of the inputs after the first (--shape), comma-separated; "

@@ -268,6 +268,13 @@ def movement_dispatch(
     )
 
 
+def variants(desc, caps, strategy: str) -> tuple[dict, ...]:
+    """Plan options worth timing beside `strategy`'s own plan when autotuning (every
+    data-movement operator's OpSpec.variants): `coalesced` in the other chunk forms (the
+    tuner drops a form that builds the same kernels, as on outputs with gaps)."""
+    return tuple({"chunk": form} for form in CHUNK_FORMS[1:]) if strategy == "coalesced" else ()
+
+
 def check_chunk(chunk: str | None) -> str:
     """Plan option `chunk` (None: the default form), checked."""
     if chunk is None:

@@ -489,6 +489,7 @@ SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=pad, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
     cli=CLI, from_cli=from_cli, cli_example=CLI_EXAMPLE, page="DML_PADDING_OPERATOR_DESC",
     examples=page_examples("padding", _PAD_SOURCE),

@@ -127,6 +127,7 @@ SPEC = OpSpec(
     name=OP, key="padding1", desc=Padding1OperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=padding.strategies_for, plan=padding.plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=padding1, tensors=("x",), arguments=arguments,
     chain_stage=padding.chain_stage,
     cli=padding.CLI + (CliArg("--value-data-type", "padding_value_data_type (default: --dtype)", "str"),),

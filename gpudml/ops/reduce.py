@@ -284,6 +284,10 @@ def plan(desc: ReduceOperatorDesc, caps, strategy: str, **options) -> KernelPlan
                           **options)
 
 
+def variants(desc: ReduceOperatorDesc, caps, strategy: str) -> tuple[dict, ...]:
+    return reduction.variants(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy)
+
+
 def _strategies_through(desc: ReduceOperatorDesc, caps) -> tuple[str, ...]:
     return strategies_for(desc, caps, vectorize=False)
 
@@ -332,7 +336,7 @@ SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=reduction.STRATEGIES + reduction.GPU_STRATEGIES, strategies_for=strategies_for, plan=plan,
-    options=reduction.OPTIONS,
+    options=reduction.OPTIONS, variants=variants,
     tolerance=tolerance, read_through=ReadThrough(_strategies_through, _plan_through),
     reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
     cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),

@@ -446,6 +446,34 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
                       scratch_bytes=(units * words * 4,))
 
 
+def variants(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str) -> tuple[dict, ...]:
+    """Plan options worth timing beside `strategy`'s own plan when autotuning
+    (runtime/tuning.py): the GPU-class knobs whose best value depends on the GPU, around
+    the values the plan picks. `workgroup`: half and twice its lanes, a quarter and four
+    times its chunks (when it cuts outputs into chunks); `columns`: half, twice and four
+    times its chunks; both: one step per load (unroll=1), and the workgroup-memory merge
+    where the adapter has subgroups. The CPU-class strategies have none. Options a description
+    cannot take, and those that build the same kernels as another, are the tuner's to drop."""
+    if strategy not in GPU_STRATEGIES:
+        return ()
+    p = _problem(function, inp, out, axes, strategy != "workgroup")
+    try:
+        if strategy == "workgroup":
+            per_load = 16 // inp.data_type.size if _workgroup_vec(p, inp, True) else 1
+            words = state_words(function, inp.data_type, function in ("MIN", "MAX"))
+            chunks, lanes = _workgroup_shape(p, words, caps, per_load)
+            found = [{"lanes": n} for n in (lanes // 2, lanes * 2) if 1 <= n <= GPU_WORKGROUP_SIZE]
+            found += [{"chunks": n} for n in (chunks // 4, chunks * 4) if chunks > 1 and n >= 1]
+        else:
+            chunks = _column_chunks(p.lay, p.cost, state_words(function, inp.data_type, True), caps)
+            found = [{"chunks": n} for n in (chunks // 2, chunks * 2, chunks * 4) if n >= 1]
+        if caps is not None and caps.has("subgroup"):
+            found.append({"subgroups": False})
+    except UnsupportedError:
+        return ()
+    return tuple(found) + (({"unroll": 1},) if LANE_UNROLL != 1 else ())
+
+
 def _unroll(requested) -> int:
     """Steps whose loads a GPU-class lane issues together: LANE_UNROLL, or the option."""
     if requested is None:

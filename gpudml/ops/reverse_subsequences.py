@@ -235,6 +235,7 @@ SPEC = OpSpec(
     name=OP, key="reverse_subsequences", desc=ReverseSubsequencesOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
     arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
     cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),

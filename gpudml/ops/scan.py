@@ -165,6 +165,15 @@ class _Tiles:
         carry = self.segments * self.lines_per_tile / TILE_WORKGROUP + steps
         return carry + self.tiles_per_segment * (4 * TILE_ELEMENTS + steps + 2) + 8
 
+    @property
+    def depth(self) -> int:
+        """Roundings of the deepest output: the serial elements, the Hillis-Steele steps,
+        the tile carries, and the segment carry (each of a line's Y invocations walks every
+        Y-th earlier segment total, then a tree of log2(Y) steps merges them)."""
+        y = TILE_WORKGROUP // self.lines_per_tile
+        steps = int(math.log2(TILE_WORKGROUP))
+        return TILE_ELEMENTS + steps + self.tiles_per_segment + -(-self.segments // y) + int(math.log2(y))
+
 
 def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None, lines: int | None = None) -> _Tiles:
     g = TILE_LINES if lines is None else lines
@@ -177,6 +186,22 @@ def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None, lines: i
     segments = min(tiles, max(int(requested), -(-tiles // TILES_PER_SEGMENT), 1))
     per_segment = -(-tiles // segments)
     return _Tiles(g, -(-tiles // per_segment), per_segment)
+
+
+def variants(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps, strategy: str) -> tuple[dict, ...]:
+    """Plan options worth timing beside `strategy`'s own plan when autotuning: `tiles` with
+    more lines side by side (64, 128, 256 in place of TILE_LINES: a tile reads more of each
+    row), where the lines lie side by side at all and the plan stays within the rounding
+    depth the operators document (`rounding_depth`). `runs` has none (its chunks would)."""
+    if strategy != "tiles":
+        return ()
+    lay = layout(inp, out, axis, direction)
+    found = []
+    for g in (64, 128, 256):
+        tiles = _tiles(lay, _in_axis_stride(inp, axis), None, g)
+        if tiles.lines_per_tile == g and tiles.depth <= rounding_depth(lay.n):
+            found.append({"lines": g})
+    return tuple(found)
 
 
 # ---------------------------------------------------------------------------- strategies, plan

@@ -180,6 +180,7 @@ SPEC = OpSpec(
     name=OP, key="slice1", desc=Slice1OperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=slice, tensors=("x",), arguments=arguments, traffic=traffic,
     chain_stage=chain_stage,
     cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),

@@ -135,6 +135,7 @@ SPEC = OpSpec(
     name=OP, key="slice_v1", desc=SliceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=slice1.strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=slice_v1, tensors=("x",), arguments=arguments, traffic=slice1.traffic,
     chain_stage=chain_stage,
     cli=(CliArg("--offsets", "Offsets (default 0 per axis)"),

@@ -158,6 +158,9 @@ class OpSpec:
       the ones that can run `desc`, the preferred first (the documented choice);
       UnsupportedError if none can. `plan(desc, caps, strategy, **options) -> KernelPlan`.
       `options`: the plan's keyword knobs for experiments (tests, benchmarks).
+      `variants(desc, caps, strategy) -> tuple of option dicts`: the knobs worth timing
+      beside the strategy's own plan when autotuning (runtime/tuning.py), those whose
+      best value depends on the adapter; None (the default): none.
     - `reference(arrays..., **attributes)`: the semantics in numpy (the oracle), with the
       functional API's arguments.
     - `functional`: the public function (`gpudml.slice`); `tensors`: the names of its
@@ -203,6 +206,7 @@ class OpSpec:
     arguments: Callable[[Any], dict]
     examples: tuple[Example, ...] = ()
     options: tuple[str, ...] = ()
+    variants: Callable[..., tuple[dict, ...]] | None = None
     tolerance: Callable[..., Any] | None = None
     traffic: Callable[[Any], int] | None = None
     sample: Callable[..., list] | None = None

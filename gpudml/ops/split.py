@@ -120,6 +120,7 @@ SPEC = OpSpec(
     name=OP, key="split", desc=SplitOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=split, tensors=("x",), arguments=arguments,
     cli=(CliArg("--axis", "the axis to split along (default: the last)", "number"),
          CliArg("--sizes", "each output's size on the axis, comma-separated (default: two halves)")),

@@ -125,6 +125,7 @@ SPEC = OpSpec(
     name=OP, key="tile", desc=TileOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
+    variants=movement.variants,
     reference=reference, functional=tile, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
     cli=(CliArg("--repeats", "repeats per axis, comma-separated (default 2 per axis)"),),
     from_cli=from_cli, cli_example="--shape 1,1,2,3 --repeats 1,1,3,3",

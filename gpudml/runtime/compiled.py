@@ -41,6 +41,7 @@ class CompiledOperator:
     def __init__(self, device, operator: Operator, strategy: str | None = None, options: dict | None = None):
         self.device = device
         self.desc = operator.desc
+        self.options = dict(options or {})  # the plan options it was compiled with
         self.name = operator.spec.name
         ctx = device._ctx
         self.program = compiler.compile(operator.desc, device.caps, strategy=strategy, options=options,

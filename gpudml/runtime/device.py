@@ -7,7 +7,7 @@ import threading
 
 from .. import compiler, templates
 from ..caps import MIN_FORCED_LIMIT, class_from_env, limits_from_env, parse_class, parse_limit
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnsupportedError
 from ..ops import spec_for
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
@@ -98,7 +98,8 @@ class Device:
         """IDMLDevice::CompileOperator. `strategy` forces one of the operator's named kernel
         strategies (None: the operator's choice for this adapter; one the description
         cannot use is an InvalidArgumentError listing the eligible ones). `options`: the
-        operator's plan knobs, for experiments (OpSpec.options)."""
+        operator's plan knobs, for experiments (OpSpec.options). With autotuning on and
+        neither given, the kind's tuned strategy and options (runtime/tuning.py)."""
         if not isinstance(operator, Operator) or operator.device is not self:
             raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
         if strategy is not None and not isinstance(strategy, str):
@@ -107,7 +108,12 @@ class Device:
         if strategy is None and self.autotune and not options:
             program = compiler.compile(operator.desc, self.caps, template_path=self.template_path,
                                        spec=operator.spec)
-            strategy = self._ctx.tuner.choose(self, operator, program)
+            strategy, options = self._ctx.tuner.choose(self, operator, program)
+            if options:
+                try:
+                    return CompiledOperator(self, operator, strategy, options)
+                except (InvalidArgumentError, UnsupportedError):
+                    options = None  # the kind's tuned options do not fit this description: its strategy's plan
         return CompiledOperator(self, operator, strategy, options)
 
     # -- tensors -----------------------------------------------------------------------

@@ -1,20 +1,25 @@
 """Autotuning (`Device(autotune=True)` or GPUDML_AUTOTUNE=1; off unless asked).
 
 The first time a Device compiles a description of a given *kind*, without naming a
-strategy, the strategies that can run it are timed on the GPU (sample inputs from the
-operator's spec, warm-up, then repetitions taken in turn, GPU timestamps or the wall clock,
-medians) and the fastest is kept (the default, unless another beats it by more than
-MARGIN); later descriptions of the same kind use that choice
-without timing. A kind is what the operator would compile to by default (its kernels'
-templates and compile-time parameters: function or mode, element widths, merged layout,
-...), the strategies that could run it, and a size bucket (log2 of the largest tensor).
+strategy, its *variants* are timed on the GPU (sample inputs from the operator's spec,
+warm-up, then repetitions taken in turn, GPU timestamps or the wall clock, medians) and the
+fastest is kept (the default, unless another beats it by more than MARGIN); later
+descriptions of the same kind use that choice without timing. The variants
+(`candidates`): each strategy that can run the description with its own plan, and with
+each set of plan options its spec offers for it (OpSpec.variants: the knobs whose best
+value depends on the adapter, such as a reduction's lanes and chunks), less those that
+cannot plan the description and those that compile to the same kernels as an earlier one.
+A kind is what the operator would compile to by default (its kernels' templates and
+compile-time parameters: function or mode, element widths, merged layout, ...), the
+strategies that could run it, and a size bucket (log2 of the largest tensor).
 
 Choices persist in a JSON file (GPUDML_TUNING_CACHE; default tuning.json in gpudml's cache
 folder, gpudml/cache.py) in sections keyed by adapter, driver, gpudml version and template
 digest: another adapter's or version's section is never used, a file that cannot be read
 is ignored with one warning (and replaced at the next save), a choice naming a strategy
-the description cannot use is tuned again. Two threads never tune the same kind twice:
-the second waits for the first's choice.
+the description cannot use is tuned again, and a description of the kind that cannot take
+the choice's options gets its strategy's own plan (Device.compile_operator).
+Two threads never tune the same kind twice: the second waits for the first's choice.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import cache
+from .. import cache, compiler
+from ..errors import InvalidArgumentError, UnsupportedError
 
 FORMAT = 1
 #: Timed repetitions per strategy (after one warm-up run each).
@@ -155,11 +161,12 @@ class Tuner:
                 self._caches[name] = TuningCache(path, identity)
             return self._caches[name]
 
-    def choose(self, device, operator, program) -> str:
-        """The strategy for `operator` (whose default Program is `program`): the cached
-        choice, or the fastest after timing them."""
-        if len(program.strategies) < 2:
-            return program.strategy
+    def choose(self, device, operator, program) -> tuple[str, dict]:
+        """(strategy, plan options) for `operator` (whose default Program is `program`): the
+        cached choice, or the fastest variant after timing them."""
+        found = candidates(operator, device.caps, program, device.template_path)
+        if len(found) < 2:
+            return program.strategy, {}
         key, text = kind_of(program)
         tuning = self.cache_for(program)
         while True:
@@ -167,37 +174,77 @@ class Tuner:
                 choice = tuning.get(key)
                 if choice is not None and choice.get("strategy") in program.strategies:
                     self.used.setdefault(key, (choice, False))
-                    return choice["strategy"]
+                    return choice["strategy"], _options(choice)
                 event = self._running.get((tuning.section, key))
                 if event is None:
                     event = self._running[(tuning.section, key)] = threading.Event()
                     break
             event.wait()  # another thread is timing this kind: take its choice
         try:
-            times = _time_strategies(device, operator, program.strategies)
+            times = _time_variants(device, operator, found)
             best = pick(times, program.strategy)
-            choice = {"strategy": best, "ms": times, "default": program.strategy, "kind": text}
+            strategy, options = found[best]
+            choice = {"strategy": strategy, "options": options, "variant": best, "default": program.strategy,
+                      "ms": times, "kind": text}
             with self._lock:
                 tuning.put(key, choice)
                 self.used[key] = (choice, True)
-            return best
+            return strategy, options
         finally:
             with self._lock:
                 self._running.pop((tuning.section, key)).set()
 
 
+def variant_name(strategy: str, options: dict) -> str:
+    """A variant's name: the strategy, and its plan options where it has any ("workgroup
+    lanes=64")."""
+    return " ".join([strategy] + [f"{k}={v}" for k, v in options.items()])
+
+
+def _options(choice: dict) -> dict:
+    """A cached choice's plan options ({} in a choice of strategy only, as earlier versions wrote)."""
+    options = choice.get("options")
+    return dict(options) if isinstance(options, dict) else {}
+
+
+def candidates(operator, caps, program, template_path=None) -> dict[str, tuple[str, dict]]:
+    """The variants worth timing for `operator` (default Program `program`), by name
+    (variant_name), the default first: each eligible strategy with its own plan, then with
+    each option set of its spec's `variants`; an option set the description cannot take is
+    left out, and so is a variant that compiles to the same kernels (sources, grids,
+    uniforms, scratch) as an earlier one."""
+    spec, desc = operator.spec, operator.desc
+    found: dict[str, tuple[str, dict]] = {}
+    seen = set()
+    for strategy in program.strategies:
+        offered = spec.variants(desc, caps, strategy) if spec.variants is not None else ()
+        for options in ({}, *offered):
+            try:
+                compiled = compiler.compile(desc, caps, strategy=strategy, options=options,
+                                            template_path=template_path, spec=spec)
+            except (InvalidArgumentError, UnsupportedError):
+                continue
+            kernels = (strategy, compiled.scratch_bytes,
+                       tuple((k.source, k.buffers, k.workgroups, k.uniform_bytes) for k in compiled.kernels))
+            if kernels not in seen:
+                seen.add(kernels)
+                found[variant_name(strategy, options)] = (strategy, dict(options))
+    return found
+
+
 def pick(times: dict[str, float], default: str) -> str:
-    """The fastest strategy, unless the default is within MARGIN of it."""
+    """The fastest variant, unless the default is within MARGIN of it."""
     best = min(times, key=times.get)
     return default if times[default] <= times[best] * (1 + MARGIN) else best
 
 
-def _time_strategies(device, operator, strategies) -> dict[str, float]:
-    """Median ms of each strategy on sample inputs, repetitions taken in turn."""
+def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]) -> dict[str, float]:
+    """Median ms of each variant (name: (strategy, options)) on sample inputs, repetitions
+    taken in turn."""
     from ..ops.spec import sample_buffers
 
     desc = operator.desc
-    compiled = {s: device.compile_operator(operator, s) for s in strategies}
+    compiled = {name: device.compile_operator(operator, s, options=o or None) for name, (s, o) in variants.items()}
     first = next(iter(compiled.values()))
     rng = np.random.default_rng(0)
     inputs = [device.tensor(raw, desc=d) for raw, (_, d) in zip(sample_buffers(operator.spec, desc, rng),
@@ -205,10 +252,10 @@ def _time_strategies(device, operator, strategies) -> dict[str, float]:
     outputs = [device.empty(d) for _, d in first.outputs]
     for c in compiled.values():  # warm-up
         c.execute(inputs, outputs=outputs)
-    samples: dict[str, list[float]] = {s: [] for s in compiled}
+    samples: dict[str, list[float]] = {name: [] for name in compiled}
     for _ in range(REPS):
-        for s, c in compiled.items():
+        for name, c in compiled.items():
             with device.profile() as prof:
                 c.execute(inputs, outputs=outputs)
-            samples[s].append(sum(r["gpu_ms"] for r in prof.rows))
+            samples[name].append(sum(r["gpu_ms"] for r in prof.rows))
     return {s: statistics.median(v) for s, v in samples.items()}
