@@ -76,6 +76,7 @@ class FusedSpec:
     plan: object
     options: tuple[str, ...] = ()
     sample = None  # (autotuning's sample inputs: random bits)
+    variants = None  # (autotuning: its strategies with their own plans; no plan options)
 
 
 def movement_spec(desc: FusedMovementDesc) -> FusedSpec:

@@ -271,3 +271,26 @@ def test_candidates_each_strategy_and_the_options_its_spec_offers():
     assert list(_candidates(scan_of(dml.TensorDesc(f32, [1 << 20, 256]), 0), "gpu")) == [
         "tiles", "tiles lines=64", "runs"]  # 128 and 256 lines would walk too many segment totals
     assert list(_candidates(scan_of(dml.TensorDesc(f32, [4096, 4096]), 1), "gpu")) == ["tiles", "runs"]
+
+
+def test_a_graph_tunes_its_fused_kernels(adapter, tmp_path, monkeypatch):
+    """A graph's fused kernels (a chain of data movement, a reduction reading through one)
+    have no plan options to offer: their strategies are timed, and the graph's results are
+    the eager calls' (`gpudml tune` once failed on W9's fused chain)."""
+    dev = _tuned_device(adapter, tmp_path, monkeypatch)
+    g = dml.Graph(device=dev)
+    x = g.input([2, 3, 16, 16], dtype=np.float32, name="x")
+    y = dml.padding(x, padding_mode=dml.PaddingMode.REFLECTION, padding_value=0.0, start_padding=[0, 0, 2, 2],
+                    end_padding=[0, 0, 2, 2])
+    z = dml.slice(y, input_window_offsets=[0, 0, 0, 0], input_window_sizes=[2, 3, 20, 20],
+                  input_window_strides=[1, 1, -1, 2])
+    r = dml.reduce(z, dml.ReduceFunction.SUM, axes=[3])
+    op = g.compile([z, r])
+    array = np.random.default_rng(5).random((2, 3, 16, 16), dtype=np.float32)
+    z_np, r_np = op({"x": array})
+    want = dml.slice(dml.pad(array, [0, 0, 2, 2], [0, 0, 2, 2], mode="reflection"), [0, 0, 0, 0], [2, 3, 20, 20],
+                     [1, 1, -1, 2])
+    np.testing.assert_array_equal(z_np, want)
+    np.testing.assert_allclose(r_np, want.sum(3, keepdims=True), rtol=1e-5)
+    assert any(timed and choice["kind"].startswith("Fused(Padding>Slice1)")
+               for choice, timed in dev._ctx.tuner.used.values())
