@@ -232,6 +232,10 @@ def cmd_lab(args) -> int:
     return 1 if lab.failures(rows) else 0
 
 
+#: Variants `gpudml tune` names per kind, the fastest first (the cache holds every time).
+TUNE_SHOWN = 4
+
+
 def cmd_tune(args) -> int:
     """Autotune the bench workloads' kinds of description and say what was chosen."""
     import numpy as np
@@ -259,7 +263,9 @@ def cmd_tune(args) -> int:
             choice, timed = tuner.used[key]
             ms, chosen = choice["ms"], choice.get("variant", choice["strategy"])
             gain = ms[choice["default"]] / ms[chosen] if ms[chosen] else float("nan")
-            times = ", ".join(f"{s} {v:.4f} ms" for s, v in sorted(ms.items(), key=lambda kv: kv[1]))
+            ranked = sorted(ms.items(), key=lambda kv: kv[1])
+            times = ", ".join(f"{s} {v:.4f} ms" for s, v in ranked[:TUNE_SHOWN])
+            times += f" and {len(ranked) - TUNE_SHOWN} more" if len(ranked) > TUNE_SHOWN else ""
             how = "timed now" if timed else "from the cache"
             operator = choice.get("kind", "?").split(" ", 1)[0]
             print(f"  {w.id} {w.title}, {operator}: {chosen} ({how}; {times}; {gain:.2f}x the default "

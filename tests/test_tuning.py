@@ -177,6 +177,7 @@ def test_tune_command(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"cache: {tmp_path / 'tuning.json'}" in out
     assert "W8 SUM last axis [8,8], Reduce: " in out and "the default rows)" in out
+    assert " and 3 more; " in out  # rows, split, workgroup and its 4 option sets: the 4 fastest named
     assert cli.main(["tune", "--only", "W0"]) == 2
     assert "--only: W0 not a workload (W1, W2" in capsys.readouterr().err
 
