@@ -6,7 +6,9 @@
 #   torch_anchor.{md,json}   the same workloads in PyTorch on CUDA (bench/torch_anchor.py)
 #   bench.{md,json,png}      `gpudml bench`
 #   tune.log     bench/gpu_tune.py: the GPU-class strategies' plan options side by side (Reduce,
-#                data movement)
+#                data movement, scans)
+#   autotune.log, tuning.json  `gpudml tune` (a fresh cache): what the autotuner picks for W1-W11
+#                on this GPU, and every variant's time
 #   large.{log,json}  bench/bench_large.py: the segmented path (2 and 8 segments) against one
 #                binding on a 256 MiB tensor, GPU class
 #   pytest.log   the operators' tests on this GPU's Vulkan adapter, GPU class (needs pytest,
@@ -36,7 +38,11 @@ if want lab; then {
     lab cumulative_summation --axis 1 --shape 4096,4096                                    # scans
     lab cumulative_summation --axis 0 --shape 4096,4096
 } > "$out/lab.log" 2>&1; fi
-want tune && timeout 180 python3 bench/gpu_tune.py > "$out/tune.log" 2>&1
+if want tune; then
+    timeout 180 python3 bench/gpu_tune.py > "$out/tune.log" 2>&1
+    GPUDML_TUNING_CACHE="$out/tuning.json" timeout 120 python3 -m gpudml tune > "$out/autotune.log" 2>&1 \
+        || echo "gpudml tune failed" >> "$out/session.log"
+fi
 if want torch; then
     python3 bench/torch_anchor.py --out "$out" > /dev/null 2>&1 || echo "torch anchor failed" >> "$out/session.log"
 fi
