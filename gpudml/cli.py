@@ -270,6 +270,8 @@ def cmd_tune(args) -> int:
             operator = choice.get("kind", "?").split(" ", 1)[0]
             print(f"  {w.id} {w.title}, {operator}: {chosen} ({how}; {times}; {gain:.2f}x the default "
                   f"{choice['default']})")
+            for name, why in (choice.get("failed") or {}).items():
+                print(f"    {name} failed, never chosen: {why}")
     return 0
 
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .compare import assert_within
 from .errors import DMLError, InvalidArgumentError
 from .ops import spec_for
 from .ops.spec import reference_outputs, sample_buffers
@@ -133,7 +134,6 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
 
 
 def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tolerance, reps, yards, traffic) -> None:
-    from .testing import assert_within
 
     stats = dev.pipeline_cache_stats
     compiling = stats.compile_seconds

@@ -7,6 +7,7 @@ variants were timed and what was kept."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -56,7 +57,8 @@ def test_first_process_tunes_second_reuses(tmp_path):
     assert section["adapter"].endswith("via Vulkan") and section["gpudml"] == dml.__version__
     (choice,) = section["choices"].values()
     assert (choice["variant"], choice["strategy"], choice["options"]) == (variant, strategy, options)
-    assert set(choice["ms"]) == set(timed) and choice["default"] == "split"
+    default = "columns" if os.environ.get("GPUDML_ADAPTER_CLASS") == "gpu" else "split"  # the class' choice
+    assert set(choice["ms"]) == set(timed) and choice["default"] == default
     second, _ = _probe(tmp_path, GPUDML_AUTOTUNE="1", GPUDML_TUNING_CACHE=str(cache))
     assert second == [[variant, False, timed, strategy, options]]  # the cached choice, nothing timed
 
@@ -198,7 +200,7 @@ def test_the_fastest_variant_is_kept_with_its_options(adapter, tmp_path, monkeyp
 
     def fake(device, operator, variants):
         timed.append(list(variants))
-        return {name: 1.0 if name == "workgroup unroll=1" else 10.0 for name in variants}
+        return {name: 1.0 if name == "workgroup unroll=1" else 10.0 for name in variants}, {}
 
     monkeypatch.setattr(tuning, "_time_variants", fake)
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
@@ -210,7 +212,7 @@ def test_the_fastest_variant_is_kept_with_its_options(adapter, tmp_path, monkeyp
     assert now and choice["variant"] == "workgroup unroll=1" and choice["default"] != "workgroup unroll=1"
 
     monkeypatch.setattr(tuning, "_time_variants", lambda *a: pytest.fail("timed again"))
-    again = _reduce_columns(_tuned_device(adapter, tmp_path, monkeypatch), (1100, 96))  # same kind
+    again = _reduce_columns(_tuned_device(adapter, tmp_path, monkeypatch))
     assert (again.strategy, again.options) == ("workgroup", {"unroll": 1})
 
 
@@ -295,3 +297,71 @@ def test_a_graph_tunes_its_fused_kernels(adapter, tmp_path, monkeypatch):
     np.testing.assert_allclose(r_np, want.sum(3, keepdims=True), rtol=1e-5)
     assert any(timed and choice["kind"].startswith("Fused(Padding>Slice1)")
                for choice, timed in dev._ctx.tuner.used.values())
+
+
+BREAKS = {  # a workgroup kernel with unroll=1, broken: (line of the template, replacement, what the tuner says)
+    "wrong": ("store_output(output_offset(coords), state_result(result, uni.red_count));",
+              "store_output(output_offset(coords), state_result(result"
+              "{% if unroll is defined and unroll == 1 %} * 2.0{% endif %}, uni.red_count));", "wrong result: at (0, "),
+    "rejected": ("let count = uni.count;",
+                 "let count = uni.count;{% if unroll is defined and unroll == 1 %} let broken: u32 = 1.5;{% endif %}",
+                 "InternalError: reduce_workgroup.wgsl.j2 from the template folders"),
+}
+
+
+def _broken_templates(tmp_path, broken: str):
+    """(a template folder with BREAKS[broken], the start of what the tuner says of it)"""
+    from gpudml import templates
+
+    line, replacement, why = BREAKS[broken]
+    folder = tmp_path / broken
+    folder.mkdir()
+    text = (templates.packaged_dir() / "reduce_workgroup.wgsl.j2").read_text()
+    assert text.count(line) == 1
+    (folder / "reduce_workgroup.wgsl.j2").write_text(text.replace(line, replacement))
+    return folder, why
+
+
+@pytest.mark.parametrize("broken", list(BREAKS))
+def test_a_variant_that_fails_is_never_chosen(adapter, tmp_path, monkeypatch, broken):
+    """Every variant is compiled and its first run checked against the reference before any
+    is timed (a driver may miscompile or reject one form of a kernel): here templates that
+    make `workgroup` kernels with `unroll=1` write twice the sum, or not compile. That
+    variant is not timed, is named in the choice's `failed` with why, a warning says so,
+    and what is chosen computes right."""
+    folder, why = _broken_templates(tmp_path, broken)
+    dev = _tuned_device(adapter, tmp_path, monkeypatch)
+    dev.template_path = dml.templates.parse_path(str(folder), "template_path")
+    with pytest.warns(RuntimeWarning, match="autotuning Reduce: the variant workgroup unroll=1 failed on .* it is "
+                                            "never chosen"):
+        compiled = _reduce_columns(dev)  # checks the chosen variant's result
+    (choice, timed), = dev._ctx.tuner.used.values()
+    assert timed and set(choice["failed"]) == {"workgroup unroll=1"} and "workgroup unroll=1" not in choice["ms"]
+    assert choice["failed"]["workgroup unroll=1"].startswith(why), choice["failed"]
+    assert {"workgroup", "columns", "columns unroll=1"} <= set(choice["ms"])
+    assert choice["variant"] != "workgroup unroll=1" and (compiled.strategy, compiled.options) != (
+        "workgroup", {"unroll": 1})
+
+
+def test_lab_and_autotuning_need_no_pytest(tmp_path):
+    """pytest is a test extra: the shader lab and the autotuner compare results without it."""
+    code = ("import sys; sys.modules['pytest'] = None\n"
+            "import numpy as np, gpudml as dml\nfrom gpudml import cli\n"
+            "assert cli.main(['lab', 'slice1', '--shape', '8,8', '--reps', '1']) == 0\n"
+            "dev = dml.Device(adapter='vulkan', autotune=True)\n"
+            "x = np.arange(64, dtype=np.float32).reshape(8, 8)\n"
+            "assert (dml.reduce(x, 'sum', [1], device=dev) == x.sum(1, keepdims=True)).all()\n"
+            "assert dev._ctx.tuner.used\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=same_gpudml_env(GPUDML_TUNING_CACHE=str(tmp_path / "t.json")),
+                         cwd=str(Path(__file__).parent))
+    assert res.returncode == 0, res.stderr
+
+
+def test_tune_command_names_failed_variants(tmp_path, monkeypatch, capsys):
+    folder, why = _broken_templates(tmp_path, "rejected")
+    monkeypatch.setenv("GPUDML_TEMPLATE_PATH", str(folder))
+    monkeypatch.setenv("GPUDML_TUNING_CACHE", str(tmp_path / "tuning.json"))
+    with pytest.warns(RuntimeWarning, match="the variant workgroup unroll=1 failed"):
+        assert cli.main(["tune", "--only", "W8"]) == 0
+    assert f"    workgroup unroll=1 failed, never chosen: {why}" in capsys.readouterr().out

@@ -36,7 +36,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import cache, compiler
-from ..errors import InvalidArgumentError, UnsupportedError
+from ..compare import assert_within
+from ..errors import DMLError, InvalidArgumentError, UnsupportedError
+from ..ops.spec import reference_outputs, sample_buffers
+from .tensor import logical_from_raw
 
 FORMAT = 1
 #: Timed repetitions per strategy (after one warm-up run each).
@@ -145,7 +148,8 @@ class Tuner:
         self._lock = threading.Lock()
         self._caches: dict[str, TuningCache] = {}
         self._running: dict[tuple, threading.Event] = {}
-        #: The choices this process used, by kind: {key: (choice, timed here?)}, in order.
+        #: The choices this process used, by cache section and kind: {"section|key": (choice,
+        #: timed here?)}, in order.
         self.used: dict[str, tuple[dict, bool]] = {}
 
     def cache_for(self, program) -> TuningCache:
@@ -164,8 +168,7 @@ class Tuner:
     def choose(self, device, operator, program) -> tuple[str, dict]:
         """(strategy, plan options) for `operator` (whose default Program is `program`): the
         cached choice, or the fastest variant after timing them."""
-        found = candidates(operator, device.caps, program, device.template_path)
-        if len(found) < 2:
+        if len(program.strategies) < 2 and operator.spec.variants is None:
             return program.strategy, {}
         key, text = kind_of(program)
         tuning = self.cache_for(program)
@@ -173,7 +176,7 @@ class Tuner:
             with self._lock:
                 choice = tuning.get(key)
                 if choice is not None and choice.get("strategy") in program.strategies:
-                    self.used.setdefault(key, (choice, False))
+                    self.used.setdefault(f"{tuning.section}|{key}", (choice, False))
                     return choice["strategy"], _options(choice)
                 event = self._running.get((tuning.section, key))
                 if event is None:
@@ -181,14 +184,20 @@ class Tuner:
                     break
             event.wait()  # another thread is timing this kind: take its choice
         try:
-            times = _time_variants(device, operator, found)
-            best = pick(times, program.strategy)
+            found = candidates(operator, device.caps, program, device.template_path)
+            if len(found) < 2:
+                return program.strategy, {}
+            times, failed = _time_variants(device, operator, found)
+            for name, why in failed.items():
+                _warn_once(f"gpudml: autotuning {text.split(' ', 1)[0]}: the variant {name} failed on "
+                           f"{device.adapter_name} ({why}); it is never chosen (please report it)")
+            best = pick(times, program.strategy) if times else program.strategy
             strategy, options = found[best]
             choice = {"strategy": strategy, "options": options, "variant": best, "default": program.strategy,
-                      "ms": times, "kind": text}
+                      "ms": times, "failed": failed, "kind": text}
             with self._lock:
                 tuning.put(key, choice)
-                self.used[key] = (choice, True)
+                self.used[f"{tuning.section}|{key}"] = (choice, True)
             return strategy, options
         finally:
             with self._lock:
@@ -233,29 +242,54 @@ def candidates(operator, caps, program, template_path=None) -> dict[str, tuple[s
 
 
 def pick(times: dict[str, float], default: str) -> str:
-    """The fastest variant, unless the default is within MARGIN of it."""
+    """The fastest variant, unless the default is within MARGIN of it (or was not timed:
+    it computed a wrong result)."""
     best = min(times, key=times.get)
-    return default if times[default] <= times[best] * (1 + MARGIN) else best
+    return default if default in times and times[default] <= times[best] * (1 + MARGIN) else best
 
 
-def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]) -> dict[str, float]:
-    """Median ms of each variant (name: (strategy, options)) on sample inputs, repetitions
-    taken in turn."""
-    from ..ops.spec import sample_buffers
-
-    desc = operator.desc
-    compiled = {name: device.compile_operator(operator, s, options=o or None) for name, (s, o) in variants.items()}
+def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
+                   ) -> tuple[dict[str, float], dict[str, str]]:
+    """(median ms of each variant that works, {name: what went wrong} of the others): each
+    variant (name: (strategy, options); the default first) is compiled (a shader the driver
+    rejects fails it), runs once on sample inputs and is checked against the operator's
+    reference within its documented precision (a fused graph kernel, which has no reference
+    of its own, against the default's result, bit for bit), then those that work are timed,
+    repetitions taken in turn. The default's own failure is raised."""
+    desc, spec = operator.desc, operator.spec
+    compiled, failed = {}, {}
+    for n, (name, (strategy, options)) in enumerate(variants.items()):
+        try:
+            compiled[name] = device.compile_operator(operator, strategy, options=options or None)
+        except DMLError as exc:
+            if n == 0:
+                raise
+            failed[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     first = next(iter(compiled.values()))
-    rng = np.random.default_rng(0)
-    inputs = [device.tensor(raw, desc=d) for raw, (_, d) in zip(sample_buffers(operator.spec, desc, rng),
-                                                               first.inputs)]
+    raws = sample_buffers(spec, desc, np.random.default_rng(0))
+    inputs = [device.tensor(raw, desc=d) for raw, (_, d) in zip(raws, first.inputs)]
     outputs = [device.empty(d) for _, d in first.outputs]
-    for c in compiled.values():  # warm-up
+    expected, tolerance = None, None
+    if getattr(spec, "reference", None) is not None:
+        logical = [logical_from_raw(raw, d) for raw, (_, d) in zip(raws, first.inputs)]
+        expected = reference_outputs(spec, desc, logical)
+        tolerance = [None if spec.tolerance is None else spec.tolerance(e, logical, spec.arguments(desc))
+                     for e in expected]
+    for name, c in compiled.items():  # the warm-up run, checked
         c.execute(inputs, outputs=outputs)
-    samples: dict[str, list[float]] = {name: [] for name in compiled}
+        got = [logical_from_raw(t.raw(), d) for t, (_, d) in zip(outputs, first.outputs)]
+        if expected is None:
+            expected, tolerance = got, [None] * len(got)
+        try:
+            for g, want, tol in zip(got, expected, tolerance, strict=True):
+                assert_within(g, want, tol)
+        except AssertionError as exc:
+            failed[name] = "wrong result: " + str(exc).split("; ", 1)[-1].split("; ")[0]
+    right = {name: c for name, c in compiled.items() if name not in failed}
+    samples: dict[str, list[float]] = {name: [] for name in right}
     for _ in range(REPS):
-        for name, c in compiled.items():
+        for name, c in right.items():
             with device.profile() as prof:
                 c.execute(inputs, outputs=outputs)
             samples[name].append(sum(r["gpu_ms"] for r in prof.rows))
-    return {s: statistics.median(v) for s, v in samples.items()}
+    return {s: statistics.median(v) for s, v in samples.items()}, failed
