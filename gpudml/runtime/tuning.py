@@ -9,6 +9,8 @@ descriptions of the same kind use that choice without timing. The variants
 each set of plan options its spec offers for it (OpSpec.variants: the knobs whose best
 value depends on the adapter, such as a reduction's lanes and chunks), less those that
 cannot plan the description and those that compile to the same kernels as an earlier one.
+Each variant's warm-up run is checked against the operator's reference first: one that the
+driver rejects or that computes a wrong result is never chosen (a warning names it).
 A kind is what the operator would compile to by default (its kernels' templates and
 compile-time parameters: function or mode, element widths, merged layout, ...), the
 strategies that could run it, and a size bucket (log2 of the largest tensor).
@@ -42,7 +44,7 @@ from ..ops.spec import reference_outputs, sample_buffers
 from .tensor import logical_from_raw
 
 FORMAT = 1
-#: Timed repetitions per strategy (after one warm-up run each).
+#: Timed repetitions per variant (after one warm-up run each, checked against the reference).
 REPS = 5
 #: Another strategy replaces the default only when it is faster by more than this
 #: fraction: one tuning's medians drift a few percent on a busy or software adapter, and a
