@@ -4,7 +4,8 @@ each operator's test file declares its strategies as `FUZZ` (tests/fuzzkit.py).
 - Valid descriptions (ranks 1-8, every type the operator's support table lists at a random
   feature level, packed / padded / permuted / broadcast (stride 0) layouts, odd sizes that
   straddle 32-bit words, negative window strides, total sizes above the minimum) run on
-  each adapter, under a random eligible strategy, and are compared with the reference.
+  each adapter, under a random eligible strategy (with its own plan or one of the option
+  sets its spec offers the autotuner), and are compared with the reference.
   Inputs and outputs are Tensors whose buffers are larger than the desc and filled with
   random bits: the bytes of the output buffer that are not output elements, and every
   byte of the input buffers, must be unchanged afterwards. Half the cases also run with
@@ -90,8 +91,8 @@ def test_valid_descriptions_match_reference(adapter, op):
            numpy_layout=st.sampled_from([None, None, "strided", "readonly", "bigendian", "2d"]))
     def check(case, seed, numpy_layout):
         COUNTS["valid", op, adapter] += 1
-        strategy = run_valid(get_device(adapter, case.level), case, seed, numpy_layout)
-        COUNTS["valid strategy", op, strategy, adapter] += 1
+        variant = run_valid(get_device(adapter, case.level), case, seed, numpy_layout)
+        COUNTS["valid variant", op, variant, adapter] += 1
 
     check()
 
