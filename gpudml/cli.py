@@ -284,10 +284,13 @@ def cmd_bench(args) -> int:
     device = Device(adapter=args.adapter)
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, "bench")
+    files = [base + ".md", base + ".json", base + ".png"]
+    if os.path.exists(files[2]):
+        os.remove(files[2])  # an earlier run's chart: without matplotlib this run draws none
     text = run_suite(device, quick=args.quick, only=args.only.split(",") if args.only else None,
-                     json_path=base + ".json", md_path=base + ".md", png_path=base + ".png")
+                     json_path=files[1], md_path=files[0], png_path=files[2])
     print(text)
-    print(f"\nwritten: {base}.md, {base}.json, {base}.png")
+    print(f"\nwritten: {', '.join(f for f in files if os.path.exists(f))}")
     return 0
 
 

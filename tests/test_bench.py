@@ -24,9 +24,11 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
             "from gpudml.cli import main\n"
             f"sys.exit(main(['--adapter', {adapter!r}, 'bench', '--quick', '--only', 'W8,W9,W10', "
             f"'--out', {str(tmp_path)!r}]))\n")
+    (tmp_path / "bench.png").write_bytes(b"an earlier run's chart")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                          env=same_gpudml_env())
     assert res.returncode == 0, res.stderr
+    assert not (tmp_path / "bench.png").exists()  # not left beside this run's results
     report = json.loads((tmp_path / "bench.json").read_text())
     rows = {r["id"]: r for r in report["rows"]}
     assert set(rows) == {"W8", "W9", "W10"} and not any("WRONG" in r["note"] for r in rows.values())
@@ -38,6 +40,7 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     assert "| not installed (pip install 'gpudml[bench]') |" in markdown
     assert "onnxruntime is not installed, so its column is empty: pip install 'gpudml[bench]'" in markdown
     assert "matplotlib is not installed" in res.stdout
+    assert res.stdout.rstrip().endswith(f"written: {tmp_path / 'bench.md'}, {tmp_path / 'bench.json'}")
 
 
 def _bench_script(name: str):
