@@ -358,6 +358,19 @@ def test_lab_and_autotuning_need_no_pytest(tmp_path):
     assert res.returncode == 0, res.stderr
 
 
+def test_above_check_bytes_variants_are_timed_unchecked(adapter, tmp_path, monkeypatch):
+    """Descriptions whose tensors hold more than CHECK_BYTES skip the check (the reference
+    would take several times that in host memory): a wrong variant is timed like the rest."""
+    folder, _ = _broken_templates(tmp_path, "wrong")
+    monkeypatch.setattr(tuning, "CHECK_BYTES", 1000)  # [1024, 96] float32 is 393,600 bytes
+    dev = _tuned_device(adapter, tmp_path, monkeypatch)
+    dev.template_path = dml.templates.parse_path(str(folder), "template_path")
+    op = dev.create_operator(reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [1024, 96]), "sum", [0]))
+    dev.compile_operator(op)
+    (choice, timed), = dev._ctx.tuner.used.values()
+    assert timed and not choice["failed"] and "workgroup unroll=1" in choice["ms"]
+
+
 def test_tune_command_names_failed_variants(tmp_path, monkeypatch, capsys):
     folder, why = _broken_templates(tmp_path, "rejected")
     monkeypatch.setenv("GPUDML_TEMPLATE_PATH", str(folder))

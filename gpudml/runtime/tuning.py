@@ -9,8 +9,9 @@ descriptions of the same kind use that choice without timing. The variants
 each set of plan options its spec offers for it (OpSpec.variants: the knobs whose best
 value depends on the adapter, such as a reduction's lanes and chunks), less those that
 cannot plan the description and those that compile to the same kernels as an earlier one.
-Each variant's warm-up run is checked against the operator's reference first: one that the
-driver rejects or that computes a wrong result is never chosen (a warning names it).
+Each variant's warm-up run is checked against the operator's reference first (up to
+CHECK_BYTES of tensors): one that the driver rejects or that computes a wrong result is
+never chosen (a warning names it).
 A kind is what the operator would compile to by default (its kernels' templates and
 compile-time parameters: function or mode, element widths, merged layout, ...), the
 strategies that could run it, and a size bucket (log2 of the largest tensor).
@@ -40,7 +41,7 @@ import numpy as np
 from .. import cache, compiler
 from ..compare import assert_within
 from ..errors import DMLError, InvalidArgumentError, UnsupportedError
-from ..ops.spec import reference_outputs, sample_buffers
+from ..ops.spec import element_bytes, reference_outputs, sample_buffers
 from .tensor import logical_from_raw
 
 FORMAT = 1
@@ -50,6 +51,11 @@ REPS = 5
 #: fraction: one tuning's medians drift a few percent on a busy or software adapter, and a
 #: choice that flips with the noise gains nothing and costs reproducibility.
 MARGIN = 0.03
+#: Variants are checked against the reference where the description's tensors hold at most
+#: this many bytes: above, the reference (numpy, with index arrays for data movement) and a
+#: readback per variant would take several times that in host memory, so they are only
+#: compiled and timed.
+CHECK_BYTES = 1 << 30
 _OFF = ("", "0", "off", "false", "no")
 
 
@@ -256,8 +262,9 @@ def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
     variant (name: (strategy, options); the default first) is compiled (a shader the driver
     rejects fails it), runs once on sample inputs and is checked against the operator's
     reference within its documented precision (a fused graph kernel, which has no reference
-    of its own, against the default's result, bit for bit), then those that work are timed,
-    repetitions taken in turn. The default's own failure is raised."""
+    of its own, against the default's result, bit for bit; above CHECK_BYTES, not checked),
+    then those that work are timed, repetitions taken in turn. The default's own failure is
+    raised."""
     desc, spec = operator.desc, operator.spec
     compiled, failed = {}, {}
     for n, (name, (strategy, options)) in enumerate(variants.items()):
@@ -272,13 +279,16 @@ def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
     inputs = [device.tensor(raw, desc=d) for raw, (_, d) in zip(raws, first.inputs)]
     outputs = [device.empty(d) for _, d in first.outputs]
     expected, tolerance = None, None
-    if getattr(spec, "reference", None) is not None:
+    check = sum(element_bytes(d) for _, d in first.inputs + first.outputs) <= CHECK_BYTES
+    if check and getattr(spec, "reference", None) is not None:
         logical = [logical_from_raw(raw, d) for raw, (_, d) in zip(raws, first.inputs)]
         expected = reference_outputs(spec, desc, logical)
         tolerance = [None if spec.tolerance is None else spec.tolerance(e, logical, spec.arguments(desc))
                      for e in expected]
     for name, c in compiled.items():  # the warm-up run, checked
         c.execute(inputs, outputs=outputs)
+        if not check:
+            continue
         got = [logical_from_raw(t.raw(), d) for t, (_, d) in zip(outputs, first.outputs)]
         if expected is None:
             expected, tolerance = got, [None] * len(got)
