@@ -61,3 +61,15 @@ def assert_within(actual, expected, tolerance, what: str = "") -> None:
         shown = "; ".join(f"at {i}: {g[i]} != {w[i]} (tolerance {tolerance[i]:.3g})" for i in where)
         raise AssertionError(f"{what + ': ' if what else ''}{int(bad.sum())} of {bad.size} elements outside "
                              f"the tolerance; {shown}")
+
+
+def first_wrong(actual, expected, tolerance) -> str | None:
+    """None where every actual array is within its tolerance of its expected one (as
+    assert_within checks; lists, one per output), else the first wrong element and its
+    values ("at (0, 3): 2.0 != 1.0 (tolerance 1e-06)")."""
+    try:
+        for got, want, tol in zip(actual, expected, tolerance, strict=True):
+            assert_within(got, want, tol)
+    except AssertionError as exc:
+        return str(exc).split("; ", 1)[-1].split("; ")[0]
+    return None

@@ -382,6 +382,13 @@ def _workgroup_vec(p: _Problem, inp: TensorDesc, vectorize: bool) -> bool:
             and inp.buffer_bytes >= 16 and lay.n >= 2 * (16 // inp.data_type.size))
 
 
+def _workgroup_loads(p: _Problem, function: str, inp: TensorDesc, vectorize: bool) -> tuple[bool, int, int]:
+    """(16-byte blocks?, elements per load, u32 words of a partial State) of the workgroup
+    strategy: MIN/MAX States carry their index there."""
+    vec = _workgroup_vec(p, inp, vectorize)
+    return vec, 16 // inp.data_type.size if vec else 1, state_words(function, inp.data_type, True)
+
+
 def _lanes(length: int, per_load: int) -> int:
     """Lanes per unit for reducing `length` elements, `per_load` at a time: a power of two,
     about LANE_LOADS loads per lane, at most GPU_WORKGROUP_SIZE."""
@@ -419,10 +426,8 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     """One dispatch of workgroup units writing outputs (reduce_workgroup.wgsl.j2), or, with
     several chunks per output, units saving partial States and the combine pass."""
     lay = p.lay
-    vec = _workgroup_vec(p, inp, vectorize)
-    per_load = 16 // inp.data_type.size if vec else 1
+    vec, per_load, words = _workgroup_loads(p, function, inp, vectorize)
     indexed = function in ("MIN", "MAX")
-    words = state_words(function, inp.data_type, indexed)
     lanes = power_of_two_option("Reduce", "lanes", lanes, GPU_WORKGROUP_SIZE)
     chunks, lanes = _workgroup_shape(p, words, caps, per_load, chunks, lanes)
     per_chunk = -(-lay.n // chunks)
@@ -459,8 +464,7 @@ def variants(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strate
     p = _problem(function, inp, out, axes, strategy != "workgroup")
     try:
         if strategy == "workgroup":
-            per_load = 16 // inp.data_type.size if _workgroup_vec(p, inp, True) else 1
-            words = state_words(function, inp.data_type, function in ("MIN", "MAX"))
+            _, per_load, words = _workgroup_loads(p, function, inp, True)
             chunks, lanes = _workgroup_shape(p, words, caps, per_load)
             found = [{"lanes": n} for n in (lanes // 2, lanes * 2) if 1 <= n <= GPU_WORKGROUP_SIZE]
             found += [{"chunks": n} for n in (chunks // 4, chunks * 4) if chunks > 1 and n >= 1]

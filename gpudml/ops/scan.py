@@ -118,9 +118,7 @@ def rounding_depth(n: int) -> int:
     runs = 2 * run + BLOCK + chunks // BLOCK + 4
     y = TILE_WORKGROUP // TILE_LINES
     segments = TILE_WORKGROUPS + -(-n // (y * TILE_ELEMENTS * TILES_PER_SEGMENT))
-    steps = int(math.log2(TILE_WORKGROUP))
-    tiles = TILE_ELEMENTS + steps + TILES_PER_SEGMENT + -(-segments // y) + int(math.log2(y)) + 1
-    return max(runs, tiles)
+    return max(runs, _Tiles(TILE_LINES, segments, TILES_PER_SEGMENT).depth + 1)
 
 
 # ---------------------------------------------------------------------------- runs

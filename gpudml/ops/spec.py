@@ -314,3 +314,12 @@ def reference_outputs(spec: OpSpec, desc, logical_inputs) -> list[np.ndarray]:
     reference: one array per output tensor, in tensor_fields' order."""
     grouped = regroup(tensor_groups(desc)[0], list(logical_inputs))
     return one_by_one_outputs(desc, spec.reference(*grouped, **spec.arguments(desc)))
+
+
+def expected_outputs(spec: OpSpec, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
+    """(reference_outputs, the documented precision of each: spec.tolerance's absolute
+    tolerance, None for bit-exact): what a kernel's outputs are checked against."""
+    expected = reference_outputs(spec, desc, logical_inputs)
+    arguments = spec.arguments(desc)
+    return expected, [None if spec.tolerance is None else spec.tolerance(e, logical_inputs, arguments)
+                      for e in expected]

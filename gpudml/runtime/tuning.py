@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import cache, compiler
-from ..compare import assert_within
+from ..compare import first_wrong
 from ..errors import DMLError, InvalidArgumentError, UnsupportedError
-from ..ops.spec import element_bytes, reference_outputs, sample_buffers
+from ..ops.spec import element_bytes, expected_outputs, sample_buffers
 from .tensor import logical_from_raw
 
 FORMAT = 1
@@ -282,9 +282,7 @@ def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
     check = sum(element_bytes(d) for _, d in first.inputs + first.outputs) <= CHECK_BYTES
     if check and getattr(spec, "reference", None) is not None:
         logical = [logical_from_raw(raw, d) for raw, (_, d) in zip(raws, first.inputs)]
-        expected = reference_outputs(spec, desc, logical)
-        tolerance = [None if spec.tolerance is None else spec.tolerance(e, logical, spec.arguments(desc))
-                     for e in expected]
+        expected, tolerance = expected_outputs(spec, desc, logical)
     for name, c in compiled.items():  # the warm-up run, checked
         c.execute(inputs, outputs=outputs)
         if not check:
@@ -292,11 +290,9 @@ def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
         got = [logical_from_raw(t.raw(), d) for t, (_, d) in zip(outputs, first.outputs)]
         if expected is None:
             expected, tolerance = got, [None] * len(got)
-        try:
-            for g, want, tol in zip(got, expected, tolerance, strict=True):
-                assert_within(g, want, tol)
-        except AssertionError as exc:
-            failed[name] = "wrong result: " + str(exc).split("; ", 1)[-1].split("; ")[0]
+        wrong = first_wrong(got, expected, tolerance)
+        if wrong is not None:
+            failed[name] = "wrong result: " + wrong
     right = {name: c for name, c in compiled.items() if name not in failed}
     samples: dict[str, list[float]] = {name: [] for name in right}
     for _ in range(REPS):
