@@ -8,6 +8,8 @@ or GPUDML_ADAPTER narrows a run.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -89,3 +91,12 @@ def same_gpudml_env(**extra) -> dict:
     root = str(Path(dml.__file__).resolve().parent.parent)
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else ""), **extra}
+
+
+def run_python(code: str, timeout: int = 120, **env) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter, in same_gpudml_env(**env) and the tests folder (its
+    helper modules importable); it must exit with status 0 (else its stderr is the failure)."""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                         env=same_gpudml_env(**env), cwd=str(Path(__file__).parent))
+    assert res.returncode == 0, res.stderr
+    return res

@@ -7,11 +7,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import same_gpudml_env
+from conftest import run_python
 
 from gpudml import caps, compiler, lab
 
@@ -25,9 +24,7 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
             f"sys.exit(main(['--adapter', {adapter!r}, 'bench', '--quick', '--only', 'W8,W9,W10', "
             f"'--out', {str(tmp_path)!r}]))\n")
     (tmp_path / "bench.png").write_bytes(b"an earlier run's chart")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                         env=same_gpudml_env())
-    assert res.returncode == 0, res.stderr
+    res = run_python(code, timeout=600)
     assert not (tmp_path / "bench.png").exists()  # not left beside this run's results
     report = json.loads((tmp_path / "bench.json").read_text())
     rows = {r["id"]: r for r in report["rows"]}

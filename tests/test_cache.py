@@ -5,11 +5,8 @@ cache can be off, or unwritable, and nothing fails."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-from conftest import same_gpudml_env
+from conftest import run_python
 
 from gpudml import cache, templates
 
@@ -23,9 +20,7 @@ print("jinja2" in sys.modules, len(wgsl))
 
 
 def _probe(cache_dir) -> tuple[bool, int]:
-    res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120,
-                         env=same_gpudml_env(GPUDML_CACHE_DIR=str(cache_dir)), cwd=str(Path(__file__).parent))
-    assert res.returncode == 0, res.stderr
+    res = run_python(PROBE, GPUDML_CACHE_DIR=str(cache_dir))
     jinja, size = res.stdout.split()
     return jinja == "True", int(size)
 

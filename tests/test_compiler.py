@@ -6,12 +6,10 @@ InternalError printing the numbered source, never an UnsupportedError)."""
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import same_gpudml_env
+from conftest import run_python
 
 import gpudml as dml
 from gpudml import builder, caps, compiler, examples
@@ -54,9 +52,7 @@ for name, profile in gpudml.caps.PROFILES.items():
         n += 1
 print(n)
 """
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=str(__import__("pathlib").Path(__file__).parent), env=same_gpudml_env())
-    assert res.returncode == 0, res.stderr
+    res = run_python(code)
     assert int(res.stdout) == len(caps.PROFILES) * sum(len(s.examples) for s in SPECS)
 
 

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import same_gpudml_env
+from conftest import run_python
 
 import gpudml as dml
 from gpudml import cli, lab, templates
@@ -199,10 +197,7 @@ def test_the_environment_variable_and_lib_templates(tmp_path):
     code = ("import numpy as np, gpudml as dml\n"
             "x = np.arange(6, dtype=np.uint32)\n"
             "print(dml.slice(x, [0], [6], [-1], device=dml.Device(adapter='vulkan')).tolist())\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=same_gpudml_env(GPUDML_TEMPLATE_PATH=str(tmp_path / "mine")),
-                         cwd=str(Path(__file__).parent))
-    assert res.returncode == 0, res.stderr
+    res = run_python(code, GPUDML_TEMPLATE_PATH=str(tmp_path / "mine"))
     assert res.stdout.strip() == "[6, 5, 4, 3, 2, 1]"
 
 

@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import ADAPTERS, assert_bits_equal, get_device, random_bits, same_gpudml_env
+from conftest import ADAPTERS, assert_bits_equal, get_device, random_bits, run_python
 from fuzzkit import budget, run_valid
 from hypothesis import given, reject
 from hypothesis import strategies as st
@@ -227,9 +227,6 @@ def test_a_tensor_made_under_other_limits_is_refused_clearly(adapter):
 def test_the_environment_variable_segments_the_suite_s_devices(tmp_path):
     """GPUDML_MAX_BINDING_BYTES reaches every Device of a process (how CI runs sweeps in
     segments): a reduce of 3,000 floats there binds its input as segments."""
-    import subprocess
-    import sys
-
     code = ("import numpy as np, gpudml as dml\n"
             "from gpudml.ops.reduce import infer_output\n"
             "d = dml.Device(adapter='vulkan')\n"
@@ -237,9 +234,7 @@ def test_the_environment_variable_segments_the_suite_s_devices(tmp_path):
             "c = d.compile_operator(d.create_operator(desc))\n"
             "print(max(b.segments for k in c.program.kernels for b in k.buffers))\n"
             "print(float(dml.reduce(np.ones(3000, np.float32), 'sum', device=d)[0]))\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=same_gpudml_env(GPUDML_MAX_BINDING_BYTES="1024"))
-    assert res.returncode == 0, res.stderr
+    res = run_python(code, GPUDML_MAX_BINDING_BYTES="1024")
     segments, total = res.stdout.split()
     assert int(segments) >= 2 and float(total) == 3000.0
 

@@ -4,12 +4,8 @@ summary of the whole process at exit. Timings are never asserted, only that they
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
-from conftest import same_gpudml_env
+from conftest import run_python
 from isolated import limited_device
 
 import gpudml as dml
@@ -93,8 +89,6 @@ def test_gpudml_profile_prints_a_summary_at_exit():
             "dev = dml.Device(adapter='vulkan', adapter_class='cpu')\n"
             "for _ in range(5):\n"
             "    dml.pad(np.ones((8, 8), np.float32), [1, 1], [1, 1], device=dev)\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=same_gpudml_env(GPUDML_PROFILE="1"), cwd=str(Path(__file__).parent))
-    assert res.returncode == 0, res.stderr
+    res = run_python(code, GPUDML_PROFILE="1")
     assert "gpudml profile on llvmpipe" in res.stderr and "5 dispatches" in res.stderr
     assert "Padding              segments    0       5" in res.stderr

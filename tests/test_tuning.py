@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import same_gpudml_env
+from conftest import run_python
 from isolated import limited_device
 
 import gpudml as dml
@@ -37,9 +34,7 @@ print(json.dumps([[c.get("variant"), timed, sorted(c["ms"]), compiled.strategy, 
 
 
 def _probe(tmp_path, **env) -> list:
-    res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120,
-                         env=same_gpudml_env(**env), cwd=str(Path(__file__).parent))
-    assert res.returncode == 0, res.stderr
+    res = run_python(PROBE, **env)
     return json.loads(res.stdout.strip().splitlines()[-1]), res.stderr
 
 
@@ -352,10 +347,7 @@ def test_lab_and_autotuning_need_no_pytest(tmp_path):
             "x = np.arange(64, dtype=np.float32).reshape(8, 8)\n"
             "assert (dml.reduce(x, 'sum', [1], device=dev) == x.sum(1, keepdims=True)).all()\n"
             "assert dev._ctx.tuner.used\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=same_gpudml_env(GPUDML_TUNING_CACHE=str(tmp_path / "t.json")),
-                         cwd=str(Path(__file__).parent))
-    assert res.returncode == 0, res.stderr
+    run_python(code, GPUDML_TUNING_CACHE=str(tmp_path / "t.json"))
 
 
 def test_above_check_bytes_variants_are_timed_unchecked(adapter, tmp_path, monkeypatch):
