@@ -18,7 +18,6 @@ from collections import OrderedDict
 import numpy as np
 
 from .errors import InvalidArgumentError
-from .ops.spec import grouped_outputs
 from .tensor_desc import MAX_DIMENSIONS, TensorDesc
 from .types import DataType
 
@@ -67,7 +66,7 @@ def call(spec, device, inputs: list[tuple], **attributes):
         values.append(value)
         descs.append(desc)
     compiled = _compiled(device, spec, descs, counts, attributes)
-    return grouped_outputs(compiled.desc, compiled.execute(values))
+    return compiled.grouped(compiled.execute(values))
 
 
 def expand(spec, items: list[tuple]) -> tuple[list[tuple], list[int | None]]:
@@ -156,6 +155,9 @@ def _compiled(device, spec, descs: list[TensorDesc], counts: list, attributes: d
     return compiled
 
 
+_INT = frozenset([int])
+
+
 class _Uncacheable(Exception):
     pass
 
@@ -167,6 +169,8 @@ def _freeze(value):
     if kind is int or value is None or kind is TensorDesc:
         return value
     if kind in (list, tuple):
+        if _INT.issuperset(map(type, value)):  # (the usual list of ints, at once)
+            return tuple(value)
         return tuple(_freeze(v) for v in value)
     if kind is float:
         return ("float", value.hex())

@@ -10,6 +10,8 @@ import numpy as np
 
 from .. import builder, compiler, templates
 from ..errors import InternalError, InvalidArgumentError
+from ..ops.spec import grouped_outputs, tensor_groups
+from ..tensor_desc import TensorDesc
 from .guard import guarded
 from .profiler import DispatchLabel
 from .storage import storage_range
@@ -60,6 +62,10 @@ class CompiledOperator:
                 uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=_uniform_usage())
             self._steps.append(_Step(pipe, uniforms, kernel))
         self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
+        # What execute needs of each new output: (buffer bytes, desc, whether it starts zeroed).
+        self._fresh = [(d.buffer_bytes, d, not d.covers_buffer) for _, d in self.outputs]
+        groups = tensor_groups(self.desc)[1]
+        self._one_output = len(groups) == 1 and isinstance(groups[0][1], TensorDesc)
         self._labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
                              for i, kernel in enumerate(self.program.kernels))
         self._scratch.extend(ctx.pool.acquire(n, device.caps) for n in self.program.scratch_bytes)
@@ -144,6 +150,11 @@ class CompiledOperator:
             t.free()
         return arrays
 
+    def grouped(self, results: list):
+        """`results` (one per output tensor) as the functional form returns them
+        (ops.spec.grouped_outputs; the usual single output without working it out again)."""
+        return results[0] if self._one_output else grouped_outputs(self.desc, results)
+
     def _check_tensor(self, t: Tensor, field: str, desc) -> None:
         where = f"{self.name}.execute: {field}"
         if t.device._ctx is not self.device._ctx:
@@ -164,9 +175,10 @@ class CompiledOperator:
         """(output Tensors, buffers to clear first). A new output whose kernel leaves bytes
         unwritten (strided desc, tail bytes) starts zeroed: pooled buffers hold old data."""
         if outputs is None:
-            pool = self.device._ctx.pool
-            tensors = [Tensor(self.device, pool.acquire(d.buffer_bytes, self.device.caps), d) for _, d in self.outputs]
-            clears = [t.buffer for t, (_, d) in zip(tensors, self.outputs) if not d.covers_buffer]
+            device = self.device
+            pool, caps = device._ctx.pool, device.caps
+            tensors = [Tensor(device, pool.acquire(nbytes, caps), d) for nbytes, d, _ in self._fresh]
+            clears = [t.buffer for t, (_, _, zeroed) in zip(tensors, self._fresh) if zeroed]
             return tensors, clears
         return list(outputs), []
 

@@ -138,7 +138,7 @@ class BufferPool:
             self._shrink(self.limit_bytes)
 
     def _shrink(self, limit: int) -> None:
-        if self._shrinking:
+        if self._shrinking or self._free_bytes <= limit:
             return
         self._shrinking = True
         try:
