@@ -30,6 +30,8 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     rows = {r["id"]: r for r in report["rows"]}
     assert set(rows) == {"W8", "W9", "W10"} and not any("WRONG" in r["note"] for r in rows.values())
     assert rows["W10"]["note"].startswith("1 dispatch, GPU ") and "x 20 calls" in rows["W10"]["note"]
+    w9 = rows["W9"]["extra"]
+    assert 0 < w9["host_per_op_ms"] < w9["per_op_ms"] and "of it recording" in rows["W9"]["note"]
     assert rows["W8"]["device_ms"] > 0 and rows["W8"]["ort_ms"] is None
     assert report["anchors"]["copy_kernel_gbps"] > 0
     markdown = (tmp_path / "bench.md").read_text()
