@@ -11,7 +11,6 @@ Nothing here imports wgpu.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -260,20 +259,14 @@ def tensor_groups(desc) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     (field name, list of TensorDescs) for a field holding several (JOIN's input_tensors,
     SPLIT's output_tensors). `tensor_fields` lists the same tensors one by one."""
     inputs, outputs = [], []
-    for name, is_output in _field_sides(type(desc)):
-        value = getattr(desc, name)
-        side = outputs if is_output else inputs
+    for f in dataclasses.fields(desc):
+        value = getattr(desc, f.name)
+        side = outputs if f.name.startswith("output_tensor") else inputs
         if isinstance(value, TensorDesc):
-            side.append((name, value))
+            side.append((f.name, value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, TensorDesc) for v in value):
-            side.append((name, list(value)))
+            side.append((f.name, list(value)))
     return inputs, outputs
-
-
-@functools.cache
-def _field_sides(cls) -> tuple[tuple[str, bool], ...]:
-    """(field name, is an output) of a desc class's fields, in order."""
-    return tuple((f.name, f.name.startswith("output_tensor")) for f in dataclasses.fields(cls))
 
 
 def _one_by_one(groups) -> list[tuple[str, TensorDesc]]:
