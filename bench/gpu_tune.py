@@ -5,13 +5,25 @@ and gpudml/ops/movement.py.
 
     python3 bench/gpu_tune.py            # on the adapter gpudml picks (GPUDML_ADAPTER)
     python3 bench/gpu_tune.py --reps 30
+
+It ends with the kernel time of W1, W4 and W7 (the bench's own cases) taken three ways,
+interleaved (`timing_methods`): the H100's bench.md gave W7 0.328 ms where the lab gave
+0.138 ms for the same description and kernel (and W1 0.030 against 0.037), and lavapipe
+shows no such gap (W7 under the GPU class: 462-468 ms every way), so the way of timing is
+the suspect.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
+
+import numpy as np
 
 import gpudml as dml
 from gpudml import lab
+from gpudml.bench.anchors import Yardsticks
+from gpudml.bench.timer import GpuTimer
+from gpudml.bench.workloads import WORKLOADS
 
 F32 = dml.DataType.FLOAT32
 SUBGROUPS = [{}, {"subgroups": False}]
@@ -71,6 +83,45 @@ def main() -> None:
         rows = lab.run(dev, desc, strategies=[strategy], options=options, reps=args.reps)
         print(lab.table(rows, title))
         print(fastest(rows), flush=True)
+    if dev.caps.has("timestamp-query"):
+        print(timing_methods(dev, args.reps))
+
+
+def timing_methods(dev, reps: int, ids=("W1", "W4", "W7")) -> str:
+    """The GPU time of one call of each workload (the bench's case, through the functional
+    API), medians of `reps` rounds, the three ways interleaved in each round:
+      back-to-back  the bench's "kernel ms": five calls queued without waiting, one
+                    timestamped pass each (the calls' outputs come from the buffer pool)
+      synced        one call, then wait for it (the lab's and the bench's peers' way)
+      after copy    a 64 MiB copy kernel, then one synced call (the lab pairs each sample
+                    with that copy, which leaves the workload's input out of the L2 cache)"""
+    yard = Yardsticks(dev, 256, 16)
+    lines = ["Kernel ms of the bench's cases, timed three ways (gpu_tune.timing_methods):",
+             f"  {'case':<5} {'back-to-back':>13} {'synced':>9} {'after copy':>11}"]
+    try:
+        for w in (w for w in WORKLOADS if w.id in ids):
+            case = w.setup(dev, np.random.default_rng(int(w.id[1:])), False)
+            case.device_fn()
+            dev.synchronize()
+            samples = {"back-to-back": [], "synced": [], "after copy": []}
+            for _ in range(reps):
+                with GpuTimer(dev) as timer:
+                    for _ in range(5):
+                        case.device_fn()
+                    dev.synchronize()
+                samples["back-to-back"].append(statistics.median(timer.milliseconds()))
+                for name in ("synced", "after copy"):
+                    if name == "after copy":
+                        yard.copy_ms()
+                    with dev.profile() as prof:
+                        case.device_fn()
+                        dev.synchronize()
+                    samples[name].append(sum(r["gpu_ms"] for r in prof.rows))
+            ms = [statistics.median(v) for v in samples.values()]
+            lines.append(f"  {w.id:<5} {ms[0]:>13.4f} {ms[1]:>9.4f} {ms[2]:>11.4f}")
+    finally:
+        yard.close()
+    return "\n".join(lines)
 
 
 def fastest(rows) -> str:

@@ -71,3 +71,14 @@ def test_gpu_session_script_parses():
     res = subprocess.run(["bash", "-n", str(Path(__file__).resolve().parent.parent / "bench" / "gpu_session.sh")],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_gpu_tune_times_the_bench_cases_three_ways(device):
+    """bench/gpu_tune.py's last table: a bench case's kernel time taken back-to-back, synced
+    and after a copy, each a positive median, on an adapter with timestamps."""
+    if not device.caps.has("timestamp-query"):
+        pytest.skip("the table needs GPU timestamps")
+    table = _bench_script("gpu_tune").timing_methods(device, 2, ids=("W8",)).splitlines()
+    assert table[1].split() == ["case", "back-to-back", "synced", "after", "copy"]
+    case, *ms = table[2].split()
+    assert case == "W8" and len(table) == 3 and len(ms) == 3 and all(float(v) > 0 for v in ms)
