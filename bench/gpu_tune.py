@@ -10,7 +10,9 @@ It ends with the kernel time of W1, W4 and W7 (the bench's own cases) taken thre
 interleaved (`timing_methods`): the H100's bench.md gave W7 0.328 ms where the lab gave
 0.138 ms for the same description and kernel (and W1 0.030 against 0.037), and lavapipe
 shows no such gap (W7 under the GPU class: 462-468 ms every way), so the way of timing is
-the suspect.
+the suspect. Then W7's kernel with three layouts of the same lengths tensor (`w7_lengths`): each
+column its own length (W7: neighbouring elements read different rows, a 32-byte sector
+fetched for each 4-byte float), one length per batch, and every length 4096.
 """
 from __future__ import annotations
 
@@ -85,6 +87,7 @@ def main() -> None:
         print(fastest(rows), flush=True)
     if dev.caps.has("timestamp-query"):
         print(timing_methods(dev, args.reps))
+        print(w7_lengths(dev, args.reps))
 
 
 def timing_methods(dev, reps: int, ids=("W1", "W4", "W7")) -> str:
@@ -110,18 +113,47 @@ def timing_methods(dev, reps: int, ids=("W1", "W4", "W7")) -> str:
                         case.device_fn()
                     dev.synchronize()
                 samples["back-to-back"].append(statistics.median(timer.milliseconds()))
-                for name in ("synced", "after copy"):
-                    if name == "after copy":
-                        yard.copy_ms()
-                    with dev.profile() as prof:
-                        case.device_fn()
-                        dev.synchronize()
-                    samples[name].append(sum(r["gpu_ms"] for r in prof.rows))
+                samples["synced"].append(_synced_ms(dev, case.device_fn))
+                yard.copy_ms()
+                samples["after copy"].append(_synced_ms(dev, case.device_fn))
             ms = [statistics.median(v) for v in samples.values()]
             lines.append(f"  {w.id:<5} {ms[0]:>13.4f} {ms[1]:>9.4f} {ms[2]:>11.4f}")
     finally:
         yard.close()
     return "\n".join(lines)
+
+
+def w7_lengths(dev, reps: int, shape=(64, 4096, 64)) -> str:
+    """W7 (ReverseSubsequences along axis 1, float32) with its lengths laid out three ways in
+    the same [b, 1, c] UINT32 tensor, so the kernel is the same and only the rows read
+    differ: `per column` (W7's, uniform over 0..n), `per batch` (one length for all the
+    columns of a batch: neighbouring floats come from one row), `all n` (each batch
+    reversed whole). Synced calls, medians of `reps` rounds, interleaved; GB/s of the
+    elements read and written."""
+    b, n, cols = shape
+    rng = np.random.default_rng(7)
+    x = dev.tensor(rng.random(shape, dtype=np.float32))
+    layouts = {"per column": rng.integers(0, n + 1, size=(b, 1, cols)),
+               "per batch": np.repeat(rng.integers(0, n + 1, size=(b, 1, 1)), cols, axis=2),
+               f"all {n}": np.full((b, 1, cols), n)}
+    lengths = {name: dev.tensor(v.astype(np.uint32)) for name, v in layouts.items()}
+    samples = {name: [] for name in layouts}
+    for _ in range(reps):
+        for name, lt in lengths.items():
+            samples[name].append(_synced_ms(dev, lambda lt=lt: dml.reverse_subsequences(x, lt, 1)))
+    lines = [f"W7's kernel by layout of its lengths, {list(shape)} float32 (gpu_tune.w7_lengths):"]
+    for name, v in samples.items():
+        ms = statistics.median(v)
+        lines.append(f"  {name:<12} {ms:>9.4f} ms {2 * 4 * b * n * cols / ms / 1e6:>9.1f} GB/s")
+    return "\n".join(lines)
+
+
+def _synced_ms(dev, fn) -> float:
+    """GPU ms of one call of `fn`, waited for (timestamps of its passes, summed)."""
+    with dev.profile() as prof:
+        fn()
+        dev.synchronize()
+    return sum(r["gpu_ms"] for r in prof.rows)
 
 
 def fastest(rows) -> str:

@@ -82,3 +82,14 @@ def test_gpu_tune_times_the_bench_cases_three_ways(device):
     assert table[1].split() == ["case", "back-to-back", "synced", "after", "copy"]
     case, *ms = table[2].split()
     assert case == "W8" and len(table) == 3 and len(ms) == 3 and all(float(v) > 0 for v in ms)
+
+
+def test_gpu_tune_times_reverse_subsequences_by_layout_of_its_lengths(device):
+    """bench/gpu_tune.py's W7 table: one row per layout of the lengths, each a positive time."""
+    if not device.caps.has("timestamp-query"):
+        pytest.skip("the table needs GPU timestamps")
+    table = _bench_script("gpu_tune").w7_lengths(device, 1, shape=(2, 64, 16)).splitlines()
+    assert table[0].startswith("W7's kernel by layout of its lengths, [2, 64, 16] float32")
+    rows = [line.split("  ")[1:] for line in table[1:]]
+    assert [r[0].strip() for r in rows] == ["per column", "per batch", "all 64"]
+    assert all(float(line.split()[-4]) > 0 and line.endswith(" GB/s") for line in table[1:])
