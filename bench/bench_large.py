@@ -46,7 +46,7 @@ def gpu_ms(device, fn, arg) -> float:
         out = fn(arg, device)
         device.synchronize()
     del out
-    return sum(r["gpu_ms"] for r in prof.rows)
+    return prof.gpu_ms
 
 
 def real(gib: float, adapter, adapter_class, dtype: str = "float32") -> list[dict]:

@@ -5,6 +5,7 @@ summary of the whole process at exit. Timings are never asserted, only that they
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import run_python
 from isolated import limited_device
 
@@ -30,6 +31,7 @@ def test_rows_add_up_to_the_batch(device):
         ("Reduce", reduce, 0), ("Reduce", reduce, 1), ("Slice1", movement, 0), ("Padding", movement, 0)]
     assert all(r["gpu_ms"] > 0 and r["bytes"] > 0 and r["clock"] == "gpu" for r in prof.rows)
     assert prof.rows[2]["bytes"] == 2 * 512 * 512 * 4  # the slice binds its input and its output
+    assert prof.gpu_ms == pytest.approx(sum(r["gpu_ms"] for r in prof.rows))
     # the results are what they would be unprofiled
     np.testing.assert_allclose(y.numpy(), x.numpy().sum(0, keepdims=True), rtol=1e-5)
     np.testing.assert_array_equal(w.numpy()[1:-1, 1:-1], x.numpy()[:, ::-1])

@@ -301,7 +301,7 @@ def _time_peers(device, case: Case, reps: int, row: Row) -> None:
             with device.profile() as prof:
                 fn()
             device.synchronize()
-            samples[name].append(sum(r["gpu_ms"] for r in prof.rows))
+            samples[name].append(prof.gpu_ms)
     ms = {name: float(np.median(v)) for name, v in samples.items()}
     row.extra.update({f"{name} ms": v for name, v in ms.items()})
     parts = [f"{ms['case'] / ms[name]:.2f}x {name} ({ms[name]:.3f} ms)" for name in case.peers]

@@ -36,9 +36,9 @@ class Profile:
     `device` (None: every Device of the adapter).
 
     `rows`: one dict per dispatch, in recording order: operator, strategy, dispatch,
-    gpu_ms, bytes, clock ("gpu": timestamps, or "wall": submit to completion). `summary()`:
-    a table per (operator, strategy, dispatch). `keep_rows=False` keeps only the summary's
-    totals (the process-wide profile of GPUDML_PROFILE)."""
+    gpu_ms, bytes, clock ("gpu": timestamps, or "wall": submit to completion). `gpu_ms`: their
+    times in all. `summary()`: a table per (operator, strategy, dispatch). `keep_rows=False`
+    keeps only the summary's totals (the process-wide profile of GPUDML_PROFILE)."""
 
     def __init__(self, device=None, keep_rows: bool = True):
         self.device = device
@@ -58,6 +58,11 @@ class Profile:
         total[0] += 1
         total[1] += ms
         total[2] += label.bytes
+
+    @property
+    def gpu_ms(self) -> float:
+        """The GPU time of every dispatch timed so far, in all (ms; rows kept or not)."""
+        return sum(total[1] for total in self.totals.values())
 
     def summary(self) -> str:
         """Each kind of dispatch: how many, GPU time in all and per dispatch, GB/s."""
