@@ -427,7 +427,8 @@ def broken_fields(draw, desc):
     if kind == "not_int":
         return replace_fields(desc, start_padding=with_entry(desc.start_padding, i, not_int)), "start_padding", kind
     if kind == "mode":
-        return replace_fields(desc, padding_mode=draw(st.sampled_from([4, -1, "wrap", None]))), "padding_mode", kind
+        bad = draw(st.sampled_from([5, -1, "mirror", None, 1.5]))  # 4 and "wrap" are WRAP from FL_6_4 on
+        return replace_fields(desc, padding_mode=bad), "padding_mode", kind
     if kind == "value_type":
         value = draw(st.sampled_from(["0", None, 1j, True, [0.0], np.zeros(1)]))
         return replace_fields(desc, padding_value=value), "padding_value", kind
