@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import assert_bits_equal, random_bits
+from conftest import ADAPTERS, assert_bits_equal, random_bits, run_python
 from fuzzkit import (
     REDUCED_AXES_KINDS,
     Case,
@@ -454,6 +454,30 @@ def test_workgroup_subgroups_merge_like_the_tree(device, function):
     floats included: lane 0 merges the same States in the same order. Rows shorter than a
     subgroup, as long, longer (steps through both), chunks with the combine pass, float16,
     64-bit integers (native and as u32 pairs) and strided lanes."""
+    check_subgroup_merge(device, function)
+
+
+def test_workgroup_subgroups_four_wide():
+    """The same at another subgroup width: GPUs run subgroups of 16, 32 or 64 invocations,
+    lavapipe of 8 (its 256-bit vectors); with LP_NATIVE_VECTOR_WIDTH=128 its subgroups are
+    4 wide, so that the butterfly's switch from shuffles to workgroup memory comes a step
+    earlier and lanes=4 and 8 merge by other paths. Every function, in a fresh process
+    (lavapipe reads the variable when it loads)."""
+    if "vulkan" not in ADAPTERS:
+        pytest.skip("needs the Vulkan adapter (lavapipe)")
+    code = ("import gpudml as dml\n"
+            "from test_reduce import F, check_subgroup_merge\n"
+            "d = dml.Device(adapter='vulkan')\n"
+            "assert d.caps.has('subgroup') and '128 bits' in d.adapter_name, d.adapter_name\n"
+            "for f in F:\n"
+            "    check_subgroup_merge(d, f)\n"
+            "print(d.adapter_name)\n")
+    assert "128 bits" in run_python(code, timeout=600, LP_NATIVE_VECTOR_WIDTH="128").stdout
+
+
+def check_subgroup_merge(device, function) -> None:
+    """The body of the two tests above: every SUBGROUP_CASES case of `function`, the default
+    workgroup kernel (subgroups where the adapter has them) against subgroups=False."""
     has = device.caps.has("subgroup")
     rng = np.random.default_rng(int(function))
     for dtype, sizes, axes, lanes in SUBGROUP_CASES:
