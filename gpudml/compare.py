@@ -52,9 +52,9 @@ def assert_within(actual, expected, tolerance, what: str = "") -> None:
     actual, expected = _as_array(actual), _as_array(expected)
     if actual.dtype != expected.dtype or actual.shape != expected.shape:
         raise AssertionError(_kind_mismatch(actual, expected))
-    g, w = actual.astype(np.float64), expected.astype(np.float64)
-    tolerance = np.broadcast_to(np.asarray(tolerance, np.float64), w.shape)
-    with np.errstate(invalid="ignore"):  # inf - inf is NaN, not within tolerance; g == w decides
+    with np.errstate(invalid="ignore"):  # a signaling NaN's cast, and inf - inf (NaN; g == w decides)
+        g, w = actual.astype(np.float64), expected.astype(np.float64)
+        tolerance = np.broadcast_to(np.asarray(tolerance, np.float64), w.shape)
         bad = ~((np.abs(g - w) <= tolerance) | (np.isnan(g) & np.isnan(w)) | (g == w))
     if bad.any():
         where = [tuple(int(i) for i in index) for index in np.argwhere(bad)[:5]]

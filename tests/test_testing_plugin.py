@@ -3,6 +3,7 @@ pytester runs small test files of a user's own through pytest with the plugin.""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,18 @@ def test_assert_bit_equal_sees_nan_payloads_and_the_sign_of_zero():
         testing.assert_bit_equal(a, np.array([1.0, np.nan, 0.0], np.float32))
     with pytest.raises(AssertionError, match=r"dtype/shape float32\[3\] != float64\[3\]"):
         testing.assert_bit_equal(a, a.astype(np.float64))
+
+
+def test_assert_within_takes_signaling_nans_quietly():
+    """A float32 signaling NaN (an operator's output may carry one: data movement and MAX/MIN
+    keep payloads) matches NaN without numpy's "invalid value encountered in cast" warning,
+    which its cast to float64 raises (a long fuzz run showed it)."""
+    x = np.array([0x7F800001, 0x3F800000], np.uint32).view(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        testing.assert_within(x, x.copy(), 0.0)
+        with pytest.raises(AssertionError, match="1 of 2"):
+            testing.assert_within(x, np.array([np.nan, 2.0], np.float32), 0.5)
 
 
 def test_assert_bit_equal_takes_tensors(vulkan_device):
