@@ -1,6 +1,7 @@
 """`gpudml bench` runs end to end (one tiny workload, quick), its optional extras (onnx,
-onnxruntime, matplotlib) absent as on a bare machine: results checked, files written. The
-GPU session's scripts (bench/gpu_tune.py, bench/gpu_session.sh) plan and parse."""
+onnxruntime, matplotlib) absent as on a bare machine: results checked, files written; W1-W7
+run their adapter class's strategies. The GPU session's scripts (bench/gpu_tune.py,
+bench/gpu_session.sh) plan and parse."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import run_python
 
-from gpudml import caps, compiler, lab
+import gpudml as dml
+from gpudml import bench, caps, compiler, lab
+from gpudml.bench import workloads
 
 
 @pytest.mark.slow
@@ -35,11 +39,38 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     assert rows["W8"]["device_ms"] > 0 and rows["W8"]["ort_ms"] is None
     assert report["anchors"]["copy_kernel_gbps"] > 0
     markdown = (tmp_path / "bench.md").read_text()
-    assert "| W8 SUM last axis [8,8] |" in markdown
+    assert rows["W8"]["strategy"] in ("rows", "workgroup")  # the class's Reduce strategy for short rows
+    assert f"| W8 SUM last axis [8,8] | {rows['W8']['strategy']} |" in markdown
     assert "| not installed (pip install 'gpudml[bench]') |" in markdown
     assert "onnxruntime is not installed, so its column is empty: pip install 'gpudml[bench]'" in markdown
     assert "matplotlib is not installed" in res.stdout
     assert res.stdout.rstrip().endswith(f"written: {tmp_path / 'bench.md'}, {tmp_path / 'bench.json'}")
+
+
+#: The strategy each of W1-W7 runs per adapter class (README: the strategy table; issue #11:
+#: under the GPU class every one is a GPU-class strategy).
+CLASS_STRATEGIES = {
+    "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",
+            "W6": "coalesced", "W7": "coalesced"},
+    "cpu": {"W1": "rows", "W2": "split", "W3": "rows", "W4": "segments", "W5": "segments",
+            "W6": "segments", "W7": "column"},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter_class", sorted(CLASS_STRATEGIES))
+def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
+    """W1-W7 at their bench sizes on a Device of each class: the strategy the bench records
+    for each (from the dispatches of its checked call) is that class's, and the result is
+    right."""
+    device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class=adapter_class)
+    seen = {}
+    for w in workloads.WORKLOADS:
+        if w.id in CLASS_STRATEGIES[adapter_class]:
+            case = w.setup(device, np.random.default_rng(int(w.id[1:])), True)
+            got, seen[w.id] = workloads.run_profiled(device, case)
+            assert bench.check_result(got.numpy(), case.expected, case.compare), w.id
+    assert seen == CLASS_STRATEGIES[adapter_class]
 
 
 def _bench_script(name: str):

@@ -34,6 +34,7 @@ class Row:
     numpy_io_ms: float | None = None     # numpy in, numpy out
     numpy_ms: float | None = None        # numpy's own implementation
     ort_ms: float | None = None          # onnxruntime CPU, default threads
+    strategy: str = ""                   # the kernel strategies its dispatches ran ("+"-joined)
     note: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -100,9 +101,9 @@ def render_markdown(rows: list[Row], anchors: dict, device_name: str, extra: boo
         lines.append(f"| {key} | {value:.4g} |" if isinstance(value, float) else f"| {key} | {value} |")
     lines += ["", "Ratios use the copy kernel and the empty dispatch timed beside each workload "
                   "(interleaved), so host drift hits both alike.", "",
-              "| workload | device ms (kernel ms) | GB/s | x copy ceiling | x floor | numpy in/out ms | "
+              "| workload | strategy | device ms (kernel ms) | GB/s | x copy ceiling | x floor | numpy in/out ms | "
                   "numpy ms | ort ms | device / numpy | note |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def fmt(v, spec=".3f"):
         return "—" if v is None else format(v, spec)
@@ -116,9 +117,9 @@ def render_markdown(rows: list[Row], anchors: dict, device_name: str, extra: boo
         ratio_floor = None if not (r.device_ms and floor_here) else r.device_ms / floor_here
         vs_numpy = None if not (r.device_ms and r.numpy_ms) else r.device_ms / r.numpy_ms
         dev = fmt(r.device_ms) + ("" if r.kernel_ms is None else f" ({r.kernel_ms:.3f})")
-        lines.append(f"| {r.id} {r.title} | {dev} | {fmt(gbps, '.2f')} | {fmt(ratio_ceiling, '.2f')} | "
-                     f"{fmt(ratio_floor, '.2f')} | {fmt(r.numpy_io_ms)} | {fmt(r.numpy_ms)} | "
-                     f"{fmt(r.ort_ms) if extra else NOT_INSTALLED} | "
+        lines.append(f"| {r.id} {r.title} | {r.strategy or '—'} | {dev} | {fmt(gbps, '.2f')} | "
+                     f"{fmt(ratio_ceiling, '.2f')} | {fmt(ratio_floor, '.2f')} | {fmt(r.numpy_io_ms)} | "
+                     f"{fmt(r.numpy_ms)} | {fmt(r.ort_ms) if extra else NOT_INSTALLED} | "
                      f"{fmt(vs_numpy, '.2f')} | {r.note} |")
     return "\n".join(lines)
 

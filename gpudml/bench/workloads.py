@@ -222,12 +222,21 @@ def measure_anchors(device, reps: int, quick: bool) -> dict:
     return _anchors.measure(device, reps=reps, quick=quick)
 
 
+def run_profiled(device, case: Case) -> tuple[object, str]:
+    """One call of the case's device function, and the kernel strategies its dispatches ran,
+    in order of first use, "+"-joined (e.g. "workgroup"; a graph: its nodes' strategies)."""
+    with device.profile() as prof:
+        got = case.device_fn()
+        device.synchronize()
+    return got, "+".join(dict.fromkeys(row["strategy"] for row in prof.rows))
+
+
 def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
     rng = np.random.default_rng(int(w.id[1:]))
     row = Row(w.id, w.title, 0)
     try:
         case = w.setup(device, rng, quick)
-        got = case.device_fn()
+        got, row.strategy = run_profiled(device, case)
     except AttributeError as exc:  # an operator not implemented yet
         row.note = f"not run: {exc}"
         return row
