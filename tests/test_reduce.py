@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -711,6 +712,21 @@ def test_float16_accumulates_in_float32_and_overflows_to_inf(device):
     np.testing.assert_allclose(got, 5000 * float(np.float16(0.1)), rtol=1e-3)
     got = dml.reduce(y, "average", None, device=device)
     np.testing.assert_array_equal(got, [[np.float16(0.1)]])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_reference_takes_signaling_nans_quietly(dtype):
+    """Every float function's reference (and its tolerance) on an input holding a signaling
+    NaN: NaN (MIN/MAX keep the input's bits), without numpy's "invalid value encountered in
+    cast" warning from the NaN's cast to float64."""
+    bits = {np.float16: (np.uint16, 0x7C01, 0x3C00), np.float32: (np.uint32, 0x7F800001, 0x3F800000)}[dtype]
+    x = np.array([[bits[1], bits[2]], [bits[2], bits[2]]], bits[0]).view(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for function in [f for f in dml.ReduceFunction if f.name not in reduction.ARG_FUNCTIONS]:
+            got = reference.reduce(x, function, [1])
+            assert np.isnan(got[0, 0]) and not np.isnan(got[1, 0]), function
+            reduce_op.tolerance(got, [x], {"function": function, "axes": [1]})
 
 
 def test_float16_subnormal_and_rounding(device):

@@ -200,8 +200,8 @@ def _reduce_axes(axes, rank: int) -> list[int]:
 
 def _float_reduce(rows: np.ndarray, function: ReduceFunction) -> np.ndarray:
     """Float reductions over the last axis, computed in float64 (not yet rounded)."""
-    v = rows.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # invalid: also a signaling NaN's cast
+        v = rows.astype(np.float64)
         if function == F.SUM:
             return v.sum(axis=-1)
         if function == F.AVERAGE:
