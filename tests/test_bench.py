@@ -10,7 +10,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from conftest import run_python
 
@@ -67,8 +66,7 @@ def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
     seen = {}
     for w in workloads.WORKLOADS:
         if w.id in CLASS_STRATEGIES[adapter_class]:
-            case = w.setup(device, np.random.default_rng(int(w.id[1:])), True)
-            got, seen[w.id] = workloads.run_profiled(device, case)
+            case, got, seen[w.id] = workloads.first_call(device, w, True)
             assert bench.check_result(got.numpy(), case.expected, case.compare), w.id
     assert seen == CLASS_STRATEGIES[adapter_class]
 

@@ -222,21 +222,22 @@ def measure_anchors(device, reps: int, quick: bool) -> dict:
     return _anchors.measure(device, reps=reps, quick=quick)
 
 
-def run_profiled(device, case: Case) -> tuple[object, str]:
-    """One call of the case's device function, and the kernel strategies its dispatches ran,
-    in order of first use, "+"-joined (e.g. "workgroup"; a graph: its nodes' strategies)."""
+def first_call(device, w: Workload, quick: bool) -> tuple[Case, object, str]:
+    """The workload's case (inputs seeded by its number), the result of one call of its
+    device function (the call the bench checks), and the kernel strategies that call's
+    dispatches ran, in order of first use, "+"-joined (e.g. "workgroup"; a graph: its
+    nodes' strategies)."""
+    case = w.setup(device, np.random.default_rng(int(w.id[1:])), quick)
     with device.profile() as prof:
         got = case.device_fn()
         device.synchronize()
-    return got, "+".join(dict.fromkeys(row["strategy"] for row in prof.rows))
+    return case, got, "+".join(dict.fromkeys(row["strategy"] for row in prof.rows))
 
 
 def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
-    rng = np.random.default_rng(int(w.id[1:]))
     row = Row(w.id, w.title, 0)
     try:
-        case = w.setup(device, rng, quick)
-        got, row.strategy = run_profiled(device, case)
+        case, got, row.strategy = first_call(device, w, quick)
     except AttributeError as exc:  # an operator not implemented yet
         row.note = f"not run: {exc}"
         return row
