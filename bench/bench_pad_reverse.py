@@ -130,11 +130,11 @@ def bench_pad(device: dml.Device, reps: int, copy) -> None:
 
     host = lambda: dml.pad(x, start, end, mode="reflection", device=device)  # noqa: E731
 
-    want = reference.padding(x, start, end, dml.PaddingMode.REFLECTION)
+    want = reference.pad(x, start, end, dml.PaddingMode.REFLECTION)
     resident()
     checks = {"device-resident": out_t.numpy(), "numpy in/out": host(), "np.pad": numpy_pad()}
     for path, got in checks.items():
-        assert same_bits(got, want), f"pad: {path} differs from reference.padding"
+        assert same_bits(got, want), f"pad: {path} differs from reference.pad"
     timings = median_ms({"gpudml device-resident": resident, "gpudml numpy in/out": host, "numpy": numpy_pad,
                          "copy kernel": copy[0]}, reps)
     report("pad REFLECTION float32 [1,3,1024,1024] +16 on H and W -> [1,3,1056,1056]",

@@ -29,7 +29,7 @@ from gpudml.bench.workloads import WORKLOADS
 
 F32 = dml.DataType.FLOAT32
 SUBGROUPS = [{}, {"subgroups": False}]
-CHUNK_FORMS = [{}, {"chunk": "segments"}]
+CHUNK_FORMS = [{}, {"chunk": "stretches"}]
 
 
 def _reduce(shape, function, axes):
@@ -38,7 +38,7 @@ def _reduce(shape, function, axes):
 
 
 IMAGE = dml.TensorDesc(F32, [1, 3, 1024, 1024])
-SCAN_COLUMNS = dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(F32, [4096, 4096]), 0)
+SCAN_COLUMNS = dml.ops.spec_named("cumulative_summation").infer_output(dml.TensorDesc(F32, [4096, 4096]), 0)
 CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
     ("W1 sum rows", _reduce([4096, 4096], "SUM", [1]), "workgroup",
      [{}] + [{"lanes": n, **s} for n in (32, 64, 128, 256) for s in SUBGROUPS]
@@ -63,7 +63,7 @@ CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
         dml.TensorDesc(F32, [64, 4096, 64]), dml.TensorDesc(dml.DataType.UINT32, [64, 1, 64]), 1),
      "coalesced", CHUNK_FORMS),
     # Scans along the first axis: 0.71 ms on the H100 against 0.10 ms along the last (lab.log,
-    # 2026-11-23). The segments per line (option chunks) decide the passes and the walk; the
+    # 2026-11-23). The chunks per line (option chunks) decide the passes and the walk; the
     # lines side by side (option lines, 32: 128 contiguous bytes per row) how much of a
     # row one tile reads. And `runs` (5.19 ms there: 1,024 invocations, each a whole column
     # of 4 lines) cut into GPU-sized chunks: neighbouring invocations on neighbouring 16-byte

@@ -118,6 +118,14 @@ class Caps:
         return caps
 
 
+#: The native features gpudml asks for, by wgpu's names, with the short names `gpudml info`
+#: prints.
+FEATURE_NAMES = {
+    "shader-f16": "f16", "shader-f64": "f64", "shader-int64": "int64", "shader-i16": "i16",
+    "subgroup": "subgroups", "timestamp-query": "timestamps", "mappable-primary-buffers": "mappable buffers",
+}
+
+
 def floor_pow2(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 

@@ -1,30 +1,32 @@
-"""`gpudml info | examples | shader OP | bench`. The operator subcommands of `shader` come
-from the operator specs (gpudml/ops/)."""
+"""`gpudml info | examples | shader OP | lab OP | tune | bench`. The operator subcommands of
+`shader` and `lab` come from the operator specs (gpudml/ops/). The subcommands `lab`,
+`tune` and `bench` import their modules when they run."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
 
 import numpy as np
 
+from . import caps, compiler, examples
+from .caps import FEATURE_NAMES
 from .errors import DMLError, InvalidArgumentError, UnsupportedError
-from .types import DataType
+from .kernels import templates
+from .ops import SPECS, spec_named, tensor_fields
+from .runtime import adapters, tuning
+from .runtime.device import Device
+from .tensor_desc import TensorDesc
+from .types import HIGHEST_FEATURE_LEVEL, DataType, FeatureLevel
 
-FEATURE_NAMES = {
-    "shader-f16": "f16", "shader-f64": "f64", "shader-int64": "int64", "shader-i16": "i16",
-    "subgroup": "subgroups", "timestamp-query": "timestamps", "mappable-primary-buffers": "mappable buffers",
-}
 #: The capability profile `gpudml shader` compiles for when no adapter can be opened.
 FALLBACK_PROFILE = "gpu"
 
 
 def cmd_info(args) -> int:
-    from .runtime import adapters
-    from .runtime.device import Device
-
     try:
         found = adapters.enumerate_adapters()
     except DMLError as exc:
@@ -63,9 +65,6 @@ def cmd_info(args) -> int:
     print(f"Feature level:   {dev.feature_level.name}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
     print(f"Data types:      {', '.join(supported)}")
-    from . import templates
-    from .runtime import tuning
-
     print(f"Templates:       {os.pathsep.join(templates.search_path())}  (first match wins; GPUDML_TEMPLATE_PATH)")
     print(f"Autotuning:      {'on' if dev.autotune else 'off'} (GPUDML_AUTOTUNE); cache "
           f"{tuning.cache_file() or 'off'} (GPUDML_TUNING_CACHE)")
@@ -73,10 +72,6 @@ def cmd_info(args) -> int:
 
 
 def cmd_examples(args) -> int:
-    from . import examples
-    from .ops import spec_named
-    from .runtime.device import Device
-
     device = Device(adapter=args.adapter)
     print(f"Adapter: {device.adapter_name}\n")
     failures = 0
@@ -135,17 +130,14 @@ _PARSERS = {"ints": _ints, "number": _number, "str": lambda text, what: text}
 
 def description(spec, args):
     """The (validated) desc that `gpudml shader OP` options describe, and its feature level."""
-    from .tensor_desc import TensorDesc
-    from .types import HIGHEST_FEATURE_LEVEL, FeatureLevel
-
     dt = DataType.coerce(args.dtype, "--dtype")
     in_strides = _ints(args.input_strides, "--input-strides") if args.input_strides else None
     x = TensorDesc(dt, _ints(args.shape, "--shape"), in_strides)
     values = {}
-    for arg in spec.cli:
+    for arg in spec.cli.args:
         text = getattr(args, arg.dest)
         values[arg.dest] = None if text is None else _PARSERS[arg.kind](text, arg.flag)
-    desc = spec.from_cli(x, values)
+    desc = spec.cli.desc(x, values)
     level = HIGHEST_FEATURE_LEVEL if args.feature_level is None else FeatureLevel.coerce(
         args.feature_level, "--feature-level")
     spec.validate(desc, level)
@@ -157,13 +149,9 @@ def shader_caps(args):
     fallback profile when no adapter can be opened (and none was asked for). A profile
     takes GPUDML_MAX_BINDING_BYTES / GPUDML_MAX_BUFFER_BYTES as a Device does, so that
     the segmented kernels of a large tensor can be read with no adapter."""
-    from . import caps
-
     if args.caps is not None:
         return caps.profile(args.caps).with_limits(*caps.limits_from_env()), f"profile {args.caps}"
     try:
-        from .runtime.device import Device
-
         return Device(adapter=args.adapter).caps, "the adapter"
     except UnsupportedError as exc:
         if args.adapter is not None:
@@ -174,9 +162,6 @@ def shader_caps(args):
 
 
 def cmd_shader(args) -> int:
-    from . import compiler
-    from .ops import spec_named
-
     spec = spec_named(args.op)
     desc, level = description(spec, args)
     caps, source = shader_caps(args)
@@ -191,11 +176,7 @@ def cmd_shader(args) -> int:
 
 
 def cmd_lab(args) -> int:
-    import json
-
     from . import lab
-    from .ops import spec_named, tensor_fields
-    from .runtime.device import Device
 
     spec = spec_named(args.op)
     desc, level = description(spec, args)
@@ -204,17 +185,17 @@ def cmd_lab(args) -> int:
     strategies = args.strategies.strip()
     strategies = None if strategies == "all" else strategies if strategies == "tuned" else [
         s for s in strategies.split(",") if s]
-    unknown = [s for s in strategies or () if s not in spec.strategies] if strategies != "tuned" else []
+    unknown = [s for s in strategies or () if s not in spec.planner.strategies] if strategies != "tuned" else []
     if unknown:
         raise InvalidArgumentError(f"--strategies: {', '.join(unknown)} not a strategy of {spec.name} "
-                                   f"({', '.join(spec.strategies)})")
+                                   f"({', '.join(spec.planner.strategies)})")
     options = [lab.parse_options(text) for text in args.options] or None
     if options and strategies == "tuned":
         raise InvalidArgumentError("--options: not with --strategies tuned (the autotuner's variants bring their own)")
-    unknown = sorted({k for o in options or () for k in o} - set(spec.options))
+    unknown = sorted({k for o in options or () for k in o} - set(spec.planner.options))
     if unknown:
         raise InvalidArgumentError(f"--options: {', '.join(unknown)} not a plan option of {spec.name} "
-                                   f"({', '.join(spec.options) or 'none'})")
+                                   f"({', '.join(spec.planner.options) or 'none'})")
     device = Device(feature_level=level, adapter=args.adapter)
     rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options)
     (_, x), *more = tensor_fields(desc)[0]
@@ -238,11 +219,7 @@ TUNE_SHOWN = 4
 
 def cmd_tune(args) -> int:
     """Autotune the bench workloads' kinds of description and say what was chosen."""
-    import numpy as np
-
     from .bench import workloads as wl
-    from .runtime import tuning
-    from .runtime.device import Device
 
     device = Device(adapter=args.adapter, autotune=True)
     tuner = device._ctx.tuner
@@ -276,10 +253,7 @@ def cmd_tune(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    import os
-
-    from .bench import run_suite
-    from .runtime.device import Device
+    from .bench.suite import run_suite
 
     device = Device(adapter=args.adapter)
     os.makedirs(args.out, exist_ok=True)
@@ -308,19 +282,15 @@ def _subparser(sub, name: str, help: str, example: str, **kwargs) -> argparse.Ar
 def _per_operator(parser, command: str):
     """A subcommand per operator under `parser` (`gpudml COMMAND OP`), with the options
     that describe one of its descriptions: yields (spec, its parser)."""
-    from .ops import SPECS
-
     ops = parser.add_subparsers(dest="op", required=True, metavar="OP")
     for spec in SPECS:
-        p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli_example}",
+        p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli.example}",
                        aliases=_aliases(spec))
         _description_options(p, spec)
         yield spec, p
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import caps
-
     parser = argparse.ArgumentParser(
         prog="gpudml", description="DirectML operators on any GPU",
         epilog="examples:\n  gpudml info\n  gpudml --adapter gl examples\n"
@@ -346,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
     shader.set_defaults(func=cmd_shader)
     for spec, p in _per_operator(shader, "shader"):
-        p.add_argument("--strategy", default=None, choices=spec.strategies,
+        p.add_argument("--strategy", default=None, choices=spec.planner.strategies,
                        help="force a kernel strategy (default: the operator's choice)")
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
                        help="compile for a capability profile, with no adapter (default: the adapter, or "
@@ -358,12 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     for spec, p in _per_operator(lab, "lab"):
         p.add_argument("--strategies", default="all",
                        help="all, tuned (the variants the autotuner times: strategies and plan options), or "
-                            f"strategy names, comma-separated ({', '.join(spec.strategies)})")
+                            f"strategy names, comma-separated ({', '.join(spec.planner.strategies)})")
         p.add_argument("--templates", default=None, metavar="DIR",
                        help="also run every variant under this folder's templates (they shadow the packaged ones)")
         p.add_argument("--options", action="append", default=[], metavar="K=V,...",
                        help="plan options, e.g. lanes=64,subgroups=false: each --options makes its own "
-                            f"variants of every strategy ({', '.join(spec.options) or 'none'})")
+                            f"variants of every strategy ({', '.join(spec.planner.options) or 'none'})")
         p.add_argument("--reps", type=int, default=7, help="timed repetitions per variant (default 7)")
         p.add_argument("--json", default=None, metavar="FILE", help="write the rows as JSON")
         p.add_argument("--png", default=None, metavar="FILE", help="a bar chart of the ratios to the copy kernel")
@@ -380,7 +350,7 @@ def _description_options(p: argparse.ArgumentParser, spec) -> None:
     p.add_argument("--dtype", default="FLOAT32", help="input DataType name (default FLOAT32)")
     p.add_argument("--shape", default="1,1,4,4", help="input sizes, comma-separated (default 1,1,4,4)")
     p.add_argument("--input-strides", default=None, help="input element strides (default packed)")
-    for arg in spec.cli:
+    for arg in spec.cli.args:
         p.add_argument(arg.flag, default=arg.default, help=arg.help)
     p.add_argument("--feature-level", default=None, help="validate at this level (default: the highest)")
 

@@ -1,7 +1,8 @@
 """Comparing results: bit for bit, or within a tolerance (the documented precision).
 
 Free of pytest, for the runtime (the autotuner checks every variant it times) and the shader
-lab; gpudml.testing, the pytest plugin, exports the same functions (API.md section 10).
+lab; gpudml.testing, the pytest plugin, exports the same functions. Anything numpy can
+read is compared: numpy arrays, and gpudml Tensors (read back through their __array__).
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ import numpy as np
 
 
 def _as_array(value) -> np.ndarray:
-    from .runtime import Tensor
-
-    return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+    return np.asarray(value)
 
 
 def _kind_mismatch(actual: np.ndarray, expected: np.ndarray) -> str:

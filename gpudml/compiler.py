@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from . import builder, templates
-from .builder import INPUT, OUTPUT, Kernel, bound_bytes
 from .caps import Caps, floor_pow2
 from .errors import InvalidArgumentError, UnsupportedError
+from .kernels import builder, templates
+from .kernels.builder import INPUT, OUTPUT, Kernel, bound_bytes
 from .ops import spec_for, tensor_fields
+from .ops.spec import Operation
 from .tensor_desc import TensorDesc
 
 
@@ -44,35 +45,36 @@ class Program:
 
 
 def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping | None = None,  # noqa: A001
-            template_path=None, spec=None) -> Program:
+            template_path=None, operation: Operation | None = None) -> Program:
     """Plan `desc` under `strategy` (None: the operator's choice for `caps`) and build its
-    kernels. `options`: the operator's plan knobs for experiments (OpSpec.options).
+    kernels. `options`: the operator's plan knobs for experiments (Planner.options).
     `template_path`: folders of templates searched before GPUDML_TEMPLATE_PATH and the
-    packaged ones (templates.search_path). `spec`: the desc's spec (default: the registered
-    operator's; a graph's fused kernels bring their own, gpudml/fusion.py)."""
-    spec = spec if spec is not None else spec_for(desc)
+    packaged ones (templates.search_path). `operation`: what runs the desc (default: the
+    registered operator's spec; a graph's fused kernels bring their own, gpudml/fusion.py)."""
+    operation = operation if operation is not None else spec_for(desc)
+    planner = operation.planner
     options = dict(options or {})
-    unknown = sorted(set(options) - set(spec.options))
+    unknown = sorted(set(options) - set(planner.options))
     if unknown:
-        known = ", ".join(spec.options) or "none"
-        raise InvalidArgumentError(f"{spec.name}: unknown plan option(s) {', '.join(unknown)} (options: {known})")
+        known = ", ".join(planner.options) or "none"
+        raise InvalidArgumentError(f"{operation.name}: unknown plan option(s) {', '.join(unknown)} (options: {known})")
     inputs, outputs = tensor_fields(desc)
-    eligible = tuple(spec.strategies_for(desc, caps, **options))
+    eligible = tuple(planner.strategies_for(desc, caps, **options))
     if strategy is None:
         strategy = eligible[0]
     elif strategy not in eligible:
         raise InvalidArgumentError(
-            f"{spec.name}: strategy {strategy!r} cannot run this description; eligible: {', '.join(eligible)} "
-            f"(strategies of {spec.name}: {', '.join(spec.strategies)})")
-    plan = spec.plan(desc, caps, strategy, **options)
+            f"{operation.name}: strategy {strategy!r} cannot run this description; eligible: {', '.join(eligible)} "
+            f"(strategies of {operation.name}: {', '.join(planner.strategies)})")
+    plan = planner.plan(desc, caps, strategy, **options)
     search_path = templates.search_path(template_path)
     sizes = {(INPUT, i): d.buffer_bytes for i, (_, d) in enumerate(inputs)}
     sizes.update({(OUTPUT, i): d.buffer_bytes for i, (_, d) in enumerate(outputs)})
     sizes.update({(builder.SCRATCH, i): n for i, n in enumerate(plan.scratch_bytes)})
-    dispatches = [s for i, d in enumerate(plan.dispatches) for s in _segment(spec.name, i, d, sizes, caps)]
+    dispatches = [s for i, d in enumerate(plan.dispatches) for s in _segment(operation.name, i, d, sizes, caps)]
     kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in dispatches)
-    return Program(spec.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs), tuple(outputs),
-                   templates.digest(search_path))
+    return Program(operation.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs),
+                   tuple(outputs), templates.digest(search_path))
 
 
 #: Bindings one kernel takes at most, whatever the adapter allows (524,288 on an H100): a
@@ -96,7 +98,7 @@ def _passes(dispatch: builder.Dispatch, sizes, seg: int, allowed: int) -> list[b
         if b.key == (INPUT, 0) and b.access == "chunks":
             continue  # the strided kernel reads the source as words only
         if b.role == OUTPUT:
-            b = replace(b, access="elements")
+            b = replace(b, access="stores")
         buffers.append(builder.segment(b, bound_bytes(sizes[b.key]), seg))
     source = next((b for b in buffers if b.key == (INPUT, 0) and b.name == "input"), None)
     output = next((b for b in buffers if b.role == OUTPUT), None)

@@ -1,18 +1,19 @@
-"""Fusion of a graph's data-movement chains into single kernels (API.md section 8).
+"""Fusion of a graph's data-movement chains into single kernels (gpudml.Graph).
 
-A chain of data-movement nodes (operators whose spec has `chain_stage`: Slice1, Padding,
-ReverseSubsequences, and any added later) maps each output coordinate back to one element
-of the chain's source, or to a padding constant: it runs as one kernel of the same
-templates as the operators alone (shaders/movement.wgsl.j2 over the stages of
-shaders/lib/chain.wgsl.j2), with no intermediate tensor. An operator that can read its
-input through such a chain (its spec has `read_through`: Reduce) does so instead of
-reading a tensor.
+A chain of data-movement nodes (operators whose planner gives a chain stage: Slice1,
+Slice0, Padding, Padding1, Tile, Gather, ReverseSubsequences, and any added later) maps
+each output coordinate back to one element of the chain's source, or to a padding
+constant: it runs as one kernel of the same templates as the operators alone
+(shaders/movement.wgsl.j2 over the stages of shaders/lib/chain.wgsl.j2), with no
+intermediate tensor. An operator whose planner has the prologue (Reduce, ArgMax, ArgMin)
+reads its input through such a chain instead of reading a tensor. A fused kernel is run by
+a FusedSpec: a planner of the kernel layer's protocol, and the nodes' semantics composed.
 
 The rules (`plan`): a value is *materialized* (written to a tensor) when it is a graph
 output, a graph input or constant, the output of an operator that is not data movement,
-or read by a node that cannot take it through a chain (a non-movement operator without
-`read_through`, or a data-movement operator's other inputs, such as ReverseSubsequences'
-lengths). Every other value, a data-movement node's output, is never written: each
+or read by a node that cannot take it through a chain (an operator without the prologue,
+or a data-movement operator's other inputs, such as ReverseSubsequences' lengths). Every
+other value, a data-movement node's output, is never written: each
 materialized data-movement value is one kernel that walks its chain back to the nearest
 materialized value (its source), and each node that reads through a chain is one kernel
 (a chain read by several consumers is recomputed in each). Any other node is one kernel
@@ -21,9 +22,16 @@ of its own. A chain of one node is that operator's own kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .ops import movement, spec_for
+import numpy as np
+
+from .kernels.base import Planner
+from .kernels.builder import KernelPlan
+from .kernels.chain import Chain, chain
+from .kernels.movement import family as movement
+from .ops import spec_for
+from .ops.spec import random_buffer, tensor_fields
 from .tensor_desc import TensorDesc
 
 
@@ -32,7 +40,7 @@ from .tensor_desc import TensorDesc
 class FusedMovementDesc:
     """A chain of data-movement operator descs (`nodes`, the source's side first) read from
     `input_tensor`, with the extra tensors its stages read (`read_tensors`, in the chain's
-    binding order: ops.movement.chain), written to `output_tensor` (the last node's)."""
+    binding order: kernels.chain.chain), written to `output_tensor` (the last node's)."""
 
     input_tensor: TensorDesc
     read_tensors: tuple[TensorDesc, ...]
@@ -42,8 +50,8 @@ class FusedMovementDesc:
 
 @dataclass(frozen=True)
 class FusedReadDesc:
-    """`consumer` (a desc whose spec has read_through) reading its first input through the
-    chain `nodes` from `input_tensor` (and `read_tensors`), written to `output_tensor`."""
+    """`consumer` (a desc whose planner has the prologue) reading its first input through
+    the chain `nodes` from `input_tensor` (and `read_tensors`), written to `output_tensor`."""
 
     input_tensor: TensorDesc
     read_tensors: tuple[TensorDesc, ...]
@@ -52,13 +60,106 @@ class FusedReadDesc:
     consumer: object
 
 
-def _chain(nodes, source: TensorDesc) -> movement.Chain:
+def _chain(nodes, source: TensorDesc) -> Chain:
     """The chain of `nodes` (source side first) read from `source`."""
-    return movement.chain([spec_for(n).chain_stage(n) for n in reversed(nodes)], source.effective_strides)
+    return chain([spec_for(n).planner.stage(n) for n in reversed(nodes)], source.effective_strides)
 
 
 def _reads(nodes) -> tuple[TensorDesc, ...]:
-    return tuple(t for n in reversed(nodes) for t in spec_for(n).chain_stage(n).reads)
+    return tuple(t for n in reversed(nodes) for t in spec_for(n).planner.stage(n).reads)
+
+
+class FusedMovementPlanner(Planner):
+    """A chain of data-movement nodes as one movement kernel."""
+
+    strategies = movement.STRATEGIES
+
+    def strategies_for(self, desc: FusedMovementDesc, caps) -> tuple[str, ...]:
+        return movement.strategies_for(desc.output_tensor, caps)
+
+    def plan(self, desc: FusedMovementDesc, caps, strategy: str) -> KernelPlan:
+        the_chain = _chain(desc.nodes, desc.input_tensor)
+        run = movement.CHAIN_RUN_CPU if caps.is_software and len(the_chain.stages) > 1 else movement.RUN
+        return KernelPlan((movement.movement_dispatch(strategy, desc.output_tensor, the_chain, run=run),))
+
+
+class FusedReadPlanner(Planner):
+    """A consumer reading through a chain: its planner's prologue."""
+
+    def __init__(self, consumer_planner: Planner):
+        self.consumer = consumer_planner
+        self.strategies = consumer_planner.strategies
+
+    def strategies_for(self, desc: FusedReadDesc, caps) -> tuple[str, ...]:
+        return self.consumer.strategies_through(desc.consumer, caps)
+
+    def plan(self, desc: FusedReadDesc, caps, strategy: str) -> KernelPlan:
+        return self.consumer.plan_through(desc.consumer, caps, strategy, _chain(desc.nodes, desc.input_tensor))
+
+
+_MOVEMENT = FusedMovementPlanner()
+
+
+@dataclass(frozen=True)
+class FusedSpec:
+    """What runs a fused desc (an ops.spec.Operation, as an operator's OpSpec is): its name
+    ("Fused(Padding>Slice1>Reduce)"), its planner, and its semantics composed from the
+    nodes' own: sample inputs and expected outputs (so that autotuning checks a fused
+    kernel's variants against the references of its nodes, as it checks an operator's)."""
+
+    name: str
+    planner: Planner
+
+    def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
+        """The chain's source as its first node samples its input (a consumer's own sample
+        where the chain's nodes take any bits: a Reduce's values stay finite), the extra
+        tensors as their nodes sample them (lengths, indices)."""
+        first = desc.nodes[0]
+        source_spec = spec_for(first)
+        if isinstance(desc, FusedReadDesc) and spec_for(desc.consumer).sample is not None:
+            source = _as_input_of(desc.consumer, desc.input_tensor)
+            source_spec, first = spec_for(desc.consumer), source
+        else:
+            source = first
+        buffers = [_resized(source_spec.sample_buffers(first, rng)[0], desc.input_tensor, rng)]
+        for node in reversed(desc.nodes):  # the extra tensors, output side first (the binding order)
+            buffers += spec_for(node).sample_buffers(node, rng)[1:]
+        return buffers
+
+    def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
+        """Each node's reference applied in turn (the source's side first), then the
+        consumer's; precision: the consumer's (data movement is bit-exact)."""
+        value, extras = logical_inputs[0], list(logical_inputs[1:])
+        per_node = {}
+        for node in reversed(desc.nodes):  # the extra tensors come output side first
+            count = len(tensor_fields(node)[0]) - 1
+            per_node[id(node)], extras = extras[:count], extras[count:]
+        for node in desc.nodes:
+            value = spec_for(node).reference_outputs(node, [value, *per_node[id(node)]])[0]
+        if isinstance(desc, FusedReadDesc):
+            return spec_for(desc.consumer).expected_outputs(desc.consumer, [value])
+        return [value], [None]
+
+    def traffic(self, desc) -> int:
+        """The source and the extra tensors read once, the output written once."""
+        inputs, outputs = tensor_fields(desc)
+        return sum(d.element_count * d.data_type.size for _, d in inputs + outputs)
+
+
+def _as_input_of(consumer, source: TensorDesc):
+    """`consumer` (a desc with an input_tensor) with `source` in its input's place: the desc
+    whose sample draws the chain's source (the consumer's rules for values, the source's
+    size)."""
+    return replace(consumer, input_tensor=source)
+
+
+def _resized(buffer: np.ndarray, desc: TensorDesc, rng) -> np.ndarray:
+    """`buffer` with exactly `desc.required_elements` elements: a sample drawn for a desc of
+    another size is cut or filled up with more random bits."""
+    need = desc.required_elements
+    if buffer.size >= need:
+        return buffer[:need]
+    return np.concatenate([buffer, random_buffer(TensorDesc(desc.data_type, [need - buffer.size]), rng)])
 
 
 def _name(nodes, consumer=None) -> str:
@@ -66,43 +167,12 @@ def _name(nodes, consumer=None) -> str:
     return "Fused(" + ">".join(names) + ")"
 
 
-@dataclass(frozen=True)
-class FusedSpec:
-    """What the compiler needs of a fused desc's operator (compiler.compile's `spec`)."""
-
-    name: str
-    strategies: tuple[str, ...]
-    strategies_for: object
-    plan: object
-    options: tuple[str, ...] = ()
-    sample = None  # (autotuning's sample inputs: random bits)
-    variants = None  # (autotuning: its strategies with their own plans; no plan options)
-
-
 def movement_spec(desc: FusedMovementDesc) -> FusedSpec:
-    def strategies_for(d, caps):
-        return movement.strategies_for(d.output_tensor, caps)
-
-    def plan(d, caps, strategy):
-        from .builder import KernelPlan
-
-        the_chain = _chain(d.nodes, d.input_tensor)
-        run = movement.CHAIN_RUN_CPU if caps.is_software and len(the_chain.stages) > 1 else movement.RUN
-        return KernelPlan((movement.movement_dispatch(strategy, d.output_tensor, the_chain, run=run),))
-
-    return FusedSpec(_name(desc.nodes), movement.STRATEGIES, strategies_for, plan)
+    return FusedSpec(_name(desc.nodes), _MOVEMENT)
 
 
 def read_spec(desc: FusedReadDesc) -> FusedSpec:
-    through = spec_for(desc.consumer).read_through
-
-    def strategies_for(d, caps):
-        return through.strategies_for(d.consumer, caps)
-
-    def plan(d, caps, strategy):
-        return through.plan(d.consumer, caps, strategy, _chain(d.nodes, d.input_tensor))
-
-    return FusedSpec(_name(desc.nodes, desc.consumer), spec_for(desc.consumer).strategies, strategies_for, plan)
+    return FusedSpec(_name(desc.nodes, desc.consumer), FusedReadPlanner(spec_for(desc.consumer).planner))
 
 
 # ---------------------------------------------------------------------------- planning
@@ -133,12 +203,13 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
     overflow (that value is materialized)."""
     producer = {v: i for i, node in enumerate(nodes) for v in node.outputs}
     needed = _needed(nodes, producer, outputs)
-    movement_node = {i: nodes[i].spec.chain_stage is not None and len(nodes[i].outputs) == 1 for i in needed}
+    movement_node = {i: len(nodes[i].outputs) == 1 and nodes[i].spec.planner.stage(nodes[i].desc) is not None
+                     for i in needed}
     materialized = set(outputs)
     for i in needed:
         node = nodes[i]
         for k, v in enumerate(node.inputs):
-            data_path = k == 0 and (movement_node[i] or node.spec.read_through is not None)
+            data_path = k == 0 and (movement_node[i] or node.spec.planner.prologue)
             if v not in producer or not movement_node[producer[v]] or not data_path:
                 materialized.add(v)
         if not movement_node[i]:
@@ -151,7 +222,7 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
         if movement_node[i]:
             if node.outputs[0] in materialized:
                 groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
-        elif node.spec.read_through is not None and node.inputs[0] not in materialized:
+        elif node.spec.planner.prologue and node.inputs[0] not in materialized:
             groups.append(_read_group(nodes, producer, materialized, i, value_descs))
         else:
             groups.append(Group(node.desc, node.spec, tuple(node.inputs), tuple(node.outputs), (i,)))
@@ -175,7 +246,7 @@ def _fit_bindings(nodes, needed, movement_node, materialized: set, budget: int) 
     extra: dict[int, int] = {}  # non-materialized movement value -> extra tensors of its chain
     for i in sorted(needed):
         node = nodes[i]
-        if not (movement_node[i] or node.spec.read_through is not None):
+        if not (movement_node[i] or node.spec.planner.prologue):
             continue
         source = node.inputs[0]
         count = (0 if source in materialized else extra.get(source, 0)) + len(node.inputs) - 1

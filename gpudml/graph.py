@@ -1,8 +1,8 @@
-"""Graphs (API.md section 8, the shape of DirectMLX and of the `directml` package).
+"""Graphs (the shape of DirectMLX and of the `directml` package).
 
 - **Recording.** `Graph.input` and `Graph.constant` make Expressions. Every operator's
   functional form, handed an Expression, records a node instead of running
-  (`functional.call` calls `record`): the spec infers the node's desc and the graph's
+  (gpudml.functional.call calls `record`): the spec infers the node's desc and the graph's
   Device validates it at its feature level there and then, so an error names the node
   where it was written. Numpy arrays and Tensors beside an Expression become constants.
 - **Planning.** `plan_steps` turns the nodes that the outputs need into Steps
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import functional, fusion
+from . import fusion
 from .errors import InvalidArgumentError
-from .ops.spec import grouped_outputs, tensor_fields
+from .ops.spec import flat_tensors, grouped_outputs, per_argument, tensor_fields
 from .runtime import Device, Operator, Tensor, default_device, executor
 from .runtime.executor import Step
-from .runtime.tensor import logical_from_raw, native_array, raw_from_logical
+from .runtime.tensor import checked_array, logical_from_raw, native_array, raw_from_logical
 from .tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
 from .types import DataType
 
@@ -151,7 +151,7 @@ class Graph:
     # -- recording ---------------------------------------------------------------------
     def record(self, spec, device, items: list[tuple], attributes: dict):
         """Record `spec`'s operator as the functional call with these tensor arguments
-        (`functional.call`'s items: (name, value) or (name, value, convert); a list of
+        (a Call's: (name, value) or (name, value, convert); a list of
         values for an argument of `spec.tensor_lists`) and attributes would run it. Returns
         its output Expressions as the eager call returns arrays (one Expression, or a list
         for an operator with several outputs: SPLIT's)."""
@@ -160,10 +160,10 @@ class Graph:
             if device is not None and device is not self.device:
                 raise InvalidArgumentError(
                     f"{spec.functional_name}: device={device!r} is not the graph's device {self.device!r}")
-            flat, counts = functional.expand(spec, items)
+            flat, counts = flat_tensors(spec, items)
             operands = [self._operand(spec, item) for item in flat]
             descs = [o.desc if isinstance(o, Expression) else _packed_desc(o) for o in operands]
-            desc = spec.infer_output(*functional.group(descs, counts), **attributes)
+            desc = spec.infer_output(*per_argument(descs, counts), **attributes)
             self.device.create_operator(desc)  # validated at the device's feature level
         except InvalidArgumentError as exc:
             raise InvalidArgumentError(f"graph node {number} ({spec.name}): {exc}") from exc
@@ -216,9 +216,9 @@ class Graph:
 
 def record(spec, device, items: list[tuple], attributes: dict):
     """The graph node of a functional call whose tensor arguments include an Expression
-    (`functional.call` hands it over): every Expression must belong to one graph."""
+    (gpudml.functional.call hands it over): every Expression must belong to one graph."""
     first = None
-    for item in functional.expand(spec, items)[0]:
+    for item in flat_tensors(spec, items)[0]:
         if not isinstance(item[1], Expression):
             continue
         if first is None:
@@ -240,7 +240,7 @@ def _host_copy(value, where: str, device) -> np.ndarray:
                 f"{where}: the Tensor lives on {value.device.adapter_name}, the graph's device is "
                 f"{device.adapter_name}")
         value = value.numpy()
-    array = np.array(functional.checked_array(value, where), order="C")  # a copy: later edits do not leak in
+    array = np.array(checked_array(value, where), order="C")  # a copy: later edits do not leak in
     array.flags.writeable = False
     return array
 

@@ -1,6 +1,6 @@
 """`gpudml lab OP ...`: one operator description under every kernel variant, side by side.
 
-A variant is a strategy of the operator with a set of its plan options (OpSpec.options:
+A variant is a strategy of the operator with a set of its plan options (Planner.options:
 `--options lanes=64,subgroups=false`, each set its own variants; none by default), under the
 packaged templates or under a folder of your own (`--templates DIR`: a template there
 shadows the packaged one of the same name).
@@ -22,11 +22,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from . import compiler
+from .bench.anchors import Yardsticks
 from .compare import first_wrong
 from .errors import DMLError, InvalidArgumentError
 from .ops import spec_for
-from .ops.spec import expected_outputs, sample_buffers
-from .runtime import tuning
+from .runtime import Device, tuning
 from .runtime.tensor import logical_from_raw
 
 #: Bytes the copy kernel (the yardstick) moves each way.
@@ -71,10 +72,7 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     `strategies`), each with every set of plan options in `options` (a list of dicts; None:
     none), under the packaged templates and, with `templates`, under that folder.
     `strategies="tuned"`: the variants the autotuner would time (runtime/tuning.candidates:
-    each eligible strategy with its own plan and with the options its spec offers)."""
-    from .bench.anchors import Yardsticks
-    from .runtime import Device
-
+    each eligible strategy with its own plan and with the options its planner offers)."""
     spec = spec_for(desc)
     op = device.create_operator(desc)
     compiling = device.pipeline_cache_stats.compile_seconds
@@ -94,9 +92,9 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                                     template_path=templates)
     rng = np.random.default_rng(seed)
     in_fields = [d for _, d in default.inputs]
-    buffers = sample_buffers(spec, desc, rng)
+    buffers = spec.sample_buffers(desc, rng)
     logical = [logical_from_raw(raw, d) for raw, d in zip(buffers, in_fields)]
-    expected, tolerance = expected_outputs(spec, desc, logical)  # one of each per output
+    expected, tolerance = spec.expected_outputs(desc, logical)  # one of each per output
     traffic = spec.traffic(desc)
     yard = Yardsticks(device, 256, 16, copy_bytes)
     # The copy kernel moving the variant's own traffic: what a kernel of that size can reach
@@ -249,8 +247,6 @@ def as_dicts(rows: list[Row]) -> list[dict]:
 
 def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
     """Each variant's WGSL, one file per dispatch: STRATEGY[-TEMPLATES]-K.wgsl."""
-    from . import compiler
-
     os.makedirs(folder, exist_ok=True)
     written = []
     for r in rows:

@@ -1,16 +1,11 @@
-"""The oracle: every operator's semantics as plain numpy, for the tests, `gpudml examples`
-and the benchmarks' correctness checks.
+"""The oracle: every operator's semantics as plain numpy, for the tests, `gpudml examples`,
+the lab, the autotuner and the benchmarks' correctness checks.
 
-Each function is declared in its operator's module (the spec's `reference`) and takes the
-functional API's arguments, numpy arrays for the tensors:
-
-    gpudml.reference.slice1(x, offsets, sizes, strides=None, output_sizes=None)
-    gpudml.reference.padding(x, start_padding, end_padding, mode="constant", value=0.0)
-    gpudml.reference.reverse_subsequences(x, sequence_lengths, axis)
-    gpudml.reference.reduce(x, function, axes=None, output_data_type=None)
-    gpudml.reference.padding1(x, start_padding, end_padding, mode="constant", value=0, value_data_type=None)
-    gpudml.reference.slice_v1(x, offsets, sizes, strides=None)
-    gpudml.reference.gather(x, indices, axis, index_dimensions=None)
+`gpudml.reference.<name>` computes what `gpudml.<name>` computes, with the same arguments
+(numpy arrays for the tensors): `reference.slice(x, offsets, sizes, strides=None,
+output_sizes=None)`, `reference.pad(x, start_padding, end_padding, mode="constant",
+value=0.0)`, `reference.reduce(x, function, axes=None, output_data_type=None)`, ... one per
+operator (each declared in its operator's module: the spec's `reference`).
 
 Arrays in and out are *logical*: the shape is the tensor's sizes, the dtype its numpy
 dtype; layout (strides, padding bytes) is the runtime's business. Data movement is
@@ -23,6 +18,7 @@ from __future__ import annotations
 
 from .ops import SPECS
 
-globals().update({spec.key: spec.reference for spec in SPECS})
+REFERENCES = {spec.functional_name: spec.reference for spec in SPECS}
+globals().update(REFERENCES)
 
-__all__ = [spec.key for spec in SPECS]
+__all__ = list(REFERENCES)

@@ -181,9 +181,6 @@ class TensorDesc:
         """Bytes a GPU buffer for this desc holds: the total size rounded up to 4."""
         return (self.total_tensor_size_in_bytes + 3) & ~3
 
-    def with_sizes(self, sizes) -> TensorDesc:
-        return TensorDesc(self.data_type, sizes)
-
     def __repr__(self) -> str:
         parts = [self.data_type.name, f"sizes={list(self.sizes)}"]
         if self.strides is not None:

@@ -23,13 +23,19 @@ worker; each worker opens one Device per adapter.
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 from dataclasses import dataclass
 
 import pytest
 
+from .caps import FEATURE_NAMES
 from .compare import _as_array, assert_bit_equal, assert_within  # noqa: F401 (the plugin's API)
+from .errors import DMLError
+from .ops import spec_named
+from .runtime import Device
+from .runtime import adapters as found_adapters
 
 #: Feature names a `gpudml_requires` marker may use: wgpu's names and gpudml's short ones.
 FEATURES = {
@@ -87,9 +93,6 @@ def selected_adapters(config=None) -> list[Adapter]:
 
 
 def _resolve(asked: str) -> list[Adapter]:
-    from .errors import DMLError
-    from .runtime import adapters as found_adapters
-
     names = [n.strip() for n in asked.split(",") if n.strip()]
     try:
         found = found_adapters.enumerate_adapters()
@@ -172,8 +175,6 @@ _DEVICES_LOCK = threading.Lock()
 
 def device_for(adapter: str, feature_level=None):
     """The process's Device on `adapter` at `feature_level` (made once)."""
-    from .runtime import Device
-
     key = (adapter, feature_level)
     with _DEVICES_LOCK:
         if key not in _DEVICES:
@@ -183,9 +184,6 @@ def device_for(adapter: str, feature_level=None):
 
 # ---------------------------------------------------------------------------- report header
 def pytest_report_header(config) -> list[str]:
-    from .cli import FEATURE_NAMES
-    from .errors import DMLError
-
     try:
         chosen = selected_adapters(config)
     except pytest.UsageError as exc:
@@ -212,10 +210,6 @@ def assert_matches_reference(actual, operator: str, *inputs, **arguments) -> Non
     exact in value, the others within 4 x eps x the magnitudes they went through). A list
     argument (join's `xs`) is a list of arrays or Tensors; an operator with several outputs
     (split) is checked output by output (`actual`: a list)."""
-    import inspect
-
-    from .ops import spec_named
-
     __tracebackhide__ = True
     spec = spec_named(operator)
     tensors = [[_as_array(v) for v in x] if name in spec.tensor_lists else _as_array(x)

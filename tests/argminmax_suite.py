@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 import gpudml as dml
 from gpudml import caps, cli, compiler, fusion
-from gpudml.ops import reduction
+from gpudml.kernels import reduction
 from gpudml.runtime import CompiledOperator, Operator
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import packed_strides
@@ -122,7 +122,7 @@ def bottom_values(op, data_type: dml.DataType, count: int) -> np.ndarray:
 # ------------------------------------------------------------------ the page's examples
 def test_page_examples(device, op):
     for example in op.examples:
-        got = op.functional(example.input, device=device, **example.args)
+        got = dml.FUNCTIONS[op.functional_name](example.input, device=device, **example.args)
         assert_bits_equal(got, example.expected)
 
 
@@ -302,16 +302,17 @@ def test_desc_fields_are_checked_when_built(op):
 def test_functional_arguments(vulkan_device, op):
     dev = vulkan_device
     x = np.array([[[5, 1, 5], [2, 7, 7]], [[0, 0, 9], [9, 3, 3]]], np.int16)
-    got = op.functional(x, device=dev)  # every axis; INT64; increasing
+    got = dml.FUNCTIONS[op.functional_name](x, device=dev)  # every axis; INT64; increasing
     assert got.dtype == np.int64 and got.shape == (1, 1, 1)
     np.testing.assert_array_equal(got, op.reference(x))
     for axes in (-1, [0, -1], 1, [2, 0]):
         for direction in ("decreasing", "DECREASING", D.DECREASING, 1):
             for out_type in ("int32", np.uint64, T.UINT32, "INT64"):
-                got = op.functional(x, axes, axis_direction=direction, output_data_type=out_type, device=dev)
+                got = dml.FUNCTIONS[op.functional_name](x, axes, axis_direction=direction, output_data_type=out_type,
+                                                        device=dev)
                 assert got.dtype == T.parse(out_type).numpy
                 np.testing.assert_array_equal(got, op.reference(x, axes, "decreasing", out_type), err_msg=str(axes))
-    tensor = op.functional(dev.tensor(x), [2], axis_direction="decreasing")  # Tensor in, Tensor out
+    tensor = dml.FUNCTIONS[op.functional_name](dev.tensor(x), [2], axis_direction="decreasing")  # Tensor in, Tensor out
     assert isinstance(tensor, dml.Tensor) and tensor.shape == (2, 2, 1)
     np.testing.assert_array_equal(tensor.numpy(), op.reference(x, [2], "decreasing"))
     key = op.key
@@ -323,7 +324,7 @@ def test_functional_arguments(vulkan_device, op):
                                                               "supported at FL_6_4"),
                             ({"output_data_type": "INT65"}, f"{key}: output_data_type: 'INT65' is not a DataType")):
         with pytest.raises(dml.InvalidArgumentError, match=re.escape(message)):
-            op.functional(x, device=dev, **kwargs)
+            dml.FUNCTIONS[op.functional_name](x, device=dev, **kwargs)
 
 
 # ------------------------------------------------------------------ the sweep
@@ -361,7 +362,7 @@ def test_sweep_against_reference(device, op, data_type):
         desc = desc_of(op, x_desc, axes, direction, INDEX_TYPES[rank % 4], out_strides)
         raw = tie_values(rng, data_type, x_desc.required_elements)
         strategies = check_every_strategy(device, op, desc, raw)
-        assert {"rows", "split", "workgroup"} <= set(strategies) <= set(op.strategies), strategies
+        assert {"rows", "split", "workgroup"} <= set(strategies) <= set(op.planner.strategies), strategies
 
 
 # ------------------------------------------------------------------ strategies
@@ -454,7 +455,8 @@ def test_nan_and_ties_in_both_directions(device, op, dtype):
         desc = op.infer_output(dml.TensorDesc(T.from_numpy(x.dtype), x.shape), [1], direction, "INT32")
         for options in ({}, {"chunks": 4}, {"vectorize": False}):
             check_every_strategy(device, op, desc, x, **options)
-        got = op.functional(x, [1], axis_direction=direction, output_data_type="INT32", device=device).ravel()
+        got = dml.FUNCTIONS[op.functional_name](x, [1], axis_direction=direction, output_data_type="INT32",
+                                                device=device).ravel()
         first = direction == "increasing"
         assert got[0] == (30 if first else 119) and got[2] == (0 if first else 149)
         assert got[3] == (0 if first else 149) and got[5] == (0 if first else 149)
@@ -466,7 +468,7 @@ def test_increasing_is_reduce_with_argmax_or_argmin(device, op):
     rng = np.random.default_rng(3)
     for dtype, shape, axes in ((np.float16, (9, 70, 5), [1]), (np.int8, (6, 50), [0, 1]), (np.uint32, (40, 33), [0])):
         x = tie_values(rng, T.from_numpy(dtype), int(np.prod(shape))).reshape(shape)
-        got = op.functional(x, axes, output_data_type="UINT32", device=device)
+        got = dml.FUNCTIONS[op.functional_name](x, axes, output_data_type="UINT32", device=device)
         assert_bits_equal(got, dml.reduce(x, op.desc.FUNCTION, axes, output_data_type="UINT32", device=device))
 
 
@@ -479,7 +481,7 @@ def test_a_graph_reads_through_a_chain(device, op):
     lengths = np.random.default_rng(5).integers(0, 30, size=(1, 22), dtype=np.uint32)
     chain = dml.slice(dml.reverse_subsequences(dml.pad(x, [3, 1], [0, 1], mode="symmetric"), lengths, 0),
                       [1, 0], [92, 22], [1, -1])
-    found = op.functional(chain, [0], axis_direction="decreasing", output_data_type="UINT64")
+    found = dml.FUNCTIONS[op.functional_name](chain, [0], axis_direction="decreasing", output_data_type="UINT64")
     fused, unfused = g.compile([found]), g.compile([found], fuse=False)
     (step,) = fused.steps
     assert step.compiled.name == f"Fused(Padding>ReverseSubsequences>Slice1>{op.name})"
@@ -510,7 +512,7 @@ def webnn_cases(op):
 
 def check_webnn(device, op, x, args, expected):
     assert_bits_equal(op.reference(x, **args), expected)
-    assert_bits_equal(op.functional(x, device=device, **args), expected)
+    assert_bits_equal(dml.FUNCTIONS[op.functional_name](x, device=device, **args), expected)
 
 
 # ------------------------------------------------------------------ fuzz strategies

@@ -152,7 +152,7 @@ class CumulativeTests:
     # ------------------------------------------------------------------ the page
     def test_page_examples(self, device):
         for example in self.spec.examples:
-            got = self.spec.functional(example.input, device=device, **example.args)
+            got = dml.FUNCTIONS[self.spec.functional_name](example.input, device=device, **example.args)
             assert_bits_equal(got, example.expected)
 
     def test_page_example_through_desc_api(self, device):
@@ -273,7 +273,7 @@ class CumulativeTests:
 
     # ------------------------------------------------------------------ the functional form
     def test_functional_arguments(self, vulkan_device):
-        dev, spec, fn = vulkan_device, self.spec, self.spec.functional
+        dev, spec, fn = vulkan_device, self.spec, dml.FUNCTIONS[self.spec.functional_name]
         x = np.arange(1, 25, dtype=np.int32).reshape(2, 3, 4)
         for axis in (-1, 2):
             for direction in ("DECREASING", "decreasing", D.DECREASING, 1):
@@ -296,18 +296,18 @@ class CumulativeTests:
     def test_tensor_in_tensor_out_and_no_new_pipelines(self, vulkan_device):
         dev = vulkan_device
         x = values(np.random.default_rng(3), T.FLOAT32, self.function, 60).reshape(3, 4, 5)
-        t = self.spec.functional(dev.tensor(x), 1)
+        t = dml.FUNCTIONS[self.spec.functional_name](dev.tensor(x), 1)
         assert isinstance(t, dml.Tensor) and t.shape == (3, 4, 5)
         first = t.numpy()
-        again = self.spec.functional(t, 2, axis_direction="decreasing")  # chained on the GPU
+        again = dml.FUNCTIONS[self.spec.functional_name](t, 2, axis_direction="decreasing")  # chained on the GPU
         want = self.spec.reference(first, 2, "decreasing")
         tolerance = self.spec.tolerance(want, [first], {"axis": 2, "axis_direction": "decreasing"})
         assert_within(again.numpy(), want, tolerance, "chained")
         # A new shape of a known kind (the same strategy, under either class: `runs`, the lines
         # too few for `tiles`) compiles nothing.
-        self.spec.functional(np.ones((3, 4, 9), np.float32), 1, device=dev)
+        dml.FUNCTIONS[self.spec.functional_name](np.ones((3, 4, 9), np.float32), 1, device=dev)
         misses = dev.pipeline_cache_stats.misses
-        self.spec.functional(np.ones((5, 3, 5), np.float32), 1, device=dev)
+        dml.FUNCTIONS[self.spec.functional_name](np.ones((5, 3, 5), np.float32), 1, device=dev)
         assert dev.pipeline_cache_stats.misses == misses
 
     def test_cli(self, capsys):
@@ -344,7 +344,7 @@ class CumulativeTests:
 
     @pytest.mark.parametrize("strategy", ["runs", "tiles"])
     def test_pieces_of_a_line_carry_into_each_other(self, device, strategy):
-        """Lines cut into several chunks (runs) or segments (tiles) by the `chunks` option:
+        """Lines cut into several chunks (runs and tiles) by the `chunks` option:
         the second pass starts each piece from the earlier pieces' totals; lines that start
         mid-chunk (odd lengths), columns side by side, both directions, exclusive or not."""
         rng = np.random.default_rng(5)
@@ -457,13 +457,13 @@ class CumulativeTests:
         g = dml.Graph(device)
         x = g.input([6, 40], dtype=np.float32, name="x")
         window = dml.slice(x, [1, 3], [5, 35], [1, -2])
-        y = self.spec.functional(window, 1, axis_direction="decreasing", exclusive=True)
+        y = dml.FUNCTIONS[self.spec.functional_name](window, 1, axis_direction="decreasing", exclusive=True)
         assert y.shape == [5, 18] and y.dtype is T.FLOAT32
         array = values(np.random.default_rng(17), T.FLOAT32, self.function, 240).reshape(6, 40)
         (fused,) = g.compile([y])({"x": array})
         (unfused,) = g.compile([y], fuse=False)({"x": array})
         assert_bits_equal(fused, unfused)
-        eager = self.spec.functional(dml.slice(array, [1, 3], [5, 35], [1, -2], device=device), 1,
+        eager = dml.FUNCTIONS[self.spec.functional_name](dml.slice(array, [1, 3], [5, 35], [1, -2], device=device), 1,
                                      axis_direction="decreasing", exclusive=True, device=device)
         assert_bits_equal(fused, eager)
 

@@ -194,7 +194,7 @@ def run_valid(device: dml.Device, case: Case, seed: int, numpy_layout: str | Non
     op = device.create_operator(case.desc)
     compiled = device.compile_operator(op)
     strategy = compiled.strategies[seed % len(compiled.strategies)]
-    offered = ({},) + tuple(op.spec.variants(case.desc, device.caps, strategy) if op.spec.variants else ())
+    offered = ({},) + tuple(op.spec.planner.variants(case.desc, device.caps, strategy))
     options = offered[seed // len(compiled.strategies) % len(offered)]
     try:
         compiled = device.compile_operator(op, strategy, options=options or None)

@@ -99,8 +99,8 @@ ROOM = 48
 
 #: The plan options each strategy also runs under (besides its defaults) in run_every_strategy:
 #: `coalesced` builds a packed output's chunks element by element by default, and through
-#: the segment walk with chunk="segments" (ops/movement.py).
-VARIANTS = {"coalesced": [{"chunk": "segments"}]}
+#: the stretch walk with chunk="stretches" (kernels/movement/family.py).
+VARIANTS = {"coalesced": [{"chunk": "stretches"}]}
 
 
 def every_variant(device, op):

@@ -11,7 +11,9 @@ from argminmax_suite import *  # noqa: F403 (the shared tests, collected here fo
 from argminmax_suite import FIELDS, broken_fields, check_webnn, functional_calls, valid_cases, webnn_cases
 from fuzzkit import OpFuzz
 
-from gpudml.ops.argmax import SPEC
+from gpudml.ops import spec_named
+
+SPEC = spec_named("argmax")
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,9 @@ from conftest import assert_bits_equal
 from fuzzkit import OpFuzz
 
 import gpudml as dml
-from gpudml.ops.argmin import SPEC
+from gpudml.ops import spec_named
+
+SPEC = spec_named("argmin")
 
 
 @pytest.fixture(scope="module")

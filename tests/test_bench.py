@@ -14,8 +14,8 @@ import pytest
 from conftest import run_python
 
 import gpudml as dml
-from gpudml import bench, caps, compiler, lab
-from gpudml.bench import workloads
+from gpudml import caps, compiler, lab
+from gpudml.bench import report, workloads
 
 
 @pytest.mark.slow
@@ -51,8 +51,8 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
 CLASS_STRATEGIES = {
     "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",
             "W6": "coalesced", "W7": "coalesced"},
-    "cpu": {"W1": "rows", "W2": "split", "W3": "rows", "W4": "segments", "W5": "segments",
-            "W6": "segments", "W7": "column"},
+    "cpu": {"W1": "rows", "W2": "split", "W3": "rows", "W4": "stretches", "W5": "stretches",
+            "W6": "stretches", "W7": "column"},
 }
 
 
@@ -67,7 +67,7 @@ def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
     for w in workloads.WORKLOADS:
         if w.id in CLASS_STRATEGIES[adapter_class]:
             case, got, seen[w.id] = workloads.first_call(device, w, True)
-            assert bench.check_result(got.numpy(), case.expected, case.compare), w.id
+            assert report.check_result(got.numpy(), case.expected, case.compare), w.id
     assert seen == CLASS_STRATEGIES[adapter_class]
 
 
@@ -90,9 +90,9 @@ def test_gpu_tune_sweeps_variants_that_plan_on_a_gpu():
         for option_set in options:
             program = compiler.compile(desc, gpu, strategy=strategy, options=option_set)
             assert program.strategy == strategy, (title, option_set)
-    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"chunk": "segments"}, True, 1.6),
+    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"chunk": "stretches"}, True, 1.6),
             lab.Row("coalesced", None, {"chunk": "x"}, False, 1.0)]
-    assert tune.fastest(rows) == "  fastest: coalesced chunk=segments 1.6000 ms, 1.25x as fast as coalesced"
+    assert tune.fastest(rows) == "  fastest: coalesced chunk=stretches 1.6000 ms, 1.25x as fast as coalesced"
     assert tune.fastest(rows[2:]) == "  fastest: none correct"
 
 

@@ -8,7 +8,8 @@ import shutil
 
 from conftest import run_python
 
-from gpudml import cache, templates
+from gpudml import cache
+from gpudml.kernels import templates
 
 PROBE = """
 import sys

@@ -12,8 +12,9 @@ import pytest
 from conftest import run_python
 
 import gpudml as dml
-from gpudml import builder, caps, compiler, examples
-from gpudml.builder import Dispatch, input_buffer, output_buffer, scratch_buffer
+from gpudml import caps, compiler, examples
+from gpudml.kernels import builder
+from gpudml.kernels.builder import Dispatch, input_buffer, output_buffer, scratch_buffer
 from gpudml.ops import SPECS
 from gpudml.tensor_desc import merge_axes
 
@@ -86,7 +87,7 @@ def test_builder_owns_bindings_uniforms_and_entry():
         template="movement.wgsl.j2",
         params={"rank": 2, "bits": 8, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
                 "rows": True},
-        buffers=(output_buffer(0, "output", 8, "elements"), input_buffer(0, "input")),
+        buffers=(output_buffer(0, "output", 8, "stores"), input_buffer(0, "input")),
         uniforms={"count": 6, "out_sizes": (2, 3), "out_strides": (4, 1), "src_strides": (-3, 1), "src_base": 5},
         invocations=1)
     kernel = builder.build(dispatch, 65535)
@@ -128,9 +129,9 @@ def test_subgroup_entry_numbers_invocations_subgroup_by_subgroup():
 @pytest.mark.parametrize("buffer, wgsl", [
     (input_buffer(0, "x"), "array<u32>"),
     (input_buffer(0, "x", "chunks"), "array<vec4<u32>>"),
-    (output_buffer(0, "y", 16, "elements"), "array<atomic<u32>>"),
-    (output_buffer(0, "y", 32, "elements"), "array<u32>"),
-    (output_buffer(0, "y", 64, "elements"), "array<u32>"),
+    (output_buffer(0, "y", 16, "stores"), "array<atomic<u32>>"),
+    (output_buffer(0, "y", 32, "stores"), "array<u32>"),
+    (output_buffer(0, "y", 64, "stores"), "array<u32>"),
     (output_buffer(0, "y", 8, "words"), "array<u32>"),
     (output_buffer(0, "y", 8, "chunks"), "array<vec4<u32>>"),
     (scratch_buffer(0, "p", writable=True), "array<u32>"),
@@ -145,7 +146,7 @@ STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "out_base
 
 def test_uniform_values_must_fit_32_bits():
     dispatch = Dispatch("movement.wgsl.j2", STRIDED_1D,
-                        (output_buffer(0, "output", 32, "elements"), input_buffer(0, "input")),
+                        (output_buffer(0, "output", 32, "stores"), input_buffer(0, "input")),
                         {"count": 2**32, "out_sizes": (1,), "out_strides": (1,), "src_base": 0,
                          "src_strides": (1,)}, 1)
     with pytest.raises(dml.InternalError, match="uniform count value 4294967296 does not fit 32 bits"):
@@ -166,14 +167,14 @@ def test_forced_strategies(vulkan_device):
     x = np.arange(40, dtype=np.int16).reshape(5, 8)
     op = dev.create_operator(dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [5, 8]), [0, 0], [5, 8], [-1, 2]))
     default = dev.compile_operator(op)
-    assert default.strategy == "segments" and default.strategies == ("segments", "elements", "coalesced")
+    assert default.strategy == "stretches" and default.strategies == ("stretches", "elements", "coalesced")
     for name in default.strategies:
         compiled = dev.compile_operator(op, name)
         assert compiled.strategy == name
         np.testing.assert_array_equal(compiled.execute([x])[0], x[::-1, ::2])
     with pytest.raises(dml.InvalidArgumentError, match="Slice1: strategy 'strided' cannot run this description; "
-                                                       "eligible: segments, elements, coalesced \\(strategies of "
-                                                       "Slice1: segments, elements, strided, coalesced\\)"):
+                                                       "eligible: stretches, elements, coalesced \\(strategies of "
+                                                       "Slice1: stretches, elements, strided, coalesced\\)"):
         dev.compile_operator(op, "strided")
     with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
         dev.compile_operator(op, 3)
@@ -187,10 +188,10 @@ def test_gpu_adapters_get_the_coalesced_strategy_first():
     per invocation) first on GPUs; its grid has one invocation per 16-byte chunk."""
     desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
     gpu = compiler.compile(desc, caps.profile("gpu"))
-    assert gpu.strategy == "coalesced" and gpu.strategies == ("coalesced", "segments", "elements")
+    assert gpu.strategy == "coalesced" and gpu.strategies == ("coalesced", "stretches", "elements")
     assert gpu.kernels[0].invocations == 64 * 64 // 8 and gpu.kernels[0].params["run"] == 8
     cpu = compiler.compile(desc, caps.profile("vulkan-cpu"))
-    assert cpu.strategies == ("segments", "elements", "coalesced") and cpu.kernels[0].invocations == 64 * 64 // 64
+    assert cpu.strategies == ("stretches", "elements", "coalesced") and cpu.kernels[0].invocations == 64 * 64 // 64
     gaps = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
     gaps = dml.Slice1OperatorDesc(gaps.input_tensor, dml.TensorDesc(T.INT16, [64, 64], [128, 1]),
                                   gaps.input_window_offsets, gaps.input_window_sizes, gaps.input_window_strides)
@@ -213,7 +214,8 @@ def test_plan_options_are_the_operators_own(vulkan_device):
             with pytest.raises(dml.InvalidArgumentError, match=f"Reduce: option chunks = {bad!r} must be an integer "
                                                                "of at least 1"):
                 dev.compile_operator(op, strategy, options={"chunks": bad})
-    scan = dev.create_operator(dml.ops.cumulative_summation.SPEC.infer_output(dml.TensorDesc(T.FLOAT32, [64, 64]), 1))
+    scan_spec = dml.ops.spec_named("cumulative_summation")
+    scan = dev.create_operator(scan_spec.infer_output(dml.TensorDesc(T.FLOAT32, [64, 64]), 1))
     with pytest.raises(dml.InvalidArgumentError, match="scan: option chunks = 'x' must be an integer of at least 1"):
         dev.compile_operator(scan, "runs", options={"chunks": "x"})
 
@@ -233,7 +235,7 @@ def test_every_binding_is_in_the_pipeline_layout(device):
     """Pipelines take the layout wgpu derives from the shader; the entry point uses every
     binding, so one the kernel's code never reads is there too."""
     dispatch = Dispatch("movement.wgsl.j2", STRIDED_1D,
-                        (output_buffer(0, "output", 32, "elements"), input_buffer(0, "input"),
+                        (output_buffer(0, "output", 32, "stores"), input_buffer(0, "input"),
                          input_buffer(1, "never_read")),
                         {"count": 4, "out_sizes": (4,), "out_strides": (1,), "src_base": 0, "src_strides": (1,)}, 4)
     kernel = builder.build(dispatch, 65535)

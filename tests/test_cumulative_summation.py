@@ -24,7 +24,8 @@ from cumulative_check import (
 from fuzzkit import OpFuzz
 
 import gpudml as dml
-from gpudml.ops import scan, spec_named
+from gpudml.kernels import scan
+from gpudml.ops import spec_named
 from gpudml.testing import assert_within
 
 KEY = "cumulative_summation"
@@ -96,7 +97,7 @@ def test_float32_accuracy_on_a_long_axis(device, strategy):
 def test_rounding_depth_bounds_the_tiles_plans(lines):
     """Pure: the deepest output of every `tiles` plan (lines side by side where they are
     contiguous, or one per tile), counted from the plan itself: the serial elements, the
-    Hillis-Steele steps, the tile carries, the segment carry (each of a line's Y
+    Hillis-Steele steps, the tile carries, the chunk carry (each of a line's Y
     invocations walks every Y-th earlier total, a tree merges the Y), within the bound the
     operators document. Long axes across few lines once went past it (16 M elements over 32
     lines: 1,103 > 966). The autotuner's variants (more lines side by side) stay within it
@@ -108,14 +109,14 @@ def test_rounding_depth_bounds_the_tiles_plans(lines):
             for side_by_side in (None, 64, 128, 256):
                 t = scan._tiles(lay, lay.in_step, None, side_by_side)
                 y = scan.TILE_WORKGROUP // t.lines_per_tile
-                depth = (scan.TILE_ELEMENTS + int(np.log2(scan.TILE_WORKGROUP)) + t.tiles_per_segment
-                         + -(-t.segments // y) + int(np.log2(y)))
+                depth = (scan.TILE_ELEMENTS + int(np.log2(scan.TILE_WORKGROUP)) + t.tiles_per_chunk
+                         + -(-t.chunks // y) + int(np.log2(y)))
                 assert t.depth == depth
                 if side_by_side is None:
                     assert depth <= scan.rounding_depth(n), (n, lines, t, depth)
             if line_stride == 1 and n * lines < 1 << 31:
                 desc = SPEC.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [n, lines]), 0)
-                for option in SPEC.variants(desc, dml.caps.profile("gpu"), "tiles"):
+                for option in SPEC.planner.variants(desc, dml.caps.profile("gpu"), "tiles"):
                     t = scan._tiles(lay, lay.in_step, None, option["lines"])
                     assert t.lines_per_tile == option["lines"] and t.depth <= scan.rounding_depth(n), (n, option)
 

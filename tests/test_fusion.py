@@ -14,7 +14,8 @@ from movement_check import padded_strides
 
 import gpudml as dml
 from gpudml import caps, compiler, fusion
-from gpudml.ops import movement, spec_named
+from gpudml.kernels.movement import family as movement
+from gpudml.ops import spec_named
 from gpudml.testing import assert_bit_equal, assert_within
 from gpudml.types import TYPES_11
 
@@ -143,7 +144,7 @@ def test_random_graphs_fused_match_unfused(device, block):
     assert "Fused" in seen  # the blocks fuse (the seeds are fixed: this cannot drift)
 
 
-@pytest.mark.parametrize("strategy", ["elements", "segments", "coalesced"])
+@pytest.mark.parametrize("strategy", ["elements", "stretches", "coalesced"])
 @pytest.mark.parametrize("run", [movement.CHAIN_RUN_CPU, movement.RUN])
 def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, strategy, run):
     """A fused chain's kernels under both movement strategies (first in the list is the
@@ -234,11 +235,11 @@ def test_a_kernel_binding_more_than_the_adapter_allows_is_unsupported():
     (whole,) = fusion.plan(nodes, [20], value_descs)
     with pytest.raises(dml.UnsupportedError, match="needs 12 storage bindings .*above 8, the adapter's "
                                                    "max-storage-buffers-per-shader-stage 8"):
-        compiler.compile(whole.desc, gpu, spec=whole.spec)
+        compiler.compile(whole.desc, gpu, operation=whole.spec)
     cut = fusion.plan(nodes, [20], value_descs, gpu.max_storage_buffers_per_shader_stage)
     assert [len(group.nodes) for group in cut] == [4, 4, 2]
     for group in cut:
-        assert all(len(k.buffers) <= 8 for k in compiler.compile(group.desc, gpu, spec=group.spec).kernels)
+        assert all(len(k.buffers) <= 8 for k in compiler.compile(group.desc, gpu, operation=group.spec).kernels)
 
 
 def test_what_is_materialized(vulkan_device):
@@ -287,7 +288,7 @@ def test_fusion_plan_is_pure_and_ordered():
     assert group.desc.nodes == (n0, n1, n2) and group.desc.input_tensor == desc
     groups = fusion.plan(nodes, [3, 1], value_descs)
     assert [(g.inputs, g.outputs, g.nodes) for g in groups] == [((0,), (1,), (0,)), ((1,), (3,), (1, 2))]
-    program = compiler.compile(group.desc, caps.profile("gpu"), spec=group.spec)
+    program = compiler.compile(group.desc, caps.profile("gpu"), operation=group.spec)
     assert program.operator == "Fused(Padding>Slice1>Padding)" and len(program.kernels) == 1
     assert "s0_pad_start" in program.kernels[0].source and "s1_starts" in program.kernels[0].source
 

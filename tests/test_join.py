@@ -196,7 +196,7 @@ def test_every_strategy(device, shapes, axis, dtype):
     row = int(np.prod(shapes[0][1:]))
     starts = np.cumsum([0] + [s[0] for s in shapes[:-1]]) * row
     chunks = axis == 0 and all(start % (16 // np.dtype(dtype).itemsize) == 0 for start in starts)
-    assert ("segments" in strategies) == chunks and ("strided" in strategies) != chunks
+    assert ("stretches" in strategies) == chunks and ("strided" in strategies) != chunks
     assert "coalesced" in strategies
     for compiled in every_variant(device, op):
         assert compiled.strategy in strategies and len(compiled.program.kernels) == len(xs)
@@ -295,7 +295,7 @@ def test_join_in_graphs(device):
     got, want = op(feed), g.compile([r, j], fuse=False)(feed)
     for a_, b_ in zip(got, want, strict=True):
         assert_bits_equal(a_, b_)
-    padded = reference.padding(feed["x"], [0, 1], [0, 1], "wrap")[:, ::-1]
+    padded = reference.pad(feed["x"], [0, 1], [0, 1], "wrap")[:, ::-1]
     assert_bits_equal(got[1], _concatenated([padded, np.tile(feed["y"], [1, 2]), feed["y"], constant], 1))
 
 

@@ -14,7 +14,8 @@ import pytest
 from conftest import run_python
 
 import gpudml as dml
-from gpudml import cli, lab, templates
+from gpudml import cli, lab
+from gpudml.kernels import templates
 from gpudml.ops import padding, reduce, reverse_subsequences, slice1
 from gpudml.runtime import tuning
 
@@ -37,7 +38,7 @@ def wrong_templates(tmp_path) -> Path:
     folder = tmp_path / "off_by_one"
     (folder / "lib").mkdir(parents=True)
     text = (templates.packaged_dir() / "lib" / "chain.wgsl.j2").read_text()
-    # every source offset: value_at's, seg_start's and a row's (segments in rows)
+    # every source offset: value_at's, stretch_start's and a row's (stretches in rows)
     assert text.count("uni.src_base + src_offset(o)") == 2 and text.count("row_base = uni.src_base") == 1
     text = text.replace("uni.src_base + src_offset(o)", "uni.src_base + src_offset(o) + 1u")
     text = text.replace("row_base = uni.src_base", "row_base = 1u + uni.src_base")
@@ -80,8 +81,8 @@ def test_named_strategies(vulkan_device):
     vulkan_device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class="cpu")  # its order: CPU-class first
     rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["split"], reps=1, copy_bytes=SMALL_COPY)
     assert [r.strategy for r in rows] == ["split"] and rows[0].correct and not rows[0].default  # rows is the choice
-    rows = lab.run(vulkan_device, DESCS["slice1"], strategies=["strided", "segments"], reps=1, copy_bytes=SMALL_COPY)
-    assert rows[0].error == "not eligible for this description (eligible: segments, elements, coalesced)"
+    rows = lab.run(vulkan_device, DESCS["slice1"], strategies=["strided", "stretches"], reps=1, copy_bytes=SMALL_COPY)
+    assert rows[0].error == "not eligible for this description (eligible: stretches, elements, coalesced)"
     assert rows[1].correct
 
 
@@ -107,17 +108,17 @@ def test_lab_command_line(tmp_path, capsys):
 
 def test_lab_command_line_exits_1_when_a_variant_is_wrong(wrong_templates, capsys, tmp_path):
     assert cli.main(["lab", "slice1", "--shape", "8,8", "--reps", "1", "--templates", str(wrong_templates),
-                     "--strategies", "segments,coalesced", "--wgsl", str(tmp_path / "wgsl")]) == 1
+                     "--strategies", "stretches,coalesced", "--wgsl", str(tmp_path / "wgsl")]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert sum(" NO " in line and " off_by_one " in line and "WRONG: at (0, 0): " in line for line in lines) == 2
     assert sum(" yes " in line and " packaged " in line for line in lines) == 2
     assert sorted(p.name for p in (tmp_path / "wgsl").iterdir()) == [
-        "coalesced-0.wgsl", "coalesced-off_by_one-0.wgsl", "segments-0.wgsl", "segments-off_by_one-0.wgsl"]
+        "coalesced-0.wgsl", "coalesced-off_by_one-0.wgsl", "stretches-0.wgsl", "stretches-off_by_one-0.wgsl"]
 
 
 def test_lab_command_line_errors(capsys):
     assert cli.main(["lab", "slice1", "--strategies", "rows"]) == 2
-    assert "--strategies: rows not a strategy of Slice1 (segments, elements, strided, coalesced)" in \
+    assert "--strategies: rows not a strategy of Slice1 (stretches, elements, strided, coalesced)" in \
         capsys.readouterr().err
     assert cli.main(["lab", "slice1", "--reps", "0"]) == 2
     assert cli.main(["lab", "slice1", "--templates", "/no/such/folder"]) == 2
@@ -172,8 +173,8 @@ def test_the_tuned_variants(device, capsys):
     assert cli.main(["lab", "slice1", "--shape", "8,64", "--sizes", "8,32", "--strides", "1,2", "--reps", "1",
                      "--strategies", "tuned"]) == 0
     out = capsys.readouterr().out
-    assert "coalesced chunk=segments " in out and "segments " in out
-    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "chunk=segments"]) == 2
+    assert "coalesced chunk=stretches " in out and "stretches " in out
+    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "chunk=stretches"]) == 2
     assert "--options: not with --strategies tuned" in capsys.readouterr().err
 
 

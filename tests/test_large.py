@@ -73,7 +73,7 @@ def test_segmented_source_picks_the_binding_by_the_index():
     """Pure: what the builder writes for a tensor of 3 segments (no adapter needed)."""
     caps = caps_module.profile("vulkan-cpu").with_limits(1024, None)
     desc = slice_desc(dml.TensorDesc(T.FLOAT32, [700]), [0], [700], [-1])
-    program = compiler.compile(desc, caps, strategy="segments")
+    program = compiler.compile(desc, caps, strategy="stretches")
     (kernel,) = program.kernels
     src = kernel.source
     assert [(b.name, b.segments, b.segment_bytes, b.via) for b in kernel.buffers] == [
@@ -92,9 +92,9 @@ def test_segmented_source_picks_the_binding_by_the_index():
     assert "fn input_chunks_at(i: u32) -> vec4<u32> {\n    let j = i & 63u;\n    let s = i >> 6u;" in src
     assert "input[" not in src and "output[" not in src  # every access goes through an accessor
     # the stretch loops, once per segment (and once picking) where the input is segmented
-    assert "seg_chunk_2(seg_skip(s, k * 4u))" in src and "input_chunks_at_2(s.off / 4u + k)" in src
-    assert "seg_chunk_2" not in compiler.compile(desc, caps_module.profile("vulkan-cpu"),
-                                                 strategy="segments").kernels[0].source
+    assert "stretch_chunk_2(stretch_skip(s, k * 4u))" in src and "input_chunks_at_2(s.off / 4u + k)" in src
+    assert "stretch_chunk_2" not in compiler.compile(desc, caps_module.profile("vulkan-cpu"),
+                                                 strategy="stretches").kernels[0].source
     reduce = reduce_desc(dml.TensorDesc(T.FLOAT32, [4, 700]), "sum", [1])
     rows = compiler.compile(reduce, caps.with_limits(2048, None), strategy="rows").kernels[0].source
     assert "input_vec_at_1(v0 + v)" in rows and "load_x_1(off + j * st)" in rows

@@ -116,9 +116,9 @@ def test_binding_limit_boundary_for_each_operator(adapter):
     rng = np.random.default_rng(0)
     cases = {  # op -> (element type, elements at the limit, run(x, device) -> (got, want))
         "Slice1": (U8, LIMIT, lambda x, d: (dml.slice(x, [5], [x.size - 7], [-3], device=d),
-                                            reference.slice1(x, [5], [x.size - 7], [-3]))),
+                                            reference.slice(x, [5], [x.size - 7], [-3]))),
         "Padding": (U8, LIMIT, lambda x, d: (dml.pad(x[:-9], [4], [5], mode="reflection", device=d),
-                                             reference.padding(x[:-9], [4], [5], "reflection"))),
+                                             reference.pad(x[:-9], [4], [5], "reflection"))),
         "ReverseSubsequences": (F32, LIMIT // 4, lambda x, d: (
             dml.reverse_subsequences(x, np.array([777]), 0, device=d),
             reference.reverse_subsequences(x, np.array([777]), 0))),
@@ -170,7 +170,7 @@ def test_workgroup_grid_folds_into_rows_up_to_the_limit_squared(adapter):
     """With 5 workgroups per dimension: 5, 6 (two rows) and 25 workgroups run correctly; 26
     raise UnsupportedError before GPU work. A data-movement workgroup covers
     WORKGROUP_SIZE invocations x RUN output elements."""
-    from gpudml.ops.movement import RUN, WORKGROUP_SIZE
+    from gpudml.kernels.movement.family import RUN, WORKGROUP_SIZE
 
     dev = limited_device(adapter, "cpu", max_workgroups_per_dimension=5)  # the CPU-class geometry
     rng = np.random.default_rng(1)
@@ -180,7 +180,7 @@ def test_workgroup_grid_folds_into_rows_up_to_the_limit_squared(adapter):
         x = random_bits(rng, np.uint32, [n])
         assert_bits_equal(dml.slice(x, [0], [n], [-1], device=dev), x[::-1])
         assert_bits_equal(dml.pad(x[:-2], [1], [1], mode="edge", device=dev),
-                          reference.padding(x[:-2], [1], [1], "edge"))
+                          reference.pad(x[:-2], [1], [1], "edge"))
         lengths = np.array([[n // 2]], np.uint32)
         assert_bits_equal(dml.reverse_subsequences(x.reshape(1, -1), lengths, 1, device=dev),
                           reference.reverse_subsequences(x.reshape(1, -1), lengths, 1))

@@ -1,8 +1,8 @@
-"""The strategies of the data-movement kernels (shaders/lib/movement.wgsl.j2 segments,
+"""The strategies of the data-movement kernels (shaders/lib/movement.wgsl.j2 stretches,
 elements and strided, the ReverseSubsequences column strategy): cases chosen to land on
 their boundaries, each run under every strategy that can run it.
 Rows whose length is not a multiple of a 16-byte chunk, borders narrower than a chunk,
-padding wider than the axis (one-element segments), misaligned starts, negative and
+padding wider than the axis (one-element stretches), misaligned starts, negative and
 non-unit inner steps, rows shorter than a chunk, tensors ending inside a chunk, blocks
 along the reversed axis that end early. Every result is compared bit for bit with
 reference.py and the output buffer's bytes outside the tensor's elements must be kept
@@ -42,7 +42,7 @@ PAD_CASES = [
 
 @pytest.mark.parametrize("mode", list(dml.PaddingMode), ids=lambda m: m.name)
 @pytest.mark.parametrize("data_type", WIDTHS, ids=lambda t: t.name)
-def test_padding_segments(device, data_type, mode):
+def test_padding_stretches(device, data_type, mode):
     rng = np.random.default_rng([int(data_type), int(mode)])
     for in_sizes, start, end in PAD_CASES:
         out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end)]
@@ -53,7 +53,7 @@ def test_padding_segments(device, data_type, mode):
             out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
             desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, 3, start, end)
             raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.padding(logical_from_raw(raw_in, in_desc), start, end, mode.name.lower(), 3)
+            want = reference.pad(logical_from_raw(raw_in, in_desc), start, end, mode.name.lower(), 3)
             run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
 
 
@@ -78,7 +78,7 @@ SLICE_CASES = [
 
 
 @pytest.mark.parametrize("data_type", WIDTHS, ids=lambda t: t.name)
-def test_slice_segments(device, data_type):
+def test_slice_stretches(device, data_type):
     rng = np.random.default_rng(int(data_type))
     for in_sizes, offsets, sizes, strides in SLICE_CASES:
         out_sizes = [1 + (n - 1) // abs(s) for n, s in zip(sizes, strides)]
@@ -89,14 +89,14 @@ def test_slice_segments(device, data_type):
             out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
             desc = dml.Slice1OperatorDesc(in_desc, out_desc, offsets, sizes, strides)
             raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.slice1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
+            want = reference.slice(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
             run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
 
 
 # ------------------------------------------------------------------ ReverseSubsequences
 REVERSE_CASES = [
     # (sizes, axis): the axis second-to-last with rows of whole chunks takes the column
-    # strategy (for some widths), the others the segments.
+    # strategy (for some widths), the others the stretches.
     ([3, 37, 16], 1),      # 37 coordinates: the last block along the axis is partial
     ([2, 5, 32], 1),
     ([40, 8], 0),          # rank 2
@@ -142,8 +142,8 @@ def test_reverse_column_strategy_is_chosen(vulkan_device):
 
     assert plan([3, 37, 16], 1) == "column"
     assert plan([3, 37, 16], 1, DT.UINT8) == "column"
-    assert plan([3, 9, 6], 1) == "segments"
-    assert plan([4, 11], 1) == "segments"
+    assert plan([3, 9, 6], 1) == "stretches"
+    assert plan([4, 11], 1) == "stretches"
     assert plan([3, 37, 16], 1, out_strides=padded_strides([3, 37, 16])) == "strided"
     assert plan([2, 9, 3, 4], 1) == "column"  # after merging [3, 4] into 12
     assert plan([1, 7, 1, 8], 1) == "column"  # [7, 8] once size-1 axes drop
@@ -169,7 +169,7 @@ def test_slice_axes_merge(vulkan_device):
 
 def test_coalesced_chunk_forms(device):
     """`coalesced` builds a packed output's chunks element by element, each through the whole
-    chain, unless plan option chunk="segments" asks for the segment walk (the segments
+    chain, unless plan option chunk="stretches" asks for the stretch walk (the stretches
     kernel, a run of one chunk each: the same grid of one invocation per chunk); an output
     with gaps is written element by element either way. Same bits; a bad form is an error."""
     rng = np.random.default_rng(7)
@@ -178,22 +178,22 @@ def test_coalesced_chunk_forms(device):
                                    dml.PaddingMode.REFLECTION, 0, [0, 1, 4], [0, 3, 4])
     op = device.create_operator(desc)
     elements = device.compile_operator(op, "coalesced")
-    segments = device.compile_operator(op, "coalesced", options={"chunk": "segments"})
-    assert segments.strategy == elements.strategy == "coalesced"
-    kernels = [c.program.kernels[0] for c in (segments, elements)]
-    assert [k.params["strategy"] for k in kernels] == ["segments", "elements"]
+    stretches = device.compile_operator(op, "coalesced", options={"chunk": "stretches"})
+    assert stretches.strategy == elements.strategy == "coalesced"
+    kernels = [c.program.kernels[0] for c in (stretches, elements)]
+    assert [k.params["strategy"] for k in kernels] == ["stretches", "elements"]
     assert [k.params["run"] for k in kernels] == [4, 4]
     assert kernels[0].invocations == kernels[1].invocations == 3 * 44 * 11
-    assert "input_chunks" in segments.wgsl[0] and "input_chunks" not in elements.wgsl[0]
-    want = reference.padding(x, [0, 1, 4], [0, 3, 4], "reflection")
-    for compiled in (segments, elements):
+    assert "input_chunks" in stretches.wgsl[0] and "input_chunks" not in elements.wgsl[0]
+    want = reference.pad(x, [0, 1, 4], [0, 3, 4], "reflection")
+    for compiled in (stretches, elements):
         assert_bits_equal(compiled.execute([x])[0], want)
     gapped = dml.TensorDesc(DT.FLOAT32, [3, 44, 44], padded_strides([3, 44, 44]))
     gaps = dml.PaddingOperatorDesc(desc.input_tensor, gapped, desc.padding_mode, 0, desc.start_padding,
                                    desc.end_padding)
-    gap_kernel = device.compile_operator(device.create_operator(gaps), "coalesced", options={"chunk": "segments"})
+    gap_kernel = device.compile_operator(device.create_operator(gaps), "coalesced", options={"chunk": "stretches"})
     assert gap_kernel.program.kernels[0].params["strategy"] == "strided"
-    for strategy in ("coalesced", "segments"):  # checked whichever strategy it is given to
+    for strategy in ("coalesced", "stretches"):  # checked whichever strategy it is given to
         with pytest.raises(dml.InvalidArgumentError,
-                           match="plan option chunk='rows': must be one of elements, segments"):
+                           match="plan option chunk='rows': must be one of elements, stretches"):
             device.compile_operator(op, strategy, options={"chunk": "rows"})

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import gpudml
-from gpudml import templates
+from gpudml.kernels import templates
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = sorted(str(p.relative_to(ROOT / "shaders")) for p in (ROOT / "shaders").rglob("*.j2"))
@@ -24,11 +24,11 @@ MODULES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpudml").rglob("*.py
 
 #: Renders one kernel and prints where gpudml and its templates were found.
 PROBE = """
-import gpudml, gpudml.caps, gpudml.compiler, gpudml.templates
+import gpudml, gpudml.caps, gpudml.compiler, gpudml.kernels.templates
 desc = gpudml.Slice1OperatorDesc(gpudml.TensorDesc(1, [4]), gpudml.TensorDesc(1, [4]), [0], [4], [-1])
 wgsl = gpudml.compiler.compile(desc, gpudml.caps.profile("gl-cpu")).wgsl[0]
 print(gpudml.__file__)
-print(gpudml.templates.packaged_dir())
+print(gpudml.kernels.templates.packaged_dir())
 print("fn kernel" in wgsl and "fn main" in wgsl)
 """
 

@@ -26,7 +26,7 @@ def test_rows_add_up_to_the_batch(device):
     with device.profile() as prof:
         with device.batch():
             y, z, w = _three_operators(device, x)
-    reduce, movement = ("split", "segments") if device.caps.is_software else ("columns", "coalesced")
+    reduce, movement = ("split", "stretches") if device.caps.is_software else ("columns", "coalesced")
     assert [(r["operator"], r["strategy"], r["dispatch"]) for r in prof.rows] == [
         ("Reduce", reduce, 0), ("Reduce", reduce, 1), ("Slice1", movement, 0), ("Padding", movement, 0)]
     assert all(r["gpu_ms"] > 0 and r["bytes"] > 0 and r["clock"] == "gpu" for r in prof.rows)
@@ -93,4 +93,4 @@ def test_gpudml_profile_prints_a_summary_at_exit():
             "    dml.pad(np.ones((8, 8), np.float32), [1, 1], [1, 1], device=dev)\n")
     res = run_python(code, GPUDML_PROFILE="1")
     assert "gpudml profile on llvmpipe" in res.stderr and "5 dispatches" in res.stderr
-    assert "Padding              segments    0       5" in res.stderr
+    assert "Padding              stretches   0       5" in res.stderr

@@ -1,7 +1,8 @@
-"""The operator registry: every ops module declares one OpSpec, and everything that lists
-operators is derived from the specs (the public API, the reference, the examples, the CLI,
-the fuzz tests), so that adding an operator is one ops module, its templates and its test
-file (docs/adding-an-operator.md)."""
+"""The operator registry: every ops module declares its operator's OpSpec (or, for a table of
+operators that differ only in a formula, one per row), and everything that lists operators
+is derived from the specs (the public API, the reference, the examples, the CLI, the
+conformance kit), so that adding an operator is one ops module (or one table row), its
+kernels' templates and its conformance rules (docs/adding-an-operator.md)."""
 
 from __future__ import annotations
 
@@ -12,45 +13,68 @@ from pathlib import Path
 import pytest
 
 import gpudml as dml
-from gpudml import caps, cli, compiler, examples, reference, templates
-from gpudml.ops import MODULES, SPECS, OpSpec, spec_for, spec_named
+from gpudml import caps, cli, compiler, examples, reference
+from gpudml.functional import FUNCTIONS
+from gpudml.kernels import templates
+from gpudml.kernels.base import Planner
+from gpudml.ops import SPECS, OpSpec, spec_for, spec_named
 from gpudml.ops.spec import regroup, tensor_fields, tensor_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DIR = ROOT / "gpudml" / "ops"
 
 
-def _declares_spec(path: Path) -> bool:
-    return any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SPEC" for t in node.targets)
-               for node in ast.parse(path.read_text()).body)
+def _declared(path: Path) -> set[str]:
+    """The names among SPEC and SPECS that a module assigns at its top level."""
+    return {getattr(t, "id", None) for node in ast.parse(path.read_text()).body if isinstance(node, ast.Assign)
+            for t in node.targets} & {"SPEC", "SPECS"}
 
 
-def test_every_operator_module_is_registered():
-    declaring = sorted(p.stem for p in OPS_DIR.glob("*.py") if _declares_spec(p))
-    assert sorted(MODULES) == declaring
-    assert [s.key for s in SPECS] == list(MODULES)  # the key is the module's name
+def test_every_operator_module_is_registered_in_its_order():
+    """Every module that declares specs is registered, each spec once, a module's specs
+    in its own order; a module of one operator is named by its key."""
+    found = []
+    for path in sorted(OPS_DIR.glob("*.py")):
+        declared = _declared(path)
+        if not declared:
+            continue
+        module = importlib.import_module(f"gpudml.ops.{path.stem}")
+        specs = list(module.SPECS) if "SPECS" in declared else [module.SPEC]
+        if "SPEC" in declared:
+            assert module.SPEC.key == path.stem and module.OP == module.SPEC.name
+        found += specs
+        positions = [SPECS.index(s) for s in specs]
+        assert positions == sorted(positions), path.stem
+    assert sorted(id(s) for s in found) == sorted(id(s) for s in SPECS)
+    keys = [s.key for s in SPECS]
+    assert len(set(keys)) == len(keys)
+    names = [s.functional_name for s in SPECS] + [f.__name__ for s in SPECS for f in s.aliases]
+    assert len(set(names)) == len(names)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.key)
 def test_one_spec_per_operator(spec: OpSpec):
-    module = importlib.import_module(f"gpudml.ops.{spec.key}")
-    assert module.SPEC is spec and module.OP == spec.name
     assert spec.desc.__name__.startswith(spec.name) and spec.desc.__name__.endswith("OperatorDesc")
     assert spec_named(spec.key) is spec and spec_named(spec.functional_name) is spec
-    # The public API: the functional form and the desc class.
-    assert getattr(dml, spec.functional_name) is spec.functional
+    # The public API: the functional form (its signature and docstring) and the desc class.
+    public = getattr(dml, spec.functional_name)
+    assert public is FUNCTIONS[spec.functional_name] and public.__wrapped__ is spec.functional
+    assert public.__doc__ == spec.functional.__doc__ and public.__doc__
+    assert all(getattr(dml, f.__name__).__wrapped__ is f for f in spec.aliases)
     assert getattr(dml, spec.desc.__name__) is spec.desc
     assert {spec.functional_name, spec.desc.__name__} <= set(dml.__all__)
-    # The reference under the operator's key.
-    assert getattr(reference, spec.key) is spec.reference
+    # The reference under the functional form's name: it takes the same arguments.
+    assert getattr(reference, spec.functional_name) is spec.reference
     # Its examples, named after it, and what `gpudml examples` runs.
     assert spec.examples and all(e.operator == spec.key and e.name.startswith(f"{spec.key}-") for e in spec.examples)
     assert all(e in examples.EXAMPLES for e in spec.examples)
     # Its `gpudml shader` subcommand takes its CLI options.
     args = cli.build_parser().parse_args(["shader", spec.key])
-    assert all(hasattr(args, a.dest) for a in spec.cli)
-    # Its strategies are named, and its tensors are the desc's inputs.
-    assert spec.strategies and len(set(spec.strategies)) == len(spec.strategies)
+    assert all(hasattr(args, a.dest) for a in spec.cli.args)
+    # Its planner's strategies are named, and its tensors are the desc's inputs.
+    planner = spec.planner
+    assert isinstance(planner, Planner)
+    assert planner.strategies and len(set(planner.strategies)) == len(planner.strategies)
     desc = cli.description(spec, args)[0]
     assert spec_for(desc) is spec
     # `arguments` describes a desc in the functional form's terms (the lab's reference call);
@@ -60,11 +84,12 @@ def test_one_spec_per_operator(spec: OpSpec):
     assert spec.traffic(desc) >= sum(d.element_count for d in inputs)
     assert set(spec.tensor_lists) <= set(spec.tensors)
     # Its templates are shipped: those its kernels (under every strategy) and its stage (data
-    # movement) come from, its own or another operator's (Padding1 runs Padding's stage, Slice Slice1's).
+    # movement) come from, its own or another operator's (Padding1 runs Padding's stage, Slice0 Slice1's).
     used = set()
-    for strategy in spec.strategies_for(desc, caps.profile("gpu")):
+    for strategy in planner.strategies_for(desc, caps.profile("gpu")):
         used |= {k.template for k in compiler.compile(desc, caps.profile("gpu"), strategy=strategy).kernels}
-    used |= {spec.chain_stage(desc).op} if spec.chain_stage is not None else set()
+    stage = planner.stage(desc)
+    used |= {stage.op} if stage is not None else set()
     assert used <= set(templates.names())
 
 
@@ -78,9 +103,3 @@ def test_not_an_operator_desc(vulkan_device):
         vulkan_device.create_operator(3)
     with pytest.raises(dml.InvalidArgumentError, match="'conv' is not an operator \\(one of slice1, padding"):
         spec_named("conv")
-
-
-def test_each_operator_has_a_test_file_with_its_fuzz_strategies():
-    for spec in SPECS:
-        text = (ROOT / "tests" / f"test_{spec.key}.py").read_text()
-        assert "\nFUZZ = OpFuzz(" in text, spec.key

@@ -98,7 +98,7 @@ def test_sweep_against_reference(device, data_type, rank, pattern):
     compiled = device.compile_operator(device.create_operator(desc))
 
     raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-    want = reference.slice1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
+    want = reference.slice(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
     # The output buffer starts as random bits: elements outside the tensor must keep them.
     out_words = out_desc.buffer_bytes // data_type.size
     raw_out = random_bits(rng, data_type.numpy, [out_words])
@@ -119,9 +119,9 @@ def test_numpy_in_numpy_out_matches_reference(device, data_type):
     rng = np.random.default_rng(7)
     x = random_bits(rng, data_type.numpy, [3, 7, 9])
     got = dml.slice(x, [1, 0, 2], [2, 7, 7], [-1, 3, -2], device=device)
-    assert_bits_equal(got, reference.slice1(x, [1, 0, 2], [2, 7, 7], [-1, 3, -2]))
+    assert_bits_equal(got, reference.slice(x, [1, 0, 2], [2, 7, 7], [-1, 3, -2]))
     got = dml.slice(x, [0, 1, 0], [3, 6, 9], [2, -2, 1], output_sizes=[1, 2, 4], device=device)
-    assert_bits_equal(got, reference.slice1(x, [0, 1, 0], [3, 6, 9], [2, -2, 1], [1, 2, 4]))
+    assert_bits_equal(got, reference.slice(x, [0, 1, 0], [3, 6, 9], [2, -2, 1], [1, 2, 4]))
 
 
 def test_tensor_in_tensor_out(device):
@@ -172,7 +172,7 @@ def test_coalesced_past_65535_workgroups(device):
     x = np.arange(2 * n, dtype=np.uint64).view(np.float64)  # two float64 per chunk
     desc = dml.ops.slice1.infer_output(dml.TensorDesc(dml.DataType.FLOAT64, [2 * n]), [0], [2 * n], [-1])
     op = device.create_operator(desc)
-    for options in ({}, {"chunk": "segments"}):
+    for options in ({}, {"chunk": "stretches"}):
         compiled = device.compile_operator(op, "coalesced", options=options)
         assert compiled.program.kernels[0].invocations == n > 65_535 * 64
         assert_bits_equal(compiled.execute([x])[0], x[::-1])
@@ -313,7 +313,7 @@ def valid_cases(draw) -> Case:
         out_sizes.append(draw(st.integers(1, max_output_size(size, step))))
     desc = dml.Slice1OperatorDesc(tensor(draw, data_type, in_sizes), tensor(draw, data_type, out_sizes, output=True),
                                   offsets, sizes, strides)
-    return Case(level, desc, lambda xs: reference.slice1(xs[0], offsets, sizes, strides, out_sizes),
+    return Case(level, desc, lambda xs: reference.slice(xs[0], offsets, sizes, strides, out_sizes),
                 [random_fill])
 
 
@@ -354,7 +354,7 @@ def functional_calls(draw, x, shape):
     strides = [draw(st.sampled_from([1, 2, -1, -3])) for _ in shape]
     args = {"offsets": maybe_hostile(draw, offsets), "sizes": maybe_hostile(draw, sizes),
             "strides": maybe_hostile(draw, strides)}
-    return args, lambda a: reference.slice1(a, args["offsets"], args["sizes"], args["strides"])
+    return args, lambda a: reference.slice(a, args["offsets"], args["sizes"], args["strides"])
 
 
 FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,

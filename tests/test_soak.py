@@ -88,21 +88,21 @@ def workload(device, rng):
 
     return [
         ("slice u8 numpy", lambda: dml.slice(x8, [1, 2], [6, 30], [-1, 4], device=device),
-         reference.slice1(x8, [1, 2], [6, 30], [-1, 4])),
+         reference.slice(x8, [1, 2], [6, 30], [-1, 4])),
         ("pad f16 numpy", lambda: dml.pad(x16, [1, 0, 2], [0, 3, 1], mode="reflection", device=device),
-         reference.padding(x16, [1, 0, 2], [0, 3, 1], "reflection")),
+         reference.pad(x16, [1, 0, 2], [0, 3, 1], "reflection")),
         ("reverse u8 numpy", lambda: dml.reverse_subsequences(x8, lengths, 0, device=device),
          reference.reverse_subsequences(x8, lengths, 0)),
         ("reduce f32 tensor", lambda: dml.reduce(t32, "max", [0]).numpy(), reference.reduce(x32, "max", [0])),
         ("pad i64 tensor", lambda: dml.pad(t64, [0, 1, 0, 1], [1, 0, 2, 0], value=-5).numpy(),
-         reference.padding(x64, [0, 1, 0, 1], [1, 0, 2, 0], "constant", -5)),
+         reference.pad(x64, [0, 1, 0, 1], [1, 0, 2, 0], "constant", -5)),
         ("slice f32 compiled into an output", lambda: compiled.execute([t32], outputs=[out])[0].numpy(),
-         reference.slice1(x32, [1, 0], [39, 25], [-2, 3])),
+         reference.slice(x32, [1, 0], [39, 25], [-2, 3])),
         ("argmax i32 compiled numpy", lambda: compiled_argmax.execute([xi])[0],
          reference.reduce(xi, "argmax", [1], "int64")),
         ("reduce i32 sum numpy", lambda: dml.reduce(xi, "sum", [0], device=device), reference.reduce(xi, "sum", [0])),
         ("tensor round trip", lambda: device.tensor(x16).numpy(), x16),
-        ("batch of two", batched, reference.padding(x32[:, ::-1], [1, 0], [0, 2], "symmetric")),
+        ("batch of two", batched, reference.pad(x32[:, ::-1], [1, 0], [0, 2], "symmetric")),
     ]
 
 
@@ -221,14 +221,14 @@ def test_compiled_operators_free_scratch_and_uniforms(adapter):
 
 
 def test_caches_are_bounded(vulkan_device):
-    from gpudml import functional
     from gpudml.runtime import compiled as compiled_module
+    from gpudml.runtime import device as device_module
 
     dev = limited_device(ADAPTERS[0])
-    for n in range(1, functional.CACHE_SIZE + 40):
+    for n in range(1, device_module.OPERATOR_CACHE_SIZE + 40):
         dml.slice(np.zeros(4, np.uint8), [0], [4], output_sizes=[1 + n % 4], device=dev)
         dml.pad(np.zeros(2, np.uint8), [n], [0], device=dev)
-    assert len(functional._CACHES[dev]) == functional.CACHE_SIZE
+    assert len(dev._operators) == device_module.OPERATOR_CACHE_SIZE
     desc = slice_desc(dml.TensorDesc(dml.DataType.UINT8, [4]), [0], [4])
     compiled = dev.compile_operator(dev.create_operator(desc))
     inputs = [dev.tensor(np.zeros(4, np.uint8)) for _ in range(compiled_module.BIND_GROUP_CACHE_SIZE + 10)]

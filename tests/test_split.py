@@ -196,7 +196,7 @@ def test_every_strategy(device, shape, axis, sizes, dtype):
                                                    for t in desc.output_tensors], axis)
         op = device.create_operator(desc)
         strategies = device.compile_operator(op).strategies
-        assert ("segments" in strategies) != gaps and ("strided" in strategies) == gaps and "coalesced" in strategies
+        assert ("stretches" in strategies) != gaps and ("strided" in strategies) == gaps and "coalesced" in strategies
         for strategy in strategies:
             compiled = device.compile_operator(op, strategy)
             assert compiled.strategy == strategy and len(compiled.program.kernels) == len(sizes)
@@ -238,7 +238,7 @@ def test_one_tensor_given_as_two_outputs_is_refused(vulkan_device):
 def test_plan_is_one_copy_per_output():
     desc = split.infer_output(dml.TensorDesc(DT.UINT8, [3, 10]), 1, [4, 6])
     program = compiler.compile(desc, caps.profile("gpu"))
-    assert program.strategy == "coalesced" and program.strategies == ("coalesced", "segments", "elements")
+    assert program.strategy == "coalesced" and program.strategies == ("coalesced", "stretches", "elements")
     first, second = program.kernels
     assert [b.key for b in first.buffers] == [("output", 0), ("input", 0)]
     assert [b.key for b in second.buffers] == [("output", 1), ("input", 0)]
@@ -290,7 +290,7 @@ def test_split_in_graphs(device):
     got, want = op(feed), g.compile([j, r], fuse=False)(feed)
     for a_, b_ in zip(got, want, strict=True):
         assert_bits_equal(a_, b_)
-    padded = reference.padding(feed["x"], [0, 1], [0, 2], "edge")
+    padded = reference.pad(feed["x"], [0, 1], [0, 2], "edge")
     assert_bits_equal(got[0], np.concatenate([padded[:, 8:], np.tile(padded[::-1, :3], [1, 2])], 1))
     only_b = g.compile([b])  # the node runs whole; the other outputs are intermediates
     assert_bits_equal(only_b(feed)[0], padded[:, 3:8])
@@ -303,7 +303,7 @@ def test_cli_shader_split(capsys):
     assert cli.main(["shader", "split", "--shape", "1,1,6,2", "--axis", "2", "--sizes", "2,1,3", "--caps",
                      "vulkan-cpu"]) == 0
     out = capsys.readouterr().out
-    assert "// Split at FL_6_4" in out and "// strategy segments" in out and out.count("// dispatch ") == 3
+    assert "// Split at FL_6_4" in out and "// strategy stretches" in out and out.count("// dispatch ") == 3
 
 
 # ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)

@@ -250,7 +250,7 @@ def test_tile_fuses_into_chains(device):
         assert_bits_equal(a_, b_)
     assert_bits_equal(g.compile([r])({"x": array})[0], want[1])
     assert_bits_equal(got[0], np.tile(reference.reverse_subsequences(
-        np.tile(reference.padding(array, [1, 0], [0, 2], "reflection"), [2, 3])[1:8:2, 19:1:-1],
+        np.tile(reference.pad(array, [1, 0], [0, 2], "reflection"), [2, 3])[1:8:2, 19:1:-1],
         np.array([[3], [1], [4], [7]], np.uint32), 1), [1, 2]))
 
 

@@ -18,7 +18,7 @@ from isolated import limited_device
 
 import gpudml as dml
 from gpudml import cli
-from gpudml.ops import reduce
+from gpudml.ops import reduce, spec_named
 from gpudml.runtime import tuning
 
 PROBE = """
@@ -107,7 +107,7 @@ def test_foreign_and_stale_sections(adapter, tmp_path, monkeypatch):
         _split_or_rows(dev2)
     assert any("for another gpudml version or other templates" in str(w.message) for w in caught)
     (c, timed), = dev2._ctx.tuner.used.values()
-    assert timed and c["strategy"] in dml.ops.reduce.SPEC.strategies  # timed afresh, the others untouched
+    assert timed and c["strategy"] in dml.ops.reduce.SPEC.planner.strategies  # timed afresh, the others untouched
     assert len(json.loads(path.read_text())["sections"]) == 3
 
 
@@ -123,7 +123,7 @@ def test_a_cached_strategy_that_cannot_run_is_tuned_again(adapter, tmp_path, mon
     dev2 = _tuned_device(adapter, tmp_path, monkeypatch)
     _split_or_rows(dev2)
     (c, timed), = dev2._ctx.tuner.used.values()
-    assert timed and c["strategy"] in dml.ops.reduce.SPEC.strategies
+    assert timed and c["strategy"] in dml.ops.reduce.SPEC.planner.strategies
 
 
 def test_two_threads_tune_a_kind_once(adapter, tmp_path, monkeypatch):
@@ -258,16 +258,16 @@ def test_candidates_each_strategy_and_the_options_its_spec_offers():
     # data movement: coalesced's other chunk form, unless it builds the same kernels (an output with gaps)
     x = dml.TensorDesc(f32, [64, 64])
     packed = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32]), [0, 0], [64, 64], [2, 2]), "gpu")
-    assert list(packed) == ["coalesced", "coalesced chunk=segments", "segments", "elements"]
+    assert list(packed) == ["coalesced", "coalesced chunk=stretches", "stretches", "elements"]
     gaps = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32], [64, 1]), [0, 0], [64, 64], [2, 2]),
                        "gpu")
     assert list(gaps) == ["coalesced", "strided"]
     # scans: more lines side by side, as far as the rounding depth the operators document allows
-    scan_of = dml.ops.cumulative_summation.SPEC.infer_output
+    scan_of = spec_named("cumulative_summation").infer_output
     assert list(_candidates(scan_of(dml.TensorDesc(f32, [4096, 4096]), 0), "gpu")) == [
         "tiles", "tiles lines=64", "tiles lines=128", "tiles lines=256", "runs"]
     assert list(_candidates(scan_of(dml.TensorDesc(f32, [1 << 20, 256]), 0), "gpu")) == [
-        "tiles", "tiles lines=64", "runs"]  # 128 and 256 lines would walk too many segment totals
+        "tiles", "tiles lines=64", "runs"]  # 128 and 256 lines would walk too many chunk totals
     assert list(_candidates(scan_of(dml.TensorDesc(f32, [4096, 4096]), 1), "gpu")) == ["tiles", "runs"]
 
 
@@ -306,7 +306,7 @@ BREAKS = {  # a workgroup kernel with unroll=1, broken: (line of the template, r
 
 def _broken_templates(tmp_path, broken: str):
     """(a template folder with BREAKS[broken], the start of what the tuner says of it)"""
-    from gpudml import templates
+    from gpudml.kernels import templates
 
     line, replacement, why = BREAKS[broken]
     folder = tmp_path / broken
@@ -326,7 +326,7 @@ def test_a_variant_that_fails_is_never_chosen(adapter, tmp_path, monkeypatch, br
     and what is chosen computes right."""
     folder, why = _broken_templates(tmp_path, broken)
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
-    dev.template_path = dml.templates.parse_path(str(folder), "template_path")
+    dev.template_path = dml.kernels.templates.parse_path(str(folder), "template_path")
     with pytest.warns(RuntimeWarning, match="autotuning Reduce: the variant workgroup unroll=1 failed on .* it is "
                                             "never chosen"):
         compiled = _reduce_columns(dev)  # checks the chosen variant's result
@@ -356,7 +356,7 @@ def test_above_check_bytes_variants_are_timed_unchecked(adapter, tmp_path, monke
     folder, _ = _broken_templates(tmp_path, "wrong")
     monkeypatch.setattr(tuning, "CHECK_BYTES", 1000)  # [1024, 96] float32 is 393,600 bytes
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
-    dev.template_path = dml.templates.parse_path(str(folder), "template_path")
+    dev.template_path = dml.kernels.templates.parse_path(str(folder), "template_path")
     op = dev.create_operator(reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [1024, 96]), "sum", [0]))
     dev.compile_operator(op)
     (choice, timed), = dev._ctx.tuner.used.values()

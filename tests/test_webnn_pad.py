@@ -62,7 +62,7 @@ def test_pad(device, case):
     got = dml.pad(x, start, end, mode=mode, value=value, device=device)
     want = _array(case["expected"])
     assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(got, reference.padding(x, start, end, mode, value))
+    np.testing.assert_array_equal(got, reference.pad(x, start, end, mode, value))
     if case["name"] == NAN_VALUE_CASE:
         border = np.pad(np.zeros(x.shape, bool), list(zip(start, end, strict=True)), constant_values=True)
         assert np.all(want[border] == 0)  # what WPT expects

@@ -13,8 +13,8 @@ import gpudml as F
 
 from .. import reference
 from ..ops import slice1
-from . import Case, Row, check_result, median_ms
 from . import anchors as _anchors
+from .report import Case, Row, check_result, median_ms
 from .timer import GpuTimer
 
 
@@ -85,7 +85,7 @@ def _pad_case(mode, quick, rng, device) -> Case:
     x = rng.random([1, 3, 1024, 1024], dtype=np.float32)
     t = device.tensor(x)
     start = end = [0, 0, 16, 16]
-    expected = reference.padding(x, start, end, mode)
+    expected = reference.pad(x, start, end, mode)
     np_mode = {"reflection": "reflect", "constant": "constant"}[mode]
     pads = np.array([0, 0, 16, 16, 0, 0, 16, 16], np.int64)
     model = _onnx_model("Pad", x, {"pads": pads}, {"mode": np_mode if mode != "constant" else "constant"})
@@ -101,7 +101,7 @@ def _slice_case(quick, rng, device) -> Case:
     x = rng.random([1, 3, 2048, 2048], dtype=np.float32)
     t = device.tensor(x)
     args = ([0, 0, 0, 0], [1, 3, 2048, 2048], [1, 1, -2, 2])
-    expected = reference.slice1(x, *args)
+    expected = reference.slice(x, *args)
     inits = {"starts": np.array([2047, 0], np.int64), "ends": np.array([-2**63, 2048], np.int64),
              "axes": np.array([2, 3], np.int64), "steps": np.array([-2, 2], np.int64)}
     return Case(
@@ -151,9 +151,9 @@ def _chain_ops(y, lengths, mod, shape):
     flip = [1] * (rank - 1) + [-1]
     border = [0] * (rank - 2) + [1, 1]
     for _ in range(CHAIN_LENGTH // 4):
-        y = mod.slice(y, [0] * rank, shape, flip) if mod is F else mod.slice1(y, [0] * rank, shape, flip)
-        y = mod.pad(y, border, border, mode="edge") if mod is F else mod.padding(y, border, border, "edge")
-        y = mod.slice(y, border, shape) if mod is F else mod.slice1(y, border, shape)
+        y = mod.slice(y, [0] * rank, shape, flip)  # (gpudml and gpudml.reference: the same arguments)
+        y = mod.pad(y, border, border, mode="edge")
+        y = mod.slice(y, border, shape)
         y = mod.reverse_subsequences(y, lengths, rank - 1)
     return y
 

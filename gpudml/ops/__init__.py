@@ -1,25 +1,41 @@
-"""The operator registry: one module per DirectML operator, each exporting its `SPEC`.
+"""The operator registry: what DirectML says about each operator gpudml implements.
 
-This list is the one place an operator is registered; the public API, the functional
-functions, the command line, `gpudml examples`, `gpudml.reference` and the tests' case
-lists are derived from it (docs/adding-an-operator.md).
+One module per operator, named by its key (DirectML's name in snake case; an older
+version of an operator carries its number, 0 for the unnumbered first: slice0 is
+DML_SLICE, slice1 DML_SLICE1), or per table of operators that differ only in a formula (each row
+a spec: argminmax.py, cumulative.py). `SPECS` below is the one place an operator is
+registered; the public API (gpudml/functional.py, gpudml/__init__.py), `gpudml.reference`,
+`gpudml examples`, the command line, the docs and the conformance kit are derived from it
+(docs/adding-an-operator.md).
 """
 
 from __future__ import annotations
 
-import importlib
-
 from ..errors import InvalidArgumentError
+from . import (
+    argminmax,
+    cumulative,
+    gather,
+    join,
+    padding,
+    padding1,
+    reduce,
+    reverse_subsequences,
+    slice0,
+    slice1,
+    split,
+    tile,
+)
 from .spec import OpSpec, tensor_fields
 
-#: The operator modules, in documentation order: the one line that registers an operator.
-MODULES = ("slice1", "padding", "reverse_subsequences", "reduce", "argmax", "argmin", "padding1", "slice_v1",
-           "gather", "tile", "join", "split", "cumulative_summation", "cumulative_product")
-
-SPECS: tuple[OpSpec, ...] = tuple(importlib.import_module(f".{name}", __name__).SPEC for name in MODULES)
+#: Every operator, in documentation order.
+SPECS: tuple[OpSpec, ...] = (
+    slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
+    slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
+)
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
-_BY_KEY = {spec.key: spec for spec in SPECS}
+_BY_NAME = {name: spec for spec in SPECS for name in (spec.key, spec.functional_name)}
 
 
 def spec_for(desc) -> OpSpec:
@@ -33,11 +49,11 @@ def spec_for(desc) -> OpSpec:
 
 
 def spec_named(name: str) -> OpSpec:
-    """The spec whose key or functional name is `name` ("slice1", "slice", "padding", "pad")."""
-    for spec in SPECS:
-        if name in (spec.key, spec.functional_name):
-            return spec
-    raise InvalidArgumentError(f"{name!r} is not an operator (one of {', '.join(_BY_KEY)})")
+    """The spec whose key or functional name is `name` ("slice1" or "slice", "padding" or "pad")."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise InvalidArgumentError(f"{name!r} is not an operator (one of {', '.join(s.key for s in SPECS)})") from None
 
 
-__all__ = ["MODULES", "SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]
+__all__ = ["SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]

@@ -1,34 +1,40 @@
-"""What DML_ARGMAX_OPERATOR_DESC and DML_ARGMIN_OPERATOR_DESC share (ops/argmax.py,
-ops/argmin.py): the desc's fields, the pages' rules, the numpy reference, and the kernels,
-which are the reduction planner's (ops/reduction.py) with the ARGMAX or ARGMIN State and
-the axis direction as a compile-time parameter. docs/operators/argmax.md says what the
-pages leave open and what gpudml does there.
+"""DML_ARGMAX_OPERATOR_DESC and DML_ARGMIN_OPERATOR_DESC, two rows of one table: the index
+of the largest (smallest) element over one or more axes, the first or the last one of
+equal elements (AxisDirection). Introduced at FL 3_0; 64-bit inputs from FL 4_1.
+
+The operators differ only in which extreme they find: a row (`Row`: names, numpy's pick,
+the reduce State of the kernels, the page's examples) is all each declares. Everything
+else is shared: the desc's fields (`ArgDesc`), the pages' rules, the numpy reference, and
+the kernels, the reduction family's (kernels/reduction.py) with the row's State and the
+axis direction as a compile-time parameter. docs/operators/argmax.md says what the pages
+leave open and what gpudml does there.
 
 The two pages print the same "Tensor support" tables (read at MicrosoftDocs/sdk-api
-commits b6ccb924f6c4 for ArgMax and 8f2547f96c61 for ArgMin); each module builds its own
-SupportTable from `ROWS`, so that its errors name the operator.
+commits b6ccb924f6c4 for ArgMax and 8f2547f96c61 for ArgMin); each row builds its own
+SupportTable from `SUPPORT_ROWS`, so that its errors name the operator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
+from ..kernels.reduction import ARG_REDUCE
 from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, AxisDirection, DataType, FeatureLevel
-from . import reduction
-from .spec import CliArg, OpSpec, ReadThrough
+from .base import check_reduced_shape, normalize_axes
+from .spec import Call, Cli, CliArg, Example, OpSpec, desc_class, support_table
 
 T = DataType
 TENSORS = ("input_tensor", "output_tensor")
 INDEX_TYPES = frozenset({T.INT64, T.INT32, T.UINT64, T.UINT32})
 #: Both pages' "Tensor support" tables: (level, ranks, input types, output types). The
 #: operators were introduced at FL 3_0 (the pages' "Availability").
-ROWS = [
+SUPPORT_ROWS = [
     (FeatureLevel.FL_4_1, (1, 8), TYPES_8 | {T.INT64, T.UINT64}, INDEX_TYPES),
     (FeatureLevel.FL_3_0, (1, 8), TYPES_8, INDEX_TYPES),
 ]
@@ -62,7 +68,7 @@ def infer_output(desc_class, input_tensor: TensorDesc, axes=None, axis_direction
     `axes` as numpy takes them (None: every axis; one int or a list; negative ones count
     from the end); the desc itself takes DirectML's axes only."""
     name = desc_class.OP.lower()
-    axes = reduction.normalize_axes(axes, input_tensor.rank, f"{name}: axes")
+    axes = normalize_axes(axes, input_tensor.rank, f"{name}: axes")
     out_type = DataType.parse(output_data_type, f"{name}: output_data_type")
     out_sizes = tuple(1 if i in axes else n for i, n in enumerate(input_tensor.sizes))
     direction = AxisDirection.coerce(axis_direction, f"{name}: axis_direction")
@@ -80,7 +86,7 @@ def validate(support, desc: ArgDesc, feature_level: FeatureLevel) -> None:
     inp, out = desc.input_tensor, desc.output_tensor
     rank = check_same_rank(op, {"input_tensor": inp, "output_tensor": out})
     support.check(feature_level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
-    reduction.check_reduced_shape(op, inp, out, desc.axes)
+    check_reduced_shape(op, inp, out, desc.axes)
     largest = int(np.prod([inp.sizes[a] for a in desc.axes], dtype=object)) - 1
     limit = _INDEX_LIMIT.get(out.data_type)
     if limit is not None and largest > limit:
@@ -98,7 +104,7 @@ def reference(pick, x, axes=None, axis_direction="increasing", output_data_type=
     numpy finds it (NaN counts as the extreme, so the first NaN); DECREASING: the last one,
     found as the first of the reversed row."""
     x = np.asarray(x)
-    axes = sorted(reduction.normalize_axes(axes, x.ndim, "axes"))
+    axes = sorted(normalize_axes(axes, x.ndim, "axes"))
     kept = [a for a in range(x.ndim) if a not in axes]
     rows = np.transpose(x, kept + axes).reshape([x.shape[a] for a in kept] + [-1])
     if AxisDirection.coerce(axis_direction) == AxisDirection.INCREASING:
@@ -109,56 +115,90 @@ def reference(pick, x, axes=None, axis_direction="increasing", output_data_type=
     return index.astype(DataType.parse(output_data_type).numpy).reshape(out_shape)
 
 
-# ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: ArgDesc, caps, **options) -> tuple[str, ...]:
-    return reduction.strategies_for(desc.FUNCTION, desc.input_tensor, desc.output_tensor, desc.axes, caps,
-                                    **options)
+# ---------------------------------------------------------------------------- the table
+@dataclass(frozen=True)
+class Row:
+    """One operator of the table: DirectML's name (`op`), numpy's `pick` (np.argmax or
+    np.argmin), the `extreme` it finds (for docstrings), the page's file (under
+    tests/data/pages/) and its examples: (functional arguments, expected output) each, on
+    the page's 3x3 input, then the AxisDirection field's two on `ties`."""
+
+    op: str
+    pick: Callable
+    extreme: str
+    page_file: str
+    examples: tuple
+    ties: np.ndarray
 
 
-def plan(desc: ArgDesc, caps, strategy: str, **options) -> KernelPlan:
-    return reduction.plan(desc.FUNCTION, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy,
-                          axis_direction=desc.axis_direction.name, **options)
+_INPUT = np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32)
+_U32 = {"output_data_type": "UINT32"}
+
+TABLE = (
+    Row("ArgMax", np.argmax, "largest", "ns-directml-dml_argmax_operator_desc.md", (
+        ({"axes": [0], **_U32}, np.array([[1, 2, 1]], np.uint32)),
+        ({"axes": [1], **_U32}, np.array([[2], [2], [1]], np.uint32)),
+        ({"axes": [0, 1], **_U32}, np.array([[7]], np.uint32)),
+    ), np.array([3, 2, 1, 2, 3], np.float32)),
+    Row("ArgMin", np.argmin, "smallest", "ns-directml-dml_argmin_operator_desc.md", (
+        ({"axes": [0], **_U32}, np.array([[0, 1, 2]], np.uint32)),
+        ({"axes": [1], **_U32}, np.array([[0], [1], [0]], np.uint32)),
+        ({"axes": [0, 1], **_U32}, np.array([[4]], np.uint32)),
+    ), np.array([1, 2, 3, 2, 1], np.float32)),
+)
+
+CLI_ARGS = (CliArg("--axes", "reduced axes, comma-separated (default all)"),
+            CliArg("--axis-direction", "INCREASING (the first index of the extreme) or DECREASING (the last)", "str",
+                   "INCREASING"),
+            CliArg("--output-data-type", "the index type: INT64, INT32, UINT64 or UINT32", "str", "INT64"))
+CLI_EXAMPLE = "--axes 1 --shape 4096,4096 --axis-direction decreasing"
 
 
-def variants(desc: ArgDesc, caps, strategy: str) -> tuple[dict, ...]:
-    return reduction.variants(desc.FUNCTION, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy)
-
-
-def _strategies_through(desc: ArgDesc, caps) -> tuple[str, ...]:
-    return strategies_for(desc, caps, vectorize=False)
-
-
-def _plan_through(desc: ArgDesc, caps, strategy: str, chain) -> KernelPlan:
-    return plan(desc, caps, strategy, through=chain)
-
-
-# ---------------------------------------------------------------------------- the spec
 def arguments(desc: ArgDesc) -> dict:
     return {"axes": desc.axes, "axis_direction": desc.axis_direction, "output_data_type": desc.output_tensor.data_type}
 
 
-CLI = (CliArg("--axes", "reduced axes, comma-separated (default all)"),
-       CliArg("--axis-direction", "INCREASING (the first index of the extreme) or DECREASING (the last)", "str",
-              "INCREASING"),
-       CliArg("--output-data-type", "the index type: INT64, INT32, UINT64 or UINT32", "str", "INT64"))
-
-
-def spec(desc_class, support, reference_fn, functional_fn, examples) -> OpSpec:
-    """The OpSpec of one of the two operators, from what its module declares."""
-    key = desc_class.OP.lower()
+def spec(row: Row) -> OpSpec:
+    """The OpSpec of the operator of `row`: its desc class (ArgDesc's fields), functional
+    form, reference, table and examples; the rest is the table's."""
+    key = row.op.lower()
+    desc = desc_class(f"{row.op}OperatorDesc", __name__, base=ArgDesc, OP=row.op, FUNCTION=key.upper(),
+                      doc=f"DML_{key.upper()}_OPERATOR_DESC: the index of the {row.extreme} element over `axes`.")
+    support = support_table(row.op, TENSORS, SUPPORT_ROWS)
 
     def infer(input_tensor, axes=None, axis_direction="increasing", output_data_type="INT64"):
-        return infer_output(desc_class, input_tensor, axes, axis_direction, output_data_type)
+        return infer_output(desc, input_tensor, axes, axis_direction, output_data_type)
 
-    def from_cli(x: TensorDesc, a: dict) -> ArgDesc:
-        return infer(x, a["axes"], a["axis_direction"], a["output_data_type"])
+    def functional(x, axes=None, *, axis_direction="increasing", output_data_type="INT64", device=None):
+        return Call([("x", x)], {"axes": axes, "axis_direction": axis_direction, "output_data_type": output_data_type},
+                    device)
 
+    def ref(x, axes=None, axis_direction="increasing", output_data_type="INT64") -> np.ndarray:
+        return reference(row.pick, x, axes, axis_direction, output_data_type)
+
+    functional.__name__ = functional.__qualname__ = ref.__name__ = ref.__qualname__ = key
+    functional.__doc__ = (
+        f"DML_{key.upper()}: the flat index of the {row.extreme} element over `axes` (None: all; one int or a list; "
+        f"negative ones count from the end, as in numpy), row-major over the reduced axes. The result keeps the "
+        f"rank, size 1 on the reduced axes. `axis_direction`: \"increasing\" (the first of equal {row.extreme} "
+        f"elements) or \"decreasing\" (the last); `output_data_type`: INT64, INT32, UINT64 or UINT32 (a DataType, "
+        f"its name or a numpy dtype).")
+    ref.__doc__ = (f"The index of the {row.extreme} element over `axes`, the first (INCREASING) or the last "
+                   f"(DECREASING) of equal ones; NaN counts as the {row.extreme}, as numpy's {key} has it.")
+    examples = [Example(f"{key}-{n}", _INPUT, args, want, row.page_file)
+                for n, (args, want) in enumerate(row.examples, 1)]
+    # The AxisDirection field's own examples (the page names no output type).
+    examples += [Example(f"{key}-{len(examples) + n}", row.ties, {"axes": [0], "axis_direction": direction},
+                         np.array([index], np.int64), row.page_file)
+                 for n, (direction, index) in enumerate((("increasing", 0), ("decreasing", 4)), 1)]
     return OpSpec(
-        name=desc_class.OP, key=key, desc=desc_class, support=support,
-        infer_output=infer, validate=lambda desc, level: validate(support, desc, level),
-        strategies=reduction.STRATEGIES + reduction.GPU_STRATEGIES, strategies_for=strategies_for, plan=plan,
-        options=reduction.OPTIONS, variants=variants, read_through=ReadThrough(_strategies_through, _plan_through),
-        reference=reference_fn, functional=functional_fn, tensors=("x",), arguments=arguments,
-        cli=CLI, from_cli=from_cli, cli_example="--axes 1 --shape 4096,4096 --axis-direction decreasing",
-        page=f"DML_{key.upper()}_OPERATOR_DESC", examples=examples,
+        name=row.op, key=key, desc=desc, support=support,
+        infer_output=infer, validate=lambda d, level: validate(support, d, level),
+        reference=ref, functional=functional, tensors=("x",), arguments=arguments, planner=ARG_REDUCE,
+        cli=Cli(CLI_ARGS, lambda x, a: infer(x, a["axes"], a["axis_direction"], a["output_data_type"]), CLI_EXAMPLE),
+        page=f"DML_{key.upper()}_OPERATOR_DESC", examples=tuple(examples),
     )
+
+
+SPECS = tuple(spec(row) for row in TABLE)
+ArgMaxOperatorDesc, ArgMinOperatorDesc = (s.desc for s in SPECS)

@@ -5,13 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import FeatureLevel
 from .spec import SupportTable
-
-
-def element_bits(desc: TensorDesc) -> int:
-    return desc.data_type.size * 8
 
 
 def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp: TensorDesc, out: TensorDesc) -> int:
@@ -28,30 +24,14 @@ def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp:
     return rank
 
 
-def count_option(op: str, name: str, value) -> int | None:
-    """A plan option that counts something (chunks): None (the planner's choice) or an
-    integer of at least 1; InvalidArgumentError otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be an integer of at least 1")
-    return int(value)
-
-
-def power_of_two_option(op: str, name: str, value, most: int) -> int | None:
-    """A plan option that sizes a group of invocations (lanes, lines): None (the planner's
-    choice) or a power of two in [1, most]; InvalidArgumentError otherwise."""
-    if value is not None and value not in [1 << i for i in range(most.bit_length())]:
-        raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be a power of two in [1, {most}]")
-    return value
-
-
-def numpy_axis(axis, rank: int, field: str) -> int:
+def numpy_axis(axis, rank: int, where: str, tensor: str = "x") -> int:
     """A functional form's axis as DirectML's: an integer in [-rank, rank), a negative one
-    counting from the end as in numpy (descs take DirectML's axis only)."""
-    axis = as_int(axis, field)
+    counting from the end as in numpy (descs take DirectML's axis only); InvalidArgumentError
+    naming `where` and the `tensor` whose rank it indexes otherwise."""
+    axis = as_int(axis, f"{where}: axis")
     if not -rank <= axis < rank:
-        raise InvalidArgumentError(f"{field} = {axis} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+        raise InvalidArgumentError(
+            f"{where}: axis = {axis} is outside [{-rank}, {rank - 1}] ({tensor} has {rank} dimensions)")
     return axis + rank if axis < 0 else axis
 
 
@@ -105,14 +85,49 @@ def check_parts(op: str, support: SupportTable, level: FeatureLevel, whole: tupl
     return rank
 
 
-def functional_axis(axis, rank: int, where: str, tensor: str) -> int:
-    """A functional form's axis (numpy's: a negative one counts from the end) as DirectML's;
-    InvalidArgumentError naming `where` and the `tensor` whose rank it indexes."""
-    axis = as_int(axis, f"{where}: axis")
-    if not -rank <= axis < rank:
-        raise InvalidArgumentError(
-            f"{where}: axis = {axis} is outside [{-rank}, {rank - 1}] ({tensor} has {rank} dimensions)")
-    return axis + rank if axis < 0 else axis
+# ---------------------------------------------------------------------------- reducing operators
+def check_reduced_shape(op: str, inp: TensorDesc, out: TensorDesc, axes: tuple[int, ...]) -> None:
+    """The rules every reducing operator's page states (input and output of one rank): at
+    least one axis, each in [0, DimensionCount - 1] and named once; the output's sizes are
+    the input's, with 1 on each reduced axis."""
+    rank = inp.rank
+    if not axes:
+        raise InvalidArgumentError(f"{op}: axes must name at least one axis (AxisCount is 0)")
+    for i, axis in enumerate(axes):
+        if not 0 <= axis < rank:
+            raise InvalidArgumentError(
+                f"{op}: axes[{i}] = {axis} is outside [0, {rank - 1}] (DimensionCount {rank})")
+        if axis in axes[:i]:
+            raise InvalidArgumentError(f"{op}: axes[{i}] = {axis} repeats an axis (axes {list(axes)})")
+    for i, (n_in, n_out) in enumerate(zip(inp.sizes, out.sizes, strict=True)):
+        if i in axes and n_out != 1:
+            raise InvalidArgumentError(
+                f"{op}: output_tensor.sizes[{i}] = {n_out} must be 1 on reduced axis {i} "
+                f"(input {list(inp.sizes)}, output {list(out.sizes)})")
+        if i not in axes and n_out != n_in:
+            raise InvalidArgumentError(
+                f"{op}: output_tensor.sizes[{i}] = {n_out} must equal input_tensor.sizes[{i}] = {n_in} "
+                f"on kept axis {i} (input {list(inp.sizes)}, output {list(out.sizes)})")
+
+
+def normalize_axes(axes, rank: int, field: str) -> tuple[int, ...]:
+    """numpy's axes as DirectML's (the functional forms): None is every axis, an int is one
+    axis, a negative axis counts from the end; each in [-rank, rank), none twice."""
+    if axes is None:
+        return tuple(range(rank))
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = (int(axes),)
+    axes = as_int_tuple(axes, field)
+    out: list[int] = []
+    for i, a in enumerate(axes):
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(
+                f"{field}[{i}] = {a} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
+        a = a + rank if a < 0 else a
+        if a in out:
+            raise InvalidArgumentError(f"{field} {list(axes)} name axis {a} twice")
+        out.append(a)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------- for the references

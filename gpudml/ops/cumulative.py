@@ -1,7 +1,10 @@
-"""What DML_CUMULATIVE_SUMMATION and DML_CUMULATIVE_PRODUCT share: their pages describe one
-operator with + or x. Each of the two modules declares its desc, its support table, its
-functional form and its page's examples, and builds its OpSpec with `spec` here. The
-kernels are ops/scan.py's.
+"""DML_CUMULATIVE_SUMMATION_OPERATOR_DESC (introduced at FL 2_1) and
+DML_CUMULATIVE_PRODUCT_OPERATOR_DESC (FL 3_1), two rows of one table: the running sum
+(product) of the elements along one axis, from either end, each output including or
+excluding its own element. Their pages describe one operator with + or x: a row (`Row`:
+names, the combination, the name of the desc's exclusive field, the first support row,
+the page's examples) is all each declares; `spec` builds the rest. The kernels are the
+scan family's (kernels/scan.py).
 
 Semantics beyond the pages, as implemented (and tested against the reference):
 
@@ -28,30 +31,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
+from ..kernels import scan
 from ..tensor_desc import TensorDesc, as_int
-from ..types import AxisDirection, FeatureLevel
-from . import scan
-from .base import check_copy_tensors
-from .spec import CliArg, Example, OpSpec, SupportTable
+from ..types import F16, F32, I32, I64, U32, U64, AxisDirection, FeatureLevel
+from .base import check_copy_tensors, numpy_axis
+from .spec import Call, Cli, CliArg, Example, OpSpec, desc_class, support_table
 
 #: The combination of each operator: numpy's cumulative function and its identity.
 FUNCTIONS = {"sum": (np.cumsum, 0), "product": (np.cumprod, 1)}
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
-
-
-@dataclass(frozen=True)
-class Cumulative:
-    """One cumulative operator: DirectML's name (OP), its key, its combination ("sum" or
-    "product"), the name of its desc's exclusive field, its functional name, its table."""
-
-    op: str
-    key: str
-    function: str
-    exclusive_field: str
-    functional_name: str
-    support: SupportTable
 
 
 def as_bool(value, field: str) -> bool:
@@ -63,62 +52,13 @@ def as_bool(value, field: str) -> bool:
     raise InvalidArgumentError(f"{field}: expected a bool (True/False, or 1/0), got {value!r}")
 
 
-def normalize_desc(desc, op: str, exclusive_field: str) -> None:
-    """The desc's __post_init__: axis an int, axis_direction an AxisDirection, the exclusive
-    flag a bool (InvalidArgumentError naming the field otherwise)."""
-    object.__setattr__(desc, "axis", as_int(desc.axis, f"{op}: axis"))
-    object.__setattr__(desc, "axis_direction", AxisDirection.coerce(desc.axis_direction, f"{op}: axis_direction"))
-    object.__setattr__(desc, exclusive_field, as_bool(getattr(desc, exclusive_field), f"{op}: {exclusive_field}"))
-
-
-def _exclusive(cum: Cumulative, desc) -> bool:
-    return getattr(desc, cum.exclusive_field)
-
-
-# ---------------------------------------------------------------------------- desc
-def numpy_axis(axis, rank: int, where: str) -> int:
-    """numpy's axis (negative counts from the end) as DirectML's; InvalidArgumentError outside."""
-    axis = as_int(axis, f"{where}: axis")
-    if not -rank <= axis < rank:
-        raise InvalidArgumentError(f"{where}: axis = {axis} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
-    return axis + rank if axis < 0 else axis
-
-
-def infer_output(cum: Cumulative, desc_class):
-    """The spec's infer_output: the desc of `fn(x, axis, axis_direction=, exclusive=)`, the
-    output x's sizes and type (the desc itself takes DirectML's axis only)."""
-    def infer(input_tensor: TensorDesc, axis, axis_direction="increasing", exclusive=False):
-        where = cum.functional_name
-        fields = {
-            "input_tensor": input_tensor, "output_tensor": TensorDesc(input_tensor.data_type, input_tensor.sizes),
-            "axis": numpy_axis(axis, input_tensor.rank, where),
-            "axis_direction": AxisDirection.coerce(axis_direction, f"{where}: axis_direction"),
-            cum.exclusive_field: as_bool(exclusive, f"{where}: exclusive"),
-        }
-        return desc_class(**fields)
-    return infer
-
-
-def validator(cum: Cumulative):
-    """The spec's validate: both tensors, one DimensionCount, data type and sizes, the
-    support row at the level, the axis within DimensionCount."""
-    def validate(desc, feature_level: FeatureLevel) -> None:
-        inp, out = desc.input_tensor, desc.output_tensor
-        rank = check_copy_tensors(cum.op, cum.support, feature_level, inp, out)
-        if out.sizes != inp.sizes:
-            raise InvalidArgumentError(
-                f"{cum.op}: output_tensor.sizes {list(out.sizes)} must equal input_tensor.sizes {list(inp.sizes)}")
-        if not 0 <= desc.axis < rank:
-            raise InvalidArgumentError(
-                f"{cum.op}: axis = {desc.axis} must be less than DimensionCount {rank} (and >= 0)")
-    return validate
-
-
 # ---------------------------------------------------------------------------- reference
-def reference_of(function: str):
-    """The reference of the operator combining with `function` ("sum" or "product")."""
+def reference_of(function: str, name: str):
+    """The reference of the operator combining with `function` ("sum" or "product"), named
+    `name` (its functional form's)."""
     def reference(x, axis, axis_direction="increasing", exclusive=False) -> np.ndarray:
         return scan_reference(x, axis, axis_direction, exclusive, function)
+    reference.__name__ = reference.__qualname__ = name
     reference.__doc__ = (
         f"The cumulative {function} of x along `axis` (negative counts from the end), from the "
         "axis' end for axis_direction DECREASING, each output excluding its own element when "
@@ -206,42 +146,125 @@ def sample_of(function: str):
     return sample
 
 
-# ---------------------------------------------------------------------------- the spec
-def spec(cum: Cumulative, desc_class, functional, *, page: str, examples: tuple) -> OpSpec:
-    """The OpSpec of one cumulative operator: everything but its desc, table, functional
-    form and examples is shared."""
-    template = f"{cum.key}.wgsl.j2"
+# ---------------------------------------------------------------------------- the table
+@dataclass(frozen=True)
+class Row:
+    """One operator of the table: DirectML's name (`op`), its combination (`function`, a key
+    of FUNCTIONS), its functional form's name, its desc's exclusive field (DirectML's
+    HasExclusiveSum / HasExclusiveProduct), the level of its first support row (4-D only:
+    its introduction; both reach every rank at FL 4_0), and the page's examples: (axis,
+    axis_direction, exclusive, output rows) each, on PAGE_INPUT."""
 
-    def strategies_for(desc, caps, **options) -> tuple[str, ...]:
-        return scan.strategies_for(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps,
-                                   **options)
+    op: str
+    function: str
+    functional_name: str
+    exclusive_field: str
+    introduced: FeatureLevel
+    examples: tuple
 
-    def plan(desc, caps, strategy: str, **options) -> KernelPlan:
-        return scan.plan(template, desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction,
-                         _exclusive(cum, desc), caps, strategy, **options)
 
-    def variants(desc, caps, strategy: str) -> tuple[dict, ...]:
-        return scan.variants(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, strategy)
+TABLE = (
+    Row("CumulativeSummation", "sum", "cumulative_sum", "has_exclusive_sum", FeatureLevel.FL_2_1, (
+        (3, "increasing", False, [[2, 3, 6, 11], [3, 11, 18, 21], [9, 15, 17, 21]]),
+        (3, "increasing", True, [[0, 2, 3, 6], [0, 3, 11, 18], [0, 9, 15, 17]]),
+        (3, "decreasing", False, [[11, 9, 8, 5], [21, 18, 10, 3], [21, 12, 6, 4]]),
+        (2, "increasing", False, [[2, 1, 3, 5], [5, 9, 10, 8], [14, 15, 12, 12]]),
+    )),
+    Row("CumulativeProduct", "product", "cumulative_product", "has_exclusive_product", FeatureLevel.FL_3_1, (
+        (3, "increasing", False, [[2, 2, 6, 30], [3, 24, 168, 504], [9, 54, 108, 432]]),
+        (3, "increasing", True, [[1, 2, 2, 6], [1, 3, 24, 168], [1, 9, 54, 108]]),
+        (3, "decreasing", False, [[30, 15, 15, 5], [504, 168, 21, 3], [432, 48, 8, 4]]),
+        (2, "increasing", False, [[2, 1, 3, 5], [6, 8, 21, 15], [54, 48, 42, 60]]),
+    )),
+)
 
-    def arguments(desc) -> dict:
-        return {"axis": desc.axis, "axis_direction": desc.axis_direction, "exclusive": _exclusive(cum, desc)}
+#: The input of every example of both pages: Sizes {1,1,3,4}, FLOAT32.
+PAGE_INPUT = np.array([[2, 1, 3, 5], [3, 8, 7, 3], [9, 6, 2, 4]], np.float32).reshape(1, 1, 3, 4)
+
+
+def support_rows(row: Row) -> list[tuple]:
+    """A row's "Tensor support" tables (input and output alike): its pages differ only in
+    the level of the first, 4-D row."""
+    return [
+        (FeatureLevel.FL_5_0, (1, 8), {F32, F16, I64, I32, U64, U32}),
+        (FeatureLevel.FL_4_0, (1, 8), {F32, F16, I32, U32}),
+        (row.introduced, {4}, {F32, F16, I32, U32}),
+    ]
+
+
+def spec(row: Row) -> OpSpec:
+    """The OpSpec of the operator of `row`."""
+    key = "cumulative_" + row.op.removeprefix("Cumulative").lower()
+    name, exclusive_field = row.functional_name, row.exclusive_field
+
+    def post_init(desc):  # axis an int, axis_direction an AxisDirection, the flag a bool
+        object.__setattr__(desc, "axis", as_int(desc.axis, f"{row.op}: axis"))
+        object.__setattr__(desc, "axis_direction",
+                           AxisDirection.coerce(desc.axis_direction, f"{row.op}: axis_direction"))
+        object.__setattr__(desc, exclusive_field, as_bool(getattr(desc, exclusive_field),
+                                                          f"{row.op}: {exclusive_field}"))
+
+    desc = desc_class(
+        f"{row.op}OperatorDesc", __name__, __post_init__=post_init,
+        fields=[("input_tensor", TensorDesc), ("output_tensor", TensorDesc), ("axis", int),
+                ("axis_direction", AxisDirection), (exclusive_field, bool)],
+        doc=f"DML_{key.upper()}_OPERATOR_DESC: the running {row.function} along `axis`.")
+    support = support_table(row.op, ("input_tensor", "output_tensor"), support_rows(row))
+
+    def infer(input_tensor: TensorDesc, axis, axis_direction="increasing", exclusive=False):
+        """The desc of `fn(x, axis, axis_direction=, exclusive=)`: the output x's sizes and
+        type (the desc itself takes DirectML's axis only)."""
+        return desc(input_tensor, TensorDesc(input_tensor.data_type, input_tensor.sizes),
+                    numpy_axis(axis, input_tensor.rank, name),
+                    AxisDirection.coerce(axis_direction, f"{name}: axis_direction"),
+                    as_bool(exclusive, f"{name}: exclusive"))
+
+    def validate(d, feature_level: FeatureLevel) -> None:
+        """Both tensors, one DimensionCount, data type and sizes, the support row at the
+        level, the axis within DimensionCount."""
+        inp, out = d.input_tensor, d.output_tensor
+        rank = check_copy_tensors(row.op, support, feature_level, inp, out)
+        if out.sizes != inp.sizes:
+            raise InvalidArgumentError(
+                f"{row.op}: output_tensor.sizes {list(out.sizes)} must equal input_tensor.sizes {list(inp.sizes)}")
+        if not 0 <= d.axis < rank:
+            raise InvalidArgumentError(f"{row.op}: axis = {d.axis} must be less than DimensionCount {rank} (and >= 0)")
+
+    def functional(x, axis, *, axis_direction="increasing", exclusive=False, device=None):
+        return Call([("x", x)], {"axis": axis, "axis_direction": axis_direction,
+                                 "exclusive": int(as_bool(exclusive, f"{name}: exclusive"))}, device)
+
+    functional.__name__ = functional.__qualname__ = name
+    functional.__doc__ = (
+        f"DML_{key.upper()} along `axis` (negative counts from the end, as in numpy): output p is the {row.function} "
+        f"of x's elements up to p (`exclusive`: before p), in the order of `axis_direction` (\"increasing\", or "
+        f"\"decreasing\": from the axis' end; an AxisDirection or its value too). float16 is computed in float32; "
+        f"integers wrap in their width.")
+
+    def arguments(d) -> dict:
+        return {"axis": d.axis, "axis_direction": d.axis_direction, "exclusive": getattr(d, exclusive_field)}
 
     def from_cli(x: TensorDesc, a: dict):
         axis = x.rank - 1 if a["axis"] is None else a["axis"]
-        return infer_output(cum, desc_class)(x, axis, a["axis_direction"], _cli_bool(a["exclusive"]))
+        return infer(x, axis, a["axis_direction"], _cli_bool(a["exclusive"]))
 
+    page_file = f"ns-directml-dml_{key}_operator_desc.md"
     return OpSpec(
-        name=cum.op, key=cum.key, desc=desc_class, support=cum.support,
-        infer_output=infer_output(cum, desc_class), validate=validator(cum),
-        strategies=scan.STRATEGIES, strategies_for=strategies_for, plan=plan, options=scan.OPTIONS, variants=variants,
-        tolerance=tolerance_of(cum.function), sample=sample_of(cum.function),
-        reference=reference_of(cum.function), functional=functional, tensors=("x",), arguments=arguments,
-        cli=(CliArg("--axis", "the axis to scan (default: the last; negative counts from the end)", "number"),
-             CliArg("--axis-direction", "INCREASING or DECREASING (from the axis' end)", "str", "INCREASING"),
-             CliArg("--exclusive", f"true: {cum.exclusive_field} (each output leaves out its own element)", "str",
-                    "false")),
-        from_cli=from_cli, cli_example="--shape 4096,4096 --axis 0 --axis-direction decreasing --exclusive true",
-        page=page, examples=examples,
+        name=row.op, key=key, desc=desc, support=support, infer_output=infer, validate=validate,
+        tolerance=tolerance_of(row.function), sample=sample_of(row.function),
+        reference=reference_of(row.function, name), functional=functional, tensors=("x",), arguments=arguments,
+        planner=scan.ScanPlanner(f"{key}.wgsl.j2", exclusive_field),
+        cli=Cli((CliArg("--axis", "the axis to scan (default: the last; negative counts from the end)", "number"),
+                 CliArg("--axis-direction", "INCREASING or DECREASING (from the axis' end)", "str", "INCREASING"),
+                 CliArg("--exclusive", f"true: {exclusive_field} (each output leaves out its own element)", "str",
+                        "false")),
+                from_cli, "--shape 4096,4096 --axis 0 --axis-direction decreasing --exclusive true"),
+        page=f"DML_{key.upper()}_OPERATOR_DESC",
+        examples=tuple(
+            Example(f"{key}-{number}", PAGE_INPUT,
+                    {"axis": axis, "axis_direction": direction, "exclusive": exclusive},
+                    np.array(output, np.float32).reshape(PAGE_INPUT.shape), page_file)
+            for number, (axis, direction, exclusive, output) in enumerate(row.examples, 1)),
     )
 
 
@@ -252,15 +275,5 @@ def _cli_bool(text: str) -> bool:
     raise InvalidArgumentError(f"--exclusive: {text!r} is not true or false")
 
 
-
-#: The input of every example of both pages: Sizes {1,1,3,4}, FLOAT32.
-PAGE_INPUT = np.array([[2, 1, 3, 5], [3, 8, 7, 3], [9, 6, 2, 4]], np.float32).reshape(1, 1, 3, 4)
-
-
-def page_examples(key: str, page: str, rows) -> tuple[Example, ...]:
-    """A page's examples from (axis, axis_direction, exclusive, output rows) each, in page
-    order; `page` is the file under tests/data/pages/ that holds the page's text."""
-    return tuple(
-        Example(f"{key}-{number}", PAGE_INPUT, {"axis": axis, "axis_direction": direction, "exclusive": exclusive},
-                np.array(output, np.float32).reshape(PAGE_INPUT.shape), page)
-        for number, (axis, direction, exclusive, output) in enumerate(rows, 1))
+SPECS = tuple(spec(row) for row in TABLE)
+CumulativeSummationOperatorDesc, CumulativeProductOperatorDesc = (s.desc for s in SPECS)

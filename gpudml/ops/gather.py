@@ -8,14 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
+from ..kernels.movement.gather import GATHER
+from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import F16, F32, I32, I64, TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
-from . import movement
-from .base import element_bits, integer_array, numpy_axis
-from .spec import CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
+from .base import integer_array, numpy_axis
+from .spec import Call, Cli, CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
 
 OP = "Gather"
 INDEX_TYPES = frozenset({I64, I32, U64, U32})
@@ -76,7 +74,7 @@ def infer_output(input_tensor: TensorDesc, indices, axis, index_dimensions=None)
     only); index_dimensions defaults to the indices' dimensions after their leading 1s. The
     output's sizes follow the page's rule where the arguments allow it (validate names what
     they break)."""
-    axis = numpy_axis(axis, input_tensor.rank, "gather: axis")
+    axis = numpy_axis(axis, input_tensor.rank, "gather")
     k = (default_index_dimensions(indices.sizes) if index_dimensions is None
          else as_int(index_dimensions, "gather: index_dimensions"))
     sizes = output_sizes(input_tensor.sizes, indices.sizes, axis, k) if 0 <= k <= indices.rank else input_tensor.sizes
@@ -166,78 +164,6 @@ def clamped_indices(values: np.ndarray, n: int) -> np.ndarray:
     return np.clip(np.where(v < 0, v + n, v), 0, n - 1)
 
 
-# ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: GatherOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor, caps)
-
-
-def _index_strides(desc: GatherOperatorDesc) -> tuple[int, ...]:
-    """The indices' strides on the output's axes: output axis j in (axis - k, axis] reads
-    indices axis j + (rank - 1 - axis); the other output axes do not move the index."""
-    rank, axis, k = desc.input_tensor.rank, desc.axis, desc.index_dimensions
-    strides = desc.indices_tensor.effective_strides
-    shift = rank - 1 - axis
-    return tuple(strides[j + shift] if axis - k < j <= axis else 0 for j in range(rank))
-
-
-def chain_stage(desc: GatherOperatorDesc) -> movement.StageRule:
-    """The index rule over the desc's own axes, as a stage of a chain."""
-    return _stage(desc.input_tensor.rank, desc.axis, desc.index_dimensions, _index_strides(desc),
-                  desc.input_tensor.sizes[desc.axis], desc.indices_tensor)
-
-
-def _stage(rank: int, axis: int, k: int, index_strides, n: int, indices: TensorDesc) -> movement.StageRule:
-    """The stage of a gather on `axis` (of size n) of a rank-`rank` tensor with k index
-    dimensions, the indices read with `index_strides` (per output axis; shaders/gather.wgsl.j2).
-    The axes before `axis` move too unless k is 1 (those past the cropped ones shift by
-    k - 1: `shifted` when there are any). Rowwise, except
-    for k = 0 on the innermost axis, where the output's innermost coordinate becomes the
-    input's second-to-last."""
-    inner = rank - 1
-    return movement.StageRule(
-        "gather.wgsl.j2", params={
-            "axis": axis, "index_dimensions": k, "index_bits": element_bits(indices),
-            "index_signed": indices.data_type in (I32, I64),
-            "axes": (axis,) if k == 1 else tuple(range(axis + 1)), "row_index": axis < inner or k == 0,
-            "shifted": k != 1 and axis > max(k - 1, 0),
-            "rowwise": not (k == 0 and axis == inner)},
-        uniforms={"index_strides": tuple(index_strides), "gather_size": n},
-        reads=(indices,))
-
-
-def _kernel_frame(desc: GatherOperatorDesc):
-    """The gather on merged axes: the output's axes before the index axes (they read the
-    input's axes before `axis`), the index axes and those after (the input's own) merge
-    within each group where contiguous in every tensor, size-1 axes drop. The result is a
-    gather of p + m + q axes with m index dimensions (at least 1: IndexDimensions 0 is one
-    index axis of size 1): (kernel output desc, source strides, stage)."""
-    inp, out = desc.input_tensor, desc.output_tensor
-    axis, k = desc.axis, desc.index_dimensions
-    first = axis + 1 - k  # the first index axis of the output
-    in_strides, out_strides, index_strides = inp.effective_strides, out.effective_strides, _index_strides(desc)
-    outer_src = [in_strides[j + k - 1] if j + k >= 1 else 0 for j in range(first)]
-    outer = _merged(out.sizes[:first], out_strides[:first], outer_src)
-    index = merge_axes(out.sizes[first:axis + 1], out_strides[first:axis + 1], index_strides[first:axis + 1])
-    inner = _merged(out.sizes[axis + 1:], out_strides[axis + 1:], in_strides[axis + 1:])
-    axes = outer + index + inner
-    p, m = len(outer), len(index)
-    kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
-    source = [0] * (m - 1) + [a.strides[1] for a in outer] + [in_strides[axis]] + [a.strides[1] for a in inner]
-    strides = [0] * p + [a.strides[1] for a in index] + [0] * len(inner)
-    stage = _stage(len(axes), p + m - 1, m, strides, inp.sizes[axis], desc.indices_tensor)
-    return kernel_out, source, stage
-
-
-def _merged(sizes, *strides) -> list:
-    """merge_axes of a group of axes, without its stand-in axis when every one drops."""
-    return [a for a in merge_axes(sizes, *strides) if a.axes]
-
-
-def plan(desc: GatherOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    kernel_out, source, stage = _kernel_frame(desc)
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, movement.chain([stage], source), chunk=chunk),))
-
-
 # ---------------------------------------------------------------------------- API
 def indices_array(indices) -> np.ndarray:
     """An integer array of indices as one of the index types: INT32, INT64, UINT32 and
@@ -254,8 +180,8 @@ def gather(x, indices, axis, *, index_dimensions=None, device=None):
     all after its leading 1s) are the index dimensions, the others 1. A Tensor (INT32,
     INT64, UINT32, UINT64) or an integer array (smaller types widened to 32 bits). Negative
     indices of signed types count from the end of the axis; out-of-range ones clamp."""
-    return functional.call(SPEC, device, [("x", x), ("indices", indices, indices_array)],
-                           axis=axis, index_dimensions=index_dimensions)
+    return Call([("x", x), ("indices", indices, indices_array)], {"axis": axis, "index_dimensions": index_dimensions},
+                device)
 
 
 def arguments(desc: GatherOperatorDesc) -> dict:
@@ -290,17 +216,14 @@ _3X2 = np.arange(1, 7, dtype=np.float32).reshape(3, 2)
 SPEC = OpSpec(
     name=OP, key="gather", desc=GatherOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
     reference=reference, functional=gather, tensors=("x", "indices"),
-    arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
-    cli=(CliArg("--axis", "Axis: the axis to gather along (default: the last)", "number"),
-         CliArg("--indices-shape", "IndicesTensor sizes (default: 1s, then the input's size on the axis)"),
-         CliArg("--index-dimensions", "IndexDimensions (default: the indices' dimensions after their leading 1s)",
-                "number"),
-         CliArg("--indices-dtype", "IndicesTensor type: UINT32, INT32, UINT64 or INT64", "str", "UINT32")),
-    from_cli=from_cli,
-    cli_example="--shape 3,2 --axis 0 --indices-shape 1,4 --index-dimensions 1 --indices-dtype INT64",
+    arguments=arguments, traffic=traffic, sample=sample, planner=GATHER,
+    cli=Cli((CliArg("--axis", "Axis: the axis to gather along (default: the last)", "number"),
+             CliArg("--indices-shape", "IndicesTensor sizes (default: 1s, then the input's size on the axis)"),
+             CliArg("--index-dimensions", "IndexDimensions (default: the indices' dimensions after their leading 1s)",
+                    "number"),
+             CliArg("--indices-dtype", "IndicesTensor type: UINT32, INT32, UINT64 or INT64", "str", "UINT32")),
+            from_cli, "--shape 3,2 --axis 0 --indices-shape 1,4 --index-dimensions 1 --indices-dtype INT64"),
     page="DML_GATHER_OPERATOR_DESC",
     examples=(
         Example("gather-1", np.array([11, 12, 13, 14], np.float32),

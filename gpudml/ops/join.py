@@ -7,13 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
+from ..kernels.movement.join_split import JOIN
 from ..tensor_desc import TensorDesc, as_int
 from ..types import F16, F32, I16, I32, TYPES_8, TYPES_11, U16, U32, FeatureLevel
-from . import movement
-from .base import check_parts, functional_axis
-from .spec import CliArg, Example, OpSpec, support_table
+from .base import check_parts, numpy_axis
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 OP = "Join"
 
@@ -40,7 +38,7 @@ class JoinOperatorDesc:
 def infer_output(input_tensors: list[TensorDesc], axis) -> JoinOperatorDesc:
     """The desc of `join(xs, axis)`: xs[0]'s sizes, the inputs' sizes on `axis` added up.
     A negative axis counts from the end, as in numpy (the desc takes DirectML's axis only)."""
-    axis = functional_axis(axis, input_tensors[0].rank, "join", "xs[0]")
+    axis = numpy_axis(axis, input_tensors[0].rank, "join", "xs[0]")
     sizes = list(input_tensors[0].sizes)
     sizes[axis] = sum(t.sizes[axis] for t in input_tensors if t.rank > axis)  # (validate names a rank mismatch)
     return JoinOperatorDesc(tuple(input_tensors), TensorDesc(input_tensors[0].data_type, sizes), axis)
@@ -63,38 +61,12 @@ def reference(xs, axis: int) -> np.ndarray:
     return np.concatenate(arrays, axis=axis)
 
 
-# ---------------------------------------------------------------------------- kernels
-def _copies(desc: JoinOperatorDesc) -> list[movement.Copy]:
-    """Input k copied to its region of the output: from element start_k * stride of the
-    axis, start_k the sizes of the inputs before it on the axis."""
-    out, axis = desc.output_tensor, desc.axis
-    strides, start, copies = out.effective_strides, 0, []
-    for k, t in enumerate(desc.input_tensors):
-        copies.append(movement.copy(out.data_type, t.sizes, strides, t.effective_strides,
-                                    out_base=start * strides[axis], source_index=k))
-        start += t.sizes[axis]
-    return copies
-
-
-def strategies_for(desc: JoinOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    """The chunk strategies when every region is packed and starts on a 16-byte chunk
-    (joining along the outermost axis of more than one element, sizes in whole chunks),
-    else strided; coalesced (GPU-class) always."""
-    return movement.copy_strategies(_copies(desc), caps)
-
-
-def plan(desc: JoinOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """One dispatch per input (its region of the output; the dispatches run in order in one
-    pass), so that a kernel binds one input and the output however many inputs there are."""
-    return movement.copy_plan(_copies(desc), strategy, chunk)
-
-
 # ---------------------------------------------------------------------------- API
 def join(xs, axis, *, device=None):
     """DML_JOIN: the tensors of `xs` (a list of numpy arrays, Tensors or Expressions, one
     data type and rank) concatenated along `axis` (negative: from the end), as numpy's
     concatenate. Tensors in (the first one decides) give a Tensor out."""
-    return functional.call(SPEC, device, [("xs", xs)], axis=axis)
+    return Call([("xs", xs)], {"axis": axis}, device)
 
 
 def arguments(desc: JoinOperatorDesc) -> dict:
@@ -102,7 +74,7 @@ def arguments(desc: JoinOperatorDesc) -> dict:
 
 
 def from_cli(x: TensorDesc, a: dict) -> JoinOperatorDesc:
-    axis = functional_axis(a["axis"] if a["axis"] is not None else x.rank - 1, x.rank, "--axis", "--shape")
+    axis = numpy_axis(a["axis"] if a["axis"] is not None else x.rank - 1, x.rank, "--axis", "--shape")
     more = a["axis_sizes"] or (x.sizes[axis],)
     return infer_output([x] + [TensorDesc(x.data_type, x.sizes[:axis] + (n,) + x.sizes[axis + 1:]) for n in more],
                         axis)
@@ -120,13 +92,12 @@ _TRIO = [_page_tensor([[1, 2], [3, 4]]), _page_tensor([[5, 6], [7, 8]]), _page_t
 SPEC = OpSpec(
     name=OP, key="join", desc=JoinOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
     reference=reference, functional=join, tensors=("xs",), tensor_lists=("xs",), arguments=arguments,
-    cli=(CliArg("--axis", "the axis to join along (default: the last)", "number"),
-         CliArg("--axis-sizes", "sizes on the axis of the inputs after the first (--shape), comma-separated; "
-                                "one input each (default: one more like the first)")),
-    from_cli=from_cli, cli_example="--shape 1,1,2,3 --axis 3 --axis-sizes 4,2",
+    planner=JOIN,
+    cli=Cli((CliArg("--axis", "the axis to join along (default: the last)", "number"),
+             CliArg("--axis-sizes", "sizes on the axis of the inputs after the first (--shape), comma-separated; "
+                                    "one input each (default: one more like the first)")),
+            from_cli, "--shape 1,1,2,3 --axis 3 --axis-sizes 4,2"),
     page="DML_JOIN_OPERATOR_DESC",
     examples=(
         Example("join-1", [_page_tensor([[1, 2, 3], [4, 5, 6]]), _page_tensor([[7, 8, 9, 10], [11, 12, 13, 14]])],

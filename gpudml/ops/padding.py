@@ -9,7 +9,6 @@ place where the two differ.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 import struct
@@ -18,14 +17,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
-from ..errors import InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
+from ..errors import InvalidArgumentError
+from ..kernels.movement.padding import PADDING
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import F16, F32, TYPES_8, TYPES_11, DataType, FeatureLevel, PaddingMode
-from . import movement
-from .base import check_copy_tensors, element_bits, gather, int_list
-from .spec import CliArg, Example, OpSpec, support_table
+from .base import check_copy_tensors, gather, int_list
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 OP = "Padding"
 UINT32_MAX = 2**32 - 1
@@ -311,84 +308,13 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
     return np.where(m < n, m, period - 1 - m)
 
 
-# ---------------------------------------------------------------------------- kernels
-# These serve Padding1's descs as well (their fields are Padding's, with fill_bits()).
-def strategies_for(desc: PaddingOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor, caps)
-
-
-def chain_stage(desc: PaddingOperatorDesc) -> movement.StageRule:
-    """Every axis of the desc as a stage of a chain (fused graphs: no axis merges)."""
-    rule = _stage(desc, [(i,) for i in range(desc.input_tensor.rank)], desc.input_tensor.sizes)
-    return dataclasses.replace(rule, interior=tuple(zip(desc.start_padding, desc.input_tensor.sizes, strict=True)))
-
-
-def _stage(desc: PaddingOperatorDesc, axes, sizes) -> movement.StageRule:
-    """The stage over kernel axes `axes` (each the original axes it stands for) of sizes
-    `sizes`: per axis the start padding, the input size and the fold period (an unpadded
-    axis has no padding and the merged size).
-
-    The period is 2(n-1) for REFLECTION (1 when n == 1, so that no modulo is by zero),
-    2n for SYMMETRIC and n for WRAP. `fold` compiles in the modulo only when some axis of
-    size > 1 reaches a coordinate a whole period away (padding >= n or so); a size-1 axis
-    never needs it (the kernel clamps to its single element).
-    """
-    inp, mode = desc.input_tensor, desc.padding_mode
-    mirror = 1 if mode == PaddingMode.SYMMETRIC else 0
-    starts, in_sizes, periods, fold, padded = [], [], [], False, []
-    for original, size in zip(axes, sizes, strict=True):
-        (i,) = original if len(original) == 1 and (desc.start_padding[original[0]] or
-                                                   desc.end_padding[original[0]]) else (None,)
-        start, end, n = (desc.start_padding[i], desc.end_padding[i], inp.sizes[i]) if i is not None else (0, 0, size)
-        if mode == PaddingMode.REFLECTION:
-            period = max(2 * (n - 1), 1)
-        elif mode == PaddingMode.SYMMETRIC:
-            period = 2 * n
-        elif mode == PaddingMode.WRAP:
-            period = n
-        else:
-            period = 0
-        if period > UINT32_MAX:
-            op = type(desc).__name__.removesuffix("OperatorDesc")
-            raise UnsupportedError(f"{op}: an input axis of {n} elements is too long to fold in 32 bits")
-        # The largest mirrored coordinate x the kernel sees on this axis (see padding.wgsl.j2);
-        # WRAP folds once for free (a padding up to n on either side).
-        if mode == PaddingMode.WRAP:
-            fold |= n > 1 and max(start, end) > n
-        else:
-            fold |= period > 0 and n > 1 and max(start - mirror, n - 1 + end) >= period
-        if i is not None:
-            padded.append(len(starts))
-        starts.append(start)
-        in_sizes.append(n)
-        periods.append(period)
-    value = desc.fill_bits() if mode == PaddingMode.CONSTANT else (0, 0)
-    return movement.StageRule(
-        "padding.wgsl.j2", params={"axes": tuple(padded), "fills": mode == PaddingMode.CONSTANT, "mode": mode.name,
-                                    "fold": fold, "bits": element_bits(inp)},
-        uniforms={"pad_start": tuple(starts), "pad_in_sizes": tuple(in_sizes), "pad_periods": tuple(periods),
-                  "pad_value_low": value[0], "pad_value_high": value[1]})
-
-
-def plan(desc: PaddingOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """Unpadded neighbours contiguous in both tensors merge and size-1 axes drop: the
-    stage runs on those kernel axes."""
-    inp, out = desc.input_tensor, desc.output_tensor
-    padded = {i for i, (s, e) in enumerate(zip(desc.start_padding, desc.end_padding)) if s or e}
-    axes = merge_axes(out.sizes, inp.effective_strides, out.effective_strides, fixed=padded)
-    stage = _stage(desc, [a.axes for a in axes], [a.size for a in axes])
-    kernel_out = TensorDesc(inp.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
-    the_chain = movement.chain([stage], [a.strides[0] for a in axes])
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain, chunk=chunk),))
-
-
 # ---------------------------------------------------------------------------- API
 def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=None):
     """DML_PADDING: x grown by `start_padding` / `end_padding` elements on each axis.
     `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" | "wrap" (any case);
     `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
-    return functional.call(SPEC, device, [("x", x)],
-                           start_padding=start_padding, end_padding=end_padding, mode=mode, value=value)
+    return Call([("x", x)], {"start_padding": start_padding, "end_padding": end_padding, "mode": mode, "value": value},
+                device)
 
 
 def padding(x, padding_mode=PaddingMode.CONSTANT, padding_value=0.0, start_padding=None, end_padding=None, *,
@@ -419,10 +345,10 @@ def cli_paddings(x: TensorDesc, a: dict) -> tuple:
 
 
 #: The `gpudml shader` options of Padding (Padding1 adds its own).
-CLI = (CliArg("--mode", "constant | edge | reflection | symmetric | wrap", "str", "constant"),
-       CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
-       CliArg("--end", "end_padding, comma-separated (default: --start)"),
-       CliArg("--value", "padding_value (CONSTANT)", "number", "0"))
+CLI_ARGS = (CliArg("--mode", "constant | edge | reflection | symmetric | wrap", "str", "constant"),
+            CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
+            CliArg("--end", "end_padding, comma-separated (default: --start)"),
+            CliArg("--value", "padding_value (CONSTANT)", "number", "0"))
 CLI_EXAMPLE = "--shape 1,1,4,4 --mode reflection --start 0,0,1,2 --end 0,0,3,4"
 
 
@@ -488,9 +414,7 @@ def page_examples(key: str, source: str, **extra) -> tuple[Example, ...]:
 SPEC = OpSpec(
     name=OP, key="padding", desc=PaddingOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
-    reference=reference, functional=pad, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
-    cli=CLI, from_cli=from_cli, cli_example=CLI_EXAMPLE, page="DML_PADDING_OPERATOR_DESC",
+    reference=reference, functional=pad, aliases=(padding,), tensors=("x",), arguments=arguments,
+    planner=PADDING, cli=Cli(CLI_ARGS, from_cli, CLI_EXAMPLE), page="DML_PADDING_OPERATOR_DESC",
     examples=page_examples("padding", _PAD_SOURCE),
 )

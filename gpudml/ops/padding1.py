@@ -3,8 +3,8 @@ padding value typed by PaddingValueDataType (a DML_SCALAR_UNION), so that it is 
 every one of the eleven types: INT64 and UINT64 beyond 2^53 and FLOAT64 included.
 
 Everything but the value is Padding's: the rules (padding.check_padding), the modes and
-the levels they need (WRAP from FL 6_4), the reference (padding.padded_array), the stage
-of shaders/padding.wgsl.j2, the plan and the strategies (ops/padding.py)."""
+the levels they need (WRAP from FL 6_4), the reference (padding.padded_array), and the
+kernels (kernels/movement/padding.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import functional
 from ..errors import InvalidArgumentError
+from ..kernels.movement.padding import PADDING
 from ..tensor_desc import TensorDesc
 from ..types import TYPES_11, DataType, FeatureLevel, PaddingMode
-from . import movement, padding
-from .spec import CliArg, OpSpec, support_table
+from . import padding
+from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "Padding1"
 
@@ -110,8 +110,8 @@ def padding1(x, start_padding, end_padding, *, mode="constant", value=0, value_d
     whole number; no truncation), a float rounded once for the float types.
     `value_data_type` (DirectML's PaddingValueDataType: a DataType, its name or a numpy
     dtype) defaults to x's type and must equal it."""
-    return functional.call(SPEC, device, [("x", x)], start_padding=start_padding, end_padding=end_padding,
-                           mode=mode, value=value, value_data_type=value_data_type)
+    return Call([("x", x)], {"start_padding": start_padding, "end_padding": end_padding, "mode": mode, "value": value,
+                             "value_data_type": value_data_type}, device)
 
 
 def arguments(desc: Padding1OperatorDesc) -> dict:
@@ -126,12 +126,9 @@ def from_cli(x: TensorDesc, a: dict) -> Padding1OperatorDesc:
 SPEC = OpSpec(
     name=OP, key="padding1", desc=Padding1OperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=padding.strategies_for, plan=padding.plan, options=movement.OPTIONS,
-    variants=movement.variants,
-    reference=reference, functional=padding1, tensors=("x",), arguments=arguments,
-    chain_stage=padding.chain_stage,
-    cli=padding.CLI + (CliArg("--value-data-type", "padding_value_data_type (default: --dtype)", "str"),),
-    from_cli=from_cli, cli_example=padding.CLI_EXAMPLE + " --value 9 --value-data-type FLOAT32",
+    reference=reference, functional=padding1, tensors=("x",), arguments=arguments, planner=PADDING,
+    cli=Cli(padding.CLI_ARGS + (CliArg("--value-data-type", "padding_value_data_type (default: --dtype)", "str"),),
+            from_cli, padding.CLI_EXAMPLE + " --value 9 --value-data-type FLOAT32"),
     page="DML_PADDING1_OPERATOR_DESC",
     # The page's four examples are the Padding page's (PaddingValueDataType FLOAT32).
     examples=padding.page_examples("padding1", "ns-directml-dml_padding1_operator_desc.md",

@@ -1,5 +1,5 @@
-"""DML_REDUCE_OPERATOR_DESC (SPEC.md section 4, seed 004): its DirectML semantics. The
-kernels, their strategies and cost model are ops/reduction.py's.
+"""DML_REDUCE_OPERATOR_DESC (seed 004): its DirectML semantics. The kernels, their
+strategies and cost model are the reduction family's (kernels/reduction.py).
 
 Semantics beyond the page, as implemented (and tested against the reference):
 
@@ -31,14 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
+from ..kernels.reduction import REDUCE
 from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, DataType, FeatureLevel, ReduceFunction
-from . import reduction
-from .reduction import normalize_axes
-from .spec import CliArg, Example, OpSpec, ReadThrough, random_buffer, support_table
+from .base import check_reduced_shape, normalize_axes
+from .spec import Call, Cli, CliArg, Example, OpSpec, random_buffer, support_table
 
 OP = "Reduce"
 F = ReduceFunction
@@ -133,7 +131,7 @@ def validate(desc: ReduceOperatorDesc, feature_level: FeatureLevel) -> None:
             f"{OP}: output_tensor.data_type {out.data_type.name} must equal input_tensor.data_type "
             f"{inp.data_type.name} (only ARGMAX and ARGMIN change the type; function is {fn.name})")
     SUPPORT[fn].check(feature_level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
-    reduction.check_reduced_shape(OP, inp, out, desc.axes)
+    check_reduced_shape(OP, inp, out, desc.axes)
 
 
 # ---------------------------------------------------------------------------- reference
@@ -273,30 +271,6 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
     return 4 * _EPS[expected.dtype] * scale + 1e-30
 
 
-# ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: ReduceOperatorDesc, caps, **options) -> tuple[str, ...]:
-    return reduction.strategies_for(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps,
-                                    **options)
-
-
-def plan(desc: ReduceOperatorDesc, caps, strategy: str, **options) -> KernelPlan:
-    return reduction.plan(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy,
-                          **options)
-
-
-def variants(desc: ReduceOperatorDesc, caps, strategy: str) -> tuple[dict, ...]:
-    return reduction.variants(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy)
-
-
-def _strategies_through(desc: ReduceOperatorDesc, caps) -> tuple[str, ...]:
-    return strategies_for(desc, caps, vectorize=False)
-
-
-def _plan_through(desc: ReduceOperatorDesc, caps, strategy: str, chain) -> KernelPlan:
-    return reduction.plan(desc.function.name, desc.input_tensor, desc.output_tensor, desc.axes, caps, strategy,
-                          through=chain)
-
-
 # ---------------------------------------------------------------------------- API
 def reduce(x, function, axes=None, *, output_data_type=None, device=None):
     """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all;
@@ -304,7 +278,7 @@ def reduce(x, function, axes=None, *, output_data_type=None, device=None):
     rank, size 1 on the reduced axes. `output_data_type` (a DataType, its name or a numpy
     dtype) is the index type of ARGMAX/ARGMIN (default UINT32); other functions keep the
     input's type."""
-    return functional.call(SPEC, device, [("x", x)], function=function, axes=axes, output_data_type=output_data_type)
+    return Call([("x", x)], {"function": function, "axes": axes, "output_data_type": output_data_type}, device)
 
 
 def arguments(desc: ReduceOperatorDesc) -> dict:
@@ -334,15 +308,12 @@ _INPUT = np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32)
 
 SPEC = OpSpec(
     name=OP, key="reduce", desc=ReduceOperatorDesc, support=SUPPORT,
-    infer_output=infer_output, validate=validate,
-    strategies=reduction.STRATEGIES + reduction.GPU_STRATEGIES, strategies_for=strategies_for, plan=plan,
-    options=reduction.OPTIONS, variants=variants,
-    tolerance=tolerance, read_through=ReadThrough(_strategies_through, _plan_through),
-    reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample,
-    cli=(CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
-         CliArg("--axes", "reduced axes, comma-separated (default all)"),
-         CliArg("--output-data-type", "ARGMAX/ARGMIN index type (default UINT32)", "str")),
-    from_cli=from_cli, cli_example="--function sum --axes 1 --shape 4096,4096",
+    infer_output=infer_output, validate=validate, tolerance=tolerance,
+    reference=reference, functional=reduce, tensors=("x",), arguments=arguments, sample=sample, planner=REDUCE,
+    cli=Cli((CliArg("--function", "ReduceFunction name, any case", "str", "SUM"),
+             CliArg("--axes", "reduced axes, comma-separated (default all)"),
+             CliArg("--output-data-type", "ARGMAX/ARGMIN index type (default UINT32)", "str")),
+            from_cli, "--function sum --axes 1 --shape 4096,4096"),
     page="DML_REDUCE_OPERATOR_DESC",
     # The page has only these three SUM examples (no ARGMAX/ARGMIN or other function).
     examples=(

@@ -7,20 +7,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
-from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, check_tensor_desc, merge_axes
+from ..kernels.movement.reverse_subsequences import REVERSE_SUBSEQUENCES
+from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
-from . import movement
-from .base import element_bits, integer_array, numpy_axis
-from .spec import CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
+from .base import integer_array, numpy_axis
+from .spec import Call, Cli, CliArg, Example, OpSpec, element_bytes, random_buffer, support_table
 
 OP = "ReverseSubsequences"
 UINT32_MAX = 2**32 - 1
-#: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation.
-#: W7, paired kernel-time ratios (quiet host): 8 / 16 = 1.10, 32 / 16 = 0.93, 64 / 32 = 0.98, 128 / 32 = 0.97.
-COLUMN = 64
 
 SUPPORT = support_table(OP, ("input_tensor", "sequence_lengths_tensor", "output_tensor"), [
     (FeatureLevel.FL_5_0, (1, 8), TYPES_11, {U32, U64}, TYPES_11),
@@ -44,7 +39,7 @@ class ReverseSubsequencesOperatorDesc:
 def infer_output(input_tensor: TensorDesc, sequence_lengths: TensorDesc, axis) -> ReverseSubsequencesOperatorDesc:
     """The desc of `reverse_subsequences(x, sequence_lengths, axis)`: the output is x's shape.
     A negative axis counts from the end, as in numpy (the desc takes DirectML's axis only)."""
-    axis = numpy_axis(axis, input_tensor.rank, "reverse_subsequences: axis")
+    axis = numpy_axis(axis, input_tensor.rank, "reverse_subsequences")
     out = TensorDesc(input_tensor.data_type, input_tensor.sizes)
     return ReverseSubsequencesOperatorDesc(input_tensor, sequence_lengths, out, axis)
 
@@ -107,75 +102,6 @@ def reference(x, sequence_lengths, axis: int) -> np.ndarray:
     return np.take_along_axis(x, src, axis=axis)
 
 
-# ---------------------------------------------------------------------------- kernels
-def _kernel_axes(desc: ReverseSubsequencesOperatorDesc):
-    """Non-axis neighbours contiguous in the input, the lengths and the output merge, and
-    size-1 non-axis axes drop: longer rows, and more shapes reach the column strategy.
-    (the axes, the reversed axis' index among them)"""
-    inp, lengths, out = desc.input_tensor, desc.sequence_lengths_tensor, desc.output_tensor
-    length_strides = [0 if i == desc.axis else s for i, s in enumerate(lengths.effective_strides)]
-    axes = merge_axes(inp.sizes, inp.effective_strides, length_strides, out.effective_strides, fixed={desc.axis})
-    return axes, next(k for k, a in enumerate(axes) if a.axes == (desc.axis,))
-
-
-def strategies_for(desc: ReverseSubsequencesOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    """`column` (the choice on CPU adapters where it applies: the output packed, the
-    reversed axis second-to-last once axes merge, rows a whole number of 16-byte chunks):
-    an invocation owns one output chunk across COLUMN axis coordinates and reads its
-    lengths once. Then the data-movement strategies (on GPUs `coalesced` leads and
-    `column`, CPU-shaped, comes last)."""
-    out = desc.output_tensor
-    axes, axis = _kernel_axes(desc)
-    per_vec = 128 // element_bits(out)
-    column = out.is_packed and len(axes) >= 2 and axis == len(axes) - 2 and axes[-1].size % per_vec == 0
-    rest = movement.strategies_for(out, caps)
-    if not column:
-        return rest
-    return ("column",) + rest if caps is None or caps.is_software else rest + ("column",)
-
-
-def chain_stage(desc: ReverseSubsequencesOperatorDesc) -> movement.StageRule:
-    """Every axis of the desc as a stage of a chain (fused graphs: no axis merges)."""
-    lengths = desc.sequence_lengths_tensor
-    length_strides = tuple(0 if i == desc.axis else s for i, s in enumerate(lengths.effective_strides))
-    return _stage(desc, desc.axis, desc.input_tensor.sizes[desc.axis], length_strides, fixed_axis=True)
-
-
-def _stage(desc, axis: int, n: int, length_strides, *, fixed_axis: bool = False) -> movement.StageRule:
-    """The stage on kernel axes where the reversed axis is `axis`, of size n, and the
-    lengths tensor has `length_strides` (0 on the axis). The axis is a uniform (one
-    pipeline for every axis of a rank), or with `fixed_axis` compiled in (a fused chain:
-    its pipeline is its own anyway, and the map touches one coordinate instead of all)."""
-    rank = len(length_strides)
-    inner = rank - 1
-    return movement.StageRule(
-        "reverse_subsequences.wgsl.j2", params={
-            "length_bits": element_bits(desc.sequence_lengths_tensor), "column": COLUMN,
-            "axis": axis if fixed_axis else None, "axes": (axis,) if fixed_axis else tuple(range(rank)),
-            "rowwise": fixed_axis and (axis == inner or length_strides[inner] == 0)},
-        uniforms={"length_strides": tuple(length_strides), "rev_axis": axis, "rev_size": n},
-        reads=(desc.sequence_lengths_tensor,))
-
-
-def plan(desc: ReverseSubsequencesOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """The stage on the merged kernel axes; the column strategy adds its grid's uniforms."""
-    axes, axis = _kernel_axes(desc)
-    data_type = desc.input_tensor.data_type
-    out = TensorDesc(data_type, [a.size for a in axes], [a.strides[2] for a in axes])
-    n, in_strides = axes[axis].size, [a.strides[0] for a in axes]
-    the_chain = movement.chain([_stage(desc, axis, n, [a.strides[1] for a in axes])], in_strides)
-    uniforms, invocations = {}, None
-    if strategy == "column":
-        chunks = out.sizes[-1] // (128 // element_bits(out))
-        outers = out.element_count // (n * out.sizes[-1])
-        blocks = -(-n // COLUMN)
-        uniforms = {"column_blocks": blocks, "column_chunks": chunks, "column_outers": outers,
-                    "column_axis_stride": in_strides[axis]}
-        invocations = outers * blocks * chunks
-    return KernelPlan((movement.movement_dispatch(strategy, out, the_chain, uniforms=uniforms,
-                                                  invocations=invocations, chunk=chunk),))
-
-
 # ---------------------------------------------------------------------------- API
 def sequence_lengths_array(sequence_lengths) -> np.ndarray:
     """Any non-negative integer array as UINT32, or UINT64 when a value does not fit UINT32."""
@@ -201,7 +127,7 @@ def reverse_subsequences(x, sequence_lengths, axis, *, device=None):
                 f"shape of x ({shape}) with 1 on axis {axis}")
         return lengths
 
-    return functional.call(SPEC, device, [("x", x), ("sequence_lengths", sequence_lengths, lengths_array)], axis=axis)
+    return Call([("x", x), ("sequence_lengths", sequence_lengths, lengths_array)], {"axis": axis}, device)
 
 
 def arguments(desc: ReverseSubsequencesOperatorDesc) -> dict:
@@ -234,13 +160,11 @@ _INPUT = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
 SPEC = OpSpec(
     name=OP, key="reverse_subsequences", desc=ReverseSubsequencesOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=("column",) + movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
     reference=reference, functional=reverse_subsequences, tensors=("x", "sequence_lengths"),
-    arguments=arguments, traffic=traffic, sample=sample, chain_stage=chain_stage,
-    cli=(CliArg("--axis", "the axis to reverse along (default: the last)", "number"),
-         CliArg("--lengths-dtype", "sequence_lengths_tensor type: UINT32 or UINT64", "str", "UINT32")),
-    from_cli=from_cli, cli_example="--shape 1,1,3,4 --axis 3 --lengths-dtype UINT32",
+    arguments=arguments, traffic=traffic, sample=sample, planner=REVERSE_SUBSEQUENCES,
+    cli=Cli((CliArg("--axis", "the axis to reverse along (default: the last)", "number"),
+             CliArg("--lengths-dtype", "sequence_lengths_tensor type: UINT32 or UINT64", "str", "UINT32")),
+            from_cli, "--shape 1,1,3,4 --axis 3 --lengths-dtype UINT32"),
     page="DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC",
     examples=(
         Example("reverse_subsequences-1", _INPUT,

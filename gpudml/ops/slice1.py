@@ -7,14 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
+from ..kernels.movement.slice import SLICE1
 from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import TYPES_8, TYPES_11, FeatureLevel
-from . import movement
 from .base import check_copy_tensors, gather, int_list
-from .spec import CliArg, Example, OpSpec, element_bytes, support_table
+from .spec import Call, Cli, CliArg, Example, OpSpec, element_bytes, support_table
 
 OP = "Slice1"
 INT32_MAX = 2**31 - 1
@@ -118,24 +116,6 @@ def _source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
     return idx
 
 
-# ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: Slice1OperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor, caps)
-
-
-def chain_stage(desc: Slice1OperatorDesc) -> movement.StageRule:
-    """The window as an affine map per axis: input = start + stride * output, where start
-    is the window's offset, or its last element for a negative stride."""
-    starts = tuple(off + (size - 1 if step < 0 else 0) for off, size, step in zip(
-        desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides, strict=True))
-    return movement.affine_stage(starts, desc.input_window_strides, desc.output_tensor.sizes)
-
-
-def plan(desc: Slice1OperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """The window folds into the source's base and strides (movement.affine_plan)."""
-    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy, chunk)
-
-
 # ---------------------------------------------------------------------------- API
 def slice(x, offsets=None, sizes=None, strides=None, *, output_sizes=None, device=None,  # noqa: A001
           input_window_offsets=None, input_window_sizes=None, input_window_strides=None):
@@ -146,8 +126,8 @@ def slice(x, offsets=None, sizes=None, strides=None, *, output_sizes=None, devic
     offsets = _one_spelling("offsets", offsets, "input_window_offsets", input_window_offsets, required=True)
     sizes = _one_spelling("sizes", sizes, "input_window_sizes", input_window_sizes, required=True)
     strides = _one_spelling("strides", strides, "input_window_strides", input_window_strides, required=False)
-    return functional.call(SPEC, device, [("x", x)],
-                           offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
+    return Call([("x", x)], {"offsets": offsets, "sizes": sizes, "strides": strides, "output_sizes": output_sizes},
+                device)
 
 
 def _one_spelling(name: str, value, directml_name: str, directml_value, required: bool):
@@ -179,14 +159,12 @@ _SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 SPEC = OpSpec(
     name=OP, key="slice1", desc=Slice1OperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
     reference=reference, functional=slice, tensors=("x",), arguments=arguments, traffic=traffic,
-    chain_stage=chain_stage,
-    cli=(CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
-         CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
-         CliArg("--strides", "input_window_strides, may be negative (default 1)")),
-    from_cli=from_cli, cli_example="--shape 1,1,4,4 --offsets 0,0,0,1 --sizes 1,1,4,3 --strides 1,1,-2,2",
+    planner=SLICE1,
+    cli=Cli((CliArg("--offsets", "input_window_offsets (default 0 per axis)"),
+             CliArg("--sizes", "input_window_sizes (default: the input sizes)"),
+             CliArg("--strides", "input_window_strides, may be negative (default 1)")),
+            from_cli, "--shape 1,1,4,4 --offsets 0,0,0,1 --sizes 1,1,4,3 --strides 1,1,-2,2"),
     page="DML_SLICE1_OPERATOR_DESC",
     examples=(
         Example("slice1-1", _SEED_INPUT, {"offsets": [0, 0, 0, 1], "sizes": [1, 1, 4, 3], "strides": [1, 1, 2, 2]},

@@ -1,11 +1,15 @@
-"""OpSpec: everything gpudml knows about one DirectML operator, declared once.
+"""OpSpec: what DirectML says about one operator, declared once.
 
-Each module in gpudml/ops/ exports one `SPEC`; the registry (ops/__init__.py), the
-functional API, the command line, `gpudml examples`, `gpudml.reference` and the tests'
-case lists are derived from the specs. docs/adding-an-operator.md walks through one.
+Each module in gpudml/ops/ declares its operator's `SPEC` (or, for a family of operators
+that differ only in a formula, one spec per row of a table: `SPECS`); the registry
+(ops/__init__.py), the functional API (gpudml/functional.py), the command line, `gpudml
+examples`, `gpudml.reference`, the docs and the conformance kit are derived from the specs.
+A spec holds its `planner` (an instance of the kernel layer's protocol, made by the
+operator's kernel family: gpudml/kernels/) and nothing else of how it runs. docs/adding-an-operator.md
+walks through one operator and one table row.
 
-Also here: support tables as data (the "Tensor support" tables of the DirectML pages).
-Nothing here imports wgpu.
+Also here: support tables as data (the "Tensor support" tables of the DirectML pages), and
+the tensors of a desc by role (`tensor_fields`). Nothing here imports wgpu.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..kernels.base import Planner
 from ..tensor_desc import TensorDesc
 from ..types import DataType, FeatureLevel, type_list
 
@@ -98,7 +103,7 @@ def _span(values) -> str:
     return ", ".join(map(str, v))
 
 
-# ---------------------------------------------------------------------------- examples, CLI
+# ---------------------------------------------------------------------------- examples, CLI, calls
 @dataclass(frozen=True)
 class Example:
     """A worked example of a DirectML page: the functional API's arguments (`args`, the
@@ -114,22 +119,10 @@ class Example:
 
 
 @dataclass(frozen=True)
-class ReadThrough:
-    """How an operator reads its first input through a chain of data-movement stages (an
-    ops.movement.Chain) instead of a tensor: `strategies_for(desc, caps)` and `plan(desc,
-    caps, strategy, chain)`, where desc's first input is the chain's output as a packed
-    tensor and the chain reads input 0 (its source) and inputs 1, 2, ... (its extra
-    tensors) of the kernels."""
-
-    strategies_for: Callable[..., tuple[str, ...]]
-    plan: Callable[..., Any]
-
-
-@dataclass(frozen=True)
 class CliArg:
     """A command-line option of `gpudml shader OP` (and the lab): `--flag VALUE`, parsed as
     `kind` ("ints": comma-separated integers, "number": an int or a float, "str"), handed
-    to the spec's `from_cli` under `dest`. `default` None: from_cli picks one."""
+    to the spec's Cli.desc under `dest`. `default` None: Cli.desc picks one."""
 
     flag: str
     help: str
@@ -141,48 +134,80 @@ class CliArg:
         return self.flag.lstrip("-").replace("-", "_")
 
 
+@dataclass(frozen=True)
+class Cli:
+    """The operator's options of `gpudml shader OP` and `gpudml lab OP` (beside the input's
+    --shape, --dtype and --strides): `args`, `desc(input desc, parsed options) -> desc`, and
+    `example`, options that make a telling example (shown by `--help`)."""
+
+    args: tuple[CliArg, ...]
+    desc: Callable[[TensorDesc, dict], Any]
+    example: str
+
+
+class Call(NamedTuple):
+    """What a functional call asks for, as an operator's functional form returns it
+    (gpudml.functional runs it): `tensors`, one (argument name, value) or (name, value,
+    convert) per tensor argument in the desc's input order (`convert` turns a value that is
+    not a Tensor into the numpy array to send; an argument of `tensor_lists` holds a list of
+    values), `attributes`, infer_output's keyword arguments, and the `device` asked for."""
+
+    tensors: list
+    attributes: dict
+    device: Any = None
+
+
 # ---------------------------------------------------------------------------- the spec
+class Operation(Protocol):
+    """What the compiler, the runtime, the autotuner and the lab need of what runs a desc:
+    an operator's OpSpec, or a graph's fused kernel (gpudml/fusion.py's FusedSpec)."""
+
+    name: str
+    planner: Planner
+
+    def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
+        """Buffer contents for each input of `desc` worth running it on."""
+
+    def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
+        """(what `desc` computes from `logical_inputs`, the precision of each output)."""
+
+    def traffic(self, desc) -> int:
+        """The bytes `desc` must move at least."""
+
+
 @dataclass(frozen=True, eq=False)
 class OpSpec:
     """One DirectML operator, declared once (see docs/adding-an-operator.md).
 
     - `name`: DirectML's name ("Slice1"): error messages, the desc class' prefix.
-    - `key`: the snake-case name ("slice1"): the ops module, the reference function
-      (`gpudml.reference.slice1`), the `gpudml shader` subcommand, example names.
+    - `key`: DirectML's name in snake case ("slice1", "reverse_subsequences"): the ops
+      module, the `gpudml shader` subcommand, the docs page, example names.
     - `desc`: the desc dataclass, DirectML's field names in snake case.
     - `support`: the page's support table(s) as data.
     - `infer_output(tensor descs..., **attributes) -> desc`: DirectMLX-style shape
       inference: the desc that the functional call with these arguments runs.
     - `validate(desc, feature_level)`: every rule of the page; InvalidArgumentError.
-    - `strategies`: every named kernel strategy. `strategies_for(desc, caps, **options)`:
-      the ones that can run `desc`, the preferred first (the documented choice);
-      UnsupportedError if none can. `plan(desc, caps, strategy, **options) -> KernelPlan`.
-      `options`: the plan's keyword knobs for experiments (tests, benchmarks).
-      `variants(desc, caps, strategy) -> tuple of option dicts`: the knobs worth timing
-      beside the strategy's own plan when autotuning (runtime/tuning.py), those whose
-      best value depends on the adapter; None (the default): none.
     - `reference(arrays..., **attributes)`: the semantics in numpy (the oracle), with the
-      functional API's arguments.
-    - `functional`: the public function (`gpudml.slice`); `tensors`: the names of its
-      tensor arguments, in the desc's input order; `tensor_lists`: those of them that take
-      a list of tensors (JOIN's `xs`): each element is one input of the desc, in order,
-      and `infer_output` gets a list of descs for the argument.
-    - `cli`, `from_cli(input desc, parsed options) -> desc`: `gpudml shader` options;
-      `cli_example`: options that make a telling example (shown by `--help`).
+      functional API's arguments (gpudml.reference.<functional name>).
+    - `functional`: the functional form's signature and docstring: a function that checks
+      nothing and returns a `Call` (gpudml.functional makes the public function of it,
+      `gpudml.<its name>`); `aliases`: more such functions, other spellings of the same
+      operator (DirectMLX's `padding`).
+    - `tensors`: the names of the functional form's tensor arguments, in the desc's input
+      order; `tensor_lists`: those of them that take a list of tensors (JOIN's `xs`): each
+      element is one input of the desc, in order, and infer_output gets a list of descs.
+    - `arguments(desc) -> dict`: the functional keyword arguments that describe `desc`, so
+      that `reference(*logical inputs, **arguments(desc))` is what `desc` computes.
+    - `planner`: how its descriptions run (gpudml.kernels.base.Planner, made by the
+      operator's kernel family): strategies, plans, fusion hooks.
+    - `cli`: its `gpudml shader` options (Cli).
     - `page`: the C struct DirectML's page documents (DML_SLICE1_OPERATOR_DESC).
     - `examples`: the page's worked examples.
     - `tolerance(expected, inputs, arguments)`: the documented precision of results that
       are not bit-exact, as an absolute tolerance (a number or one per element); None
       (the default, or returned) means bit-exact.
-    - `arguments(desc) -> dict`: the functional keyword arguments that describe `desc`, so
-      that `reference(*logical inputs, **arguments(desc))` is what `desc` computes.
     - `traffic(desc) -> int`: the bytes the operator must move at least (for GB/s); None
       (the default): every input and output element once (`every_tensor_once`).
-    - `chain_stage(desc) -> ops.movement.StageRule`: data movement only: the operator's
-      index rule as a stage of a chain (shaders/lib/chain.wgsl.j2), over the desc's own
-      axes; a graph fuses chains of such operators into one kernel (gpudml/fusion.py).
-    - `read_through`: an operator that can read its first input through such a chain
-      instead of a tensor (Reduce): a fused graph then never materializes the chain.
     - `sample(desc, rng) -> list`: buffer contents (each input's elements in its buffer,
       `required_elements` of them) worth running `desc` on; None: random bits for all.
     """
@@ -193,26 +218,19 @@ class OpSpec:
     support: Any
     infer_output: Callable[..., Any]
     validate: Callable[[Any, FeatureLevel], None]
-    strategies: tuple[str, ...]
-    strategies_for: Callable[..., tuple[str, ...]]
-    plan: Callable[..., Any]
-    reference: Callable[..., np.ndarray]
-    functional: Callable[..., Any]
+    reference: Callable[..., Any]
+    functional: Callable[..., Call]
     tensors: tuple[str, ...]
-    cli: tuple[CliArg, ...]
-    from_cli: Callable[[TensorDesc, dict], Any]
-    cli_example: str
-    page: str
     arguments: Callable[[Any], dict]
+    planner: Planner
+    cli: Cli
+    page: str
     examples: tuple[Example, ...] = ()
-    options: tuple[str, ...] = ()
-    variants: Callable[..., tuple[dict, ...]] | None = None
+    aliases: tuple[Callable[..., Call], ...] = ()
+    tensor_lists: tuple[str, ...] = ()
     tolerance: Callable[..., Any] | None = None
     traffic: Callable[[Any], int] | None = None
     sample: Callable[..., list] | None = None
-    chain_stage: Callable[[Any], Any] | None = None
-    read_through: ReadThrough | None = None
-    tensor_lists: tuple[str, ...] = ()
     functional_name: str = dataclasses.field(init=False)  # the public function's name ("slice")
 
     def __post_init__(self):
@@ -221,12 +239,25 @@ class OpSpec:
         if self.traffic is None:
             object.__setattr__(self, "traffic", every_tensor_once)
 
+    def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
+        """Buffer contents for each input of `desc`: the spec's own sample, else random bits."""
+        if self.sample is not None:
+            return self.sample(desc, rng)
+        return [random_buffer(d, rng) for _, d in tensor_fields(desc)[0]]
 
-def sample_buffers(spec: OpSpec, desc, rng: np.random.Generator) -> list[np.ndarray]:
-    """Buffer contents for each input of `desc`: the spec's own sample, else random bits."""
-    if spec.sample is not None:
-        return spec.sample(desc, rng)
-    return [random_buffer(d, rng) for _, d in tensor_fields(desc)[0]]
+    def reference_outputs(self, desc, logical_inputs) -> list[np.ndarray]:
+        """What `desc` computes from `logical_inputs` (one array per input tensor), by the
+        reference: one array per output tensor, in tensor_fields' order."""
+        grouped = regroup(tensor_groups(desc)[0], list(logical_inputs))
+        return one_by_one_outputs(desc, self.reference(*grouped, **self.arguments(desc)))
+
+    def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
+        """(reference_outputs, the documented precision of each: the spec's tolerance, None
+        for bit-exact): what a kernel's outputs are checked against."""
+        expected = self.reference_outputs(desc, logical_inputs)
+        arguments = self.arguments(desc)
+        return expected, [None if self.tolerance is None else self.tolerance(e, logical_inputs, arguments)
+                          for e in expected]
 
 
 def random_buffer(desc: TensorDesc, rng: np.random.Generator) -> np.ndarray:
@@ -309,17 +340,42 @@ def one_by_one_outputs(desc, results) -> list:
     return flat
 
 
-def reference_outputs(spec: OpSpec, desc, logical_inputs) -> list[np.ndarray]:
-    """What `desc` computes from `logical_inputs` (one array per input tensor), by the spec's
-    reference: one array per output tensor, in tensor_fields' order."""
-    grouped = regroup(tensor_groups(desc)[0], list(logical_inputs))
-    return one_by_one_outputs(desc, spec.reference(*grouped, **spec.arguments(desc)))
+def flat_tensors(spec: OpSpec, items: list[tuple]) -> tuple[list[tuple], list[int | None]]:
+    """(one item per tensor, counts) of a Call's tensors: an argument of `spec.tensor_lists`
+    (a list or tuple of tensors) becomes one item per element, named `name[i]` (with the
+    argument's convert, if any); `counts` holds, per argument, None (one tensor) or its
+    list's length. InvalidArgumentError for a list argument that is not a non-empty list."""
+    flat, counts = [], []
+    for item in items:
+        name, value = item[0], item[1]
+        if name not in spec.tensor_lists:
+            flat.append(item)
+            counts.append(None)
+            continue
+        if not isinstance(value, (list, tuple)):
+            raise InvalidArgumentError(f"{spec.functional_name}: {name} must be a list of numpy arrays, Tensors or "
+                                       f"Expressions, got {type(value).__name__}")
+        if not value:
+            raise InvalidArgumentError(f"{spec.functional_name}: {name} is an empty list; it takes at least one tensor")
+        flat += [(f"{name}[{i}]", v, *item[2:]) for i, v in enumerate(value)]
+        counts.append(len(value))
+    return flat, counts
 
 
-def expected_outputs(spec: OpSpec, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
-    """(reference_outputs, the documented precision of each: spec.tolerance's absolute
-    tolerance, None for bit-exact): what a kernel's outputs are checked against."""
-    expected = reference_outputs(spec, desc, logical_inputs)
-    arguments = spec.arguments(desc)
-    return expected, [None if spec.tolerance is None else spec.tolerance(e, logical_inputs, arguments)
-                      for e in expected]
+def per_argument(values: list, counts: list[int | None]) -> list:
+    """Per-tensor `values` (flat_tensors' order) back into one value per argument: a list
+    for a list argument (what infer_output takes)."""
+    out, k = [], 0
+    for count in counts:
+        out.append(values[k] if count is None else list(values[k:k + count]))
+        k += 1 if count is None else count
+    return out
+
+
+def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = object, **namespace) -> type:
+    """The desc class of one row of a table of operators: a frozen dataclass `name`, defined
+    in `module`, with `base`'s fields (DirectML's, shared by the table's operators) and
+    `fields` ((name, type) pairs: the row's own), and `namespace` (methods, and class
+    attributes that tell the row's operator apart, e.g. its reduce function)."""
+    return dataclasses.make_dataclass(name, list(fields), bases=(base,), frozen=True,
+                                      namespace={"__module__": module, "__doc__": doc, **namespace})

@@ -7,13 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
+from ..kernels.movement.join_split import SPLIT
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple
 from ..types import F16, F32, I16, I32, TYPES_8, TYPES_11, U16, U32, FeatureLevel
-from . import movement
-from .base import check_parts, functional_axis
-from .spec import CliArg, Example, OpSpec, support_table
+from .base import check_parts, numpy_axis
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 OP = "Split"
 
@@ -41,7 +39,7 @@ def infer_output(input_tensor: TensorDesc, axis, sizes) -> SplitOperatorDesc:
     """The desc of `split(x, axis, sizes)`: one output per entry of `sizes`, x's sizes with
     that size on `axis`. A negative axis counts from the end, as in numpy (the desc takes
     DirectML's axis only)."""
-    axis = functional_axis(axis, input_tensor.rank, "split", "x")
+    axis = numpy_axis(axis, input_tensor.rank, "split", "x")
     sizes = as_int_tuple(sizes, "split: sizes")
     rest = input_tensor.sizes
     outputs = tuple(TensorDesc(input_tensor.data_type, rest[:axis] + (n,) + rest[axis + 1:]) for n in sizes)
@@ -64,37 +62,12 @@ def reference(x, axis: int, sizes) -> list[np.ndarray]:
     return [piece.copy() for piece in np.split(x, np.cumsum(sizes)[:-1], axis=axis)]
 
 
-# ---------------------------------------------------------------------------- kernels
-def _copies(desc: SplitOperatorDesc) -> list[movement.Copy]:
-    """Output k copied from its region of the input: from element start_k * stride of the
-    axis, start_k the sizes of the outputs before it on the axis."""
-    inp, axis = desc.input_tensor, desc.axis
-    strides, start, copies = inp.effective_strides, 0, []
-    for k, t in enumerate(desc.output_tensors):
-        copies.append(movement.copy(inp.data_type, t.sizes, t.effective_strides, strides,
-                                    src_base=start * strides[axis], output_index=k))
-        start += t.sizes[axis]
-    return copies
-
-
-def strategies_for(desc: SplitOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    """The chunk strategies when every output is packed, else strided; coalesced
-    (GPU-class) always."""
-    return movement.copy_strategies(_copies(desc), caps)
-
-
-def plan(desc: SplitOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """One dispatch per output (from its region of the input), so that a kernel binds the
-    input and one output however many outputs there are."""
-    return movement.copy_plan(_copies(desc), strategy, chunk)
-
-
 # ---------------------------------------------------------------------------- API
 def split(x, axis, sizes, *, device=None):
     """DML_SPLIT: x cut along `axis` (negative: from the end) into a list of tensors of
     `sizes` elements there (each >= 1, adding up to x's size on the axis): numpy arrays,
     or Tensors for a Tensor (Expressions for an Expression); always a list, one output too."""
-    return functional.call(SPEC, device, [("x", x)], axis=axis, sizes=sizes)
+    return Call([("x", x)], {"axis": axis, "sizes": sizes}, device)
 
 
 def arguments(desc: SplitOperatorDesc) -> dict:
@@ -102,7 +75,7 @@ def arguments(desc: SplitOperatorDesc) -> dict:
 
 
 def from_cli(x: TensorDesc, a: dict) -> SplitOperatorDesc:
-    axis = functional_axis(a["axis"] if a["axis"] is not None else x.rank - 1, x.rank, "--axis", "--shape")
+    axis = numpy_axis(a["axis"] if a["axis"] is not None else x.rank - 1, x.rank, "--axis", "--shape")
     n = x.sizes[axis]
     return infer_output(x, axis, a["sizes"] or ((n // 2, n - n // 2) if n > 1 else (n,)))
 
@@ -119,12 +92,11 @@ _INPUT = _page_tensor([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10], [11, 12]])
 SPEC = OpSpec(
     name=OP, key="split", desc=SplitOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
     reference=reference, functional=split, tensors=("x",), arguments=arguments,
-    cli=(CliArg("--axis", "the axis to split along (default: the last)", "number"),
-         CliArg("--sizes", "each output's size on the axis, comma-separated (default: two halves)")),
-    from_cli=from_cli, cli_example="--shape 1,1,6,2 --axis 2 --sizes 2,1,3",
+    planner=SPLIT,
+    cli=Cli((CliArg("--axis", "the axis to split along (default: the last)", "number"),
+             CliArg("--sizes", "each output's size on the axis, comma-separated (default: two halves)")),
+            from_cli, "--shape 1,1,6,2 --axis 2 --sizes 2,1,3"),
     page="DML_SPLIT_OPERATOR_DESC",
     examples=(
         Example("split-1", _INPUT, {"axis": 2, "sizes": [2, 1, 3]},

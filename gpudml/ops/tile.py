@@ -7,14 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
-from ..builder import KernelPlan
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length, merge_axes
+from ..kernels.movement.tile import TILE
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import F16, F32, F64, TYPES_8, TYPES_11, FeatureLevel
-from . import movement
 from .base import check_copy_tensors, gather, int_list
-from .spec import CliArg, Example, OpSpec, support_table
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 OP = "Tile"
 UINT32_MAX = 2**32 - 1
@@ -73,42 +71,11 @@ def reference(x, repeats) -> np.ndarray:
     return gather(x, [np.arange(n * r, dtype=np.int64) % n for n, r in zip(x.shape, repeats, strict=True)])
 
 
-# ---------------------------------------------------------------------------- kernels
-def strategies_for(desc: TileOperatorDesc, caps, chunk: str | None = None) -> tuple[str, ...]:
-    return movement.strategies_for(desc.output_tensor, caps)
-
-
-def chain_stage(desc: TileOperatorDesc) -> movement.StageRule:
-    """Every axis of the desc that repeats, as a stage of a chain (fused graphs)."""
-    repeated = tuple(i for i, r in enumerate(desc.repeats) if r > 1)
-    return _stage(repeated, desc.input_tensor.sizes)
-
-
-def _stage(axes, sizes) -> movement.StageRule:
-    """The stage folding the coordinates of `axes` modulo `sizes` (one per kernel axis)."""
-    return movement.StageRule("tile.wgsl.j2", params={"axes": tuple(axes)}, uniforms={"tile_sizes": tuple(sizes)})
-
-
-def plan(desc: TileOperatorDesc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """A repeated axis of one element is a broadcast (source stride 0, no modulo); the
-    other repeated axes stay apart, and the axes that do not repeat merge where they are
-    contiguous in both tensors (size-1 axes drop). No repeated axis left: a copy."""
-    inp, out = desc.input_tensor, desc.output_tensor
-    source = [0 if n == 1 else s for n, s in zip(inp.sizes, inp.effective_strides, strict=True)]
-    tiled = {i for i, (n, r) in enumerate(zip(inp.sizes, desc.repeats, strict=True)) if r > 1 and n > 1}
-    axes = merge_axes(out.sizes, source, out.effective_strides, fixed=tiled)
-    folded = [k for k, a in enumerate(axes) if a.axes and a.axes[0] in tiled]
-    stages = [_stage(folded, [inp.sizes[a.axes[0]] if k in folded else a.size for k, a in enumerate(axes)])]
-    kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
-    the_chain = movement.chain(stages if folded else [], [a.strides[0] for a in axes])
-    return KernelPlan((movement.movement_dispatch(strategy, kernel_out, the_chain, chunk=chunk),))
-
-
 # ---------------------------------------------------------------------------- API
 def tile(x, repeats, *, device=None):
     """DML_TILE: x repeated `repeats[i]` (>= 1) times along each axis i, as numpy's tile
     with one repeat per axis."""
-    return functional.call(SPEC, device, [("x", x)], repeats=repeats)
+    return Call([("x", x)], {"repeats": repeats}, device)
 
 
 def arguments(desc: TileOperatorDesc) -> dict:
@@ -124,11 +91,9 @@ _PAGE = "ns-directml-dml_tile_operator_desc.md"
 SPEC = OpSpec(
     name=OP, key="tile", desc=TileOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
-    reference=reference, functional=tile, tensors=("x",), arguments=arguments, chain_stage=chain_stage,
-    cli=(CliArg("--repeats", "repeats per axis, comma-separated (default 2 per axis)"),),
-    from_cli=from_cli, cli_example="--shape 1,1,2,3 --repeats 1,1,3,3",
+    reference=reference, functional=tile, tensors=("x",), arguments=arguments, planner=TILE,
+    cli=Cli((CliArg("--repeats", "repeats per axis, comma-separated (default 2 per axis)"),),
+            from_cli, "--shape 1,1,2,3 --repeats 1,1,3,3"),
     page="DML_TILE_OPERATOR_DESC",
     examples=(
         # The page labels the output "InputTensor"; it is OutputTensor (sizes {1, 1, 6, 9}).

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import builder, compiler, templates
+from .. import compiler
 from ..errors import InternalError, InvalidArgumentError
-from ..ops.spec import grouped_outputs, tensor_groups
+from ..kernels import builder, templates
+from ..ops.spec import Operation, grouped_outputs, tensor_groups
 from ..tensor_desc import TensorDesc
 from .guard import guarded
 from .profiler import DispatchLabel
@@ -26,7 +27,7 @@ class Operator:
 
     device: object
     desc: object
-    spec: object  # the operator's OpSpec
+    spec: Operation  # the operator's OpSpec, or a graph's fused kernel's FusedSpec
 
 
 @dataclass
@@ -47,7 +48,7 @@ class CompiledOperator:
         self.name = operator.spec.name
         ctx = device._ctx
         self.program = compiler.compile(operator.desc, device.caps, strategy=strategy, options=options,
-                                        template_path=device.template_path, spec=operator.spec)
+                                        template_path=device.template_path, operation=operator.spec)
         self.inputs, self.outputs = list(self.program.inputs), list(self.program.outputs)
         # What it holds goes back when it dies (_give_back); the finalizer holds these
         # containers, so that a cycle collected with the operator never has finalized its

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..caps import WANTED_FEATURES, Caps
 from ..errors import InternalError, UnsupportedError
 from . import adapters as _adapters
+from . import guard
 from .batching import Recorder
 from .pool import BufferPool
 from .transfers import Transfers
@@ -96,8 +97,6 @@ class GpuContext:
             pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
             layout = pipeline.get_bind_group_layout(0)
         except Exception as exc:
-            from . import guard
-
             if self.lost or guard.is_lost_message(str(exc)):
                 raise guard.translate(self, exc) from exc
             raise InternalError(

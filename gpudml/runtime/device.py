@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import OrderedDict
 
-from .. import compiler, templates
+from .. import compiler
 from ..caps import MIN_FORCED_LIMIT, class_from_env, limits_from_env, parse_class, parse_limit
 from ..errors import InvalidArgumentError, UnsupportedError
+from ..kernels import templates
 from ..ops import spec_for
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
@@ -55,6 +57,8 @@ class Device:
         if max_buffer_bytes is not None:
             buffer = parse_limit(max_buffer_bytes, "Device: max_buffer_bytes", MIN_FORCED_LIMIT)
         self._caps = self._ctx.caps.with_class(chosen).with_limits(binding, buffer)
+        self._operators: OrderedDict = OrderedDict()  # cached_operator's, most recent last
+        self._operators_lock = threading.Lock()
         profiler.profile_process(self._ctx)  # GPUDML_PROFILE=1
 
     # -- what the device is ------------------------------------------------------------
@@ -98,7 +102,7 @@ class Device:
         """IDMLDevice::CompileOperator. `strategy` forces one of the operator's named kernel
         strategies (None: the operator's choice for this adapter; one the description
         cannot use is an InvalidArgumentError listing the eligible ones). `options`: the
-        operator's plan knobs, for experiments (OpSpec.options). With autotuning on and
+        operator's plan knobs, for experiments (Planner.options). With autotuning on and
         neither given, the kind's tuned strategy and options (runtime/tuning.py)."""
         if not isinstance(operator, Operator) or operator.device is not self:
             raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
@@ -107,7 +111,7 @@ class Device:
                 f"compile_operator: strategy must be a strategy name or None, got {type(strategy).__name__}")
         if strategy is None and self.autotune and not options:
             program = compiler.compile(operator.desc, self.caps, template_path=self.template_path,
-                                       spec=operator.spec)
+                                       operation=operator.spec)
             strategy, options = self._ctx.tuner.choose(self, operator, program)
             if options:
                 try:
@@ -115,6 +119,25 @@ class Device:
                 except (InvalidArgumentError, UnsupportedError):
                     options = None  # the kind's tuned options do not fit this description: its strategy's plan
         return CompiledOperator(self, operator, strategy, options)
+
+    def cached_operator(self, key, make) -> CompiledOperator:
+        """The compiled operator kept under `key` (any hashable; the functional API's key
+        of a call), made by `make()` when it is not kept (or `key` is None: then not kept
+        either). The OPERATOR_CACHE_SIZE most recently used ones are kept, so that a
+        repeated functional call neither rebuilds nor revalidates its desc."""
+        if key is None:
+            return make()
+        with self._operators_lock:
+            compiled = self._operators.get(key)
+            if compiled is not None:
+                self._operators.move_to_end(key)
+                return compiled
+        compiled = make()
+        with self._operators_lock:
+            self._operators[key] = compiled
+            while len(self._operators) > OPERATOR_CACHE_SIZE:
+                self._operators.popitem(last=False)
+        return compiled
 
     # -- tensors -----------------------------------------------------------------------
     @guarded(lambda self: self._ctx)
@@ -182,6 +205,9 @@ class Device:
     def __repr__(self) -> str:
         return f"Device({self.adapter_name!r}, feature_level={self.feature_level.name})"
 
+
+#: Compiled operators a Device keeps for repeated functional calls (Device.cached_operator).
+OPERATOR_CACHE_SIZE = 256
 
 _DEFAULT: Device | None = None
 _DEFAULT_LOCK = threading.Lock()

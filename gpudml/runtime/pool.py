@@ -9,8 +9,8 @@ import itertools
 import threading
 from collections import defaultdict
 
-from ..builder import bound_bytes
 from ..errors import UnsupportedError
+from ..kernels.builder import bound_bytes
 from .storage import Storage
 
 #: Bytes the pool may keep idle before it frees buffers.

@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import MAX_DIMENSIONS, TensorDesc
 from ..types import DataType
 from .guard import guarded
 
@@ -21,6 +21,19 @@ def native_array(x, where: str) -> np.ndarray:
     DataType.from_numpy(x.dtype, where)
     if x.dtype.byteorder == ">" or (x.dtype.byteorder == "=" and not np.little_endian):
         x = x.astype(x.dtype.newbyteorder("<"))
+    return x
+
+
+def checked_array(x, where: str) -> np.ndarray:
+    """`x` as a numpy array of a DirectML type, native byte order, 1..8 dimensions, not
+    empty (a functional call's or a graph constant's tensor); InvalidArgumentError naming
+    `where` otherwise."""
+    x = native_array(x, where)
+    if not 1 <= x.ndim <= MAX_DIMENSIONS:
+        raise InvalidArgumentError(
+            f"{where} has {x.ndim} dimensions (shape {list(x.shape)}); DirectML tensors have 1..{MAX_DIMENSIONS}")
+    if x.size == 0:
+        raise InvalidArgumentError(f"{where} has shape {list(x.shape)}; every size must be >= 1")
     return x
 
 
@@ -109,6 +122,15 @@ class Tensor:
             data = self.device._ctx.transfers.download(self._live(), nbytes)
             return data[:nbytes].view(self.dtype).reshape(self.desc.sizes)
         return logical_from_raw(self.raw(), self.desc)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """numpy's protocol: `np.asarray(tensor)` reads the tensor back (numpy()), as
+        `dtype` when one is asked for. The array is always a new one (copy=False cannot be
+        honoured: the elements live on the device)."""
+        if copy is False:
+            raise ValueError("Tensor: the elements live on the device; np.asarray(tensor) makes a copy")
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     @guarded(lambda self: self.device._ctx)
     def copy(self) -> Tensor:

@@ -12,8 +12,9 @@ import threading
 
 import numpy as np
 
-from ..builder import bound_bytes
 from ..errors import GpuError
+from ..kernels.builder import bound_bytes
+from .guard import translate
 from .storage import Storage, pieces
 
 #: Device polls a buffer mapping may take before it is an error (one is enough).
@@ -51,8 +52,6 @@ class Transfers:
         try:
             promise.sync_wait()
         except RuntimeError as exc:  # wgpu-py reports a failed mapping as a plain RuntimeError
-            from .guard import translate
-
             raise translate(self.ctx, exc) from exc
 
     def upload(self, buffer, data: np.ndarray) -> None:

@@ -6,7 +6,7 @@ warm-up, then repetitions taken in turn, GPU timestamps or the wall clock, media
 fastest is kept (the default, unless another beats it by more than MARGIN); later
 descriptions of the same kind use that choice without timing. The variants
 (`candidates`): each strategy that can run the description with its own plan, and with
-each set of plan options its spec offers for it (OpSpec.variants: the knobs whose best
+each set of plan options its planner offers for it (Planner.variants: the knobs whose best
 value depends on the adapter, such as a reduction's lanes and chunks), less those that
 cannot plan the description and those that compile to the same kernels as an earlier one.
 Each variant's warm-up run is checked against the operator's reference first (up to
@@ -41,7 +41,8 @@ import numpy as np
 from .. import cache, compiler
 from ..compare import first_wrong
 from ..errors import DMLError, InvalidArgumentError, UnsupportedError
-from ..ops.spec import element_bytes, expected_outputs, sample_buffers
+from ..ops.spec import element_bytes
+from ..version import __version__
 from .tensor import logical_from_raw
 
 FORMAT = 1
@@ -161,8 +162,6 @@ class Tuner:
         self.used: dict[str, tuple[dict, bool]] = {}
 
     def cache_for(self, program) -> TuningCache:
-        from .. import __version__
-
         info = self.ctx.adapter.info
         identity = {"adapter": self.ctx.caps.name, "driver": str(info.get("description", "")),
                     "gpudml": __version__, "templates": program.templates}
@@ -176,7 +175,8 @@ class Tuner:
     def choose(self, device, operator, program) -> tuple[str, dict]:
         """(strategy, plan options) for `operator` (whose default Program is `program`): the
         cached choice, or the fastest variant after timing them."""
-        if len(program.strategies) < 2 and operator.spec.variants is None:
+        if len(program.strategies) < 2 and not operator.spec.planner.variants(operator.desc, device.caps,
+                                                                                program.strategy):
             return program.strategy, {}
         key, text = kind_of(program)
         tuning = self.cache_for(program)
@@ -227,18 +227,17 @@ def _options(choice: dict) -> dict:
 def candidates(operator, caps, program, template_path=None) -> dict[str, tuple[str, dict]]:
     """The variants worth timing for `operator` (default Program `program`), by name
     (variant_name), the default first: each eligible strategy with its own plan, then with
-    each option set of its spec's `variants`; an option set the description cannot take is
+    each option set of its planner's `variants`; an option set the description cannot take is
     left out, and so is a variant that compiles to the same kernels (sources, grids,
     uniforms, scratch) as an earlier one."""
-    spec, desc = operator.spec, operator.desc
+    operation, desc = operator.spec, operator.desc
     found: dict[str, tuple[str, dict]] = {}
     seen = set()
     for strategy in program.strategies:
-        offered = spec.variants(desc, caps, strategy) if spec.variants is not None else ()
-        for options in ({}, *offered):
+        for options in ({}, *operation.planner.variants(desc, caps, strategy)):
             try:
                 compiled = compiler.compile(desc, caps, strategy=strategy, options=options,
-                                            template_path=template_path, spec=spec)
+                                            template_path=template_path, operation=operation)
             except (InvalidArgumentError, UnsupportedError):
                 continue
             kernels = (strategy, compiled.scratch_bytes,
@@ -261,8 +260,8 @@ def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
     """(median ms of each variant that works, {name: what went wrong} of the others): each
     variant (name: (strategy, options); the default first) is compiled (a shader the driver
     rejects fails it), runs once on sample inputs and is checked against the operator's
-    reference within its documented precision (a fused graph kernel, which has no reference
-    of its own, against the default's result, bit for bit; above CHECK_BYTES, not checked),
+    reference within its documented precision (a fused graph kernel against its nodes'
+    references composed: fusion.FusedSpec; above CHECK_BYTES, not checked),
     then those that work are timed, repetitions taken in turn. The default's own failure is
     raised."""
     desc, spec = operator.desc, operator.spec
@@ -275,21 +274,19 @@ def _time_variants(device, operator, variants: dict[str, tuple[str, dict]]
                 raise
             failed[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     first = next(iter(compiled.values()))
-    raws = sample_buffers(spec, desc, np.random.default_rng(0))
+    raws = spec.sample_buffers(desc, np.random.default_rng(0))
     inputs = [device.tensor(raw, desc=d) for raw, (_, d) in zip(raws, first.inputs)]
     outputs = [device.empty(d) for _, d in first.outputs]
     expected, tolerance = None, None
     check = sum(element_bytes(d) for _, d in first.inputs + first.outputs) <= CHECK_BYTES
-    if check and getattr(spec, "reference", None) is not None:
+    if check:
         logical = [logical_from_raw(raw, d) for raw, (_, d) in zip(raws, first.inputs)]
-        expected, tolerance = expected_outputs(spec, desc, logical)
+        expected, tolerance = spec.expected_outputs(desc, logical)
     for name, c in compiled.items():  # the warm-up run, checked
         c.execute(inputs, outputs=outputs)
         if not check:
             continue
         got = [logical_from_raw(t.raw(), d) for t, (_, d) in zip(outputs, first.outputs)]
-        if expected is None:
-            expected, tolerance = got, [None] * len(got)
         wrong = first_wrong(got, expected, tolerance)
         if wrong is not None:
             failed[name] = "wrong result: " + wrong

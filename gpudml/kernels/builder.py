@@ -30,17 +30,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import InternalError, UnsupportedError
 from . import templates
-from .errors import InternalError, UnsupportedError
 
 INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 
 #: How a kernel reads or writes a buffer, and the WGSL type that gives it.
 #:   words     array<u32>: 32-bit words (8/16-bit elements packed in them, 64-bit ones as pairs)
 #:   chunks    array<vec4<u32>>: 16-byte chunks (buffers are allocated in whole chunks)
-#:   elements  element-wise stores: array<atomic<u32>> for 8/16-bit elements, which share a
+#:   stores    element-wise stores: array<atomic<u32>> for 8/16-bit elements, which share a
 #:             word with other elements (atomic read-modify-write), else array<u32>
-ACCESSES = ("words", "chunks", "elements")
+ACCESSES = ("words", "chunks", "stores")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Buffer:
 
     @property
     def atomic(self) -> bool:
-        return self.access == "elements" and self.writable and self.bits < 32
+        return self.access == "stores" and self.writable and self.bits < 32
 
     @property
     def wgsl_type(self) -> str:

@@ -1,6 +1,5 @@
-"""Reduction kernels: strategies, cost model and plan, for any operator that reduces axes of
-one tensor into one output (DML_REDUCE, DML_ARGMAX, DML_ARGMIN), and the rules of the
-shape such an operator's description must have (`check_reduced_shape`).
+"""The reduction family: strategies, cost model and plan, for any operator that reduces axes
+of one tensor into one output (DML_REDUCE, DML_ARGMAX, DML_ARGMIN: `ReductionPlanner`).
 
 The problem arrives as (function, input desc, output desc, reduced axes); size-1 axes drop
 and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-class:
@@ -46,67 +45,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from ..errors import InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, as_int_tuple, merge_axes
+from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
-from .base import count_option, power_of_two_option
+from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("rows", "split")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
 OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups", "unroll")
-AXIS_DIRECTIONS = ("INCREASING", "DECREASING")
 
 #: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
 ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
 FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
-
-
-# ------------------------------------------------------------------------------ the shape rules
-def check_reduced_shape(op: str, inp: TensorDesc, out: TensorDesc, axes: tuple[int, ...]) -> None:
-    """The rules every reducing operator's page states (input and output of one rank): at
-    least one axis, each in [0, DimensionCount - 1] and named once; the output's sizes are
-    the input's, with 1 on each reduced axis."""
-    rank = inp.rank
-    if not axes:
-        raise InvalidArgumentError(f"{op}: axes must name at least one axis (AxisCount is 0)")
-    for i, axis in enumerate(axes):
-        if not 0 <= axis < rank:
-            raise InvalidArgumentError(
-                f"{op}: axes[{i}] = {axis} is outside [0, {rank - 1}] (DimensionCount {rank})")
-        if axis in axes[:i]:
-            raise InvalidArgumentError(f"{op}: axes[{i}] = {axis} repeats an axis (axes {list(axes)})")
-    for i, (n_in, n_out) in enumerate(zip(inp.sizes, out.sizes, strict=True)):
-        if i in axes and n_out != 1:
-            raise InvalidArgumentError(
-                f"{op}: output_tensor.sizes[{i}] = {n_out} must be 1 on reduced axis {i} "
-                f"(input {list(inp.sizes)}, output {list(out.sizes)})")
-        if i not in axes and n_out != n_in:
-            raise InvalidArgumentError(
-                f"{op}: output_tensor.sizes[{i}] = {n_out} must equal input_tensor.sizes[{i}] = {n_in} "
-                f"on kept axis {i} (input {list(inp.sizes)}, output {list(out.sizes)})")
-
-
-def normalize_axes(axes, rank: int, field: str) -> tuple[int, ...]:
-    """numpy's axes as DirectML's (the functional forms): None is every axis, an int is one
-    axis, a negative axis counts from the end; each in [-rank, rank), none twice."""
-    if axes is None:
-        return tuple(range(rank))
-    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
-        axes = (int(axes),)
-    axes = as_int_tuple(axes, field)
-    out: list[int] = []
-    for i, a in enumerate(axes):
-        if not -rank <= a < rank:
-            raise InvalidArgumentError(
-                f"{field}[{i}] = {a} is outside [{-rank}, {rank - 1}] (x has {rank} dimensions)")
-        a = a + rank if a < 0 else a
-        if a in out:
-            raise InvalidArgumentError(f"{field} {list(axes)} name axis {a} twice")
-        out.append(a)
-    return tuple(out)
 
 
 # ------------------------------------------------------------------------------ layout
@@ -163,12 +114,6 @@ ROW_SPLIT_INVOCATIONS = 1 << 12  # the split strategy cuts contiguous rows until
 COLUMN_SPLIT_INVOCATIONS = 1 << 15  # ... other layouts until this many ...
 MIN_CHUNK_BYTES = 1024  # ... but an invocation reads at least this much per chunk
 MAX_CHUNKS = 4096  # ... and the combine pass merges at most this many (unless it must)
-#: Loop iterations one invocation may run in total. llvmpipe (Mesa's software Vulkan and GL)
-#: silently ends every loop of an invocation once 65535 iterations have run in all, so long
-#: reductions must be cut into chunks. Half of that leaves room for the lanes of one SIMD
-#: group iterating in lockstep through loops of different lengths; the estimate below is an
-#: upper bound, so the margin is real.
-LOOP_BUDGET = 1 << 15
 WORKGROUP_SIZE = 64
 
 
@@ -268,7 +213,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
     "DECREASING" the last.
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
-    ops.movement.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
+    kernels.chain.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
     graph's fused chain; element by element (no 16-byte blocks)."""
     chunks = count_option("Reduce", "chunks", chunks)
     if through is not None:
@@ -327,7 +272,7 @@ def _writer(params: dict, cost: _Cost) -> dict:
 
 
 def _output(out: TensorDesc, cost: _Cost):
-    return output_buffer(0, "output", out.data_type.size * 8, "words" if cost.packed_output else "elements")
+    return output_buffer(0, "output", out.data_type.size * 8, "words" if cost.packed_output else "stores")
 
 
 def _writers(lay: ReduceLayout, cost: _Cost) -> int:
@@ -442,7 +387,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     units = lay.count * chunks
     invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     if chunks == 1:
-        output = output_buffer(0, "output", out.data_type.size * 8, "elements")
+        output = output_buffer(0, "output", out.data_type.size * 8, "stores")
         return KernelPlan((_dispatch("reduce_workgroup.wgsl.j2", kernel, (output,) + inputs, lane_uniforms,
                                      invocations, GPU_WORKGROUP_SIZE, subgroups),))
     partials = _dispatch("reduce_workgroup.wgsl.j2", kernel, (scratch_buffer(0, "partials", writable=True),) + inputs,
@@ -504,7 +449,7 @@ def _workgroup_combine(kernel: dict, out: TensorDesc, uniforms: dict, chunks: in
     lanes = _lanes(chunks, 1)
     count = uniforms["count"]
     params = {**kernel, "save_partials": False, "combine": True, "lanes": lanes, "vec": False}
-    output = output_buffer(0, "output", out.data_type.size * 8, "elements")
+    output = output_buffer(0, "output", out.data_type.size * 8, "stores")
     invocations = -(-count * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     return _dispatch("reduce_workgroup.wgsl.j2", params, (output, scratch_buffer(0, "partials", writable=False)),
                      {**uniforms, "lane_steps": -(-chunks // lanes)}, invocations, GPU_WORKGROUP_SIZE, subgroups)
@@ -550,7 +495,7 @@ class _Cost:
     passes over rows of the innermost reduced axis (n_in long), each with a few set-up
     iterations (head and tail of a vectorized row: under 2 blocks' elements), plus one
     iteration per element (per 16-byte block when vectorized, per step of a group) and one
-    per 64 of them. Kernels that write outputs compute 32 // bits of them per invocation for
+    per 64 of them. Planner that write outputs compute 32 // bits of them per invocation for
     packed 8/16-bit outputs (lib/reduction.wgsl.j2, output_kernel)."""
 
     def __init__(self, lay: ReduceLayout, per_step: int, group: int, inp: TensorDesc, out: TensorDesc):
@@ -606,3 +551,47 @@ def _settle_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, need: int, 
 
 def _binding_limit(caps) -> int:
     return caps.max_storage_binding_size if caps is not None else 1 << 27
+
+
+# ------------------------------------------------------------------------------ the family's Planner
+class ReductionPlanner(Planner):
+    """The Planner of an operator that reduces axes of its input (fields input_tensor,
+    output_tensor, axes): `function(desc)` names its reduce function (a ReduceFunction
+    name: its State in shaders/lib/reduction.wgsl.j2), `direction(desc)` the ARGMAX/ARGMIN
+    axis direction ("INCREASING" or "DECREASING"; None: INCREASING). It reads its input
+    through a chain where a graph fuses one before it (the prologue), element by element."""
+
+    strategies = STRATEGIES + GPU_STRATEGIES
+    options = OPTIONS
+    prologue = True
+
+    def __init__(self, function, direction=None):
+        self.function = function
+        self.direction = direction
+
+    def _problem(self, desc) -> tuple:
+        return self.function(desc), desc.input_tensor, desc.output_tensor, desc.axes
+
+    def _direction(self, desc) -> dict:
+        return {} if self.direction is None else {"axis_direction": self.direction(desc)}
+
+    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
+        return strategies_for(*self._problem(desc), caps, **options)
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        return plan(*self._problem(desc), caps, strategy, **self._direction(desc), **options)
+
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(*self._problem(desc), caps, strategy)
+
+    def strategies_through(self, desc, caps) -> tuple[str, ...]:
+        return strategies_for(*self._problem(desc), caps, vectorize=False)
+
+    def plan_through(self, desc, caps, strategy: str, chain) -> KernelPlan:
+        return plan(*self._problem(desc), caps, strategy, through=chain, **self._direction(desc))
+
+
+#: DML_REDUCE: the desc's `function`.
+REDUCE = ReductionPlanner(lambda desc: desc.function.name)
+#: DML_ARGMAX and DML_ARGMIN: the desc's FUNCTION ("ARGMAX" or "ARGMIN") and axis_direction.
+ARG_REDUCE = ReductionPlanner(lambda desc: desc.FUNCTION, lambda desc: desc.axis_direction.name)

@@ -28,13 +28,13 @@ from movement_check import LAYOUTS, layout_descs, run_and_check, run_every_strat
 
 import gpudml as dml
 from gpudml import compiler, examples, reference
-from gpudml.ops import slice_v1
+from gpudml.ops import slice0
 from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
 FL = dml.FeatureLevel
 PAGE = "ns-directml-dml_slice_operator_desc.md"
-EXAMPLES = [e for e in examples.EXAMPLES if e.operator == "slice_v1"]
+EXAMPLES = [e for e in examples.EXAMPLES if e.operator == "slice0"]
 
 
 def _desc(in_sizes=(1, 1, 4, 4), out_sizes=(1, 1, 2, 2), offsets=(0, 0, 1, 0), sizes=(1, 1, 2, 2),
@@ -53,7 +53,7 @@ def _raises(device, desc, message: str):
 # ------------------------------------------------------------------ the page
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
 def test_page_examples(device, example):
-    assert_bits_equal(dml.slice_v1(example.input, device=device, **example.args), example.expected)
+    assert_bits_equal(dml.slice0(example.input, device=device, **example.args), example.expected)
     assert_bits_equal(examples.run_reference(example), example.expected)
 
 
@@ -71,7 +71,7 @@ def test_examples_are_the_stored_page():
     assert all(e.input is EXAMPLES[0].input for e in EXAMPLES)
     for field in ("offsets", "sizes", "strides"):
         assert page_arrays(text, field.capitalize()) == [list(e.args[field]) for e in EXAMPLES]
-    assert support_rows(text) == table_rows(slice_v1.SUPPORT)
+    assert support_rows(text) == table_rows(slice0.SUPPORT)
 
 
 def test_reference_is_slice1_with_its_window():
@@ -83,10 +83,10 @@ def test_reference_is_slice1_with_its_window():
                                     ([4, 6, 8], [1, 1, 1], [7, 9, 2**32 - 1])):
         window = [s * (n - 1) + 1 for n, s in zip(sizes, strides, strict=True)]
         steps = [s if n > 1 else 1 for n, s in zip(sizes, strides, strict=True)]
-        assert_bits_equal(reference.slice_v1(x, offsets, sizes, strides),
-                          reference.slice1(x, offsets, window, steps, sizes))
+        assert_bits_equal(reference.slice0(x, offsets, sizes, strides),
+                          reference.slice(x, offsets, window, steps, sizes))
     with pytest.raises(ValueError):
-        reference.slice_v1(x, [0, 0, 0], [3, 1, 1], [3, 1, 1])  # x[0], x[3], then x[6]: outside
+        reference.slice0(x, [0, 0, 0], [3, 1, 1], [3, 1, 1])  # x[0], x[3], then x[6]: outside
 
 
 # ------------------------------------------------------------------ validation: one test per rule
@@ -170,22 +170,22 @@ def test_feature_level_table(at_level, level, rank, dtype, error):
 # ------------------------------------------------------------------ functional API
 def test_functional_defaults_and_errors(device):
     x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
-    assert_bits_equal(dml.slice_v1(x, [1, 0, 2], [2, 4, 3], device=device), x[1:3, :, 2:5])
-    assert_bits_equal(dml.slice_v1(x, [0, 1, 0], [2, 2, 3], [2, 2, 2], device=device), x[::2, 1::2, ::2])
+    assert_bits_equal(dml.slice0(x, [1, 0, 2], [2, 4, 3], device=device), x[1:3, :, 2:5])
+    assert_bits_equal(dml.slice0(x, [0, 1, 0], [2, 2, 3], [2, 2, 2], device=device), x[::2, 1::2, ::2])
     with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: strides[0] = 0 must be >= 1")):
-        dml.slice_v1(x, [0, 0, 0], [1, 1, 1], [0, 1, 1], device=device)
-    with pytest.raises(dml.InvalidArgumentError, match=re.escape("slice_v1: sizes[1]: expected an integer")):
-        dml.slice_v1(x, [0, 0, 0], [1, None, 1], device=device)
+        dml.slice0(x, [0, 0, 0], [1, 1, 1], [0, 1, 1], device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("slice0: sizes[1]: expected an integer")):
+        dml.slice0(x, [0, 0, 0], [1, None, 1], device=device)
     with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: output_tensor.sizes[2] = 0 must be >= 1")):
-        dml.slice_v1(x, [0, 0, 0], [1, 1, 0], device=device)
+        dml.slice0(x, [0, 0, 0], [1, 1, 0], device=device)
 
 
 def test_tensor_in_tensor_out(device):
     x = np.arange(2 * 9 * 8, dtype=np.uint8).reshape(2, 9, 8)
     t = device.tensor(x)
-    out = dml.slice_v1(t, [1, 0, 1], [1, 5, 3], [1, 2, 3])
+    out = dml.slice0(t, [1, 0, 1], [1, 5, 3], [1, 2, 3])
     assert isinstance(out, dml.Tensor) and out.shape == (1, 5, 3)
-    again = dml.slice_v1(out, [0, 1, 0], [1, 2, 2], [1, 3, 2])  # chained on the GPU
+    again = dml.slice0(out, [0, 1, 0], [1, 2, 2], [1, 3, 2])  # chained on the GPU
     assert_bits_equal(again.numpy(), x[1:2, ::2, 1::3][:, 1::3, ::2])
 
 
@@ -195,10 +195,10 @@ def test_any_stride_on_a_size_one_axis(device):
     same movement.affine_stage, once overflowed the kernel's 32-bit source strides)."""
     x = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
     want = x[2:3, 1:4:2, 4:5]
-    assert_bits_equal(dml.slice_v1(x, [2, 1, 4], [1, 2, 1], [2**32 - 1, 2, 2**31], device=device), want)
+    assert_bits_equal(dml.slice0(x, [2, 1, 4], [1, 2, 1], [2**32 - 1, 2, 2**31], device=device), want)
     g = dml.Graph(device)
     y = g.input([3, 4, 5], dtype=np.float32, name="y")
-    inner = dml.slice_v1(dml.pad(y, [0, 0, 1], [0, 0, 0]), [2, 1, 5], [1, 2, 1], [2**32 - 1, 2, 2**31])
+    inner = dml.slice0(dml.pad(y, [0, 0, 1], [0, 0, 0]), [2, 1, 5], [1, 2, 1], [2**32 - 1, 2, 2**31])
     outer = dml.slice(y, [2, 1, 4], [1, 3, 1], [2**31 - 1, 2, -(2**31)])
     op = g.compile([dml.pad(inner, [1, 0, 0], [0, 0, 0], mode="edge"), dml.pad(outer, [1, 0, 0], [0, 0, 0])])
     assert op.dispatch_count == 2
@@ -244,21 +244,21 @@ def test_every_strategy(device, data_type):
             desc = dml.SliceOperatorDesc(in_desc, out_desc, offsets, sizes, strides)
             assert "coalesced" in device.compile_operator(device.create_operator(desc)).strategies
             raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.slice_v1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
+            want = reference.slice0(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
             run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
 
 
 # ------------------------------------------------------------------ graphs
 def test_graph_chain_fuses(device):
-    """pad > slice_v1 > reverse_subsequences > slice_v1 > reduce: the movement nodes are one
+    """pad > slice0 > reverse_subsequences > slice0 > reduce: the movement nodes are one
     kernel and the reduce reads through it; fused and node by node give the same bits."""
     g = dml.Graph(device)
     x = g.input([4, 6, 5], dtype=np.float16, name="x")
     lengths = np.array([[[2], [0], [5], [1], [3]]], np.uint32).repeat(2, axis=0)
     a = dml.pad(x, [0, 1, 2], [1, 0, 1], mode="symmetric")
-    b = dml.slice_v1(a, [1, 0, 1], [2, 5, 3], [2, 1, 2])
+    b = dml.slice0(a, [1, 0, 1], [2, 5, 3], [2, 1, 2])
     c = dml.reverse_subsequences(b, lengths, axis=2)
-    d = dml.slice_v1(c, [0, 1, 0], [2, 2, 3], [1, 3, 1])
+    d = dml.slice0(c, [0, 1, 0], [2, 2, 3], [1, 3, 1])
     r = dml.reduce(d, "max", axes=[0, 2])
     fused, unfused = g.compile([r, d]), g.compile([r, d], fuse=False)
     assert [s.compiled.name for s in fused.steps] == ["Fused(Padding>Slice>ReverseSubsequences>Slice)", "Reduce"]
@@ -267,9 +267,9 @@ def test_graph_chain_fuses(device):
     array = random_bits(np.random.default_rng(4), np.float16, (4, 6, 5))
     for got, want in zip(fused({"x": array}), unfused({"x": array}), strict=True):
         assert_bits_equal(got, want)
-    want_b = reference.slice_v1(reference.padding(array, [0, 1, 2], [1, 0, 1], "symmetric"), [1, 0, 1], [2, 5, 3],
+    want_b = reference.slice0(reference.pad(array, [0, 1, 2], [1, 0, 1], "symmetric"), [1, 0, 1], [2, 5, 3],
                                 [2, 1, 2])
-    want_d = reference.slice_v1(reference.reverse_subsequences(want_b, lengths, 2), [0, 1, 0], [2, 2, 3], [1, 3, 1])
+    want_d = reference.slice0(reference.reverse_subsequences(want_b, lengths, 2), [0, 1, 0], [2, 2, 3], [1, 3, 1])
     assert_bits_equal(fused({"x": array})[1], want_d)
 
 
@@ -303,7 +303,7 @@ def test_sweep_against_reference(device, data_type, rank):
         desc = dml.SliceOperatorDesc(in_desc, out_desc, offsets, sizes, strides)
         compiled = device.compile_operator(device.create_operator(desc))
         raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-        want = reference.slice_v1(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
+        want = reference.slice0(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
         run_and_check(device, rng, compiled, [raw_in], [in_desc], out_desc, want)
 
 
@@ -311,11 +311,11 @@ def test_sweep_against_reference(device, data_type, rank):
 def test_cli_shader_slice_v1(capsys):
     from gpudml import cli
 
-    assert cli.main(["shader", "slice_v1", "--shape", "6,9", "--offsets", "1,2", "--strides", "2,3",
+    assert cli.main(["shader", "slice0", "--shape", "6,9", "--offsets", "1,2", "--strides", "2,3",
                      "--caps", "vulkan-cpu"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("// Slice at FL_6_4 on profile vulkan-cpu") and "fn main" in out
-    assert cli.main(["shader", "slice_v1", "--shape", "6,9", "--sizes", "6,9", "--offsets", "1,0", "--caps",
+    assert cli.main(["shader", "slice0", "--shape", "6,9", "--sizes", "6,9", "--offsets", "1,0", "--caps",
                      "gpu"]) == 2
     assert "is outside input_tensor.sizes[0] = 6" in capsys.readouterr().err
 
@@ -323,7 +323,7 @@ def test_cli_shader_slice_v1(capsys):
 # ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
 @st.composite
 def valid_cases(draw) -> Case:
-    level, row, rank = support_row(draw, slice_v1.SUPPORT)
+    level, row, rank = support_row(draw, slice0.SUPPORT)
     data_type = type_of(draw, row, "input_tensor")
     in_sizes = sizes_of(draw, rank)
     offsets, sizes, strides = [], [], []
@@ -338,7 +338,7 @@ def valid_cases(draw) -> Case:
         strides.append(stride)
     desc = dml.SliceOperatorDesc(tensor(draw, data_type, in_sizes), tensor(draw, data_type, sizes, output=True),
                                  offsets, sizes, strides)
-    return Case(level, desc, lambda xs: reference.slice_v1(xs[0], offsets, sizes, strides), [random_fill])
+    return Case(level, desc, lambda xs: reference.slice0(xs[0], offsets, sizes, strides), [random_fill])
 
 
 @st.composite
@@ -377,7 +377,7 @@ def functional_calls(draw, x, shape):
     sizes = [draw(st.integers(1, (n - 1 - o) // s + 1)) for n, o, s in zip(shape, offsets, strides)]
     args = {"offsets": maybe_hostile(draw, offsets), "sizes": maybe_hostile(draw, sizes),
             "strides": maybe_hostile(draw, strides)}
-    return args, lambda a: reference.slice_v1(a, args["offsets"], args["sizes"], args["strides"])
+    return args, lambda a: reference.slice0(a, args["offsets"], args["sizes"], args["strides"])
 
 
 FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,

@@ -1,6 +1,6 @@
-"""Scan kernels: strategies, cost model and plan, for any operator that writes the running
+"""The scan family: strategies, cost model and plan, for any operator that writes the running
 combination of the elements along one axis (DML_CUMULATIVE_SUMMATION and
-DML_CUMULATIVE_PRODUCT; their semantics are ops/cumulative.py's).
+DML_CUMULATIVE_PRODUCT: `ScanPlanner`; their semantics are ops/cumulative.py's).
 
 The problem arrives as (input desc, output desc, axis, direction); the axis stays, the other
 axes drop when of size 1 and merge where contiguous in both tensors (`layout`): `lines`
@@ -16,9 +16,9 @@ signed step between its elements, so the kernels always scan forwards. Strategie
   workgroup memory: coalesced loads (neighbouring invocations read neighbouring elements:
   along the axis when it is contiguous, across 32 neighbouring lines when those are), a
   serial scan of 4 elements per invocation, a Hillis-Steele scan of the invocations'
-  totals, coalesced stores. A workgroup walks the tiles of one segment of its line(s),
-  carrying the running total from tile to tile; a line of several segments goes through
-  segment totals in scratch as `runs` does with chunks. GPUs take it first, except for
+  totals, coalesced stores. A workgroup walks the tiles of one chunk of its line(s),
+  carrying the running total from tile to tile; a line of several chunks goes through
+  chunk totals in scratch as `runs` does. GPUs take it first, except for
   lines of at most SHORT_LINE elements that cannot lie side by side in a tile (a serial
   walk of a short line is no long walk, and the tile would idle).
 
@@ -26,7 +26,7 @@ Float sums in `runs` accumulate blocks of BLOCK elements before adding them to t
 carry, so that no output goes through more than a few hundred roundings (the bound the
 operators document: `rounding_depth`).
 
-Plan options (for experiments): chunks (pieces per line: runs' chunks, tiles' segments),
+Plan options (for experiments): chunks (pieces per line, each with its total in scratch),
 lines (tiles: lines side by side where they are contiguous, a power of two up to 256 in
 place of TILE_LINES: a tile then reads lines * 4 contiguous bytes per position),
 int64_native=False (64-bit integers as exact u32 pairs on any adapter).
@@ -37,12 +37,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
-from .base import count_option, power_of_two_option
-from .reduction import LOOP_BUDGET
+from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "tiles")
 OPTIONS = ("chunks", "lines", "int64_native")
@@ -61,7 +60,7 @@ RUNS_WORKGROUP = 64
 TILE_WORKGROUP = 256
 TILE_ELEMENTS = 4
 TILE_LINES = 32
-TILES_PER_SEGMENT = 64
+TILES_PER_CHUNK = 64
 TILE_WORKGROUPS = 1024
 #: GPUs too take `runs` first for lines this short that tiles cannot put side by side: a
 #: tile would hold one line of a few elements and leave most of its 256 invocations idle
@@ -108,17 +107,17 @@ def rounding_depth(n: int) -> int:
     option `chunks` may go deeper). runs: a block of BLOCK, the carry within a run
     (RUN_MAX / BLOCK blocks), the carry of earlier chunks (blocks of BLOCK totals, each
     total as deep as a run). tiles: TILE_ELEMENTS serial elements, log2(TILE_WORKGROUP)
-    Hillis-Steele steps, TILES_PER_SEGMENT tile carries, and the segment carry: each of the
-    Y invocations of a line walks every Y-th earlier segment total, then a tree of log2(Y)
+    Hillis-Steele steps, TILES_PER_CHUNK tile carries, and the chunk carry: each of the
+    Y invocations of a line walks every Y-th earlier chunk total, then a tree of log2(Y)
     steps merges them. The deepest walk is Y = TILE_WORKGROUP / TILE_LINES (lines side by
-    side), over at most TILE_WORKGROUPS + n / (Y * TILE_ELEMENTS * TILES_PER_SEGMENT)
-    segments: n / 16384 + 131 steps, past the runs bound from about 11 M elements on."""
+    side), over at most TILE_WORKGROUPS + n / (Y * TILE_ELEMENTS * TILES_PER_CHUNK)
+    chunks: n / 16384 + 131 steps, past the runs bound from about 11 M elements on."""
     run = BLOCK + RUN_MAX // BLOCK + 1
     chunks = -(-n // RUN_MIN)
     runs = 2 * run + BLOCK + chunks // BLOCK + 4
     y = TILE_WORKGROUP // TILE_LINES
-    segments = TILE_WORKGROUPS + -(-n // (y * TILE_ELEMENTS * TILES_PER_SEGMENT))
-    return max(runs, _Tiles(TILE_LINES, segments, TILES_PER_SEGMENT).depth + 1)
+    chunks = TILE_WORKGROUPS + -(-n // (y * TILE_ELEMENTS * TILES_PER_CHUNK))
+    return max(runs, _Tiles(TILE_LINES, chunks, TILES_PER_CHUNK).depth + 1)
 
 
 # ---------------------------------------------------------------------------- runs
@@ -147,30 +146,25 @@ def _runs(lay: ScanLayout, requested: int | None, group: int) -> _Runs:
 @dataclass(frozen=True)
 class _Tiles:
     lines_per_tile: int  # G: neighbouring lines side by side in a tile (1 or TILE_LINES)
-    segments: int  # S per line
-    tiles_per_segment: int  # M
-
-    @property
-    def positions(self) -> int:
-        """Positions along the axis one tile covers."""
-        return TILE_WORKGROUP // self.lines_per_tile * TILE_ELEMENTS
+    chunks: int  # S per line
+    tiles_per_chunk: int  # M
 
     @property
     def cost(self) -> float:
-        """Loop iterations of one invocation, at most: the segment carry, then per tile
+        """Loop iterations of one invocation, at most: the chunk carry, then per tile
         the loads, the serial scan, the Hillis-Steele steps, the rescan and the stores."""
         steps = int(math.log2(TILE_WORKGROUP // self.lines_per_tile))
-        carry = self.segments * self.lines_per_tile / TILE_WORKGROUP + steps
-        return carry + self.tiles_per_segment * (4 * TILE_ELEMENTS + steps + 2) + 8
+        carry = self.chunks * self.lines_per_tile / TILE_WORKGROUP + steps
+        return carry + self.tiles_per_chunk * (4 * TILE_ELEMENTS + steps + 2) + 8
 
     @property
     def depth(self) -> int:
         """Roundings of the deepest output: the serial elements, the Hillis-Steele steps,
-        the tile carries, and the segment carry (each of a line's Y invocations walks every
-        Y-th earlier segment total, then a tree of log2(Y) steps merges them)."""
+        the tile carries, and the chunk carry (each of a line's Y invocations walks every
+        Y-th earlier chunk total, then a tree of log2(Y) steps merges them)."""
         y = TILE_WORKGROUP // self.lines_per_tile
         steps = int(math.log2(TILE_WORKGROUP))
-        return TILE_ELEMENTS + steps + self.tiles_per_segment + -(-self.segments // y) + int(math.log2(y))
+        return TILE_ELEMENTS + steps + self.tiles_per_chunk + -(-self.chunks // y) + int(math.log2(y))
 
 
 def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None, lines: int | None = None) -> _Tiles:
@@ -181,9 +175,9 @@ def _tiles(lay: ScanLayout, in_axis_stride: int, requested: int | None, lines: i
     line_groups = -(-lay.lines // g)
     if requested is None:
         requested = -(-TILE_WORKGROUPS // line_groups)
-    segments = min(tiles, max(int(requested), -(-tiles // TILES_PER_SEGMENT), 1))
-    per_segment = -(-tiles // segments)
-    return _Tiles(g, -(-tiles // per_segment), per_segment)
+    chunks = min(tiles, max(int(requested), -(-tiles // TILES_PER_CHUNK), 1))
+    per_chunk = -(-tiles // chunks)
+    return _Tiles(g, -(-tiles // per_chunk), per_chunk)
 
 
 def variants(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps, strategy: str) -> tuple[dict, ...]:
@@ -231,7 +225,7 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     storage = (TILE_ELEMENTS + 1) * TILE_WORKGROUP * 4 * words + 4
     fits = caps is None or (caps.max_workgroup_storage_size >= storage
                             and caps.max_invocations_per_workgroup >= TILE_WORKGROUP)
-    if fits and tiles.cost <= LOOP_BUDGET and lay.lines * tiles.segments * words * 4 <= limit:
+    if fits and tiles.cost <= LOOP_BUDGET and lay.lines * tiles.chunks * words * 4 <= limit:
         ok.append("tiles")
     if not ok:
         raise UnsupportedError(
@@ -270,15 +264,15 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
         uniforms.update(chunks=runs.chunks, chunk_length=runs.length)
     else:
         tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks, lines)
-        pieces, workgroup = tiles.segments, TILE_WORKGROUP
+        pieces, workgroup = tiles.chunks, TILE_WORKGROUP
         invocations = -(-lay.lines // tiles.lines_per_tile) * TILE_WORKGROUP
         params.update(workgroup=TILE_WORKGROUP, elements=TILE_ELEMENTS, lines_per_tile=tiles.lines_per_tile)
-        uniforms.update(segments=tiles.segments, tiles_per_segment=tiles.tiles_per_segment,
+        uniforms.update(chunks=tiles.chunks, tiles_per_chunk=tiles.tiles_per_chunk,
                         line_groups=-(-lay.lines // tiles.lines_per_tile))
     bits = dt.size * 8
     chunked = vec or group > 1
     reads = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if chunked else ())
-    writes = (output_buffer(0, "output", bits, "elements"),) + (
+    writes = (output_buffer(0, "output", bits, "stores"),) + (
         (output_buffer(0, "output_vec", bits, "chunks"),) if chunked else ())
     if pieces == 1:
         scan = _dispatch(template, {**params, "pass": "scan", "carried": False}, writes + reads, uniforms,
@@ -325,3 +319,27 @@ def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations:
 
 def _binding_limit(caps) -> int:
     return caps.max_storage_binding_size if caps is not None else 1 << 27
+
+
+# ---------------------------------------------------------------------------- the family's Planner
+class ScanPlanner(Planner):
+    """The Planner of a cumulative operator (fields input_tensor, output_tensor, axis,
+    axis_direction and its exclusive flag, `exclusive_field`): its template (which defines
+    the combination, then runs lib/scan.wgsl.j2) is `template`."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    def __init__(self, template: str, exclusive_field: str):
+        self.template = template
+        self.exclusive_field = exclusive_field
+
+    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
+        return strategies_for(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, **options)
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        return plan(self.template, desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction,
+                    getattr(desc, self.exclusive_field), caps, strategy, **options)
+
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, strategy)

@@ -1,12 +1,12 @@
-"""DML_SLICE_OPERATOR_DESC (FL 1_0; docs/operators/slice_v1.md), the first version of the
-slice beside DML_SLICE1 (ops/slice1.py): output[o] = input[offsets + strides * o] per
+"""DML_SLICE_OPERATOR_DESC (FL 1_0; docs/operators/slice0.md), the first version of the
+slice, before DML_SLICE1 (ops/slice1.py): output[o] = input[offsets + strides * o] per
 axis, strides positive, `sizes` the output's sizes.
 
-It is the affine map Slice1 is, so it shares Slice1's machinery: movement.affine_stage
-(the stage of shaders/slice1.wgsl.j2 inside fused chains), movement.affine_plan (alone it
-folds into the source's base and strides), Slice1's strategies and traffic. The key is
-`slice_v1` (API.md calls it "DML_SLICE (v1)"): `slice` is taken by Slice1's functional
-form, and a module named `slice` would shadow the builtin inside the package."""
+Names: `gpudml.slice` is the newest version's functional form (DML_SLICE1, as DirectMLX's
+dml::Slice); an older version's key and functional form carry its DirectML number, 0 for
+the unnumbered first one: `slice0`.
+It is the affine map Slice1 is, so it shares Slice1's kernels (kernels/movement/slice.py)
+and traffic."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import functional
 from ..errors import InvalidArgumentError
+from ..kernels.movement.slice import SLICE
 from ..tensor_desc import TensorDesc, as_int_tuple, check_length
 from ..types import F16, F32, I16, I32, TYPES_8, TYPES_11, U16, U32, FeatureLevel
-from . import movement, slice1
+from . import slice1
 from .base import check_copy_tensors, int_list
-from .spec import CliArg, Example, OpSpec, support_table
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 OP = "Slice"
 UINT32_MAX = 2**32 - 1
@@ -49,11 +49,11 @@ class SliceOperatorDesc:
 
 
 def infer_output(input_tensor: TensorDesc, offsets, sizes, strides=None) -> SliceOperatorDesc:
-    """The desc of `slice_v1(x, offsets, sizes, strides)`: the output's sizes are `sizes`,
+    """The desc of `slice0(x, offsets, sizes, strides)`: the output's sizes are `sizes`,
     strides default to 1 (validation checks the rest)."""
-    offsets = as_int_tuple(offsets, "slice_v1: offsets")
-    sizes = as_int_tuple(sizes, "slice_v1: sizes")
-    strides = (1,) * input_tensor.rank if strides is None else as_int_tuple(strides, "slice_v1: strides")
+    offsets = as_int_tuple(offsets, "slice0: offsets")
+    sizes = as_int_tuple(sizes, "slice0: sizes")
+    strides = (1,) * input_tensor.rank if strides is None else as_int_tuple(strides, "slice0: strides")
     return SliceOperatorDesc(input_tensor, TensorDesc(input_tensor.data_type, sizes), offsets, sizes, strides)
 
 
@@ -98,22 +98,12 @@ def reference(x, offsets, sizes, strides=None) -> np.ndarray:
     return x[tuple(window)].copy()
 
 
-def chain_stage(desc: SliceOperatorDesc) -> movement.StageRule:
-    """input = offsets + strides * output per axis (any UINT stride on an output axis of
-    size 1, where one element is read: movement.affine_stage)."""
-    return movement.affine_stage(desc.offsets, desc.strides, desc.output_tensor.sizes)
-
-
-def plan(desc: SliceOperatorDesc, caps, strategy: str, chunk: str | None = None):
-    return movement.affine_plan(chain_stage(desc), desc.input_tensor, desc.output_tensor, strategy, chunk)
-
-
 # ---------------------------------------------------------------------------- API
-def slice_v1(x, offsets, sizes, strides=None, *, device=None):
-    """DML_SLICE: the elements of x at `offsets + strides * o` for every output coordinate o,
-    `sizes` elements per axis (the output's sizes); `strides` (default 1) are >= 1.
-    (`slice` is DML_SLICE1: windows, negative strides.)"""
-    return functional.call(SPEC, device, [("x", x)], offsets=offsets, sizes=sizes, strides=strides)
+def slice0(x, offsets, sizes, strides=None, *, device=None):
+    """DML_SLICE, the first version of the slice: the elements of x at `offsets + strides * o`
+    for every output coordinate o, `sizes` elements per axis (the output's sizes); `strides`
+    (default 1) are >= 1. (`slice` is DML_SLICE1: windows, negative strides.)"""
+    return Call([("x", x)], {"offsets": offsets, "sizes": sizes, "strides": strides}, device)
 
 
 def arguments(desc: SliceOperatorDesc) -> dict:
@@ -132,21 +122,19 @@ _PAGE = "ns-directml-dml_slice_operator_desc.md"
 _PAGE_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 
 SPEC = OpSpec(
-    name=OP, key="slice_v1", desc=SliceOperatorDesc, support=SUPPORT,
+    name=OP, key="slice0", desc=SliceOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
-    strategies=movement.STRATEGIES, strategies_for=slice1.strategies_for, plan=plan, options=movement.OPTIONS,
-    variants=movement.variants,
-    reference=reference, functional=slice_v1, tensors=("x",), arguments=arguments, traffic=slice1.traffic,
-    chain_stage=chain_stage,
-    cli=(CliArg("--offsets", "Offsets (default 0 per axis)"),
-         CliArg("--sizes", "Sizes: the output's sizes (default: as many as fit)"),
-         CliArg("--strides", "Strides, each >= 1 (default 1)")),
-    from_cli=from_cli, cli_example="--shape 1,1,4,4 --offsets 0,0,1,0 --sizes 1,1,2,2 --strides 1,1,2,3",
+    reference=reference, functional=slice0, tensors=("x",), arguments=arguments, traffic=slice1.traffic,
+    planner=SLICE,
+    cli=Cli((CliArg("--offsets", "Offsets (default 0 per axis)"),
+             CliArg("--sizes", "Sizes: the output's sizes (default: as many as fit)"),
+             CliArg("--strides", "Strides, each >= 1 (default 1)")),
+            from_cli, "--shape 1,1,4,4 --offsets 0,0,1,0 --sizes 1,1,2,2 --strides 1,1,2,3"),
     page="DML_SLICE_OPERATOR_DESC",
     examples=(
-        Example("slice_v1-1", _PAGE_INPUT, {"offsets": [0, 0, 1, 2], "sizes": [1, 1, 3, 2], "strides": [1, 1, 1, 1]},
+        Example("slice0-1", _PAGE_INPUT, {"offsets": [0, 0, 1, 2], "sizes": [1, 1, 3, 2], "strides": [1, 1, 1, 1]},
                 np.array([[7, 8], [11, 12], [15, 16]], np.float32).reshape(1, 1, 3, 2), _PAGE),
-        Example("slice_v1-2", _PAGE_INPUT, {"offsets": [0, 0, 1, 0], "sizes": [1, 1, 2, 2], "strides": [1, 1, 2, 3]},
+        Example("slice0-2", _PAGE_INPUT, {"offsets": [0, 0, 1, 0], "sizes": [1, 1, 2, 2], "strides": [1, 1, 2, 3]},
                 np.array([[5, 8], [13, 16]], np.float32).reshape(1, 1, 2, 2), _PAGE),
     ),
 )

@@ -16,12 +16,12 @@ import hashlib
 import os
 from pathlib import Path
 
-from . import cache
-from .errors import InternalError, InvalidArgumentError
+from .. import cache
+from ..errors import InternalError, InvalidArgumentError
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parent  # gpudml/kernels
 #: The packaged templates: inside an installed wheel, or beside the package in a checkout.
-_CANDIDATES = (_HERE / "shaders", _HERE.parent / "shaders")
+_CANDIDATES = (_HERE.parent / "shaders", _HERE.parent.parent / "shaders")
 _MARKER = Path("lib") / "common.wgsl.j2"
 
 

@@ -7,9 +7,9 @@ interface of shaders/lib/chain.wgsl.j2): an operator alone is a chain of at most
 stage, a fused chain has several. A slice next to the source (or next to another slice)
 folds into the source's base and strides on the host. They share these strategies:
 
-- `segments` (packed outputs; the choice): each invocation owns RUN consecutive output
-  elements and walks *segments*, stretches of an output row whose input offset is
-  affine or a fill, so that coordinate math happens only where a segment ends; 16-byte
+- `stretches` (packed outputs; the choice): each invocation owns RUN consecutive output
+  elements and walks *stretches*, parts of an output row whose input offset is affine or a
+  fill, so that coordinate math happens only where a stretch ends; 16-byte
   chunks are assembled in registers and stored whole; contiguous aligned stretches copy
   whole chunks.
 - `elements` (packed outputs): RUN consecutive output elements, each found by
@@ -23,7 +23,7 @@ folds into the source's base and strides on the host. They share these strategie
   (few invocations, coordinates decoded once per run) and serializes a GPU's memory
   accesses. A packed chunk is built as plan option `chunk` says (CHUNK_FORMS):
   "elements" (the default: the elements kernel, each element through the whole chain) or
-  "segments" (the segments kernel with a run of one chunk: the chain maps the chunk's row
+  "stretches" (the stretches kernel with a run of one chunk: the chain maps the chunk's row
   once and steps its innermost coordinate, and a chunk inside a contiguous stretch that
   starts on a chunk boundary of the input is one 16-byte load). Same bits either way.
 
@@ -38,13 +38,14 @@ tensors (`copy`, `copy_strategies`, `copy_plan`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import NamedTuple
+import abc
+from dataclasses import dataclass
 
-from ..builder import Buffer, Dispatch, KernelPlan, input_buffer, output_buffer
-from ..errors import InternalError, InvalidArgumentError
-from ..tensor_desc import TensorDesc, merge_axes
-from .base import element_bits
+from ...errors import InternalError, InvalidArgumentError
+from ...tensor_desc import TensorDesc, merge_axes
+from ..base import Planner, element_bits
+from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from ..chain import Chain, StageRule, chain
 
 WORKGROUP_SIZE = 64
 #: Output elements per invocation: decoding a coordinate costs divisions, stepping it does not.
@@ -59,15 +60,15 @@ RUN = 64
 #: single Slice1 of the same output (11 rounds): RUN 64 / 1024 = 2.05x / 1.69x (H and W
 #: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
 CHAIN_RUN_CPU = 1024
-STRATEGIES = ("segments", "elements", "strided", "coalesced")
-#: Plan options of every data-movement operator (OpSpec.options): `chunk`, one of
+STRATEGIES = ("stretches", "elements", "strided", "coalesced")
+#: Plan options of every data-movement operator (Planner.options): `chunk`, one of
 #: CHUNK_FORMS (the first is the default), how `coalesced` builds a packed output's 16-byte
-#: chunk (module doc). Kernel ms "elements" / "segments", GPU class forced, gpudml lab,
+#: chunk (module doc). Kernel ms "elements" / "stretches", GPU class forced, gpudml lab,
 #: float32, interleaved: lavapipe W4 33.2 / 26.0, W5 32.1 / 24.1, W6 24.0 / 22.8, W7 454 / 382;
 #: llvmpipe through GL W5 18.3 / 24.4, W6 16.5 / 21.5. Not yet timed on a GPU: "elements" is
 #: the form the H100 figures (README) were taken with, so it stays the default until then.
 OPTIONS = ("chunk",)
-CHUNK_FORMS = ("elements", "segments")
+CHUNK_FORMS = ("elements", "stretches")
 
 
 def strategies_for(output: TensorDesc, caps) -> tuple[str, ...]:
@@ -91,128 +92,8 @@ def writes_chunks(output: TensorDesc, out_base: int = 0) -> bool:
 
 
 def _ordered(caps, chunks: bool) -> tuple[str, ...]:
-    cpu = ("segments", "elements") if chunks else ("strided",)
+    cpu = ("stretches", "elements") if chunks else ("strided",)
     return cpu + ("coalesced",) if caps is None or caps.is_software else ("coalesced",) + cpu
-
-
-class Stage(NamedTuple):
-    """One stage of a kernel's chain, as its template sees it (a template parameter)."""
-
-    op: str  # the template of the operator's index rule, e.g. "padding.wgsl.j2"
-    prefix: str  # of its uniforms and bindings, e.g. "s0_"
-    params: tuple  # its compile-time parameters, (name, value) pairs
-
-
-@dataclass(frozen=True)
-class StageRule:
-    """What a data-movement operator gives a chain for one description (OpSpec.chain_stage):
-    its template and compile-time parameters (`axes`: the axes whose coordinate it
-    changes, the others cost nothing; `fills`, `rowwise`: see shaders/lib/chain.wgsl.j2),
-    its uniforms (unprefixed; per-axis
-    tuples have the description's rank), the descs of the tensors it reads besides the
-    data (bound as `lengths`, in order), and, for a slice, the affine map that folds on the
-    host instead: input coordinate = starts + steps * output coordinate, per axis (with
-    the window it reads); for a padding, its interior."""
-
-    op: str
-    params: dict = field(default_factory=dict)
-    uniforms: dict = field(default_factory=dict)
-    reads: tuple[TensorDesc, ...] = ()
-    affine: tuple[tuple[int, ...], tuple[int, ...]] | None = None
-    #: An affine rule: the input coordinates it reads, per axis (lowest, highest).
-    window: tuple[tuple[int, int], ...] | None = None
-    #: A padding: where its output copies its input, per axis (start, size); there output
-    #: coordinate c reads input coordinate c - start.
-    interior: tuple[tuple[int, int], ...] | None = None
-
-
-@dataclass(frozen=True)
-class Chain:
-    """A chain ready for a kernel: the stages (output side first), their uniforms with the
-    source's (src_base, src_strides), and the extra tensors they read, in binding order."""
-
-    stages: tuple[Stage, ...]
-    uniforms: dict
-    reads: tuple[TensorDesc, ...]
-    unit: bool = True  # every stage moves along the innermost axis by -1, 0 or +1 per step
-    rows: bool = True  # every stage is rowwise (lib/chain.wgsl.j2): rows are mapped once
-
-    def buffers(self, first_input: int) -> tuple[Buffer, ...]:
-        """The extra tensors' bindings, as inputs first_input, first_input + 1, ..."""
-        names = [f"{s.prefix}lengths" for s in self.stages for _ in range(dict(s.params).get("reads", 0))]
-        return tuple(input_buffer(first_input + k, name) for k, name in enumerate(names))
-
-
-def chain(rules, source_strides, base: int = 0) -> Chain:
-    """The chain of `rules` (output side first) read from a source with `source_strides`
-    (elements, per axis of the chain's rank) from element `base`: affine rules next to the
-    source, or next to each other, fold into the source's base and strides (or into one
-    affine stage), as does a padding that an affine rule reads only inside of (a crop
-    after a pad); the others become stages s0_, s1_, ... in order."""
-    strides = list(source_strides)
-    rules = list(rules)
-    while rules and rules[-1].affine is not None:  # next to the source: fold into it
-        starts, steps = rules.pop().affine
-        base += sum(a * s for a, s in zip(starts, strides, strict=True))
-        strides = [s * t for s, t in zip(strides, steps, strict=True)]
-    merged: list[StageRule] = []
-    for rule in rules:
-        last = merged[-1] if merged else None
-        if last is not None and last.affine is not None and rule.affine is not None:
-            (s2, t2), (s1, t1) = last.affine, rule.affine  # o -> s2 + t2 o, then s1 + t1 (.)
-            window = tuple(tuple(sorted((a + t * lo, a + t * hi))) for a, t, (lo, hi) in
-                           zip(s1, t1, last.window, strict=True))
-            merged[-1] = _affine_rule(tuple(a + t * b for a, t, b in zip(s1, t1, s2, strict=True)),
-                                      tuple(t * u for t, u in zip(t1, t2, strict=True)), window)
-        elif last is not None and last.affine is not None and rule.interior is not None and all(
-                start <= lo and hi < start + n
-                for (lo, hi), (start, n) in zip(last.window, rule.interior, strict=True)):
-            # A window inside a padding's interior: the padding is a shift there.
-            starts, steps = last.affine
-            merged[-1] = _affine_rule(tuple(a - start for a, (start, _) in zip(starts, rule.interior, strict=True)),
-                                      steps, tuple((lo - start, hi - start) for (lo, hi), (start, _) in
-                                                   zip(last.window, rule.interior, strict=True)))
-        else:
-            merged.append(rule)
-    stages, uniforms, reads = [], {"src_base": base, "src_strides": tuple(strides)}, []
-    for i, rule in enumerate(merged):
-        prefix = f"s{i}_"
-        params = {"fills": False, "rowwise": True, **rule.params, "reads": len(rule.reads)}
-        stages.append(Stage(rule.op, prefix, tuple(sorted(params.items()))))
-        uniforms.update({prefix + name: value for name, value in rule.uniforms.items()})
-        reads += rule.reads
-    unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
-    rows = all(dict(st.params)["rowwise"] for st in stages)
-    return Chain(tuple(stages), uniforms, tuple(reads), unit, rows)
-
-
-def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> StageRule:
-    moved = tuple(d for d, (a, t) in enumerate(zip(starts, steps, strict=True)) if a != 0 or t != 1)
-    return StageRule("slice1.wgsl.j2", params={"axes": moved}, uniforms={"starts": starts, "steps": steps},
-                     affine=(starts, steps), window=tuple(window))
-
-
-def affine_stage(starts, steps, out_sizes) -> StageRule:
-    """The stage of an affine map per axis (a slice) with output sizes `out_sizes`:
-    input = starts + steps * output. An output axis of size 1 reads its start only, so its
-    step is 1 here, whatever the operator's stride: a stride as large as the operator
-    allows there would not fit the kernels' 32-bit strides once folded into the source's."""
-    steps = tuple(t if n > 1 else 1 for t, n in zip(steps, out_sizes, strict=True))
-    window = [tuple(sorted((a, a + t * (n - 1)))) for a, t, n in zip(starts, steps, out_sizes, strict=True)]
-    return _affine_rule(tuple(starts), steps, window)
-
-
-def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str,
-                chunk: str | None = None) -> KernelPlan:
-    """The plan of an operator whose index rule is the affine `rule` (Slice1, Slice): the
-    rule folds into the source's base and one signed input step per output axis (no stage
-    is left); output axes contiguous in the output and in those steps merge (longer rows,
-    fewer segments), size-1 axes drop."""
-    folded = chain([rule], input_tensor.effective_strides)
-    axes = merge_axes(output_tensor.sizes, output_tensor.effective_strides, folded.uniforms["src_strides"])
-    kernel_out = TensorDesc(output_tensor.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
-    source = chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
-    return KernelPlan((movement_dispatch(strategy, kernel_out, source, chunk=chunk),))
 
 
 def movement_dispatch(
@@ -233,14 +114,14 @@ def movement_dispatch(
     from the chain's source and extra tensors, `run` output elements per invocation (a
     multiple of 16). The output is output `output_index` of the operator, from buffer
     element `out_base` on (a region of it; None: 0, and no uniform for it); the source is
-    input `source_index`, the extra tensors the inputs after input 0 (ops.movement.chain).
+    input `source_index`, the extra tensors the inputs after input 0 (kernels.chain.chain).
     `chunk`: plan option (OPTIONS; None: the first of CHUNK_FORMS). Uniforms `count`, `out_sizes` and
     `out_strides` come first, then `out_base`, the chain's, and `uniforms`."""
     form = check_chunk(chunk)
     bits = element_bits(output_desc)
     count = output_desc.element_count
     chunks = writes_chunks(output_desc, out_base or 0)
-    if strategy in ("segments", "elements") and not chunks:
+    if strategy in ("stretches", "elements") and not chunks:
         raise InternalError(f"movement: strategy {strategy} cannot write {output_desc!r} from element {out_base}")
     template_strategy = strategy
     if strategy == "coalesced":  # the segments, elements or strided kernel, one chunk or element each
@@ -249,10 +130,10 @@ def movement_dispatch(
     if invocations is None:
         invocations = -(-count // run)
     buffers = (
-        output_buffer(output_index, "output", bits, "elements" if template_strategy == "strided" else "chunks"),
+        output_buffer(output_index, "output", bits, "stores" if template_strategy == "strided" else "chunks"),
         input_buffer(source_index, "input"),
     ) + the_chain.buffers(1)
-    if template_strategy == "segments":  # the same buffer as 16-byte chunks (buffers are whole chunks)
+    if template_strategy == "stretches":  # the same buffer as 16-byte chunks (buffers are whole chunks)
         buffers += (input_buffer(source_index, "input_chunks", "chunks"),)
     base = {} if out_base is None else {"out_base": out_base}
     return Dispatch(
@@ -270,7 +151,7 @@ def movement_dispatch(
 
 def variants(desc, caps, strategy: str) -> tuple[dict, ...]:
     """Plan options worth timing beside `strategy`'s own plan when autotuning (every
-    data-movement operator's OpSpec.variants): `coalesced` in the other chunk forms (the
+    data-movement operator's Planner.variants): `coalesced` in the other chunk forms (the
     tuner drops a form that builds the same kernels, as on outputs with gaps)."""
     return tuple({"chunk": form} for form in CHUNK_FORMS[1:]) if strategy == "coalesced" else ()
 
@@ -318,3 +199,56 @@ def copy_plan(copies, strategy: str, chunk: str | None = None) -> KernelPlan:
     return KernelPlan(tuple(
         movement_dispatch(strategy, c.output, chain([], c.source_strides, c.src_base), out_base=c.out_base,
                           output_index=c.output_index, source_index=c.source_index, chunk=chunk) for c in copies))
+
+
+# ---------------------------------------------------------------------------- the family's Planner
+class MovementPlanner(Planner):
+    """The Planner of a data-movement operator whose index rule is one stage over one
+    source (Slice1, Slice, Padding, Tile, Gather, ReverseSubsequences: one module each in
+    this package): the family's strategies and plan option, chosen by the output alone.
+    A subclass gives `stage` (the index rule over the desc's own axes, for fused chains)
+    and `plan` (the rule on the kernel's own axes: merged where the layout allows)."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    def strategies_for(self, desc, caps, chunk: str | None = None) -> tuple[str, ...]:
+        check_chunk(chunk)
+        return strategies_for(desc.output_tensor, caps)
+
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(desc, caps, strategy)
+
+    @abc.abstractmethod
+    def stage(self, desc) -> StageRule:
+        """The index rule over the desc's own axes (fused chains: no axis merges)."""
+
+
+class CopyPlanner(Planner):
+    """The Planner of an operator that moves whole boxes of elements between tensors (JOIN,
+    SPLIT: kernels/movement/join_split.py): one dispatch per `Copy` its `copies(desc)`
+    gives, all under one strategy. It is no chain stage: a box binds one input and one
+    output, whatever the number of tensors."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    @abc.abstractmethod
+    def copies(self, desc) -> list[Copy]:
+        """The boxes `desc` copies, in dispatch order."""
+
+    def strategies_for(self, desc, caps, chunk: str | None = None) -> tuple[str, ...]:
+        check_chunk(chunk)
+        return copy_strategies(self.copies(desc), caps)
+
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(desc, caps, strategy)
+
+    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
+        return copy_plan(self.copies(desc), strategy, chunk)
+
+
+def chain_plan(strategy: str, output: TensorDesc, the_chain: Chain, *, chunk: str | None = None,
+               **dispatch) -> KernelPlan:
+    """The plan of one movement dispatch (movement_dispatch's keywords)."""
+    return KernelPlan((movement_dispatch(strategy, output, the_chain, chunk=chunk, **dispatch),))

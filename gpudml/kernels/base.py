@@ -1,0 +1,109 @@
+"""The one protocol of the kernel layer: `Planner`, how the descriptions of an operator run.
+
+Every kernel family implements it (kernels/movement/, kernels/reduction.py,
+kernels/scan.py), and so do the fused kernels of graphs (gpudml/fusion.py). An operator's
+spec (gpudml/ops/) holds one instance, its `planner`, made by its family; the compiler,
+the autotuner, the lab and the graph fuser ask only these questions:
+
+- `strategies` and `options`: the named kernel strategies and the plan's keyword options;
+- `strategies_for(desc, caps, **options)`: those that can run `desc` on an adapter with
+  capabilities `caps`, the choice first (UnsupportedError when none can);
+- `plan(desc, caps, strategy, **options) -> KernelPlan`: the dispatches;
+- `variants(desc, caps, strategy)`: option sets worth timing when autotuning;
+- fusion hooks: `stage(desc)`, the operator's index rule as a stage of a data-movement
+  chain (kernels/chain.py), so that a graph runs a chain of such operators as one kernel;
+  and the prologue, `prologue` True with `strategies_through` and `plan_through`: the
+  operator reads its first input through such a chain instead of a tensor (a Reduce after
+  a pad never materializes the pad). The element-wise family adds the value maps that
+  chains and stores will apply (DirectML's FusedActivation).
+
+Also here: what every family's plan options and loops share. Nothing in kernels/ imports
+the operators (gpudml/ops/) nor wgpu: a family reads the fields of the descriptions it is
+given, and the runtime runs the plans.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InternalError, InvalidArgumentError
+
+if TYPE_CHECKING:  # (annotations only)
+    from ..caps import Caps
+    from .builder import KernelPlan
+    from .chain import Chain, StageRule
+
+#: Loop iterations one invocation may run in total. llvmpipe (Mesa's software Vulkan and GL)
+#: silently ends every loop of an invocation once 65535 iterations have run in all, so long
+#: reductions and scans must be cut into chunks. Half of that leaves room for the lanes of
+#: one SIMD group iterating in lockstep through loops of different lengths; the plans'
+#: estimates are upper bounds, so the margin is real.
+LOOP_BUDGET = 1 << 15
+
+
+class Planner(abc.ABC):
+    """How the descriptions of one operator (or of one fused group of them) run. See the
+    module docstring; subclasses are the kernel families' bindings."""
+
+    #: Every named strategy, CPU-class and GPU-class (API.md section 6).
+    strategies: tuple[str, ...] = ()
+    #: The plan's keyword options, knobs for experiments (tests, `gpudml lab`, autotuning).
+    options: tuple[str, ...] = ()
+    #: Whether the operator can read its first input through a chain (the prologue hook).
+    prologue: bool = False
+
+    @abc.abstractmethod
+    def strategies_for(self, desc, caps: Caps | None, **options) -> tuple[str, ...]:
+        """The strategies that can run `desc`, the documented choice for `caps` first
+        (None: the CPU-class order); UnsupportedError when none can."""
+
+    @abc.abstractmethod
+    def plan(self, desc, caps: Caps | None, strategy: str, **options) -> KernelPlan:
+        """The dispatches that run `desc` under `strategy` (one of strategies_for's)."""
+
+    def variants(self, desc, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
+        """Option sets worth timing beside `strategy`'s own plan when autotuning: the knobs
+        whose best value depends on the adapter. None by default."""
+        return ()
+
+    def stage(self, desc) -> StageRule | None:
+        """The operator's index rule as a stage of a chain, over the desc's own axes
+        (data-movement operators); None: it is not a chain stage."""
+        return None
+
+    def strategies_through(self, desc, caps: Caps | None) -> tuple[str, ...]:
+        """The prologue's strategies_for: reading the first input through a chain."""
+        raise InternalError(f"{type(self).__name__} reads no input through a chain")
+
+    def plan_through(self, desc, caps: Caps | None, strategy: str, chain: Chain) -> KernelPlan:
+        """The plan of `desc` whose first input is the output of `chain` (as a packed
+        tensor): the chain reads input 0 (its source) and inputs 1, 2, ... (its stages'
+        extra tensors) of the kernels."""
+        raise InternalError(f"{type(self).__name__} reads no input through a chain")
+
+
+# ---------------------------------------------------------------------------- plan options
+def count_option(op: str, name: str, value) -> int | None:
+    """A plan option that counts something (chunks): None (the planner's choice) or an
+    integer of at least 1; InvalidArgumentError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be an integer of at least 1")
+    return int(value)
+
+
+def power_of_two_option(op: str, name: str, value, most: int) -> int | None:
+    """A plan option that sizes a group of invocations (lanes, lines): None (the planner's
+    choice) or a power of two in [1, most]; InvalidArgumentError otherwise."""
+    if value is not None and value not in [1 << i for i in range(most.bit_length())]:
+        raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be a power of two in [1, {most}]")
+    return value
+
+
+def element_bits(desc) -> int:
+    """The element width of a TensorDesc in bits."""
+    return desc.data_type.size * 8

@@ -1,0 +1,151 @@
+"""The shape of the house (DESIGN.md, "One way through the house"; README, Architecture):
+gpudml's import graph has no cycle and no import inside a function to dodge one (the CLI
+alone imports its heavier subcommands, `lab`, `tune` and `bench`, when they run), and each
+layer imports only what lies below it: kernels/ knows no operator, ops/ no runtime, and
+only runtime/ (and the bench, which measures the adapter itself) imports wgpu."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import gpudml
+
+PACKAGE = Path(gpudml.__file__).resolve().parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _targets(module: str, node) -> list[str]:
+    """The modules an import statement of `module` names: `from X import Y` is X.Y where that
+    is a module, else X (Python imports a submodule's parent packages first anyway)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        base = module.split(".")
+        if not MODULES[module].name == "__init__.py":
+            base = base[:-1]
+        base = base[:len(base) - (node.level - 1)]
+        package = ".".join(base + ([node.module] if node.module else []))
+    else:
+        package = node.module or ""
+    return [f"{package}.{a.name}" if f"{package}.{a.name}" in MODULES else package for a in node.names]
+
+
+def _type_checking(node) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(module: str) -> tuple[set[str], list[tuple[int, str]]]:
+    """(what `module` imports when it is imported: every module, gpudml's or not, named by a
+    statement at its top level; the gpudml modules it imports inside functions, with their
+    line numbers). Imports under `if TYPE_CHECKING:` are for annotations only."""
+    tree = ast.parse(MODULES[module].read_text())
+    top, inner = set(), []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            top.update(_targets(module, node))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    inner += [(sub.lineno, t) for t in _targets(module, sub) if t.startswith("gpudml")]
+    return top, inner
+
+
+GRAPH = {m: {t for t in imports(m)[0] if t in MODULES and t != m} for m in MODULES}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    """The check itself: a graph with a cycle is reported, one without is not."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_gpudml_import_inside_a_function_but_the_cli_subcommands():
+    lazy = {m: inner for m in MODULES if (inner := imports(m)[1])}
+    allowed = {"gpudml.cli": {"gpudml.lab", "gpudml.bench.suite", "gpudml.bench.workloads"}}
+    for module, inner in lazy.items():
+        assert {t for _, t in inner} <= allowed.get(module, set()), (module, inner)
+
+
+def _reach(module: str) -> set[str]:
+    """Every gpudml module that importing `module` imports, itself included."""
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += GRAPH[m]
+    return seen
+
+
+@pytest.mark.parametrize("layer, forbidden", [
+    ("gpudml.kernels", ("gpudml.ops", "gpudml.runtime", "gpudml.compiler", "gpudml.fusion", "gpudml.graph",
+                        "gpudml.functional")),
+    ("gpudml.ops", ("gpudml.runtime", "gpudml.compiler", "gpudml.fusion", "gpudml.graph", "gpudml.functional")),
+    ("gpudml.compiler", ("gpudml.runtime", "gpudml.graph", "gpudml.functional")),
+    ("gpudml.runtime", ("gpudml.graph", "gpudml.functional", "gpudml.fusion")),
+])
+def test_each_layer_imports_only_what_lies_below(layer, forbidden):
+    for module in [m for m in MODULES if m == layer or m.startswith(layer + ".")]:
+        reached = _reach(module)
+        bad = sorted(m for m in reached for f in forbidden if m == f or m.startswith(f + "."))
+        assert not bad, (module, bad)
+
+
+def test_only_the_runtime_and_the_bench_import_wgpu():
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        names = {t for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                 for t in (_targets(module, node) if module in MODULES else [])}
+        if any(n == "wgpu" or n.startswith("wgpu.") for n in names):
+            assert module.startswith(("gpudml.runtime", "gpudml.bench")), module
