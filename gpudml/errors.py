@@ -1,4 +1,4 @@
-"""Error classes of the public API (API.md section 4)."""
+"""Error classes of the public API."""
 
 
 class DMLError(Exception):

@@ -1,4 +1,4 @@
-"""The numpy-level API (API.md section 1): every operator's functional form, derived from
+"""The numpy-level API: every operator's functional form, derived from
 its spec.
 
 An operator module declares its functional form's signature and docstring as a function

@@ -1,9 +1,12 @@
 """DML_BUFFER_TENSOR_DESC: TensorDesc, DMLCalcBufferTensorSize and layout helpers.
 
 The constructor only normalizes values (so a desc can be built from lists or
-numpy integers); the rules of SPEC.md section 2 are checked by
-`check_tensor_desc`, called by each operator's `validate` so that a message
-can name the operator and the field.
+numpy integers); DirectML's rules of a buffer tensor description (every size
+at least 1, 1 to 8 dimensions, non-negative strides whose element offsets fit
+32 bits, a total size no smaller than DMLCalcBufferTensorSize, the flags, the
+base offset alignment, and no two elements of an output at one address) are
+checked by `check_tensor_desc`, called by each operator's `validate` so that a
+message can name the operator and the field.
 """
 
 from __future__ import annotations
@@ -190,7 +193,8 @@ class TensorDesc:
 
 
 def check_tensor_desc(op: str, field: str, desc, *, is_output: bool = False) -> None:
-    """Every rule of SPEC.md section 2, with messages naming `op` and `field`."""
+    """Every rule of DML_BUFFER_TENSOR_DESC (the module docstring), with messages naming `op`
+    and `field`."""
     where = f"{op}: {field}"
     if not isinstance(desc, TensorDesc):
         raise InvalidArgumentError(f"{where}: expected a TensorDesc, got {type(desc).__name__}")

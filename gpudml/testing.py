@@ -1,4 +1,4 @@
-"""gpudml's pytest plugin: run your GPU tests on every adapter (API.md section 10).
+"""gpudml's pytest plugin: run your GPU tests on every adapter.
 
 Installing gpudml registers this module with pytest (entry point `pytest11`, plugin name
 `gpudml.testing`; `-p no:gpudml.testing` turns it off):

@@ -48,7 +48,7 @@ class Planner(abc.ABC):
     """How the descriptions of one operator (or of one fused group of them) run. See the
     module docstring; subclasses are the kernel families' bindings."""
 
-    #: Every named strategy, CPU-class and GPU-class (API.md section 6).
+    #: Every named strategy, CPU-class and GPU-class (`compile_operator(op, strategy=...)`).
     strategies: tuple[str, ...] = ()
     #: The plan's keyword options, knobs for experiments (tests, `gpudml lab`, autotuning).
     options: tuple[str, ...] = ()

@@ -1,4 +1,4 @@
-"""DML_PADDING_OPERATOR_DESC (SPEC.md section 5, seed 001): the input grown on every axis,
+"""DML_PADDING_OPERATOR_DESC (the page: tests/data/seeds/001): the input grown on every axis,
 the border filled with a constant, the edge element, or mirrors of the input.
 
 DML_PADDING1 (ops/padding1.py) is the same operator with a typed padding value: it shares

@@ -1,4 +1,4 @@
-"""DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (SPEC.md section 7, seeds 000 and 002): along
+"""DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (the page: tests/data/seeds/000 and 002): along
 one axis, the first min(length, n) elements of each sequence reversed."""
 
 from __future__ import annotations

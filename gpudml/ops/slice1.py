@@ -1,4 +1,4 @@
-"""DML_SLICE1_OPERATOR_DESC (SPEC.md section 6, seed 003): a strided window of the input,
+"""DML_SLICE1_OPERATOR_DESC (the page: tests/data/seeds/003): a strided window of the input,
 read forwards or backwards along each axis."""
 
 from __future__ import annotations
