@@ -1,13 +1,11 @@
 """`gpudml bench` runs end to end (one tiny workload, quick), its optional extras (onnx,
 onnxruntime, matplotlib) absent as on a bare machine: results checked, files written; W1-W7
-run their adapter class's strategies. The GPU session's scripts (bench/gpu_tune.py,
-bench/gpu_session.sh) plan and parse."""
+run their adapter class's strategies. The benchmark scripts of gpudml/bench/ (the GPU
+session's gpu_session and gpu_tune among them) import, plan and give their usage."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,17 @@ from conftest import run_python
 
 import gpudml as dml
 from gpudml import caps, compiler, lab
-from gpudml.bench import report, workloads
+from gpudml.bench import (
+    cold_start,
+    gpu_session,
+    gpu_tune,
+    large,
+    pad_reverse,
+    reduce_strategies,
+    report,
+    slice_strategies,
+    workloads,
+)
 
 
 @pytest.mark.slow
@@ -71,53 +79,58 @@ def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
     assert seen == CLASS_STRATEGIES[adapter_class]
 
 
-def _bench_script(name: str):
-    """bench/NAME.py as a module (the scripts are not part of the package)."""
-    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_gpu_tune_sweeps_variants_that_plan_on_a_gpu():
-    """Pure: every variant bench/gpu_tune.py sweeps plans under its strategy on a GPU's caps
+    """Pure: every variant gpudml.bench.gpu_tune sweeps plans under its strategy on a GPU's caps
     (it runs in the rare sessions with a lent GPU, where a bad option name or value would cost
     the sweep), and each case's summary names its fastest correct variant."""
-    tune = _bench_script("gpu_tune")
     gpu = caps.profile("gpu")
-    for title, desc, strategy, options in tune.CASES:
+    for title, desc, strategy, options in gpu_tune.CASES:
         for option_set in options:
             program = compiler.compile(desc, gpu, strategy=strategy, options=option_set)
             assert program.strategy == strategy, (title, option_set)
     rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"chunk": "stretches"}, True, 1.6),
             lab.Row("coalesced", None, {"chunk": "x"}, False, 1.0)]
-    assert tune.fastest(rows) == "  fastest: coalesced chunk=stretches 1.6000 ms, 1.25x as fast as coalesced"
-    assert tune.fastest(rows[2:]) == "  fastest: none correct"
+    assert gpu_tune.fastest(rows) == "  fastest: coalesced chunk=stretches 1.6000 ms, 1.25x as fast as coalesced"
+    assert gpu_tune.fastest(rows[2:]) == "  fastest: none correct"
 
 
-def test_gpu_session_script_parses():
-    res = subprocess.run(["bash", "-n", str(Path(__file__).resolve().parent.parent / "bench" / "gpu_session.sh")],
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
+def test_gpu_session_names_its_parts_and_tests(capsys):
+    """The GPU session's script (run only where a GPU is lent): its usage, its parts checked,
+    and the tests it runs exist (the conformance kit and each operator's own file)."""
+    assert gpu_session.main(["--help"]) == 0 and "PARTS" in capsys.readouterr().out
+    assert gpu_session.main([]) == 2
+    assert gpu_session.main(["/nonexistent", "lab,wrong"]) == 2
+    assert "unknown parts wrong" in capsys.readouterr().err
+    root = Path(__file__).resolve().parent.parent
+    found = gpu_session._tests(root)
+    assert found and all(Path(f).is_file() for f in found)
+    assert str(root / "tests" / "test_reduce.py") in found
+
+
+@pytest.mark.parametrize("module", [large, pad_reverse, reduce_strategies, slice_strategies, cold_start, gpu_tune])
+def test_bench_scripts_give_their_usage(module, capsys):
+    """Each script of gpudml/bench/ (run as python -m gpudml.bench.NAME) imports and shows its usage."""
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--help"])
+    assert stop.value.code == 0 and "usage:" in capsys.readouterr().out
 
 
 def test_gpu_tune_times_the_bench_cases_three_ways(device):
-    """bench/gpu_tune.py's last table: a bench case's kernel time taken back-to-back, synced
+    """gpudml.bench.gpu_tune's last table: a bench case's kernel time taken back-to-back, synced
     and after a copy, each a positive median, on an adapter with timestamps."""
     if not device.caps.has("timestamp-query"):
         pytest.skip("the table needs GPU timestamps")
-    table = _bench_script("gpu_tune").timing_methods(device, 2, ids=("W8",)).splitlines()
+    table = gpu_tune.timing_methods(device, 2, ids=("W8",)).splitlines()
     assert table[1].split() == ["case", "back-to-back", "synced", "after", "copy"]
     case, *ms = table[2].split()
     assert case == "W8" and len(table) == 3 and len(ms) == 3 and all(float(v) > 0 for v in ms)
 
 
 def test_gpu_tune_times_reverse_subsequences_by_layout_of_its_lengths(device):
-    """bench/gpu_tune.py's W7 table: one row per layout of the lengths, each a positive time."""
+    """gpudml.bench.gpu_tune's W7 table: one row per layout of the lengths, each a positive time."""
     if not device.caps.has("timestamp-query"):
         pytest.skip("the table needs GPU timestamps")
-    table = _bench_script("gpu_tune").w7_lengths(device, 1, shape=(2, 64, 16)).splitlines()
+    table = gpu_tune.w7_lengths(device, 1, shape=(2, 64, 16)).splitlines()
     assert table[0].startswith("W7's kernel by layout of its lengths, [2, 64, 16] float32")
     rows = [line.split("  ")[1:] for line in table[1:]]
     assert [r[0].strip() for r in rows] == ["per column", "per batch", "all 64"]

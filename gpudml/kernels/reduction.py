@@ -96,7 +96,7 @@ def layout(inp: TensorDesc, out: TensorDesc, axes) -> ReduceLayout:
 
 
 # ------------------------------------------------------------------------------ strategy constants
-#: Chosen by measurement on lavapipe (bench/bench_reduce.py --strategies; float32 [4096, 4096],
+#: Chosen by measurement on lavapipe (python -m gpudml.bench.reduce_strategies --strategies; float32 [4096, 4096],
 #: device-resident medians of one quiet run, Mesa 22.3 on 2 vCPUs):
 #: - contiguous rows, many outputs (W1, SUM over the last axis): one invocation per row reading
 #:   16-byte blocks 13.7 ms; element by element 21.6 ms; split into 4 chunks 14.2 ms. A workgroup
@@ -302,7 +302,7 @@ MIN_LANE_ELEMENTS = 16
 MIN_COLUMN_CHUNK = 16
 #: Loads (16-byte blocks, or elements) one lane of a workgroup unit aims at: rows shorter
 #: than L x this get fewer lanes (and their workgroup more outputs), but at least MIN_LANES.
-#: H100 (bench/gpu_tune.py, GPU timestamps): W1 [4096, 4096] with 32/64/128/256 lanes
+#: H100 (gpudml.bench.gpu_tune, GPU timestamps): W1 [4096, 4096] with 32/64/128/256 lanes
 #: 0.034/0.030/0.031/0.033 ms, W3 (ARGMAX) 64/128/256 lanes 0.032/0.033/0.036 ms; rows of 64
 #: with 2/4/8/16 lanes 0.038/0.038/0.042/0.066 ms.
 LANE_LOADS = 16
@@ -312,7 +312,7 @@ MIN_LANES = 4
 #: 64 rows a chunk for W2). Rows of 4096 float32 at 64 lanes are 16 steps a lane, and one
 #: workgroup wave covers the H100 (4 rows a workgroup, 1,024 workgroups), so a lane that
 #: waits for each load before the next pays 16 memory latencies in a row.
-#: Not yet timed on a GPU: bench/gpu_tune.py sweeps 1/2/4/8 (option unroll).
+#: Not yet timed on a GPU: gpudml.bench.gpu_tune sweeps 1/2/4/8 (option unroll).
 LANE_UNROLL = 4
 UNROLLS = (1, 2, 4, 8)
 #: Loop iterations of a workgroup lane besides its main loop: head, tail, the tree's steps.

@@ -3,7 +3,7 @@ user would write them, timed on CUDA with CUDA events (median of --reps, after w
 
 Run on a machine with PyTorch and a CUDA GPU (the device tool's H100):
 
-    python3 bench/torch_anchor.py --out /tmp/anchor   # writes torch_anchor.json and .md
+    python -m gpudml.bench.torch_anchor --out /tmp/anchor   # writes torch_anchor.json and .md
 
 Each row is one call's GPU time, data resident on the GPU, as gpudml's 'kernel ms' column
 is (timestamps around the passes). W6 slices the rows it keeps and flips that view (one
@@ -77,11 +77,11 @@ def workloads(dev):
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=pathlib.Path, required=True)
     ap.add_argument("--reps", type=int, default=50)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     dev = torch.device("cuda")
     rows = []
     copy_src = torch.rand([64 << 18], device=dev)  # 64 MiB, like gpudml's copy kernel yardstick

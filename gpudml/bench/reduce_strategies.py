@@ -11,7 +11,7 @@ Timings are medians (and minima) of --reps interleaved rounds after warm-up: on 
 machine, interleaving keeps the ratios within one run comparable. GB/s counts the 64 MiB
 input read once.
 
-    python bench/bench_reduce.py [--adapter vulkan|gl] [--reps 9] [--strategies]
+    python -m gpudml.bench.reduce_strategies [--adapter vulkan|gl] [--reps 9] [--strategies]
 
 --strategies also times the plan's alternatives (ops/reduction.py strategies and options) for the same
 workloads and for few long rows: the measurements behind the strategy constants.
@@ -23,15 +23,12 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import gpudml as dml  # noqa: E402
-from gpudml import reference  # noqa: E402
-from gpudml.ops.reduce import infer_output as reduce_desc  # noqa: E402
+import gpudml as dml
+from gpudml import reference
+from gpudml.ops.reduce import infer_output as reduce_desc
 
 
 class Case:
@@ -93,12 +90,12 @@ WORKLOADS = [("W1", "sum", [1], lambda x: x.sum(axis=1, keepdims=True)),
              ("W3", "argmax", [1], lambda x: np.argmax(x, axis=1)[:, None].astype(np.uint32))]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--adapter", default=None, help='"vulkan", "gl" or an adapter-name substring')
     parser.add_argument("--reps", type=int, default=9, help="timed rounds (at least 7)")
     parser.add_argument("--strategies", action="store_true", help="also time the plan's alternatives")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     reps = max(7, args.reps)
     device = dml.Device(adapter=args.adapter)
     x = np.random.default_rng(0).random((4096, 4096), dtype=np.float32)

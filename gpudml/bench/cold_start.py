@@ -2,7 +2,7 @@
 against bare wgpu-py doing the least it can for the same result (one adapter request, one
 device, one dispatch with readback).
 
-    python bench/cold_start.py [--rounds 15] [--adapter vulkan] [--json out.json]
+    python -m gpudml.bench.cold_start [--rounds 15] [--adapter vulkan] [--json out.json]
 
 Each round starts, in turn, a gpudml process with the disk cache warm (the usual case: the
 kernels it needs were rendered by an earlier process), one with the cache off
@@ -99,12 +99,12 @@ def run(code: str, adapter: str, env: dict) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--adapter", default="vulkan", choices=["vulkan", "gl"])
     parser.add_argument("--json", default=None, help="write the samples and medians here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as cache:
         variants = {
             "gpudml (cache warm)": (GPUDML, {"GPUDML_CACHE_DIR": cache}),

@@ -1,6 +1,6 @@
 """Padding and ReverseSubsequences: gpudml against numpy for the same result.
 
-    python bench/bench_pad_reverse.py [--adapter vulkan|gl] [--reps 9]
+    python -m gpudml.bench.pad_reverse [--adapter vulkan|gl] [--reps 9]
 
 Workloads (float32), as in shared/research/perf_anchors.md (W4, W7):
   pad:     REFLECTION, 16 on each side of both spatial axes, [1,3,1024,1024] -> [1,3,1056,1056]
@@ -22,15 +22,12 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-import gpudml as dml  # noqa: E402
-from gpudml import reference  # noqa: E402
-from gpudml.ops import padding, reverse_subsequences  # noqa: E402
+import gpudml as dml
+from gpudml import reference
+from gpudml.ops import padding, reverse_subsequences
 
 #: The best WGSL copy kernel on lavapipe in perf_anchors.md; the data-movement targets are fractions of
 #: a copy kernel's bandwidth, which this script also measures in the same run (the host is noisy).
@@ -173,7 +170,7 @@ def bench_reverse(device: dml.Device, reps: int, copy) -> None:
            2 * x.nbytes + lengths.nbytes, timings, copy[1])
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adapter", default=None, help='"vulkan", "gl" or a name substring (default: auto)')
     parser.add_argument("--reps", type=int, default=9, help="timed runs per path (median; at least 7)")

@@ -5,7 +5,7 @@ Device-resident (Tensor in, Tensor out; execute + synchronize) and numpy in/out
 (np.ascontiguousarray(x[:, :, ::-2, ::2])). Effective GB/s counts the logical
 bytes: each selected input element read once plus each output element written once.
 
-    python bench/bench_slice.py [--adapter vulkan] [--reps 9]
+    python -m gpudml.bench.slice_strategies [--adapter vulkan] [--reps 9]
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ def median_ms(fn, reps: int, warmup: int = 2) -> float:
     return statistics.median(samples) * 1e3
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adapter", default=None)
     parser.add_argument("--reps", type=int, default=9)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     device = dml.Device(adapter=args.adapter)
     shape, offsets, sizes, strides = [1, 1, 4096, 4096], [0, 0, 0, 0], [1, 1, 4096, 4096], [1, 1, -2, 2]

@@ -8,8 +8,8 @@ the adapter has them) measured in interleaved rounds, the median of each, and th
 segmented / unsegmented (the issue's target: at most 1.1). Results are checked against
 numpy first.
 
-    python bench/bench_large.py [--adapter vulkan] [--class cpu|gpu] [--mib 64] [--rounds 7] [--json FILE]
-    python bench/bench_large.py --real GIB    # slice, pad, reverse, reduce of a GIB-sized tensor vs numpy
+    python -m gpudml.bench.large [--adapter vulkan] [--class cpu|gpu] [--mib 64] [--rounds 7] [--json FILE]
+    python -m gpudml.bench.large --real GIB    # slice, pad, reverse, reduce of a GIB-sized tensor vs numpy
 
 `--real` is for adapters with room (a GPU): a tensor above the adapter's binding limit
 (2 GiB on wgpu) and, from 4 GiB on, above its buffer limit, each result checked against
@@ -89,7 +89,7 @@ def real(gib: float, adapter, adapter_class, dtype: str = "float32") -> list[dic
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adapter", default=None)
     parser.add_argument("--class", dest="adapter_class", default=None)
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--real", type=float, default=None, help="GiB: one tensor that large, checked (see above)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "int64"], help="--real's element type")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.real:
         rows = real(args.real, args.adapter, args.adapter_class, args.dtype)
         if args.json:

@@ -3,8 +3,8 @@ adapter (the shader lab, gpudml/lab.py: GPU timestamps, medians, each variant ch
 against the reference): the experiment behind the constants in gpudml/ops/reduction.py
 and gpudml/ops/movement.py.
 
-    python3 bench/gpu_tune.py            # on the adapter gpudml picks (GPUDML_ADAPTER)
-    python3 bench/gpu_tune.py --reps 30
+    python -m gpudml.bench.gpu_tune            # on the adapter gpudml picks (GPUDML_ADAPTER)
+    python -m gpudml.bench.gpu_tune --reps 30
 
 It ends with the kernel time of W1, W4 and W7 (the bench's own cases) taken three ways,
 interleaved (`timing_methods`): the H100's bench.md gave W7 0.328 ms where the lab gave
@@ -75,10 +75,10 @@ CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
 ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=20, help="timed repetitions per variant (default 20)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     dev = dml.Device()
     print(dev.adapter_name, "class", dev.adapter_class)
     for title, desc, strategy, options in CASES:
