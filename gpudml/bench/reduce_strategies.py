@@ -13,7 +13,7 @@ input read once.
 
     python -m gpudml.bench.reduce_strategies [--adapter vulkan|gl] [--reps 9] [--strategies]
 
---strategies also times the plan's alternatives (ops/reduction.py strategies and options) for the same
+--strategies also times the plan's alternatives (kernels/reduction.py strategies and options) for the same
 workloads and for few long rows: the measurements behind the strategy constants.
 """
 
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def strategy_groups(device, x):
-    """The alternatives of ops/reduction.py's plan for the same workloads (device-resident)."""
+    """The alternatives of kernels/reduction.py's plan for the same workloads (device-resident)."""
     few = x.reshape(16, -1)
     variants = {
         "W1 strategies": [("auto", x, "sum", [1], {}),
