@@ -17,9 +17,12 @@ from conftest import run_python
 from isolated import limited_device
 
 import gpudml as dml
-from gpudml import cli
+from gpudml import cli, fusion
+from gpudml.compare import first_wrong
 from gpudml.ops import reduce, spec_named
 from gpudml.runtime import tuning
+from gpudml.runtime.tensor import logical_from_raw
+from gpudml.testing import assert_within
 
 PROBE = """
 import json, numpy as np, gpudml as dml
@@ -292,6 +295,39 @@ def test_a_graph_tunes_its_fused_kernels(adapter, tmp_path, monkeypatch):
     np.testing.assert_allclose(r_np, want.sum(3, keepdims=True), rtol=1e-5)
     assert any(timed and choice["kind"].startswith("Fused(Padding>Slice1)")
                for choice, timed in dev._ctx.tuner.used.values())
+
+
+
+def test_fused_kernels_are_checked_against_their_nodes_references(vulkan_device):
+    """What the tuner checks a fused kernel's variants against (fusion.FusedSpec): its nodes'
+    references composed, on sample inputs drawn as the nodes draw theirs. Every strategy of a
+    fused chain and of a reduction reading through one matches it; a result off by one
+    element does not."""
+    dev = vulkan_device
+    g = dml.Graph(device=dev)
+    x = g.input([40, 24], name="x")
+    lengths = np.random.default_rng(3).integers(0, 45, (1, 26)).astype(np.uint32)
+    chain = dml.gather(dml.slice(dml.reverse_subsequences(dml.pad(x, [2, 1], [0, 1], mode="symmetric"), lengths, 0),
+                                 [1, 0], [41, 26], [1, -1]), np.array([[3, 1, 25, 0]], np.int64), 1)
+    r = dml.reduce(dml.tile(chain, [2, 1]), "sum_square", [0])
+    steps = g.compile([chain]).steps + g.compile([r]).steps
+    assert [s.compiled.name for s in steps] == ["Fused(Padding>ReverseSubsequences>Slice1>Gather)",
+                                                "Fused(Padding>ReverseSubsequences>Slice1>Gather>Tile>Reduce)"]
+    rng = np.random.default_rng(4)
+    for step in steps:
+        desc = step.compiled.desc
+        spec = fusion.read_spec(desc) if isinstance(desc, fusion.FusedReadDesc) else fusion.movement_spec(desc)
+        raws = spec.sample_buffers(desc, rng)
+        inputs = [dml.TensorDesc(d.data_type, [d.required_elements]) for _, d in step.compiled.inputs]
+        assert [r.size for r in raws] == [d.sizes[0] for d in inputs]
+        logical = [logical_from_raw(raw, d) for raw, (_, d) in zip(raws, step.compiled.inputs)]
+        (want,), (tolerance,) = spec.expected_outputs(desc, logical)
+        for strategy in step.compiled.strategies:
+            compiled = dev.compile_operator(dml.Operator(dev, desc, spec), strategy)
+            (got,) = compiled.execute(raws)
+            assert_within(got, want, tolerance, strategy)
+        shifted = np.roll(want, 1)
+        assert first_wrong([shifted], [want], [tolerance]) is not None
 
 
 BREAKS = {  # a workgroup kernel with unroll=1, broken: (line of the template, replacement, what the tuner says)
