@@ -2,7 +2,8 @@
 # gpudml set-up: idempotent; safe to run before every command.
 #  1. the software GPU adapters (Mesa lavapipe for Vulkan, llvmpipe for OpenGL)
 #     on Debian/Ubuntu when their packages are missing;
-#  2. a virtual environment .venv with gpudml's dependencies and test dependencies;
+#  2. a virtual environment .venv with gpudml's dependencies, test dependencies and the
+#     documentation site's (MkDocs: tests/test_docs.py builds it);
 #  3. gpudml's wheel, built from this checkout and installed into .venv.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -45,7 +46,7 @@ want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing gpudml's dependencies into .venv"
     .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
-    .venv/bin/python -m pip install -q ".[test]"
+    .venv/bin/python -m pip install -q ".[test,docs]"
     echo "$want" > "$stamp"
 fi
 # 3. gpudml itself, as users get it: its wheel built into dist/ (templates from shaders/
