@@ -1,4 +1,4 @@
-"""The shape of the house (DESIGN.md, "One way through the house"; README, Architecture):
+"""The shape of the house (docs/architecture.md):
 gpudml's import graph has no cycle and no import inside a function to dodge one (the CLI
 alone imports its heavier subcommands, `lab`, `tune` and `bench`, when they run), and each
 layer imports only what lies below it: kernels/ knows no operator, ops/ no runtime, and

@@ -54,7 +54,7 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     assert res.stdout.rstrip().endswith(f"written: {tmp_path / 'bench.md'}, {tmp_path / 'bench.json'}")
 
 
-#: The strategy each of W1-W7 runs per adapter class (README: the strategy table; issue #11:
+#: The strategy each of W1-W7 runs per adapter class (docs/performance.md: the strategy table; issue #11:
 #: under the GPU class every one is a GPU-class strategy).
 CLASS_STRATEGIES = {
     "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",

@@ -32,12 +32,12 @@ class Device:
     is compiled and keep the fastest (runtime/tuning.py; default: GPUDML_AUTOTUNE, off).
     `adapter_class`: "cpu" or "gpu", the family of kernel strategies its operators prefer
     (default: GPUDML_ADAPTER_CLASS, else detected from the adapter: software adapters are
-    "cpu"); see README, "Kernel strategies".
+    "cpu"); see docs/using.md, "Kernel strategies and adapters".
     `max_binding_bytes`, `max_buffer_bytes`: lower the storage-binding and buffer limits
     gpudml plans against (default: GPUDML_MAX_BINDING_BYTES, GPUDML_MAX_BUFFER_BYTES, else
     the adapter's own), so that the segmented paths of large tensors run on small ones (a
     tensor above the binding limit is bound in segments, one above the buffer limit lives
-    in several buffers); see README, "Limits".
+    in several buffers); see docs/limits.md.
     """
 
     def __init__(self, feature_level=None, adapter: str | None = None, *, template_path=None, autotune=None,

@@ -66,7 +66,7 @@ STRATEGIES = ("stretches", "elements", "strided", "coalesced")
 #: chunk (module doc). Kernel ms "elements" / "stretches", GPU class forced, gpudml lab,
 #: float32, interleaved: lavapipe W4 33.2 / 26.0, W5 32.1 / 24.1, W6 24.0 / 22.8, W7 454 / 382;
 #: llvmpipe through GL W5 18.3 / 24.4, W6 16.5 / 21.5. Not yet timed on a GPU: "elements" is
-#: the form the H100 figures (README) were taken with, so it stays the default until then.
+#: the form the H100 figures (docs/performance.md) were taken with, so it stays the default until then.
 OPTIONS = ("chunk",)
 CHUNK_FORMS = ("elements", "stretches")
 
