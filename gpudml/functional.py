@@ -79,12 +79,13 @@ def _compiled(device: Device, spec: OpSpec, descs: list[TensorDesc], counts: lis
         key = (spec.key, tuple(counts), *descs, *map(_freeze, attributes.values()))
     except _Uncacheable:
         key = None
+    return device.cached_operator(key, _compile, device, spec, descs, counts, attributes)
 
-    def make():
-        desc = spec.infer_output(*per_argument(descs, counts), **attributes)
-        return device.compile_operator(device.create_operator(desc))
 
-    return device.cached_operator(key, make)
+def _compile(device: Device, spec: OpSpec, descs: list[TensorDesc], counts: list, attributes: dict):
+    """The compiled operator of a call the device's cache does not keep."""
+    desc = spec.infer_output(*per_argument(descs, counts), **attributes)
+    return device.compile_operator(device.create_operator(desc))
 
 
 _INT = frozenset([int])

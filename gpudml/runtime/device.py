@@ -120,19 +120,19 @@ class Device:
                     options = None  # the kind's tuned options do not fit this description: its strategy's plan
         return CompiledOperator(self, operator, strategy, options)
 
-    def cached_operator(self, key, make) -> CompiledOperator:
+    def cached_operator(self, key, make, *args) -> CompiledOperator:
         """The compiled operator kept under `key` (any hashable; the functional API's key
-        of a call), made by `make()` when it is not kept (or `key` is None: then not kept
-        either). The OPERATOR_CACHE_SIZE most recently used ones are kept, so that a
+        of a call), made by `make(*args)` when it is not kept (or `key` is None: then not
+        kept either). The OPERATOR_CACHE_SIZE most recently used ones are kept, so that a
         repeated functional call neither rebuilds nor revalidates its desc."""
         if key is None:
-            return make()
+            return make(*args)
         with self._operators_lock:
             compiled = self._operators.get(key)
             if compiled is not None:
                 self._operators.move_to_end(key)
                 return compiled
-        compiled = make()
+        compiled = make(*args)
         with self._operators_lock:
             self._operators[key] = compiled
             while len(self._operators) > OPERATOR_CACHE_SIZE:
