@@ -8,7 +8,7 @@
 - **Planning.** `plan_steps` turns the nodes that the outputs need into Steps
   (runtime/executor.py): fused kernels (gpudml/fusion.py) or one per node.
 - **Running.** A CompiledGraph checks a call's inputs, uploads the numpy ones and runs the
-  steps with `runtime.executor.run_steps`: one batch, pooled buffers.
+  steps with `runtime.executor.run_steps`: recorded work, pooled buffers.
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def needed_nodes(graph: Graph, outputs) -> list[Node]:
 class CompiledGraph:
     """A graph compiled for some outputs: call it with a dict of inputs.
 
-    `steps` run in one batch per call (runtime/executor.py); constants were uploaded at
+    `steps` are recorded per call (runtime/executor.py); constants were uploaded at
     compile. Threads: a call keeps all its state (uploads, intermediates, results) to
     itself and the compiled operators record under the runtime's lock, so several threads
     may call one CompiledGraph at once with no lock of its own (docs/threading.md); each

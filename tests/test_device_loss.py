@@ -71,15 +71,15 @@ def test_wgpu_error_stays_attached_as_the_cause(adapter):
 
 
 def test_loss_inside_a_batch(adapter):
-    """The batch's submit fails; no stale encoder stays behind for later work (regression:
-    it did, and unbatched work recorded into it was never submitted)."""
+    """The batch's submit fails, naming the work it held; no stale encoder stays behind for
+    later work (regression: it did, and work recorded into it was never submitted)."""
     dev = own_device(adapter)
     t = dev.tensor(np.arange(8, dtype=np.int32))
-    with pytest.raises(dml.DeviceLostError):
+    with pytest.raises(dml.DeviceLostError, match=r"lost while it ran the work recorded by Slice1 \(1 dispatch\)"):
         with dev.batch():
             dml.slice(t, [0], [8], [-1])
             lose(dev)
-    assert dev._ctx.recorder._open_batches == 0 and dev._ctx.recorder._batch is None
+    assert dev._ctx.recorder._batches == 0 and dev._ctx.recorder._pending is None
 
 
 def test_dropping_tensors_of_a_lost_device_is_quiet(adapter, monkeypatch):

@@ -285,17 +285,22 @@ def test_repeated_calls_allocate_no_buffers(vulkan_device):
         assert dev._ctx.pool.allocations == before, readback
 
 
-def test_one_submission_per_call(device, monkeypatch):
+def test_a_call_is_recorded_and_submitted_at_once_when_needed(device, monkeypatch):
+    """A call with Tensors out records its work and submits nothing (its numpy input is
+    uploaded; the upload submits only work recorded before it); the next synchronize submits
+    it all as one command buffer, and the results are right."""
     g = dml.Graph(device)
     x = g.input([3, 5], dtype=np.float16, name="x")  # odd sizes: outputs whose tails get cleared
     y = dml.pad(x, [1, 0], [1, 2], mode="reflection")
     z = dml.reverse_subsequences(dml.slice(y, [0, 1], [5, 5], [-1, 1]), np.array([[3]] * 5, np.uint32), axis=1)
-    op = g.compile([dml.reduce(z, "l2", axes=[0]), z, x, z])  # copies (x, the second z) in the same batch
+    op = g.compile([dml.reduce(z, "l2", axes=[0]), z, x, z])  # copies (x, the second z) recorded with them
     array = RNG.standard_normal((3, 5)).astype(np.float16)
+    device.synchronize()
     submitted = _submissions(device, monkeypatch)
     outs = op({"x": array}, readback=False)
-    assert len(submitted) == 1 and len(submitted[0]) == 1
+    assert submitted == []
     device.synchronize()
+    assert len(submitted) == 1 and len(submitted[0]) == 1
     assert_bits_equal(outs[2].numpy(), array)
     assert_bits_equal(outs[3].numpy(), outs[1].numpy())
 

@@ -1,26 +1,53 @@
-"""Recording dispatches and batching them: outside a batch every execute is one command
-buffer, submitted at once; while a batch is open, dispatches of every thread go into one
-command encoder and one compute pass, submitted once when the last batch closes or
-before the host touches GPU memory (transfers flush first)."""
+"""Recording device work until the host needs it.
+
+Every dispatch, clear and copy goes into the context's open command encoder (one compute
+pass where dispatches follow each other) and is *submitted* only when:
+
+- the host needs a result or touches GPU memory: a readback (Tensor.numpy, a numpy-returning
+  call), an upload (transfers.py flushes first, so that the write lands after the work
+  recorded before it), `device.synchronize()`, a profile's timestamps;
+- an explicit `device.batch()` closes (the outermost one): inside a batch nothing else but
+  the host's own reads and writes submits, so the block is one submission;
+- outside a batch, the recorded work reaches FLUSH_DISPATCHES dispatches or FLUSH_BYTES
+  bytes bound by them: the GPU starts on it while the host records more, and the encoder
+  never grows without bound.
+
+Buffers recorded work names stay valid until it is submitted: the pool keeps every buffer
+alive while anything is recorded (BufferPool.hold), and a buffer given back before then is
+reused only by work recorded after it (one encoder: in order). A submission that fails
+names the operators whose work it held (recorded errors surface there, not at their call).
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .guard import translate
 from .profiler import Profiler
 from .storage import parts_of, pieces
 
+#: Outside a batch, recorded work is submitted once it holds this many dispatches ...
+FLUSH_DISPATCHES = 256
+#: ... or its dispatches bind this many bytes (tensors and scratch, as profiles count them).
+FLUSH_BYTES = 256 << 20
+
 
 @dataclass
-class _Batch:
+class _Pending:
+    """The recorded, not yet submitted work: its encoder, the open compute pass and the
+    pipeline last set in it, and what it holds."""
+
     encoder: object
     cpass: object | None = None
-    pipeline: object | None = None  # the pipeline last set in cpass
+    pipeline: object | None = None
     dispatches: int = 0
-    copies: int = 0  # buffer-to-buffer copies recorded between its compute passes
+    copies: int = 0
+    bytes: int = 0
+    operators: Counter = field(default_factory=Counter)  # operator name -> dispatches
 
 
 class Recorder:
@@ -28,76 +55,84 @@ class Recorder:
         self.ctx = ctx
         self.lock = lock
         self.pool = pool
-        self._open_batches = 0
-        self._batch: _Batch | None = None
-        #: Set by the bench's GpuTimer: called for each unbatched compute pass, returns its
-        #: timestamp_writes (or None).
+        self._batches = 0  # open device.batch() blocks, every thread's
+        self._pending: _Pending | None = None
+        #: Set by the bench's GpuTimer: called for each record, returns the timestamp_writes
+        #: of a compute pass of its own (or None).
         self.pass_timestamps: Callable[[], dict | None] | None = None
         self.profiler = Profiler(ctx)
+        self.submissions = 0  # queue submissions made (tests and the bench count them)
+
+    @property
+    def pending_dispatches(self) -> int:
+        """Dispatches recorded and not yet submitted."""
+        return self._pending.dispatches if self._pending is not None else 0
+
+    def _open(self) -> _Pending:
+        """The pending work, opened (and the pool held) on first use. Under the lock."""
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = _Pending(self.ctx.device.create_command_encoder())
+            self.pool.hold()
+        return pending
 
     def record(self, dispatches, clears=(), labels=None) -> None:
-        """Encode (pipeline, bind group, grid) dispatches after clearing `clears`; submit
-        now, or later with the open batch. `labels` (profiler.DispatchLabel per dispatch)
-        let active profiles time them."""
-        dev = self.ctx.device
+        """Encode (pipeline, bind group, grid) dispatches after clearing `clears`. `labels`
+        (profiler.DispatchLabel per dispatch) name them (errors, profiles, the byte count)."""
         with self.lock:
             if self.profiler.active and labels is not None:
                 takers = [self.profiler.takers(label) for label in labels]
                 if any(takers):
                     self._record_profiled(dispatches, clears, labels, takers)
                     return
-            batch = self._batch
-            encoder = batch.encoder if batch else dev.create_command_encoder()
-            cpass = batch.cpass if batch else None
-            if clears:
+            pending = self._open()
+            encoder, cpass = pending.encoder, pending.cpass
+            if clears or self.pass_timestamps is not None:
                 if cpass is not None:
                     cpass.end()
                     cpass = None
                 for buf in clears:
                     for part in parts_of(buf):
                         encoder.clear_buffer(part)
-            if cpass is None:
-                timestamps = self.pass_timestamps() if self.pass_timestamps and batch is None else None
+            if cpass is None and dispatches:
+                timestamps = self.pass_timestamps() if self.pass_timestamps is not None else None
                 cpass = encoder.begin_compute_pass(timestamp_writes=timestamps)
-            last = batch.pipeline if batch and batch.cpass is cpass else None
+                pending.pipeline = None
+            last = pending.pipeline
             for pipeline, group, grid in dispatches:
-                if pipeline is not last:  # a batch of one operator sets its pipeline once
+                if pipeline is not last:  # a run of one operator's calls sets its pipeline once
                     cpass.set_pipeline(pipeline)
                     last = pipeline
                 cpass.set_bind_group(0, group)
                 cpass.dispatch_workgroups(grid[0], grid[1], 1)
-            if batch:
-                batch.cpass = cpass
-                batch.pipeline = last
-                batch.dispatches += len(dispatches)
-            else:
-                cpass.end()
-                dev.queue.submit([encoder.finish()])
+            pending.cpass, pending.pipeline = cpass, last
+            pending.dispatches += len(dispatches)
+            if labels is not None:
+                for label in labels:
+                    pending.operators[label.operator] += 1
+                    pending.bytes += label.bytes
+            if not self._batches and (pending.dispatches >= FLUSH_DISPATCHES or pending.bytes >= FLUSH_BYTES):
+                self.flush()
 
     def copy(self, source, destination, nbytes: int) -> None:
-        """Encode a copy of the first `nbytes` (a multiple of 4) of `source` into `destination`,
-        in order with the recorded dispatches: submitted now, or with the open batch."""
+        """Encode a copy of the first `nbytes` (a multiple of 4) of `source` into
+        `destination`, in order with the recorded dispatches."""
         with self.lock:
-            batch = self._batch
-            encoder = batch.encoder if batch else self.ctx.device.create_command_encoder()
-            if batch and batch.cpass is not None:  # a copy goes between compute passes
-                batch.cpass.end()
-                batch.cpass, batch.pipeline = None, None
+            pending = self._open()
+            if pending.cpass is not None:  # a copy goes between compute passes
+                pending.cpass.end()
+                pending.cpass, pending.pipeline = None, None
             done = 0
             for part, offset, n in pieces(source, 0, nbytes):  # each piece, to wherever it lands
                 for target, at, m in pieces(destination, done, n):
-                    encoder.copy_buffer_to_buffer(part, offset, target, at, m)
+                    pending.encoder.copy_buffer_to_buffer(part, offset, target, at, m)
                     offset += m
                 done += n
-            if batch:
-                batch.copies += 1
-            else:
-                self.ctx.device.queue.submit([encoder.finish()])
+            pending.copies += 1
 
     def _record_profiled(self, dispatches, clears, labels, takers) -> None:
-        """Each dispatch in a compute pass of its own: with timestamps (batches stay one
-        submission), or submitted alone and timed by the wall clock."""
-        dev = self.ctx.device
+        """Each dispatch in a compute pass of its own: with timestamps (recorded like the
+        rest), or submitted alone and timed by the wall clock, submit to completion."""
         profiler = self.profiler
         for n, ((pipeline, group, grid), label, wanted) in enumerate(zip(dispatches, labels, takers)):
             if profiler.timestamps:
@@ -106,58 +141,59 @@ class Recorder:
                 self.flush()
                 self.ctx.wait_idle()
                 writes, t0 = None, time.perf_counter()
-            batch = self._batch if profiler.timestamps else None
-            encoder = batch.encoder if batch else dev.create_command_encoder()
-            if batch is not None and batch.cpass is not None:
-                batch.cpass.end()
-                batch.cpass, batch.pipeline = None, None
+            pending = self._open()
+            if pending.cpass is not None:
+                pending.cpass.end()
+                pending.cpass, pending.pipeline = None, None
             if n == 0:
                 for buf in clears:
                     for part in parts_of(buf):
-                        encoder.clear_buffer(part)
-            cpass = encoder.begin_compute_pass(timestamp_writes=writes)
+                        pending.encoder.clear_buffer(part)
+            cpass = pending.encoder.begin_compute_pass(timestamp_writes=writes)
             cpass.set_pipeline(pipeline)
             cpass.set_bind_group(0, group)
             cpass.dispatch_workgroups(grid[0], grid[1], 1)
             cpass.end()
-            if batch is not None:
-                batch.dispatches += 1
-                continue
-            dev.queue.submit([encoder.finish()])
+            pending.dispatches += 1
+            pending.operators[label.operator] += 1
+            pending.bytes += label.bytes
             if not profiler.timestamps:
+                self.flush()
                 self.ctx.wait_idle()
                 for profile in wanted:
                     profile.add(label, (time.perf_counter() - t0) * 1e3, "wall")
 
     def begin_batch(self) -> None:
         with self.lock:
-            if self._open_batches == 0:
-                self._batch = _Batch(self.ctx.device.create_command_encoder())
-                self.pool.hold()
-            self._open_batches += 1
+            self._batches += 1
 
     def end_batch(self) -> None:
         with self.lock:
-            self._open_batches -= 1
-            if self._open_batches:
-                return
-            try:
+            self._batches -= 1
+            if not self._batches:
                 self.flush()
-            finally:
-                self._batch = None
-                self.pool.unhold()
 
     def flush(self) -> None:
-        """Submit what the open batch has recorded (nothing if no batch is open)."""
+        """Submit the recorded work (nothing if none is recorded)."""
         with self.lock:
-            batch = self._batch
-            if batch is None or (batch.cpass is None and batch.dispatches == 0 and batch.copies == 0):
+            pending = self._pending
+            if pending is None:
                 return
-            self._batch = None  # a failed submit must not leave its encoder in place
+            self._pending = None  # a failed submit must not leave its encoder in place
             try:
-                if batch.cpass is not None:
-                    batch.cpass.end()
-                self.ctx.device.queue.submit([batch.encoder.finish()])
+                if pending.cpass is not None:
+                    pending.cpass.end()
+                self.ctx.device.queue.submit([pending.encoder.finish()])
+                self.submissions += 1
+            except Exception as exc:
+                raise translate(self.ctx, exc, during=_work_of(pending)) from exc
             finally:
-                if self._open_batches:
-                    self._batch = _Batch(self.ctx.device.create_command_encoder())
+                self.pool.unhold()
+
+
+def _work_of(pending: _Pending) -> str:
+    """What a submission held, for its error: "the work recorded by Slice1 (2 dispatches), ..."."""
+    held = [f"{name} ({count} dispatch{'es' if count > 1 else ''})" for name, count in pending.operators.items()]
+    if pending.copies:
+        held.append(f"{pending.copies} buffer cop{'ies' if pending.copies > 1 else 'y'}")
+    return "the work recorded by " + (", ".join(held) if held else "buffer clears")

@@ -170,8 +170,10 @@ class Device:
 
     @contextlib.contextmanager
     def batch(self):
-        """Record every execute inside the block into one command buffer, submitted once at
-        the end (or earlier, when the host reads or writes GPU memory)."""
+        """Submit the work recorded inside the block as one command buffer, at its end (or
+        earlier, where the host reads or writes GPU memory). Outside a batch, work is
+        recorded the same way and submitted when the host needs a result or a threshold of
+        recorded work is crossed (runtime/batching.py)."""
         with gpu_errors(self._ctx):
             self._ctx.recorder.begin_batch()
         try:
@@ -198,7 +200,8 @@ class Device:
 
     @guarded(lambda self: self._ctx)
     def synchronize(self) -> None:
-        """Submit anything batched and block until all submitted GPU work has finished."""
+        """Submit the recorded work and block, on the calling thread, until all submitted GPU
+        work has finished."""
         self._ctx.recorder.flush()
         self._ctx.wait_idle()
 

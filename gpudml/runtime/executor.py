@@ -12,7 +12,7 @@ What a step's `compiled` must provide (CompiledOperator does): `inputs` and `out
 lists of (field name, TensorDesc), the descs of the values it reads and writes; `name`
 (for messages); `program.kernels` (one per compute dispatch, for `dispatch_count`); and
 `execute(input Tensors, outputs=output Tensors)`, which records its dispatches (under
-the context's lock, contiguously) into the open batch and neither submits nor reads back.
+the context's lock, contiguously) and neither submits nor reads back.
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ def check_steps(steps: Sequence[Step], sources: dict[int, TensorDesc], outputs: 
 
 def upload(device, contents: np.ndarray, desc: TensorDesc) -> Tensor:
     """A Tensor for `desc` whose buffer starts with `contents` (buffer elements, C order).
-    Unlike `device.tensor` nothing is cleared (kernels read only the desc's elements), so
-    an upload records no command: inside a batch it submits nothing."""
+    Unlike `device.tensor` nothing is cleared (kernels read only the desc's elements)."""
     ctx = device._ctx
     with gpu_errors(ctx):
         t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps), desc)
@@ -79,21 +78,21 @@ def upload(device, contents: np.ndarray, desc: TensorDesc) -> Tensor:
 
 
 def run_steps(device, steps: Sequence[Step], sources: dict[int, Tensor], outputs: Sequence[int]) -> list[Tensor]:
-    """Record `steps` into one batch (one command buffer, one submission unless another
-    batch is open) and return one new Tensor per id in `outputs`.
+    """Record `steps` (submitted with the rest of the recorded work: runtime/batching.py)
+    and return one new Tensor per id in `outputs`.
 
     `sources`: the Tensors of the values no step writes (graph inputs, constants); they
     are only read. Every value a step writes gets a pooled buffer; those not returned go
-    back to the pool once the batch is submitted, so a repeated run allocates nothing.
-    A returned Tensor is never a source nor returned twice: an output that is a source,
-    or an id listed again, is a GPU copy (recorded in the same batch).
+    back to the pool once recorded (work recorded later is all that can reuse them), so a
+    repeated run allocates nothing. A returned Tensor is never a source nor returned twice:
+    an output that is a source, or an id listed again, is a GPU copy (recorded with them).
     """
     values: dict[int, Tensor] = dict(sources)
     made: dict[int, Tensor] = {}
     wanted = set(outputs)
     results = []
     try:
-        with gpu_errors(device._ctx), device.batch():
+        with gpu_errors(device._ctx):
             for step in steps:
                 written = [_new_tensor(device, desc, zeroed=v in wanted)
                            for v, (_, desc) in zip(step.outputs, step.compiled.outputs)]
@@ -104,7 +103,7 @@ def run_steps(device, steps: Sequence[Step], sources: dict[int, Tensor], outputs
                 own = made.pop(v, None)
                 results.append(own if own is not None else values[v].copy())
     finally:
-        for t in reversed(made.values()):  # intermediates (after the submission)
+        for t in reversed(made.values()):  # intermediates: reused only by work recorded after them
             t.free()
     return results
 

@@ -34,24 +34,28 @@ def is_wgpu_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] == "wgpu"
 
 
-def lost_error(ctx, detail: str = "") -> DeviceLostError:
+def lost_error(ctx, detail: str = "", during: str = "") -> DeviceLostError:
     why = f" ({_reason(detail)})" if detail else ""
+    when = f" while it ran {during}" if during else ""
     return DeviceLostError(
-        f"gpudml: the GPU device on {ctx.caps.name} was lost{why}. Its Tensors and compiled operators "
+        f"gpudml: the GPU device on {ctx.caps.name} was lost{when}{why}. Its Tensors and compiled operators "
         f"are gone: create a new gpudml.Device (or call gpudml.default_device() again) to continue. "
         f"If this keeps happening, the driver may be broken; {adapters.INSTALL_HINT}")
 
 
-def translate(ctx, exc: BaseException) -> DMLError:
-    """The gpudml error for a wgpu exception raised by a call on `ctx`'s device."""
+def translate(ctx, exc: BaseException, during: str = "") -> DMLError:
+    """The gpudml error for a wgpu exception raised by a call on `ctx`'s device; `during`
+    says what the call was running where that is not the caller's own work (a submission
+    of recorded work: "the work recorded by Slice1 (2 dispatches)")."""
     text = str(exc)
     if ctx.lost or is_lost_message(text):
         ctx.mark_lost(text)
-        return lost_error(ctx, ctx.lost_reason or text)
+        return lost_error(ctx, ctx.lost_reason or text, during)
+    where = f" while it ran {during}" if during else ""
     if type(exc).__name__ == "GPUOutOfMemoryError":
-        return GpuError(f"gpudml: {ctx.caps.name} ran out of memory ({_reason(text)}); "
+        return GpuError(f"gpudml: {ctx.caps.name} ran out of memory{where} ({_reason(text)}); "
                         f"free Tensors you no longer need or work on smaller pieces")
-    return GpuError(f"gpudml: {ctx.caps.name} reported an error gpudml did not expect "
+    return GpuError(f"gpudml: {ctx.caps.name} reported an error gpudml did not expect{where} "
                     f"(please report it as a gpudml bug): {type(exc).__name__}: {text.strip()}")
 
 
