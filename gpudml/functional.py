@@ -44,18 +44,34 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict):
     several outputs returns them as its desc groups them (SPLIT: a list). An Expression
     among the inputs records a graph node instead (graph.record): nothing runs."""
     flat, counts = flat_tensors(spec, tensors)
-    if any(isinstance(item[1], Expression) for item in flat):
-        return record(spec, device, tensors, attributes)
+    found = None  # the first Tensor among the inputs
+    resident = True  # every input a Tensor
+    for item in flat:
+        kind = type(item[1])
+        if kind is Tensor:
+            found = found or item[1]
+        elif kind is Expression:
+            return record(spec, device, tensors, attributes)
+        else:
+            resident = False
     fn = spec.functional_name
     if device is None:
-        device = next((item[1].device for item in flat if isinstance(item[1], Tensor)), None) or default_device()
+        device = found.device if found is not None else default_device()
     elif not isinstance(device, Device):
         raise InvalidArgumentError(f"{fn}: device must be a gpudml.Device or None, got {type(device).__name__}")
-    resident = isinstance(flat[0][1], Tensor)
+    if resident:  # the device-resident call: Tensors in, Tensors out, nothing to convert
+        values = [item[1] for item in flat]
+        for name_value, value in zip(flat, values):
+            if value.device is not device and not device.shares_memory_with(value.device):
+                raise InvalidArgumentError(
+                    f"{fn}: {name_value[0]} lives on {value.device.adapter_name}, device is {device.adapter_name}")
+        compiled = _compiled(device, spec, [t.desc for t in values], counts, attributes)
+        return compiled.grouped(compiled.run(values))
+    tensor_out = type(flat[0][1]) is Tensor
     values, descs = [], []
     for item in flat:
         name, value = item[0], item[1]
-        if isinstance(value, Tensor):
+        if type(value) is Tensor:
             if value.device is not device and not device.shares_memory_with(value.device):
                 raise InvalidArgumentError(
                     f"{fn}: {name} lives on {value.device.adapter_name}, device is {device.adapter_name}")
@@ -65,7 +81,7 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict):
                 value = item[2](value)
             value = checked_array(value, f"{fn}: {name}")
             desc = TensorDesc(DataType.from_numpy(value.dtype), value.shape)
-            if resident:
+            if tensor_out:
                 value = device.tensor(value)  # Tensor in -> Tensor out: everything stays on the GPU
         values.append(value)
         descs.append(desc)

@@ -48,6 +48,9 @@ class _Pending:
     copies: int = 0
     bytes: int = 0
     operators: Counter = field(default_factory=Counter)  # operator name -> dispatches
+    #: The bind groups set through wgpu-native directly (_set_bind_group): kept alive here
+    #: until the work is submitted, as wgpu-py's set_bind_group keeps them in the pass.
+    groups: list = field(default_factory=list)
 
 
 class Recorder:
@@ -62,6 +65,13 @@ class Recorder:
         self.pass_timestamps: Callable[[], dict | None] | None = None
         self.profiler = Profiler(ctx)
         self.submissions = 0  # queue submissions made (tests and the bench count them)
+        # wgpu-native's set-bind-group call, made directly: wgpu-py's wrapper (which allocates
+        # an empty offsets array per call) costs 0.8 us more per dispatch on lavapipe, on the
+        # path every recorded dispatch takes. gpudml pins wgpu-py below 0.33 (pyproject.toml);
+        # wgpu is imported here, with the first device, as everywhere in the runtime.
+        from wgpu.backends.wgpu_native._api import ffi, libf
+
+        self._set_bind_group, self._null = libf.wgpuComputePassEncoderSetBindGroup, ffi.NULL
 
     @property
     def pending_dispatches(self) -> int:
@@ -76,14 +86,14 @@ class Recorder:
             self.pool.hold()
         return pending
 
-    def record(self, dispatches, clears=(), labels=None) -> None:
-        """Encode (pipeline, bind group, grid) dispatches after clearing `clears`. `labels`
-        (profiler.DispatchLabel per dispatch) name them (errors, profiles, the byte count)."""
+    def record(self, dispatches, clears=(), work=None) -> None:
+        """Encode (pipeline, bind group, grid) dispatches after clearing `clears`. `work`
+        (profiler.Work: a compiled operator's) names them (errors, profiles, the bytes)."""
         with self.lock:
-            if self.profiler.active and labels is not None:
-                takers = [self.profiler.takers(label) for label in labels]
+            if self.profiler.active and work is not None:
+                takers = [self.profiler.takers(label) for label in work.labels]
                 if any(takers):
-                    self._record_profiled(dispatches, clears, labels, takers)
+                    self._record_profiled(dispatches, clears, work.labels, takers)
                     return
             pending = self._open()
             encoder, cpass = pending.encoder, pending.cpass
@@ -98,19 +108,19 @@ class Recorder:
                 timestamps = self.pass_timestamps() if self.pass_timestamps is not None else None
                 cpass = encoder.begin_compute_pass(timestamp_writes=timestamps)
                 pending.pipeline = None
-            last = pending.pipeline
+            last, set_bind_group, null = pending.pipeline, self._set_bind_group, self._null
             for pipeline, group, grid in dispatches:
                 if pipeline is not last:  # a run of one operator's calls sets its pipeline once
                     cpass.set_pipeline(pipeline)
                     last = pipeline
-                cpass.set_bind_group(0, group)
+                set_bind_group(cpass._internal, 0, group._internal, 0, null)
+                pending.groups.append(group)
                 cpass.dispatch_workgroups(grid[0], grid[1], 1)
             pending.cpass, pending.pipeline = cpass, last
             pending.dispatches += len(dispatches)
-            if labels is not None:
-                for label in labels:
-                    pending.operators[label.operator] += 1
-                    pending.bytes += label.bytes
+            if work is not None:
+                pending.operators[work.operator] += len(dispatches)
+                pending.bytes += work.bytes
             if not self._batches and (pending.dispatches >= FLUSH_DISPATCHES or pending.bytes >= FLUSH_BYTES):
                 self.flush()
 

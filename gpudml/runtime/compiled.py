@@ -14,7 +14,7 @@ from ..kernels import builder, templates
 from ..ops.spec import Operation, grouped_outputs, tensor_groups
 from ..tensor_desc import TensorDesc
 from .guard import guarded
-from .profiler import DispatchLabel
+from .profiler import DispatchLabel, Work
 from .storage import storage_range
 from .tensor import Tensor, host_buffer, logical_from_raw
 
@@ -65,10 +65,12 @@ class CompiledOperator:
         self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
         # What execute needs of each new output: (buffer bytes, desc, whether it starts zeroed).
         self._fresh = [(d.buffer_bytes, d, not d.covers_buffer) for _, d in self.outputs]
+        self._zeroed = any(zeroed for _, _, zeroed in self._fresh)
         groups = tensor_groups(self.desc)[1]
         self._one_output = len(groups) == 1 and isinstance(groups[0][1], TensorDesc)
-        self._labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
-                             for i, kernel in enumerate(self.program.kernels))
+        labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
+                       for i, kernel in enumerate(self.program.kernels))
+        self._work = Work(labels, self.name, sum(label.bytes for label in labels))
         self._scratch.extend(ctx.pool.acquire(n, device.caps) for n in self.program.scratch_bytes)
 
     def _pipeline(self, ctx, kernel):
@@ -151,6 +153,22 @@ class CompiledOperator:
             t.free()
         return arrays
 
+    @guarded(lambda self: self.device._ctx)
+    def run(self, tensors: list) -> list:
+        """`execute` for the functional API, which built the call's key from these very
+        Tensors' descs and devices: one Tensor per input, of this operator's descs, on its
+        device. Only whether one was freed is left to check; new output Tensors come back."""
+        in_buffers = [t.buffer for t in tensors]
+        if None in in_buffers:
+            field = self.inputs[in_buffers.index(None)][0]
+            raise InvalidArgumentError(f"{self.name}: {field}: the Tensor was freed")
+        device = self.device
+        pool, caps = device._ctx.pool, device.caps
+        results = [Tensor(device, pool.acquire(nbytes, caps), d) for nbytes, d, _ in self._fresh]
+        clears = [t.buffer for t, (_, _, zeroed) in zip(results, self._fresh) if zeroed] if self._zeroed else ()
+        self._record(in_buffers, [t.buffer for t in results], clears)
+        return results
+
     def grouped(self, results: list):
         """`results` (one per output tensor) as the functional form returns them
         (ops.spec.grouped_outputs; the usual single output without working it out again)."""
@@ -201,19 +219,19 @@ class CompiledOperator:
                         f"writes into its inputs (in-place execution would race): pass another output Tensor")
 
     def _record(self, in_buffers, out_buffers, clears) -> None:
-        key = tuple(b._gpudml_serial for b in in_buffers + out_buffers)
+        key = tuple([b._gpudml_serial for b in in_buffers] + [b._gpudml_serial for b in out_buffers])
         ctx = self.device._ctx
         with ctx.lock:  # one Device may serve several threads
-            groups = self._groups.get(key)
-            if groups is None:
+            dispatches = self._groups.get(key)  # (pipeline, bind group, grid) per dispatch
+            if dispatches is None:
                 groups = self._bind_groups(in_buffers, out_buffers)
-                self._groups[key] = groups
+                dispatches = [(pipeline, g, grid) for (pipeline, grid), g in zip(self._runs, groups)]
+                self._groups[key] = dispatches
                 if len(self._groups) > BIND_GROUP_CACHE_SIZE:
                     self._groups.popitem(last=False)
             else:
                 self._groups.move_to_end(key)
-            ctx.recorder.record([(pipeline, g, grid) for (pipeline, grid), g in zip(self._runs, groups)], clears,
-                                self._labels)
+            ctx.recorder.record(dispatches, clears, self._work)
 
     def _bind_groups(self, in_buffers, out_buffers) -> list:
         # A Tensor's buffer may be larger than the desc (even larger than a binding may be):

@@ -36,6 +36,11 @@ class BufferPool:
         #: buffers for the pool, and wgpu objects to drop; taken in under the lock.
         self._returned: list = []
         self._graveyard: list = []
+        #: Every buffer handed out and not given back, by id: the pool holds it strongly, so
+        #: that a Tensor collected in a reference cycle never takes its buffer along (the
+        #: cycle's finalizers would release the wgpu buffer while the Tensor's own __del__
+        #: gives it back to the pool: a released buffer, reused).
+        self._lent: dict = {}
 
     @property
     def mappable(self) -> bool:
@@ -63,10 +68,11 @@ class BufferPool:
             if free:
                 buf = free.pop()  # first: GC may run a finalizer (release, shrink) in between
                 self._free_bytes -= size
-                return buf
-            self.allocations += 1
-            buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
-            buf._gpudml_serial = next(_serials)
+            else:
+                self.allocations += 1
+                buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
+                buf._gpudml_serial = next(_serials)
+            self._lent[id(buf)] = buf
             return buf
 
     def _acquire_parts(self, size: int, caps) -> Storage:
@@ -131,6 +137,7 @@ class BufferPool:
         returned = False
         while self._returned:
             buffer = self._returned.pop()
+            self._lent.pop(id(buffer), None)
             self._free[buffer.size].append(buffer)
             self._free_bytes += buffer.size
             returned = True

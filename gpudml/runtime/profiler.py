@@ -31,6 +31,17 @@ class DispatchLabel:
     bytes: int  # bytes of the tensors and scratch buffers it binds (what it may move)
 
 
+@dataclass(frozen=True)
+class Work:
+    """What one execute of a compiled operator records, set once at compile time: its
+    dispatches' labels (for profiles) and what the recorder counts of it (its operator,
+    the bytes its dispatches bind)."""
+
+    labels: tuple[DispatchLabel, ...]
+    operator: str
+    bytes: int
+
+
 class Profile:
     """The dispatches recorded while it is active (`with device.profile() as prof:`), on
     `device` (None: every Device of the adapter).

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..errors import InvalidArgumentError
@@ -81,14 +79,25 @@ class Tensor:
     """A device-resident tensor: a storage buffer and the desc that reads it.
 
     The buffer goes back to the device's pool when the Tensor is garbage-collected
-    or `free()`d.
+    or `free()`d (BufferPool.release: from any thread, never waiting for the lock; work
+    recorded before then still reads it, only work recorded after may reuse it).
     """
 
     def __init__(self, device, buffer, desc: TensorDesc):
         self.device = device
         self.buffer = buffer
         self.desc = desc
-        self._finalizer = weakref.finalize(self, device._ctx.pool.release, buffer)
+
+    def __del__(self):
+        # (__del__ rather than weakref.finalize: a Tensor is made per call, and a finalize
+        # object costs four times the rest of its making. The pool holds the buffer
+        # meanwhile (BufferPool._lent), so a Tensor collected in a cycle leaves it intact.)
+        buffer = self.__dict__.get("buffer")
+        if buffer is not None:
+            try:
+                self.device._ctx.pool.release(buffer)
+            except Exception:  # at interpreter exit the pool may be gone with the device
+                pass
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -145,8 +154,9 @@ class Tensor:
 
     def free(self) -> None:
         """Give the buffer back now; the Tensor is unusable afterwards."""
-        self._finalizer()
-        self.buffer = None
+        buffer, self.buffer = self.buffer, None
+        if buffer is not None:
+            self.device._ctx.pool.release(buffer)
 
     def _live(self):
         if self.buffer is None:
