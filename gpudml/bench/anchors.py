@@ -88,6 +88,19 @@ def measure(device, reps: int = 9, copy_bytes: int = 64 << 20, quick: bool = Fal
             ctx.wait_idle()
 
         out["empty_dispatch_ms"] = median_ms(empty, reps, inner=20)
+
+        def hundred():  # the bare floor of recorded work: 100 dispatches in one pass, one submit, one wait
+            enc = dev.create_command_encoder()
+            cpass = enc.begin_compute_pass()
+            cpass.set_pipeline(pipe)
+            for _ in range(100):
+                cpass.set_bind_group(0, group)
+                cpass.dispatch_workgroups(1, 1, 1)
+            cpass.end()
+            dev.queue.submit([enc.finish()])
+            ctx.wait_idle()
+
+        out["dispatch_in_a_pass_ms"] = median_ms(hundred, reps) / 100
     # The best 4-byte readback this adapter allows (the path gpudml itself takes).
     readback = ctx.pool.acquire(16)
     group_rb = dev.create_bind_group(layout=layout, entries=[{"binding": 0, "resource": {"buffer": readback}}])

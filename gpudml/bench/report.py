@@ -44,6 +44,8 @@ class Case:
     compare: Callable[[np.ndarray, np.ndarray], bool] | None = None
     peers: dict = field(default_factory=dict)  # name -> device-resident callable timed beside device_fn
     dispatches: int | None = None          # compute dispatches per device_fn call, where it says
+    calls: int = 1                         # operator calls per device_fn call (timed per call where > 1)
+    batched: Callable[[], object] | None = None  # the same calls inside a device.batch()
 
 
 class Progress:

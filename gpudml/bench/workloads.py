@@ -141,6 +141,29 @@ def _tiny_case(quick, rng, device) -> Case:
         ort=(model, {"x": x}), ort_expected=reference.reduce(x, "sum", [1]), compare=_close(1e-5))
 
 
+#: W12's calls back to back.
+TINY_CALLS = 200
+
+
+def _tiny_calls_case(quick, rng, device) -> Case:
+    """W8's call TINY_CALLS times back to back, no batch: recorded, then submitted together
+    at the wait (runtime/batching.py); timed per call beside the same calls in a batch."""
+    x = rng.random([8, 8], dtype=np.float32)
+    t = device.tensor(x)
+
+    def calls():
+        for _ in range(TINY_CALLS):
+            y = F.reduce(t, "sum", [1])
+        return y
+
+    def batched():
+        with device.batch():
+            return calls()
+
+    return Case(device_fn=calls, numpy_io_fn=None, numpy_fn=None, expected=reference.reduce(x, "sum", [1]),
+                logical_bytes=0, passes=0, calls=TINY_CALLS, batched=batched, compare=_close(1e-5))
+
+
 CHAIN_LENGTH = 20
 
 
@@ -215,6 +238,7 @@ WORKLOADS = [
     Workload("W10", "W9's chain as a graph [16,16]", lambda d, r, q: _chain_graph_case([16, 16], q, r, d)),
     Workload("W11", "W9's chain as a graph [1,3,1024,1024]",
              lambda d, r, q: _chain_graph_case([1, 3, 1024, 1024], q, r, d)),
+    Workload("W12", f"W8's call x{TINY_CALLS}, no batch (per call)", lambda d, r, q: _tiny_calls_case(q, r, d)),
 ]
 
 
@@ -264,6 +288,8 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
         row.extra["copy_kernel_ms"] = float(np.median(samples["copy"]))
         row.extra["empty_dispatch_ms"] = float(np.median(samples["empty"]))
         row.extra["copy_kernel_gbps"] = 2 * yard.copy_bytes / row.extra["copy_kernel_ms"] / 1e6
+    if case.calls > 1:
+        _per_call(device, case, reps, row)
     if w.id == "W9":
         row.extra["per_op_ms"] = row.device_ms / CHAIN_LENGTH
         row.extra["host_per_op_ms"] = _recording_ms(device, case.device_fn, reps) / CHAIN_LENGTH
@@ -286,6 +312,25 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
     if case.ort is not None:
         row.ort_ms = _time_ort(case, reps, inner, row)
     return row
+
+
+def _per_call(device, case: Case, reps: int, row: Row) -> None:
+    """A row of `case.calls` calls per device_fn: its time per call, beside the same calls in a
+    batch and the adapter's floors (an empty dispatch + wait; a dispatch among 100 in one
+    pass), timed interleaved (medians)."""
+    samples = {"calls": [], "batched": []}
+    for _ in range(max(reps, 5)):
+        for name, fn in (("calls", case.device_fn), ("batched", case.batched)):
+            t0 = time.perf_counter()
+            fn()
+            device.synchronize()
+            samples[name].append((time.perf_counter() - t0) * 1e3 / case.calls)
+    per_call, batched = (float(np.median(samples[name])) for name in ("calls", "batched"))
+    row.device_ms = per_call
+    row.extra.update(per_call_ms=per_call, batched_per_call_ms=batched)
+    empty = row.extra.get("empty_dispatch_ms")
+    row.note = (f"{per_call / batched:.2f}x the same calls in a batch ({batched:.4f} ms per call)"
+                + (f", {per_call / empty:.2f}x an empty dispatch + wait" if empty else ""))
 
 
 def _recording_ms(device, fn, reps: int) -> float:

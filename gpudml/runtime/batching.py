@@ -31,9 +31,15 @@ from .profiler import Profiler
 from .storage import parts_of, pieces
 
 #: Outside a batch, recorded work is submitted once it holds this many dispatches ...
-FLUSH_DISPATCHES = 256
-#: ... or its dispatches bind this many bytes (tensors and scratch, as profiles count them).
-FLUSH_BYTES = 256 << 20
+#: Measured on lavapipe (2 cores), 1,000 unbatched [8,8] SUMs then one synchronize, per call:
+#: a submission per call 106 us; after 16, 64, 256, 1,024 or 4,096 dispatches 26-35 us alike
+#: (noise); [1024,1024] SUMs 940-1,160 us whatever the threshold. A submission costs ~50 us
+#: of host time on an H100 (issue #29's probe): 64 makes that under 1 us per dispatch, while
+#: the GPU starts on recorded work within 64 calls.
+FLUSH_DISPATCHES = 64
+#: ... or its dispatches bind this many bytes (tensors and scratch, as profiles count them):
+#: large kernels start as soon as a few are recorded.
+FLUSH_BYTES = 64 << 20
 
 
 @dataclass
@@ -65,13 +71,19 @@ class Recorder:
         self.pass_timestamps: Callable[[], dict | None] | None = None
         self.profiler = Profiler(ctx)
         self.submissions = 0  # queue submissions made (tests and the bench count them)
-        # wgpu-native's set-bind-group call, made directly: wgpu-py's wrapper (which allocates
-        # an empty offsets array per call) costs 0.8 us more per dispatch on lavapipe, on the
-        # path every recorded dispatch takes. gpudml pins wgpu-py below 0.33 (pyproject.toml);
-        # wgpu is imported here, with the first device, as everywhere in the runtime.
-        from wgpu.backends.wgpu_native._api import ffi, libf
+        # wgpu-native's set-bind-group and dispatch calls, made directly (the path every
+        # recorded dispatch takes): wgpu-py wraps each in its error capture and allocates an
+        # empty offsets array, 2.8 us per dispatch on lavapipe against 0.7 us. wgpu-native
+        # keeps an encoding error in the encoder and reports it at finish(), which goes
+        # through wgpu-py (flush: raised there, naming the work). gpudml pins wgpu-py below
+        # 0.33 (pyproject.toml); wgpu is imported here, with the first device, as everywhere
+        # in the runtime.
+        from wgpu.backends.wgpu_native._api import ffi
+        from wgpu.backends.wgpu_native._ffi import lib
 
-        self._set_bind_group, self._null = libf.wgpuComputePassEncoderSetBindGroup, ffi.NULL
+        self._set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
+        self._dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+        self._null = ffi.NULL
 
     @property
     def pending_dispatches(self) -> int:
@@ -108,14 +120,14 @@ class Recorder:
                 timestamps = self.pass_timestamps() if self.pass_timestamps is not None else None
                 cpass = encoder.begin_compute_pass(timestamp_writes=timestamps)
                 pending.pipeline = None
-            last, set_bind_group, null = pending.pipeline, self._set_bind_group, self._null
+            last, set_bind_group, dispatch, null = pending.pipeline, self._set_bind_group, self._dispatch, self._null
             for pipeline, group, grid in dispatches:
                 if pipeline is not last:  # a run of one operator's calls sets its pipeline once
                     cpass.set_pipeline(pipeline)
                     last = pipeline
                 set_bind_group(cpass._internal, 0, group._internal, 0, null)
+                dispatch(cpass._internal, grid[0], grid[1], 1)
                 pending.groups.append(group)
-                cpass.dispatch_workgroups(grid[0], grid[1], 1)
             pending.cpass, pending.pipeline = cpass, last
             pending.dispatches += len(dispatches)
             if work is not None:
