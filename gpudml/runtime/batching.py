@@ -71,9 +71,11 @@ class Recorder:
         self.pass_timestamps: Callable[[], dict | None] | None = None
         self.profiler = Profiler(ctx)
         self.submissions = 0  # queue submissions made (tests and the bench count them)
-        # wgpu-native's set-bind-group and dispatch calls, made directly (the path every
-        # recorded dispatch takes): wgpu-py wraps each in its error capture and allocates an
-        # empty offsets array, 2.8 us per dispatch on lavapipe against 0.7 us. wgpu-native
+        # wgpu-native's set-pipeline, set-bind-group and dispatch calls, made directly (the
+        # path every recorded dispatch takes): wgpu-py wraps each in its error capture and
+        # allocates an empty offsets array, 2.8 us per dispatch on lavapipe against 0.7 us.
+        # (The pipelines live in the context's cache for good, the bind groups in the
+        # pending work until it is submitted: nothing needs wgpu-py's keep-alive.) wgpu-native
         # keeps an encoding error in the encoder and reports it at finish(), which goes
         # through wgpu-py (flush: raised there, naming the work). gpudml pins wgpu-py below
         # 0.33 (pyproject.toml); wgpu is imported here, with the first device, as everywhere
@@ -81,6 +83,7 @@ class Recorder:
         from wgpu.backends.wgpu_native._api import ffi
         from wgpu.backends.wgpu_native._ffi import lib
 
+        self._set_pipeline = lib.wgpuComputePassEncoderSetPipeline
         self._set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
         self._dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
         self._null = ffi.NULL
@@ -120,14 +123,17 @@ class Recorder:
                 timestamps = self.pass_timestamps() if self.pass_timestamps is not None else None
                 cpass = encoder.begin_compute_pass(timestamp_writes=timestamps)
                 pending.pipeline = None
-            last, set_bind_group, dispatch, null = pending.pipeline, self._set_bind_group, self._dispatch, self._null
-            for pipeline, group, grid in dispatches:
-                if pipeline is not last:  # a run of one operator's calls sets its pipeline once
-                    cpass.set_pipeline(pipeline)
-                    last = pipeline
-                set_bind_group(cpass._internal, 0, group._internal, 0, null)
-                dispatch(cpass._internal, grid[0], grid[1], 1)
-                pending.groups.append(group)
+            last = pending.pipeline
+            if dispatches:
+                handle, null = cpass._internal, self._null
+                set_pipeline, set_bind_group, dispatch = self._set_pipeline, self._set_bind_group, self._dispatch
+                for pipeline, group, grid in dispatches:
+                    if pipeline is not last:  # a run of one operator's calls sets its pipeline once
+                        set_pipeline(handle, pipeline._internal)
+                        last = pipeline
+                    set_bind_group(handle, 0, group._internal, 0, null)
+                    dispatch(handle, grid[0], grid[1], 1)
+                    pending.groups.append(group)
             pending.cpass, pending.pipeline = cpass, last
             pending.dispatches += len(dispatches)
             if work is not None:
