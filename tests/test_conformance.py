@@ -282,7 +282,7 @@ def test_layout_sweep(device, spec, data_type, rank):
 
 
 # ============================================================================ strategies
-STRATEGY_CASES = 6
+STRATEGY_CASES = 8
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
