@@ -1,4 +1,4 @@
-"""Graphs (API.md section 8): recording, compiling and calling, against the same operators
+"""Graphs (docs/graphs.md): recording, compiling and calling, against the same operators
 run one by one (eager), on each adapter; every error a graph raises; one submission and
 no new buffers per call; dispatch counts; threads."""
 
@@ -22,7 +22,7 @@ RNG = np.random.default_rng(13)
 
 
 def _api_example(g):
-    """API.md section 8's graph: (x, y, z, r)."""
+    """The graph of docs/graphs.md's first example: (x, y, z, r)."""
     x = g.input([1, 3, 64, 64], dtype=np.float32, name="x")
     y = dml.padding(x, padding_mode=dml.PaddingMode.REFLECTION, padding_value=0.0,
                     start_padding=[0, 0, 2, 2], end_padding=[0, 0, 2, 2])
@@ -52,7 +52,7 @@ def _submissions(device, monkeypatch) -> list:
     return submitted
 
 
-# ------------------------------------------------------------------ the API.md example, end to end
+# ------------------------------------------------------------------ the docs' example, end to end
 def test_api_example_matches_eager(device):
     g = dml.Graph(device)
     x, y, z, r = _api_example(g)
