@@ -233,21 +233,26 @@ def test_rejected_wgsl_is_an_internal_error_with_numbered_source(device):
 
 def test_every_binding_is_in_the_pipeline_layout(device):
     """Pipelines take the layout wgpu derives from the shader; the entry point uses every
-    binding, so one the kernel's code never reads is there too."""
+    binding, so one the kernel's code never reads is there too: the layout takes a bind
+    group of all four bindings and refuses one without the binding never read."""
+    import wgpu
+
     dispatch = Dispatch("movement.wgsl.j2", STRIDED_1D,
                         (output_buffer(0, "output", 32, "stores"), input_buffer(0, "input"),
                          input_buffer(1, "never_read")),
                         {"count": 4, "out_sizes": (4,), "out_strides": (1,), "src_base": 0, "src_strides": (1,)}, 4)
     kernel = builder.build(dispatch, 65535)
+    assert "@binding(2) var<storage, read> never_read" in kernel.source
     ctx = device._ctx
     with ctx.lock:
         pipeline = ctx.pipeline(kernel.source)
-        usage = __import__("wgpu").BufferUsage
-        buffers = [ctx.device.create_buffer(size=16, usage=usage.STORAGE) for _ in range(3)]
-        uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=usage.UNIFORM)
+        buffers = [ctx.device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE) for _ in range(3)]
+        uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=wgpu.BufferUsage.UNIFORM)
         entries = [{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(buffers)]
         entries.append({"binding": 3, "resource": {"buffer": uniforms}})
-        ctx.device.create_bind_group(layout=pipeline.layout, entries=entries)  # a missing binding would raise
+        assert ctx.device.create_bind_group(layout=pipeline.layout, entries=entries) is not None
+        with pytest.raises(wgpu.GPUValidationError, match="bind group layout"):  # the layout holds binding 2
+            ctx.device.create_bind_group(layout=pipeline.layout, entries=[e for e in entries if e["binding"] != 2])
 
 
 def test_a_broken_template_fails_compile_operator_as_internal(device, monkeypatch):

@@ -1,149 +1,28 @@
-"""Fusion of a graph's data-movement chains (gpudml/fusion.py): random graphs, chains and
-DAGs of 1-12 nodes over every data type, ranks 1-8, every padding mode, strided and
-broadcast inputs, run fused and node by node (`compile(..., fuse=False)`) on both
-adapters: bit-exact for data movement, a Reduce that reads through a chain within the
-documented precision of its reference; the fusion rules as dispatch counts; the fused
-kernels under each strategy and run length."""
+"""Fusion of a graph's data-movement chains (gpudml/fusion.py), beside the conformance kit's
+random graphs of every chainable operator (tests/test_conformance.py): the fused kernels of
+random graphs under each strategy and run length; the fusion rules as dispatch counts (a
+chain of any length is one dispatch, chains cut where a kernel would bind too many
+tensors, what is materialized); the plan without an adapter; a Reduce reading a chain
+under each strategy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conformance import run_random_graph
 from conftest import random_bits
-from movement_check import padded_strides
 
 import gpudml as dml
 from gpudml import caps, compiler, fusion
 from gpudml.kernels.movement import family as movement
 from gpudml.ops import spec_named
 from gpudml.testing import assert_bit_equal, assert_within
-from gpudml.types import TYPES_11
 
 T = dml.DataType
 MODES = ("constant", "edge", "reflection", "symmetric", "wrap")
-FUNCTIONS = ("sum", "max", "min", "argmax", "multiply", "l1")
 
 
 # ------------------------------------------------------------------ random graphs
-class RandomGraph:
-    """A random graph on `device`: its Graph, the feed for a call, the outputs to compile,
-    and for each output made by a Reduce, the value it reduces (to check it against the
-    reference)."""
-
-    def __init__(self, device, rng: np.random.Generator, nodes: int):
-        self.rng = rng
-        self.g = dml.Graph(device)
-        self.feed = {}
-        self.reduced = {}  # output Expression -> (its input Expression, function, axes)
-        data_type = T(rng.choice(sorted(TYPES_11)))
-        rank = int(rng.integers(1, 9))
-        budget = max(1, int(600 ** (1 / rank)))  # elements stay in the thousands
-        sizes = [int(n) for n in rng.integers(1, budget + 2, size=rank)]
-        self.with_reduce = rng.random() < 0.5
-        x = self._input("x", data_type, sizes)
-        movable = [x]  # values a data-movement node may read
-        made = []
-        for _ in range(nodes):
-            source = movable[int(rng.integers(len(movable)))] if rng.random() < 0.3 else movable[-1]
-            value = self._node(source)
-            if value is None:
-                continue
-            made.append(value)
-            if value not in self.reduced:
-                movable.append(value)
-        tail = [v for v in made if v not in self.reduced]
-        picks = [v for v in made if rng.random() < 0.25]
-        self.outputs = list(dict.fromkeys(([tail[-1]] if tail else [x]) + picks + list(self.reduced)))
-
-    def _values(self, data_type: T, shape) -> np.ndarray:
-        if data_type.is_float and self.with_reduce:  # finite values the reduce functions keep finite
-            return (self.rng.standard_normal(shape) * 2).astype(data_type.numpy)
-        return random_bits(self.rng, data_type.numpy, shape)
-
-    def _input(self, name: str, data_type: T, sizes) -> dml.Expression:
-        layout = self.rng.choice(["packed", "strided", "broadcast"], p=[0.6, 0.2, 0.2])
-        strides = None if layout == "packed" else padded_strides(sizes, self.rng, broadcast=layout == "broadcast")
-        expr = self.g.input(sizes, dtype=data_type, name=name, strides=strides)
-        count = expr.desc.required_elements if strides is not None else sizes
-        self.feed[name] = self._values(data_type, count)
-        return expr
-
-    def _node(self, x: dml.Expression):
-        rng, rank, sizes = self.rng, len(x.shape), x.shape
-        kind = rng.choice(["pad", "slice", "reverse", "reduce"], p=[0.35, 0.3, 0.25, 0.1])
-        if kind == "pad":
-            start = [int(v) for v in rng.integers(0, 4, size=rank) * (rng.random(rank) < 0.6)]
-            end = [int(v) for v in rng.integers(0, 4, size=rank) * (rng.random(rank) < 0.6)]
-            mode = str(rng.choice(MODES))
-            if np.prod([n + s + e for n, s, e in zip(sizes, start, end)]) > 20000:
-                return None
-            low = -3 if x.dtype.is_float or x.dtype.is_signed else 0
-            return dml.pad(x, start, end, mode=mode, value=float(rng.integers(low, 4)))
-        if kind == "slice":
-            offsets = [int(rng.integers(0, n)) for n in sizes]
-            window = [int(rng.integers(1, n - o + 1)) for n, o in zip(sizes, offsets)]
-            strides = [int(rng.choice([1, 1, 2, 3])) * int(rng.choice([1, -1])) for _ in sizes]
-            return dml.slice(x, offsets, window, strides)
-        if kind == "reverse":
-            axis = int(rng.integers(rank))
-            shape = [1 if i == axis else n for i, n in enumerate(sizes)]
-            if rng.random() < 0.3:  # lengths the call feeds
-                name = f"lengths{len(self.feed)}"
-                lengths = self.g.input(shape, dtype=np.uint32, name=name)
-                self.feed[name] = rng.integers(0, sizes[axis] + 3, size=shape, dtype=np.uint32)
-            else:  # a constant (UINT32, or UINT64 past 2^32)
-                lengths = rng.integers(0, sizes[axis] + 3, size=shape).astype(np.uint64)
-                if rng.random() < 0.2:
-                    lengths[..., 0] = 2**40
-            return dml.reverse_subsequences(x, lengths, axis)
-        axes = sorted({int(a) for a in rng.integers(0, rank, size=int(rng.integers(1, rank + 1)))})
-        function = str(rng.choice(FUNCTIONS))
-        try:
-            value = dml.reduce(x, function, axes)
-        except dml.InvalidArgumentError:  # a function or type this reduce does not take
-            return None
-        self.reduced[value] = (x, function, axes)
-        return value
-
-
-def _check(graph: RandomGraph, fused_out, unfused_out, extra) -> None:
-    """Fused outputs against unfused ones: bit-exact, but a Reduce's within its documented
-    precision of the reference on its (unfused) input."""
-    for expr, got, want in zip(graph.outputs, fused_out, unfused_out):
-        if expr in graph.reduced:
-            x, function, axes = graph.reduced[expr]
-            x_values = extra[x]
-            reference = spec_named("reduce").reference(x_values, function, axes,
-                                                       output_data_type=expr.dtype if "arg" in function else None)
-            tolerance = spec_named("reduce").tolerance(reference, [x_values], {"function": function, "axes": axes})
-            assert_within(got, reference, tolerance, f"reduce {function} {axes}")
-        else:
-            assert_bit_equal(got, want)
-
-
-def _run(device, seed: int, nodes: int):
-    graph = RandomGraph(device, np.random.default_rng(seed), nodes)
-    reduced_inputs = [x for x, _, _ in graph.reduced.values()]
-    fused = graph.g.compile(graph.outputs)
-    unfused = graph.g.compile(graph.outputs + reduced_inputs, fuse=False)
-    got = fused(graph.feed)
-    want = unfused(graph.feed)
-    extra = dict(zip(reduced_inputs, want[len(graph.outputs):]))
-    _check(graph, got, want[:len(graph.outputs)], extra)
-    assert fused.dispatch_count <= graph.g.compile(graph.outputs, fuse=False).dispatch_count
-    return fused
-
-
-@pytest.mark.parametrize("block", range(4))
-def test_random_graphs_fused_match_unfused(device, block):
-    """40 random graphs per adapter (10 per block), each with up to 12 nodes."""
-    seen = set()
-    for seed in range(block * 10, block * 10 + 10):
-        fused = _run(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)))
-        seen.update(step.compiled.name.split("(")[0] for step in fused.steps)
-    assert "Fused" in seen  # the blocks fuse (the seeds are fixed: this cannot drift)
-
-
 @pytest.mark.parametrize("strategy", ["elements", "stretches", "coalesced"])
 @pytest.mark.parametrize("run", [movement.CHAIN_RUN_CPU, movement.RUN])
 def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, strategy, run):
@@ -155,7 +34,7 @@ def test_fused_kernels_under_each_strategy_and_run(vulkan_device, monkeypatch, s
                         lambda out, caps: tuple(sorted(real(out, caps), key=lambda s: s != strategy)))
     strategies = set()
     for seed in range(100, 112):
-        fused = _run(vulkan_device, seed, nodes=8)
+        _, fused = run_random_graph(vulkan_device, seed, nodes=8)
         strategies.update(step.compiled.strategy for step in fused.steps if step.compiled.name.startswith("Fused"))
     assert strategy in strategies
 

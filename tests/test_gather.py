@@ -1,7 +1,9 @@
-"""Gather: the page's examples (and that their numbers are the page's), validation rules,
-feature levels, index types (negative indices, out-of-range and extreme indices clamp),
-the functional form, every strategy forced, graphs (fused and not), and the sweep of every
-data type x ranks 1-8 x index type x layout against reference.py."""
+"""Gather: what the conformance kit (tests/test_conformance.py) does not cover: the page's
+Axis and IndexDimensions (example 3's contradiction), each validation rule's message, the
+output sizes rule, index values (negative indices, out-of-range and extreme indices clamp,
+a roomy buffer), the functional form (default index dimensions, index types, numpy.take),
+the pipeline cache across shapes, the command line, the kernel's segment kinds under every
+strategy, named fused chains and the stage's forms under every strategy."""
 
 from __future__ import annotations
 
@@ -11,16 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from dml_pages import page_blocks as _page_blocks
-from fuzzkit import MAX_SIZE, Case, OpFuzz, maybe_hostile, random_fill, replace_fields, support_row, tensor, type_of
-from hypothesis import strategies as st
-from movement_check import every_variant, padded_strides, run_and_check
+from conformance import HIGHEST, Case, index_values, run_every_variant
+from conftest import assert_bits_equal, random_bits
+from isolated import limited_device
 
 import gpudml as dml
 from gpudml import cli, examples, reference
 from gpudml.ops import gather
-from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
 FL = dml.FeatureLevel
@@ -48,39 +47,22 @@ def _run(device, desc, x, indices):
     return out
 
 
-# ------------------------------------------------------------------ the page's examples
-@pytest.mark.parametrize("example", GATHER_EXAMPLES, ids=lambda e: e.name)
-def test_page_examples(device, example):
-    assert_bits_equal(dml.gather(example.input, device=device, **example.args), example.expected)
-    assert_bits_equal(examples.run_reference(example), example.expected)
-
-
 def _page_examples() -> list[dict]:
-    """Each example of the page: its Axis, IndexDimensions, and per tensor its Sizes and numbers."""
+    """Each example of the page: its Axis and IndexDimensions."""
     text = PAGE.read_text(encoding="utf-8")
-    found = []
-    for section in text.split("### Example ")[1:]:
-        entry = {field: int(re.search(rf"{field}: (\d+)", section).group(1)) for field in ("Axis", "IndexDimensions")}
-        for tensor_name in ("InputTensor", "IndicesTensor", "OutputTensor"):
-            sizes = re.search(rf"{tensor_name}: \(Sizes:\{{([^}}]*)\}}", section).group(1)
-            entry[tensor_name] = ([int(v) for v in sizes.split(",")],
-                                  _page_blocks(section, f"{tensor_name}: (Sizes:")[0])
-        found.append(entry)
-    return found
+    return [{field: int(re.search(rf"{field}: (\d+)", section).group(1)) for field in ("Axis", "IndexDimensions")}
+            for section in text.split("### Example ")[1:]]
 
 
-def test_examples_are_the_pages():
-    """Every number of the transcribed examples is the page's: sizes, values, Axis and
-    IndexDimensions, except example 3's IndexDimensions (the page's 2 contradicts its own
-    output rule; its output is IndexDimensions 1's)."""
+# ------------------------------------------------------------------ the page's examples
+def test_examples_axis_and_index_dimensions_are_the_pages():
+    """Axis and IndexDimensions of the transcribed examples are the page's (their tensors:
+    the conformance kit), except example 3's IndexDimensions (the page's 2 contradicts its
+    own output rule; its output is IndexDimensions 1's); the page's clamping promise."""
     page = _page_examples()
     assert len(page) == len(GATHER_EXAMPLES)
     for ours, theirs in zip(GATHER_EXAMPLES, page, strict=True):
-        indices = ours.args["indices"]
-        assert (ours.args["axis"], list(ours.input.shape), ours.input.reshape(-1).tolist()) == (
-            theirs["Axis"], *theirs["InputTensor"])
-        assert (list(indices.shape), indices.reshape(-1).tolist()) == tuple(theirs["IndicesTensor"])
-        assert (list(ours.expected.shape), ours.expected.reshape(-1).tolist()) == tuple(theirs["OutputTensor"])
+        assert ours.args["axis"] == theirs["Axis"]
         k = 2 if ours.name == "gather-3" else ours.args["index_dimensions"]
         assert k == theirs["IndexDimensions"], ours.name
     assert "all reads will be clamped safely within the input tensor's memory" in PAGE.read_text(encoding="utf-8")
@@ -180,49 +162,6 @@ def test_rule_indices_tensor_desc_checked(vulkan_device):
 def test_output_sizes_rule(in_sizes, index_sizes, axis, k, want):
     """The page's (and DirectMLX's) rule, right-aligned to the DimensionCount."""
     assert gather.output_sizes(in_sizes, index_sizes, axis, k) == want
-
-
-# ------------------------------------------------------------------ feature levels
-LEVEL_CASES = [
-    # (level, rank, dtype, index dtype, None if valid else the message's tail)
-    (FL.FL_1_0, 4, DT.FLOAT16, DT.UINT32, None),
-    (FL.FL_1_0, 4, DT.INT32, DT.UINT32, "input_tensor.data_type INT32 is not supported at FL_1_0 (supported: "
-                                        "FLOAT32, FLOAT16); it needs FL_2_1 or later"),
-    (FL.FL_1_0, 3, DT.FLOAT32, DT.UINT32, "DimensionCount 3 is not supported at FL_1_0 (supported: 4); it needs "
-                                          "FL_3_0 or later"),
-    (FL.FL_2_1, 4, DT.INT8, DT.UINT32, None),
-    (FL.FL_2_1, 4, DT.FLOAT32, DT.INT32, "indices_tensor.data_type INT32 is not supported at FL_2_1 (supported: "
-                                         "UINT32); it needs FL_3_0 or later"),
-    (FL.FL_2_1, 5, DT.FLOAT32, DT.UINT32, "DimensionCount 5 is not supported at FL_2_1 (supported: 4); it needs "
-                                          "FL_3_0 or later"),
-    (FL.FL_3_0, 1, DT.UINT16, DT.INT64, None),
-    (FL.FL_3_0, 8, DT.INT16, DT.UINT64, None),
-    (FL.FL_3_1, 4, DT.FLOAT64, DT.INT32, "input_tensor.data_type FLOAT64 is not supported at FL_3_1"),
-    (FL.FL_4_0, 4, DT.FLOAT32, DT.UINT16, "indices_tensor.data_type UINT16 is not supported at FL_4_0"),
-    (FL.FL_4_1, 2, DT.FLOAT64, DT.INT64, None),
-    (FL.FL_4_1, 6, DT.UINT64, DT.INT32, None),
-    (FL.FL_6_4, 3, DT.INT64, DT.UINT64, None),
-]
-
-
-def _level_id(case) -> str:
-    level, rank, dtype, index_dtype, _ = case
-    return f"{level.name}-r{rank}-{dtype.name}-{index_dtype.name}"
-
-
-@pytest.mark.parametrize("case", LEVEL_CASES, ids=_level_id)
-def test_feature_level_table(at_level, case):
-    """Each row of the page's tables (and the level that would take what a row refuses):
-    rows of 4 gathered from an input of 3 along axis 0, at the case's level."""
-    level, rank, dtype, index_dtype, error = case
-    index_sizes = [1] * (rank - 1) + [4]
-    desc = _desc([3] + [2] * (rank - 1), index_sizes, axis=0, k=1, dtype=dtype, index_dtype=index_dtype)
-    if error is not None:
-        _raises(at_level(level), desc, f"Gather: {error}")
-        return
-    x = np.arange(3 * 2 ** (rank - 1)).astype(dtype.numpy).reshape(desc.input_tensor.sizes)
-    indices = np.array([2, 0, 1, 2], index_dtype.numpy).reshape(index_sizes)
-    assert_bits_equal(_run(at_level(level), desc, x, indices), x[[2, 0, 1, 2]])
 
 
 # ------------------------------------------------------------------ index values
@@ -337,19 +276,14 @@ def test_numpy_take_recipe(vulkan_device, x_shape, idx_shape, axis):
                       np.take(x, idx, axis))
 
 
-def test_tensor_in_tensor_out(device):
-    x = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
-    indices = device.tensor(np.array([[[2, 0]]], np.uint64))
-    out = dml.gather(device.tensor(x), indices, 1)
-    assert isinstance(out, dml.Tensor) and out.shape == (2, 2, 4)
-    np.testing.assert_array_equal(out.numpy(), x[:, [2, 0], :])
-
-
-def test_new_shape_of_a_known_kind_compiles_nothing(vulkan_device):
-    dev = vulkan_device
+def test_new_shape_of_a_known_kind_compiles_nothing(adapter):
+    """On a pipeline cache of the test's own (nothing compiled before, whatever ran earlier):
+    once two kinds are compiled, new shapes of them compile nothing."""
+    dev = limited_device(adapter)
     dml.gather(np.zeros((4, 6, 8), np.float32), np.zeros((1, 1, 3), np.uint32), 1, device=dev)
     dml.gather(np.zeros((4, 6, 8), np.float32), np.zeros((1, 1, 3), np.uint32), 2, device=dev)
     misses = dev.pipeline_cache_stats.misses
+    assert misses >= 1
     dml.gather(np.zeros((5, 7, 9), np.float32), np.zeros((1, 1, 11), np.uint32), 1, device=dev)
     dml.gather(np.zeros((3, 2, 5), np.float32), np.zeros((1, 1, 2), np.uint32), 2, device=dev)
     assert dev.pipeline_cache_stats.misses == misses
@@ -363,85 +297,7 @@ def test_cli_shader_gather(capsys):
     assert "i64" not in out  # 64-bit indices as word pairs: the GL adapter has no int64
 
 
-# ------------------------------------------------------------------ random gathers
-def index_values(rng, data_type: DT, n: int, count: int) -> np.ndarray:
-    """Indices for an axis of n: mostly inside it (from its end too, for signed types), some
-    just past either end, some at the type's extremes and around 2^32."""
-    info = np.iinfo(data_type.numpy)
-    values = rng.integers(-n if info.min < 0 else 0, n, size=count).astype(object)
-    odd = rng.random(count) < 0.2
-    hostile = [v for v in (n, n + 1, -n - 1, info.min, info.max, 2**32 - 1, 2**32, -(2**32), 2**31)
-               if info.min <= v <= info.max]
-    values[odd] = [hostile[i] for i in rng.integers(0, len(hostile), size=int(odd.sum()))]
-    return values.astype(data_type.numpy)
-
-
-def random_shapes(rng, rank: int, top: int | None = None):
-    """(input sizes, indices sizes, axis, index dimensions) of a random valid gather."""
-    top = top or {1: 40, 2: 9, 3: 6, 4: 4, 5: 3, 6: 3, 7: 2, 8: 2}[rank]
-    axis = int(rng.integers(0, rank))
-    k = int(rng.integers(0, min(rank, axis + 1) + 1))
-    sizes = [int(v) for v in rng.integers(1, top + 1, size=rank)]
-    sizes[:max(k - 1, 0)] = [1] * max(k - 1, 0)  # the leading 1s the output crops
-    index_sizes = [1] * (rank - k) + [int(v) for v in rng.integers(1, top + 1, size=k)]
-    return sizes, index_sizes, axis, k
-
-
-LAYOUTS = [(x, i, o) for x in ("packed", "strided", "broadcast") for i in ("packed", "strided", "broadcast")
-           for o in ("packed", "strided")]
-
-
-def _strides(rng, sizes, layout):
-    return None if layout == "packed" else padded_strides(sizes, rng, broadcast=layout == "broadcast")
-
-
-def _random_case(rng, data_type, index_type, rank, layout):
-    """A random valid gather of `rank` under `layout` (input, indices, output), its raw
-    input buffers (hostile indices included) and the reference's output."""
-    sizes, index_sizes, axis, k = random_shapes(rng, rank)
-    x_layout, index_layout, out_layout = layout
-    in_desc = dml.TensorDesc(data_type, sizes, _strides(rng, sizes, x_layout))
-    index_desc = dml.TensorDesc(index_type, index_sizes, _strides(rng, index_sizes, index_layout))
-    out_sizes = gather.output_sizes(sizes, index_sizes, axis, k)
-    out_desc = dml.TensorDesc(data_type, out_sizes, padded_strides(out_sizes) if out_layout == "strided" else None)
-    desc = dml.GatherOperatorDesc(in_desc, index_desc, out_desc, axis, k)
-    raws = [random_bits(rng, data_type.numpy, [in_desc.required_elements]),
-            index_values(rng, index_type, sizes[axis], index_desc.required_elements)]
-    want = reference.gather(logical_from_raw(raws[0], in_desc), logical_from_raw(raws[1], index_desc), axis, k)
-    return desc, raws, want
-
-
-def _check(device, rng, case, compiled=None):
-    """The case under `compiled` (default: the operator's own choice)."""
-    desc, raws, want = case
-    compiled = compiled or device.compile_operator(device.create_operator(desc))
-    run_and_check(device, rng, compiled, raws, [desc.input_tensor, desc.indices_tensor], desc.output_tensor, want)
-
-
-@pytest.mark.parametrize("rank", range(1, 9))
-@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
-def test_sweep_against_reference(device, data_type, rank):
-    """Each index type under a layout of input, indices (strided, broadcast) and output
-    (packed, strided) that turns with the rank, so every type meets every layout."""
-    rng = np.random.default_rng([int(data_type), rank])
-    for i, index_type in enumerate(INDEX_TYPES):
-        layout = LAYOUTS[(rank * len(INDEX_TYPES) + i + int(data_type)) % len(LAYOUTS)]
-        _check(device, rng, _random_case(rng, data_type, index_type, rank, layout))
-
-
-@pytest.mark.parametrize("rank", [1, 2, 3, 5, 8])
-def test_every_strategy_forced(device, rank):
-    """Every eligible strategy of random gathers (every axis position and index dimension
-    count, hostile indices, every layout) is bit-exact."""
-    rng = np.random.default_rng(rank)
-    for trial in range(12):
-        data_type = ALL_TYPES[(trial + rank) % len(ALL_TYPES)]
-        layout = LAYOUTS[(trial * 5 + rank) % len(LAYOUTS)]
-        case = _random_case(rng, data_type, INDEX_TYPES[trial % len(INDEX_TYPES)], rank, layout)
-        for compiled in every_variant(device, device.create_operator(case[0])):
-            _check(device, rng, case, compiled)
-
-
+# ------------------------------------------------------------------ strategies
 @pytest.mark.parametrize("case", [
     # (input sizes, indices sizes, axis, k, index strides): the kernel's segments
     ((6, 40), (1, 33), 1, 1, None),  # gathered axis innermost: an element per segment
@@ -453,15 +309,11 @@ def test_every_strategy_forced(device, rank):
     ((4, 9, 7), (1, 1, 1), 0, 0, None),
 ], ids=lambda c: f"{c[0]}-{c[1]}-axis{c[2]}-k{c[3]}")
 def test_segment_kinds_under_every_strategy(device, case):
+    """Each kind under every strategy and plan variant, hostile indices among in-range ones."""
     in_sizes, index_sizes, axis, k, index_strides = case
-    rng = np.random.default_rng(len(in_sizes) + axis + k)
     desc = _desc(in_sizes, index_sizes, axis=axis, k=k, dtype=DT.UINT16, index_dtype=DT.INT32,
                  index_strides=index_strides)
-    x = random_bits(rng, np.uint16, in_sizes)
-    raw = index_values(rng, DT.INT32, in_sizes[axis], desc.indices_tensor.required_elements)
-    want = reference.gather(x, logical_from_raw(raw, desc.indices_tensor), axis, k)
-    for compiled in every_variant(device, device.create_operator(desc)):
-        assert_bits_equal(compiled.execute([x, raw])[0], want)
+    run_every_variant(device, Case(gather.SPEC, HIGHEST, desc), len(in_sizes) + axis + k)
 
 
 # ------------------------------------------------------------------ graphs
@@ -513,37 +365,6 @@ def test_graph_indices_from_an_input_and_a_node(device):
     assert_bits_equal(got[0], expected)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_graph_random_chains_fused_match_unfused(device, seed):
-    """Random pad > gather > slice chains (every data type, ranks 1-8, every index type and
-    index dimension count, indices fed as a broadcast input), fused against node by node."""
-    rng = np.random.default_rng([seed, 77])
-    for _ in range(4):
-        rank = int(rng.integers(1, 9))
-        data_type = ALL_TYPES[int(rng.integers(0, len(ALL_TYPES)))]
-        index_type = INDEX_TYPES[int(rng.integers(0, 4))]
-        sizes, index_sizes, axis, k = random_shapes(rng, rank, top=3)
-        start = [0] * max(k - 1, 0) + [int(v) for v in rng.integers(0, 2, size=rank - max(k - 1, 0))]
-        index_strides = _strides(rng, index_sizes, "broadcast")
-        index_desc = dml.TensorDesc(index_type, index_sizes, index_strides)
-        raw = index_values(rng, index_type, sizes[axis] + start[axis], index_desc.required_elements)
-        feed = {"x": random_bits(rng, data_type.numpy, sizes), "i": logical_from_raw(raw, index_desc)}
-
-        def build(g, sizes=sizes, start=start, axis=axis, k=k, data_type=data_type, index_desc=index_desc):
-            x = g.input(sizes, dtype=data_type, name="x")
-            i = g.input(index_desc.sizes, dtype=index_desc.data_type, name="i", strides=index_desc.strides)
-            y = dml.gather(dml.pad(x, start, [0] * len(sizes), mode="symmetric"), i, axis, index_dimensions=k)
-            flip = [-1 if d % 2 else 1 for d in range(len(sizes))]
-            return [dml.slice(y, [0] * len(sizes), list(y.shape), flip), y]
-
-        got, want, fused = _graph_pair(device, build, feed)
-        for a, b in zip(got, want, strict=True):
-            assert_bits_equal(a, b)
-        assert fused.dispatch_count == 2  # y is an output: the chain pad > gather, then the slice of y
-        padded = reference.pad(feed["x"], start, [0] * rank, "symmetric")
-        assert_bits_equal(got[1], reference.gather(padded, feed["i"], axis, k))
-
-
 STAGE_FORMS = [
     # (input sizes, indices sizes, axis, k, index type): the stage over a fused chain's own axes
     ((3, 4, 9), (1, 1, 1), 2, 0, DT.INT32),  # a single index on the innermost axis (not rowwise)
@@ -586,81 +407,3 @@ def test_graph_stage_forms_under_every_strategy(device, form):
     reduced = g.compile([dml.reduce(y, "max", [0])])
     assert reduced.steps[0].compiled.name == "Fused(Padding>Gather>Slice1>Reduce)"
     assert_bits_equal(reduced({"x": array})[0], want.max(axis=0, keepdims=True))
-
-
-# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
-@st.composite
-def valid_cases(draw) -> Case:
-    level, row, rank = support_row(draw, gather.SUPPORT)
-    data_type = type_of(draw, row, "input_tensor")
-    index_type = type_of(draw, row, "indices_tensor")
-    axis = draw(st.integers(0, rank - 1))
-    k = draw(st.integers(0, min(rank, axis + 1)))
-    sizes = [1] * max(k - 1, 0) + [draw(st.integers(1, MAX_SIZE[rank])) for _ in range(rank - max(k - 1, 0))]
-    top = MAX_SIZE[min(rank + k, 8)]  # the output has rank + k - 1 dimensions' worth of elements
-    index_sizes = [1] * (rank - k) + [draw(st.integers(1, top)) for _ in range(k)]
-    n = sizes[axis]
-    desc = dml.GatherOperatorDesc(
-        tensor(draw, data_type, sizes), tensor(draw, index_type, index_sizes),
-        tensor(draw, data_type, gather.output_sizes(sizes, index_sizes, axis, k), output=True), axis, k)
-    return Case(level, desc, lambda xs: reference.gather(xs[0], xs[1], axis, k),
-                [random_fill, lambda rng, dt, count: index_values(rng, dt, n, count)])
-
-
-def _broken_integer(draw, desc, field: str, top: int):
-    """(builder, fragment, kind): `field`, an integer in [0, top], made larger, negative or
-    not an integer."""
-    how = draw(st.sampled_from(["above", "negative", "not_an_integer"]))
-    if how == "above":
-        value = top + 1 + draw(st.integers(0, 5))
-    elif how == "negative":
-        value = -draw(st.integers(1, 9))
-    else:
-        value = draw(st.sampled_from([1.0, "1", None, [1]]))
-    return replace_fields(desc, **{field: value}), field, f"{field}_{how}"
-
-
-@st.composite
-def broken_fields(draw, desc):
-    """(builder, fragment, kind) with one of the operator's own fields broken."""
-    rank = desc.input_tensor.rank
-    kind = draw(st.sampled_from(["axis", "index_dimensions", "indices_type", "output_size", "output_type"]))
-    if kind == "axis":
-        return _broken_integer(draw, desc, "axis", rank - 1)
-    if kind == "index_dimensions":
-        return _broken_integer(draw, desc, "index_dimensions", rank)
-    if kind == "indices_type":
-        dt = draw(st.sampled_from([DT.FLOAT32, DT.FLOAT16, DT.INT16, DT.UINT16, DT.INT8, DT.UINT8, DT.FLOAT64]))
-        return replace_fields(desc, indices_tensor=dml.TensorDesc(dt, desc.indices_tensor.sizes)), \
-            "indices_tensor.data_type", kind
-    out = desc.output_tensor
-    if kind == "output_type":
-        dt = draw(st.sampled_from([t for t in ALL_TYPES if t != out.data_type]))
-        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
-    bad = list(out.sizes)
-    bad[draw(st.integers(0, rank - 1))] += draw(st.integers(1, 3))
-    return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, bad)), "output_tensor.sizes", kind
-
-
-@st.composite
-def functional_calls(draw, x, shape):
-    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
-    rank = len(shape)
-    axis = draw(st.integers(0, rank - 1))
-    k = draw(st.integers(0, min(rank, gather.leading_ones(shape, axis) + 1)))
-    index_sizes = [1] * (rank - k) + [draw(st.integers(1, 5)) for _ in range(k)]
-    dtype = draw(st.sampled_from([np.uint32, np.int64, np.int8, np.uint16, np.int32, np.uint64]))
-    rng = np.random.default_rng(draw(st.integers(0, 999)))
-    # Hostile values too; cast (wrapping) to the array's own dtype, which the call keeps or widens.
-    indices = index_values(rng, DT.INT64, shape[axis], int(np.prod(index_sizes))).astype(dtype).reshape(index_sizes)
-    hostile = st.sampled_from([indices.astype(np.float32), indices.tolist(), None, 3, indices.astype(bool),
-                               np.zeros([n + 1 for n in index_sizes], np.uint32), "1", indices.reshape(-1)])
-    index_arg = draw(st.one_of(st.just(indices), hostile)) if draw(st.integers(0, 3)) == 0 else indices
-    args = {"indices": index_arg, "axis": maybe_hostile(draw, axis),
-            "index_dimensions": draw(st.sampled_from([k, k, None]))}
-    return args, lambda a: reference.gather(a, gather.indices_array(args["indices"]), args["axis"],
-                                            args["index_dimensions"])
-
-
-FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
-              fields=("x", "input_tensor", "indices", "axis", "index_dimensions", "device"))

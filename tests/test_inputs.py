@@ -1,6 +1,6 @@
 """Inputs are never written: numpy arrays (read-only ones included) and input Tensors are
 bit-identical after every operator; an output Tensor that is also an input is rejected.
-(tests/test_fuzz.py checks the same on every random case.)"""
+(tests/test_conformance.py checks the same on every random case.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Join: the page's examples, the page's support table, validation rules, feature levels, the
-dtype x rank x layout sweep vs reference.py, every strategy, more inputs than a kernel can
-bind, the functional form's list argument, graphs, the command line, and the fuzz
-strategies."""
+"""Join: what the conformance kit (tests/test_conformance.py) does not cover: the list field's
+inputs, the reference against a second formulation, each validation rule's message, which
+strategies are eligible (and each forced), more inputs than a kernel can bind, the plan's
+copies, the functional form's list argument, graphs, the command line."""
 
 from __future__ import annotations
 
@@ -9,21 +9,15 @@ import re
 
 import numpy as np
 import pytest
-from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
-from hypothesis import strategies as st
+from conformance import HIGHEST, Case, run_case, run_every_variant
+from conftest import assert_bits_equal, random_bits
 from isolated import limited_device
-from movement_check import every_variant, padded_strides, run_and_check
-from pagecheck import assert_examples_printed, assert_support_table
 
 import gpudml as dml
 from gpudml import caps, compiler, reference
 from gpudml.ops import join
-from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
-FL = dml.FeatureLevel
-PAGE = "ns-directml-dml_join_operator_desc.md"
 
 
 def _desc(in_sizes=((1, 1, 2, 3), (1, 1, 2, 4)), out_sizes=(1, 1, 2, 7), axis=3, dtype=DT.FLOAT32, in_dtypes=None,
@@ -51,25 +45,10 @@ def _concatenated(arrays, axis: int) -> np.ndarray:
     return out
 
 
-# ------------------------------------------------------------------ the page
-@pytest.mark.parametrize("example", join.SPEC.examples, ids=lambda e: e.name)
-def test_page_examples(device, example):
-    assert_bits_equal(dml.join(example.input, device=device, **example.args), example.expected)
-    assert_bits_equal(reference.join(example.input, **example.args), example.expected)
-
-
-def test_page_example_through_desc_api(device):
+def test_compiled_inputs_are_named_per_element(device):
+    """A list field's tensors are inputs of their own, named by their place in the list."""
     compiled = device.compile_operator(device.create_operator(_desc()))
-    xs = join.SPEC.examples[0].input
-    assert len(compiled.inputs) == 2 and [name for name, _ in compiled.inputs] == ["input_tensors[0]",
-                                                                                   "input_tensors[1]"]
-    (out,) = compiled.execute(xs)
-    assert_bits_equal(out, join.SPEC.examples[0].expected)
-
-
-def test_examples_and_support_table_are_the_pages():
-    assert_examples_printed(join.SPEC)
-    assert_support_table(join.SUPPORT, PAGE, {"InputTensors": "input_tensors", "OutputTensor": "output_tensor"})
+    assert [name for name, _ in compiled.inputs] == ["input_tensors[0]", "input_tensors[1]"]
 
 
 def test_reference_is_a_second_formulation():
@@ -112,96 +91,26 @@ def test_axis_is_an_integer():
         _desc(axis=1.5)
 
 
-LEVEL_CASES = [
-    # (level, rank, dtype, None if valid else the message's tail)
-    (FL.FL_1_0, 4, DT.UINT16, None),
-    (FL.FL_1_0, 4, DT.INT8, "input_tensors.data_type INT8 is not supported at FL_1_0 (supported: FLOAT32, FLOAT16, "
-                            "UINT32, UINT16, INT32, INT16); it needs FL_2_1 or later"),
-    (FL.FL_2_1, 4, DT.UINT8, None),
-    (FL.FL_2_1, 5, DT.FLOAT32, "DimensionCount 5 is not supported at FL_2_1 (supported: 4); it needs FL_3_0 or later"),
-    (FL.FL_3_0, 5, DT.INT8, None),
-    (FL.FL_4_0, 3, DT.INT16, "DimensionCount 3 is not supported at FL_4_0 (supported: 4, 5); it needs FL_4_1 or "
-                             "later"),
-    (FL.FL_4_0, 4, DT.FLOAT64, "input_tensors.data_type FLOAT64 is not supported at FL_4_0 (supported: FLOAT32, "
-                               "FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8); it needs FL_4_1 or later"),
-    (FL.FL_4_1, 1, DT.FLOAT64, None),
-    (FL.FL_4_1, 8, DT.INT64, None),
-]
-
-
-@pytest.mark.parametrize("level, rank, dtype, error", LEVEL_CASES,
-                         ids=[f"{c[0].name}-r{c[1]}-{c[2].name}" for c in LEVEL_CASES])
-def test_feature_level_table(at_level, level, rank, dtype, error):
-    device = at_level(level)
-    desc = _desc([[2] * rank, [2] * (rank - 1) + [1]], [2] * (rank - 1) + [3], rank - 1, dtype)
-    if error is not None:
-        _raises(device, desc, f"Join: {error}")
-        return
-    xs = [np.arange(2**rank).astype(dtype.numpy).reshape([2] * rank),
-          np.full([2] * (rank - 1) + [1], 7, dtype.numpy)]
-    (out,) = device.compile_operator(device.create_operator(desc)).execute(xs)
-    assert_bits_equal(out, _concatenated(xs, rank - 1))
-
-
-# ------------------------------------------------------------------ sweep
-LAYOUTS = ["packed", "strided_inputs", "broadcast_inputs", "strided_output"]
-
-
-def _case(rng, rank: int, data_type, layout: str):
-    """A random JOIN: (input descs, output desc, axis)."""
-    top = 6 if rank <= 2 else (4 if rank <= 5 else 3)
-    sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
-    axis = int(rng.integers(rank))
-    in_descs = []
-    for _ in range(int(rng.integers(1, 5))):
-        part = sizes[:axis] + [int(rng.integers(1, top + 1))] + sizes[axis + 1:]
-        strides = padded_strides(part, rng, broadcast=layout == "broadcast_inputs") \
-            if layout in ("strided_inputs", "broadcast_inputs") and rng.random() < 0.7 else None
-        in_descs.append(dml.TensorDesc(data_type, part, strides))
-    out_sizes = sizes[:axis] + [sum(d.sizes[axis] for d in in_descs)] + sizes[axis + 1:]
-    out_strides = padded_strides(out_sizes) if layout == "strided_output" else None
-    return in_descs, dml.TensorDesc(data_type, out_sizes, out_strides), axis
-
-
-@pytest.mark.parametrize("rank", range(1, 9))
-@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
-def test_sweep_against_reference(device, data_type, rank):
-    """Every type x rank 1-8 x layout (packed, padded rows, stride-0 broadcast inputs, an
-    output with gaps that must stay untouched), 1-4 inputs, bit-exact."""
-    rng = np.random.default_rng([int(data_type), rank, 7])
-    for layout in LAYOUTS:
-        in_descs, out_desc, axis = _case(rng, rank, data_type, layout)
-        desc = dml.JoinOperatorDesc(in_descs, out_desc, axis)
-        compiled = device.compile_operator(device.create_operator(desc))
-        raws = [random_bits(rng, data_type.numpy, [d.required_elements]) for d in in_descs]
-        want = reference.join([logical_from_raw(r, d) for r, d in zip(raws, in_descs)], axis)
-        run_and_check(device, rng, compiled, raws, in_descs, out_desc, want)
-
-
 @pytest.mark.parametrize("shapes, axis", [
     (((32, 3), (16, 3), (48, 3)), 0),  # every region starts on a 16-byte chunk, whatever the type
     (((5, 3), (4, 3)), 0),  # the second region starts mid-chunk
     (((2, 3), (2, 5)), 1),  # regions with gaps
     (((6,), (2,), (9,)), 0),  # on chunks for 8-byte elements only
 ])
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.int32, np.float64])
-def test_every_strategy(device, shapes, axis, dtype):
+@pytest.mark.parametrize("data_type", [DT.UINT8, DT.FLOAT16, DT.INT32, DT.FLOAT64], ids=lambda t: t.name)
+def test_every_strategy(device, shapes, axis, data_type):
     """Each eligible strategy forced, CPU-class and GPU-class: the chunk strategies where
     every region is packed and starts on a chunk, else strided; coalesced always."""
-    rng = np.random.default_rng(len(shapes))
-    xs = [random_bits(rng, dtype, s) for s in shapes]
-    descs = [dml.TensorDesc(dml.DataType.from_numpy(dtype), s) for s in shapes]
-    op = device.create_operator(join.infer_output(descs, axis))
+    desc = join.infer_output([dml.TensorDesc(data_type, s) for s in shapes], axis)
+    op = device.create_operator(desc)
     strategies = device.compile_operator(op).strategies
     row = int(np.prod(shapes[0][1:]))
     starts = np.cumsum([0] + [s[0] for s in shapes[:-1]]) * row
-    chunks = axis == 0 and all(start % (16 // np.dtype(dtype).itemsize) == 0 for start in starts)
+    chunks = axis == 0 and all(start % (16 // data_type.size) == 0 for start in starts)
     assert ("stretches" in strategies) == chunks and ("strided" in strategies) != chunks
     assert "coalesced" in strategies
-    for compiled in every_variant(device, op):
-        assert compiled.strategy in strategies and len(compiled.program.kernels) == len(xs)
-        run_and_check(device, rng, compiled, [x.reshape(-1) for x in xs], descs, op.desc.output_tensor,
-                      _concatenated(xs, axis))
+    assert all(len(device.compile_operator(op, s).program.kernels) == len(shapes) for s in strategies)
+    assert run_every_variant(device, Case(join.SPEC, HIGHEST, desc), len(shapes)) == set(strategies)
 
 
 @pytest.mark.parametrize("count", [1, 40])
@@ -215,14 +124,13 @@ def test_more_inputs_than_a_kernel_can_bind(device, count):
     assert count == 1 or count > limit
     rng = np.random.default_rng(count)
     xs = [random_bits(rng, np.uint16, (3, int(rng.integers(1, 4)), 2)) for _ in range(count)]
-    descs = [dml.TensorDesc(DT.UINT16, x.shape) for x in xs]
-    op = device.create_operator(join.infer_output(descs, 1))
+    desc = join.infer_output([dml.TensorDesc(DT.UINT16, x.shape) for x in xs], 1)
+    op = device.create_operator(desc)
     for strategy in device.compile_operator(op).strategies:
         compiled = device.compile_operator(op, strategy)
         assert len(compiled.program.kernels) == count
         assert all(len(k.buffers) <= 3 for k in compiled.program.kernels)
-        run_and_check(device, rng, compiled, [x.reshape(-1) for x in xs], descs, op.desc.output_tensor,
-                      _concatenated(xs, 1))
+        run_case(device, Case(join.SPEC, HIGHEST, desc), rng, compiled)
     assert_bits_equal(dml.join(xs, -2, device=device), _concatenated(xs, 1))
 
 
@@ -329,40 +237,3 @@ def test_cli_shader_join(capsys):
     out = capsys.readouterr().out
     assert "// Join at FL_6_4" in out and "// strategy coalesced (eligible: coalesced, strided)" in out
     assert out.count("// dispatch ") == 3
-
-
-# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
-@st.composite
-def valid_cases(draw) -> Case:
-    level, row, rank = support_row(draw, join.SUPPORT)
-    data_type = type_of(draw, row, "input_tensors")
-    sizes = sizes_of(draw, rank, {1: 60, 2: 12, 3: 6, 4: 4}.get(rank, 2))
-    axis = draw(st.integers(0, rank - 1))
-    parts = [sizes[:axis] + [draw(st.integers(1, max(1, sizes[axis])))] + sizes[axis + 1:]
-             for _ in range(draw(st.integers(1, 4)))]
-    out_sizes = sizes[:axis] + [sum(p[axis] for p in parts)] + sizes[axis + 1:]
-    desc = dml.JoinOperatorDesc([tensor(draw, data_type, p) for p in parts],
-                                tensor(draw, data_type, out_sizes, output=True), axis)
-    return Case(level, desc, lambda xs: reference.join(xs, axis), [random_fill] * len(parts))
-
-
-def broken_fields(desc):
-    """(builder, fragment, kind) with one of the operator's own fields broken."""
-    return broken_parts(desc, "output_tensor", "input_tensors", "InputCount")
-
-
-@st.composite
-def functional_calls(draw, x, shape):
-    """(keyword arguments, expected(x), the list holding x) for one call, some hostile."""
-    rank = len(shape)
-    axis = draw(st.integers(-rank, rank - 1))
-    dtype = x.dtype.newbyteorder("=") if isinstance(x, np.ndarray) and x.dtype.kind in "fiu" else np.dtype(np.float32)
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    others = [random_bits(rng, dtype, [draw(st.integers(1, 4)) if d == axis % rank else n for d, n in enumerate(shape)])
-              for _ in range(draw(st.integers(0, 2)))]
-    args = {"axis": maybe_hostile(draw, axis)}
-    return args, lambda a: reference.join([a, *others], args["axis"]), [x, *others]
-
-
-FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
-              fields=("xs", "input_tensors", "axis", "output_tensor", "device"))

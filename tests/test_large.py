@@ -2,8 +2,9 @@
 accessors, runtime/storage.py).
 
 Cheap and everywhere: Devices whose limits are forced low (`max_binding_bytes`,
-`max_buffer_bytes`) run every operator's fuzzed valid descriptions in segments and parts
-on both adapters. For real: tensors of 160 MiB, above lavapipe's 128 MiB binding limit.
+`max_buffer_bytes`; every operator's random valid descriptions run so in segments and parts
+on both adapters: tests/test_conformance.py). For real: tensors of 160 MiB, above
+lavapipe's 128 MiB binding limit.
 """
 
 from __future__ import annotations
@@ -12,11 +13,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conformance import SMALL_BUFFER, limited, segments_of
 from conftest import ADAPTERS, assert_bits_equal, get_device, random_bits, run_python
-from fuzzkit import budget, run_valid
-from hypothesis import given, reject
-from hypothesis import strategies as st
-from test_fuzz import OPS
 
 import gpudml as dml
 from gpudml import caps as caps_module
@@ -26,24 +24,6 @@ from gpudml.ops.slice1 import infer_output as slice_desc
 from gpudml.runtime.storage import Storage
 
 T = dml.DataType
-SMALL_BINDING, SMALL_BUFFER = 256, 2048
-_DEVICES: dict = {}
-
-
-def limited(adapter: str, level=None, binding=SMALL_BINDING, buffer=None) -> dml.Device:
-    key = (adapter, level, binding, buffer)
-    if key not in _DEVICES:
-        _DEVICES[key] = dml.Device(level, adapter, max_binding_bytes=binding, max_buffer_bytes=buffer)
-    return _DEVICES[key]
-
-
-def segments_of(compiled) -> dict:
-    """(role, index) -> the most segments any kernel binds it as."""
-    out: dict = {}
-    for k in compiled.program.kernels:
-        for b in k.buffers:
-            out[b.key] = max(out.get(b.key, 1), b.segments)
-    return out
 
 
 # ------------------------------------------------------------------ options
@@ -126,34 +106,6 @@ def test_too_many_bindings_grow_segments_then_run_in_passes():
     roomy = dataclasses.replace(base, max_storage_buffers_per_shader_stage=524288).with_limits(256, None)
     kernel = compiler.compile(desc, roomy, strategy="coalesced").kernels[0]
     assert 64 < compiler.builder.binding_count(kernel.buffers) <= compiler.MAX_BINDINGS
-
-
-# ------------------------------------------------------------------ every operator, in segments and parts
-@pytest.mark.slow
-@pytest.mark.parametrize("op", list(OPS))
-def test_valid_descriptions_in_segments_and_parts(adapter, op):
-    """The fuzz test's valid descriptions (every type, ranks 1-8, strided, broadcast and
-    roomy layouts, every eligible strategy) with 256-byte bindings, and every other one
-    also with 2 KiB buffers (tensors in several buffers): bit-exact as before."""
-    _, fuzz = OPS[op]
-    seen = {"segmented": 0, "parts": 0}
-
-    @budget(40)
-    @given(case=fuzz.valid, seed=st.integers(0, 2**32 - 1), numpy_layout=st.sampled_from([None, "strided"]))
-    def check(case, seed, numpy_layout):
-        parts = seed % 2 == 1
-        dev = limited(adapter, case.level, buffer=SMALL_BUFFER if parts else None)
-        try:
-            run_valid(dev, case, seed, numpy_layout)
-        except dml.UnsupportedError as exc:  # parts of 2 KiB cap the segments: a big case may not fit
-            assert parts and "storage bindings" in str(exc), exc
-            reject()
-        compiled = dev.compile_operator(dev.create_operator(case.desc))
-        seen["segmented"] += max(segments_of(compiled).values()) > 1
-        seen["parts"] += parts
-
-    check()
-    assert seen["segmented"] >= 5 and seen["parts"] >= 5, seen
 
 
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conformance import HIGHEST, Case, padded_strides, run_every_variant
 from conftest import assert_bits_equal, random_bits
-from movement_check import padded_strides, run_every_strategy, sequence_lengths
 
 import gpudml as dml
 from gpudml import compiler, reference
-from gpudml.runtime.tensor import logical_from_raw
+from gpudml.ops import spec_for
 
 DT = dml.DataType
 WIDTHS = [DT.UINT8, DT.FLOAT16, DT.FLOAT32, DT.INT64]  # 8, 16, 32 and 64 bits
@@ -52,9 +52,7 @@ def test_padding_stretches(device, data_type, mode):
             in_desc = dml.TensorDesc(data_type, in_sizes, in_strides)
             out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
             desc = dml.PaddingOperatorDesc(in_desc, out_desc, mode, 3, start, end)
-            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.pad(logical_from_raw(raw_in, in_desc), start, end, mode.name.lower(), 3)
-            run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
+            run_every_variant(device, Case(spec_for(desc), HIGHEST, desc), int(rng.integers(1 << 16)))
 
 
 # ------------------------------------------------------------------ Slice1
@@ -88,9 +86,7 @@ def test_slice_stretches(device, data_type):
             in_desc = dml.TensorDesc(data_type, in_sizes, in_strides)
             out_desc = dml.TensorDesc(data_type, out_sizes, out_strides)
             desc = dml.Slice1OperatorDesc(in_desc, out_desc, offsets, sizes, strides)
-            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.slice(logical_from_raw(raw_in, in_desc), offsets, sizes, strides, out_sizes)
-            run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
+            run_every_variant(device, Case(spec_for(desc), HIGHEST, desc), int(rng.integers(1 << 16)))
 
 
 # ------------------------------------------------------------------ ReverseSubsequences
@@ -125,11 +121,7 @@ def test_reverse_subsequences_fast_paths(device, data_type, lengths_type):
             lengths_desc = dml.TensorDesc(lengths_type, lengths_sizes, l_strides)
             out_desc = dml.TensorDesc(data_type, sizes, out_strides)
             desc = dml.ReverseSubsequencesOperatorDesc(in_desc, lengths_desc, out_desc, axis)
-            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            raw_lengths = sequence_lengths(rng, lengths_desc, sizes[axis])
-            want = reference.reverse_subsequences(
-                logical_from_raw(raw_in, in_desc), logical_from_raw(raw_lengths, lengths_desc), axis)
-            run_every_strategy(device, rng, desc, [in_desc, lengths_desc], [raw_in, raw_lengths], want)
+            run_every_variant(device, Case(spec_for(desc), HIGHEST, desc), int(rng.integers(1 << 16)))
 
 
 def test_reverse_column_strategy_is_chosen(vulkan_device):

@@ -1,6 +1,7 @@
-"""Padding1: the page's examples and tables, validation rules, feature levels, padding
-values exact in their type, every strategy, graphs, and the dtype x rank 1-8 x layout sweep
-vs reference.py."""
+"""Padding1: what the conformance kit (tests/test_conformance.py) does not cover: the
+Examples' arguments on the page, each validation rule's message, padding values exact in
+their type (and Padding's where both are exact), value type spellings, mode names, every
+strategy on chunk boundaries, a named fused chain, the command line."""
 
 from __future__ import annotations
 
@@ -10,36 +11,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conformance import HIGHEST, Case, RandomDraw, laid_out, page_arrays, page_text, run_every_variant
 from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from dml_pages import page_arrays, page_blocks, page_text, support_rows, table_rows
-from fuzzkit import (
-    Case,
-    OpFuzz,
-    draw_ints,
-    maybe_hostile,
-    pick_axis,
-    random_fill,
-    replace_fields,
-    sizes_of,
-    support_row,
-    tensor,
-    type_of,
-    with_entry,
-)
-from hypothesis import strategies as st
-from movement_check import LAYOUTS, layout_descs, padding_case, run_and_check, run_every_strategy
 
 import gpudml as dml
 from gpudml import examples, reference
-from gpudml.ops import padding, padding1
-from gpudml.runtime.tensor import logical_from_raw
+from gpudml.ops import padding1
 
 DT = dml.DataType
 FL = dml.FeatureLevel
 MODES = list(dml.PaddingMode)
 PAGE = "ns-directml-dml_padding1_operator_desc.md"
 EXAMPLES = [e for e in examples.EXAMPLES if e.operator == "padding1"]
-SEED_INPUT = EXAMPLES[0].input
 
 
 def _desc(in_sizes=(1, 1, 4, 4), out_sizes=(1, 1, 8, 10), start=(0, 0, 1, 2), end=(0, 0, 3, 4),
@@ -56,32 +39,16 @@ def _raises(device, desc, message: str):
 
 
 # ------------------------------------------------------------------ the page
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
-def test_page_examples(device, example):
-    got = dml.padding1(example.input, device=device, **example.args)
-    assert_bits_equal(got, example.expected)
-    assert_bits_equal(examples.run_reference(example), example.expected)
-
-
-def test_page_example_through_desc_api(device):
-    desc = _desc(mode="symmetric")
-    (out,) = device.compile_operator(device.create_operator(desc)).execute([SEED_INPUT])
-    assert_bits_equal(out, EXAMPLES[3].expected)
-
-
-def test_examples_are_the_stored_page():
-    """Inputs, paddings, modes, the value and outputs of the Examples, and the support
-    table, are what tests/data/pages/ holds of the page."""
+def test_examples_arguments_are_the_stored_page():
+    """The paddings, modes, value type and value of the Examples are the ones the stored page
+    gives (its tensors and tables: the conformance kit)."""
     text = page_text(PAGE)
-    assert page_blocks(text, "OutputTensor: (Sizes:") == [e.expected.reshape(-1).tolist() for e in EXAMPLES]
-    assert page_blocks(text, "InputTensor: (Sizes:") == [e.input.reshape(-1).tolist() for e in EXAMPLES]
     assert page_arrays(text, "StartPadding") == [list(e.args["start_padding"]) for e in EXAMPLES]
     assert page_arrays(text, "EndPadding") == [list(e.args["end_padding"]) for e in EXAMPLES]
     assert re.findall(r"^PaddingMode: DML_PADDING_MODE_(\w+)$", text, re.M) == [e.args["mode"].name for e in EXAMPLES]
     assert re.findall(r"^PaddingValueDataType: (\w+)$", text, re.M) == [e.args["value_data_type"].name
                                                                          for e in EXAMPLES]
     assert re.findall(r"^PaddingValue: (\S+)$", text, re.M) == ["9"] and EXAMPLES[0].args["value"] == 9
-    assert support_rows(text) == table_rows(padding1.SUPPORT)
 
 
 # ------------------------------------------------------------------ validation: one rule each
@@ -151,11 +118,18 @@ def test_rule_value_exact_in_its_type(vulkan_device, dtype, value, message):
     _raises(vulkan_device, _desc(dtype=dtype, value=value), f"Padding1: {message}")
 
 
-def test_value_ignored_by_other_modes_but_typed(vulkan_device):
+def test_value_ignored_by_other_modes_but_typed(device):
+    """Outside CONSTANT a value the type cannot hold is no error and changes nothing (the
+    modes give what they give with 0); one that is no real number still is an error."""
+    x = np.arange(16, dtype=np.int8).reshape(1, 1, 4, 4)
     for mode in ("edge", "reflection", "symmetric", "wrap"):
-        vulkan_device.create_operator(_desc(dtype=DT.INT8, value=1.5, mode=mode))
-        vulkan_device.create_operator(_desc(dtype=DT.UINT16, value=math.nan, mode=mode))
-    _raises(vulkan_device, _desc(mode="edge", value=None), "Padding1: padding_value: expected a real number, got None")
+        want = reference.padding1(x, [0, 0, 1, 2], [0, 0, 3, 4], mode)
+        for dtype, value in ((DT.INT8, 1.5), (DT.INT8, math.nan), (DT.INT8, 0)):
+            (got,) = device.compile_operator(device.create_operator(_desc(dtype=dtype, value=value, mode=mode))) \
+                .execute([x])
+            assert_bits_equal(got, want)
+        device.create_operator(_desc(dtype=DT.UINT16, value=math.nan, mode=mode))
+    _raises(device, _desc(mode="edge", value=None), "Padding1: padding_value: expected a real number, got None")
 
 
 def test_rule_output_must_not_alias(vulkan_device):
@@ -174,31 +148,11 @@ def test_rule_input_tensor_desc_checked(vulkan_device):
 
 
 # ------------------------------------------------------------------ feature levels
-LEVEL_CASES = [
-    # (level, rank, dtype, mode, None if valid else the message's tail)
-    (FL.FL_4_1, 4, DT.FLOAT32, "constant", "not available at feature level FL_4_1 (introduced at FL_5_0)"),
-    (FL.FL_1_0, 4, DT.FLOAT32, "edge", "not available at feature level FL_1_0 (introduced at FL_5_0)"),
-    (FL.FL_5_0, 1, DT.INT64, "constant", None),
-    (FL.FL_5_0, 8, DT.UINT64, "symmetric", None),
-    (FL.FL_5_0, 3, DT.FLOAT64, "reflection", None),
-    (FL.FL_5_0, 5, DT.INT8, "edge", None),
-    (FL.FL_5_0, 2, DT.FLOAT16, "wrap", "padding_mode WRAP is not supported at FL_5_0; it needs FL_6_4 or later"),
-    (FL.FL_6_3, 2, DT.FLOAT16, "wrap", "padding_mode WRAP is not supported at FL_6_3; it needs FL_6_4 or later"),
-    (FL.FL_6_4, 6, DT.UINT16, "wrap", None),
-]
-
-
-@pytest.mark.parametrize("level, rank, dtype, mode, error", LEVEL_CASES,
-                         ids=[f"{c[0].name}-r{c[1]}-{c[2].name}-{c[3]}" for c in LEVEL_CASES])
-def test_feature_level_table(at_level, level, rank, dtype, mode, error):
-    device = at_level(level)
-    desc = _desc([2] * rank, [5] * rank, [1] * rank, [2] * rank, mode, 3, dtype)
-    if error is not None:
-        _raises(device, desc, f"Padding1: {error}")
-        return
-    x = np.arange(2**rank).astype(dtype.numpy).reshape([2] * rank)
-    (out,) = device.compile_operator(device.create_operator(desc)).execute([x])
-    assert_bits_equal(out, reference.padding1(x, [1] * rank, [2] * rank, mode, 3))
+@pytest.mark.parametrize("level", [FL.FL_5_0, FL.FL_6_3])
+def test_rule_wrap_needs_fl_6_4(at_level, level):
+    _raises(at_level(level), _desc([2, 2], [5, 5], [1, 1], [2, 2], "wrap", 3, DT.FLOAT16),
+            f"Padding1: padding_mode WRAP is not supported at {level.name}; it needs FL_6_4 or later")
+    at_level(FL.FL_6_4).create_operator(_desc([2] * 6, [5] * 6, [1] * 6, [2] * 6, "wrap", 3, DT.UINT16))
 
 
 def test_default_device_takes_wrap():
@@ -287,16 +241,6 @@ def test_mode_names_and_errors(device):
         dml.padding1(x, [1], None, device=device)
 
 
-def test_tensor_in_tensor_out(device):
-    x = np.arange(24, dtype=np.uint64).reshape(4, 6)[::2, ::-1] + np.uint64(2**60)
-    t = device.tensor(x)
-    out = dml.padding1(t, [1, 2], [2, 1], mode="wrap")
-    assert isinstance(out, dml.Tensor) and out.shape == (5, 9)
-    again = dml.padding1(out, [1, 0], [0, 0], value=2**64 - 1)  # chained on the GPU
-    assert_bits_equal(again.numpy(), reference.padding1(reference.padding1(x, [1, 2], [2, 1], "wrap"), [1, 0], [0, 0],
-                                                        "constant", 2**64 - 1))
-
-
 # ------------------------------------------------------------------ every strategy
 STRATEGY_CASES = [
     # (input sizes, start, end): rows narrower and wider than a chunk, paddings past the axis
@@ -315,14 +259,10 @@ def test_every_strategy(device, data_type, mode):
     rng = np.random.default_rng([int(data_type), int(mode), 1])
     value = _value(rng, data_type)
     for in_sizes, start, end in STRATEGY_CASES:
-        out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)]
         for layout in ("packed", "strided_output"):
-            in_desc, out_desc = layout_descs(data_type, in_sizes, out_sizes, layout, rng)
-            desc = dml.Padding1OperatorDesc(in_desc, out_desc, mode, data_type, value, start, end)
-            assert "coalesced" in device.compile_operator(device.create_operator(desc)).strategies
-            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.padding1(raw_in.reshape(in_sizes), start, end, mode, value)
-            run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
+            desc = padding1.infer_output(dml.TensorDesc(data_type, in_sizes), start, end, mode, value)
+            desc = laid_out(desc, RandomDraw(rng), layout)
+            assert "coalesced" in run_every_variant(device, Case(padding1.SPEC, HIGHEST, desc), int(mode))
 
 
 # ------------------------------------------------------------------ graphs
@@ -351,35 +291,12 @@ def test_graph_chain_fuses(device):
     assert_bits_equal(fused({"x": array})[1], want_d)
 
 
-# ------------------------------------------------------------------ sweep
-RANKS = list(range(1, 9))
-
-
 def _value(rng, dtype: DT):
     """A value exact in `dtype`, often one that float64 or float32 could not carry."""
     if dtype.is_float:
         return [9.5, math.nan, -0.0, math.inf, 0.1, 2**60 + 2**36 + 1][int(rng.integers(6))]
     info = np.iinfo(dtype.numpy)
     return [int(info.max), int(info.min), int(info.max) - 1, -1 if info.min else 1, 2.0][int(rng.integers(5))]
-
-
-@pytest.mark.parametrize("rank", RANKS)
-@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
-def test_sweep_against_reference(device, data_type, rank):
-    """Every layout, each with a mode of its own (all five over the sweep), bit for bit; the
-    output's gaps keep their bytes."""
-    rng = np.random.default_rng([int(data_type), rank, 11])
-    for i, layout in enumerate(LAYOUTS):
-        mode = MODES[(int(data_type) + rank + i) % len(MODES)]
-        in_sizes, start, end = padding_case(rng, rank)
-        out_sizes = [n + s + e for n, s, e in zip(in_sizes, start, end, strict=True)]
-        in_desc, out_desc = layout_descs(data_type, in_sizes, out_sizes, layout, rng)
-        value = _value(rng, data_type)
-        desc = dml.Padding1OperatorDesc(in_desc, out_desc, mode, data_type, value, start, end)
-        compiled = device.compile_operator(device.create_operator(desc))
-        raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-        want = reference.padding1(logical_from_raw(raw_in, in_desc), start, end, mode, value)
-        run_and_check(device, rng, compiled, [raw_in], [in_desc], out_desc, want)
 
 
 # ------------------------------------------------------------------ command line
@@ -392,85 +309,3 @@ def test_cli_shader_padding1(capsys):
     assert out.startswith("// Padding1 at FL_6_4 on profile gl-cpu") and "s0_pad_value_high" in out
     assert cli.main(["shader", "padding1", "--dtype", "INT64", "--value-data-type", "INT32", "--caps", "gpu"]) == 2
     assert "padding_value_data_type INT32 must equal output_tensor.data_type INT64" in capsys.readouterr().err
-
-
-# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
-def exact_values(draw, data_type: dml.DataType):
-    """Values exact in `data_type`: any int in an integer type's range (whole floats too);
-    any real for a float type (ints past 2^53, NaN, infinities and -0.0 included)."""
-    if data_type.is_float:
-        return draw(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**70), 2**70),
-                              st.sampled_from([0.0, -0.0, 65504.0, 65520.0, 2**60 + 2**36 + 1, Fraction(1, 3)])))
-    info = np.iinfo(data_type.numpy)
-    return draw(st.one_of(st.integers(int(info.min), int(info.max)),
-                          st.integers(max(int(info.min), -(2**40)), min(int(info.max), 2**40)).map(float),
-                          st.sampled_from([int(info.min), int(info.max)])))
-
-
-@st.composite
-def valid_cases(draw) -> Case:
-    level, row, rank = support_row(draw, padding1.SUPPORT)
-    data_type = type_of(draw, row, "input_tensor")
-    mode = draw(st.sampled_from([m for m in dml.PaddingMode if padding.MODE_INTRODUCED[m] <= level]))
-    out_sizes = sizes_of(draw, rank)  # input sizes and paddings split them (paddings past the axis fold)
-    in_sizes, start, end = [], [], []
-    for m in out_sizes:
-        n = draw(st.integers(1, m))
-        s = draw(st.integers(0, m - n))
-        in_sizes += [n]
-        start += [s]
-        end += [m - n - s]
-    value = exact_values(draw, data_type) if mode == dml.PaddingMode.CONSTANT else draw(
-        st.sampled_from([0, 5.5, float("nan")]))
-    desc = dml.Padding1OperatorDesc(tensor(draw, data_type, in_sizes), tensor(draw, data_type, out_sizes, output=True),
-                                    mode, data_type, value, start, end)
-    return Case(level, desc, lambda xs: reference.padding1(xs[0], start, end, mode, value), [random_fill])
-
-
-@st.composite
-def broken_fields(draw, desc):
-    """(builder, fragment, kind) with one of the operator's own fields broken."""
-    rank, i, not_int = pick_axis(draw, desc)
-    dt = desc.input_tensor.data_type
-    constant = {"padding_mode": dml.PaddingMode.CONSTANT}
-    info = np.iinfo(dt.numpy) if not dt.is_float else None
-    choices = {
-        "start_negative": ("start_padding", {"start_padding": with_entry(desc.start_padding, i, -1)}),
-        "end_huge": ("end_padding", {"end_padding": with_entry(desc.end_padding, i, 2**32)}),
-        "length": ("start_padding", {"start_padding": list(desc.start_padding) + [0]}),
-        "not_int": ("end_padding", {"end_padding": with_entry(desc.end_padding, i, not_int)}),
-        "mode": ("padding_mode", {"padding_mode": draw(st.sampled_from([5, -1, "mirror", None]))}),
-        "value_type": ("padding_value", {"padding_value": draw(st.sampled_from(["0", None, 1j, False, [0]]))}),
-        "value_data_type": ("padding_value_data_type", {"padding_value_data_type": draw(st.sampled_from(
-            [t for t in DT if t != dt] + ["FLOAT8", None, 0]))}),
-    }
-    if info is not None:
-        choices["value_fraction"] = ("padding_value", {**constant,
-                                                       "padding_value": draw(st.sampled_from([0.5, -1.25]))})
-        choices["value_range"] = ("padding_value", {**constant, "padding_value": draw(st.sampled_from(
-            [int(info.max) + 1, int(info.min) - 1, math.nan, -math.inf]))})
-    kind = draw(st.sampled_from(sorted(choices) + ["output_size"]))
-    if kind == "output_size":
-        out = with_entry(desc.output_tensor.sizes, i, desc.output_tensor.sizes[i] + 1)
-        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out)), "output_tensor.sizes", kind
-    fragment, changes = choices[kind]
-    return replace_fields(desc, **changes), fragment, kind
-
-
-@st.composite
-def functional_calls(draw, x, shape):
-    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
-    rank = len(shape)
-    start, end = draw_ints(draw, rank, 0, 3), draw_ints(draw, rank, 0, 3)
-    mode = draw(st.sampled_from(["constant", "edge", "reflection", "symmetric", "wrap", dml.PaddingMode.CONSTANT]))
-    value = draw(st.sampled_from([0, 7, -3, 2**63 - 1, 2**64 - 1, 0.5, float("nan"), -0.0, 2**70]))
-    value_type = draw(st.sampled_from([None, None, "float32", DT.INT64, "uint8"]))
-    args = {"start_padding": maybe_hostile(draw, start), "end_padding": maybe_hostile(draw, end),
-            "mode": maybe_hostile(draw, mode), "value": value, "value_data_type": value_type}
-    return args, lambda a: reference.padding1(a, args["start_padding"], args["end_padding"], args["mode"],
-                                              args["value"], args["value_data_type"])
-
-
-FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
-              fields=("x", "input_tensor", "start_padding", "end_padding", "mode", "value", "padding_value",
-                      "value_data_type", "output_tensor", "device"))

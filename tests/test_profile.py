@@ -1,4 +1,4 @@
-"""Profiling (API.md section 7): `device.profile()` times every dispatch it sees, batched or
+"""Profiling (docs/experimenting.md): `device.profile()` times every dispatch it sees, batched or
 not, with GPU timestamps (the wall clock where an adapter has none); GPUDML_PROFILE=1 prints a
 summary of the whole process at exit. Timings are never asserted, only that they exist."""
 

@@ -1,6 +1,7 @@
-"""Slice (DML_SLICE, the first version): the page's examples and tables, validation rules,
-feature levels, every strategy, graphs, and the dtype x rank 1-8 x layout sweep vs
-reference.py."""
+"""Slice (DML_SLICE, the first version): what the conformance kit (tests/test_conformance.py)
+does not cover: the Examples' arguments on the page, the reference as Slice1's window, each
+validation rule's message, any stride on a size-1 axis (alone and fused), axis merging,
+every strategy on chunk boundaries, a named fused chain, the command line."""
 
 from __future__ import annotations
 
@@ -8,28 +9,12 @@ import re
 
 import numpy as np
 import pytest
-from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from dml_pages import page_arrays, page_blocks, page_text, support_rows, table_rows
-from fuzzkit import (
-    Case,
-    OpFuzz,
-    maybe_hostile,
-    pick_axis,
-    random_fill,
-    replace_fields,
-    sizes_of,
-    support_row,
-    tensor,
-    type_of,
-    with_entry,
-)
-from hypothesis import strategies as st
-from movement_check import LAYOUTS, layout_descs, run_and_check, run_every_strategy
+from conformance import HIGHEST, Case, RandomDraw, laid_out, page_arrays, page_text, run_every_variant
+from conftest import assert_bits_equal, random_bits
 
 import gpudml as dml
 from gpudml import compiler, examples, reference
 from gpudml.ops import slice0
-from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
 FL = dml.FeatureLevel
@@ -51,27 +36,13 @@ def _raises(device, desc, message: str):
 
 
 # ------------------------------------------------------------------ the page
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
-def test_page_examples(device, example):
-    assert_bits_equal(dml.slice0(example.input, device=device, **example.args), example.expected)
-    assert_bits_equal(examples.run_reference(example), example.expected)
-
-
-def test_page_example_through_desc_api(device):
-    (out,) = device.compile_operator(device.create_operator(_desc())).execute([EXAMPLES[1].input])
-    assert_bits_equal(out, EXAMPLES[1].expected)
-
-
-def test_examples_are_the_stored_page():
-    """Offsets, sizes, strides and outputs of the Examples, their shared input, and the
-    support tables, are what tests/data/pages/ holds of the page."""
+def test_examples_arguments_are_the_stored_page():
+    """Offsets, sizes and strides of the Examples are the stored page's, and they share its
+    one input (their tensors and the tables: the conformance kit)."""
     text = page_text(PAGE)
-    assert page_blocks(text, "OutputTensor: (Sizes:") == [e.expected.reshape(-1).tolist() for e in EXAMPLES]
-    assert page_blocks(text, "InputTensor: (Sizes:") == [EXAMPLES[0].input.reshape(-1).tolist()]
     assert all(e.input is EXAMPLES[0].input for e in EXAMPLES)
     for field in ("offsets", "sizes", "strides"):
         assert page_arrays(text, field.capitalize()) == [list(e.args[field]) for e in EXAMPLES]
-    assert support_rows(text) == table_rows(slice0.SUPPORT)
 
 
 def test_reference_is_slice1_with_its_window():
@@ -136,37 +107,6 @@ def test_fields_are_integers():
         _desc(offsets=None)
 
 
-LEVEL_CASES = [
-    # (level, rank, dtype, None if valid else the message's tail)
-    (FL.FL_1_0, 4, DT.FLOAT32, None),
-    (FL.FL_1_0, 5, DT.INT16, None),
-    (FL.FL_1_0, 4, DT.UINT16, None),
-    (FL.FL_1_0, 4, DT.UINT8, "input_tensor.data_type UINT8 is not supported at FL_1_0"),
-    (FL.FL_1_0, 3, DT.FLOAT32, "DimensionCount 3 is not supported at FL_1_0 (supported: 4, 5); it needs FL_3_0"),
-    (FL.FL_2_1, 5, DT.INT8, None),
-    (FL.FL_2_1, 6, DT.INT8, "DimensionCount 6 is not supported at FL_2_1 (supported: 4, 5); it needs FL_3_0"),
-    (FL.FL_3_0, 1, DT.UINT8, None),
-    (FL.FL_3_0, 8, DT.FLOAT16, None),
-    (FL.FL_3_1, 2, DT.FLOAT64, "input_tensor.data_type FLOAT64 is not supported at FL_3_1"),
-    (FL.FL_4_1, 8, DT.UINT64, None),
-    (FL.FL_4_1, 1, DT.FLOAT64, None),
-]
-
-
-@pytest.mark.parametrize("level, rank, dtype, error", LEVEL_CASES,
-                         ids=[f"{c[0].name}-r{c[1]}-{c[2].name}" for c in LEVEL_CASES])
-def test_feature_level_table(at_level, level, rank, dtype, error):
-    device = at_level(level)
-    desc = _desc([3] * rank, [2] * rank, [0] * rank, [2] * rank, [2] * rank, dtype)
-    if error is not None:
-        with pytest.raises(dml.InvalidArgumentError, match=re.escape(f"Slice: {error}")):
-            device.create_operator(desc)
-        return
-    x = np.arange(3**rank).astype(dtype.numpy).reshape([3] * rank)
-    (out,) = device.compile_operator(device.create_operator(desc)).execute([x])
-    assert_bits_equal(out, x[(slice(0, 3, 2),) * rank])
-
-
 # ------------------------------------------------------------------ functional API
 def test_functional_defaults_and_errors(device):
     x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
@@ -178,15 +118,6 @@ def test_functional_defaults_and_errors(device):
         dml.slice0(x, [0, 0, 0], [1, None, 1], device=device)
     with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: output_tensor.sizes[2] = 0 must be >= 1")):
         dml.slice0(x, [0, 0, 0], [1, 1, 0], device=device)
-
-
-def test_tensor_in_tensor_out(device):
-    x = np.arange(2 * 9 * 8, dtype=np.uint8).reshape(2, 9, 8)
-    t = device.tensor(x)
-    out = dml.slice0(t, [1, 0, 1], [1, 5, 3], [1, 2, 3])
-    assert isinstance(out, dml.Tensor) and out.shape == (1, 5, 3)
-    again = dml.slice0(out, [0, 1, 0], [1, 2, 2], [1, 3, 2])  # chained on the GPU
-    assert_bits_equal(again.numpy(), x[1:2, ::2, 1::3][:, 1::3, ::2])
 
 
 def test_any_stride_on_a_size_one_axis(device):
@@ -240,12 +171,9 @@ def test_every_strategy(device, data_type):
     rng = np.random.default_rng(int(data_type))
     for in_sizes, offsets, sizes, strides in STRATEGY_CASES:
         for layout in ("packed", "broadcast_input", "strided_output"):
-            in_desc, out_desc = layout_descs(data_type, in_sizes, sizes, layout, rng)
-            desc = dml.SliceOperatorDesc(in_desc, out_desc, offsets, sizes, strides)
-            assert "coalesced" in device.compile_operator(device.create_operator(desc)).strategies
-            raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-            want = reference.slice0(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
-            run_every_strategy(device, rng, desc, [in_desc], [raw_in], want)
+            desc = slice0.infer_output(dml.TensorDesc(data_type, in_sizes), offsets, sizes, strides)
+            desc = laid_out(desc, RandomDraw(rng), layout)
+            assert "coalesced" in run_every_variant(device, Case(slice0.SPEC, HIGHEST, desc), len(in_sizes))
 
 
 # ------------------------------------------------------------------ graphs
@@ -273,40 +201,6 @@ def test_graph_chain_fuses(device):
     assert_bits_equal(fused({"x": array})[1], want_d)
 
 
-# ------------------------------------------------------------------ sweep
-RANKS = list(range(1, 9))
-
-
-def _case(rng, rank: int):
-    """A random Slice problem: (input sizes, offsets, sizes, strides)."""
-    top = 7 if rank <= 2 else (4 if rank <= 5 else 3)
-    in_sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
-    offsets, sizes, strides = [], [], []
-    for n in in_sizes:
-        offset = int(rng.integers(0, n))
-        stride = int(rng.integers(1, 4))
-        offsets.append(offset)
-        strides.append(stride)
-        sizes.append(int(rng.integers(1, (n - 1 - offset) // stride + 2)))
-    return in_sizes, offsets, sizes, strides
-
-
-@pytest.mark.parametrize("rank", RANKS)
-@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
-def test_sweep_against_reference(device, data_type, rank):
-    """Every layout (padded-row and broadcast inputs, strided outputs whose gaps keep their
-    bytes), bit for bit."""
-    rng = np.random.default_rng([int(data_type), rank, 12])
-    for layout in LAYOUTS:
-        in_sizes, offsets, sizes, strides = _case(rng, rank)
-        in_desc, out_desc = layout_descs(data_type, in_sizes, sizes, layout, rng)
-        desc = dml.SliceOperatorDesc(in_desc, out_desc, offsets, sizes, strides)
-        compiled = device.compile_operator(device.create_operator(desc))
-        raw_in = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-        want = reference.slice0(logical_from_raw(raw_in, in_desc), offsets, sizes, strides)
-        run_and_check(device, rng, compiled, [raw_in], [in_desc], out_desc, want)
-
-
 # ------------------------------------------------------------------ command line
 def test_cli_shader_slice_v1(capsys):
     from gpudml import cli
@@ -318,67 +212,3 @@ def test_cli_shader_slice_v1(capsys):
     assert cli.main(["shader", "slice0", "--shape", "6,9", "--sizes", "6,9", "--offsets", "1,0", "--caps",
                      "gpu"]) == 2
     assert "is outside input_tensor.sizes[0] = 6" in capsys.readouterr().err
-
-
-# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
-@st.composite
-def valid_cases(draw) -> Case:
-    level, row, rank = support_row(draw, slice0.SUPPORT)
-    data_type = type_of(draw, row, "input_tensor")
-    in_sizes = sizes_of(draw, rank)
-    offsets, sizes, strides = [], [], []
-    for n in in_sizes:
-        offset = draw(st.integers(0, n - 1))
-        stride = draw(st.one_of(st.integers(1, 3), st.integers(1, n + 1)))
-        size = draw(st.integers(1, (n - 1 - offset) // stride + 1))
-        if size == 1 and draw(st.booleans()):
-            stride = draw(st.sampled_from([2**31, 2**32 - 1]))  # any stride where one element is read
-        offsets.append(offset)
-        sizes.append(size)
-        strides.append(stride)
-    desc = dml.SliceOperatorDesc(tensor(draw, data_type, in_sizes), tensor(draw, data_type, sizes, output=True),
-                                 offsets, sizes, strides)
-    return Case(level, desc, lambda xs: reference.slice0(xs[0], offsets, sizes, strides), [random_fill])
-
-
-@st.composite
-def broken_fields(draw, desc):
-    """(builder, fragment, kind) with one of the operator's own fields broken."""
-    rank, i, not_int = pick_axis(draw, desc)
-    n, size = desc.input_tensor.sizes[i], desc.sizes[i]
-    choices = {
-        "offset_past_end": ("offsets", with_entry(desc.offsets, i, n)),
-        "offset_negative": ("offsets", with_entry(desc.offsets, i, -1)),
-        "offset_huge": ("offsets", with_entry(desc.offsets, i, 2**40)),
-        "size_zero": ("sizes", with_entry(desc.sizes, i, 0)),
-        "size_not_output": ("sizes", with_entry(desc.sizes, i, size + 1)),
-        "stride_zero": ("strides", with_entry(desc.strides, i, 0)),
-        "stride_negative": ("strides", with_entry(desc.strides, i, draw(st.sampled_from([-1, -2**31])))),
-        "stride_huge": ("strides", with_entry(desc.strides, i, 2**32)),
-        "length": ("sizes", list(desc.sizes) + [1]),
-        "not_int": ("offsets", with_entry(desc.offsets, i, not_int)),
-        "not_a_list": ("strides", draw(st.sampled_from([None, 3, "1,1"]))),
-    }
-    kind = draw(st.sampled_from(sorted(choices) + ["reads_outside"]))
-    if kind == "reads_outside":  # one more element than the axis holds at this stride
-        if size == 1:
-            return replace_fields(desc, offsets=with_entry(desc.offsets, i, n)), "offsets", kind
-        stride = (n - desc.offsets[i]) // (size - 1) + 1
-        return replace_fields(desc, strides=with_entry(desc.strides, i, stride)), "strides", kind
-    name, value = choices[kind]
-    return replace_fields(desc, **{name: value}), name, kind
-
-
-@st.composite
-def functional_calls(draw, x, shape):
-    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
-    offsets = [draw(st.integers(0, n - 1)) for n in shape]
-    strides = [draw(st.sampled_from([1, 2, 3])) for _ in shape]
-    sizes = [draw(st.integers(1, (n - 1 - o) // s + 1)) for n, o, s in zip(shape, offsets, strides)]
-    args = {"offsets": maybe_hostile(draw, offsets), "sizes": maybe_hostile(draw, sizes),
-            "strides": maybe_hostile(draw, strides)}
-    return args, lambda a: reference.slice0(a, args["offsets"], args["sizes"], args["strides"])
-
-
-FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
-              fields=("x", "input_tensor", "offsets", "sizes", "strides", "output_tensor", "device"))

@@ -1,7 +1,8 @@
-"""Split: the page's examples, the page's support table, validation rules, feature levels, the
-dtype x rank x layout sweep vs reference.py, every strategy, more outputs than a kernel can
-bind, the functional form (always a list), graphs with several outputs per node, the
-command line, and the fuzz strategies."""
+"""Split: what the conformance kit (tests/test_conformance.py) does not cover: the list
+field's outputs, the reference against a second formulation, each validation rule's message,
+which strategies are eligible (and each forced), more outputs than a kernel can bind, one
+Tensor given as two outputs, the plan's copies, the functional form (always a list), graphs
+with several outputs per node, the command line."""
 
 from __future__ import annotations
 
@@ -9,21 +10,15 @@ import re
 
 import numpy as np
 import pytest
-from conftest import ALL_TYPES, assert_bits_equal, random_bits
-from fuzzkit import Case, OpFuzz, broken_parts, maybe_hostile, random_fill, sizes_of, support_row, tensor, type_of
-from hypothesis import strategies as st
+from conformance import HIGHEST, Case, RandomDraw, laid_out, run_case, run_every_variant
+from conftest import assert_bits_equal, random_bits
 from isolated import limited_device
-from movement_check import padded_strides, run_and_check
-from pagecheck import assert_examples_printed, assert_support_table
 
 import gpudml as dml
 from gpudml import caps, compiler, reference
 from gpudml.ops import split
-from gpudml.runtime.tensor import logical_from_raw
 
 DT = dml.DataType
-FL = dml.FeatureLevel
-PAGE = "ns-directml-dml_split_operator_desc.md"
 
 
 def _desc(in_sizes=(1, 1, 6, 2), out_sizes=((1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)), axis=2, dtype=DT.FLOAT32,
@@ -57,26 +52,10 @@ def _assert_pieces(got, want):
         assert_bits_equal(g, w)
 
 
-# ------------------------------------------------------------------ the page
-@pytest.mark.parametrize("example", split.SPEC.examples, ids=lambda e: e.name)
-def test_page_examples(device, example):
-    _assert_pieces(dml.split(example.input, device=device, **example.args), example.expected)
-    _assert_pieces(reference.split(example.input, **example.args), example.expected)
-
-
-def test_page_example_through_desc_api(device):
+def test_compiled_outputs_are_named_per_element(device):
+    """A list field's tensors are outputs of their own, named by their place in the list."""
     compiled = device.compile_operator(device.create_operator(_desc()))
     assert [name for name, _ in compiled.outputs] == ["output_tensors[0]", "output_tensors[1]", "output_tensors[2]"]
-    example = split.SPEC.examples[0]
-    _assert_pieces(compiled.execute([example.input]), example.expected)
-    tensors = compiled.execute([device.tensor(example.input)])
-    assert all(isinstance(t, dml.Tensor) for t in tensors)
-    _assert_pieces([t.numpy() for t in tensors], example.expected)
-
-
-def test_examples_and_support_table_are_the_pages():
-    assert_examples_printed(split.SPEC)
-    assert_support_table(split.SUPPORT, PAGE, {"InputTensor": "input_tensor", "OutputTensors": "output_tensors"})
 
 
 def test_reference_is_a_second_formulation():
@@ -114,94 +93,22 @@ def test_validation_rule(vulkan_device, desc, message):
     _raises(vulkan_device, desc, message)
 
 
-LEVEL_CASES = [
-    # (level, rank, dtype, None if valid else the message's tail)
-    (FL.FL_1_0, 4, DT.INT16, None),
-    (FL.FL_1_0, 4, DT.UINT8, "input_tensor.data_type UINT8 is not supported at FL_1_0 (supported: FLOAT32, FLOAT16, "
-                             "UINT32, UINT16, INT32, INT16); it needs FL_2_1 or later"),
-    (FL.FL_2_1, 4, DT.INT8, None),
-    (FL.FL_2_1, 2, DT.FLOAT32, "DimensionCount 2 is not supported at FL_2_1 (supported: 4); it needs FL_3_0 or later"),
-    (FL.FL_3_0, 1, DT.UINT16, None),
-    (FL.FL_3_0, 8, DT.FLOAT16, None),
-    (FL.FL_4_0, 3, DT.UINT64, "input_tensor.data_type UINT64 is not supported at FL_4_0 (supported: FLOAT32, "
-                              "FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8); it needs FL_4_1 or later"),
-    (FL.FL_4_1, 2, DT.FLOAT64, None),
-    (FL.FL_4_1, 7, DT.INT64, None),
-]
-
-
-@pytest.mark.parametrize("level, rank, dtype, error", LEVEL_CASES,
-                         ids=[f"{c[0].name}-r{c[1]}-{c[2].name}" for c in LEVEL_CASES])
-def test_feature_level_table(at_level, level, rank, dtype, error):
-    device = at_level(level)
-    desc = _desc([2] * (rank - 1) + [3], [[2] * (rank - 1) + [1], [2] * (rank - 1) + [2]], rank - 1, dtype)
-    if error is not None:
-        _raises(device, desc, f"Split: {error}")
-        return
-    x = np.arange(3 * 2 ** (rank - 1)).astype(dtype.numpy).reshape([2] * (rank - 1) + [3])
-    got = device.compile_operator(device.create_operator(desc)).execute([x])
-    _assert_pieces(got, _pieces(x, rank - 1, [1, 2]))
-
-
-# ------------------------------------------------------------------ sweep
-LAYOUTS = ["packed", "strided_input", "broadcast_input", "strided_outputs"]
-
-
-def _case(rng, rank: int, data_type, layout: str):
-    """A random SPLIT: (input desc, output descs, axis, sizes)."""
-    top = 6 if rank <= 2 else (4 if rank <= 5 else 3)
-    in_sizes = [int(rng.integers(1, top + 1)) for _ in range(rank)]
-    axis = int(rng.integers(rank))
-    in_sizes[axis] = int(rng.integers(1, 9))
-    cuts = sorted(rng.choice(np.arange(1, in_sizes[axis]), size=int(rng.integers(0, in_sizes[axis])), replace=False))
-    sizes = [int(b - a) for a, b in zip([0, *cuts], [*cuts, in_sizes[axis]])]
-    in_strides = padded_strides(in_sizes, rng, broadcast=layout == "broadcast_input") \
-        if layout in ("strided_input", "broadcast_input") else None
-    outs = []
-    for n in sizes:
-        out_sizes = in_sizes[:axis] + [n] + in_sizes[axis + 1:]
-        strides = padded_strides(out_sizes) if layout == "strided_outputs" and rng.random() < 0.7 else None
-        outs.append(dml.TensorDesc(data_type, out_sizes, strides))
-    return dml.TensorDesc(data_type, in_sizes, in_strides), outs, axis, sizes
-
-
-@pytest.mark.parametrize("rank", range(1, 9))
-@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
-def test_sweep_against_reference(device, data_type, rank):
-    """Every type x rank 1-8 x layout (packed, padded rows, stride-0 broadcast input, outputs
-    with gaps that must stay untouched), 1-8 outputs, bit-exact."""
-    rng = np.random.default_rng([int(data_type), rank, 11])
-    for layout in LAYOUTS:
-        in_desc, out_descs, axis, sizes = _case(rng, rank, data_type, layout)
-        desc = dml.SplitOperatorDesc(in_desc, out_descs, axis)
-        compiled = device.compile_operator(device.create_operator(desc))
-        raw = random_bits(rng, data_type.numpy, [in_desc.required_elements])
-        want = reference.split(logical_from_raw(raw, in_desc), axis, sizes)
-        run_and_check(device, rng, compiled, [raw], [in_desc], out_descs, want)
-
-
 @pytest.mark.parametrize("shape, axis, sizes", [
     ((12, 5), 0, [3, 1, 8]), ((4, 9), 1, [2, 7]), ((33,), 0, [32, 1]), ((2, 3, 4), 2, [4]),
 ])
-@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.int64])
-def test_every_strategy(device, shape, axis, sizes, dtype):
+@pytest.mark.parametrize("data_type", [DT.INT8, DT.UINT16, DT.FLOAT32, DT.INT64], ids=lambda t: t.name)
+def test_every_strategy(device, shape, axis, sizes, data_type):
     """Each eligible strategy forced, CPU-class and GPU-class, packed outputs and outputs
     with gaps (strided only; a 1-D output has none)."""
-    x = random_bits(np.random.default_rng(len(sizes)), dtype, shape)
-    in_desc = dml.TensorDesc(dml.DataType.from_numpy(dtype), shape)
     for gaps in (False, True) if len(shape) > 1 else (False,):
-        desc = split.infer_output(in_desc, axis, sizes)
+        desc = split.infer_output(dml.TensorDesc(data_type, shape), axis, sizes)
         if gaps:
-            desc = dml.SplitOperatorDesc(in_desc, [dml.TensorDesc(t.data_type, t.sizes, padded_strides(t.sizes))
-                                                   for t in desc.output_tensors], axis)
+            desc = laid_out(desc, RandomDraw(np.random.default_rng(1)), "strided_output")
         op = device.create_operator(desc)
         strategies = device.compile_operator(op).strategies
         assert ("stretches" in strategies) != gaps and ("strided" in strategies) == gaps and "coalesced" in strategies
-        for strategy in strategies:
-            compiled = device.compile_operator(op, strategy)
-            assert compiled.strategy == strategy and len(compiled.program.kernels) == len(sizes)
-            run_and_check(device, np.random.default_rng(1), compiled, [x.reshape(-1)], [in_desc],
-                          list(desc.output_tensors), _pieces(x, axis, sizes))
+        assert all(len(device.compile_operator(op, s).program.kernels) == len(sizes) for s in strategies)
+        assert run_every_variant(device, Case(split.SPEC, HIGHEST, desc), len(sizes)) == set(strategies)
 
 
 def test_more_outputs_than_a_kernel_can_bind(device):
@@ -214,13 +121,12 @@ def test_more_outputs_than_a_kernel_can_bind(device):
     rng = np.random.default_rng(40)
     sizes = [int(n) for n in rng.integers(1, 4, size=40)]
     x = random_bits(rng, np.float16, (2, sum(sizes)))
-    in_desc = dml.TensorDesc(DT.FLOAT16, x.shape)
-    op = device.create_operator(split.infer_output(in_desc, 1, sizes))
+    desc = split.infer_output(dml.TensorDesc(DT.FLOAT16, x.shape), 1, sizes)
+    op = device.create_operator(desc)
     for strategy in device.compile_operator(op).strategies:
         compiled = device.compile_operator(op, strategy)
         assert len(compiled.program.kernels) == 40 and all(len(k.buffers) <= 3 for k in compiled.program.kernels)
-        run_and_check(device, rng, compiled, [x.reshape(-1)], [in_desc], list(op.desc.output_tensors),
-                      _pieces(x, 1, sizes))
+        run_case(device, Case(split.SPEC, HIGHEST, desc), rng, compiled)
     _assert_pieces(dml.split(x, -1, sizes, device=device), _pieces(x, 1, sizes))
 
 
@@ -304,39 +210,3 @@ def test_cli_shader_split(capsys):
                      "vulkan-cpu"]) == 0
     out = capsys.readouterr().out
     assert "// Split at FL_6_4" in out and "// strategy stretches" in out and out.count("// dispatch ") == 3
-
-
-# ------------------------------------------------------------------ fuzz (run by tests/test_fuzz.py)
-@st.composite
-def valid_cases(draw) -> Case:
-    level, row, rank = support_row(draw, split.SUPPORT)
-    data_type = type_of(draw, row, "input_tensor")
-    in_sizes = sizes_of(draw, rank, {1: 60, 2: 12, 3: 6, 4: 4}.get(rank, 2))
-    axis = draw(st.integers(0, rank - 1))
-    sizes, left = [], in_sizes[axis]
-    while left:
-        sizes.append(draw(st.integers(1, left)) if len(sizes) < 5 else left)
-        left -= sizes[-1]
-    outs = [tensor(draw, data_type, in_sizes[:axis] + [n] + in_sizes[axis + 1:], output=True) for n in sizes]
-    desc = dml.SplitOperatorDesc(tensor(draw, data_type, in_sizes), outs, axis)
-    return Case(level, desc, lambda xs: reference.split(xs[0], axis, sizes), [random_fill])
-
-
-def broken_fields(desc):
-    """(builder, fragment, kind) with one of the operator's own fields broken."""
-    return broken_parts(desc, "input_tensor", "output_tensors", "OutputCount")
-
-
-@st.composite
-def functional_calls(draw, x, shape):
-    """(keyword arguments, expected(x)) for one functional call, some arguments hostile."""
-    rank = len(shape)
-    axis = draw(st.integers(-rank, rank - 1))
-    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, shape[axis] - 1)), max_size=3)))) if shape[axis] > 1 else []
-    sizes = [b - a for a, b in zip([0, *cuts], [*cuts, shape[axis]])]
-    args = {"axis": maybe_hostile(draw, axis), "sizes": maybe_hostile(draw, sizes)}
-    return args, lambda a: reference.split(a, args["axis"], args["sizes"])
-
-
-FUZZ = OpFuzz(valid_cases(), broken_fields, functional_calls,
-              fields=("x", "input_tensor", "axis", "sizes", "output_tensors", "device"))

@@ -1,4 +1,4 @@
-"""TensorDesc: DMLCalcBufferTensorSize and every rule of SPEC.md section 2."""
+"""TensorDesc: DMLCalcBufferTensorSize and every rule of DirectML's DML_BUFFER_TENSOR_DESC page."""
 
 from __future__ import annotations
 

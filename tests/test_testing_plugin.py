@@ -1,4 +1,4 @@
-"""gpudml's pytest plugin (gpudml.testing, API.md section 10), as a user's project meets it:
+"""gpudml's pytest plugin (gpudml.testing, docs/testing.md), as a user's project meets it:
 pytester runs small test files of a user's own through pytest with the plugin."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Autotuning (API.md section 7, runtime/tuning.py): off unless asked; the first compile of a
+"""Autotuning (docs/experimenting.md, runtime/tuning.py): off unless asked; the first compile of a
 kind times its variants (strategies, and the plan options their specs offer) and writes the
 cache file, a second process reuses the choice without timing; stale, foreign and corrupt
 files are handled; two threads tune a kind once. Timings are never asserted, only which

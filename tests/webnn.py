@@ -69,7 +69,7 @@ REDUCE_FUNCTIONS = {
 _F = ReduceFunction
 _INTS = {"int32", "uint32", "int64", "uint64"}
 _SMALL_INTS = {"int16", "int8", "uint16", "uint8"}
-#: Input types DirectML's Reduce accepts per function at its highest level (SPEC.md 4).
+#: Input types DirectML's Reduce accepts per function at its highest level (its page's support tables).
 REDUCE_INPUT_TYPES = {
     **dict.fromkeys([_F.AVERAGE, _F.L2, _F.LOG_SUM, _F.LOG_SUM_EXP], {"float32", "float16"}),
     **dict.fromkeys([_F.L1, _F.SUM_SQUARE, _F.SUM, _F.MULTIPLY], {"float32", "float16"} | _INTS),

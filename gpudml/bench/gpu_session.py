@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
+from .. import ops
 from ..ops import SPECS
 
 PARTS = ("lab", "tune", "torch", "bench", "large", "pytest")
@@ -65,8 +67,10 @@ def _run(argv: list[str], log: Path, timeout: int, env: dict | None = None, appe
 
 
 def _tests(root: Path) -> list[str]:
-    """The conformance kit and each operator's own test file that exists."""
-    names = ["test_conformance.py"] + [f"test_{spec.key}.py" for spec in SPECS]
+    """The conformance kit and each operator module's own test file that exists (test_tile.py,
+    test_argminmax.py for the table of ArgMax and ArgMin)."""
+    modules = sorted({spec.key for spec in SPECS} | {m.name for m in pkgutil.iter_modules(ops.__path__)})
+    names = ["test_conformance.py"] + [f"test_{m}.py" for m in modules]
     return [str(root / "tests" / n) for n in dict.fromkeys(names) if (root / "tests" / n).is_file()]
 
 

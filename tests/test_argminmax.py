@@ -1,77 +1,38 @@
-"""The tests DML_ARGMAX and DML_ARGMIN share, written once for either operator.
-
-tests/test_argmax.py and tests/test_argmin.py import these test functions and define the
-fixture `op` (the operator's spec), so that each file runs the whole suite for its own
-operator: the page's examples (on both adapters, through the desc API, in `gpudml
-examples`, checked against the page's text in tests/data/pages/), its support tables
-(parsed from the page), one test per validation rule, the data type x rank 1-8 x layout
-sweep under every strategy, the boundaries of the GPU-class strategy, ties and NaN in
-both directions, a graph reading through a data-movement chain, and the WebNN vectors.
-The fuzz strategies (`valid_cases`, `broken_fields`, `functional_calls`) are built here
-for either spec; each test file declares its FUZZ with them.
-"""
+"""ArgMax and ArgMin (DML_ARGMAX_OPERATOR_DESC, DML_ARGMIN_OPERATOR_DESC: two rows of one table,
+gpudml/ops/argminmax.py): what the conformance kit (tests/test_conformance.py) does not cover,
+for either operator (the fixture `op`): the page's quirks (three examples on one input, the
+AxisDirection examples), the desc API's axes in either order, the `gpudml shader` options,
+each validation rule's message and the edges of what the rules accept, the functional form,
+strategies by adapter class and the GPU-class strategy's boundaries, the loop budget, ties
+and NaN in both directions, INCREASING as Reduce's ARGMAX/ARGMIN, a graph reading through a
+chain, the WebNN vectors, and ArgMin as the ArgMax of the negation."""
 
 from __future__ import annotations
 
-import functools
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import webnn
-from conftest import assert_bits_equal, bits, random_bits
-from fuzzkit import (
-    REDUCED_AXES_KINDS,
-    Case,
-    broken_reduced_axes,
-    maybe_hostile,
-    replace_fields,
-    sizes_of,
-    support_row,
-    tensor,
-    type_of,
-)
-from hypothesis import strategies as st
+from conformance import page_text, tie_values
+from conftest import assert_bits_equal, bits
 
 import gpudml as dml
 from gpudml import caps, cli, compiler, fusion
 from gpudml.kernels import reduction
+from gpudml.ops import spec_named
 from gpudml.runtime import CompiledOperator, Operator
 from gpudml.runtime.tensor import logical_from_raw
-from gpudml.tensor_desc import packed_strides
-
-#: The shared tests: a test file that imports them (`from argminmax_suite import *`) collects them.
-__all__ = [
-    "test_page_examples",
-    "test_page_example_through_the_desc_api",
-    "test_examples_are_the_pages_numbers",
-    "test_gpudml_examples_runs_them",
-    "test_gpudml_shader",
-    "test_support_table_is_the_pages",
-    "test_validation_rule",
-    "test_what_the_rules_accept",
-    "test_desc_fields_are_checked_when_built",
-    "test_functional_arguments",
-    "test_sweep_against_reference",
-    "test_strategies_by_adapter_class",
-    "test_workgroup_boundaries",
-    "test_long_rows_stay_within_the_loop_budget",
-    "test_nan_and_ties_in_both_directions",
-    "test_increasing_is_reduce_with_argmax_or_argmin",
-    "test_a_graph_reads_through_a_chain",
-]
 
 T, FL, D = dml.DataType, dml.FeatureLevel, dml.AxisDirection
-PAGES = Path(__file__).parent / "data" / "pages"
+OPS = [spec_named("argmax"), spec_named("argmin")]
 INDEX_TYPES = [T.INT64, T.INT32, T.UINT64, T.UINT32]
-INPUT_TYPES = [t for t in T if t != T.FLOAT64]
-#: Words one of which a rejected functional call's message names (fuzzkit.OpFuzz.fields).
-FIELDS = ("x", "input_tensor", "axes", "axis_direction", "output_data_type", "output_tensor", "device")
 
 
-def page_text(op) -> str:
-    return (PAGES / f"ns-directml-{op.page.lower()}.md").read_text(encoding="utf-8")
+@pytest.fixture(params=OPS, ids=lambda spec: spec.key, scope="module")
+def op(request):
+    """The operator's spec: every test below runs for ArgMax and for ArgMin."""
+    return request.param
 
 
 def desc_of(op, x_desc, axes, direction="increasing", out_type="INT64", out_strides=None):
@@ -96,16 +57,6 @@ def check_every_strategy(device, op, desc, raw, **options) -> tuple[str, ...]:
     return strategies
 
 
-def tie_values(rng, data_type: dml.DataType, count: int) -> np.ndarray:
-    """`count` elements drawn from five bit patterns: three random ones (NaN, infinities
-    and -0.0 among them for floats), zero, and the sign bit alone (-0.0, or an integer
-    type's most negative value / 2^(bits-1)): many ties, in every kind of value."""
-    item = data_type.size
-    pool = random_bits(rng, data_type.numpy, [5])
-    pool[3:] = np.array([0, 1 << (8 * item - 1)], np.dtype(f"u{item}")).view(data_type.numpy)
-    return pool[rng.integers(0, 5, count)]
-
-
 def bottom_values(op, data_type: dml.DataType, count: int) -> np.ndarray:
     """`count` elements at the bottom of the operator's order (every element beats or ties
     them: what the kernels start from): the smallest value for ArgMax, the largest for
@@ -119,14 +70,8 @@ def bottom_values(op, data_type: dml.DataType, count: int) -> np.ndarray:
     return np.full(count, value, data_type.numpy)
 
 
-# ------------------------------------------------------------------ the page's examples
-def test_page_examples(device, op):
-    for example in op.examples:
-        got = dml.FUNCTIONS[op.functional_name](example.input, device=device, **example.args)
-        assert_bits_equal(got, example.expected)
-
-
-def test_page_example_through_the_desc_api(device, op):
+# ------------------------------------------------------------------ the page
+def test_page_example_through_the_desc_api_axes_in_either_order(device, op):
     """Example 3 (every axis) as the page writes its description, axes in either order."""
     for axes in ([0, 1], [1, 0]):
         desc = op.desc(input_tensor=dml.TensorDesc(T.FLOAT32, [3, 3]), output_tensor=dml.TensorDesc(T.UINT32, [1, 1]),
@@ -135,35 +80,18 @@ def test_page_example_through_the_desc_api(device, op):
         assert_bits_equal(got, op.examples[2].expected)
 
 
-def _numbers_after(text: str, marker: str) -> list[list[int]]:
-    """The numbers of each code block's tensor printed after `marker` (`// comments` dropped)."""
-    blocks = []
-    for chunk in text.split(marker)[1:]:
-        body = re.sub(r"//[^\n]*", "", chunk.split("```")[0].split(")", 1)[1])
-        blocks.append([int(v) for v in re.findall(r"-?\d+", body)])
-    return blocks
-
-
-def test_examples_are_the_pages_numbers(op):
-    """The transcribed inputs and outputs are the ones the page prints (tests/data/pages/):
-    three examples on one input, and the two of the AxisDirection field."""
-    text = page_text(op)
+def test_examples_are_the_pages(op):
+    """Three examples on the page's one input, in UINT32 (their numbers: the conformance
+    kit), and the two of the AxisDirection field, each on the line of its direction."""
+    text = page_text(op.examples[0].source)
     table, ties = op.examples[:3], op.examples[3:]
-    assert _numbers_after(text, "InputTensor: (Sizes:") == [e.input.ravel().astype(int).tolist() for e in table[:1]]
     assert all(e.input is table[0].input for e in table)
-    assert _numbers_after(text, "OutputTensor: (Sizes:") == [e.expected.ravel().tolist() for e in table]
     assert all(e.args["output_data_type"] == "UINT32" for e in table) and text.count("DataType:UINT32") == 3
     for e in ties:
         direction = e.args["axis_direction"].upper()
         values = ",".join(str(int(v)) for v in e.input)
         line = next(s for s in text.splitlines() if f"DML_AXIS_DIRECTION_{direction}**" in s)
         assert line.endswith(f"`{op.key}({{{values}}}) = {int(e.expected[0])}`)"), line
-
-
-def test_gpudml_examples_runs_them(capsys, op):
-    assert cli.main(["examples"]) == 0
-    text = capsys.readouterr().out
-    assert all(f"== {e.name}: {op.name} example " in text for e in op.examples)
 
 
 def test_gpudml_shader(capsys, op):
@@ -176,53 +104,6 @@ def test_gpudml_shader(capsys, op):
     assert cli.main(["shader", op.key, "--axis-direction", "sideways"]) == 2
     assert "axis_direction: 'sideways' is not a AxisDirection (one of INCREASING, DECREASING)" in \
         capsys.readouterr().err
-
-
-# ------------------------------------------------------------------ the support tables
-def page_support(text: str):
-    """(introducing level, [(level, {tensor: (ranks, types)})]) as the page's Availability
-    and Tensor support sections state them."""
-    major, minor = re.search(r"introduced in `DML_FEATURE_LEVEL_(\d)_(\d)`", text).groups()
-    rows = []
-    for m in re.finditer(r"### DML_FEATURE_LEVEL_(\d)_(\d) and above\n(.*?)(?=\n###|\Z)", text, re.S):
-        tensors = {}
-        for line in m.group(3).splitlines():
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if cells[0] in ("InputTensor", "OutputTensor"):
-                lo, _, hi = cells[2].partition(" to ")
-                tensors[cells[0]] = (range(int(lo), int(hi or lo) + 1), {T[n.strip()] for n in cells[3].split(",")})
-        rows.append((FL[f"FL_{m.group(1)}_{m.group(2)}"], tensors))
-    return FL[f"FL_{major}_{minor}"], sorted(rows, reverse=True)
-
-
-def _page_accepts(support, level, rank, in_type, out_type) -> bool:
-    introduced, rows = support
-    row = next((tensors for lv, tensors in rows if lv <= level), None)
-    if level < introduced or row is None:
-        return False
-    (in_ranks, in_types), (out_ranks, out_types) = row["InputTensor"], row["OutputTensor"]
-    return rank in in_ranks and rank in out_ranks and in_type in in_types and out_type in out_types
-
-
-def test_support_table_is_the_pages(op):
-    """Every (level, rank, input type, output type) is accepted exactly where the page's
-    tables say (read from the stored page, not from the module)."""
-    support = page_support(page_text(op))
-    assert support[0] == FL.FL_3_0 and [lv for lv, _ in support[1]] == [FL.FL_4_1, FL.FL_3_0]
-    for level in FL:
-        for rank in range(1, 9):
-            sizes = (2,) * rank
-            for in_type in T:
-                for out_type in T:
-                    desc = op.desc(dml.TensorDesc(in_type, sizes), dml.TensorDesc(out_type, (1,) + sizes[1:]), (0,),
-                                   D.INCREASING)
-                    try:
-                        op.validate(desc, level)
-                        accepted = True
-                    except dml.InvalidArgumentError:
-                        accepted = False
-                    assert accepted == _page_accepts(support, level, rank, in_type, out_type), \
-                        (level.name, rank, in_type.name, out_type.name)
 
 
 # ------------------------------------------------------------------ validation, rule by rule
@@ -278,15 +159,29 @@ def test_validation_rule(at_level, op, rule):
 
 
 def test_what_the_rules_accept(at_level, op):
-    """The edges of the rules: 64-bit inputs from FL 4_1, every index type from FL 3_0, an
-    INT32 output holding index 2^31 - 1 exactly, UINT32 beyond it."""
-    at_level(FL.FL_4_1).create_operator(_desc(op, T.UINT64, out_type=T.INT32))
-    for out_type in INDEX_TYPES:
-        at_level(FL.FL_3_0).create_operator(_desc(op, T.INT8, out_type=out_type, direction=D.DECREASING))
-    at_level(FL.FL_3_0).create_operator(_desc(op, sizes=(1, 2**16, 2**15), in_strides=[0, 0, 0], axes=(1, 2),
-                                              out_type=T.INT32))
-    at_level(FL.FL_3_0).create_operator(_desc(op, sizes=(1, 2**16, 2**15 + 1), in_strides=[0, 0, 0], axes=(1, 2),
-                                              out_type=T.UINT32))
+    """The edges of the rules, each beside the refusal it borders: 64-bit inputs from FL 4_1
+    (not at FL 4_0), every index type from FL 3_0 (not below: the operator is introduced
+    there), an INT32 output holding index 2^31 - 1 exactly (not one more), UINT32 beyond it.
+    The small descriptions run and give the reference's indices; the large ones plan."""
+    rng = np.random.default_rng(4)
+    edges = [(FL.FL_4_1, FL.FL_4_0, T.UINT64, T.INT32, D.INCREASING)]
+    edges += [(FL.FL_3_0, FL.FL_2_1, T.INT8, out_type, D.DECREASING) for out_type in INDEX_TYPES]
+    for level, below, in_type, out_type, direction in edges:
+        desc = _desc(op, in_type, out_type=out_type, direction=direction)
+        with pytest.raises(dml.InvalidArgumentError, match=f"{op.name}: .*{below.name}"):
+            at_level(below).create_operator(desc)
+        device = at_level(level)
+        x = tie_values(rng, in_type, desc.input_tensor.element_count).reshape(desc.input_tensor.sizes)
+        (got,) = device.compile_operator(device.create_operator(desc)).execute([x])
+        assert_bits_equal(got, op.reference(x, **op.arguments(desc)))
+    largest = dict(sizes=(1, 2**16, 2**15), in_strides=[0, 0, 0], axes=(1, 2))  # index 2^31 - 1: INT32 holds it
+    beyond = dict(largest, sizes=(1, 2**16, 2**15 + 1))
+    device = at_level(FL.FL_3_0)
+    for arguments, out_type in ((largest, T.INT32), (beyond, T.UINT32)):
+        compiled = device.compile_operator(device.create_operator(_desc(op, out_type=out_type, **arguments)))
+        assert compiled.strategies and compiled.program.kernels
+    with pytest.raises(dml.InvalidArgumentError, match="INT32 cannot hold index 2147549183"):
+        device.create_operator(_desc(op, out_type=T.INT32, **beyond))
 
 
 def test_desc_fields_are_checked_when_built(op):
@@ -325,44 +220,6 @@ def test_functional_arguments(vulkan_device, op):
                             ({"output_data_type": "INT65"}, f"{key}: output_data_type: 'INT65' is not a DataType")):
         with pytest.raises(dml.InvalidArgumentError, match=re.escape(message)):
             dml.FUNCTIONS[op.functional_name](x, device=dev, **kwargs)
-
-
-# ------------------------------------------------------------------ the sweep
-#: Largest size per axis by rank: a few hundred to a few thousand elements.
-MAX_SIZE = {1: 300, 2: 40, 3: 12, 4: 7, 5: 5, 6: 4, 7: 3, 8: 3}
-LAYOUTS = ("packed", "padded rows", "broadcast", "strided output")
-
-
-def _sweep_case(rng, data_type, rank, layout):
-    """(input desc, reduced axes, output strides or None) for one rank and layout."""
-    sizes = [int(rng.integers(2, MAX_SIZE[rank] + 1)) for _ in range(rank)]
-    axes = sorted(int(a) for a in rng.choice(rank, size=int(rng.integers(1, rank + 1)), replace=False))
-    in_strides = None
-    if layout == "padded rows":
-        in_strides = list(packed_strides([n + 1 for n in sizes]))
-    elif layout == "broadcast":
-        in_strides = list(packed_strides(sizes))
-        for axis in rng.choice(rank, size=max(1, rank // 2), replace=False):
-            in_strides[int(axis)] = 0
-    out_strides = None
-    if layout == "strided output":
-        out_strides = list(packed_strides([1 if a in axes else n + 2 for a, n in enumerate(sizes)]))
-    return dml.TensorDesc(data_type, sizes, in_strides), axes, out_strides
-
-
-@pytest.mark.parametrize("data_type", INPUT_TYPES, ids=lambda t: t.name)
-def test_sweep_against_reference(device, op, data_type):
-    """Every input type x ranks 1-8 x layouts (padded rows, broadcast axes of stride 0,
-    strided outputs), both directions, every index type, under every strategy: exact."""
-    rng = np.random.default_rng([int(data_type), len(op.key), 7])
-    for rank in range(1, 9):
-        layout = LAYOUTS[rank % len(LAYOUTS)]
-        x_desc, axes, out_strides = _sweep_case(rng, data_type, rank, layout)
-        direction = ("increasing", "decreasing")[rank % 2]
-        desc = desc_of(op, x_desc, axes, direction, INDEX_TYPES[rank % 4], out_strides)
-        raw = tie_values(rng, data_type, x_desc.required_elements)
-        strategies = check_every_strategy(device, op, desc, raw)
-        assert {"rows", "split", "workgroup"} <= set(strategies) <= set(op.planner.strategies), strategies
 
 
 # ------------------------------------------------------------------ strategies
@@ -501,78 +358,35 @@ def test_a_graph_reads_through_a_chain(device, op):
 
 
 # ------------------------------------------------------------------ WebNN
-def webnn_cases(op):
-    """The WPT argMax or argMin vectors (tests/webnn.py maps them as Reduce cases: their
+def webnn_cases():
+    """The WPT argMax and argMin vectors (tests/webnn.py maps them as Reduce cases: their
     axes and index type carry over; WebNN picks the first index, as INCREASING does)."""
-    cases, skipped = webnn.load(f"{op.key}.json")
-    assert not skipped and len(cases) == 30
-    return [pytest.param(c.inputs[0], {"axes": c.args["axes"], "output_data_type": c.args["output_data_type"]},
-                         c.expected, id=c.name) for c in cases]
+    found = []
+    for op in OPS:
+        cases, skipped = webnn.load(f"{op.key}.json")
+        assert not skipped and len(cases) == 30
+        found += [pytest.param(op, c.inputs[0], {k: c.args[k] for k in ("axes", "output_data_type")}, c.expected,
+                               id=f"{op.key}-{c.name}") for c in cases]
+    return found
 
 
-def check_webnn(device, op, x, args, expected):
+@pytest.mark.parametrize("op, x, args, expected", webnn_cases())
+def test_webnn_vectors(device, op, x, args, expected):
     assert_bits_equal(op.reference(x, **args), expected)
     assert_bits_equal(dml.FUNCTIONS[op.functional_name](x, device=device, **args), expected)
 
 
-# ------------------------------------------------------------------ fuzz strategies
-@st.composite
-def _valid_cases(draw, op) -> Case:
-    level, row, rank = support_row(draw, op.support)
-    in_type, out_type = type_of(draw, row, "input_tensor"), type_of(draw, row, "output_tensor")
-    in_sizes = sizes_of(draw, rank)
-    axes = draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True))
-    direction = draw(st.sampled_from(list(D)))
-    out_sizes = [1 if i in axes else n for i, n in enumerate(in_sizes)]
-    desc = op.desc(tensor(draw, in_type, in_sizes), tensor(draw, out_type, out_sizes, output=True), axes, direction)
-    return Case(level, desc, lambda xs: op.reference(xs[0], axes, direction, out_type), [tie_values])
-
-
-def valid_cases(op):
-    """Valid descriptions at a random level of the table, every layout fuzzkit draws, both
-    directions, inputs full of ties."""
-    return _valid_cases(op)
-
-
-@st.composite
-def _broken_fields(draw, op, desc):
-    out = desc.output_tensor
-    kind = draw(st.sampled_from(REDUCED_AXES_KINDS + ("output_type", "input_float64", "direction")))
-    if kind in REDUCED_AXES_KINDS:
-        return *broken_reduced_axes(draw, desc, kind), kind
-    if kind == "output_type":
-        dt = draw(st.sampled_from([t for t in T if t not in INDEX_TYPES]))
-        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
-    if kind == "input_float64":
-        return replace_fields(desc, input_tensor=dml.TensorDesc(T.FLOAT64, desc.input_tensor.sizes)), \
-            "input_tensor.data_type", kind
-    bad = draw(st.sampled_from([2, -1, "sideways", None, 1.5, "INCREASING_", True]))
-    return replace_fields(desc, axis_direction=bad), "axis_direction", kind
-
-
-def broken_fields(op):
-    """desc -> a strategy of (builder, fragment, kind) with one of the operator's own fields broken."""
-    return functools.partial(_broken_fields, op)
-
-
-def _mostly(draw, good: list, bad: list):
-    """One of `good` about three times in four, else one of `bad` (hypothesis' simplest
-    draw, 0, is a good one)."""
-    return draw(st.sampled_from(bad if draw(st.integers(0, 3)) == 3 else good))
-
-
-@st.composite
-def _functional_calls(draw, op, x, shape):
-    rank = len(shape)
-    axes = draw(st.one_of(st.none(), st.integers(-rank - 1, rank),
-                          st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank)))
-    direction = _mostly(draw, ["increasing", "DECREASING", D.DECREASING, 0, 1], ["sideways", None, 7, []])
-    out_type = _mostly(draw, ["INT64", "int32", np.uint32, T.UINT64, 10], ["float32", "nonsense", None, "INT16"])
-    args = {"axes": maybe_hostile(draw, axes), "axis_direction": direction, "output_data_type": out_type}
-    return args, lambda a: op.reference(a, **args)
-
-
-def functional_calls(op):
-    """(x, shape) -> a strategy of (keyword arguments, expected(x)), some arguments hostile."""
-    return functools.partial(_functional_calls, op)
-
+# ------------------------------------------------------------------ ArgMin
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.int32, np.int64])
+def test_argmin_is_argmax_of_the_negation(device, dtype):
+    """Negating a signed tensor turns its minima into maxima, ties, NaN and -0.0 included
+    (the most negative integer, whose negation wraps to itself, is left out): ArgMin of x
+    is ArgMax of -x, in both directions, over rows, columns and every axis."""
+    rng = np.random.default_rng(int(np.dtype(dtype).itemsize))
+    x = tie_values(rng, T.from_numpy(dtype), 40 * 70).reshape(40, 70)
+    if np.dtype(dtype).kind == "i":
+        x[x == np.iinfo(dtype).min] = 0
+    for direction in ("increasing", "decreasing"):
+        for axes in ([1], [0], None):
+            got = dml.argmin(x, axes, axis_direction=direction, device=device)
+            assert_bits_equal(got, dml.argmax(-x, axes, axis_direction=direction, device=device))

@@ -1,0 +1,497 @@
+"""The conformance kit (tests/conformance.py) run for every operator of the registry
+(gpudml.ops.SPECS), each from its spec and its rule:
+
+- the page's examples through the functional API and the desc API on every adapter, and
+  through the reference; the examples and the support tables against the stored page;
+- feature levels: at every level, rank 1-8 and data type, validation accepts exactly what
+  the support table's row allows, and a rejection names the level that would accept it;
+  a description each row takes runs on a Device of that level;
+- the layout sweep: every data type x ranks 1-8 x packed, strided, broadcast (stride 0)
+  inputs and strided outputs (whose gaps keep their bytes), under the strategies in turn:
+  bit-exact for data movement and integers, within the spec's documented tolerance for
+  float arithmetic; the types the table does not list are rejected;
+- every eligible strategy and each option set its planner offers the autotuner, on the same
+  inputs: the same result;
+- large tensors: forced 256-byte bindings (and 2 KiB buffers) segment every operator;
+- random graphs over every chainable operator, with consumers (Reduce, ArgMax, ArgMin)
+  reading through the chains: fused results equal the unfused ones;
+- the fuzz tests (hypothesis): valid descriptions against the reference, invalid ones raise
+  InvalidArgumentError naming the operator and the field, hostile execute arguments and
+  hostile functional calls.
+
+Fuzz budget: the default run is CI-sized and derandomized (the same examples every run).
+For a long run with fresh random examples:
+
+    GPUDML_FUZZ_EXAMPLES=5000 python -m pytest -q tests/test_conformance.py -k fuzz
+
+(every @given test then tries that many examples, per adapter where it runs on each).
+GPUDML_FUZZ_REPORT=counts.json writes the number of cases tried per operator and kind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+from conformance import (
+    ALL_TYPES,
+    COUNTS,
+    EXECUTE_EXAMPLES,
+    FUNCTIONAL_EXAMPLES,
+    INVALID_EXAMPLES,
+    LAYOUTS,
+    RULES,
+    SMALL_BUFFER,
+    VALID_EXAMPLES,
+    Ask,
+    RandomDraw,
+    accepts,
+    as_printed,
+    assert_outputs_equal,
+    broken_tensor,
+    budget,
+    chainable_specs,
+    consumer_specs,
+    desc_of_call,
+    desc_types,
+    draw_case,
+    example_arrays,
+    hostile_arrays,
+    hostile_inputs,
+    is_printed,
+    limited,
+    long_run,
+    lowest_level,
+    odd_arrays,
+    page_of,
+    page_tables,
+    page_text,
+    printed_tensors,
+    run_case,
+    run_every_variant,
+    run_random_graph,
+    run_random_variant,
+    segments_of,
+    table_fields,
+    table_rows,
+    tables,
+    takes,
+    valid_cases,
+)
+from conftest import ADAPTERS, assert_bits_equal, bits, get_device
+from hypothesis import given, reject
+from hypothesis import strategies as st
+from isolated import limited_device
+
+import gpudml as dml
+from gpudml import examples
+from gpudml.ops import SPECS, tensor_fields
+from gpudml.ops.spec import one_by_one_outputs, regroup, tensor_groups
+from gpudml.runtime.tensor import logical_from_raw
+from gpudml.testing import assert_within
+
+FL, T = dml.FeatureLevel, dml.DataType
+KEYS = [s.key for s in SPECS]
+
+
+def test_every_operator_has_a_rule():
+    """Adding an operator is adding its rule (tests/conformance.py): nothing else in the kit."""
+    assert sorted(RULES) == sorted(KEYS)
+
+
+# ============================================================================ the page
+@pytest.mark.parametrize("example", examples.EXAMPLES, ids=lambda e: e.name)
+def test_page_examples(device, example):
+    """Each example through the functional API and through the desc API (the desc its call
+    infers, compiled and executed) on each adapter, and through the reference: the page's
+    output, bit for bit (the page's numbers in value where the spec documents a tolerance)."""
+    spec = next(s for s in SPECS if s.key == example.operator)
+    want = example.expected if isinstance(example.expected, list) else [example.expected]
+
+    def check(got, how):
+        got = got if isinstance(got, list) else [got]
+        assert len(got) == len(want), how
+        for g, w in zip(got, want):
+            if spec.tolerance is None:
+                assert_bits_equal(g, w)
+            else:
+                assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w, equal_nan=True), how
+
+    check(dml.FUNCTIONS[spec.functional_name](example.input, device=device, **example.args), "functional")
+    desc, arrays = desc_of_call(spec, example.input, **example.args)
+    compiled = device.compile_operator(device.create_operator(desc))
+    check(compiled.grouped(compiled.execute(arrays)), "desc")
+    check(examples.run_reference(example), "reference")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_examples_and_support_tables_are_the_pages(spec):
+    """Every array of every example (inputs, array arguments, outputs) is a tensor its stored
+    page prints, and the spec's support tables are the page's: the same levels, dimension
+    counts and data types for every tensor (Reduce: one table per group of functions, the
+    groups whose heading names functions mapped to them)."""
+    name = page_of(spec)
+    text = page_text(name)
+    printed = printed_tensors(text)
+    for example in spec.examples:
+        for array in example_arrays(example):
+            assert is_printed(array, printed), (example.name, as_printed(array))
+    groups = page_tables(text)
+    ours = {key: table_rows(table) for key, table in tables(spec).items()}
+    if list(ours) == [None]:
+        assert [rows for _, rows in groups] == [ours[None]], name
+        return
+    assert sorted(map(repr, (rows for _, rows in groups))) == sorted(set(map(repr, ours.values())))
+    for heading, rows in groups:
+        for key in ours:
+            if re.search(rf"\b{key.name}\b", heading):
+                assert ours[key] == rows, (key.name, heading)
+
+
+def test_gpudml_examples_runs_every_example(capsys):
+    """`gpudml examples` runs every operator's examples and names each; none fails."""
+    from gpudml import cli
+
+    assert cli.main(["examples"]) == 0
+    out = capsys.readouterr().out
+    for spec in SPECS:
+        assert all(f"== {e.name}: {spec.name} example " in out for e in spec.examples), spec.key
+    assert " 0 failed" in out
+
+
+# ============================================================================ the functional form on Tensors
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_functional_tensors_in_tensors_out(device, spec):
+    """The functional form on Tensors gives Tensors (nothing read back), and so does a first
+    Tensor argument beside numpy arrays (they are uploaded); a next call takes the results
+    on the GPU. The values are the reference's."""
+    rng = np.random.default_rng([KEYS.index(spec.key), 5])
+    case = draw_case(spec, RandomDraw(rng), level=device.feature_level, layout="packed")
+    inputs = tensor_fields(case.desc)[0]
+    arrays = [logical_from_raw(b, d) for b, (_, d) in zip(case.buffers(rng), inputs, strict=True)]
+    wants, tolerances = spec.expected_outputs(case.desc, arrays)
+    groups = tensor_groups(case.desc)[0]
+    numpy_args = regroup(groups, arrays)
+    tensor_args = regroup(groups, [device.tensor(a) for a in arrays])
+    first = tensor_args[0] if not isinstance(tensor_args[0], list) else [tensor_args[0][0], *numpy_args[0][1:]]
+    call = dml.FUNCTIONS[spec.functional_name]
+    for args in (tensor_args, [first, *numpy_args[1:]]):
+        outs = one_by_one_outputs(case.desc, call(*args, **spec.arguments(case.desc)))
+        for out, want, tolerance in zip(outs, wants, tolerances, strict=True):
+            assert isinstance(out, dml.Tensor)
+            assert_within(out.numpy(), want, tolerance, spec.name)
+            again = dml.slice(out, [0] * out.desc.rank, list(out.shape))  # chained on the GPU
+            assert isinstance(again, dml.Tensor) and np.array_equal(bits(again.numpy()), bits(out.numpy()))
+
+
+# ============================================================================ feature levels
+def _type_sets(rule, key, table) -> list[dict]:
+    """Every data type for the input, and for each free tensor of the rule every type too."""
+    fields = table_fields(table)
+    free = [f for f in fields[1:] if f in rule.free_fields(key)]
+    out = []
+    for main in ALL_TYPES:
+        for chosen in itertools.product(ALL_TYPES, repeat=len(free)):
+            types = {f: main for f in fields}
+            types.update(zip(free, chosen))
+            out.append(types)
+    return out
+
+
+def never_listed(table, types: dict) -> bool:
+    """Whether no row of the table lists any of these tensors' types."""
+    return not any(t in row.types[f] for row in table.rows for f, t in types.items())
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_feature_levels_accept_what_the_table_allows(spec):
+    """At every feature level, for every rank 1-8 and every data type (of the input and of
+    each tensor whose type is free), validation accepts exactly what the table's row at
+    that level allows; a rejection names the operator, and the level that would accept the
+    description where one would (no later than the first that accepts it all; none where
+    the rank is the row's and no level lists its types), or the level the operator was introduced at."""
+    rule = RULES[spec.key]
+    for key, table in tables(spec).items():
+        for rank in range(1, 9):
+            for types in _type_sets(rule, key, table):
+                ask = Ask(min(FL), rank, types, key, (2,) * rank)
+                drawn = rule.call(RandomDraw(np.random.default_rng(rank)), ask)
+                desc = spec.infer_output(*drawn.tensors, **drawn.attributes)
+                actual = desc_types(desc, table)
+                first = lowest_level(table, rank, actual)
+                for level in FL:
+                    what = (spec.key, key, level.name, rank, {f: t.name for f, t in actual.items()})
+                    try:
+                        spec.validate(desc, level)
+                    except dml.InvalidArgumentError as exc:
+                        message = str(exc)
+                        assert not accepts(table, level, rank, actual), (what, message)
+                        assert message.startswith(f"{table.op}: "), message
+                        named = re.search(r"it needs (FL_\d_\d) or later", message)
+                        if level < table.introduced:
+                            assert f"introduced at {table.introduced.name}" in message, message
+                        elif first is not None:
+                            assert named and level < FL[named.group(1)] <= first, (what, message)
+                        elif never_listed(table, actual) and rank in table.row_for(level).ranks:
+                            assert named is None, (what, message)
+                    else:
+                        assert accepts(table, level, rank, actual), what
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_each_table_row_runs_at_its_level(at_level, spec):
+    """A description each row of the table takes (a rank and types of the row's) runs on a
+    Device validating at the row's level, within the spec's precision of the reference."""
+    for key, table in tables(spec).items():
+        for i, row in enumerate(table.rows):
+            rng = np.random.default_rng([KEYS.index(spec.key), i])
+            case = draw_case(spec, RandomDraw(rng), level=row.level, key=key, layout="packed")
+            assert case.accepted
+            run_case(at_level(row.level), case, rng, what=row.level.name)
+
+
+# ============================================================================ the layout sweep
+@pytest.mark.parametrize("rank", range(1, 9))
+@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_layout_sweep(device, spec, data_type, rank):
+    """Each layout (packed, strided and broadcast inputs, strided outputs) with a call of
+    the rule's (a table of its own in turn where the spec has several), under each eligible
+    strategy in turn: the reference's result, the output's gaps untouched; a data type or
+    rank the table does not list is rejected."""
+    options = tables(spec)
+    keys = [k for k, t in options.items() if takes(t, device.feature_level, rank, data_type)] or list(options)
+    for i, layout in enumerate(LAYOUTS):
+        rng = np.random.default_rng([KEYS.index(spec.key), int(data_type), rank, i])
+        key = keys[(rank * len(LAYOUTS) + i) % len(keys)]
+        case = draw_case(spec, RandomDraw(rng), level=device.feature_level, rank=rank, data_type=data_type, key=key,
+                         layout=layout)
+        if not case.accepted:
+            with pytest.raises(dml.InvalidArgumentError, match=rf"(data_type {data_type.name}|DimensionCount {rank}) "
+                                                               rf"is not supported at {device.feature_level.name}"):
+                device.create_operator(case.desc)
+            continue
+        operator = device.create_operator(case.desc)
+        strategies = device.compile_operator(operator).strategies
+        strategy = strategies[(rank + i) % len(strategies)]
+        run_case(device, case, rng, device.compile_operator(operator, strategy), what=layout)
+
+
+# ============================================================================ strategies
+STRATEGY_CASES = 8
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_every_strategy_and_variant(device, spec):
+    """Random cases (every layout) under every strategy that can run them, each with its own
+    plan and with each option set the planner offers the autotuner (Planner.variants): on
+    the same inputs, the same result (the reference's, within the spec's precision)."""
+    ran = set()
+    for seed in range(STRATEGY_CASES):
+        rng = np.random.default_rng([KEYS.index(spec.key), seed, 99])
+        case = draw_case(spec, RandomDraw(rng), level=device.feature_level, layout=LAYOUTS[seed % len(LAYOUTS)])
+        ran |= run_every_variant(device, case, seed)
+    assert ran <= set(spec.planner.strategies) and len(ran) >= 2, ran
+
+
+# ============================================================================ large tensors
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_segments_and_parts(adapter, spec):
+    """Valid descriptions (every type, ranks 1-8, strided, broadcast and roomy layouts,
+    every eligible strategy) on Devices with 256-byte bindings, every other one also with
+    2 KiB buffers (tensors in several buffers): the same results as in one binding."""
+    seen = {"segmented": 0, "parts": 0}
+
+    @budget(40)
+    @given(case=valid_cases(spec), seed=st.integers(0, 2**32 - 1), numpy_layout=st.sampled_from([None, "strided"]))
+    def check(case, seed, numpy_layout):
+        parts = seed % 2 == 1
+        dev = limited(adapter, case.level, buffer=SMALL_BUFFER if parts else None)
+        try:
+            run_random_variant(dev, case, seed, numpy_layout)
+        except dml.UnsupportedError as exc:  # parts of 2 KiB cap the segments: a big case may not fit
+            assert parts and "storage bindings" in str(exc), exc
+            reject()
+        compiled = dev.compile_operator(dev.create_operator(case.desc))
+        seen["segmented"] += max(segments_of(compiled).values()) > 1
+        seen["parts"] += parts
+
+    check()
+    assert seen["segmented"] >= 5 and seen["parts"] >= 5, seen
+
+
+# ============================================================================ random graphs
+@pytest.mark.parametrize("block", range(4))
+def test_random_graphs_fused_match_unfused(device, block):
+    """10 random graphs per block and adapter, each of up to 12 nodes: chains of every
+    chainable operator, values read by Reduce, ArgMax and ArgMin through the chains; fused
+    and node by node they agree (conformance.run_random_graph). Over a block, every chainable
+    operator and a consumer are inside fused kernels (the seeds are fixed: this cannot drift)."""
+    fused_names = set()
+    for seed in range(block * 10, block * 10 + 10):
+        graph, fused = run_random_graph(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)))
+        fused_names |= graph.fused_names(fused)
+    assert {s.name for s in chainable_specs()} <= fused_names, fused_names
+    assert {s.name for s in consumer_specs()} & fused_names, fused_names
+
+
+# ============================================================================ fuzz
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts():
+    yield
+    path = os.environ.get("GPUDML_FUZZ_REPORT")
+    if path:
+        with open(path, "w") as f:
+            json.dump({" ".join(k): v for k, v in sorted(COUNTS.items())}, f, indent=1)
+
+
+def _private(adapter: str):
+    """Devices (by feature level) on a context of this test's own (the shared context's
+    pipelines): its buffer pool counts only what the test does."""
+    made = {}
+
+    def at(level):
+        if level not in made:
+            made[level] = limited_device(adapter, feature_level=level, shared_pipelines=True)
+        return made[level]
+    return at
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_fuzz_valid_descriptions_match_reference(adapter, spec):
+    """Random valid descriptions (conformance.valid_cases) on each adapter, under a random
+    eligible strategy and variant, Tensors in roomy buffers of random bits (half the cases
+    also through numpy arrays of an odd layout): the reference's result, nothing else written."""
+    @budget(VALID_EXAMPLES)
+    @given(case=valid_cases(spec), seed=st.integers(0, 2**32 - 1),
+           numpy_layout=st.sampled_from([None, None, "strided", "readonly", "bigendian", "2d"]))
+    def check(case, seed, numpy_layout):
+        COUNTS["valid", spec.name, adapter] += 1
+        variant = run_random_variant(get_device(adapter, case.level), case, seed, numpy_layout)
+        COUNTS["valid variant", spec.name, variant, adapter] += 1
+
+    check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_fuzz_invalid_descriptions_raise_invalid_argument(spec):
+    """A valid description with one tensor or one of the operator's own fields broken raises
+    exactly InvalidArgumentError naming the operator and the field, before any GPU work (no
+    buffer made on a pool of the test's own). Validation is adapter-independent: the first
+    adapter only."""
+    rule, devices = RULES[spec.key], _private(ADAPTERS[0])
+
+    @budget(INVALID_EXAMPLES)
+    @given(data=st.data())
+    def check(data):
+        case = data.draw(valid_cases(spec))
+        names = [name for name, _ in tensor_fields(case.desc)[0] + tensor_fields(case.desc)[1]]
+        field = data.draw(st.sampled_from(names + ["operator field"] * 2))
+        if field == "operator field":
+            build, fragment, kind = data.draw(rule.broken(case.desc))
+        else:
+            build, fragment, kind = data.draw(broken_tensor(case.desc, field))
+        COUNTS["invalid", spec.name] += 1
+        COUNTS["invalid kind", spec.name, kind] += 1
+        device = devices(case.level)
+        with pytest.raises(dml.InvalidArgumentError) as info:
+            device.create_operator(build())
+        assert type(info.value) is dml.InvalidArgumentError, (kind, type(info.value))
+        message = str(info.value)
+        assert spec.name in message and fragment in message, (kind, fragment, message)
+        assert device._ctx.pool.allocations == 0  # no GPU work
+
+    check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_fuzz_execute_hostile_arguments(spec):
+    """CompiledOperator.execute with one input broken: InvalidArgumentError naming the
+    operator and the input, before any upload: no buffer made, none taken from the pool (of
+    the test's own; a Tensor dying meanwhile may give one back). First adapter."""
+    devices = _private(ADAPTERS[0])
+
+    @budget(EXECUTE_EXAMPLES)
+    @given(data=st.data())
+    def check(data):
+        case = data.draw(valid_cases(spec))
+        device = devices(case.level)
+        compiled = device.compile_operator(device.create_operator(case.desc))
+        inputs, fragment = data.draw(hostile_inputs(device, case))
+        COUNTS["execute", spec.name] += 1
+        pool = device._ctx.pool
+        before = (pool.allocations, pool.pooled_bytes)
+        with pytest.raises(dml.InvalidArgumentError) as info:
+            compiled.execute(inputs)
+        assert type(info.value) is dml.InvalidArgumentError
+        message = str(info.value)
+        assert message.startswith(spec.name) and fragment in message, message
+        assert pool.allocations == before[0] and pool.pooled_bytes >= before[1]
+
+    check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=KEYS)
+def test_fuzz_functional_api_hostile_arguments(adapter, spec):
+    """Hostile arguments to the functional form (non-arrays, lists, scalars, odd dtypes,
+    empty or 9-d arrays, wrong argument types and values): exactly InvalidArgumentError
+    naming the function (or the operator) and an argument, or the reference's result; the
+    arrays given are never written."""
+    rule, fn = RULES[spec.key], spec.functional_name
+    device, call = get_device(adapter), dml.FUNCTIONS[fn]
+
+    @budget(FUNCTIONAL_EXAMPLES)
+    @given(data=st.data())
+    def check(data):
+        if data.draw(st.integers(0, 5)) == 0:
+            x, shape = data.draw(hostile_arrays()), (4,)
+        else:
+            x = data.draw(odd_arrays())
+            shape = x.shape
+        args, expected, *first = data.draw(rule.functional(x, shape))
+        COUNTS["functional", fn, adapter] += 1
+        copy = x.copy() if isinstance(x, np.ndarray) else None
+        try:
+            got = call(first[0] if first else x, device=device, **args)
+        except dml.InvalidArgumentError as exc:
+            assert type(exc) is dml.InvalidArgumentError
+            message = str(exc)
+            assert message.startswith((fn, spec.name)), message
+            assert any(field in message for field in rule.fields), message
+            COUNTS["functional rejected", fn, adapter] += 1
+        else:
+            native = x.astype(x.dtype.newbyteorder("="))  # results come in native byte order
+            with np.errstate(all="ignore"):
+                want = expected(native)
+            if rule.compare is not None:
+                rule.compare(got, want, native, args)
+            else:
+                assert_outputs_equal(got, want)
+        if copy is not None:  # inputs are never written
+            assert x.dtype == copy.dtype and x.shape == copy.shape
+            assert (x.tolist() == copy.tolist()) if x.dtype.hasobject else x.tobytes() == copy.tobytes()
+
+    check()
+
+
+def test_fuzz_long_run_flag_sets_the_budget(monkeypatch):
+    """GPUDML_FUZZ_EXAMPLES=N: N fresh random examples per test; unset: the CI-sized,
+    derandomized default (the same examples every run)."""
+    monkeypatch.delenv("GPUDML_FUZZ_EXAMPLES", raising=False)
+    assert long_run() is None
+    default = budget(VALID_EXAMPLES)
+    assert default.max_examples == VALID_EXAMPLES and default.derandomize and default.database is None
+    monkeypatch.setenv("GPUDML_FUZZ_EXAMPLES", "7")
+    assert long_run() == 7
+    long = budget(VALID_EXAMPLES)
+    assert long.max_examples == 7 and not long.derandomize
+    assert "GPUDML_FUZZ_EXAMPLES" in __doc__
