@@ -59,7 +59,7 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
 CLASS_STRATEGIES = {
     "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",
             "W6": "coalesced", "W7": "coalesced"},
-    "cpu": {"W1": "rows", "W2": "split", "W3": "rows", "W4": "stretches", "W5": "stretches",
+    "cpu": {"W1": "rows", "W2": "partials", "W3": "rows", "W4": "stretches", "W5": "stretches",
             "W6": "stretches", "W7": "column"},
 }
 

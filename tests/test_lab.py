@@ -79,8 +79,8 @@ def test_a_template_that_does_not_compile(device, tmp_path):
 
 def test_named_strategies(vulkan_device):
     vulkan_device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class="cpu")  # its order: CPU-class first
-    rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["split"], reps=1, copy_bytes=SMALL_COPY)
-    assert [r.strategy for r in rows] == ["split"] and rows[0].correct and not rows[0].default  # rows is the choice
+    rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["partials"], reps=1, copy_bytes=SMALL_COPY)
+    assert [r.strategy for r in rows] == ["partials"] and rows[0].correct and not rows[0].default  # rows is the choice
     rows = lab.run(vulkan_device, DESCS["slice1"], strategies=["strided", "stretches"], reps=1, copy_bytes=SMALL_COPY)
     assert rows[0].error == "not eligible for this description (eligible: stretches, elements, coalesced)"
     assert rows[1].correct
@@ -96,8 +96,9 @@ def test_lab_command_line(tmp_path, capsys):
     rows = json.loads(out_json.read_text())
     assert {"strategy", "templates", "options", "correct", "gpu_ms", "gbps", "ratio_to_copy",
             "ratio_to_same_copy"} <= set(rows[0])
-    assert {r["strategy"] for r in rows} == {"rows", "split", "workgroup"} and all(r["correct"] for r in rows)
-    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl", "workgroup-0.wgsl"]
+    assert {r["strategy"] for r in rows} == {"rows", "partials", "workgroup"} and all(r["correct"] for r in rows)
+    assert sorted(p.name for p in wgsl.iterdir()) == ["partials-0.wgsl", "partials-1.wgsl", "rows-0.wgsl",
+                                                      "workgroup-0.wgsl"]
     try:
         import matplotlib  # noqa: F401
     except ImportError:
