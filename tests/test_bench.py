@@ -88,9 +88,9 @@ def test_gpu_tune_sweeps_variants_that_plan_on_a_gpu():
         for option_set in options:
             program = compiler.compile(desc, gpu, strategy=strategy, options=option_set)
             assert program.strategy == strategy, (title, option_set)
-    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"chunk": "stretches"}, True, 1.6),
-            lab.Row("coalesced", None, {"chunk": "x"}, False, 1.0)]
-    assert gpu_tune.fastest(rows) == "  fastest: coalesced chunk=stretches 1.6000 ms, 1.25x as fast as coalesced"
+    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"block": "stretches"}, True, 1.6),
+            lab.Row("coalesced", None, {"block": "x"}, False, 1.0)]
+    assert gpu_tune.fastest(rows) == "  fastest: coalesced block=stretches 1.6000 ms, 1.25x as fast as coalesced"
     assert gpu_tune.fastest(rows[2:]) == "  fastest: none correct"
 
 

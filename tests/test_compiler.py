@@ -128,12 +128,12 @@ def test_subgroup_entry_numbers_invocations_subgroup_by_subgroup():
 
 @pytest.mark.parametrize("buffer, wgsl", [
     (input_buffer(0, "x"), "array<u32>"),
-    (input_buffer(0, "x", "chunks"), "array<vec4<u32>>"),
+    (input_buffer(0, "x", "blocks"), "array<vec4<u32>>"),
     (output_buffer(0, "y", 16, "stores"), "array<atomic<u32>>"),
     (output_buffer(0, "y", 32, "stores"), "array<u32>"),
     (output_buffer(0, "y", 64, "stores"), "array<u32>"),
     (output_buffer(0, "y", 8, "words"), "array<u32>"),
-    (output_buffer(0, "y", 8, "chunks"), "array<vec4<u32>>"),
+    (output_buffer(0, "y", 8, "blocks"), "array<vec4<u32>>"),
     (scratch_buffer(0, "p", writable=True), "array<u32>"),
 ])
 def test_binding_types_follow_access_and_width(buffer, wgsl):
@@ -179,13 +179,13 @@ def test_forced_strategies(vulkan_device):
     with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
         dev.compile_operator(op, 3)
     with pytest.raises(dml.InvalidArgumentError,
-                       match="Slice1: unknown plan option\\(s\\) chunks \\(options: chunk\\)"):
+                       match="Slice1: unknown plan option\\(s\\) chunks \\(options: block\\)"):
         dev.compile_operator(op, options={"chunks": 2})
 
 
 def test_gpu_adapters_get_the_coalesced_strategy_first():
-    """Data movement: the CPU-class strategies first on CPU adapters, `coalesced` (one chunk
-    per invocation) first on GPUs; its grid has one invocation per 16-byte chunk."""
+    """Data movement: the CPU-class strategies first on CPU adapters, `coalesced` (one block
+    per invocation) first on GPUs; its grid has one invocation per 16-byte block."""
     desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
     gpu = compiler.compile(desc, caps.profile("gpu"))
     assert gpu.strategy == "coalesced" and gpu.strategies == ("coalesced", "stretches", "elements")

@@ -154,9 +154,9 @@ def test_plan_options_make_variants(vulkan_device, tmp_path, capsys):
     assert cli.main(["lab", "reduce", "--options", "lanes=4x"]) == 2
     assert "--options: lanes = '4x' is not an integer, true, false or a name" in capsys.readouterr().err
     assert cli.main(["lab", "slice1", "--options", "lanes=4"]) == 2
-    assert "--options: lanes not a plan option of Slice1 (chunk)" in capsys.readouterr().err
-    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE, chunk=elements") == {
-        "chunks": 4, "vectorize": False, "chunk": "elements"}
+    assert "--options: lanes not a plan option of Slice1 (block)" in capsys.readouterr().err
+    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE, block=elements") == {
+        "chunks": 4, "vectorize": False, "block": "elements"}
 
 
 def test_the_tuned_variants(device, capsys):
@@ -174,8 +174,8 @@ def test_the_tuned_variants(device, capsys):
     assert cli.main(["lab", "slice1", "--shape", "8,64", "--sizes", "8,32", "--strides", "1,2", "--reps", "1",
                      "--strategies", "tuned"]) == 0
     out = capsys.readouterr().out
-    assert "coalesced chunk=stretches " in out and "stretches " in out
-    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "chunk=stretches"]) == 2
+    assert "coalesced block=stretches " in out and "stretches " in out
+    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "block=stretches"]) == 2
     assert "--options: not with --strategies tuned" in capsys.readouterr().err
 
 

@@ -258,10 +258,10 @@ def test_candidates_each_strategy_and_the_options_its_spec_offers():
     columns = _candidates(reduce.infer_output(dml.TensorDesc(f32, [4096, 4096]), "sum", [0]), "gpu")
     assert list(columns)[0] == "columns"
     assert {"columns chunks=32", "columns chunks=128", "columns chunks=256"} <= set(columns)  # around its 64
-    # data movement: coalesced's other chunk form, unless it builds the same kernels (an output with gaps)
+    # data movement: coalesced's other block form, unless it builds the same kernels (an output with gaps)
     x = dml.TensorDesc(f32, [64, 64])
     packed = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32]), [0, 0], [64, 64], [2, 2]), "gpu")
-    assert list(packed) == ["coalesced", "coalesced chunk=stretches", "stretches", "elements"]
+    assert list(packed) == ["coalesced", "coalesced block=stretches", "stretches", "elements"]
     gaps = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32], [64, 1]), [0, 0], [64, 64], [2, 2]),
                        "gpu")
     assert list(gaps) == ["coalesced", "strided"]

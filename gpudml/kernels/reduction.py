@@ -238,7 +238,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     if strategy == "workgroup":
         return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes,
                                _subgroups(caps, subgroups), unroll)
-    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
+    vec = (input_buffer(0, "input_vec", "blocks"),) if p.vec_inner or p.group > 1 else ()
     inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
@@ -383,7 +383,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
     kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
               "vec": vec, "combine": False, "unroll": _unroll(unroll)}
-    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if vec else ()) + reads
+    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "blocks"),) if vec else ()) + reads
     units = lay.count * chunks
     invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     if chunks == 1:

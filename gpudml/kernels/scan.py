@@ -257,7 +257,7 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     words = _value_words(dt)
     vec, group = "", 1
     if strategy == "runs":
-        vec, group = _chunked(lay, dt), _side_by_side(lay, dt)
+        vec, group = _vec_direction(lay, dt), _side_by_side(lay, dt)
         runs = _runs(lay, chunks, group)
         pieces, invocations, workgroup = runs.chunks, lay.lines // group, RUNS_WORKGROUP
         params.update(blocked=dt.is_float, vec=vec, group=group > 1)
@@ -270,10 +270,10 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
         uniforms.update(chunks=tiles.chunks, tiles_per_chunk=tiles.tiles_per_chunk,
                         line_groups=-(-lay.lines // tiles.lines_per_tile))
     bits = dt.size * 8
-    chunked = vec or group > 1
-    reads = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if chunked else ())
+    by_blocks = vec or group > 1
+    reads = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "blocks"),) if by_blocks else ())
     writes = (output_buffer(0, "output", bits, "stores"),) + (
-        (output_buffer(0, "output_vec", bits, "chunks"),) if chunked else ())
+        (output_buffer(0, "output_vec", bits, "blocks"),) if by_blocks else ())
     if pieces == 1:
         scan = _dispatch(template, {**params, "pass": "scan", "carried": False}, writes + reads, uniforms,
                          invocations, workgroup)
@@ -287,11 +287,11 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     return KernelPlan((totals, scan), scratch_bytes=(lay.lines * (pieces - 1) * words * 4,))
 
 
-def _chunked(lay: ScanLayout, dt: DataType) -> str:
-    """'forward' or 'backward' where runs can move whole 16-byte chunks (32- and 64-bit
-    elements, step +1 or -1 along the axis in both tensors, lines of two chunks or more),
+def _vec_direction(lay: ScanLayout, dt: DataType) -> str:
+    """'forward' or 'backward' where runs can move whole 16-byte blocks (32- and 64-bit
+    elements, step +1 or -1 along the axis in both tensors, lines of two blocks or more),
     else ''. Measured with `gpudml lab` on lavapipe (2 cores), [4096, 4096] float32 along the
-    last axis: 0.71-0.78x the copy kernel's speed with chunks (32-36 ms), 0.25-0.31x element
+    last axis: 0.71-0.78x the copy kernel's speed with blocks (32-36 ms), 0.25-0.31x element
     by element (46-48 ms)."""
     if dt.size < 4 or lay.in_step != lay.out_step or abs(lay.in_step) != 1 or lay.n < 2 * 16 // dt.size:
         return ""
@@ -299,9 +299,9 @@ def _chunked(lay: ScanLayout, dt: DataType) -> str:
 
 
 def _side_by_side(lay: ScanLayout, dt: DataType) -> int:
-    """Lines per runs invocation: the elements of a 16-byte chunk's worth of neighbouring
+    """Lines per runs invocation: the elements of a 16-byte block's worth of neighbouring
     lines (32- and 64-bit elements) where, in both tensors, the innermost line axis is
-    contiguous and whole chunks of it line up at every position; else 1. Measured with
+    contiguous and whole blocks of it line up at every position; else 1. Measured with
     `gpudml lab` on lavapipe (2 cores), [4096, 4096] float32 along the first axis: 0.35-0.36x
     the copy kernel's speed side by side (66-70 ms), 0.19-0.20x one line per invocation (127 ms)."""
     per = 16 // dt.size
