@@ -55,7 +55,7 @@ STRATEGIES = ("rows", "partials")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
 OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups", "unroll")
 
-#: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
+#: Functions that carry a (value, index) pair, and the float sums accumulated in subtotals.
 ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
 FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
 
@@ -228,7 +228,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "out_kind": _kind(out.data_type), "out_bits": out.data_type.size * 8,
         "native64": bool(int64_native) and 8 in (in_dt.size, out.data_type.size),
         "rank_r": len(lay.red_sizes), "vec_inner": p.vec_inner,
-        "blocked": in_dt.is_float and function in FLOAT_SUMS,
+        "subtotals": in_dt.is_float and function in FLOAT_SUMS,
         "through": through.stages if through is not None else (),
         "through_rank": inp.rank if through is not None else 0,
         "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
@@ -282,7 +282,7 @@ def _writers(lay: ReduceLayout, cost: _Cost) -> int:
 
 def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Dispatch:
     """The second pass of `partials`: each output merges its chunks' States in order."""
-    return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "blocked": False},
+    return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "subtotals": False},
                      (_output(out, cost), scratch_buffer(0, "partials", writable=False)), uniforms,
                      _writers(cost.lay, cost))
 

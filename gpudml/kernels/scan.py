@@ -22,7 +22,7 @@ signed step between its elements, so the kernels always scan forwards. Strategie
   lines of at most SHORT_LINE elements that cannot lie side by side in a tile (a serial
   walk of a short line is no long walk, and the tile would idle).
 
-Float sums in `runs` accumulate blocks of BLOCK elements before adding them to the running
+Float sums in `runs` accumulate subtotals of SUBTOTAL elements before adding them to the running
 carry, so that no output goes through more than a few hundred roundings (the bound the
 operators document: `rounding_depth`).
 
@@ -46,8 +46,8 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_
 STRATEGIES = ("runs", "tiles")
 OPTIONS = ("chunks", "lines", "int64_native")
 
-#: Float sums of `runs` add blocks of this many elements to the carry (rounding depth).
-BLOCK = 64
+#: Float sums of `runs` add subtotals of this many elements to the carry (rounding depth).
+SUBTOTAL = 64
 #: runs: the longest run one invocation scans (with the carry loop, under LOOP_BUDGET) ...
 RUN_MAX = 16384
 #: ... lines are cut into chunks until this many invocations run (few long lines) ...
@@ -104,17 +104,17 @@ def layout(inp: TensorDesc, out: TensorDesc, axis: int, direction: AxisDirection
 def rounding_depth(n: int) -> int:
     """An upper bound of the roundings any float output of a scan of n elements goes
     through, under either strategy as planned (the operators' documented precision; plan
-    option `chunks` may go deeper). runs: a block of BLOCK, the carry within a run
-    (RUN_MAX / BLOCK blocks), the carry of earlier chunks (blocks of BLOCK totals, each
+    option `chunks` may go deeper). runs: a subtotal of SUBTOTAL, the carry within a run
+    (RUN_MAX / SUBTOTAL subtotals), the carry of earlier chunks (subtotals of SUBTOTAL totals, each
     total as deep as a run). tiles: TILE_ELEMENTS serial elements, log2(TILE_WORKGROUP)
     Hillis-Steele steps, TILES_PER_CHUNK tile carries, and the chunk carry: each of the
     Y invocations of a line walks every Y-th earlier chunk total, then a tree of log2(Y)
     steps merges them. The deepest walk is Y = TILE_WORKGROUP / TILE_LINES (lines side by
     side), over at most TILE_WORKGROUPS + n / (Y * TILE_ELEMENTS * TILES_PER_CHUNK)
     chunks: n / 16384 + 131 steps, past the runs bound from about 11 M elements on."""
-    run = BLOCK + RUN_MAX // BLOCK + 1
+    run = SUBTOTAL + RUN_MAX // SUBTOTAL + 1
     chunks = -(-n // RUN_MIN)
-    runs = 2 * run + BLOCK + chunks // BLOCK + 4
+    runs = 2 * run + SUBTOTAL + chunks // SUBTOTAL + 4
     y = TILE_WORKGROUP // TILE_LINES
     chunks = TILE_WORKGROUPS + -(-n // (y * TILE_ELEMENTS * TILES_PER_CHUNK))
     return max(runs, _Tiles(TILE_LINES, chunks, TILES_PER_CHUNK).depth + 1)
@@ -129,7 +129,7 @@ class _Runs:
     @property
     def cost(self) -> float:
         """Loop iterations of one invocation of the scan pass, at most (carry, then run)."""
-        return self.chunks * (1 + 1 / BLOCK) + self.length * (1 + 1 / BLOCK) + 8
+        return self.chunks * (1 + 1 / SUBTOTAL) + self.length * (1 + 1 / SUBTOTAL) + 8
 
 
 def _runs(lay: ScanLayout, requested: int | None, group: int) -> _Runs:
@@ -260,7 +260,7 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
         vec, group = _vec_direction(lay, dt), _side_by_side(lay, dt)
         runs = _runs(lay, chunks, group)
         pieces, invocations, workgroup = runs.chunks, lay.lines // group, RUNS_WORKGROUP
-        params.update(blocked=dt.is_float, vec=vec, group=group > 1)
+        params.update(subtotals=dt.is_float, vec=vec, group=group > 1)
         uniforms.update(chunks=runs.chunks, chunk_length=runs.length)
     else:
         tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks, lines)
