@@ -91,7 +91,7 @@ class Caps:
     @property
     def segment_quantum(self) -> int:
         """The smallest segment: bindings start at multiples of the offset alignment and of
-        16 bytes (so that no element or 16-byte chunk straddles two segments)."""
+        16 bytes (so that no element or 16-byte block straddles two segments)."""
         return max(16, self.min_storage_offset_alignment)
 
     @property

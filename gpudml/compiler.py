@@ -95,7 +95,7 @@ def _passes(dispatch: builder.Dispatch, sizes, seg: int, allowed: int) -> list[b
         return []
     buffers = []
     for b in dispatch.buffers:
-        if b.key == (INPUT, 0) and b.access == "chunks":
+        if b.key == (INPUT, 0) and b.access == "blocks":
             continue  # the strided kernel reads the source as words only
         if b.role == OUTPUT:
             b = replace(b, access="stores")
@@ -135,7 +135,7 @@ def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps
     Where even those take too many bindings, a data-movement kernel runs in several passes
     (`_passes`); any other is an UnsupportedError. (Indices stay within 32 bits:
     element offsets are below 2^32 (tensor_desc), words of a 64-bit element are found from
-    its element index (builder's NAME_at2), chunk indices are a quarter of word indices.)"""
+    its element index (builder's NAME_at2), block indices are a quarter of word indices.)"""
     limit = caps.binding_bytes
     seg = max(caps.segment_quantum, floor_pow2(limit))
     allowed = min(caps.max_storage_buffers_per_shader_stage, MAX_BINDINGS)

@@ -189,7 +189,7 @@ class Group:
 
 
 #: Bindings of a chain's kernel besides its stages' extra tensors: the output, the source,
-#: the source again as 16-byte chunks, and a scratch buffer (a Reduce's partial results).
+#: the source again as 16-byte blocks, and a scratch buffer (a Reduce's partial results).
 FIXED_BINDINGS = 4
 
 

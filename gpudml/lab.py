@@ -99,7 +99,7 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     yard = Yardsticks(device, 256, 16, copy_bytes)
     # The copy kernel moving the variant's own traffic: what a kernel of that size can reach
     # (a small kernel pays a fixed start and drain that a 64 MiB copy hides).
-    # Each invocation copies up to 16 chunks, fewer where the copy is too small to keep
+    # Each invocation copies up to 16 blocks, fewer where the copy is too small to keep
     # 2^18 invocations busy (as the 64 MiB one does with 16).
     same_bytes = max(16, -(-traffic // 32) * 16)
     per_invocation = 1 << min(4, max(0, (same_bytes // 16 >> 18).bit_length() - 1))
@@ -218,7 +218,7 @@ def templates_name(row: Row) -> str:
 
 def parse_options(text: str) -> dict:
     """`--options` text: KEY=VALUE pairs, comma-separated; VALUE an integer, true, false or
-    a name (letters, digits and underscores, kept as written: chunk=elements); the planner
+    a name (letters, digits and underscores, kept as written: block=elements); the planner
     checks the values (InvalidArgumentError otherwise). Empty text: no options (the
     operator's own plan)."""
     options = {}

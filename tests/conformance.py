@@ -302,8 +302,8 @@ def drawn_strides(d: Draw, sizes, kind: str) -> list[int] | None:
 
 def _fuzzed_tensor(d: Draw, td: dml.TensorDesc, output: bool) -> dml.TensorDesc:
     """`td` in a random layout: any kind (inputs may broadcast), any stride on a size-1
-    axis, and a total size beyond DMLCalcBufferTensorSize (beyond a whole 16-byte chunk
-    too: a kernel storing past the tensor's last chunk is then inside the binding, not
+    axis, and a total size beyond DMLCalcBufferTensorSize (beyond a whole 16-byte block
+    too: a kernel storing past the tensor's last block is then inside the binding, not
     dropped by the adapter's bounds checks, and seen)."""
     sizes = list(td.sizes)
     kinds = ["packed", "explicit", "padded", "permuted"] + ([] if output else ["broadcast"])
@@ -453,7 +453,7 @@ def compile_case(device, case: Case, strategy=None, options=None):
 
 def run_case(device, case: Case, rng, compiled=None, numpy_layout: str | None = None, what: str = "") -> None:
     """Run `case` (compiled: default the operator's choice) on Tensors in buffers 16-64 bytes
-    larger than the desc (a kernel storing past the tensor's last 16-byte chunk then writes
+    larger than the desc (a kernel storing past the tensor's last 16-byte block then writes
     inside its binding, where it is seen, rather than being dropped by the adapter's bounds
     checks), filled with random bits past the elements: every output must be within the
     spec's documented precision of the reference (bit-exact where it documents none), no
@@ -493,7 +493,7 @@ def run_case(device, case: Case, rng, compiled=None, numpy_layout: str | None = 
 
 
 def _random_buffer(desc: dml.TensorDesc, rng) -> np.ndarray:
-    """Random bits for a buffer of whole 16-byte chunks, 16-64 bytes past the desc's total size."""
+    """Random bits for a buffer of whole 16-byte blocks, 16-64 bytes past the desc's total size."""
     nbytes = -(-desc.total_tensor_size_in_bytes // 16) * 16 + 16 * int(rng.integers(1, 5))
     return random_bits(rng, desc.data_type.numpy, [nbytes // desc.data_type.size])
 

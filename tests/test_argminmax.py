@@ -238,7 +238,7 @@ def test_strategies_by_adapter_class(op):
     gpu = caps.profile("gpu")
     assert compiler.compile(rows, gpu).strategy == "workgroup"
     assert compiler.compile(whole, gpu).strategy == "workgroup"
-    assert compiler.compile(columns, gpu).strategies == ("columns", "split", "rows", "workgroup")
+    assert compiler.compile(columns, gpu).strategies == ("columns", "partials", "rows", "workgroup")
     program = compiler.compile(rows, gpu)
     (kernel,) = program.kernels  # 4096 outputs: 64 lanes each (16 16-byte loads a lane), no partial results
     assert kernel.template == "reduce_workgroup.wgsl.j2" and kernel.invocations == 4096 * 64
@@ -296,7 +296,7 @@ def test_long_rows_stay_within_the_loop_budget(device, op):
     assert compiled.program.kernels[0].params["save_partials"] and len(compiled.program.kernels) == 2
     want = op.reference(x, [1], "decreasing", "UINT32")
     assert_bits_equal(compiled.execute([x])[0], want)
-    assert_bits_equal(device.compile_operator(operator, "split").execute([x])[0], want)
+    assert_bits_equal(device.compile_operator(operator, "partials").execute([x])[0], want)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -350,7 +350,7 @@ def test_a_graph_reads_through_a_chain(device, op):
     materialized = g.compile([chain])({"x": array})[0]
     assert_bits_equal(want, op.reference(materialized, [0], "decreasing", "UINT64"))
     inputs = [device.tensor(array), device.tensor(lengths)]
-    assert {"rows", "split", "workgroup"} <= set(step.compiled.strategies)
+    assert {"rows", "partials", "workgroup"} <= set(step.compiled.strategies)
     for strategy in step.compiled.strategies:
         compiled = CompiledOperator(device, Operator(device, step.compiled.desc, fusion.read_spec(step.compiled.desc)),
                                     strategy)

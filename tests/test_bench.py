@@ -59,7 +59,7 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
 CLASS_STRATEGIES = {
     "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",
             "W6": "coalesced", "W7": "coalesced"},
-    "cpu": {"W1": "rows", "W2": "split", "W3": "rows", "W4": "stretches", "W5": "stretches",
+    "cpu": {"W1": "rows", "W2": "partials", "W3": "rows", "W4": "stretches", "W5": "stretches",
             "W6": "stretches", "W7": "column"},
 }
 
@@ -88,9 +88,9 @@ def test_gpu_tune_sweeps_variants_that_plan_on_a_gpu():
         for option_set in options:
             program = compiler.compile(desc, gpu, strategy=strategy, options=option_set)
             assert program.strategy == strategy, (title, option_set)
-    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"chunk": "stretches"}, True, 1.6),
-            lab.Row("coalesced", None, {"chunk": "x"}, False, 1.0)]
-    assert gpu_tune.fastest(rows) == "  fastest: coalesced chunk=stretches 1.6000 ms, 1.25x as fast as coalesced"
+    rows = [lab.Row("coalesced", None, {}, True, 2.0), lab.Row("coalesced", None, {"block": "stretches"}, True, 1.6),
+            lab.Row("coalesced", None, {"block": "x"}, False, 1.0)]
+    assert gpu_tune.fastest(rows) == "  fastest: coalesced block=stretches 1.6000 ms, 1.25x as fast as coalesced"
     assert gpu_tune.fastest(rows[2:]) == "  fastest: none correct"
 
 

@@ -59,7 +59,7 @@ def test_every_operator_has_a_shader_subcommand(capsys):
 
 def test_shader_strategy_and_feature_level(capsys):
     assert cli.main(["shader", "reduce", "--shape", "4096,300", "--axes", "0", "--caps", "gl-cpu"]) == 0
-    assert "// strategy split (eligible: split, rows, columns, workgroup)" in capsys.readouterr().out
+    assert "// strategy partials (eligible: partials, rows, columns, workgroup)" in capsys.readouterr().out
     assert cli.main(["shader", "reduce", "--shape", "4096,300", "--axes", "0", "--caps", "gl-cpu",
                      "--strategy", "rows"]) == 0
     out = capsys.readouterr().out

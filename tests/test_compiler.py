@@ -72,8 +72,8 @@ def test_unknown_profile():
 def test_program_describes_the_dispatches():
     desc = dml.ops.reduce.infer_output(dml.TensorDesc(T.FLOAT32, [4096, 300]), "sum", [0])
     program = compiler.compile(desc, caps.profile("vulkan-cpu"))
-    assert program.operator == "Reduce" and program.strategy == "split"
-    assert program.strategies == ("split", "rows", "columns", "workgroup")
+    assert program.operator == "Reduce" and program.strategy == "partials"
+    assert program.strategies == ("partials", "rows", "columns", "workgroup")
     partials, combine = program.kernels
     assert [b.key for b in partials.buffers][:2] == [("scratch", 0), ("input", 0)]
     assert [b.key for b in combine.buffers] == [("output", 0), ("scratch", 0)]
@@ -128,12 +128,12 @@ def test_subgroup_entry_numbers_invocations_subgroup_by_subgroup():
 
 @pytest.mark.parametrize("buffer, wgsl", [
     (input_buffer(0, "x"), "array<u32>"),
-    (input_buffer(0, "x", "chunks"), "array<vec4<u32>>"),
+    (input_buffer(0, "x", "blocks"), "array<vec4<u32>>"),
     (output_buffer(0, "y", 16, "stores"), "array<atomic<u32>>"),
     (output_buffer(0, "y", 32, "stores"), "array<u32>"),
     (output_buffer(0, "y", 64, "stores"), "array<u32>"),
     (output_buffer(0, "y", 8, "words"), "array<u32>"),
-    (output_buffer(0, "y", 8, "chunks"), "array<vec4<u32>>"),
+    (output_buffer(0, "y", 8, "blocks"), "array<vec4<u32>>"),
     (scratch_buffer(0, "p", writable=True), "array<u32>"),
 ])
 def test_binding_types_follow_access_and_width(buffer, wgsl):
@@ -179,13 +179,13 @@ def test_forced_strategies(vulkan_device):
     with pytest.raises(dml.InvalidArgumentError, match="strategy must be a strategy name or None, got int"):
         dev.compile_operator(op, 3)
     with pytest.raises(dml.InvalidArgumentError,
-                       match="Slice1: unknown plan option\\(s\\) chunks \\(options: chunk\\)"):
+                       match="Slice1: unknown plan option\\(s\\) chunks \\(options: block\\)"):
         dev.compile_operator(op, options={"chunks": 2})
 
 
 def test_gpu_adapters_get_the_coalesced_strategy_first():
-    """Data movement: the CPU-class strategies first on CPU adapters, `coalesced` (one chunk
-    per invocation) first on GPUs; its grid has one invocation per 16-byte chunk."""
+    """Data movement: the CPU-class strategies first on CPU adapters, `coalesced` (one block
+    per invocation) first on GPUs; its grid has one invocation per 16-byte block."""
     desc = dml.ops.slice1.infer_output(dml.TensorDesc(T.INT16, [64, 64]), [0, 0], [64, 64], [1, -1])
     gpu = compiler.compile(desc, caps.profile("gpu"))
     assert gpu.strategy == "coalesced" and gpu.strategies == ("coalesced", "stretches", "elements")
@@ -202,15 +202,15 @@ def test_gpu_adapters_get_the_coalesced_strategy_first():
 def test_plan_options_are_the_operators_own(vulkan_device):
     dev = vulkan_device
     op = dev.create_operator(dml.ops.reduce.infer_output(dml.TensorDesc(T.FLOAT32, [64, 64]), "sum", [1]))
-    compiled = dev.compile_operator(op, "split", options={"chunks": 4, "vectorize": False})
-    assert compiled.strategy == "split" and compiled.program.kernels[0].params["vec_inner"] is False
+    compiled = dev.compile_operator(op, "partials", options={"chunks": 4, "vectorize": False})
+    assert compiled.strategy == "partials" and compiled.program.kernels[0].params["vec_inner"] is False
     x = np.ones((64, 64), np.float32)
     np.testing.assert_array_equal(compiled.execute([x])[0], np.full((64, 1), 64, np.float32))
     with pytest.raises(dml.InvalidArgumentError, match="Reduce: unknown plan option\\(s\\) bogus \\(options: "
                                                        "chunks, vectorize, int64_native, lanes, subgroups, unroll\\)"):
         dev.compile_operator(op, options={"bogus": 1})
     for bad in ("many", 0, -2, 2.5, True):  # counts are integers of at least 1 (the lab's CLI passes names through)
-        for strategy in ("split", "workgroup"):
+        for strategy in ("partials", "workgroup"):
             with pytest.raises(dml.InvalidArgumentError, match=f"Reduce: option chunks = {bad!r} must be an integer "
                                                                "of at least 1"):
                 dev.compile_operator(op, strategy, options={"chunks": bad})

@@ -326,14 +326,14 @@ def test_segments_and_parts(adapter, spec):
 
 
 # ============================================================================ random graphs
-@pytest.mark.parametrize("block", range(4))
-def test_random_graphs_fused_match_unfused(device, block):
-    """10 random graphs per block and adapter, each of up to 12 nodes: chains of every
+@pytest.mark.parametrize("shard", range(4))
+def test_random_graphs_fused_match_unfused(device, shard):
+    """10 random graphs per shard and adapter, each of up to 12 nodes: chains of every
     chainable operator, values read by Reduce, ArgMax and ArgMin through the chains; fused
-    and node by node they agree (conformance.run_random_graph). Over a block, every chainable
+    and node by node they agree (conformance.run_random_graph). Over a shard, every chainable
     operator and a consumer are inside fused kernels (the seeds are fixed: this cannot drift)."""
     fused_names = set()
-    for seed in range(block * 10, block * 10 + 10):
+    for seed in range(shard * 10, shard * 10 + 10):
         graph, fused = run_random_graph(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)))
         fused_names |= graph.fused_names(fused)
     assert {s.name for s in chainable_specs()} <= fused_names, fused_names

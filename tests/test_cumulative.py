@@ -4,7 +4,7 @@ the pages describe one operator with + or x): what the conformance kit
 page's Axis, AxisDirection and exclusive flag, each validation rule's message, the
 functional form, the pipeline cache across shapes, the command line, the strategies (their
 order by adapter class, lines cut into pieces, axes past the loop budget, exact 64-bit
-integers, tiles of lines side by side, chunks that do not line up), a graph. Then each
+integers, tiles of lines side by side, blocks that do not line up), a graph. Then each
 one's own: float16 accumulated or multiplied in float32 and rounded once, integer
 wrap-around, zeros, NaN and infinities, float32 accuracy on a long axis, the tiles plans'
 rounding depth.
@@ -242,7 +242,7 @@ def test_strategy_order_follows_the_adapter_class(op, device):
 def test_pieces_of_a_line_carry_into_each_other(op, device, strategy):
     """Lines cut into several chunks (runs and tiles) by the `chunks` option:
     the second pass starts each piece from the earlier pieces' totals; lines that start
-    mid-chunk (odd lengths), columns side by side, both directions, exclusive or not."""
+    mid-block (odd lengths), columns side by side, both directions, exclusive or not."""
     rng = np.random.default_rng(5)
     # runs: any line of 7 elements or more; tiles: lines of more tiles than pieces (a tile
     # holds 1024 positions of one line, or 32 positions of 32 lines side by side)
@@ -316,8 +316,8 @@ def test_tiles_lines_side_by_side(op, device, lines):
         device.compile_operator(operator, "tiles", options={"lines": 3})
 
 
-def test_chunks_that_do_not_line_up_go_element_by_element(op, device):
-    """Where the input's and the output's 16-byte chunks are offset from each other, runs
+def test_blocks_that_do_not_line_up_go_element_by_element(op, device):
+    """Where the input's and the output's 16-byte blocks are offset from each other, runs
     falls back to element-wise loads and stores (and stays exact)."""
     rng = np.random.default_rng(13)
     in_desc = dml.TensorDesc(T.INT32, [5, 33], [34, 1])
@@ -389,7 +389,7 @@ def test_sums_of_nan_and_infinities(device, strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_float32_accuracy_on_a_long_axis(device, strategy):
     """200,000 values in [0, 1): every output within the documented bound (scan.rounding_depth
-    roundings of the running sum), and within 64 x 2^-24 of the exact running sum (blocks of
+    roundings of the running sum), and within 64 x 2^-24 of the exact running sum (subtotals of
     64 elements, carries; measured 5.0e-7 runs, 3.4e-7 tiles), where numpy's own float32
     cumsum, one running sum, drifts to 6.8e-6."""
     x = np.random.default_rng(2024).random((1, 200_000), dtype=np.float32)

@@ -175,8 +175,8 @@ def test_fusion_plan_is_pure_and_ordered():
 @pytest.mark.parametrize("function, dtype", [("sum", np.float32), ("argmin", np.float16), ("max", np.int64),
                                              ("sum_square", np.float32), ("multiply", np.uint32)])
 def test_a_reduce_reads_a_chain_under_each_strategy(device, function, dtype):
-    """Reduce through pad > reverse (lengths bound in both passes of `split`) > slice, under
-    rows and split, against the reference on the unfused chain."""
+    """Reduce through pad > reverse (lengths bound in both passes of `partials`) > slice, under
+    rows and partials, against the reference on the unfused chain."""
     from gpudml.runtime import CompiledOperator, Operator
 
     g = dml.Graph(device)
@@ -197,9 +197,9 @@ def test_a_reduce_reads_a_chain_under_each_strategy(device, function, dtype):
     tolerance = spec.tolerance(want, [materialized], arguments)
     inputs = [device.tensor(array), device.tensor(lengths)]
     strategies = step.compiled.strategies
-    assert {"rows", "split", "columns", "workgroup"} == set(strategies)
+    assert {"rows", "partials", "columns", "workgroup"} == set(strategies)
     for strategy in strategies:
         compiled = CompiledOperator(device, Operator(device, step.compiled.desc, fusion.read_spec(step.compiled.desc)),
                                     strategy)
-        assert len(compiled.program.kernels) == {"rows": 1, "split": 2, "columns": 2}.get(strategy, 1)
+        assert len(compiled.program.kernels) == {"rows": 1, "partials": 2, "columns": 2}.get(strategy, 1)
         assert_within(compiled.execute(inputs)[0].numpy(), want, tolerance, strategy)

@@ -92,22 +92,22 @@ def test_axis_is_an_integer():
 
 
 @pytest.mark.parametrize("shapes, axis", [
-    (((32, 3), (16, 3), (48, 3)), 0),  # every region starts on a 16-byte chunk, whatever the type
-    (((5, 3), (4, 3)), 0),  # the second region starts mid-chunk
+    (((32, 3), (16, 3), (48, 3)), 0),  # every region starts on a 16-byte block, whatever the type
+    (((5, 3), (4, 3)), 0),  # the second region starts mid-block
     (((2, 3), (2, 5)), 1),  # regions with gaps
-    (((6,), (2,), (9,)), 0),  # on chunks for 8-byte elements only
+    (((6,), (2,), (9,)), 0),  # on blocks for 8-byte elements only
 ])
 @pytest.mark.parametrize("data_type", [DT.UINT8, DT.FLOAT16, DT.INT32, DT.FLOAT64], ids=lambda t: t.name)
 def test_every_strategy(device, shapes, axis, data_type):
-    """Each eligible strategy forced, CPU-class and GPU-class: the chunk strategies where
-    every region is packed and starts on a chunk, else strided; coalesced always."""
+    """Each eligible strategy forced, CPU-class and GPU-class: the block strategies where
+    every region is packed and starts on a block, else strided; coalesced always."""
     desc = join.infer_output([dml.TensorDesc(data_type, s) for s in shapes], axis)
     op = device.create_operator(desc)
     strategies = device.compile_operator(op).strategies
     row = int(np.prod(shapes[0][1:]))
     starts = np.cumsum([0] + [s[0] for s in shapes[:-1]]) * row
-    chunks = axis == 0 and all(start % (16 // data_type.size) == 0 for start in starts)
-    assert ("stretches" in strategies) == chunks and ("strided" in strategies) != chunks
+    blocks = axis == 0 and all(start % (16 // data_type.size) == 0 for start in starts)
+    assert ("stretches" in strategies) == blocks and ("strided" in strategies) != blocks
     assert "coalesced" in strategies
     assert all(len(device.compile_operator(op, s).program.kernels) == len(shapes) for s in strategies)
     assert run_every_variant(device, Case(join.SPEC, HIGHEST, desc), len(shapes)) == set(strategies)

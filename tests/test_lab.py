@@ -79,8 +79,8 @@ def test_a_template_that_does_not_compile(device, tmp_path):
 
 def test_named_strategies(vulkan_device):
     vulkan_device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class="cpu")  # its order: CPU-class first
-    rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["split"], reps=1, copy_bytes=SMALL_COPY)
-    assert [r.strategy for r in rows] == ["split"] and rows[0].correct and not rows[0].default  # rows is the choice
+    rows = lab.run(vulkan_device, DESCS["reduce"], strategies=["partials"], reps=1, copy_bytes=SMALL_COPY)
+    assert [r.strategy for r in rows] == ["partials"] and rows[0].correct and not rows[0].default  # rows is the choice
     rows = lab.run(vulkan_device, DESCS["slice1"], strategies=["strided", "stretches"], reps=1, copy_bytes=SMALL_COPY)
     assert rows[0].error == "not eligible for this description (eligible: stretches, elements, coalesced)"
     assert rows[1].correct
@@ -96,8 +96,9 @@ def test_lab_command_line(tmp_path, capsys):
     rows = json.loads(out_json.read_text())
     assert {"strategy", "templates", "options", "correct", "gpu_ms", "gbps", "ratio_to_copy",
             "ratio_to_same_copy"} <= set(rows[0])
-    assert {r["strategy"] for r in rows} == {"rows", "split", "workgroup"} and all(r["correct"] for r in rows)
-    assert sorted(p.name for p in wgsl.iterdir()) == ["rows-0.wgsl", "split-0.wgsl", "split-1.wgsl", "workgroup-0.wgsl"]
+    assert {r["strategy"] for r in rows} == {"rows", "partials", "workgroup"} and all(r["correct"] for r in rows)
+    assert sorted(p.name for p in wgsl.iterdir()) == ["partials-0.wgsl", "partials-1.wgsl", "rows-0.wgsl",
+                                                      "workgroup-0.wgsl"]
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -153,9 +154,9 @@ def test_plan_options_make_variants(vulkan_device, tmp_path, capsys):
     assert cli.main(["lab", "reduce", "--options", "lanes=4x"]) == 2
     assert "--options: lanes = '4x' is not an integer, true, false or a name" in capsys.readouterr().err
     assert cli.main(["lab", "slice1", "--options", "lanes=4"]) == 2
-    assert "--options: lanes not a plan option of Slice1 (chunk)" in capsys.readouterr().err
-    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE, chunk=elements") == {
-        "chunks": 4, "vectorize": False, "chunk": "elements"}
+    assert "--options: lanes not a plan option of Slice1 (block)" in capsys.readouterr().err
+    assert lab.parse_options(" ") == {} and lab.parse_options("chunks=4, vectorize=FALSE, block=elements") == {
+        "chunks": 4, "vectorize": False, "block": "elements"}
 
 
 def test_the_tuned_variants(device, capsys):
@@ -173,8 +174,8 @@ def test_the_tuned_variants(device, capsys):
     assert cli.main(["lab", "slice1", "--shape", "8,64", "--sizes", "8,32", "--strides", "1,2", "--reps", "1",
                      "--strategies", "tuned"]) == 0
     out = capsys.readouterr().out
-    assert "coalesced chunk=stretches " in out and "stretches " in out
-    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "chunk=stretches"]) == 2
+    assert "coalesced block=stretches " in out and "stretches " in out
+    assert cli.main(["lab", "slice1", "--strategies", "tuned", "--options", "block=stretches"]) == 2
     assert "--options: not with --strategies tuned" in capsys.readouterr().err
 
 

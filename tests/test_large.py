@@ -57,23 +57,23 @@ def test_segmented_source_picks_the_binding_by_the_index():
     (kernel,) = program.kernels
     src = kernel.source
     assert [(b.name, b.segments, b.segment_bytes, b.via) for b in kernel.buffers] == [
-        ("output", 3, 1024, ""), ("input", 3, 1024, "input_chunks"), ("input_chunks", 3, 1024, "")]
-    assert compiler.builder.binding_count(kernel.buffers) == 6  # the input's words read through its chunks
+        ("output", 3, 1024, ""), ("input", 3, 1024, "input_blocks"), ("input_blocks", 3, 1024, "")]
+    assert compiler.builder.binding_count(kernel.buffers) == 6  # the input's words read through its blocks
     for k in range(3):
-        assert f"var<storage, read> input_chunks_{k}: array<vec4<u32>>;" in src
+        assert f"var<storage, read> input_blocks_{k}: array<vec4<u32>>;" in src
         assert f"var<storage, read_write> output_{k}: array<vec4<u32>>;" in src
     assert "var<storage, read> input_0" not in src
     assert ("fn input_at(i: u32) -> u32 {\n    let j = (i >> 2u) & 63u;\n    let s = (i >> 2u) >> 6u;\n"
-            "    if (s < 1u) {\n        return input_chunks_0[j][i & 3u];") in src
+            "    if (s < 1u) {\n        return input_blocks_0[j][i & 3u];") in src
     # pinned to one segment, for loops whose range lies in it (lib/common's `pinned`)
     assert ("fn input_at_1(i: u32) -> u32 {\n    let j = (i >> 2u) & 63u;\n"
-            "    return input_chunks_1[j][i & 3u];\n}") in src
+            "    return input_blocks_1[j][i & 3u];\n}") in src
     assert "fn input_seg(i: u32) -> u32 {\n    return (i >> 2u) >> 6u;\n}" in src
-    assert "fn input_chunks_at(i: u32) -> vec4<u32> {\n    let j = i & 63u;\n    let s = i >> 6u;" in src
+    assert "fn input_blocks_at(i: u32) -> vec4<u32> {\n    let j = i & 63u;\n    let s = i >> 6u;" in src
     assert "input[" not in src and "output[" not in src  # every access goes through an accessor
     # the stretch loops, once per segment (and once picking) where the input is segmented
-    assert "stretch_chunk_2(stretch_skip(s, k * 4u))" in src and "input_chunks_at_2(s.off / 4u + k)" in src
-    assert "stretch_chunk_2" not in compiler.compile(desc, caps_module.profile("vulkan-cpu"),
+    assert "stretch_block_2(stretch_skip(s, k * 4u))" in src and "input_blocks_at_2(s.off / 4u + k)" in src
+    assert "stretch_block_2" not in compiler.compile(desc, caps_module.profile("vulkan-cpu"),
                                                  strategy="stretches").kernels[0].source
     reduce = reduce_desc(dml.TensorDesc(T.FLOAT32, [4, 700]), "sum", [1])
     rows = compiler.compile(reduce, caps.with_limits(2048, None), strategy="rows").kernels[0].source
@@ -248,8 +248,8 @@ def test_shader_command_shows_segments_under_a_forced_limit(monkeypatch, capsys)
 
     args = ["shader", "slice1", "--shape", "700", "--sizes", "700", "--strides", "-1", "--caps", "gl-cpu"]
     assert cli.main(args) == 0
-    assert "input_chunks_0" not in capsys.readouterr().out
+    assert "input_blocks_0" not in capsys.readouterr().out
     monkeypatch.setenv("GPUDML_MAX_BINDING_BYTES", "1024")
     assert cli.main(args) == 0
     out = capsys.readouterr().out
-    assert "var<storage, read> input_chunks_2: array<vec4<u32>>;" in out and "fn input_at_1(" in out
+    assert "var<storage, read> input_blocks_2: array<vec4<u32>>;" in out and "fn input_at_1(" in out

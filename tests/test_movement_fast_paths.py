@@ -1,9 +1,9 @@
 """The strategies of the data-movement kernels (shaders/lib/movement.wgsl.j2 stretches,
 elements and strided, the ReverseSubsequences column strategy): cases chosen to land on
 their boundaries, each run under every strategy that can run it.
-Rows whose length is not a multiple of a 16-byte chunk, borders narrower than a chunk,
+Rows whose length is not a multiple of a 16-byte block, borders narrower than a block,
 padding wider than the axis (one-element stretches), misaligned starts, negative and
-non-unit inner steps, rows shorter than a chunk, tensors ending inside a chunk, blocks
+non-unit inner steps, rows shorter than a block, tensors ending inside a block, spans
 along the reversed axis that end early. Every result is compared bit for bit with
 reference.py and the output buffer's bytes outside the tensor's elements must be kept
 (the output's total size leaves room past its last element)."""
@@ -34,7 +34,7 @@ PAD_CASES = [
     ([2, 4], [1, 4], [2, 4]),
     ([2, 6], [0, 3], [0, 3]),
     ([3, 2, 5], [1, 0, 1], [0, 1, 3]),
-    ([2, 3, 8], [0, 2, 4], [1, 0, 4]),  # borders a whole chunk wide (32-bit)
+    ([2, 3, 8], [0, 2, 4], [1, 0, 4]),  # borders a whole block wide (32-bit)
     ([2, 2, 3], [0, 0, 7], [0, 0, 8]),  # padding wider than the axis: folds several times
     ([4, 16], [1, 16], [2, 16]),
 ]
@@ -66,7 +66,7 @@ SLICE_CASES = [
     ([19], [3], [16], [3]),
     ([5, 7], [1, 1], [3, 5], [1, -1]),
     ([4, 9], [0, 2], [4, 7], [-1, 2]),
-    ([3, 3], [0, 0], [3, 3], [2, 1]),      # rows shorter than a chunk
+    ([3, 3], [0, 0], [3, 3], [2, 1]),      # rows shorter than a block
     ([2, 3, 6], [0, 1, 1], [2, 2, 5], [1, 1, -3]),
     ([3, 2, 9], [0, 0, 0], [3, 2, 9], [-1, 1, 1]),   # the inner two axes merge
     ([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]),  # size-1 axes dropped
@@ -91,13 +91,13 @@ def test_slice_stretches(device, data_type):
 
 # ------------------------------------------------------------------ ReverseSubsequences
 REVERSE_CASES = [
-    # (sizes, axis): the axis second-to-last with rows of whole chunks takes the column
+    # (sizes, axis): the axis second-to-last with rows of whole blocks takes the column
     # strategy (for some widths), the others the stretches.
-    ([3, 37, 16], 1),      # 37 coordinates: the last block along the axis is partial
+    ([3, 37, 16], 1),      # 37 coordinates: the last span along the axis is partial
     ([2, 5, 32], 1),
     ([40, 8], 0),          # rank 2
     ([2, 3, 20, 4], 2),
-    ([3, 9, 6], 1),        # rows not a whole number of chunks for most widths
+    ([3, 9, 6], 1),        # rows not a whole number of blocks for most widths
     ([4, 11], 1),          # the reversed axis innermost: backwards, then forwards
     ([2, 3, 5, 7], 3),
     ([6, 5, 8], 0),
@@ -159,10 +159,10 @@ def test_slice_axes_merge(vulkan_device):
     assert kernel_rank([3, 2, 9], [0, 0, 0], [3, 2, 9], [1, 1, 1], out_strides=padded_strides([3, 2, 9])) == 3
 
 
-def test_coalesced_chunk_forms(device):
-    """`coalesced` builds a packed output's chunks element by element, each through the whole
-    chain, unless plan option chunk="stretches" asks for the stretch walk (the stretches
-    kernel, a run of one chunk each: the same grid of one invocation per chunk); an output
+def test_coalesced_block_forms(device):
+    """`coalesced` builds a packed output's blocks element by element, each through the whole
+    chain, unless plan option block="stretches" asks for the stretch walk (the stretches
+    kernel, a run of one block each: the same grid of one invocation per block); an output
     with gaps is written element by element either way. Same bits; a bad form is an error."""
     rng = np.random.default_rng(7)
     x = random_bits(rng, np.float32, [3, 40, 36])
@@ -170,22 +170,22 @@ def test_coalesced_chunk_forms(device):
                                    dml.PaddingMode.REFLECTION, 0, [0, 1, 4], [0, 3, 4])
     op = device.create_operator(desc)
     elements = device.compile_operator(op, "coalesced")
-    stretches = device.compile_operator(op, "coalesced", options={"chunk": "stretches"})
+    stretches = device.compile_operator(op, "coalesced", options={"block": "stretches"})
     assert stretches.strategy == elements.strategy == "coalesced"
     kernels = [c.program.kernels[0] for c in (stretches, elements)]
     assert [k.params["strategy"] for k in kernels] == ["stretches", "elements"]
     assert [k.params["run"] for k in kernels] == [4, 4]
     assert kernels[0].invocations == kernels[1].invocations == 3 * 44 * 11
-    assert "input_chunks" in stretches.wgsl[0] and "input_chunks" not in elements.wgsl[0]
+    assert "input_blocks" in stretches.wgsl[0] and "input_blocks" not in elements.wgsl[0]
     want = reference.pad(x, [0, 1, 4], [0, 3, 4], "reflection")
     for compiled in (stretches, elements):
         assert_bits_equal(compiled.execute([x])[0], want)
     gapped = dml.TensorDesc(DT.FLOAT32, [3, 44, 44], padded_strides([3, 44, 44]))
     gaps = dml.PaddingOperatorDesc(desc.input_tensor, gapped, desc.padding_mode, 0, desc.start_padding,
                                    desc.end_padding)
-    gap_kernel = device.compile_operator(device.create_operator(gaps), "coalesced", options={"chunk": "stretches"})
+    gap_kernel = device.compile_operator(device.create_operator(gaps), "coalesced", options={"block": "stretches"})
     assert gap_kernel.program.kernels[0].params["strategy"] == "strided"
     for strategy in ("coalesced", "stretches"):  # checked whichever strategy it is given to
         with pytest.raises(dml.InvalidArgumentError,
-                           match="plan option chunk='rows': must be one of elements, stretches"):
-            device.compile_operator(op, strategy, options={"chunk": "rows"})
+                           match="plan option block='rows': must be one of elements, stretches"):
+            device.compile_operator(op, strategy, options={"block": "rows"})

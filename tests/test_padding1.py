@@ -1,7 +1,7 @@
 """Padding1: what the conformance kit (tests/test_conformance.py) does not cover: the
 Examples' arguments on the page, each validation rule's message, padding values exact in
 their type (and Padding's where both are exact), value type spellings, mode names, every
-strategy on chunk boundaries, a named fused chain, the command line."""
+strategy on block boundaries, a named fused chain, the command line."""
 
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ def test_mode_names_and_errors(device):
 
 # ------------------------------------------------------------------ every strategy
 STRATEGY_CASES = [
-    # (input sizes, start, end): rows narrower and wider than a chunk, paddings past the axis
+    # (input sizes, start, end): rows narrower and wider than a block, paddings past the axis
     ([5], [3], [9]),
     ([1], [2], [3]),
     ([3, 7], [1, 8], [2, 0]),

@@ -14,7 +14,7 @@ from gpudml.runtime import profiler
 
 
 def _three_operators(dev, x):
-    """A split reduction (two dispatches), a slice and a padding: four dispatches."""
+    """A two-pass reduction (`partials` or `columns`), a slice and a padding: four dispatches."""
     y = dml.reduce(x, "sum", [0])
     z = dml.slice(x, [0, 0], list(x.shape), [1, -1])
     w = dml.pad(z, [1, 1], [1, 1])
@@ -26,7 +26,7 @@ def test_rows_add_up_to_the_batch(device):
     with device.profile() as prof:
         with device.batch():
             y, z, w = _three_operators(device, x)
-    reduce, movement = ("split", "stretches") if device.caps.is_software else ("columns", "coalesced")
+    reduce, movement = ("partials", "stretches") if device.caps.is_software else ("columns", "coalesced")
     assert [(r["operator"], r["strategy"], r["dispatch"]) for r in prof.rows] == [
         ("Reduce", reduce, 0), ("Reduce", reduce, 1), ("Slice1", movement, 0), ("Padding", movement, 0)]
     assert all(r["gpu_ms"] > 0 and r["bytes"] > 0 and r["clock"] == "gpu" for r in prof.rows)

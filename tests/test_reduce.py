@@ -1,6 +1,6 @@
 """Reduce: what the conformance kit (tests/test_conformance.py) does not cover: each
 validation rule's message, the functional form (axes as numpy takes them, output data
-types), the split strategy with small chunks, each strategy's choice and boundaries (the
+types), the partials strategy with small chunks, each strategy's choice and boundaries (the
 loop budget, the combine limit, subgroups, unrolling, column chunks), small and strided
 outputs, the pipeline cache across shapes, 64-bit and wrapping integers, float16 overflow,
 LOG_SUM_EXP shifting, NaN, ARGMAX ties and order, and float32 accuracy on 16M elements."""
@@ -216,7 +216,7 @@ def _layout_desc(data_type, sizes, strides):
 
 
 @pytest.mark.parametrize("function, data_type", PAIRS, ids=lambda v: v.name)
-def test_split_strategy_against_reference(device, function, data_type):
+def test_partials_strategy_against_reference(device, function, data_type):
     """The two-pass strategy with small chunks (chunk edges inside rows), vectorized and not,
     and with 64-bit integers emulated even where the adapter has them."""
     rng = np.random.default_rng([int(function), int(data_type), 1])
@@ -232,7 +232,7 @@ def test_split_strategy_against_reference(device, function, data_type):
         x = logical_from_raw(raw, in_desc)
         want = reference.reduce(x, function, axes)
         for opts in options:
-            got, compiled = run(device, raw, function, axes, in_desc=in_desc, strategy="split", **opts)
+            got, compiled = run(device, raw, function, axes, in_desc=in_desc, strategy="partials", **opts)
             assert len(compiled.wgsl) == 2
             if in_strides and opts.get("vectorize", True):
                 assert compiled.program.kernels[0].params["group"] == 16 // data_type.size
@@ -246,8 +246,8 @@ def _templates(compiled):
 
 @pytest.mark.parametrize("function", [F.SUM, F.ARGMAX, F.MIN, F.LOG_SUM_EXP])
 def test_each_strategy_on_larger_inputs(device, function):
-    """The plan's own choices: many contiguous rows (one pass), few long rows (split),
-    columns (split with groups of outputs), and each agrees with reference.py."""
+    """The plan's own choices: many contiguous rows (one pass), few long rows (partials),
+    columns (partials with groups of outputs), and each agrees with reference.py."""
     rng = np.random.default_rng(int(function))
     cases = [
         ((2048, 96), [1], "reduce.wgsl.j2"),  # many outputs: one invocation per row
@@ -271,15 +271,15 @@ def test_long_rows_stay_within_the_loop_cap(device):
     """llvmpipe stops every loop of an invocation after 65535 iterations in total: a one-pass
     plan over 200,000-element rows is not eligible; they are cut into partial results."""
     x = np.ones((3, 200_000), dtype=np.int32)
-    for options in [{}, {"vectorize": False}, {"strategy": "split", "chunks": 1}]:
+    for options in [{}, {"vectorize": False}, {"strategy": "partials", "chunks": 1}]:
         got, compiled = run(device, x, "sum", [1], **options)
         np.testing.assert_array_equal(got, [[200_000]] * 3)
-        assert len(compiled.wgsl) == 2 and compiled.strategy == ("split" if device.caps.is_software or
+        assert len(compiled.wgsl) == 2 and compiled.strategy == ("partials" if device.caps.is_software or
                                                                   "strategy" in options else "workgroup")
-        assert set(compiled.strategies) == {"split", "workgroup"}
+        assert set(compiled.strategies) == {"partials", "workgroup"}
     for options in [{}, {"vectorize": False}]:
         with pytest.raises(dml.InvalidArgumentError, match="strategy 'rows' cannot run this description; "
-                                                           "eligible: (workgroup, )?split"):
+                                                           "eligible: (workgroup, )?partials"):
             run(device, x, "sum", [1], strategy="rows", **options)
     # The workgroup strategy with one lane forced is cut to the budget too (it was not: 65535).
     got, compiled = run(device, x, "sum", [1], strategy="workgroup", lanes=1, chunks=1, vectorize=False)
@@ -290,19 +290,19 @@ def test_long_rows_stay_within_the_loop_cap(device):
     y[:, 69_999] = [1, 2, 3, 4, 5]
     got, compiled = run(device, y, "max", [1], vectorize=False)
     np.testing.assert_array_equal(got.ravel(), [1, 2, 3, 4, 5])
-    assert compiled.strategy == ("split" if device.caps.is_software else "workgroup")
+    assert compiled.strategy == ("partials" if device.caps.is_software else "workgroup")
 
 
 def test_broadcast_beyond_the_combine_limit_needs_workgroups(device):
-    """2^31 elements per output: more partial results than the split strategy's combine pass
+    """2^31 elements per output: more partial results than the partials strategy's combine pass
     may merge within the loop budget; only the workgroup strategy (256 lanes a chunk) plans
     it. (Planned, not run: 2^31 reads take minutes on a software adapter.)"""
     in_desc = dml.TensorDesc(T.FLOAT32, [1 << 31], [0])
     desc = reduce_desc(in_desc, "sum")
     operator = device.create_operator(desc)
     assert device.compile_operator(operator).strategies == ("workgroup",)
-    with pytest.raises(dml.InvalidArgumentError, match="strategy 'split' cannot run this description"):
-        device.compile_operator(operator, "split")
+    with pytest.raises(dml.InvalidArgumentError, match="strategy 'partials' cannot run this description"):
+        device.compile_operator(operator, "partials")
 
 
 SUBGROUP_CASES = [  # (dtype, sizes, axes, lanes): lanes under, at and over lavapipe's 8-wide subgroups
@@ -442,7 +442,7 @@ def test_gpu_class_unroll_keeps_the_order(device, function):
 def test_columns_combine_chunks_in_a_tree(device, function):
     """The columns strategy's combine pass is the workgroup strategy's (lanes per output
     merging its chunks in a tree): MIN/MAX States carry their index there, so that with
-    NaN payloads and signed zeros in random bits the result is still the sequential split's
+    NaN payloads and signed zeros in random bits the result is still the sequential combine's
     bit for bit, as ARGMAX/ARGMIN's and integer results are; float sums and products within
     the documented precision."""
     rng = np.random.default_rng(int(function) + 40)
@@ -462,7 +462,7 @@ def test_columns_combine_chunks_in_a_tree(device, function):
         assert combine.template == "reduce_workgroup.wgsl.j2" and combine.params["combine"]
         assert partials.params["indexed"] == (function in (F.MIN, F.MAX))
         got = columns.execute([x])[0]
-        want = device.compile_operator(operator, "split", options={"chunks": 37}).execute([x])[0]
+        want = device.compile_operator(operator, "partials", options={"chunks": 37}).execute([x])[0]
         if data_type.is_float and function in (F.SUM, F.MULTIPLY):
             assert_reduce_close(got, want, x, function, axes, str(sizes))
         else:
@@ -485,7 +485,7 @@ def test_packed_and_strided_small_outputs(device):
         x = random_bits(rng, dtype, (9, 13, 6)) if dtype != np.float16 else rng.uniform(-9, 9, (9, 13, 6)).astype(dtype)
         want = reference.reduce(x, "max", [2])
         for out_strides in (None, [13 * 3, 3, 1], [1, 9, 1]):
-            for options in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+            for options in ({"strategy": "rows"}, {"strategy": "partials", "chunks": 2}):
                 got, _ = run(device, x, "max", [2], out_strides=out_strides, **options)
                 np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {out_strides} {options}")
 
@@ -532,7 +532,7 @@ def test_int64_wraps_exactly(device, dtype):
     for options in _int64_options(device):
         for function in (F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE, F.MIN, F.MAX, F.ARGMAX, F.ARGMIN):
             for axes in ([1], [0], None):
-                for strategy in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+                for strategy in ({"strategy": "rows"}, {"strategy": "partials", "chunks": 2}):
                     out_type = T.UINT64 if function in ARG else None
                     got, _ = run(device, x, function, axes, out_type, **options, **strategy)
                     want = reference.reduce(x, function, axes, out_type)
@@ -600,7 +600,7 @@ def test_float16_subnormal_and_rounding(device):
 
 def test_log_sum_exp_is_max_shifted(device):
     x = np.array([[1000.0, 999.0, 998.5], [-1000.0, -1001.0, -999.0], [88.0, 89.0, 90.0]], np.float32)
-    for options in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}):
+    for options in ({"strategy": "rows"}, {"strategy": "partials", "chunks": 2}):
         got, _ = run(device, x, "log_sum_exp", [1], **options)
         assert np.isfinite(got).all()
         np.testing.assert_allclose(got, reference.reduce(x, "log_sum_exp", [1]), rtol=1e-6)
@@ -620,7 +620,7 @@ def test_log_sum_exp_is_max_shifted(device):
 def test_nan_propagates_like_numpy(device, dtype):
     nan = np.nan
     x = np.array([[1, nan, 3, nan], [5, 4, 3, 9], [nan, nan, nan, nan], [-np.inf, -np.inf, 2, -np.inf]], dtype)
-    for options in ({"strategy": "rows"}, {"strategy": "split", "chunks": 2}, {"strategy": "workgroup"},
+    for options in ({"strategy": "rows"}, {"strategy": "partials", "chunks": 2}, {"strategy": "workgroup"},
                     {"strategy": "workgroup", "chunks": 2, "lanes": 2}):
         for function in (F.MAX, F.MIN, F.ARGMAX, F.ARGMIN, F.SUM, F.LOG_SUM_EXP):
             got, _ = run(device, x, function, [1], **options)
@@ -642,7 +642,8 @@ def test_argmax_returns_first_occurrence(device):
     y = np.zeros((3, 1000), np.int8)
     y[0, [5, 400, 999]] = 7
     y[1, [999]] = -1
-    for options in ({}, {"strategy": "split", "chunks": 7}, {"strategy": "split", "chunks": 3, "vectorize": False}):
+    for options in ({}, {"strategy": "partials", "chunks": 7},
+                    {"strategy": "partials", "chunks": 3, "vectorize": False}):
         got, _ = run(device, y, "argmax", [1], **options)
         np.testing.assert_array_equal(got.ravel(), [5, 0, 0], err_msg=str(options))
         got, _ = run(device, y, "argmin", [1], **options)
@@ -653,7 +654,7 @@ def test_argmax_over_several_axes_is_row_major_in_axis_order(device):
     rng = np.random.default_rng(11)
     x = rng.integers(0, 4, (3, 4, 5, 6)).astype(np.float32)  # many ties
     for axes in ([3, 1], [1, 3], [0, 2, 3], [2, 0]):
-        for options in ({}, {"strategy": "split", "chunks": 4}):
+        for options in ({}, {"strategy": "partials", "chunks": 4}):
             got, _ = run(device, x, "argmax", axes, T.INT32, **options)
             np.testing.assert_array_equal(got, reference.reduce(x, "argmax", axes, T.INT32), err_msg=str(axes))
     # The flat index over axes (1, 3) of the maximum placed at (i, 2, j, 4): 2 * 6 + 4.

@@ -172,8 +172,8 @@ def test_reversing_twice_restores_the_input(device):
 
 def test_new_shape_or_axis_of_known_kind_compiles_nothing(adapter):
     """Three kinds of float32 kernels: the column strategy (axis second-to-last, rows of whole
-    16-byte chunks) of rank 3, and the segments of rank 2 (the axes beside the reversed one
-    merge) and of rank 3 (rows not of whole chunks). On a pipeline cache of the test's own
+    16-byte blocks) of rank 3, and the segments of rank 2 (the axes beside the reversed one
+    merge) and of rank 3 (rows not of whole blocks). On a pipeline cache of the test's own
     (nothing compiled before, whatever ran earlier), once they are compiled, new shapes and
     axes of those kinds compile nothing."""
     dev = limited_device(adapter)

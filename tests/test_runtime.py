@@ -198,7 +198,7 @@ def test_a_compiled_operator_collected_in_a_cycle_gives_back_live_buffers(device
     (it did: 'initializer for ctype struct WGPUBufferImpl * ... not NoneType')."""
     desc = dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [64, 300]), "sum", [0])
     for _ in range(3):
-        compiled = device.compile_operator(device.create_operator(desc), "split")
+        compiled = device.compile_operator(device.create_operator(desc), "partials")
         (nbytes,) = compiled.program.scratch_bytes
         compiled.cycle = compiled  # garbage only the cycle collector finds
         del compiled

@@ -1,7 +1,7 @@
 """Slice (DML_SLICE, the first version): what the conformance kit (tests/test_conformance.py)
 does not cover: the Examples' arguments on the page, the reference as Slice1's window, each
 validation rule's message, any stride on a size-1 axis (alone and fused), axis merging,
-every strategy on chunk boundaries, a named fused chain, the command line."""
+every strategy on block boundaries, a named fused chain, the command line."""
 
 from __future__ import annotations
 
@@ -152,7 +152,7 @@ def test_axes_merge(vulkan_device):
 
 # ------------------------------------------------------------------ every strategy
 STRATEGY_CASES = [
-    # (input sizes, offsets, sizes, strides): rows shorter and longer than a chunk, misaligned
+    # (input sizes, offsets, sizes, strides): rows shorter and longer than a block, misaligned
     ([11], [0], [11], [1]),
     ([11], [1], [10], [1]),
     ([19], [3], [6], [3]),

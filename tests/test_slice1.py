@@ -28,14 +28,14 @@ def test_more_than_65535_workgroups(device):
 
 
 def test_coalesced_past_65535_workgroups(device):
-    """`coalesced` forced (the GPU-class strategy: one invocation per 16-byte chunk of a
-    packed output, in both of its chunk forms, or per element of an output with gaps):
+    """`coalesced` forced (the GPU-class strategy: one invocation per 16-byte block of a
+    packed output, in both of its block forms, or per element of an output with gaps):
     4.3 M invocations are 67,188 workgroups of 64, so the grid folds into y."""
     n = 4_300_000
-    x = np.arange(2 * n, dtype=np.uint64).view(np.float64)  # two float64 per chunk
+    x = np.arange(2 * n, dtype=np.uint64).view(np.float64)  # two float64 per block
     desc = dml.ops.slice1.infer_output(dml.TensorDesc(dml.DataType.FLOAT64, [2 * n]), [0], [2 * n], [-1])
     op = device.create_operator(desc)
-    for options in ({}, {"chunk": "stretches"}):
+    for options in ({}, {"block": "stretches"}):
         compiled = device.compile_operator(op, "coalesced", options=options)
         assert compiled.program.kernels[0].invocations == n > 65_535 * 64
         assert_bits_equal(compiled.execute([x])[0], x[::-1])

@@ -208,7 +208,7 @@ def test_compiled_operators_free_scratch_and_uniforms(adapter):
     gc.collect()
     live = wgpu_counts()["buffers"] - len(dev._ctx.transfers._staging_free)  # (readback staging: GL, at most 4)
     compiled = dev.compile_operator(dev.create_operator(desc))
-    assert len(compiled.wgsl) == 2 and compiled._scratch  # the split strategy: scratch buffers
+    assert len(compiled.wgsl) == 2 and compiled._scratch  # the partials strategy: scratch buffers
     scratch = sum(b.size for b in compiled._scratch)
     np.testing.assert_array_equal(compiled.execute([x])[0], [[200_000]] * 3)
     gc.collect()

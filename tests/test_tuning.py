@@ -47,15 +47,15 @@ def test_first_process_tunes_second_reuses(tmp_path):
     assert len(first) == 1 and first[0][1] is True  # timed all
     variant, _, timed, strategy, options = first[0]
     # every strategy with its own plan, and the GPU-class ones with the options their spec offers
-    assert {"columns", "rows", "split", "workgroup", "columns unroll=1", "workgroup unroll=1"} <= set(timed)
-    assert all(name.split()[0] in {"columns", "rows", "split", "workgroup"} for name in timed)
+    assert {"columns", "rows", "partials", "workgroup", "columns unroll=1", "workgroup unroll=1"} <= set(timed)
+    assert all(name.split()[0] in {"columns", "rows", "partials", "workgroup"} for name in timed)
     assert variant in timed and variant == tuning.variant_name(strategy, options)
     data = json.loads(cache.read_text())
     (section,) = data["sections"].values()
     assert section["adapter"].endswith("via Vulkan") and section["gpudml"] == dml.__version__
     (choice,) = section["choices"].values()
     assert (choice["variant"], choice["strategy"], choice["options"]) == (variant, strategy, options)
-    default = "columns" if os.environ.get("GPUDML_ADAPTER_CLASS") == "gpu" else "split"  # the class' choice
+    default = "columns" if os.environ.get("GPUDML_ADAPTER_CLASS") == "gpu" else "partials"  # the class' choice
     assert set(choice["ms"]) == set(timed) and choice["default"] == default
     second, _ = _probe(tmp_path, GPUDML_AUTOTUNE="1", GPUDML_TUNING_CACHE=str(cache))
     assert second == [[variant, False, timed, strategy, options]]  # the cached choice, nothing timed
@@ -78,7 +78,7 @@ def _tuned_device(adapter, tmp_path, monkeypatch, name="tuning.json"):
     return dev
 
 
-def _split_or_rows(dev):
+def _partials_or_rows(dev):
     x = np.random.default_rng(1).random((1024, 96), dtype=np.float32)
     np.testing.assert_allclose(dml.reduce(x, "sum", [0], device=dev), x.sum(0, keepdims=True), rtol=1e-5)
 
@@ -87,14 +87,14 @@ def test_a_corrupt_file_is_ignored_with_one_warning(adapter, tmp_path, monkeypat
     (tmp_path / "tuning.json").write_text("{ not json")
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
     with pytest.warns(RuntimeWarning, match="ignoring the tuning cache .*tuning.json"):
-        _split_or_rows(dev)
+        _partials_or_rows(dev)
     data = json.loads((tmp_path / "tuning.json").read_text())  # replaced by a valid one
     assert data["format"] == 1 and len(data["sections"]) == 1
 
 
 def test_foreign_and_stale_sections(adapter, tmp_path, monkeypatch):
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
-    _split_or_rows(dev)
+    _partials_or_rows(dev)
     path = tmp_path / "tuning.json"
     data = json.loads(path.read_text())
     (name, section), = data["sections"].items()
@@ -107,7 +107,7 @@ def test_foreign_and_stale_sections(adapter, tmp_path, monkeypatch):
     dev2 = _tuned_device(adapter, tmp_path, monkeypatch)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _split_or_rows(dev2)
+        _partials_or_rows(dev2)
     assert any("for another gpudml version or other templates" in str(w.message) for w in caught)
     (c, timed), = dev2._ctx.tuner.used.values()
     assert timed and c["strategy"] in dml.ops.reduce.SPEC.planner.strategies  # timed afresh, the others untouched
@@ -116,7 +116,7 @@ def test_foreign_and_stale_sections(adapter, tmp_path, monkeypatch):
 
 def test_a_cached_strategy_that_cannot_run_is_tuned_again(adapter, tmp_path, monkeypatch):
     dev = _tuned_device(adapter, tmp_path, monkeypatch)
-    _split_or_rows(dev)
+    _partials_or_rows(dev)
     path = tmp_path / "tuning.json"
     data = json.loads(path.read_text())
     for section in data["sections"].values():
@@ -124,7 +124,7 @@ def test_a_cached_strategy_that_cannot_run_is_tuned_again(adapter, tmp_path, mon
             choice["strategy"] = "column"  # not a Reduce strategy
     path.write_text(json.dumps(data))
     dev2 = _tuned_device(adapter, tmp_path, monkeypatch)
-    _split_or_rows(dev2)
+    _partials_or_rows(dev2)
     (c, timed), = dev2._ctx.tuner.used.values()
     assert timed and c["strategy"] in dml.ops.reduce.SPEC.planner.strategies
 
@@ -151,9 +151,9 @@ def test_two_threads_tune_a_kind_once(adapter, tmp_path, monkeypatch):
 
 
 def test_the_default_stays_unless_another_is_clearly_faster():
-    assert tuning.pick({"rows": 10.0, "split": 9.8}, "rows") == "rows"  # 2%: within the noise
-    assert tuning.pick({"rows": 10.0, "split": 9.0}, "rows") == "split"
-    assert tuning.pick({"rows": 9.0, "split": 10.0}, "rows") == "rows"
+    assert tuning.pick({"rows": 10.0, "partials": 9.8}, "rows") == "rows"  # 2%: within the noise
+    assert tuning.pick({"rows": 10.0, "partials": 9.0}, "rows") == "partials"
+    assert tuning.pick({"rows": 9.0, "partials": 10.0}, "rows") == "rows"
     assert tuning.pick({"a": 10.0, "b": 9.9, "c": 5.0}, "b") == "c"
 
 
@@ -177,7 +177,7 @@ def test_tune_command(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"cache: {tmp_path / 'tuning.json'}" in out
     assert "W8 SUM last axis [8,8], Reduce: " in out and "the default rows)" in out
-    assert " and 3 more; " in out  # rows, split, workgroup and its 4 option sets: the 4 fastest named
+    assert " and 3 more; " in out  # rows, partials, workgroup and its 4 option sets: the 4 fastest named
     assert cli.main(["tune", "--only", "W0"]) == 2
     assert "--only: W0 not a workload (W1, W2" in capsys.readouterr().err
 
@@ -248,7 +248,7 @@ def test_candidates_each_strategy_and_the_options_its_spec_offers():
     f32 = dml.DataType.FLOAT32
     rows = reduce.infer_output(dml.TensorDesc(f32, [4096, 4096]), "sum", [1])
     on_gpu = _candidates(rows, "gpu")
-    assert list(on_gpu)[0] == "workgroup" and {"rows", "split"} <= set(on_gpu)
+    assert list(on_gpu)[0] == "workgroup" and {"rows", "partials"} <= set(on_gpu)
     # lanes around the plan's 64, the old loop, the workgroup-memory merge (the adapter has subgroups)
     assert {"workgroup lanes=32", "workgroup lanes=128", "workgroup unroll=1",
             "workgroup subgroups=False"} <= set(on_gpu)
@@ -258,10 +258,10 @@ def test_candidates_each_strategy_and_the_options_its_spec_offers():
     columns = _candidates(reduce.infer_output(dml.TensorDesc(f32, [4096, 4096]), "sum", [0]), "gpu")
     assert list(columns)[0] == "columns"
     assert {"columns chunks=32", "columns chunks=128", "columns chunks=256"} <= set(columns)  # around its 64
-    # data movement: coalesced's other chunk form, unless it builds the same kernels (an output with gaps)
+    # data movement: coalesced's other block form, unless it builds the same kernels (an output with gaps)
     x = dml.TensorDesc(f32, [64, 64])
     packed = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32]), [0, 0], [64, 64], [2, 2]), "gpu")
-    assert list(packed) == ["coalesced", "coalesced chunk=stretches", "stretches", "elements"]
+    assert list(packed) == ["coalesced", "coalesced block=stretches", "stretches", "elements"]
     gaps = _candidates(dml.Slice1OperatorDesc(x, dml.TensorDesc(f32, [32, 32], [64, 1]), [0, 0], [64, 64], [2, 2]),
                        "gpu")
     assert list(gaps) == ["coalesced", "strided"]

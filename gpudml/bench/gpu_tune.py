@@ -29,7 +29,7 @@ from gpudml.bench.workloads import WORKLOADS
 
 F32 = dml.DataType.FLOAT32
 SUBGROUPS = [{}, {"subgroups": False}]
-CHUNK_FORMS = [{}, {"chunk": "stretches"}]
+BLOCK_FORMS = [{}, {"block": "stretches"}]
 
 
 def _reduce(shape, function, axes):
@@ -52,22 +52,22 @@ CASES = [  # (title, desc, strategy, option sets: the operator's own plan first)
      [{}] + [{"chunks": n, **s} for n in (256, 1024, 4096) for s in SUBGROUPS] + [{"unroll": 1}]),
     ("short rows", _reduce([262144, 64], "MAX", [1]), "workgroup",
      [{}] + [{"lanes": n, **s} for n in (2, 4, 8, 16) for s in SUBGROUPS]),
-    # Data movement: coalesced's chunks element by element (default) or through the segment walk.
+    # Data movement: coalesced's blocks element by element (default) or through the segment walk.
     ("W4 pad reflection", dml.ops.padding.infer_output(IMAGE, [0, 0, 16, 16], [0, 0, 16, 16], "reflection"),
-     "coalesced", CHUNK_FORMS),
+     "coalesced", BLOCK_FORMS),
     ("W5 pad constant", dml.ops.padding.infer_output(IMAGE, [0, 0, 16, 16], [0, 0, 16, 16]), "coalesced",
-     CHUNK_FORMS),
+     BLOCK_FORMS),
     ("W6 slice", dml.ops.slice1.infer_output(dml.TensorDesc(F32, [1, 3, 2048, 2048]), [0] * 4, [1, 3, 2048, 2048],
-                                             [1, 1, -2, 2]), "coalesced", CHUNK_FORMS),
+                                             [1, 1, -2, 2]), "coalesced", BLOCK_FORMS),
     ("W7 reverse", dml.ops.reverse_subsequences.infer_output(
         dml.TensorDesc(F32, [64, 4096, 64]), dml.TensorDesc(dml.DataType.UINT32, [64, 1, 64]), 1),
-     "coalesced", CHUNK_FORMS),
+     "coalesced", BLOCK_FORMS),
     # Scans along the first axis: 0.71 ms on the H100 against 0.10 ms along the last (lab.log,
     # 2026-11-23). The chunks per line (option chunks) decide the passes and the walk; the
     # lines side by side (option lines, 32: 128 contiguous bytes per row) how much of a
     # row one tile reads. And `runs` (5.19 ms there: 1,024 invocations, each a whole column
     # of 4 lines) cut into GPU-sized chunks: neighbouring invocations on neighbouring 16-byte
-    # pieces of a row, as Reduce's `columns`.
+    # blocks of a row, as Reduce's `columns`.
     ("scan columns", SCAN_COLUMNS, "tiles",
      [{}] + [{"chunks": n} for n in (2, 4, 16, 32, 64)]
      + [{"lines": g, **c} for g in (64, 128, 256) for c in ({}, {"chunks": 64})]),

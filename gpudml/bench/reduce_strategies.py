@@ -126,16 +126,17 @@ def strategy_groups(device, x):
     variants = {
         "W1 strategies": [("auto", x, "sum", [1], {}),
                           ("rows, scalar loads", x, "sum", [1], {"strategy": "rows", "vectorize": False}),
-                          ("split 4, 16-byte blocks", x, "sum", [1], {"strategy": "split", "chunks": 4})],
+                          ("partials 4, 16-byte blocks", x, "sum", [1], {"strategy": "partials", "chunks": 4})],
         "W2 strategies": [("auto", x, "sum", [0], {}),
                           ("rows (1 pass), scalar", x, "sum", [0], {"strategy": "rows", "vectorize": False})]
-        + [(f"split {c}, groups of 4 outputs", x, "sum", [0], {"strategy": "split", "chunks": c})
+        + [(f"partials {c}, groups of 4 outputs", x, "sum", [0], {"strategy": "partials", "chunks": c})
            for c in (1, 4, 16, 32, 64, 128)]
-        + [("split 32, scalar", x, "sum", [0], {"strategy": "split", "chunks": 32, "vectorize": False})],
+        + [("partials 32, scalar", x, "sum", [0], {"strategy": "partials", "chunks": 32, "vectorize": False})],
         "W3 strategies": [("auto", x, "argmax", [1], {}),
                           ("rows, scalar loads", x, "argmax", [1], {"strategy": "rows", "vectorize": False})],
         "[16, 1M] SUM over axis 1 (few long rows)": [
-            (f"split {c}", few, "sum", [1], {"strategy": "split", "chunks": c}) for c in (16, 64, 256, 1024, 4096)]
+            (f"partials {c}", few, "sum", [1], {"strategy": "partials", "chunks": c})
+            for c in (16, 64, 256, 1024, 4096)]
         + [("auto", few, "sum", [1], {})],
     }
     return [(title, [device_case(device, f"{name}", data, fn, axes, **opts) for name, data, fn, axes, opts in rows])

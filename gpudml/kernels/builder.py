@@ -3,7 +3,7 @@ bytes, workgroup grid). Pure: no wgpu.
 
 A plan states what a kernel needs in its own terms: the buffers it binds by role (input k,
 output k, scratch k) with the element width and the access it makes (words, 16-byte
-chunks, element-wise stores), its named uniforms (a scalar, or one value per axis), its
+blocks, element-wise stores), its named uniforms (a scalar, or one value per axis), its
 template with the compile-time parameters, and how many invocations it runs. The builder
 owns everything a template would otherwise repeat: the WGSL binding declarations and their
 types, the uniform struct and its byte layout, and the entry point, which folds more than
@@ -13,7 +13,7 @@ Templates (shaders/) hold only their own kernel logic. A uniform scalar is `uni.
 d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
 
 Templates never index a buffer variable: they call its accessors, which the builder
-writes next to the declarations: `NAME_at(i)` reads word (or chunk) i, `NAME_set(i, v)`
+writes next to the declarations: `NAME_at(i)` reads word (or block) i, `NAME_set(i, v)`
 writes it, `NAME_at2(i)` / `NAME_set2(i, v)` read and write 64-bit element i as a word
 pair (its word index 2i may pass 2^32 in a tensor above 16 GiB; i does not), and
 `NAME_and(i, m)` / `NAME_or(i, m)` are the atomic read-modify-writes of an element-wise
@@ -37,10 +37,10 @@ INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 
 #: How a kernel reads or writes a buffer, and the WGSL type that gives it.
 #:   words     array<u32>: 32-bit words (8/16-bit elements packed in them, 64-bit ones as pairs)
-#:   chunks    array<vec4<u32>>: 16-byte chunks (buffers are allocated in whole chunks)
+#:   blocks    array<vec4<u32>>: 16-byte blocks (buffers are allocated in whole blocks)
 #:   stores    element-wise stores: array<atomic<u32>> for 8/16-bit elements, which share a
 #:             word with other elements (atomic read-modify-write), else array<u32>
-ACCESSES = ("words", "chunks", "stores")
+ACCESSES = ("words", "blocks", "stores")
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Buffer:
     #: by the compiler (`segment`) for a tensor larger than one binding may be; 1 otherwise.
     segment_bytes: int = 0
     segments: int = 1
-    #: The chunks buffer (of the same tensor, bound in segments) whose bindings this words
+    #: The blocks buffer (of the same tensor, bound in segments) whose bindings this words
     #: buffer reads and writes through, instead of bindings of its own: one set of bindings
     #: per tensor, half as many (`share_segments`).
     via: str = ""
@@ -71,8 +71,8 @@ class Buffer:
 
     @property
     def unit_bytes(self) -> int:
-        """Bytes of one array element of the binding: a word or a 16-byte chunk."""
-        return 16 if self.access == "chunks" else 4
+        """Bytes of one array element of the binding: a word or a 16-byte block."""
+        return 16 if self.access == "blocks" else 4
 
     @property
     def atomic(self) -> bool:
@@ -80,7 +80,7 @@ class Buffer:
 
     @property
     def wgsl_type(self) -> str:
-        if self.access == "chunks":
+        if self.access == "blocks":
             return "array<vec4<u32>>"
         if self.atomic:
             return "array<atomic<u32>>"
@@ -101,7 +101,7 @@ class Buffer:
 
 
 def bound_bytes(nbytes: int) -> int:
-    """Bytes of a buffer of `nbytes` as kernels see it: whole 16-byte chunks (kernels may
+    """Bytes of a buffer of `nbytes` as kernels see it: whole 16-byte blocks (kernels may
     read any buffer as array<vec4<u32>>), at least one. Buffers are allocated so (the pool)
     and bound so (the runtime)."""
     return max(16, (nbytes + 15) & ~15)
@@ -128,14 +128,14 @@ def segment(buffer: Buffer, nbytes: int, segment_bytes: int) -> Buffer:
 
 
 def share_segments(buffers: tuple[Buffer, ...]) -> tuple[Buffer, ...]:
-    """A tensor bound in segments both as words and as chunks is bound once: its words
-    buffer reads (and writes) word i as component i % 4 of chunk i / 4 of the chunks
+    """A tensor bound in segments both as words and as blocks is bound once: its words
+    buffer reads (and writes) word i as component i % 4 of block i / 4 of the blocks
     buffer's segments. (Not the atomic element-wise stores of 8/16-bit outputs.)"""
     out = []
     for b in buffers:
-        twin = next((c for c in buffers if c.key == b.key and c.access == "chunks" and c.segments > 1
+        twin = next((c for c in buffers if c.key == b.key and c.access == "blocks" and c.segments > 1
                      and c.writable == b.writable), None)
-        if b.access != "chunks" and b.segments > 1 and not b.atomic and twin is not None:
+        if b.access != "blocks" and b.segments > 1 and not b.atomic and twin is not None:
             b = replace(b, via=twin.name, segments=twin.segments, segment_bytes=twin.segment_bytes)
         out.append(b)
     return tuple(out)
@@ -283,7 +283,7 @@ def _accessors(b: Buffer) -> list[str]:
     (no choice to make: a template
     calls those inside lib/common's `pinned`, for a loop whose whole range it has checked
     lies in segment K)."""
-    item = "vec4<u32>" if b.access == "chunks" else "u32"
+    item = "vec4<u32>" if b.access == "blocks" else "u32"
     ops = []  # (name, parameters, result, body with {var} for the binding, j for the index)
     if b.atomic:
         ops += [("and", ", m: u32", "", "atomicAnd(&{var}[j], m);"), ("or", ", m: u32", "", "atomicOr(&{var}[j], m);")]
@@ -292,7 +292,7 @@ def _accessors(b: Buffer) -> list[str]:
         if b.writable:
             ops.append(("set", f", v: {item}", "", "{var}[j] = v;"))
     pairs = []
-    if b.access != "chunks" and not b.atomic:
+    if b.access != "blocks" and not b.atomic:
         pairs.append(("at2", "", " -> vec2<u32>", "return vec2<u32>({var}[j], {var}[j + 1u]);"))
         if b.writable:
             pairs.append(("set2", ", v: vec2<u32>", "", "{var}[j] = v.x;\n{var}[j + 1u] = v.y;"))
@@ -301,7 +301,7 @@ def _accessors(b: Buffer) -> list[str]:
     # (index prelude, segment expression) for a unit i and for a 64-bit element i
     shift = ((b.segment_bytes // 16 if b.via else b.segment_bytes // b.unit_bytes).bit_length() - 1) if segmented \
         else 0
-    if b.via:  # word i: component i % 4 of chunk i / 4; element i: components 2(i % 2), +1 of chunk i / 2
+    if b.via:  # word i: component i % 4 of block i / 4; element i: components 2(i % 2), +1 of block i / 2
         unit = ([f"let j = (i >> 2u) & {(1 << shift) - 1}u;"], f"(i >> 2u) >> {shift}u")
         pair = ([f"let j = (i >> 1u) & {(1 << shift) - 1}u;", "let c = (i & 1u) * 2u;"], f"i >> {shift + 1}u")
         ops = [(n, a, r, t.replace("{var}[j]", "{var}[j][i & 3u]")) for n, a, r, t in ops]

@@ -7,7 +7,7 @@ and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-
 - `rows`: one pass, one invocation per output element (per output word for packed 8/16-bit
   outputs), each reducing its whole sub-tensor; the innermost reduced axis is read in
   16-byte blocks when it has stride 1.
-- `split`: the reduced range of every output is cut into chunks; a first pass writes the
+- `partials`: the reduced range of every output is cut into chunks; a first pass writes the
   partial result (State) of each chunk to scratch, a second pass combines them in order.
   Where the innermost kept axis is contiguous, neighbouring outputs share 16-byte blocks
   (groups). Used for columns, few long rows, and whatever exceeds the loop budget.
@@ -22,7 +22,7 @@ GPU-class (every function; `_by_class` orders the families by the adapter's clas
   read neighbouring addresses, and the lanes' States merge through workgroup memory in a
   tree. MIN/MAX carry their index there, so that the tree's order cannot change which of
   two equal extremes (0.0 and -0.0, NaN payloads) is returned.
-- `columns`: for reduced axes outside the kept ones: the split strategy's first pass with
+- `columns`: for reduced axes outside the kept ones: the partials strategy's first pass with
   neighbouring invocations on neighbouring outputs (groups of outputs sharing 16-byte
   blocks), cut into as many chunks as a GPU needs in flight (split-K: partial States), then
   the workgroup strategy's combine pass (L lanes per output merge its chunks in a tree, so
@@ -33,7 +33,7 @@ adapter has subgroups (the feature "subgroup": lavapipe, Vulkan/Metal/D3D12 GPUs
 through workgroup memory across subgroups and elsewhere; either way bit for bit the same
 result (reduce_workgroup.wgsl.j2).
 
-Plan options (for experiments): chunks (split, columns, workgroup), lanes (workgroup: lanes
+Plan options (for experiments): chunks (partials, columns, workgroup), lanes (workgroup: lanes
 per output, a power of two up to GPU_WORKGROUP_SIZE), subgroups=False (workgroup: merge
 through workgroup memory only), unroll (workgroup, columns: steps whose loads an
 invocation issues together, one of UNROLLS), vectorize=False (element-by-element loads),
@@ -51,11 +51,11 @@ from ..types import DataType
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
-STRATEGIES = ("rows", "split")  # CPU-class
+STRATEGIES = ("rows", "partials")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
 OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups", "unroll")
 
-#: Functions that carry a (value, index) pair, and the float sums accumulated in blocks.
+#: Functions that carry a (value, index) pair, and the float sums accumulated in subtotals.
 ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
 FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
 
@@ -99,19 +99,19 @@ def layout(inp: TensorDesc, out: TensorDesc, axes) -> ReduceLayout:
 #: Chosen by measurement on lavapipe (python -m gpudml.bench.reduce_strategies --strategies; float32 [4096, 4096],
 #: device-resident medians of one quiet run, Mesa 22.3 on 2 vCPUs):
 #: - contiguous rows, many outputs (W1, SUM over the last axis): one invocation per row reading
-#:   16-byte blocks 13.7 ms; element by element 21.6 ms; split into 4 chunks 14.2 ms. A workgroup
+#:   16-byte blocks 13.7 ms; element by element 21.6 ms; partials of 4 chunks 14.2 ms. A workgroup
 #:   per row was slower in a hand-written prototype (shared-memory tree at WG=64 2.0x, WG=256
 #:   4.3x, subgroupAdd at WG=8 1.04x, WG=64 1.5x the one-invocation-per-row time).
 #: - columns (W2, SUM over axis 0): one pass element by element 67.6 ms; groups of 4 neighbouring
-#:   outputs sharing 16-byte blocks, split into 1/4/16/32/64/128 chunks per output:
+#:   outputs sharing 16-byte blocks, cut into 1/4/16/32/64/128 chunks per output:
 #:   42.5/24.3/18.7/17.7/18.4/19.9 ms (32 chunks = 32768 invocations); 32 chunks read element by
 #:   element 30.5 ms.
 #: - few long rows ([16, 1M] over axis 1): 16-1024 chunks 14.2-14.6 ms, 4096 chunks 15.7 ms.
 SMALL_N = 16  # reductions this short run in one pass, whatever the layout
 TINY_TOTAL = 1 << 15  # so do problems this small: a second dispatch would cost more
 ROWS_MIN_OUTPUTS = 1024  # contiguous rows: one invocation per output from this many outputs
-ROW_SPLIT_INVOCATIONS = 1 << 12  # the split strategy cuts contiguous rows until this many ...
-COLUMN_SPLIT_INVOCATIONS = 1 << 15  # ... other layouts until this many ...
+ROW_PARTIALS_INVOCATIONS = 1 << 12  # the partials strategy cuts contiguous rows until this many ...
+COLUMN_PARTIALS_INVOCATIONS = 1 << 15  # ... other layouts until this many ...
 MIN_CHUNK_BYTES = 1024  # ... but an invocation reads at least this much per chunk
 MAX_CHUNKS = 4096  # ... and the combine pass merges at most this many (unless it must)
 WORKGROUP_SIZE = 64
@@ -161,7 +161,7 @@ def strategies_for(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, 
     except UnsupportedError:
         cpu = ()
     words = state_words(function, inp.data_type, True)
-    columns = "split" in cpu and p.lay.red_strides[-1] != 1 and _fits(_column_chunks, p.lay, p.cost, words, caps)
+    columns = "partials" in cpu and p.lay.red_strides[-1] != 1 and _fits(_column_chunks, p.lay, p.cost, words, caps)
     gpu = tuple(s for s, fits in (("workgroup", _fits(_workgroup_shape, p, words, caps, 1)),
                                   ("columns", columns)) if fits)
     if not cpu and not gpu:
@@ -173,24 +173,24 @@ def _cpu_strategies(p: _Problem, caps) -> tuple[str, ...]:
     """The CPU-class strategies, the better first: one pass for short reductions, small
     problems, many contiguous rows, and outputs too many for partial results in scratch;
     otherwise partial results where they add parallelism or let neighbouring outputs share
-    16-byte blocks. `rows` can run only within the loop budget, `split` only where one
+    16-byte blocks. `rows` can run only within the loop budget, `partials` only where one
     combine pass can merge the chunks it needs."""
     lay, cost = p.lay, p.cost
     rows = cost.rows_fit()
     try:
-        split_chunks = _chunks(lay, cost, p.words, caps)
+        chunks = _chunks(lay, cost, p.words, caps)
     except UnsupportedError:
         if not rows:
             raise
         return ("rows",)
     if not rows:
-        return ("split",)
+        return ("partials",)
     small = lay.n <= SMALL_N or lay.n * lay.count <= TINY_TOTAL
     many_rows = lay.red_strides[-1] == 1 and lay.count >= ROWS_MIN_OUTPUTS
     one_pass = small or many_rows or lay.count * p.words * 4 > _binding_limit(caps)
-    if one_pass or (split_chunks == 1 and cost.group == 1):
-        return ("rows", "split")
-    return ("split", "rows")
+    if one_pass or (chunks == 1 and cost.group == 1):
+        return ("rows", "partials")
+    return ("partials", "rows")
 
 
 def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, caps) -> tuple[str, ...]:
@@ -228,7 +228,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "out_kind": _kind(out.data_type), "out_bits": out.data_type.size * 8,
         "native64": bool(int64_native) and 8 in (in_dt.size, out.data_type.size),
         "rank_r": len(lay.red_sizes), "vec_inner": p.vec_inner,
-        "blocked": in_dt.is_float and function in FLOAT_SUMS,
+        "subtotals": in_dt.is_float and function in FLOAT_SUMS,
         "through": through.stages if through is not None else (),
         "through_rank": inp.rank if through is not None else 0,
         "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
@@ -238,7 +238,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     if strategy == "workgroup":
         return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes,
                                _subgroups(caps, subgroups), unroll)
-    vec = (input_buffer(0, "input_vec", "chunks"),) if p.vec_inner or p.group > 1 else ()
+    vec = (input_buffer(0, "input_vec", "blocks"),) if p.vec_inner or p.group > 1 else ()
     inputs = (input_buffer(0, "input"),) + vec + reads
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
@@ -281,8 +281,8 @@ def _writers(lay: ReduceLayout, cost: _Cost) -> int:
 
 
 def _combine(params: dict, out: TensorDesc, cost: _Cost, uniforms: dict) -> Dispatch:
-    """The second pass of split: each output merges its chunks' States in order."""
-    return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "blocked": False},
+    """The second pass of `partials`: each output merges its chunks' States in order."""
+    return _dispatch("reduce_combine.wgsl.j2", {**_writer(params, cost), "vec_inner": False, "subtotals": False},
                      (_output(out, cost), scratch_buffer(0, "partials", writable=False)), uniforms,
                      _writers(cost.lay, cost))
 
@@ -383,7 +383,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
     kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
               "vec": vec, "combine": False, "unroll": _unroll(unroll)}
-    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if vec else ()) + reads
+    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "blocks"),) if vec else ()) + reads
     units = lay.count * chunks
     invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     if chunks == 1:
@@ -470,14 +470,14 @@ def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations:
                     invocations=invocations, workgroup_size=workgroup_size, subgroups=subgroups)
 
 
-def _uniforms(lay: ReduceLayout, **split) -> dict:
+def _uniforms(lay: ReduceLayout, **cut) -> dict:
     """The uniforms of every reduce kernel (see shaders/reduce.wgsl.j2): the kept axes
     (count, out_sizes, out_strides, in_strides), the reduced axes (red_sizes, red_strides,
-    red_count) and the split: chunks of chunk_length flat indices per output, groups of
+    red_count) and the cut: chunks of chunk_length flat indices per output, groups of
     neighbouring outputs (groups_per_row of them along a row of the innermost kept axis)."""
     return {"count": lay.count, "out_sizes": lay.kept_sizes, "out_strides": lay.kept_out_strides,
             "in_strides": lay.kept_in_strides, "red_sizes": lay.red_sizes, "red_strides": lay.red_strides,
-            "red_count": lay.n, **split}
+            "red_count": lay.n, **cut}
 
 
 def _groupable(lay: ReduceLayout, per_block: int) -> bool:
@@ -516,7 +516,7 @@ class _Cost:
         return self.reduce(self.lay.n) * self.outputs_per_invocation <= LOOP_BUDGET
 
     def max_chunk(self) -> int:
-        """The longest chunk the first pass of the split strategy may reduce."""
+        """The longest chunk the first pass of the partials strategy may reduce."""
         per_row = 2 * self.per_step + 8
         slope = 1 / self.per_step + 1 / 64 + per_row / self.lay.red_sizes[-1]
         return max(1, int((LOOP_BUDGET - 2 * per_row) / slope))
@@ -527,12 +527,12 @@ class _Cost:
 
 
 def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | None = None) -> int:
-    """Chunks per output for the split strategy: the requested number, else enough for
-    ROW_ or COLUMN_SPLIT_INVOCATIONS without chunks under MIN_CHUNK_BYTES or more than MAX_CHUNKS;
+    """Chunks per output for the partials strategy: the requested number, else enough for
+    ROW_ or COLUMN_PARTIALS_INVOCATIONS without chunks under MIN_CHUNK_BYTES or more than MAX_CHUNKS;
     in any case enough for the loop budget, and few enough for it and for one binding."""
     if requested is None:
         min_chunk = -(-MIN_CHUNK_BYTES // (cost.group * cost.element_bytes))
-        target = ROW_SPLIT_INVOCATIONS if lay.red_strides[-1] == 1 else COLUMN_SPLIT_INVOCATIONS
+        target = ROW_PARTIALS_INVOCATIONS if lay.red_strides[-1] == 1 else COLUMN_PARTIALS_INVOCATIONS
         requested = min(-(-target // cost.groups), lay.n // min_chunk, MAX_CHUNKS)
     return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
 

@@ -22,7 +22,7 @@ signed step between its elements, so the kernels always scan forwards. Strategie
   lines of at most SHORT_LINE elements that cannot lie side by side in a tile (a serial
   walk of a short line is no long walk, and the tile would idle).
 
-Float sums in `runs` accumulate blocks of BLOCK elements before adding them to the running
+Float sums in `runs` accumulate subtotals of SUBTOTAL elements before adding them to the running
 carry, so that no output goes through more than a few hundred roundings (the bound the
 operators document: `rounding_depth`).
 
@@ -46,8 +46,8 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_
 STRATEGIES = ("runs", "tiles")
 OPTIONS = ("chunks", "lines", "int64_native")
 
-#: Float sums of `runs` add blocks of this many elements to the carry (rounding depth).
-BLOCK = 64
+#: Float sums of `runs` add subtotals of this many elements to the carry (rounding depth).
+SUBTOTAL = 64
 #: runs: the longest run one invocation scans (with the carry loop, under LOOP_BUDGET) ...
 RUN_MAX = 16384
 #: ... lines are cut into chunks until this many invocations run (few long lines) ...
@@ -104,17 +104,17 @@ def layout(inp: TensorDesc, out: TensorDesc, axis: int, direction: AxisDirection
 def rounding_depth(n: int) -> int:
     """An upper bound of the roundings any float output of a scan of n elements goes
     through, under either strategy as planned (the operators' documented precision; plan
-    option `chunks` may go deeper). runs: a block of BLOCK, the carry within a run
-    (RUN_MAX / BLOCK blocks), the carry of earlier chunks (blocks of BLOCK totals, each
+    option `chunks` may go deeper). runs: a subtotal of SUBTOTAL, the carry within a run
+    (RUN_MAX / SUBTOTAL subtotals), the carry of earlier chunks (subtotals of SUBTOTAL totals, each
     total as deep as a run). tiles: TILE_ELEMENTS serial elements, log2(TILE_WORKGROUP)
     Hillis-Steele steps, TILES_PER_CHUNK tile carries, and the chunk carry: each of the
     Y invocations of a line walks every Y-th earlier chunk total, then a tree of log2(Y)
     steps merges them. The deepest walk is Y = TILE_WORKGROUP / TILE_LINES (lines side by
     side), over at most TILE_WORKGROUPS + n / (Y * TILE_ELEMENTS * TILES_PER_CHUNK)
     chunks: n / 16384 + 131 steps, past the runs bound from about 11 M elements on."""
-    run = BLOCK + RUN_MAX // BLOCK + 1
+    run = SUBTOTAL + RUN_MAX // SUBTOTAL + 1
     chunks = -(-n // RUN_MIN)
-    runs = 2 * run + BLOCK + chunks // BLOCK + 4
+    runs = 2 * run + SUBTOTAL + chunks // SUBTOTAL + 4
     y = TILE_WORKGROUP // TILE_LINES
     chunks = TILE_WORKGROUPS + -(-n // (y * TILE_ELEMENTS * TILES_PER_CHUNK))
     return max(runs, _Tiles(TILE_LINES, chunks, TILES_PER_CHUNK).depth + 1)
@@ -129,7 +129,7 @@ class _Runs:
     @property
     def cost(self) -> float:
         """Loop iterations of one invocation of the scan pass, at most (carry, then run)."""
-        return self.chunks * (1 + 1 / BLOCK) + self.length * (1 + 1 / BLOCK) + 8
+        return self.chunks * (1 + 1 / SUBTOTAL) + self.length * (1 + 1 / SUBTOTAL) + 8
 
 
 def _runs(lay: ScanLayout, requested: int | None, group: int) -> _Runs:
@@ -257,10 +257,10 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     words = _value_words(dt)
     vec, group = "", 1
     if strategy == "runs":
-        vec, group = _chunked(lay, dt), _side_by_side(lay, dt)
+        vec, group = _vec_direction(lay, dt), _side_by_side(lay, dt)
         runs = _runs(lay, chunks, group)
         pieces, invocations, workgroup = runs.chunks, lay.lines // group, RUNS_WORKGROUP
-        params.update(blocked=dt.is_float, vec=vec, group=group > 1)
+        params.update(subtotals=dt.is_float, vec=vec, group=group > 1)
         uniforms.update(chunks=runs.chunks, chunk_length=runs.length)
     else:
         tiles = _tiles(lay, _in_axis_stride(inp, axis), chunks, lines)
@@ -270,10 +270,10 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
         uniforms.update(chunks=tiles.chunks, tiles_per_chunk=tiles.tiles_per_chunk,
                         line_groups=-(-lay.lines // tiles.lines_per_tile))
     bits = dt.size * 8
-    chunked = vec or group > 1
-    reads = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "chunks"),) if chunked else ())
+    by_blocks = vec or group > 1
+    reads = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "blocks"),) if by_blocks else ())
     writes = (output_buffer(0, "output", bits, "stores"),) + (
-        (output_buffer(0, "output_vec", bits, "chunks"),) if chunked else ())
+        (output_buffer(0, "output_vec", bits, "blocks"),) if by_blocks else ())
     if pieces == 1:
         scan = _dispatch(template, {**params, "pass": "scan", "carried": False}, writes + reads, uniforms,
                          invocations, workgroup)
@@ -287,11 +287,11 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     return KernelPlan((totals, scan), scratch_bytes=(lay.lines * (pieces - 1) * words * 4,))
 
 
-def _chunked(lay: ScanLayout, dt: DataType) -> str:
-    """'forward' or 'backward' where runs can move whole 16-byte chunks (32- and 64-bit
-    elements, step +1 or -1 along the axis in both tensors, lines of two chunks or more),
+def _vec_direction(lay: ScanLayout, dt: DataType) -> str:
+    """'forward' or 'backward' where runs can move whole 16-byte blocks (32- and 64-bit
+    elements, step +1 or -1 along the axis in both tensors, lines of two blocks or more),
     else ''. Measured with `gpudml lab` on lavapipe (2 cores), [4096, 4096] float32 along the
-    last axis: 0.71-0.78x the copy kernel's speed with chunks (32-36 ms), 0.25-0.31x element
+    last axis: 0.71-0.78x the copy kernel's speed with blocks (32-36 ms), 0.25-0.31x element
     by element (46-48 ms)."""
     if dt.size < 4 or lay.in_step != lay.out_step or abs(lay.in_step) != 1 or lay.n < 2 * 16 // dt.size:
         return ""
@@ -299,9 +299,9 @@ def _chunked(lay: ScanLayout, dt: DataType) -> str:
 
 
 def _side_by_side(lay: ScanLayout, dt: DataType) -> int:
-    """Lines per runs invocation: the elements of a 16-byte chunk's worth of neighbouring
+    """Lines per runs invocation: the elements of a 16-byte block's worth of neighbouring
     lines (32- and 64-bit elements) where, in both tensors, the innermost line axis is
-    contiguous and whole chunks of it line up at every position; else 1. Measured with
+    contiguous and whole blocks of it line up at every position; else 1. Measured with
     `gpudml lab` on lavapipe (2 cores), [4096, 4096] float32 along the first axis: 0.35-0.36x
     the copy kernel's speed side by side (66-70 ms), 0.19-0.20x one line per invocation (127 ms)."""
     per = 16 // dt.size

@@ -14,7 +14,7 @@ Semantics beyond the pages, as implemented (and tested against the reference):
   the identity (0 for sums, 1 for products).
 - Floats: float16 is read as float32 and every output is computed in float32, then
   rounded once to the output type (a float16 result beyond 65504 is +-inf). float32 sums
-  accumulate blocks of 64 elements before adding them to the running total, so that an
+  accumulate subtotals of 64 elements before adding them to the running total, so that an
   output goes through at most `scan.rounding_depth(n)` roundings (710 for axes up to 1 M
   elements, 838 at 8 M, 1,232 at 16 M): |output - exact| <= depth x 2^-24 x (sum of |x|
   up to it), plus the final rounding. Products: a product of k factors in any order has a

@@ -4,8 +4,8 @@ strategies and cost model are the reduction family's (kernels/reduction.py).
 Semantics beyond the page, as implemented (and tested against the reference):
 
 - float16 is read as float32, accumulated in float32 and rounded once at the end;
-  a result beyond float16's range becomes +-inf. float32 sums add blocks of 64
-  elements separately before adding the block sums (and long reductions go through
+  a result beyond float16's range becomes +-inf. float32 sums add subtotals of 64
+  elements separately before adding the subtotals (and long reductions go through
   partial results), so their error grows far slower than one running sum's.
 - Integer SUM, MULTIPLY, L1 and SUM_SQUARE wrap modulo 2^bits in the input type
   (L1 of INT_MIN is INT_MIN's bit pattern, i.e. 2^(bits-1) modulo 2^bits).

@@ -255,7 +255,7 @@ def _bindings(b, storage, nbytes: int) -> list[dict]:
     """The binding resources of kernel buffer `b` on `storage` (a wgpu buffer, or a Storage
     of several: runtime/storage.py) holding `nbytes`: one, or one per segment."""
     bound = builder.bound_bytes(nbytes)
-    if b.via:  # read through its chunks twin's bindings (builder.share_segments)
+    if b.via:  # read through its blocks twin's bindings (builder.share_segments)
         return []
     if b.segments == 1 and not b.of_segments:
         return [storage_range(storage, 0, bound)]

@@ -10,22 +10,22 @@ folds into the source's base and strides on the host. They share these strategie
 - `stretches` (packed outputs; the choice): each invocation owns RUN consecutive output
   elements and walks *stretches*, parts of an output row whose input offset is affine or a
   fill, so that coordinate math happens only where a stretch ends; 16-byte
-  chunks are assembled in registers and stored whole; contiguous aligned stretches copy
-  whole chunks.
+  blocks are assembled in registers and stored whole; contiguous aligned stretches copy
+  whole blocks.
 - `elements` (packed outputs): RUN consecutive output elements, each found by
-  `value_at`, assembled into 16-byte chunks.
+  `value_at`, assembled into 16-byte blocks.
 - `strided` (any output, the only one of these three for outputs with gaps): element by
   element, 8- and 16-bit elements with atomic read-modify-write of their word.
 - `coalesced` (any output; the GPU-class strategy): one invocation per 16-byte output
-  chunk (per element for outputs with gaps, element by element as `strided` does), so that
+  block (per element for outputs with gaps, element by element as `strided` does), so that
   neighbouring invocations read and write neighbouring memory and the grid fills a GPU.
   The three above give each invocation a run of 64 elements, which suits CPU adapters
   (few invocations, coordinates decoded once per run) and serializes a GPU's memory
-  accesses. A packed chunk is built as plan option `chunk` says (CHUNK_FORMS):
+  accesses. A packed block is built as plan option `block` says (BLOCK_FORMS):
   "elements" (the default: the elements kernel, each element through the whole chain) or
-  "stretches" (the stretches kernel with a run of one chunk: the chain maps the chunk's row
-  once and steps its innermost coordinate, and a chunk inside a contiguous stretch that
-  starts on a chunk boundary of the input is one 16-byte load). Same bits either way.
+  "stretches" (the stretches kernel with a run of one block: the chain maps the block's row
+  once and steps its innermost coordinate, and a block inside a contiguous stretch that
+  starts on a block boundary of the input is one 16-byte load). Same bits either way.
 
 `strategies_for(output, caps)` puts the CPU-class strategies first on CPU adapters and
 `coalesced` first elsewhere.
@@ -51,7 +51,7 @@ WORKGROUP_SIZE = 64
 #: Output elements per invocation: decoding a coordinate costs divisions, stepping it does not.
 #: Segments, kernel ms (A/B, one process): RUN 16 / 32 / 64 = W4 27.0 / 21.3 / 20.9,
 #: W5 23.0 / 19.9 / 19.5, W6 38.2 / 31.6 / 32.3; workgroups of 256 no better (21.4, 24.0, 32.8 at 64).
-#: With whole-chunk copies (paired kernel-time ratios to RUN 32 without them, 11 rounds):
+#: With whole-block copies (paired kernel-time ratios to RUN 32 without them, 11 rounds):
 #: RUN 32 W4 0.89, W5 0.96, W6 1.06; RUN 64 W4 0.87, W5 0.87, W6 1.03.
 RUN = 64
 #: A fused chain of several stages on a CPU adapter: one invocation per 1024 output elements
@@ -61,38 +61,38 @@ RUN = 64
 #: stages mixed), 2.49x / 2.03x (every stage on W), 1.20x / 0.66x (every stage on H).
 CHAIN_RUN_CPU = 1024
 STRATEGIES = ("stretches", "elements", "strided", "coalesced")
-#: Plan options of every data-movement operator (Planner.options): `chunk`, one of
-#: CHUNK_FORMS (the first is the default), how `coalesced` builds a packed output's 16-byte
-#: chunk (module doc). Kernel ms "elements" / "stretches", GPU class forced, gpudml lab,
+#: Plan options of every data-movement operator (Planner.options): `block`, one of
+#: BLOCK_FORMS (the first is the default), how `coalesced` builds a packed output's 16-byte
+#: block (module doc). Kernel ms "elements" / "stretches", GPU class forced, gpudml lab,
 #: float32, interleaved: lavapipe W4 33.2 / 26.0, W5 32.1 / 24.1, W6 24.0 / 22.8, W7 454 / 382;
 #: llvmpipe through GL W5 18.3 / 24.4, W6 16.5 / 21.5. Not yet timed on a GPU: "elements" is
 #: the form the H100 figures (docs/performance.md) were taken with, so it stays the default until then.
-OPTIONS = ("chunk",)
-CHUNK_FORMS = ("elements", "stretches")
+OPTIONS = ("block",)
+BLOCK_FORMS = ("elements", "stretches")
 
 
 def strategies_for(output: TensorDesc, caps) -> tuple[str, ...]:
     """Packed outputs: segments (the choice on CPU adapters; 0.20-0.33x of the copy kernel
     became 0.60-0.71x on lavapipe), elements, coalesced. Outputs with gaps: strided,
     coalesced. On other adapters (GPUs) coalesced comes first."""
-    return _ordered(caps, writes_chunks(output))
+    return _ordered(caps, writes_blocks(output))
 
 
 def strategies_for_regions(regions, caps) -> tuple[str, ...]:
     """The strategies of an operator that writes several regions, one dispatch each
-    (`regions`: (output desc, out_base) pairs): the chunk strategies where every region
+    (`regions`: (output desc, out_base) pairs): the block strategies where every region
     can take them, else strided and coalesced."""
-    return _ordered(caps, all(writes_chunks(desc, base) for desc, base in regions))
+    return _ordered(caps, all(writes_blocks(desc, base) for desc, base in regions))
 
 
-def writes_chunks(output: TensorDesc, out_base: int = 0) -> bool:
-    """Whether the chunk strategies (segments, elements, packed coalesced) can write `output`
-    from buffer element `out_base`: a packed output from a chunk boundary."""
+def writes_blocks(output: TensorDesc, out_base: int = 0) -> bool:
+    """Whether the block strategies (stretches, elements, packed coalesced) can write `output`
+    from buffer element `out_base`: a packed output from a block boundary."""
     return output.is_packed and out_base % (128 // element_bits(output)) == 0
 
 
-def _ordered(caps, chunks: bool) -> tuple[str, ...]:
-    cpu = ("stretches", "elements") if chunks else ("strided",)
+def _ordered(caps, blocks: bool) -> tuple[str, ...]:
+    cpu = ("stretches", "elements") if blocks else ("strided",)
     return cpu + ("coalesced",) if caps is None or caps.is_software else ("coalesced",) + cpu
 
 
@@ -108,33 +108,33 @@ def movement_dispatch(
     out_base: int | None = None,
     output_index: int = 0,
     source_index: int = 0,
-    chunk: str | None = None,
+    block: str | None = None,
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
     from the chain's source and extra tensors, `run` output elements per invocation (a
     multiple of 16). The output is output `output_index` of the operator, from buffer
     element `out_base` on (a region of it; None: 0, and no uniform for it); the source is
     input `source_index`, the extra tensors the inputs after input 0 (kernels.chain.chain).
-    `chunk`: plan option (OPTIONS; None: the first of CHUNK_FORMS). Uniforms `count`, `out_sizes` and
+    `block`: plan option (OPTIONS; None: the first of BLOCK_FORMS). Uniforms `count`, `out_sizes` and
     `out_strides` come first, then `out_base`, the chain's, and `uniforms`."""
-    form = check_chunk(chunk)
+    form = check_block(block)
     bits = element_bits(output_desc)
     count = output_desc.element_count
-    chunks = writes_chunks(output_desc, out_base or 0)
-    if strategy in ("stretches", "elements") and not chunks:
+    blocks = writes_blocks(output_desc, out_base or 0)
+    if strategy in ("stretches", "elements") and not blocks:
         raise InternalError(f"movement: strategy {strategy} cannot write {output_desc!r} from element {out_base}")
     template_strategy = strategy
-    if strategy == "coalesced":  # the segments, elements or strided kernel, one chunk or element each
-        template_strategy = form if chunks else "strided"
-        run = 128 // bits if chunks else 1
+    if strategy == "coalesced":  # the stretches, elements or strided kernel, one block or element each
+        template_strategy = form if blocks else "strided"
+        run = 128 // bits if blocks else 1
     if invocations is None:
         invocations = -(-count // run)
     buffers = (
-        output_buffer(output_index, "output", bits, "stores" if template_strategy == "strided" else "chunks"),
+        output_buffer(output_index, "output", bits, "stores" if template_strategy == "strided" else "blocks"),
         input_buffer(source_index, "input"),
     ) + the_chain.buffers(1)
-    if template_strategy == "stretches":  # the same buffer as 16-byte chunks (buffers are whole chunks)
-        buffers += (input_buffer(source_index, "input_chunks", "chunks"),)
+    if template_strategy == "stretches":  # the same buffer as 16-byte blocks (buffers are whole blocks)
+        buffers += (input_buffer(source_index, "input_blocks", "blocks"),)
     base = {} if out_base is None else {"out_base": out_base}
     return Dispatch(
         template="movement.wgsl.j2",
@@ -151,18 +151,18 @@ def movement_dispatch(
 
 def variants(desc, caps, strategy: str) -> tuple[dict, ...]:
     """Plan options worth timing beside `strategy`'s own plan when autotuning (every
-    data-movement operator's Planner.variants): `coalesced` in the other chunk forms (the
+    data-movement operator's Planner.variants): `coalesced` in the other block forms (the
     tuner drops a form that builds the same kernels, as on outputs with gaps)."""
-    return tuple({"chunk": form} for form in CHUNK_FORMS[1:]) if strategy == "coalesced" else ()
+    return tuple({"block": form} for form in BLOCK_FORMS[1:]) if strategy == "coalesced" else ()
 
 
-def check_chunk(chunk: str | None) -> str:
-    """Plan option `chunk` (None: the default form), checked."""
-    if chunk is None:
-        return CHUNK_FORMS[0]
-    if chunk not in CHUNK_FORMS:
-        raise InvalidArgumentError(f"plan option chunk={chunk!r}: must be one of {', '.join(CHUNK_FORMS)}")
-    return chunk
+def check_block(block: str | None) -> str:
+    """Plan option `block` (None: the default form), checked."""
+    if block is None:
+        return BLOCK_FORMS[0]
+    if block not in BLOCK_FORMS:
+        raise InvalidArgumentError(f"plan option block={block!r}: must be one of {', '.join(BLOCK_FORMS)}")
+    return block
 
 
 @dataclass(frozen=True)
@@ -194,11 +194,11 @@ def copy_strategies(copies, caps) -> tuple[str, ...]:
     return strategies_for_regions([(c.output, c.out_base or 0) for c in copies], caps)
 
 
-def copy_plan(copies, strategy: str, chunk: str | None = None) -> KernelPlan:
-    """One dispatch per Copy, in order, each under `strategy` (and plan option `chunk`)."""
+def copy_plan(copies, strategy: str, block: str | None = None) -> KernelPlan:
+    """One dispatch per Copy, in order, each under `strategy` (and plan option `block`)."""
     return KernelPlan(tuple(
         movement_dispatch(strategy, c.output, chain([], c.source_strides, c.src_base), out_base=c.out_base,
-                          output_index=c.output_index, source_index=c.source_index, chunk=chunk) for c in copies))
+                          output_index=c.output_index, source_index=c.source_index, block=block) for c in copies))
 
 
 # ---------------------------------------------------------------------------- the family's Planner
@@ -212,8 +212,8 @@ class MovementPlanner(Planner):
     strategies = STRATEGIES
     options = OPTIONS
 
-    def strategies_for(self, desc, caps, chunk: str | None = None) -> tuple[str, ...]:
-        check_chunk(chunk)
+    def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
+        check_block(block)
         return strategies_for(desc.output_tensor, caps)
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
@@ -237,18 +237,18 @@ class CopyPlanner(Planner):
     def copies(self, desc) -> list[Copy]:
         """The boxes `desc` copies, in dispatch order."""
 
-    def strategies_for(self, desc, caps, chunk: str | None = None) -> tuple[str, ...]:
-        check_chunk(chunk)
+    def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
+        check_block(block)
         return copy_strategies(self.copies(desc), caps)
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
         return variants(desc, caps, strategy)
 
-    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
-        return copy_plan(self.copies(desc), strategy, chunk)
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
+        return copy_plan(self.copies(desc), strategy, block)
 
 
-def chain_plan(strategy: str, output: TensorDesc, the_chain: Chain, *, chunk: str | None = None,
+def chain_plan(strategy: str, output: TensorDesc, the_chain: Chain, *, block: str | None = None,
                **dispatch) -> KernelPlan:
     """The plan of one movement dispatch (movement_dispatch's keywords)."""
-    return KernelPlan((movement_dispatch(strategy, output, the_chain, chunk=chunk, **dispatch),))
+    return KernelPlan((movement_dispatch(strategy, output, the_chain, block=block, **dispatch),))

@@ -17,9 +17,9 @@ class GatherPlanner(MovementPlanner):
         return _stage(desc.input_tensor.rank, desc.axis, desc.index_dimensions, _index_strides(desc),
                       desc.input_tensor.sizes[desc.axis], desc.indices_tensor)
 
-    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         kernel_out, source, stage = _kernel_frame(desc)
-        return chain_plan(strategy, kernel_out, chain([stage], source), chunk=chunk)
+        return chain_plan(strategy, kernel_out, chain([stage], source), block=block)
 
 
 def _index_strides(desc) -> tuple[int, ...]:

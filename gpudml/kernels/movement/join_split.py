@@ -1,8 +1,8 @@
 """The kernels of DML_JOIN and DML_SPLIT: one box copy per input (JOIN: into its region of
 the output) or per output (SPLIT: from its region of the input), one dispatch each, in
 order in one pass, so that a kernel binds one input and one output however many tensors
-there are. The chunk strategies apply where every region is packed and starts on a 16-byte
-chunk (joining along the outermost axis of more than one element, sizes in whole chunks),
+there are. The block strategies apply where every region is packed and starts on a 16-byte
+block (joining along the outermost axis of more than one element, sizes in whole blocks),
 else `strided`; `coalesced` (GPU-class) always."""
 
 from __future__ import annotations

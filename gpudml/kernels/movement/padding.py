@@ -25,7 +25,7 @@ class PaddingPlanner(MovementPlanner):
         return dataclasses.replace(rule, interior=tuple(zip(desc.start_padding, desc.input_tensor.sizes,
                                                             strict=True)))
 
-    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         """Unpadded neighbours contiguous in both tensors merge and size-1 axes drop: the
         stage runs on those kernel axes."""
         inp, out = desc.input_tensor, desc.output_tensor
@@ -33,7 +33,7 @@ class PaddingPlanner(MovementPlanner):
         axes = merge_axes(out.sizes, inp.effective_strides, out.effective_strides, fixed=padded)
         stage = _stage(desc, [a.axes for a in axes], [a.size for a in axes])
         kernel_out = TensorDesc(inp.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
-        return chain_plan(strategy, kernel_out, chain([stage], [a.strides[0] for a in axes]), chunk=chunk)
+        return chain_plan(strategy, kernel_out, chain([stage], [a.strides[0] for a in axes]), block=block)
 
 
 def _stage(desc, axes, sizes) -> StageRule:

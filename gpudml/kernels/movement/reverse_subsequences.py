@@ -9,7 +9,7 @@ from ...tensor_desc import TensorDesc, merge_axes
 from ..base import element_bits
 from ..builder import KernelPlan
 from ..chain import StageRule, chain
-from .family import STRATEGIES, MovementPlanner, chain_plan, check_chunk
+from .family import STRATEGIES, MovementPlanner, chain_plan, check_block
 from .family import strategies_for as movement_strategies
 
 #: Column strategy (see reverse_subsequences.wgsl.j2): coordinates on the axis per invocation.
@@ -20,13 +20,13 @@ COLUMN = 64
 class ReverseSubsequencesPlanner(MovementPlanner):
     strategies = ("column",) + STRATEGIES
 
-    def strategies_for(self, desc, caps, chunk: str | None = None) -> tuple[str, ...]:
+    def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
         """`column` (the choice on CPU adapters where it applies: the output packed, the
-        reversed axis second-to-last once axes merge, rows a whole number of 16-byte chunks):
-        an invocation owns one output chunk across COLUMN axis coordinates and reads its
+        reversed axis second-to-last once axes merge, rows a whole number of 16-byte blocks):
+        an invocation owns one output block across COLUMN axis coordinates and reads its
         lengths once. Then the data-movement strategies (on GPUs `coalesced` leads and
         `column`, CPU-shaped, comes last)."""
-        check_chunk(chunk)
+        check_block(block)
         out = desc.output_tensor
         axes, axis = _kernel_axes(desc)
         per_vec = 128 // element_bits(out)
@@ -42,7 +42,7 @@ class ReverseSubsequencesPlanner(MovementPlanner):
         length_strides = tuple(0 if i == desc.axis else s for i, s in enumerate(lengths.effective_strides))
         return _stage(desc, desc.axis, desc.input_tensor.sizes[desc.axis], length_strides, fixed_axis=True)
 
-    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         """The stage on the merged kernel axes; the column strategy adds its grid's uniforms."""
         axes, axis = _kernel_axes(desc)
         data_type = desc.input_tensor.data_type
@@ -51,13 +51,13 @@ class ReverseSubsequencesPlanner(MovementPlanner):
         the_chain = chain([_stage(desc, axis, n, [a.strides[1] for a in axes])], in_strides)
         uniforms, invocations = {}, None
         if strategy == "column":
-            chunks = out.sizes[-1] // (128 // element_bits(out))
+            blocks = out.sizes[-1] // (128 // element_bits(out))
             outers = out.element_count // (n * out.sizes[-1])
-            blocks = -(-n // COLUMN)
-            uniforms = {"column_blocks": blocks, "column_chunks": chunks, "column_outers": outers,
+            spans = -(-n // COLUMN)
+            uniforms = {"column_spans": spans, "column_blocks": blocks, "column_outers": outers,
                         "column_axis_stride": in_strides[axis]}
-            invocations = outers * blocks * chunks
-        return chain_plan(strategy, out, the_chain, uniforms=uniforms, invocations=invocations, chunk=chunk)
+            invocations = outers * spans * blocks
+        return chain_plan(strategy, out, the_chain, uniforms=uniforms, invocations=invocations, block=block)
 
 
 def _kernel_axes(desc):

@@ -14,21 +14,21 @@ from .family import MovementPlanner, chain_plan
 class AffinePlanner(MovementPlanner):
     """A slice's Planner: a subclass gives `stage` (its affine map, affine_stage)."""
 
-    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         """The map folds into the source's base and one signed input step per output axis;
         output axes contiguous in the output and in those steps merge (longer rows), size-1
         axes drop."""
-        return affine_plan(self.stage(desc), desc.input_tensor, desc.output_tensor, strategy, chunk)
+        return affine_plan(self.stage(desc), desc.input_tensor, desc.output_tensor, strategy, block)
 
 
 def affine_plan(rule: StageRule, input_tensor: TensorDesc, output_tensor: TensorDesc, strategy: str,
-                chunk: str | None = None) -> KernelPlan:
+                block: str | None = None) -> KernelPlan:
     """The plan of the affine `rule` from `input_tensor` to `output_tensor` (AffinePlanner.plan)."""
     folded = chain([rule], input_tensor.effective_strides)
     axes = merge_axes(output_tensor.sizes, output_tensor.effective_strides, folded.uniforms["src_strides"])
     kernel_out = TensorDesc(output_tensor.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
     source = chain([], [a.strides[1] for a in axes], folded.uniforms["src_base"])
-    return chain_plan(strategy, kernel_out, source, chunk=chunk)
+    return chain_plan(strategy, kernel_out, source, block=block)
 
 
 class Slice1Planner(AffinePlanner):

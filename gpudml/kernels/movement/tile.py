@@ -15,7 +15,7 @@ class TilePlanner(MovementPlanner):
         repeated = tuple(i for i, r in enumerate(desc.repeats) if r > 1)
         return _stage(repeated, desc.input_tensor.sizes)
 
-    def plan(self, desc, caps, strategy: str, chunk: str | None = None) -> KernelPlan:
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         """A repeated axis of one element is a broadcast (source stride 0, no modulo); the
         other repeated axes stay apart, and the axes that do not repeat merge where they are
         contiguous in both tensors (size-1 axes drop). No repeated axis left: a copy."""
@@ -27,7 +27,7 @@ class TilePlanner(MovementPlanner):
         stages = [_stage(folded, [inp.sizes[a.axes[0]] if k in folded else a.size for k, a in enumerate(axes)])]
         kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
         the_chain = chain(stages if folded else [], [a.strides[0] for a in axes])
-        return chain_plan(strategy, kernel_out, the_chain, chunk=chunk)
+        return chain_plan(strategy, kernel_out, the_chain, block=block)
 
 
 def _stage(axes, sizes) -> StageRule:
