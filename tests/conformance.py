@@ -1803,14 +1803,20 @@ def _fused(d: Draw):
     return dml.FusedActivation(name, **{a.name: _attribute(d, a) for a in row.attributes})
 
 
-def _attribute(d: Draw, attr) -> float:
-    """A value of a FLOAT attribute: mostly near its default, some anywhere in float32."""
+def _attribute(d: Draw, attr, level=None) -> float:
+    """A value of a FLOAT attribute: mostly near its default (near 0 for an infinite one),
+    some anywhere in float32; at least the page's minimum where it applies at `level`."""
     how = d.int(0, 3)
     if how == 0:
         value = d.pick([0.0, -0.0, 1.0, -1.5, 3.0e38, float("nan"), float("inf")])
     else:
-        value = attr.default + d.real(-2.0, 2.0)
-    return value if math.isfinite(value) or not attr.finite else attr.default
+        value = (attr.default if math.isfinite(attr.default) else 0.0) + d.real(-3.0, 3.0)
+    if not math.isfinite(value) and attr.finite:
+        value = attr.default
+    binding = attr.minimum is not None and (level is None or attr.minimum_until is None or level < attr.minimum_until)
+    if binding and not value >= attr.minimum:
+        value = attr.minimum + abs(d.real(0.0, 2.0))
+    return value
 
 
 def _elementwise_call(row):
@@ -1820,7 +1826,9 @@ def _elementwise_call(row):
         activation (float outputs) about half the time."""
         x = ask.input(d)
         tensors = [x] + [dml.TensorDesc(ask.data_type, x.sizes) for _ in range(row.arity - 1)]
-        attributes = {a.name: _attribute(d, a) for a in row.attributes}
+        attributes = {a.name: _attribute(d, a, ask.level) for a in row.attributes}
+        if row.logical:
+            attributes["output_data_type"] = ask.types["output_tensor"]
         if row.scale_bias and ask.data_type in (T.FLOAT32, T.FLOAT16) and d.bool():
             attributes["scale_bias"] = (d.real(-2.0, 2.0), d.real(-1.0, 1.0))
         if row.fused_activation and ask.data_type.is_float and d.bool():
@@ -1877,6 +1885,8 @@ def _elementwise_functional(row, spec):
             others.append(other)
         for a in row.attributes:
             args[a.name] = maybe_hostile(draw, _attribute(HypothesisDraw(draw), a))
+        if row.logical:
+            args["output_data_type"] = draw(st.sampled_from(["UINT8", np.uint32, "float32", None]))
         if row.fused_activation:
             args["fused_activation"] = draw(st.sampled_from([None, "relu", dml.FusedActivation("relu"), "bogus", 3]))
         if row.scale_bias:
@@ -1890,6 +1900,9 @@ def _elementwise_compare(spec):
         """Within the row's documented precision (integers and logical results exactly)."""
         tensors = [x] + [v for k, v in args.items() if isinstance(v, np.ndarray)]
         attributes = {k: v for k, v in args.items() if not isinstance(v, np.ndarray)}
+        if want.dtype.kind != "f":
+            assert_bits_equal(got, want)
+            return
         arrays = np.broadcast_arrays(*tensors)
         assert_within(got, want, spec.tolerance(want, arrays, attributes), spec.name)
     return compare
@@ -1900,5 +1913,7 @@ for _row in elementwise_op.TABLE:
     _names = tuple(elementwise_op.argument_name(f) for f in _row.tensors)
     rule(_spec.key, broken=_elementwise_broken(_row), functional=_elementwise_functional(_row, _spec),
          compare=_elementwise_compare(_spec), light=_row.key not in ("identity", "add0"),
-         fields=_names + _row.tensors + ("output_tensor", "scale_bias", "fused_activation", "shapes", "device")
+         free=("output_tensor",) if _row.logical else (),
+         fields=_names + _row.tensors + ("output_tensor", "scale_bias", "fused_activation", "shapes", "device",
+                                         "output_data_type")
          + tuple(a.name for a in _row.attributes))(_elementwise_call(_row))

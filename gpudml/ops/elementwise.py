@@ -159,12 +159,24 @@ class Attr:
     name: str
     default: float
     finite: bool = False
+    #: The least value the page allows (below the level `minimum_until`; None: any).
+    minimum: float | None = None
+    minimum_until: FeatureLevel | None = None
 
     def check(self, value, field: str, op: str) -> float:
         value = as_float32(value, f"{op}: {field}")
         if self.finite and not math.isfinite(value):
             raise InvalidArgumentError(f"{op}: {field} = {value!r} must be finite")
         return value
+
+    def check_level(self, value: float, op: str, level: FeatureLevel) -> None:
+        """The page's least value, where it applies at `level`."""
+        if self.minimum is None or (self.minimum_until is not None and level >= self.minimum_until):
+            return
+        if not value >= self.minimum:
+            later = f"; {self.minimum_until.name} and later take any" if self.minimum_until is not None else ""
+            raise InvalidArgumentError(f"{op}: {self.name} = {value!r} must be at least {self.minimum} at "
+                                       f"{FeatureLevel(level).name}{later}")
 
 
 @dataclass(frozen=True)
@@ -254,7 +266,80 @@ def _exp_ulps(x, **_):
     return 3 + 2 * np.abs(x)
 
 
-_TANH_WGSL = "select(tanh(a), sign(a), abs(a) >= F(10.0))"
+def _tanh_ulps(x, **_):
+    return 8.5 + 4 * np.minimum(np.abs(x), 10.0)
+
+
+_TANH_PRECISION = ("8.5 + 4|x| ULP and 2^-21 absolute (WGSL's tanh is inherited from sinh(x) / cosh(x), each from "
+                   "exp); +-1 from |x| >= 10")
+
+
+_TANH_WGSL = "select(select(tanh(a), sign(a), abs(a) >= F(10.0)), a, is_nan(f32(a)))"
+_INTS_8_32 = frozenset({I32, I16, I8, U32, U16, U8})
+_SINTS = frozenset({I64, I32, I16, I8})
+_PI = math.pi
+
+
+def _int_divide(a, b):
+    """Integer a / b truncated toward zero, a where b is 0 (WGSL's rule; the page says
+    nothing), wrapped in the type (INT_MIN / -1 is INT_MIN)."""
+    def one(x, y):
+        if y == 0:
+            return x % 2**64
+        q = abs(x) // abs(y)
+        return (q if (x < 0) == (y < 0) else -q) % 2**64
+    out = np.frompyfunc(one, 2, 1)(a.astype(object), b.astype(object))
+    return np.asarray(out.astype(np.uint64)).astype(a.dtype)
+
+
+def _int_mean(a, b):
+    return ((a.astype(np.int64) + b.astype(np.int64)) >> 1).astype(a.dtype)
+
+
+def _clip(x, min, max):
+    if x.dtype.kind == "f":
+        return _min_num(np.full_like(x, max), _max_num(np.full_like(x, min), x))
+    lo, hi = integer_bounds(min, max, x.dtype)
+    return np.minimum(hi, np.maximum(lo, x)).astype(x.dtype)
+
+
+def _compare(fn):
+    def compare(a, b):
+        return fn(a, b).astype(np.uint8)
+    return compare
+
+
+def _erf(x):
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
+
+
+def _sin_cos_error(x, **_):
+    return np.where(np.abs(x) <= _PI, 2.0**-11, 2.0)
+
+
+def _elu(x, alpha):
+    return np.where(x >= 0, x, alpha * np.expm1(x))
+
+
+def _softplus(x, steepness):
+    return np.logaddexp(0.0, steepness * x) / steepness
+
+
+_LOGICAL_TYPES = (
+    (FL.FL_4_1, (1, 8), T8 | {I64, U64}, T8 | {I64, U64}, {U32, U8}),
+    (FL.FL_3_0, (1, 8), T8, T8, {U32, U8}),
+    (FL.FL_2_1, {4}, T8, T8, {U32, U8}),
+    (FL.FL_2_0, {4}, FLOATS, FLOATS, {U32, U8}),
+    (FL.FL_1_0, {4}, FLOATS, FLOATS, {U32}),
+)
+_UNARY_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_1_0, {4}, FLOATS))
+_ACTIVATION_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, (4, 5), FLOATS), (FL.FL_1_0, {4}, FLOATS))
+_MINMAX = (
+    (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
+    (FL.FL_3_0, (1, 8), FLOATS | _INTS_8_32),
+    (FL.FL_2_1, {4}, FLOATS | _INTS_8_32),
+    (FL.FL_1_0, {4}, FLOATS),
+)
 
 TABLE: tuple[Row, ...] = (
     Row("ELEMENT_WISE_IDENTITY", "identity", "identity", ("input_tensor",), (
@@ -305,6 +390,147 @@ TABLE: tuple[Row, ...] = (
         {"float": "max_num(a, F(0.0))", "int": "max(a, 0)"},
         ("activation_relu_operator_desc.md", "ea899bdf0be31c3cc09fd43b39c2722e21fca735"),
         "max(0, x) (NaN gives 0, as HLSL's max)", fuses=True),
+    Row("ELEMENT_WISE_ABS", "abs", "abs", ("input_tensor",), (
+        (FL.FL_4_1, (1, 8), FLOATS | _SINTS),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, I16, I8}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, I16, I8}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(np.abs, lambda x: np.abs(x.astype(np.int64)).astype(x.dtype)),
+        {"float": "abs(a)", "sint": "abs(a)", "sint64": "w64_abs_s(a)"},
+        ("element_wise_abs_operator_desc.md", "b6ccb924f6c44da8f60ab686dd72a10ce8103cf1"),
+        "|x| (integers wrap: |INT_MIN| is INT_MIN)", scale_bias=True),
+    Row("ELEMENT_WISE_SUBTRACT", "subtract", "subtract", ("a_tensor", "b_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_4_1, (1, 8), FLOATS | {I64, I32, U64, U32}),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, U32}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(np.subtract, _wrap(np.subtract)),
+        {"float": "a - b", "int": "a - b", "int64": "w64_sub(a, b)"},
+        ("element_wise_subtract_operator_desc.md", "b78cd15a"), "a - b",
+        ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ELEMENT_WISE_DIVIDE", "divide", "divide", ("a_tensor", "b_tensor"), (
+        (FL.FL_6_0, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_5_1, (1, 8), FLOATS | _INTS_8_32),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, U32}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(np.divide, _int_divide),
+        {"float": "a / b", "int": "select(a / b, a, b == 0)", "sint64": "w64_div_s(a, b)",
+         "uint64": "w64_div_u(a, b)"},
+        ("element_wise_divide_operator_desc.md", "f2d501f7"),
+        "a / b (integers: truncated toward zero; a where b is 0, as WGSL divides)",
+        ulps=2.5, precision="2.5 ULP (WGSL's division)"),
+    Row("ELEMENT_WISE_MAX", "max", "max", ("a_tensor", "b_tensor"), _MINMAX,
+        _integer_or_float(_max_num, np.maximum),
+        {"float": "max_num(a, b)", "int": "max(a, b)", "sint64": "w64_max_s(a, b)", "uint64": "w64_max_u(a, b)"},
+        ("element_wise_max_operator_desc.md", "dd64e5cb"), "the larger of a and b (a NaN operand gives the other)"),
+    Row("ELEMENT_WISE_MIN", "min", "min", ("a_tensor", "b_tensor"), _MINMAX,
+        _integer_or_float(_min_num, np.minimum),
+        {"float": "min_num(a, b)", "int": "min(a, b)", "sint64": "w64_min_s(a, b)", "uint64": "w64_min_u(a, b)"},
+        ("element_wise_min_operator_desc.md", "2cd469d9"), "the smaller of a and b (a NaN operand gives the other)"),
+    Row("ELEMENT_WISE_MEAN", "mean", "mean", ("a_tensor", "b_tensor"), (
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, U32}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(lambda a, b: (a + b) / 2, _int_mean),
+        {"float": "a * F(0.5) + b * F(0.5)", "int": "(a & b) + ((a ^ b) >> 1u)"},
+        ("element_wise_mean_operator_desc.md", "ea899bdf"),
+        "(a + b) / 2 (integers: rounded toward negative infinity, without overflow)",
+        ulps=0.5, precision="correctly rounded (0.5 ULP; halves are exact)"),
+    Row("ELEMENT_WISE_EXP", "exp", "exp", ("input_tensor",), _UNARY_FLOAT, np.exp, {"float": "exp(a)"},
+        ("element_wise_exp_operator_desc.md", "0f132192"), "e^x", scale_bias=True, ulps=_exp_ulps,
+        precision="3 + 2|x| ULP (WGSL's exp)"),
+    Row("ELEMENT_WISE_LOG", "log", "log", ("input_tensor",), _UNARY_FLOAT, np.log, {"float": "log(a)"},
+        ("element_wise_log_operator_desc.md", "0f132192"), "the natural logarithm of x", scale_bias=True, ulps=3.0,
+        absolute=2.0**-21, precision="3 ULP, or 2^-21 absolute for x in [0.5, 2] (WGSL's log)"),
+    Row("ELEMENT_WISE_RECIP", "recip", "recip", ("input_tensor",), _UNARY_FLOAT, lambda x: 1 / x,
+        {"float": "F(1.0) / a"}, ("element_wise_recip_operator_desc.md", "2cd469d9"), "1 / x", scale_bias=True,
+        ulps=2.5, precision="2.5 ULP (WGSL's division)"),
+    Row("ELEMENT_WISE_NEGATE", "negate", "negate", ("input_tensor",), (
+        (FL.FL_5_0, (1, 8), FLOATS | _SINTS),
+    ), _integer_or_float(np.negative, _wrap(np.negative)), {"float": "-a", "sint": "-a", "sint64": "w64_neg(a)"},
+        ("element_wise_negate_operator_desc.md", "ea899bdf"), "-x (integers wrap: -INT_MIN is INT_MIN)"),
+    Row("ELEMENT_WISE_SIN", "sin", "sin", ("input_tensor",), _UNARY_FLOAT, np.sin, {"float": "sin(reduced_angle(a))"},
+        ("element_wise_sin_operator_desc.md", "2fe0b48c"), "sin(x)", scale_bias=True, absolute=_sin_cos_error,
+        precision="2^-11 absolute for x in [-pi, pi] (WGSL's sin); beyond, WGSL promises nothing: any value in "
+                  "[-1, 1]"),
+    Row("ELEMENT_WISE_COS", "cos", "cos", ("input_tensor",), _UNARY_FLOAT, np.cos, {"float": "cos(reduced_angle(a))"},
+        ("element_wise_cos_operator_desc.md", "0f132192"), "cos(x)", scale_bias=True, absolute=_sin_cos_error,
+        precision="2^-11 absolute for x in [-pi, pi] (WGSL's cos); beyond, WGSL promises nothing: any value in "
+                  "[-1, 1]"),
+    Row("ELEMENT_WISE_CLIP", "clip", "clip", ("input_tensor",), _MINMAX, _clip,
+        {"float": "min_num(F(u_max), max_num(F(u_min), a))", "int": "min(u_max, max(u_min, a))",
+         "sint64": "w64_min_s(u_max, w64_max_s(u_min, a))", "uint64": "w64_min_u(u_max, w64_max_u(u_min, a))"},
+        ("element_wise_clip_operator_desc.md", "37a8df4a"),
+        "min(max, max(min, x)) (NaN gives min; integer tensors: the integers within [min, max])",
+        attributes=(Attr("min", -math.inf), Attr("max", math.inf)), scale_bias=True),
+    Row("ELEMENT_WISE_LOGICAL_EQUALS", "logical_equals", "logical_equals", ("a_tensor", "b_tensor"), _LOGICAL_TYPES,
+        _compare(np.equal), {"float": "select(0u, 1u, a == b)", "int": "select(0u, 1u, a == b)",
+                             "int64": "select(0u, 1u, w64_eq(a, b))"},
+        ("element_wise_logical_equals_operator_desc.md", "2cd469d9"), "1 where a == b, else 0", logical=True),
+    Row("ELEMENT_WISE_LOGICAL_GREATER_THAN", "logical_greater_than", "logical_greater_than", ("a_tensor", "b_tensor"),
+        _LOGICAL_TYPES, _compare(np.greater),
+        {"float": "select(0u, 1u, a > b)", "int": "select(0u, 1u, a > b)", "sint64": "select(0u, 1u, w64_lt_s(b, a))",
+         "uint64": "select(0u, 1u, w64_lt_u(b, a))"},
+        ("element_wise_logical_greater_than_operator_desc.md", "b5f9f4f4"), "1 where a > b, else 0", logical=True),
+    Row("ELEMENT_WISE_LOGICAL_LESS_THAN", "logical_less_than", "logical_less_than", ("a_tensor", "b_tensor"),
+        _LOGICAL_TYPES, _compare(np.less),
+        {"float": "select(0u, 1u, a < b)", "int": "select(0u, 1u, a < b)", "sint64": "select(0u, 1u, w64_lt_s(a, b))",
+         "uint64": "select(0u, 1u, w64_lt_u(a, b))"},
+        ("element_wise_logical_less_than_operator_desc.md", "b5f9f4f4"), "1 where a < b, else 0", logical=True),
+    Row("ELEMENT_WISE_LOGICAL_AND", "logical_and", "logical_and", ("a_tensor", "b_tensor"), (
+        (FL.FL_3_0, (1, 8), {U32, U8}),
+        (FL.FL_2_0, {4}, {U32, U8}),
+        (FL.FL_1_0, {4}, {U32}),
+    ), lambda a, b: ((a != 0) & (b != 0)).astype(a.dtype), {"int": "select(0u, 1u, a != 0u && b != 0u)"},
+        ("element_wise_logical_and_operator_desc.md", "f2d501f7"), "1 where a and b are both non-zero, else 0"),
+    Row("ELEMENT_WISE_LOGICAL_NOT", "logical_not", "logical_not", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), {U32, U8}),
+        (FL.FL_2_0, {4}, {U32, U8}),
+        (FL.FL_1_0, {4}, {U32}),
+    ), lambda x: (x == 0).astype(x.dtype), {"int": "select(0u, 1u, a == 0u)"},
+        ("element_wise_logical_not_operator_desc.md", "b5f9f4f4"), "1 where x is 0, else 0"),
+    Row("ELEMENT_WISE_TANH", "tanh", "tanh", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, {4}, FLOATS),
+    ), np.tanh, {"float": _TANH_WGSL}, ("element_wise_tanh_operator_desc.md", "2cd469d9"), "tanh(x)",
+        scale_bias=True, ulps=_tanh_ulps, absolute=2.0**-21, precision=_TANH_PRECISION),
+    Row("ACTIVATION_LEAKY_RELU", "leaky_relu", "leaky_relu", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha: np.where(x >= 0, x, alpha * x), {"float": "select(u_alpha * a, a, a >= F(0.0))"},
+        ("activation_leaky_relu_operator_desc.md", "b5f9f4f4"), "x where x >= 0, else alpha * x",
+        attributes=(Attr("alpha", 0.01),), fuses=True, ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ACTIVATION_SIGMOID", "sigmoid", "sigmoid", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x: 1 / (1 + np.exp(-x)), {"float": "F(1.0) / (F(1.0) + exp(-a))"},
+        ("activation_sigmoid_operator_desc.md", "2cd469d9"), "1 / (1 + e^-x)", fuses=True,
+        ulps=lambda x, **_: 6 + 2 * np.abs(x), precision="6 + 2|x| ULP (WGSL's exp, an addition and a division)"),
+    Row("ACTIVATION_TANH", "activation_tanh", "activation_tanh", ("input_tensor",), _ACTIVATION_FLOAT, np.tanh,
+        {"float": _TANH_WGSL}, ("activation_tanh_operator_desc.md", "dd64e5cb"), "tanh(x)", fuses=True,
+        ulps=_tanh_ulps, absolute=2.0**-21, precision=_TANH_PRECISION),
+    Row("ACTIVATION_ELU", "elu", "elu", ("input_tensor",), _ACTIVATION_FLOAT, _elu,
+        {"float": "select(u_alpha * (exp(a) - F(1.0)), a, a >= F(0.0))"},
+        ("activation_elu_operator_desc.md", "290b21b0"), "x where x >= 0, else alpha * (e^x - 1)",
+        attributes=(Attr("alpha", 1.0),), fuses=True, ulps=1.5,
+        absolute=lambda x, alpha: np.where(x < 0, np.abs(alpha) * (3 + 2 * np.abs(x)) * 2.0**-24, 0.0),
+        precision="1.5 ULP, and |alpha| (3 + 2|x|) 2^-24 absolute for x < 0 (WGSL's exp, its difference to 1)"),
+    Row("ACTIVATION_LINEAR", "linear", "linear", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha, beta: alpha * x + beta, {"float": "u_alpha * a + u_beta"},
+        ("activation_linear_operator_desc.md", "0f132192"), "alpha * x + beta",
+        attributes=(Attr("alpha", 1.0), Attr("beta", 0.0)), fuses=True, ulps=0.5,
+        absolute=lambda x, alpha, beta: np.spacing(np.abs(alpha * x).astype(np.float32)).astype(np.float64),
+        precision="0.5 ULP of the result and 1 ULP of alpha * x (two roundings)"),
+    Row("ACTIVATION_SOFTPLUS", "softplus", "softplus", ("input_tensor",), _ACTIVATION_FLOAT, _softplus,
+        {"float": "(max(u_steepness * a, F(0.0)) + log(F(1.0) + exp(-abs(u_steepness * a)))) / u_steepness"},
+        ("activation_softplus_operator_desc.md", "ea899bdf"), "ln(1 + e^(steepness x)) / steepness",
+        attributes=(Attr("steepness", 1.0, minimum=1.0, minimum_until=FL.FL_6_4),), fuses=True, ulps=4.0,
+        absolute=lambda x, steepness: np.where(np.abs(steepness * x) > _F32_MAX, np.inf, 2.0**-20 / np.abs(steepness)),
+        precision="4 ULP and 2^-20 / |steepness| absolute (WGSL's log on [1, 2], exp, a division)"),
+    Row("ACTIVATION_GELU", "gelu", "gelu", ("input_tensor",), ((FL.FL_5_1, (1, 8), FLOATS),),
+        lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+        {"float": "F(0.5) * a * (F(1.0) + erf_approx(a * F(0.7071067811865476)))"},
+        ("activation_gelu_operator_desc.md", "6c63a7b5"), "x (1 + erf(x / sqrt(2))) / 2", fuses=True, ulps=4.0,
+        absolute=lambda x: 2.0e-7 * np.abs(x) + 2.0**-24,
+        precision="erf by Abramowitz & Stegun 7.1.26 (1.5e-7 absolute; WGSL has no erf): 2e-7 |x| absolute and 4 ULP"),
 )
 
 
@@ -356,6 +582,8 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
     if row.fused_activation and desc.fused_activation is not None and out_type not in FLOATS:
         raise InvalidArgumentError(
             f"{op}: fused_activation needs a FLOAT32 or FLOAT16 output_tensor, not {out_type.name}")
+    for a in row.attributes:
+        a.check_level(getattr(desc, a.name), op, level)
     if row.scale_bias and desc.scale_bias is not None and not first.data_type.is_float:
         raise InvalidArgumentError(f"{op}: scale_bias applies to float tensors only, not {first.data_type.name}")
 
@@ -377,9 +605,34 @@ def problem(desc: ElementWiseDesc) -> Problem:
         op=row.op, inputs=inputs, output=desc.output_tensor,
         kinds=tuple(value_kind(t.data_type) for t in inputs), out_kind=value_kind(desc.output_tensor.data_type),
         expression=expression,
-        attributes=tuple(Attribute(a.name, "f32", getattr(desc, a.name)) for a in row.attributes),
+        attributes=_attributes(row, desc, dt),
         scale_bias=None if scale_bias is None else (scale_bias.scale, scale_bias.bias),
         activation=activation, activation_attributes=act_attrs, copy=copy)
+
+
+def _attributes(row: Row, desc, data_type: DataType) -> tuple[Attribute, ...]:
+    """The formula's attributes: FLOATs, or for an integer tensor the integer bounds of
+    CLIP (integer_bounds)."""
+    values = {a.name: getattr(desc, a.name) for a in row.attributes}
+    if row.key == "clip" and not data_type.is_float:
+        lo, hi = integer_bounds(values["min"], values["max"], data_type.numpy)
+        return (Attribute("min", "value", lo), Attribute("max", "value", hi))
+    return tuple(Attribute(k, "f32", v) for k, v in values.items())
+
+
+def integer_bounds(low: float, high: float, dtype) -> tuple[int, int]:
+    """CLIP's FLOAT bounds for an integer tensor: the least and the largest integer of the
+    type within [low, high] (ceil(low) and floor(high), clamped to the type's range); a NaN
+    bound bounds nothing (as HLSL's max and min ignore a NaN operand)."""
+    info = np.iinfo(dtype)
+
+    def clamped(value: float, rounding, default: int) -> int:
+        if math.isnan(value):
+            return default
+        if math.isinf(value):
+            return int(info.max) if value > 0 else int(info.min)
+        return max(int(info.min), min(int(info.max), rounding(value)))
+    return clamped(low, math.ceil, int(info.min)), clamped(high, math.floor, int(info.max))
 
 
 def _as_activation(expression: str) -> str:
@@ -407,14 +660,12 @@ def compute(row: Row, arrays, scale_bias=None, fused=None, **attributes) -> np.n
     with np.errstate(all="ignore"):
         if dtype.kind == "f":
             xs = [_as_float64(a) for a in arrays]
-            if scale_bias is not None:
-                xs[0] = xs[0] * np.float64(np.float32(scale_bias.scale)) + np.float64(np.float32(scale_bias.bias))
+            if scale_bias is not None:  # computed in the kernel's float type: beyond float32's range, +-inf
+                xs[0] = xs[0] * scale_bias.scale + scale_bias.bias
+                if dtype != np.float64:
+                    xs[0] = xs[0].astype(np.float32).astype(np.float64)
             return _activate(fused, np.asarray(row.numpy(*xs, **attributes), np.float64))
         return np.asarray(row.numpy(*arrays, **attributes))
-
-
-def _output_dtype(row: Row, dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.uint8) if row.logical else dtype
 
 
 def reference_of(row: Row) -> Callable:
@@ -423,13 +674,16 @@ def reference_of(row: Row) -> Callable:
         bound.apply_defaults()
         values = dict(bound.arguments)
         arrays = [np.asarray(values.pop(argument_name(f))) for f in row.tensors]
+        out_type = values.pop("output_data_type", None)
         scale_bias = ScaleBias.coerce(values.pop("scale_bias", None), "scale_bias")
         fused = FusedActivation.coerce(values.pop("fused_activation", None))
         if row.key == "identity" and scale_bias is None:  # a copy: bits through (NaN payloads too)
             return np.array(arrays[0])
         y = compute(row, arrays, scale_bias, fused, **values)
         with np.errstate(all="ignore"):
-            return y.astype(_output_dtype(row, np.result_type(*arrays)))
+            if out_type is not None:
+                return y.astype(DataType.parse(out_type, "output_data_type").numpy)
+            return y.astype(np.result_type(*arrays))
     reference.__name__ = reference.__qualname__ = row.functional
     reference.__signature__ = _signature(row, with_device=False)
     reference.__doc__ = (f"DML_{row.dml}: {row.summary}, on numpy-broadcast inputs; floats computed in float64 and "
@@ -452,6 +706,11 @@ def _spread(fn, x: np.ndarray, delta: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.nan_to_num(moved, nan=0.0, posinf=np.inf)
 
 
+def _bound(value, x: np.ndarray, attrs: dict):
+    """A row's ulps or absolute error: a number, or a function of its input and attributes."""
+    return value(x, **attrs) if callable(value) else value
+
+
 def tolerance_of(row: Row) -> Callable:
     """The row's documented precision (the module docstring), per element: the row's own
     error (ULPs of the compute type at the exact result, and an absolute part); the
@@ -465,7 +724,7 @@ def tolerance_of(row: Row) -> Callable:
         if expected.dtype.kind != "f" or (row.key == "identity" and arguments.get("scale_bias") is None):
             return None
         arrays = np.broadcast_arrays(*[np.asarray(x) for x in inputs])
-        attrs = {k: v for k, v in arguments.items() if k not in ("scale_bias", "fused_activation")}
+        attrs = {k: v for k, v in arguments.items() if k not in ("scale_bias", "fused_activation", "output_data_type")}
         sb = ScaleBias.coerce(arguments.get("scale_bias"), "scale_bias")
         fused = FusedActivation.coerce(arguments.get("fused_activation"))
         compute_type = np.dtype(np.float64) if expected.dtype == np.float64 else np.dtype(np.float32)
@@ -477,25 +736,28 @@ def tolerance_of(row: Row) -> Callable:
             if sb is not None:
                 product = xs[0] * sb.scale
                 xs[0] = product + sb.bias
+                if compute_type == np.float32:
+                    xs[0] = xs[0].astype(np.float32).astype(np.float64)
                 e = _spread(f, xs[0], _ulp(product, compute_type) + _ulp(xs[0], compute_type), f(xs[0]))
                 top = float(np.finfo(compute_type).max)  # x * scale + bias beyond it: +-inf in the kernel
                 e = np.where((np.abs(product) > top) | (np.abs(xs[0]) > top), np.inf, e)
             y = f(xs[0])
-            ulps = row.ulps(xs[0]) if callable(row.ulps) else row.ulps
-            e = e + ulps * _ulp(y, compute_type) + row.absolute
+            e = e + _bound(row.ulps, xs[0], attrs) * _ulp(y, compute_type) + _bound(row.absolute, xs[0], attrs)
             if fused is not None:
                 g_row, g_attrs = fused.row, dict(fused.attributes)
                 g = lambda v: np.asarray(g_row.numpy(v, **g_attrs), np.float64)  # noqa: E731
                 z = g(y)
-                g_ulps = g_row.ulps(y) if callable(g_row.ulps) else g_row.ulps
-                e = _spread(g, y, e, z) + g_ulps * _ulp(z, compute_type) + g_row.absolute
+                e = (_spread(g, y, e, z) + _bound(g_row.ulps, y, g_attrs) * _ulp(z, compute_type)
+                     + _bound(g_row.absolute, y, g_attrs))
                 y = z
+            if row.ulps or row.absolute:  # the reference's own rounding to the output type
+                e = e + 0.5 * _ulp(y, compute_type)
             e = e + tiny
             if expected.dtype == np.float16:
                 e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
             flushed = [np.where(np.abs(x) < tiny, np.copysign(0.0, x), x).astype(a.dtype) if a.dtype.kind == "f" else a
                        for a, x in zip(arrays, (_as_float64(a) for a in arrays))]
-            e = e + np.nan_to_num(np.abs(compute(row, flushed, sb, fused, **attrs) - y), nan=0.0, posinf=0.0)
+            e = e + np.nan_to_num(np.abs(compute(row, flushed, sb, fused, **attrs) - y), nan=0.0, posinf=np.inf)
             limit = float(np.finfo(expected.dtype).max)
             edge = np.isinf(expected.astype(np.float64)) & np.isfinite(y) & (np.abs(y) <= limit + 2 * e)
             return np.where(edge, np.inf, e)
@@ -537,6 +799,8 @@ def _signature(row: Row, with_device: bool = True) -> inspect.Signature:
     P = inspect.Parameter
     params = [P(argument_name(f), P.POSITIONAL_OR_KEYWORD) for f in row.tensors]
     params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=a.default) for a in row.attributes]
+    if row.logical:
+        params.append(P("output_data_type", P.KEYWORD_ONLY, default="UINT8"))
     if row.scale_bias:
         params.append(P("scale_bias", P.KEYWORD_ONLY, default=None))
     if row.fused_activation:
@@ -576,7 +840,10 @@ def functional_of(row: Row) -> Callable:
 def infer_output_of(row: Row, desc_cls) -> Callable:
     def infer_output(*descs, **attributes):
         descs = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in row.tensors])
-        out_type = U8 if row.logical else descs[0].data_type
+        out_type = descs[0].data_type
+        if row.logical:
+            out_type = DataType.parse(attributes.pop("output_data_type", "UINT8"),
+                                      f"{row.functional}: output_data_type")
         return desc_cls(*descs, TensorDesc(out_type, descs[0].sizes), **attributes)
     return infer_output
 
@@ -584,6 +851,8 @@ def infer_output_of(row: Row, desc_cls) -> Callable:
 def arguments(desc: ElementWiseDesc) -> dict:
     row = desc.ROW
     out = {a.name: getattr(desc, a.name) for a in row.attributes}
+    if row.logical:
+        out["output_data_type"] = desc.output_tensor.data_type
     if row.scale_bias:
         out["scale_bias"] = desc.scale_bias
     if row.fused_activation:
@@ -593,6 +862,11 @@ def arguments(desc: ElementWiseDesc) -> dict:
 
 def _from_cli(row: Row, infer):
     def desc(x: TensorDesc, a: dict):
+        """(`gpudml shader`: an operator that takes no float tensor runs the CLI's default
+        FLOAT32 as its newest row's first type, UINT8 for the logical AND and NOT)"""
+        newest = max(row.support, key=lambda r: r[0])[2]
+        if x.data_type == F32 and F32 not in newest:
+            x = TensorDesc(min(newest, key=lambda t: -t.value), x.sizes, x.strides)
         attrs = {at.name: float(a[at.name]) if a.get(at.name) is not None else at.default for at in row.attributes}
         return infer(*[x] * row.arity, **attrs)
     return desc
