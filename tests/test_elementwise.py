@@ -30,6 +30,8 @@ def test_names_follow_the_api_rule():
     assert spec_named("tanh").name == "ElementWiseTanh" and spec_named("activation_tanh").name == "ActivationTanh"
     assert dml.ActivationLeakyReluOperatorDesc.ROW.functional == "leaky_relu"
     assert len({r.functional for r in TABLE}) == len({r.key for r in TABLE}) == len(TABLE)
+    for row in TABLE:  # the page a row names is its spec's (whose excerpt the kit checks)
+        assert f"ns-directml-dml_{row.page}" == f"ns-directml-{spec_named(row.key).page.lower()}.md"
 
 
 def test_the_precision_table_states_every_float_row():
