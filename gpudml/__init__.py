@@ -9,6 +9,7 @@ from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidA
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph
 from .ops import SPECS
+from .ops.elementwise import FusedActivation, ScaleBias
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
 from .types import AxisDirection, DataType, FeatureLevel, PaddingMode, ReduceFunction
@@ -19,8 +20,8 @@ globals().update(_OPERATORS)
 
 __all__ = [
     "AxisDirection", "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
-    "Expression", "FeatureLevel", "GpuError", "Graph", "InternalError", "InvalidArgumentError", "Operator",
-    "PaddingMode", "ReduceFunction", "Tensor", "TensorDesc", "UnsupportedError", "__version__",
+    "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
+    "Operator", "PaddingMode", "ReduceFunction", "ScaleBias", "Tensor", "TensorDesc", "UnsupportedError", "__version__",
     "calc_buffer_tensor_size", "default_device",
 ]
 __all__ += list(_OPERATORS)

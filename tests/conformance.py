@@ -49,6 +49,7 @@ from gpudml import reference
 from gpudml.ops import SPECS, spec_named, tensor_fields
 from gpudml.ops import argminmax as argminmax_op
 from gpudml.ops import cumulative as cumulative_op
+from gpudml.ops import elementwise as elementwise_op
 from gpudml.ops import gather as gather_op
 from gpudml.ops import padding as padding_op
 from gpudml.ops import reduce as reduce_op
@@ -210,6 +211,10 @@ class Rule:
     free: tuple[str, ...] | Callable = ()
     fill: Callable | None = None
     compare: Callable | None = None
+    #: Another rule runs the same kernels on every layout (a row of a table whose rows
+    #: differ only in a formula: the element-wise operators): the layout sweep takes each
+    #: data type at one rank (rotating), the fuzz tests a quarter of the examples.
+    light: bool = False
 
     def free_fields(self, key) -> tuple[str, ...]:
         return self.free(key) if callable(self.free) else self.free
@@ -963,11 +968,12 @@ def table_rows(table) -> dict:
             for row in table.rows}
 
 
-def page_of(spec) -> str | None:
-    """The stored page the spec's examples are transcribed from (None: none)."""
+def page_of(spec) -> str:
+    """The stored page the spec's examples are transcribed from; for a spec without
+    examples, its page's (spec.page's) file under tests/data/pages."""
     sources = {e.source for e in spec.examples}
     assert len(sources) <= 1, (spec.key, sources)
-    return sources.pop() if sources else None
+    return sources.pop() if sources else f"ns-directml-{spec.page.lower()}.md"
 
 
 # ============================================================================ random graphs
@@ -1787,3 +1793,127 @@ for _row in cumulative_op.TABLE:
          compare=_cumulative_compare(_spec, _row.function),
          fields=("x", "input_tensor", "axis", "axis_direction", "exclusive", "output_tensor", "device"),
          )(_cumulative_call)
+
+
+# ---------------------------------------------------------------------------- element-wise and activation operators
+def _fused(d: Draw):
+    """A fused activation with drawn attributes (any real, NaN and infinities among them)."""
+    name = d.pick(sorted(elementwise_op.FUSABLE))
+    row = elementwise_op.FUSABLE[name]
+    return dml.FusedActivation(name, **{a.name: _attribute(d, a) for a in row.attributes})
+
+
+def _attribute(d: Draw, attr, level=None) -> float:
+    """A value of a FLOAT attribute: mostly near its default (near 0 for an infinite one),
+    some anywhere in float32; at least the page's minimum where it applies at `level`."""
+    how = d.int(0, 3)
+    if how == 0:
+        value = d.pick([0.0, -0.0, 1.0, -1.5, 3.0e38, float("nan"), float("inf")])
+    else:
+        value = (attr.default if math.isfinite(attr.default) else 0.0) + d.real(-3.0, 3.0)
+    if not math.isfinite(value) and attr.finite:
+        value = attr.default
+    binding = attr.minimum is not None and (level is None or attr.minimum_until is None or level < attr.minimum_until)
+    if binding and not value >= attr.minimum:
+        value = attr.minimum + abs(d.real(0.0, 2.0))
+    return value
+
+
+def _elementwise_call(row):
+    def call(d: Draw, ask: Ask) -> Drawn:
+        """Inputs of the input's sizes and type; attributes near their defaults; a scale and
+        bias (float inputs but FLOAT64, which computes on shader-f64 adapters only), a fused
+        activation (float outputs) about half the time."""
+        x = ask.input(d)
+        tensors = [x] + [dml.TensorDesc(ask.data_type, x.sizes) for _ in range(row.arity - 1)]
+        attributes = {a.name: _attribute(d, a, ask.level) for a in row.attributes}
+        if row.logical:
+            attributes["output_data_type"] = ask.types["output_tensor"]
+        if row.scale_bias and ask.data_type in (T.FLOAT32, T.FLOAT16) and d.bool():
+            attributes["scale_bias"] = (d.real(-2.0, 2.0), d.real(-1.0, 1.0))
+        if row.fused_activation and ask.data_type.is_float and d.bool():
+            attributes["fused_activation"] = _fused(d)
+        return Drawn(tensors, attributes)
+    return call
+
+
+def _elementwise_broken(row):
+    @st.composite
+    def broken(draw, desc):
+        inputs = desc.input_descs
+        out = desc.output_tensor
+        kinds = ["output_sizes", "output_type"] + (["input_sizes"] if row.arity > 1 else [])
+        kinds += [a.name for a in row.attributes]
+        kinds += (["scale_bias"] if row.scale_bias else []) + (["fused_activation"] if row.fused_activation else [])
+        kind = draw(st.sampled_from(kinds))
+        if kind == "output_sizes":
+            sizes = with_entry(out.sizes, draw(st.integers(0, out.rank - 1)), draw(st.integers(1, 3)) + max(out.sizes))
+            return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes", kind
+        if kind == "output_type":
+            dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
+            return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+        if kind == "input_sizes":
+            field = row.tensors[-1]
+            sizes = with_entry(inputs[-1].sizes, 0, inputs[-1].sizes[0] + 1)
+            return replace_fields(desc, **{field: dml.TensorDesc(inputs[-1].data_type, sizes)}), f"{field}.sizes", kind
+        if kind == "scale_bias":
+            value = draw(st.sampled_from(["2", (1.0,), (1.0, "x"), (1e300, 0.0), 3]))
+            return replace_fields(desc, scale_bias=value), "scale_bias", kind
+        if kind == "fused_activation":
+            value = draw(st.sampled_from(["bogus", 7, ("relu",), elementwise_op.ScaleBias()]))
+            return replace_fields(desc, fused_activation=value), "fused_activation", kind
+        value = draw(st.sampled_from(["1", None, [1.0], 1e300, True]))
+        return replace_fields(desc, **{kind: value}), kind, kind
+    return broken
+
+
+def _elementwise_functional(row, spec):
+    @st.composite
+    def calls(draw, x, shape):
+        numeric = isinstance(x, np.ndarray) and x.dtype.kind in "fiu"
+        dtype = x.dtype.newbyteorder("=") if numeric else np.dtype(np.float32)
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        args = {}
+        others = []
+        for field in row.tensors[1:]:
+            cut = draw(st.integers(0, len(shape)))  # a trailing part of the shape, some axes 1: numpy broadcasting
+            other_shape = [n if draw(st.booleans()) else 1 for n in shape[cut:]] or [1]
+            if draw(st.integers(0, 9)) == 0:
+                other_shape = [n + 1 for n in shape]  # does not broadcast
+            other = random_bits(rng, dtype, other_shape)
+            args[elementwise_op.argument_name(field)] = other
+            others.append(other)
+        for a in row.attributes:
+            args[a.name] = maybe_hostile(draw, _attribute(HypothesisDraw(draw), a))
+        if row.logical:
+            args["output_data_type"] = draw(st.sampled_from(["UINT8", np.uint32, "float32", None]))
+        if row.fused_activation:
+            args["fused_activation"] = draw(st.sampled_from([None, "relu", dml.FusedActivation("relu"), "bogus", 3]))
+        if row.scale_bias:
+            args["scale_bias"] = draw(st.sampled_from([None, (2.0, 1.0), dml.ScaleBias(0.5, -1.0), "x", (1, 2, 3)]))
+        return args, lambda a: spec.reference(a, **args)
+    return calls
+
+
+def _elementwise_compare(spec):
+    def compare(got, want, x, args):
+        """Within the row's documented precision (integers and logical results exactly)."""
+        tensors = [x] + [v for k, v in args.items() if isinstance(v, np.ndarray)]
+        attributes = {k: v for k, v in args.items() if not isinstance(v, np.ndarray)}
+        if want.dtype.kind != "f":
+            assert_bits_equal(got, want)
+            return
+        arrays = np.broadcast_arrays(*tensors)
+        assert_within(got, want, spec.tolerance(want, arrays, attributes), spec.name)
+    return compare
+
+
+for _row in elementwise_op.TABLE:
+    _spec = spec_named(_row.key)
+    _names = tuple(elementwise_op.argument_name(f) for f in _row.tensors)
+    rule(_spec.key, broken=_elementwise_broken(_row), functional=_elementwise_functional(_row, _spec),
+         compare=_elementwise_compare(_spec), light=_row.key not in ("identity", "add0"),
+         free=("output_tensor",) if _row.logical else (),
+         fields=_names + _row.tensors + ("output_tensor", "scale_bias", "fused_activation", "shapes", "device",
+                                         "output_data_type")
+         + tuple(a.name for a in _row.attributes))(_elementwise_call(_row))

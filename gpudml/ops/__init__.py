@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError
 from . import (
     argminmax,
     cumulative,
+    elementwise,
     gather,
     join,
     padding,
@@ -32,6 +33,7 @@ from .spec import OpSpec, tensor_fields
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
+    *elementwise.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -1,0 +1,221 @@
+"""The element-wise family: one kernel for every DirectML element-wise and activation
+operator (ops/elementwise.py's table), the formula a compile-time parameter.
+
+An operator describes its description as a `Problem` (the planner's `problem(desc)`): 1-3
+input tensors and one output of the same sizes (DirectML's strides per tensor; stride 0
+broadcasts), the kind each value is computed in, and the formula: a WGSL expression over
+the input values `a`, `b`, `c` (DML_SCALE_BIAS applied to `a` first, a fused activation
+applied to the result after: parts of the same kernel), whose attributes (alpha, min,
+...) travel in the uniform buffer, so that a new attribute value compiles nothing.
+
+Values, as shaders/lib/elementwise.wgsl.j2 computes them: FLOAT32 and FLOAT16 in f32
+(float16 rounded once, to nearest even, on the store, as lib/numeric's f32_to_f16_bits
+does); FLOAT64 in f64 (adapters with shader-f64 and shader-int64 only, else
+UnsupportedError naming the adapter; a copy needs neither); 8/16/32-bit integers in i32 or
+u32 (sign- or zero-extended; the store keeps the low bits: two's-complement wrap); 64-bit
+integers as W64 (lib/numeric: native u64, or exact u32 pairs where the adapter has no
+shader-int64), with the w64_* functions.
+
+The problem's axes merge where contiguous in every tensor (merge_axes): a packed call of
+one shape is a flat 1-D loop. Strategies:
+
+- `runs` (CPU-class): each invocation computes RUN consecutive output elements, decoding
+  the coordinates once and stepping them; packed 8/16-bit outputs are assembled into whole
+  words (no atomics).
+- `elements` (GPU-class): one output element per invocation (one output word of packed
+  8/16-bit outputs), its coordinates decoded with strided index math, so that neighbouring
+  invocations touch neighbouring addresses.
+- `blocks` (every tensor packed, one element width of 32 or 64 bits): each invocation reads
+  and writes whole 16-byte blocks, BLOCK_RUN_CPU of them on CPU adapters, one on GPUs;
+  the first choice wherever it can run.
+
+The adapter class orders the others: `runs` first on software adapters, `elements` first
+on GPUs.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..errors import InternalError, UnsupportedError
+from ..tensor_desc import TensorDesc, merge_axes
+from .base import Planner, element_bits
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+
+STRATEGIES = ("runs", "elements", "blocks")
+WORKGROUP_SIZE = 64
+#: Output elements per invocation of `runs` (as the movement family's RUN: decoding a
+#: coordinate costs divisions, stepping it does not).
+RUN = 64
+#: 16-byte blocks per invocation of `blocks` on CPU adapters (64 float32 elements, RUN's
+#: worth); GPUs take one each, neighbouring invocations on neighbouring blocks.
+BLOCK_RUN_CPU = 16
+#: The names of the (up to three) inputs in formulas and kernels.
+NAMES = ("a", "b", "c")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A value a formula reads by `name` from the uniforms: `kind` "f32" (a DirectML FLOAT,
+    computed in the formula's float type) or "value" (a value of the input's own type, as
+    DML_SCALAR_UNION holds it: CLIP1's min and max), and the value itself."""
+
+    name: str
+    kind: str
+    value: float | int
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An element-wise description as the kernels see it. `inputs` and `output` have one
+    rank and one set of sizes; `kinds` is the kind ("float", "sint", "uint") each input's
+    values are computed in and `out_kind` the output's; `expression` is a WGSL expression of
+    the output's value type over the inputs' values `a`, `b`, `c` and the `attributes`;
+    `scale_bias` (scale, bias) is applied to `a` first (float inputs), `activation` (a WGSL
+    expression over `x`, the result, reading its `activation_attributes`) after; `copy`:
+    the output takes each input element's bits (an identity of one type)."""
+
+    op: str
+    inputs: tuple[TensorDesc, ...]
+    output: TensorDesc
+    kinds: tuple[str, ...]
+    out_kind: str
+    expression: str
+    attributes: tuple[Attribute, ...] = ()
+    scale_bias: tuple[float, float] | None = None
+    activation: str | None = None
+    activation_attributes: tuple[Attribute, ...] = ()
+    copy: bool = False
+
+
+def value_kind(data_type) -> str:
+    """The kind a DataType's values compute in: "float", "sint" or "uint"."""
+    return "float" if data_type.is_float else ("sint" if data_type.is_signed else "uint")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    sizes: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]  # the output's, then each input's
+    count: int
+
+
+def _layout(p: Problem) -> _Layout:
+    tensors = (p.output,) + p.inputs
+    axes = merge_axes(p.output.sizes, *(t.effective_strides for t in tensors))
+    strides = tuple(tuple(a.strides[k] for a in axes) for k in range(len(tensors)))
+    return _Layout(tuple(a.size for a in axes), strides, p.output.element_count)
+
+
+def _blocks_eligible(p: Problem) -> bool:
+    """Every tensor packed, one element width of 32 or 64 bits, at least one block."""
+    bits = {element_bits(t) for t in (p.output,) + p.inputs}
+    return (len(bits) == 1 and bits <= {32, 64} and all(t.is_packed for t in (p.output,) + p.inputs)
+            and p.output.element_count * p.output.data_type.size >= 16)
+
+
+def _f64(p: Problem) -> bool:
+    """Does the kernel compute in f64? (a FLOAT64 value that is not a bit copy)"""
+    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float for t in (p.output,) + p.inputs)
+
+
+def _check_caps(p: Problem, caps) -> None:
+    if _f64(p) and caps is not None and not (caps.has("shader-f64") and caps.has("shader-int64")):
+        raise UnsupportedError(
+            f"{p.op}: FLOAT64 arithmetic needs the shader features shader-f64 and shader-int64, which the adapter "
+            f"{caps.name} lacks (FLOAT64 tensors move, but do not compute, there)")
+
+
+def strategies_for(p: Problem, caps) -> tuple[str, ...]:
+    """`blocks` first where it can run; then `runs`, `elements` on CPU adapters (and no
+    caps), `elements`, `runs` on GPUs."""
+    _check_caps(p, caps)
+    order = ("runs", "elements") if caps is None or caps.is_software else ("elements", "runs")
+    return (("blocks",) if _blocks_eligible(p) else ()) + order
+
+
+def _attribute_uniforms(prefix: str, attributes, kind: str, bits: int) -> tuple[dict, tuple]:
+    """(uniforms, template entries (name, decoding)) of a formula's attributes: f32 bits for
+    "f32" attributes and 32-bit values, (low, high) words for 64-bit values."""
+    uniforms, entries = {}, []
+    for at in attributes:
+        name = prefix + at.name
+        if at.kind == "f32" or (at.kind == "value" and kind == "float" and bits < 64):
+            uniforms[name] = struct.unpack("<I", struct.pack("<f", float(at.value)))[0]
+            entries.append((at.name, name, "f32"))
+        elif at.kind == "value" and bits == 64:
+            word = (struct.unpack("<Q", struct.pack("<d", float(at.value)))[0] if kind == "float"
+                    else int(at.value) & (2**64 - 1))
+            uniforms[name + "_lo"], uniforms[name + "_hi"] = word & 0xFFFFFFFF, word >> 32
+            entries.append((at.name, name, "f64" if kind == "float" else "w64"))
+        elif at.kind == "value":
+            uniforms[name] = int(at.value) & 0xFFFFFFFF
+            entries.append((at.name, name, "i32" if kind == "sint" else "u32"))
+        else:
+            raise InternalError(f"element-wise attribute {at} has an unknown kind")
+    return uniforms, tuple(entries)
+
+
+def plan(p: Problem, caps, strategy: str) -> KernelPlan:
+    """The one dispatch of `strategy` (one of strategies_for's)."""
+    if strategy not in strategies_for(p, caps):
+        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    lay = _layout(p)
+    rank = len(lay.sizes)
+    out_bits = element_bits(p.output)
+    in_bits = tuple(element_bits(t) for t in p.inputs)
+    native64 = caps is not None and caps.has("shader-int64")
+    any64 = out_bits == 64 or 64 in in_bits
+    uniforms, attrs = _attribute_uniforms("", p.attributes, p.kinds[0], in_bits[0])
+    act_uniforms, act_attrs = _attribute_uniforms("act_", p.activation_attributes, p.out_kind, out_bits)
+    uniforms.update(act_uniforms)
+    if p.scale_bias is not None:
+        uniforms.update(_attribute_uniforms("sb_", (Attribute("scale", "f32", p.scale_bias[0]),
+                                                    Attribute("bias", "f32", p.scale_bias[1])), "float", 32)[0])
+    packed_words = strategy != "blocks" and out_bits < 32 and p.output.is_packed
+    per_word = 32 // out_bits if packed_words else 1
+    params = {
+        "strategy": strategy, "rank": rank, "inputs": len(p.inputs), "kinds": p.kinds, "in_bits": in_bits,
+        "out_kind": p.out_kind, "out_bits": out_bits, "expression": p.expression, "attributes": attrs,
+        "scale_bias": p.scale_bias is not None, "activation": p.activation or "", "activation_attributes": act_attrs,
+        "copy": p.copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
+        "packed_words": packed_words, "packed_output": p.output.is_packed,
+    }
+    count = lay.count
+    if strategy == "blocks":
+        per_block = 128 // out_bits
+        blocks = -(-count // per_block)
+        run = BLOCK_RUN_CPU if caps is None or caps.is_software else 1
+        buffers = (output_buffer(0, "out", out_bits, "blocks"),) + tuple(
+            input_buffer(k, f"in{k}", "blocks") for k in range(len(p.inputs)))
+        params.update(run=run, per_block=per_block)
+        return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
+                                    {"count": count, "blocks": blocks, **uniforms}, -(-blocks // run),
+                                    WORKGROUP_SIZE),))
+    run = RUN if strategy == "runs" else per_word
+    access = "words" if packed_words else "stores"
+    buffers = (output_buffer(0, "out", out_bits, access),) + tuple(
+        input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
+    params.update(run=run, per_word=per_word)
+    axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}
+    return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
+                                {**axis_uniforms, "count": count, **uniforms}, -(-count // run),
+                                WORKGROUP_SIZE),))
+
+
+class ElementWisePlanner(Planner):
+    """The Planner of the element-wise and activation operators: `problem(desc)` (given by
+    the operators' table, ops/elementwise.py) says what a description computes."""
+
+    strategies = STRATEGIES
+    options = ()
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def strategies_for(self, desc, caps) -> tuple[str, ...]:
+        return strategies_for(self.problem(desc), caps)
+
+    def plan(self, desc, caps, strategy: str) -> KernelPlan:
+        return plan(self.problem(desc), caps, strategy)

@@ -1,0 +1,907 @@
+"""DirectML's element-wise and activation operators (DML_OPERATOR_ELEMENT_WISE_* and
+DML_OPERATOR_ACTIVATION_*), as rows of one table (`TABLE`): a row is everything its page
+says that tells it apart (names, arity, attributes, the support table, the numpy
+reference, the WGSL formula, the precision); `spec(row)` builds each row's OpSpec, and the
+element-wise kernel family (kernels/elementwise.py) runs them all.
+
+Shared semantics, as implemented (and tested against the references):
+
+- Descriptions are strict as DirectML's: every tensor of one DimensionCount and one set of
+  sizes, one data type (the logical operators' outputs UINT8); a broadcast is a stride-0
+  stride in the description. The functional forms broadcast as numpy does, by building
+  such stride-0 descriptions (no copy).
+- FLOAT32 and FLOAT16 compute in float32 (a float16 result is rounded once, to nearest
+  even, and beyond 65504 is +-inf), FLOAT64 in float64 where the adapter has shader-f64.
+  The float attributes (DirectML's FLOAT: alpha, min, scale, ...) are float32 values: a
+  Python float is rounded to float32, one beyond float32's range is an
+  InvalidArgumentError. NaN and infinities in them are IEEE arithmetic's to propagate.
+- DML_SCALE_BIAS (`scale_bias`, `ScaleBias(scale, bias)` or a pair) applies x * scale +
+  bias to the input before the function (float tensors only); a fused activation
+  (`fused_activation`, `FusedActivation("relu")`, ADD1's) applies an activation to the
+  result (FLOAT32 and FLOAT16 outputs only, as the ADD1 page says). Both are parts of the
+  same kernel: the formula is one WGSL expression.
+- Integers compute in 32 bits (64-bit ones exactly: native or as u32 pairs) and keep the
+  low bits of the result: two's-complement wrap (INT8 127 + 1 is -128).
+- MAX, MIN, CLIP and RELU use IEEE 754-2008 maxNum/minNum, as HLSL's max and min do on
+  DirectML's hardware: where one operand is NaN the other is the result (RELU(NaN) = 0,
+  CLIP(NaN) = min); of two equal operands (0.0 and -0.0) the second.
+- Precision (docs/operators/precision.md): each float row states its error bound as the
+  WGSL specification's accuracy table gives it for the built-in functions its formula
+  uses (division 2.5 ULP, exp 3 + 2|x| ULP, log 3 ULP or 2^-21 absolute in [0.5, 2], sqrt
+  as 1 / inverseSqrt, sin/cos 2^-11 absolute in [-pi, pi]), in ULPs of float32 at the
+  exact result, plus: float16 results 1 ULP of float16 (their rounding), and the
+  subnormals WGSL lets an adapter flush to zero (inputs and results below 2^-126). The
+  row's `tolerance` is exactly that, per element, against the float64 reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..kernels.elementwise import Attribute, ElementWisePlanner, Problem, value_kind
+from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
+from ..types import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, DataType, FeatureLevel
+from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
+
+FL = FeatureLevel
+T8 = frozenset({F32, F16, I32, I16, I8, U32, U16, U8})
+FLOATS = frozenset({F32, F16})
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+# ============================================================================ DML_SCALE_BIAS, fused activations
+@dataclass(frozen=True)
+class ScaleBias:
+    """DML_SCALE_BIAS: x * scale + bias, applied to an operator's input before its function."""
+
+    scale: float = 1.0
+    bias: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", as_float32(self.scale, "ScaleBias.scale"))
+        object.__setattr__(self, "bias", as_float32(self.bias, "ScaleBias.bias"))
+
+    @classmethod
+    def coerce(cls, value, where: str) -> ScaleBias | None:
+        """None, a ScaleBias, or a (scale, bias) pair."""
+        if value is None or isinstance(value, ScaleBias):
+            return value
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            return cls(as_float32(value[0], f"{where}.scale"), as_float32(value[1], f"{where}.bias"))
+        raise InvalidArgumentError(f"{where}: expected a ScaleBias or a (scale, bias) pair, got {value!r}")
+
+
+def as_float32(value, field: str) -> float:
+    """A DirectML FLOAT: a real number (int or float, not bool) rounded to float32;
+    InvalidArgumentError for anything else and for finite values beyond float32's range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidArgumentError(f"{field}: expected a number (a DirectML FLOAT), got {value!r}")
+    value = float(value)
+    if math.isfinite(value) and abs(value) > _F32_MAX * (1 + 2**-25):
+        raise InvalidArgumentError(f"{field} = {value!r} is beyond FLOAT's (float32's) range, +-{_F32_MAX:.7g}")
+    return float(np.float32(value)) if math.isfinite(value) else value
+
+
+class FusedActivation:
+    """An activation fused into an operator's result (DML_OPERATOR_DESC's FusedActivation,
+    ADD1's): `FusedActivation("relu")`, `FusedActivation("leaky_relu", alpha=0.1)`; the
+    name is an activation's (its functional form's name without "activation_"), the
+    keywords its attributes (the others take their defaults)."""
+
+    __slots__ = ("name", "attributes")
+
+    def __init__(self, name, **attributes):
+        self._build(name, attributes, "FusedActivation")
+
+    def _build(self, name, attributes: dict, where: str) -> None:
+        row = FUSABLE.get(name.lower() if isinstance(name, str) else None)
+        if row is None:
+            raise InvalidArgumentError(
+                f"{where}: {name!r} is not an activation that fuses (one of {', '.join(FUSABLE)})")
+        known = {a.name: a for a in row.attributes}
+        for key in attributes:
+            if key not in known:
+                raise InvalidArgumentError(f"{where}: {name} has no attribute {key!r} "
+                                           f"(its attributes: {', '.join(known) or 'none'})")
+        values = {a.name: a.check(attributes.get(a.name, a.default), f"{where}.{a.name}", row.op)
+                  for a in row.attributes}
+        object.__setattr__(self, "name", _fused_name(row))
+        object.__setattr__(self, "attributes", tuple(values.items()))
+
+    def __setattr__(self, key, value):
+        raise AttributeError("FusedActivation is immutable")
+
+    @property
+    def row(self) -> Row:
+        return FUSABLE[self.name]
+
+    @classmethod
+    def coerce(cls, value, where: str = "fused_activation") -> FusedActivation | None:
+        if value is None or isinstance(value, FusedActivation):
+            return value
+        if isinstance(value, str):
+            made = cls.__new__(cls)
+            made._build(value, {}, where)
+            return made
+        raise InvalidArgumentError(f"{where}: expected a FusedActivation, an activation's name or None, got {value!r}")
+
+    def __eq__(self, other):
+        return isinstance(other, FusedActivation) and (self.name, self.attributes) == (other.name, other.attributes)
+
+    def __hash__(self):
+        return hash((self.name, self.attributes))
+
+    def __repr__(self):
+        args = "".join(f", {k}={v!r}" for k, v in self.attributes)
+        return f"FusedActivation({self.name!r}{args})"
+
+
+def _fused_name(row: Row) -> str:
+    return row.functional.removeprefix("activation_")
+
+
+# ============================================================================ the table
+@dataclass(frozen=True)
+class Attr:
+    """An attribute of a row's desc (DirectML's FLOAT field in snake case): its default in
+    the functional form, and whether NaN and infinities are allowed (`finite`: the page
+    forbids them)."""
+
+    name: str
+    default: float
+    finite: bool = False
+    #: The least value the page allows (below the level `minimum_until`; None: any).
+    minimum: float | None = None
+    minimum_until: FeatureLevel | None = None
+
+    def check(self, value, field: str, op: str) -> float:
+        value = as_float32(value, f"{op}: {field}")
+        if self.finite and not math.isfinite(value):
+            raise InvalidArgumentError(f"{op}: {field} = {value!r} must be finite")
+        return value
+
+    def check_level(self, value: float, op: str, level: FeatureLevel) -> None:
+        """The page's least value, where it applies at `level`."""
+        if self.minimum is None or (self.minimum_until is not None and level >= self.minimum_until):
+            return
+        if not value >= self.minimum:
+            later = f"; {self.minimum_until.name} and later take any" if self.minimum_until is not None else ""
+            raise InvalidArgumentError(f"{op}: {self.name} = {value!r} must be at least {self.minimum} at "
+                                       f"{FeatureLevel(level).name}{later}")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One operator. `dml`: its enum name ("ELEMENT_WISE_ADD1"; `op`, in CamelCase, names it
+    in error messages and its desc class, `ElementWiseAdd1OperatorDesc`); `key`: the spec
+    key; `functional`: the public name (API.md 11);
+    `tensors`: its input fields; `support`: the page's rows (level, ranks, types), one type
+    set shared by every tensor, or one per tensor (inputs, then the output); `numpy`: the
+    function in numpy over float64 values (floats) or the inputs' own integers (which it
+    must wrap: `wrapping`); `wgsl`: the formula by compute class ("float", "int" (8-32-bit
+    integers, "sint"/"uint" where they differ), "int64" ("sint64"/"uint64")); `ulps` and
+    `absolute`: the precision (ULPs of float32 at the result, a number or a function of
+    the inputs; an absolute error); `page`: the page's file (its excerpt, with the commit
+    read, under tests/data/pages/ns-directml-dml_<page>)."""
+
+    dml: str
+    key: str
+    functional: str
+    tensors: tuple[str, ...]
+    support: tuple
+    numpy: Callable
+    wgsl: dict
+    page: str
+    summary: str
+    attributes: tuple[Attr, ...] = ()
+    scale_bias: bool = False
+    fused_activation: bool = False
+    logical: bool = False  # the output is UINT8: 1 where true, 0 where false
+    fuses: bool = False  # an activation that can be another operator's FusedActivation
+    ulps: float | Callable = 0.0
+    absolute: float = 0.0
+    precision: str = "exact"
+
+    @property
+    def op(self) -> str:
+        """DirectML's name in CamelCase ("ElementWiseAdd1", "ActivationRelu")."""
+        return "".join(w.capitalize() for w in self.dml.split("_"))
+
+    @property
+    def family(self) -> str:
+        return "Activation" if self.dml.startswith("ACTIVATION_") else "ElementWise"
+
+    @property
+    def arity(self) -> int:
+        return len(self.tensors)
+
+    def formula(self, data_type: DataType) -> str | None:
+        """The WGSL formula for inputs of `data_type` (None: the row has none for it)."""
+        kind = value_kind(data_type)
+        if data_type.is_float:
+            return self.wgsl.get("float")
+        if data_type.size == 8:
+            return self.wgsl.get(kind + "64", self.wgsl.get("int64"))
+        return self.wgsl.get(kind, self.wgsl.get("int"))
+
+
+def _wrap(fn):
+    """An integer function computed in uint64 (wrapping modulo 2^64, two's complement),
+    its result truncated to the inputs' type."""
+    def wrapped(*xs, **kw):
+        dtype = xs[0].dtype
+        with np.errstate(over="ignore"):
+            out = fn(*(x.astype(np.uint64) for x in xs), **kw)
+        return out.astype(dtype)
+    return wrapped
+
+
+def _max_num(a, b):
+    return np.where((a > b) | np.isnan(b), a, b)
+
+
+def _min_num(a, b):
+    return np.where((a < b) | np.isnan(b), a, b)
+
+
+def _integer_or_float(float_fn, int_fn):
+    def fn(*xs, **kw):
+        return (float_fn if xs[0].dtype.kind == "f" else int_fn)(*xs, **kw)
+    return fn
+
+
+_ALL_INTS = frozenset({I64, I32, I16, I8, U64, U32, U16, U8})
+_P = "sdk-api-src/content/directml/ns-directml-dml_"
+
+
+def _exp_ulps(x, **_):
+    return 3 + 2 * np.abs(x)
+
+
+def _tanh_ulps(x, **_):
+    return 8.5 + 4 * np.minimum(np.abs(x), 10.0)
+
+
+_TANH_PRECISION = ("8.5 + 4|x| ULP and 2^-21 absolute (WGSL's tanh is inherited from sinh(x) / cosh(x), each from "
+                   "exp); +-1 from |x| >= 10")
+
+
+_TANH_WGSL = "select(select(tanh(a), sign(a), abs(a) >= F(10.0)), a, is_nan(f32(a)))"
+_INTS_8_32 = frozenset({I32, I16, I8, U32, U16, U8})
+_SINTS = frozenset({I64, I32, I16, I8})
+_PI = math.pi
+
+
+def _int_divide(a, b):
+    """Integer a / b truncated toward zero, a where b is 0 (WGSL's rule; the page says
+    nothing), wrapped in the type (INT_MIN / -1 is INT_MIN)."""
+    def one(x, y):
+        if y == 0:
+            return x % 2**64
+        q = abs(x) // abs(y)
+        return (q if (x < 0) == (y < 0) else -q) % 2**64
+    out = np.frompyfunc(one, 2, 1)(a.astype(object), b.astype(object))
+    return np.asarray(out.astype(np.uint64)).astype(a.dtype)
+
+
+def _int_mean(a, b):
+    return ((a.astype(np.int64) + b.astype(np.int64)) >> 1).astype(a.dtype)
+
+
+def _clip(x, min, max):
+    if x.dtype.kind == "f":
+        return _min_num(np.full_like(x, max), _max_num(np.full_like(x, min), x))
+    lo, hi = integer_bounds(min, max, x.dtype)
+    return np.minimum(hi, np.maximum(lo, x)).astype(x.dtype)
+
+
+def _compare(fn):
+    def compare(a, b):
+        return fn(a, b).astype(np.uint8)
+    return compare
+
+
+def _erf(x):
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
+
+
+def _sin_cos_error(x, **_):
+    return np.where(np.abs(x) <= _PI, 2.0**-11, 2.0)
+
+
+def _elu(x, alpha):
+    return np.where(x >= 0, x, alpha * np.expm1(x))
+
+
+def _softplus(x, steepness):
+    return np.logaddexp(0.0, steepness * x) / steepness
+
+
+_LOGICAL_TYPES = (
+    (FL.FL_4_1, (1, 8), T8 | {I64, U64}, T8 | {I64, U64}, {U32, U8}),
+    (FL.FL_3_0, (1, 8), T8, T8, {U32, U8}),
+    (FL.FL_2_1, {4}, T8, T8, {U32, U8}),
+    (FL.FL_2_0, {4}, FLOATS, FLOATS, {U32, U8}),
+    (FL.FL_1_0, {4}, FLOATS, FLOATS, {U32}),
+)
+_UNARY_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_1_0, {4}, FLOATS))
+_ACTIVATION_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, (4, 5), FLOATS), (FL.FL_1_0, {4}, FLOATS))
+_MINMAX = (
+    (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
+    (FL.FL_3_0, (1, 8), FLOATS | _INTS_8_32),
+    (FL.FL_2_1, {4}, FLOATS | _INTS_8_32),
+    (FL.FL_1_0, {4}, FLOATS),
+)
+
+TABLE: tuple[Row, ...] = (
+    Row("ELEMENT_WISE_IDENTITY", "identity", "identity", ("input_tensor",), (
+        (FL.FL_4_1, (1, 8), T8 | {F64, I64, U64}),
+        (FL.FL_3_0, (1, 8), T8),
+        (FL.FL_2_1, (4, 5), T8),
+        (FL.FL_1_0, (4, 5), FLOATS),
+    ), lambda x: x, {"float": "a", "int": "a", "int64": "a"},
+        "element_wise_identity_operator_desc.md",
+        "x (a copy, or a layout change through strides)", scale_bias=True),
+    Row("ELEMENT_WISE_ADD", "add0", "add0", ("a_tensor", "b_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_4_1, (1, 8), FLOATS | {I64, I32, U64, U32}),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, (4, 5), FLOATS | {I32, U32}),
+        (FL.FL_1_0, (4, 5), FLOATS),
+    ), _integer_or_float(np.add, _wrap(np.add)), {"float": "a + b", "int": "a + b", "int64": "w64_add(a, b)"},
+        "element_wise_add_operator_desc.md", "a + b",
+        ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ELEMENT_WISE_ADD1", "add1", "add", ("a_tensor", "b_tensor"), (
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, (4, 5), FLOATS),
+    ), np.add, {"float": "a + b"},
+        "element_wise_add1_operator_desc.md",
+        "a + b, then the fused activation", fused_activation=True, ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ELEMENT_WISE_MULTIPLY", "multiply", "multiply", ("a_tensor", "b_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_4_1, (1, 8), FLOATS | {I64, I32, U64, U32}),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, (4, 5), FLOATS | {I32, U32}),
+        (FL.FL_1_0, (4, 5), FLOATS),
+    ), _integer_or_float(np.multiply, _wrap(np.multiply)),
+        {"float": "a * b", "int": "a * b", "int64": "w64_mul(a, b)"},
+        "element_wise_multiply_operator_desc.md", "a * b",
+        ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ELEMENT_WISE_SQRT", "sqrt", "sqrt", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), np.sqrt, {"float": "sqrt(a)"},
+        "element_wise_sqrt_operator_desc.md", "the square root of x",
+        scale_bias=True, ulps=5.0, precision="5 ULP (WGSL: sqrt is inherited from 1 / inverseSqrt: 2 + 2.5 ULP)"),
+    Row("ACTIVATION_RELU", "relu", "relu", ("input_tensor",), (
+        (FL.FL_5_1, (1, 8), FLOATS | {I32, I16, I8}),
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, (4, 5), FLOATS),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(lambda x: _max_num(x, np.zeros_like(x)), lambda x: np.maximum(x, 0).astype(x.dtype)),
+        {"float": "max_num(a, F(0.0))", "int": "max(a, 0)"},
+        "activation_relu_operator_desc.md",
+        "max(0, x) (NaN gives 0, as HLSL's max)", fuses=True),
+    Row("ELEMENT_WISE_ABS", "abs", "abs", ("input_tensor",), (
+        (FL.FL_4_1, (1, 8), FLOATS | _SINTS),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, I16, I8}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, I16, I8}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(np.abs, lambda x: np.abs(x.astype(np.int64)).astype(x.dtype)),
+        {"float": "abs(a)", "sint": "abs(a)", "sint64": "w64_abs_s(a)"},
+        "element_wise_abs_operator_desc.md",
+        "|x| (integers wrap: |INT_MIN| is INT_MIN)", scale_bias=True),
+    Row("ELEMENT_WISE_SUBTRACT", "subtract", "subtract", ("a_tensor", "b_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_4_1, (1, 8), FLOATS | {I64, I32, U64, U32}),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, U32}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(np.subtract, _wrap(np.subtract)),
+        {"float": "a - b", "int": "a - b", "int64": "w64_sub(a, b)"},
+        "element_wise_subtract_operator_desc.md", "a - b",
+        ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ELEMENT_WISE_DIVIDE", "divide", "divide", ("a_tensor", "b_tensor"), (
+        (FL.FL_6_0, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_5_1, (1, 8), FLOATS | _INTS_8_32),
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, U32}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(np.divide, _int_divide),
+        {"float": "a / b", "int": "select(a / b, a, b == 0)", "sint64": "w64_div_s(a, b)",
+         "uint64": "w64_div_u(a, b)"},
+        "element_wise_divide_operator_desc.md",
+        "a / b (integers: truncated toward zero; a where b is 0, as WGSL divides)",
+        ulps=2.5, precision="2.5 ULP (WGSL's division)"),
+    Row("ELEMENT_WISE_MAX", "max", "max", ("a_tensor", "b_tensor"), _MINMAX,
+        _integer_or_float(_max_num, np.maximum),
+        {"float": "max_num(a, b)", "int": "max(a, b)", "sint64": "w64_max_s(a, b)", "uint64": "w64_max_u(a, b)"},
+        "element_wise_max_operator_desc.md", "the larger of a and b (a NaN operand gives the other)"),
+    Row("ELEMENT_WISE_MIN", "min", "min", ("a_tensor", "b_tensor"), _MINMAX,
+        _integer_or_float(_min_num, np.minimum),
+        {"float": "min_num(a, b)", "int": "min(a, b)", "sint64": "w64_min_s(a, b)", "uint64": "w64_min_u(a, b)"},
+        "element_wise_min_operator_desc.md", "the smaller of a and b (a NaN operand gives the other)"),
+    Row("ELEMENT_WISE_MEAN", "mean", "mean", ("a_tensor", "b_tensor"), (
+        (FL.FL_3_0, (1, 8), FLOATS | {I32, U32}),
+        (FL.FL_2_1, {4}, FLOATS | {I32, U32}),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _integer_or_float(lambda a, b: (a + b) / 2, _int_mean),
+        {"float": "a * F(0.5) + b * F(0.5)", "int": "(a & b) + ((a ^ b) >> 1u)"},
+        "element_wise_mean_operator_desc.md",
+        "(a + b) / 2 (integers: rounded toward negative infinity, without overflow)",
+        ulps=0.5, precision="correctly rounded (0.5 ULP; halves are exact)"),
+    Row("ELEMENT_WISE_EXP", "exp", "exp", ("input_tensor",), _UNARY_FLOAT, np.exp, {"float": "exp(a)"},
+        "element_wise_exp_operator_desc.md", "e^x", scale_bias=True, ulps=_exp_ulps,
+        precision="3 + 2|x| ULP (WGSL's exp)"),
+    Row("ELEMENT_WISE_LOG", "log", "log", ("input_tensor",), _UNARY_FLOAT, np.log, {"float": "log(a)"},
+        "element_wise_log_operator_desc.md", "the natural logarithm of x", scale_bias=True, ulps=3.0,
+        absolute=2.0**-21, precision="3 ULP, or 2^-21 absolute for x in [0.5, 2] (WGSL's log)"),
+    Row("ELEMENT_WISE_RECIP", "recip", "recip", ("input_tensor",), _UNARY_FLOAT, lambda x: 1 / x,
+        {"float": "F(1.0) / a"}, "element_wise_recip_operator_desc.md", "1 / x", scale_bias=True,
+        ulps=2.5, precision="2.5 ULP (WGSL's division)"),
+    Row("ELEMENT_WISE_NEGATE", "negate", "negate", ("input_tensor",), (
+        (FL.FL_5_0, (1, 8), FLOATS | _SINTS),
+    ), _integer_or_float(np.negative, _wrap(np.negative)), {"float": "-a", "sint": "-a", "sint64": "w64_neg(a)"},
+        "element_wise_negate_operator_desc.md", "-x (integers wrap: -INT_MIN is INT_MIN)"),
+    Row("ELEMENT_WISE_SIN", "sin", "sin", ("input_tensor",), _UNARY_FLOAT, np.sin, {"float": "sin(reduced_angle(a))"},
+        "element_wise_sin_operator_desc.md", "sin(x)", scale_bias=True, absolute=_sin_cos_error,
+        precision="2^-11 absolute for x in [-pi, pi] (WGSL's sin); beyond, WGSL promises nothing: any value in "
+                  "[-1, 1]"),
+    Row("ELEMENT_WISE_COS", "cos", "cos", ("input_tensor",), _UNARY_FLOAT, np.cos, {"float": "cos(reduced_angle(a))"},
+        "element_wise_cos_operator_desc.md", "cos(x)", scale_bias=True, absolute=_sin_cos_error,
+        precision="2^-11 absolute for x in [-pi, pi] (WGSL's cos); beyond, WGSL promises nothing: any value in "
+                  "[-1, 1]"),
+    Row("ELEMENT_WISE_CLIP", "clip", "clip", ("input_tensor",), _MINMAX, _clip,
+        {"float": "min_num(F(u_max), max_num(F(u_min), a))", "int": "min(u_max, max(u_min, a))",
+         "sint64": "w64_min_s(u_max, w64_max_s(u_min, a))", "uint64": "w64_min_u(u_max, w64_max_u(u_min, a))"},
+        "element_wise_clip_operator_desc.md",
+        "min(max, max(min, x)) (NaN gives min; integer tensors: the integers within [min, max])",
+        attributes=(Attr("min", -math.inf), Attr("max", math.inf)), scale_bias=True),
+    Row("ELEMENT_WISE_LOGICAL_EQUALS", "logical_equals", "logical_equals", ("a_tensor", "b_tensor"), _LOGICAL_TYPES,
+        _compare(np.equal), {"float": "select(0u, 1u, a == b)", "int": "select(0u, 1u, a == b)",
+                             "int64": "select(0u, 1u, w64_eq(a, b))"},
+        "element_wise_logical_equals_operator_desc.md", "1 where a == b, else 0", logical=True),
+    Row("ELEMENT_WISE_LOGICAL_GREATER_THAN", "logical_greater_than", "logical_greater_than", ("a_tensor", "b_tensor"),
+        _LOGICAL_TYPES, _compare(np.greater),
+        {"float": "select(0u, 1u, a > b)", "int": "select(0u, 1u, a > b)", "sint64": "select(0u, 1u, w64_lt_s(b, a))",
+         "uint64": "select(0u, 1u, w64_lt_u(b, a))"},
+        "element_wise_logical_greater_than_operator_desc.md", "1 where a > b, else 0", logical=True),
+    Row("ELEMENT_WISE_LOGICAL_LESS_THAN", "logical_less_than", "logical_less_than", ("a_tensor", "b_tensor"),
+        _LOGICAL_TYPES, _compare(np.less),
+        {"float": "select(0u, 1u, a < b)", "int": "select(0u, 1u, a < b)", "sint64": "select(0u, 1u, w64_lt_s(a, b))",
+         "uint64": "select(0u, 1u, w64_lt_u(a, b))"},
+        "element_wise_logical_less_than_operator_desc.md", "1 where a < b, else 0", logical=True),
+    Row("ELEMENT_WISE_LOGICAL_AND", "logical_and", "logical_and", ("a_tensor", "b_tensor"), (
+        (FL.FL_3_0, (1, 8), {U32, U8}),
+        (FL.FL_2_0, {4}, {U32, U8}),
+        (FL.FL_1_0, {4}, {U32}),
+    ), lambda a, b: ((a != 0) & (b != 0)).astype(a.dtype), {"int": "select(0u, 1u, a != 0u && b != 0u)"},
+        "element_wise_logical_and_operator_desc.md", "1 where a and b are both non-zero, else 0"),
+    Row("ELEMENT_WISE_LOGICAL_NOT", "logical_not", "logical_not", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), {U32, U8}),
+        (FL.FL_2_0, {4}, {U32, U8}),
+        (FL.FL_1_0, {4}, {U32}),
+    ), lambda x: (x == 0).astype(x.dtype), {"int": "select(0u, 1u, a == 0u)"},
+        "element_wise_logical_not_operator_desc.md", "1 where x is 0, else 0"),
+    Row("ELEMENT_WISE_TANH", "tanh", "tanh", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, {4}, FLOATS),
+    ), np.tanh, {"float": _TANH_WGSL}, "element_wise_tanh_operator_desc.md", "tanh(x)",
+        scale_bias=True, ulps=_tanh_ulps, absolute=2.0**-21, precision=_TANH_PRECISION),
+    Row("ACTIVATION_LEAKY_RELU", "leaky_relu", "leaky_relu", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha: np.where(x >= 0, x, alpha * x), {"float": "select(u_alpha * a, a, a >= F(0.0))"},
+        "activation_leaky_relu_operator_desc.md", "x where x >= 0, else alpha * x",
+        attributes=(Attr("alpha", 0.01),), fuses=True, ulps=0.5, precision="correctly rounded (0.5 ULP)"),
+    Row("ACTIVATION_SIGMOID", "sigmoid", "sigmoid", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x: 1 / (1 + np.exp(-x)), {"float": "F(1.0) / (F(1.0) + exp(-a))"},
+        "activation_sigmoid_operator_desc.md", "1 / (1 + e^-x)", fuses=True,
+        ulps=lambda x, **_: 6 + 2 * np.abs(x), precision="6 + 2|x| ULP (WGSL's exp, an addition and a division)"),
+    Row("ACTIVATION_TANH", "activation_tanh", "activation_tanh", ("input_tensor",), _ACTIVATION_FLOAT, np.tanh,
+        {"float": _TANH_WGSL}, "activation_tanh_operator_desc.md", "tanh(x)", fuses=True,
+        ulps=_tanh_ulps, absolute=2.0**-21, precision=_TANH_PRECISION),
+    Row("ACTIVATION_ELU", "elu", "elu", ("input_tensor",), _ACTIVATION_FLOAT, _elu,
+        {"float": "select(u_alpha * (exp(a) - F(1.0)), a, a >= F(0.0))"},
+        "activation_elu_operator_desc.md", "x where x >= 0, else alpha * (e^x - 1)",
+        attributes=(Attr("alpha", 1.0),), fuses=True, ulps=1.5,
+        absolute=lambda x, alpha: np.where(x < 0, np.abs(alpha) * (3 + 2 * np.abs(x)) * 2.0**-24, 0.0),
+        precision="1.5 ULP, and |alpha| (3 + 2|x|) 2^-24 absolute for x < 0 (WGSL's exp, its difference to 1)"),
+    Row("ACTIVATION_LINEAR", "linear", "linear", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha, beta: alpha * x + beta, {"float": "u_alpha * a + u_beta"},
+        "activation_linear_operator_desc.md", "alpha * x + beta",
+        attributes=(Attr("alpha", 1.0), Attr("beta", 0.0)), fuses=True, ulps=0.5,
+        absolute=lambda x, alpha, beta: np.spacing(np.abs(alpha * x).astype(np.float32)).astype(np.float64),
+        precision="0.5 ULP of the result and 1 ULP of alpha * x (two roundings)"),
+    Row("ACTIVATION_SOFTPLUS", "softplus", "softplus", ("input_tensor",), _ACTIVATION_FLOAT, _softplus,
+        {"float": "(max(u_steepness * a, F(0.0)) + log(F(1.0) + exp(-abs(u_steepness * a)))) / u_steepness"},
+        "activation_softplus_operator_desc.md", "ln(1 + e^(steepness x)) / steepness",
+        attributes=(Attr("steepness", 1.0, minimum=1.0, minimum_until=FL.FL_6_4),), fuses=True, ulps=4.0,
+        absolute=lambda x, steepness: np.where(np.abs(steepness * x) > _F32_MAX, np.inf, 2.0**-20 / np.abs(steepness)),
+        precision="4 ULP and 2^-20 / |steepness| absolute (WGSL's log on [1, 2], exp, a division)"),
+    Row("ACTIVATION_GELU", "gelu", "gelu", ("input_tensor",), ((FL.FL_5_1, (1, 8), FLOATS),),
+        lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+        {"float": "F(0.5) * a * (F(1.0) + erf_approx(a * F(0.7071067811865476)))"},
+        "activation_gelu_operator_desc.md", "x (1 + erf(x / sqrt(2))) / 2", fuses=True, ulps=4.0,
+        absolute=lambda x: 2.0e-7 * np.abs(x) + 2.0**-24,
+        precision="erf by Abramowitz & Stegun 7.1.26 (1.5e-7 absolute; WGSL has no erf): 2e-7 |x| absolute and 4 ULP"),
+)
+
+
+# ============================================================================ descs, validation
+@dataclass(frozen=True)
+class ElementWiseDesc:
+    """What every element-wise and activation desc shares: its row (`ROW`, a class
+    attribute). The fields are the row's (desc_class)."""
+
+    ROW: ClassVar[Row]
+
+    def __post_init__(self):
+        row = self.ROW
+        if row.scale_bias:
+            object.__setattr__(self, "scale_bias", ScaleBias.coerce(self.scale_bias, f"{row.op}: scale_bias"))
+        if row.fused_activation:
+            object.__setattr__(self, "fused_activation",
+                               FusedActivation.coerce(self.fused_activation, f"{row.op}: fused_activation"))
+        for a in row.attributes:
+            object.__setattr__(self, a.name, a.check(getattr(self, a.name), a.name, row.op))
+
+    @property
+    def input_descs(self) -> tuple[TensorDesc, ...]:
+        return tuple(getattr(self, f) for f in self.ROW.tensors)
+
+
+def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
+    """The pages' rules: valid tensors of one DimensionCount and one set of sizes, one data
+    type (the logical operators' outputs the table's), the support row; a fused activation
+    only on FLOAT32 and FLOAT16 outputs; ScaleBias on float tensors only."""
+    row = desc.ROW
+    op = row.op
+    named = {f: getattr(desc, f) for f in row.tensors + ("output_tensor",)}
+    for field, td in named.items():
+        check_tensor_desc(op, field, td, is_output=field == "output_tensor")
+    rank = check_same_rank(op, named)
+    first_field, first = next(iter(named.items()))
+    for field, td in named.items():
+        if td.sizes != first.sizes:
+            raise InvalidArgumentError(
+                f"{op}: {field}.sizes {list(td.sizes)} must equal {first_field}.sizes {list(first.sizes)} (a broadcast "
+                f"is a stride of 0 in the description)")
+        if td.data_type != first.data_type and not (row.logical and field == "output_tensor"):
+            raise InvalidArgumentError(
+                f"{op}: {field}.data_type {td.data_type.name} must equal {first_field}.data_type "
+                f"{first.data_type.name}")
+    support.check(level, rank, {f: td.data_type for f, td in named.items()})
+    out_type = desc.output_tensor.data_type
+    if row.fused_activation and desc.fused_activation is not None and out_type not in FLOATS:
+        raise InvalidArgumentError(
+            f"{op}: fused_activation needs a FLOAT32 or FLOAT16 output_tensor, not {out_type.name}")
+    for a in row.attributes:
+        a.check_level(getattr(desc, a.name), op, level)
+    if row.scale_bias and desc.scale_bias is not None and not first.data_type.is_float:
+        raise InvalidArgumentError(f"{op}: scale_bias applies to float tensors only, not {first.data_type.name}")
+
+
+def problem(desc: ElementWiseDesc) -> Problem:
+    """What the element-wise kernels compute for `desc`."""
+    row = desc.ROW
+    inputs = desc.input_descs
+    dt = inputs[0].data_type
+    scale_bias = getattr(desc, "scale_bias", None)
+    fused = getattr(desc, "fused_activation", None)
+    activation, act_attrs = None, ()
+    if fused is not None:
+        activation = _as_activation(fused.row.wgsl["float"])
+        act_attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+    expression = row.formula(dt)
+    copy = row.key == "identity" and scale_bias is None
+    return Problem(
+        op=row.op, inputs=inputs, output=desc.output_tensor,
+        kinds=tuple(value_kind(t.data_type) for t in inputs), out_kind=value_kind(desc.output_tensor.data_type),
+        expression=expression,
+        attributes=_attributes(row, desc, dt),
+        scale_bias=None if scale_bias is None else (scale_bias.scale, scale_bias.bias),
+        activation=activation, activation_attributes=act_attrs, copy=copy)
+
+
+def _attributes(row: Row, desc, data_type: DataType) -> tuple[Attribute, ...]:
+    """The formula's attributes: FLOATs, or for an integer tensor the integer bounds of
+    CLIP (integer_bounds)."""
+    values = {a.name: getattr(desc, a.name) for a in row.attributes}
+    if row.key == "clip" and not data_type.is_float:
+        lo, hi = integer_bounds(values["min"], values["max"], data_type.numpy)
+        return (Attribute("min", "value", lo), Attribute("max", "value", hi))
+    return tuple(Attribute(k, "f32", v) for k, v in values.items())
+
+
+def integer_bounds(low: float, high: float, dtype) -> tuple[int, int]:
+    """CLIP's FLOAT bounds for an integer tensor: the least and the largest integer of the
+    type within [low, high] (ceil(low) and floor(high), clamped to the type's range); a NaN
+    bound bounds nothing (as HLSL's max and min ignore a NaN operand)."""
+    info = np.iinfo(dtype)
+
+    def clamped(value: float, rounding, default: int) -> int:
+        if math.isnan(value):
+            return default
+        if math.isinf(value):
+            return int(info.max) if value > 0 else int(info.min)
+        return max(int(info.min), min(int(info.max), rounding(value)))
+    return clamped(low, math.ceil, int(info.min)), clamped(high, math.floor, int(info.max))
+
+
+def _as_activation(expression: str) -> str:
+    """An activation row's formula (over its input `a`) as a function of the result `x`."""
+    return re.sub(r"\ba\b", "x", expression)
+
+
+# ============================================================================ the reference
+def _as_float64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return x.astype(np.float64)
+
+
+def _activate(fused: FusedActivation | None, y: np.ndarray) -> np.ndarray:
+    if fused is None:
+        return y
+    return fused.row.numpy(y, **dict(fused.attributes))
+
+
+def compute(row: Row, arrays, scale_bias=None, fused=None, **attributes) -> np.ndarray:
+    """The row's function on broadcast `arrays`: floats in float64, unrounded (the
+    reference rounds); integers exactly, wrapped in their type."""
+    arrays = np.broadcast_arrays(*[np.asarray(a) for a in arrays])
+    dtype = arrays[0].dtype
+    with np.errstate(all="ignore"):
+        if dtype.kind == "f":
+            xs = [_as_float64(a) for a in arrays]
+            if scale_bias is not None:  # computed in the kernel's float type: beyond float32's range, +-inf
+                xs[0] = xs[0] * scale_bias.scale + scale_bias.bias
+                if dtype != np.float64:
+                    xs[0] = xs[0].astype(np.float32).astype(np.float64)
+            return _activate(fused, np.asarray(row.numpy(*xs, **attributes), np.float64))
+        return np.asarray(row.numpy(*arrays, **attributes))
+
+
+def reference_of(row: Row) -> Callable:
+    def reference(*args, **kwargs):
+        bound = _signature(row, with_device=False).bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        arrays = [np.asarray(values.pop(argument_name(f))) for f in row.tensors]
+        out_type = values.pop("output_data_type", None)
+        scale_bias = ScaleBias.coerce(values.pop("scale_bias", None), "scale_bias")
+        fused = FusedActivation.coerce(values.pop("fused_activation", None))
+        if row.key == "identity" and scale_bias is None:  # a copy: bits through (NaN payloads too)
+            return np.array(arrays[0])
+        y = compute(row, arrays, scale_bias, fused, **values)
+        with np.errstate(all="ignore"):
+            if out_type is not None:
+                return y.astype(DataType.parse(out_type, "output_data_type").numpy)
+            return y.astype(np.result_type(*arrays))
+    reference.__name__ = reference.__qualname__ = row.functional
+    reference.__signature__ = _signature(row, with_device=False)
+    reference.__doc__ = (f"DML_{row.dml}: {row.summary}, on numpy-broadcast inputs; floats computed in float64 and "
+                         f"rounded once to the type, integers wrapping in their type.")
+    return reference
+
+
+_SUBNORMAL = {np.dtype(np.float32): 2.0**-126, np.dtype(np.float64): 2.0**-1022}
+
+
+def _ulp(values: np.ndarray, compute_type) -> np.ndarray:
+    """One ULP of `compute_type` at each |value| (the largest finite one's beyond it)."""
+    top = np.finfo(compute_type).max
+    return np.spacing(np.minimum(np.abs(values), top).astype(compute_type)).astype(np.float64)
+
+
+def _spread(fn, x: np.ndarray, delta: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """How far fn moves from y = fn(x) when x moves by up to +-delta (0 where undefined)."""
+    moved = np.maximum(np.abs(fn(x + delta) - y), np.abs(fn(x - delta) - y))
+    return np.nan_to_num(moved, nan=0.0, posinf=np.inf)
+
+
+def _bound(value, x: np.ndarray, attrs: dict):
+    """A row's ulps or absolute error: a number, or a function of its input and attributes."""
+    return value(x, **attrs) if callable(value) else value
+
+
+def tolerance_of(row: Row) -> Callable:
+    """The row's documented precision (the module docstring), per element: the row's own
+    error (ULPs of the compute type at the exact result, and an absolute part); the
+    rounding of ScaleBias's x * scale + bias (1 ULP of each term) and the row's error
+    propagated through the fused activation, by evaluating the functions at the ends of
+    their inputs' error; float16's rounding of the result (1 ULP of float16); the
+    subnormals an adapter may flush (results below the compute type's smallest normal,
+    and the result of the inputs flushed); where the exact result rounds to +-inf in the
+    output type within the error, any value (the kernel may round below the limit)."""
+    def tolerance(expected: np.ndarray, inputs, arguments: dict):
+        if expected.dtype.kind != "f" or (row.key == "identity" and arguments.get("scale_bias") is None):
+            return None
+        arrays = np.broadcast_arrays(*[np.asarray(x) for x in inputs])
+        attrs = {k: v for k, v in arguments.items() if k not in ("scale_bias", "fused_activation", "output_data_type")}
+        sb = ScaleBias.coerce(arguments.get("scale_bias"), "scale_bias")
+        fused = FusedActivation.coerce(arguments.get("fused_activation"))
+        compute_type = np.dtype(np.float64) if expected.dtype == np.float64 else np.dtype(np.float32)
+        tiny = _SUBNORMAL[compute_type]
+        with np.errstate(all="ignore"):
+            xs = [_as_float64(a) for a in arrays]
+            f = lambda x0: np.asarray(row.numpy(x0, *xs[1:], **attrs), np.float64)  # noqa: E731
+            e = np.zeros(xs[0].shape)
+            if sb is not None:
+                product = xs[0] * sb.scale
+                xs[0] = product + sb.bias
+                if compute_type == np.float32:
+                    xs[0] = xs[0].astype(np.float32).astype(np.float64)
+                e = _spread(f, xs[0], _ulp(product, compute_type) + _ulp(xs[0], compute_type), f(xs[0]))
+                top = float(np.finfo(compute_type).max)  # x * scale + bias beyond it: +-inf in the kernel
+                e = np.where((np.abs(product) > top) | (np.abs(xs[0]) > top), np.inf, e)
+            y = f(xs[0])
+            e = e + _bound(row.ulps, xs[0], attrs) * _ulp(y, compute_type) + _bound(row.absolute, xs[0], attrs)
+            if fused is not None:
+                g_row, g_attrs = fused.row, dict(fused.attributes)
+                g = lambda v: np.asarray(g_row.numpy(v, **g_attrs), np.float64)  # noqa: E731
+                z = g(y)
+                e = (_spread(g, y, e, z) + _bound(g_row.ulps, y, g_attrs) * _ulp(z, compute_type)
+                     + _bound(g_row.absolute, y, g_attrs))
+                y = z
+            if row.ulps or row.absolute:  # the reference's own rounding to the output type
+                e = e + 0.5 * _ulp(y, compute_type)
+            e = e + tiny
+            if expected.dtype == np.float16:
+                e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
+            flushed = [np.where(np.abs(x) < tiny, np.copysign(0.0, x), x).astype(a.dtype) if a.dtype.kind == "f" else a
+                       for a, x in zip(arrays, (_as_float64(a) for a in arrays))]
+            e = e + np.nan_to_num(np.abs(compute(row, flushed, sb, fused, **attrs) - y), nan=0.0, posinf=np.inf)
+            limit = float(np.finfo(expected.dtype).max)
+            edge = np.isinf(expected.astype(np.float64)) & np.isfinite(y) & (np.abs(y) <= limit + 2 * e)
+            return np.where(edge, np.inf, e)
+    return tolerance
+
+
+# ============================================================================ broadcasting, the functional form
+def argument_name(field: str) -> str:
+    """The functional form's name of a tensor field."""
+    return {"input_tensor": "x", "a_tensor": "a", "b_tensor": "b"}.get(field, field.removesuffix("_tensor"))
+
+
+def broadcast_descs(fn: str, descs: list[TensorDesc], names: list[str]) -> list[TensorDesc]:
+    """numpy's broadcasting of the inputs' descs as DirectML descs of one shape: axes
+    prepended with size 1, and every axis of size 1 against a larger one read with stride
+    0 (no copy). InvalidArgumentError naming the shapes where they do not broadcast."""
+    rank = max(d.rank for d in descs)
+    shape = []
+    for axis in range(rank):
+        sizes = {d.sizes[axis - rank + d.rank] for d in descs if axis - rank + d.rank >= 0} - {1}
+        if len(sizes) > 1:
+            listed = ", ".join(f"{n} {list(d.sizes)}" for n, d in zip(names, descs))
+            raise InvalidArgumentError(f"{fn}: the shapes do not broadcast ({listed}: sizes {sorted(sizes)} meet on "
+                                       f"axis {axis - rank} of the result)")
+        shape.append(sizes.pop() if sizes else 1)
+    out = []
+    for d in descs:
+        if list(d.sizes) == shape:
+            out.append(d)
+            continue
+        lead = rank - d.rank
+        strides = [0] * lead + [0 if n == 1 and shape[lead + i] != 1 else s
+                                for i, (n, s) in enumerate(zip(d.sizes, d.effective_strides))]
+        out.append(TensorDesc(d.data_type, shape, strides, total_tensor_size_in_bytes=d.total_tensor_size_in_bytes))
+    return out
+
+
+def _signature(row: Row, with_device: bool = True) -> inspect.Signature:
+    P = inspect.Parameter
+    params = [P(argument_name(f), P.POSITIONAL_OR_KEYWORD) for f in row.tensors]
+    params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=a.default) for a in row.attributes]
+    if row.logical:
+        params.append(P("output_data_type", P.KEYWORD_ONLY, default="UINT8"))
+    if row.scale_bias:
+        params.append(P("scale_bias", P.KEYWORD_ONLY, default=None))
+    if row.fused_activation:
+        params.append(P("fused_activation", P.KEYWORD_ONLY, default=None))
+    if with_device:
+        params.append(P("device", P.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def functional_of(row: Row) -> Callable:
+    signature = _signature(row)
+
+    def functional(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InvalidArgumentError(f"{row.functional}: {exc} (its arguments: {signature})") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        device = values.pop("device")
+        tensors = [(argument_name(f), values.pop(argument_name(f))) for f in row.tensors]
+        return Call(tensors, values, device)
+    functional.__name__ = functional.__qualname__ = row.functional
+    functional.__signature__ = signature
+    extras = []
+    if row.scale_bias:
+        extras.append("`scale_bias`: a ScaleBias or (scale, bias), x * scale + bias applied to x first")
+    if row.fused_activation:
+        extras.append("`fused_activation`: a FusedActivation or an activation's name, applied to the result "
+                      "(float outputs)")
+    broadcast = "; the inputs broadcast as numpy's do" if row.arity > 1 else ""
+    functional.__doc__ = (f"DML_OPERATOR_{row.dml}: {row.summary}{broadcast}. " + ". ".join(extras)
+                          + (". " if extras else "") + f"Precision: {row.precision}.")
+    return functional
+
+
+def infer_output_of(row: Row, desc_cls) -> Callable:
+    def infer_output(*descs, **attributes):
+        descs = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in row.tensors])
+        out_type = descs[0].data_type
+        if row.logical:
+            out_type = DataType.parse(attributes.pop("output_data_type", "UINT8"),
+                                      f"{row.functional}: output_data_type")
+        return desc_cls(*descs, TensorDesc(out_type, descs[0].sizes), **attributes)
+    return infer_output
+
+
+def arguments(desc: ElementWiseDesc) -> dict:
+    row = desc.ROW
+    out = {a.name: getattr(desc, a.name) for a in row.attributes}
+    if row.logical:
+        out["output_data_type"] = desc.output_tensor.data_type
+    if row.scale_bias:
+        out["scale_bias"] = desc.scale_bias
+    if row.fused_activation:
+        out["fused_activation"] = desc.fused_activation
+    return out
+
+
+def _from_cli(row: Row, infer):
+    def desc(x: TensorDesc, a: dict):
+        """(`gpudml shader`: an operator that takes no float tensor runs the CLI's default
+        FLOAT32 as its newest row's first type, UINT8 for the logical AND and NOT)"""
+        newest = max(row.support, key=lambda r: r[0])[2]
+        if x.data_type == F32 and F32 not in newest:
+            x = TensorDesc(min(newest, key=lambda t: -t.value), x.sizes, x.strides)
+        attrs = {at.name: float(a[at.name]) if a.get(at.name) is not None else at.default for at in row.attributes}
+        return infer(*[x] * row.arity, **attrs)
+    return desc
+
+
+def spec(row: Row) -> OpSpec:
+    """The OpSpec of `row`: its desc class, validation, reference, functional form, tolerance."""
+    fields: list[tuple[str, Any, Any]] = [(f, TensorDesc) for f in row.tensors] + [("output_tensor", TensorDesc)]
+    if row.scale_bias:
+        fields.append(("scale_bias", Any, dataclasses.field(default=None)))
+    if row.fused_activation:
+        fields.append(("fused_activation", Any, dataclasses.field(default=None)))
+    fields += [(a.name, float, dataclasses.field(default=a.default)) for a in row.attributes]
+    name = f"{row.op}OperatorDesc"
+    desc = desc_class(name, __name__, base=ElementWiseDesc, fields=fields, ROW=row,
+                      doc=f"DML_{row.dml}_OPERATOR_DESC: {row.summary}.")
+    tensors = row.tensors + ("output_tensor",)
+    types_per_tensor = [(lvl, ranks, *types) for lvl, ranks, *types in row.support]
+    support = support_table(row.op, tensors, types_per_tensor)
+    infer = infer_output_of(row, desc)
+    cli_args = tuple(CliArg(f"--{a.name}", f"{a.name} (default {a.default})", "number") for a in row.attributes)
+    return OpSpec(
+        name=row.op, key=row.key, desc=desc, support=support,
+        infer_output=infer, validate=lambda d, level: validate(support, d, level),
+        reference=reference_of(row), functional=functional_of(row),
+        tensors=tuple(argument_name(f) for f in row.tensors),
+        arguments=arguments, planner=ElementWisePlanner(problem),
+        cli=Cli(cli_args, _from_cli(row, infer), "--shape 1024,1024"),
+        page=f"DML_{row.dml}_OPERATOR_DESC", tolerance=tolerance_of(row),
+    )
+
+
+IDENTITY_ROW = TABLE[0]
+FUSABLE = {_fused_name(r): r for r in TABLE if r.fuses}
+SPECS = tuple(spec(row) for row in TABLE)
+
+__all__ = ["FusedActivation", "ScaleBias", "SPECS", "TABLE", "Row", "Attr"]
