@@ -5,6 +5,7 @@ gpudml/functional.py and their desc classes (`gpudml.Slice1OperatorDesc`, ...) f
 operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 """
 
+from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph

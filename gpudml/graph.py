@@ -174,6 +174,23 @@ class Graph:
             self.nodes.append(Node(index, spec, desc, ids, tuple(o.value_id for o in outputs)))
         return grouped_outputs(desc, outputs)
 
+    def redescribe(self, expr: Expression, sizes) -> Expression:
+        """`expr`, a node's packed output just recorded (and not yet read by another node),
+        described with other `sizes` of the same element count: a reshape that costs
+        nothing when the graph runs (what keepdims=False of the reducing functional forms
+        makes). Nodes that read it later see the new sizes; a compiled graph returns it so."""
+        sizes = as_int_tuple(sizes, "Graph.redescribe: sizes")
+        desc = expr.desc
+        new = TensorDesc(desc.data_type, sizes)
+        if expr.kind != NODE or not desc.is_packed or new.element_count != desc.element_count:
+            raise InvalidArgumentError(f"Graph.redescribe: {expr!r} as sizes {list(sizes)}: only a node's packed "
+                                       f"output, with the same element count, can be re-described")
+        with self._lock:
+            if any(expr.value_id in node.inputs for node in self.nodes[expr.node + 1:]):
+                raise InvalidArgumentError(f"Graph.redescribe: {expr!r} is read by a later node already")
+            expr.desc = new
+        return expr
+
     def _operand(self, spec, item: tuple):
         """An Expression of this graph, or the host copy of a value to make a constant of."""
         name, value = item[0], item[1]
@@ -330,6 +347,9 @@ class CompiledGraph:
         finally:
             for t in reversed(staged):
                 t.free()
+        for t, expr in zip(results, self.outputs):
+            if t.desc.sizes != expr.desc.sizes:  # a re-described node output (keepdims=False): same bytes
+                t.desc = expr.desc
         if not readback:
             return results
         return [_read(t) for t in results]

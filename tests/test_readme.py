@@ -27,6 +27,8 @@ def test_tour_runs():
     x = namespace["x"]
     assert namespace["out"].reshape(2, 2).tolist() == [[14.0, 16.0], [6.0, 8.0]]
     assert namespace["peak"].numpy().item() == 16.0
+    assert namespace["total"].shape == (1, 1) and namespace["total"].item() == 136.0  # keepdims=False
+    assert "np.asarray(peak)" in block and 'mode="reflect"' in block  # the numpy interop lines
     padded = dml.pad(x, [0, 0, 1, 1], [0, 0, 1, 1], mode="edge")
     rows = dml.reduce(dml.slice(padded, [0, 0, 0, 0], [1, 1, 6, 6], [1, 1, 2, 2]), "sum", axes=[3])
     np.testing.assert_array_equal(namespace["rows_np"], rows)

@@ -150,11 +150,16 @@ class Call(NamedTuple):
     (gpudml.functional runs it): `tensors`, one (argument name, value) or (name, value,
     convert) per tensor argument in the desc's input order (`convert` turns a value that is
     not a Tensor into the numpy array to send; an argument of `tensor_lists` holds a list of
-    values), `attributes`, infer_output's keyword arguments, and the `device` asked for."""
+    values), `attributes`, infer_output's keyword arguments, and the `device` asked for.
+    `keepdims` (operators whose desc has `axes` it reduces: Reduce, ArgMax, ArgMin): False
+    drops the reduced axes from the output, as numpy's keepdims=False does; the result is
+    the same elements re-described (a reshape of the packed output, no copy and no kernel
+    of its own)."""
 
     tensors: list
     attributes: dict
     device: Any = None
+    keepdims: bool = True
 
 
 # ---------------------------------------------------------------------------- the spec
