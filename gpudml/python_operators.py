@@ -38,6 +38,9 @@ BINARY: dict[str, tuple[str, bool]] = {
     "__lt__": ("logical_less_than", False), "__le__": ("logical_less_than_or_equal", False),
     "__gt__": ("logical_greater_than", False), "__ge__": ("logical_greater_than_or_equal", False),
 }
+#: Forms that take floats only, and the form that computes the same for other types: `dml.add`
+#: is DML_ELEMENT_WISE_ADD1 (FLOAT32/FLOAT16: its fused activation), ADD takes every type.
+FOR_INTEGERS: dict[str, str] = {"add": "add0"}
 #: Unary operators: Python method -> functional form.
 UNARY: dict[str, str] = {"__neg__": "negate", "__abs__": "abs"}
 
@@ -53,10 +56,13 @@ def available() -> dict[str, str]:
 
 
 def _form(name: str, operand):
+    dtype = operand.dtype if isinstance(operand, Tensor) else operand.dtype.numpy
+    if name in FOR_INTEGERS and dtype.kind != "f":
+        name = FOR_INTEGERS[name]
     form = functional.FUNCTIONS.get(name)
     if form is None:
         raise TypeError(
-            f"{_SYMBOLS[name]} on a {type(operand).__name__} is gpudml.{name}, which is not implemented yet "
+            f"{_SYMBOLS.get(name, name)} on a {type(operand).__name__} is gpudml.{name}, which is not implemented yet "
             f"(no such operator in gpudml's registry); read the tensor back with np.asarray(...) to compute "
             f"on the host meanwhile")
     return form
