@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W12, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W14, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -163,6 +163,24 @@ def _tiny_calls_case(quick, rng, device) -> Case:
                 logical_bytes=0, passes=0, calls=TINY_CALLS, batched=batched, compare=_close(1e-5))
 
 
+def _elementwise_case(binary: bool, quick, rng, device) -> Case:
+    """An element-wise operator over 64 MiB of float32: SIGMOID (exp and a division per
+    element) or ADD of two such tensors; the bound is the adapter's copy of the same bytes."""
+    x = (rng.random([4096, 4096], dtype=np.float32) * 8 - 4).astype(np.float32)
+    t = device.tensor(x)
+    if binary:
+        y = rng.random([4096, 4096], dtype=np.float32)
+        u = device.tensor(y)
+        return Case(
+            device_fn=lambda: F.add(t, u), numpy_io_fn=lambda: F.add(x, y, device=device),
+            numpy_fn=lambda: x + y, expected=reference.add(x, y), logical_bytes=3 * x.nbytes,
+            ort=(_onnx_model("Add", x, {"y": y}, {}), {"x": x}), ort_expected=x + y, compare=_close(1e-6))
+    return Case(
+        device_fn=lambda: F.sigmoid(t), numpy_io_fn=lambda: F.sigmoid(x, device=device),
+        numpy_fn=lambda: 1 / (1 + np.exp(-x)), expected=reference.sigmoid(x), logical_bytes=2 * x.nbytes,
+        ort=(_onnx_model("Sigmoid", x, {}, {}), {"x": x}), ort_expected=reference.sigmoid(x), compare=_close(1e-5))
+
+
 CHAIN_LENGTH = 20
 
 
@@ -238,6 +256,8 @@ WORKLOADS = [
     Workload("W11", "W9's chain as a graph [1,3,1024,1024]",
              lambda d, r, q: _chain_graph_case([1, 3, 1024, 1024], q, r, d)),
     Workload("W12", f"W8's call x{TINY_CALLS}, no batch (per call)", lambda d, r, q: _tiny_calls_case(q, r, d)),
+    Workload("W13", "sigmoid [4096,4096]", lambda d, r, q: _elementwise_case(False, q, r, d)),
+    Workload("W14", "add [4096,4096] + [4096,4096]", lambda d, r, q: _elementwise_case(True, q, r, d)),
 ]
 
 
