@@ -27,7 +27,7 @@ Strategies, CPU-class:
   exp(x - maximum)) (HARDMAX: its first maximum and index) to scratch, a second one merges
   the row's chunk states in each (row, chunk) invocation (s = sum of s_c * exp(m_c - m))
   and writes the chunk. For rows too long for `rows` (and for few long rows: more
-  invocations); it runs rows of up to MAX_CHUNKED elements.
+  invocations); it runs rows of up to max_row(function) elements (1.3e8 for the softmaxes).
 
 GPU-class:
 
@@ -142,13 +142,14 @@ def _chunk_cost(function: str, length: int, chunks: int) -> int:
 
 
 def _chunks_fitting(function: str, n: int) -> int:
-    """The fewest chunks per row of n elements within the loop budget (0: none fits)."""
-    length = (LOOP_BUDGET - _OVERHEAD) // (passes(function) - 1)
-    while length >= 1:
-        chunks = -(-n // length)
+    """The fewest chunks per row of n elements within the loop budget (0: none fits): from
+    the fewest the first dispatch allows, while more chunks still shorten the second's work."""
+    per_chunk = 1 if function == "HARDMAX" else 2
+    chunks = -(-n // ((LOOP_BUDGET - _OVERHEAD) // (passes(function) - 1)))
+    while chunks <= math.isqrt(n // per_chunk) + 2:
         if _chunk_cost(function, -(-n // chunks), chunks) <= LOOP_BUDGET:
             return chunks
-        length = length * 7 // 8
+        chunks += 1
     return 0
 
 
@@ -159,7 +160,7 @@ def chunks_for(p: Problem, lay: Layout, requested: int | None = None) -> int:
     need = _chunks_fitting(p.function, lay.n)
     if need == 0:
         raise UnsupportedError(f"{p.op}: rows of {lay.n} elements are too long to normalize within the loop budget "
-                               f"(at most {MAX_CHUNKED} elements a row)")
+                               f"(at most {max_row(p.function)} elements a row)")
     if requested is None:
         requested = min(-(-CHUNKS_TARGET // lay.count), max(1, lay.n // MIN_CHUNK))
     chunks = max(need, min(int(requested), lay.n, (LOOP_BUDGET - _OVERHEAD) // 2))
@@ -168,9 +169,13 @@ def chunks_for(p: Problem, lay: Layout, requested: int | None = None) -> int:
     return -(-lay.n // -(-lay.n // chunks))  # no empty chunk
 
 
-#: The longest row `chunks` runs (about 1.3e8 elements): found once, for messages and docs.
-MAX_CHUNKED = max(c * min((LOOP_BUDGET - _OVERHEAD) // 2, LOOP_BUDGET - _OVERHEAD - 2 * c)
-                  for c in range(1, (LOOP_BUDGET - _OVERHEAD) // 2))
+def max_row(function: str) -> int:
+    """The longest row `chunks` runs within the loop budget (about 1.3e8 elements for the
+    softmaxes, 2.7e8 for HARDMAX)."""
+    first = (LOOP_BUDGET - _OVERHEAD) // (passes(function) - 1)
+    per_chunk = 1 if function == "HARDMAX" else 2
+    return max(c * min(first, LOOP_BUDGET - _OVERHEAD - per_chunk * c)
+               for c in range(1, (LOOP_BUDGET - _OVERHEAD) // per_chunk))
 
 
 def lanes_for(p: Problem, lay: Layout, requested: int | None = None) -> int:
