@@ -31,7 +31,7 @@ Strategies, CPU-class:
 
 GPU-class:
 
-- `workgroup`: L lanes per row (a power of two up to WORKGROUP_SIZE: several rows per
+- `workgroup`: L lanes per row (a power of two up to GPU_WORKGROUP_SIZE: several rows per
   workgroup when rows are short), lane t reading elements t, t + L, ...; the lanes'
   maxima, sums and (HARDMAX) first maxima merge in a butterfly, through
   subgroupShuffleXor inside a subgroup where the adapter has subgroups, through workgroup
