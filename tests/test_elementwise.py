@@ -139,6 +139,76 @@ def test_clip_of_integers_keeps_the_integers_within_the_bounds(device):
     assert_bits_equal(dml.clip(u64, 1.0, 2.0**63, device=device), np.array([1, 2**63, 2**63], np.uint64))
 
 
+# ---------------------------------------------------------------------------- integer, bit and quantize rows (ew-int)
+_NAN_BITS = np.array([0x7FA00001, 0xFFC12345, 0x3F800000], np.uint32).view(np.float32)
+_I32_MIN, _I64_MIN = -(2**31), -(2**63)
+#: (function, arguments, keyword arguments, the exact result) of what the pages leave open.
+_SPECIAL = {
+    # Shift counts at or past the width give 0 (not HLSL's count & 31); the bits past the width drop.
+    "shift_left": ("bit_shift_left", (np.uint8([1, 200, 255, 7]), np.uint8([1, 1, 8, 200])), {},
+                   np.uint8([2, 144, 0, 0])),
+    "shift_left_u32": ("bit_shift_left", (np.uint32([1, 1, 1, 3]), np.uint32([31, 32, 33, 2**32 - 1])), {},
+                       np.uint32([2**31, 0, 0, 0])),
+    "shift_right_u64": ("bit_shift_right", (np.uint64([2**63, 2**63, 2**64 - 1, 5]), np.uint64([63, 64, 33, 2**32])),
+                        {}, np.uint64([1, 0, 2**31 - 1, 0])),
+    "shift_left_u64": ("bit_shift_left", (np.uint64([1, 3, 2**40 + 1]), np.uint64([63, 62, 30])), {},
+                       np.uint64([2**63, 2**63 + 2**62, 2**70 % 2**64 + 2**30])),
+    # Bits of any type: NaN payloads and -0.0 are bits like any other.
+    "bit_and_float": ("bit_and", (_NAN_BITS, np.float32([-0.0])), {},
+                      np.array([0, 0x80000000, 0], np.uint32).view(np.float32)),
+    "bit_xor_f64": ("bit_xor", (np.float64([1.0, -2.0]), np.float64([-0.0])), {}, np.float64([-1.0, 2.0])),
+    "bit_not_i64": ("bit_not", (np.int64([0, -1, _I64_MIN]),), {}, np.int64([-1, 0, 2**63 - 1])),
+    "bit_count_f16": ("bit_count", (np.float16([-0.0, np.inf, 1.0]),), {}, np.uint8([1, 5, 4])),
+    "bit_count_u64": ("bit_count", (np.uint64([2**64 - 1, 2**63 + 1]),), {"output_data_type": "UINT32"},
+                      np.uint32([64, 2])),
+    # Moduli: the dividend where the divisor is 0; INT_MIN mod -1 is 0; the signs of C's and Python's %.
+    "mod_truncate_i32": ("modulus_truncate", (np.int32([7, -7, 7, -7, 5, _I32_MIN]), np.int32([3, 3, -3, -3, 0, -1])),
+                         {}, np.int32([1, -1, 1, -1, 5, 0])),
+    "mod_floor_i32": ("modulus_floor", (np.int32([7, -7, 7, -7, 5, _I32_MIN, _I32_MIN]),
+                                        np.int32([3, 3, -3, -3, 0, -1, 3])), {}, np.int32([1, 2, -2, -1, 5, 0, 1])),
+    "mod_floor_i64": ("modulus_floor", (np.int64([_I64_MIN, -7 * 2**40, 9]), np.int64([-1, 3, 0])), {},
+                      np.int64([0, (-7 * 2**40) % 3, 9])),
+    "mod_truncate_u64": ("modulus_truncate", (np.uint64([2**64 - 1, 10]), np.uint64([2**63 + 1, 0])), {},
+                         np.uint64([2**63 - 2, 10])),
+    "mod_floor_f32": ("modulus_floor", (np.float32([5.5, -5.5, -1.0, -0.0, 1e30, np.inf, 3.0]),
+                                        np.float32([-2.0, 2.0, np.inf, 3.0, 7.0, 2.0, 0.0])), {},
+                      np.float32([-0.5, 0.5, np.inf, 0.0, np.fmod(np.float32(1e30), np.float32(7.0)), np.nan, np.nan])),
+    "mod_truncate_f16": ("modulus_truncate", (np.float16([5.5, -5.5, -0.0, 65504.0]),
+                                              np.float16([-2.0, 2.0, 3.0, 3.0])), {},
+                         np.float16([1.5, -1.5, -0.0, 65504.0 % 3])),
+    # IF: bits through (NaN payloads), the condition broadcast.
+    "if_nan_payloads": ("if_", (np.uint8([[1], [0]]), _NAN_BITS, np.float32([0.5])), {},
+                        np.stack([_NAN_BITS, np.float32([0.5] * 3)])),
+    # CLIP_GRAD of integers: the FLOAT bounds compared exactly; a NaN bound or one past the type's range holds nowhere.
+    "clip_grad_int": ("clip_grad", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
+                      {"min": -1.5, "max": 1.5}, np.int8([0, 0, 3, 4, 5, 0, 0])),
+    "clip_grad_wide": ("clip_grad", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {"min": -1000.0, "max": math.nan},
+                       np.int8([1, 2, 3])),
+    "clip_grad_u64": ("clip_grad", (np.uint64([0, 2**63, 2**64 - 1]), np.uint64([1, 2, 3])),
+                      {"min": 0.0, "max": 2.0**64}, np.uint64([0, 2, 3])),
+    "clip_grad_nan_x": ("clip_grad", (np.float32([np.nan, -1.0, 1.0]), np.float32([4.0, 5.0, 6.0])),
+                        {"min": -1.0, "max": 1.0}, np.float32([4.0, 0.0, 0.0])),
+    "relu_grad": ("relu_grad", (np.float32([-1.0, 0.0, -0.0, 2.0, np.nan]), np.float32([5.0, 5.0, 5.0, np.nan, 5.0])),
+                  {}, np.float32([0.0, 0.0, 0.0, np.nan, 0.0])),
+}
+
+
+@pytest.mark.parametrize("case", list(_SPECIAL))
+def test_integer_and_bit_rows_where_the_pages_are_silent(device, case):
+    """What docs/elementwise.md decides where the pages say nothing: on every adapter (GL's
+    64-bit values as u32 pairs), exactly, and the reference the same."""
+    fn, args, kwargs, want = _SPECIAL[case]
+
+    def check(got):
+        if case in ("bit_and_float", "if_nan_payloads") or want.dtype.kind != "f":
+            assert_bits_equal(got, want)  # bits, NaN payloads included
+        else:  # NaN where NaN (its sign and payload the adapter's), else the bits (-0.0 too)
+            assert got.dtype == want.dtype and np.array_equal(np.isnan(got), np.isnan(want))
+            assert_bits_equal(got[~np.isnan(want)], want[~np.isnan(want)])
+    check(getattr(reference, fn)(*args, **kwargs))
+    check(getattr(dml, fn)(*args, device=device, **kwargs))
+
+
 # ============================================================================ special values
 def test_special_values(device):
     """NaN, infinities and -0.0 as the module docstring says: IEEE arithmetic, and HLSL's

@@ -116,8 +116,11 @@ def _blocks_eligible(p: Problem) -> bool:
 
 
 def _f64(p: Problem) -> bool:
-    """Does the kernel compute in f64? (a FLOAT64 value that is not a bit copy)"""
-    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float for t in (p.output,) + p.inputs)
+    """Does the kernel compute in f64? (a FLOAT64 value computed as a float: not a bit copy,
+    nor the bits of a bit operation)"""
+    kinds = (p.out_kind,) + p.kinds
+    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float and k == "float"
+                              for t, k in zip((p.output,) + p.inputs, kinds))
 
 
 def _check_caps(p: Problem, caps) -> None:
