@@ -450,6 +450,84 @@ def _popcount(x):
     return np.bitwise_count(x).astype(np.uint8)
 
 
+def _i32_literal(v: int) -> str:
+    return f"bitcast<i32>({v & 0xFFFFFFFF}u)"
+
+
+def _cast_wgsl(desc) -> str:
+    """DML_OPERATOR_CAST's formula from the input's type to the output's (FLOAT64 as bits)."""
+    src, dst = desc.input_tensor.data_type, desc.output_tensor.data_type
+    if src == dst:
+        return "a"
+    lo = hi = 0
+    if not dst.is_float:
+        info = np.iinfo(dst.numpy)
+        lo, hi = int(info.min), int(info.max)
+    if src == F64:
+        w = "w64_words(a)"
+        if dst.is_float:
+            return f"f64_round({w}, 23u, -126i, 127i)" if dst == F32 else f"f64_round({w}, 10u, -14i, 15i)"
+        if dst.size == 8:
+            return f"w64_from_words(f64_to_{'i' if dst.is_signed else 'u'}64_words({w}))"
+        if dst.is_signed:
+            return f"f64_to_i32_sat({w}, {_i32_literal(lo)}, {_i32_literal(hi)})"
+        return f"f64_to_u32_sat({w}, {hi}u)"
+    if src.is_float:  # FLOAT32, FLOAT16: an f32
+        if dst == F64:
+            return "w64_from_words(f32_to_f64_bits(a))"
+        if dst.is_float:
+            return "a"
+        if dst.size == 8:
+            return f"f32_to_w64_{'s' if dst.is_signed else 'u'}(a)"
+        if dst.is_signed:
+            return f"f32_to_i32_sat(a, {_i32_literal(lo)}, {_i32_literal(hi)})"
+        return f"f32_to_u32_sat(a, {hi}u)"
+    if src.size == 8:  # W64
+        if dst == F64:
+            if src.is_signed:
+                return "w64_from_words(mag_to_f64_bits(w64_words(w64_abs_s(a)), w64_lt_s(a, w64_zero())))"
+            return "w64_from_words(mag_to_f64_bits(w64_words(a), false))"
+        if dst.is_float:
+            return f"w64_to_f32_{'s' if src.is_signed else 'u'}(a)"
+        if dst.size == 8:
+            return "a"
+        return "bitcast<i32>(w64_words(a).x)" if dst.is_signed else "w64_words(a).x"
+    signed = src.is_signed  # an 8-32-bit integer: i32 or u32
+    if dst == F64:
+        return ("w64_from_words(mag_to_f64_bits(vec2<u32>(bitcast<u32>(select(a, -a, a < 0i)), 0u), a < 0i))" if signed
+                else "w64_from_words(mag_to_f64_bits(vec2<u32>(a, 0u), false))")
+    if dst.is_float:
+        return "i32_to_f32(a)" if signed else "u32_to_f32(a)"
+    if dst.size == 8:
+        return "w64_sext(a)" if signed else "w64_from_words(vec2<u32>(a, 0u))"
+    if signed == dst.is_signed:
+        return "a"
+    return "bitcast<u32>(a)" if signed else "bitcast<i32>(a)"
+
+
+def _cast(x, output_data_type):
+    """DML_OPERATOR_CAST: floats to floats rounded to nearest even (beyond the range +-inf);
+    floats to integers truncated toward zero and saturated to the type's range, NaN 0 (as
+    D3D's ftoi/ftou); integers to floats rounded to nearest even; integers to integers
+    their low bits (two's-complement wrap: sign- or zero-extended first)."""
+    dst = np.dtype(DataType.parse(output_data_type, "dtype").numpy)
+    if x.dtype == dst:
+        return np.array(x)
+    if x.dtype.kind == "f" and dst.kind != "f":
+        info = np.iinfo(dst)
+
+        def one(v):
+            if math.isnan(v):
+                return 0
+            if math.isinf(v):
+                return int(info.max) if v > 0 else int(info.min)
+            return max(int(info.min), min(int(info.max), int(v)))
+        out = np.frompyfunc(one, 1, 1)(x.astype(np.float64).astype(object))
+        return np.asarray(out, dtype=object).astype(dst).reshape(x.shape)
+    with np.errstate(all="ignore"):
+        return x.astype(dst)
+
+
 _UNARY_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_1_0, {4}, FLOATS))
 _ACTIVATION_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, (4, 5), FLOATS), (FL.FL_1_0, {4}, FLOATS))
 _MINMAX = (
@@ -697,6 +775,14 @@ TABLE: tuple[Row, ...] = (
         {"float": "select(F(0.0), b, a > F(0.0))", "sint": "select(0i, b, a > 0i)"},
         "activation_relu_grad_operator_desc.md", "the gradient where x > 0, else 0",
         output="output_gradient_tensor"),
+    Row("CAST", "cast", "cast", ("input_tensor",), (
+        (FL.FL_4_1, (1, 8), _T11, _T11),
+        (FL.FL_3_1, (1, 8), T8 | {I64, U64}, T8 | {I64, U64}),
+        (FL.FL_3_0, {4}, T8 | {I64, U64}, T8 | {I64, U64}),
+        (FL.FL_1_0, {4}, {F32, F16, I16, I8, U16, U8}, {F32, F16, I16, I8, U16, U8}),
+    ), _cast, _cast_wgsl, "cast_operator_desc.md",
+        "x converted to the output's type (floats to integers truncated and saturated, NaN 0; to floats rounded "
+        "to nearest even; integers to integers wrap)", cast=True, raw=True, precision="exact (correctly rounded)"),
     Row("ELEMENT_WISE_TANH", "tanh", "tanh", ("input_tensor",), (
         (FL.FL_3_0, (1, 8), FLOATS),
         (FL.FL_2_0, {4}, FLOATS),
@@ -814,8 +900,10 @@ def problem(desc: ElementWiseDesc) -> Problem:
         activation = _as_activation(fused.row.wgsl["float"])
         act_attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
     expression = row.wgsl(desc) if callable(row.wgsl) else row.formula(dt)
-    copy = row.key == "identity" and scale_bias is None
-    kind = (lambda t: "uint") if row.bits else (lambda t: value_kind(t.data_type))
+    copy = (row.key == "identity" and scale_bias is None) or (row.cast and dt == output.data_type)
+
+    def kind(t: TensorDesc) -> str:  # a bit operation's values, and a cast's FLOAT64, are bits
+        return "uint" if row.bits or (row.cast and t.data_type == F64) else value_kind(t.data_type)
     return Problem(
         op=row.op, inputs=inputs, output=output,
         kinds=tuple(kind(t) for t in inputs), out_kind=kind(output),
@@ -956,6 +1044,8 @@ def tolerance_of(row: Row) -> Callable:
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
         if expected.dtype.kind != "f" or row.bits or (row.key == "identity" and arguments.get("scale_bias") is None):
             return None
+        if row.cast:  # exact; NaN any NaN, and a float32 result below 2^-126 may be flushed to 0
+            return np.full(expected.shape, 2.0**-126 if expected.dtype == np.float32 else 0.0)
         arrays = np.broadcast_arrays(*[np.asarray(x) for x in inputs])
         attrs = {k: v for k, v in arguments.items() if k not in ("scale_bias", "fused_activation", "output_data_type")}
         sb = ScaleBias.coerce(arguments.get("scale_bias"), "scale_bias")
