@@ -1219,7 +1219,7 @@ def _from_cli(row: Row, infer):
                  for i, f in enumerate(row.tensors)]
         attrs = {at.name: float(a[at.name]) if a.get(at.name) is not None else at.default for at in row.attributes}
         if row.cast:
-            attrs["dtype"] = a.get("dtype") or "FLOAT16"
+            attrs["dtype"] = a.get("to") or "FLOAT16"
         return infer(*[TensorDesc(t, x.sizes, x.strides) for t in types], **attrs)
     return desc
 
@@ -1243,7 +1243,7 @@ def spec(row: Row) -> OpSpec:
     infer = infer_output_of(row, desc)
     cli_args = tuple(CliArg(f"--{a.name}", f"{a.name} (default {a.default})", "number") for a in row.attributes)
     if row.cast:
-        cli_args += (CliArg("--dtype", "the output's data type (default FLOAT16)", "str"),)
+        cli_args += (CliArg("--to", "the output's data type (default FLOAT16)", "str"),)
     examples = tuple(
         Example(name, inputs[0], {**{argument_name(f): v for f, v in zip(row.tensors[1:], inputs[1:])}, **attrs},
                 expected, f"ns-directml-dml_{row.page}")
