@@ -247,6 +247,8 @@ def desc_types(desc, table) -> dict:
     out = {}
     for field in table_fields(table):
         value = getattr(desc, field)
+        if value is None:  # an optional tensor left out
+            continue
         out[field] = (value[0] if isinstance(value, (list, tuple)) else value).data_type
     return out
 
@@ -1835,6 +1837,13 @@ def _elementwise_call(row):
             attributes["output_data_type"] = ask.types["output_tensor"]
         if row.cast:
             attributes["dtype"] = ask.types["output_tensor"]
+        if row.key == "quantize_linear":  # the scale: FLOAT32 for an INT32 input, else the input's type
+            tensors[1] = dml.TensorDesc(T.FLOAT32 if ask.data_type == T.INT32 else ask.data_type, x.sizes)
+        if row.optional and ask.level >= FL.FL_6_2 and d.int(0, 3) == 0:  # the zero point left out
+            attributes["given"] = row.tensors[:-1]
+            tensors = tensors[:-1]
+            if row.out_type is not None:
+                attributes["output_data_type"] = type_of(row.output)
         if row.scale_bias and ask.data_type in (T.FLOAT32, T.FLOAT16) and d.bool():
             attributes["scale_bias"] = (d.real(-2.0, 2.0), d.real(-1.0, 1.0))
         if row.fused_activation and ask.data_type.is_float and d.bool():

@@ -208,6 +208,15 @@ _SPECIAL = {
                      np.float64([2.0**64, 2.0**53, 2.0**53 + 4])),
     "cast_nan_f64": ("cast", (np.array([0x7FF8000000000001, 0xFFF0000000000000], np.uint64).view(np.float64),
                               "FLOAT32"), {}, np.float32([np.nan, -np.inf])),
+    # QUANTIZE_LINEAR: the exact quotient rounded half to even (7.5 / 3 is 2.5: 2), saturated; NaN 0; x / 0 saturates.
+    "quantize": ("quantize_linear", (np.float32([7.5, 0.5, 1.5, -2.5, 1e10, np.nan, 5.0, 0.0]),
+                                     np.float32([3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]), np.int8([1])), {},
+                 np.int8([3, 1, 3, -1, 127, 1, 127, 1])),
+    "quantize_i32_no_zero_point": ("quantize_linear", (np.int32([2**31 - 1, -(2**31), 5, 7]), np.float32([2.0])),
+                                   {"output_data_type": "UINT8"}, np.uint8([255, 0, 2, 4])),
+    "dequantize_i32": ("dequantize_linear", (np.int32([2**31 - 1, -(2**31), 2**24 + 1]), np.float32([1.0, 1.0, 2.0]),
+                                             np.int32([-(2**31), 2**31 - 1, 0])), {},
+                       np.float32([2.0**32 - 1, -(2.0**32 - 1), 2.0**25 + 2])),
     "relu_grad": ("relu_grad", (np.float32([-1.0, 0.0, -0.0, 2.0, np.nan]), np.float32([5.0, 5.0, 5.0, np.nan, 5.0])),
                   {}, np.float32([0.0, 0.0, 0.0, np.nan, 0.0])),
 }

@@ -450,6 +450,70 @@ def _popcount(x):
     return np.bitwise_count(x).astype(np.uint8)
 
 
+def _zero_point_check(scale_rule: bool):
+    """(DE)QUANTIZE_LINEAR's rules beyond the table: the zero point may be left out from
+    FL_6_2 on; QUANTIZE_LINEAR's scale is FLOAT32 for an INT32 input, else the input's type."""
+    def check(op, named, level):
+        if "zero_point_tensor" not in named and level < FL.FL_6_2:
+            raise InvalidArgumentError(f"{op}: zero_point_tensor is required at {FeatureLevel(level).name} (it is "
+                                       f"optional from FL_6_2 on)")
+        if scale_rule:
+            x, scale = named["input_tensor"].data_type, named["scale_tensor"].data_type
+            want = F32 if x == I32 else x
+            if scale != want and x in (F32, F16, I32):
+                raise InvalidArgumentError(f"{op}: scale_tensor.data_type {scale.name} must be {want.name} for an "
+                                           f"input_tensor of {x.name}")
+    return check
+
+
+def _quantize(x, scale, zero_point=None, output_data_type=None):
+    """clamp(round(x / scale) + zero_point, the output type's range): x / scale exact (a
+    float64 quotient of float32 or int32 values decides a tie exactly), rounded half to
+    even; NaN (0 / 0, inf / inf) rounds to 0, +-inf (x / 0) saturates."""
+    out = np.dtype(_quantize_type(zero_point, output_data_type))
+    with np.errstate(all="ignore"):
+        q = x.astype(np.float64) / scale.astype(np.float64)
+        q = np.clip(np.rint(np.nan_to_num(q, nan=0.0, posinf=4096.0, neginf=-4096.0)), -4096, 4096).astype(np.int64)
+    z = 0 if zero_point is None else zero_point.astype(np.int64)
+    info = np.iinfo(out)
+    return np.clip(q + z, int(info.min), int(info.max)).astype(out)
+
+
+def _quantize_type(zero_point, output_data_type):
+    if zero_point is not None:
+        return DataType.from_numpy(np.asarray(zero_point).dtype).numpy
+    return DataType.parse(output_data_type or "UINT8", "output_data_type").numpy
+
+
+def _quantize_out_type(named, attributes):
+    given = attributes.pop("output_data_type", None)
+    if given is not None or "zero_point_tensor" not in named:
+        return DataType.parse(given or "UINT8", "quantize_linear: output_data_type")
+    return named["zero_point_tensor"].data_type
+
+
+def _quantize_wgsl(desc) -> str:
+    x = desc.input_tensor.data_type
+    q = f"quantize_{'i32' if x == I32 else 'f32'}(a, b)"
+    z = "0i" if desc.zero_point_tensor is None else (
+        "c" if desc.zero_point_tensor.data_type.is_signed else "i32(c)")
+    if desc.output_tensor.data_type.is_signed:
+        return f"clamp({q} + {z}, -128i, 127i)"
+    return f"u32(clamp({q} + {z}, 0i, 255i))"
+
+
+def _dequantize(x, scale, zero_point=None, **_):
+    """(x - zero_point) * scale, the difference exact."""
+    z = 0 if zero_point is None else zero_point.astype(np.float64 if x.dtype.kind == "f" else np.int64)
+    return (x.astype(np.float64 if x.dtype.kind == "f" else np.int64) - z).astype(np.float64) * scale.astype(np.float64)
+
+
+def _dequantize_wgsl(desc) -> str:
+    signed = desc.input_tensor.data_type.is_signed
+    z = "c" if desc.zero_point_tensor is not None else ("0i" if signed else "0u")
+    return f"dq_diff_{'s' if signed else 'u'}(a, {z}) * b"
+
+
 def _i32_literal(v: int) -> str:
     return f"bitcast<i32>({v & 0xFFFFFFFF}u)"
 
@@ -783,6 +847,35 @@ TABLE: tuple[Row, ...] = (
     ), _cast, _cast_wgsl, "cast_operator_desc.md",
         "x converted to the output's type (floats to integers truncated and saturated, NaN 0; to floats rounded "
         "to nearest even; integers to integers wrap)", cast=True, raw=True, precision="exact (correctly rounded)"),
+    Row("ELEMENT_WISE_QUANTIZE_LINEAR", "quantize_linear", "quantize_linear",
+        ("input_tensor", "scale_tensor", "zero_point_tensor"), (
+            (FL.FL_6_2, (1, 8), {F32, F16, I32}, FLOATS, {I8, U8}, {I8, U8}),
+            (FL.FL_6_0, (1, 8), {F32, F16, I32}, FLOATS, {I8, U8}, {I8, U8}),
+            (FL.FL_3_0, (1, 8), {F32, I32}, {F32}, {I8, U8}, {I8, U8}),
+            (FL.FL_2_1, {4}, {F32, I32}, {F32}, {I8, U8}, {I8, U8}),
+            (FL.FL_1_0, {4}, {F32}, {F32}, {U8}, {U8}),
+        ), _quantize, _quantize_wgsl, "element_wise_quantize_linear_operator_desc.md",
+        "clamp(round(x / scale) + zero_point, the output type's range), x / scale exact and rounded half to even "
+        "(NaN 0, x / 0 saturating); the zero point optional from FL_6_2 (0; the output then output_data_type's, "
+        "default UINT8)",
+        raw=True, optional=("zero_point_tensor",),
+        same_type=(("input_tensor",), ("zero_point_tensor", "output_tensor")),
+        check=_zero_point_check(True), out_type=_quantize_out_type,
+        out_type_arguments=lambda desc: {"output_data_type": desc.output_tensor.data_type.name},
+        precision="exact (round(x / scale) decided on the exact quotient)"),
+    Row("ELEMENT_WISE_DEQUANTIZE_LINEAR", "dequantize_linear", "dequantize_linear",
+        ("input_tensor", "scale_tensor", "zero_point_tensor"), (
+            (FL.FL_6_2, (1, 8), _INTS_8_32, FLOATS, _INTS_8_32, FLOATS),
+            (FL.FL_6_0, (1, 8), _INTS_8_32, FLOATS, _INTS_8_32, FLOATS),
+            (FL.FL_3_0, (1, 8), _INTS_8_32, {F32}, _INTS_8_32, {F32}),
+            (FL.FL_2_1, {4}, _INTS_8_32, {F32}, _INTS_8_32, {F32}),
+            (FL.FL_1_0, {4}, {U8}, {F32}, {U8}, {F32}),
+        ), _dequantize, _dequantize_wgsl, "element_wise_dequantize_linear_operator_desc.md",
+        "(x - zero_point) * scale (the zero point optional from FL_6_2: 0)",
+        raw=True, optional=("zero_point_tensor",), out_from="scale_tensor",
+        same_type=(("input_tensor", "zero_point_tensor"), ("scale_tensor", "output_tensor")),
+        check=_zero_point_check(False), ulps=1.5,
+        precision="1.5 ULP; correctly rounded (0.5 ULP) where |x - zero_point| < 2^24 (the difference exact)"),
     Row("ELEMENT_WISE_TANH", "tanh", "tanh", ("input_tensor",), (
         (FL.FL_3_0, (1, 8), FLOATS),
         (FL.FL_2_0, {4}, FLOATS),
@@ -996,6 +1089,8 @@ def reference_of(row: Row) -> Callable:
         if row.cast or row.raw:
             values["output_data_type"] = out_type
         y = compute(row, arrays, scale_bias, fused, **values)
+        if row.out_type is not None:  # its numpy gives the output's type
+            return y
         with np.errstate(all="ignore"):
             if out_type is not None:
                 want = np.dtype(DataType.parse(out_type, "output_data_type").numpy)
