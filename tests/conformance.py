@@ -1869,10 +1869,10 @@ def _elementwise_broken(row):
         if kind == "output_type":
             dt = draw(st.sampled_from(wrong))
             return replace_fields(desc, **{out_field: dml.TensorDesc(dt, out.sizes)}), f"{out_field}.data_type", kind
-        if kind == "input_sizes":
-            field = row.tensors[-1]
-            sizes = with_entry(inputs[-1].sizes, 0, inputs[-1].sizes[0] + 1)
-            return replace_fields(desc, **{field: dml.TensorDesc(inputs[-1].data_type, sizes)}), f"{field}.sizes", kind
+        if kind == "input_sizes":  # the last input given
+            field, last = [(f, t) for f, t in zip(row.tensors, inputs) if t is not None][-1]
+            sizes = with_entry(last.sizes, 0, last.sizes[0] + 1)
+            return replace_fields(desc, **{field: dml.TensorDesc(last.data_type, sizes)}), f"{field}.sizes", kind
         if kind == "scale_bias":
             value = draw(st.sampled_from(["2", (1.0,), (1.0, "x"), (1e300, 0.0), 3]))
             return replace_fields(desc, scale_bias=value), "scale_bias", kind

@@ -569,6 +569,13 @@ def _cast_wgsl(desc) -> str:
     return "bitcast<u32>(a)" if signed else "bitcast<i32>(a)"
 
 
+def _cast_dtype(value, where: str) -> DataType:
+    """CAST's `dtype`: a DataType, its name or a numpy dtype (not None, which numpy reads as float64)."""
+    if value is None:
+        raise InvalidArgumentError(f"{where}: dtype: None is not a data type (a DataType, its name or a numpy dtype)")
+    return DataType.parse(value, f"{where}: dtype")
+
+
 def _cast(x, output_data_type):
     """DML_OPERATOR_CAST: floats to floats rounded to nearest even (beyond the range +-inf);
     floats to integers truncated toward zero and saturated to the type's range, NaN 0 (as
@@ -1081,7 +1088,7 @@ def reference_of(row: Row) -> Callable:
         arrays = [np.asarray(v) for f, v in given.items() if not (v is None and f in row.optional)]
         out_type = values.pop("output_data_type", None)
         if row.cast:
-            out_type = values.pop("dtype")
+            out_type = _cast_dtype(values.pop("dtype"), row.functional)
         scale_bias = ScaleBias.coerce(values.pop("scale_bias", None), "scale_bias")
         fused = FusedActivation.coerce(values.pop("fused_activation", None))
         if row.key == "identity" and scale_bias is None:  # a copy: bits through (NaN payloads too)
@@ -1275,7 +1282,7 @@ def infer_output_of(row: Row, desc_cls) -> Callable:
             out_type = DataType.parse(attributes.pop("output_data_type", "UINT8"),
                                       f"{row.functional}: output_data_type")
         if row.cast:
-            out_type = DataType.parse(attributes.pop("dtype"), f"{row.functional}: dtype")
+            out_type = _cast_dtype(attributes.pop("dtype"), row.functional)
         if row.out_type is not None:
             out_type = row.out_type(named, attributes)
         return desc_cls(**{f: named.get(f) for f in row.tensors}, **{row.output: TensorDesc(out_type, descs[0].sizes)},
