@@ -423,8 +423,13 @@ def _inlinable(nodes, p: int, v: int, consumer: int, k: int, readers, outputs, v
         return False
     read = nodes[consumer].desc.input_descs[k]
     own = value_descs[v]
-    return (read.sizes == own.sizes and read.effective_strides == own.effective_strides
-            and read.data_type == own.data_type and own.is_packed)
+    if not (read.sizes == own.sizes and read.effective_strides == own.effective_strides
+            and read.data_type == own.data_type and own.is_packed):
+        return False
+    # The consumer computes in the kind the producer's result has (not a bit operation
+    # reading a float's bits, say): the step passes its value on as it is.
+    return nodes[consumer].spec.planner.problem(nodes[consumer].desc).kinds[k] == \
+        nodes[p].spec.planner.problem(nodes[p].desc).out_kind
 
 
 def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Group:
@@ -443,7 +448,7 @@ def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Grou
                 refs.append(("step", order.index(producer[v])))
             else:
                 read = node.desc.input_descs[k]
-                key = (v, read)
+                key = (v, read, node.spec.planner.problem(node.desc).kinds[k])  # (read as the step computes)
                 if key not in leaves:
                     leaves.append(key)
                 refs.append(("input", leaves.index(key)))
@@ -452,6 +457,7 @@ def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Grou
 
     visit(root)
     descs = tuple(nodes[i].desc for i in order)
-    desc = FusedElementWiseDesc(tuple(read for _, read in leaves), nodes[root].desc.output_tensor, descs,
+    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), nodes[root].desc.output_tensor, descs,
                                 tuple(args[i] for i in order))
-    return Group(desc, elementwise_spec(desc), tuple(v for v, _ in leaves), tuple(nodes[root].outputs), tuple(order))
+    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
+                 tuple(order))

@@ -55,7 +55,7 @@ from gpudml.ops import padding as padding_op
 from gpudml.ops import reduce as reduce_op
 from gpudml.ops import softmax as softmax_op
 from gpudml.ops.slice1 import max_output_size
-from gpudml.ops.spec import flat_tensors, per_argument
+from gpudml.ops.spec import OUTPUT_FIELDS, flat_tensors, per_argument
 from gpudml.runtime import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import calc_buffer_tensor_size, packed_strides
@@ -248,6 +248,8 @@ def desc_types(desc, table) -> dict:
     out = {}
     for field in table_fields(table):
         value = getattr(desc, field)
+        if value is None:  # an optional tensor left out
+            continue
         out[field] = (value[0] if isinstance(value, (list, tuple)) else value).data_type
     return out
 
@@ -648,7 +650,7 @@ def broken_tensor(draw, desc, field: str):
     kinds = ["size0", "size_negative", "size_huge", "count_overflow", "rank0", "rank9", "rank_mismatch",
              "strides_length", "stride_negative", "stride_huge", "span_overflow", "total_small", "flags", "alignment",
              "not_a_desc"]
-    if field.startswith("output_tensor") and any(n > 1 for n in sizes):
+    if field.startswith(OUTPUT_FIELDS) and any(n > 1 for n in sizes):
         kinds.append("aliasing")
     kind = draw(st.sampled_from(kinds))
     if kind == "size0":
@@ -1895,10 +1897,23 @@ def _elementwise_call(row):
         bias (float inputs but FLOAT64, which computes on shader-f64 adapters only), a fused
         activation (float outputs) about half the time."""
         x = ask.input(d)
-        tensors = [x] + [dml.TensorDesc(ask.data_type, x.sizes) for _ in range(row.arity - 1)]
+        groups = row.type_groups()
+
+        def type_of(field):  # a group of one type takes its first field's
+            return ask.types[next((g[0] for g in groups if field in g), field)]
+        tensors = [x] + [dml.TensorDesc(type_of(f), x.sizes) for f in row.tensors[1:]]
         attributes = {a.name: _attribute(d, a, ask.level) for a in row.attributes}
         if row.logical:
             attributes["output_data_type"] = ask.types["output_tensor"]
+        if row.cast:
+            attributes["dtype"] = ask.types["output_tensor"]
+        if row.key == "quantize_linear":  # the scale: FLOAT32 for an INT32 input, else the input's type
+            tensors[1] = dml.TensorDesc(T.FLOAT32 if ask.data_type == T.INT32 else ask.data_type, x.sizes)
+        if row.optional and ask.level >= FL.FL_6_2 and d.int(0, 3) == 0:  # the zero point left out
+            attributes["given"] = row.tensors[:-1]
+            tensors = tensors[:-1]
+            if row.out_type is not None:
+                attributes["output_data_type"] = type_of(row.output)
         if row.scale_bias and ask.data_type in (T.FLOAT32, T.FLOAT16) and d.bool():
             attributes["scale_bias"] = (d.real(-2.0, 2.0), d.real(-1.0, 1.0))
         if row.fused_activation and ask.data_type.is_float and d.bool():
@@ -1911,21 +1926,23 @@ def _elementwise_broken(row):
     @st.composite
     def broken(draw, desc):
         inputs = desc.input_descs
-        out = desc.output_tensor
-        kinds = ["output_sizes", "output_type"] + (["input_sizes"] if row.arity > 1 else [])
+        out, out_field = getattr(desc, row.output), row.output
+        listed = set().union(*(types[-1] if len(types) > 1 else types[0] for _, _, *types in row.support))
+        wrong = [t for t in T if t != out.data_type and (t not in listed or not (row.logical or row.cast))]
+        kinds = ["output_sizes"] + (["output_type"] if wrong else []) + (["input_sizes"] if row.arity > 1 else [])
         kinds += [a.name for a in row.attributes]
         kinds += (["scale_bias"] if row.scale_bias else []) + (["fused_activation"] if row.fused_activation else [])
         kind = draw(st.sampled_from(kinds))
         if kind == "output_sizes":
             sizes = with_entry(out.sizes, draw(st.integers(0, out.rank - 1)), draw(st.integers(1, 3)) + max(out.sizes))
-            return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, sizes)), "output_tensor.sizes", kind
+            return replace_fields(desc, **{out_field: dml.TensorDesc(out.data_type, sizes)}), f"{out_field}.sizes", kind
         if kind == "output_type":
-            dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
-            return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
-        if kind == "input_sizes":
-            field = row.tensors[-1]
-            sizes = with_entry(inputs[-1].sizes, 0, inputs[-1].sizes[0] + 1)
-            return replace_fields(desc, **{field: dml.TensorDesc(inputs[-1].data_type, sizes)}), f"{field}.sizes", kind
+            dt = draw(st.sampled_from(wrong))
+            return replace_fields(desc, **{out_field: dml.TensorDesc(dt, out.sizes)}), f"{out_field}.data_type", kind
+        if kind == "input_sizes":  # the last input given
+            field, last = [(f, t) for f, t in zip(row.tensors, inputs) if t is not None][-1]
+            sizes = with_entry(last.sizes, 0, last.sizes[0] + 1)
+            return replace_fields(desc, **{field: dml.TensorDesc(last.data_type, sizes)}), f"{field}.sizes", kind
         if kind == "scale_bias":
             value = draw(st.sampled_from(["2", (1.0,), (1.0, "x"), (1e300, 0.0), 3]))
             return replace_fields(desc, scale_bias=value), "scale_bias", kind
@@ -1957,6 +1974,8 @@ def _elementwise_functional(row, spec):
             args[a.name] = maybe_hostile(draw, _attribute(HypothesisDraw(draw), a))
         if row.logical:
             args["output_data_type"] = draw(st.sampled_from(["UINT8", np.uint32, "float32", None]))
+        if row.cast:
+            args["dtype"] = draw(st.sampled_from(["FLOAT16", np.int8, "uint64", T.FLOAT32, "bogus", None]))
         if row.fused_activation:
             args["fused_activation"] = draw(st.sampled_from([None, "relu", dml.FusedActivation("relu"), "bogus", 3]))
         if row.scale_bias:
@@ -1981,9 +2000,11 @@ def _elementwise_compare(spec):
 for _row in elementwise_op.TABLE:
     _spec = spec_named(_row.key)
     _names = tuple(elementwise_op.argument_name(f) for f in _row.tensors)
+    _first_group = next((g for g in _row.type_groups() if _row.fields[0] in g), (_row.fields[0],))
     rule(_spec.key, broken=_elementwise_broken(_row), functional=_elementwise_functional(_row, _spec),
          compare=_elementwise_compare(_spec), light=_row.key not in ("identity", "add0"),
-         free=("output_tensor",) if _row.logical else (),
-         fields=_names + _row.tensors + ("output_tensor", "scale_bias", "fused_activation", "shapes", "device",
-                                         "output_data_type")
+         free=tuple(f for f in _row.fields[1:]  # one field per group of one type (its first)
+                    if f not in _first_group and all(f == g[0] for g in _row.type_groups() if f in g)),
+         fields=_names + _row.tensors + (_row.output, "scale_bias", "fused_activation", "shapes", "device",
+                                         "output_data_type", "dtype")
          + tuple(a.name for a in _row.attributes))(_elementwise_call(_row))

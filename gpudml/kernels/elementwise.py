@@ -163,10 +163,13 @@ def _blocks_eligible(p) -> bool:
 
 
 def _f64(p) -> bool:
-    """Does the kernel compute in f64? (a FLOAT64 value that is not a bit copy)"""
+    """Does the kernel compute in f64? (a FLOAT64 value computed as a float: not a bit copy,
+    nor the bits of a bit operation)"""
     if isinstance(p, FusedProblem):
         return any(_f64(st.problem) for st in p.steps)
-    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float for t in (p.output,) + p.inputs)
+    kinds = (p.out_kind,) + p.kinds
+    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float and k == "float"
+                              for t, k in zip((p.output,) + p.inputs, kinds))
 
 
 def _check_caps(p: Problem, caps) -> None:
@@ -229,6 +232,17 @@ def _steps(p: FusedProblem) -> tuple[dict, tuple[_StepParams, ...]]:
     return uniforms, tuple(params)
 
 
+def _input_kinds(p: FusedProblem) -> tuple[str, ...]:
+    """The kind each input's values are computed in: the kind of the (first) step reading it
+    (a bit operation reads a float tensor's bits as "uint")."""
+    kinds = {}
+    for st in p.steps:
+        for position, (kind, k) in enumerate(st.args):
+            if kind == "input":
+                kinds.setdefault(k, st.problem.kinds[position])
+    return tuple(kinds[k] for k in range(len(p.inputs)))
+
+
 def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
     """The one dispatch of `strategy` (one of strategies_for's)."""
     if strategy not in strategies_for(p, caps):
@@ -247,7 +261,7 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
     per_word = 32 // out_bits if packed_words else 1
     params = {
         "strategy": strategy, "rank": rank, "inputs": len(p.inputs),
-        "kinds": tuple(value_kind(t.data_type) for t in p.inputs), "in_bits": in_bits,
+        "kinds": _input_kinds(p), "in_bits": in_bits,
         "out_kind": last.out_kind, "out_bits": out_bits, "steps": steps,
         "copy": copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
         "packed_words": packed_words, "packed_output": p.output.is_packed,
