@@ -313,6 +313,20 @@ def _gelu(n: Node, device):
     return [dml.gelu(n.inputs[0], device=device)]
 
 
+def _softmax(name: str):
+    """Softmax, LogSoftmax, Hardmax: from opset 13 along `axis` (default -1); before, over
+    every axis from `axis` on (default 1: the input coerced to 2-D), DirectML's axes either way."""
+    def run(n: Node, device):
+        x = n.inputs[0]
+        if n.opset >= 13:
+            axes = [n.attr("axis", -1)]
+        else:
+            axis = n.attr("axis", 1) % x.ndim
+            axes = list(range(axis, x.ndim))
+        return [getattr(dml, name)(x, axes, device=device)]
+    return run
+
+
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
 MAPPINGS = {
     **dict.fromkeys(_REDUCE, _reduce),
@@ -330,6 +344,7 @@ MAPPINGS = {
     "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Gelu": _gelu,
     "LeakyRelu": _with_attrs("leaky_relu", alpha=("alpha", 0.01)), "Elu": _with_attrs("elu", alpha=("alpha", 1.0)),
     "Softplus": _unary("softplus"),
+    "Softmax": _softmax("softmax"), "LogSoftmax": _softmax("log_softmax"), "Hardmax": _softmax("hardmax"),
 }
 
 #: Node tests of mapped operators that are outside DirectML's semantics, and why.
