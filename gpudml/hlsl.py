@@ -390,7 +390,6 @@ def _slang_compile(source: str, entry: str, defines) -> tuple[str, Interface]:
 
 _WGSL_VAR = re.compile(r"@binding\((\d+)\)\s*@group\((\d+)\)\s*var<([^>]*)>\s*(\w+)\s*:\s*([^;]+);")
 _WGSL_STRUCT = re.compile(r"struct\s+(\w+)\s*\{([^}]*)\}", re.S)
-_WGSL_MEMBER = re.compile(r"(?:@align\((\d+)\)\s*)?(?:@size\((\d+)\)\s*)?(\w+)\s*:\s*([^,]+),?")
 _WGSL_WORKGROUP = re.compile(r"@workgroup_size\(([^)]*)\)[^{]*?fn\s+(\w+)", re.S)
 
 
@@ -450,26 +449,36 @@ def _wgsl_workgroup(wgsl: str, entry: str) -> tuple[int, int, int]:
 
 
 def _wgsl_cbuffer(body: str, name: str) -> tuple[list[Constant], int]:
-    """The members of the cbuffer's WGSL struct, at the offsets their @align give, checked
-    against HLSL's packing (where WGSL cannot place a member where HLSL puts it: an error)."""
+    """The members of the cbuffer's WGSL struct, at HLSL's offsets, checked against where the
+    WGSL struct places them (its @align; where WGSL cannot place a member where HLSL puts it:
+    an error). Arrays of 16-byte vectors keep the offsets after them exact; after any other
+    array, matrix or struct the members cannot be set by name (gpudml does not work their
+    offsets out)."""
     members = []
-    for m in _WGSL_MEMBER.finditer(body):
-        align, size_attr, member, typ = m.group(1), m.group(2), m.group(3), m.group(4).strip()
+    for line in body.splitlines():
+        m = re.match(r"\s*(?:@align\((\d+)\)\s*)?(\w+)\s*:\s*(.+?),?\s*$", line)
+        if not m:
+            continue
+        align, member, typ = int(m.group(1) or 0), _unmangle(m.group(2)), m.group(3).strip()
         hlsl, count, size = _wgsl_type(typ)
+        exact = bool(hlsl)
         if not hlsl:
-            size = int(size_attr) if size_attr else 16
-        members.append((_unmangle(member), hlsl, count, size, int(align) if align else 0))
-    packed = hlsl_layout([(n, t, c, s) for n, t, c, s, _ in members])
+            array = re.fullmatch(r"array<vec4<(\w+)>,\s*(?:i32\()?(\d+)\)?>", typ)
+            exact = bool(array) and array.group(1) in ("u32", "i32", "f32")
+            size = 16 * int(array.group(2)) if array else 16
+        members.append((member, hlsl, count, size, align, exact))
+    packed = hlsl_layout([(n, t, c, s) for n, t, c, s, _, _ in members])
     constants, end, wgsl_end, exact = [], 0, 0, True
-    for (member, typ, offset, size), (*_, align) in zip(packed, members):
-        exact = exact and bool(typ)  # after an array, matrix or struct: offsets not worked out here
+    for (member, typ, offset, size), (*_, align, known) in zip(packed, members):
         if exact:
             _check_alignment(member, typ, offset, size)
-            at = -(-wgsl_end // max(align, wgsl_alignment(typ, size))) * max(align, wgsl_alignment(typ, size))
+            step = max(align, wgsl_alignment(typ, size))
+            at = -(-wgsl_end // step) * step
             if at != offset:
-                raise InvalidArgumentError(f"Kernel.from_hlsl: cbuffer {name}: the compiler placed {member} at byte "
-                                           f"{at}, HLSL's packing at {offset}")
+                raise InvalidArgumentError(f"Kernel.from_hlsl: cbuffer {_unmangle(name)}: the compiler placed "
+                                           f"{member} at byte {at}, HLSL's packing at {offset}")
             wgsl_end = at + size
+        exact = exact and known
         constants.append(Constant(member, typ if exact else "", offset, size))
         end = offset + size
     return constants, end
@@ -638,30 +647,34 @@ def reflect_spirv(spirv: bytes, entry: str) -> Interface:
 
 
 # ---------------------------------------------------------------------------- interface text
-def interface_text(op: str, inputs: list[tuple[str, str, int]], outputs: list[tuple[str, str, int]],
-                   uniforms: list[tuple[str, str, int]]) -> str:
-    """The HLSL declarations a custom kernel of an operator's description gets: its tensors as
-    t<N> (inputs) and u<N> (outputs) in order, `(field, DirectML type, element count)`, and its
-    uniforms `(name, HLSL type, components)` as cbuffer b0 members, packed by HLSL's rules."""
-    hlsl_types = {"FLOAT32": "float", "FLOAT16": "half", "INT32": "int", "UINT32": "uint"}
-    lines = [f"// {op}: the bindings an HLSL kernel of this description gets (gpudml lab ... --hlsl FILE.hlsl)"]
+HLSL_TYPES = {"FLOAT32": "float", "FLOAT16": "half", "INT32": "int", "UINT32": "uint"}
+
+
+def interface_text(title: str, inputs, outputs, uniforms) -> str:
+    """The HLSL declarations a custom kernel of an operator's description gets: its tensors
+    `(field, DirectML type name, element count)` as t<N> (inputs) and u<N> (outputs) in
+    order, and its uniforms `(name, values, per-axis array)` (builder.Kernel.uniforms) as
+    cbuffer b0: per-axis arrays first as uint4 arrays, then uint scalars, which is both
+    gpudml's uniform struct and HLSL's packing of these declarations (the same bytes)."""
+    lines = [f"// {title}"]
     for k, (field, dtype, count) in enumerate(inputs):
-        elem = hlsl_types.get(dtype)
-        decl = f"StructuredBuffer<{elem}>" if elem else "ByteAddressBuffer"
-        lines.append(f"{decl + ' ' + _ident(field):<44}: register(t{k});  // {dtype}, {count} elements"
-                     + ("" if elem else " (raw 32-bit words: Load(byte offset))"))
+        elem = HLSL_TYPES.get(dtype)
+        decl = f"StructuredBuffer<{elem}> {_ident(field)}" if elem else f"ByteAddressBuffer {_ident(field)}"
+        lines.append(f"{decl:<44} : register(t{k});  // {dtype}, {count} elements"
+                     + ("" if elem else " (32-bit words: Load(byte offset))"))
     for k, (field, dtype, count) in enumerate(outputs):
-        elem = hlsl_types.get(dtype)
-        decl = f"RWStructuredBuffer<{elem}>" if elem else "RWByteAddressBuffer"
-        lines.append(f"{decl + ' ' + _ident(field):<44}: register(u{k});  // {dtype}, {count} elements"
-                     + ("" if elem else " (raw 32-bit words: Store(byte offset))"))
-    if uniforms:
-        members = hlsl_layout([(name, typ, n, 4 * n) if n <= 4 else (name, "", n, 16 * n) for name, typ, n in uniforms])
-        lines.append("cbuffer Constants : register(b0) {")
-        for (name, typ, n), (_, _, offset, _) in zip(uniforms, members):
-            decl = f"{typ} {_ident(name)};" if n <= 4 else f"uint4 {_ident(name)}[{-(-n // 4)}];"
-            lines.append(f"    {decl:<40}// offset {offset}" + (f" ({n} values)" if n > 4 else ""))
-        lines.append("};")
+        elem = HLSL_TYPES.get(dtype)
+        decl = f"RWStructuredBuffer<{elem}> {_ident(field)}" if elem else f"RWByteAddressBuffer {_ident(field)}"
+        lines.append(f"{decl:<44} : register(u{k});  // {dtype}, {count} elements"
+                     + ("" if elem else " (32-bit words: Store(byte offset, value))"))
+    members = [(name, "" if array else "uint", 1, 16 * -(-count // 4) if array else 4)
+               for name, count, array in uniforms]
+    lines.append("cbuffer Constants : register(b0) {")
+    for (name, count, array), (_, _, offset, _) in zip(uniforms, hlsl_layout(members)):
+        decl = f"uint4 {_ident(name)}[{-(-count // 4)}];" if array else f"uint {_ident(name)};"
+        what = f"{count} value{'s' if count != 1 else ''}, per axis: {_ident(name)}[d / 4][d % 4]" if array else ""
+        lines.append(f"    {decl:<40} // byte {offset}" + (f"; {what}" if what else ""))
+    lines.append("};")
     return "\n".join(lines)
 
 

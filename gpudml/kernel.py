@@ -109,14 +109,23 @@ class Kernel:
         call = self.call(device, descs, out_descs, grid, constants)
         return call.execute(list(inputs), list(outputs) if written else None)
 
-    def call(self, device: Device, input_descs, output_descs, grid, constants=None) -> KernelCall:
-        """The kernel bound to these descs, grid and constants on `device` (checked; kept)."""
+    def call(self, device: Device, input_descs, output_descs, grid, constants=None, *,
+             uniform_bytes: bytes | None = None) -> KernelCall:
+        """The kernel bound to these descs, grid and constants on `device` (checked; kept).
+        `uniform_bytes`: cbuffer b0's bytes as they are, instead of `constants` (the lab
+        passes an operator's own uniforms)."""
         where = self.name
         interface = self.interface
         check_interface(interface, len(input_descs), len(output_descs), where)
         check_types(interface, list(input_descs) + list(output_descs), len(input_descs), where)
         grid = check_grid(grid, device.caps, interface, where)
-        data = hlsl.pack_constants(interface, constants, where)
+        if uniform_bytes is None:
+            data = hlsl.pack_constants(interface, constants, where)
+        elif len(uniform_bytes) < interface.cbuffer_bytes:
+            raise InvalidArgumentError(f"{where}: the kernel's cbuffer b0 holds {interface.cbuffer_bytes} bytes, more "
+                                       f"than the {len(uniform_bytes)} given")
+        else:
+            data = bytes(uniform_bytes) + bytes(-len(uniform_bytes) % 16)
         key = (id(device), tuple(input_descs), tuple(output_descs), grid, data)
         with self._lock:
             hit = self._calls.get(key)
