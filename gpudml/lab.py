@@ -253,7 +253,7 @@ def _reason(exc: DMLError) -> str:
 #: The table's columns and what each says (`gpudml lab OP --help` and docs/experimenting.md).
 COLUMNS = {
     "strategy": "the variant: a kernel strategy, with its plan options where --options gives some",
-    "templates": "packaged, or the --templates folder it ran under",
+    "templates": "packaged, or the --templates folder it ran under (for an --hlsl variant: its file)",
     "correct": "yes: bit-exact against the reference, or within the operator's documented precision",
     "GPU ms": "the median time of one execute's dispatches, from GPU timestamps (wall ms where the adapter has "
               "none: submit to completion, and the header line says so)",

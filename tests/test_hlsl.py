@@ -7,6 +7,7 @@ and glslang-tools), so nothing here is skipped."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ import gpudml as dml
 from gpudml import cli, hlsl, lab
 from gpudml.runtime.tensor import Tensor
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "hlsl-examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "docs" / "hlsl-examples"
 ADD = (EXAMPLES / "add.hlsl").read_text()
 REDUCE = (EXAMPLES / "reduce_rows.hlsl").read_text()
 F32 = dml.DataType.FLOAT32
@@ -124,6 +126,22 @@ def test_a_wrong_or_broken_kernel_is_a_row(device):
     assert not broken_row.correct and "unexpected token" in broken_row.error and "kernel.hlsl:13" in broken_row.error
     assert all(r.correct for r in rows if not r.hlsl)
     assert len(lab.failures(rows)) == 2
+
+
+def test_the_docs_page_runs_as_written(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    page = (ROOT / "docs" / "hlsl.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/hlsl.md", "exec"), namespace)
+    np.testing.assert_array_equal(namespace["out"], np.arange(1000, dtype=np.float32) + 1)
+    np.testing.assert_array_equal(namespace["t"].numpy(), namespace["out"])
+    assert [s.name for s in namespace["compiled"].steps][0] == "HLSL(main)"
+    got = namespace["compiled"]({"input0": np.zeros(1000, np.float32)})[0]
+    np.testing.assert_allclose(got, 1 / (1 + np.exp(-1.0)), rtol=1e-6)
+    readme = (ROOT / "README.md").read_text()
+    assert "(docs/hlsl.md)" in readme
 
 
 # ---------------------------------------------------------------------------- the runtime
