@@ -318,7 +318,7 @@ def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
 def _compiled(device, spec, desc, validate: bool = False):
     """A node's (or fused group's) compiled operator; a custom kernel's call as it was recorded."""
     if isinstance(spec, CustomSpec):
-        return spec.call
+        return spec.call.graph_step()
     operator = device.create_operator(desc) if validate else Operator(device, desc, spec)
     return device.compile_operator(operator)
 

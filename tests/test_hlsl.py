@@ -185,6 +185,11 @@ def test_graphs_run_it_as_an_opaque_node(device):
     data = np.arange(64, dtype=np.float32)
     np.testing.assert_array_equal(compiled({"input0": data})[0], data + 1)
     assert len(g.compile([y], fuse=False).steps) == 5
+    odd = dml.Kernel.from_hlsl(ADD.replace("if (i < count)", "if (i < count && i % 2 == 1)"))
+    for _ in range(2):  # (the second run's pooled intermediates held the first's values)
+        h, = odd([x, x], [dml.TensorDesc(F32, [64])], (1,), {"count": 64})
+        got = g.compile([dml.slice(h, [0], [64], [1])])({"input0": data})[0]
+        np.testing.assert_array_equal(got, np.where(np.arange(64) % 2 == 1, 2 * data, 0))
 
 
 def test_an_out_of_range_store_writes_nothing_outside_its_buffer(device):

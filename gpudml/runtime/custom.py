@@ -10,6 +10,7 @@ so no kernel reads or writes outside its tensors.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,6 +143,14 @@ class KernelCall:
         nbytes = sum(d.element_count * d.data_type.size for _, d in self.inputs + self.outputs)
         self._work = Work((DispatchLabel(device, name, STRATEGY, 0, nbytes),), name, nbytes)
         self._groups: dict = {}
+        self._clear_given = False  # zero the outputs it is handed too (as a graph's step)
+
+    def graph_step(self) -> KernelCall:
+        """This call as a graph's step: the outputs the executor hands it start zeroed, as a
+        new output does (what the kernel leaves unwritten reads as zero)."""
+        step = copy.copy(self)
+        step._clear_given = True
+        return step
 
     def __repr__(self) -> str:
         return f"KernelCall({self.name}, grid {list(self.grid)})"
@@ -183,7 +192,8 @@ class KernelCall:
                                for _, d in self.outputs]
                     clears = [t.buffer for t in results]  # what the kernel leaves unwritten reads as zero
                 else:
-                    results, clears = list(outputs), []
+                    results = list(outputs)
+                    clears = [t.buffer for t in results] if self._clear_given else []
                 self._record(in_buffers, [t.buffer for t in results], clears)
             finally:
                 for buf in staged:
