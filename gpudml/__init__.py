@@ -9,6 +9,7 @@ from . import python_operators  # noqa: F401  (Tensor's and Expression's Python 
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph
+from .kernel import Kernel
 from .ops import SPECS
 from .ops.elementwise import FusedActivation, ScaleBias
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
@@ -22,7 +23,7 @@ globals().update(_OPERATORS)
 __all__ = [
     "AxisDirection", "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
     "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
-    "Operator", "PaddingMode", "ReduceFunction", "ScaleBias", "Tensor", "TensorDesc", "UnsupportedError", "__version__",
-    "calc_buffer_tensor_size", "default_device",
+    "Kernel", "Operator", "PaddingMode", "ReduceFunction", "ScaleBias", "Tensor", "TensorDesc", "UnsupportedError",
+    "__version__", "calc_buffer_tensor_size", "default_device",
 ]
 __all__ += list(_OPERATORS)

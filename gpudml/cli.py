@@ -13,7 +13,7 @@ import tempfile
 
 import numpy as np
 
-from . import caps, compiler, examples, lab
+from . import caps, compiler, examples, hlsl, lab
 from .bench.report import EXTRA_INSTALL, columns_help
 from .bench.workloads import WORKLOADS
 from .caps import FEATURE_NAMES
@@ -179,12 +179,27 @@ def cmd_shader(args) -> int:
     caps, source = shader_caps(args)
     program = compiler.compile(desc, caps, strategy=args.strategy)
     print(header(spec.name, level, caps, source))
+    if args.interface == "hlsl":
+        print(hlsl_interface(program))
+        return 0
     print(f"// strategy {program.strategy} (eligible: {', '.join(program.strategies)})")
     for i, kernel in enumerate(program.kernels):
         print(f"// dispatch {i}: {kernel.invocations} invocations, {kernel.workgroups[0]} x {kernel.workgroups[1]} "
               f"workgroups of {kernel.workgroup_size}")
         print(kernel.source)
     return 0
+
+
+def hlsl_interface(program) -> str:
+    """What `gpudml shader OP ... --interface hlsl` prints: the registers and cbuffer b0 an HLSL
+    kernel of the description gets (`gpudml lab OP ... --hlsl FILE.hlsl` binds them so)."""
+    first = program.kernels[0]
+    more = len(program.kernels) - 1
+    note = (f"; the cbuffer holds the uniforms of its dispatch 0 of {more + 1}" if more else "")
+    title = (f"an HLSL kernel of this description (gpudml lab ... --hlsl FILE.hlsl): inputs t0.., outputs u0.., "
+             f"cbuffer b0 filled as strategy {program.strategy}'s kernel reads it{note}")
+    tensors = [[(f, d.data_type.name, d.element_count) for f, d in side] for side in (program.inputs, program.outputs)]
+    return hlsl.interface_text(title, *tensors, first.uniforms)
 
 
 def cmd_lab(args) -> int:
@@ -207,7 +222,20 @@ def cmd_lab(args) -> int:
         raise InvalidArgumentError(f"--options: {', '.join(unknown)} not a plan option of {spec.name} "
                                    f"({', '.join(spec.planner.options) or 'none'})")
     device = Device(feature_level=level, adapter=args.adapter)
-    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options)
+    grid = _ints(args.grid, "--grid") if args.grid else None
+    hlsl_files = []
+    for path in args.hlsl:
+        try:
+            with open(path, encoding="utf-8") as f:
+                hlsl_files.append((path, f.read()))
+        except OSError as exc:
+            raise InvalidArgumentError(f"--hlsl: cannot read {path}: {exc.strerror}") from None
+    defines = {}
+    for item in args.define:
+        name, eq, value = item.partition("=")
+        defines[name.strip()] = value.strip() if eq else "1"
+    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options,
+                   hlsl=hlsl_files, grid=grid, defines=defines or None)
     (_, x), *more = tensor_fields(desc)[0]
     inputs = f"{x.data_type.name} {list(x.sizes)}" + "".join(f", {list(d.sizes)}" for _, d in more)
     title = (f"{spec.name} of {inputs} ({_arguments(spec.arguments(desc))}) "
@@ -360,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
                        help="compile for a capability profile, with no adapter (default: the adapter, or "
                             f"profile {FALLBACK_PROFILE} when none can be opened)")
+        p.add_argument("--interface", default="wgsl", choices=("wgsl", "hlsl"),
+                       help="wgsl: the kernels' WGSL (default); hlsl: the bindings and cbuffer b0 that an HLSL "
+                            "kernel of this description gets (for gpudml lab ... --hlsl FILE.hlsl)")
     lab_columns = f"columns of the table:\n{lab.columns_help()}"
     lab_parser = _subparser(sub, "lab", "run one description under every kernel variant: correctness, GPU time, "
                                         "GB/s against the copy kernel",
@@ -375,6 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--options", action="append", default=[], metavar="K=V,...",
                        help="plan options, e.g. lanes=64,subgroups=false: each --options makes its own "
                             f"variants of every strategy ({', '.join(spec.planner.options) or 'none'})")
+        p.add_argument("--hlsl", action="append", default=[], metavar="FILE.hlsl",
+                       help="also run this HLSL kernel as a variant (its bindings and cbuffer: gpudml shader "
+                            f"{spec.key} ... --interface hlsl; repeat for several)")
+        p.add_argument("--define", action="append", default=[], metavar="NAME[=VALUE]",
+                       help="a macro for the --hlsl kernels (repeat for several), e.g. USE_WAVE=1")
+        p.add_argument("--grid", default=None, metavar="X,Y,Z",
+                       help="the --hlsl kernels' workgroups (default: one invocation per output element, "
+                            "by the kernel's [numthreads])")
         p.add_argument("--reps", type=int, default=7, help="timed repetitions per variant (default 7)")
         p.add_argument("--json", default=None, metavar="FILE", help="write the rows as JSON")
         p.add_argument("--png", default=None, metavar="FILE", help="a bar chart of the ratios to the copy kernel")

@@ -11,6 +11,12 @@ adapter's own copy kernel timed beside it (paired: variant, copy, variant, copy,
 medians), what compiling it cost, and which variant the operator would choose. A variant
 that does not compile, or computes a wrong result, is reported as such (with the first
 wrong element) and the others still run.
+
+`--hlsl FILE.hlsl` adds the user's HLSL kernel as one more variant (gpudml/kernel.py): bound
+as `gpudml shader OP ... --interface hlsl` prints (the description's inputs t0.., outputs
+u0.., cbuffer b0 holding the uniforms of the operator's own first kernel), run over `grid`
+workgroups (default: one invocation per output element), checked and timed like the rest;
+one that does not compile or binds other tensors is a row saying so.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import os
 import statistics
 import textwrap
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -26,6 +33,7 @@ from . import compiler
 from .bench.anchors import Yardsticks
 from .compare import first_wrong
 from .errors import DMLError, InvalidArgumentError
+from .kernel import Kernel
 from .ops import spec_for
 from .runtime import Device, tuning
 from .runtime.tensor import logical_from_raw
@@ -60,6 +68,7 @@ class Row:
     copy_samples_ms: list = field(default_factory=list)  # the copies timed right after its samples
     same_copy_samples_ms: list = field(default_factory=list)
     eligible: bool = True  # False: named with --strategies but the description cannot use it
+    hlsl: str | None = None  # the HLSL file of an --hlsl variant (strategy "hlsl")
 
 
 def failures(rows: list[Row]) -> list[Row]:
@@ -69,12 +78,14 @@ def failures(rows: list[Row]) -> list[Row]:
 
 
 def run(device, desc, *, strategies=None, templates: str | None = None, reps: int = 7, seed: int = 0,
-        copy_bytes: int = COPY_BYTES, options=None) -> list[Row]:
+        copy_bytes: int = COPY_BYTES, options=None, hlsl=(), grid=None, defines=None) -> list[Row]:
     """Every variant of `desc` on `device`: its eligible strategies (or those named in
     `strategies`), each with every set of plan options in `options` (a list of dicts; None:
     none), under the packaged templates and, with `templates`, under that folder.
     `strategies="tuned"`: the variants the autotuner would time (runtime/tuning.candidates:
-    each eligible strategy with its own plan and with the options its planner offers)."""
+    each eligible strategy with its own plan and with the options its planner offers).
+    `hlsl`: (file name, HLSL source) pairs, each one more variant run over `grid`, compiled
+    with `defines`."""
     spec = spec_for(desc)
     op = device.create_operator(desc)
     compiling = device.pipeline_cache_stats.compile_seconds
@@ -124,6 +135,12 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                              out_descs, expected, tolerance, reps, (yard, same), traffic)
                 if row.default and row.compile_ms == 0:  # compiled above, to learn the default
                     row.compile_ms, default_compile_ms = default_compile_ms, 0.0
+            if dev is device:
+                for path, source in hlsl:
+                    row = Row("hlsl", None, hlsl=path)
+                    rows.append(row)
+                    _run_hlsl(row, dev, default.program, source, defines, grid, tensors, out_descs, expected, tolerance,
+                              reps, (yard, same), traffic)
     finally:
         for y in (yard, same):
             if y is not None:
@@ -171,11 +188,45 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tole
         return
     row.first_wrong = first_wrong(got, expected, tolerance)
     row.correct = row.first_wrong is None
+    _time(row, dev, lambda: compiled.execute(tensors, outputs=outs), reps, yards, traffic)
+
+
+def _run_hlsl(row: Row, dev, program, source: str, defines, grid, tensors, out_descs, expected, tolerance, reps, yards,
+              traffic) -> None:
+    """An --hlsl variant: compiled, bound to the description's tensors and its first kernel's
+    uniforms, then checked and timed as _run_variant does an operator's."""
+    try:
+        t0 = time.perf_counter()
+        kernel = Kernel.from_hlsl(source, defines=defines)
+        size = kernel.interface.workgroup_size
+        if grid is None:
+            count = max(d.element_count for d in out_descs)
+            grid = (max(1, -(-count // (size[0] * size[1] * size[2]))),)
+            if grid[0] > dev.caps.max_workgroups_per_dimension:
+                limit = dev.caps.max_workgroups_per_dimension
+                grid = (limit, -(-grid[0] // limit))
+        uniforms = program.kernels[0].uniform_bytes
+        call = kernel.call(dev, [t.desc for t in tensors], out_descs, grid, uniform_bytes=uniforms)
+        row.compile_ms = (time.perf_counter() - t0) * 1e3
+        row.dispatches = 1
+        outs = [dev.empty(d) for d in out_descs]
+        results = call.execute(tensors, outputs=outs)
+        got = [logical_from_raw(r.raw(), d) for r, d in zip(results, out_descs, strict=True)]
+    except DMLError as exc:
+        row.error = _reason(exc)
+        return
+    row.first_wrong = first_wrong(got, expected, tolerance)
+    row.correct = row.first_wrong is None
+    _time(row, dev, lambda: call.execute(tensors, outputs=outs), reps, yards, traffic)
+
+
+def _time(row: Row, dev, execute, reps, yards, traffic) -> None:
+    """`reps` timed executes, each followed by the copy kernels (paired samples)."""
     yard, same = yards
     samples, copies, same_copies = [], [], []
     for _ in range(reps):  # paired: the variant, then the copy kernels
         with dev.profile() as prof:
-            compiled.execute(tensors, outputs=outs)
+            execute()
         samples.append(prof.gpu_ms)
         row.clock = prof.rows[0]["clock"] if prof.rows else row.clock
         copies.append(yard.copy_ms()[0])
@@ -202,7 +253,7 @@ def _reason(exc: DMLError) -> str:
 #: The table's columns and what each says (`gpudml lab OP --help` and docs/experimenting.md).
 COLUMNS = {
     "strategy": "the variant: a kernel strategy, with its plan options where --options gives some",
-    "templates": "packaged, or the --templates folder it ran under",
+    "templates": "packaged, or the --templates folder it ran under (for an --hlsl variant: its file)",
     "correct": "yes: bit-exact against the reference, or within the operator's documented precision",
     "GPU ms": "the median time of one execute's dispatches, from GPU timestamps (wall ms where the adapter has "
               "none: submit to completion, and the header line says so)",
@@ -260,7 +311,10 @@ def variant_name(row: Row) -> str:
 
 
 def templates_name(row: Row) -> str:
-    """The name of the row's templates folder ("" for the packaged templates)."""
+    """The name of the row's templates folder ("" for the packaged templates), or of an
+    --hlsl variant's file."""
+    if row.hlsl is not None:
+        return os.path.basename(row.hlsl)
     return "" if row.templates is None else os.path.basename(os.path.normpath(row.templates))
 
 
@@ -298,6 +352,17 @@ def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
     os.makedirs(folder, exist_ok=True)
     written = []
     for r in rows:
+        if r.hlsl is not None:  # what the HLSL compiler made of it (WGSL from Slang)
+            try:
+                code = Kernel.from_hlsl(open(r.hlsl, encoding="utf-8").read()).code
+            except (DMLError, OSError):
+                continue
+            path = os.path.join(folder, f"hlsl-{os.path.splitext(os.path.basename(r.hlsl))[0]}."
+                                        f"{'wgsl' if isinstance(code, str) else 'spv'}")
+            with open(path, "w" if isinstance(code, str) else "wb") as f:
+                f.write(code)
+            written.append(path)
+            continue
         if r.error and "not eligible" in r.error:
             continue
         try:
