@@ -129,8 +129,8 @@ def validate(desc: GemmOperatorDesc, level: FeatureLevel) -> None:
     for field, sizes in (("a_tensor", a), ("b_tensor", b)):
         if tuple(sizes[:-2]) != tuple(out[:-2]):
             raise InvalidArgumentError(
-                f"{OP}: {field}.sizes {list(sizes)} must have the output's batch sizes {list(out[:-2])} on its "
-                f"leading axes (a broadcast is a stride of 0 in the description)")
+                f"{OP}: {field}.sizes {list(sizes)} must have the batch sizes of output_tensor.sizes {list(out)} "
+                f"({list(out[:-2])}) on its leading axes (a broadcast is a stride of 0 in the description)")
     if desc.c_tensor is not None and desc.c_tensor.sizes != desc.output_tensor.sizes:
         raise InvalidArgumentError(
             f"{OP}: c_tensor.sizes {list(desc.c_tensor.sizes)} must equal output_tensor.sizes {list(out)} (a "
