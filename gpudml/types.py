@@ -202,6 +202,18 @@ class AxisDirection(DMLEnum):
         return _coerce_enum(cls, value, field)
 
 
+class MatrixTransform(DMLEnum):
+    """DML_MATRIX_TRANSFORM: how GEMM reads a matrix operand (TRANSPOSE: its two last axes swapped)."""
+
+    NONE = 0
+    TRANSPOSE = 1
+
+    @classmethod
+    def coerce(cls, value, field: str = "trans") -> MatrixTransform:
+        """A MatrixTransform, its value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
 def _coerce_enum(cls, value, field, aliases=None):
     if isinstance(value, cls):
         return value

@@ -14,6 +14,8 @@ import pytest
 import gpudml as dml
 from gpudml import functional, python_operators
 from gpudml.errors import InvalidArgumentError
+from gpudml.ops import gemm as gemm_op
+from gpudml.testing import assert_within
 
 RNG = np.random.default_rng(34)
 
@@ -234,3 +236,29 @@ def test_operators_run_the_element_wise_forms(device):
     e = g.input([2, 3], name="x")
     (y,) = g.compile([dml.reduce(e * 2 + 1, "sum", [1])])({"x": x})
     np.testing.assert_array_equal(y, (x * 2 + 1).sum(axis=1, keepdims=True))
+
+
+def test_matmul_is_gemm(device):
+    """`a @ b` on Tensors (and Expressions) is dml.gemm(a, b): numpy's matmul for matrices
+    and batches of them (the batch axes broadcast), float32 and float16, within gemm's
+    documented precision; a numpy array on the left defers to the Tensor (and
+    gets numpy back, as every form gives for a first numpy argument); vectors (1-D),
+    which gemm does not take, are an InvalidArgumentError naming the DimensionCount."""
+    rng = np.random.default_rng(0)
+    for sa, sb, dtype in [((3, 4), (4, 5), np.float32), ((2, 3, 4), (2, 4, 5), np.float32),
+                          ((2, 1, 3, 4), (5, 4, 6), np.float32), ((4, 7), (3, 7, 2), np.float16)]:
+        a, b = rng.uniform(-1, 1, sa).astype(dtype), rng.uniform(-1, 1, sb).astype(dtype)
+        want = np.matmul(a, b)
+        for got in (device.tensor(a) @ device.tensor(b), a @ device.tensor(b), device.tensor(a) @ b):
+            assert isinstance(got, (dml.Tensor, np.ndarray))
+            got = np.asarray(got)  # (the first operand decides: a numpy array on the left gives numpy)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert_within(got, np.matmul(a.astype(np.float64), b).astype(dtype),
+                          gemm_op.tolerance(want, [a, b], {}), f"{sa} @ {sb}")
+    g = dml.Graph(device)
+    x, w = g.input([3, 4], name="x"), g.input([4, 2], name="w")
+    a, b = rng.uniform(-1, 1, (3, 4)).astype(np.float32), rng.uniform(-1, 1, (4, 2)).astype(np.float32)
+    (y,) = g.compile([x @ w])({"x": a, "w": b})
+    assert_within(y, (a.astype(np.float64) @ b).astype(np.float32), gemm_op.tolerance(y, [a, b], {}), "graph")
+    with pytest.raises(dml.InvalidArgumentError, match="Gemm: DimensionCount 1 is not supported"):
+        device.tensor(np.ones(3, np.float32)) @ device.tensor(np.ones(3, np.float32))

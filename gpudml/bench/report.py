@@ -48,6 +48,7 @@ class Case:
     dispatches: int | None = None          # compute dispatches per device_fn call, where it says
     calls: int = 1                         # operator calls per device_fn call (timed per call where > 1)
     batched: Callable[[], object] | None = None  # the same calls inside a device.batch()
+    flops: int = 0                         # floating-point operations per call (compute-bound rows: GFLOP/s)
 
 
 class Progress:

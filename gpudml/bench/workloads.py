@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W14, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W15, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import gpudml as F
 
 from .. import reference
+from ..ops import gemm as gemm_op
 from ..ops import slice1
 from . import anchors as _anchors
 from .report import Case, Row, check_result, median_ms
@@ -181,6 +182,23 @@ def _elementwise_case(binary: bool, quick, rng, device) -> Case:
         ort=(_onnx_model("Sigmoid", x, {}, {}), {"x": x}), ort_expected=reference.sigmoid(x), compare=_close(1e-5))
 
 
+def _gemm_case(n: int, quick, rng, device) -> Case:
+    """GEMM [n, n] x [n, n] float32 (compute-bound: 2 n^3 floating-point operations; the
+    note gives GFLOP/s beside numpy's); checked within gemm's documented precision."""
+    a = rng.uniform(-1, 1, [n, n]).astype(np.float32)
+    b = rng.uniform(-1, 1, [n, n]).astype(np.float32)
+    ta, tb = device.tensor(a), device.tensor(b)
+    expected = reference.gemm(a, b)
+    tolerance = gemm_op.tolerance(expected, [a, b], {})
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    return Case(
+        device_fn=lambda: F.gemm(ta, tb), numpy_io_fn=lambda: F.gemm(a, b, device=device), numpy_fn=lambda: a @ b,
+        expected=expected, logical_bytes=3 * a.nbytes, ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}),
+        ort_expected=expected, compare=compare, flops=2 * n**3)
+
+
 CHAIN_LENGTH = 20
 
 
@@ -258,6 +276,7 @@ WORKLOADS = [
     Workload("W12", f"W8's call x{TINY_CALLS}, no batch (per call)", lambda d, r, q: _tiny_calls_case(q, r, d)),
     Workload("W13", "sigmoid [4096,4096]", lambda d, r, q: _elementwise_case(False, q, r, d)),
     Workload("W14", "add [4096,4096] + [4096,4096]", lambda d, r, q: _elementwise_case(True, q, r, d)),
+    Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case(1024, q, r, d)),
 ]
 
 
@@ -326,6 +345,11 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
         row.numpy_ms = median_ms(case.numpy_fn, reps, inner=inner * 10 if inner > 1 else 1)
     if case.ort is not None:
         row.ort_ms = _time_ort(case, reps, inner, row)
+    if case.flops:
+        rates = [f"{case.flops / ms / 1e6:.3g} GFLOP/s{label}" for ms, label in (
+            (row.kernel_ms, " (GPU timestamps)"), (row.device_ms, ""), (row.numpy_ms, " numpy"),
+            (row.ort_ms, " onnxruntime")) if ms]
+        row.note = ", ".join(rates) + (f"; {row.note}" if row.note else "")
     return row
 
 

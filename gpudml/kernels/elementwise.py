@@ -209,6 +209,11 @@ def _attribute_uniforms(prefix: str, attributes, kind: str, bits: int) -> tuple[
     return uniforms, tuple(entries)
 
 
+#: The uniforms and template entries of a formula's attributes, for the families that apply
+#: an activation in their store (kernels/gemm.py).
+attribute_uniforms = _attribute_uniforms
+
+
 def _steps(p: FusedProblem) -> tuple[dict, tuple[_StepParams, ...]]:
     """(uniforms, template parameters) of the steps: an operator alone keeps its attributes'
     plain uniform names (NAME, act_NAME, sb_scale), fused steps prefix them n0_, n1_, ..."""
