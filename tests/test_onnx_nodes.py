@@ -383,6 +383,21 @@ def _quantize(n: Node, device):
     return [dml.dequantize_linear(x, scale, zero, device=device)]
 
 
+def _matmul(n: Node, device):
+    """MatMul: a vector operand is a matrix of one row (A) or one column (B), the axis
+    dropped from the result, as numpy's matmul (and DirectML's execution provider) do."""
+    a, b = n.inputs
+    y = dml.gemm(a.reshape(1, -1) if a.ndim == 1 else a, b.reshape(-1, 1) if b.ndim == 1 else b, device=device)
+    return [np.asarray(y).reshape(n.outputs[0].shape)]
+
+
+def _gemm(n: Node, device):
+    a, b, c = n.inputs[0], n.inputs[1], n.input(2)
+    c = None if c is None else c.reshape(c.shape or (1,))  # a scalar: one element, broadcast
+    return [dml.gemm(a, b, c, trans_a=bool(n.attr("transA", 0)), trans_b=bool(n.attr("transB", 0)),
+                     alpha=n.attr("alpha", 1.0), beta=n.attr("beta", 1.0), device=device)]
+
+
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
 MAPPINGS = {
     **dict.fromkeys(_REDUCE, _reduce),
@@ -405,6 +420,7 @@ MAPPINGS = {
     "BitwiseAnd": _binary("bit_and"), "BitwiseOr": _binary("bit_or"), "BitwiseXor": _binary("bit_xor"),
     "BitwiseNot": _unary("bit_not"), "BitShift": _bitshift, "Mod": _mod, "Where": _where, "Cast": _cast,
     "QuantizeLinear": _quantize, "DequantizeLinear": _quantize,
+    "MatMul": _matmul, "Gemm": _gemm,
     "Softmax": _softmax("softmax"), "LogSoftmax": _softmax("log_softmax"), "Hardmax": _softmax("hardmax"),
 }
 
