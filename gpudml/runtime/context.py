@@ -93,7 +93,7 @@ class GpuContext:
             self.stats.compile_seconds += time.perf_counter() - t0
             self.stats.misses += 1
             self._pipelines[source] = entry
-            if len(self._pipelines) > PIPELINE_CACHE_SIZE:
+            while len(self._pipelines) > PIPELINE_CACHE_SIZE:
                 # The least recently used one goes: compiled operators still holding it keep it
                 # (and recorded commands keep what they use), the rest is freed by the next
                 # holder of the lock (pool.drop_later: a GL context is not released under
