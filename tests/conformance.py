@@ -214,8 +214,10 @@ class Rule:
     fill: Callable | None = None
     compare: Callable | None = None
     #: Another rule runs the same kernels on every layout (a row of a table whose rows
-    #: differ only in a formula: the element-wise operators): the layout sweep takes each
-    #: data type at one rank (rotating), the fuzz tests a quarter of the examples.
+    #: differ only in a formula: the element-wise operators), or the operator's own tests
+    #: cover its shapes and its kernels are compute-bound, slow on a software adapter
+    #: (GEMM: tests/test_gemm.py): the layout sweep takes each data type at one rank
+    #: (rotating), the fuzz tests a quarter of the examples.
     light: bool = False
 
     def free_fields(self, key) -> tuple[str, ...]:
@@ -2021,7 +2023,7 @@ def _gemm_scalar(d: Draw) -> float:
 @rule("gemm", broken=lambda desc: _gemm_broken(desc), functional=lambda x, shape: _gemm_functional(x, shape),
       compare=lambda got, want, x, args: _gemm_compare(got, want, x, args),
       fields=("a", "b", "c", "a_tensor", "b_tensor", "c_tensor", "output_tensor", "trans_a", "trans_b", "alpha",
-              "beta", "fused_activation", "batch", "device"))
+              "beta", "fused_activation", "batch", "device"), light=True)
 def gemm_call(d: Draw, ask: Ask) -> Drawn:
     """A of the input's sizes ([batch..., M, K], [..., K, M] with trans_a), B of K x N (N x K
     with trans_b; batch axes of 1 broadcast half the time), C half the time (the whole
