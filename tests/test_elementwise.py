@@ -81,7 +81,7 @@ def test_scale_bias_applies_before_the_function(device):
     got = dml.sqrt(x, scale_bias=(2.0, 1.0), device=device)
     np.testing.assert_allclose(got, np.sqrt(2 * x + 1), rtol=1e-6)
     assert_bits_equal(dml.identity(x, scale_bias=dml.ScaleBias(0.5, -1.0), device=device), x * 0.5 - 1)
-    assert_bits_equal(dml.clip(x, 0.0, 5.0, scale_bias=(1.0, -2.0), device=device), np.clip(x - 2, 0, 5))
+    assert_bits_equal(dml.clip0(x, 0.0, 5.0, scale_bias=(1.0, -2.0), device=device), np.clip(x - 2, 0, 5))
     with pytest.raises(dml.InvalidArgumentError, match="ElementWiseIdentity: scale_bias applies to float tensors"):
         dml.identity(np.arange(3, dtype=np.int32), scale_bias=(2.0, 0.0), device=device)
     with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseSqrt: scale_bias.scale = 1e\+300 is beyond"):
@@ -130,13 +130,13 @@ def test_integers_wrap_in_their_type(device):
                       np.int32([2**31 - 1, -1]))
 
 
-def test_clip_of_integers_keeps_the_integers_within_the_bounds(device):
+def test_clip0_of_integers_keeps_the_integers_within_the_bounds(device):
     x = np.arange(-4, 5, dtype=np.int8)
-    assert_bits_equal(dml.clip(x, -1.5, 2.5, device=device), np.clip(x, -1, 2))
-    assert_bits_equal(dml.clip(x, NAN, 1.0, device=device), np.minimum(x, 1))
+    assert_bits_equal(dml.clip0(x, -1.5, 2.5, device=device), np.clip(x, -1, 2))
+    assert_bits_equal(dml.clip0(x, NAN, 1.0, device=device), np.minimum(x, 1))
     assert integer_bounds(-1e30, 1e30, np.uint8) == (0, 255) and integer_bounds(3.0, -INF, np.int16) == (3, -32768)
     u64 = np.array([0, 2**63, 2**64 - 1], np.uint64)
-    assert_bits_equal(dml.clip(u64, 1.0, 2.0**63, device=device), np.array([1, 2**63, 2**63], np.uint64))
+    assert_bits_equal(dml.clip0(u64, 1.0, 2.0**63, device=device), np.array([1, 2**63, 2**63], np.uint64))
 
 
 # ============================================================================ special values
@@ -156,7 +156,7 @@ def test_special_values(device):
     check(dml.max(x, y, device=device), f([1.0, INF, 2.0, 0.0, -0.0, 1.0, -1.0]))
     check(dml.min(x, y, device=device), f([1.0, INF, -INF, 0.0, -0.0, 1.0, -INF]))
     check(dml.relu(x, device=device), f([0.0, INF, 0.0, 0.0, 0.0, 1.0, 0.0]))
-    check(dml.clip(x, -0.5, 0.5, device=device), f([-0.5, 0.5, -0.5, -0.0, 0.0, 0.5, -0.5]))
+    check(dml.clip0(x, -0.5, 0.5, device=device), f([-0.5, 0.5, -0.5, -0.0, 0.0, 0.5, -0.5]))
     check(dml.add(x, y, device=device), x + y)
     check(dml.negate(x, device=device), -x)
     check(dml.recip(f([-0.0, 0.0, INF, -INF]), device=device), f([-INF, INF, 0.0, -0.0]))

@@ -49,7 +49,23 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute, ElementWisePlanner, Problem, value_kind
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
-from ..types import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, DataType, FeatureLevel
+from ..types import (
+    F16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    DataType,
+    FeatureLevel,
+    IsInfinityMode,
+    RoundingMode,
+)
 from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
 
 FL = FeatureLevel
@@ -78,6 +94,39 @@ class ScaleBias:
         if isinstance(value, (tuple, list)) and len(value) == 2:
             return cls(as_float32(value[0], f"{where}.scale"), as_float32(value[1], f"{where}.bias"))
         raise InvalidArgumentError(f"{where}: expected a ScaleBias or a (scale, bias) pair, got {value!r}")
+
+
+def scalar_value(value, data_type: DataType, field: str, lowest: bool = True):
+    """A DML_SCALAR_UNION of `data_type` (CLIP1's min and max): None is the type's lowest
+    (`lowest`) or highest value (-inf or inf for floats); an integer type takes an integer
+    (an int, or a float of integral value) within its range, FLOAT32 and FLOAT16 a real
+    number rounded to the type (NaN and infinities too; a finite value beyond the type's
+    range is an InvalidArgumentError)."""
+    dtype = data_type.numpy
+    if value is None:
+        if data_type.is_float:
+            return -math.inf if lowest else math.inf
+        info = np.iinfo(dtype)
+        return int(info.min) if lowest else int(info.max)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidArgumentError(f"{field}: expected a number (a {data_type.name} value), got {value!r}")
+    if data_type.is_float:
+        if data_type == F32:
+            return as_float32(value, field)
+        top = float(np.finfo(dtype).max)
+        value = float(value)
+        rounded = float(np.float64(value).astype(dtype)) if math.isfinite(value) else value
+        if math.isfinite(value) and math.isinf(rounded):
+            raise InvalidArgumentError(f"{field} = {value!r} is beyond {data_type.name}'s range, +-{top:g}")
+        return rounded
+    info = np.iinfo(dtype)
+    if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
+        raise InvalidArgumentError(f"{field} = {value!r} is not a {data_type.name} value (an integer in "
+                                   f"[{info.min}, {info.max}])")
+    value = int(value)
+    if not info.min <= value <= info.max:
+        raise InvalidArgumentError(f"{field} = {value!r} is beyond {data_type.name}'s range [{info.min}, {info.max}]")
+    return value
 
 
 def as_float32(value, field: str) -> float:
@@ -152,24 +201,33 @@ def _fused_name(row: Row) -> str:
 # ============================================================================ the table
 @dataclass(frozen=True)
 class Attr:
-    """An attribute of a row's desc (DirectML's FLOAT field in snake case): its default in
-    the functional form, and whether NaN and infinities are allowed (`finite`: the page
-    forbids them)."""
+    """An attribute of a row's desc (DirectML's field in snake case): its default in the
+    functional form, and whether NaN and infinities are allowed (`finite`: the page forbids
+    them). `kind`: "float" (a DirectML FLOAT), "enum" (a DirectML enum: `enum` is its
+    IntEnum, the default a member; the formula is chosen by it) or "value" (a
+    DML_SCALAR_UNION in the tensor's own type, CLIP1's min and max: None is the type's
+    lowest (`default` "lowest") or highest value)."""
 
     name: str
-    default: float
+    default: Any
     finite: bool = False
     #: The least value the page allows (below the level `minimum_until`; None: any).
     minimum: float | None = None
     minimum_until: FeatureLevel | None = None
+    kind: str = "float"
+    enum: Any = None
 
-    def check(self, value, field: str, op: str) -> float:
+    def check(self, value, field: str, op: str, data_type: DataType | None = None):
+        if self.kind == "enum":
+            return self.enum.coerce(value, f"{op}: {field}")
+        if self.kind == "value":
+            return scalar_value(value, data_type, f"{op}: {field}", lowest=self.default == "lowest")
         value = as_float32(value, f"{op}: {field}")
         if self.finite and not math.isfinite(value):
             raise InvalidArgumentError(f"{op}: {field} = {value!r} must be finite")
         return value
 
-    def check_level(self, value: float, op: str, level: FeatureLevel) -> None:
+    def check_level(self, value, op: str, level: FeatureLevel) -> None:
         """The page's least value, where it applies at `level`."""
         if self.minimum is None or (self.minimum_until is not None and level >= self.minimum_until):
             return
@@ -208,8 +266,17 @@ class Row:
     logical: bool = False  # the output is UINT8: 1 where true, 0 where false
     fuses: bool = False  # an activation that can be another operator's FusedActivation
     ulps: float | Callable = 0.0
-    absolute: float = 0.0
+    absolute: float | Callable = 0.0
     precision: str = "exact"
+    #: Input tensors whose data type may differ from the first input's, and the level from
+    #: which it may (POW's exponent from FL_3_0); the formula is then looked up by the
+    #: inputs' kinds ("float,sint", ...), the numpy function takes each in its own type.
+    mixed: tuple[tuple[str, FeatureLevel], ...] = ()
+    #: The formula's attributes for integer tensors (values, numpy dtype) -> Attributes
+    #: (THRESHOLD's and SHRINK's FLOATs as integers of the type); None: the FLOATs as they are.
+    int_attributes: Callable | None = None
+    copy: bool = False  # the output takes the input's bits (the identities, without ScaleBias)
+    min_max_data_type: bool = False  # the desc names its attributes' type (CLIP1's MinMaxDataType)
 
     @property
     def op(self) -> str:
@@ -224,9 +291,14 @@ class Row:
     def arity(self) -> int:
         return len(self.tensors)
 
-    def formula(self, data_type: DataType) -> str | None:
-        """The WGSL formula for inputs of `data_type` (None: the row has none for it)."""
-        kind = value_kind(data_type)
+    def formula(self, data_type: DataType, *others: DataType) -> str | dict | None:
+        """The WGSL formula for inputs of `data_type` (None: the row has none for it); where
+        the other inputs' kinds differ from the first's (a `mixed` row), the formula of
+        those kinds ("float,sint"). A dict: one formula per value of the row's enum."""
+        kinds = [value_kind(t) for t in (data_type, *others)]
+        if len(set(kinds)) > 1:
+            return self.wgsl.get(",".join(kinds))
+        kind = kinds[0]
         if data_type.is_float:
             return self.wgsl.get("float")
         if data_type.size == 8:
@@ -342,6 +414,200 @@ _MINMAX = (
     (FL.FL_1_0, {4}, FLOATS),
 )
 
+
+# ---------------------------------------------------------------------------- float math rows (ew-math)
+def _f(x):
+    return np.asarray(x, np.float64)
+
+
+def _tan_error(x, **_):
+    """WGSL's tan is inherited from sin(x) / cos(x), each 2^-11 absolute in [-pi, pi]: the
+    quotient's error where |cos x| exceeds that; beyond [-pi, pi] or next to a pole, any value."""
+    c = np.abs(np.cos(x))
+    t = np.abs(np.tan(x))
+    near = np.where(c > 2.0**-11, 2.0**-11 * (1 + t) / np.maximum(c - 2.0**-11, 2.0**-60), np.inf)
+    return np.where(np.abs(x) <= _PI, near, np.inf)
+
+
+def _atan2(y, x):
+    return np.arctan2(y, x)
+
+
+def _erf_error(x, **_):
+    return np.where(np.abs(x) >= 0.5, 1.5e-7 + 2.0**-21, 0.0)
+
+
+def _round(x, rounding_mode=RoundingMode.HALVES_TO_NEAREST_EVEN):
+    mode = RoundingMode.coerce(rounding_mode)
+    if mode == RoundingMode.HALVES_TO_NEAREST_EVEN:
+        return np.rint(x)
+    t = np.trunc(x)
+    if mode == RoundingMode.TOWARD_ZERO:
+        return t
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)  # halves away from zero
+
+
+def _sign(x):
+    if x.dtype.kind == "f":
+        return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))  # NaN: 0 (the page's "otherwise")
+    if x.dtype.kind == "u":
+        return (x > 0).astype(x.dtype)
+    return np.sign(x.astype(np.int64)).astype(x.dtype)
+
+
+def _is_infinity(x, infinity_mode=IsInfinityMode.EITHER):
+    mode = IsInfinityMode.coerce(infinity_mode)
+    hit = {IsInfinityMode.EITHER: np.isinf(x), IsInfinityMode.POSITIVE: x == np.inf,
+           IsInfinityMode.NEGATIVE: x == -np.inf}[mode]
+    return hit.astype(np.uint8)
+
+
+def _threshold(x, min):
+    if x.dtype.kind == "f":
+        return _max_num(x, np.full_like(x, min))
+    lo, _ = integer_bounds(min, math.inf, x.dtype)
+    return np.maximum(x, np.array(lo, x.dtype))
+
+
+def _threshold_ints(values, dtype):
+    lo, _ = integer_bounds(values["min"], math.inf, dtype)
+    return (Attribute("min", "value", lo),)
+
+
+def _saturated(value: float, dtype) -> int:
+    """A FLOAT as an integer of `dtype`: truncated toward zero, saturated to the type's range, NaN 0."""
+    info = np.iinfo(dtype)
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return int(info.max) if value > 0 else int(info.min)
+    return max(int(info.min), min(int(info.max), int(value)))
+
+
+def _shrink(x, bias, threshold):
+    if x.dtype.kind == "f":
+        return np.where(x > threshold, x - bias, np.where(x < -threshold, x + bias, 0.0))
+    b = _saturated(bias, x.dtype)
+    wide = x.astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        out = np.where(wide > threshold, wide - b, np.where(wide < -np.float64(threshold), wide + b, 0))
+    return out.astype(np.int64).astype(x.dtype)  # wraps in the type
+
+
+def _shrink_ints(values, dtype):
+    return (Attribute("bias", "value", _saturated(values["bias"], dtype)),
+            Attribute("threshold", "f32", values["threshold"]))
+
+
+def _hard_sigmoid(x, alpha, beta):
+    return _max_num(np.zeros_like(x), _min_num(alpha * x + beta, np.ones_like(x)))
+
+
+def _hard_swish(x, alpha, beta):
+    h = _hard_sigmoid(x, alpha, beta)
+    return np.where(h == 0, 0.0, x * h)
+
+
+def _swish(x, sigmoid_input_scale):
+    d = 1 + np.exp(-sigmoid_input_scale * x)
+    return np.where(np.isinf(d), 0.0, x / d)
+
+
+def _parametric_softplus(x, alpha, beta):
+    v = beta * x
+    return np.where((alpha == 0) & np.isfinite(x) & np.isfinite(beta), 0.0, alpha * np.logaddexp(0.0, v))
+
+
+def _celu(x, alpha):
+    u = x / alpha
+    m = np.where(np.abs(u) < 2.0**-12, x * (1 + 0.5 * u), alpha * np.expm1(u))  # x itself for an infinite alpha
+    return _max_num(np.zeros_like(x), x) + _min_num(np.zeros_like(x), m)
+
+
+def _clip1(x, min=None, max=None):
+    if x.dtype.kind == "f":
+        lo = -np.inf if min is None else min
+        hi = np.inf if max is None else max
+        return _max_num(np.full_like(x, lo), _min_num(x, np.full_like(x, hi)))
+    info = np.iinfo(x.dtype)
+    lo = info.min if min is None else min
+    hi = info.max if max is None else max
+    return np.maximum(np.array(lo, x.dtype), np.minimum(x, np.array(hi, x.dtype)))
+
+
+def _prelu(x, slope):
+    if x.dtype.kind == "f":
+        return np.where(x >= 0, x, slope * x)
+    return np.where(x >= 0, x, _wrap(np.multiply)(slope, x)).astype(x.dtype)
+
+
+def _pow_real(x, e):
+    """x^e in float64 as pow_signed computes it: IEEE pow's special values, the sign of a
+    negative base with an integral exponent, NaN for a negative base with another."""
+    with np.errstate(all="ignore"):
+        r = np.power(np.abs(x), e)
+        integral = np.floor(e) == e
+        odd = integral & (np.abs(np.fmod(e, 2)) == 1)
+        r = np.where(np.signbit(x) & odd, -r, r)
+        r = np.where((x < 0) & np.isfinite(x) & ~integral & ~np.isnan(e), np.nan, r)
+        return np.where((e == 0) | (x == 1), 1.0, r)
+
+
+def _int_pow(x, e):
+    """Integer x^e: e >= 0 exact modulo 2^bits (wrapping, as MULTIPLY); e < 0 the real
+    result truncated toward zero (1, +-1 for x = -1, 0), 0^e the type's largest value."""
+    info = np.iinfo(x.dtype)
+
+    def one(a, k):
+        if k >= 0:
+            return pow(a, k, 2**64)
+        if a == 1:
+            return 1
+        if a == -1:
+            return -1 if k % 2 else 1
+        return int(info.max) if a == 0 else 0
+    out = np.frompyfunc(one, 2, 1)(x.astype(object), e.astype(object))
+    return np.asarray([int(v) % 2**64 for v in np.ravel(out)], np.uint64).reshape(np.shape(out)).astype(x.dtype)
+
+
+def _pow(x, e):
+    if x.dtype.kind == "f":
+        return _pow_real(x, _f(e))
+    if e.dtype.kind == "f":  # a real result, truncated and saturated to the integer type
+        info = np.iinfo(x.dtype)
+        r = np.trunc(_pow_real(_as_float64(x), _f(e)))
+        r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
+        return r.astype(x.dtype)
+    return _int_pow(x, e)
+
+
+def _pow_ulps(x, e, **_):
+    """WGSL's pow, inherited from exp2(e log2 |x|): exp2's 3 + 2|t| ULP (t = e log2|x|), and
+    log2's error (3 ULP, or 2^-21 absolute for |x| in [0.5, 2]) times |e| with t's rounding,
+    carried through exp2 (ln 2 per unit of t: 2^24 ln 2 ULP at most); e's rounding to float32."""
+    with np.errstate(all="ignore"):
+        m = np.abs(x)
+        e = _f(e)
+        lg = np.log2(m)
+        t = e * lg
+        d_log = np.where((m >= 0.5) & (m <= 2), 2.0**-21, 3 * np.spacing(np.abs(lg).astype(np.float32)))
+        d_t = np.abs(e) * d_log + np.spacing(np.abs(t).astype(np.float32))
+        ulps = 3 + 3 * np.abs(t) + math.log(2) * 2.0**24 * d_t
+        return np.nan_to_num(ulps, nan=0.0, posinf=np.inf)
+
+
+_POW_PRECISION = ("WGSL's pow (inherited from exp2(e log2|x|)): 3 + 3|t| ULP, t = e log2|x|, and log2's error (3 "
+                  "ULP, or 2^-21 absolute for |x| in [0.5, 2]) times |e|, through exp2; the sign exact for integral "
+                  "exponents")
+_UNARY_2_0 = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, {4}, FLOATS))
+_SIGN_TYPES = (
+    (FL.FL_4_1, (1, 8), FLOATS | _ALL_INTS),
+    (FL.FL_3_0, (1, 8), T8),
+    (FL.FL_2_1, {4}, T8),
+    (FL.FL_2_0, {4}, FLOATS),
+)
+
+
 TABLE: tuple[Row, ...] = (
     Row("ELEMENT_WISE_IDENTITY", "identity", "identity", ("input_tensor",), (
         (FL.FL_4_1, (1, 8), T8 | {F64, I64, U64}),
@@ -350,7 +616,7 @@ TABLE: tuple[Row, ...] = (
         (FL.FL_1_0, (4, 5), FLOATS),
     ), lambda x: x, {"float": "a", "int": "a", "int64": "a"},
         "element_wise_identity_operator_desc.md",
-        "x (a copy, or a layout change through strides)", scale_bias=True),
+        "x (a copy, or a layout change through strides)", scale_bias=True, copy=True),
     Row("ELEMENT_WISE_ADD", "add0", "add0", ("a_tensor", "b_tensor"), (
         (FL.FL_5_1, (1, 8), FLOATS | _ALL_INTS),
         (FL.FL_4_1, (1, 8), FLOATS | {I64, I32, U64, U32}),
@@ -460,7 +726,7 @@ TABLE: tuple[Row, ...] = (
         "element_wise_cos_operator_desc.md", "cos(x)", scale_bias=True, absolute=_sin_cos_error,
         precision="2^-11 absolute for x in [-pi, pi] (WGSL's cos); beyond, WGSL promises nothing: any value in "
                   "[-1, 1]"),
-    Row("ELEMENT_WISE_CLIP", "clip", "clip", ("input_tensor",), _MINMAX, _clip,
+    Row("ELEMENT_WISE_CLIP", "clip0", "clip0", ("input_tensor",), _MINMAX, _clip,
         {"float": "min_num(F(u_max), max_num(F(u_min), a))", "int": "min(u_max, max(u_min, a))",
          "sint64": "w64_min_s(u_max, w64_max_s(u_min, a))", "uint64": "w64_min_u(u_max, w64_max_u(u_min, a))"},
         "element_wise_clip_operator_desc.md",
@@ -532,6 +798,208 @@ TABLE: tuple[Row, ...] = (
         "activation_gelu_operator_desc.md", "x (1 + erf(x / sqrt(2))) / 2", fuses=True, ulps=4.0,
         absolute=lambda x: 2.0e-7 * np.abs(x) + 2.0**-24,
         precision="erf by Abramowitz & Stegun 7.1.26 (1.5e-7 absolute; WGSL has no erf): 2e-7 |x| absolute and 4 ULP"),
+    # ------------------------------------------------------------------------ float math rows (ew-math)
+    Row("ELEMENT_WISE_CLIP1", "clip", "clip", ("input_tensor",), ((FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),), _clip1,
+        {"float": "max_num(u_min, min_num(a, u_max))", "int": "max(u_min, min(a, u_max))",
+         "sint64": "w64_max_s(u_min, w64_min_s(a, u_max))", "uint64": "w64_max_u(u_min, w64_min_u(a, u_max))"},
+        "element_wise_clip1_operator_desc.md",
+        "max(min, min(x, max)) with min and max in the tensor's own type (NaN gives max; min > max gives min)",
+        attributes=(Attr("min", "lowest", kind="value"), Attr("max", "highest", kind="value")), scale_bias=True,
+        min_max_data_type=True),
+    Row("ELEMENT_WISE_POW", "pow", "pow", ("input_tensor", "exponent_tensor"), (
+        (FL.FL_3_0, (1, 8), T8),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _pow, {
+        "float": "pow_real(a, b)", "float,sint": "pow_signed(a, F(b), (b & 1) != 0)",
+        "float,uint": "pow_signed(a, F(b), (b & 1u) != 0u)",
+        "sint": "ipow_s(a, b, u_top)", "sint,uint": "bitcast<i32>(ipow_wrap(bitcast<u32>(a), b))",
+        "uint,sint": "ipow_us(a, b, u_top)", "uint": "ipow_wrap(a, b)",
+        "sint,float": "saturate_s(pow_real(F(a), b), u_bottom, u_top)",
+        "uint,float": "saturate_u(pow_real(F(a), b), u_top)"},
+        "element_wise_pow_operator_desc.md",
+        "x^exponent (a negative base: the exact sign for integral exponents, NaN for others; integers: exact, "
+        "wrapping; a float exponent on integers: the real result truncated and saturated)",
+        scale_bias=True, mixed=(("exponent_tensor", FL.FL_3_0),), ulps=_pow_ulps, precision=_POW_PRECISION,
+        int_attributes=lambda values, dtype: (Attribute("top", "value", int(np.iinfo(dtype).max)),
+                                              Attribute("bottom", "value", int(np.iinfo(dtype).min)))),
+    Row("ELEMENT_WISE_CONSTANT_POW", "constant_pow", "constant_pow", ("input_tensor",), _UNARY_FLOAT,
+        lambda x, exponent: _pow_real(x, exponent), {"float": "pow_real(a, u_exponent)"},
+        "element_wise_constant_pow_operator_desc.md",
+        "x^exponent (a negative base: the exact sign for integral exponents, NaN for others)",
+        attributes=(Attr("exponent", 1.0),), scale_bias=True, ulps=lambda x, exponent: _pow_ulps(x, exponent),
+        precision=_POW_PRECISION),
+    Row("ELEMENT_WISE_ACOS", "acos", "acos", ("input_tensor",), _UNARY_FLOAT, np.arccos, {"float": "acos_real(a)"},
+        "element_wise_acos_operator_desc.md", "arccos(x) (NaN outside [-1, 1])", scale_bias=True, ulps=4096.0,
+        absolute=2.0**-21, precision="4096 ULP and 2^-21 absolute (computed as WGSL defines acos: atan2(sqrt((1 - x)"
+        "(1 + x)), x), atan2's 4096 ULP and the square root's rounding)"),
+    Row("ELEMENT_WISE_ASIN", "asin", "asin", ("input_tensor",), _UNARY_FLOAT, np.arcsin, {"float": "asin_real(a)"},
+        "element_wise_asin_operator_desc.md", "arcsin(x) (NaN outside [-1, 1])", scale_bias=True, ulps=4096.0,
+        absolute=2.0**-21, precision="4096 ULP and 2^-21 absolute (computed as WGSL defines asin: atan2(x, "
+        "sqrt((1 - x)(1 + x))), atan2's 4096 ULP and the square root's rounding)"),
+    Row("ELEMENT_WISE_ATAN", "atan", "atan", ("input_tensor",), _UNARY_FLOAT, np.arctan, {"float": "atan_real(a)"},
+        "element_wise_atan_operator_desc.md", "arctan(x)", scale_bias=True, ulps=4096.0,
+        precision="4096 ULP (WGSL's atan)"),
+    Row("ELEMENT_WISE_ATAN_YX", "atan_yx", "atan_yx", ("a_tensor", "b_tensor"), ((FL.FL_3_1, (1, 8), FLOATS),),
+        _atan2, {"float": "atan2_real(a, b)"}, "element_wise_atan_yx_operator_desc.md",
+        "atan2(a, b), a the y and b the x coordinate (IEEE atan2's values at the origin and the infinities)",
+        ulps=4096.0, precision="4096 ULP (WGSL's atan2)"),
+    Row("ELEMENT_WISE_ACOSH", "acosh", "acosh", ("input_tensor",), _UNARY_2_0, np.arccosh, {"float": "acosh_real(a)"},
+        "element_wise_acosh_operator_desc.md", "arcosh(x) (NaN below 1)", scale_bias=True, ulps=6.0,
+        absolute=2.0**-20, precision="6 ULP and 2^-20 absolute (WGSL's log of x + sqrt((x - 1)(x + 1)), "
+        "log(x) + ln 2 beyond 4096)"),
+    Row("ELEMENT_WISE_ASINH", "asinh", "asinh", ("input_tensor",), _UNARY_2_0, np.arcsinh, {"float": "asinh_real(a)"},
+        "element_wise_asinh_operator_desc.md", "arsinh(x)", scale_bias=True, ulps=6.0, absolute=2.0**-20,
+        precision="6 ULP and 2^-20 absolute (WGSL's log of |x| + sqrt(x^2 + 1), log|x| + ln 2 beyond 4096, "
+        "x itself below 2^-12)"),
+    Row("ELEMENT_WISE_ATANH", "atanh", "atanh", ("input_tensor",), _UNARY_2_0, np.arctanh, {"float": "atanh_real(a)"},
+        "element_wise_atanh_operator_desc.md", "artanh(x) (+-inf at +-1, NaN beyond)", scale_bias=True, ulps=3.5,
+        absolute=2.0**-21, precision="3.5 ULP and 2^-21 absolute (WGSL's log of (1 + |x|) / (1 - |x|), halved; "
+                                     "x itself below 2^-12)"),
+    Row("ELEMENT_WISE_COSH", "cosh", "cosh", ("input_tensor",), _UNARY_2_0, np.cosh, {"float": "cosh_real(a)"},
+        "element_wise_cosh_operator_desc.md", "cosh(x)", scale_bias=True, ulps=lambda x, **_: 10 + 2 * np.abs(x),
+        precision="10 + 2|x| ULP (WGSL's exp of |x| / 2, squared, halved, plus its reciprocal: finite up to "
+                  "float32's limit)"),
+    Row("ELEMENT_WISE_SINH", "sinh", "sinh", ("input_tensor",), _UNARY_2_0, np.sinh, {"float": "sinh_real(a)"},
+        "element_wise_sinh_operator_desc.md", "sinh(x)", scale_bias=True, ulps=lambda x, **_: 13 + 3 * np.abs(x),
+        precision="13 + 3|x| ULP (its Taylor series below |x| = 1; beyond, WGSL's exp of |x| / 2, squared, less its "
+                  "reciprocal)"),
+    Row("ELEMENT_WISE_TAN", "tan", "tan", ("input_tensor",), _UNARY_FLOAT, np.tan, {"float": "tan(reduced_angle(a))"},
+        "element_wise_tan_operator_desc.md", "tan(x)", scale_bias=True, ulps=2.5, absolute=_tan_error,
+        precision="WGSL's tan, inherited from sin(x) / cos(x), each 2^-11 absolute in [-pi, pi]: 2^-11 (1 + |tan x|) "
+                  "/ (|cos x| - 2^-11) absolute and 2.5 ULP; beyond [-pi, pi] or next to a pole, WGSL promises "
+                  "nothing"),
+    Row("ELEMENT_WISE_CEIL", "ceil", "ceil", ("input_tensor",), _UNARY_FLOAT, np.ceil, {"float": "ceil(a)"},
+        "element_wise_ceil_operator_desc.md", "the least integer >= x", scale_bias=True),
+    Row("ELEMENT_WISE_FLOOR", "floor", "floor", ("input_tensor",), _UNARY_FLOAT, np.floor, {"float": "floor(a)"},
+        "element_wise_floor_operator_desc.md", "the largest integer <= x", scale_bias=True),
+    Row("ELEMENT_WISE_ROUND", "round", "round", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_1, {4}, FLOATS),
+    ), _round, {"float": {RoundingMode.HALVES_TO_NEAREST_EVEN: "round(a)", RoundingMode.TOWARD_ZERO: "trunc(a)",
+                          RoundingMode.TOWARD_INFINITY: "round_away(a)"}},
+        "element_wise_round_operator_desc.md",
+        "x rounded to an integer as rounding_mode says (halves to even, toward zero, halves away from zero)",
+        attributes=(Attr("rounding_mode", RoundingMode.HALVES_TO_NEAREST_EVEN, kind="enum", enum=RoundingMode),)),
+    Row("ELEMENT_WISE_ERF", "erf", "erf", ("input_tensor",), _UNARY_2_0, _erf, {"float": "erf_real(a)"},
+        "element_wise_erf_operator_desc.md", "erf(x)", scale_bias=True, ulps=2.0, absolute=_erf_error,
+        precision="2 ULP below |x| = 0.5 (its Taylor series); beyond, Abramowitz & Stegun 7.1.26 (1.5e-7 absolute; "
+                  "WGSL has no erf) and 2^-21 absolute"),
+    Row("ELEMENT_WISE_SIGN", "sign", "sign", ("input_tensor",), _SIGN_TYPES, _sign,
+        {"float": "select(select(F(0.0), F(-1.0), a < F(0.0)), F(1.0), a > F(0.0))",
+         "sint": "select(select(0, -1, a < 0), 1, a > 0)", "uint": "select(0u, 1u, a > 0u)",
+         "sint64": "select(select(w64_zero(), w64_neg(w64_one()), w64_lt_s(a, w64_zero())), w64_one(), "
+                   "w64_lt_s(w64_zero(), a))",
+         "uint64": "select(w64_one(), w64_zero(), w64_eq(a, w64_zero()))"},
+        "element_wise_sign_operator_desc.md", "-1 where x < 0, 1 where x > 0, else 0 (-0.0 and NaN too)"),
+    Row("ELEMENT_WISE_IS_NAN", "is_nan", "is_nan", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS, {U32, U8}),
+        (FL.FL_2_0, {4}, FLOATS, {U32, U8}),
+    ), lambda x: np.isnan(x).astype(np.uint8), {"float": "select(0u, 1u, is_nan(f32(a)))"},
+        "element_wise_is_nan_operator_desc.md", "1 where x is NaN, else 0", logical=True),
+    Row("ELEMENT_WISE_IS_INFINITY", "is_infinity", "is_infinity", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS, {U8}),
+        (FL.FL_2_1, {4}, FLOATS, {U8}),
+    ), _is_infinity, {"float": {
+        IsInfinityMode.EITHER: "select(0u, 1u, (bitcast<u32>(f32(a)) & 0x7FFFFFFFu) == 0x7F800000u)",
+        IsInfinityMode.POSITIVE: "select(0u, 1u, bitcast<u32>(f32(a)) == 0x7F800000u)",
+        IsInfinityMode.NEGATIVE: "select(0u, 1u, bitcast<u32>(f32(a)) == 0xFF800000u)"}},
+        "element_wise_is_infinity_operator_desc.md", "1 where x is an infinity of infinity_mode's sign, else 0",
+        attributes=(Attr("infinity_mode", IsInfinityMode.EITHER, kind="enum", enum=IsInfinityMode),), logical=True),
+    Row("ELEMENT_WISE_THRESHOLD", "threshold", "threshold", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), T8),
+        (FL.FL_2_1, {4}, T8),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _threshold, {"float": "max_num(a, u_min)", "int": "max(a, u_min)"},
+        "element_wise_threshold_operator_desc.md",
+        "max(x, min) (NaN gives min; integer tensors: the least integer of the type >= min)",
+        attributes=(Attr("min", -math.inf),), scale_bias=True, int_attributes=_threshold_ints),
+    Row("ELEMENT_WISE_DIFFERENCE_SQUARE", "difference_square", "difference_square", ("a_tensor", "b_tensor"),
+        ((FL.FL_3_1, (1, 8), FLOATS | {I32, U32}),), _integer_or_float(lambda a, b: (a - b) * (a - b),
+                                                                     _wrap(lambda a, b: (a - b) * (a - b))),
+        {"float": "(a - b) * (a - b)", "int": "(a - b) * (a - b)"},
+        "element_wise_difference_square_operator_desc.md", "(a - b)^2 (integers wrap)",
+        ulps=2.0, precision="2 ULP (a subtraction and a product, each correctly rounded)"),
+    Row("ACTIVATION_HARD_SIGMOID", "hard_sigmoid", "hard_sigmoid", ("input_tensor",), _ACTIVATION_FLOAT,
+        _hard_sigmoid, {"float": "max_num(F(0.0), min_num(u_alpha * a + u_beta, F(1.0)))"},
+        "activation_hard_sigmoid_operator_desc.md", "max(0, min(alpha * x + beta, 1)) (NaN gives 1, as HLSL's min)",
+        attributes=(Attr("alpha", 0.2), Attr("beta", 0.5)), fuses=True, ulps=0.5,
+        absolute=lambda x, alpha, beta: np.spacing(np.abs(alpha * x).astype(np.float32)).astype(np.float64),
+        precision="0.5 ULP of the result and 1 ULP of alpha * x (two roundings)"),
+    Row("ACTIVATION_PARAMETRIC_SOFTPLUS", "parametric_softplus", "parametric_softplus", ("input_tensor",),
+        _ACTIVATION_FLOAT, _parametric_softplus, {"float": "parametric_softplus(a, u_alpha, u_beta)"},
+        "activation_parametric_softplus_operator_desc.md", "alpha ln(1 + e^(beta x))",
+        attributes=(Attr("alpha", 1.0), Attr("beta", 1.0)), fuses=True, ulps=4.5,
+        absolute=lambda x, alpha, beta: np.where(np.abs(beta * x) > _F32_MAX, np.inf, np.abs(alpha) * 2.0**-20),
+        precision="4.5 ULP and 2^-20 |alpha| absolute (WGSL's log on [1, 2], exp)"),
+    Row("ACTIVATION_SCALED_ELU", "scaled_elu", "scaled_elu", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha, gamma: np.where(x > 0, gamma * x, gamma * (alpha * np.exp(x) - alpha)),
+        {"float": "select(u_gamma * (u_alpha * exp(a) - u_alpha), u_gamma * a, a > F(0.0))"},
+        "activation_scaled_elu_operator_desc.md", "gamma x where x > 0, else gamma (alpha e^x - alpha)",
+        attributes=(Attr("alpha", 1.6732), Attr("gamma", 1.0507)), fuses=True, ulps=1.5,
+        absolute=lambda x, alpha, gamma: np.where(x > 0, 0.0, np.abs(alpha * gamma) * 2.0**-22),
+        precision="1.5 ULP, and |alpha gamma| 2^-22 absolute for x <= 0 (WGSL's exp: (3 + 2|x|) e^x <= 3 ULP of 1)"),
+    Row("ACTIVATION_SCALED_TANH", "scaled_tanh", "scaled_tanh", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha, beta: alpha * np.tanh(beta * x), {"float": "u_alpha * tanh_real(u_beta * a)"},
+        "activation_scaled_tanh_operator_desc.md", "alpha tanh(beta x)",
+        attributes=(Attr("alpha", 1.0), Attr("beta", 0.5)), fuses=True,
+        ulps=lambda x, alpha, beta: 2 * _tanh_ulps(beta * x) + 1.5,
+        absolute=lambda x, alpha, beta: np.abs(alpha) * 2.0**-21,
+        precision="2 (8.5 + 4|beta x|) + 1.5 ULP and 2^-21 |alpha| absolute (tanh's, scaled)"),
+    Row("ACTIVATION_SOFTSIGN", "softsign", "softsign", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x: np.where(np.isinf(x), np.sign(x), x / (1 + np.abs(x))),
+        {"float": "select(a / (F(1.0) + abs(a)), sign(a), abs(a) >= F(16777216.0))"},
+        "activation_softsign_operator_desc.md", "x / (1 + |x|) (+-1 at +-inf)", fuses=True, ulps=3.0,
+        precision="3 ULP (an addition and WGSL's division)"),
+    Row("ACTIVATION_THRESHOLDED_RELU", "thresholded_relu", "thresholded_relu", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha: np.where(x > alpha, x, 0.0), {"float": "select(F(0.0), a, a > u_alpha)"},
+        "activation_thresholded_relu_operator_desc.md", "x where x > alpha, else 0 (NaN gives 0)",
+        attributes=(Attr("alpha", 1.0),), fuses=True),
+    Row("ACTIVATION_SHRINK", "shrink", "shrink", ("input_tensor",), (
+        (FL.FL_5_1, (1, 8), T8),
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, (4, 5), FLOATS),
+    ), _shrink, {"float": "select(select(F(0.0), a + u_bias, a < -u_threshold), a - u_bias, a > u_threshold)",
+                 "sint": "select(select(0, a + u_bias, int_below(a, ceil(-u_threshold))), a - u_bias, "
+                         "int_above(a, floor(u_threshold)))",
+                 "uint": "select(select(0u, a + u_bias, uint_below(a, ceil(-u_threshold))), a - u_bias, "
+                         "uint_above(a, floor(u_threshold)))"},
+        "activation_shrink_operator_desc.md",
+        "x - bias where x > threshold, x + bias where x < -threshold, else 0 (integers: the comparisons exact, bias "
+        "truncated toward zero and saturated to the type, the result wrapping)",
+        attributes=(Attr("bias", 0.0), Attr("threshold", 0.5)), fuses=True, ulps=0.5, int_attributes=_shrink_ints,
+        precision="correctly rounded (0.5 ULP)"),
+    Row("ACTIVATION_CELU", "celu", "celu", ("input_tensor",), ((FL.FL_3_0, (1, 8), FLOATS),), _celu,
+        {"float": "celu(a, u_alpha)"},
+        "activation_celu_operator_desc.md",
+        "max(0, x) + min(0, alpha (e^(x / alpha) - 1)) (x (1 + x / 2 alpha) where |x / alpha| < 2^-12: x itself for an "
+        "infinite alpha)",
+        attributes=(Attr("alpha", 1.0),), fuses=True,
+        ulps=lambda x, alpha: 7 + 4 * np.nan_to_num(np.abs(x / alpha), nan=0.0, posinf=np.inf),
+        precision="7 + 4|x / alpha| ULP (WGSL's division; alpha (e^u - 1), u = x / alpha, by its Taylor series "
+                  "below |u| = 0.5, else WGSL's exp less 1)"),
+    Row("ACTIVATION_HARD_SWISH", "hard_swish", "hard_swish", ("input_tensor",), ((FL.FL_6_2, (1, 8), FLOATS),),
+        _hard_swish, {"float": "hard_swish(a, u_alpha, u_beta)"},
+        "activation_hard_swish_operator_desc.md", "x max(0, min(alpha x + beta, 1)) (0 where the second factor is 0)",
+        attributes=(Attr("alpha", 1 / 6), Attr("beta", 0.5)), ulps=0.5,
+        absolute=lambda x, alpha, beta: np.abs(x) * (np.spacing(np.abs(alpha * x).astype(np.float32)) + 2.0**-24),
+        precision="0.5 ULP, and |x| (1 ULP of alpha x + 2^-24) absolute"),
+    Row("ACTIVATION_SWISH", "swish", "swish", ("input_tensor",), ((FL.FL_6_2, (1, 8), FLOATS),), _swish,
+        {"float": "swish(a, u_sigmoid_input_scale)"},
+        "activation_swish_operator_desc.md", "x / (1 + e^(-sigmoid_input_scale x)) (0 where e^(-s x) is inf)",
+        attributes=(Attr("sigmoid_input_scale", 1.0),),
+        ulps=lambda x, sigmoid_input_scale: 6.5 + 3 * np.abs(sigmoid_input_scale * x),
+        precision="6.5 + 3|sigmoid_input_scale x| ULP (WGSL's exp, an addition and a division)"),
+    Row("ACTIVATION_IDENTITY", "activation_identity", "activation_identity", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x: x, {"float": "a"}, "activation_identity_operator_desc.md", "x (a copy)", fuses=True, copy=True),
+    Row("ACTIVATION_PARAMETERIZED_RELU", "parameterized_relu", "parameterized_relu", ("input_tensor", "slope_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | {I32, I16, I8}),
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, (4, 5), FLOATS),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _prelu, {"float": "select(b * a, a, a >= F(0.0))", "int": "select(b * a, a, a >= 0)"},
+        "activation_parameterized_relu_operator_desc.md",
+        "x where x >= 0, else slope * x (slope a tensor; integers wrap)", ulps=0.5,
+        precision="correctly rounded (0.5 ULP)"),
 )
 
 
@@ -550,8 +1018,13 @@ class ElementWiseDesc:
         if row.fused_activation:
             object.__setattr__(self, "fused_activation",
                                FusedActivation.coerce(self.fused_activation, f"{row.op}: fused_activation"))
+        if row.min_max_data_type:
+            given = self.min_max_data_type
+            object.__setattr__(self, "min_max_data_type", self.output_tensor.data_type if given is None else
+                               DataType.parse(given, f"{row.op}: min_max_data_type"))
+        value_type = self.min_max_data_type if row.min_max_data_type else self.output_tensor.data_type
         for a in row.attributes:
-            object.__setattr__(self, a.name, a.check(getattr(self, a.name), a.name, row.op))
+            object.__setattr__(self, a.name, a.check(getattr(self, a.name), a.name, row.op, value_type))
 
     @property
     def input_descs(self) -> tuple[TensorDesc, ...]:
@@ -569,22 +1042,31 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
         check_tensor_desc(op, field, td, is_output=field == "output_tensor")
     rank = check_same_rank(op, named)
     first_field, first = next(iter(named.items()))
+    mixed = dict(row.mixed)
     for field, td in named.items():
         if td.sizes != first.sizes:
             raise InvalidArgumentError(
                 f"{op}: {field}.sizes {list(td.sizes)} must equal {first_field}.sizes {list(first.sizes)} (a broadcast "
                 f"is a stride of 0 in the description)")
         if td.data_type != first.data_type and not (row.logical and field == "output_tensor"):
+            if field in mixed and level >= mixed[field]:
+                continue
+            later = f" at {FeatureLevel(level).name}; it needs {mixed[field].name} or later" if field in mixed else ""
             raise InvalidArgumentError(
                 f"{op}: {field}.data_type {td.data_type.name} must equal {first_field}.data_type "
-                f"{first.data_type.name}")
+                f"{first.data_type.name}{later}")
+    if row.min_max_data_type and desc.min_max_data_type != desc.output_tensor.data_type:
+        raise InvalidArgumentError(
+            f"{op}: min_max_data_type {desc.min_max_data_type.name} must match output_tensor.data_type "
+            f"{desc.output_tensor.data_type.name}")
     support.check(level, rank, {f: td.data_type for f, td in named.items()})
     out_type = desc.output_tensor.data_type
     if row.fused_activation and desc.fused_activation is not None and out_type not in FLOATS:
         raise InvalidArgumentError(
             f"{op}: fused_activation needs a FLOAT32 or FLOAT16 output_tensor, not {out_type.name}")
     for a in row.attributes:
-        a.check_level(getattr(desc, a.name), op, level)
+        if a.kind == "float":
+            a.check_level(getattr(desc, a.name), op, level)
     if row.scale_bias and desc.scale_bias is not None and not first.data_type.is_float:
         raise InvalidArgumentError(f"{op}: scale_bias applies to float tensors only, not {first.data_type.name}")
 
@@ -600,8 +1082,11 @@ def problem(desc: ElementWiseDesc) -> Problem:
     if fused is not None:
         activation = _as_activation(fused.row.wgsl["float"])
         act_attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
-    expression = row.formula(dt)
-    copy = row.key == "identity" and scale_bias is None
+    expression = row.formula(dt, *[t.data_type for t in inputs[1:]])
+    if isinstance(expression, dict):  # one formula per value of the row's enum
+        enum_attr = next(a for a in row.attributes if a.kind == "enum")
+        expression = expression[getattr(desc, enum_attr.name)]
+    copy = row.copy and scale_bias is None
     return Problem(
         op=row.op, inputs=inputs, output=desc.output_tensor,
         kinds=tuple(value_kind(t.data_type) for t in inputs), out_kind=value_kind(desc.output_tensor.data_type),
@@ -614,11 +1099,14 @@ def problem(desc: ElementWiseDesc) -> Problem:
 def _attributes(row: Row, desc, data_type: DataType) -> tuple[Attribute, ...]:
     """The formula's attributes: FLOATs, or for an integer tensor the integer bounds of
     CLIP (integer_bounds)."""
-    values = {a.name: getattr(desc, a.name) for a in row.attributes}
-    if row.key == "clip" and not data_type.is_float:
+    values = {a.name: getattr(desc, a.name) for a in row.attributes if a.kind != "enum"}
+    if row.key == "clip0" and not data_type.is_float:
         lo, hi = integer_bounds(values["min"], values["max"], data_type.numpy)
         return (Attribute("min", "value", lo), Attribute("max", "value", hi))
-    return tuple(Attribute(k, "f32", v) for k, v in values.items())
+    if row.int_attributes is not None and not data_type.is_float:
+        return row.int_attributes(values, data_type.numpy)
+    kinds = {a.name: "value" if a.kind == "value" else "f32" for a in row.attributes}
+    return tuple(Attribute(k, kinds[k], v) for k, v in values.items())
 
 
 def integer_bounds(low: float, high: float, dtype) -> tuple[int, int]:
@@ -678,13 +1166,16 @@ def reference_of(row: Row) -> Callable:
         out_type = values.pop("output_data_type", None)
         scale_bias = ScaleBias.coerce(values.pop("scale_bias", None), "scale_bias")
         fused = FusedActivation.coerce(values.pop("fused_activation", None))
-        if row.key == "identity" and scale_bias is None:  # a copy: bits through (NaN payloads too)
+        for a in row.attributes:  # enums as members, scalars in the tensor's type
+            if a.kind != "float":
+                values[a.name] = a.check(values[a.name], a.name, row.op, DataType.from_numpy(arrays[0].dtype))
+        if row.copy and scale_bias is None:  # a copy: bits through (NaN payloads too)
             return np.array(arrays[0])
         y = compute(row, arrays, scale_bias, fused, **values)
         with np.errstate(all="ignore"):
             if out_type is not None:
                 return y.astype(DataType.parse(out_type, "output_data_type").numpy)
-            return y.astype(np.result_type(*arrays))
+            return y.astype(arrays[0].dtype if row.mixed else np.result_type(*arrays))
     reference.__name__ = reference.__qualname__ = row.functional
     reference.__signature__ = _signature(row, with_device=False)
     reference.__doc__ = (f"DML_{row.dml}: {row.summary}, on numpy-broadcast inputs; floats computed in float64 and "
@@ -707,9 +1198,9 @@ def _spread(fn, x: np.ndarray, delta: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.nan_to_num(moved, nan=0.0, posinf=np.inf)
 
 
-def _bound(value, x: np.ndarray, attrs: dict):
-    """A row's ulps or absolute error: a number, or a function of its input and attributes."""
-    return value(x, **attrs) if callable(value) else value
+def _bound(value, xs: list, attrs: dict):
+    """A row's ulps or absolute error: a number, or a function of its inputs and attributes."""
+    return value(*xs, **attrs) if callable(value) else value
 
 
 def tolerance_of(row: Row) -> Callable:
@@ -722,7 +1213,7 @@ def tolerance_of(row: Row) -> Callable:
     and the result of the inputs flushed); where the exact result rounds to +-inf in the
     output type within the error, any value (the kernel may round below the limit)."""
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
-        if expected.dtype.kind != "f" or (row.key == "identity" and arguments.get("scale_bias") is None):
+        if expected.dtype.kind != "f" or (row.copy and arguments.get("scale_bias") is None):
             return None
         arrays = np.broadcast_arrays(*[np.asarray(x) for x in inputs])
         attrs = {k: v for k, v in arguments.items() if k not in ("scale_bias", "fused_activation", "output_data_type")}
@@ -743,13 +1234,13 @@ def tolerance_of(row: Row) -> Callable:
                 top = float(np.finfo(compute_type).max)  # x * scale + bias beyond it: +-inf in the kernel
                 e = np.where((np.abs(product) > top) | (np.abs(xs[0]) > top), np.inf, e)
             y = f(xs[0])
-            e = e + _bound(row.ulps, xs[0], attrs) * _ulp(y, compute_type) + _bound(row.absolute, xs[0], attrs)
+            e = e + _bound(row.ulps, xs, attrs) * _ulp(y, compute_type) + _bound(row.absolute, xs, attrs)
             if fused is not None:
                 g_row, g_attrs = fused.row, dict(fused.attributes)
                 g = lambda v: np.asarray(g_row.numpy(v, **g_attrs), np.float64)  # noqa: E731
                 z = g(y)
-                e = (_spread(g, y, e, z) + _bound(g_row.ulps, y, g_attrs) * _ulp(z, compute_type)
-                     + _bound(g_row.absolute, y, g_attrs))
+                e = (_spread(g, y, e, z) + _bound(g_row.ulps, [y], g_attrs) * _ulp(z, compute_type)
+                     + _bound(g_row.absolute, [y], g_attrs))
                 y = z
             if row.ulps or row.absolute:  # the reference's own rounding to the output type
                 e = e + 0.5 * _ulp(y, compute_type)
@@ -799,7 +1290,8 @@ def broadcast_descs(fn: str, descs: list[TensorDesc], names: list[str]) -> list[
 def _signature(row: Row, with_device: bool = True) -> inspect.Signature:
     P = inspect.Parameter
     params = [P(argument_name(f), P.POSITIONAL_OR_KEYWORD) for f in row.tensors]
-    params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=a.default) for a in row.attributes]
+    params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=None if a.kind == "value" else a.default)
+               for a in row.attributes]
     if row.logical:
         params.append(P("output_data_type", P.KEYWORD_ONLY, default="UINT8"))
     if row.scale_bias:
@@ -868,9 +1360,26 @@ def _from_cli(row: Row, infer):
         newest = max(row.support, key=lambda r: r[0])[2]
         if x.data_type == F32 and F32 not in newest:
             x = TensorDesc(min(newest, key=lambda t: -t.value), x.sizes, x.strides)
-        attrs = {at.name: float(a[at.name]) if a.get(at.name) is not None else at.default for at in row.attributes}
+        attrs = {at.name: _cli_value(at, a.get(at.name)) for at in row.attributes}
         return infer(*[x] * row.arity, **attrs)
     return desc
+
+
+def _default_text(a: Attr) -> str:
+    if a.kind == "enum":
+        return a.default.name.lower()
+    if a.kind == "value":
+        return f"the type's {a.default}"
+    return str(a.default)
+
+
+def _cli_value(a: Attr, raw):
+    if raw is None:
+        return None if a.kind == "value" else a.default
+    if a.kind == "enum":
+        return raw
+    value = float(raw)
+    return int(value) if a.kind == "value" and value.is_integer() else value
 
 
 def spec(row: Row) -> OpSpec:
@@ -880,7 +1389,10 @@ def spec(row: Row) -> OpSpec:
         fields.append(("scale_bias", Any, dataclasses.field(default=None)))
     if row.fused_activation:
         fields.append(("fused_activation", Any, dataclasses.field(default=None)))
-    fields += [(a.name, float, dataclasses.field(default=a.default)) for a in row.attributes]
+    if row.min_max_data_type:
+        fields.append(("min_max_data_type", Any, dataclasses.field(default=None)))
+    fields += [(a.name, Any, dataclasses.field(default=None if a.kind == "value" else a.default))
+               for a in row.attributes]
     name = f"{row.op}OperatorDesc"
     desc = desc_class(name, __name__, base=ElementWiseDesc, fields=fields, ROW=row,
                       doc=f"DML_{row.dml}_OPERATOR_DESC: {row.summary}.")
@@ -888,7 +1400,8 @@ def spec(row: Row) -> OpSpec:
     types_per_tensor = [(lvl, ranks, *types) for lvl, ranks, *types in row.support]
     support = support_table(row.op, tensors, types_per_tensor)
     infer = infer_output_of(row, desc)
-    cli_args = tuple(CliArg(f"--{a.name}", f"{a.name} (default {a.default})", "number") for a in row.attributes)
+    cli_args = tuple(CliArg(f"--{a.name.replace('_', '-')}", f"{a.name} (default {_default_text(a)})",
+                            "str" if a.kind == "enum" else "number") for a in row.attributes)
     return OpSpec(
         name=row.op, key=row.key, desc=desc, support=support,
         infer_output=infer, validate=lambda d, level: validate(support, d, level),
