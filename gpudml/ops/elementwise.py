@@ -115,7 +115,8 @@ def scalar_value(value, data_type: DataType, field: str, lowest: bool = True):
             return as_float32(value, field)
         top = float(np.finfo(dtype).max)
         value = float(value)
-        rounded = float(np.float64(value).astype(dtype)) if math.isfinite(value) else value
+        with np.errstate(over="ignore"):
+            rounded = float(np.float64(value).astype(dtype)) if math.isfinite(value) else value
         if math.isfinite(value) and math.isinf(rounded):
             raise InvalidArgumentError(f"{field} = {value!r} is beyond {data_type.name}'s range, +-{top:g}")
         return rounded
