@@ -302,6 +302,9 @@ def test_math_rows_keep_their_precision_at_the_ends(device):
         np.testing.assert_allclose(getattr(dml, name)(tiny, device=device), want, rtol=1e-6, err_msg=name)
     np.testing.assert_allclose(dml.celu(np.float16([-23856.0, -4.5e-5]), alpha=3e38, device=device),
                                np.float16([-23856.0, -4.5e-5]), rtol=1e-3)
+    far = f([-1e30, -90.0])  # SWISH where e^-v overflows: x e^v
+    np.testing.assert_allclose(dml.swish(far, sigmoid_input_scale=1e-28, device=device),
+                               [-1e30 * np.exp(-100.0), -45.0], rtol=1e-4)
 
 
 def test_round_follows_the_rounding_mode_table(device):
