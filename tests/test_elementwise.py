@@ -356,7 +356,7 @@ def test_clip1_takes_min_and_max_in_the_tensors_type(device):
     assert_bits_equal(dml.clip(u8, max=100, device=device), np.minimum(u8, 100))
     desc = dml.ElementWiseClip1OperatorDesc(dml.TensorDesc(T.INT8, [4]), dml.TensorDesc(T.INT8, [4]))
     assert desc.min_max_data_type == T.INT8 and (desc.min, desc.max) == (-128, 127)
-    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseClip1: min = 1.5 is not a INT8 value"):
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseClip1: min = 1.5 is not a value of INT8"):
         dml.clip(np.int8([1, 2]), 1.5, device=device)
     with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseClip1: max = 300 is beyond UINT8's range \[0, 25"):
         dml.clip(u8, 0, 300, device=device)

@@ -123,7 +123,7 @@ def scalar_value(value, data_type: DataType, field: str, lowest: bool = True):
         return rounded
     info = np.iinfo(dtype)
     if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
-        raise InvalidArgumentError(f"{field} = {value!r} is not a {data_type.name} value (an integer in "
+        raise InvalidArgumentError(f"{field} = {value!r} is not a value of {data_type.name} (an integer in "
                                    f"[{info.min}, {info.max}])")
     value = int(value)
     if not info.min <= value <= info.max:
@@ -394,6 +394,14 @@ def _sin_cos_error(x, **_):
     return np.where(np.abs(x) <= _PI, 2.0**-11, 2.0)
 
 
+def _product32(alpha, x):
+    """alpha * x as a FLOAT32 kernel rounds it before adding beta (LINEAR, HARD_SIGMOID): exact
+    but for float32's range (+-inf beyond: inf + -inf is then NaN, as in the kernel)."""
+    with np.errstate(all="ignore"):
+        p = alpha * x
+        return np.where(np.abs(p) > _F32_MAX * (1 + 2.0**-25), np.copysign(np.inf, p), p)
+
+
 def _elu(x, alpha):
     return np.where(x >= 0, x, alpha * np.expm1(x))
 
@@ -504,7 +512,7 @@ def _shrink_ints(values, dtype):
 
 
 def _hard_sigmoid(x, alpha, beta):
-    return _max_num(np.zeros_like(x), _min_num(alpha * x + beta, np.ones_like(x)))
+    return _max_num(np.zeros_like(x), _min_num(_product32(alpha, x) + beta, np.ones_like(x)))
 
 
 def _hard_swish(x, alpha, beta):
@@ -527,6 +535,13 @@ def _swish_ulps(x, sigmoid_input_scale):
     with np.errstate(all="ignore"):
         far = np.where(sigmoid_input_scale * x < -80, 6 * np.abs(np.log(np.abs(x))) + 8, 0.0)
     return 6.5 + 3 * v + np.nan_to_num(far, nan=0.0, posinf=np.inf)
+
+
+def _celu_ulps(x, alpha):
+    with np.errstate(all="ignore"):
+        u = x / alpha
+        far = np.where(u > 80, 6 * np.abs(np.log(np.abs(alpha))) + 8, 0.0)
+        return np.nan_to_num(7 + 4 * np.abs(u) + far, nan=0.0, posinf=np.inf)
 
 
 def _celu(x, alpha):
@@ -792,7 +807,7 @@ TABLE: tuple[Row, ...] = (
         absolute=lambda x, alpha: np.where(x < 0, np.abs(alpha) * (3 + 2 * np.abs(x)) * 2.0**-24, 0.0),
         precision="1.5 ULP, and |alpha| (3 + 2|x|) 2^-24 absolute for x < 0 (WGSL's exp, its difference to 1)"),
     Row("ACTIVATION_LINEAR", "linear", "linear", ("input_tensor",), _ACTIVATION_FLOAT,
-        lambda x, alpha, beta: alpha * x + beta, {"float": "u_alpha * a + u_beta"},
+        lambda x, alpha, beta: _product32(alpha, x) + beta, {"float": "u_alpha * a + u_beta"},
         "activation_linear_operator_desc.md", "alpha * x + beta",
         attributes=(Attr("alpha", 1.0), Attr("beta", 0.0)), fuses=True, ulps=0.5,
         absolute=lambda x, alpha, beta: np.spacing(np.abs(alpha * x).astype(np.float32)).astype(np.float64),
@@ -985,9 +1000,9 @@ TABLE: tuple[Row, ...] = (
         "max(0, x) + min(0, alpha (e^(x / alpha) - 1)) (x (1 + x / 2 alpha) where |x / alpha| < 2^-12: x itself for an "
         "infinite alpha)",
         attributes=(Attr("alpha", 1.0),), fuses=True,
-        ulps=lambda x, alpha: 7 + 4 * np.nan_to_num(np.abs(x / alpha), nan=0.0, posinf=np.inf),
-        precision="7 + 4|x / alpha| ULP (WGSL's division; alpha (e^u - 1), u = x / alpha, by its Taylor series "
-                  "below |u| = 0.5, else WGSL's exp less 1)"),
+        ulps=_celu_ulps,
+        precision="7 + 4|u| ULP, u = x / alpha (WGSL's division; alpha (e^u - 1) by its Taylor series below |u| = "
+                  "0.5, else WGSL's exp less 1; beyond u = 80 as e^(u + ln|alpha|): and 6|ln|alpha|| + 8 ULP more)"),
     Row("ACTIVATION_HARD_SWISH", "hard_swish", "hard_swish", ("input_tensor",), ((FL.FL_6_2, (1, 8), FLOATS),),
         _hard_swish, {"float": "hard_swish(a, u_alpha, u_beta)"},
         "activation_hard_swish_operator_desc.md", "x max(0, min(alpha x + beta, 1)) (0 where the second factor is 0)",
@@ -1223,7 +1238,7 @@ def tolerance_of(row: Row) -> Callable:
     propagated through the fused activation, by evaluating the functions at the ends of
     their inputs' error; float16's rounding of the result (1 ULP of float16); the
     subnormals an adapter may flush (results below the compute type's smallest normal,
-    and the result of the inputs flushed); where the exact result rounds to +-inf in the
+    and the result of the inputs, and of x * scale + bias, flushed); where the exact result rounds to +-inf in the
     output type within the error, any value (the kernel may round below the limit)."""
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
         if expected.dtype.kind != "f" or (row.copy and arguments.get("scale_bias") is None):
@@ -1263,6 +1278,10 @@ def tolerance_of(row: Row) -> Callable:
             flushed = [np.where(np.abs(x) < tiny, np.copysign(0.0, x), x).astype(a.dtype) if a.dtype.kind == "f" else a
                        for a, x in zip(arrays, (_as_float64(a) for a in arrays))]
             e = e + np.nan_to_num(np.abs(compute(row, flushed, sb, fused, **attrs) - y), nan=0.0, posinf=np.inf)
+            if sb is not None:  # x * scale + bias is the function's input: flushed where subnormal too
+                z = f(np.where(np.abs(xs[0]) < tiny, np.copysign(0.0, xs[0]), xs[0]))
+                z = z if fused is None else np.asarray(fused.row.numpy(z, **dict(fused.attributes)), np.float64)
+                e = e + np.nan_to_num(np.abs(z - y), nan=0.0, posinf=np.inf)
             limit = float(np.finfo(expected.dtype).max)
             edge = np.isinf(expected.astype(np.float64)) & np.isfinite(y) & (np.abs(y) <= limit + 2 * e)
             return np.where(edge, np.inf, e)
