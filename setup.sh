@@ -2,13 +2,15 @@
 # gpudml set-up: idempotent; safe to run before every command.
 #  1. the software GPU adapters (Mesa lavapipe for Vulkan, llvmpipe for OpenGL)
 #     on Debian/Ubuntu when their packages are missing;
-#  2. a virtual environment .venv with gpudml's dependencies, test dependencies and the
-#     documentation site's (MkDocs: tests/test_docs.py builds it);
+#     and glslang-tools (glslangValidator: the second HLSL compiler tests/test_hlsl.py runs);
+#  2. a virtual environment .venv with gpudml's dependencies, test dependencies, the
+#     documentation site's (MkDocs: tests/test_docs.py builds it) and the hlsl extra's (slangpy:
+#     Slang's compiler library, the default HLSL compiler; installed here, never at test time);
 #  3. gpudml's wheel, built from this checkout and installed into .venv.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-SYSTEM_PACKAGES=(mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri)
+SYSTEM_PACKAGES=(mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri glslang-tools)
 PYTHON=${PYTHON:-python3}
 
 as_root() {
@@ -46,7 +48,7 @@ want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing gpudml's dependencies into .venv"
     .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
-    .venv/bin/python -m pip install -q ".[test,docs]"
+    .venv/bin/python -m pip install -q ".[test,docs,hlsl]"
     echo "$want" > "$stamp"
 fi
 # 3. gpudml itself, as users get it: its wheel built into dist/ (templates from shaders/

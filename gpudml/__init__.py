@@ -5,14 +5,25 @@ gpudml/functional.py and their desc classes (`gpudml.Slice1OperatorDesc`, ...) f
 operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 """
 
+from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph
+from .kernel import Kernel
 from .ops import SPECS
 from .ops.elementwise import FusedActivation, ScaleBias
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
-from .types import AxisDirection, DataType, FeatureLevel, IsInfinityMode, PaddingMode, ReduceFunction, RoundingMode
+from .types import (
+    AxisDirection,
+    DataType,
+    FeatureLevel,
+    IsInfinityMode,
+    MatrixTransform,
+    PaddingMode,
+    ReduceFunction,
+    RoundingMode,
+)
 from .version import __version__
 
 _OPERATORS = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in SPECS}}
@@ -21,7 +32,8 @@ globals().update(_OPERATORS)
 __all__ = [
     "AxisDirection", "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
     "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
-    "IsInfinityMode", "Operator", "PaddingMode", "ReduceFunction", "RoundingMode", "ScaleBias", "Tensor", "TensorDesc",
+    "IsInfinityMode", "Kernel", "MatrixTransform", "Operator", "PaddingMode", "ReduceFunction", "RoundingMode",
+    "ScaleBias", "Tensor", "TensorDesc",
     "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
 ]
 __all__ += list(_OPERATORS)

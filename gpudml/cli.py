@@ -9,10 +9,13 @@ import json
 import os
 import re
 import sys
+import tempfile
 
 import numpy as np
 
-from . import caps, compiler, examples
+from . import caps, compiler, examples, hlsl, lab
+from .bench.report import EXTRA_INSTALL, columns_help
+from .bench.workloads import WORKLOADS
 from .caps import FEATURE_NAMES
 from .errors import DMLError, InvalidArgumentError, UnsupportedError
 from .kernels import templates
@@ -21,6 +24,7 @@ from .runtime import adapters, tuning
 from .runtime.device import Device
 from .tensor_desc import TensorDesc
 from .types import HIGHEST_FEATURE_LEVEL, DataType, FeatureLevel
+from .version import __version__
 
 #: The capability profile `gpudml shader` compiles for when no adapter can be opened.
 FALLBACK_PROFILE = "gpu"
@@ -33,8 +37,8 @@ def cmd_info(args) -> int:
         print(f"error: {exc}")
         return 1
     print("Adapters found:")
-    for a in found:
-        print(f"  - {a.summary}")
+    for line in adapters.listing(found):
+        print(f"  - {line}")
     if not found:
         print(f"  (none) {adapters.INSTALL_HINT}")
     try:
@@ -145,20 +149,28 @@ def description(spec, args):
 
 
 def shader_caps(args):
-    """(Caps, how they were chosen): the named profile, else the adapter's, else the
-    fallback profile when no adapter can be opened (and none was asked for). A profile
+    """(Caps, why they were chosen where it needs saying: ""): the named profile, else the
+    adapter's, else the fallback profile when no adapter can be opened (and none was asked
+    for; the reason says why). A profile
     takes GPUDML_MAX_BINDING_BYTES / GPUDML_MAX_BUFFER_BYTES as a Device does, so that
     the segmented kernels of a large tensor can be read with no adapter."""
     if args.caps is not None:
-        return caps.profile(args.caps).with_limits(*caps.limits_from_env()), f"profile {args.caps}"
+        return caps.profile(args.caps).with_limits(*caps.limits_from_env()), ""
     try:
-        return Device(adapter=args.adapter).caps, "the adapter"
+        return Device(adapter=args.adapter).caps, ""
     except UnsupportedError as exc:
         if args.adapter is not None:
             raise
-        reason = str(exc).split(";")[0]
+        reason = str(exc).split(";")[0].split("\n")[0].removeprefix("gpudml: ")
         return (caps.profile(FALLBACK_PROFILE).with_limits(*caps.limits_from_env()),
-                f"profile {FALLBACK_PROFILE}: no adapter could be opened ({reason})")
+                f"no adapter could be opened: {reason}")
+
+
+def header(operator: str, level, compiled_for, why: str = "") -> str:
+    """The first line of `gpudml shader`'s output: `// Reduce at FL_6_4 for NAME`, NAME
+    the adapter's or the profile's (`profile gpu (a discrete GPU via Vulkan)`), and why
+    where it needs saying (the fallback profile)."""
+    return f"// {operator} at {level.name} for {compiled_for.name}" + (f"; {why}" if why else "")
 
 
 def cmd_shader(args) -> int:
@@ -166,7 +178,10 @@ def cmd_shader(args) -> int:
     desc, level = description(spec, args)
     caps, source = shader_caps(args)
     program = compiler.compile(desc, caps, strategy=args.strategy)
-    print(f"// {spec.name} at {level.name} on {caps.name} ({source})")
+    print(header(spec.name, level, caps, source))
+    if args.interface == "hlsl":
+        print(hlsl_interface(program))
+        return 0
     print(f"// strategy {program.strategy} (eligible: {', '.join(program.strategies)})")
     for i, kernel in enumerate(program.kernels):
         print(f"// dispatch {i}: {kernel.invocations} invocations, {kernel.workgroups[0]} x {kernel.workgroups[1]} "
@@ -175,9 +190,19 @@ def cmd_shader(args) -> int:
     return 0
 
 
-def cmd_lab(args) -> int:
-    from . import lab
+def hlsl_interface(program) -> str:
+    """What `gpudml shader OP ... --interface hlsl` prints: the registers and cbuffer b0 an HLSL
+    kernel of the description gets (`gpudml lab OP ... --hlsl FILE.hlsl` binds them so)."""
+    first = program.kernels[0]
+    more = len(program.kernels) - 1
+    note = (f"; the cbuffer holds the uniforms of its dispatch 0 of {more + 1}" if more else "")
+    title = (f"an HLSL kernel of this description (gpudml lab ... --hlsl FILE.hlsl): inputs t0.., outputs u0.., "
+             f"cbuffer b0 filled as strategy {program.strategy}'s kernel reads it{note}")
+    tensors = [[(f, d.data_type.name, d.element_count) for f, d in side] for side in (program.inputs, program.outputs)]
+    return hlsl.interface_text(title, *tensors, first.uniforms)
 
+
+def cmd_lab(args) -> int:
     spec = spec_named(args.op)
     desc, level = description(spec, args)
     if args.reps < 1:
@@ -197,7 +222,20 @@ def cmd_lab(args) -> int:
         raise InvalidArgumentError(f"--options: {', '.join(unknown)} not a plan option of {spec.name} "
                                    f"({', '.join(spec.planner.options) or 'none'})")
     device = Device(feature_level=level, adapter=args.adapter)
-    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options)
+    grid = _ints(args.grid, "--grid") if args.grid else None
+    hlsl_files = []
+    for path in args.hlsl:
+        try:
+            with open(path, encoding="utf-8") as f:
+                hlsl_files.append((path, f.read()))
+        except OSError as exc:
+            raise InvalidArgumentError(f"--hlsl: cannot read {path}: {exc.strerror}") from None
+    defines = {}
+    for item in args.define:
+        name, eq, value = item.partition("=")
+        defines[name.strip()] = value.strip() if eq else "1"
+    rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options,
+                   hlsl=hlsl_files, grid=grid, defines=defines or None)
     (_, x), *more = tensor_fields(desc)[0]
     inputs = f"{x.data_type.name} {list(x.sizes)}" + "".join(f", {list(d.sizes)}" for _, d in more)
     title = (f"{spec.name} of {inputs} ({_arguments(spec.arguments(desc))}) "
@@ -207,7 +245,7 @@ def cmd_lab(args) -> int:
         with open(args.json, "w") as f:
             json.dump(lab.as_dicts(rows), f, indent=1)
     if args.png and not lab.chart(rows, args.png, title):
-        print("(matplotlib is not installed: no chart; pip install 'gpudml[bench]')")
+        print(f"(matplotlib is not installed: no chart; {EXTRA_INSTALL})")
     if args.wgsl:
         lab.write_wgsl(device, desc, rows, args.wgsl)
     return 1 if lab.failures(rows) else 0
@@ -219,17 +257,11 @@ TUNE_SHOWN = 4
 
 def cmd_tune(args) -> int:
     """Autotune the bench workloads' kinds of description and say what was chosen."""
-    from .bench import workloads as wl
-
+    only = _only(args.only)
     device = Device(adapter=args.adapter, autotune=True)
     tuner = device._ctx.tuner
-    only = args.only.split(",") if args.only else None
-    unknown = sorted(set(only or ()) - {w.id for w in wl.WORKLOADS})
-    if unknown:
-        ids = ", ".join(w.id for w in wl.WORKLOADS)
-        raise InvalidArgumentError(f"--only: {', '.join(unknown)} not a workload ({ids})")
     print(f"Tuning on {device.adapter_name}; cache: {tuning.cache_file() or 'off (GPUDML_TUNING_CACHE=off)'}")
-    for w in wl.WORKLOADS:
+    for w in WORKLOADS:
         if only and w.id not in only:
             continue
         before = set(tuner.used)
@@ -252,17 +284,41 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def _only(text: str | None) -> list[str] | None:
+    """--only's workload ids (None: every workload); InvalidArgumentError naming the unknown."""
+    if not text:
+        return None
+    only = [w.strip() for w in text.split(",") if w.strip()]
+    unknown = [w for w in only if w not in {w.id for w in WORKLOADS}]
+    if unknown:
+        raise InvalidArgumentError(f"--only: {', '.join(unknown)} not a workload ({_workload_ids()})")
+    return only
+
+
+def _workload_ids() -> str:
+    return f"{WORKLOADS[0].id}-{WORKLOADS[-1].id}"
+
+
+def _workloads_help() -> str:
+    return "\n".join(f"  {w.id:4s} {w.title}" for w in WORKLOADS)
+
+
 def cmd_bench(args) -> int:
     from .bench.suite import run_suite
 
+    only = _only(args.only)
     device = Device(adapter=args.adapter)
-    os.makedirs(args.out, exist_ok=True)
-    base = os.path.join(args.out, "bench")
+    if args.out is None:  # never a path inside the user's project: a new temporary folder, named below
+        out = tempfile.mkdtemp(prefix="gpudml-bench-")
+    else:
+        out = args.out
+        os.makedirs(out, exist_ok=True)
+    print(f"gpudml bench on {device.adapter_name}; results go to {out}", flush=True)
+    base = os.path.join(out, "bench")
     files = [base + ".md", base + ".json", base + ".png"]
     if os.path.exists(files[2]):
         os.remove(files[2])  # an earlier run's chart: without matplotlib this run draws none
-    text = run_suite(device, quick=args.quick, only=args.only.split(",") if args.only else None,
-                     json_path=files[1], md_path=files[0], png_path=files[2])
+    text = run_suite(device, quick=args.quick, only=only, json_path=files[1], md_path=files[0], png_path=files[2])
     print(text)
     print(f"\nwritten: {', '.join(f for f in files if os.path.exists(f))}")
     return 0
@@ -271,20 +327,22 @@ def cmd_bench(args) -> int:
 ADAPTER_HELP = '"vulkan", "gl" or an adapter-name substring (default: GPUDML_ADAPTER or auto)'
 
 
-def _subparser(sub, name: str, help: str, example: str, **kwargs) -> argparse.ArgumentParser:
-    """A subcommand with an example in its --help, taking --adapter here too."""
-    parser = sub.add_parser(name, help=help, description=help, epilog=f"example:\n  {example}",
+def _subparser(sub, name: str, help: str, example: str, details: str = "", **kwargs) -> argparse.ArgumentParser:
+    """A subcommand with an example in its --help (after `details`, where given), taking
+    --adapter here too."""
+    epilog = (f"{details}\n\n" if details else "") + f"example:\n  {example}"
+    parser = sub.add_parser(name, help=help, description=help, epilog=epilog,
                             formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
     parser.add_argument("--adapter", default=argparse.SUPPRESS, help=ADAPTER_HELP)
     return parser
 
 
-def _per_operator(parser, command: str):
+def _per_operator(parser, command: str, details: str = ""):
     """A subcommand per operator under `parser` (`gpudml COMMAND OP`), with the options
     that describe one of its descriptions: yields (spec, its parser)."""
     ops = parser.add_subparsers(dest="op", required=True, metavar="OP")
     for spec in SPECS:
-        p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli.example}",
+        p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli.example}", details,
                        aliases=_aliases(spec))
         _description_options(p, spec)
         yield spec, p
@@ -297,20 +355,29 @@ def build_parser() -> argparse.ArgumentParser:
                "  gpudml shader reduce --function sum --axes 1 --shape 4096,4096 --caps gpu",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--adapter", default=None, help=ADAPTER_HELP)
+    parser.add_argument("--version", action="version", version=f"gpudml {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _subparser(sub, "info", "adapters, features, limits, feature level, data types",
                "gpudml info --adapter gl").set_defaults(func=cmd_info)
     _subparser(sub, "examples", "run the DirectML documentation examples",
                "gpudml examples --adapter vulkan").set_defaults(func=cmd_examples)
-    bench = _subparser(sub, "bench", "benchmark suite W1-W9 against numpy, onnxruntime and the adapter's ceilings",
-                       "gpudml bench --quick --only W1,W6 --out /tmp/bench")
+    bench = _subparser(
+        sub, "bench", f"benchmark suite {_workload_ids()} against numpy, onnxruntime and the adapter's ceilings",
+        "gpudml bench --quick --only W1,W6 --out /tmp/bench",
+        details=f"workloads:\n{_workloads_help()}\n\ncolumns of the table (bench.md):\n{columns_help()}\n\n"
+                f"GB/s and x copy use GPU timestamps where the adapter has them (the header line says which "
+                f"clock);\nthe ratios divide by one copy and one empty-dispatch baseline per run. onnxruntime "
+                f"and the chart\nneed the bench extra: {EXTRA_INSTALL}.")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (about a minute)")
-    bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
-    bench.add_argument("--out", default="bench/results", help="folder for bench.md, bench.json, bench.png")
+    bench.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6 (default: all)")
+    bench.add_argument("--out", default=None, metavar="DIR",
+                       help="folder for bench.md, bench.json, bench.png (default: a new temporary folder, "
+                            "printed when the run starts)")
     bench.set_defaults(func=cmd_bench)
     tune = _subparser(sub, "tune", "autotune the bench workloads' descriptions on this adapter (fills the "
-                                   "tuning cache)", "gpudml tune --only W1,W2")
-    tune.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6")
+                                   "tuning cache)", "gpudml tune --only W1,W2",
+                      details=f"workloads (gpudml bench's):\n{_workloads_help()}")
+    tune.add_argument("--only", default=None, help="comma-separated workload ids, e.g. W1,W6 (default: all)")
     tune.set_defaults(func=cmd_tune)
     shader = _subparser(sub, "shader", "print the WGSL a description compiles to (needs no adapter)",
                         "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
@@ -321,11 +388,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
                        help="compile for a capability profile, with no adapter (default: the adapter, or "
                             f"profile {FALLBACK_PROFILE} when none can be opened)")
-    lab = _subparser(sub, "lab", "run one description under every kernel variant: correctness, GPU time, "
-                                 "GB/s against the copy kernel",
-                     "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json")
-    lab.set_defaults(func=cmd_lab)
-    for spec, p in _per_operator(lab, "lab"):
+        p.add_argument("--interface", default="wgsl", choices=("wgsl", "hlsl"),
+                       help="wgsl: the kernels' WGSL (default); hlsl: the bindings and cbuffer b0 that an HLSL "
+                            "kernel of this description gets (for gpudml lab ... --hlsl FILE.hlsl)")
+    lab_columns = f"columns of the table:\n{lab.columns_help()}"
+    lab_parser = _subparser(sub, "lab", "run one description under every kernel variant: correctness, GPU time, "
+                                        "GB/s against the copy kernel",
+                            "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json",
+                            details=lab_columns)
+    lab_parser.set_defaults(func=cmd_lab)
+    for spec, p in _per_operator(lab_parser, "lab", lab_columns):
         p.add_argument("--strategies", default="all",
                        help="all, tuned (the variants the autotuner times: strategies and plan options), or "
                             f"strategy names, comma-separated ({', '.join(spec.planner.strategies)})")
@@ -334,6 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--options", action="append", default=[], metavar="K=V,...",
                        help="plan options, e.g. lanes=64,subgroups=false: each --options makes its own "
                             f"variants of every strategy ({', '.join(spec.planner.options) or 'none'})")
+        p.add_argument("--hlsl", action="append", default=[], metavar="FILE.hlsl",
+                       help="also run this HLSL kernel as a variant (its bindings and cbuffer: gpudml shader "
+                            f"{spec.key} ... --interface hlsl; repeat for several)")
+        p.add_argument("--define", action="append", default=[], metavar="NAME[=VALUE]",
+                       help="a macro for the --hlsl kernels (repeat for several), e.g. USE_WAVE=1")
+        p.add_argument("--grid", default=None, metavar="X,Y,Z",
+                       help="the --hlsl kernels' workgroups (default: one invocation per output element, "
+                            "by the kernel's [numthreads])")
         p.add_argument("--reps", type=int, default=7, help="timed repetitions per variant (default 7)")
         p.add_argument("--json", default=None, metavar="FILE", help="write the rows as JSON")
         p.add_argument("--png", default=None, metavar="FILE", help="a bar chart of the ratios to the copy kernel")

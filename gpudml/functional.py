@@ -12,6 +12,7 @@ operators (Device.cached_operator).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 
@@ -32,17 +33,21 @@ def public(spec: OpSpec, signature) -> callable:
     name, signature and docstring, running the Call it returns."""
     @functools.wraps(signature)
     def function(*args, **kwargs):
-        tensors, attributes, device = signature(*args, **kwargs)
-        return call(spec, device, tensors, attributes)
+        c = signature(*args, **kwargs)
+        return call(spec, c.device, c.tensors, c.attributes, c.keepdims)
     return function
 
 
-def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict):
+def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=True):
     """Run `spec`'s operator on `tensors` (a Call's) with `attributes` (infer_output's
     keywords). The first tensor decides what comes back: a Tensor in gives Tensors out
     (numpy inputs beside it are uploaded), numpy in gives numpy out; an operator with
     several outputs returns them as its desc groups them (SPLIT: a list). An Expression
-    among the inputs records a graph node instead (graph.record): nothing runs."""
+    among the inputs records a graph node instead (graph.record): nothing runs.
+    `keepdims=False` (a reducing operator's: its desc has `axes`): the result without the
+    reduced axes (`without_reduced_axes`)."""
+    if keepdims is not True:
+        _check_keepdims(spec, keepdims)  # (before any work, as every argument is)
     flat, counts = flat_tensors(spec, tensors)
     found = None  # the first Tensor among the inputs
     resident = True  # every input a Tensor
@@ -51,7 +56,8 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict):
         if kind is Tensor:
             found = found or item[1]
         elif kind is Expression:
-            return record(spec, device, tensors, attributes)
+            result = record(spec, device, tensors, attributes)
+            return result if keepdims else without_reduced_axes(result, result.graph.nodes[result.node].desc.axes)
         else:
             resident = False
     fn = spec.functional_name
@@ -66,7 +72,8 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict):
                 raise InvalidArgumentError(
                     f"{fn}: {name_value[0]} lives on {value.device.adapter_name}, device is {device.adapter_name}")
         compiled = _compiled(device, spec, [t.desc for t in values], counts, attributes)
-        return compiled.grouped(compiled.run(values))
+        result = compiled.grouped(compiled.run(values))
+        return result if keepdims else without_reduced_axes(result, compiled.desc.axes)
     tensor_out = type(flat[0][1]) is Tensor
     values, descs = [], []
     for item in flat:
@@ -86,7 +93,31 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict):
         values.append(value)
         descs.append(desc)
     compiled = _compiled(device, spec, descs, counts, attributes)
-    return compiled.grouped(compiled.execute(values))
+    result = compiled.grouped(compiled.execute(values))
+    return result if keepdims else without_reduced_axes(result, compiled.desc.axes)
+
+
+def _check_keepdims(spec: OpSpec, keepdims) -> None:
+    fn = spec.functional_name
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise InvalidArgumentError(f"{fn}: keepdims must be True or False, got {keepdims!r}")
+    if "axes" not in {f.name for f in dataclasses.fields(spec.desc)}:
+        raise InvalidArgumentError(f"{fn}: keepdims=False is for the reducing operators (reduce, argmax, argmin)")
+
+
+def without_reduced_axes(result, axes):
+    """`result` (a numpy array, Tensor or Expression: a reducing operator's packed output)
+    without the size-1 `axes`, as numpy's keepdims=False gives it: a reshape of the same
+    elements, no copy and no kernel. A numpy result of every axis reduced is 0-d; a Tensor
+    or an Expression keeps one axis of size 1 (DirectML tensors have 1..8 dimensions)."""
+    kept = tuple(n for i, n in enumerate(result.shape) if i not in axes)
+    if isinstance(result, np.ndarray):
+        return result.reshape(kept)
+    kept = kept or (1,)
+    if isinstance(result, Expression):
+        return result.graph.redescribe(result, kept)
+    result.desc = TensorDesc(result.desc.data_type, kept)  # (a new Tensor: only this call holds it)
+    return result
 
 
 def _compiled(device: Device, spec: OpSpec, descs: list[TensorDesc], counts: list, attributes: dict):

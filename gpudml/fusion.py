@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .kernels import elementwise
 from .kernels.base import Planner
 from .kernels.builder import KernelPlan
 from .kernels.chain import Chain, chain
@@ -33,6 +34,7 @@ from .kernels.movement import family as movement
 from .ops import spec_for
 from .ops.spec import random_buffer, tensor_fields
 from .tensor_desc import TensorDesc
+from .types import DataType
 
 
 # ---------------------------------------------------------------------------- fused descs
@@ -175,6 +177,82 @@ def read_spec(desc: FusedReadDesc) -> FusedSpec:
     return FusedSpec(_name(desc.nodes, desc.consumer), FusedReadPlanner(spec_for(desc.consumer).planner))
 
 
+@dataclass(frozen=True)
+class FusedElementWiseDesc:
+    """Element-wise nodes (`nodes`, producers first) computed in one kernel: each node's
+    arguments (`args`, per node: ("input", k) for `input_tensors[k]`, ("step", j) for node
+    j's result), the tensors read as the kernel reads them (the output's sizes, their own
+    strides: 0 where a node broadcasts them), written to `output_tensor` (the last node's)."""
+
+    input_tensors: tuple[TensorDesc, ...]
+    output_tensor: TensorDesc
+    nodes: tuple
+    args: tuple
+
+
+class FusedElementWisePlanner(Planner):
+    """Element-wise nodes as one kernel of the element-wise family (kernels/elementwise.py:
+    a FusedProblem, one step per node)."""
+
+    strategies = elementwise.STRATEGIES
+
+    @staticmethod
+    def problem(desc: FusedElementWiseDesc) -> elementwise.FusedProblem:
+        steps = tuple(elementwise.Step(spec_for(n).planner.problem(n), a) for n, a in zip(desc.nodes, desc.args))
+        return elementwise.FusedProblem(_name(desc.nodes), desc.input_tensors, desc.output_tensor, steps)
+
+    def strategies_for(self, desc: FusedElementWiseDesc, caps) -> tuple[str, ...]:
+        return elementwise.strategies_for(self.problem(desc), caps)
+
+    def plan(self, desc: FusedElementWiseDesc, caps, strategy: str) -> KernelPlan:
+        return elementwise.plan(self.problem(desc), caps, strategy)
+
+
+class FusedElementWiseSpec(FusedSpec):
+    """The semantics of fused element-wise nodes: each node's reference in turn; precision:
+    the last node's, at its exact inputs (the earlier nodes' errors reach it as they reach
+    the unfused kernels)."""
+
+    def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
+        samples = []
+        for k, leaf in enumerate(desc.input_tensors):
+            node, position = _reader(desc, k)
+            drawn = spec_for(node).sample_buffers(node, rng)[position]
+            samples.append(_resized(drawn, leaf, rng))
+        return samples
+
+    def _values(self, desc, logical_inputs):
+        results = []
+        for node, args in zip(desc.nodes, desc.args):
+            given = [logical_inputs[k] if kind == "input" else results[k] for kind, k in args]
+            results.append(given)
+            if len(results) < len(desc.nodes):
+                results[-1] = spec_for(node).reference_outputs(node, given)[0]
+        return results[-1]
+
+    def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
+        return spec_for(desc.nodes[-1]).expected_outputs(desc.nodes[-1], self._values(desc, logical_inputs))
+
+    def traffic(self, desc) -> int:
+        inputs, outputs = tensor_fields(desc)
+        return sum(d.element_count * d.data_type.size for _, d in inputs + outputs)
+
+
+def _reader(desc: FusedElementWiseDesc, k: int):
+    """A node reading input k, and which of its inputs that is."""
+    for node, args in zip(desc.nodes, desc.args):
+        if ("input", k) in args:
+            return node, args.index(("input", k))
+    raise AssertionError(f"no node reads input {k}")
+
+
+_ELEMENTWISE = FusedElementWisePlanner()
+
+
+def elementwise_spec(desc: FusedElementWiseDesc) -> FusedSpec:
+    return FusedElementWiseSpec(_name(desc.nodes), _ELEMENTWISE)
+
+
 # ---------------------------------------------------------------------------- planning
 @dataclass(frozen=True)
 class Group:
@@ -216,9 +294,17 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
             materialized.update(node.outputs)
     if max_bindings is not None:
         _fit_bindings(nodes, needed, movement_node, materialized, max_bindings - FIXED_BINDINGS)
+    inlined = _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings)
+    materialized -= inlined
     groups = []
     for i in sorted(needed):
         node = nodes[i]
+        if _is_elementwise(node):
+            if node.outputs[0] in inlined:
+                continue  # computed inside its consumer's kernel
+            if any(v in inlined for v in node.inputs):
+                groups.append(_elementwise_group(nodes, producer, inlined, i, value_descs))
+                continue
         if movement_node[i]:
             if node.outputs[0] in materialized:
                 groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
@@ -290,3 +376,88 @@ def _read_group(nodes, producer, materialized, i: int, value_descs) -> Group:
     desc = FusedReadDesc(value_descs[source], _reads(descs), node.desc.output_tensor, descs, node.desc)
     return Group(desc, read_spec(desc), (source,) + _extra_inputs(nodes, chain), tuple(node.outputs),
                  tuple(chain) + (i,))
+
+
+# ---------------------------------------------------------------------------- element-wise chains
+def _is_elementwise(node) -> bool:
+    return isinstance(node.spec.planner, elementwise.ElementWisePlanner)
+
+
+def _computes_f64(node) -> bool:
+    return any(d.data_type == DataType.FLOAT64 for d in node.desc.input_descs + (node.desc.output_tensor,))
+
+
+def _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings) -> set[int]:
+    """The values of element-wise nodes computed inside their consumer's kernel instead of
+    written: a value of an element-wise node that is no graph output, read once, by an
+    element-wise node, as it is (its own sizes and packed strides: no broadcast, no layout
+    change), neither node computing FLOAT64, while the fused kernel's inputs fit the
+    adapter's storage bindings."""
+    readers: dict[int, list[tuple[int, int]]] = {}
+    for i in needed:
+        for k, v in enumerate(nodes[i].inputs):
+            readers.setdefault(v, []).append((i, k))
+    inlined: set[int] = set()
+    budget = None if max_bindings is None else max_bindings - 1  # the output's binding
+    leaves: dict[int, int] = {}  # element-wise node -> the inputs of the kernel it would head
+    for i in sorted(needed):
+        node = nodes[i]
+        if not _is_elementwise(node) or _computes_f64(node):
+            continue
+        count = 0
+        for k, v in enumerate(node.inputs):
+            if v in producer and producer[v] in leaves and _inlinable(nodes, producer[v], v, i, k, readers, outputs,
+                                                                         value_descs):
+                extra = leaves[producer[v]]
+                if budget is None or count + extra + len(node.inputs) - k - 1 <= budget:
+                    inlined.add(v)
+                    count += extra
+                    continue
+            count += 1
+        leaves[i] = count
+    return inlined
+
+
+def _inlinable(nodes, p: int, v: int, consumer: int, k: int, readers, outputs, value_descs) -> bool:
+    if v in outputs or len(readers.get(v, ())) != 1 or len(nodes[p].outputs) != 1:
+        return False
+    read = nodes[consumer].desc.input_descs[k]
+    own = value_descs[v]
+    if not (read.sizes == own.sizes and read.effective_strides == own.effective_strides
+            and read.data_type == own.data_type and own.is_packed):
+        return False
+    # The consumer computes in the kind the producer's result has (not a bit operation
+    # reading a float's bits, say): the step passes its value on as it is.
+    return nodes[consumer].spec.planner.problem(nodes[consumer].desc).kinds[k] == \
+        nodes[p].spec.planner.problem(nodes[p].desc).out_kind
+
+
+def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Group:
+    """The kernel of element-wise node `root` with the nodes inlined into it: its steps in
+    order (producers first), its inputs the values they read that are written."""
+    order: list[int] = []
+    leaves: list[tuple[int, object]] = []  # (value, the desc it is read through)
+    args: dict[int, tuple] = {}
+
+    def visit(i: int) -> None:
+        node = nodes[i]
+        refs = []
+        for k, v in enumerate(node.inputs):
+            if v in inlined:
+                visit(producer[v])
+                refs.append(("step", order.index(producer[v])))
+            else:
+                read = node.desc.input_descs[k]
+                key = (v, read, node.spec.planner.problem(node.desc).kinds[k])  # (read as the step computes)
+                if key not in leaves:
+                    leaves.append(key)
+                refs.append(("input", leaves.index(key)))
+        order.append(i)
+        args[i] = tuple(refs)
+
+    visit(root)
+    descs = tuple(nodes[i].desc for i in order)
+    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), nodes[root].desc.output_tensor, descs,
+                                tuple(args[i] for i in order))
+    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
+                 tuple(order))

@@ -83,6 +83,27 @@ class Node:
     outputs: tuple[int, ...]
 
 
+class _Opaque:
+    """The planner of a custom kernel's node as fusion.plan asks it: no chain stage, no
+    prologue (nothing fuses across the node)."""
+
+    prologue = False
+
+    @staticmethod
+    def stage(desc):
+        return None
+
+
+@dataclass(frozen=True)
+class CustomSpec:
+    """The spec of a custom kernel's node (Graph.record_custom): its name and its call (a
+    runtime.custom.KernelCall, compiled when recorded: the node's step as it is)."""
+
+    name: str
+    call: object
+    planner = _Opaque()
+
+
 class Graph:
     """A graph of operators on one Device (None: `default_device()`), built by calling the
     functional forms on its Expressions and compiled with `compile(outputs)`. Recording
@@ -174,6 +195,36 @@ class Graph:
             self.nodes.append(Node(index, spec, desc, ids, tuple(o.value_id for o in outputs)))
         return grouped_outputs(desc, outputs)
 
+    def record_custom(self, call, operands: list[Expression]) -> list[Expression]:
+        """Record a custom kernel's call (gpudml/kernel.py: an HLSL kernel bound to the
+        operands' descs, its outputs, grid and constants; checked already) reading `operands`
+        (Expressions of this graph). An opaque node: nothing fuses across it. Returns its
+        output Expressions, in order."""
+        spec = CustomSpec(call.name, call)
+        with self._lock:
+            index = len(self.nodes)
+            outputs = [self._add(d, NODE, node=index) for _, d in call.outputs]
+            self.nodes.append(Node(index, spec, call, tuple(e.value_id for e in operands),
+                                   tuple(o.value_id for o in outputs)))
+        return outputs
+
+    def redescribe(self, expr: Expression, sizes) -> Expression:
+        """`expr`, a node's packed output just recorded (and not yet read by another node),
+        described with other `sizes` of the same element count: a reshape that costs
+        nothing when the graph runs (what keepdims=False of the reducing functional forms
+        makes). Nodes that read it later see the new sizes; a compiled graph returns it so."""
+        sizes = as_int_tuple(sizes, "Graph.redescribe: sizes")
+        desc = expr.desc
+        new = TensorDesc(desc.data_type, sizes)
+        if expr.kind != NODE or not desc.is_packed or new.element_count != desc.element_count:
+            raise InvalidArgumentError(f"Graph.redescribe: {expr!r} as sizes {list(sizes)}: only a node's packed "
+                                       f"output, with the same element count, can be re-described")
+        with self._lock:
+            if any(expr.value_id in node.inputs for node in self.nodes[expr.node + 1:]):
+                raise InvalidArgumentError(f"Graph.redescribe: {expr!r} is read by a later node already")
+            expr.desc = new
+        return expr
+
     def _operand(self, spec, item: tuple):
         """An Expression of this graph, or the host copy of a value to make a constant of."""
         name, value = item[0], item[1]
@@ -257,11 +308,19 @@ def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
     nodes run as one kernel each and a Reduce reads such a chain without its tensors
     (gpudml/fusion.py has the rules); without, one step per node the outputs need."""
     if not fuse:
-        return [Step(device.compile_operator(device.create_operator(node.desc)), node.inputs, node.outputs)
+        return [Step(_compiled(device, node.spec, node.desc, validate=True), node.inputs, node.outputs)
                 for node in needed_nodes(graph, outputs)]
     groups = fusion.plan(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values},
                          device.caps.max_storage_buffers_per_shader_stage)
-    return [Step(device.compile_operator(Operator(device, g.desc, g.spec)), g.inputs, g.outputs) for g in groups]
+    return [Step(_compiled(device, g.spec, g.desc), g.inputs, g.outputs) for g in groups]
+
+
+def _compiled(device, spec, desc, validate: bool = False):
+    """A node's (or fused group's) compiled operator; a custom kernel's call as it was recorded."""
+    if isinstance(spec, CustomSpec):
+        return spec.call.graph_step()
+    operator = device.create_operator(desc) if validate else Operator(device, desc, spec)
+    return device.compile_operator(operator)
 
 
 def needed_nodes(graph: Graph, outputs) -> list[Node]:
@@ -330,6 +389,9 @@ class CompiledGraph:
         finally:
             for t in reversed(staged):
                 t.free()
+        for t, expr in zip(results, self.outputs):
+            if t.desc.sizes != expr.desc.sizes:  # a re-described node output (keepdims=False): same bytes
+                t.desc = expr.desc
         if not readback:
             return results
         return [_read(t) for t in results]

@@ -11,6 +11,12 @@ adapter's own copy kernel timed beside it (paired: variant, copy, variant, copy,
 medians), what compiling it cost, and which variant the operator would choose. A variant
 that does not compile, or computes a wrong result, is reported as such (with the first
 wrong element) and the others still run.
+
+`--hlsl FILE.hlsl` adds the user's HLSL kernel as one more variant (gpudml/kernel.py): bound
+as `gpudml shader OP ... --interface hlsl` prints (the description's inputs t0.., outputs
+u0.., cbuffer b0 holding the uniforms of the operator's own first kernel), run over `grid`
+workgroups (default: one invocation per output element), checked and timed like the rest;
+one that does not compile or binds other tensors is a row saying so.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import os
 import statistics
 import textwrap
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -26,6 +33,7 @@ from . import compiler
 from .bench.anchors import Yardsticks
 from .compare import first_wrong
 from .errors import DMLError, InvalidArgumentError
+from .kernel import Kernel
 from .ops import spec_for
 from .runtime import Device, tuning
 from .runtime.tensor import logical_from_raw
@@ -44,8 +52,8 @@ class Row:
     correct: bool = False
     gpu_ms: float | None = None  # median over the repetitions, all dispatches of one execute
     gbps: float | None = None  # the operator's minimum traffic (OpSpec.traffic) over gpu_ms
-    ratio_to_copy: float | None = None  # gbps over the copy kernel's, timed beside it
-    copy_ms: float | None = None
+    ratio_to_copy: float | None = None  # gbps over the copy kernel's (the run's one baseline, copy_ms)
+    copy_ms: float | None = None  # the run's copy baseline: the median of every copy timed between the variants
     #: The same against the copy kernel moving the variant's own traffic (None where one
     #: binding cannot hold it): what a kernel of that size can reach.
     ratio_to_same_copy: float | None = None
@@ -57,7 +65,10 @@ class Row:
     error: str | None = None  # why it did not compile or run
     first_wrong: str | None = None  # the first element that differs from the reference
     samples_ms: list = field(default_factory=list)
+    copy_samples_ms: list = field(default_factory=list)  # the copies timed right after its samples
+    same_copy_samples_ms: list = field(default_factory=list)
     eligible: bool = True  # False: named with --strategies but the description cannot use it
+    hlsl: str | None = None  # the HLSL file of an --hlsl variant (strategy "hlsl")
 
 
 def failures(rows: list[Row]) -> list[Row]:
@@ -67,12 +78,14 @@ def failures(rows: list[Row]) -> list[Row]:
 
 
 def run(device, desc, *, strategies=None, templates: str | None = None, reps: int = 7, seed: int = 0,
-        copy_bytes: int = COPY_BYTES, options=None) -> list[Row]:
+        copy_bytes: int = COPY_BYTES, options=None, hlsl=(), grid=None, defines=None) -> list[Row]:
     """Every variant of `desc` on `device`: its eligible strategies (or those named in
     `strategies`), each with every set of plan options in `options` (a list of dicts; None:
     none), under the packaged templates and, with `templates`, under that folder.
     `strategies="tuned"`: the variants the autotuner would time (runtime/tuning.candidates:
-    each eligible strategy with its own plan and with the options its planner offers)."""
+    each eligible strategy with its own plan and with the options its planner offers).
+    `hlsl`: (file name, HLSL source) pairs, each one more variant run over `grid`, compiled
+    with `defines`."""
     spec = spec_for(desc)
     op = device.create_operator(desc)
     compiling = device.pipeline_cache_stats.compile_seconds
@@ -122,11 +135,38 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
                              out_descs, expected, tolerance, reps, (yard, same), traffic)
                 if row.default and row.compile_ms == 0:  # compiled above, to learn the default
                     row.compile_ms, default_compile_ms = default_compile_ms, 0.0
+            if dev is device:
+                for path, source in hlsl:
+                    row = Row("hlsl", None, hlsl=path)
+                    rows.append(row)
+                    _run_hlsl(row, dev, default.program, source, defines, grid, tensors, out_descs, expected, tolerance,
+                              reps, (yard, same), traffic)
     finally:
         for y in (yard, same):
             if y is not None:
                 y.close()
+    apply_baselines(rows, yard.copy_gbps_bytes, same.copy_gbps_bytes if same is not None else None)
     return rows
+
+
+def apply_baselines(rows: list[Row], copy_bytes: int, same_bytes: int | None) -> None:
+    """One copy baseline per run: every row's `copy_ms` becomes the median of all the copies
+    timed between the variants (`same_copy_ms` likewise), and the ratios divide by it, so
+    that they rank as the variants' times do (each variant divided by its own neighbouring
+    copies could rank them the other way round). `copy_bytes` / `same_bytes`: the bytes each
+    copy kernel reads and writes."""
+    copies = [ms for r in rows for ms in r.copy_samples_ms]
+    same = [ms for r in rows for ms in r.same_copy_samples_ms]
+    copy_ms = statistics.median(copies) if copies else None
+    same_ms = statistics.median(same) if same else None
+    for r in rows:
+        if r.gpu_ms is None:
+            continue
+        r.copy_ms, r.same_copy_ms = copy_ms, same_ms
+        if r.gbps and copy_ms:
+            r.ratio_to_copy = r.gbps / (copy_bytes / copy_ms / 1e6)
+        if r.gbps and same_ms and same_bytes:
+            r.ratio_to_same_copy = r.gbps / (same_bytes / same_ms / 1e6)
 
 
 def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tolerance, reps, yards, traffic) -> None:
@@ -148,25 +188,55 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tole
         return
     row.first_wrong = first_wrong(got, expected, tolerance)
     row.correct = row.first_wrong is None
+    _time(row, dev, lambda: compiled.execute(tensors, outputs=outs), reps, yards, traffic)
+
+
+def _run_hlsl(row: Row, dev, program, source: str, defines, grid, tensors, out_descs, expected, tolerance, reps, yards,
+              traffic) -> None:
+    """An --hlsl variant: compiled, bound to the description's tensors and its first kernel's
+    uniforms, then checked and timed as _run_variant does an operator's."""
+    try:
+        t0 = time.perf_counter()
+        kernel = Kernel.from_hlsl(source, defines=defines)
+        size = kernel.interface.workgroup_size
+        if grid is None:
+            count = max(d.element_count for d in out_descs)
+            grid = (max(1, -(-count // (size[0] * size[1] * size[2]))),)
+            if grid[0] > dev.caps.max_workgroups_per_dimension:
+                limit = dev.caps.max_workgroups_per_dimension
+                grid = (limit, -(-grid[0] // limit))
+        uniforms = program.kernels[0].uniform_bytes
+        call = kernel.call(dev, [t.desc for t in tensors], out_descs, grid, uniform_bytes=uniforms)
+        row.compile_ms = (time.perf_counter() - t0) * 1e3
+        row.dispatches = 1
+        outs = [dev.empty(d) for d in out_descs]
+        results = call.execute(tensors, outputs=outs)
+        got = [logical_from_raw(r.raw(), d) for r, d in zip(results, out_descs, strict=True)]
+    except DMLError as exc:
+        row.error = _reason(exc)
+        return
+    row.first_wrong = first_wrong(got, expected, tolerance)
+    row.correct = row.first_wrong is None
+    _time(row, dev, lambda: call.execute(tensors, outputs=outs), reps, yards, traffic)
+
+
+def _time(row: Row, dev, execute, reps, yards, traffic) -> None:
+    """`reps` timed executes, each followed by the copy kernels (paired samples)."""
     yard, same = yards
     samples, copies, same_copies = [], [], []
     for _ in range(reps):  # paired: the variant, then the copy kernels
         with dev.profile() as prof:
-            compiled.execute(tensors, outputs=outs)
+            execute()
         samples.append(prof.gpu_ms)
         row.clock = prof.rows[0]["clock"] if prof.rows else row.clock
         copies.append(yard.copy_ms()[0])
         if same is not None:
             same_copies.append(same.copy_ms()[0])
     row.samples_ms = samples
+    row.copy_samples_ms, row.same_copy_samples_ms = copies, same_copies
     row.gpu_ms = statistics.median(samples)
-    row.copy_ms = statistics.median(copies)
-    row.same_copy_ms = statistics.median(same_copies) if same_copies else None
     if row.gpu_ms > 0:
-        row.gbps = traffic / row.gpu_ms / 1e6
-        row.ratio_to_copy = row.gbps / (yard.copy_gbps_bytes / row.copy_ms / 1e6)
-        if row.same_copy_ms:
-            row.ratio_to_same_copy = row.gbps / (same.copy_gbps_bytes / row.same_copy_ms / 1e6)
+        row.gbps = traffic / row.gpu_ms / 1e6  # (the ratios: apply_baselines, once every variant ran)
 
 
 def _reason(exc: DMLError) -> str:
@@ -180,18 +250,47 @@ def _reason(exc: DMLError) -> str:
     return f"{type(exc).__name__}: {lines[said]} ({where})"
 
 
+#: The table's columns and what each says (`gpudml lab OP --help` and docs/experimenting.md).
+COLUMNS = {
+    "strategy": "the variant: a kernel strategy, with its plan options where --options gives some",
+    "templates": "packaged, or the --templates folder it ran under (for an --hlsl variant: its file)",
+    "correct": "yes: bit-exact against the reference, or within the operator's documented precision",
+    "GPU ms": "the median time of one execute's dispatches, from GPU timestamps (wall ms where the adapter has "
+              "none: submit to completion, and the header line says so)",
+    "GB/s": "the bytes the description must read and write over that time",
+    "x copy": "GB/s over the adapter's vec4 copy kernel's (64 MiB) on the same clock, one copy baseline per run "
+              "(the median of the copies timed between the variants), so the ratios rank as the times do",
+    "x same": "the same against a copy kernel moving the description's own bytes (what a kernel of that size "
+              "can reach)",
+    "compile ms": "creating its pipelines (0 where the adapter's pipeline cache had them)",
+    "note": "the operator's default choice, or why a variant did not compile, run or match the reference",
+}
+
+
+def columns_help() -> str:
+    """The columns explained, one per line (for --help)."""
+    width = max(map(len, COLUMNS))
+    return "\n".join(textwrap.fill(text, 100, initial_indent=f"  {name:{width}s}  ",
+                                   subsequent_indent=" " * (width + 4)) for name, text in COLUMNS.items())
+
+
 def table(rows: list[Row], title: str) -> str:
     """A readable table of the rows."""
     def fmt(v, spec):
         return format("-", f">{spec.split('.')[0]}") if v is None else format(v, spec)
 
     clocks = {r.clock for r in rows if r.gpu_ms is not None}
+    gpu = clocks <= {"gpu"}
     width = max([10] + [len(variant_name(r)) for r in rows])
+    baseline = next((r.copy_ms for r in rows if r.copy_ms), None)
+    clock = ("GPU times from timestamps, the copy kernel's too" if gpu else
+             "no GPU timestamps on this adapter: times are the wall clock, submit to completion, the copy "
+             "kernel's too")
+    copy = f"; one copy baseline for every row, {baseline:.4f} ms" if baseline else ""
     lines = [title,
-             "  (GPU times from timestamps)" if clocks <= {"gpu"} else
-             "  (no GPU timestamps on this adapter: times are the wall clock, submit to completion)",
-             f"  {'strategy':{width}s} {'templates':12s} {'correct':8s} {'ms':>9s} {'GB/s':>8s} {'x copy':>7s} "
-             f"{'x same':>7s} {'compile ms':>10s}  note"]
+             f"  ({clock}{copy}; the columns: gpudml lab --help)",
+             f"  {'strategy':{width}s} {'templates':12s} {'correct':8s} {('GPU ms' if gpu else 'wall ms'):>9s} "
+             f"{'GB/s':>8s} {'x copy':>7s} {'x same':>7s} {'compile ms':>10s}  note"]
     for r in rows:
         note = "default choice" if r.default else ""
         if r.error:
@@ -212,7 +311,10 @@ def variant_name(row: Row) -> str:
 
 
 def templates_name(row: Row) -> str:
-    """The name of the row's templates folder ("" for the packaged templates)."""
+    """The name of the row's templates folder ("" for the packaged templates), or of an
+    --hlsl variant's file."""
+    if row.hlsl is not None:
+        return os.path.basename(row.hlsl)
     return "" if row.templates is None else os.path.basename(os.path.normpath(row.templates))
 
 
@@ -250,6 +352,17 @@ def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
     os.makedirs(folder, exist_ok=True)
     written = []
     for r in rows:
+        if r.hlsl is not None:  # what the HLSL compiler made of it (WGSL from Slang)
+            try:
+                code = Kernel.from_hlsl(open(r.hlsl, encoding="utf-8").read()).code
+            except (DMLError, OSError):
+                continue
+            path = os.path.join(folder, f"hlsl-{os.path.splitext(os.path.basename(r.hlsl))[0]}."
+                                        f"{'wgsl' if isinstance(code, str) else 'spv'}")
+            with open(path, "w" if isinstance(code, str) else "wb") as f:
+                f.write(code)
+            written.append(path)
+            continue
         if r.error and "not eligible" in r.error:
             continue
         try:
@@ -267,6 +380,16 @@ def write_wgsl(device, desc, rows: list[Row], folder: str) -> list[str]:
     return written
 
 
+#: The chart title's font size (points); a character of it is at most about 0.6 of that wide.
+CHART_TITLE_POINTS = 8
+
+
+def chart_title(title: str, width_inches: float) -> str:
+    """`title` wrapped to lines that fit a figure `width_inches` wide (72 points an inch,
+    a character at most 0.6 of the font size wide): never cut off at the figure's edges."""
+    return textwrap.fill(title, max(20, int(width_inches * 72 / (CHART_TITLE_POINTS * 0.6)) - 2))
+
+
 def chart(rows: list[Row], path: str, title: str) -> bool:
     """A bar chart of the ratios to the copy kernel; False without matplotlib."""
     try:
@@ -280,12 +403,13 @@ def chart(rows: list[Row], path: str, title: str) -> bool:
               for r in rows]
     values = [r.ratio_to_copy or 0.0 for r in rows]
     colors = ["tab:green" if r.correct else "tab:red" for r in rows]
-    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(rows)), 3.5))
+    width = max(6.0, 1.2 * len(rows))
+    fig, ax = plt.subplots(figsize=(width, 3.5))
     ax.bar(range(len(rows)), values, color=colors)
     ax.set_xticks(range(len(rows)), labels)
-    ax.set_ylabel("x the copy kernel's GB/s")
-    ax.set_title(textwrap.fill(title, 70), fontsize=8)
+    ax.set_ylabel("x the copy kernel's GB/s (one copy baseline)")
+    ax.set_title(chart_title(title, width), fontsize=CHART_TITLE_POINTS)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # (whatever the wrap misjudges stays inside)
     plt.close(fig)
     return True

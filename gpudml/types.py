@@ -13,7 +13,21 @@ import numpy as np
 from .errors import InvalidArgumentError
 
 
-class DataType(enum.IntEnum):
+class DMLEnum(enum.IntEnum):
+    """An IntEnum with DirectML's values that prints as its name: `DataType.FLOAT32` for
+    print(), repr() and f"{...}" alike (int(member) and format specs such as "d" or "#x"
+    still give the number)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return str(self) if not spec else int.__format__(int(self), spec)
+
+
+class DataType(DMLEnum):
     FLOAT32 = 1
     FLOAT16 = 2
     UINT32 = 3
@@ -112,7 +126,7 @@ TYPES_8 = frozenset({F32, F16, I32, I16, I8, U32, U16, U8})
 TYPES_11 = TYPES_8 | {F64, I64, U64}
 
 
-class FeatureLevel(enum.IntEnum):
+class FeatureLevel(DMLEnum):
     FL_1_0 = 0x1000
     FL_2_0 = 0x2000
     FL_2_1 = 0x2100
@@ -140,7 +154,7 @@ class FeatureLevel(enum.IntEnum):
 HIGHEST_FEATURE_LEVEL = FeatureLevel.FL_6_4
 
 
-class ReduceFunction(enum.IntEnum):
+class ReduceFunction(DMLEnum):
     ARGMAX = 0
     ARGMIN = 1
     AVERAGE = 2
@@ -159,7 +173,7 @@ class ReduceFunction(enum.IntEnum):
         return _coerce_enum(cls, value, field)
 
 
-class PaddingMode(enum.IntEnum):
+class PaddingMode(DMLEnum):
     CONSTANT = 0
     EDGE = 1
     REFLECTION = 2
@@ -168,10 +182,18 @@ class PaddingMode(enum.IntEnum):
 
     @classmethod
     def coerce(cls, value, field: str = "padding_mode") -> PaddingMode:
-        return _coerce_enum(cls, value, field)
+        """A PaddingMode, its value or its name (any case), or numpy's name for the same mode
+        (`np.pad`'s "reflect" is REFLECTION; "constant", "edge", "symmetric" and "wrap" are
+        spelled alike)."""
+        return _coerce_enum(cls, value, field, PADDING_MODE_ALIASES)
 
 
-class AxisDirection(enum.IntEnum):
+#: numpy's `np.pad` mode names that mean what a PaddingMode of another name does (numpy's
+#: modes linear_ramp, maximum, mean, median, minimum and empty have no DirectML mode).
+PADDING_MODE_ALIASES = {"REFLECT": PaddingMode.REFLECTION}
+
+
+class AxisDirection(DMLEnum):
     INCREASING = 0
     DECREASING = 1
 
@@ -180,8 +202,19 @@ class AxisDirection(enum.IntEnum):
         return _coerce_enum(cls, value, field)
 
 
+class MatrixTransform(DMLEnum):
+    """DML_MATRIX_TRANSFORM: how GEMM reads a matrix operand (TRANSPOSE: its two last axes swapped)."""
 
-class RoundingMode(enum.IntEnum):
+    NONE = 0
+    TRANSPOSE = 1
+
+    @classmethod
+    def coerce(cls, value, field: str = "trans") -> MatrixTransform:
+        """A MatrixTransform, its value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
+class RoundingMode(DMLEnum):
     """DML_ROUNDING_MODE (ELEMENT_WISE_ROUND): to the nearest integer, halves to the even one;
     toward zero (the fraction dropped); to the nearest, halves away from zero."""
 
@@ -191,10 +224,11 @@ class RoundingMode(enum.IntEnum):
 
     @classmethod
     def coerce(cls, value, field: str = "rounding_mode") -> RoundingMode:
+        """A RoundingMode, its value or its name (any case)."""
         return _coerce_enum(cls, value, field)
 
 
-class IsInfinityMode(enum.IntEnum):
+class IsInfinityMode(DMLEnum):
     """DML_IS_INFINITY_MODE (ELEMENT_WISE_IS_INFINITY): -inf or inf, inf, -inf."""
 
     EITHER = 0
@@ -203,22 +237,28 @@ class IsInfinityMode(enum.IntEnum):
 
     @classmethod
     def coerce(cls, value, field: str = "infinity_mode") -> IsInfinityMode:
+        """An IsInfinityMode, its value or its name (any case)."""
         return _coerce_enum(cls, value, field)
 
-def _coerce_enum(cls, value, field):
+
+def _coerce_enum(cls, value, field, aliases=None):
     if isinstance(value, cls):
         return value
+    aliases = aliases or {}
     if isinstance(value, str):
         name = value.strip().upper()
         if name in cls.__members__:
             return cls[name]
+        if name in aliases:
+            return aliases[name]
     elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         try:
             return cls(int(value))
         except ValueError:
             pass
     names = ", ".join(cls.__members__)
-    raise InvalidArgumentError(f"{field}: {value!r} is not a {cls.__name__} (one of {names})")
+    also = "".join(f"; {a.lower()!r} (numpy's name) is {m.name}" for a, m in aliases.items())
+    raise InvalidArgumentError(f"{field}: {value!r} is not a {cls.__name__} (one of {names}){also}")
 
 
 def type_list(types) -> str:

@@ -22,8 +22,10 @@ from gpudml.bench import (
     reduce_strategies,
     report,
     slice_strategies,
+    suite,
     workloads,
 )
+from gpudml.bench.report import EXTRA_INSTALL
 
 
 @pytest.mark.slow
@@ -44,30 +46,35 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     w9 = rows["W9"]["extra"]
     assert 0 < w9["host_per_op_ms"] < w9["per_op_ms"] and "of it recording" in rows["W9"]["note"]
     assert rows["W8"]["device_ms"] > 0 and rows["W8"]["ort_ms"] is None
+    if rows["W8"]["extra"]["copy_clock"] == "gpu":  # timestamps: every row has its GPU time
+        assert all(r["kernel_ms"] > 0 for r in rows.values())
     assert report["anchors"]["copy_kernel_gbps"] > 0
     markdown = (tmp_path / "bench.md").read_text()
     assert rows["W8"]["strategy"] in ("rows", "workgroup")  # the class's Reduce strategy for short rows
     assert f"| W8 SUM last axis [8,8] | {rows['W8']['strategy']} |" in markdown
-    assert "| not installed (pip install 'gpudml[bench]') |" in markdown
-    assert "onnxruntime is not installed, so its column is empty: pip install 'gpudml[bench]'" in markdown
-    assert "matplotlib is not installed" in res.stdout
+    assert "| not installed (the bench extra) |" in markdown
+    assert f"onnxruntime is not installed, so its column is empty: the bench extra (onnx, onnxruntime, matplotlib) " \
+           f"adds it: {EXTRA_INSTALL}" in markdown
+    assert "matplotlib is not installed" in res.stdout and "pip install '.[bench]'" in res.stdout
+    assert "\r" not in res.stdout + res.stderr  # no progress bar into a pipe
+    assert report["anchors"]["copy_kernel_run_ms"] > 0 and report["anchors"]["empty_dispatch_run_ms"] > 0
     assert res.stdout.rstrip().endswith(f"written: {tmp_path / 'bench.md'}, {tmp_path / 'bench.json'}")
 
 
-#: The strategy each of W1-W7 runs per adapter class (docs/performance.md: the strategy table; issue #11:
+#: The strategy each of W1-W7, W13-W15 runs per adapter class (docs/performance.md: the strategy table; issue #11:
 #: under the GPU class every one is a GPU-class strategy).
 CLASS_STRATEGIES = {
     "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",
-            "W6": "coalesced", "W7": "coalesced"},
+            "W6": "coalesced", "W7": "coalesced", "W13": "blocks", "W14": "blocks", "W15": "workgroup"},
     "cpu": {"W1": "rows", "W2": "partials", "W3": "rows", "W4": "stretches", "W5": "stretches",
-            "W6": "stretches", "W7": "column"},
+            "W6": "stretches", "W7": "column", "W13": "blocks", "W14": "blocks", "W15": "registers"},
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("adapter_class", sorted(CLASS_STRATEGIES))
 def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
-    """W1-W7 at their bench sizes on a Device of each class: the strategy the bench records
+    """W1-W7, W13-W15 at their bench sizes on a Device of each class: the strategy the bench records
     for each (from the dispatches of its checked call) is that class's, and the result is
     right."""
     device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class=adapter_class)
@@ -135,3 +142,73 @@ def test_gpu_tune_times_reverse_subsequences_by_layout_of_its_lengths(device):
     rows = [line.split("  ")[1:] for line in table[1:]]
     assert [r[0].strip() for r in rows] == ["per column", "per batch", "all 64"]
     assert all(float(line.split()[-4]) > 0 and line.endswith(" GB/s") for line in table[1:])
+
+
+# ------------------------------------------------------------------ issue 34: honest figures
+def test_progress_only_on_a_terminal():
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    log, tty = io.StringIO(), Terminal()
+    for stream in (log, tty):
+        progress = report.Progress(2, stream)
+        progress.step("anchors")
+        progress.step("W1")
+    assert log.getvalue() == ""  # a file or a pipe: no carriage-return bars
+    assert tty.getvalue().startswith("\r[") and tty.getvalue().endswith("2/2 W1" + " " * 38 + "\n")
+
+
+def _row(id_, logical_bytes, wall, gpu, copies):
+    return report.Row(id_, "t", logical_bytes, device_ms=wall, kernel_ms=gpu,
+                      extra={"copy_samples_ms": copies, "copy_clock": "gpu", "empty_samples_ms": [0.1, 0.3]})
+
+
+def test_ratios_use_one_copy_baseline_per_run_on_the_gpu_clock():
+    """x copy comes from GPU ms and the run's one copy baseline (the median of every copy timed
+    between the workloads): it ranks as GB/s does, whatever each row's neighbouring copies were.
+    Wall-clock ms (submit and wait) never enter it where there are timestamps."""
+    class Yard:
+        copy_gbps_bytes = 2 * (64 << 20)
+
+    rows = [_row("W1", 64 << 20, 40.0, 30.0, [60.0, 60.0]),   # slower neighbours would flatter it
+            _row("W2", 64 << 20, 38.0, 27.0, [20.0, 21.0])]
+    anchors = suite.run_baselines(rows, Yard())
+    assert anchors["copy_kernel_run_ms"] == 40.5 and anchors["copy_kernel_run_clock"] == "gpu"
+    assert anchors["empty_dispatch_run_ms"] == pytest.approx(0.2)
+    table = report.render_markdown(rows, anchors, "test adapter")
+    assert "Clock: GPU timestamps" in table and "copy baseline 40.5 ms" in table
+    header = next(line for line in table.splitlines() if line.startswith("| workload"))
+    assert [c.strip() for c in header.strip("|").split("|")] == list(report.COLUMNS)
+    cells = {line.split("|")[1].strip().split()[0]: [c.strip() for c in line.strip("|").split("|")]
+             for line in table.splitlines() if line.startswith("| W")}
+    x_copy = {k: float(v[5]) for k, v in cells.items()}
+    gbps = (64 << 20) / 30.0 / 1e6
+    assert x_copy["W1"] == pytest.approx(gbps / anchors["copy_kernel_run_gbps"], abs=0.006)
+    assert x_copy["W2"] > x_copy["W1"]  # the faster kernel has the higher ratio
+    assert cells["W1"][3] == "30.000" and cells["W1"][2] == "40.000"  # GPU ms and wall ms side by side
+    assert float(cells["W1"][6]) == pytest.approx(40.0 / 0.2, rel=1e-3)  # x empty: wall over wall
+
+
+def test_ratios_on_an_adapter_without_timestamps_say_wall_clock():
+    class Yard:
+        copy_gbps_bytes = 2 * (64 << 20)
+
+    rows = [_row("W1", 64 << 20, 40.0, None, [50.0])]
+    rows[0].extra["copy_clock"] = "wall"
+    anchors = suite.run_baselines(rows, Yard())
+    table = report.render_markdown(rows, anchors, "llvmpipe via OpenGL")
+    assert "no GPU timestamps on this adapter: GB/s and x copy from wall ms" in table
+    line = next(line for line in table.splitlines() if line.startswith("| W1"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[3] == "—"  # no GPU ms
+    assert float(cells[5]) == pytest.approx(((64 << 20) / 40.0) / (2 * (64 << 20) / 50.0), abs=0.006)
+
+
+def test_hints_name_commands_that_work():
+    """gpudml is not on PyPI: the extra's hint says how to install it from a checkout or a wheel."""
+    assert "gpudml[bench]" not in report.EXTRA_INSTALL + report.EXTRA_HINT + report.NOT_INSTALLED
+    assert "pip install '.[bench]'" in report.EXTRA_INSTALL
+    assert f"dist/gpudml-{dml.__version__}-py3-none-any.whl[bench]" in report.EXTRA_INSTALL

@@ -5,13 +5,17 @@ wgpu at all."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import same_gpudml_env
 
+import gpudml
+import gpudml as dml
 from gpudml import cli
 from gpudml.ops import SPECS
 
@@ -31,7 +35,8 @@ def test_shader_with_no_driver_visible():
     res = _gpudml(["shader", "reduce", "--function", "sum", "--axes", "1", "--shape", "64,64"], env=NO_DRIVERS)
     assert res.returncode == 0, res.stderr
     first = res.stdout.splitlines()[0]
-    assert first.startswith("// Reduce at FL_6_4 on profile gpu") and "no adapter could be opened" in first
+    assert first.startswith("// Reduce at FL_6_4 for profile gpu (a discrete GPU via Vulkan); no adapter could be "
+                            "opened: no GPU adapter found"), first
     assert "fn kernel(gid: u32)" in res.stdout and "@compute @workgroup_size(256)" in res.stdout  # workgroup
 
 
@@ -39,7 +44,7 @@ def test_shader_for_a_profile_never_imports_wgpu():
     res = _gpudml(["shader", "reduce", "--dtype", "INT64", "--shape", "3,5", "--caps", "gl-cpu"],
                   prelude="import sys\nsys.modules['wgpu'] = None\n")
     assert res.returncode == 0, res.stderr
-    assert "on profile gl-cpu" in res.stdout and "alias W64 = vec2<u32>;" in res.stdout
+    assert "for profile gl-cpu" in res.stdout and "alias W64 = vec2<u32>;" in res.stdout
 
 
 def test_an_asked_for_adapter_that_is_missing_is_an_error():
@@ -136,3 +141,96 @@ def test_every_help_has_an_example_that_runs(capsys):
             capsys.readouterr()
         else:
             parser.parse_args(example[1:])
+
+
+# ------------------------------------------------------------------ issue 34: a tidy command line
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out == f"gpudml {gpudml.__version__}\n"
+
+
+def test_one_header_style(capsys):
+    """The shader header names what it compiled for once (it read `on profile gpu (a discrete GPU via
+    Vulkan) (profile gpu)`)."""
+    assert cli.main(["shader", "reduce", "--caps", "gpu"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "// Reduce at FL_6_4 for profile gpu (a discrete GPU via Vulkan)"
+    assert cli.main(["shader", "slice1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    device = dml.Device()
+    assert first == f"// Slice1 at FL_6_4 for {device.caps.name}" and first.count("(") == first.count(")")
+
+
+def test_a_request_matching_no_adapter_lists_what_info_lists(capsys):
+    assert cli.main(["info"]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  - ")]
+    assert listed
+    assert cli.main(["--adapter", "no-such-gpu", "info"]) == 1
+    out = capsys.readouterr().out
+    error = out[out.index("error: "):]
+    assert [line for line in error.splitlines() if line.startswith("  - ")] == listed
+    first = error.splitlines()[0]
+    depth = deepest = 0
+    for c in first:  # no parenthesis inside another (it nested four deep)
+        depth += (c == "(") - (c == ")")
+        deepest = max(deepest, depth)
+    assert deepest == 1 and depth == 0, first
+
+
+def test_tune_and_bench_help_list_the_workloads_that_run(capsys):
+    from gpudml.bench import report, workloads
+
+    for command in (["tune"], ["bench"]):
+        with pytest.raises(SystemExit):
+            cli.main([*command, "--help"])
+        text = capsys.readouterr().out
+        for w in workloads.WORKLOADS:
+            assert f"  {w.id:4s} {w.title}" in text, (command, w.id)
+    assert f"benchmark suite W1-W{len(workloads.WORKLOADS)} " in text
+    for column in report.COLUMNS:  # every column of the table explained
+        assert f"\n  {column} " in text, column
+    assert "pip install '.[bench]'" in text
+
+
+def test_lab_help_explains_every_column(capsys):
+    from gpudml import lab
+
+    with pytest.raises(SystemExit):
+        cli.main(["lab", "reduce", "--help"])
+    text = capsys.readouterr().out
+    for column in lab.COLUMNS:
+        assert f"\n  {column} " in text, column
+    table = lab.table([lab.Row("rows", None, {}, True, 1.0, 2.0, 0.5, 3.0, clock="gpu")], "t")
+    for column in lab.COLUMNS:  # the columns explained are the table's
+        assert column in table.splitlines()[2], column
+
+
+def test_bench_writes_where_the_user_says_and_by_default_to_a_temporary_folder(tmp_path, monkeypatch, capsys):
+    """Without --out: a new temporary folder named in the output, never ./bench/results in the
+    user's current folder (the suite is a stand-in here: test_bench runs the real one)."""
+    from gpudml.bench import suite
+
+    def fake_suite(device, *, quick, only, json_path, md_path, png_path):
+        assert only == ["W8"]
+        for path in (json_path, md_path):
+            Path(path).write_text("{}")
+        return "the table"
+
+    monkeypatch.setattr(suite, "run_suite", fake_suite)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert cli.main(["bench", "--only", "W8"]) == 0
+    out = capsys.readouterr().out
+    folder = Path(out.split("results go to ")[1].split()[0])
+    assert list(project.iterdir()) == []  # nothing in the current folder
+    assert folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("gpudml-bench-")
+    assert f"written: {folder / 'bench.md'}, {folder / 'bench.json'}" in out
+    shutil.rmtree(folder)
+    mine = tmp_path / "mine"
+    assert cli.main(["bench", "--only", "W8", "--out", str(mine)]) == 0
+    assert (mine / "bench.md").exists() and f"results go to {mine}" in capsys.readouterr().out
+    assert cli.main(["bench", "--only", "W99"]) == 2
+    from gpudml.bench.workloads import WORKLOADS
+    assert f"--only: W99 not a workload (W1-{WORKLOADS[-1].id})" in capsys.readouterr().err

@@ -212,7 +212,7 @@ def test_cli(op, capsys):
     assert cli.main(["shader", key, "--shape", "4096,4096", "--axis", "0", "--axis-direction", "decreasing",
                      "--exclusive", "true", "--caps", "gl-cpu"]) == 0
     out = capsys.readouterr().out
-    assert f"// {name} at FL_6_4 on profile gl-cpu" in out and "// strategy runs (eligible: runs, tiles)" in out
+    assert f"// {name} at FL_6_4 for profile gl-cpu" in out and "// strategy runs (eligible: runs, tiles)" in out
     assert "fn main" in out
     assert cli.main(["shader", op.functional_name, "--shape", "64,300", "--dtype", "INT64",
                      "--caps", "gpu"]) == 0

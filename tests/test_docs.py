@@ -113,3 +113,17 @@ def test_graphs_example_runs():
     assert namespace["op"].dispatch_count == 2  # pad > slice fused; the reduce reads z
     g = namespace["g"]
     assert g.compile([namespace["r"]]).dispatch_count == 1  # the reduce reads through pad > slice
+
+
+def test_the_bench_and_lab_columns_are_explained():
+    """Every column of `gpudml bench`'s and `gpudml lab`'s tables has its explanation in the
+    docs (and in --help: tests/test_cli.py)."""
+    from gpudml import lab
+    from gpudml.bench import report
+
+    performance = (ROOT / "docs" / "performance.md").read_text().split("### The table's columns")[1]
+    for column in report.COLUMNS:
+        assert f"- `{column}`:" in performance, column
+    experimenting = (ROOT / "docs" / "experimenting.md").read_text()
+    for column in lab.COLUMNS:
+        assert f"`{column}`" in experimenting, column

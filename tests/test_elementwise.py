@@ -140,6 +140,105 @@ def test_clip0_of_integers_keeps_the_integers_within_the_bounds(device):
     assert_bits_equal(dml.clip0(u64, 1.0, 2.0**63, device=device), np.array([1, 2**63, 2**63], np.uint64))
 
 
+# ---------------------------------------------------------------------------- integer, bit and quantize rows (ew-int)
+_NAN_BITS = np.array([0x7FA00001, 0xFFC12345, 0x3F800000], np.uint32).view(np.float32)
+_I32_MIN, _I64_MIN = -(2**31), -(2**63)
+#: (function, arguments, keyword arguments, the exact result) of what the pages leave open.
+_SPECIAL = {
+    # Shift counts at or past the width give 0 (not HLSL's count & 31); the bits past the width drop.
+    "shift_left": ("bit_shift_left", (np.uint8([1, 200, 255, 7]), np.uint8([1, 1, 8, 200])), {},
+                   np.uint8([2, 144, 0, 0])),
+    "shift_left_u32": ("bit_shift_left", (np.uint32([1, 1, 1, 3]), np.uint32([31, 32, 33, 2**32 - 1])), {},
+                       np.uint32([2**31, 0, 0, 0])),
+    "shift_right_u64": ("bit_shift_right", (np.uint64([2**63, 2**63, 2**64 - 1, 5]), np.uint64([63, 64, 33, 2**32])),
+                        {}, np.uint64([1, 0, 2**31 - 1, 0])),
+    "shift_left_u64": ("bit_shift_left", (np.uint64([1, 3, 2**40 + 1]), np.uint64([63, 62, 30])), {},
+                       np.uint64([2**63, 2**63 + 2**62, 2**70 % 2**64 + 2**30])),
+    # Bits of any type: NaN payloads and -0.0 are bits like any other.
+    "bit_and_float": ("bit_and", (_NAN_BITS, np.float32([-0.0])), {},
+                      np.array([0, 0x80000000, 0], np.uint32).view(np.float32)),
+    "bit_xor_f64": ("bit_xor", (np.float64([1.0, -2.0]), np.float64([-0.0])), {}, np.float64([-1.0, 2.0])),
+    "bit_not_i64": ("bit_not", (np.int64([0, -1, _I64_MIN]),), {}, np.int64([-1, 0, 2**63 - 1])),
+    "bit_count_f16": ("bit_count", (np.float16([-0.0, np.inf, 1.0]),), {}, np.uint8([1, 5, 4])),
+    "bit_count_u64": ("bit_count", (np.uint64([2**64 - 1, 2**63 + 1]),), {"output_data_type": "UINT32"},
+                      np.uint32([64, 2])),
+    # Moduli: the dividend where the divisor is 0; INT_MIN mod -1 is 0; the signs of C's and Python's %.
+    "mod_truncate_i32": ("modulus_truncate", (np.int32([7, -7, 7, -7, 5, _I32_MIN]), np.int32([3, 3, -3, -3, 0, -1])),
+                         {}, np.int32([1, -1, 1, -1, 5, 0])),
+    "mod_floor_i32": ("modulus_floor", (np.int32([7, -7, 7, -7, 5, _I32_MIN, _I32_MIN]),
+                                        np.int32([3, 3, -3, -3, 0, -1, 3])), {}, np.int32([1, 2, -2, -1, 5, 0, 1])),
+    "mod_floor_i64": ("modulus_floor", (np.int64([_I64_MIN, -7 * 2**40, 9]), np.int64([-1, 3, 0])), {},
+                      np.int64([0, (-7 * 2**40) % 3, 9])),
+    "mod_truncate_u64": ("modulus_truncate", (np.uint64([2**64 - 1, 10]), np.uint64([2**63 + 1, 0])), {},
+                         np.uint64([2**63 - 2, 10])),
+    "mod_floor_f32": ("modulus_floor", (np.float32([5.5, -5.5, -1.0, -0.0, 1e30, np.inf, 3.0]),
+                                        np.float32([-2.0, 2.0, np.inf, 3.0, 7.0, 2.0, 0.0])), {},
+                      np.float32([-0.5, 0.5, np.inf, 0.0, np.fmod(np.float32(1e30), np.float32(7.0)), np.nan, np.nan])),
+    "mod_truncate_f16": ("modulus_truncate", (np.float16([5.5, -5.5, -0.0, 65504.0]),
+                                              np.float16([-2.0, 2.0, 3.0, 3.0])), {},
+                         np.float16([1.5, -1.5, -0.0, 65504.0 % 3])),
+    # IF: bits through (NaN payloads), the condition broadcast.
+    "if_nan_payloads": ("if_", (np.uint8([[1], [0]]), _NAN_BITS, np.float32([0.5])), {},
+                        np.stack([_NAN_BITS, np.float32([0.5] * 3)])),
+    # CLIP_GRAD of integers: the FLOAT bounds compared exactly; a NaN bound or one past the type's range holds nowhere.
+    "clip_grad_int": ("clip_grad", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
+                      {"min": -1.5, "max": 1.5}, np.int8([0, 0, 3, 4, 5, 0, 0])),
+    "clip_grad_wide": ("clip_grad", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {"min": -1000.0, "max": math.nan},
+                       np.int8([1, 2, 3])),
+    "clip_grad_u64": ("clip_grad", (np.uint64([0, 2**63, 2**64 - 1]), np.uint64([1, 2, 3])),
+                      {"min": 0.0, "max": 2.0**64}, np.uint64([0, 2, 3])),
+    "clip_grad_nan_x": ("clip_grad", (np.float32([np.nan, -1.0, 1.0]), np.float32([4.0, 5.0, 6.0])),
+                        {"min": -1.0, "max": 1.0}, np.float32([4.0, 0.0, 0.0])),
+    # CAST: to integers truncated, saturated, NaN 0; to floats rounded to nearest even (once); integers wrap.
+    "cast_f32_i8": ("cast", (np.float32([300.7, -300.7, -1.9, np.nan, np.inf, -0.0]), "INT8"), {},
+                    np.int8([127, -128, -1, 0, 127, 0])),
+    "cast_f32_u64": ("cast", (np.float32([-1.5, 2.0**64, 2.0**63 + 2.0**40, np.nan]), "UINT64"), {},
+                     np.array([0, 2**64 - 1, 2**63 + 2**40, 0], np.uint64)),
+    "cast_f64_i64": ("cast", (np.float64([2.0**63, -2.0**63, -2.0**63 - 2.0**11, -1e300, 1e-300, -7.9]), "INT64"), {},
+                     np.array([2**63 - 1, -(2**63), -(2**63), -(2**63), 0, -7], np.int64)),
+    "cast_f64_f16": ("cast", (np.float64([1.0 + 2.0**-11 + 2.0**-40, 65519.999, 65520.0, 2.0**-25, 1e-300]), "FLOAT16"),
+                     {}, np.float16([1.0 + 2.0**-10, 65504.0, np.inf, 0.0, 0.0])),
+    "cast_i64_f32": ("cast", (np.array([2**24 + 1, 2**24 + 3, -(2**63), 2**63 - 1], np.int64), "FLOAT32"), {},
+                     np.float32([2.0**24, 2.0**24 + 4, -(2.0**63), 2.0**63])),
+    "cast_i32_f16": ("cast", (np.int32([65519, 65520, -2049, 2**31 - 1]), "FLOAT16"), {},
+                     np.float16([65504.0, np.inf, -2048.0, np.inf])),
+    "cast_wrap": ("cast", (np.int32([300, -129, -1, 2**31 - 1]), "UINT8"), {}, np.uint8([44, 127, 255, 255])),
+    "cast_sign_extend": ("cast", (np.int8([-1, -128, 5]), "UINT64"), {},
+                         np.array([2**64 - 1, 2**64 - 128, 5], np.uint64)),
+    "cast_u64_f64": ("cast", (np.array([2**64 - 1, 2**53 + 1, 2**53 + 3], np.uint64), "FLOAT64"), {},
+                     np.float64([2.0**64, 2.0**53, 2.0**53 + 4])),
+    "cast_nan_f64": ("cast", (np.array([0x7FF8000000000001, 0xFFF0000000000000], np.uint64).view(np.float64),
+                              "FLOAT32"), {}, np.float32([np.nan, -np.inf])),
+    # QUANTIZE_LINEAR: the exact quotient rounded half to even (7.5 / 3 is 2.5: 2), saturated; NaN 0; x / 0 saturates.
+    "quantize": ("quantize_linear", (np.float32([7.5, 0.5, 1.5, -2.5, 1e10, np.nan, 5.0, 0.0]),
+                                     np.float32([3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]), np.int8([1])), {},
+                 np.int8([3, 1, 3, -1, 127, 1, 127, 1])),
+    "quantize_i32_no_zero_point": ("quantize_linear", (np.int32([2**31 - 1, -(2**31), 5, 7]), np.float32([2.0])),
+                                   {"output_data_type": "UINT8"}, np.uint8([255, 0, 2, 4])),
+    "dequantize_i32": ("dequantize_linear", (np.int32([2**31 - 1, -(2**31), 2**24 + 1]), np.float32([1.0, 1.0, 2.0]),
+                                             np.int32([-(2**31), 2**31 - 1, 0])), {},
+                       np.float32([2.0**32 - 1, -(2.0**32 - 1), 2.0**25 + 2])),
+    "relu_grad": ("relu_grad", (np.float32([-1.0, 0.0, -0.0, 2.0, np.nan]), np.float32([5.0, 5.0, 5.0, np.nan, 5.0])),
+                  {}, np.float32([0.0, 0.0, 0.0, np.nan, 0.0])),
+}
+
+
+@pytest.mark.parametrize("case", list(_SPECIAL))
+def test_integer_and_bit_rows_where_the_pages_are_silent(device, case):
+    """What docs/elementwise.md decides where the pages say nothing: on every adapter (GL's
+    64-bit values as u32 pairs), exactly, and the reference the same."""
+    fn, args, kwargs, want = _SPECIAL[case]
+
+    def check(got):
+        if case in ("bit_and_float", "if_nan_payloads") or want.dtype.kind != "f":
+            assert_bits_equal(got, want)  # bits, NaN payloads included
+        else:  # NaN where NaN (its sign and payload the adapter's), else the bits (-0.0 too)
+            assert got.dtype == want.dtype and np.array_equal(np.isnan(got), np.isnan(want))
+            assert_bits_equal(got[~np.isnan(want)], want[~np.isnan(want)])
+    check(getattr(reference, fn)(*args, **kwargs))
+    check(getattr(dml, fn)(*args, device=device, **kwargs))
+
+
 # ============================================================================ special values
 def test_special_values(device):
     """NaN, infinities and -0.0 as the module docstring says: IEEE arithmetic, and HLSL's
@@ -243,7 +342,7 @@ _X = np.array([NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.5], np.float32
 _PI2 = math.pi / 2
 #: Special values per row on _X (NaN, +-inf, +-0, +-1, +-2, 0.5): the page's formula in IEEE
 #: arithmetic, HLSL's maxNum/minNum where it says max or min, the decisions the docs state.
-_SPECIAL = {
+_MATH_SPECIAL = {
     "acos": [NAN, NAN, NAN, _PI2, _PI2, 0.0, math.pi, NAN, NAN, math.acos(0.5)],
     "asin": [NAN, NAN, NAN, 0.0, 0.0, _PI2, -_PI2, NAN, NAN, math.asin(0.5)],
     "atan": [NAN, _PI2, -_PI2, 0.0, 0.0, math.pi / 4, -math.pi / 4, math.atan(2), -math.atan(2), math.atan(0.5)],
@@ -275,12 +374,12 @@ _SPECIAL = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_SPECIAL))
+@pytest.mark.parametrize("name", sorted(_MATH_SPECIAL))
 def test_special_values_of_the_math_rows(device, name):
     """NaN, +-inf and +-0 through each row (its WGSL built-ins guarded where they leave them
     open: acos, asin, atan of NaN, atanh at +-1, cosh and sinh to float32's limit)."""
     got = np.asarray(getattr(dml, name)(_X, device=device))
-    want = np.array(_SPECIAL[name], np.float32)
+    want = np.array(_MATH_SPECIAL[name], np.float32)
     row = next(r for r in TABLE if r.functional == name)
     defaults = {a.name: None if a.kind == "value" else a.default for a in row.attributes}
     assert_within(got, want, spec_named(row.key).tolerance(want, [_X], defaults), name)  # NaN matching NaN

@@ -203,3 +203,126 @@ def test_a_reduce_reads_a_chain_under_each_strategy(device, function, dtype):
                                     strategy)
         assert len(compiled.program.kernels) == {"rows": 1, "partials": 2, "columns": 2}.get(strategy, 1)
         assert_within(compiled.execute(inputs)[0].numpy(), want, tolerance, strategy)
+
+
+# ------------------------------------------------------------------ element-wise chains
+def _elementwise_chain(g, dtype):
+    """relu(x * s + y) - w, s a graph input broadcast along rows, w a constant broadcast
+    along columns: four element-wise nodes, four inputs (x, s, y, w)."""
+    x = g.input([5, 7], dtype=dtype, name="x")
+    s = g.input([7], dtype=dtype, name="s")
+    y = g.input([5, 7], dtype=dtype, name="y")
+    w = np.arange(5, dtype=dtype).reshape(5, 1)
+    return dml.subtract(dml.relu(dml.add0(dml.multiply(x, s), y)), w)
+
+
+def _feed(dtype, rng):
+    if np.dtype(dtype).kind == "f":
+        return {k: (rng.standard_normal(shape) * 4).astype(dtype) for k, shape in
+                (("x", (5, 7)), ("s", (7,)), ("y", (5, 7)))}
+    return {k: random_bits(rng, dtype, shape) for k, shape in (("x", (5, 7)), ("s", (7,)), ("y", (5, 7)))}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.int32])
+def test_an_elementwise_chain_is_one_dispatch(device, dtype):
+    """Element-wise nodes each reading the last one's value as it is run as one kernel whose
+    steps pass their results through the intermediate type's bits: integers wrap and float16
+    rounds between steps as between kernels, so integers equal the unfused graph exactly and
+    floats within the float32 rounding a compiler's contraction may change (1 ULP of the
+    output type)."""
+    g = dml.Graph(device)
+    out = _elementwise_chain(g, dtype)
+    fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+    assert fused.dispatch_count == 1 and unfused.dispatch_count == 4
+    assert fused.steps[0].name == "Fused(ElementWiseMultiply>ElementWiseAdd>ActivationRelu>ElementWiseSubtract)"
+    feed = _feed(dtype, np.random.default_rng(5))
+    (got,), (want,) = fused(feed), unfused(feed)
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(got, want, rtol=float(np.finfo(dtype).eps), atol=0)
+    else:
+        assert_bit_equal(got, want)
+
+
+def test_intermediate_rounding_and_wrap_are_kept(device):
+    """A fused step's result is the tensor it would have been: INT8 wraps (100 + 100 is -56
+    before the next step), FLOAT16 rounds (2049 is 2048 in float16) and the comparison's
+    UINT8 feeds the next logical operator."""
+    g = dml.Graph(device)
+    a = g.input([4], dtype=np.int8, name="a")
+    wrapped = dml.divide(dml.add0(a, a), np.array([2], np.int8))  # (a + a) wraps, then / 2
+    h = g.input([2], dtype=np.float16, name="h")
+    rounded = dml.subtract(dml.add0(h, np.array([1], np.float16)), h)  # (h + 1) rounds to float16
+    flags = dml.logical_and(dml.logical_less_than(h, np.array([3000], np.float16)),
+                            np.array([1, 1], np.uint8))
+    op = g.compile([wrapped, rounded, flags])
+    assert op.dispatch_count == 3
+    got = op({"a": np.array([100, -100, 64, 1], np.int8), "h": np.array([2048, 1], np.float16)})
+    np.testing.assert_array_equal(got[0], np.array([-28, 28, -64, 1], np.int8))
+    np.testing.assert_array_equal(got[1], np.array([0, 1], np.float16))
+    np.testing.assert_array_equal(got[2], np.array([1, 1], np.uint8))
+
+
+def test_what_elementwise_chains_materialize(vulkan_device):
+    """A value is written when it is a graph output, read twice, read through a broadcast
+    (another shape) or by a node that is not element-wise; the rest is computed in its
+    reader's kernel."""
+    g = dml.Graph(vulkan_device)
+    x = g.input([3, 4], dtype=np.float32, name="x")
+    col = g.input([3, 1], dtype=np.float32, name="c")
+    e = dml.exp(x)
+    twice = dml.multiply(e, e)  # e read twice: written
+    b = dml.sigmoid(col)  # [3, 1] read broadcast to [3, 4]: written
+    mixed = dml.add(twice, b)
+    total = dml.reduce(dml.relu(mixed), "sum", [1])  # relu read by a Reduce: written
+    names = [step.name for step in g.compile([total, mixed]).steps]
+    assert names == ["ElementWiseExp", "ActivationSigmoid", "Fused(ElementWiseMultiply>ElementWiseAdd1)",
+                     "ActivationRelu", "Reduce"]
+    feed = {"x": np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4), "c": np.array([[-1], [0], [1]], np.float32)}
+    for got, want in zip(g.compile([total, mixed])(feed), g.compile([total, mixed], fuse=False)(feed)):
+        np.testing.assert_allclose(got, want, rtol=2e-7, atol=0)
+
+
+def test_an_elementwise_chain_is_cut_to_the_bindings():
+    """40 inputs added one after another: each kernel binds at most the adapter's storage
+    buffers (the output and its inputs), and the plan needs no adapter."""
+    desc = dml.TensorDesc(T.FLOAT32, [2, 3])
+    add = spec_named("add")
+
+    class Node:
+        def __init__(self, d, inputs, outputs):
+            self.desc, self.spec, self.inputs, self.outputs = d, fusion.spec_for(d), inputs, outputs
+
+    nodes, value_descs, value = [], {0: desc}, 0
+    for i in range(40):
+        value_descs[100 + i] = desc
+        nodes.append(Node(add.infer_output(desc, desc), (value, 100 + i), (1000 + i,)))
+        value_descs[1000 + i] = desc
+        value = 1000 + i
+    gpu = caps.profile("gpu")  # 8 storage buffers per kernel
+    groups = fusion.plan(nodes, [1039], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    assert len(groups) > 1 and sum(len(grp.nodes) for grp in groups) == 40
+    for group in groups:
+        assert len(group.inputs) <= 7
+        (kernel,) = compiler.compile(group.desc, gpu, operation=group.spec).kernels
+        assert len(kernel.buffers) <= 8
+
+
+def test_a_fused_elementwise_kernel_is_checked_like_an_operator(vulkan_device):
+    """The fused spec's semantics (its nodes' references in turn, the last one's precision)
+    check its kernel, as the lab and the autotuner check an operator's; its sample draws each
+    input as the node reading it samples it."""
+    g = dml.Graph(vulkan_device)
+    out = _elementwise_chain(g, np.float32)
+    (step,) = g.compile([out]).steps
+    desc = step.compiled.desc
+    spec = fusion.elementwise_spec(desc)
+    rng = np.random.default_rng(8)
+    buffers = spec.sample_buffers(desc, rng)
+    assert [b.size for b in buffers] == [t.required_elements for t in desc.input_tensors]
+    feed = _feed(np.float32, rng)
+    w = np.arange(5, dtype=np.float32).reshape(5, 1)
+    want = np.maximum(feed["x"].astype(np.float64) * feed["s"] + feed["y"], 0) - w
+    views = [feed["x"], np.broadcast_to(feed["s"], (5, 7)), feed["y"], np.broadcast_to(w, (5, 7))]
+    (expected,), (tolerance,) = spec.expected_outputs(desc, views)
+    np.testing.assert_allclose(expected, want.astype(np.float32), rtol=1e-6)
+    assert tolerance is not None

@@ -92,7 +92,8 @@ def test_lab_command_line(tmp_path, capsys):
                      "--json", str(out_json), "--wgsl", str(wgsl), "--png", str(png)]) == 0
     text = capsys.readouterr().out
     assert text.startswith("Reduce of FLOAT32 [40, 300] (function='argmax', axes=(1,)")
-    assert "default choice" in text and "(GPU times from timestamps)" in text
+    assert "default choice" in text and "(GPU times from timestamps, the copy kernel's too; one copy baseline" in text
+    assert "GPU ms" in text.splitlines()[2]
     rows = json.loads(out_json.read_text())
     assert {"strategy", "templates", "options", "correct", "gpu_ms", "gbps", "ratio_to_copy",
             "ratio_to_same_copy"} <= set(rows[0])
@@ -208,3 +209,52 @@ def test_template_path_errors():
         dml.Device(adapter="vulkan", template_path="/nowhere")
     with pytest.raises(dml.InvalidArgumentError, match="template_path: expected a folder"):
         dml.Device(adapter="vulkan", template_path=3)
+
+
+# ------------------------------------------------------------------ issue 34: honest figures
+def test_one_copy_baseline_per_run_ranks_ratios_as_times():
+    """Each variant divided by its own neighbouring copies ranked them against their times
+    (partials 0.435 ms got 0.87, rows 0.401 ms 0.66): one baseline for the run does not."""
+    slow = lab.Row("partials", None, {}, True, 0.435, gbps=100 / 0.435 / 1e6, copy_samples_ms=[0.50, 0.52],
+                   same_copy_samples_ms=[0.2])
+    fast = lab.Row("rows", None, {}, True, 0.401, gbps=100 / 0.401 / 1e6, copy_samples_ms=[0.30, 0.31],
+                   same_copy_samples_ms=[0.1])
+    broken = lab.Row("columns", None, {}, False, error="did not compile")
+    rows = [slow, fast, broken]
+    lab.apply_baselines(rows, copy_bytes=200, same_bytes=100)
+    assert slow.copy_ms == fast.copy_ms == pytest.approx(0.405)  # the median of all four copies
+    assert slow.same_copy_ms == fast.same_copy_ms == pytest.approx(0.15)
+    assert fast.ratio_to_copy > slow.ratio_to_copy  # as their times rank
+    assert fast.ratio_to_copy == pytest.approx((100 / 0.401) / (200 / 0.405))
+    assert broken.ratio_to_copy is None and broken.copy_ms is None
+
+
+def test_lab_table_names_its_clock_and_baseline():
+    rows = [lab.Row("rows", None, {}, True, 0.4, gbps=1.0, copy_ms=0.5, clock="wall")]
+    text = lab.table(rows, "Reduce of ...")
+    assert "no GPU timestamps on this adapter: times are the wall clock" in text
+    assert "one copy baseline for every row, 0.5000 ms" in text and "wall ms" in text.splitlines()[2]
+
+
+def test_chart_title_fits_the_figure():
+    """The --png chart's title wraps to the figure's width (it was cut off at 70 characters
+    a line on a 4-inch figure): every line fits at 0.6 of the font size a character."""
+    title = ("Reduce of FLOAT32 [4096, 1024] (function='sum', axes=(0,), output_data_type='float32') on "
+             "llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan")
+    for width in (6.0, 7.2, 12.0):
+        lines = lab.chart_title(title, width).splitlines()
+        assert " ".join(lines) == title
+        assert all(len(line) * lab.CHART_TITLE_POINTS * 0.6 <= width * 72 for line in lines)
+
+
+def test_chart_title_is_inside_the_saved_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    rows = [lab.Row("rows", None, {}, True, 0.4, ratio_to_copy=0.9)]
+    title = "Slice1 of FLOAT16 [33, 40] " * 6
+    assert lab.chart(rows, str(tmp_path / "c.png"), title)
+    fig = plt.figure(figsize=(6, 3.5))
+    text = fig.suptitle(lab.chart_title(title, 6.0), fontsize=lab.CHART_TITLE_POINTS)
+    box = text.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.x1

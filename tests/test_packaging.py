@@ -71,6 +71,16 @@ def test_templates_live_in_the_top_level_shaders_folder():
 
 
 @pytest.mark.slow
+def test_the_bench_extra_hint_names_the_wheel_pip_builds(wheel):
+    """`gpudml bench`'s hint for the extra (gpudml is not on PyPI) names the file `pip wheel .`
+    writes, as docs/install.md says to build it."""
+    from gpudml.bench.report import EXTRA_INSTALL
+
+    assert f"'dist/{wheel.name}[bench]'" in EXTRA_INSTALL
+    assert "pip wheel --no-deps -w dist ." in (ROOT / "docs" / "install.md").read_text()
+
+
+@pytest.mark.slow
 def test_wheel_file_list(wheel):
     """Every module and every template, nothing else (no tests, bench scripts, shaders/ at the top)."""
     names = zipfile.ZipFile(wheel).namelist()

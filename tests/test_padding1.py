@@ -306,6 +306,6 @@ def test_cli_shader_padding1(capsys):
     assert cli.main(["shader", "padding1", "--dtype", "INT64", "--shape", "2,3", "--start", "1,0", "--end", "0,2",
                      "--value", "9223372036854775807", "--caps", "gl-cpu"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("// Padding1 at FL_6_4 on profile gl-cpu") and "s0_pad_value_high" in out
+    assert out.startswith("// Padding1 at FL_6_4 for profile gl-cpu") and "s0_pad_value_high" in out
     assert cli.main(["shader", "padding1", "--dtype", "INT64", "--value-data-type", "INT32", "--caps", "gpu"]) == 2
     assert "padding_value_data_type INT32 must equal output_tensor.data_type INT64" in capsys.readouterr().err

@@ -239,3 +239,26 @@ def test_software_adapters_by_type_or_name():
     assert not is_software("Unknown", "NVIDIA H100 80GB HBM3/PCIe/SSE2") and not is_software("DiscreteGPU", "NVIDIA")
     assert profile("gpu").adapter_class == "gpu" and profile("gl-cpu").adapter_class == "cpu"
     assert profile("gpu").with_class("cpu").is_software and profile("gpu").with_class(None) == profile("gpu")
+
+
+def test_the_pipeline_cache_is_bounded(device, monkeypatch):
+    """A context keeps its PIPELINE_CACHE_SIZE most recently used pipelines: an evicted one
+    lives on in the compiled operators that hold it (and runs), and is compiled again when
+    asked for anew."""
+    from gpudml.runtime import context
+
+    monkeypatch.setattr(context, "PIPELINE_CACHE_SIZE", 2)
+    ctx = device._ctx
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ops = [device.compile_operator(device.create_operator(spec_desc)) for spec_desc in (
+        dml.ElementWiseExpOperatorDesc(dml.TensorDesc(dml.DataType.FLOAT32, [2, 3]),
+                                       dml.TensorDesc(dml.DataType.FLOAT32, [2, 3])),
+        dml.ElementWiseSqrtOperatorDesc(dml.TensorDesc(dml.DataType.FLOAT32, [2, 3]),
+                                        dml.TensorDesc(dml.DataType.FLOAT32, [2, 3])),
+        dml.ActivationReluOperatorDesc(dml.TensorDesc(dml.DataType.FLOAT32, [2, 3]),
+                                       dml.TensorDesc(dml.DataType.FLOAT32, [2, 3])))]
+    assert len(ctx._pipelines) <= 2
+    np.testing.assert_allclose(ops[0].execute([x])[0], np.exp(x), rtol=1e-6)  # evicted, still held: runs
+    misses = ctx.stats.misses
+    dml.exp(x, device=device)  # the functional form's own compiled operator: the same source, compiled anew
+    assert ctx.stats.misses == misses + 1 and len(ctx._pipelines) <= 2

@@ -208,7 +208,7 @@ def test_cli_shader_slice_v1(capsys):
     assert cli.main(["shader", "slice0", "--shape", "6,9", "--offsets", "1,2", "--strides", "2,3",
                      "--caps", "vulkan-cpu"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("// Slice at FL_6_4 on profile vulkan-cpu") and "fn main" in out
+    assert out.startswith("// Slice at FL_6_4 for profile vulkan-cpu") and "fn main" in out
     assert cli.main(["shader", "slice0", "--shape", "6,9", "--sizes", "6,9", "--offsets", "1,0", "--caps",
                      "gpu"]) == 2
     assert "is outside input_tensor.sizes[0] = 6" in capsys.readouterr().err

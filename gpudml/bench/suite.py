@@ -5,18 +5,39 @@ has them, and submit-and-wait wall time), numpy in/out wall time, numpy's own ti
 same result and onnxruntime CPU where it has the op; every result is checked against
 gpudml.reference first. Anchors measured in the same run (anchors.py): an empty dispatch
 round trip (the per-op floor), the best vec4 copy kernel (the bandwidth ceiling for data
-movement), copy_buffer_to_buffer, and upload/download of 64 MiB.
+movement), copy_buffer_to_buffer, and upload/download of 64 MiB. The ratios divide by one
+baseline per run (run_baselines: the copy kernel and the empty dispatch timed between the
+workloads), the copy on the GPU's clock where the adapter has timestamps; report.COLUMNS
+says what each column is.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import asdict
 
 from ..runtime import Device
 from . import workloads as wl
 from .anchors import Yardsticks
-from .report import EXTRA_HINT, Progress, extra_installed, render_markdown, write_chart
+from .report import EXTRA_HINT, EXTRA_INSTALL, Progress, extra_installed, render_markdown, write_chart
+
+
+def run_baselines(rows, yard: Yardsticks) -> dict:
+    """The run's one copy baseline and one empty-dispatch baseline: the medians of the
+    samples timed between the workloads (workloads.run_workload), so that every row is
+    divided by the same figure and the ratios rank as the times do. The copy's clock is
+    "gpu" (timestamps) where the adapter has them, else "wall"."""
+    copies = [ms for r in rows for ms in r.extra.get("copy_samples_ms", ())]
+    empties = [ms for r in rows for ms in r.extra.get("empty_samples_ms", ())]
+    out: dict = {}
+    if copies:
+        copy_ms = float(statistics.median(copies))
+        out.update(copy_kernel_run_ms=copy_ms, copy_kernel_run_gbps=yard.copy_gbps_bytes / copy_ms / 1e6,
+                   copy_kernel_run_clock=next(r.extra["copy_clock"] for r in rows if "copy_clock" in r.extra))
+    if empties:
+        out["empty_dispatch_run_ms"] = float(statistics.median(empties))
+    return out
 
 
 def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = None,
@@ -36,6 +57,7 @@ def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = N
         rows.append(wl.run_workload(device, w, reps=reps, quick=quick, yard=yard))
         progress.step(w.id)
     yard.close()
+    anchors.update(run_baselines(rows, yard))
     compiled = stats.misses - misses0
     anchors["pipelines_compiled_by_workloads"] = compiled
     anchors["pipeline_compile_ms_mean"] = (stats.compile_seconds - seconds0) * 1e3 / compiled if compiled else 0.0
@@ -51,5 +73,5 @@ def run_suite(device: Device, *, quick: bool = False, only: list[str] | None = N
             json.dump({"adapter": device.adapter_name, "anchors": anchors, "rows": [asdict(r) for r in rows]},
                       f, indent=2)
     if png_path and not write_chart(rows, png_path):
-        text += "\n\n(matplotlib is not installed: no chart)"
+        text += f"\n\n(matplotlib is not installed: no chart; the bench extra adds it: {EXTRA_INSTALL})"
     return text

@@ -1,5 +1,5 @@
-"""The workloads W1-W11 of `gpudml bench` (float32), their numpy and onnxruntime
-counterparts, and the timing of one workload. See bench.py for the report."""
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W15, float32), their numpy and onnxruntime
+counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import gpudml as F
 
 from .. import reference
+from ..ops import gemm as gemm_op
 from ..ops import slice1
 from . import anchors as _anchors
 from .report import Case, Row, check_result, median_ms
-from .timer import GpuTimer
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,41 @@ def _tiny_calls_case(quick, rng, device) -> Case:
                 logical_bytes=0, passes=0, calls=TINY_CALLS, batched=batched, compare=_close(1e-5))
 
 
+def _elementwise_case(binary: bool, quick, rng, device) -> Case:
+    """An element-wise operator over 64 MiB of float32: SIGMOID (exp and a division per
+    element) or ADD of two such tensors; the bound is the adapter's copy of the same bytes."""
+    x = (rng.random([4096, 4096], dtype=np.float32) * 8 - 4).astype(np.float32)
+    t = device.tensor(x)
+    if binary:
+        y = rng.random([4096, 4096], dtype=np.float32)
+        u = device.tensor(y)
+        return Case(
+            device_fn=lambda: F.add(t, u), numpy_io_fn=lambda: F.add(x, y, device=device),
+            numpy_fn=lambda: x + y, expected=reference.add(x, y), logical_bytes=3 * x.nbytes,
+            ort=(_onnx_model("Add", x, {"y": y}, {}), {"x": x}), ort_expected=x + y, compare=_close(1e-6))
+    return Case(
+        device_fn=lambda: F.sigmoid(t), numpy_io_fn=lambda: F.sigmoid(x, device=device),
+        numpy_fn=lambda: 1 / (1 + np.exp(-x)), expected=reference.sigmoid(x), logical_bytes=2 * x.nbytes,
+        ort=(_onnx_model("Sigmoid", x, {}, {}), {"x": x}), ort_expected=reference.sigmoid(x), compare=_close(1e-5))
+
+
+def _gemm_case(n: int, quick, rng, device) -> Case:
+    """GEMM [n, n] x [n, n] float32 (compute-bound: 2 n^3 floating-point operations; the
+    note gives GFLOP/s beside numpy's); checked within gemm's documented precision."""
+    a = rng.uniform(-1, 1, [n, n]).astype(np.float32)
+    b = rng.uniform(-1, 1, [n, n]).astype(np.float32)
+    ta, tb = device.tensor(a), device.tensor(b)
+    expected = reference.gemm(a, b)
+    tolerance = gemm_op.tolerance(expected, [a, b], {})
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    return Case(
+        device_fn=lambda: F.gemm(ta, tb), numpy_io_fn=lambda: F.gemm(a, b, device=device), numpy_fn=lambda: a @ b,
+        expected=expected, logical_bytes=3 * a.nbytes, ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}),
+        ort_expected=expected, compare=compare, flops=2 * n**3)
+
+
 CHAIN_LENGTH = 20
 
 
@@ -239,6 +274,9 @@ WORKLOADS = [
     Workload("W11", "W9's chain as a graph [1,3,1024,1024]",
              lambda d, r, q: _chain_graph_case([1, 3, 1024, 1024], q, r, d)),
     Workload("W12", f"W8's call x{TINY_CALLS}, no batch (per call)", lambda d, r, q: _tiny_calls_case(q, r, d)),
+    Workload("W13", "sigmoid [4096,4096]", lambda d, r, q: _elementwise_case(False, q, r, d)),
+    Workload("W14", "add [4096,4096] + [4096,4096]", lambda d, r, q: _elementwise_case(True, q, r, d)),
+    Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case(1024, q, r, d)),
 ]
 
 
@@ -282,12 +320,12 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
         resident()
         for _ in range(reps):
             samples["device"].append(median_ms(resident, 1, warmup=0, inner=inner))
-            samples["copy"].append(median_ms(yard.copy, 1, warmup=0))
+            copy_ms, clock = yard.copy_ms()  # GPU timestamps where the adapter has them
+            samples["copy"].append(copy_ms)
             samples["empty"].append(median_ms(yard.empty, 1, warmup=0, inner=20))
         row.device_ms = float(np.median(samples["device"]))
-        row.extra["copy_kernel_ms"] = float(np.median(samples["copy"]))
-        row.extra["empty_dispatch_ms"] = float(np.median(samples["empty"]))
-        row.extra["copy_kernel_gbps"] = 2 * yard.copy_bytes / row.extra["copy_kernel_ms"] / 1e6
+        # The run's baselines are the medians of every workload's samples (suite.run_suite).
+        row.extra.update(copy_samples_ms=samples["copy"], copy_clock=clock, empty_samples_ms=samples["empty"])
     if case.calls > 1:
         _per_call(device, case, reps, row)
     if w.id == "W9":
@@ -296,12 +334,8 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
         row.note = f"{row.extra['per_op_ms']:.4f} ms per op, {row.extra['host_per_op_ms']:.4f} ms of it recording"
     if case.peers:
         _time_peers(device, case, reps, row)
-    if device.caps.has("timestamp-query") and case.passes:
-        with GpuTimer(device) as timer:
-            for _ in range(min(reps, 5)):
-                case.device_fn()
-            device.synchronize()
-        row.kernel_ms = float(np.median(timer.milliseconds()))
+    if device.caps.has("timestamp-query"):
+        row.kernel_ms = _gpu_ms(device, case, max(3, min(reps, 5)))
     if case.numpy_io_fn is not None:
         if not check_result(case.numpy_io_fn(), case.expected, case.compare):
             row.note = "WRONG numpy in/out result"
@@ -311,7 +345,26 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
         row.numpy_ms = median_ms(case.numpy_fn, reps, inner=inner * 10 if inner > 1 else 1)
     if case.ort is not None:
         row.ort_ms = _time_ort(case, reps, inner, row)
+    if case.flops:
+        rates = [f"{case.flops / ms / 1e6:.3g} GFLOP/s{label}" for ms, label in (
+            (row.kernel_ms, " (GPU timestamps)"), (row.device_ms, ""), (row.numpy_ms, " numpy"),
+            (row.ort_ms, " onnxruntime")) if ms]
+        row.note = ", ".join(rates) + (f"; {row.note}" if row.note else "")
     return row
+
+
+def _gpu_ms(device, case: Case, reps: int) -> float | None:
+    """The GPU time of one device_fn call's dispatches (per operator call where it makes
+    several), from GPU timestamps (device.profile()): the median over `reps` calls."""
+    samples = []
+    for _ in range(reps):
+        with device.profile() as prof:
+            case.device_fn()
+            device.synchronize()
+        if not prof.rows or any(r["clock"] != "gpu" for r in prof.rows):
+            return None
+        samples.append(prof.gpu_ms / case.calls)
+    return float(np.median(samples))
 
 
 def _per_call(device, case: Case, reps: int, row: Row) -> None:
@@ -328,7 +381,7 @@ def _per_call(device, case: Case, reps: int, row: Row) -> None:
     per_call, batched = (float(np.median(samples[name])) for name in ("calls", "batched"))
     row.device_ms = per_call
     row.extra.update(per_call_ms=per_call, batched_per_call_ms=batched)
-    empty = row.extra.get("empty_dispatch_ms")
+    empty = float(np.median(row.extra["empty_samples_ms"])) if row.extra.get("empty_samples_ms") else None
     row.note = (f"{per_call / batched:.2f}x the same calls in a batch ({batched:.4f} ms per call)"
                 + (f", {per_call / empty:.2f}x an empty dispatch + wait" if empty else ""))
 

@@ -194,6 +194,9 @@ class Kernel:
     invocations: int
     workgroup_size: int
     workgroups: tuple[int, int]  # the grid (x, y)
+    #: The uniform struct's fields in order: (name, values, per-axis array or scalar); the
+    #: HLSL interface of a custom kernel (`gpudml shader OP --interface hlsl`) declares them.
+    uniforms: tuple[tuple[str, int, bool], ...] = ()
 
 
 def build(dispatch: Dispatch, max_workgroups_per_dimension: int, search_path: tuple[str, ...] | None = None) -> Kernel:
@@ -209,7 +212,8 @@ def build(dispatch: Dispatch, max_workgroups_per_dimension: int, search_path: tu
                      dispatch.workgroup_size, dispatch.subgroups, search_path or templates.search_path())
     return Kernel(dispatch.template, dispatch.params, source, dispatch.buffers, _uniform_bytes(arrays, scalars),
                   dispatch.invocations, dispatch.workgroup_size,
-                  workgroup_grid(dispatch.invocations, dispatch.workgroup_size, max_workgroups_per_dimension))
+                  workgroup_grid(dispatch.invocations, dispatch.workgroup_size, max_workgroups_per_dimension),
+                  tuple((name, len(v), True) for name, v in arrays) + tuple((name, 1, False) for name, _ in scalars))
 
 
 def workgroup_grid(invocations: int, workgroup_size: int, limit: int) -> tuple[int, int]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
@@ -89,6 +90,52 @@ class Problem:
     copy: bool = False
 
 
+class Step(NamedTuple):
+    """One operator of a fused element-wise kernel (a graph's chain of element-wise nodes,
+    gpudml/fusion.py): its own Problem (its inputs' descs say how it reads its arguments,
+    its output desc the type of its result) and what it reads: ("input", k) the fused
+    kernel's input k, ("step", j) step j's result, which the kernel passes through the bits
+    of step j's output type (rounded and wrapped as a tensor between two kernels would be)."""
+
+    problem: Problem
+    args: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class FusedProblem:
+    """Element-wise operators fused into one kernel: `inputs` (the tensors it reads, with
+    the output's sizes and their own strides), `output` (the last step's), `steps` in
+    order (each reads inputs or earlier steps)."""
+
+    op: str
+    inputs: tuple[TensorDesc, ...]
+    output: TensorDesc
+    steps: tuple[Step, ...]
+
+
+class _StepParams(NamedTuple):
+    """A step as the template sees it (hashable: template parameters key the caches)."""
+
+    prefix: str
+    args: tuple
+    kinds: tuple
+    in_bits: tuple
+    out_kind: str
+    out_bits: int
+    expression: str
+    attributes: tuple
+    scale_bias: bool
+    activation: str
+    activation_attributes: tuple
+
+
+def fused_problem(p) -> FusedProblem:
+    """`p` (a Problem or a FusedProblem) as steps: an operator alone is one step over its inputs."""
+    if isinstance(p, FusedProblem):
+        return p
+    return FusedProblem(p.op, p.inputs, p.output, (Step(p, tuple(("input", k) for k in range(len(p.inputs)))),))
+
+
 def value_kind(data_type) -> str:
     """The kind a DataType's values compute in: "float", "sint" or "uint"."""
     return "float" if data_type.is_float else ("sint" if data_type.is_signed else "uint")
@@ -101,23 +148,28 @@ class _Layout:
     count: int
 
 
-def _layout(p: Problem) -> _Layout:
+def _layout(p) -> _Layout:
     tensors = (p.output,) + p.inputs
     axes = merge_axes(p.output.sizes, *(t.effective_strides for t in tensors))
     strides = tuple(tuple(a.strides[k] for a in axes) for k in range(len(tensors)))
     return _Layout(tuple(a.size for a in axes), strides, p.output.element_count)
 
 
-def _blocks_eligible(p: Problem) -> bool:
+def _blocks_eligible(p) -> bool:
     """Every tensor packed, one element width of 32 or 64 bits, at least one block."""
     bits = {element_bits(t) for t in (p.output,) + p.inputs}
     return (len(bits) == 1 and bits <= {32, 64} and all(t.is_packed for t in (p.output,) + p.inputs)
             and p.output.element_count * p.output.data_type.size >= 16)
 
 
-def _f64(p: Problem) -> bool:
-    """Does the kernel compute in f64? (a FLOAT64 value that is not a bit copy)"""
-    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float for t in (p.output,) + p.inputs)
+def _f64(p) -> bool:
+    """Does the kernel compute in f64? (a FLOAT64 value computed as a float: not a bit copy,
+    nor the bits of a bit operation)"""
+    if isinstance(p, FusedProblem):
+        return any(_f64(st.problem) for st in p.steps)
+    kinds = (p.out_kind,) + p.kinds
+    return not p.copy and any(t.data_type.size == 8 and t.data_type.is_float and k == "float"
+                              for t, k in zip((p.output,) + p.inputs, kinds))
 
 
 def _check_caps(p: Problem, caps) -> None:
@@ -157,29 +209,66 @@ def _attribute_uniforms(prefix: str, attributes, kind: str, bits: int) -> tuple[
     return uniforms, tuple(entries)
 
 
-def plan(p: Problem, caps, strategy: str) -> KernelPlan:
+#: The uniforms and template entries of a formula's attributes, for the families that apply
+#: an activation in their store (kernels/gemm.py).
+attribute_uniforms = _attribute_uniforms
+
+
+def _steps(p: FusedProblem) -> tuple[dict, tuple[_StepParams, ...]]:
+    """(uniforms, template parameters) of the steps: an operator alone keeps its attributes'
+    plain uniform names (NAME, act_NAME, sb_scale), fused steps prefix them n0_, n1_, ..."""
+    uniforms, params = {}, []
+    fused = len(p.steps) > 1
+    for j, (q, args) in enumerate(p.steps):
+        prefix = f"n{j}_" if fused else ""
+        in_bits = tuple(element_bits(p.inputs[k]) if kind == "input" else element_bits(p.steps[k].problem.output)
+                        for kind, k in args)
+        out_bits = element_bits(q.output)
+        values, attrs = _attribute_uniforms(prefix, q.attributes, q.kinds[0], in_bits[0])
+        act_values, act_attrs = _attribute_uniforms(prefix + "act_", q.activation_attributes, q.out_kind, out_bits)
+        uniforms.update(values)
+        uniforms.update(act_values)
+        if q.scale_bias is not None:
+            uniforms.update(_attribute_uniforms(prefix + "sb_", (Attribute("scale", "f32", q.scale_bias[0]),
+                                                                 Attribute("bias", "f32", q.scale_bias[1])),
+                                                "float", 32)[0])
+        params.append(_StepParams(prefix, tuple(args), tuple(q.kinds), in_bits, q.out_kind, out_bits, q.expression,
+                                  attrs, q.scale_bias is not None, q.activation or "", act_attrs))
+    return uniforms, tuple(params)
+
+
+def _input_kinds(p: FusedProblem) -> tuple[str, ...]:
+    """The kind each input's values are computed in: the kind of the (first) step reading it
+    (a bit operation reads a float tensor's bits as "uint")."""
+    kinds = {}
+    for st in p.steps:
+        for position, (kind, k) in enumerate(st.args):
+            if kind == "input":
+                kinds.setdefault(k, st.problem.kinds[position])
+    return tuple(kinds[k] for k in range(len(p.inputs)))
+
+
+def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
     """The one dispatch of `strategy` (one of strategies_for's)."""
     if strategy not in strategies_for(p, caps):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    copy = isinstance(p, Problem) and p.copy
+    p = fused_problem(p)
     lay = _layout(p)
     rank = len(lay.sizes)
     out_bits = element_bits(p.output)
     in_bits = tuple(element_bits(t) for t in p.inputs)
     native64 = caps is not None and caps.has("shader-int64")
-    any64 = out_bits == 64 or 64 in in_bits
-    uniforms, attrs = _attribute_uniforms("", p.attributes, p.kinds[0], in_bits[0])
-    act_uniforms, act_attrs = _attribute_uniforms("act_", p.activation_attributes, p.out_kind, out_bits)
-    uniforms.update(act_uniforms)
-    if p.scale_bias is not None:
-        uniforms.update(_attribute_uniforms("sb_", (Attribute("scale", "f32", p.scale_bias[0]),
-                                                    Attribute("bias", "f32", p.scale_bias[1])), "float", 32)[0])
+    any64 = out_bits == 64 or 64 in in_bits or any(element_bits(st.problem.output) == 64 for st in p.steps)
+    uniforms, steps = _steps(p)
+    last = p.steps[-1].problem
     packed_words = strategy != "blocks" and out_bits < 32 and p.output.is_packed
     per_word = 32 // out_bits if packed_words else 1
     params = {
-        "strategy": strategy, "rank": rank, "inputs": len(p.inputs), "kinds": p.kinds, "in_bits": in_bits,
-        "out_kind": p.out_kind, "out_bits": out_bits, "expression": p.expression, "attributes": attrs,
-        "scale_bias": p.scale_bias is not None, "activation": p.activation or "", "activation_attributes": act_attrs,
-        "copy": p.copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
+        "strategy": strategy, "rank": rank, "inputs": len(p.inputs),
+        "kinds": _input_kinds(p), "in_bits": in_bits,
+        "out_kind": last.out_kind, "out_bits": out_bits, "steps": steps,
+        "copy": copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
         "packed_words": packed_words, "packed_output": p.output.is_packed,
     }
     count = lay.count

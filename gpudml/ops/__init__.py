@@ -17,6 +17,7 @@ from . import (
     cumulative,
     elementwise,
     gather,
+    gemm,
     join,
     padding,
     padding1,
@@ -24,6 +25,7 @@ from . import (
     reverse_subsequences,
     slice0,
     slice1,
+    softmax,
     split,
     tile,
 )
@@ -33,7 +35,7 @@ from .spec import OpSpec, tensor_fields
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
-    *elementwise.SPECS,
+    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -169,9 +169,10 @@ def spec(row: Row) -> OpSpec:
     def infer(input_tensor, axes=None, axis_direction="increasing", output_data_type="INT64"):
         return infer_output(desc, input_tensor, axes, axis_direction, output_data_type)
 
-    def functional(x, axes=None, *, axis_direction="increasing", output_data_type="INT64", device=None):
+    def functional(x, axes=None, *, axis_direction="increasing", output_data_type="INT64", keepdims=True,
+                   device=None):
         return Call([("x", x)], {"axes": axes, "axis_direction": axis_direction, "output_data_type": output_data_type},
-                    device)
+                    device, keepdims)
 
     def ref(x, axes=None, axis_direction="increasing", output_data_type="INT64") -> np.ndarray:
         return reference(row.pick, x, axes, axis_direction, output_data_type)
@@ -180,7 +181,9 @@ def spec(row: Row) -> OpSpec:
     functional.__doc__ = (
         f"DML_{key.upper()}: the flat index of the {row.extreme} element over `axes` (None: all; one int or a list; "
         f"negative ones count from the end, as in numpy), row-major over the reduced axes. The result keeps the "
-        f"rank, size 1 on the reduced axes. `axis_direction`: \"increasing\" (the first of equal {row.extreme} "
+        f"rank, size 1 on the reduced axes (`keepdims=False` drops them, as numpy does: the same elements "
+        f"re-described, no copy; a numpy result of every axis reduced is 0-d, a Tensor's or an Expression's has "
+        f"shape (1,)). `axis_direction`: \"increasing\" (the first of equal {row.extreme} "
         f"elements) or \"decreasing\" (the last); `output_data_type`: INT64, INT32, UINT64 or UINT32 (a DataType, "
         f"its name or a numpy dtype).")
     ref.__doc__ = (f"The index of the {row.extreme} element over `axes`, the first (INCREASING) or the last "

@@ -67,7 +67,7 @@ from ..types import (
     IsInfinityMode,
     RoundingMode,
 )
-from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
+from .spec import Call, Cli, CliArg, Example, OpSpec, desc_class, support_table
 
 FL = FeatureLevel
 T8 = frozenset({F32, F16, I32, I16, I8, U32, U16, U8})
@@ -267,7 +267,32 @@ class Row:
     attributes: tuple[Attr, ...] = ()
     scale_bias: bool = False
     fused_activation: bool = False
-    logical: bool = False  # the output is UINT8: 1 where true, 0 where false
+    logical: bool = False  # the output's type is its own (`output_data_type`, default UINT8; the comparisons' 1 or 0)
+    #: The output's field (the _GRAD operators' `output_gradient_tensor`).
+    output: str = "output_tensor"
+    #: The values are the elements' bits (an unsigned integer of the element's width, floats
+    #: too: "the tensor data type is ignored except for determining the width"): BIT_*, IF.
+    bits: bool = False
+    #: Groups of fields that share one data type (None: every tensor, the output too unless
+    #: its type is its own).
+    same_type: tuple | None = None
+    #: The input whose type the output takes (None: the first input's; ignored for a logical or cast row).
+    out_from: str | None = None
+    #: The output's type is the functional form's `dtype` (DML_OPERATOR_CAST).
+    cast: bool = False
+    #: `numpy` takes the inputs as they are (each its own type), not as float64 values.
+    raw: bool = False
+    #: The page's examples: (name, inputs (a tuple), attributes, expected output).
+    examples: tuple = ()
+    #: Inputs the description may leave out (None): their functional arguments default to None.
+    optional: tuple[str, ...] = ()
+    #: More of the page's rules: check(op, {field: TensorDesc}, level), InvalidArgumentError.
+    check: Callable | None = None
+    #: The output's type from the inputs' descs ({field: TensorDesc}) and infer_output's
+    #: arguments (popping its own: `output_data_type`), and those arguments of a desc
+    #: (QUANTIZE_LINEAR's: the zero point's type, or output_data_type).
+    out_type: Callable | None = None
+    out_type_arguments: Callable | None = None
     fuses: bool = False  # an activation that can be another operator's FusedActivation
     ulps: float | Callable = 0.0
     absolute: float | Callable = 0.0
@@ -295,15 +320,29 @@ class Row:
     def arity(self) -> int:
         return len(self.tensors)
 
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The tensor fields: the inputs, then the output."""
+        return self.tensors + (self.output,)
+
+    def type_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The groups of fields of one data type (a `mixed` field may leave its group from
+        its level on)."""
+        if self.same_type is not None:
+            return self.same_type
+        return (self.tensors,) if self.logical or self.cast else (self.fields,)
+
     def formula(self, data_type: DataType, *others: DataType) -> str | dict | None:
-        """The WGSL formula for inputs of `data_type` (None: the row has none for it); where
-        the other inputs' kinds differ from the first's (a `mixed` row), the formula of
-        those kinds ("float,sint"). A dict: one formula per value of the row's enum."""
-        kinds = [value_kind(t) for t in (data_type, *others)]
-        if len(set(kinds)) > 1:
-            return self.wgsl.get(",".join(kinds))
-        kind = kinds[0]
-        if data_type.is_float:
+        """The WGSL formula for inputs of `data_type` (None: the row has none for it); a
+        bit row's values are its elements' bits ("uint"); where a `mixed` row's other inputs
+        (`others`, their types) differ in kind from the first, the formula of those kinds
+        ("float,sint"). A dict: one formula per value of the row's enum."""
+        kind = "uint" if self.bits else value_kind(data_type)
+        if self.mixed and others:
+            kinds = [kind] + [value_kind(t) for t in others]
+            if len(set(kinds)) > 1:
+                return self.wgsl.get(",".join(kinds))
+        if kind == "float":
             return self.wgsl.get("float")
         if data_type.size == 8:
             return self.wgsl.get(kind + "64", self.wgsl.get("int64"))
@@ -417,6 +456,236 @@ _LOGICAL_TYPES = (
     (FL.FL_2_0, {4}, FLOATS, FLOATS, {U32, U8}),
     (FL.FL_1_0, {4}, FLOATS, FLOATS, {U32}),
 )
+# ---------------------------------------------------------------------------- integer, bit and quantize rows (ew-int)
+_T11 = T8 | {F64, I64, U64}
+_BIT_TYPES = ((FL.FL_4_1, (1, 8), _T11), (FL.FL_3_0, (1, 8), {U32, U16, U8}))
+_SHIFT_TYPES = (
+    (FL.FL_4_1, (1, 8), {U64, U32, U16, U8}),
+    (FL.FL_3_0, (1, 8), {U32, U16, U8}),
+    (FL.FL_2_1, {4}, {U32, U16, U8}),
+)
+_MODULUS_TYPES = (
+    (FL.FL_6_0, (1, 8), FLOATS | _ALL_INTS),
+    (FL.FL_3_0, (1, 8), T8),
+    (FL.FL_2_1, {4}, T8),
+)
+_LOGICAL_BOOL_TYPES = (
+    (FL.FL_3_0, (1, 8), {U32, U8}),
+    (FL.FL_2_0, {4}, {U32, U8}),
+    (FL.FL_1_0, {4}, {U32}),
+)
+
+
+def _shift(left: bool):
+    """a << b or a >> b (logical) in the unsigned type; 0 where b is at least the width."""
+    def shift(a, b):
+        width = a.dtype.itemsize * 8
+        count = np.minimum(b, width - 1).astype(a.dtype)
+        moved = np.left_shift(a, count) if left else np.right_shift(a, count)
+        return np.where(b < width, moved, 0).astype(a.dtype)
+    return shift
+
+
+def _int_remainder(floor: bool):
+    """Integer a mod b: truncated (the dividend's sign) or floored (the divisor's); a where
+    b is 0 (a - b * q with DIVIDE's a / 0 = a); exact, wrapped in the type."""
+    def one(x, y):
+        if y == 0:
+            return x % 2**64
+        r = abs(x) % abs(y) * (1 if x >= 0 else -1)
+        if floor and r != 0 and (r < 0) != (y < 0):
+            r += y
+        return r % 2**64
+    def remainder(a, b):
+        out = np.frompyfunc(one, 2, 1)(a.astype(object), b.astype(object))
+        return np.asarray(out.astype(np.uint64)).astype(a.dtype)
+    return remainder
+
+
+def _float_mod_floor(a, b):
+    """Python's % on floats: fmod, plus b where the signs differ; a zero takes b's sign."""
+    r = np.fmod(a, b)
+    return np.where(r == 0, np.copysign(0.0, b), np.where((r < 0) != (b < 0), r + b, r))
+
+
+def _grad_bounds(low: float, high: float, dtype) -> tuple[int, float, int, float]:
+    """CLIP_GRAD's x <= min and x >= max on an integer tensor, as integer bounds: (lo, on,
+    hi, on): x <= floor(min) where on, x >= ceil(max) where on (a NaN bound, or one beyond
+    the type's range on the far side, holds nowhere)."""
+    info = np.iinfo(dtype)
+    lo_on = hi_on = 1.0
+    if math.isnan(low) or low < int(info.min):
+        lo, lo_on = int(info.min), 0.0
+    else:
+        lo = int(info.max) if low >= int(info.max) else math.floor(low)
+    if math.isnan(high) or high > int(info.max):
+        hi, hi_on = int(info.max), 0.0
+    else:
+        hi = int(info.min) if high <= int(info.min) else math.ceil(high)
+    return lo, lo_on, hi, hi_on
+
+
+def _clip_grad(x, gradient, min, max):
+    if x.dtype.kind == "f":
+        return np.where((x <= min) | (x >= max), 0.0, gradient)
+    lo, lo_on, hi, hi_on = _grad_bounds(min, max, x.dtype)
+    zero = ((lo_on != 0) & (x <= lo)) | ((hi_on != 0) & (x >= hi))
+    return np.where(zero, 0, gradient).astype(x.dtype)
+
+
+def _popcount(x):
+    return np.bitwise_count(x).astype(np.uint8)
+
+
+def _zero_point_check(scale_rule: bool):
+    """(DE)QUANTIZE_LINEAR's rules beyond the table: the zero point may be left out from
+    FL_6_2 on; QUANTIZE_LINEAR's scale is FLOAT32 for an INT32 input, else the input's type."""
+    def check(op, named, level):
+        if "zero_point_tensor" not in named and level < FL.FL_6_2:
+            raise InvalidArgumentError(f"{op}: zero_point_tensor is required at {FeatureLevel(level).name} (it is "
+                                       f"optional from FL_6_2 on)")
+        if scale_rule:
+            x, scale = named["input_tensor"].data_type, named["scale_tensor"].data_type
+            want = F32 if x == I32 else x
+            if scale != want and x in (F32, F16, I32):
+                raise InvalidArgumentError(f"{op}: scale_tensor.data_type {scale.name} must be {want.name} for an "
+                                           f"input_tensor of {x.name}")
+    return check
+
+
+def _quantize(x, scale, zero_point=None, output_data_type=None):
+    """clamp(round(x / scale) + zero_point, the output type's range): x / scale exact (a
+    float64 quotient of float32 or int32 values decides a tie exactly), rounded half to
+    even; NaN (0 / 0, inf / inf) rounds to 0, +-inf (x / 0) saturates."""
+    out = np.dtype(_quantize_type(zero_point, output_data_type))
+    with np.errstate(all="ignore"):
+        q = x.astype(np.float64) / scale.astype(np.float64)
+        q = np.clip(np.rint(np.nan_to_num(q, nan=0.0, posinf=4096.0, neginf=-4096.0)), -4096, 4096).astype(np.int64)
+    z = 0 if zero_point is None else zero_point.astype(np.int64)
+    info = np.iinfo(out)
+    return np.clip(q + z, int(info.min), int(info.max)).astype(out)
+
+
+def _quantize_type(zero_point, output_data_type):
+    if zero_point is not None:
+        return DataType.from_numpy(np.asarray(zero_point).dtype).numpy
+    return DataType.parse(output_data_type or "UINT8", "output_data_type").numpy
+
+
+def _quantize_out_type(named, attributes):
+    given = attributes.pop("output_data_type", None)
+    if given is not None or "zero_point_tensor" not in named:
+        return DataType.parse(given or "UINT8", "quantize_linear: output_data_type")
+    return named["zero_point_tensor"].data_type
+
+
+def _quantize_wgsl(desc) -> str:
+    x = desc.input_tensor.data_type
+    q = f"quantize_{'i32' if x == I32 else 'f32'}(a, b)"
+    z = "0i" if desc.zero_point_tensor is None else (
+        "c" if desc.zero_point_tensor.data_type.is_signed else "i32(c)")
+    if desc.output_tensor.data_type.is_signed:
+        return f"clamp({q} + {z}, -128i, 127i)"
+    return f"u32(clamp({q} + {z}, 0i, 255i))"
+
+
+def _dequantize(x, scale, zero_point=None, **_):
+    """(x - zero_point) * scale, the difference exact."""
+    z = 0 if zero_point is None else zero_point.astype(np.float64 if x.dtype.kind == "f" else np.int64)
+    return (x.astype(np.float64 if x.dtype.kind == "f" else np.int64) - z).astype(np.float64) * scale.astype(np.float64)
+
+
+def _dequantize_wgsl(desc) -> str:
+    signed = desc.input_tensor.data_type.is_signed
+    z = "c" if desc.zero_point_tensor is not None else ("0i" if signed else "0u")
+    return f"dq_diff_{'s' if signed else 'u'}(a, {z}) * b"
+
+
+def _i32_literal(v: int) -> str:
+    return f"bitcast<i32>({v & 0xFFFFFFFF}u)"
+
+
+def _cast_wgsl(desc) -> str:
+    """DML_OPERATOR_CAST's formula from the input's type to the output's (FLOAT64 as bits)."""
+    src, dst = desc.input_tensor.data_type, desc.output_tensor.data_type
+    if src == dst:
+        return "a"
+    lo = hi = 0
+    if not dst.is_float:
+        info = np.iinfo(dst.numpy)
+        lo, hi = int(info.min), int(info.max)
+    if src == F64:
+        w = "w64_words(a)"
+        if dst.is_float:
+            return f"f64_round({w}, 23u, -126i, 127i)" if dst == F32 else f"f64_round({w}, 10u, -14i, 15i)"
+        if dst.size == 8:
+            return f"w64_from_words(f64_to_{'i' if dst.is_signed else 'u'}64_words({w}))"
+        if dst.is_signed:
+            return f"f64_to_i32_sat({w}, {_i32_literal(lo)}, {_i32_literal(hi)})"
+        return f"f64_to_u32_sat({w}, {hi}u)"
+    if src.is_float:  # FLOAT32, FLOAT16: an f32
+        if dst == F64:
+            return "w64_from_words(f32_to_f64_bits(a))"
+        if dst.is_float:
+            return "a"
+        if dst.size == 8:
+            return f"f32_to_w64_{'s' if dst.is_signed else 'u'}(a)"
+        if dst.is_signed:
+            return f"f32_to_i32_sat(a, {_i32_literal(lo)}, {_i32_literal(hi)})"
+        return f"f32_to_u32_sat(a, {hi}u)"
+    if src.size == 8:  # W64
+        if dst == F64:
+            if src.is_signed:
+                return "w64_from_words(mag_to_f64_bits(w64_words(w64_abs_s(a)), w64_lt_s(a, w64_zero())))"
+            return "w64_from_words(mag_to_f64_bits(w64_words(a), false))"
+        if dst.is_float:
+            return f"w64_to_f32_{'s' if src.is_signed else 'u'}(a)"
+        if dst.size == 8:
+            return "a"
+        return "bitcast<i32>(w64_words(a).x)" if dst.is_signed else "w64_words(a).x"
+    signed = src.is_signed  # an 8-32-bit integer: i32 or u32
+    if dst == F64:
+        return ("w64_from_words(mag_to_f64_bits(vec2<u32>(bitcast<u32>(select(a, -a, a < 0i)), 0u), a < 0i))" if signed
+                else "w64_from_words(mag_to_f64_bits(vec2<u32>(a, 0u), false))")
+    if dst.is_float:
+        return "i32_to_f32(a)" if signed else "u32_to_f32(a)"
+    if dst.size == 8:
+        return "w64_sext(a)" if signed else "w64_from_words(vec2<u32>(a, 0u))"
+    if signed == dst.is_signed:
+        return "a"
+    return "bitcast<u32>(a)" if signed else "bitcast<i32>(a)"
+
+
+def _cast_dtype(value, where: str) -> DataType:
+    """CAST's `dtype`: a DataType, its name or a numpy dtype (not None, which numpy reads as float64)."""
+    if value is None:
+        raise InvalidArgumentError(f"{where}: dtype: None is not a data type (a DataType, its name or a numpy dtype)")
+    return DataType.parse(value, f"{where}: dtype")
+
+
+def _cast(x, output_data_type):
+    """DML_OPERATOR_CAST: floats to floats rounded to nearest even (beyond the range +-inf);
+    floats to integers truncated toward zero and saturated to the type's range, NaN 0 (as
+    D3D's ftoi/ftou); integers to floats rounded to nearest even; integers to integers
+    their low bits (two's-complement wrap: sign- or zero-extended first)."""
+    dst = np.dtype(DataType.parse(output_data_type, "dtype").numpy)
+    if x.dtype == dst:
+        return np.array(x)
+    if x.dtype.kind == "f" and dst.kind != "f":
+        info = np.iinfo(dst)
+
+        def one(v):
+            if math.isnan(v):
+                return 0
+            if math.isinf(v):
+                return int(info.max) if v > 0 else int(info.min)
+            return max(int(info.min), min(int(info.max), int(v)))
+        out = np.frompyfunc(one, 1, 1)(x.astype(np.float64).astype(object))
+        return np.asarray(out, dtype=object).astype(dst).reshape(x.shape)
+    with np.errstate(all="ignore"):
+        return x.astype(dst)
+
+
 _UNARY_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_1_0, {4}, FLOATS))
 _ACTIVATION_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, (4, 5), FLOATS), (FL.FL_1_0, {4}, FLOATS))
 _MINMAX = (
@@ -784,6 +1053,131 @@ TABLE: tuple[Row, ...] = (
         (FL.FL_1_0, {4}, {U32}),
     ), lambda x: (x == 0).astype(x.dtype), {"int": "select(0u, 1u, a == 0u)"},
         "element_wise_logical_not_operator_desc.md", "1 where x is 0, else 0"),
+    Row("ELEMENT_WISE_LOGICAL_OR", "logical_or", "logical_or", ("a_tensor", "b_tensor"), _LOGICAL_BOOL_TYPES,
+        lambda a, b: ((a != 0) | (b != 0)).astype(a.dtype), {"int": "select(0u, 1u, a != 0u || b != 0u)"},
+        "element_wise_logical_or_operator_desc.md", "1 where a or b is non-zero, else 0"),
+    Row("ELEMENT_WISE_LOGICAL_XOR", "logical_xor", "logical_xor", ("a_tensor", "b_tensor"), _LOGICAL_BOOL_TYPES,
+        lambda a, b: ((a != 0) != (b != 0)).astype(a.dtype), {"int": "select(0u, 1u, (a != 0u) != (b != 0u))"},
+        "element_wise_logical_xor_operator_desc.md", "1 where exactly one of a and b is non-zero, else 0"),
+    Row("ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL", "logical_greater_than_or_equal", "logical_greater_than_or_equal",
+        ("a_tensor", "b_tensor"), _LOGICAL_TYPES[:2], _compare(np.greater_equal),
+        {"float": "select(0u, 1u, a >= b)", "int": "select(0u, 1u, a >= b)",
+         "sint64": "select(0u, 1u, !w64_lt_s(a, b))", "uint64": "select(0u, 1u, !w64_lt_u(a, b))"},
+        "element_wise_logical_greater_than_or_equal_operator_desc.md", "1 where a >= b, else 0 (0 where either is NaN)",
+        logical=True),
+    Row("ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL", "logical_less_than_or_equal", "logical_less_than_or_equal",
+        ("a_tensor", "b_tensor"), _LOGICAL_TYPES[:2], _compare(np.less_equal),
+        {"float": "select(0u, 1u, a <= b)", "int": "select(0u, 1u, a <= b)",
+         "sint64": "select(0u, 1u, !w64_lt_s(b, a))", "uint64": "select(0u, 1u, !w64_lt_u(b, a))"},
+        "element_wise_logical_less_than_or_equal_operator_desc.md", "1 where a <= b, else 0 (0 where either is NaN)",
+        logical=True),
+    Row("ELEMENT_WISE_BIT_AND", "bit_and", "bit_and", ("a_tensor", "b_tensor"), _BIT_TYPES, np.bitwise_and,
+        {"int": "a & b", "int64": "a & b"}, "element_wise_bit_and_operator_desc.md",
+        "the bits of a AND those of b (any type: its bits)", bits=True),
+    Row("ELEMENT_WISE_BIT_OR", "bit_or", "bit_or", ("a_tensor", "b_tensor"), _BIT_TYPES, np.bitwise_or,
+        {"int": "a | b", "int64": "a | b"}, "element_wise_bit_or_operator_desc.md",
+        "the bits of a OR those of b (any type: its bits)", bits=True),
+    Row("ELEMENT_WISE_BIT_XOR", "bit_xor", "bit_xor", ("a_tensor", "b_tensor"), _BIT_TYPES, np.bitwise_xor,
+        {"int": "a ^ b", "int64": "a ^ b"}, "element_wise_bit_xor_operator_desc.md",
+        "the bits of a XOR those of b (any type: its bits)", bits=True),
+    Row("ELEMENT_WISE_BIT_NOT", "bit_not", "bit_not", ("input_tensor",), _BIT_TYPES, np.invert,
+        {"int": "~a", "int64": "~a"}, "element_wise_bit_not_operator_desc.md",
+        "the bits of x inverted (any type: its bits)", bits=True,
+        examples=(("bit_not-1", (np.uint8([[0, 128], [42, 255]]),), {}, np.uint8([[255, 127], [213, 0]])),)),
+    Row("ELEMENT_WISE_BIT_COUNT", "bit_count", "bit_count", ("input_tensor",), (
+        (FL.FL_4_1, (1, 8), _T11, {U32, U8}),
+        (FL.FL_3_0, (1, 8), {U32, U16, U8}, {U32, U8}),
+    ), _popcount, {"int": "countOneBits(a)", "int64": "w64_popcount(a)"}, "element_wise_bit_count_operator_desc.md",
+        "the number of bits set in x (any type: its bits)", bits=True, logical=True,
+        examples=(("bit_count-1", (np.uint32([[0, 123], [456, 789]]),), {"output_data_type": "UINT32"},
+                   np.uint32([[0, 6], [4, 5]])),)),
+    Row("ELEMENT_WISE_BIT_SHIFT_LEFT", "bit_shift_left", "bit_shift_left", ("a_tensor", "b_tensor"), _SHIFT_TYPES,
+        _shift(True), {"int": "select(0u, a << (b & 31u), b < 32u)", "int64": "w64_shl(a, b)"},
+        "element_wise_bit_shift_left_operator_desc.md",
+        "a shifted left by b bits, the bits past the width dropped (0 where b is at least the width)"),
+    Row("ELEMENT_WISE_BIT_SHIFT_RIGHT", "bit_shift_right", "bit_shift_right", ("a_tensor", "b_tensor"), _SHIFT_TYPES,
+        _shift(False), {"int": "select(0u, a >> (b & 31u), b < 32u)", "int64": "w64_shr(a, b)"},
+        "element_wise_bit_shift_right_operator_desc.md",
+        "a shifted right by b bits, zeros shifted in (0 where b is at least the width)"),
+    Row("ELEMENT_WISE_MODULUS_FLOOR", "modulus_floor", "modulus_floor", ("a_tensor", "b_tensor"), _MODULUS_TYPES,
+        _integer_or_float(_float_mod_floor, _int_remainder(True)),
+        {"float": "float_mod(a, b, true)", "sint": "mod_floor_s(a, b)", "uint": "rem_u(a, b)",
+         "sint64": "w64_mod_floor_s(a, b)", "uint64": "w64_rem_u(a, b)"},
+        "element_wise_modulus_floor_operator_desc.md",
+        "a - b floor(a / b), Python's % (the divisor's sign; floats: NaN where b is 0, integers: a where b is 0)",
+        ulps=0.5, precision="exact where |a| >= |b|; a + b correctly rounded (0.5 ULP) where |a| < |b| and "
+                            "the signs differ"),
+    Row("ELEMENT_WISE_MODULUS_TRUNCATE", "modulus_truncate", "modulus_truncate", ("a_tensor", "b_tensor"),
+        _MODULUS_TYPES, _integer_or_float(np.fmod, _int_remainder(False)),
+        {"float": "float_mod(a, b, false)", "sint": "rem_s(a, b)", "uint": "rem_u(a, b)",
+         "sint64": "w64_rem_s(a, b)", "uint64": "w64_rem_u(a, b)"},
+        "element_wise_modulus_truncate_operator_desc.md",
+        "a - b trunc(a / b), C's fmod and % (the dividend's sign; floats: NaN where b is 0, integers: a where b is 0)",
+        precision="exact (C's fmod: the remainder is representable)"),
+    Row("ELEMENT_WISE_IF", "if", "if_", ("condition_tensor", "a_tensor", "b_tensor"), (
+        (FL.FL_5_0, (1, 8), {U8}, _T11, _T11, _T11),
+        (FL.FL_3_0, (1, 8), {U8}, T8, T8, T8),
+        (FL.FL_2_0, {4}, {U8}, {F16}, {F16}, {F16}),
+    ), lambda c, a, b: np.where(c != 0, a, b), {"int": "select(c, b, a != 0u)"},
+        "element_wise_if_operator_desc.md", "a where the condition is non-zero, else b (their bits)",
+        bits=True, same_type=(("a_tensor", "b_tensor", "output_tensor"),), out_from="a_tensor"),
+    Row("ELEMENT_WISE_CLIP_GRAD", "clip_grad", "clip_grad", ("input_tensor", "input_gradient_tensor"), (
+        (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
+        (FL.FL_3_1, (1, 8), T8),
+    ), _clip_grad, {"float": "select(b, F(0.0), a <= u_min || a >= u_max)",
+                    "int": "select(b, b ^ b, (u_lo_on != F(0.0) && a <= u_lo) || (u_hi_on != F(0.0) && a >= u_hi))",
+                    "sint64": "select(b, b ^ b, (u_lo_on != F(0.0) && !w64_lt_s(u_lo, a)) "
+                              "|| (u_hi_on != F(0.0) && !w64_lt_s(a, u_hi)))",
+                    "uint64": "select(b, b ^ b, (u_lo_on != F(0.0) && !w64_lt_u(u_lo, a)) "
+                              "|| (u_hi_on != F(0.0) && !w64_lt_u(a, u_hi)))"},
+        "element_wise_clip_grad_operator_desc.md",
+        "0 where x <= min or x >= max, else the gradient (a NaN x passes it; integer x compared exactly)",
+        attributes=(Attr("min", -math.inf), Attr("max", math.inf)), output="output_gradient_tensor"),
+    Row("ACTIVATION_RELU_GRAD", "relu_grad", "relu_grad", ("input_tensor", "input_gradient_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | {I32, I16, I8}),
+        (FL.FL_4_0, (1, 8), FLOATS),
+        (FL.FL_3_0, (1, 8), FLOATS),
+    ), lambda x, dy: np.where(x > 0, dy, 0).astype(dy.dtype) if x.dtype.kind != "f" else np.where(x > 0, dy, 0.0),
+        {"float": "select(F(0.0), b, a > F(0.0))", "sint": "select(0i, b, a > 0i)"},
+        "activation_relu_grad_operator_desc.md", "the gradient where x > 0, else 0",
+        output="output_gradient_tensor"),
+    Row("CAST", "cast", "cast", ("input_tensor",), (
+        (FL.FL_4_1, (1, 8), _T11, _T11),
+        (FL.FL_3_1, (1, 8), T8 | {I64, U64}, T8 | {I64, U64}),
+        (FL.FL_3_0, {4}, T8 | {I64, U64}, T8 | {I64, U64}),
+        (FL.FL_1_0, {4}, {F32, F16, I16, I8, U16, U8}, {F32, F16, I16, I8, U16, U8}),
+    ), _cast, _cast_wgsl, "cast_operator_desc.md",
+        "x converted to the output's type (floats to integers truncated and saturated, NaN 0; to floats rounded "
+        "to nearest even; integers to integers wrap)", cast=True, raw=True, precision="exact (correctly rounded)"),
+    Row("ELEMENT_WISE_QUANTIZE_LINEAR", "quantize_linear", "quantize_linear",
+        ("input_tensor", "scale_tensor", "zero_point_tensor"), (
+            (FL.FL_6_2, (1, 8), {F32, F16, I32}, FLOATS, {I8, U8}, {I8, U8}),
+            (FL.FL_6_0, (1, 8), {F32, F16, I32}, FLOATS, {I8, U8}, {I8, U8}),
+            (FL.FL_3_0, (1, 8), {F32, I32}, {F32}, {I8, U8}, {I8, U8}),
+            (FL.FL_2_1, {4}, {F32, I32}, {F32}, {I8, U8}, {I8, U8}),
+            (FL.FL_1_0, {4}, {F32}, {F32}, {U8}, {U8}),
+        ), _quantize, _quantize_wgsl, "element_wise_quantize_linear_operator_desc.md",
+        "clamp(round(x / scale) + zero_point, the output type's range), x / scale exact and rounded half to even "
+        "(NaN 0, x / 0 saturating); the zero point optional from FL_6_2 (0; the output then output_data_type's, "
+        "default UINT8)",
+        raw=True, optional=("zero_point_tensor",),
+        same_type=(("input_tensor",), ("zero_point_tensor", "output_tensor")),
+        check=_zero_point_check(True), out_type=_quantize_out_type,
+        out_type_arguments=lambda desc: {"output_data_type": desc.output_tensor.data_type.name},
+        precision="exact (round(x / scale) decided on the exact quotient)"),
+    Row("ELEMENT_WISE_DEQUANTIZE_LINEAR", "dequantize_linear", "dequantize_linear",
+        ("input_tensor", "scale_tensor", "zero_point_tensor"), (
+            (FL.FL_6_2, (1, 8), _INTS_8_32, FLOATS, _INTS_8_32, FLOATS),
+            (FL.FL_6_0, (1, 8), _INTS_8_32, FLOATS, _INTS_8_32, FLOATS),
+            (FL.FL_3_0, (1, 8), _INTS_8_32, {F32}, _INTS_8_32, {F32}),
+            (FL.FL_2_1, {4}, _INTS_8_32, {F32}, _INTS_8_32, {F32}),
+            (FL.FL_1_0, {4}, {U8}, {F32}, {U8}, {F32}),
+        ), _dequantize, _dequantize_wgsl, "element_wise_dequantize_linear_operator_desc.md",
+        "(x - zero_point) * scale (the zero point optional from FL_6_2: 0)",
+        raw=True, optional=("zero_point_tensor",), out_from="scale_tensor",
+        same_type=(("input_tensor", "zero_point_tensor"), ("scale_tensor", "output_tensor")),
+        check=_zero_point_check(False), ulps=1.5,
+        precision="1.5 ULP; correctly rounded (0.5 ULP) where |x - zero_point| < 2^24 (the difference exact)"),
     Row("ELEMENT_WISE_TANH", "tanh", "tanh", ("input_tensor",), (
         (FL.FL_3_0, (1, 8), FLOATS),
         (FL.FL_2_0, {4}, FLOATS),
@@ -1045,7 +1439,7 @@ class ElementWiseDesc:
         if row.fused_activation:
             object.__setattr__(self, "fused_activation",
                                FusedActivation.coerce(self.fused_activation, f"{row.op}: fused_activation"))
-        out_type = getattr(self.output_tensor, "data_type", None)  # (not a TensorDesc: validation says so)
+        out_type = getattr(getattr(self, row.output), "data_type", None)  # (not a TensorDesc: validation says so)
         if row.min_max_data_type:
             given = self.min_max_data_type
             object.__setattr__(self, "min_max_data_type", out_type if given is None else
@@ -1055,7 +1449,8 @@ class ElementWiseDesc:
             object.__setattr__(self, a.name, a.check(getattr(self, a.name), a.name, row.op, value_type))
 
     @property
-    def input_descs(self) -> tuple[TensorDesc, ...]:
+    def input_descs(self) -> tuple[TensorDesc | None, ...]:
+        """The input tensors (None for an optional one left out)."""
         return tuple(getattr(self, f) for f in self.ROW.tensors)
 
 
@@ -1065,9 +1460,10 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
     only on FLOAT32 and FLOAT16 outputs; ScaleBias on float tensors only."""
     row = desc.ROW
     op = row.op
-    named = {f: getattr(desc, f) for f in row.tensors + ("output_tensor",)}
+    named = {f: getattr(desc, f) for f in row.fields}
+    named = {f: td for f, td in named.items() if td is not None or f not in row.optional}
     for field, td in named.items():
-        check_tensor_desc(op, field, td, is_output=field == "output_tensor")
+        check_tensor_desc(op, field, td, is_output=field == row.output)
     rank = check_same_rank(op, named)
     first_field, first = next(iter(named.items()))
     mixed = dict(row.mixed)
@@ -1076,19 +1472,24 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
             raise InvalidArgumentError(
                 f"{op}: {field}.sizes {list(td.sizes)} must equal {first_field}.sizes {list(first.sizes)} (a broadcast "
                 f"is a stride of 0 in the description)")
-        if td.data_type != first.data_type and not (row.logical and field == "output_tensor"):
-            if field in mixed and level >= mixed[field]:
+    for group in row.type_groups():
+        present = [f for f in group if f in named]
+        for field in present[1:]:
+            want = named[present[0]].data_type
+            if named[field].data_type == want or (field in mixed and level >= mixed[field]):
                 continue
             later = f" at {FeatureLevel(level).name}; it needs {mixed[field].name} or later" if field in mixed else ""
             raise InvalidArgumentError(
-                f"{op}: {field}.data_type {td.data_type.name} must equal {first_field}.data_type "
-                f"{first.data_type.name}{later}")
-    if row.min_max_data_type and desc.min_max_data_type != desc.output_tensor.data_type:
+                f"{op}: {field}.data_type {named[field].data_type.name} must equal {present[0]}.data_type "
+                f"{want.name}{later}")
+    if row.min_max_data_type and desc.min_max_data_type != named[row.output].data_type:
         raise InvalidArgumentError(
-            f"{op}: min_max_data_type {desc.min_max_data_type.name} must match output_tensor.data_type "
-            f"{desc.output_tensor.data_type.name}")
+            f"{op}: min_max_data_type {desc.min_max_data_type.name} must match {row.output}.data_type "
+            f"{named[row.output].data_type.name}")
+    if row.check is not None:
+        row.check(op, named, level)
     support.check(level, rank, {f: td.data_type for f, td in named.items()})
-    out_type = desc.output_tensor.data_type
+    out_type = named[row.output].data_type
     if row.fused_activation and desc.fused_activation is not None and out_type not in FLOATS:
         raise InvalidArgumentError(
             f"{op}: fused_activation needs a FLOAT32 or FLOAT16 output_tensor, not {out_type.name}")
@@ -1102,7 +1503,8 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
 def problem(desc: ElementWiseDesc) -> Problem:
     """What the element-wise kernels compute for `desc`."""
     row = desc.ROW
-    inputs = desc.input_descs
+    inputs = tuple(t for t in desc.input_descs if t is not None)
+    output = getattr(desc, row.output)
     dt = inputs[0].data_type
     scale_bias = getattr(desc, "scale_bias", None)
     fused = getattr(desc, "fused_activation", None)
@@ -1110,14 +1512,20 @@ def problem(desc: ElementWiseDesc) -> Problem:
     if fused is not None:
         activation = _as_activation(fused.row.wgsl["float"])
         act_attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
-    expression = row.formula(dt, *[t.data_type for t in inputs[1:]])
+    if callable(row.wgsl):  # a formula built from the desc (CAST's per pair of types)
+        expression = row.wgsl(desc)
+    else:
+        expression = row.formula(dt, *[t.data_type for t in inputs[1:]])
     if isinstance(expression, dict):  # one formula per value of the row's enum
         enum_attr = next(a for a in row.attributes if a.kind == "enum")
         expression = expression[getattr(desc, enum_attr.name)]
-    copy = row.copy and scale_bias is None
+    copy = (row.copy and scale_bias is None) or (row.cast and dt == output.data_type)
+
+    def kind(t: TensorDesc) -> str:  # a bit operation's values, and a cast's FLOAT64, are bits
+        return "uint" if row.bits or (row.cast and t.data_type == F64) else value_kind(t.data_type)
     return Problem(
-        op=row.op, inputs=inputs, output=desc.output_tensor,
-        kinds=tuple(value_kind(t.data_type) for t in inputs), out_kind=value_kind(desc.output_tensor.data_type),
+        op=row.op, inputs=inputs, output=output,
+        kinds=tuple(kind(t) for t in inputs), out_kind=kind(output),
         expression=expression,
         attributes=_attributes(row, desc, dt),
         scale_bias=None if scale_bias is None else (scale_bias.scale, scale_bias.bias),
@@ -1131,6 +1539,10 @@ def _attributes(row: Row, desc, data_type: DataType) -> tuple[Attribute, ...]:
     if row.key == "clip0" and not data_type.is_float:
         lo, hi = integer_bounds(values["min"], values["max"], data_type.numpy)
         return (Attribute("min", "value", lo), Attribute("max", "value", hi))
+    if row.key == "clip_grad" and not data_type.is_float:
+        lo, lo_on, hi, hi_on = _grad_bounds(values["min"], values["max"], data_type.numpy)
+        return (Attribute("lo", "value", lo), Attribute("lo_on", "f32", lo_on), Attribute("hi", "value", hi),
+                Attribute("hi_on", "f32", hi_on))
     if row.int_attributes is not None and not data_type.is_float:
         return row.int_attributes(values, data_type.numpy)
     kinds = {a.name: "value" if a.kind == "value" else "f32" for a in row.attributes}
@@ -1175,6 +1587,10 @@ def compute(row: Row, arrays, scale_bias=None, fused=None, **attributes) -> np.n
     arrays = np.broadcast_arrays(*[np.asarray(a) for a in arrays])
     dtype = arrays[0].dtype
     with np.errstate(all="ignore"):
+        if row.bits:  # the elements' bits, as unsigned integers of their width
+            return np.asarray(row.numpy(*[a.view(f"u{a.dtype.itemsize}") for a in arrays], **attributes))
+        if row.raw:
+            return np.asarray(row.numpy(*arrays, **attributes))
         if dtype.kind == "f":
             xs = [_as_float64(a) for a in arrays]
             if scale_bias is not None:  # computed in the kernel's float type: beyond float32's range, +-inf
@@ -1190,8 +1606,11 @@ def reference_of(row: Row) -> Callable:
         bound = _signature(row, with_device=False).bind(*args, **kwargs)
         bound.apply_defaults()
         values = dict(bound.arguments)
-        arrays = [np.asarray(values.pop(argument_name(f))) for f in row.tensors]
+        given = {f: values.pop(argument_name(f)) for f in row.tensors}
+        arrays = [np.asarray(v) for f, v in given.items() if not (v is None and f in row.optional)]
         out_type = values.pop("output_data_type", None)
+        if row.cast:
+            out_type = _cast_dtype(values.pop("dtype"), row.functional)
         scale_bias = ScaleBias.coerce(values.pop("scale_bias", None), "scale_bias")
         fused = FusedActivation.coerce(values.pop("fused_activation", None))
         for a in row.attributes:  # enums as members, scalars in the tensor's type
@@ -1199,11 +1618,20 @@ def reference_of(row: Row) -> Callable:
                 values[a.name] = a.check(values[a.name], a.name, row.op, DataType.from_numpy(arrays[0].dtype))
         if row.copy and scale_bias is None:  # a copy: bits through (NaN payloads too)
             return np.array(arrays[0])
+        if row.cast or row.raw:
+            values["output_data_type"] = out_type
         y = compute(row, arrays, scale_bias, fused, **values)
+        if row.out_type is not None:  # its numpy gives the output's type
+            return y
         with np.errstate(all="ignore"):
             if out_type is not None:
-                return y.astype(DataType.parse(out_type, "output_data_type").numpy)
-            return y.astype(arrays[0].dtype if row.mixed else np.result_type(*arrays))
+                want = np.dtype(DataType.parse(out_type, "output_data_type").numpy)
+            else:  # the first input's type (a mixed row's too), or out_from's
+                source = arrays[row.tensors.index(row.out_from)] if row.out_from else arrays[0]
+                want = source.dtype
+            if row.bits and y.dtype.itemsize == want.itemsize:
+                return y.view(want)
+            return y.astype(want)
     reference.__name__ = reference.__qualname__ = row.functional
     reference.__signature__ = _signature(row, with_device=False)
     reference.__doc__ = (f"DML_{row.dml}: {row.summary}, on numpy-broadcast inputs; floats computed in float64 and "
@@ -1241,8 +1669,10 @@ def tolerance_of(row: Row) -> Callable:
     and the result of the inputs, and of x * scale + bias, flushed); where the exact result rounds to +-inf in the
     output type within the error, any value (the kernel may round below the limit)."""
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
-        if expected.dtype.kind != "f" or (row.copy and arguments.get("scale_bias") is None):
+        if expected.dtype.kind != "f" or row.bits or (row.copy and arguments.get("scale_bias") is None):
             return None
+        if row.cast:  # exact; NaN any NaN, and a float32 result below 2^-126 may be flushed to 0
+            return np.full(expected.shape, 2.0**-126 if expected.dtype == np.float32 else 0.0)
         arrays = np.broadcast_arrays(*[np.asarray(x) for x in inputs])
         attrs = {k: v for k, v in arguments.items() if k not in ("scale_bias", "fused_activation", "output_data_type")}
         sb = ScaleBias.coerce(arguments.get("scale_bias"), "scale_bias")
@@ -1321,11 +1751,16 @@ def broadcast_descs(fn: str, descs: list[TensorDesc], names: list[str]) -> list[
 
 def _signature(row: Row, with_device: bool = True) -> inspect.Signature:
     P = inspect.Parameter
-    params = [P(argument_name(f), P.POSITIONAL_OR_KEYWORD) for f in row.tensors]
+    params = [P(argument_name(f), P.POSITIONAL_OR_KEYWORD, **({"default": None} if f in row.optional else {}))
+              for f in row.tensors]
+    if row.cast:
+        params.append(P("dtype", P.POSITIONAL_OR_KEYWORD))
     params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=None if a.kind == "value" else a.default)
                for a in row.attributes]
     if row.logical:
         params.append(P("output_data_type", P.KEYWORD_ONLY, default="UINT8"))
+    if row.out_type is not None:
+        params.append(P("output_data_type", P.KEYWORD_ONLY, default=None))
     if row.scale_bias:
         params.append(P("scale_bias", P.KEYWORD_ONLY, default=None))
     if row.fused_activation:
@@ -1347,6 +1782,11 @@ def functional_of(row: Row) -> Callable:
         values = dict(bound.arguments)
         device = values.pop("device")
         tensors = [(argument_name(f), values.pop(argument_name(f))) for f in row.tensors]
+        tensors = [(name, value) for (name, value), f in zip(tensors, row.tensors)
+                   if not (value is None and f in row.optional)]
+        if row.optional:  # which of the inputs are given
+            values["given"] = tuple(f for f in row.tensors if f not in row.optional
+                                    or bound.arguments[argument_name(f)] is not None)
         return Call(tensors, values, device)
     functional.__name__ = functional.__qualname__ = row.functional
     functional.__signature__ = signature
@@ -1364,12 +1804,19 @@ def functional_of(row: Row) -> Callable:
 
 def infer_output_of(row: Row, desc_cls) -> Callable:
     def infer_output(*descs, **attributes):
-        descs = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in row.tensors])
-        out_type = descs[0].data_type
+        given = attributes.pop("given", None) or row.tensors[:len(descs)]
+        descs = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in given])
+        named = dict(zip(given, descs))
+        out_type = named[row.out_from].data_type if row.out_from else descs[0].data_type
         if row.logical:
             out_type = DataType.parse(attributes.pop("output_data_type", "UINT8"),
                                       f"{row.functional}: output_data_type")
-        return desc_cls(*descs, TensorDesc(out_type, descs[0].sizes), **attributes)
+        if row.cast:
+            out_type = _cast_dtype(attributes.pop("dtype"), row.functional)
+        if row.out_type is not None:
+            out_type = row.out_type(named, attributes)
+        return desc_cls(**{f: named.get(f) for f in row.tensors}, **{row.output: TensorDesc(out_type, descs[0].sizes)},
+                        **attributes)
     return infer_output
 
 
@@ -1378,6 +1825,10 @@ def arguments(desc: ElementWiseDesc) -> dict:
     out = {a.name: getattr(desc, a.name) for a in row.attributes}
     if row.logical:
         out["output_data_type"] = desc.output_tensor.data_type
+    if row.cast:
+        out["dtype"] = desc.output_tensor.data_type
+    if row.out_type is not None:
+        out.update(row.out_type_arguments(desc))
     if row.scale_bias:
         out["scale_bias"] = desc.scale_bias
     if row.fused_activation:
@@ -1389,11 +1840,19 @@ def _from_cli(row: Row, infer):
     def desc(x: TensorDesc, a: dict):
         """(`gpudml shader`: an operator that takes no float tensor runs the CLI's default
         FLOAT32 as its newest row's first type, UINT8 for the logical AND and NOT)"""
-        newest = max(row.support, key=lambda r: r[0])[2]
-        if x.data_type == F32 and F32 not in newest:
-            x = TensorDesc(min(newest, key=lambda t: -t.value), x.sizes, x.strides)
+        newest = max(row.support, key=lambda r: r[0])
+        sets = list(newest[2:]) if len(newest) > 3 else [newest[2]] * (row.arity + 1)
+
+        def pick(types):
+            return x.data_type if x.data_type in types else min(types, key=lambda t: -t.value)
+        main = row.tensors.index(row.out_from) if row.out_from else 0
+        groups = [g for g in row.type_groups() if row.tensors[main] in g]
+        types = [pick(sets[main]) if i == main or any(f in g for g in groups) else pick(sets[i])
+                 for i, f in enumerate(row.tensors)]
         attrs = {at.name: _cli_value(at, a.get(at.name)) for at in row.attributes}
-        return infer(*[x] * row.arity, **attrs)
+        if row.cast:
+            attrs["dtype"] = a.get("to") or "FLOAT16"
+        return infer(*[TensorDesc(t, x.sizes, x.strides) for t in types], **attrs)
     return desc
 
 
@@ -1416,7 +1875,9 @@ def _cli_value(a: Attr, raw):
 
 def spec(row: Row) -> OpSpec:
     """The OpSpec of `row`: its desc class, validation, reference, functional form, tolerance."""
-    fields: list[tuple[str, Any, Any]] = [(f, TensorDesc) for f in row.tensors] + [("output_tensor", TensorDesc)]
+    fields: list[tuple[str, Any, Any]] = [(f, TensorDesc) for f in row.tensors if f not in row.optional]
+    fields.append((row.output, TensorDesc))
+    fields += [(f, Any, dataclasses.field(default=None)) for f in row.optional]
     if row.scale_bias:
         fields.append(("scale_bias", Any, dataclasses.field(default=None)))
     if row.fused_activation:
@@ -1428,12 +1889,18 @@ def spec(row: Row) -> OpSpec:
     name = f"{row.op}OperatorDesc"
     desc = desc_class(name, __name__, base=ElementWiseDesc, fields=fields, ROW=row,
                       doc=f"DML_{row.dml}_OPERATOR_DESC: {row.summary}.")
-    tensors = row.tensors + ("output_tensor",)
+    tensors = row.fields
     types_per_tensor = [(lvl, ranks, *types) for lvl, ranks, *types in row.support]
     support = support_table(row.op, tensors, types_per_tensor)
     infer = infer_output_of(row, desc)
     cli_args = tuple(CliArg(f"--{a.name.replace('_', '-')}", f"{a.name} (default {_default_text(a)})",
                             "str" if a.kind == "enum" else "number") for a in row.attributes)
+    if row.cast:
+        cli_args += (CliArg("--to", "the output's data type (default FLOAT16)", "str"),)
+    examples = tuple(
+        Example(name, inputs[0], {**{argument_name(f): v for f, v in zip(row.tensors[1:], inputs[1:])}, **attrs},
+                expected, f"ns-directml-dml_{row.page}")
+        for name, inputs, attrs, expected in row.examples)
     return OpSpec(
         name=row.op, key=row.key, desc=desc, support=support,
         infer_output=infer, validate=lambda d, level: validate(support, d, level),
@@ -1441,7 +1908,7 @@ def spec(row: Row) -> OpSpec:
         tensors=tuple(argument_name(f) for f in row.tensors),
         arguments=arguments, planner=ElementWisePlanner(problem),
         cli=Cli(cli_args, _from_cli(row, infer), "--shape 1024,1024"),
-        page=f"DML_{row.dml}_OPERATOR_DESC", tolerance=tolerance_of(row),
+        page=f"DML_{row.dml}_OPERATOR_DESC", tolerance=tolerance_of(row), examples=examples,
     )
 
 

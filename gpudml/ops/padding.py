@@ -311,7 +311,8 @@ def _source_indices(c: np.ndarray, n: int, mode: PaddingMode) -> np.ndarray:
 # ---------------------------------------------------------------------------- API
 def pad(x, start_padding, end_padding, *, mode="constant", value=0.0, device=None):
     """DML_PADDING: x grown by `start_padding` / `end_padding` elements on each axis.
-    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" | "wrap" (any case);
+    `mode`: a PaddingMode or "constant" | "edge" | "reflection" | "symmetric" | "wrap" (any case;
+    numpy's "reflect" is "reflection": each name means what `np.pad`'s mode of that name does);
     `value` (CONSTANT only) is converted to x's type (integers: truncated toward zero)."""
     return Call([("x", x)], {"start_padding": start_padding, "end_padding": end_padding, "mode": mode, "value": value},
                 device)
@@ -345,7 +346,7 @@ def cli_paddings(x: TensorDesc, a: dict) -> tuple:
 
 
 #: The `gpudml shader` options of Padding (Padding1 adds its own).
-CLI_ARGS = (CliArg("--mode", "constant | edge | reflection | symmetric | wrap", "str", "constant"),
+CLI_ARGS = (CliArg("--mode", "constant | edge | reflection (numpy: reflect) | symmetric | wrap", "str", "constant"),
             CliArg("--start", "start_padding, comma-separated (default 1 per axis)"),
             CliArg("--end", "end_padding, comma-separated (default: --start)"),
             CliArg("--value", "padding_value (CONSTANT)", "number", "0"))

@@ -272,13 +272,16 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
 
 
 # ---------------------------------------------------------------------------- API
-def reduce(x, function, axes=None, *, output_data_type=None, device=None):
+def reduce(x, function, axes=None, *, output_data_type=None, keepdims=True, device=None):
     """DML_REDUCE: `function` (a ReduceFunction or its name, any case) over `axes` (None: all;
     one int or a list; negative axes count from the end, as in numpy). The result keeps the
-    rank, size 1 on the reduced axes. `output_data_type` (a DataType, its name or a numpy
-    dtype) is the index type of ARGMAX/ARGMIN (default UINT32); other functions keep the
-    input's type."""
-    return Call([("x", x)], {"function": function, "axes": axes, "output_data_type": output_data_type}, device)
+    rank, size 1 on the reduced axes (DirectML's semantics); `keepdims=False` drops those
+    axes, as numpy does (the same elements re-described, no copy; a numpy result of every
+    axis reduced is 0-d, a Tensor's or an Expression's has shape (1,): DirectML tensors have
+    at least one dimension). `output_data_type` (a DataType, its name or a numpy dtype) is
+    the index type of ARGMAX/ARGMIN (default UINT32); other functions keep the input's type."""
+    return Call([("x", x)], {"function": function, "axes": axes, "output_data_type": output_data_type}, device,
+                keepdims)
 
 
 def arguments(desc: ReduceOperatorDesc) -> dict:

@@ -150,11 +150,16 @@ class Call(NamedTuple):
     (gpudml.functional runs it): `tensors`, one (argument name, value) or (name, value,
     convert) per tensor argument in the desc's input order (`convert` turns a value that is
     not a Tensor into the numpy array to send; an argument of `tensor_lists` holds a list of
-    values), `attributes`, infer_output's keyword arguments, and the `device` asked for."""
+    values), `attributes`, infer_output's keyword arguments, and the `device` asked for.
+    `keepdims` (operators whose desc has `axes` it reduces: Reduce, ArgMax, ArgMin): False
+    drops the reduced axes from the output, as numpy's keepdims=False does; the result is
+    the same elements re-described (a reshape of the packed output, no copy and no kernel
+    of its own)."""
 
     tensors: list
     attributes: dict
     device: Any = None
+    keepdims: bool = True
 
 
 # ---------------------------------------------------------------------------- the spec
@@ -277,9 +282,13 @@ def element_bytes(desc: TensorDesc) -> int:
     return desc.element_count * desc.data_type.size
 
 
+#: The names (prefixes) of output fields: `output_tensor*`, and the _GRAD operators' `output_gradient_tensor`.
+OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor")
+
+
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
     """(inputs, outputs) as (field name, TensorDesc) in the desc's field order: fields named
-    `output_tensor*` are outputs, every other TensorDesc field an input; a field holding a
+    `output_tensor*` (OUTPUT_FIELDS) are outputs, every other TensorDesc field an input; a field holding a
     list of TensorDescs gives one entry per element, named `field[i]`."""
     inputs, outputs = tensor_groups(desc)
     return _one_by_one(inputs), _one_by_one(outputs)
@@ -292,7 +301,7 @@ def tensor_groups(desc) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     inputs, outputs = [], []
     for f in dataclasses.fields(desc):
         value = getattr(desc, f.name)
-        side = outputs if f.name.startswith("output_tensor") else inputs
+        side = outputs if f.name.startswith(OUTPUT_FIELDS) else inputs
         if isinstance(value, TensorDesc):
             side.append((f.name, value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, TensorDesc) for v in value):

@@ -88,6 +88,12 @@ def describe(adapter) -> str:
     return adapter.summary
 
 
+def listing(found: list) -> list[str]:
+    """One line per adapter found: what `gpudml info` lists, and what the error of an adapter
+    request that matches none lists (the same lines)."""
+    return [describe(a) for a in found]
+
+
 def backend_of(adapter) -> str:
     return str(adapter.info.get("backend_type", "")).lower()
 
@@ -97,13 +103,12 @@ def choose_adapter(request: str | None = None):
     source = ""
     if request is None:
         request = os.environ.get("GPUDML_ADAPTER") or None
-        source = " (from GPUDML_ADAPTER)"
+        source = ", from GPUDML_ADAPTER,"
     if request is not None and not isinstance(request, str):
         raise InvalidArgumentError(
             f"Device: adapter must be a string (\"vulkan\", \"gl\" or part of an adapter name) or None, "
             f"got {type(request).__name__} {request!r}")
     adapters = enumerate_adapters()
-    found = "; ".join(describe(a) for a in adapters) or "none"
     if request is None:
         candidates = sorted(adapters, key=_default_rank)
         if not candidates:
@@ -117,10 +122,11 @@ def choose_adapter(request: str | None = None):
         matches = [a for a in adapters if key in describe(a).lower()]
     if not matches:
         hint = install_hint(adapters)
+        found = "".join(f"\n  - {line}" for line in listing(adapters)) or " none"
+        backends = ", ".join(sorted(set(BACKEND_ALIASES) - {"vk", "gles", "dx12"}))
         raise UnsupportedError(
-            f"gpudml: no adapter matches {request!r}{source} (found: {found}); name one by backend "
-            f"({', '.join(sorted(set(BACKEND_ALIASES) - {'vk', 'gles', 'dx12'}))}) or by part of its name"
-            + (f"; {hint}" if hint else ""))
+            f"gpudml: no adapter matches {request!r}{source}; name one by backend ({backends}) or by part of its "
+            f"name. The adapters found, as `gpudml info` lists them:{found}" + (f"\n{hint}" if hint else ""))
     return sorted(matches, key=_default_rank)[0]
 
 

@@ -132,7 +132,7 @@ class Recorder:
                         set_pipeline(handle, pipeline._internal)
                         last = pipeline
                     set_bind_group(handle, 0, group._internal, 0, null)
-                    dispatch(handle, grid[0], grid[1], 1)
+                    dispatch(handle, grid[0], grid[1], grid[2] if len(grid) > 2 else 1)  # (HLSL kernels: 3-D)
                     pending.groups.append(group)
             pending.cpass, pending.pipeline = cpass, last
             pending.dispatches += len(dispatches)
@@ -180,7 +180,7 @@ class Recorder:
             cpass = pending.encoder.begin_compute_pass(timestamp_writes=writes)
             cpass.set_pipeline(pipeline)
             cpass.set_bind_group(0, group)
-            cpass.dispatch_workgroups(grid[0], grid[1], 1)
+            cpass.dispatch_workgroups(grid[0], grid[1], grid[2] if len(grid) > 2 else 1)
             cpass.end()
             pending.dispatches += 1
             pending.operators[label.operator] += 1

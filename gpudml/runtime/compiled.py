@@ -107,6 +107,10 @@ class CompiledOperator:
         """The strategies that could run this description (the chosen one first)."""
         return self.program.strategies
 
+    def __repr__(self) -> str:
+        n = len(self.program.kernels)
+        return f"CompiledOperator({self.name}, strategy {self.strategy}, {n} dispatch{'es' if n != 1 else ''})"
+
     # -- execute -----------------------------------------------------------------------
     @guarded(lambda self: self.device._ctx)
     def execute(self, inputs, outputs=None):

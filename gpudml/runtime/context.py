@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..caps import WANTED_FEATURES, Caps
@@ -35,6 +36,12 @@ class CacheStats:
     compile_seconds: float = 0.0
 
 
+#: Compute pipelines kept per context (least recently used first out). A software adapter
+#: holds about 1 MB of compiled code per pipeline; the conformance kit compiles some 11,000
+#: distinct kernels per process, which unbounded took 10 GB per test worker.
+PIPELINE_CACHE_SIZE = 1024
+
+
 @dataclass
 class _Pipeline:
     pipeline: object
@@ -47,7 +54,7 @@ class GpuContext:
     device: object
     caps: Caps
     stats: CacheStats = field(default_factory=CacheStats)
-    _pipelines: dict = field(default_factory=dict)
+    _pipelines: OrderedDict = field(default_factory=OrderedDict)
     lock: threading.RLock = field(default=_adapters.WGPU_LOCK)  # one for all contexts (adapters.py)
     pool: BufferPool = field(init=False)
     recorder: Recorder = field(init=False)
@@ -79,12 +86,19 @@ class GpuContext:
             hit = self._pipelines.get(source)
             if hit is not None:
                 self.stats.hits += 1
+                self._pipelines.move_to_end(source)
                 return hit
             t0 = time.perf_counter()
             entry = self._compile(source)
             self.stats.compile_seconds += time.perf_counter() - t0
             self.stats.misses += 1
             self._pipelines[source] = entry
+            if len(self._pipelines) > PIPELINE_CACHE_SIZE:
+                # The least recently used one goes: compiled operators still holding it keep it
+                # (and recorded commands keep what they use), the rest is freed by the next
+                # holder of the lock (pool.drop_later: a GL context is not released under
+                # another thread's hold).
+                self.pool.drop_later([self._pipelines.popitem(last=False)[1]])
             return entry
 
     def _compile(self, source: str) -> _Pipeline:

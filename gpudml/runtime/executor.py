@@ -42,6 +42,18 @@ class Step:
         """Compute dispatches this step records."""
         return len(self.compiled.program.kernels)
 
+    @property
+    def name(self) -> str:
+        """The kernel's name: its operator's ("Reduce"), or a fused one's
+        ("Fused(Padding>Slice1>Reduce)")."""
+        return self.compiled.name
+
+    def __repr__(self) -> str:
+        reads = ", ".join(f"%{v}" for v in self.inputs)
+        writes = ", ".join(f"%{v}" for v in self.outputs)
+        return (f"Step({self.name}, strategy {self.compiled.strategy}, {self.dispatches} "
+                f"dispatch{'es' if self.dispatches != 1 else ''}: ({reads}) -> ({writes}))")
+
 
 def check_steps(steps: Sequence[Step], sources: dict[int, TensorDesc], outputs: Iterable[int]) -> None:
     """A planner's steps, checked once (at compile): each step's arity matches its compiled

@@ -101,15 +101,33 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The sizes, a tuple as numpy's `shape` is."""
         return self.desc.sizes
 
     @property
+    def ndim(self) -> int:
+        return len(self.desc.sizes)
+
+    @property
+    def size(self) -> int:
+        """The number of elements (numpy's `size`)."""
+        return self.desc.element_count
+
+    @property
     def data_type(self) -> DataType:
+        """The DirectML data type (`dml.DataType.FLOAT32`, ...)."""
         return self.desc.data_type
 
     @property
     def dtype(self) -> np.dtype:
+        """The numpy dtype of the elements (`data_type` is the DirectML one)."""
         return self.desc.data_type.numpy
+
+    def __len__(self) -> int:
+        """The size of the first axis, as for a numpy array."""
+        if not self.desc.sizes:
+            raise TypeError("len() of a 0-d Tensor")
+        return self.desc.sizes[0]
 
     @property
     def nbytes(self) -> int:
@@ -164,4 +182,7 @@ class Tensor:
         return self.buffer
 
     def __repr__(self) -> str:
-        return f"Tensor({self.desc!r}, device={self.device.adapter_name!r})"
+        layout = "" if self.desc.strides is None else f", strides={list(self.desc.strides)}"
+        freed = ", freed" if self.buffer is None else ""
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype}{layout}, data_type={self.data_type.name}, "
+                f"device={self.device.adapter_name!r}{freed})")

@@ -1,0 +1,351 @@
+"""The GEMM family: Y = activation(alpha * A x B + beta * C) over batches of matrices, the
+compute-bound kernels of DML_OPERATOR_GEMM (ops/gemm.py) and, as implicit GEMM, of the
+operators built on matrix products (convolution: see "Operands" below).
+
+A description arrives as a `Problem`: A as [batch..., M, K] and B as [batch..., K, N] *as
+the product reads them* (a transpose is the two last axes' strides swapped: no copy), the
+optional C and the output as [batch..., M, N], each tensor with its own strides (0
+broadcasts: a batch axis, C's rows or columns), alpha and beta (float32 values), and the
+fused activation as a WGSL expression over `x` (the element-wise family's formula, with
+its attributes). FLOAT32 and FLOAT16 tensors; every product and sum is computed in f32
+(float16 read into f32, the result rounded once, to nearest even, on the store).
+
+The batch axes merge where contiguous in every tensor (merge_axes); each output element is
+`activation(alpha * sum_k A[m, k] B[k, n] + beta * C[m, n])`, the epilogue applied in the
+kernel's store (no extra dispatch). Strategies:
+
+- `registers` (CPU-class): each invocation computes a register tile of TM x TN outputs
+  (`tile`, default CPU_TILE, 8 x 8, smaller for narrower matrices), walking its chunk of
+  K once: per k, TM loads of A and TN of B feed TM x TN multiply-adds held in registers;
+  neighbouring invocations own neighbouring tiles of a row. K is cut into chunks of about
+  CPU_CHUNK_K (split-K as cache blocking). No workgroup memory (on llvmpipe a workgroup's
+  invocations run as SIMD lanes one group after another: sharing through memory costs
+  barriers and buys little there).
+- `workgroup` (GPU-class): a workgroup of GPU_THREADS x GPU_THREADS invocations computes a
+  tile of (GPU_THREADS TM) x (GPU_THREADS TN) outputs; per step of `block_k` (BK) along K
+  it loads the A and B tiles into workgroup memory (each invocation its share, neighbouring
+  invocations on neighbouring addresses of the tensor's contiguous axis; 16-byte vector
+  loads where that axis has stride 1 and the tile's rows start on 16-byte boundaries:
+  `vec`), then each invocation multiplies its TM x TN register tile from there (rows ty,
+  ty + 16, ..., columns tx, tx + 16, ...: conflict-free reads, coalesced stores).
+
+Both cut K into `chunks` where needed (split-K): llvmpipe stops an invocation's loops after
+65,535 iterations in all (base.LOOP_BUDGET), so a K longer than one invocation's budget
+goes through partial sums: a first dispatch writes each chunk's sums to scratch (f32), a
+combine dispatch (one invocation per output element) adds a position's chunks in order and
+applies the epilogue. On GPUs a few long products also take chunks for parallelism.
+
+Operands (for implicit GEMM): the kernels read A and B only through `a_row(bo, m)` /
+`a_load(row, k)` and `b_col(bo, n)` / `b_load(col, k)` (shaders/lib/gemm.wgsl.j2's
+`strided_operands`: a row base and a stride); a family that reads A as an im2col view of
+a convolution's input gives its own functions through `Problem.operands` (a template
+module with an `operands(p)` macro) and its own uniforms and buffers (`extra_uniforms`,
+`extra_inputs`), and keeps the tiling, the split-K and the epilogue.
+
+Plan options (lab variants, autotuning): tile=(TM, TN) (each 1, 2, 4 or 8), block_k (the
+workgroup strategy's BK: 8, 16 or 32), chunks (split-K chunks, at least what the loop
+budget needs).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
+from ..tensor_desc import TensorDesc, merge_axes
+from .base import LOOP_BUDGET, Planner, count_option
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .elementwise import Attribute, attribute_uniforms
+
+STRATEGIES = ("registers", "workgroup")
+OPTIONS = ("tile", "block_k", "chunks")
+TILE_SIDES = (1, 2, 4, 8)
+BLOCK_KS = (8, 16, 32)
+#: The register tile of `registers` (at most: no side longer than the matrix's, rounded up
+#: to a power of two, so that a product of one row computes one), and of `workgroup`'s
+#: invocations. Measured on lavapipe (2 vCPUs, shared, same runs; float32, K in chunks of
+#: 128): 1024^3 8 x 8 0.93 s against 4 x 4 1.01 s, then 0.47 s against 0.66 s (4 x 8);
+#: 512^3 0.062 against 0.108 s; 1000^3 0.45 against 0.83 s. GPU_TILE is unmeasured on a GPU
+#: (the autotuner's variants time 2 x 2 to 8 x 8).
+CPU_TILE = (8, 8)
+GPU_TILE = (4, 4)
+GPU_BLOCK_K = 16
+#: `workgroup`: GPU_THREADS x GPU_THREADS invocations per workgroup.
+GPU_THREADS = 16
+CPU_WORKGROUP = 64
+#: Loop iterations an invocation spends besides its K loop (set-up, the epilogue).
+_OVERHEAD = 64
+#: Split-K for parallelism: a GPU aims at this many workgroups, a chunk at least
+#: MIN_CHUNK_K of K; CPU adapters cut K only where the loop budget needs it.
+GPU_TARGET_WORKGROUPS = 256
+MIN_CHUNK_K = 256
+#: `registers` cuts K into chunks of about this length (split-K as cache blocking): a SIMD
+#: group of llvmpipe lanes walks its K rows of B (each a cache line or two, N elements
+#: apart) before the next group reads the neighbouring lines of the same rows, which must
+#: still be cached. Measured on lavapipe (2 vCPUs, float32 1024^3, 4x4 tiles): 1 chunk 8.1 s,
+#: 4 chunks 3.1 s, 8 (K 128 each) 2.07 s, 16 2.01 s, 32 2.13 s; 1000^3 1 chunk 3.0 s, 8 chunks 2.1 s.
+CPU_CHUNK_K = 128
+#: ... as long as the partial sums stay within this much scratch.
+CPU_SCRATCH_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A GEMM as the kernels see it (module docstring). `a`: [batch..., M, K], `b`:
+    [batch..., K, N], `c` (or None) and `output`: [batch..., M, N], one rank, each with its
+    strides; `activation`: a WGSL expression over `x` (f32) reading `u_NAME` for its
+    `activation_attributes`; `operands`: the template module giving the operand reads."""
+
+    op: str
+    a: TensorDesc
+    b: TensorDesc
+    c: TensorDesc | None
+    output: TensorDesc
+    alpha: float = 1.0
+    beta: float = 1.0
+    activation: str | None = None
+    activation_attributes: tuple[Attribute, ...] = ()
+    operands: str = "lib/gemm.wgsl.j2"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The batch axes merged (sizes; strides of the output, A, B, C in that order) and the
+    matrix axes' sizes and strides."""
+
+    m: int
+    n: int
+    k: int
+    batch_sizes: tuple[int, ...]
+    batch_strides: tuple[tuple[int, ...], ...]
+    a_m: int
+    a_k: int
+    b_k: int
+    b_n: int
+    c_m: int
+    c_n: int
+    o_m: int
+    o_n: int
+
+    @property
+    def batches(self) -> int:
+        return math.prod(self.batch_sizes)
+
+
+def layout(p: Problem) -> Layout:
+    r = p.output.rank
+    tensors = [p.output, p.a, p.b, p.c]
+    strides = [t.effective_strides if t is not None else (0,) * r for t in tensors]
+    batch = merge_axes(p.output.sizes[:-2], *(s[:-2] for s in strides)) if r > 2 else []
+    if not batch:
+        sizes, bstrides = (1,), ((0,),) * 4
+    else:
+        sizes = tuple(ax.size for ax in batch)
+        bstrides = tuple(tuple(ax.strides[i] for ax in batch) for i in range(4))
+    (o_m, o_n), (a_m, a_k), (b_k, b_n), (c_m, c_n) = (s[-2:] for s in strides)
+    return Layout(p.output.sizes[-2], p.output.sizes[-1], p.a.sizes[-1], sizes, bstrides,
+                  a_m, a_k, b_k, b_n, c_m, c_n, o_m, o_n)
+
+
+# ------------------------------------------------------------------------------ options
+def _fit(default: tuple[int, int], lay: Layout) -> tuple[int, int]:
+    """The default tile, no side longer than the matrix's rounded up to a power of two."""
+    return (min(default[0], 1 << max(0, lay.m - 1).bit_length()),
+            min(default[1], 1 << max(0, lay.n - 1).bit_length()))
+
+
+def _tile(op: str, requested, default) -> tuple[int, int]:
+    if requested is None:
+        return default
+    if (not isinstance(requested, (tuple, list)) or len(requested) != 2
+            or any(isinstance(v, bool) or v not in TILE_SIDES for v in requested)):
+        raise InvalidArgumentError(f"{op}: option tile = {requested!r} must be a pair (TM, TN), each one of "
+                                   f"{', '.join(map(str, TILE_SIDES))}")
+    return int(requested[0]), int(requested[1])
+
+
+def _block_k(op: str, requested) -> int:
+    if requested is None:
+        return GPU_BLOCK_K
+    if isinstance(requested, bool) or requested not in BLOCK_KS:
+        raise InvalidArgumentError(f"{op}: option block_k = {requested!r} must be one of "
+                                   f"{', '.join(map(str, BLOCK_KS))}")
+    return int(requested)
+
+
+def _max_chunk(strategy: str, block_k: int) -> int:
+    """The longest stretch of K one invocation walks within the loop budget: `registers`
+    one iteration per k; `workgroup` BK + 1 per step of BK."""
+    if strategy == "registers":
+        return LOOP_BUDGET - _OVERHEAD
+    return (LOOP_BUDGET - _OVERHEAD) // (block_k + 1) * block_k
+
+
+def _scratch_limit(caps) -> int:
+    return caps.max_buffer_size if caps is not None else 1 << 30
+
+
+def chunks_for(p: Problem, lay: Layout, caps, strategy: str, tile, block_k: int, requested=None) -> int:
+    """Split-K chunks: at least what the loop budget needs; the requested number, else (on
+    the workgroup strategy) enough for GPU_TARGET_WORKGROUPS; at most what one combine pass
+    merges and what scratch holds (UnsupportedError where the budget needs more)."""
+    need = -(-lay.k // _max_chunk(strategy, block_k))
+    per_chunk = 4 * lay.batches * lay.m * lay.n
+    most = min(LOOP_BUDGET - _OVERHEAD, max(1, lay.k), _scratch_limit(caps) // max(1, per_chunk))
+    if need > most:
+        raise UnsupportedError(
+            f"{p.op}: K = {lay.k} needs {need} partial sums per output (the loop budget), more than the {most} "
+            f"one combine pass merges in this adapter's scratch ({_scratch_limit(caps)} bytes)")
+    if requested is None:
+        requested = max(1, min(lay.k // CPU_CHUNK_K, CPU_SCRATCH_BYTES // max(1, per_chunk)))
+        if strategy == "workgroup":
+            groups = lay.batches * -(-lay.m // (GPU_THREADS * tile[0])) * -(-lay.n // (GPU_THREADS * tile[1]))
+            requested = min(-(-GPU_TARGET_WORKGROUPS // groups), max(1, lay.k // MIN_CHUNK_K))
+    chunks = max(need, min(int(requested), most))
+    return -(-lay.k // -(-lay.k // chunks))  # no empty chunk
+
+
+def _vec(p: Problem, lay: Layout, tile, block_k: int) -> tuple[bool, bool]:
+    """(A, B): does the workgroup strategy read the operand's tile rows as 16-byte blocks?
+    FLOAT32 with the contiguous axis along K (A) or N (B) of stride 1, every other stride
+    and the tile's extent along that axis whole blocks (the rows of a tile start on block
+    boundaries), at least one block."""
+    if p.a.data_type.size != 4 or p.operands != "lib/gemm.wgsl.j2":
+        return False, False
+    bs = lay.batch_strides
+    a = (lay.a_k == 1 and lay.a_m % 4 == 0 and all(s % 4 == 0 for s in bs[1]) and block_k % 4 == 0
+         and p.a.buffer_bytes >= 16)
+    b = (lay.b_n == 1 and lay.b_k % 4 == 0 and all(s % 4 == 0 for s in bs[2])
+         and (GPU_THREADS * tile[1]) % 4 == 0 and p.b.buffer_bytes >= 16)
+    return a, b
+
+
+# ------------------------------------------------------------------------------ strategies and plans
+def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None) -> tuple[str, ...]:
+    """Both strategies (each wherever its chunks fit), `registers` first on software
+    adapters (and with no caps), `workgroup` first on GPUs."""
+    count_option(p.op, "chunks", chunks)
+    lay = layout(p)
+    found = []
+    for strategy in STRATEGIES:
+        t = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
+        try:
+            chunks_for(p, lay, caps, strategy, t, _block_k(p.op, block_k), chunks)
+        except UnsupportedError:
+            if strategy == STRATEGIES[-1] and not found:
+                raise
+            continue
+        if strategy == "workgroup" and caps is not None:
+            if GPU_THREADS * GPU_THREADS > caps.max_invocations_per_workgroup or \
+                    _workgroup_bytes(t, _block_k(p.op, block_k)) > caps.max_workgroup_storage_size:
+                continue
+        found.append(strategy)
+    if not found:
+        raise UnsupportedError(f"{p.op}: no GEMM strategy runs this description on {caps.name}")
+    if caps is not None and not caps.is_software:
+        found.sort(key=lambda s: s != "workgroup")
+    return tuple(found)
+
+
+def _workgroup_bytes(tile, block_k: int) -> int:
+    return 4 * block_k * GPU_THREADS * (tile[0] + tile[1])
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+
+
+def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, extra_uniforms=None,
+         extra_inputs=()) -> KernelPlan:
+    """The dispatches of `strategy`: one (the product and its epilogue), or with several
+    chunks the partial sums and the combine pass."""
+    if strategy not in strategies_for(p, caps, tile, block_k, chunks):
+        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    lay = layout(p)
+    tile = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
+    bk = _block_k(p.op, block_k)
+    count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
+    chunk_len = -(-lay.k // count)
+    if strategy == "workgroup":  # whole steps of BK (the vector loads' rows start on 16-byte boundaries)
+        chunk_len = -(-chunk_len // bk) * bk
+        count = -(-lay.k // chunk_len)
+    bits = p.output.data_type.size * 8
+    uniforms = {
+        "batch_sizes": lay.batch_sizes, "out_bs": lay.batch_strides[0], "a_bs": lay.batch_strides[1],
+        "b_bs": lay.batch_strides[2], "c_bs": lay.batch_strides[3],
+        "m": lay.m, "n": lay.n, "k": lay.k, "batches": lay.batches, "chunks": count, "chunk_len": chunk_len,
+        "a_m": lay.a_m, "a_k": lay.a_k, "b_k": lay.b_k, "b_n": lay.b_n, "c_m": lay.c_m, "c_n": lay.c_n,
+        "o_m": lay.o_m, "o_n": lay.o_n, "alpha": _f32_bits(p.alpha), "beta": _f32_bits(p.beta),
+        **dict(extra_uniforms or {}),
+    }
+    act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
+    uniforms.update(act_uniforms)
+    epilogue = {"has_c": p.c is not None, "activation": p.activation or "", "activation_attributes": act_attrs}
+    vec_a, vec_b = _vec(p, lay, tile, bk) if strategy == "workgroup" else (False, False)
+    params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
+              "bk": bk, "threads": GPU_THREADS, "operands": p.operands, "vec_a": vec_a, "vec_b": vec_b,
+              "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1, **epilogue}
+    ops = (input_buffer(0, "a"), input_buffer(1, "b")) + tuple(extra_inputs)
+    ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a else ()
+    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b else ()
+    c_in = (input_buffer(2, "c"),) if p.c is not None else ()
+    out = output_buffer(0, "output", bits, "stores")
+    tiles_m, tiles_n = -(-lay.m // (tile[0] * (GPU_THREADS if strategy == "workgroup" else 1))), \
+        -(-lay.n // (tile[1] * (GPU_THREADS if strategy == "workgroup" else 1)))
+    uniforms.update(tiles_m=tiles_m, tiles_n=tiles_n)
+    units = count * lay.batches * tiles_m * tiles_n
+    if strategy == "registers":
+        invocations, size = units, CPU_WORKGROUP
+    else:
+        invocations, size = units * GPU_THREADS * GPU_THREADS, GPU_THREADS * GPU_THREADS
+    if count == 1:
+        return KernelPlan((Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in, uniforms,
+                                    invocations, size),))
+    partials = Dispatch("gemm.wgsl.j2", {**params, "pass": "partials"},
+                        (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size)
+    outputs = lay.batches * lay.m * lay.n
+    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False},
+                       (out, scratch_buffer(0, "partials", writable=False)) + c_in, uniforms, outputs, CPU_WORKGROUP)
+    return KernelPlan((partials, combine), scratch_bytes=(count * outputs * 4,))
+
+
+def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
+    """Options worth timing beside the strategy's own plan: other register tiles (both
+    strategies), other BK (`workgroup`), and twice the chunks the plan picks where it cuts
+    K. Sets that the description cannot take are the tuner's to drop."""
+    lay = layout(p)
+    if strategy == "registers":
+        found = [{"tile": t} for t in ((4, 4), (4, 8), (8, 4), (2, 2)) if t != _fit(CPU_TILE, lay)]
+    else:
+        found = [{"tile": t} for t in ((2, 2), (4, 8), (8, 4), (8, 8)) if t != GPU_TILE]
+        found += [{"block_k": b} for b in BLOCK_KS if b != GPU_BLOCK_K]
+    try:
+        tile = _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE
+        count = chunks_for(p, lay, caps, strategy, tile, GPU_BLOCK_K)
+    except UnsupportedError:
+        return ()
+    if count > 1 or lay.k >= 4 * MIN_CHUNK_K:
+        found.append({"chunks": count * 2})
+    return tuple(found)
+
+
+class GemmPlanner(Planner):
+    """The Planner of the GEMM family: `problem(desc)` (given by the operator: ops/gemm.py)
+    says what a description computes."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
+        return strategies_for(self.problem(desc), caps, **options)
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        return plan(self.problem(desc), caps, strategy, **options)
+
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(self.problem(desc), caps, strategy)

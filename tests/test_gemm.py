@@ -1,0 +1,284 @@
+"""DML_OPERATOR_GEMM (gpudml/ops/gemm.py; kernels/gemm.py): what the conformance kit
+(tests/test_conformance.py) does not cover: edge sizes (1, primes, tiles cut at every edge),
+K past the loop budget (split-K) on both strategies, transposes as strides, C broadcast and
+alpha/beta, every fused activation, FLOAT16 accumulated in float32, batch broadcasting of
+the functional form, each validation rule's message, the plan options and the strategies'
+order by adapter class, `gpudml shader gemm`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import gpudml as dml
+from gpudml import caps as caps_module
+from gpudml import cli
+from gpudml.kernels import base
+from gpudml.kernels import gemm as family
+from gpudml.ops import gemm as gemm_op
+from gpudml.ops import spec_named
+from gpudml.ops.elementwise import FUSABLE
+from gpudml.testing import assert_within
+
+T = dml.DataType
+SPEC = spec_named("gemm")
+STRATEGIES = ("registers", "workgroup")
+
+
+def desc_of(a, b, c=None, **kwargs):
+    descs = [dml.TensorDesc(T.from_numpy(x.dtype), x.shape) for x in (a, b, c) if x is not None]
+    return gemm_op.infer_output(*descs, **kwargs)
+
+
+def check(device, a, b, c=None, strategies=STRATEGIES, options=None, **kwargs):
+    """Run gemm(a, b, c, **kwargs) under each strategy against the reference within the
+    documented precision; the outputs by strategy."""
+    desc = desc_of(a, b, c, **kwargs)
+    want = SPEC.reference(a, b, c, **kwargs)
+    inputs = [x for x in (a, b, c) if x is not None]
+    tolerance = SPEC.tolerance(want, inputs, SPEC.arguments(desc))
+    op = device.create_operator(desc)
+    outs = {}
+    for strategy in strategies:
+        compiled = device.compile_operator(op, strategy, options=options)
+        (got,) = compiled.execute(inputs)
+        assert_within(got, want, tolerance, f"gemm {strategy} {options} {kwargs}")
+        outs[strategy] = (got, compiled)
+    return outs
+
+
+def uniform(rng, shape, dtype=np.float32):
+    return rng.uniform(-1, 1, shape).astype(dtype)
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 1, 1), (1, 7, 1), (2, 3, 5), (13, 1, 17), (31, 37, 29),
+                                           (65, 3, 66), (5, 130, 1), (1, 64, 97)])
+def test_edge_sizes(device, m, k, n):
+    """Sizes 1, primes and tiles cut at every edge: both strategies, the reference's result."""
+    rng = np.random.default_rng([m, k, n])
+    check(device, uniform(rng, (m, k)), uniform(rng, (k, n)))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_k_past_the_loop_budget(device, strategy):
+    """K longer than one invocation's loop budget: partial sums (split-K) and a combine pass,
+    within the bound relative to K."""
+    rng = np.random.default_rng(1)
+    k = base.LOOP_BUDGET * 2 + 5
+    a, b = uniform(rng, (3, k)), uniform(rng, (k, 2))
+    outs = check(device, a, b, uniform(rng, (3, 2)), strategies=(strategy,), alpha=0.5, beta=-1.0)
+    _, compiled = outs[strategy]
+    assert len(compiled.program.kernels) == 2  # partial sums, combine
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_transposes_are_strides(device, trans_a, trans_b):
+    """TransA / TransB read the operand through swapped strides: the reference's result."""
+    rng = np.random.default_rng([trans_a, trans_b])
+    m, k, n = 19, 23, 21
+    a = uniform(rng, (k, m) if trans_a else (m, k))
+    b = uniform(rng, (n, k) if trans_b else (k, n))
+    check(device, a, b, trans_a=trans_a, trans_b=trans_b)
+    desc = desc_of(a, b, trans_a=trans_a, trans_b=trans_b)
+    assert desc.a_tensor.sizes == a.shape and desc.output_tensor.sizes == (m, n)
+
+
+@pytest.mark.parametrize("c_shape", [(9, 11), (11,), (9, 1), (1,), (1, 11)])
+def test_c_broadcast_alpha_beta(device, c_shape):
+    """C broadcast to the result by stride-0 descriptions; alpha and beta."""
+    rng = np.random.default_rng(len(c_shape))
+    a, b, c = uniform(rng, (9, 5)), uniform(rng, (5, 11)), uniform(rng, c_shape)
+    check(device, a, b, c, alpha=-0.75, beta=2.5)
+    desc = desc_of(a, b, c)
+    assert desc.c_tensor.sizes == (9, 11)
+    assert c_shape == (9, 11) or 0 in desc.c_tensor.strides
+
+
+def test_beta_without_c_is_unused(device):
+    rng = np.random.default_rng(3)
+    a, b = uniform(rng, (4, 6)), uniform(rng, (6, 3))
+    got = dml.gemm(a, b, beta=1e30, alpha=2.0, device=device)
+    assert_within(got, 2.0 * (a.astype(np.float64) @ b).astype(np.float32),
+                  SPEC.tolerance(got, [a, b], {"alpha": 2.0}), "beta")
+
+
+@pytest.mark.parametrize("name", sorted(FUSABLE))
+def test_fused_activations(device, name):
+    """Every fusable activation, applied in the kernel's store (one dispatch)."""
+    rng = np.random.default_rng(len(name))
+    a, b, c = uniform(rng, (7, 9)) * 3, uniform(rng, (9, 6)), uniform(rng, (6,))
+    outs = check(device, a, b, c, fused_activation=name, beta=0.5)
+    for _, compiled in outs.values():
+        assert len(compiled.program.kernels) == 1
+
+
+def test_float16_accumulates_in_float32(device):
+    """FLOAT16 operands, products and sums in float32: K = 4096 ones and a tiny value sum to
+    exactly 4096 (float16 accumulation would stop at 2048), rounded once."""
+    k = 4096
+    a = np.ones((2, k), np.float16)
+    b = np.ones((k, 3), np.float16)
+    for strategy, (got, _) in check(device, a, b).items():
+        assert got.dtype == np.float16 and (got == 4096).all(), strategy
+    rng = np.random.default_rng(5)
+    check(device, uniform(rng, (17, 33), np.float16), uniform(rng, (33, 9), np.float16),
+          uniform(rng, (9,), np.float16), fused_activation="tanh", alpha=0.5)
+
+
+def test_batches_broadcast_like_numpy(device):
+    """The functional form's batch axes broadcast as numpy's matmul does (stride 0, no copy)."""
+    rng = np.random.default_rng(6)
+    cases = [((3, 4, 5), (5, 2)), ((4, 5), (2, 3, 5, 6)), ((2, 1, 4, 5), (1, 3, 5, 6)), ((1, 4, 5), (3, 5, 6))]
+    for sa, sb in cases:
+        a, b = uniform(rng, sa), uniform(rng, sb)
+        got = dml.gemm(a, b, device=device)
+        want = np.matmul(a.astype(np.float64), b)
+        assert got.shape == want.shape
+        assert_within(got, want.astype(np.float32), SPEC.tolerance(got, [a, b], {}), str((sa, sb)))
+        check(device, a, b)
+    desc = desc_of(uniform(rng, (4, 5)), uniform(rng, (2, 3, 5, 6)))
+    assert desc.a_tensor.strides == (0, 0, 5, 1)
+
+
+def test_strided_and_broadcast_operands(device):
+    """Descriptions with gaps between rows, a stride-0 batch axis and a strided output."""
+    rng = np.random.default_rng(7)
+    a_raw, b_raw = uniform(rng, 600), uniform(rng, 600)
+    a = dml.TensorDesc(T.FLOAT32, [2, 5, 7], [0, 9, 1])  # one A for both batches, rows 9 apart
+    b = dml.TensorDesc(T.FLOAT32, [2, 7, 4], [40, 1, 8])  # each batch's B stored transposed
+    out = dml.TensorDesc(T.FLOAT32, [2, 5, 4], [30, 6, 1])
+    desc = gemm_op.GemmOperatorDesc(a, b, None, out)
+    la = np.lib.stride_tricks.as_strided(a_raw, (2, 5, 7), (0, 36, 4))
+    lb = np.lib.stride_tricks.as_strided(b_raw, (2, 7, 4), (160, 4, 32))
+    want = (la.astype(np.float64) @ lb).astype(np.float32)
+    op = device.create_operator(desc)
+    for strategy in STRATEGIES:
+        (got,) = device.compile_operator(op, strategy).execute([a_raw, b_raw])
+        assert_within(got, want, SPEC.tolerance(want, [la, lb], {}), strategy)
+
+
+@pytest.mark.parametrize("options", [{"tile": (1, 1)}, {"tile": (8, 2)}, {"tile": (2, 8)}, {"block_k": 8},
+                                     {"block_k": 32}, {"chunks": 3}])
+def test_plan_options(device, options):
+    """Other register tiles, BK and chunks: the same result."""
+    rng = np.random.default_rng(8)
+    strategies = ("workgroup",) if "block_k" in options else STRATEGIES
+    check(device, uniform(rng, (37, 41)), uniform(rng, (41, 35)), uniform(rng, (35,)), strategies=strategies,
+          options=options)
+
+
+def test_vector_loads_where_the_layout_allows():
+    """The workgroup strategy reads 16-byte blocks of A and B where their contiguous axis has
+    stride 1 and rows start on block boundaries (FLOAT32); element by element elsewhere."""
+    caps = caps_module.profile("gpu")
+    f32 = dml.TensorDesc(T.FLOAT32, [64, 64])
+    packed = gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32))
+    params = family.plan(packed, caps, "workgroup").dispatches[0].params
+    assert params["vec_a"] and params["vec_b"]
+    odd = dml.TensorDesc(T.FLOAT32, [63, 63])
+    params = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(odd, odd, None, odd)), caps,
+                         "workgroup").dispatches[0].params
+    assert not params["vec_a"] and not params["vec_b"]
+    transposed = gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32, trans_a="TRANSPOSE"))
+    params = family.plan(transposed, caps, "workgroup").dispatches[0].params
+    assert not params["vec_a"] and params["vec_b"]
+
+
+def test_strategy_order_by_adapter_class():
+    f32 = dml.TensorDesc(T.FLOAT32, [64, 64])
+    desc = gemm_op.GemmOperatorDesc(f32, f32, None, f32)
+    assert SPEC.planner.strategies_for(desc, caps_module.profile("vulkan-cpu"))[0] == "registers"
+    assert SPEC.planner.strategies_for(desc, caps_module.profile("gpu"))[0] == "workgroup"
+    assert SPEC.planner.strategies_for(desc, None)[0] == "registers"
+
+
+def test_split_k_chunks():
+    """`registers` cuts K into chunks of about CPU_CHUNK_K (cache blocking); past the loop
+    budget every strategy cuts it; a forced count below what the budget needs is raised."""
+    caps = caps_module.profile("vulkan-cpu")
+    f32 = lambda *s: dml.TensorDesc(T.FLOAT32, list(s))  # noqa: E731
+    short = gemm_op.problem(gemm_op.GemmOperatorDesc(f32(8, 64), f32(64, 8), None, f32(8, 8)))
+    assert len(family.plan(short, caps, "registers").dispatches) == 1
+    long = gemm_op.problem(gemm_op.GemmOperatorDesc(f32(8, 1024), f32(1024, 8), None, f32(8, 8)))
+    plan = family.plan(long, caps, "registers")
+    assert len(plan.dispatches) == 2 and plan.dispatches[0].uniforms["chunks"] == 1024 // family.CPU_CHUNK_K
+    k = base.LOOP_BUDGET * 3
+    huge = gemm_op.problem(gemm_op.GemmOperatorDesc(f32(1, k), f32(k, 1), None, f32(1, 1)))
+    plan = family.plan(huge, caps, "workgroup", chunks=1)
+    assert plan.dispatches[0].uniforms["chunk_len"] < base.LOOP_BUDGET
+
+
+def test_bad_options():
+    f32 = dml.TensorDesc(T.FLOAT32, [4, 4])
+    p = gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32))
+    for options in ({"tile": (3, 4)}, {"tile": 4}, {"block_k": 12}, {"chunks": 0}):
+        with pytest.raises(dml.InvalidArgumentError, match="Gemm: option"):
+            family.plan(p, None, "registers" if "block_k" not in options else "workgroup", **options)
+
+
+# ============================================================================ bad input
+def _f(*sizes, dt=T.FLOAT32, strides=None):
+    return dml.TensorDesc(dt, list(sizes), strides)
+
+
+@pytest.mark.parametrize(("desc", "match"), [
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(4, 5), None, _f(2, 5)),
+     r"Gemm: K differs: a_tensor.sizes\[1\] = 3 \(trans_a NONE\) must equal b_tensor.sizes\[0\] = 4"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5), None, _f(2, 6)),
+     r"Gemm: output_tensor.sizes \[2, 6\] must be \[2, 5\]"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5), _f(2, 1), _f(2, 5)),
+     r"Gemm: c_tensor.sizes \[2, 1\] must equal output_tensor.sizes \[2, 5\]"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(1, 2, 3), _f(2, 3, 5), None, _f(2, 2, 5)),
+     r"Gemm: a_tensor.sizes \[1, 2, 3\] must have the batch sizes of output_tensor.sizes"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5, dt=T.FLOAT16), None, _f(2, 5)),
+     r"Gemm: b_tensor.data_type FLOAT16 must equal a_tensor.data_type FLOAT32"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3, dt=T.INT32), _f(3, 5, dt=T.INT32), None, _f(2, 5, dt=T.INT32)),
+     r"Gemm: a_tensor.data_type INT32 is not supported at FL_6_4 \(supported: FLOAT32, FLOAT16\)"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(1, 1, 1, 2, 3), _f(1, 1, 1, 3, 5), None, _f(1, 1, 1, 2, 5)),
+     r"Gemm: DimensionCount 5 is not supported at FL_6_4 \(supported: 2-4\)"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(1, 3, 5), None, _f(2, 5)), r"Gemm: .*DimensionCount"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5), None, _f(2, 5), trans_a="sideways"),
+     r"Gemm: trans_a: 'sideways' is not a MatrixTransform"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5), None, _f(2, 5), alpha=1e300),
+     r"Gemm: alpha = 1e\+300 is beyond FLOAT's"),
+    (lambda: gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5), None, _f(2, 5), fused_activation="softmax"),
+     r"Gemm: fused_activation: 'softmax' is not an activation that fuses"),
+])
+def test_bad_descriptions(device, desc, match):
+    """Each rule's InvalidArgumentError names the field, the rule and the values, before any GPU work."""
+    with pytest.raises(dml.InvalidArgumentError, match=match):
+        device.create_operator(desc())
+
+
+def test_feature_level_1_0_takes_four_dimensions_only():
+    desc = gemm_op.GemmOperatorDesc(_f(2, 3), _f(3, 5), None, _f(2, 5))
+    with pytest.raises(dml.InvalidArgumentError, match="DimensionCount 2 is not supported at FL_1_0 .* FL_4_0"):
+        SPEC.validate(desc, dml.FeatureLevel.FL_1_0)
+    SPEC.validate(dataclasses.replace(desc, a_tensor=_f(1, 1, 2, 3), b_tensor=_f(1, 1, 3, 5),
+                                      output_tensor=_f(1, 1, 2, 5)), dml.FeatureLevel.FL_1_0)
+
+
+def test_bad_functional_calls(device):
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match=r"gemm: the batch axes do not broadcast"):
+        dml.gemm(np.ones((2, 2, 3), np.float32), np.ones((3, 3, 4), np.float32), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"gemm: c \[3\] does not broadcast"):
+        dml.gemm(a, b, np.ones(3, np.float32), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"Gemm: K differs"):
+        dml.gemm(a, a, device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"gemm: trans_a: 'x' is not a MatrixTransform"):
+        dml.gemm(a, b, trans_a="x", device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"DimensionCount 1 is not supported"):
+        dml.gemm(np.ones(3, np.float32), np.ones(3, np.float32), device=device)
+
+
+def test_shader_cli(capsys):
+    assert cli.main(["shader", "gemm", "--shape", "8,16", "--n", "4", "--transpose", "b", "--c", "row",
+                     "--caps", "gl-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "fn kernel" in out and "finish" in out
+    assert cli.main(["shader", "gemm", "--shape", "64,64", "--caps", "gpu", "--strategy", "workgroup"]) == 0
+    assert "var<workgroup> tile_a" in capsys.readouterr().out
