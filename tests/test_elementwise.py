@@ -180,15 +180,29 @@ _SPECIAL = {
     # IF: bits through (NaN payloads), the condition broadcast.
     "if_nan_payloads": ("if_", (np.uint8([[1], [0]]), _NAN_BITS, np.float32([0.5])), {},
                         np.stack([_NAN_BITS, np.float32([0.5] * 3)])),
-    # CLIP_GRAD of integers: the FLOAT bounds compared exactly; a NaN bound or one past the type's range holds nowhere.
-    "clip_grad_int": ("clip_grad", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
+    # CLIP_GRAD (clip_grad0) of integers: the FLOAT bounds compared exactly; a NaN bound or one past the type's
+    # range holds nowhere.
+    "clip_grad_int": ("clip_grad0", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
                       {"min": -1.5, "max": 1.5}, np.int8([0, 0, 3, 4, 5, 0, 0])),
-    "clip_grad_wide": ("clip_grad", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {"min": -1000.0, "max": math.nan},
+    "clip_grad_wide": ("clip_grad0", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {"min": -1000.0, "max": math.nan},
                        np.int8([1, 2, 3])),
-    "clip_grad_u64": ("clip_grad", (np.uint64([0, 2**63, 2**64 - 1]), np.uint64([1, 2, 3])),
+    "clip_grad_u64": ("clip_grad0", (np.uint64([0, 2**63, 2**64 - 1]), np.uint64([1, 2, 3])),
                       {"min": 0.0, "max": 2.0**64}, np.uint64([0, 2, 3])),
-    "clip_grad_nan_x": ("clip_grad", (np.float32([np.nan, -1.0, 1.0]), np.float32([4.0, 5.0, 6.0])),
+    "clip_grad_nan_x": ("clip_grad0", (np.float32([np.nan, -1.0, 1.0]), np.float32([4.0, 5.0, 6.0])),
                         {"min": -1.0, "max": 1.0}, np.float32([4.0, 0.0, 0.0])),
+    # CLIP_GRAD1 (clip_grad): min and max in the tensor's own type, compared exactly (INT64's and UINT64's ends
+    # too); None is the type's end, where the gradient is 0; a NaN x passes the gradient.
+    "clip_grad1_int": ("clip_grad", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
+                       {"min": -2, "max": 2}, np.int8([0, 0, 3, 4, 5, 0, 0])),
+    "clip_grad1_ends": ("clip_grad", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {}, np.int8([0, 2, 0])),
+    "clip_grad1_i64": ("clip_grad", (np.array([_I64_MIN, _I64_MIN + 1, 2**62, 2**63 - 1], np.int64),
+                                     np.int64([1, 2, 3, 4])),
+                       {"min": _I64_MIN, "max": 2**63 - 1}, np.int64([0, 2, 3, 0])),
+    "clip_grad1_u64": ("clip_grad", (np.uint64([0, 2**63, 2**64 - 2, 2**64 - 1]), np.uint64([1, 2, 3, 4])),
+                       {"min": 0, "max": 2**64 - 1}, np.uint64([0, 2, 3, 0])),
+    "clip_grad1_f16": ("clip_grad", (np.float16([np.nan, -1.0, 0.0999, 0.1, np.inf]),
+                                     np.float16([4.0, 5.0, 6.0, 7.0, 8.0])),
+                       {"min": -1.0, "max": 0.1}, np.float16([4.0, 0.0, 6.0, 0.0, 0.0])),
     # CAST: to integers truncated, saturated, NaN 0; to floats rounded to nearest even (once); integers wrap.
     "cast_f32_i8": ("cast", (np.float32([300.7, -300.7, -1.9, np.nan, np.inf, -0.0]), "INT8"), {},
                     np.int8([127, -128, -1, 0, 127, 0])),

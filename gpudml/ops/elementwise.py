@@ -533,6 +533,18 @@ def _clip_grad(x, gradient, min, max):
     return np.where(zero, 0, gradient).astype(x.dtype)
 
 
+def _clip_grad1(x, gradient, min=None, max=None):
+    """CLIP_GRAD1: min and max in x's own type (None: the type's lowest and highest value)."""
+    if x.dtype.kind == "f":
+        lo = -np.inf if min is None else min
+        hi = np.inf if max is None else max
+        return np.where((x <= lo) | (x >= hi), 0.0, gradient)
+    info = np.iinfo(x.dtype)
+    lo = np.array(info.min if min is None else min, x.dtype)
+    hi = np.array(info.max if max is None else max, x.dtype)
+    return np.where((x <= lo) | (x >= hi), np.zeros_like(gradient), gradient).astype(x.dtype)
+
+
 def _popcount(x):
     return np.bitwise_count(x).astype(np.uint8)
 
@@ -1121,7 +1133,7 @@ TABLE: tuple[Row, ...] = (
     ), lambda c, a, b: np.where(c != 0, a, b), {"int": "select(c, b, a != 0u)"},
         "element_wise_if_operator_desc.md", "a where the condition is non-zero, else b (their bits)",
         bits=True, same_type=(("a_tensor", "b_tensor", "output_tensor"),), out_from="a_tensor"),
-    Row("ELEMENT_WISE_CLIP_GRAD", "clip_grad", "clip_grad", ("input_tensor", "input_gradient_tensor"), (
+    Row("ELEMENT_WISE_CLIP_GRAD", "clip_grad0", "clip_grad0", ("input_tensor", "input_gradient_tensor"), (
         (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
         (FL.FL_3_1, (1, 8), T8),
     ), _clip_grad, {"float": "select(b, F(0.0), a <= u_min || a >= u_max)",
@@ -1133,6 +1145,16 @@ TABLE: tuple[Row, ...] = (
         "element_wise_clip_grad_operator_desc.md",
         "0 where x <= min or x >= max, else the gradient (a NaN x passes it; integer x compared exactly)",
         attributes=(Attr("min", -math.inf), Attr("max", math.inf)), output="output_gradient_tensor"),
+    Row("ELEMENT_WISE_CLIP_GRAD1", "clip_grad", "clip_grad", ("input_tensor", "input_gradient_tensor"), (
+        (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
+    ), _clip_grad1, {"float": "select(b, F(0.0), a <= u_min || a >= u_max)",
+                     "int": "select(b, b ^ b, a <= u_min || a >= u_max)",
+                     "sint64": "select(b, b ^ b, !w64_lt_s(u_min, a) || !w64_lt_s(a, u_max))",
+                     "uint64": "select(b, b ^ b, !w64_lt_u(u_min, a) || !w64_lt_u(a, u_max))"},
+        "element_wise_clip_grad1_operator_desc.md",
+        "0 where x <= min or x >= max, else the gradient (min and max in the tensor's own type; a NaN x passes it)",
+        attributes=(Attr("min", "lowest", kind="value"), Attr("max", "highest", kind="value")),
+        output="output_gradient_tensor", min_max_data_type=True),
     Row("ACTIVATION_RELU_GRAD", "relu_grad", "relu_grad", ("input_tensor", "input_gradient_tensor"), (
         (FL.FL_5_1, (1, 8), FLOATS | {I32, I16, I8}),
         (FL.FL_4_0, (1, 8), FLOATS),
@@ -1539,7 +1561,7 @@ def _attributes(row: Row, desc, data_type: DataType) -> tuple[Attribute, ...]:
     if row.key == "clip0" and not data_type.is_float:
         lo, hi = integer_bounds(values["min"], values["max"], data_type.numpy)
         return (Attribute("min", "value", lo), Attribute("max", "value", hi))
-    if row.key == "clip_grad" and not data_type.is_float:
+    if row.key == "clip_grad0" and not data_type.is_float:
         lo, lo_on, hi, hi_on = _grad_bounds(values["min"], values["max"], data_type.numpy)
         return (Attribute("lo", "value", lo), Attribute("lo_on", "f32", lo_on), Attribute("hi", "value", hi),
                 Attribute("hi_on", "f32", hi_on))
