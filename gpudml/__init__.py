@@ -14,7 +14,16 @@ from .ops import SPECS
 from .ops.elementwise import FusedActivation, ScaleBias
 from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
-from .types import AxisDirection, DataType, FeatureLevel, MatrixTransform, PaddingMode, ReduceFunction
+from .types import (
+    AxisDirection,
+    DataType,
+    FeatureLevel,
+    IsInfinityMode,
+    MatrixTransform,
+    PaddingMode,
+    ReduceFunction,
+    RoundingMode,
+)
 from .version import __version__
 
 _OPERATORS = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in SPECS}}
@@ -23,7 +32,8 @@ globals().update(_OPERATORS)
 __all__ = [
     "AxisDirection", "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
     "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
-    "Kernel", "MatrixTransform", "Operator", "PaddingMode", "ReduceFunction", "ScaleBias", "Tensor", "TensorDesc",
+    "IsInfinityMode", "Kernel", "MatrixTransform", "Operator", "PaddingMode", "ReduceFunction", "RoundingMode",
+    "ScaleBias", "Tensor", "TensorDesc",
     "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
 ]
 __all__ += list(_OPERATORS)

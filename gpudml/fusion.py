@@ -383,8 +383,14 @@ def _is_elementwise(node) -> bool:
     return isinstance(node.spec.planner, elementwise.ElementWisePlanner)
 
 
+def _output_of(desc):
+    """An element-wise desc's output (the _GRAD operators': `output_gradient_tensor`)."""
+    return getattr(desc, desc.ROW.output)
+
+
 def _computes_f64(node) -> bool:
-    return any(d.data_type == DataType.FLOAT64 for d in node.desc.input_descs + (node.desc.output_tensor,))
+    return any(d is not None and d.data_type == DataType.FLOAT64  # (None: an optional input left out)
+               for d in node.desc.input_descs + (_output_of(node.desc),))
 
 
 def _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings) -> set[int]:
@@ -457,7 +463,7 @@ def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Grou
 
     visit(root)
     descs = tuple(nodes[i].desc for i in order)
-    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), nodes[root].desc.output_tensor, descs,
+    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _output_of(nodes[root].desc), descs,
                                 tuple(args[i] for i in order))
     return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
                  tuple(order))

@@ -214,6 +214,33 @@ class MatrixTransform(DMLEnum):
         return _coerce_enum(cls, value, field)
 
 
+class RoundingMode(DMLEnum):
+    """DML_ROUNDING_MODE (ELEMENT_WISE_ROUND): to the nearest integer, halves to the even one;
+    toward zero (the fraction dropped); to the nearest, halves away from zero."""
+
+    HALVES_TO_NEAREST_EVEN = 0
+    TOWARD_ZERO = 1
+    TOWARD_INFINITY = 2
+
+    @classmethod
+    def coerce(cls, value, field: str = "rounding_mode") -> RoundingMode:
+        """A RoundingMode, its value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
+class IsInfinityMode(DMLEnum):
+    """DML_IS_INFINITY_MODE (ELEMENT_WISE_IS_INFINITY): -inf or inf, inf, -inf."""
+
+    EITHER = 0
+    POSITIVE = 1
+    NEGATIVE = 2
+
+    @classmethod
+    def coerce(cls, value, field: str = "infinity_mode") -> IsInfinityMode:
+        """An IsInfinityMode, its value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
 def _coerce_enum(cls, value, field, aliases=None):
     if isinstance(value, cls):
         return value

@@ -1879,9 +1879,22 @@ def _fused(d: Draw):
     return dml.FusedActivation(name, **{a.name: _attribute(d, a) for a in row.attributes})
 
 
-def _attribute(d: Draw, attr, level=None) -> float:
+def _attribute(d: Draw, attr, level=None, data_type=None):
     """A value of a FLOAT attribute: mostly near its default (near 0 for an infinite one),
-    some anywhere in float32; at least the page's minimum where it applies at `level`."""
+    some anywhere in float32; at least the page's minimum where it applies at `level`. An
+    enum's: any member; a scalar of the tensor's type (CLIP1's): None (the type's limit) or
+    a value of `data_type` (FLOAT32 where not given)."""
+    if attr.kind == "enum":
+        return d.pick(list(attr.enum))
+    if attr.kind == "value":
+        data_type = data_type or T.FLOAT32
+        if d.int(0, 4) == 0:
+            return None
+        if data_type.is_float:
+            value = d.pick([0.0, -0.0, float("nan"), float("inf"), -float("inf"), d.real(-3.0, 3.0)])
+            return float(np.float64(value).astype(data_type.numpy))
+        info = np.iinfo(data_type.numpy)
+        return d.pick([int(info.min), int(info.max), d.int(max(int(info.min), -9), min(int(info.max), 9))])
     how = d.int(0, 3)
     if how == 0:
         value = d.pick([0.0, -0.0, 1.0, -1.5, 3.0e38, float("nan"), float("inf")])
@@ -1906,7 +1919,7 @@ def _elementwise_call(row):
         def type_of(field):  # a group of one type takes its first field's
             return ask.types[next((g[0] for g in groups if field in g), field)]
         tensors = [x] + [dml.TensorDesc(type_of(f), x.sizes) for f in row.tensors[1:]]
-        attributes = {a.name: _attribute(d, a, ask.level) for a in row.attributes}
+        attributes = {a.name: _attribute(d, a, ask.level, type_of(row.output)) for a in row.attributes}
         if row.logical:
             attributes["output_data_type"] = ask.types["output_tensor"]
         if row.cast:
@@ -1953,7 +1966,8 @@ def _elementwise_broken(row):
         if kind == "fused_activation":
             value = draw(st.sampled_from(["bogus", 7, ("relu",), elementwise_op.ScaleBias()]))
             return replace_fields(desc, fused_activation=value), "fused_activation", kind
-        value = draw(st.sampled_from(["1", None, [1.0], 1e300, True]))
+        scalar = next(a for a in row.attributes if a.name == kind).kind == "value"  # None: the type's limit
+        value = draw(st.sampled_from(["1", [1.0], 1e300, True] + ([] if scalar else [None])))
         return replace_fields(desc, **{kind: value}), kind, kind
     return broken
 
@@ -1974,8 +1988,12 @@ def _elementwise_functional(row, spec):
             other = random_bits(rng, dtype, other_shape)
             args[elementwise_op.argument_name(field)] = other
             others.append(other)
+        try:
+            value_type = dml.DataType.from_numpy(dtype)
+        except dml.InvalidArgumentError:
+            value_type = None
         for a in row.attributes:
-            args[a.name] = maybe_hostile(draw, _attribute(HypothesisDraw(draw), a))
+            args[a.name] = maybe_hostile(draw, _attribute(HypothesisDraw(draw), a, data_type=value_type))
         if row.logical:
             args["output_data_type"] = draw(st.sampled_from(["UINT8", np.uint32, "float32", None]))
         if row.cast:

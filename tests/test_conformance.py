@@ -313,10 +313,12 @@ def test_every_strategy_and_variant(device, spec):
 def test_segments_and_parts(adapter, spec):
     """Valid descriptions (every type, ranks 1-8, strided, broadcast and roomy layouts,
     every eligible strategy) on Devices with 256-byte bindings, every other one also with
-    2 KiB buffers (tensors in several buffers): the same results as in one binding."""
+    2 KiB buffers (tensors in several buffers): the same results as in one binding. A light
+    rule (its kernels another rule's) takes a quarter of the examples."""
     seen = {"segmented": 0, "parts": 0}
+    examples = _share(spec, 40)
 
-    @budget(40)
+    @budget(examples)
     @given(case=valid_cases(spec), seed=st.integers(0, 2**32 - 1), numpy_layout=st.sampled_from([None, "strided"]))
     def check(case, seed, numpy_layout):
         parts = seed % 2 == 1
@@ -331,7 +333,8 @@ def test_segments_and_parts(adapter, spec):
         seen["parts"] += parts
 
     check()
-    assert seen["segmented"] >= 5 and seen["parts"] >= 5, seen
+    least = 5 if examples >= 40 else 2
+    assert seen["segmented"] >= least and seen["parts"] >= least, seen
 
 
 # ============================================================================ random graphs

@@ -15,6 +15,7 @@ import gpudml as dml
 from gpudml import reference
 from gpudml.ops import spec_named
 from gpudml.ops.elementwise import TABLE, broadcast_descs, integer_bounds
+from gpudml.testing import assert_within
 
 T, FL = dml.DataType, dml.FeatureLevel
 NAN, INF = math.nan, math.inf
@@ -81,7 +82,7 @@ def test_scale_bias_applies_before_the_function(device):
     got = dml.sqrt(x, scale_bias=(2.0, 1.0), device=device)
     np.testing.assert_allclose(got, np.sqrt(2 * x + 1), rtol=1e-6)
     assert_bits_equal(dml.identity(x, scale_bias=dml.ScaleBias(0.5, -1.0), device=device), x * 0.5 - 1)
-    assert_bits_equal(dml.clip(x, 0.0, 5.0, scale_bias=(1.0, -2.0), device=device), np.clip(x - 2, 0, 5))
+    assert_bits_equal(dml.clip0(x, 0.0, 5.0, scale_bias=(1.0, -2.0), device=device), np.clip(x - 2, 0, 5))
     with pytest.raises(dml.InvalidArgumentError, match="ElementWiseIdentity: scale_bias applies to float tensors"):
         dml.identity(np.arange(3, dtype=np.int32), scale_bias=(2.0, 0.0), device=device)
     with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseSqrt: scale_bias.scale = 1e\+300 is beyond"):
@@ -130,13 +131,13 @@ def test_integers_wrap_in_their_type(device):
                       np.int32([2**31 - 1, -1]))
 
 
-def test_clip_of_integers_keeps_the_integers_within_the_bounds(device):
+def test_clip0_of_integers_keeps_the_integers_within_the_bounds(device):
     x = np.arange(-4, 5, dtype=np.int8)
-    assert_bits_equal(dml.clip(x, -1.5, 2.5, device=device), np.clip(x, -1, 2))
-    assert_bits_equal(dml.clip(x, NAN, 1.0, device=device), np.minimum(x, 1))
+    assert_bits_equal(dml.clip0(x, -1.5, 2.5, device=device), np.clip(x, -1, 2))
+    assert_bits_equal(dml.clip0(x, NAN, 1.0, device=device), np.minimum(x, 1))
     assert integer_bounds(-1e30, 1e30, np.uint8) == (0, 255) and integer_bounds(3.0, -INF, np.int16) == (3, -32768)
     u64 = np.array([0, 2**63, 2**64 - 1], np.uint64)
-    assert_bits_equal(dml.clip(u64, 1.0, 2.0**63, device=device), np.array([1, 2**63, 2**63], np.uint64))
+    assert_bits_equal(dml.clip0(u64, 1.0, 2.0**63, device=device), np.array([1, 2**63, 2**63], np.uint64))
 
 
 # ---------------------------------------------------------------------------- integer, bit and quantize rows (ew-int)
@@ -179,15 +180,29 @@ _SPECIAL = {
     # IF: bits through (NaN payloads), the condition broadcast.
     "if_nan_payloads": ("if_", (np.uint8([[1], [0]]), _NAN_BITS, np.float32([0.5])), {},
                         np.stack([_NAN_BITS, np.float32([0.5] * 3)])),
-    # CLIP_GRAD of integers: the FLOAT bounds compared exactly; a NaN bound or one past the type's range holds nowhere.
-    "clip_grad_int": ("clip_grad", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
+    # CLIP_GRAD (clip_grad0) of integers: the FLOAT bounds compared exactly; a NaN bound or one past the type's
+    # range holds nowhere.
+    "clip_grad_int": ("clip_grad0", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
                       {"min": -1.5, "max": 1.5}, np.int8([0, 0, 3, 4, 5, 0, 0])),
-    "clip_grad_wide": ("clip_grad", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {"min": -1000.0, "max": math.nan},
+    "clip_grad_wide": ("clip_grad0", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {"min": -1000.0, "max": math.nan},
                        np.int8([1, 2, 3])),
-    "clip_grad_u64": ("clip_grad", (np.uint64([0, 2**63, 2**64 - 1]), np.uint64([1, 2, 3])),
+    "clip_grad_u64": ("clip_grad0", (np.uint64([0, 2**63, 2**64 - 1]), np.uint64([1, 2, 3])),
                       {"min": 0.0, "max": 2.0**64}, np.uint64([0, 2, 3])),
-    "clip_grad_nan_x": ("clip_grad", (np.float32([np.nan, -1.0, 1.0]), np.float32([4.0, 5.0, 6.0])),
+    "clip_grad_nan_x": ("clip_grad0", (np.float32([np.nan, -1.0, 1.0]), np.float32([4.0, 5.0, 6.0])),
                         {"min": -1.0, "max": 1.0}, np.float32([4.0, 0.0, 0.0])),
+    # CLIP_GRAD1 (clip_grad): min and max in the tensor's own type, compared exactly (INT64's and UINT64's ends
+    # too); None is the type's end, where the gradient is 0; a NaN x passes the gradient.
+    "clip_grad1_int": ("clip_grad", (np.int8([-128, -2, -1, 0, 1, 2, 127]), np.int8([1, 2, 3, 4, 5, 6, 7])),
+                       {"min": -2, "max": 2}, np.int8([0, 0, 3, 4, 5, 0, 0])),
+    "clip_grad1_ends": ("clip_grad", (np.int8([-128, 0, 127]), np.int8([1, 2, 3])), {}, np.int8([0, 2, 0])),
+    "clip_grad1_i64": ("clip_grad", (np.array([_I64_MIN, _I64_MIN + 1, 2**62, 2**63 - 1], np.int64),
+                                     np.int64([1, 2, 3, 4])),
+                       {"min": _I64_MIN, "max": 2**63 - 1}, np.int64([0, 2, 3, 0])),
+    "clip_grad1_u64": ("clip_grad", (np.uint64([0, 2**63, 2**64 - 2, 2**64 - 1]), np.uint64([1, 2, 3, 4])),
+                       {"min": 0, "max": 2**64 - 1}, np.uint64([0, 2, 3, 0])),
+    "clip_grad1_f16": ("clip_grad", (np.float16([np.nan, -1.0, 0.0999, 0.1, np.inf]),
+                                     np.float16([4.0, 5.0, 6.0, 7.0, 8.0])),
+                       {"min": -1.0, "max": 0.1}, np.float16([4.0, 0.0, 6.0, 0.0, 0.0])),
     # CAST: to integers truncated, saturated, NaN 0; to floats rounded to nearest even (once); integers wrap.
     "cast_f32_i8": ("cast", (np.float32([300.7, -300.7, -1.9, np.nan, np.inf, -0.0]), "INT8"), {},
                     np.int8([127, -128, -1, 0, 127, 0])),
@@ -255,7 +270,7 @@ def test_special_values(device):
     check(dml.max(x, y, device=device), f([1.0, INF, 2.0, 0.0, -0.0, 1.0, -1.0]))
     check(dml.min(x, y, device=device), f([1.0, INF, -INF, 0.0, -0.0, 1.0, -INF]))
     check(dml.relu(x, device=device), f([0.0, INF, 0.0, 0.0, 0.0, 1.0, 0.0]))
-    check(dml.clip(x, -0.5, 0.5, device=device), f([-0.5, 0.5, -0.5, -0.0, 0.0, 0.5, -0.5]))
+    check(dml.clip0(x, -0.5, 0.5, device=device), f([-0.5, 0.5, -0.5, -0.0, 0.0, 0.5, -0.5]))
     check(dml.add(x, y, device=device), x + y)
     check(dml.negate(x, device=device), -x)
     check(dml.recip(f([-0.0, 0.0, INF, -INF]), device=device), f([-INF, INF, 0.0, -0.0]))
@@ -334,3 +349,242 @@ def test_strategies_by_layout_and_class(vulkan_device):
     broadcast = dml.ElementWiseAdd1OperatorDesc(t, dml.TensorDesc(T.FLOAT32, [2, 3, 64], [0, 64, 1]), t)
     order = device.compile_operator(device.create_operator(broadcast)).strategies
     assert "blocks" not in order and order[0] == ("runs" if device.caps.is_software else "elements")
+
+
+# ============================================================================ float math rows (ew-math)
+_X = np.array([NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.5], np.float32)
+_PI2 = math.pi / 2
+#: Special values per row on _X (NaN, +-inf, +-0, +-1, +-2, 0.5): the page's formula in IEEE
+#: arithmetic, HLSL's maxNum/minNum where it says max or min, the decisions the docs state.
+_MATH_SPECIAL = {
+    "acos": [NAN, NAN, NAN, _PI2, _PI2, 0.0, math.pi, NAN, NAN, math.acos(0.5)],
+    "asin": [NAN, NAN, NAN, 0.0, 0.0, _PI2, -_PI2, NAN, NAN, math.asin(0.5)],
+    "atan": [NAN, _PI2, -_PI2, 0.0, 0.0, math.pi / 4, -math.pi / 4, math.atan(2), -math.atan(2), math.atan(0.5)],
+    "acosh": [NAN, INF, NAN, NAN, NAN, 0.0, NAN, math.acosh(2), NAN, NAN],
+    "asinh": [NAN, INF, -INF, 0.0, 0.0, math.asinh(1), -math.asinh(1), math.asinh(2), -math.asinh(2), math.asinh(0.5)],
+    "atanh": [NAN, NAN, NAN, 0.0, 0.0, INF, -INF, NAN, NAN, math.atanh(0.5)],
+    "cosh": [NAN, INF, INF, 1.0, 1.0, math.cosh(1), math.cosh(1), math.cosh(2), math.cosh(2), math.cosh(0.5)],
+    "sinh": [NAN, INF, -INF, 0.0, 0.0, math.sinh(1), -math.sinh(1), math.sinh(2), -math.sinh(2), math.sinh(0.5)],
+    "tan": [NAN, NAN, NAN, 0.0, 0.0, math.tan(1), -math.tan(1), math.tan(2), -math.tan(2), math.tan(0.5)],
+    "ceil": [NAN, INF, -INF, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 1.0],
+    "floor": [NAN, INF, -INF, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.0],
+    "round": [NAN, INF, -INF, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.0],
+    "erf": [NAN, 1.0, -1.0, 0.0, 0.0, math.erf(1), -math.erf(1), math.erf(2), -math.erf(2), math.erf(0.5)],
+    "sign": [0.0, 1.0, -1.0, 0.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0],  # NaN: 0, the page's "otherwise"
+    "clip": [INF, INF, -INF, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.5],  # NaN: max (min(NaN, max) is max)
+    "threshold": [-INF, INF, -INF, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.5],  # NaN: min
+    "hard_sigmoid": [1.0, 1.0, 0.0, 0.5, 0.5, 0.7, 0.3, 0.9, 0.1, 0.6],  # NaN: min(NaN, 1) is 1
+    "parametric_softplus": [NAN, INF, 0.0] + [math.log1p(math.exp(v)) for v in (-0.0, 0.0, 1, -1, 2, -2, 0.5)],
+    "scaled_elu": [NAN, INF, -1.6732 * 1.0507] + [1.0507 * (v if v > 0 else 1.6732 * math.expm1(v))
+                                                   for v in (-0.0, 0.0, 1, -1, 2, -2, 0.5)],
+    "scaled_tanh": [NAN, 1.0, -1.0] + [math.tanh(0.5 * v) for v in (-0.0, 0.0, 1, -1, 2, -2, 0.5)],
+    "softsign": [NAN, 1.0, -1.0, 0.0, 0.0, 0.5, -0.5, 2 / 3, -2 / 3, 1 / 3],
+    "thresholded_relu": [0.0, INF, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0],
+    "shrink": [0.0, INF, -INF, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.0],
+    "celu": [0.0, INF, -1.0, 0.0, 0.0, 1.0, math.expm1(-1), 2.0, math.expm1(-2), 0.5],  # NaN: maxNum and minNum give 0
+    "hard_swish": [NAN, INF, 0.0, 0.0, 0.0, 2 / 3, -1 / 3, 5 / 3, -1 / 3, 0.5 * (0.5 / 6 + 0.5)],  # -inf: 0, the limit
+    "swish": [NAN, INF, 0.0] + [v / (1 + math.exp(-v)) for v in (-0.0, 0.0, 1, -1, 2, -2, 0.5)],  # 0 at -inf
+    "activation_identity": list(_X),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MATH_SPECIAL))
+def test_special_values_of_the_math_rows(device, name):
+    """NaN, +-inf and +-0 through each row (its WGSL built-ins guarded where they leave them
+    open: acos, asin, atan of NaN, atanh at +-1, cosh and sinh to float32's limit)."""
+    got = np.asarray(getattr(dml, name)(_X, device=device))
+    want = np.array(_MATH_SPECIAL[name], np.float32)
+    row = next(r for r in TABLE if r.functional == name)
+    defaults = {a.name: None if a.kind == "value" else a.default for a in row.attributes}
+    assert_within(got, want, spec_named(row.key).tolerance(want, [_X], defaults), name)  # NaN matching NaN
+
+
+def test_math_rows_keep_their_precision_at_the_ends(device):
+    """No overflow or cancellation where the plain formulas have it: cosh and sinh up to
+    float32's limit, acosh and asinh of huge values, asinh, atanh, sinh, erf relative to a
+    tiny x, CELU with a huge alpha (x / alpha would underflow)."""
+    f = np.float32
+    big = f([89.0, -89.0, 1e30, 3e38])
+    np.testing.assert_allclose(dml.cosh(big[:2], device=device), np.cosh(np.float64(89.0)) * np.ones(2), rtol=1e-5)
+    np.testing.assert_allclose(dml.sinh(big[:2], device=device), np.sinh(np.float64([89.0, -89.0])), rtol=1e-5)
+    np.testing.assert_allclose(dml.acosh(big[2:], device=device), np.arccosh(big[2:].astype(np.float64)), rtol=1e-6)
+    np.testing.assert_allclose(dml.asinh(-big[2:], device=device), -np.arcsinh(big[2:].astype(np.float64)), rtol=1e-6)
+    tiny = f([1e-10, -3e-7, 1e-30])
+    for name, fn in (("asinh", np.arcsinh), ("atanh", np.arctanh), ("sinh", np.sinh), ("erf", None)):
+        want = fn(tiny.astype(np.float64)) if fn else 2 / math.sqrt(math.pi) * tiny.astype(np.float64)
+        np.testing.assert_allclose(getattr(dml, name)(tiny, device=device), want, rtol=1e-6, err_msg=name)
+    np.testing.assert_allclose(dml.celu(np.float16([-23856.0, -4.5e-5]), alpha=3e38, device=device),
+                               np.float16([-23856.0, -4.5e-5]), rtol=1e-3)
+    far = f([-1e30, -90.0])  # SWISH where e^-v overflows: x e^v
+    np.testing.assert_allclose(dml.swish(far, sigmoid_input_scale=1e-28, device=device),
+                               [-1e30 * np.exp(-100.0), -45.0], rtol=1e-4)
+
+
+def test_round_follows_the_rounding_mode_table(device):
+    """The DML_ROUNDING_MODE page's table, and halves beyond it (0.49999997 is not a half)."""
+    x = np.float32([-2.5, -1.75, -1.5, -1.25, 0.0, 1.25, 1.5, 1.75, 2.5])
+    table = {"halves_to_nearest_even": [-2, -2, -2, -1, 0, 1, 2, 2, 2], "toward_zero": [-2, -1, -1, -1, 0, 1, 1, 1, 2],
+             "toward_infinity": [-3, -2, -2, -1, 0, 1, 2, 2, 3]}
+    for mode, want in table.items():
+        assert_bits_equal(dml.round(x, mode, device=device), np.float32(want) + np.float32(0.0))
+        assert_bits_equal(reference.round(x, rounding_mode=mode), np.float32(want) + np.float32(0.0))
+    edge = np.float32([0.49999997, -0.49999997, 8388607.5, -8388607.5, 16777216.0])
+    assert_bits_equal(dml.round(edge, dml.RoundingMode.TOWARD_INFINITY, device=device),
+                      np.float32([0.0, -0.0, 8388608.0, -8388608.0, 16777216.0]))
+    assert_bits_equal(dml.round(np.float16([0.5, 1.5, -2.5]), 0, device=device), np.float16([0.0, 2.0, -2.0]))
+    with pytest.raises(dml.InvalidArgumentError, match="ElementWiseRound: rounding_mode: 'up' is not a RoundingMode"):
+        dml.round(x, "up", device=device)
+
+
+def test_is_nan_and_is_infinity(device, at_level):
+    x = np.array([NAN, INF, -INF, 0.0, -3e38], np.float32)
+    assert_bits_equal(dml.is_nan(x, device=device), np.uint8([1, 0, 0, 0, 0]))
+    assert_bits_equal(dml.is_nan(np.float16([NAN, INF, 65504.0]), output_data_type="UINT32", device=device),
+                      np.uint32([1, 0, 0]))
+    for mode, want in (("either", [0, 1, 1, 0, 0]), ("positive", [0, 1, 0, 0, 0]), ("negative", [0, 0, 1, 0, 0])):
+        assert_bits_equal(dml.is_infinity(x, mode, device=device), np.uint8(want))
+    # float16 beyond 65504 is inf in the tensor, not 3e38 rounded in the kernel
+    assert_bits_equal(dml.is_infinity(np.float16([65504, -np.inf]), device=device), np.uint8([0, 1]))
+    with pytest.raises(dml.InvalidArgumentError, match="ElementWiseIsInfinity: output_tensor.data_type UINT32 is not "
+                                                       "supported"):
+        dml.is_infinity(x, output_data_type="UINT32", device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="ElementWiseIsInfinity: not available at feature level FL_2_0"):
+        dml.is_infinity(x.reshape(1, 1, 1, 5), device=at_level(FL.FL_2_0))
+
+
+def test_clip1_takes_min_and_max_in_the_tensors_type(device):
+    """CLIP1 is max(min, min(x, max)) (CLIP0 is min(max, max(min, x))): they differ for NaN
+    (max against min) and min > max (min against max). min and max are the tensor's own
+    values: integers exactly (INT64 and UINT64 too), float16 rounded; None is the type's end."""
+    f = np.float32([NAN, -5.0, 0.25, 5.0])
+    assert_bits_equal(dml.clip(f, -1.0, 1.0, device=device), np.float32([1.0, -1.0, 0.25, 1.0]))
+    assert_bits_equal(dml.clip0(f, -1.0, 1.0, device=device), np.float32([-1.0, -1.0, 0.25, 1.0]))
+    assert_bits_equal(dml.clip(f[1:], 2.0, -2.0, device=device), np.float32([2.0, 2.0, 2.0]))
+    assert_bits_equal(dml.clip0(f[1:], 2.0, -2.0, device=device), np.float32([-2.0, -2.0, -2.0]))
+    big = np.array([-(2**63), -5, 2**62 + 1, 2**63 - 1], np.int64)
+    assert_bits_equal(dml.clip(big, -(2**63) + 1, 2**62 + 1, device=device),
+                      np.array([-(2**63) + 1, -5, 2**62 + 1, 2**62 + 1], np.int64))
+    u8 = np.arange(0, 256, 51, dtype=np.uint8)
+    assert_bits_equal(dml.clip(u8, 60, device=device), np.maximum(u8, 60))
+    assert_bits_equal(dml.clip(u8, max=100, device=device), np.minimum(u8, 100))
+    desc = dml.ElementWiseClip1OperatorDesc(dml.TensorDesc(T.INT8, [4]), dml.TensorDesc(T.INT8, [4]))
+    assert desc.min_max_data_type == T.INT8 and (desc.min, desc.max) == (-128, 127)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseClip1: min = 1.5 is not a value of INT8"):
+        dml.clip(np.int8([1, 2]), 1.5, device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseClip1: max = 300 is beyond UINT8's range \[0, 25"):
+        dml.clip(u8, 0, 300, device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseClip1: max = 70000.0 is beyond FLOAT16's range"):
+        dml.clip(np.float16([1.0]), 0.0, 70000.0, device=device)
+    t = dml.TensorDesc(T.FLOAT32, [4])
+    with pytest.raises(dml.InvalidArgumentError, match="ElementWiseClip1: min_max_data_type FLOAT16 must match "
+                                                       "output_tensor.data_type FLOAT32"):
+        device.create_operator(dml.ElementWiseClip1OperatorDesc(t, t, min_max_data_type=T.FLOAT16, min=0.0, max=1.0))
+
+
+def test_pow_signs_integers_and_mixed_types(device, at_level):
+    """A negative base: the exact sign for integral exponents (float or integer tensors), NaN
+    for others; IEEE pow's special values; integers exact (wrapping in the type), a negative
+    exponent truncated (0 to a negative power: the type's largest value); a float exponent on
+    integers: the real result truncated toward zero and saturated (NaN: 0). From FL_3_0 the
+    exponent takes its own type; before, it must be the input's, and the message names FL_3_0."""
+    f = np.float32
+    base = f([-2.0, -2.0, -2.0, -0.5, -1.0, -0.0, -0.0, -INF, 0.0, NAN, 1.0])
+    expo = f([3.0, 2.0, 0.5, -3.0, INF, 3.0, -1.0, 3.0, -2.0, 0.0, NAN])
+    want = f([-8.0, 4.0, NAN, -8.0, 1.0, -0.0, -INF, -INF, INF, 1.0, 1.0])
+    got = np.asarray(dml.pow(base, expo, device=device))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=1e-6)
+    assert np.signbit(got[5]) and got[6] == -INF
+    np.testing.assert_allclose(dml.constant_pow(f([-3.0, -3.0, 2.0]), 3.0, device=device), f([-27.0, -27.0, 8.0]),
+                               rtol=1e-6)
+    assert np.isnan(np.asarray(dml.constant_pow(f([-3.0]), 0.5, device=device))[0])
+    # An integer exponent tensor on a float base: its parity is exact beyond 2^24.
+    odd = np.int32([2**24 + 1, 2**24 + 1, 3])
+    np.testing.assert_array_equal(dml.pow(f([-1.0, -0.0, -2.0]), odd, device=device), f([-1.0, -0.0, -8.0]))
+    # Integers: exact and wrapping; negative exponents truncated.
+    i8 = np.int8([3, -3, 2, -1, -1, 0, 2, 1])
+    e8 = np.int8([4, 3, 7, -3, -4, -1, -1, -5])
+    assert_bits_equal(dml.pow(i8, e8, device=device), np.int8([81, -27, -128, -1, 1, 127, 0, 1]))
+    assert_bits_equal(dml.pow(np.uint32([3, 7, 0]), np.uint32([21, 0, 0]), device=device),
+                      np.uint32([3**21 % 2**32, 1, 1]))
+    assert_bits_equal(dml.pow(np.uint16([2, 0, 1]), np.int32([-1, -2, -7]).astype(np.int16), device=device),
+                      np.uint16([0, 65535, 1]))
+    # A float exponent on integers: truncated and saturated.
+    got = dml.pow(np.int16([10, 100, 2, -2, 0, -8, 7]), f([0.5, 0.25, 40.0, 41.0, -1.0, 1 / 3, NAN]), device=device)
+    assert_bits_equal(got, np.int16([3, 3, 32767, -32768, 32767, 0, 0]))
+    assert_bits_equal(dml.pow(np.uint8([200, 5]), f([2.0, -1.0]), device=device), np.uint8([255, 0]))
+    # A float16 exponent on a float32 base, and an integer one, from FL_3_0.
+    x = f([1.5, -2.0])
+    np.testing.assert_allclose(dml.pow(x, np.float16([2.0, 3.0]), device=at_level(FL.FL_3_0)), f([2.25, -8.0]),
+                               rtol=1e-6)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWisePow: exponent_tensor.data_type FLOAT16 must equal "
+                                                       r"input_tensor.data_type FLOAT32 at FL_2_1; it needs FL_3_0"):
+        dml.pow(x.reshape(1, 1, 1, 2), np.float16([2.0, 3.0]).reshape(1, 1, 1, 2), device=at_level(FL.FL_2_1))
+    assert_bits_equal(reference.pow(np.int8([-2]), np.uint8([3])), np.int8([-8]))
+
+
+def test_threshold_and_shrink_of_integers(device):
+    """THRESHOLD on integers: max(x, the least integer >= min); SHRINK: the comparisons with
+    threshold exact, bias truncated toward zero and saturated to the type, the result wrapping."""
+    x = np.arange(-5, 6, dtype=np.int8)
+    assert_bits_equal(dml.threshold(x, -2.5, device=device), np.maximum(x, -2))
+    assert_bits_equal(dml.threshold(np.uint8([0, 3, 250]), 2.5, device=device), np.uint8([3, 3, 250]))
+    assert_bits_equal(dml.shrink(x, bias=1.75, threshold=2.5, device=device),
+                      np.where(x > 2.5, x - 1, np.where(x < -2.5, x + 1, 0)).astype(np.int8))
+    assert_bits_equal(dml.shrink(np.int8([127, -128, 0]), bias=-300.0, threshold=-0.5, device=device),
+                      np.int8([-1, 0, -128]))  # bias -128; 0 > -0.5: 0 - (-128) wraps
+    assert_bits_equal(dml.shrink(np.uint32([0, 4, 2**32 - 1]), bias=3.0, threshold=3.9, device=device),
+                      np.uint32([0, 1, 2**32 - 4]))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ActivationShrink: input_tensor.data_type INT32 is not "
+                                                       r"supported at FL_5_0 .*it needs FL_5_1 or later"):
+        dml.shrink(np.int32([1]), device=dml.Device(feature_level=FL.FL_5_0))
+
+
+def test_parameterized_relu_slopes_broadcast_by_strides(device):
+    x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(2, 3, 4)
+    slope = np.float32([[0.5], [2.0], [-1.0]])
+    assert_bits_equal(dml.parameterized_relu(x, slope, device=device), np.where(x >= 0, x, slope * x))
+    t = dml.TensorDesc(T.FLOAT32, [2, 3, 4])
+    desc = dml.ActivationParameterizedReluOperatorDesc(t, dml.TensorDesc(T.FLOAT32, [2, 3, 4], [0, 1, 0]), t)
+    assert desc.slope_tensor.strides == (0, 1, 0) and device.create_operator(desc) is not None
+    i = np.int8([-100, -3, 5])
+    assert_bits_equal(dml.parameterized_relu(i, np.int8([3, -2, 9]), device=device), np.int8([-44, 6, 5]))
+
+
+def test_activations_fuse_into_add(device):
+    """The new fusable activations as ADD1's fused activation; HARD_SWISH, SWISH and
+    PARAMETERIZED_RELU do not fuse (the fused-activations list)."""
+    a = np.linspace(-4, 4, 17, dtype=np.float32)
+    b = np.float32([0.25])
+    for name, kw in (("hard_sigmoid", {"alpha": 0.3}), ("celu", {"alpha": 2.0}), ("shrink", {"threshold": 1.0}),
+                     ("softsign", {}), ("identity", {}), ("scaled_tanh", {"beta": 1.0})):
+        got = dml.add(a, b, fused_activation=dml.FusedActivation(name, **kw), device=device)
+        functional = getattr(dml, "activation_identity" if name == "identity" else name)
+        np.testing.assert_allclose(got, functional(a + b, **kw, device=device), rtol=2e-6, atol=1e-7, err_msg=name)
+    for name in ("hard_swish", "swish", "parameterized_relu"):
+        with pytest.raises(dml.InvalidArgumentError, match=f"'{name}' is not an activation that fuses"):
+            dml.FusedActivation(name)
+
+
+def test_math_rows_name_the_level_that_accepts(at_level):
+    x = np.ones((1, 1, 1, 3), np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseSign: input_tensor.data_type INT64 is not "
+                                                       r"supported at FL_3_0 .*it needs FL_4_1 or later"):
+        dml.sign(np.ones(3, np.int64), device=at_level(FL.FL_3_0))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseThreshold: input_tensor.data_type INT16 is not "
+                                                       r"supported at FL_2_0 .*it needs FL_2_1 or later"):
+        dml.threshold(x.astype(np.int16), 0.0, device=at_level(FL.FL_2_0))
+    with pytest.raises(dml.InvalidArgumentError, match="ElementWiseAtanYx: not available at feature level FL_3_0"):
+        dml.atan_yx(x, x, device=at_level(FL.FL_3_0))
+    with pytest.raises(dml.InvalidArgumentError, match="ActivationSwish: not available at feature level FL_6_1"):
+        dml.swish(x, device=at_level(FL.FL_6_1))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseDifferenceSquare: a_tensor.data_type INT16 is not "
+                                                       r"supported"):
+        dml.difference_square(np.int16([1]), np.int16([2]), device=at_level(FL.FL_6_4))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ActivationCelu: alpha: expected a number"):
+        dml.celu(x, alpha="1")
+    with pytest.raises(dml.InvalidArgumentError, match=r"ElementWiseIsInfinity: infinity_mode: 3 is not a "
+                                                       r"IsInfinityMode"):
+        dml.is_infinity(x, 3)
+    assert_bits_equal(dml.difference_square(np.uint32([1, 2**31]), np.uint32([3, 0]), device=at_level(FL.FL_3_1)),
+                      np.uint32([4, 0]))

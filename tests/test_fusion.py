@@ -326,3 +326,29 @@ def test_a_fused_elementwise_kernel_is_checked_like_an_operator(vulkan_device):
     (expected,), (tolerance,) = spec.expected_outputs(desc, views)
     np.testing.assert_allclose(expected, want.astype(np.float32), rtol=1e-6)
     assert tolerance is not None
+
+
+def test_a_chain_of_both_tables_rows_is_one_kernel(device):
+    """Rows of every kind fuse alike: ROUND's enum (its formula per member), CLIP1's min and
+    max in the tensor's type, POW's exponent of its own type (the "float,sint" formula), CELU,
+    CAST to INT8, MODULUS_FLOOR and CLIP_GRAD1's integer bounds: one kernel, the same result
+    as a kernel per node."""
+    g = dml.Graph(device)
+    x = g.input([5, 7], dtype=np.float32, name="x")
+    e = g.input([5, 7], dtype=np.int32, name="e")
+    m = g.input([5, 7], dtype=np.int8, name="m")
+    dy = g.input([5, 7], dtype=np.int8, name="dy")
+    y = dml.celu(dml.pow(dml.clip(dml.round(x, "toward_zero"), -3.0, 3.0), e), 1.5)
+    out = dml.clip_grad(dml.modulus_floor(dml.cast(y, "INT8"), m), dy, -2, 20)
+    fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+    assert fused.dispatch_count == 1 and unfused.dispatch_count == 7
+    rng = np.random.default_rng(11)
+    feed = {"x": rng.uniform(-4, 4, (5, 7)).astype(np.float32), "e": rng.integers(0, 4, (5, 7), dtype=np.int32),
+            "m": rng.integers(1, 9, (5, 7), dtype=np.int8) * rng.choice(np.int8([-1, 1]), (5, 7)),
+            "dy": rng.integers(-100, 100, (5, 7), dtype=np.int8)}
+    (got,), (want,) = fused(feed), unfused(feed)
+    assert_bit_equal(got, want)
+    r = np.clip(np.trunc(feed["x"].astype(np.float64)), -3, 3) ** feed["e"]
+    c = np.trunc(np.where(r > 0, r, 1.5 * np.expm1(r / 1.5))).astype(np.int8)
+    z = np.mod(c, feed["m"])
+    assert_bit_equal(got, np.where((z <= -2) | (z >= 20), 0, feed["dy"]).astype(np.int8))

@@ -292,6 +292,7 @@ def _mean(n: Node, device):
 
 
 def _clip(n: Node, device):
+    """Clip through CLIP1 (`dml.clip`: min and max in the tensor's own type, None its ends)."""
     x = n.inputs[0]
     if n.opset >= 11:
         low, high = n.input(1), n.input(2)
@@ -302,7 +303,30 @@ def _clip(n: Node, device):
         kwargs["min"] = np.asarray(low).item()
     if high is not None:
         kwargs["max"] = np.asarray(high).item()
+    if low is not None and high is not None and kwargs["min"] > kwargs["max"]:
+        raise NotDirectML("min > max: ONNX's Clip gives max there, DirectML's CLIP1 (max(Min, min(x, Max))) min")
     return [dml.clip(x, **kwargs, device=device)]
+
+
+def _is_inf(n: Node, device):
+    """IsInf: detect_negative and detect_positive as DML_IS_INFINITY_MODE."""
+    negative, positive = n.attr("detect_negative", 1), n.attr("detect_positive", 1)
+    if not (negative or positive):
+        raise NotDirectML("IsInf detecting neither sign: no DML_IS_INFINITY_MODE (all false)")
+    mode = (dml.IsInfinityMode.EITHER if negative and positive else
+            dml.IsInfinityMode.NEGATIVE if negative else dml.IsInfinityMode.POSITIVE)
+    return [dml.is_infinity(n.inputs[0], mode, device=device)]
+
+
+def _pow(n: Node, device):
+    """Pow: the exponent of its own type (POW's, from FL_3_0); a scalar one element, broadcast."""
+    x, exponent = n.inputs
+    _no_bool(x, exponent)
+    return [dml.pow(x, exponent.reshape(exponent.shape or (1,)), device=device)]
+
+
+def _prelu(n: Node, device):
+    return [dml.parameterized_relu(*n.inputs, device=device)]
 
 
 def _with_attrs(name: str, **names):
@@ -422,6 +446,20 @@ MAPPINGS = {
     "QuantizeLinear": _quantize, "DequantizeLinear": _quantize,
     "MatMul": _matmul, "Gemm": _gemm,
     "Softmax": _softmax("softmax"), "LogSoftmax": _softmax("log_softmax"), "Hardmax": _softmax("hardmax"),
+    # the float math rows (ew-math)
+    "Acos": _unary("acos"), "Asin": _unary("asin"), "Atan": _unary("atan"), "Acosh": _unary("acosh"),
+    "Asinh": _unary("asinh"), "Atanh": _unary("atanh"), "Cosh": _unary("cosh"), "Sinh": _unary("sinh"),
+    "Tan": _unary("tan"), "Ceil": _unary("ceil"), "Floor": _unary("floor"),
+    "Round": _unary("round"),  # ONNX rounds halves to even: RoundingMode.HALVES_TO_NEAREST_EVEN, the default
+    "Erf": _unary("erf"), "Sign": _unary("sign"), "IsNaN": _unary("is_nan"), "IsInf": _is_inf, "Pow": _pow,
+    "HardSigmoid": _with_attrs("hard_sigmoid", alpha=("alpha", 0.2), beta=("beta", 0.5)),
+    "Selu": _with_attrs("scaled_elu", alpha=("alpha", 1.67326319217681884765625),
+                        gamma=("gamma", 1.05070102214813232421875)),
+    "Softsign": _unary("softsign"), "ThresholdedRelu": _with_attrs("thresholded_relu", alpha=("alpha", 1.0)),
+    "Shrink": _with_attrs("shrink", bias=("bias", 0.0), lambd=("threshold", 0.5)),
+    "Celu": _with_attrs("celu", alpha=("alpha", 1.0)),
+    "HardSwish": _unary("hard_swish"),  # ONNX's alpha 1/6 and beta 0.5: DirectML's defaults
+    "Swish": _with_attrs("swish", alpha=("sigmoid_input_scale", 1.0)), "PRelu": _prelu,
 }
 
 #: Node tests of mapped operators that are outside DirectML's semantics, and why.
@@ -472,6 +510,11 @@ NOT_DIRECTML = {
     "test_reduce_log_sum_exp_keepdims_random": "FLOAT64: not in the operator's support table",
     "test_reduce_log_sum_exp_negative_axes_keepdims_example": "FLOAT64: not in the operator's support table",
     "test_reduce_log_sum_exp_negative_axes_keepdims_random": "FLOAT64: not in the operator's support table",
+    "test_clip_min_greater_than_max": "min > max: ONNX's Clip gives max there",
+    "test_pow_types_float32_int64": "INT64: not in the operator's support table",
+    "test_pow_types_float32_uint64": "UINT64: not in the operator's support table",
+    "test_pow_types_int64_float32": "INT64: not in the operator's support table",
+    "test_pow_types_int64_int64": "INT64: not in the operator's support table",
 }
 
 

@@ -22,9 +22,10 @@ Shared semantics, as implemented (and tested against the references):
   same kernel: the formula is one WGSL expression.
 - Integers compute in 32 bits (64-bit ones exactly: native or as u32 pairs) and keep the
   low bits of the result: two's-complement wrap (INT8 127 + 1 is -128).
-- MAX, MIN, CLIP and RELU use IEEE 754-2008 maxNum/minNum, as HLSL's max and min do on
-  DirectML's hardware: where one operand is NaN the other is the result (RELU(NaN) = 0,
-  CLIP(NaN) = min); of two equal operands (0.0 and -0.0) the second.
+- MAX, MIN, CLIP, CLIP1, THRESHOLD, RELU, HARD_SIGMOID and CELU use IEEE 754-2008
+  maxNum/minNum, as HLSL's max and min do on DirectML's hardware: where one operand is NaN
+  the other is the result (RELU(NaN) = 0, CLIP0(NaN) = min, CLIP1(NaN) = max); of two equal
+  operands (0.0 and -0.0) the second.
 - Precision (docs/operators/precision.md): each float row states its error bound as the
   WGSL specification's accuracy table gives it for the built-in functions its formula
   uses (division 2.5 ULP, exp 3 + 2|x| ULP, log 3 ULP or 2^-21 absolute in [0.5, 2], sqrt
@@ -49,7 +50,23 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute, ElementWisePlanner, Problem, value_kind
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
-from ..types import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, DataType, FeatureLevel
+from ..types import (
+    F16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    DataType,
+    FeatureLevel,
+    IsInfinityMode,
+    RoundingMode,
+)
 from .spec import Call, Cli, CliArg, Example, OpSpec, desc_class, support_table
 
 FL = FeatureLevel
@@ -78,6 +95,40 @@ class ScaleBias:
         if isinstance(value, (tuple, list)) and len(value) == 2:
             return cls(as_float32(value[0], f"{where}.scale"), as_float32(value[1], f"{where}.bias"))
         raise InvalidArgumentError(f"{where}: expected a ScaleBias or a (scale, bias) pair, got {value!r}")
+
+
+def scalar_value(value, data_type: DataType, field: str, lowest: bool = True):
+    """A DML_SCALAR_UNION of `data_type` (CLIP1's min and max): None is the type's lowest
+    (`lowest`) or highest value (-inf or inf for floats); an integer type takes an integer
+    (an int, or a float of integral value) within its range, FLOAT32 and FLOAT16 a real
+    number rounded to the type (NaN and infinities too; a finite value beyond the type's
+    range is an InvalidArgumentError)."""
+    dtype = data_type.numpy
+    if value is None:
+        if data_type.is_float:
+            return -math.inf if lowest else math.inf
+        info = np.iinfo(dtype)
+        return int(info.min) if lowest else int(info.max)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidArgumentError(f"{field}: expected a number (a {data_type.name} value), got {value!r}")
+    if data_type.is_float:
+        if data_type == F32:
+            return as_float32(value, field)
+        top = float(np.finfo(dtype).max)
+        value = float(value)
+        with np.errstate(over="ignore"):
+            rounded = float(np.float64(value).astype(dtype)) if math.isfinite(value) else value
+        if math.isfinite(value) and math.isinf(rounded):
+            raise InvalidArgumentError(f"{field} = {value!r} is beyond {data_type.name}'s range, +-{top:g}")
+        return rounded
+    info = np.iinfo(dtype)
+    if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
+        raise InvalidArgumentError(f"{field} = {value!r} is not a value of {data_type.name} (an integer in "
+                                   f"[{info.min}, {info.max}])")
+    value = int(value)
+    if not info.min <= value <= info.max:
+        raise InvalidArgumentError(f"{field} = {value!r} is beyond {data_type.name}'s range [{info.min}, {info.max}]")
+    return value
 
 
 def as_float32(value, field: str) -> float:
@@ -152,24 +203,35 @@ def _fused_name(row: Row) -> str:
 # ============================================================================ the table
 @dataclass(frozen=True)
 class Attr:
-    """An attribute of a row's desc (DirectML's FLOAT field in snake case): its default in
-    the functional form, and whether NaN and infinities are allowed (`finite`: the page
-    forbids them)."""
+    """An attribute of a row's desc (DirectML's field in snake case): its default in the
+    functional form, and whether NaN and infinities are allowed (`finite`: the page forbids
+    them). `kind`: "float" (a DirectML FLOAT), "enum" (a DirectML enum: `enum` is its
+    IntEnum, the default a member; the formula is chosen by it) or "value" (a
+    DML_SCALAR_UNION in the tensor's own type, CLIP1's min and max: None is the type's
+    lowest (`default` "lowest") or highest value)."""
 
     name: str
-    default: float
+    default: Any
     finite: bool = False
     #: The least value the page allows (below the level `minimum_until`; None: any).
     minimum: float | None = None
     minimum_until: FeatureLevel | None = None
+    kind: str = "float"
+    enum: Any = None
 
-    def check(self, value, field: str, op: str) -> float:
+    def check(self, value, field: str, op: str, data_type: DataType | None = None):
+        if self.kind == "enum":
+            return self.enum.coerce(value, f"{op}: {field}")
+        if self.kind == "value":
+            if data_type is None:  # no output type to read it in: the desc is invalid anyway
+                return value
+            return scalar_value(value, data_type, f"{op}: {field}", lowest=self.default == "lowest")
         value = as_float32(value, f"{op}: {field}")
         if self.finite and not math.isfinite(value):
             raise InvalidArgumentError(f"{op}: {field} = {value!r} must be finite")
         return value
 
-    def check_level(self, value: float, op: str, level: FeatureLevel) -> None:
+    def check_level(self, value, op: str, level: FeatureLevel) -> None:
         """The page's least value, where it applies at `level`."""
         if self.minimum is None or (self.minimum_until is not None and level >= self.minimum_until):
             return
@@ -233,8 +295,17 @@ class Row:
     out_type_arguments: Callable | None = None
     fuses: bool = False  # an activation that can be another operator's FusedActivation
     ulps: float | Callable = 0.0
-    absolute: float = 0.0
+    absolute: float | Callable = 0.0
     precision: str = "exact"
+    #: Input tensors whose data type may differ from the first input's, and the level from
+    #: which it may (POW's exponent from FL_3_0); the formula is then looked up by the
+    #: inputs' kinds ("float,sint", ...), the numpy function takes each in its own type.
+    mixed: tuple[tuple[str, FeatureLevel], ...] = ()
+    #: The formula's attributes for integer tensors (values, numpy dtype) -> Attributes
+    #: (THRESHOLD's and SHRINK's FLOATs as integers of the type); None: the FLOATs as they are.
+    int_attributes: Callable | None = None
+    copy: bool = False  # the output takes the input's bits (the identities, without ScaleBias)
+    min_max_data_type: bool = False  # the desc names its attributes' type (CLIP1's MinMaxDataType)
 
     @property
     def op(self) -> str:
@@ -255,14 +326,22 @@ class Row:
         return self.tensors + (self.output,)
 
     def type_groups(self) -> tuple[tuple[str, ...], ...]:
-        """The groups of fields of one data type."""
+        """The groups of fields of one data type (a `mixed` field may leave its group from
+        its level on)."""
         if self.same_type is not None:
             return self.same_type
         return (self.tensors,) if self.logical or self.cast else (self.fields,)
 
-    def formula(self, data_type: DataType) -> str | None:
-        """The WGSL formula for inputs of `data_type` (None: the row has none for it)."""
+    def formula(self, data_type: DataType, *others: DataType) -> str | dict | None:
+        """The WGSL formula for inputs of `data_type` (None: the row has none for it); a
+        bit row's values are its elements' bits ("uint"); where a `mixed` row's other inputs
+        (`others`, their types) differ in kind from the first, the formula of those kinds
+        ("float,sint"). A dict: one formula per value of the row's enum."""
         kind = "uint" if self.bits else value_kind(data_type)
+        if self.mixed and others:
+            kinds = [kind] + [value_kind(t) for t in others]
+            if len(set(kinds)) > 1:
+                return self.wgsl.get(",".join(kinds))
         if kind == "float":
             return self.wgsl.get("float")
         if data_type.size == 8:
@@ -352,6 +431,14 @@ def _erf(x):
 
 def _sin_cos_error(x, **_):
     return np.where(np.abs(x) <= _PI, 2.0**-11, 2.0)
+
+
+def _product32(alpha, x):
+    """alpha * x as a FLOAT32 kernel rounds it before adding beta (LINEAR, HARD_SIGMOID): exact
+    but for float32's range (+-inf beyond: inf + -inf is then NaN, as in the kernel)."""
+    with np.errstate(all="ignore"):
+        p = alpha * x
+        return np.where(np.abs(p) > _F32_MAX * (1 + 2.0**-25), np.copysign(np.inf, p), p)
 
 
 def _elu(x, alpha):
@@ -444,6 +531,18 @@ def _clip_grad(x, gradient, min, max):
     lo, lo_on, hi, hi_on = _grad_bounds(min, max, x.dtype)
     zero = ((lo_on != 0) & (x <= lo)) | ((hi_on != 0) & (x >= hi))
     return np.where(zero, 0, gradient).astype(x.dtype)
+
+
+def _clip_grad1(x, gradient, min=None, max=None):
+    """CLIP_GRAD1: min and max in x's own type (None: the type's lowest and highest value)."""
+    if x.dtype.kind == "f":
+        lo = -np.inf if min is None else min
+        hi = np.inf if max is None else max
+        return np.where((x <= lo) | (x >= hi), 0.0, gradient)
+    info = np.iinfo(x.dtype)
+    lo = np.array(info.min if min is None else min, x.dtype)
+    hi = np.array(info.max if max is None else max, x.dtype)
+    return np.where((x <= lo) | (x >= hi), np.zeros_like(gradient), gradient).astype(x.dtype)
 
 
 def _popcount(x):
@@ -608,6 +707,214 @@ _MINMAX = (
     (FL.FL_1_0, {4}, FLOATS),
 )
 
+
+# ---------------------------------------------------------------------------- float math rows (ew-math)
+def _f(x):
+    return np.asarray(x, np.float64)
+
+
+def _tan_error(x, **_):
+    """WGSL's tan is inherited from sin(x) / cos(x), each 2^-11 absolute in [-pi, pi]: the
+    quotient's error where |cos x| exceeds that; beyond [-pi, pi] or next to a pole, any value."""
+    c = np.abs(np.cos(x))
+    t = np.abs(np.tan(x))
+    near = np.where(c > 2.0**-11, 2.0**-11 * (1 + t) / np.maximum(c - 2.0**-11, 2.0**-60), np.inf)
+    return np.where(np.abs(x) <= _PI, near, np.inf)
+
+
+def _atan2(y, x):
+    return np.arctan2(y, x)
+
+
+def _erf_error(x, **_):
+    return np.where(np.abs(x) >= 0.5, 1.5e-7 + 2.0**-21, 0.0)
+
+
+def _round(x, rounding_mode=RoundingMode.HALVES_TO_NEAREST_EVEN):
+    mode = RoundingMode.coerce(rounding_mode)
+    if mode == RoundingMode.HALVES_TO_NEAREST_EVEN:
+        return np.rint(x)
+    t = np.trunc(x)
+    if mode == RoundingMode.TOWARD_ZERO:
+        return t
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)  # halves away from zero
+
+
+def _sign(x):
+    if x.dtype.kind == "f":
+        return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))  # NaN: 0 (the page's "otherwise")
+    if x.dtype.kind == "u":
+        return (x > 0).astype(x.dtype)
+    return np.sign(x.astype(np.int64)).astype(x.dtype)
+
+
+def _is_infinity(x, infinity_mode=IsInfinityMode.EITHER):
+    mode = IsInfinityMode.coerce(infinity_mode)
+    hit = {IsInfinityMode.EITHER: np.isinf(x), IsInfinityMode.POSITIVE: x == np.inf,
+           IsInfinityMode.NEGATIVE: x == -np.inf}[mode]
+    return hit.astype(np.uint8)
+
+
+def _threshold(x, min):
+    if x.dtype.kind == "f":
+        return _max_num(x, np.full_like(x, min))
+    lo, _ = integer_bounds(min, math.inf, x.dtype)
+    return np.maximum(x, np.array(lo, x.dtype))
+
+
+def _threshold_ints(values, dtype):
+    lo, _ = integer_bounds(values["min"], math.inf, dtype)
+    return (Attribute("min", "value", lo),)
+
+
+def _saturated(value: float, dtype) -> int:
+    """A FLOAT as an integer of `dtype`: truncated toward zero, saturated to the type's range, NaN 0."""
+    info = np.iinfo(dtype)
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return int(info.max) if value > 0 else int(info.min)
+    return max(int(info.min), min(int(info.max), int(value)))
+
+
+def _shrink(x, bias, threshold):
+    if x.dtype.kind == "f":
+        return np.where(x > threshold, x - bias, np.where(x < -threshold, x + bias, 0.0))
+    b = _saturated(bias, x.dtype)
+    wide = x.astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        out = np.where(wide > threshold, wide - b, np.where(wide < -np.float64(threshold), wide + b, 0))
+    return out.astype(np.int64).astype(x.dtype)  # wraps in the type
+
+
+def _shrink_ints(values, dtype):
+    return (Attribute("bias", "value", _saturated(values["bias"], dtype)),
+            Attribute("threshold", "f32", values["threshold"]))
+
+
+def _hard_sigmoid(x, alpha, beta):
+    return _max_num(np.zeros_like(x), _min_num(_product32(alpha, x) + beta, np.ones_like(x)))
+
+
+def _hard_swish(x, alpha, beta):
+    h = _hard_sigmoid(x, alpha, beta)
+    return np.where(h == 0, 0.0, x * h)
+
+
+def _swish(x, sigmoid_input_scale):
+    d = 1 + np.exp(-sigmoid_input_scale * x)
+    return np.where(np.isinf(d), 0.0, x / d)
+
+
+def _parametric_softplus(x, alpha, beta):
+    v = beta * x
+    return np.where((alpha == 0) & np.isfinite(x) & np.isfinite(beta), 0.0, alpha * np.logaddexp(0.0, v))
+
+
+def _swish_ulps(x, sigmoid_input_scale):
+    v = np.abs(sigmoid_input_scale * x)
+    with np.errstate(all="ignore"):
+        far = np.where(sigmoid_input_scale * x < -80, 6 * np.abs(np.log(np.abs(x))) + 8, 0.0)
+    return 6.5 + 3 * v + np.nan_to_num(far, nan=0.0, posinf=np.inf)
+
+
+def _celu_ulps(x, alpha):
+    with np.errstate(all="ignore"):
+        u = x / alpha
+        far = np.where(u > 80, 6 * np.abs(np.log(np.abs(alpha))) + 8, 0.0)
+        return np.nan_to_num(7 + 4 * np.abs(u) + far, nan=0.0, posinf=np.inf)
+
+
+def _celu(x, alpha):
+    u = x / alpha
+    m = np.where(np.abs(u) < 2.0**-12, x * (1 + 0.5 * u), alpha * np.expm1(u))  # x itself for an infinite alpha
+    return _max_num(np.zeros_like(x), x) + _min_num(np.zeros_like(x), m)
+
+
+def _clip1(x, min=None, max=None):
+    if x.dtype.kind == "f":
+        lo = -np.inf if min is None else min
+        hi = np.inf if max is None else max
+        return _max_num(np.full_like(x, lo), _min_num(x, np.full_like(x, hi)))
+    info = np.iinfo(x.dtype)
+    lo = info.min if min is None else min
+    hi = info.max if max is None else max
+    return np.maximum(np.array(lo, x.dtype), np.minimum(x, np.array(hi, x.dtype)))
+
+
+def _prelu(x, slope):
+    if x.dtype.kind == "f":
+        return np.where(x >= 0, x, slope * x)
+    return np.where(x >= 0, x, _wrap(np.multiply)(slope, x)).astype(x.dtype)
+
+
+def _pow_real(x, e):
+    """x^e in float64 as pow_signed computes it: IEEE pow's special values, the sign of a
+    negative base with an integral exponent, NaN for a negative base with another."""
+    with np.errstate(all="ignore"):
+        r = np.power(np.abs(x), e)
+        integral = np.floor(e) == e
+        odd = integral & (np.abs(np.fmod(e, 2)) == 1)
+        r = np.where(np.signbit(x) & odd, -r, r)
+        r = np.where((x < 0) & np.isfinite(x) & ~integral & ~np.isnan(e), np.nan, r)
+        return np.where((e == 0) | (x == 1), 1.0, r)
+
+
+def _int_pow(x, e):
+    """Integer x^e: e >= 0 exact modulo 2^bits (wrapping, as MULTIPLY); e < 0 the real
+    result truncated toward zero (1, +-1 for x = -1, 0), 0^e the type's largest value."""
+    info = np.iinfo(x.dtype)
+
+    def one(a, k):
+        if k >= 0:
+            return pow(a, k, 2**64)
+        if a == 1:
+            return 1
+        if a == -1:
+            return -1 if k % 2 else 1
+        return int(info.max) if a == 0 else 0
+    out = np.frompyfunc(one, 2, 1)(x.astype(object), e.astype(object))
+    return np.asarray([int(v) % 2**64 for v in np.ravel(out)], np.uint64).reshape(np.shape(out)).astype(x.dtype)
+
+
+def _pow(x, e):
+    if x.dtype.kind == "f":
+        return _pow_real(x, _f(e))
+    if e.dtype.kind == "f":  # a real result, truncated and saturated to the integer type
+        info = np.iinfo(x.dtype)
+        r = np.trunc(_pow_real(_as_float64(x), _f(e)))
+        r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
+        return r.astype(x.dtype)
+    return _int_pow(x, e)
+
+
+def _pow_ulps(x, e, **_):
+    """WGSL's pow, inherited from exp2(e log2 |x|): exp2's 3 + 2|t| ULP (t = e log2|x|), and
+    log2's error (3 ULP, or 2^-21 absolute for |x| in [0.5, 2]) times |e| with t's rounding,
+    carried through exp2 (ln 2 per unit of t: 2^24 ln 2 ULP at most); e's rounding to float32."""
+    with np.errstate(all="ignore"):
+        m = np.abs(x)
+        e = _f(e)
+        lg = np.log2(m)
+        t = e * lg
+        d_log = np.where((m >= 0.5) & (m <= 2), 2.0**-21, 3 * np.spacing(np.abs(lg).astype(np.float32)))
+        d_t = np.abs(e) * d_log + np.spacing(np.abs(t).astype(np.float32))
+        ulps = 3 + 3 * np.abs(t) + math.log(2) * 2.0**24 * d_t
+        return np.nan_to_num(ulps, nan=0.0, posinf=np.inf)
+
+
+_POW_PRECISION = ("WGSL's pow (inherited from exp2(e log2|x|)): 3 + 3|t| ULP, t = e log2|x|, and log2's error (3 "
+                  "ULP, or 2^-21 absolute for |x| in [0.5, 2]) times |e|, through exp2; the sign exact for integral "
+                  "exponents")
+_UNARY_2_0 = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, {4}, FLOATS))
+_SIGN_TYPES = (
+    (FL.FL_4_1, (1, 8), FLOATS | _ALL_INTS),
+    (FL.FL_3_0, (1, 8), T8),
+    (FL.FL_2_1, {4}, T8),
+    (FL.FL_2_0, {4}, FLOATS),
+)
+
+
 TABLE: tuple[Row, ...] = (
     Row("ELEMENT_WISE_IDENTITY", "identity", "identity", ("input_tensor",), (
         (FL.FL_4_1, (1, 8), T8 | {F64, I64, U64}),
@@ -616,7 +923,7 @@ TABLE: tuple[Row, ...] = (
         (FL.FL_1_0, (4, 5), FLOATS),
     ), lambda x: x, {"float": "a", "int": "a", "int64": "a"},
         "element_wise_identity_operator_desc.md",
-        "x (a copy, or a layout change through strides)", scale_bias=True),
+        "x (a copy, or a layout change through strides)", scale_bias=True, copy=True),
     Row("ELEMENT_WISE_ADD", "add0", "add0", ("a_tensor", "b_tensor"), (
         (FL.FL_5_1, (1, 8), FLOATS | _ALL_INTS),
         (FL.FL_4_1, (1, 8), FLOATS | {I64, I32, U64, U32}),
@@ -726,7 +1033,7 @@ TABLE: tuple[Row, ...] = (
         "element_wise_cos_operator_desc.md", "cos(x)", scale_bias=True, absolute=_sin_cos_error,
         precision="2^-11 absolute for x in [-pi, pi] (WGSL's cos); beyond, WGSL promises nothing: any value in "
                   "[-1, 1]"),
-    Row("ELEMENT_WISE_CLIP", "clip", "clip", ("input_tensor",), _MINMAX, _clip,
+    Row("ELEMENT_WISE_CLIP", "clip0", "clip0", ("input_tensor",), _MINMAX, _clip,
         {"float": "min_num(F(u_max), max_num(F(u_min), a))", "int": "min(u_max, max(u_min, a))",
          "sint64": "w64_min_s(u_max, w64_max_s(u_min, a))", "uint64": "w64_min_u(u_max, w64_max_u(u_min, a))"},
         "element_wise_clip_operator_desc.md",
@@ -826,7 +1133,7 @@ TABLE: tuple[Row, ...] = (
     ), lambda c, a, b: np.where(c != 0, a, b), {"int": "select(c, b, a != 0u)"},
         "element_wise_if_operator_desc.md", "a where the condition is non-zero, else b (their bits)",
         bits=True, same_type=(("a_tensor", "b_tensor", "output_tensor"),), out_from="a_tensor"),
-    Row("ELEMENT_WISE_CLIP_GRAD", "clip_grad", "clip_grad", ("input_tensor", "input_gradient_tensor"), (
+    Row("ELEMENT_WISE_CLIP_GRAD", "clip_grad0", "clip_grad0", ("input_tensor", "input_gradient_tensor"), (
         (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
         (FL.FL_3_1, (1, 8), T8),
     ), _clip_grad, {"float": "select(b, F(0.0), a <= u_min || a >= u_max)",
@@ -838,6 +1145,16 @@ TABLE: tuple[Row, ...] = (
         "element_wise_clip_grad_operator_desc.md",
         "0 where x <= min or x >= max, else the gradient (a NaN x passes it; integer x compared exactly)",
         attributes=(Attr("min", -math.inf), Attr("max", math.inf)), output="output_gradient_tensor"),
+    Row("ELEMENT_WISE_CLIP_GRAD1", "clip_grad", "clip_grad", ("input_tensor", "input_gradient_tensor"), (
+        (FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),
+    ), _clip_grad1, {"float": "select(b, F(0.0), a <= u_min || a >= u_max)",
+                     "int": "select(b, b ^ b, a <= u_min || a >= u_max)",
+                     "sint64": "select(b, b ^ b, !w64_lt_s(u_min, a) || !w64_lt_s(a, u_max))",
+                     "uint64": "select(b, b ^ b, !w64_lt_u(u_min, a) || !w64_lt_u(a, u_max))"},
+        "element_wise_clip_grad1_operator_desc.md",
+        "0 where x <= min or x >= max, else the gradient (min and max in the tensor's own type; a NaN x passes it)",
+        attributes=(Attr("min", "lowest", kind="value"), Attr("max", "highest", kind="value")),
+        output="output_gradient_tensor", min_max_data_type=True),
     Row("ACTIVATION_RELU_GRAD", "relu_grad", "relu_grad", ("input_tensor", "input_gradient_tensor"), (
         (FL.FL_5_1, (1, 8), FLOATS | {I32, I16, I8}),
         (FL.FL_4_0, (1, 8), FLOATS),
@@ -906,7 +1223,7 @@ TABLE: tuple[Row, ...] = (
         absolute=lambda x, alpha: np.where(x < 0, np.abs(alpha) * (3 + 2 * np.abs(x)) * 2.0**-24, 0.0),
         precision="1.5 ULP, and |alpha| (3 + 2|x|) 2^-24 absolute for x < 0 (WGSL's exp, its difference to 1)"),
     Row("ACTIVATION_LINEAR", "linear", "linear", ("input_tensor",), _ACTIVATION_FLOAT,
-        lambda x, alpha, beta: alpha * x + beta, {"float": "u_alpha * a + u_beta"},
+        lambda x, alpha, beta: _product32(alpha, x) + beta, {"float": "u_alpha * a + u_beta"},
         "activation_linear_operator_desc.md", "alpha * x + beta",
         attributes=(Attr("alpha", 1.0), Attr("beta", 0.0)), fuses=True, ulps=0.5,
         absolute=lambda x, alpha, beta: np.spacing(np.abs(alpha * x).astype(np.float32)).astype(np.float64),
@@ -923,6 +1240,209 @@ TABLE: tuple[Row, ...] = (
         "activation_gelu_operator_desc.md", "x (1 + erf(x / sqrt(2))) / 2", fuses=True, ulps=4.0,
         absolute=lambda x: 2.0e-7 * np.abs(x) + 2.0**-24,
         precision="erf by Abramowitz & Stegun 7.1.26 (1.5e-7 absolute; WGSL has no erf): 2e-7 |x| absolute and 4 ULP"),
+    # ------------------------------------------------------------------------ float math rows (ew-math)
+    Row("ELEMENT_WISE_CLIP1", "clip", "clip", ("input_tensor",), ((FL.FL_5_0, (1, 8), FLOATS | _ALL_INTS),), _clip1,
+        {"float": "max_num(u_min, min_num(a, u_max))", "int": "max(u_min, min(a, u_max))",
+         "sint64": "w64_max_s(u_min, w64_min_s(a, u_max))", "uint64": "w64_max_u(u_min, w64_min_u(a, u_max))"},
+        "element_wise_clip1_operator_desc.md",
+        "max(min, min(x, max)) with min and max in the tensor's own type (NaN gives max; min > max gives min)",
+        attributes=(Attr("min", "lowest", kind="value"), Attr("max", "highest", kind="value")), scale_bias=True,
+        min_max_data_type=True),
+    Row("ELEMENT_WISE_POW", "pow", "pow", ("input_tensor", "exponent_tensor"), (
+        (FL.FL_3_0, (1, 8), T8),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _pow, {
+        "float": "pow_real(a, b)", "float,sint": "pow_signed(a, F(b), (b & 1) != 0)",
+        "float,uint": "pow_signed(a, F(b), (b & 1u) != 0u)",
+        "sint": "ipow_s(a, b, u_top)", "sint,uint": "bitcast<i32>(ipow_wrap(bitcast<u32>(a), b))",
+        "uint,sint": "ipow_us(a, b, u_top)", "uint": "ipow_wrap(a, b)",
+        "sint,float": "saturate_s(pow_real(F(a), b), u_bottom, u_top)",
+        "uint,float": "saturate_u(pow_real(F(a), b), u_top)"},
+        "element_wise_pow_operator_desc.md",
+        "x^exponent (a negative base: the exact sign for integral exponents, NaN for others; integers: exact, "
+        "wrapping; a float exponent on integers: the real result truncated and saturated)",
+        scale_bias=True, mixed=(("exponent_tensor", FL.FL_3_0),), ulps=_pow_ulps, precision=_POW_PRECISION,
+        int_attributes=lambda values, dtype: (Attribute("top", "value", int(np.iinfo(dtype).max)),
+                                              Attribute("bottom", "value", int(np.iinfo(dtype).min)))),
+    Row("ELEMENT_WISE_CONSTANT_POW", "constant_pow", "constant_pow", ("input_tensor",), _UNARY_FLOAT,
+        lambda x, exponent: _pow_real(x, exponent), {"float": "pow_real(a, u_exponent)"},
+        "element_wise_constant_pow_operator_desc.md",
+        "x^exponent (a negative base: the exact sign for integral exponents, NaN for others)",
+        attributes=(Attr("exponent", 1.0),), scale_bias=True, ulps=lambda x, exponent: _pow_ulps(x, exponent),
+        precision=_POW_PRECISION),
+    Row("ELEMENT_WISE_ACOS", "acos", "acos", ("input_tensor",), _UNARY_FLOAT, np.arccos, {"float": "acos_real(a)"},
+        "element_wise_acos_operator_desc.md", "arccos(x) (NaN outside [-1, 1])", scale_bias=True, ulps=4096.0,
+        absolute=2.0**-21, precision="4096 ULP and 2^-21 absolute (computed as WGSL defines acos: atan2(sqrt((1 - x)"
+        "(1 + x)), x), atan2's 4096 ULP and the square root's rounding)"),
+    Row("ELEMENT_WISE_ASIN", "asin", "asin", ("input_tensor",), _UNARY_FLOAT, np.arcsin, {"float": "asin_real(a)"},
+        "element_wise_asin_operator_desc.md", "arcsin(x) (NaN outside [-1, 1])", scale_bias=True, ulps=4096.0,
+        absolute=2.0**-21, precision="4096 ULP and 2^-21 absolute (computed as WGSL defines asin: atan2(x, "
+        "sqrt((1 - x)(1 + x))), atan2's 4096 ULP and the square root's rounding)"),
+    Row("ELEMENT_WISE_ATAN", "atan", "atan", ("input_tensor",), _UNARY_FLOAT, np.arctan, {"float": "atan_real(a)"},
+        "element_wise_atan_operator_desc.md", "arctan(x)", scale_bias=True, ulps=4096.0,
+        precision="4096 ULP (WGSL's atan)"),
+    Row("ELEMENT_WISE_ATAN_YX", "atan_yx", "atan_yx", ("a_tensor", "b_tensor"), ((FL.FL_3_1, (1, 8), FLOATS),),
+        _atan2, {"float": "atan2_real(a, b)"}, "element_wise_atan_yx_operator_desc.md",
+        "atan2(a, b), a the y and b the x coordinate (IEEE atan2's values at the origin and the infinities)",
+        ulps=4096.0, precision="4096 ULP (WGSL's atan2)"),
+    Row("ELEMENT_WISE_ACOSH", "acosh", "acosh", ("input_tensor",), _UNARY_2_0, np.arccosh, {"float": "acosh_real(a)"},
+        "element_wise_acosh_operator_desc.md", "arcosh(x) (NaN below 1)", scale_bias=True, ulps=6.0,
+        absolute=2.0**-20, precision="6 ULP and 2^-20 absolute (WGSL's log of x + sqrt((x - 1)(x + 1)), "
+        "log(x) + ln 2 beyond 4096)"),
+    Row("ELEMENT_WISE_ASINH", "asinh", "asinh", ("input_tensor",), _UNARY_2_0, np.arcsinh, {"float": "asinh_real(a)"},
+        "element_wise_asinh_operator_desc.md", "arsinh(x)", scale_bias=True, ulps=6.0, absolute=2.0**-20,
+        precision="6 ULP and 2^-20 absolute (WGSL's log of |x| + sqrt(x^2 + 1), log|x| + ln 2 beyond 4096, "
+        "x itself below 2^-12)"),
+    Row("ELEMENT_WISE_ATANH", "atanh", "atanh", ("input_tensor",), _UNARY_2_0, np.arctanh, {"float": "atanh_real(a)"},
+        "element_wise_atanh_operator_desc.md", "artanh(x) (+-inf at +-1, NaN beyond)", scale_bias=True, ulps=3.5,
+        absolute=2.0**-21, precision="3.5 ULP and 2^-21 absolute (WGSL's log of (1 + |x|) / (1 - |x|), halved; "
+                                     "x itself below 2^-12)"),
+    Row("ELEMENT_WISE_COSH", "cosh", "cosh", ("input_tensor",), _UNARY_2_0, np.cosh, {"float": "cosh_real(a)"},
+        "element_wise_cosh_operator_desc.md", "cosh(x)", scale_bias=True, ulps=lambda x, **_: 10 + 2 * np.abs(x),
+        precision="10 + 2|x| ULP (WGSL's exp of |x| / 2, squared, halved, plus its reciprocal: finite up to "
+                  "float32's limit)"),
+    Row("ELEMENT_WISE_SINH", "sinh", "sinh", ("input_tensor",), _UNARY_2_0, np.sinh, {"float": "sinh_real(a)"},
+        "element_wise_sinh_operator_desc.md", "sinh(x)", scale_bias=True, ulps=lambda x, **_: 13 + 3 * np.abs(x),
+        precision="13 + 3|x| ULP (its Taylor series below |x| = 1; beyond, WGSL's exp of |x| / 2, squared, less its "
+                  "reciprocal)"),
+    Row("ELEMENT_WISE_TAN", "tan", "tan", ("input_tensor",), _UNARY_FLOAT, np.tan, {"float": "tan(reduced_angle(a))"},
+        "element_wise_tan_operator_desc.md", "tan(x)", scale_bias=True, ulps=2.5, absolute=_tan_error,
+        precision="WGSL's tan, inherited from sin(x) / cos(x), each 2^-11 absolute in [-pi, pi]: 2^-11 (1 + |tan x|) "
+                  "/ (|cos x| - 2^-11) absolute and 2.5 ULP; beyond [-pi, pi] or next to a pole, WGSL promises "
+                  "nothing"),
+    Row("ELEMENT_WISE_CEIL", "ceil", "ceil", ("input_tensor",), _UNARY_FLOAT, np.ceil, {"float": "ceil(a)"},
+        "element_wise_ceil_operator_desc.md", "the least integer >= x", scale_bias=True),
+    Row("ELEMENT_WISE_FLOOR", "floor", "floor", ("input_tensor",), _UNARY_FLOAT, np.floor, {"float": "floor(a)"},
+        "element_wise_floor_operator_desc.md", "the largest integer <= x", scale_bias=True),
+    Row("ELEMENT_WISE_ROUND", "round", "round", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_1, {4}, FLOATS),
+    ), _round, {"float": {RoundingMode.HALVES_TO_NEAREST_EVEN: "round(a)", RoundingMode.TOWARD_ZERO: "trunc(a)",
+                          RoundingMode.TOWARD_INFINITY: "round_away(a)"}},
+        "element_wise_round_operator_desc.md",
+        "x rounded to an integer as rounding_mode says (halves to even, toward zero, halves away from zero)",
+        attributes=(Attr("rounding_mode", RoundingMode.HALVES_TO_NEAREST_EVEN, kind="enum", enum=RoundingMode),)),
+    Row("ELEMENT_WISE_ERF", "erf", "erf", ("input_tensor",), _UNARY_2_0, _erf, {"float": "erf_real(a)"},
+        "element_wise_erf_operator_desc.md", "erf(x)", scale_bias=True, ulps=2.0, absolute=_erf_error,
+        precision="2 ULP below |x| = 0.5 (its Taylor series); beyond, Abramowitz & Stegun 7.1.26 (1.5e-7 absolute; "
+                  "WGSL has no erf) and 2^-21 absolute"),
+    Row("ELEMENT_WISE_SIGN", "sign", "sign", ("input_tensor",), _SIGN_TYPES, _sign,
+        {"float": "select(select(F(0.0), F(-1.0), a < F(0.0)), F(1.0), a > F(0.0))",
+         "sint": "select(select(0, -1, a < 0), 1, a > 0)", "uint": "select(0u, 1u, a > 0u)",
+         "sint64": "select(select(w64_zero(), w64_neg(w64_one()), w64_lt_s(a, w64_zero())), w64_one(), "
+                   "w64_lt_s(w64_zero(), a))",
+         "uint64": "select(w64_one(), w64_zero(), w64_eq(a, w64_zero()))"},
+        "element_wise_sign_operator_desc.md", "-1 where x < 0, 1 where x > 0, else 0 (-0.0 and NaN too)"),
+    Row("ELEMENT_WISE_IS_NAN", "is_nan", "is_nan", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS, {U32, U8}),
+        (FL.FL_2_0, {4}, FLOATS, {U32, U8}),
+    ), lambda x: np.isnan(x).astype(np.uint8), {"float": "select(0u, 1u, is_nan(f32(a)))"},
+        "element_wise_is_nan_operator_desc.md", "1 where x is NaN, else 0", logical=True),
+    Row("ELEMENT_WISE_IS_INFINITY", "is_infinity", "is_infinity", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), FLOATS, {U8}),
+        (FL.FL_2_1, {4}, FLOATS, {U8}),
+    ), _is_infinity, {"float": {
+        IsInfinityMode.EITHER: "select(0u, 1u, (bitcast<u32>(f32(a)) & 0x7FFFFFFFu) == 0x7F800000u)",
+        IsInfinityMode.POSITIVE: "select(0u, 1u, bitcast<u32>(f32(a)) == 0x7F800000u)",
+        IsInfinityMode.NEGATIVE: "select(0u, 1u, bitcast<u32>(f32(a)) == 0xFF800000u)"}},
+        "element_wise_is_infinity_operator_desc.md", "1 where x is an infinity of infinity_mode's sign, else 0",
+        attributes=(Attr("infinity_mode", IsInfinityMode.EITHER, kind="enum", enum=IsInfinityMode),), logical=True),
+    Row("ELEMENT_WISE_THRESHOLD", "threshold", "threshold", ("input_tensor",), (
+        (FL.FL_3_0, (1, 8), T8),
+        (FL.FL_2_1, {4}, T8),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _threshold, {"float": "max_num(a, u_min)", "int": "max(a, u_min)"},
+        "element_wise_threshold_operator_desc.md",
+        "max(x, min) (NaN gives min; integer tensors: the least integer of the type >= min)",
+        attributes=(Attr("min", -math.inf),), scale_bias=True, int_attributes=_threshold_ints),
+    Row("ELEMENT_WISE_DIFFERENCE_SQUARE", "difference_square", "difference_square", ("a_tensor", "b_tensor"),
+        ((FL.FL_3_1, (1, 8), FLOATS | {I32, U32}),), _integer_or_float(lambda a, b: (a - b) * (a - b),
+                                                                     _wrap(lambda a, b: (a - b) * (a - b))),
+        {"float": "(a - b) * (a - b)", "int": "(a - b) * (a - b)"},
+        "element_wise_difference_square_operator_desc.md", "(a - b)^2 (integers wrap)",
+        ulps=2.0, precision="2 ULP (a subtraction and a product, each correctly rounded)"),
+    Row("ACTIVATION_HARD_SIGMOID", "hard_sigmoid", "hard_sigmoid", ("input_tensor",), _ACTIVATION_FLOAT,
+        _hard_sigmoid, {"float": "max_num(F(0.0), min_num(u_alpha * a + u_beta, F(1.0)))"},
+        "activation_hard_sigmoid_operator_desc.md", "max(0, min(alpha * x + beta, 1)) (NaN gives 1, as HLSL's min)",
+        attributes=(Attr("alpha", 0.2), Attr("beta", 0.5)), fuses=True, ulps=0.5,
+        absolute=lambda x, alpha, beta: np.spacing(np.abs(alpha * x).astype(np.float32)).astype(np.float64),
+        precision="0.5 ULP of the result and 1 ULP of alpha * x (two roundings)"),
+    Row("ACTIVATION_PARAMETRIC_SOFTPLUS", "parametric_softplus", "parametric_softplus", ("input_tensor",),
+        _ACTIVATION_FLOAT, _parametric_softplus, {"float": "parametric_softplus(a, u_alpha, u_beta)"},
+        "activation_parametric_softplus_operator_desc.md", "alpha ln(1 + e^(beta x))",
+        attributes=(Attr("alpha", 1.0), Attr("beta", 1.0)), fuses=True, ulps=4.5,
+        absolute=lambda x, alpha, beta: np.where(np.abs(beta * x) > _F32_MAX, np.inf, np.abs(alpha) * 2.0**-20),
+        precision="4.5 ULP and 2^-20 |alpha| absolute (WGSL's log on [1, 2], exp)"),
+    Row("ACTIVATION_SCALED_ELU", "scaled_elu", "scaled_elu", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha, gamma: np.where(x > 0, gamma * x, gamma * (alpha * np.exp(x) - alpha)),
+        {"float": "select(u_gamma * (u_alpha * exp(a) - u_alpha), u_gamma * a, a > F(0.0))"},
+        "activation_scaled_elu_operator_desc.md", "gamma x where x > 0, else gamma (alpha e^x - alpha)",
+        attributes=(Attr("alpha", 1.6732), Attr("gamma", 1.0507)), fuses=True, ulps=1.5,
+        absolute=lambda x, alpha, gamma: np.where(x > 0, 0.0, np.abs(alpha * gamma) * 2.0**-22),
+        precision="1.5 ULP, and |alpha gamma| 2^-22 absolute for x <= 0 (WGSL's exp: (3 + 2|x|) e^x <= 3 ULP of 1)"),
+    Row("ACTIVATION_SCALED_TANH", "scaled_tanh", "scaled_tanh", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha, beta: alpha * np.tanh(beta * x), {"float": "u_alpha * tanh_real(u_beta * a)"},
+        "activation_scaled_tanh_operator_desc.md", "alpha tanh(beta x)",
+        attributes=(Attr("alpha", 1.0), Attr("beta", 0.5)), fuses=True,
+        ulps=lambda x, alpha, beta: 2 * _tanh_ulps(beta * x) + 1.5,
+        absolute=lambda x, alpha, beta: np.abs(alpha) * 2.0**-21,
+        precision="2 (8.5 + 4|beta x|) + 1.5 ULP and 2^-21 |alpha| absolute (tanh's, scaled)"),
+    Row("ACTIVATION_SOFTSIGN", "softsign", "softsign", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x: np.where(np.isinf(x), np.sign(x), x / (1 + np.abs(x))),
+        {"float": "select(a / (F(1.0) + abs(a)), sign(a), abs(a) >= F(16777216.0))"},
+        "activation_softsign_operator_desc.md", "x / (1 + |x|) (+-1 at +-inf)", fuses=True, ulps=3.0,
+        precision="3 ULP (an addition and WGSL's division)"),
+    Row("ACTIVATION_THRESHOLDED_RELU", "thresholded_relu", "thresholded_relu", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x, alpha: np.where(x > alpha, x, 0.0), {"float": "select(F(0.0), a, a > u_alpha)"},
+        "activation_thresholded_relu_operator_desc.md", "x where x > alpha, else 0 (NaN gives 0)",
+        attributes=(Attr("alpha", 1.0),), fuses=True),
+    Row("ACTIVATION_SHRINK", "shrink", "shrink", ("input_tensor",), (
+        (FL.FL_5_1, (1, 8), T8),
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, (4, 5), FLOATS),
+    ), _shrink, {"float": "select(select(F(0.0), a + u_bias, a < -u_threshold), a - u_bias, a > u_threshold)",
+                 "sint": "select(select(0, a + u_bias, int_below(a, ceil(-u_threshold))), a - u_bias, "
+                         "int_above(a, floor(u_threshold)))",
+                 "uint": "select(select(0u, a + u_bias, uint_below(a, ceil(-u_threshold))), a - u_bias, "
+                         "uint_above(a, floor(u_threshold)))"},
+        "activation_shrink_operator_desc.md",
+        "x - bias where x > threshold, x + bias where x < -threshold, else 0 (integers: the comparisons exact, bias "
+        "truncated toward zero and saturated to the type, the result wrapping)",
+        attributes=(Attr("bias", 0.0), Attr("threshold", 0.5)), fuses=True, ulps=0.5, int_attributes=_shrink_ints,
+        precision="correctly rounded (0.5 ULP)"),
+    Row("ACTIVATION_CELU", "celu", "celu", ("input_tensor",), ((FL.FL_3_0, (1, 8), FLOATS),), _celu,
+        {"float": "celu(a, u_alpha)"},
+        "activation_celu_operator_desc.md",
+        "max(0, x) + min(0, alpha (e^(x / alpha) - 1)) (x (1 + x / 2 alpha) where |x / alpha| < 2^-12: x itself for an "
+        "infinite alpha)",
+        attributes=(Attr("alpha", 1.0),), fuses=True,
+        ulps=_celu_ulps,
+        precision="7 + 4|u| ULP, u = x / alpha (WGSL's division; alpha (e^u - 1) by its Taylor series below |u| = "
+                  "0.5, else WGSL's exp less 1; beyond u = 80 as e^(u + ln|alpha|): and 6|ln|alpha|| + 8 ULP more)"),
+    Row("ACTIVATION_HARD_SWISH", "hard_swish", "hard_swish", ("input_tensor",), ((FL.FL_6_2, (1, 8), FLOATS),),
+        _hard_swish, {"float": "hard_swish(a, u_alpha, u_beta)"},
+        "activation_hard_swish_operator_desc.md", "x max(0, min(alpha x + beta, 1)) (0 where the second factor is 0)",
+        attributes=(Attr("alpha", 1 / 6), Attr("beta", 0.5)), ulps=0.5,
+        absolute=lambda x, alpha, beta: np.abs(x) * (np.spacing(np.abs(alpha * x).astype(np.float32)) + 2.0**-24),
+        precision="0.5 ULP, and |x| (1 ULP of alpha x + 2^-24) absolute"),
+    Row("ACTIVATION_SWISH", "swish", "swish", ("input_tensor",), ((FL.FL_6_2, (1, 8), FLOATS),), _swish,
+        {"float": "swish(a, u_sigmoid_input_scale)"},
+        "activation_swish_operator_desc.md",
+        "x / (1 + e^(-sigmoid_input_scale x)) (0 where x is infinite and the quotient is inf / inf: the limit)",
+        attributes=(Attr("sigmoid_input_scale", 1.0),),
+        ulps=_swish_ulps, precision="6.5 + 3|v| ULP, v = sigmoid_input_scale x (WGSL's exp, an addition and a "
+                                    "division); below v = -80, x e^v as e^(v + ln|x|): and 6|ln|x|| + 8 ULP more"),
+    Row("ACTIVATION_IDENTITY", "activation_identity", "activation_identity", ("input_tensor",), _ACTIVATION_FLOAT,
+        lambda x: x, {"float": "a"}, "activation_identity_operator_desc.md", "x (a copy)", fuses=True, copy=True),
+    Row("ACTIVATION_PARAMETERIZED_RELU", "parameterized_relu", "parameterized_relu", ("input_tensor", "slope_tensor"), (
+        (FL.FL_5_1, (1, 8), FLOATS | {I32, I16, I8}),
+        (FL.FL_3_0, (1, 8), FLOATS),
+        (FL.FL_2_0, (4, 5), FLOATS),
+        (FL.FL_1_0, {4}, FLOATS),
+    ), _prelu, {"float": "select(b * a, a, a >= F(0.0))", "int": "select(b * a, a, a >= 0)"},
+        "activation_parameterized_relu_operator_desc.md",
+        "x where x >= 0, else slope * x (slope a tensor; integers wrap)", ulps=0.5,
+        precision="correctly rounded (0.5 ULP)"),
 )
 
 
@@ -941,8 +1461,14 @@ class ElementWiseDesc:
         if row.fused_activation:
             object.__setattr__(self, "fused_activation",
                                FusedActivation.coerce(self.fused_activation, f"{row.op}: fused_activation"))
+        out_type = getattr(getattr(self, row.output), "data_type", None)  # (not a TensorDesc: validation says so)
+        if row.min_max_data_type:
+            given = self.min_max_data_type
+            object.__setattr__(self, "min_max_data_type", out_type if given is None else
+                               DataType.parse(given, f"{row.op}: min_max_data_type"))
+        value_type = self.min_max_data_type if row.min_max_data_type else out_type
         for a in row.attributes:
-            object.__setattr__(self, a.name, a.check(getattr(self, a.name), a.name, row.op))
+            object.__setattr__(self, a.name, a.check(getattr(self, a.name), a.name, row.op, value_type))
 
     @property
     def input_descs(self) -> tuple[TensorDesc | None, ...]:
@@ -962,6 +1488,7 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
         check_tensor_desc(op, field, td, is_output=field == row.output)
     rank = check_same_rank(op, named)
     first_field, first = next(iter(named.items()))
+    mixed = dict(row.mixed)
     for field, td in named.items():
         if td.sizes != first.sizes:
             raise InvalidArgumentError(
@@ -970,10 +1497,17 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
     for group in row.type_groups():
         present = [f for f in group if f in named]
         for field in present[1:]:
-            if named[field].data_type != named[present[0]].data_type:
-                raise InvalidArgumentError(
-                    f"{op}: {field}.data_type {named[field].data_type.name} must equal {present[0]}.data_type "
-                    f"{named[present[0]].data_type.name}")
+            want = named[present[0]].data_type
+            if named[field].data_type == want or (field in mixed and level >= mixed[field]):
+                continue
+            later = f" at {FeatureLevel(level).name}; it needs {mixed[field].name} or later" if field in mixed else ""
+            raise InvalidArgumentError(
+                f"{op}: {field}.data_type {named[field].data_type.name} must equal {present[0]}.data_type "
+                f"{want.name}{later}")
+    if row.min_max_data_type and desc.min_max_data_type != named[row.output].data_type:
+        raise InvalidArgumentError(
+            f"{op}: min_max_data_type {desc.min_max_data_type.name} must match {row.output}.data_type "
+            f"{named[row.output].data_type.name}")
     if row.check is not None:
         row.check(op, named, level)
     support.check(level, rank, {f: td.data_type for f, td in named.items()})
@@ -982,7 +1516,8 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
         raise InvalidArgumentError(
             f"{op}: fused_activation needs a FLOAT32 or FLOAT16 output_tensor, not {out_type.name}")
     for a in row.attributes:
-        a.check_level(getattr(desc, a.name), op, level)
+        if a.kind == "float":
+            a.check_level(getattr(desc, a.name), op, level)
     if row.scale_bias and desc.scale_bias is not None and not first.data_type.is_float:
         raise InvalidArgumentError(f"{op}: scale_bias applies to float tensors only, not {first.data_type.name}")
 
@@ -999,8 +1534,14 @@ def problem(desc: ElementWiseDesc) -> Problem:
     if fused is not None:
         activation = _as_activation(fused.row.wgsl["float"])
         act_attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
-    expression = row.wgsl(desc) if callable(row.wgsl) else row.formula(dt)
-    copy = (row.key == "identity" and scale_bias is None) or (row.cast and dt == output.data_type)
+    if callable(row.wgsl):  # a formula built from the desc (CAST's per pair of types)
+        expression = row.wgsl(desc)
+    else:
+        expression = row.formula(dt, *[t.data_type for t in inputs[1:]])
+    if isinstance(expression, dict):  # one formula per value of the row's enum
+        enum_attr = next(a for a in row.attributes if a.kind == "enum")
+        expression = expression[getattr(desc, enum_attr.name)]
+    copy = (row.copy and scale_bias is None) or (row.cast and dt == output.data_type)
 
     def kind(t: TensorDesc) -> str:  # a bit operation's values, and a cast's FLOAT64, are bits
         return "uint" if row.bits or (row.cast and t.data_type == F64) else value_kind(t.data_type)
@@ -1016,15 +1557,18 @@ def problem(desc: ElementWiseDesc) -> Problem:
 def _attributes(row: Row, desc, data_type: DataType) -> tuple[Attribute, ...]:
     """The formula's attributes: FLOATs, or for an integer tensor the integer bounds of
     CLIP (integer_bounds)."""
-    values = {a.name: getattr(desc, a.name) for a in row.attributes}
-    if row.key == "clip" and not data_type.is_float:
+    values = {a.name: getattr(desc, a.name) for a in row.attributes if a.kind != "enum"}
+    if row.key == "clip0" and not data_type.is_float:
         lo, hi = integer_bounds(values["min"], values["max"], data_type.numpy)
         return (Attribute("min", "value", lo), Attribute("max", "value", hi))
-    if row.key == "clip_grad" and not data_type.is_float:
+    if row.key == "clip_grad0" and not data_type.is_float:
         lo, lo_on, hi, hi_on = _grad_bounds(values["min"], values["max"], data_type.numpy)
         return (Attribute("lo", "value", lo), Attribute("lo_on", "f32", lo_on), Attribute("hi", "value", hi),
                 Attribute("hi_on", "f32", hi_on))
-    return tuple(Attribute(k, "f32", v) for k, v in values.items())
+    if row.int_attributes is not None and not data_type.is_float:
+        return row.int_attributes(values, data_type.numpy)
+    kinds = {a.name: "value" if a.kind == "value" else "f32" for a in row.attributes}
+    return tuple(Attribute(k, kinds[k], v) for k, v in values.items())
 
 
 def integer_bounds(low: float, high: float, dtype) -> tuple[int, int]:
@@ -1091,7 +1635,10 @@ def reference_of(row: Row) -> Callable:
             out_type = _cast_dtype(values.pop("dtype"), row.functional)
         scale_bias = ScaleBias.coerce(values.pop("scale_bias", None), "scale_bias")
         fused = FusedActivation.coerce(values.pop("fused_activation", None))
-        if row.key == "identity" and scale_bias is None:  # a copy: bits through (NaN payloads too)
+        for a in row.attributes:  # enums as members, scalars in the tensor's type
+            if a.kind != "float":
+                values[a.name] = a.check(values[a.name], a.name, row.op, DataType.from_numpy(arrays[0].dtype))
+        if row.copy and scale_bias is None:  # a copy: bits through (NaN payloads too)
             return np.array(arrays[0])
         if row.cast or row.raw:
             values["output_data_type"] = out_type
@@ -1101,7 +1648,7 @@ def reference_of(row: Row) -> Callable:
         with np.errstate(all="ignore"):
             if out_type is not None:
                 want = np.dtype(DataType.parse(out_type, "output_data_type").numpy)
-            else:
+            else:  # the first input's type (a mixed row's too), or out_from's
                 source = arrays[row.tensors.index(row.out_from)] if row.out_from else arrays[0]
                 want = source.dtype
             if row.bits and y.dtype.itemsize == want.itemsize:
@@ -1129,9 +1676,9 @@ def _spread(fn, x: np.ndarray, delta: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.nan_to_num(moved, nan=0.0, posinf=np.inf)
 
 
-def _bound(value, x: np.ndarray, attrs: dict):
-    """A row's ulps or absolute error: a number, or a function of its input and attributes."""
-    return value(x, **attrs) if callable(value) else value
+def _bound(value, xs: list, attrs: dict):
+    """A row's ulps or absolute error: a number, or a function of its inputs and attributes."""
+    return value(*xs, **attrs) if callable(value) else value
 
 
 def tolerance_of(row: Row) -> Callable:
@@ -1141,10 +1688,10 @@ def tolerance_of(row: Row) -> Callable:
     propagated through the fused activation, by evaluating the functions at the ends of
     their inputs' error; float16's rounding of the result (1 ULP of float16); the
     subnormals an adapter may flush (results below the compute type's smallest normal,
-    and the result of the inputs flushed); where the exact result rounds to +-inf in the
+    and the result of the inputs, and of x * scale + bias, flushed); where the exact result rounds to +-inf in the
     output type within the error, any value (the kernel may round below the limit)."""
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
-        if expected.dtype.kind != "f" or row.bits or (row.key == "identity" and arguments.get("scale_bias") is None):
+        if expected.dtype.kind != "f" or row.bits or (row.copy and arguments.get("scale_bias") is None):
             return None
         if row.cast:  # exact; NaN any NaN, and a float32 result below 2^-126 may be flushed to 0
             return np.full(expected.shape, 2.0**-126 if expected.dtype == np.float32 else 0.0)
@@ -1167,13 +1714,13 @@ def tolerance_of(row: Row) -> Callable:
                 top = float(np.finfo(compute_type).max)  # x * scale + bias beyond it: +-inf in the kernel
                 e = np.where((np.abs(product) > top) | (np.abs(xs[0]) > top), np.inf, e)
             y = f(xs[0])
-            e = e + _bound(row.ulps, xs[0], attrs) * _ulp(y, compute_type) + _bound(row.absolute, xs[0], attrs)
+            e = e + _bound(row.ulps, xs, attrs) * _ulp(y, compute_type) + _bound(row.absolute, xs, attrs)
             if fused is not None:
                 g_row, g_attrs = fused.row, dict(fused.attributes)
                 g = lambda v: np.asarray(g_row.numpy(v, **g_attrs), np.float64)  # noqa: E731
                 z = g(y)
-                e = (_spread(g, y, e, z) + _bound(g_row.ulps, y, g_attrs) * _ulp(z, compute_type)
-                     + _bound(g_row.absolute, y, g_attrs))
+                e = (_spread(g, y, e, z) + _bound(g_row.ulps, [y], g_attrs) * _ulp(z, compute_type)
+                     + _bound(g_row.absolute, [y], g_attrs))
                 y = z
             if row.ulps or row.absolute:  # the reference's own rounding to the output type
                 e = e + 0.5 * _ulp(y, compute_type)
@@ -1183,6 +1730,10 @@ def tolerance_of(row: Row) -> Callable:
             flushed = [np.where(np.abs(x) < tiny, np.copysign(0.0, x), x).astype(a.dtype) if a.dtype.kind == "f" else a
                        for a, x in zip(arrays, (_as_float64(a) for a in arrays))]
             e = e + np.nan_to_num(np.abs(compute(row, flushed, sb, fused, **attrs) - y), nan=0.0, posinf=np.inf)
+            if sb is not None:  # x * scale + bias is the function's input: flushed where subnormal too
+                z = f(np.where(np.abs(xs[0]) < tiny, np.copysign(0.0, xs[0]), xs[0]))
+                z = z if fused is None else np.asarray(fused.row.numpy(z, **dict(fused.attributes)), np.float64)
+                e = e + np.nan_to_num(np.abs(z - y), nan=0.0, posinf=np.inf)
             limit = float(np.finfo(expected.dtype).max)
             edge = np.isinf(expected.astype(np.float64)) & np.isfinite(y) & (np.abs(y) <= limit + 2 * e)
             return np.where(edge, np.inf, e)
@@ -1226,7 +1777,8 @@ def _signature(row: Row, with_device: bool = True) -> inspect.Signature:
               for f in row.tensors]
     if row.cast:
         params.append(P("dtype", P.POSITIONAL_OR_KEYWORD))
-    params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=a.default) for a in row.attributes]
+    params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=None if a.kind == "value" else a.default)
+               for a in row.attributes]
     if row.logical:
         params.append(P("output_data_type", P.KEYWORD_ONLY, default="UINT8"))
     if row.out_type is not None:
@@ -1319,11 +1871,28 @@ def _from_cli(row: Row, infer):
         groups = [g for g in row.type_groups() if row.tensors[main] in g]
         types = [pick(sets[main]) if i == main or any(f in g for g in groups) else pick(sets[i])
                  for i, f in enumerate(row.tensors)]
-        attrs = {at.name: float(a[at.name]) if a.get(at.name) is not None else at.default for at in row.attributes}
+        attrs = {at.name: _cli_value(at, a.get(at.name)) for at in row.attributes}
         if row.cast:
             attrs["dtype"] = a.get("to") or "FLOAT16"
         return infer(*[TensorDesc(t, x.sizes, x.strides) for t in types], **attrs)
     return desc
+
+
+def _default_text(a: Attr) -> str:
+    if a.kind == "enum":
+        return a.default.name.lower()
+    if a.kind == "value":
+        return f"the type's {a.default}"
+    return str(a.default)
+
+
+def _cli_value(a: Attr, raw):
+    if raw is None:
+        return None if a.kind == "value" else a.default
+    if a.kind == "enum":
+        return raw
+    value = float(raw)
+    return int(value) if a.kind == "value" and value.is_integer() else value
 
 
 def spec(row: Row) -> OpSpec:
@@ -1335,7 +1904,10 @@ def spec(row: Row) -> OpSpec:
         fields.append(("scale_bias", Any, dataclasses.field(default=None)))
     if row.fused_activation:
         fields.append(("fused_activation", Any, dataclasses.field(default=None)))
-    fields += [(a.name, float, dataclasses.field(default=a.default)) for a in row.attributes]
+    if row.min_max_data_type:
+        fields.append(("min_max_data_type", Any, dataclasses.field(default=None)))
+    fields += [(a.name, Any, dataclasses.field(default=None if a.kind == "value" else a.default))
+               for a in row.attributes]
     name = f"{row.op}OperatorDesc"
     desc = desc_class(name, __name__, base=ElementWiseDesc, fields=fields, ROW=row,
                       doc=f"DML_{row.dml}_OPERATOR_DESC: {row.summary}.")
@@ -1343,7 +1915,8 @@ def spec(row: Row) -> OpSpec:
     types_per_tensor = [(lvl, ranks, *types) for lvl, ranks, *types in row.support]
     support = support_table(row.op, tensors, types_per_tensor)
     infer = infer_output_of(row, desc)
-    cli_args = tuple(CliArg(f"--{a.name}", f"{a.name} (default {a.default})", "number") for a in row.attributes)
+    cli_args = tuple(CliArg(f"--{a.name.replace('_', '-')}", f"{a.name} (default {_default_text(a)})",
+                            "str" if a.kind == "enum" else "number") for a in row.attributes)
     if row.cast:
         cli_args += (CliArg("--to", "the output's data type (default FLOAT16)", "str"),)
     examples = tuple(
