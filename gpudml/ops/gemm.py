@@ -285,8 +285,8 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
             g_attrs = dict(fused.attributes)
             g = lambda v: np.asarray(fused.row.numpy(v, **g_attrs), np.float64)  # noqa: E731
             y = g(alpha_y)
-            e = (_spread(g, alpha_y, e, y) + _bound(fused.row.ulps, alpha_y, g_attrs) * _ulp(y, np.float32)
-                 + _bound(fused.row.absolute, alpha_y, g_attrs) + TINY)
+            e = (_spread(g, alpha_y, e, y) + _bound(fused.row.ulps, [alpha_y], g_attrs) * _ulp(y, np.float32)
+                 + _bound(fused.row.absolute, [alpha_y], g_attrs) + TINY)
         e = e + 0.5 * _ulp(y, np.float32)
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
