@@ -16,7 +16,7 @@ from ..tensor_desc import TensorDesc
 from .guard import guarded
 from .profiler import DispatchLabel, Work
 from .storage import storage_range
-from .tensor import Tensor, host_buffer, logical_from_raw
+from .tensor import Tensor, execute_results, host_buffer, logical_from_raw, staged_inputs
 
 BIND_GROUP_CACHE_SIZE = 16
 
@@ -133,29 +133,10 @@ class CompiledOperator:
                 checked.append(host_buffer(x, desc, f"{self.name}.execute: {field}"))
         if outputs is not None:
             self._check_outputs(outputs, checked)
-        ctx = self.device._ctx
-        staged = []  # buffers holding numpy inputs, given back after the submit
-        try:
-            in_buffers = []
-            for item, (_, desc) in zip(checked, self.inputs):
-                if isinstance(item, Tensor):
-                    in_buffers.append(item.buffer)
-                else:
-                    buf = ctx.pool.acquire(desc.buffer_bytes, self.device.caps)
-                    staged.append(buf)
-                    ctx.transfers.upload(buf, item)
-                    in_buffers.append(buf)
+        with staged_inputs(self.device, checked, [d for _, d in self.inputs]) as in_buffers:
             results, clears = self._output_tensors(outputs)
             self._record(in_buffers, [t.buffer for t in results], clears)
-        finally:
-            for buf in staged:
-                ctx.pool.release(buf)
-        if outputs is not None or all(isinstance(x, Tensor) for x in inputs):
-            return results
-        arrays = [t.numpy() for t in results]
-        for t in results:
-            t.free()
-        return arrays
+        return execute_results(results, outputs, inputs)
 
     @guarded(lambda self: self.device._ctx)
     def run(self, tensors: list) -> list:

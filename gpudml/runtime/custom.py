@@ -22,7 +22,7 @@ from ..tensor_desc import TensorDesc
 from .guard import gpu_errors, is_lost_message, translate
 from .profiler import DispatchLabel, Work
 from .storage import Storage, storage_range
-from .tensor import Tensor, host_buffer
+from .tensor import Tensor, execute_results, host_buffer, staged_inputs
 
 STRATEGY = "hlsl"
 
@@ -175,35 +175,16 @@ class KernelCall:
                 if any(isinstance(x, Tensor) and x.buffer is t.buffer for x in checked):
                     raise InvalidArgumentError(f"{where}: output {field} is also an input; pass another Tensor")
         ctx = self.device._ctx
-        staged = []
-        with gpu_errors(ctx):
-            try:
-                in_buffers = []
-                for item, (_, desc) in zip(checked, self.inputs):
-                    if isinstance(item, Tensor):
-                        in_buffers.append(item.buffer)
-                    else:
-                        buf = ctx.pool.acquire(desc.buffer_bytes, self.device.caps)
-                        staged.append(buf)
-                        ctx.transfers.upload(buf, item)
-                        in_buffers.append(buf)
-                if outputs is None:
-                    results = [Tensor(self.device, ctx.pool.acquire(d.buffer_bytes, self.device.caps), d)
-                               for _, d in self.outputs]
-                    clears = [t.buffer for t in results]  # what the kernel leaves unwritten reads as zero
-                else:
-                    results = list(outputs)
-                    clears = [t.buffer for t in results] if self._clear_given else []
-                self._record(in_buffers, [t.buffer for t in results], clears)
-            finally:
-                for buf in staged:
-                    ctx.pool.release(buf)
-        if outputs is not None or all(isinstance(x, Tensor) for x in inputs):
-            return results
-        arrays = [t.numpy() for t in results]
-        for t in results:
-            t.free()
-        return arrays
+        with gpu_errors(ctx), staged_inputs(self.device, checked, [d for _, d in self.inputs]) as in_buffers:
+            if outputs is None:
+                results = [Tensor(self.device, ctx.pool.acquire(d.buffer_bytes, self.device.caps), d)
+                           for _, d in self.outputs]
+                clears = [t.buffer for t in results]  # what the kernel leaves unwritten reads as zero
+            else:
+                results = list(outputs)
+                clears = [t.buffer for t in results] if self._clear_given else []
+            self._record(in_buffers, [t.buffer for t in results], clears)
+        return execute_results(results, outputs, inputs)
 
     def _record(self, in_buffers, out_buffers, clears) -> None:
         for b in in_buffers + out_buffers:

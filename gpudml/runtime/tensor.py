@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..errors import InvalidArgumentError
@@ -33,6 +35,40 @@ def checked_array(x, where: str) -> np.ndarray:
     if x.size == 0:
         raise InvalidArgumentError(f"{where} has shape {list(x.shape)}; every size must be >= 1")
     return x
+
+
+@contextmanager
+def staged_inputs(device, items, descs):
+    """The buffers of an execute's inputs, for the block: a Tensor's own, a host array
+    uploaded into a pooled buffer, given back when the block ends (recorded work that names
+    it keeps the pool's hold)."""
+    ctx = device._ctx
+    staged = []
+    try:
+        buffers = []
+        for item, desc in zip(items, descs):
+            if isinstance(item, Tensor):
+                buffers.append(item.buffer)
+            else:
+                buf = ctx.pool.acquire(desc.buffer_bytes, device.caps)
+                staged.append(buf)
+                ctx.transfers.upload(buf, item)
+                buffers.append(buf)
+        yield buffers
+    finally:
+        for buf in staged:
+            ctx.pool.release(buf)
+
+
+def execute_results(results: list, outputs, inputs) -> list:
+    """What an execute returns: its output Tensors where outputs were given or every input is a
+    Tensor, else their arrays (the Tensors freed)."""
+    if outputs is not None or all(isinstance(x, Tensor) for x in inputs):
+        return results
+    arrays = [t.numpy() for t in results]
+    for t in results:
+        t.free()
+    return arrays
 
 
 def host_buffer(x: np.ndarray, desc: TensorDesc, where: str) -> np.ndarray:
