@@ -13,6 +13,8 @@ import pytest
 
 import gpudml
 
+pytestmark = pytest.mark.any_class  # the source tree: the same under either adapter class
+
 PACKAGE = Path(gpudml.__file__).resolve().parent
 
 

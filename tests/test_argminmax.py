@@ -249,6 +249,7 @@ def test_strategies_by_adapter_class(op):
     assert combine.params["combine"] and combine.invocations == reduction.GPU_WORKGROUP_SIZE  # 256 lanes merge 1,024
 
 
+@pytest.mark.any_class  # the strategy forced
 @pytest.mark.parametrize("direction", ["increasing", "decreasing"])
 def test_workgroup_boundaries(device, op, direction):
     """The GPU-class strategy forced: rows shorter and longer than a workgroup (256 lanes),

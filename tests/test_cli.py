@@ -19,6 +19,8 @@ import gpudml as dml
 from gpudml import cli
 from gpudml.ops import SPECS
 
+pytestmark = pytest.mark.any_class  # the command line: the same under either adapter class
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Environment in which neither the Vulkan loader nor EGL finds a driver.
 NO_DRIVERS = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json",

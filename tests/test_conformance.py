@@ -98,6 +98,7 @@ FL, T = dml.FeatureLevel, dml.DataType
 KEYS = [s.key for s in SPECS]
 
 
+@pytest.mark.any_class
 def test_every_operator_has_a_rule():
     """Adding an operator is adding its rule (tests/conformance.py): nothing else in the kit."""
     assert sorted(RULES) == sorted(KEYS)
@@ -128,6 +129,7 @@ def test_page_examples(device, example):
     check(examples.run_reference(example), "reference")
 
 
+@pytest.mark.any_class
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
 def test_examples_and_support_tables_are_the_pages(spec):
     """Every array of every example (inputs, array arguments, outputs) is a tensor its stored
@@ -207,6 +209,7 @@ def never_listed(table, types: dict) -> bool:
     return not any(t in row.types[f] for row in table.rows for f, t in types.items())
 
 
+@pytest.mark.any_class
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
 def test_feature_levels_accept_what_the_table_allows(spec):
     """At every feature level, for every rank 1-8 and every data type (of the input and of
@@ -292,6 +295,9 @@ def test_layout_sweep(device, spec, data_type, rank):
 
 # ============================================================================ strategies
 STRATEGY_CASES = 8
+#: For a light rule (its kernels another rule's or its own test file's: GEMM's variants are
+#: tests/test_gemm.py's), fewer.
+LIGHT_STRATEGY_CASES = 3
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
@@ -300,7 +306,7 @@ def test_every_strategy_and_variant(device, spec):
     plan and with each option set the planner offers the autotuner (Planner.variants): on
     the same inputs, the same result (the reference's, within the spec's precision)."""
     ran = set()
-    for seed in range(STRATEGY_CASES):
+    for seed in range(LIGHT_STRATEGY_CASES if RULES[spec.key].light else STRATEGY_CASES):
         rng = np.random.default_rng([KEYS.index(spec.key), seed, 99])
         case = draw_case(spec, RandomDraw(rng), level=device.feature_level, layout=LAYOUTS[seed % len(LAYOUTS)])
         ran |= run_every_variant(device, case, seed)
@@ -396,6 +402,7 @@ def test_fuzz_valid_descriptions_match_reference(adapter, spec):
     check()
 
 
+@pytest.mark.any_class
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
 def test_fuzz_invalid_descriptions_raise_invalid_argument(spec):
@@ -428,6 +435,7 @@ def test_fuzz_invalid_descriptions_raise_invalid_argument(spec):
     check()
 
 
+@pytest.mark.any_class
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
 def test_fuzz_execute_hostile_arguments(spec):
@@ -500,6 +508,7 @@ def test_fuzz_functional_api_hostile_arguments(adapter, spec):
     check()
 
 
+@pytest.mark.any_class
 def test_fuzz_long_run_flag_sets_the_budget(monkeypatch):
     """GPUDML_FUZZ_EXAMPLES=N: N fresh random examples per test; unset: the CI-sized,
     derandomized default (the same examples every run)."""

@@ -15,6 +15,8 @@ import pytest
 
 import gpudml as dml
 
+pytestmark = pytest.mark.any_class  # the documentation: the same under either adapter class
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 

@@ -17,6 +17,8 @@ import gpudml as dml
 from gpudml import cli, hlsl, lab
 from gpudml.runtime.tensor import Tensor
 
+pytestmark = pytest.mark.any_class  # kernels of their own (no strategies): the same under either adapter class
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "docs" / "hlsl-examples"
 ADD = (EXAMPLES / "add.hlsl").read_text()

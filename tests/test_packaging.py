@@ -25,6 +25,8 @@ MODULES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpudml").rglob("*.py
 #: Renders one kernel and prints where gpudml and its templates were found.
 PROBE = """
 import gpudml, gpudml.caps, gpudml.compiler, gpudml.kernels.templates
+
+pytestmark = pytest.mark.any_class  # the wheel: the same under either adapter class
 desc = gpudml.Slice1OperatorDesc(gpudml.TensorDesc(1, [4]), gpudml.TensorDesc(1, [4]), [0], [4], [-1])
 wgsl = gpudml.compiler.compile(desc, gpudml.caps.profile("gl-cpu")).wgsl[0]
 print(gpudml.__file__)

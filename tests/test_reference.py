@@ -20,6 +20,8 @@ from gpudml.examples import EXAMPLES
 from gpudml.ops import SPECS, spec_named
 from gpudml.types import DataType, PaddingMode, ReduceFunction
 
+pytestmark = pytest.mark.any_class  # the numpy references: the same under either adapter class
+
 F = ReduceFunction
 ALL_DTYPES = [t.numpy for t in DataType]
 

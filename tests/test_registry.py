@@ -7,6 +7,7 @@ kernels' templates and its conformance rules (docs/adding-an-operator.md)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from gpudml.kernels import templates
 from gpudml.kernels.base import Planner
 from gpudml.ops import SPECS, OpSpec, spec_for, spec_named
 from gpudml.ops.spec import regroup, tensor_fields, tensor_groups
+
+pytestmark = pytest.mark.any_class  # validation and registry facts: the same under either adapter class
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DIR = ROOT / "gpudml" / "ops"
@@ -52,6 +55,12 @@ def test_every_operator_module_is_registered_in_its_order():
     assert len(set(names)) == len(names)
 
 
+@functools.cache
+def _parser():
+    """gpudml's argument parser, built once (it holds a subcommand per operator)."""
+    return cli.build_parser()
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.key)
 def test_one_spec_per_operator(spec: OpSpec):
     assert spec.desc.__name__.startswith(spec.name) and spec.desc.__name__.endswith("OperatorDesc")
@@ -72,7 +81,7 @@ def test_one_spec_per_operator(spec: OpSpec):
     assert all(e.operator == spec.key and e.name.startswith(f"{spec.key}-") for e in spec.examples)
     assert all(e in examples.EXAMPLES for e in spec.examples)
     # Its `gpudml shader` subcommand takes its CLI options.
-    args = cli.build_parser().parse_args(["shader", spec.key])
+    args = _parser().parse_args(["shader", spec.key])
     assert all(hasattr(args, a.dest) for a in spec.cli.args)
     # Its planner's strategies are named, and its tensors are the desc's inputs.
     planner = spec.planner

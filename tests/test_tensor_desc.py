@@ -7,6 +7,8 @@ import pytest
 import gpudml as dml
 from gpudml.tensor_desc import check_tensor_desc
 
+pytestmark = pytest.mark.any_class  # tensor descriptions: the same under either adapter class
+
 F32, U8, F16, I64 = dml.DataType.FLOAT32, dml.DataType.UINT8, dml.DataType.FLOAT16, dml.DataType.INT64
 
 

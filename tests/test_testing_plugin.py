@@ -12,6 +12,8 @@ import pytest
 import gpudml as dml
 from gpudml import testing
 
+pytestmark = pytest.mark.any_class  # the pytest plugin: the same under either adapter class
+
 PLUGIN = ("-p", "gpudml.testing")
 
 USER_TESTS = """
