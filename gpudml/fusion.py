@@ -18,6 +18,29 @@ materialized data-movement value is one kernel that walks its chain back to the 
 materialized value (its source), and each node that reads through a chain is one kernel
 (a chain read by several consumers is recomputed in each). Any other node is one kernel
 of its own. A chain of one node is that operator's own kernel.
+
+Element-wise nodes fuse into one element-wise kernel (`_inline_elementwise`), and into the
+store of the kernel that computes their input, its *epilogue* (kernels/epilogue.py; the
+planners' `epilogue` hook: Reduce, ArgMax, ArgMin, GEMM, the softmax family, the scans, and
+data-movement chains through the movement kernel's `strided` strategy). The epilogue rules
+(`_epilogue_producers`): the value of such a producer is not written, and the element-wise
+chain reading it (an element-wise root and the nodes inlined into it) is computed in the
+producer's kernel, where the value
+- is no graph output, is read exactly once (by a node of the chain), and the producer
+  has that one output;
+- is read as it is (its own sizes, packed: no broadcast, no layout change) and the chain's
+  output is packed, so that an output element's offset is its index for every tensor the
+  chain reads (those read through their own strides at the element's coordinates,
+  broadcast included);
+- and every tensor of the chain is at most 32 bits wide (no FLOAT64 step, no 64-bit
+  integers: a producer's kernel picks its own 64-bit representation; ArgMax's default INT64
+  output is not fused);
+- the producer does not itself read through a chain (a Reduce's prologue: one or the other);
+- the kernel's tensors fit the adapter's storage bindings.
+One producer per chain (the first value that qualifies: `add(gemm1, gemm2)` runs in
+gemm1's store, gemm2 is written). Results equal the unfused graph: the producer's value is
+rounded to its type before the steps, as a tensor would be; integer and movement steps are
+bit-exact, float steps within their rows' tolerance (a compiler may contract).
 """
 
 from __future__ import annotations
