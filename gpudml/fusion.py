@@ -18,6 +18,29 @@ materialized data-movement value is one kernel that walks its chain back to the 
 materialized value (its source), and each node that reads through a chain is one kernel
 (a chain read by several consumers is recomputed in each). Any other node is one kernel
 of its own. A chain of one node is that operator's own kernel.
+
+Element-wise nodes fuse into one element-wise kernel (`_inline_elementwise`), and into the
+store of the kernel that computes their input, its *epilogue* (kernels/epilogue.py; the
+planners' `epilogue` hook: Reduce, ArgMax, ArgMin, GEMM, the softmax family, the scans, and
+data-movement chains through the movement kernel's `strided` strategy). The epilogue rules
+(`_epilogue_producers`): the value of such a producer is not written, and the element-wise
+chain reading it (an element-wise root and the nodes inlined into it) is computed in the
+producer's kernel, where the value
+- is no graph output, is read exactly once (by a node of the chain), and the producer
+  has that one output;
+- is read as it is (its own sizes, packed: no broadcast, no layout change) and the chain's
+  output is packed, so that an output element's offset is its index for every tensor the
+  chain reads (those read through their own strides at the element's coordinates,
+  broadcast included);
+- and every tensor of the chain is at most 32 bits wide (no FLOAT64 step, no 64-bit
+  integers: a producer's kernel picks its own 64-bit representation; ArgMax's default INT64
+  output is not fused);
+- the producer does not itself read through a chain (a Reduce's prologue: one or the other);
+- the kernel's tensors fit the adapter's storage bindings.
+One producer per chain (the first value that qualifies: `add(gemm1, gemm2)` runs in
+gemm1's store, gemm2 is written). Results equal the unfused graph: the producer's value is
+rounded to its type before the steps, as a tensor would be; integer and movement steps are
+bit-exact, float steps within their rows' tolerance (a compiler may contract).
 """
 
 from __future__ import annotations
@@ -30,6 +53,7 @@ from .kernels import elementwise
 from .kernels.base import Planner
 from .kernels.builder import KernelPlan
 from .kernels.chain import Chain, chain
+from .kernels.epilogue import Epilogue, attach, check
 from .kernels.movement import family as movement
 from .ops import spec_for
 from .ops.spec import random_buffer, tensor_fields
@@ -83,6 +107,16 @@ class FusedMovementPlanner(Planner):
         the_chain = _chain(desc.nodes, desc.input_tensor)
         run = movement.CHAIN_RUN_CPU if caps.is_software and len(the_chain.stages) > 1 else movement.RUN
         return KernelPlan((movement.movement_dispatch(strategy, desc.output_tensor, the_chain, run=run),))
+
+    epilogue = True
+
+    def strategies_with_epilogue(self, desc: FusedMovementDesc, caps, epilogue) -> tuple[str, ...]:
+        """`strided` only: the others store 16-byte blocks assembled from several elements."""
+        return ("strided",)
+
+    def plan_with_epilogue(self, desc: FusedMovementDesc, caps, strategy: str, epilogue) -> KernelPlan:
+        check(epilogue, desc.output_tensor)
+        return attach(self.plan(desc, caps, strategy), epilogue, 1 + len(desc.read_tensors))
 
 
 class FusedReadPlanner(Planner):
@@ -296,9 +330,18 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
         _fit_bindings(nodes, needed, movement_node, materialized, max_bindings - FIXED_BINDINGS)
     inlined = _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings)
     materialized -= inlined
+    epilogues = _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, materialized,
+                                    inlined, movement_node)
+    stored = {epilogues[root]: root for root in epilogues}  # producer -> the root its kernel stores
     groups = []
     for i in sorted(needed):
         node = nodes[i]
+        if i in stored:
+            continue  # its kernel is the root's group
+        if i in epilogues:
+            groups.append(_epilogue_group(nodes, producer, inlined, materialized, i, epilogues[i], movement_node,
+                                          value_descs))
+            continue
         if _is_elementwise(node):
             if node.outputs[0] in inlined:
                 continue  # computed inside its consumer's kernel
@@ -441,6 +484,18 @@ def _inlinable(nodes, p: int, v: int, consumer: int, k: int, readers, outputs, v
 def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Group:
     """The kernel of element-wise node `root` with the nodes inlined into it: its steps in
     order (producers first), its inputs the values they read that are written."""
+    order, leaves, args = _tree(nodes, producer, inlined, root)
+    descs = tuple(nodes[i].desc for i in order)
+    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _output_of(nodes[root].desc), descs,
+                                tuple(args[i] for i in order))
+    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
+                 tuple(order))
+
+
+def _tree(nodes, producer, inlined, root: int):
+    """The element-wise nodes computed in `root`'s kernel, producers first, the values they
+    read that are written (leaves: (value, the desc it is read through, the kind it is read
+    in)), and each node's arguments (("input", leaf), ("step", position in the order))."""
     order: list[int] = []
     leaves: list[tuple[int, object]] = []  # (value, the desc it is read through)
     args: dict[int, tuple] = {}
@@ -462,8 +517,183 @@ def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Grou
         args[i] = tuple(refs)
 
     visit(root)
-    descs = tuple(nodes[i].desc for i in order)
-    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _output_of(nodes[root].desc), descs,
-                                tuple(args[i] for i in order))
-    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
-                 tuple(order))
+    return order, leaves, args
+
+
+# ---------------------------------------------------------------------------- store epilogues
+@dataclass(frozen=True)
+class FusedEpilogueDesc:
+    """`producer` (an operator's desc whose planner has the epilogue, or a
+    FusedMovementDesc) whose kernels store, instead of its output value, the result of the
+    element-wise `nodes` (producers first) on it: each node's arguments (`args`, per node:
+    ("input", 0) the producer's value, ("input", k) `read_tensors[k - 1]`, ("step", j) node
+    j's result). `input_tensors` are the producer's own inputs (in its order), the read
+    tensors are read as the kernel reads them (the output's sizes, their own strides: 0
+    where a node broadcasts them), `output_tensor` is the last node's."""
+
+    input_tensors: tuple[TensorDesc, ...]
+    read_tensors: tuple[TensorDesc, ...]
+    output_tensor: TensorDesc
+    producer: object
+    nodes: tuple
+    args: tuple
+
+
+def _producer_spec(producer):
+    """What runs a producer desc: its operator's spec, or a movement chain's FusedSpec."""
+    return movement_spec(producer) if isinstance(producer, FusedMovementDesc) else spec_for(producer)
+
+
+def _value_of(producer) -> TensorDesc:
+    """A producer's output (its first output tensor)."""
+    return tensor_fields(producer)[1][0][1]
+
+
+def _epilogue(desc: FusedEpilogueDesc) -> Epilogue:
+    """The epilogue of `desc` as the kernel families take it (kernels/epilogue.py)."""
+    steps = tuple(elementwise.Step(spec_for(n).planner.problem(n), a) for n, a in zip(desc.nodes, desc.args))
+    return Epilogue(elementwise.FusedProblem(_name(desc.nodes), (_value_of(desc.producer),) + desc.read_tensors,
+                                             desc.output_tensor, steps))
+
+
+class FusedEpiloguePlanner(Planner):
+    """A producer whose kernels apply element-wise nodes in their stores: its planner's
+    epilogue hook."""
+
+    def __init__(self, producer_planner: Planner):
+        self.producer = producer_planner
+        self.strategies = producer_planner.strategies
+
+    def strategies_for(self, desc: FusedEpilogueDesc, caps) -> tuple[str, ...]:
+        return self.producer.strategies_with_epilogue(desc.producer, caps, _epilogue(desc))
+
+    def plan(self, desc: FusedEpilogueDesc, caps, strategy: str) -> KernelPlan:
+        return self.producer.plan_with_epilogue(desc.producer, caps, strategy, _epilogue(desc))
+
+
+class FusedEpilogueSpec(FusedSpec):
+    """The semantics of a producer with an epilogue: the producer's reference, then each
+    element-wise node's in turn. Precision: the last node's at its exact inputs, plus the
+    producer's own tolerance carried through the nodes (the nodes evaluated at the ends and
+    the middle of each half of the producer's interval: the most its error moves the result,
+    for nodes monotonic on that interval)."""
+
+    def sample_buffers(self, desc: FusedEpilogueDesc, rng: np.random.Generator) -> list[np.ndarray]:
+        samples = _producer_spec(desc.producer).sample_buffers(desc.producer, rng)
+        for k, read in enumerate(desc.read_tensors, start=1):
+            node, position = next((n, a.index(("input", k))) for n, a in zip(desc.nodes, desc.args)
+                                  if ("input", k) in a)
+            samples.append(_resized(spec_for(node).sample_buffers(node, rng)[position], read, rng))
+        return samples
+
+    def _steps(self, desc: FusedEpilogueDesc, value, reads):
+        results: list = []
+        given = None
+        for j, (node, args) in enumerate(zip(desc.nodes, desc.args)):
+            given = [(value if k == 0 else reads[k - 1]) if kind == "input" else results[k] for kind, k in args]
+            results.append(spec_for(node).reference_outputs(node, given)[0] if j < len(desc.nodes) - 1 else None)
+        return given
+
+    def expected_outputs(self, desc: FusedEpilogueDesc, logical_inputs) -> tuple[list[np.ndarray], list]:
+        own = len(desc.input_tensors)
+        values, tolerances = _producer_spec(desc.producer).expected_outputs(desc.producer, logical_inputs[:own])
+        value, tolerance, reads = values[0], tolerances[0], list(logical_inputs[own:])
+        last = desc.nodes[-1]
+        expected, precision = spec_for(last).expected_outputs(last, self._steps(desc, value, reads))
+        if tolerance is None:
+            return expected, precision
+        exact = expected[0].astype(np.float64)
+        spread = np.zeros(exact.shape)
+        with np.errstate(all="ignore"):
+            for scale in (-1.0, -0.5, 0.5, 1.0):
+                moved = (value.astype(np.float64) + scale * np.asarray(tolerance, np.float64)).astype(value.dtype)
+                last_inputs = self._steps(desc, moved, reads)
+                shifted = spec_for(last).reference_outputs(last, last_inputs)[0].astype(np.float64)
+                spread = np.maximum(spread, np.nan_to_num(np.abs(shifted - exact), nan=0.0))
+        base = 0.0 if precision[0] is None else precision[0]
+        return expected, [base + spread]
+
+    def traffic(self, desc) -> int:
+        inputs, outputs = tensor_fields(desc)
+        return sum(d.element_count * d.data_type.size for _, d in inputs + outputs)
+
+
+def epilogue_spec(desc: FusedEpilogueDesc) -> FusedSpec:
+    if isinstance(desc.producer, FusedMovementDesc):
+        planner, producers = _MOVEMENT, desc.producer.nodes
+    else:
+        planner, producers = spec_for(desc.producer).planner, (desc.producer,)
+    return FusedEpilogueSpec(_name(producers + desc.nodes), FusedEpiloguePlanner(planner))
+
+
+def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, materialized, inlined,
+                        movement_node) -> dict[int, int]:
+    """{element-wise root node: the node whose kernel computes the root's chain in its store}:
+    the value of a node whose planner has the epilogue (or of a data-movement chain) that is
+    no graph output, read once, by an element-wise node of the root's chain, as it is (its
+    own sizes, packed), every tensor of the chain and the value at most 32 bits wide, the
+    root's output packed, a producer that reads no input through a chain (the prologue),
+    and the kernel's tensors within the adapter's storage bindings. One producer per chain:
+    the first such value it reads."""
+    readers: dict[int, int] = {}
+    for i in needed:
+        for v in nodes[i].inputs:
+            readers[v] = readers.get(v, 0) + 1
+    found: dict[int, int] = {}
+    for root in sorted(needed):
+        node = nodes[root]
+        if not _is_elementwise(node) or node.outputs[0] in inlined or not _output_of(node.desc).is_packed:
+            continue
+        order, leaves, _ = _tree(nodes, producer, inlined, root)
+        if any(_wide(nodes[i]) for i in order):
+            continue
+        for v, read, _ in leaves:
+            p = producer.get(v)
+            if p is None or v in outputs or readers.get(v) != 1 or len(nodes[p].outputs) != 1 or _is_elementwise(
+                    nodes[p]):
+                continue
+            own = value_descs[v]
+            if not (own.is_packed and read.sizes == own.sizes and read.effective_strides == own.effective_strides
+                    and read.data_type == own.data_type and own.data_type.size <= 4):
+                continue
+            if movement_node[p]:
+                chain, _ = _walk(nodes, producer, materialized, p)
+                own_inputs = 1 + len(_extra_inputs(nodes, chain))
+            elif nodes[p].spec.planner.epilogue and not (nodes[p].spec.planner.prologue
+                                                         and nodes[p].inputs[0] not in materialized):
+                own_inputs = len(nodes[p].inputs)
+            else:
+                continue
+            if max_bindings is not None and 2 * own_inputs + 2 + len(leaves) - 1 > max_bindings:
+                continue
+            found[root] = p
+            break
+    return found
+
+
+def _wide(node) -> bool:
+    """Does an element-wise node compute on a tensor wider than 32 bits?"""
+    return any(d is not None and d.data_type.size > 4 for d in node.desc.input_descs + (_output_of(node.desc),))
+
+
+def _epilogue_group(nodes, producer, inlined, materialized, root: int, p: int, movement_node,
+                    value_descs) -> Group:
+    """The kernel of producer node `p` storing element-wise root `root`'s chain."""
+    order, leaves, args = _tree(nodes, producer, inlined, root)
+    value = nodes[p].outputs[0]
+    first = next(k for k, (v, _, _) in enumerate(leaves) if v == value)
+    rest = [k for k in range(len(leaves)) if k != first]
+    index = {first: 0, **{k: j + 1 for j, k in enumerate(rest)}}
+    node_args = tuple(tuple(("input", index[k]) if kind == "input" else (kind, k) for kind, k in args[i])
+                      for i in order)
+    if movement_node[p]:
+        chain, source = _walk(nodes, producer, materialized, p)
+        descs = tuple(nodes[i].desc for i in chain)
+        made = FusedMovementDesc(value_descs[source], _reads(descs), value_descs[value], descs)
+        own_inputs, computed = (source,) + _extra_inputs(nodes, chain), tuple(chain)
+    else:
+        made, own_inputs, computed = nodes[p].desc, tuple(nodes[p].inputs), (p,)
+    desc = FusedEpilogueDesc(tuple(d for _, d in tensor_fields(made)[0]), tuple(leaves[k][1] for k in rest),
+                             _output_of(nodes[root].desc), made, tuple(nodes[i].desc for i in order), node_args)
+    return Group(desc, epilogue_spec(desc), own_inputs + tuple(leaves[k][0] for k in rest),
+                 tuple(nodes[root].outputs), computed + tuple(order))

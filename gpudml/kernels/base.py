@@ -14,8 +14,10 @@ the autotuner, the lab and the graph fuser ask only these questions:
   chain (kernels/chain.py), so that a graph runs a chain of such operators as one kernel;
   and the prologue, `prologue` True with `strategies_through` and `plan_through`: the
   operator reads its first input through such a chain instead of a tensor (a Reduce after
-  a pad never materializes the pad). The element-wise family adds the value maps that
-  chains and stores will apply (DirectML's FusedActivation).
+  a pad never materializes the pad); and the epilogue, `epilogue` True with
+  `strategies_with_epilogue` and `plan_with_epilogue`: the operator's kernels apply
+  element-wise steps to each value before they store it (kernels/epilogue.py; DirectML's
+  FusedActivation generalized), so that a graph's `relu(gemm(a, b) + bias)` is one kernel.
 
 Also here: what every family's plan options and loops share. Nothing in kernels/ imports
 the operators (gpudml/ops/) nor wgpu: a family reads the fields of the descriptions it is
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # (annotations only)
     from ..caps import Caps
     from .builder import KernelPlan
     from .chain import Chain, StageRule
+    from .epilogue import Epilogue
 
 #: Loop iterations one invocation may run in total. llvmpipe (Mesa's software Vulkan and GL)
 #: silently ends every loop of an invocation once 65535 iterations have run in all, so long
@@ -54,6 +57,9 @@ class Planner(abc.ABC):
     options: tuple[str, ...] = ()
     #: Whether the operator can read its first input through a chain (the prologue hook).
     prologue: bool = False
+    #: Whether the operator's kernels can apply element-wise steps in their stores (the
+    #: epilogue hook).
+    epilogue: bool = False
 
     @abc.abstractmethod
     def strategies_for(self, desc, caps: Caps | None, **options) -> tuple[str, ...]:
@@ -83,6 +89,17 @@ class Planner(abc.ABC):
         tensor): the chain reads input 0 (its source) and inputs 1, 2, ... (its stages'
         extra tensors) of the kernels."""
         raise InternalError(f"{type(self).__name__} reads no input through a chain")
+
+    def strategies_with_epilogue(self, desc, caps: Caps | None, epilogue: Epilogue) -> tuple[str, ...]:
+        """The epilogue's strategies_for: those whose kernels can apply `epilogue` in their
+        stores (by default all of strategies_for's)."""
+        return self.strategies_for(desc, caps)
+
+    def plan_with_epilogue(self, desc, caps: Caps | None, strategy: str, epilogue: Epilogue) -> KernelPlan:
+        """The plan of `desc` whose kernels store `epilogue`'s result of each output value
+        instead of the value (kernels/epilogue.py): the output tensor is the epilogue's, and
+        the tensors the epilogue reads are the kernels' inputs after the desc's own."""
+        raise InternalError(f"{type(self).__name__} applies no epilogue in its stores")
 
 
 # ---------------------------------------------------------------------------- plan options

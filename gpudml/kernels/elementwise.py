@@ -214,30 +214,32 @@ def _attribute_uniforms(prefix: str, attributes, kind: str, bits: int) -> tuple[
 attribute_uniforms = _attribute_uniforms
 
 
-def _steps(p: FusedProblem) -> tuple[dict, tuple[_StepParams, ...]]:
-    """(uniforms, template parameters) of the steps: an operator alone keeps its attributes'
-    plain uniform names (NAME, act_NAME, sb_scale), fused steps prefix them n0_, n1_, ..."""
+def steps(p: FusedProblem, prefix: str | None = None) -> tuple[dict, tuple[_StepParams, ...]]:
+    """(uniforms, template parameters) of the steps (lib/elementwise.wgsl.j2, steps_fns): an
+    operator alone keeps its attributes' plain uniform names (NAME, act_NAME, sb_scale),
+    fused steps prefix them n0_, n1_, ...; with `prefix` (another family's store epilogue:
+    kernels/epilogue.py), PREFIX0_, PREFIX1_, ..."""
     uniforms, params = {}, []
     fused = len(p.steps) > 1
     for j, (q, args) in enumerate(p.steps):
-        prefix = f"n{j}_" if fused else ""
+        prefix_j = f"{prefix}{j}_" if prefix is not None else (f"n{j}_" if fused else "")
         in_bits = tuple(element_bits(p.inputs[k]) if kind == "input" else element_bits(p.steps[k].problem.output)
                         for kind, k in args)
         out_bits = element_bits(q.output)
-        values, attrs = _attribute_uniforms(prefix, q.attributes, q.kinds[0], in_bits[0])
-        act_values, act_attrs = _attribute_uniforms(prefix + "act_", q.activation_attributes, q.out_kind, out_bits)
+        values, attrs = _attribute_uniforms(prefix_j, q.attributes, q.kinds[0], in_bits[0])
+        act_values, act_attrs = _attribute_uniforms(prefix_j + "act_", q.activation_attributes, q.out_kind, out_bits)
         uniforms.update(values)
         uniforms.update(act_values)
         if q.scale_bias is not None:
-            uniforms.update(_attribute_uniforms(prefix + "sb_", (Attribute("scale", "f32", q.scale_bias[0]),
+            uniforms.update(_attribute_uniforms(prefix_j + "sb_", (Attribute("scale", "f32", q.scale_bias[0]),
                                                                  Attribute("bias", "f32", q.scale_bias[1])),
                                                 "float", 32)[0])
-        params.append(_StepParams(prefix, tuple(args), tuple(q.kinds), in_bits, q.out_kind, out_bits, q.expression,
+        params.append(_StepParams(prefix_j, tuple(args), tuple(q.kinds), in_bits, q.out_kind, out_bits, q.expression,
                                   attrs, q.scale_bias is not None, q.activation or "", act_attrs))
     return uniforms, tuple(params)
 
 
-def _input_kinds(p: FusedProblem) -> tuple[str, ...]:
+def input_kinds(p: FusedProblem) -> tuple[str, ...]:
     """The kind each input's values are computed in: the kind of the (first) step reading it
     (a bit operation reads a float tensor's bits as "uint")."""
     kinds = {}
@@ -260,14 +262,14 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
     in_bits = tuple(element_bits(t) for t in p.inputs)
     native64 = caps is not None and caps.has("shader-int64")
     any64 = out_bits == 64 or 64 in in_bits or any(element_bits(st.problem.output) == 64 for st in p.steps)
-    uniforms, steps = _steps(p)
+    uniforms, step_params = steps(p)
     last = p.steps[-1].problem
     packed_words = strategy != "blocks" and out_bits < 32 and p.output.is_packed
     per_word = 32 // out_bits if packed_words else 1
     params = {
         "strategy": strategy, "rank": rank, "inputs": len(p.inputs),
-        "kinds": _input_kinds(p), "in_bits": in_bits,
-        "out_kind": last.out_kind, "out_bits": out_bits, "steps": steps,
+        "kinds": input_kinds(p), "in_bits": in_bits,
+        "out_kind": last.out_kind, "out_bits": out_bits, "steps": step_params,
         "copy": copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
         "packed_words": packed_words, "packed_output": p.output.is_packed,
     }

@@ -58,6 +58,8 @@ from ..tensor_desc import TensorDesc, merge_axes
 from .base import LOOP_BUDGET, Planner, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
+from .epilogue import attach as attach_epilogue
+from .epilogue import check as check_epilogue
 
 STRATEGIES = ("registers", "workgroup")
 OPTIONS = ("tile", "block_k", "chunks")
@@ -349,3 +351,13 @@ class GemmPlanner(Planner):
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
         return variants(self.problem(desc), caps, strategy)
+
+    epilogue = True
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        """Every strategy: `finish` (the direct pass, or the combine of K's chunks) stores
+        the epilogue's result of activation(alpha A x B + beta C), rounded to the GEMM's
+        output type first."""
+        p = self.problem(desc)
+        check_epilogue(epilogue, p.output)
+        return attach_epilogue(plan(p, caps, strategy), epilogue, 2 + (p.c is not None))

@@ -53,6 +53,8 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .epilogue import attach as attach_epilogue
+from .epilogue import check as check_epilogue
 
 STRATEGIES = ("rows", "chunks", "workgroup")
 OPTIONS = ("chunks", "lanes", "subgroups")
@@ -293,3 +295,12 @@ class NormalizePlanner(Planner):
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
         return variants(self.problem(desc), caps, strategy)
+
+    epilogue = True
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        """Every strategy: each pass that writes the output (rows, finish, workgroup)
+        applies it to the rounded value it stores."""
+        p = self.problem(desc)
+        check_epilogue(epilogue, p.output)
+        return attach_epilogue(plan(p, caps, strategy), epilogue, 1)

@@ -50,6 +50,8 @@ from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .epilogue import attach as attach_epilogue
+from .epilogue import check as check_epilogue
 
 STRATEGIES = ("rows", "partials")  # CPU-class
 GPU_STRATEGIES = ("workgroup", "columns")
@@ -207,19 +209,23 @@ def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, cap
 
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
          vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING",
-         lanes=None, subgroups=None, unroll=None) -> KernelPlan:
+         lanes=None, subgroups=None, unroll=None, element_stores: bool = False) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
     `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
     "DECREASING" the last.
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
     kernels.chain.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
-    graph's fused chain; element by element (no 16-byte blocks)."""
+    graph's fused chain; element by element (no 16-byte blocks).
+    `element_stores`: every output element is stored on its own (no word of packed 8/16-bit
+    outputs assembled by one invocation): a store epilogue's (kernels/epilogue.py)."""
     chunks = count_option("Reduce", "chunks", chunks)
     if through is not None:
         vectorize = False
     p = _problem(function, inp, out, axes, vectorize and strategy != "workgroup")
     lay, cost = p.lay, p.cost
+    if element_stores:
+        cost.packed_output, cost.outputs_per_invocation = False, 1
     in_dt = inp.data_type
     if int64_native is None:
         int64_native = caps is not None and caps.has("shader-int64")
@@ -589,6 +595,15 @@ class ReductionPlanner(Planner):
 
     def plan_through(self, desc, caps, strategy: str, chain) -> KernelPlan:
         return plan(*self._problem(desc), caps, strategy, through=chain, **self._direction(desc))
+
+    epilogue = True
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        """Every strategy: the kernel writing the outputs (the one pass, or the last: the
+        combine of partial results) applies it, element by element."""
+        check_epilogue(epilogue, desc.output_tensor)
+        return attach_epilogue(plan(*self._problem(desc), caps, strategy, element_stores=True,
+                                    **self._direction(desc)), epilogue, 1)
 
 
 #: DML_REDUCE: the desc's `function`.

@@ -42,6 +42,8 @@ from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .epilogue import attach as attach_epilogue
+from .epilogue import check as check_epilogue
 
 STRATEGIES = ("runs", "tiles")
 OPTIONS = ("chunks", "lines", "int64_native")
@@ -236,9 +238,11 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
 
 
 def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, exclusive: bool, caps,
-         strategy: str, *, chunks=None, lines=None, int64_native=None) -> KernelPlan:
+         strategy: str, *, chunks=None, lines=None, int64_native=None, element_stores: bool = False) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's) for the operator whose
-    template (it defines the combination, then runs lib/scan.wgsl.j2) is `template`."""
+    template (it defines the combination, then runs lib/scan.wgsl.j2) is `template`.
+    `element_stores`: `runs` stores element by element (no 16-byte blocks, no lines side by
+    side): a store epilogue's (kernels/epilogue.py)."""
     chunks = count_option("scan", "chunks", chunks)
     lines = power_of_two_option("scan", "lines", lines, TILE_WORKGROUP)
     lay = layout(inp, out, axis, direction)
@@ -258,6 +262,8 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     vec, group = "", 1
     if strategy == "runs":
         vec, group = _vec_direction(lay, dt), _side_by_side(lay, dt)
+        if element_stores:
+            vec, group = "", 1
         runs = _runs(lay, chunks, group)
         pieces, invocations, workgroup = runs.chunks, lay.lines // group, RUNS_WORKGROUP
         params.update(subtotals=dt.is_float, vec=vec, group=group > 1)
@@ -343,3 +349,13 @@ class ScanPlanner(Planner):
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
         return variants(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, strategy)
+
+    epilogue = True
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        """Both strategies, the scan pass storing element by element (`runs` without its
+        16-byte blocks)."""
+        check_epilogue(epilogue, desc.output_tensor)
+        return attach_epilogue(plan(self.template, desc.input_tensor, desc.output_tensor, desc.axis,
+                                    desc.axis_direction, getattr(desc, self.exclusive_field), caps, strategy,
+                                    element_stores=True), epilogue, 1)

@@ -1,0 +1,104 @@
+"""The store epilogue: element-wise steps that a kernel of another family applies to each
+value it computes, in its store, instead of storing the value (a graph's
+`sigmoid(reduce(x))`, `add(gemm(a, b), bias)` run as one kernel: gpudml/fusion.py).
+DirectML's FusedActivation is its one-unary-step case; the GEMM family keeps its own
+fused activation, and an epilogue follows it.
+
+An `Epilogue` is an element-wise FusedProblem (kernels/elementwise.py: one Step per
+element-wise operator, the family's own code generator) whose input 0 is the producer's
+value (its desc: the producer's output, packed) and whose inputs 1, 2, ... are the other
+tensors the steps read, each at the output element's coordinates through its own strides
+(0: broadcast); its output is the tensor the kernel stores (packed, the producer's
+output's sizes, any element type of up to 32 bits). A packed output's element offset is
+the element's row-major index, so the store's offset alone says which element of each
+read tensor the steps take.
+
+A family takes an epilogue through the Planner hook (kernels/base.py: `epilogue`,
+`strategies_with_epilogue`, `plan_with_epilogue`): it plans its kernels with element-wise
+stores (no words or 16-byte blocks assembled from several outputs: an 8/16-bit output is
+stored with atomic read-modify-write), and `attach` gives each dispatch that writes the
+output the epilogue: the output buffer in the epilogue's element type, the read tensors
+bound after the producer's own inputs, their uniforms (ep_sizes, ep_stridesK, the steps'
+attributes ep0_NAME, ...) and the template parameter `epilogue`. The family's template
+stores through lib/epilogue.wgsl.j2's `store_fn`, which applies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from ..errors import InternalError
+from ..tensor_desc import TensorDesc, merge_axes
+from .base import element_bits
+from .builder import INPUT, OUTPUT, KernelPlan, input_buffer
+from .elementwise import FusedProblem, input_kinds, steps
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """Element-wise steps applied in a producer kernel's store: `problem`'s input 0 is the
+    producer's value, inputs 1.. are read at the stored element's coordinates."""
+
+    problem: FusedProblem
+
+    @property
+    def output(self) -> TensorDesc:
+        return self.problem.output
+
+    @property
+    def reads(self) -> tuple[TensorDesc, ...]:
+        return self.problem.inputs[1:]
+
+
+class EpilogueParams(NamedTuple):
+    """The epilogue as the templates see it (hashable: template parameters key the caches):
+    the steps' code (lib/elementwise.wgsl.j2 steps_fns), the read tensors' element widths
+    and the rank of the coordinates they are read at."""
+
+    steps: tuple
+    kinds: tuple
+    in_bits: tuple
+    out_kind: str
+    out_bits: int
+    rank: int
+
+
+def check(ep: Epilogue, value: TensorDesc) -> None:
+    """An epilogue fits a producer whose output is `value`: input 0 is that value, every
+    tensor is at most 32 bits wide, the output is packed with the value's sizes."""
+    tensors = (ep.output,) + ep.problem.inputs
+    if ep.problem.inputs[0] != value or not ep.output.is_packed or ep.output.sizes != value.sizes \
+            or any(element_bits(t) > 32 for t in tensors):
+        raise InternalError(f"{ep.problem.op}: an epilogue of {ep.problem.inputs} -> {ep.output} cannot follow a "
+                            f"kernel writing {value}")
+
+
+def attach(plan: KernelPlan, ep: Epilogue, first_read: int) -> KernelPlan:
+    """`plan` with the epilogue in the store of every dispatch that writes output 0: its
+    output buffer in the epilogue's element type (element-wise stores), the read tensors as
+    inputs `first_read`, `first_read` + 1, ... (after the producer's own inputs)."""
+    p = ep.problem
+    out = ep.output
+    axes = merge_axes(out.sizes, out.effective_strides, *(t.effective_strides for t in ep.reads))
+    uniforms, step_params = steps(p, prefix="ep")
+    uniforms["ep_sizes"] = tuple(a.size for a in axes)
+    for k in range(1, len(p.inputs)):
+        uniforms[f"ep_strides{k}"] = tuple(a.strides[k] for a in axes)
+    params = EpilogueParams(step_params, input_kinds(p), tuple(element_bits(t) for t in p.inputs),
+                            p.steps[-1].problem.out_kind, element_bits(out), len(axes))
+    reads = tuple(input_buffer(first_read + k, f"ep_in{k + 1}") for k in range(len(ep.reads)))
+    dispatches = []
+    for d in plan.dispatches:
+        if not any(b.key == (OUTPUT, 0) for b in d.buffers):
+            dispatches.append(d)
+            continue
+        if any(b.role == INPUT and b.index >= first_read for b in d.buffers):
+            raise InternalError(f"{d.template}: input {first_read} is the producer's own, not the epilogue's")
+        buffers = tuple(replace(b, bits=element_bits(out), access="stores") if b.key == (OUTPUT, 0) else b
+                        for b in d.buffers)
+        if any(b.key == (OUTPUT, 0) and b.name != "output" for b in buffers):
+            raise InternalError(f"{d.template}: an epilogue needs the output stored element by element")
+        dispatches.append(replace(d, params={**d.params, "epilogue": params}, buffers=buffers + reads,
+                                  uniforms={**d.uniforms, **uniforms}))
+    return replace(plan, dispatches=tuple(dispatches))

@@ -1,0 +1,205 @@
+"""Store epilogues (gpudml/fusion.py, kernels/epilogue.py, shaders/lib/epilogue.wgsl.j2): a
+chain of element-wise nodes reading the value of a Reduce, ArgMax/ArgMin, GEMM, softmax,
+scan or data-movement node runs in that node's kernel, applied before its store. Per
+family: the dispatch count and the values against the unfused graph (bit-exact for integer
+steps, within the float type's rounding otherwise), float16 and integer cases, a second
+input broadcast by stride 0; every strategy of each family against the fused spec's
+semantics (what autotuning and the lab check); what is not fused (a value read twice, a
+graph output, a 64-bit step)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_bits
+
+import gpudml as dml
+from gpudml import fusion
+from gpudml.runtime import CompiledOperator, Operator
+from gpudml.testing import assert_bit_equal, assert_within
+
+
+def _normal(rng, shape, dtype=np.float32, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+# Each case: (graph builder g, rng -> (output, feed)), the fused kernel's name.
+def _reduce(g, rng):
+    x = g.input([6, 37], name="x")
+    return dml.sigmoid(dml.reduce(x, "sum", [1])), {"x": _normal(rng, (6, 37))}
+
+
+def _reduce_f16_broadcast(g, rng):
+    x = g.input([4, 5, 9], dtype=np.float16, name="x")
+    bias = np.linspace(-2, 2, 5, dtype=np.float16).reshape(5, 1)  # [5, 1] read as [4, 5, 1]: stride 0 on axis 0
+    return dml.add(dml.reduce(x, "max", [2]), bias), {"x": _normal(rng, (4, 5, 9), np.float16, 3)}
+
+
+def _reduce_columns(g, rng):
+    x = g.input([300, 8], name="x")
+    return dml.sigmoid(dml.reduce(x, "sum", [0])), {"x": _normal(rng, (300, 8), scale=0.1)}
+
+
+def _argmax_cast(g, rng):
+    x = g.input([7, 11], dtype=np.float16, name="x")
+    return dml.cast(dml.argmax(x, [1], output_data_type="UINT32"), "UINT8"), {"x": _normal(rng, (7, 11), np.float16)}
+
+
+def _argmin_int(g, rng):
+    x = g.input([3, 4, 6], dtype=np.int8, name="x")
+    y = g.input([4, 1], dtype=np.int32, name="y")
+    feed = {"x": random_bits(rng, np.int8, (3, 4, 6)), "y": random_bits(rng, np.int32, (4, 1))}
+    return dml.multiply(dml.argmin(x, [2], output_data_type="INT32"), y), feed
+
+
+def _gemm(g, rng):
+    a, b = g.input([6, 5], name="a"), g.input([5, 7], name="b")
+    bias = g.input([7], name="bias")  # broadcast along rows: stride 0
+    feed = {"a": _normal(rng, (6, 5)), "b": _normal(rng, (5, 7)), "bias": _normal(rng, (7,))}
+    return dml.relu(dml.add(dml.gemm(a, b), bias)), feed
+
+
+def _gemm_f16_activation(g, rng):
+    a, b = g.input([2, 3, 4], dtype=np.float16, name="a"), g.input([2, 4, 5], dtype=np.float16, name="b")
+    y = g.input([2, 3, 5], dtype=np.float16, name="y")
+    feed = {k: _normal(rng, s, np.float16) for k, s in (("a", (2, 3, 4)), ("b", (2, 4, 5)), ("y", (2, 3, 5)))}
+    return dml.subtract(dml.gemm(a, b, fused_activation="tanh"), y), feed
+
+
+def _softmax(g, rng):
+    x, y = g.input([4, 10], name="x"), g.input([4, 10], name="y")
+    return dml.multiply(dml.softmax(x), y), {"x": _normal(rng, (4, 10), scale=3), "y": _normal(rng, (4, 10))}
+
+
+def _scan(g, rng):
+    x = g.input([3, 50], name="x")
+    return dml.tanh(dml.cumulative_sum(x, 1)), {"x": _normal(rng, (3, 50), scale=0.3)}
+
+
+def _scan_int(g, rng):
+    x, y = g.input([5, 8], dtype=np.int32, name="x"), g.input([5, 8], dtype=np.int32, name="y")
+    feed = {"x": random_bits(rng, np.int32, (5, 8)), "y": random_bits(rng, np.int32, (5, 8))}
+    return dml.add0(dml.cumulative_sum(x, 0, axis_direction="decreasing"), y), feed
+
+
+def _slice(g, rng):
+    x = g.input([6, 9], name="x")
+    return dml.exp(dml.slice(x, [1, 0], [4, 9], [1, -2])), {"x": _normal(rng, (6, 9))}
+
+
+def _pad_uint8(g, rng):
+    x, y = g.input([3, 5], dtype=np.uint8, name="x"), g.input([5, 7], dtype=np.uint8, name="y")
+    feed = {"x": random_bits(rng, np.uint8, (3, 5)), "y": random_bits(rng, np.uint8, (5, 7))}
+    return dml.add0(dml.pad(dml.slice(x, [0, 0], [3, 5], [-1, 1]), [1, 1], [1, 1], mode="reflection"), y), feed
+
+
+CASES = {
+    "reduce": (_reduce, "Fused(Reduce>ActivationSigmoid)"),
+    "reduce-columns": (_reduce_columns, "Fused(Reduce>ActivationSigmoid)"),
+    "reduce-float16-broadcast": (_reduce_f16_broadcast, "Fused(Reduce>ElementWiseAdd1)"),
+    "argmax-cast": (_argmax_cast, "Fused(ArgMax>Cast)"),
+    "argmin-int": (_argmin_int, "Fused(ArgMin>ElementWiseMultiply)"),
+    "gemm": (_gemm, "Fused(Gemm>ElementWiseAdd1>ActivationRelu)"),
+    "gemm-float16-activation": (_gemm_f16_activation, "Fused(Gemm>ElementWiseSubtract)"),
+    "softmax": (_softmax, "Fused(ActivationSoftmax1>ElementWiseMultiply)"),
+    "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
+    "scan-int": (_scan_int, "Fused(CumulativeSummation>ElementWiseAdd)"),
+    "slice": (_slice, "Fused(Slice1>ElementWiseExp)"),
+    "pad-uint8": (_pad_uint8, "Fused(Slice1>Padding>ElementWiseAdd)"),
+}
+
+
+def _compare(got, want):
+    if np.dtype(got.dtype).kind == "f":
+        eps = float(np.finfo(got.dtype).eps)
+        np.testing.assert_allclose(got, want, rtol=4 * eps, atol=4 * eps * float(np.max(np.abs(want))))
+    else:
+        assert_bit_equal(got, want)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_elementwise_chain_runs_in_the_producers_store(device, case):
+    """The producer's kernels and no more: the chain costs no dispatch, and the result is the
+    unfused graph's (integer steps bit-exact; float steps within a few ULP of the output type:
+    the unfused kernels round the producer's value to its type too, a compiler may contract)."""
+    build, name = CASES[case]
+    g = dml.Graph(device)
+    out, feed = build(g, np.random.default_rng(3))
+    fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+    assert [s.name for s in fused.steps] == [name]
+    assert fused.dispatch_count == len(fused.steps[0].compiled.program.kernels) < unfused.dispatch_count
+    (got,), (want,) = fused(feed), unfused(feed)
+    _compare(got, want)
+
+
+def _values(g, feed) -> dict:
+    return {**{e.value_id: feed[e.name] for e in g._inputs.values()}, **g.constants}
+
+
+@pytest.mark.parametrize("case, strategies", [
+    ("reduce", {"rows": 1, "partials": 2, "workgroup": 1}),
+    ("reduce-columns", {"rows": 1, "partials": 2, "columns": 2, "workgroup": 1}),
+    ("argmax-cast", None), ("gemm", None), ("gemm-float16-activation", None), ("softmax", None),
+    ("scan", None), ("slice", {"strided": 1}),
+])
+def test_every_strategy_takes_the_epilogue(vulkan_device, case, strategies):
+    """Each strategy of the producer's family stores through the epilogue (in the last pass
+    of several), checked against the fused spec's semantics: its sample inputs and expected
+    outputs (the producer's reference, then the nodes'), as autotuning and the lab check it."""
+    build, _ = CASES[case]
+    g = dml.Graph(vulkan_device)
+    out, feed = build(g, np.random.default_rng(4))
+    step = g.compile([out]).steps[-1]
+    desc = step.compiled.desc
+    spec = fusion.epilogue_spec(desc)
+    values = _values(g, feed)
+    arrays = [np.asarray(values[v]) for v in step.inputs]
+    buffers = spec.sample_buffers(desc, np.random.default_rng(5))
+    assert [b.size for b in buffers] == [d.required_elements for d in desc.input_tensors + desc.read_tensors]
+    (want,), (tolerance,) = spec.expected_outputs(desc, [np.broadcast_to(a, d.sizes) if a.ndim else a for a, d in
+                                                         zip(arrays, desc.input_tensors + desc.read_tensors)])
+    eligible = step.compiled.strategies
+    if strategies is not None:
+        assert set(eligible) == set(strategies)
+    for strategy in eligible:
+        compiled = CompiledOperator(vulkan_device, Operator(vulkan_device, desc, spec), strategy)
+        if strategies is not None:
+            assert len(compiled.program.kernels) == strategies[strategy], strategy
+        got = compiled.execute([vulkan_device.tensor(a) for a in arrays])[0].numpy()
+        assert_within(got, want, tolerance, strategy) if tolerance is not None else assert_bit_equal(got, want)
+
+
+def test_what_is_not_fused(vulkan_device):
+    """A producer's value that is a graph output, or read twice, is written (the reader's
+    chain runs as its own kernel); so is one read by a 64-bit step, or through a broadcast."""
+    g = dml.Graph(vulkan_device)
+    x = g.input([4, 6], name="x")
+    r = dml.reduce(x, "sum", [1])
+    as_output = g.compile([dml.sigmoid(r), r])
+    assert [s.name for s in as_output.steps] == ["Reduce", "ActivationSigmoid"]
+    twice = g.compile([dml.add(dml.sigmoid(r), r)])
+    assert [s.name for s in twice.steps] == ["Reduce", "Fused(ActivationSigmoid>ElementWiseAdd1)"]
+    wide = g.compile([dml.cast(dml.argmax(x, [1]), "INT32")])  # ArgMax's INT64 output
+    assert [s.name for s in wide.steps] == ["ArgMax", "Cast"]
+    broadcast = g.compile([dml.add(r, g.input([3, 4, 1], name="y"))])  # r [4, 1] read as [3, 4, 1]
+    assert [s.name for s in broadcast.steps] == ["Reduce", "ElementWiseAdd1"]
+    chained = g.compile([dml.exp(dml.gemm(x, dml.sigmoid(g.input([6, 2], name="w"))))])
+    assert [s.name for s in chained.steps] == ["ActivationSigmoid", "Fused(Gemm>ElementWiseExp)"]
+    feed = {"x": np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6), "y": np.ones((3, 4, 1), np.float32),
+            "w": np.linspace(-2, 2, 12, dtype=np.float32).reshape(6, 2)}
+    for op in (as_output, twice, broadcast, chained):
+        given = {e.name: feed[e.name] for e in op.inputs}
+        for got, want in zip(op(given), g.compile(list(op.outputs), fuse=False)(given)):
+            _compare(got, want)
+
+
+def test_the_generated_kernel_applies_the_steps_in_its_store(vulkan_device):
+    """The GEMM's own fused activation stays; the epilogue follows it in the same store,
+    its attributes in the uniforms (ep0_alpha: a new value compiles nothing)."""
+    g = dml.Graph(vulkan_device)
+    a, b = g.input([3, 4], name="a"), g.input([4, 5], name="b")
+    out = dml.elu(dml.gemm(a, b, fused_activation="relu"), alpha=0.5)
+    (step,) = g.compile([out]).steps
+    (kernel,) = step.compiled.program.kernels
+    assert "fn activation(" in kernel.source and "fn epilogue(" in kernel.source
+    assert "ep0_alpha" in kernel.source
