@@ -280,8 +280,10 @@ def _indices_type(value, where: str) -> DataType | None:
     if value is True or isinstance(value, np.bool_):
         return T.UINT32
     try:
-        return DataType.coerce(value, f"{where}: output_indices")
-    except InvalidArgumentError:
+        if isinstance(value, (DataType, str)):
+            return DataType.coerce(value, f"{where}: output_indices")
+        return DataType.from_numpy(np.dtype(value), f"{where}: output_indices")
+    except (InvalidArgumentError, TypeError):
         raise InvalidArgumentError(f"{where}: output_indices must be False, True (UINT32 indices) or the indices' "
                                    f"data type (UINT32 or UINT64), got {value!r}") from None
 
