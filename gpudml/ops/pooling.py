@@ -153,16 +153,16 @@ class PoolingDesc:
 
 
 def _desc_class(row: Row) -> type:
-    fields = [("input_tensor", TensorDesc), ("output_tensor", TensorDesc)]
+    fields = [("input_tensor", "TensorDesc"), ("output_tensor", "TensorDesc")]
     if row.indices:
-        fields.append(("output_indices_tensor", TensorDesc | None))
-    fields += [("dimension_count", int)] + [(f, tuple) for f in WINDOW_FIELDS]
+        fields.append(("output_indices_tensor", "TensorDesc | None"))
+    fields += [("dimension_count", "int")] + [(f, "tuple[int, ...]") for f in WINDOW_FIELDS]
     if row.dilations:
-        fields.append(("dilations", tuple))
+        fields.append(("dilations", "tuple[int, ...]"))
     if row.extra == "include_padding":
-        fields.append(("include_padding", bool))
+        fields.append(("include_padding", "bool"))
     elif row.extra == "p":
-        fields.append(("p", int))
+        fields.append(("p", "int"))
     namespace = {"ROW": row}
     if row.indices:
         namespace["OPTIONAL_TENSORS"] = ("output_indices_tensor",)
