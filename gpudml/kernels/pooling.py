@@ -33,7 +33,8 @@ keep the first position in window order, NaN beats every number (the first NaN w
 AVERAGE and LP keep a float32 sum (float16 read exactly into float32) and the count of
 input positions; the result is rounded once to the output's type.
 
-Plan options (lab variants, autotuning): run (outputs per invocation of `runs`), chunks.
+Plan options (lab variants, autotuning): run (outputs per invocation of `runs`), chunks. The
+family's Planner is a kernels.base.ProblemPlanner of this module.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, packed_strides
-from .base import LOOP_BUDGET, Planner, count_option
+from .base import LOOP_BUDGET, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "elements", "chunks")
@@ -219,23 +220,3 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
         except UnsupportedError:
             return ()
     return ()
-
-
-class PoolingPlanner(Planner):
-    """The Planner of the pooling family: `problem(desc)` (given by the operators:
-    ops/pooling.py) says what a description computes."""
-
-    strategies = STRATEGIES
-    options = OPTIONS
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
-        return strategies_for(self.problem(desc), caps, **options)
-
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        return plan(self.problem(desc), caps, strategy, **options)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(self.problem(desc), caps, strategy)

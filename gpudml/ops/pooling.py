@@ -58,7 +58,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..kernels.pooling import PoolingPlanner, Problem
+from ..kernels import pooling as family
+from ..kernels.base import ProblemPlanner
+from ..kernels.pooling import Problem
 from ..tensor_desc import MAX_ELEMENTS, TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_11, DataType, FeatureLevel
 from .elementwise import _pow_ulps
@@ -552,7 +554,7 @@ def problem(desc) -> Problem:
                    desc.effective_dilations, bool(getattr(desc, "include_padding", False)), int(getattr(desc, "p", 2)))
 
 
-PLANNER = PoolingPlanner(problem)
+PLANNER = ProblemPlanner(problem, family)
 
 
 # ============================================================================ the command line
