@@ -50,9 +50,10 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_
 STRATEGIES = ("runs", "elements", "chunks")
 OPTIONS = ("run", "chunks")
 FUNCTIONS = ("MAX", "AVERAGE", "LP")
-#: `runs`: at most this many outputs per invocation. Measured on lavapipe (2 vCPUs, float32
-#: [8, 64, 56, 56], 3 x 3 windows, stride 2): run 1 (`elements`) 9.1 ms, 4: 6.3 ms, 8: 5.9 ms,
-#: 16: 6.0 ms (bench W-pool; the decode of 4 coordinates is what a run saves).
+#: `runs`: at most this many outputs per invocation. Measured on lavapipe (2 vCPUs, shared,
+#: one run each, median of 7; float32 [8, 64, 56, 56], max pooling 3 x 3, stride 2: 27 x 27
+#: outputs per channel): run 1 (`elements`) 44.1 ms, 2: 40.9, 4: 32.5, 8: 34.1, 16: 32.1 ms
+#: (the decode of 4 coordinates is what a run saves; 4-16 are alike within the noise).
 RUN = 8
 WORKGROUP_SIZE = 64
 #: Loop iterations an invocation spends besides its window positions (the run loop, set-up).
