@@ -422,6 +422,67 @@ def _gemm(n: Node, device):
                      alpha=n.attr("alpha", 1.0), beta=n.attr("beta", 1.0), device=device)]
 
 
+def _pool(n: Node, device):
+    """MaxPool, AveragePool, LpPool and their Global forms as DML_MAX_POOLING2,
+    AVERAGE_POOLING1 and LP_POOLING1, as DirectML's execution provider builds them: 1-D
+    pooling as 2-D over a height of 1, auto_pad (SAME_UPPER / SAME_LOWER: the output
+    ceil(size / stride), the padding split with the odd one at the end / the start; VALID:
+    none) and ceil_mode (ONNX's output size, the last window starting inside the input or
+    its start padding) computed into start and end paddings; MaxPool's Indices (row-major
+    flat indices over NCHW, DirectML's OutputIndicesTensor) as UINT64, read as INT64."""
+    x = n.inputs[0]
+    spatial = x.ndim - 2
+    sizes = list(x.shape[2:])
+    if n.op_type.startswith("Global"):
+        window, strides, dil, begin, end = sizes, [1] * spatial, [1] * spatial, [0] * spatial, [0] * spatial
+    else:
+        window = list(n.attr("kernel_shape"))
+        strides = list(n.attr("strides", [1] * spatial))
+        dil = list(n.attr("dilations", [1] * spatial))
+        pads = list(n.attr("pads", [0] * 2 * spatial))
+        begin, end = pads[:spatial], pads[spatial:]
+        auto = n.attr("auto_pad", "NOTSET")
+        extent = [(w - 1) * d + 1 for w, d in zip(window, dil)]
+        if auto in ("SAME_UPPER", "SAME_LOWER"):
+            for i in range(spatial):
+                out = -(-sizes[i] // strides[i])
+                total = max(0, (out - 1) * strides[i] + extent[i] - sizes[i])
+                small, large = total // 2, total - total // 2
+                begin[i], end[i] = (small, large) if auto == "SAME_UPPER" else (large, small)
+        elif auto == "VALID":
+            begin, end = [0] * spatial, [0] * spatial
+        elif n.attr("ceil_mode", 0):
+            for i in range(spatial):
+                padded = sizes[i] + begin[i] + end[i]
+                out = -(-(padded - extent[i]) // strides[i]) + 1
+                if (out - 1) * strides[i] >= sizes[i] + begin[i]:
+                    out -= 1  # (the last window must start inside the input or its start padding)
+                extra = max(0, (out - 1) * strides[i] + extent[i] - padded)
+                if extra and n.op_type == "AveragePool" and n.attr("count_include_pad", 0):
+                    raise NotDirectML("ceil_mode with count_include_pad=1: IncludePadding would count the positions "
+                                      "ceil_mode adds past the end padding, which ONNX leaves out of the divisor")
+                end[i] += extra
+    if n.attr("storage_order", 0) == 1:
+        raise NotDirectML("storage_order=1 (column-major indices): DirectML's indices are row-major")
+    if spatial == 1:  # 1-D pooling: 2-D over a height of 1
+        x = x[:, :, None, :]
+        window, strides, dil, begin, end = [1, *window], [1, *strides], [1, *dil], [0, *begin], [0, *end]
+    args = {"strides": strides, "start_padding": begin, "end_padding": end, "dilations": dil, "device": device}
+    kind = n.op_type.removeprefix("Global")
+    if kind == "MaxPool":
+        if len(n.outputs) == 2:
+            y, index = dml.max_pooling(x, window, output_indices=np.uint64, **args)
+            got = [np.asarray(y), np.asarray(index).view(np.int64)]
+        else:
+            got = [np.asarray(dml.max_pooling(x, window, **args))]
+    elif kind == "AveragePool":
+        got = [np.asarray(dml.average_pooling(x, window, include_padding=bool(n.attr("count_include_pad", 0)),
+                                              **args))]
+    else:
+        got = [np.asarray(dml.lp_pooling(x, window, p=int(n.attr("p", 2)), **args))]
+    return [g.reshape(w.shape) for g, w in zip(got, n.outputs)]
+
+
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
 MAPPINGS = {
     **dict.fromkeys(_REDUCE, _reduce),
@@ -460,6 +521,8 @@ MAPPINGS = {
     "Celu": _with_attrs("celu", alpha=("alpha", 1.0)),
     "HardSwish": _unary("hard_swish"),  # ONNX's alpha 1/6 and beta 0.5: DirectML's defaults
     "Swish": _with_attrs("swish", alpha=("sigmoid_input_scale", 1.0)), "PRelu": _prelu,
+    # pooling (ops/pooling.py)
+    **dict.fromkeys(("MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAveragePool"), _pool),  # (no GlobalLpPool test)
 }
 
 #: Node tests of mapped operators that are outside DirectML's semantics, and why.
@@ -515,6 +578,9 @@ NOT_DIRECTML = {
     "test_pow_types_float32_uint64": "UINT64: not in the operator's support table",
     "test_pow_types_int64_float32": "INT64: not in the operator's support table",
     "test_pow_types_int64_int64": "INT64: not in the operator's support table",
+    "test_maxpool_with_argmax_2d_precomputed_strides": "storage_order=1 (column-major indices)",
+    "test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True":
+        "ceil_mode with count_include_pad=1",
 }
 
 

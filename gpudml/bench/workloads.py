@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W15, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W17, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import gpudml as F
 
 from .. import reference
 from ..ops import gemm as gemm_op
-from ..ops import slice1
+from ..ops import slice1, spec_named
 from . import anchors as _anchors
 from .report import Case, Row, check_result, median_ms
 
@@ -199,6 +199,34 @@ def _gemm_case(n: int, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare, flops=2 * n**3)
 
 
+def _pool_case(kind: str, quick, rng, device) -> Case:
+    """ResNet-50's pooling at batch 8, float32: the stem's max pooling (3 x 3, stride 2,
+    padding 1 over [8, 64, 112, 112], 25.7 MB in) and the head's global average pooling
+    ([8, 2048, 7, 7]); the bound is the adapter's copy of the input and output bytes."""
+    if kind == "max":
+        x = rng.uniform(-1, 1, [8, 64, 112, 112]).astype(np.float32)
+        args = {"window_size": 3, "strides": 2, "start_padding": 1, "end_padding": 1}
+        run, ref = F.max_pooling, reference.max_pooling
+        onnx = ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+        compare = _close(0)
+    else:
+        x = rng.uniform(-1, 1, [8, 2048, 7, 7]).astype(np.float32)
+        args = {"window_size": None}
+        run, ref = F.average_pooling, reference.average_pooling
+        onnx = ("GlobalAveragePool", {})
+    t = device.tensor(x)
+    expected = ref(x, **args)
+    if kind != "max":  # within average pooling's documented precision (a mean near 0: no relative bound)
+        tolerance = spec_named("average_pooling").tolerance(expected, [x], args)
+
+        def compare(got, want):
+            return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    return Case(
+        device_fn=lambda: run(t, **args), numpy_io_fn=lambda: run(x, device=device, **args), numpy_fn=None,
+        expected=expected, logical_bytes=x.nbytes + expected.nbytes, ort=(_onnx_model(onnx[0], x, {}, onnx[1]), {"x": x}),
+        ort_expected=expected, compare=compare)
+
+
 CHAIN_LENGTH = 20
 
 
@@ -277,6 +305,8 @@ WORKLOADS = [
     Workload("W13", "sigmoid [4096,4096]", lambda d, r, q: _elementwise_case(False, q, r, d)),
     Workload("W14", "add [4096,4096] + [4096,4096]", lambda d, r, q: _elementwise_case(True, q, r, d)),
     Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case(1024, q, r, d)),
+    Workload("W16", "max_pooling 3x3 /2 [8,64,112,112]", lambda d, r, q: _pool_case("max", q, r, d)),
+    Workload("W17", "global average_pooling [8,2048,7,7]", lambda d, r, q: _pool_case("average", q, r, d)),
 ]
 
 

@@ -102,6 +102,27 @@ class Planner(abc.ABC):
         raise InternalError(f"{type(self).__name__} applies no epilogue in its stores")
 
 
+class ProblemPlanner(Planner):
+    """The Planner of a family whose functions take a problem rather than a desc: the
+    operator gives `problem(desc)` (what a description computes, in the family's terms), the
+    family its module's `strategies_for(problem, caps, **options)`, `plan(problem, caps,
+    strategy, **options)` and `variants(problem, caps, strategy)`, and its `strategies` and
+    `options` (the pooling family: kernels/pooling.py)."""
+
+    def __init__(self, problem, family):
+        self.problem, self.family = problem, family
+        self.strategies, self.options = family.STRATEGIES, family.OPTIONS
+
+    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
+        return self.family.strategies_for(self.problem(desc), caps, **options)
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        return self.family.plan(self.problem(desc), caps, strategy, **options)
+
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return self.family.variants(self.problem(desc), caps, strategy)
+
+
 # ---------------------------------------------------------------------------- plan options
 def count_option(op: str, name: str, value) -> int | None:
     """A plan option that counts something (chunks): None (the planner's choice) or an

@@ -21,6 +21,7 @@ from . import (
     join,
     padding,
     padding1,
+    pooling,
     reduce,
     reverse_subsequences,
     slice0,
@@ -36,6 +37,7 @@ SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
     *elementwise.SPECS, *softmax.SPECS, gemm.SPEC,
+    *pooling.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

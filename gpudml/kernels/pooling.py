@@ -1,0 +1,223 @@
+"""The pooling family: a window slides over the spatial axes of an input [N, C, spatial...]
+(DirectML's 4-D NCHW and 5-D NCDHW layouts) and each output element reduces the input
+elements its window covers: their maximum (and the flat index of the first maximum), their
+average, or their Lp norm (DML_MAX_POOLING*, DML_AVERAGE_POOLING*, DML_LP_POOLING*:
+gpudml/ops/pooling.py).
+
+A description arrives as a `Problem`: the tensors with their own strides (0 broadcasts), the
+window per spatial axis (sizes, strides, start padding, dilations), the function and its
+attributes. Window position k of spatial axis d of output coordinate o reads input
+coordinate o * stride - start_padding + k * dilation; a position outside the input is
+padding: MAX skips it, AVERAGE counts it in the divisor only with include_padding (the
+divisor is then the window's element count), LP adds nothing (|0|^p = 0).
+
+One loop walks an output's window positions in row-major order (its flat window index k,
+the coordinates stepped with a carry, never divided): each invocation runs exactly the
+positions it owns, so the loop budget (llvmpipe ends an invocation's loops after 65,535
+iterations in all: base.LOOP_BUDGET) is a count of window positions. Strategies:
+
+- `runs` (CPU-class): an invocation computes a run of up to RUN consecutive outputs along
+  the innermost axis (their coordinates decoded once: integer division is what a CPU
+  adapter pays most for), as many as the loop budget allows for the window.
+- `elements` (GPU-class): one invocation per output element, neighbouring invocations on
+  neighbouring outputs (coalesced stores; neighbouring windows read neighbouring input).
+- `chunks` (both, the only one for windows past the loop budget: global pooling over
+  256 x 256): the window's flat positions are cut into chunks; a first dispatch writes each
+  (output, chunk)'s partial State to scratch, a combine dispatch (one invocation per
+  output) merges an output's chunks in window order and stores it.
+
+States (shaders/pooling.wgsl.j2): MAX keeps the best value, its flat index into the input
+(row-major over the input's logical sizes, DirectML's OutputIndicesTensor) and its input
+offset: the output is the input element's own bits (float16 NaN payloads included); ties
+keep the first position in window order, NaN beats every number (the first NaN wins).
+AVERAGE and LP keep a float32 sum (float16 read exactly into float32) and the count of
+input positions; the result is rounded once to the output's type.
+
+Plan options (lab variants, autotuning): run (outputs per invocation of `runs`), chunks. The
+family's Planner is a kernels.base.ProblemPlanner of this module.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
+from ..tensor_desc import TensorDesc, packed_strides
+from .base import LOOP_BUDGET, count_option
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+
+STRATEGIES = ("runs", "elements", "chunks")
+OPTIONS = ("run", "chunks")
+FUNCTIONS = ("MAX", "AVERAGE", "LP")
+#: `runs`: at most this many outputs per invocation. Measured on lavapipe (2 vCPUs, shared,
+#: one run each, median of 7; float32 [8, 64, 56, 56], max pooling 3 x 3, stride 2: 27 x 27
+#: outputs per channel): run 1 (`elements`) 44.1 ms, 2: 40.9, 4: 32.5, 8: 34.1, 16: 32.1 ms
+#: (the decode of 4 coordinates is what a run saves; 4-16 are alike within the noise).
+RUN = 8
+WORKGROUP_SIZE = 64
+#: Loop iterations an invocation spends besides its window positions (the run loop, set-up).
+_OVERHEAD = 64
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A pooling description as the kernels see it (module docstring). `indices`: MAX's
+    optional OutputIndicesTensor (UINT32 or UINT64), else None; `p`: LP's exponent."""
+
+    op: str
+    function: str
+    input: TensorDesc
+    output: TensorDesc
+    indices: TensorDesc | None
+    window: tuple[int, ...]
+    strides: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    dilations: tuple[int, ...]
+    include_padding: bool = False
+    p: int = 2
+
+    @property
+    def window_count(self) -> int:
+        return math.prod(self.window)
+
+    @property
+    def count(self) -> int:
+        return self.output.element_count
+
+
+def _kind(p: Problem) -> str:
+    dt = p.input.data_type
+    return "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
+
+
+def state_words(p: Problem) -> int:
+    """u32 words one saved partial State takes: MAX its index and offset (the value is read
+    again from the input), AVERAGE and LP their sum and count."""
+    return 2
+
+
+def _max_run(p: Problem) -> int:
+    """The most outputs one `runs` invocation may compute within the loop budget (0: not one)."""
+    return max(0, (LOOP_BUDGET - _OVERHEAD) // (p.window_count + 1))
+
+
+def _run(p: Problem, requested) -> int:
+    if requested is None:
+        return max(1, min(RUN, _max_run(p), p.output.sizes[-1]))
+    if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= 64:
+        raise InvalidArgumentError(f"{p.op}: option run = {requested!r} must be an integer in [1, 64]")
+    if requested > _max_run(p):
+        raise UnsupportedError(f"{p.op}: option run = {requested}: {requested} windows of {p.window_count} "
+                               f"positions pass one invocation's loop budget ({LOOP_BUDGET})")
+    return requested
+
+
+def _scratch_limit(caps) -> int:
+    return caps.max_storage_binding_size if caps is not None else 1 << 27
+
+
+def chunks_for(p: Problem, caps, requested=None) -> int:
+    """Chunks per output of the `chunks` strategy: at least what the loop budget needs, the
+    requested number (default: that, and at least 2 where the window has 2 positions), at
+    most one per window position, what one combine pass merges and what one scratch binding
+    holds (UnsupportedError where the budget needs more)."""
+    count_option(p.op, "chunks", requested)
+    positions = p.window_count
+    need = -(-positions // (LOOP_BUDGET - _OVERHEAD))
+    most = min(positions, LOOP_BUDGET - _OVERHEAD, _scratch_limit(caps) // (4 * state_words(p) * p.count))
+    if need > most:
+        raise UnsupportedError(
+            f"{p.op}: a window of {positions} positions needs {need} partial results per output, more than the "
+            f"{most} one combine pass merges within the adapter's scratch binding ({_scratch_limit(caps)} bytes)")
+    chunks = max(need, min(requested if requested is not None else max(need, 2), most))
+    return -(-positions // -(-positions // chunks))  # no empty chunk
+
+
+def strategies_for(p: Problem, caps, run=None, chunks=None) -> tuple[str, ...]:
+    """`runs` and `elements` where a window fits one invocation's loop budget (`runs` first on
+    software adapters and without caps, `elements` first on GPUs), then `chunks`."""
+    found = []
+    if _max_run(p) >= 1:
+        try:
+            _run(p, run)
+            found.append("runs")
+        except UnsupportedError:
+            pass
+        found.append("elements")
+    try:
+        chunks_for(p, caps, chunks)
+        found.append("chunks")
+    except UnsupportedError:
+        if not found:
+            raise
+    if caps is not None and not caps.is_software:
+        found.sort(key=lambda s: s != "elements")
+    return tuple(found)
+
+
+def _params(p: Problem, caps) -> dict:
+    rank = p.input.rank
+    native64 = caps is not None and caps.has("shader-int64") and p.input.data_type.size == 8
+    return {"function": p.function, "kind": _kind(p), "bits": p.input.data_type.size * 8, "rank": rank,
+            "sr": rank - 2, "has_indices": p.indices is not None,
+            "index_bits": p.indices.data_type.size * 8 if p.indices is not None else 32,
+            "native64": native64, "include_padding": p.include_padding,
+            "power": p.p if p.p in (1, 2) else 0}
+
+
+def _uniforms(p: Problem, **extra) -> dict:
+    rank = p.input.rank
+    uniforms = {
+        "count": p.count, "rows": p.count // p.output.sizes[-1], "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+        "in_sizes": p.input.sizes, "in_strides": p.input.effective_strides,
+        "in_flat": packed_strides(p.input.sizes),
+        "win": p.window, "pool_strides": p.strides, "pads": p.start_padding, "dil": p.dilations,
+        "window_count": p.window_count, "p": p.p,
+    }
+    uniforms["idx_strides"] = p.indices.effective_strides if p.indices is not None else (0,) * rank
+    uniforms.update(extra)
+    return uniforms
+
+
+def plan(p: Problem, caps, strategy: str, run=None, chunks=None) -> KernelPlan:
+    """The dispatches of `strategy`: one (`runs`, `elements`), or the partial States and
+    the combine pass (`chunks`)."""
+    if strategy not in strategies_for(p, caps, run, chunks):
+        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    params = _params(p, caps)
+    outs = (output_buffer(0, "output", params["bits"], "stores"),)
+    if p.indices is not None:
+        outs += (output_buffer(1, "indices", params["index_bits"], "stores"),)
+    inp = (input_buffer(0, "input"),)
+    row = p.output.sizes[-1]
+    if strategy in ("runs", "elements"):
+        length = _run(p, run) if strategy == "runs" else 1
+        per_row = -(-row // length)
+        uniforms = _uniforms(p, run=length, runs_per_row=per_row, chunks=1, chunk_len=p.window_count)
+        invocations = p.count // row * per_row
+        return KernelPlan((Dispatch("pooling.wgsl.j2", {**params, "pass": "direct"}, outs + inp, uniforms,
+                                    invocations, WORKGROUP_SIZE),))
+    count = chunks_for(p, caps, chunks)
+    chunk_len = -(-p.window_count // count)
+    uniforms = _uniforms(p, run=1, runs_per_row=row, chunks=count, chunk_len=chunk_len)
+    partials = Dispatch("pooling.wgsl.j2", {**params, "pass": "partials"},
+                        (scratch_buffer(0, "partials", writable=True),) + inp, uniforms, p.count * count,
+                        WORKGROUP_SIZE)
+    combine = Dispatch("pooling.wgsl.j2", {**params, "pass": "combine"},
+                       outs + inp + (scratch_buffer(0, "partials", writable=False),), uniforms, p.count,
+                       WORKGROUP_SIZE)
+    return KernelPlan((partials, combine), scratch_bytes=(p.count * count * state_words(p) * 4,))
+
+
+def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
+    """Other run lengths (`runs`) and twice the chunks (`chunks`); sets the description
+    cannot take are the tuner's to drop."""
+    if strategy == "runs":
+        return tuple({"run": r} for r in (2, 4, 16) if r != RUN and r <= _max_run(p))
+    if strategy == "chunks":
+        try:
+            return ({"chunks": 2 * chunks_for(p, caps)},)
+        except UnsupportedError:
+            return ()
+    return ()
