@@ -358,17 +358,20 @@ class NormalizePlanner(Planner):
 class LocalResponsePlanner(Planner):
     """DML_LOCAL_RESPONSE_NORMALIZATION's planner (ops/normalization.py), bound to its
     desc's fields (input_tensor, output_tensor: [N, C, H, W], cross_channel, local_size,
-    alpha, beta, bias). One strategy, `elements`: an invocation per output element sums
-    the squares of its window (shaders/local_response_normalization.wgsl.j2: local_size
-    channels, or local_size x local_size of H x W, clipped to the tensor) and writes x /
-    (bias + alpha / local_size * sum)^beta, the power as pow (exp2(beta log2(base))). A
-    window of more elements within the tensor than LOOP_BUDGET is an UnsupportedError."""
+    alpha, beta, bias). Each output element sums the squares of its window
+    (shaders/local_response_normalization.wgsl.j2: local_size channels, or local_size x
+    local_size of H x W, clipped to the tensor) and writes x / (bias + alpha / local_size *
+    sum)^beta, the power as WGSL's pow. Strategies: `runs` (CPU-class: an invocation per run
+    of LRN_RUN neighbouring elements of a W row, decoding its coordinates once: integer
+    division is the costly operation on CPU adapters) and `elements` (GPU-class: an
+    invocation per element). A window of more elements within the tensor than LOOP_BUDGET
+    is an UnsupportedError."""
 
-    strategies = ("elements",)
+    strategies = ("runs", "elements")
 
     @staticmethod
     def window(desc) -> int:
-        """Loop iterations of one invocation: the window's elements within the tensor."""
+        """Loop iterations of one element: its window's elements within the tensor (and the rows' loop)."""
         n, c, h, w = desc.input_tensor.sizes
         k = desc.local_size
         return min(k, c) if desc.cross_channel else min(k, h) * (min(k, w) + 1)
@@ -376,10 +379,12 @@ class LocalResponsePlanner(Planner):
     def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
         if options:
             raise InvalidArgumentError(f"LocalResponseNormalization: no plan options (got {sorted(options)})")
-        if self.window(desc) + _OVERHEAD > LOOP_BUDGET:
+        cost = self.window(desc) + 2
+        if cost + _OVERHEAD > LOOP_BUDGET:
             raise UnsupportedError(f"LocalResponseNormalization: a window of {self.window(desc)} elements is more "
                                    f"than one invocation's loop budget ({LOOP_BUDGET - _OVERHEAD})")
-        return self.strategies
+        runs = ("runs",) if LRN_RUN * cost + _OVERHEAD <= LOOP_BUDGET else ()
+        return runs + ("elements",) if caps is None or caps.is_software else ("elements",) + runs
 
     def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
         if strategy not in self.strategies_for(desc, caps, **options):
@@ -387,14 +392,18 @@ class LocalResponsePlanner(Planner):
         inp, out = desc.input_tensor, desc.output_tensor
         bits = inp.data_type.size * 8
         k = desc.local_size
+        run = LRN_RUN if strategy == "runs" else 1
+        units = tuple(inp.sizes[:3]) + (-(-inp.sizes[3] // run),)
         attrs = tuple(Attribute(name, "f32", getattr(desc, name)) for name in ("alpha", "beta", "bias"))
-        uniforms = {"sizes": inp.sizes, "in_strides": inp.effective_strides, "out_strides": out.effective_strides,
-                    "count": inp.element_count, "local_size": k, "before": (k - 1) // 2, "after": k // 2,
-                    **attribute_uniforms("", attrs, "float", 32)[0]}
-        params = {"bits": bits, "cross_channel": desc.cross_channel}
+        uniforms = {"sizes": inp.sizes, "units": units, "in_strides": inp.effective_strides,
+                    "out_strides": out.effective_strides, "count": math.prod(units), "local_size": k,
+                    "before": (k - 1) // 2, "after": k // 2, **attribute_uniforms("", attrs, "float", 32)[0]}
+        params = {"bits": bits, "cross_channel": desc.cross_channel, "run": run}
         return KernelPlan((Dispatch("local_response_normalization.wgsl.j2", params,
                                     (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input")),
-                                    uniforms, inp.element_count, WORKGROUP_SIZE),))
+                                    uniforms, math.prod(units), WORKGROUP_SIZE),))
 
 
+#: `runs`: elements of a W row per invocation.
+LRN_RUN = 16
 LRN_PLANNER = LocalResponsePlanner()
