@@ -249,7 +249,6 @@ def _bias_alone(fn: str, scale, bias) -> None:
 def mvn1_infer(x: TensorDesc, scale: TensorDesc | None = None, bias: TensorDesc | None = None, *, axes,
                normalize_variance=True, epsilon=1e-5, fused_activation=None):
     axes = normalize_axes(axes, x.rank, "mean_variance_normalization: axes")
-    _bias_alone("mean_variance_normalization", scale, bias)
     return MeanVarianceNormalization1OperatorDesc(
         x, _prepended(scale, x.rank), _prepended(bias, x.rank), TensorDesc(x.data_type, x.sizes), axes,
         normalize_variance, epsilon, fused_activation)
@@ -257,7 +256,6 @@ def mvn1_infer(x: TensorDesc, scale: TensorDesc | None = None, bias: TensorDesc 
 
 def mvn0_infer(x: TensorDesc, scale: TensorDesc | None = None, bias: TensorDesc | None = None, *,
                cross_channel=False, normalize_variance=True, epsilon=1e-5, fused_activation=None):
-    _bias_alone("mean_variance_normalization0", scale, bias)
     return MeanVarianceNormalizationOperatorDesc(
         x, _prepended(scale, x.rank), _prepended(bias, x.rank), TensorDesc(x.data_type, x.sizes), cross_channel,
         normalize_variance, epsilon, fused_activation)
@@ -272,6 +270,7 @@ def mean_variance_normalization(x, scale=None, bias=None, *, axes, normalize_var
     scale and bias (optional; bias needs scale) broadcast to x as numpy's. FLOAT32 or
     FLOAT16, computed in float32 (two-pass variance); gpudml/ops/normalization.py states
     the precision."""
+    _bias_alone("mean_variance_normalization", scale, bias)
     return Call([("x", x)] + [(n, t) for n, t in (("scale", scale), ("bias", bias)) if t is not None],
                 {"axes": axes, "normalize_variance": normalize_variance, "epsilon": epsilon,
                  "fused_activation": fused_activation}, device)
@@ -281,6 +280,7 @@ def mean_variance_normalization0(x, scale=None, bias=None, *, cross_channel=Fals
                                  epsilon=1e-5, fused_activation=None, device=None):
     """DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION: mean_variance_normalization over axes
     [1, 2, 3] (cross_channel) or [2, 3] of a 4-D x ([N, C, H, W])."""
+    _bias_alone("mean_variance_normalization0", scale, bias)
     return Call([("x", x)] + [(n, t) for n, t in (("scale", scale), ("bias", bias)) if t is not None],
                 {"cross_channel": cross_channel, "normalize_variance": normalize_variance, "epsilon": epsilon,
                  "fused_activation": fused_activation}, device)
