@@ -290,7 +290,8 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     extra = ()
     if p.function in TEMPLATES:
         act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
-        uniforms.update(act_uniforms, **attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
+        uniforms.update(act_uniforms)
+        uniforms.update(attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
         params.update(normalize_variance=p.normalize_variance, p=p.p, activation=p.activation or "",
                       activation_attributes=act_attrs)
         extra = tuple(input_buffer(k, t) for k, t in enumerate(names[2:], 1))

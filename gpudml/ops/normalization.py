@@ -80,9 +80,9 @@ from ..kernels.normalize import LRN_PLANNER, NormalizePlanner, Problem
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import F16, F32, FeatureLevel
 from .base import check_copy_tensors, normalize_axes, numpy_axis
-from .elementwise import FusedActivation, _as_activation, _bound, _spread, _ulp, as_float32
+from .elementwise import FusedActivation, _as_activation, _ulp, activation_error, as_float32
 from .softmax import check_axes, rounding_depth
-from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 FL = FeatureLevel
 FLOATS = frozenset({F32, F16})
@@ -157,7 +157,8 @@ class MeanVarianceNormalizationOperatorDesc:
 def _coerce_mvn(desc, op: str) -> None:
     object.__setattr__(desc, "normalize_variance", as_bool(desc.normalize_variance, f"{op}: normalize_variance"))
     object.__setattr__(desc, "epsilon", as_float32(desc.epsilon, f"{op}: epsilon"))
-    object.__setattr__(desc, "fused_activation", FusedActivation.coerce(desc.fused_activation, f"{op}: fused_activation"))
+    object.__setattr__(desc, "fused_activation",
+                       FusedActivation.coerce(desc.fused_activation, f"{op}: fused_activation"))
 
 
 def mvn_axes(desc) -> tuple[int, ...]:
@@ -333,11 +334,7 @@ def _finish(e, y, expected, fused, pre):
     """The activation's part of the error (as GEMM's), rounding, float16, the edges."""
     with np.errstate(all="ignore"):
         if fused is not None:
-            attrs = dict(fused.attributes)
-            g = lambda v: np.asarray(fused.row.numpy(v, **attrs), np.float64)  # noqa: E731
-            y = g(pre)
-            e = (_spread(g, pre, e, y) + _bound(fused.row.ulps, [pre], attrs) * _ulp(y, np.float32)
-                 + _bound(fused.row.absolute, [pre], attrs) + TINY)
+            y, e = activation_error(fused, pre, e)
         e = e + 0.5 * _ulp(y, np.float32) + TINY
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
