@@ -71,6 +71,16 @@ def _softmax(g, rng):
     return dml.multiply(dml.softmax(x), y), {"x": _normal(rng, (4, 10), scale=3), "y": _normal(rng, (4, 10))}
 
 
+def _mvn(g, rng):
+    """LayerNorm with its own scale and bias (the operator's inputs 1 and 2), then a
+    residual add: the epilogue's tensor is bound after the operator's."""
+    x, s, b, y = (g.input(shape, name=n) for shape, n in (([6, 12], "x"), ([1, 12], "s"), ([1, 12], "b"),
+                                                           ([6, 12], "y")))
+    feed = {"x": _normal(rng, (6, 12)), "s": _normal(rng, (1, 12)), "b": _normal(rng, (1, 12)),
+            "y": _normal(rng, (6, 12))}
+    return dml.add(dml.mean_variance_normalization(x, s, b, axes=[1]), y), feed
+
+
 def _scan(g, rng):
     x = g.input([3, 50], name="x")
     return dml.tanh(dml.cumulative_sum(x, 1)), {"x": _normal(rng, (3, 50), scale=0.3)}
@@ -102,6 +112,7 @@ CASES = {
     "gemm": (_gemm, "Fused(Gemm>ElementWiseAdd1>ActivationRelu)"),
     "gemm-float16-activation": (_gemm_f16_activation, "Fused(Gemm>ElementWiseSubtract)"),
     "softmax": (_softmax, "Fused(ActivationSoftmax1>ElementWiseMultiply)"),
+    "mvn": (_mvn, "Fused(MeanVarianceNormalization1>ElementWiseAdd1)"),
     "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
     "scan-int": (_scan_int, "Fused(CumulativeSummation>ElementWiseAdd)"),
     "slice": (_slice, "Fused(Slice1>ElementWiseExp)"),

@@ -481,6 +481,49 @@ def _pool(n: Node, device):
     else:
         got = [np.asarray(dml.lp_pooling(x, window, p=int(n.attr("p", 2)), **args))]
     return [g.reshape(w.shape) for g, w in zip(got, n.outputs)]
+def _instance_norm(n: Node, device):
+    """InstanceNormalization: MEAN_VARIANCE_NORMALIZATION1 over the spatial axes, scale and
+    bias per channel."""
+    x, scale, bias = n.inputs
+    shape = (-1,) + (1,) * (x.ndim - 2)
+    return [dml.mean_variance_normalization(x, scale.reshape(shape), bias.reshape(shape), axes=list(range(2, x.ndim)),
+                                            epsilon=n.attr("epsilon", 1e-5), device=device)]
+
+
+def _layer_norm(n: Node, device):
+    """LayerNormalization: MEAN_VARIANCE_NORMALIZATION1 over the axes from `axis` on; its
+    optional Mean and InvStdDev outputs as DirectML computes them: REDUCE's AVERAGE of x and
+    of (x - Mean)^2, then 1 / sqrt(variance + epsilon) (element-wise operators)."""
+    x, scale, bias = n.inputs[0], n.input(1), n.input(2)
+    axes = list(range(n.attr("axis", -1) % x.ndim, x.ndim))
+    eps = n.attr("epsilon", 1e-5)
+    y = dml.mean_variance_normalization(x, scale, bias, axes=axes, epsilon=eps, device=device)
+    if len(n.outputs) == 1:
+        return [y]
+    mean = dml.reduce(x, "average", axes, device=device)
+    d = dml.subtract(x, mean, device=device)
+    var = dml.reduce(dml.multiply(d, d, device=device), "average", axes, device=device)
+    inv = dml.recip(dml.sqrt(dml.add(var, np.full((1,) * x.ndim, eps, x.dtype), device=device), device=device),
+                    device=device)
+    return [y, mean, inv][:len(n.outputs)]
+
+
+def _mvn(n: Node, device):
+    return [dml.mean_variance_normalization(n.inputs[0], axes=n.attr("axes", [0, 2, 3]), epsilon=1e-9,
+                                            device=device)]
+
+
+def _lp_norm(n: Node, device):
+    """LpNormalization: x / max(norm, 1e-5) (DirectML's Epsilon at the page's recommended
+    value: ONNX divides by the norm, and gives 0 for a zero row)."""
+    return [dml.lp_normalization(n.inputs[0], n.attr("axis", -1), p=n.attr("p", 2), epsilon=1e-5, device=device)]
+
+
+def _lrn(n: Node, device):
+    """LRN: LOCAL_RESPONSE_NORMALIZATION across channels (ONNX's only region)."""
+    return [dml.local_response_normalization(n.inputs[0], n.attr("size"), cross_channel=True,
+                                             alpha=n.attr("alpha", 1e-4), beta=n.attr("beta", 0.75),
+                                             bias=n.attr("bias", 1.0), device=device)]
 
 
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
@@ -523,6 +566,9 @@ MAPPINGS = {
     "Swish": _with_attrs("swish", alpha=("sigmoid_input_scale", 1.0)), "PRelu": _prelu,
     # pooling (ops/pooling.py)
     **dict.fromkeys(("MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAveragePool"), _pool),  # (no GlobalLpPool test)
+    # normalization (ops/normalization.py)
+    "InstanceNormalization": _instance_norm, "LayerNormalization": _layer_norm, "MeanVarianceNormalization": _mvn,
+    "LpNormalization": _lp_norm, "LRN": _lrn,
 }
 
 #: Node tests of mapped operators that are outside DirectML's semantics, and why.

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W17, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W19, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import gpudml as F
 
 from .. import reference
 from ..ops import gemm as gemm_op
+from ..ops import normalization as normalization_op
 from ..ops import slice1, spec_named
 from . import anchors as _anchors
 from .report import Case, Row, check_result, median_ms
@@ -227,6 +228,38 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare)
 
 
+def _mvn_case(shape, axes, quick, rng, device) -> Case:
+    """MEAN_VARIANCE_NORMALIZATION1 float32 with a scale and bias: LayerNorm ([rows, hidden]
+    over the last axis, scale and bias per column) or InstanceNorm ([N, C, H, W] over H and
+    W, scale and bias per channel); checked within its documented precision. ONNX's
+    LayerNormalization / InstanceNormalization for onnxruntime."""
+    x = rng.normal(size=shape).astype(np.float32)
+    affine = [shape[-1]] if axes == [1] else [shape[1], 1, 1]
+    scale = rng.uniform(0.5, 2, affine).astype(np.float32)
+    bias = rng.uniform(-1, 1, affine).astype(np.float32)
+    t, ts, tb = device.tensor(x), device.tensor(scale), device.tensor(bias)
+    expected = reference.mean_variance_normalization(x, scale, bias, axes=axes)
+    tolerance = normalization_op.MVN1_SPEC.tolerance(expected, [x, scale, bias], {"axes": axes})
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+
+    def numpy_fn():
+        m = x.mean(axis=tuple(axes), keepdims=True)
+        return (x - m) / np.sqrt(x.var(axis=tuple(axes), keepdims=True) + 1e-5) * scale + bias
+
+    if axes == [1]:
+        model = _onnx_model("LayerNormalization", x, {"scale": scale, "bias": bias}, {"axis": -1, "epsilon": 1e-5})
+    else:
+        model = _onnx_model("InstanceNormalization", x, {"scale": scale.reshape(-1), "bias": bias.reshape(-1)},
+                            {"epsilon": 1e-5})
+    return Case(
+        device_fn=lambda: F.mean_variance_normalization(t, ts, tb, axes=axes),
+        numpy_io_fn=lambda: F.mean_variance_normalization(x, scale, bias, axes=axes, device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes, ort=(model, {"x": x}),
+        ort_expected=expected, compare=compare)
+
+
 CHAIN_LENGTH = 20
 
 
@@ -307,6 +340,9 @@ WORKLOADS = [
     Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case(1024, q, r, d)),
     Workload("W16", "max_pooling 3x3 /2 [8,64,112,112]", lambda d, r, q: _pool_case("max", q, r, d)),
     Workload("W17", "global average_pooling [8,2048,7,7]", lambda d, r, q: _pool_case("average", q, r, d)),
+    Workload("W18", "LayerNorm (MVN1 last axis) [4096,1024]", lambda d, r, q: _mvn_case([4096, 1024], [1], q, r, d)),
+    Workload("W19", "InstanceNorm (MVN1 H,W) [2,64,112,112]",
+             lambda d, r, q: _mvn_case([2, 64, 112, 112], [2, 3], q, r, d)),
 ]
 
 

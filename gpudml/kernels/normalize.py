@@ -1,13 +1,16 @@
 """The normalize family: operators that normalize each element against a reduction of
-its row (DML_ACTIVATION_SOFTMAX(1), LOG_SOFTMAX(1), HARDMAX(1): ops/softmax.py), where a
+its row (DML_ACTIVATION_SOFTMAX(1), LOG_SOFTMAX(1), HARDMAX(1): ops/softmax.py;
+DML_MEAN_VARIANCE_NORMALIZATION(1), DML_LP_NORMALIZATION: ops/normalization.py), where a
 *row* is the sub-tensor over the reduced axes at one position of the kept axes.
 
-The problem arrives as a `Problem`: the function ("SOFTMAX", "LOG_SOFTMAX", "HARDMAX"),
-the input and output descs (one set of sizes; each its own strides: strided and
-broadcast inputs, strided outputs) and the reduced axes, any set of them. Size-1 axes
-drop, and neighbouring axes merge where contiguous in both tensors, the kept ones among
-themselves and the reduced ones among themselves (`layout`); the reduced axes are walked
-row-major in increasing axis order (HARDMAX's "first" maximum is the first in that order).
+The problem arrives as a `Problem`: the function ("SOFTMAX", "LOG_SOFTMAX", "HARDMAX",
+"MEAN_VARIANCE", "LP"), the input and output descs (one set of sizes; each its own
+strides: strided and broadcast inputs, strided outputs), MEAN_VARIANCE's scale and bias
+(the input's sizes, stride 0 where they broadcast), and the reduced axes, any set of them.
+Size-1 axes drop, and neighbouring axes merge where contiguous in every tensor, the kept
+ones among themselves and the reduced ones among themselves (`layout`); the reduced axes
+are walked row-major in increasing axis order (HARDMAX's "first" maximum is the first in
+that order).
 
 Per row, as shaders/softmax.wgsl.j2 computes it (FLOAT32 and FLOAT16 in f32; a float16
 result is rounded once, on the store):
@@ -18,6 +21,15 @@ result is rounded once, on the store):
   exp(x - m) / s, or (x - m) - log(s).
 - HARDMAX: 1 at the first maximum of the row (the first NaN where there is one; 0.0 and
   -0.0 are equal), 0 elsewhere.
+- MEAN_VARIANCE (shaders/normalization.wgsl.j2): two passes, mean = sum(x) / n, then
+  var = sum((x - mean)^2) / n (not the one-pass E[x^2] - mean^2, which cancels), each
+  result activation(scale * (x - mean) / sqrt(var + epsilon) + bias) (without
+  normalize_variance: activation(scale * (x - mean) + bias)); `chunks` saves each chunk's
+  (mean_c, M2_c = sum over the chunk of (x - mean_c)^2) and merges them as Chan et al.:
+  mean = sum(n_c mean_c) / n, M2 = sum(M2_c + n_c (mean_c - mean)^2); `workgroup` sums the
+  lanes' sums, then their sums of squared deviations from the row's mean.
+- LP: s = sum(|x|) (p = 1) or sum(x^2) (p = 2), norm = s or sqrt(s), each result x /
+  max(norm, epsilon).
 
 Strategies, CPU-class:
 
@@ -55,10 +67,13 @@ from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
+from .elementwise import Attribute, attribute_uniforms
 
 STRATEGIES = ("rows", "chunks", "workgroup")
 OPTIONS = ("chunks", "lanes", "subgroups")
-FUNCTIONS = ("SOFTMAX", "LOG_SOFTMAX", "HARDMAX")
+FUNCTIONS = ("SOFTMAX", "LOG_SOFTMAX", "HARDMAX", "MEAN_VARIANCE", "LP")
+#: The template of each function's kernels.
+TEMPLATES = {"MEAN_VARIANCE": "normalization.wgsl.j2", "LP": "normalization.wgsl.j2"}
 #: Elements added into a subtotal before the running sum takes it (as Reduce's float sums):
 #: the rounding error of a sum of n terms grows with SUBTOTAL + n / SUBTOTAL additions, not n.
 SUBTOTAL = 64
@@ -91,19 +106,42 @@ class Problem:
     input: TensorDesc
     output: TensorDesc
     axes: tuple[int, ...]
+    #: MEAN_VARIANCE: scale and bias (or None) described over the input's sizes (stride 0
+    #: where they broadcast), normalize_variance, epsilon (f32), the fused activation as a
+    #: WGSL expression over `x` and its attributes (kernels/elementwise.py's Attribute).
+    #: LP: p (1 or 2) and epsilon.
+    scale: TensorDesc | None = None
+    bias: TensorDesc | None = None
+    normalize_variance: bool = True
+    epsilon: float = 0.0
+    p: int = 2
+    activation: str | None = None
+    activation_attributes: tuple[Attribute, ...] = ()
+
+    @property
+    def tensors(self) -> tuple[tuple[str, TensorDesc], ...]:
+        """The tensors a kernel addresses, by their template name: "in", "out", "scale", "bias"."""
+        extra = tuple((t, d) for t, d in (("scale", self.scale), ("bias", self.bias)) if d is not None)
+        return (("in", self.input), ("out", self.output)) + extra
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Kept axes (sizes, input strides, output strides) and reduced axes (the same), each
-    merged where contiguous in both tensors; `count` rows of `n` elements."""
+    """Kept axes (sizes, and each tensor's strides, Problem.tensors' order) and reduced axes
+    (the same), each merged where contiguous in every tensor; `count` rows of `n` elements."""
 
     kept_sizes: tuple[int, ...]
-    kept_in: tuple[int, ...]
-    kept_out: tuple[int, ...]
+    kept_strides: tuple[tuple[int, ...], ...]
     red_sizes: tuple[int, ...]
-    red_in: tuple[int, ...]
-    red_out: tuple[int, ...]
+    red_strides: tuple[tuple[int, ...], ...]
+
+    @property
+    def kept_in(self) -> tuple[int, ...]:
+        return self.kept_strides[0]
+
+    @property
+    def red_in(self) -> tuple[int, ...]:
+        return self.red_strides[0]
 
     @property
     def count(self) -> int:
@@ -115,25 +153,37 @@ class Layout:
 
 
 def layout(p: Problem) -> Layout:
-    in_st, out_st = p.input.effective_strides, p.output.effective_strides
+    strides = [d.effective_strides for _, d in p.tensors]
     sizes = p.input.sizes
     reduced = set(p.axes)
     kept_axes = [i for i in range(p.input.rank) if i not in reduced]
     red_axes = sorted(reduced)
-    kept = merge_axes([sizes[i] for i in kept_axes], [in_st[i] for i in kept_axes], [out_st[i] for i in kept_axes])
-    red = merge_axes([sizes[i] for i in red_axes], [in_st[i] for i in red_axes], [out_st[i] for i in red_axes])
-    return Layout(tuple(a.size for a in kept), tuple(a.strides[0] for a in kept), tuple(a.strides[1] for a in kept),
-                  tuple(a.size for a in red), tuple(a.strides[0] for a in red), tuple(a.strides[1] for a in red))
+
+    def merged(axes):
+        found = merge_axes([sizes[i] for i in axes], *[[st[i] for i in axes] for st in strides])
+        return tuple(a.size for a in found), tuple(tuple(a.strides[k] for a in found) for k in range(len(strides)))
+
+    return Layout(*merged(kept_axes), *merged(red_axes))
 
 
 # ------------------------------------------------------------------------------ the cost model
 def passes(function: str) -> int:
-    """Passes over a row's elements: maximum, sum, write (HARDMAX: first maximum, write)."""
+    """Passes over a row's elements: maximum, sum, write (HARDMAX: first maximum, write).
+    The other functions cost as one of these two (`costs_as`)."""
     return 2 if function == "HARDMAX" else 3
 
 
+def costs_as(p: Problem) -> str:
+    """The function whose passes and chunk merges `p`'s match: MEAN_VARIANCE's mean, sum of
+    squared deviations and write (2 words a chunk) are SOFTMAX's; LP's sum and write (1
+    word a chunk), and MEAN_VARIANCE's without normalize_variance, are HARDMAX's."""
+    if p.function == "LP" or (p.function == "MEAN_VARIANCE" and not p.normalize_variance):
+        return "HARDMAX"
+    return "SOFTMAX" if p.function == "MEAN_VARIANCE" else p.function
+
+
 def rows_fit(p: Problem, lay: Layout) -> bool:
-    return passes(p.function) * lay.n + _OVERHEAD <= LOOP_BUDGET
+    return passes(costs_as(p)) * lay.n + _OVERHEAD <= LOOP_BUDGET
 
 
 def _chunk_cost(function: str, length: int, chunks: int) -> int:
@@ -159,14 +209,14 @@ def chunks_for(p: Problem, lay: Layout, requested: int | None = None) -> int:
     """Chunks per row for `chunks`: the requested number, else enough for CHUNKS_TARGET
     invocations of at least MIN_CHUNK elements each; at least what the loop budget needs,
     at most what it allows (UnsupportedError where no number fits)."""
-    need = _chunks_fitting(p.function, lay.n)
+    need = _chunks_fitting(costs_as(p), lay.n)
     if need == 0:
         raise UnsupportedError(f"{p.op}: rows of {lay.n} elements are too long to normalize within the loop budget "
-                               f"(at most {max_row(p.function)} elements a row)")
+                               f"(at most {max_row(costs_as(p))} elements a row)")
     if requested is None:
         requested = min(-(-CHUNKS_TARGET // lay.count), max(1, lay.n // MIN_CHUNK))
     chunks = max(need, min(int(requested), lay.n, (LOOP_BUDGET - _OVERHEAD) // 2))
-    while chunks > need and _chunk_cost(p.function, -(-lay.n // chunks), chunks) > LOOP_BUDGET:
+    while chunks > need and _chunk_cost(costs_as(p), -(-lay.n // chunks), chunks) > LOOP_BUDGET:
         chunks -= 1  # more chunks than the second dispatch can merge: as many as it can
     return -(-lay.n // -(-lay.n // chunks))  # no empty chunk
 
@@ -191,7 +241,7 @@ def lanes_for(p: Problem, lay: Layout, requested: int | None = None) -> int:
 
 
 def workgroup_fits(p: Problem, lay: Layout, lanes: int) -> bool:
-    return passes(p.function) * -(-lay.n // lanes) + 3 * lanes.bit_length() + _OVERHEAD <= LOOP_BUDGET
+    return passes(costs_as(p)) * -(-lay.n // lanes) + 3 * lanes.bit_length() + _OVERHEAD <= LOOP_BUDGET
 
 
 # ------------------------------------------------------------------------------ strategies and plans
@@ -232,24 +282,34 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     lay = layout(p)
     bits = p.input.data_type.size * 8
+    template = TEMPLATES.get(p.function, "softmax.wgsl.j2")
+    names = [t for t, _ in p.tensors]
     params = {"function": p.function, "bits": bits, "rank_k": len(lay.kept_sizes), "rank_r": len(lay.red_sizes),
-              "subtotal": SUBTOTAL}
-    uniforms = {"kept_sizes": lay.kept_sizes, "kept_in_strides": lay.kept_in, "kept_out_strides": lay.kept_out,
-                "red_sizes": lay.red_sizes, "red_in_strides": lay.red_in, "red_out_strides": lay.red_out,
-                "count": lay.count, "n": lay.n}
-    inp = input_buffer(0, "input")
+              "subtotal": SUBTOTAL, "tensors": tuple(names)}
+    uniforms = {"kept_sizes": lay.kept_sizes, "red_sizes": lay.red_sizes, "count": lay.count, "n": lay.n}
+    for t, kept, red in zip(names, lay.kept_strides, lay.red_strides, strict=True):
+        uniforms[f"kept_{t}_strides"], uniforms[f"red_{t}_strides"] = kept, red
+    extra = ()
+    if p.function in TEMPLATES:
+        act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
+        uniforms.update(act_uniforms)
+        uniforms.update(attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
+        params.update(normalize_variance=p.normalize_variance, p=p.p, activation=p.activation or "",
+                      activation_attributes=act_attrs)
+        extra = tuple(input_buffer(k, t) for k, t in enumerate(names[2:], 1))
+    inp = (input_buffer(0, "input"),) + extra
     out = output_buffer(0, "output", bits, "stores")
     if strategy == "rows":
-        return KernelPlan((Dispatch("softmax.wgsl.j2", {**params, "pass": "rows"}, (out, inp), uniforms,
+        return KernelPlan((Dispatch(template, {**params, "pass": "rows"}, (out, *inp), uniforms,
                                     lay.count, WORKGROUP_SIZE),))
     if strategy == "chunks":
         count = chunks_for(p, lay, chunks)
         uniforms = {**uniforms, "chunks": count, "chunk_length": -(-lay.n // count)}
-        first = Dispatch("softmax.wgsl.j2", {**params, "pass": "partials"},
-                         (scratch_buffer(0, "partials", writable=True), inp), uniforms, lay.count * count,
+        first = Dispatch(template, {**params, "pass": "partials"},
+                         (scratch_buffer(0, "partials", writable=True), inp[0]), uniforms, lay.count * count,
                          WORKGROUP_SIZE)
-        second = Dispatch("softmax.wgsl.j2", {**params, "pass": "finish"},
-                          (out, inp, scratch_buffer(0, "partials", writable=False)), uniforms, lay.count * count,
+        second = Dispatch(template, {**params, "pass": "finish"},
+                          (out, *inp, scratch_buffer(0, "partials", writable=False)), uniforms, lay.count * count,
                           WORKGROUP_SIZE)
         return KernelPlan((first, second), scratch_bytes=(lay.count * count * 8,))
     lanes = lanes_for(p, lay, lanes)
@@ -258,9 +318,9 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     sg = _subgroups(p, caps, subgroups)
     per_group = GPU_WORKGROUP_SIZE // lanes
     invocations = -(-lay.count // per_group) * GPU_WORKGROUP_SIZE
-    return KernelPlan((Dispatch("softmax.wgsl.j2", {**params, "pass": "workgroup", "lanes": lanes,
-                                                    "workgroup_size": GPU_WORKGROUP_SIZE},
-                                (out, inp), uniforms, invocations, GPU_WORKGROUP_SIZE, sg),))
+    return KernelPlan((Dispatch(template, {**params, "pass": "workgroup", "lanes": lanes,
+                                           "workgroup_size": GPU_WORKGROUP_SIZE},
+                                (out, *inp), uniforms, invocations, GPU_WORKGROUP_SIZE, sg),))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
@@ -300,7 +360,63 @@ class NormalizePlanner(Planner):
 
     def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
         """Every strategy: each pass that writes the output (rows, finish, workgroup)
-        applies it to the rounded value it stores."""
+        applies it to the rounded value it stores; its tensors are bound after the
+        operator's own inputs (MEAN_VARIANCE's scale and bias)."""
         p = self.problem(desc)
         check_epilogue(epilogue, p.output)
-        return attach_epilogue(plan(p, caps, strategy), epilogue, 1)
+        return attach_epilogue(plan(p, caps, strategy), epilogue, len(p.tensors) - 1)
+
+
+# ------------------------------------------------------------------------------ local response normalization
+class LocalResponsePlanner(Planner):
+    """DML_LOCAL_RESPONSE_NORMALIZATION's planner (ops/normalization.py), bound to its
+    desc's fields (input_tensor, output_tensor: [N, C, H, W], cross_channel, local_size,
+    alpha, beta, bias). Each output element sums the squares of its window
+    (shaders/local_response_normalization.wgsl.j2: local_size channels, or local_size x
+    local_size of H x W, clipped to the tensor) and writes x / (bias + alpha / local_size *
+    sum)^beta, the power as WGSL's pow. Strategies: `runs` (CPU-class: an invocation per run
+    of LRN_RUN neighbouring elements of a W row, decoding its coordinates once: integer
+    division is the costly operation on CPU adapters) and `elements` (GPU-class: an
+    invocation per element). A window of more elements within the tensor than LOOP_BUDGET
+    is an UnsupportedError."""
+
+    strategies = ("runs", "elements")
+
+    @staticmethod
+    def window(desc) -> int:
+        """Loop iterations of one element: its window's elements within the tensor (and the rows' loop)."""
+        n, c, h, w = desc.input_tensor.sizes
+        k = desc.local_size
+        return min(k, c) if desc.cross_channel else min(k, h) * (min(k, w) + 1)
+
+    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
+        if options:
+            raise InvalidArgumentError(f"LocalResponseNormalization: no plan options (got {sorted(options)})")
+        cost = self.window(desc) + 2
+        if cost + _OVERHEAD > LOOP_BUDGET:
+            raise UnsupportedError(f"LocalResponseNormalization: a window of {self.window(desc)} elements is more "
+                                   f"than one invocation's loop budget ({LOOP_BUDGET - _OVERHEAD})")
+        runs = ("runs",) if LRN_RUN * cost + _OVERHEAD <= LOOP_BUDGET else ()
+        return runs + ("elements",) if caps is None or caps.is_software else ("elements",) + runs
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        if strategy not in self.strategies_for(desc, caps, **options):
+            raise InternalError(f"LocalResponseNormalization: strategy {strategy} cannot run {desc}")
+        inp, out = desc.input_tensor, desc.output_tensor
+        bits = inp.data_type.size * 8
+        k = desc.local_size
+        run = LRN_RUN if strategy == "runs" else 1
+        units = tuple(inp.sizes[:3]) + (-(-inp.sizes[3] // run),)
+        attrs = tuple(Attribute(name, "f32", getattr(desc, name)) for name in ("alpha", "beta", "bias"))
+        uniforms = {"sizes": inp.sizes, "units": units, "in_strides": inp.effective_strides,
+                    "out_strides": out.effective_strides, "count": math.prod(units), "local_size": k,
+                    "before": (k - 1) // 2, "after": k // 2, **attribute_uniforms("", attrs, "float", 32)[0]}
+        params = {"bits": bits, "cross_channel": desc.cross_channel, "run": run}
+        return KernelPlan((Dispatch("local_response_normalization.wgsl.j2", params,
+                                    (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input")),
+                                    uniforms, math.prod(units), WORKGROUP_SIZE),))
+
+
+#: `runs`: elements of a W row per invocation.
+LRN_RUN = 16
+LRN_PLANNER = LocalResponsePlanner()

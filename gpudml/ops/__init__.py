@@ -19,6 +19,7 @@ from . import (
     gather,
     gemm,
     join,
+    normalization,
     padding,
     padding1,
     pooling,
@@ -36,7 +37,7 @@ from .spec import OpSpec, tensor_fields
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
-    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC,
+    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, *normalization.SPECS,
     *pooling.SPECS,
 )
 

@@ -1676,6 +1676,18 @@ def _spread(fn, x: np.ndarray, delta: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.nan_to_num(moved, nan=0.0, posinf=np.inf)
 
 
+def activation_error(fused: FusedActivation, x: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(y, its error): a fused activation of x, where x is within e of the exact value (the
+    families that apply one in their store: GEMM, MEAN_VARIANCE_NORMALIZATION): the error
+    as the function moves it, plus the activation's own (its ULPs and absolute part) and
+    a flushed subnormal."""
+    attrs = dict(fused.attributes)
+    g = lambda v: np.asarray(fused.row.numpy(v, **attrs), np.float64)  # noqa: E731
+    y = g(x)
+    return y, (_spread(g, x, e, y) + _bound(fused.row.ulps, [x], attrs) * _ulp(y, np.float32)
+               + _bound(fused.row.absolute, [x], attrs) + 2.0**-126)
+
+
 def _bound(value, xs: list, attrs: dict):
     """A row's ulps or absolute error: a number, or a function of its inputs and attributes."""
     return value(*xs, **attrs) if callable(value) else value

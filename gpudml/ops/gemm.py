@@ -48,7 +48,7 @@ from ..kernels.elementwise import Attribute
 from ..kernels.gemm import GemmPlanner, Problem
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
 from ..types import F16, F32, FeatureLevel, MatrixTransform
-from .elementwise import FusedActivation, _as_activation, _bound, _spread, _ulp, as_float32
+from .elementwise import FusedActivation, _as_activation, _ulp, activation_error, as_float32
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "Gemm"
@@ -282,11 +282,7 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
         e = np.where(magnitude > _F32_MAX, np.inf, np.nan_to_num(e, nan=np.inf))
         y = alpha_y = _exact(a, b, c, ta, tb, arguments.get("alpha", 1.0), arguments.get("beta", 1.0), None)
         if fused is not None:
-            g_attrs = dict(fused.attributes)
-            g = lambda v: np.asarray(fused.row.numpy(v, **g_attrs), np.float64)  # noqa: E731
-            y = g(alpha_y)
-            e = (_spread(g, alpha_y, e, y) + _bound(fused.row.ulps, [alpha_y], g_attrs) * _ulp(y, np.float32)
-                 + _bound(fused.row.absolute, [alpha_y], g_attrs) + TINY)
+            y, e = activation_error(fused, alpha_y, e)
         e = e + 0.5 * _ulp(y, np.float32)
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
