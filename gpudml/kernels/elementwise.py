@@ -1,12 +1,20 @@
 """The element-wise family: one kernel for every DirectML element-wise and activation
 operator (ops/elementwise.py's table), the formula a compile-time parameter.
 
-An operator describes its description as a `Problem` (the planner's `problem(desc)`): 1-3
-input tensors and one output of the same sizes (DirectML's strides per tensor; stride 0
-broadcasts), the kind each value is computed in, and the formula: a WGSL expression over
-the input values `a`, `b`, `c` (DML_SCALE_BIAS applied to `a` first, a fused activation
-applied to the result after: parts of the same kernel), whose attributes (alpha, min,
-...) travel in the uniform buffer, so that a new attribute value compiles nothing.
+An operator describes its description as a `Problem` (the planner's `problem(desc)`): any
+number of input tensors (1-3 for most operators, 7 for QUANTIZED_LINEAR_ADD) and one output
+of the same sizes (DirectML's strides per tensor; stride 0 broadcasts), the kind each value
+is computed in, and the formula: a WGSL expression over the input values `a`, `b`, `c`, `d`,
+... (`input_name(k)`; DML_SCALE_BIAS applied to `a` first, a fused activation applied to the
+result after: parts of the same kernel), whose attributes (alpha, min, ...) travel in the
+uniform buffer, so that a new attribute value compiles nothing.
+
+Each input is one storage binding, the output another (more where a tensor is bound in
+segments): a problem whose tensors need more than the adapter's
+max-storage-buffers-per-shader-stage is an UnsupportedError naming the count and the
+limit, before any GPU work (WebGPU's default limit, 8, takes 7 inputs and the output; the
+compiler counts segments). A fused chain (gpudml/fusion.py) stops inlining where its
+kernel's inputs would not fit.
 
 Values, as shaders/lib/elementwise.wgsl.j2 computes them: FLOAT32 and FLOAT16 in f32
 (float16 rounded once, to nearest even, on the store, as lib/numeric's f32_to_f16_bits
@@ -52,8 +60,13 @@ RUN = 64
 #: 16-byte blocks per invocation of `blocks` on CPU adapters (64 float32 elements, RUN's
 #: worth); GPUs take one each, neighbouring invocations on neighbouring blocks.
 BLOCK_RUN_CPU = 16
-#: The names of the (up to three) inputs in formulas and kernels.
-NAMES = ("a", "b", "c")
+#: The names of the inputs in formulas and kernels: input k is NAMES[k] (`input_name`).
+NAMES = tuple("abcdefghijklmnopqrstuvw")
+
+
+def input_name(k: int) -> str:
+    """Input k's value in a formula: a, b, c, ..., w, then arg23, arg24, ..."""
+    return NAMES[k] if k < len(NAMES) else f"arg{k}"
 
 
 @dataclass(frozen=True)
@@ -173,6 +186,11 @@ def _f64(p) -> bool:
 
 
 def _check_caps(p: Problem, caps) -> None:
+    if caps is not None and len(p.inputs) + 1 > caps.max_storage_buffers_per_shader_stage:
+        raise UnsupportedError(
+            f"{p.op}: reads {len(p.inputs)} input tensors and writes one, {len(p.inputs) + 1} storage bindings, above "
+            f"the adapter's max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage} "
+            f"({caps.name})")
     if _f64(p) and caps is not None and not (caps.has("shader-f64") and caps.has("shader-int64")):
         raise UnsupportedError(
             f"{p.op}: FLOAT64 arithmetic needs the shader features shader-f64 and shader-int64, which the adapter "
@@ -267,6 +285,7 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
     params = {
         "strategy": strategy, "rank": rank, "inputs": len(p.inputs),
         "kinds": _input_kinds(p), "in_bits": in_bits,
+        "names": tuple(input_name(k) for k in range(max(len(st.problem.kinds) for st in p.steps))),
         "out_kind": last.out_kind, "out_bits": out_bits, "steps": steps,
         "copy": copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
         "packed_words": packed_words, "packed_output": p.output.is_packed,
