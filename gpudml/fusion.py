@@ -380,7 +380,9 @@ def _read_group(nodes, producer, materialized, i: int, value_descs) -> Group:
 
 # ---------------------------------------------------------------------------- element-wise chains
 def _is_elementwise(node) -> bool:
-    return isinstance(node.spec.planner, elementwise.ElementWisePlanner)
+    """An element-wise node of one formula (not one of several steps: QUANTIZED_LINEAR_ADD runs alone)."""
+    return (isinstance(node.spec.planner, elementwise.ElementWisePlanner)
+            and isinstance(node.spec.planner.problem(node.desc), elementwise.Problem))
 
 
 def _problem(node) -> elementwise.Problem:

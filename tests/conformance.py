@@ -56,7 +56,7 @@ from gpudml.ops import padding as padding_op
 from gpudml.ops import reduce as reduce_op
 from gpudml.ops import softmax as softmax_op
 from gpudml.ops.slice1 import max_output_size
-from gpudml.ops.spec import OUTPUT_FIELDS, flat_tensors, per_argument
+from gpudml.ops.spec import OUTPUT_FIELDS, flat_tensors, per_argument, tensor_arguments
 from gpudml.runtime import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import calc_buffer_tensor_size, packed_strides
@@ -1069,7 +1069,8 @@ class RandomGraph:
                 self.feed[name] = values[-1]
             else:
                 others.append(values[-1])
-        value = dml.FUNCTIONS[spec.functional_name](x, *others, **spec.arguments(desc))
+        args, kwargs = tensor_arguments(spec, desc, [x, *others])  # (by name after an optional one left out)
+        value = dml.FUNCTIONS[spec.functional_name](*args, **kwargs, **spec.arguments(desc))
         self.nodes[value] = (spec, desc, x, values)
         if consume:
             self.consumed.append(value)
@@ -1916,9 +1917,14 @@ def _elementwise_call(row):
         x = ask.input(d)
         groups = row.type_groups()
 
-        def type_of(field):  # a group of one type takes its first field's
-            return ask.types[next((g[0] for g in groups if field in g), field)]
-        tensors = [x] + [dml.TensorDesc(type_of(f), x.sizes) for f in row.tensors[1:]]
+        def type_of(field):  # a group of one type takes its first field's; a fixed field its one type
+            if field in _DRAWN_AS_INPUT.get(row.key, ()) or any(g[0] in _DRAWN_AS_INPUT.get(row.key, ())
+                                                                for g in groups if field in g):
+                return ask.types[row.fields[0]]
+            return _fixed_type(row, field) or ask.types[next((g[0] for g in groups if field in g), field)]
+        # (a tensor of one element, QUANTIZED_LINEAR_ADD's scales: every axis 1, broadcast by infer_output)
+        tensors = [x] + [dml.TensorDesc(type_of(f), [1] * ask.rank if f in row.single else x.sizes)
+                         for f in row.tensors[1:]]
         attributes = {a.name: _attribute(d, a, ask.level, type_of(row.output)) for a in row.attributes}
         if row.logical:
             attributes["output_data_type"] = ask.types["output_tensor"]
@@ -1926,9 +1932,13 @@ def _elementwise_call(row):
             attributes["dtype"] = ask.types["output_tensor"]
         if row.key == "quantize_linear":  # the scale: FLOAT32 for an INT32 input, else the input's type
             tensors[1] = dml.TensorDesc(T.FLOAT32 if ask.data_type == T.INT32 else ask.data_type, x.sizes)
-        if row.optional and ask.level >= FL.FL_6_2 and d.int(0, 3) == 0:  # the zero point left out
-            attributes["given"] = row.tensors[:-1]
-            tensors = tensors[:-1]
+        # The optional inputs left out (a zero point: from FL_6_2 on for (DE)QUANTIZE_LINEAR, always for
+        # QUANTIZED_LINEAR_ADD), each a quarter of the time.
+        optional_from = FL.FL_4_0 if row.key == "quantized_linear_add" else FL.FL_6_2
+        left_out = [f for f in row.optional if ask.level >= optional_from and d.int(0, 3) == 0]
+        if left_out:
+            attributes["given"] = tuple(f for f in row.tensors if f not in left_out)
+            tensors = [t for f, t in zip(row.tensors, tensors) if f not in left_out]
             if row.out_type is not None:
                 attributes["output_data_type"] = type_of(row.output)
         if row.scale_bias and ask.data_type in (T.FLOAT32, T.FLOAT16) and d.bool():
@@ -1937,6 +1947,16 @@ def _elementwise_call(row):
             attributes["fused_activation"] = _fused(d)
         return Drawn(tensors, attributes)
     return call
+
+
+def _fixed_type(row, field):
+    """The one type every row of the support table gives an input other than the first
+    (QUANTIZED_LINEAR_ADD's scales: FLOAT32), or None: the rule does not draw it."""
+    if field not in row.tensors[1:]:
+        return None
+    i = row.fields.index(field)
+    sets = {frozenset(r[2 + i] if len(r) > 3 else r[2]) for r in row.support}
+    return next(iter(next(iter(sets)))) if len(sets) == 1 and len(next(iter(sets))) == 1 else None
 
 
 def _elementwise_broken(row):
@@ -2019,14 +2039,20 @@ def _elementwise_compare(spec):
     return compare
 
 
+#: Tensors whose type the rule takes from the input though the table draws it apart (each free
+#: tensor multiplies the feature-level test's type sets by 11): QUANTIZED_LINEAR_ADD's b (and its
+#: zero point), whose other types tests/test_elementwise.py runs.
+_DRAWN_AS_INPUT = {"quantized_linear_add": ("b_tensor",)}
+
 for _row in elementwise_op.TABLE:
     _spec = spec_named(_row.key)
     _names = tuple(elementwise_op.argument_name(f) for f in _row.tensors)
     _first_group = next((g for g in _row.type_groups() if _row.fields[0] in g), (_row.fields[0],))
     rule(_spec.key, broken=_elementwise_broken(_row), functional=_elementwise_functional(_row, _spec),
          compare=_elementwise_compare(_spec), light=_row.key not in ("identity", "add0"),
-         free=tuple(f for f in _row.fields[1:]  # one field per group of one type (its first)
-                    if f not in _first_group and all(f == g[0] for g in _row.type_groups() if f in g)),
+         free=tuple(f for f in _row.fields[1:]  # one field per group of one type (its first), not of a fixed type
+                    if f not in _first_group and all(f == g[0] for g in _row.type_groups() if f in g)
+                    and _fixed_type(_row, f) is None and f not in _DRAWN_AS_INPUT.get(_row.key, ())),
          fields=_names + _row.tensors + (_row.output, "scale_bias", "fused_activation", "shapes", "device",
                                          "output_data_type", "dtype")
          + tuple(a.name for a in _row.attributes))(_elementwise_call(_row))

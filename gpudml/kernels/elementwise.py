@@ -44,13 +44,13 @@ on GPUs.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import Planner, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "elements", "blocks")
 WORKGROUP_SIZE = 64
@@ -185,12 +185,8 @@ def _f64(p) -> bool:
                               for t, k in zip((p.output,) + p.inputs, kinds))
 
 
-def _check_caps(p: Problem, caps) -> None:
-    if caps is not None and len(p.inputs) + 1 > caps.max_storage_buffers_per_shader_stage:
-        raise UnsupportedError(
-            f"{p.op}: reads {len(p.inputs)} input tensors and writes one, {len(p.inputs) + 1} storage bindings, above "
-            f"the adapter's max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage} "
-            f"({caps.name})")
+def _check_caps(p: Problem | FusedProblem, caps) -> None:
+    _split(fused_problem(p), caps)  # (UnsupportedError where the tensors cannot be bound)
     if _f64(p) and caps is not None and not (caps.has("shader-f64") and caps.has("shader-int64")):
         raise UnsupportedError(
             f"{p.op}: FLOAT64 arithmetic needs the shader features shader-f64 and shader-int64, which the adapter "
@@ -266,12 +262,89 @@ def _input_kinds(p: FusedProblem) -> tuple[str, ...]:
     return tuple(kinds[k] for k in range(len(p.inputs)))
 
 
+def _split(p: FusedProblem, caps) -> list[tuple[int, int]]:
+    """The steps of `p` as consecutive groups (start, stop), one kernel each, whose inputs
+    (the kernel's inputs they read, and the results of earlier groups, read from scratch)
+    and output fit the adapter's storage bindings: one group where the whole problem fits
+    (or no caps). A later group reads only an earlier group's last step (its one result);
+    UnsupportedError where no such split fits."""
+    allowed = None if caps is None else caps.max_storage_buffers_per_shader_stage
+    if allowed is None or len(p.inputs) + 1 <= allowed:
+        return [(0, len(p.steps))]
+    groups, start, reads = [], 0, set()
+    for j, st in enumerate(p.steps):
+        more = reads | {(kind, k) for kind, k in st.args if kind == "input" or k < start}
+        if len(more) + 1 > allowed and j > start:  # close the group before step j
+            groups.append((start, j))
+            start, more = j, {(kind, k) for kind, k in st.args if kind == "input" or k < j}
+        reads = more
+        if len(reads) + 1 > allowed:
+            break
+    else:
+        groups.append((start, len(p.steps)))
+        lasts = {stop - 1 for _, stop in groups}
+        if all(kind == "input" or k >= first or k in lasts
+               for first, stop in groups for st in p.steps[first:stop] for kind, k in st.args):
+            return groups
+    raise UnsupportedError(
+        f"{p.op}: reads {len(p.inputs)} input tensors and writes one, {len(p.inputs) + 1} storage bindings, above the "
+        f"adapter's max-storage-buffers-per-shader-stage {allowed} ({caps.name}), and its steps do not split into "
+        f"kernels that fit")
+
+
+def _group(p: FusedProblem, start: int, stop: int) -> tuple[FusedProblem, tuple[tuple[str, int], ...]]:
+    """Steps start..stop of `p` as a problem of their own, and what its inputs are: ("input",
+    k) the kernel's input k, ("step", j) step j's result (an earlier kernel's, in scratch)."""
+    sources: list[tuple[str, int]] = []
+    steps = []
+    for st in p.steps[start:stop]:
+        args = []
+        for kind, k in st.args:
+            if kind == "step" and k >= start:
+                args.append(("step", k - start))
+                continue
+            if (kind, k) not in sources:
+                sources.append((kind, k))
+            args.append(("input", sources.index((kind, k))))
+        steps.append(Step(st.problem, tuple(args)))
+    last = p.steps[stop - 1].problem
+    output = p.output if stop == len(p.steps) else TensorDesc(last.output.data_type, p.output.sizes)
+    inputs = tuple(p.inputs[k] if kind == "input" else TensorDesc(p.steps[k].problem.output.data_type, p.output.sizes)
+                   for kind, k in sources)
+    return FusedProblem(p.op, inputs, output, tuple(steps)), tuple(sources)
+
+
 def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
-    """The one dispatch of `strategy` (one of strategies_for's)."""
+    """The dispatch of `strategy` (one of strategies_for's): one, or one per group of steps
+    where the problem's tensors need more storage bindings than the adapter has (`_split`:
+    each group's result but the last's goes through a scratch buffer, 32-bit only)."""
     if strategy not in strategies_for(p, caps):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     copy = isinstance(p, Problem) and p.copy
     p = fused_problem(p)
+    groups = _split(p, caps)
+    if len(groups) == 1:
+        return KernelPlan((_dispatch(p, caps, strategy, copy),))
+    dispatches, scratch, slot = [], [], {}
+    for start, stop in groups:
+        q, sources = _group(p, start, stop)
+        ins = tuple(input_buffer(k, f"in{i}") if kind == "input" else scratch_buffer(slot[k], f"in{i}", writable=False)
+                    for i, (kind, k) in enumerate(sources))
+        out = None
+        if stop < len(p.steps):
+            if element_bits(q.output) != 32:
+                raise UnsupportedError(f"{p.op}: a result between kernels of {q.output.data_type.name} (only 32-bit "
+                                       f"ones go through scratch)")
+            slot[stop - 1] = len(scratch)
+            scratch.append(q.output.element_count * 4)
+            out = replace(scratch_buffer(slot[stop - 1], "out", writable=True), access="stores")
+        dispatches.append(_dispatch(q, caps, strategy, False, ins, out))
+    return KernelPlan(tuple(dispatches), scratch_bytes=tuple(scratch))
+
+
+def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=None) -> Dispatch:
+    """One kernel computing `p`: its inputs the operator's (or the buffers `ins`), its
+    output the operator's (or the scratch buffer `out`)."""
     lay = _layout(p)
     rank = len(lay.sizes)
     out_bits = element_bits(p.output)
@@ -298,18 +371,16 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
         buffers = (output_buffer(0, "out", out_bits, "blocks"),) + tuple(
             input_buffer(k, f"in{k}", "blocks") for k in range(len(p.inputs)))
         params.update(run=run, per_block=per_block)
-        return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
-                                    {"count": count, "blocks": blocks, **uniforms}, -(-blocks // run),
-                                    WORKGROUP_SIZE),))
+        return Dispatch("elementwise.wgsl.j2", params, buffers, {"count": count, "blocks": blocks, **uniforms},
+                        -(-blocks // run), WORKGROUP_SIZE)
     run = RUN if strategy == "runs" else per_word
     access = "words" if packed_words else "stores"
-    buffers = (output_buffer(0, "out", out_bits, access),) + tuple(
-        input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
+    buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or tuple(
+        input_buffer(k, f"in{k}") for k in range(len(p.inputs))))
     params.update(run=run, per_word=per_word)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}
-    return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
-                                {**axis_uniforms, "count": count, **uniforms}, -(-count // run),
-                                WORKGROUP_SIZE),))
+    return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
+                    -(-count // run), WORKGROUP_SIZE)
 
 
 class ElementWisePlanner(Planner):
