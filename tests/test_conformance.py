@@ -179,8 +179,8 @@ def test_functional_tensors_in_tensors_out(device, spec):
     tensor_args = regroup(groups, [device.tensor(a) for a in arrays])
     first = tensor_args[0] if not isinstance(tensor_args[0], list) else [tensor_args[0][0], *numpy_args[0][1:]]
     call = dml.FUNCTIONS[spec.functional_name]
-    for given in (tensor_args, [first, *numpy_args[1:]]):
-        args, kwargs = tensor_arguments(spec, case.desc, given)  # (by name after an optional input left out)
+    for tensors in (tensor_args, [first, *numpy_args[1:]]):
+        args, kwargs = tensor_arguments(spec, case.desc, tensors)  # (by name after an optional input left out)
         outs = one_by_one_outputs(case.desc, call(*args, **kwargs, **spec.arguments(case.desc)))
         for out, want, tolerance in zip(outs, wants, tolerances, strict=True):
             assert isinstance(out, dml.Tensor)

@@ -422,6 +422,16 @@ def _gemm(n: Node, device):
                      alpha=n.attr("alpha", 1.0), beta=n.attr("beta", 1.0), device=device)]
 
 
+def _batch_normalization(n: Node, device):
+    """BatchNormalization in inference mode: scale, B, mean and var are [C] (per channel, as
+    dml.batch_normalization takes them); training mode computes the batch's statistics and
+    returns running ones (DML_BATCH_NORMALIZATION_TRAINING's, not an element-wise operator)."""
+    if n.attr("training_mode", 0):
+        raise NotDirectML("training_mode: the batch's own mean and variance (DML_BATCH_NORMALIZATION_TRAINING)")
+    x, scale, bias, mean, var = n.inputs
+    return [dml.batch_normalization(x, mean, var, scale, bias, epsilon=n.attr("epsilon", 1e-5), device=device)]
+
+
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
 MAPPINGS = {
     **dict.fromkeys(_REDUCE, _reduce),
@@ -444,7 +454,7 @@ MAPPINGS = {
     "BitwiseAnd": _binary("bit_and"), "BitwiseOr": _binary("bit_or"), "BitwiseXor": _binary("bit_xor"),
     "BitwiseNot": _unary("bit_not"), "BitShift": _bitshift, "Mod": _mod, "Where": _where, "Cast": _cast,
     "QuantizeLinear": _quantize, "DequantizeLinear": _quantize,
-    "MatMul": _matmul, "Gemm": _gemm,
+    "MatMul": _matmul, "Gemm": _gemm, "BatchNormalization": _batch_normalization,
     "Softmax": _softmax("softmax"), "LogSoftmax": _softmax("log_softmax"), "Hardmax": _softmax("hardmax"),
     # the float math rows (ew-math)
     "Acos": _unary("acos"), "Asin": _unary("asin"), "Atan": _unary("atan"), "Acosh": _unary("acosh"),
@@ -515,6 +525,8 @@ NOT_DIRECTML = {
     "test_pow_types_float32_uint64": "UINT64: not in the operator's support table",
     "test_pow_types_int64_float32": "INT64: not in the operator's support table",
     "test_pow_types_int64_int64": "INT64: not in the operator's support table",
+    "test_batchnorm_epsilon_training_mode": "training_mode: the batch's own mean and variance",
+    "test_batchnorm_example_training_mode": "training_mode: the batch's own mean and variance",
 }
 
 

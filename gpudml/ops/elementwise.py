@@ -1993,7 +1993,9 @@ def functional_of(row: Row) -> Callable:
 
 def infer_output_of(row: Row, desc_cls) -> Callable:
     def infer_output(*descs, **attributes):
-        left_out = [f for f in row.optional if argument_name(f) in attributes and attributes.pop(argument_name(f)) is None]
+        # (an optional input named None: left out, as `arguments` names it)
+        left_out = [f for f in row.optional
+                    if argument_name(f) in attributes and attributes.pop(argument_name(f)) is None]
         given = attributes.pop("given", None) or tuple(f for f in row.tensors if f not in left_out)[:len(descs)]
         shaped = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in given])
         # A tensor of one element (`single`) stays one: its axes all 1 (the kernel broadcasts it).
@@ -2049,7 +2051,7 @@ def _from_cli(row: Row, infer):
         attrs = {at.name: _cli_value(at, a.get(at.name)) for at in row.attributes}
         if row.cast:
             attrs["dtype"] = a.get("to") or "FLOAT16"
-        return infer(*[TensorDesc(t, [1] * x.rank if f in row.single else x.sizes, None if f in row.single else x.strides)
+        return infer(*[TensorDesc(t, [1] * x.rank, None) if f in row.single else TensorDesc(t, x.sizes, x.strides)
                        for f, t in zip(row.tensors, types)], **attrs)
     return desc
 
