@@ -49,8 +49,9 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute, ElementWisePlanner, Problem
-from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc
 from ..types import F16, F32, FeatureLevel
+from .base import check_one_type
 from .elementwise import FusedActivation, Row, _as_activation, as_float32, read_broadcast, tolerance_of
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
@@ -112,16 +113,7 @@ def validate(desc: BatchNormalizationOperatorDesc, level: FeatureLevel) -> None:
     """The page's rules (module docstring): valid tensors of one DimensionCount and DataType,
     the support row, the output the input's sizes, each parameter's sizes 1 or the input's;
     spatial FALSE below FL_4_0: the mean's and variance's last two sizes the input's."""
-    named = {f: getattr(desc, f) for f in TENSORS}
-    for field, td in named.items():
-        check_tensor_desc(OP, field, td, is_output=field == "output_tensor")
-    rank = check_same_rank(OP, named)
-    first = desc.input_tensor.data_type
-    for field, td in named.items():
-        if td.data_type != first:
-            raise InvalidArgumentError(f"{OP}: {field}.data_type {td.data_type.name} must equal "
-                                       f"input_tensor.data_type {first.name}")
-    SUPPORT.check(level, rank, {f: td.data_type for f, td in named.items()})
+    rank = check_one_type(OP, SUPPORT, level, {f: getattr(desc, f) for f in TENSORS})
     sizes = desc.input_tensor.sizes
     if desc.output_tensor.sizes != sizes:
         raise InvalidArgumentError(f"{OP}: output_tensor.sizes {list(desc.output_tensor.sizes)} must equal "
