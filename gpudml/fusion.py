@@ -423,17 +423,20 @@ def _read_group(nodes, producer, materialized, i: int, value_descs) -> Group:
 
 # ---------------------------------------------------------------------------- element-wise chains
 def _is_elementwise(node) -> bool:
-    return isinstance(node.spec.planner, elementwise.ElementWisePlanner)
+    """An element-wise node of one formula (not one of several steps: QUANTIZED_LINEAR_ADD runs alone)."""
+    return (isinstance(node.spec.planner, elementwise.ElementWisePlanner)
+            and isinstance(node.spec.planner.problem(node.desc), elementwise.Problem))
 
 
-def _output_of(desc):
-    """An element-wise desc's output (the _GRAD operators': `output_gradient_tensor`)."""
-    return getattr(desc, desc.ROW.output)
+def _problem(node) -> elementwise.Problem:
+    """An element-wise node as its kernel reads it: the inputs it is given (an optional one
+    left out is not there) with the output's sizes and their own strides, and its output."""
+    return node.spec.planner.problem(node.desc)
 
 
 def _computes_f64(node) -> bool:
-    return any(d is not None and d.data_type == DataType.FLOAT64  # (None: an optional input left out)
-               for d in node.desc.input_descs + (_output_of(node.desc),))
+    p = _problem(node)
+    return any(d.data_type == DataType.FLOAT64 for d in p.inputs + (p.output,))
 
 
 def _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings) -> set[int]:
@@ -470,15 +473,14 @@ def _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindi
 def _inlinable(nodes, p: int, v: int, consumer: int, k: int, readers, outputs, value_descs) -> bool:
     if v in outputs or len(readers.get(v, ())) != 1 or len(nodes[p].outputs) != 1:
         return False
-    read = nodes[consumer].desc.input_descs[k]
+    read = _problem(nodes[consumer]).inputs[k]
     own = value_descs[v]
     if not (read.sizes == own.sizes and read.effective_strides == own.effective_strides
             and read.data_type == own.data_type and own.is_packed):
         return False
     # The consumer computes in the kind the producer's result has (not a bit operation
     # reading a float's bits, say): the step passes its value on as it is.
-    return nodes[consumer].spec.planner.problem(nodes[consumer].desc).kinds[k] == \
-        nodes[p].spec.planner.problem(nodes[p].desc).out_kind
+    return _problem(nodes[consumer]).kinds[k] == _problem(nodes[p]).out_kind
 
 
 def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Group:
@@ -486,7 +488,7 @@ def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Grou
     order (producers first), its inputs the values they read that are written."""
     order, leaves, args = _tree(nodes, producer, inlined, root)
     descs = tuple(nodes[i].desc for i in order)
-    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _output_of(nodes[root].desc), descs,
+    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _problem(nodes[root]).output, descs,
                                 tuple(args[i] for i in order))
     return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
                  tuple(order))
@@ -508,8 +510,8 @@ def _tree(nodes, producer, inlined, root: int):
                 visit(producer[v])
                 refs.append(("step", order.index(producer[v])))
             else:
-                read = node.desc.input_descs[k]
-                key = (v, read, node.spec.planner.problem(node.desc).kinds[k])  # (read as the step computes)
+                read = _problem(node).inputs[k]
+                key = (v, read, _problem(node).kinds[k])  # (read as the step computes)
                 if key not in leaves:
                     leaves.append(key)
                 refs.append(("input", leaves.index(key)))
@@ -642,7 +644,7 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
     found: dict[int, int] = {}
     for root in sorted(needed):
         node = nodes[root]
-        if not _is_elementwise(node) or node.outputs[0] in inlined or not _output_of(node.desc).is_packed:
+        if not _is_elementwise(node) or node.outputs[0] in inlined or not _problem(node).output.is_packed:
             continue
         order, leaves, _ = _tree(nodes, producer, inlined, root)
         if any(_wide(nodes[i]) for i in order):
@@ -673,7 +675,8 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
 
 def _wide(node) -> bool:
     """Does an element-wise node compute on a tensor wider than 32 bits?"""
-    return any(d is not None and d.data_type.size > 4 for d in node.desc.input_descs + (_output_of(node.desc),))
+    p = _problem(node)
+    return any(d.data_type.size > 4 for d in p.inputs + (p.output,))
 
 
 def _epilogue_group(nodes, producer, inlined, materialized, root: int, p: int, movement_node,
@@ -694,6 +697,6 @@ def _epilogue_group(nodes, producer, inlined, materialized, root: int, p: int, m
     else:
         made, own_inputs, computed = nodes[p].desc, tuple(nodes[p].inputs), (p,)
     desc = FusedEpilogueDesc(tuple(d for _, d in tensor_fields(made)[0]), tuple(leaves[k][1] for k in rest),
-                             _output_of(nodes[root].desc), made, tuple(nodes[i].desc for i in order), node_args)
+                             _problem(nodes[root]).output, made, tuple(nodes[i].desc for i in order), node_args)
     return Group(desc, epilogue_spec(desc), own_inputs + tuple(leaves[k][0] for k in rest),
                  tuple(nodes[root].outputs), computed + tuple(order))

@@ -57,7 +57,7 @@ from gpudml.ops import pooling as pooling_op
 from gpudml.ops import reduce as reduce_op
 from gpudml.ops import softmax as softmax_op
 from gpudml.ops.slice1 import max_output_size
-from gpudml.ops.spec import OUTPUT_FIELDS, flat_tensors, per_argument
+from gpudml.ops.spec import OUTPUT_FIELDS, flat_tensors, per_argument, tensor_arguments
 from gpudml.runtime import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import calc_buffer_tensor_size, packed_strides
@@ -1070,7 +1070,8 @@ class RandomGraph:
                 self.feed[name] = values[-1]
             else:
                 others.append(values[-1])
-        value = dml.FUNCTIONS[spec.functional_name](x, *others, **spec.arguments(desc))
+        args, kwargs = tensor_arguments(spec, desc, [x, *others])  # (by name after an optional one left out)
+        value = dml.FUNCTIONS[spec.functional_name](*args, **kwargs, **spec.arguments(desc))
         self.nodes[value] = (spec, desc, x, values)
         if consume:
             self.consumed.append(value)
@@ -1917,9 +1918,14 @@ def _elementwise_call(row):
         x = ask.input(d)
         groups = row.type_groups()
 
-        def type_of(field):  # a group of one type takes its first field's
-            return ask.types[next((g[0] for g in groups if field in g), field)]
-        tensors = [x] + [dml.TensorDesc(type_of(f), x.sizes) for f in row.tensors[1:]]
+        def type_of(field):  # a group of one type takes its first field's; a fixed field its one type
+            if field in _DRAWN_AS_INPUT.get(row.key, ()) or any(g[0] in _DRAWN_AS_INPUT.get(row.key, ())
+                                                                for g in groups if field in g):
+                return ask.types[row.fields[0]]
+            return _fixed_type(row, field) or ask.types[next((g[0] for g in groups if field in g), field)]
+        # (a tensor of one element, QUANTIZED_LINEAR_ADD's scales: every axis 1, broadcast by infer_output)
+        tensors = [x] + [dml.TensorDesc(type_of(f), [1] * ask.rank if f in row.single else x.sizes)
+                         for f in row.tensors[1:]]
         attributes = {a.name: _attribute(d, a, ask.level, type_of(row.output)) for a in row.attributes}
         if row.logical:
             attributes["output_data_type"] = ask.types["output_tensor"]
@@ -1927,9 +1933,13 @@ def _elementwise_call(row):
             attributes["dtype"] = ask.types["output_tensor"]
         if row.key == "quantize_linear":  # the scale: FLOAT32 for an INT32 input, else the input's type
             tensors[1] = dml.TensorDesc(T.FLOAT32 if ask.data_type == T.INT32 else ask.data_type, x.sizes)
-        if row.optional and ask.level >= FL.FL_6_2 and d.int(0, 3) == 0:  # the zero point left out
-            attributes["given"] = row.tensors[:-1]
-            tensors = tensors[:-1]
+        # The optional inputs left out (a zero point: from FL_6_2 on for (DE)QUANTIZE_LINEAR, always for
+        # QUANTIZED_LINEAR_ADD), each a quarter of the time.
+        optional_from = FL.FL_4_0 if row.key == "quantized_linear_add" else FL.FL_6_2
+        left_out = [f for f in row.optional if ask.level >= optional_from and d.int(0, 3) == 0]
+        if left_out:
+            attributes["given"] = tuple(f for f in row.tensors if f not in left_out)
+            tensors = [t for f, t in zip(row.tensors, tensors) if f not in left_out]
             if row.out_type is not None:
                 attributes["output_data_type"] = type_of(row.output)
         if row.scale_bias and ask.data_type in (T.FLOAT32, T.FLOAT16) and d.bool():
@@ -1938,6 +1948,16 @@ def _elementwise_call(row):
             attributes["fused_activation"] = _fused(d)
         return Drawn(tensors, attributes)
     return call
+
+
+def _fixed_type(row, field):
+    """The one type every row of the support table gives an input other than the first
+    (QUANTIZED_LINEAR_ADD's scales: FLOAT32), or None: the rule does not draw it."""
+    if field not in row.tensors[1:]:
+        return None
+    i = row.fields.index(field)
+    sets = {frozenset(r[2 + i] if len(r) > 3 else r[2]) for r in row.support}
+    return next(iter(next(iter(sets)))) if len(sets) == 1 and len(next(iter(sets))) == 1 else None
 
 
 def _elementwise_broken(row):
@@ -2020,14 +2040,20 @@ def _elementwise_compare(spec):
     return compare
 
 
+#: Tensors whose type the rule takes from the input though the table draws it apart (each free
+#: tensor multiplies the feature-level test's type sets by 11): QUANTIZED_LINEAR_ADD's b (and its
+#: zero point), whose other types tests/test_elementwise.py runs.
+_DRAWN_AS_INPUT = {"quantized_linear_add": ("b_tensor",)}
+
 for _row in elementwise_op.TABLE:
     _spec = spec_named(_row.key)
     _names = tuple(elementwise_op.argument_name(f) for f in _row.tensors)
     _first_group = next((g for g in _row.type_groups() if _row.fields[0] in g), (_row.fields[0],))
     rule(_spec.key, broken=_elementwise_broken(_row), functional=_elementwise_functional(_row, _spec),
          compare=_elementwise_compare(_spec), light=_row.key not in ("identity", "add0"),
-         free=tuple(f for f in _row.fields[1:]  # one field per group of one type (its first)
-                    if f not in _first_group and all(f == g[0] for g in _row.type_groups() if f in g)),
+         free=tuple(f for f in _row.fields[1:]  # one field per group of one type (its first), not of a fixed type
+                    if f not in _first_group and all(f == g[0] for g in _row.type_groups() if f in g)
+                    and _fixed_type(_row, f) is None and f not in _DRAWN_AS_INPUT.get(_row.key, ())),
          fields=_names + _row.tensors + (_row.output, "scale_bias", "fused_activation", "shapes", "device",
                                          "output_data_type", "dtype")
          + tuple(a.name for a in _row.attributes))(_elementwise_call(_row))
@@ -2434,3 +2460,85 @@ def lrn_call(d: Draw, ask: Ask) -> Drawn:
     [0.5, 3] (the base stays positive: WGSL's pow is undefined below 0)."""
     return Drawn([ask.input(d)], {"local_size": d.int(1, 6), "cross_channel": d.bool(), "alpha": d.real(0.0, 2.0),
                                   "beta": d.real(-1.0, 1.5), "bias": d.real(0.5, 3.0)})
+# ---------------------------------------------------------------------------- BATCH_NORMALIZATION
+_BN_PARAMETERS = ("mean_tensor", "variance_tensor", "scale_tensor", "bias_tensor")
+
+
+@rule("batch_normalization", broken=lambda desc: _batch_normalization_broken(desc),
+      functional=lambda x, shape: _batch_normalization_functional(x, shape),
+      compare=lambda got, want, x, args: _batch_normalization_compare(got, want, x, args),
+      fields=("x", "mean", "variance", "scale", "bias", "input_tensor", "output_tensor", "epsilon", "spatial",
+              "fused_activation", "device") + _BN_PARAMETERS, light=True)
+def batch_normalization_call(d: Draw, ask: Ask) -> Drawn:
+    """Parameters per channel (axis 1 of x; every axis 1 but that one), now and then of x's
+    sizes or some axes of 1; epsilon near 1e-5 (now and then 0 or any float32); spatial FALSE
+    a quarter of the time (the mean and variance then keep Height and Width below FL_4_0);
+    a fused activation a third of the time."""
+    x = ask.input(d)
+    dt, sizes = ask.data_type, list(x.sizes)
+    spatial = d.int(0, 3) != 0
+    params = []
+    for field in _BN_PARAMETERS:
+        how = d.pick(["channel", "channel", "full", "mixed"])
+        own = {"channel": [n if i == 1 else 1 for i, n in enumerate(sizes)] if ask.rank >= 2 else [1],
+               "full": sizes, "mixed": [n if d.bool() else 1 for n in sizes]}[how]
+        if not spatial and ask.rank >= 4 and field in ("mean_tensor", "variance_tensor"):
+            own = own[:-2] + sizes[-2:]
+        params.append(dml.TensorDesc(dt, own))
+    attributes = {"epsilon": d.pick([1e-5, 1e-5, 1e-3, 0.0]) if d.int(0, 7) else d.real(-3.0e38, 3.0e38),
+                  "spatial": spatial}
+    if d.int(0, 2) == 0:
+        attributes["fused_activation"] = _fused(d)
+    return Drawn([x, *params], attributes)
+
+
+@st.composite
+def _batch_normalization_broken(draw, desc):
+    x = desc.input_tensor
+    kinds = ["parameter_sizes", "output_sizes", "output_type", "epsilon", "spatial", "fused_activation"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "parameter_sizes":  # a size neither 1 nor the input's
+        field = draw(st.sampled_from(_BN_PARAMETERS))
+        axis = draw(st.integers(0, x.rank - 1))
+        td = getattr(desc, field)
+        return replace_fields(desc, **{field: one_more(td, axis, x.sizes[axis] + 1)}), f"{field}.sizes", kind
+    if kind == "output_sizes":
+        return replace_fields(desc, output_tensor=one_more(desc.output_tensor, draw(st.integers(0, x.rank - 1)))), \
+            "output_tensor.sizes", kind
+    if kind == "output_type":
+        dt = draw(st.sampled_from([t for t in T if t != x.data_type]))
+        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, x.sizes)), "output_tensor.data_type", kind
+    if kind == "epsilon":
+        return replace_fields(desc, epsilon=draw(st.sampled_from(["1", None, [1.0], 1e300, True]))), "epsilon", kind
+    if kind == "spatial":
+        return replace_fields(desc, spatial=draw(st.sampled_from(["yes", None, 1, 0.0]))), "spatial", kind
+    value = draw(st.sampled_from(["bogus", 7, ("relu",), dml.ScaleBias()]))
+    return replace_fields(desc, fused_activation=value), "fused_activation", kind
+
+
+@st.composite
+def _batch_normalization_functional(draw, x, shape):
+    """Parameters per channel ([C], C the size of x's axis 1), of x's rank, or (now and then)
+    of a size that does not fit; epsilon, spatial and the activation now and then hostile."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    numeric = isinstance(x, np.ndarray) and x.dtype.kind in "fiu"
+    dtype = x.dtype.newbyteorder("=") if numeric else np.dtype(np.float32)
+    channels = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
+    args = {}
+    for name in ("mean", "variance", "scale", "bias"):
+        how = draw(st.sampled_from(["channel", "channel", "rank", "wrong"]))
+        own = {"channel": [channels], "rank": [n if draw(st.booleans()) else 1 for n in shape] or [1],
+               "wrong": [channels + 1]}[how]
+        args[name] = rng.uniform(0 if name == "variance" else -2, 2, own).astype(dtype)
+    args["epsilon"] = maybe_hostile(draw, draw(st.sampled_from([1e-5, 0.0, 1e-3])))
+    args["spatial"] = draw(st.sampled_from([True, True, False, "no"]))
+    args["fused_activation"] = draw(st.sampled_from([None, "relu", dml.FusedActivation("sigmoid"), "bogus"]))
+    return args, lambda a: spec_named("batch_normalization").reference(a, **args)
+
+
+def _batch_normalization_compare(got, want, x, args):
+    """Within the documented precision."""
+    params = [args[k] for k in ("mean", "variance", "scale", "bias")]
+    attributes = {k: v for k, v in args.items() if k not in ("mean", "variance", "scale", "bias")}
+    assert_within(got, want, spec_named("batch_normalization").tolerance(want, [x, *params], attributes),
+                  "BatchNormalization")

@@ -90,7 +90,7 @@ from isolated import limited_device
 import gpudml as dml
 from gpudml import examples
 from gpudml.ops import SPECS, tensor_fields
-from gpudml.ops.spec import one_by_one_outputs, regroup, tensor_groups
+from gpudml.ops.spec import one_by_one_outputs, regroup, tensor_arguments, tensor_groups
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.testing import assert_within
 
@@ -181,8 +181,9 @@ def test_functional_tensors_in_tensors_out(device, spec):
     tensor_args = regroup(groups, [device.tensor(a) for a in arrays])
     first = tensor_args[0] if not isinstance(tensor_args[0], list) else [tensor_args[0][0], *numpy_args[0][1:]]
     call = dml.FUNCTIONS[spec.functional_name]
-    for args in (tensor_args, [first, *numpy_args[1:]]):
-        outs = one_by_one_outputs(case.desc, call(*args, **spec.arguments(case.desc)))
+    for tensors in (tensor_args, [first, *numpy_args[1:]]):
+        args, kwargs = tensor_arguments(spec, case.desc, tensors)  # (by name after an optional input left out)
+        outs = one_by_one_outputs(case.desc, call(*args, **kwargs, **spec.arguments(case.desc)))
         for out, want, tolerance in zip(outs, wants, tolerances, strict=True):
             assert isinstance(out, dml.Tensor)
             assert_within(out.numpy(), want, tolerance, spec.name)

@@ -4,15 +4,17 @@ broadcasts included), strategies and segments."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_bits_equal
+from conftest import assert_bits_equal, get_device
+from isolated import limited_device
 
 import gpudml as dml
-from gpudml import reference
+from gpudml import compiler, reference
 from gpudml.ops import spec_named
 from gpudml.ops.elementwise import TABLE, broadcast_descs, integer_bounds
 from gpudml.testing import assert_within
@@ -588,3 +590,120 @@ def test_math_rows_name_the_level_that_accepts(at_level):
         dml.is_infinity(x, 3)
     assert_bits_equal(dml.difference_square(np.uint32([1, 2**31]), np.uint32([3, 0]), device=at_level(FL.FL_3_1)),
                       np.uint32([4, 0]))
+
+
+# ============================================================================ QUANTIZED_LINEAR_ADD
+def _qla_inputs(rng, a_type=np.uint8, b_type=np.int8, shape=(2, 3, 5)):
+    def ints(dtype, shape):
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max + 1, shape, dtype=dtype)
+    return (ints(a_type, shape), np.float32([0.05]), ints(a_type, (1,)), ints(b_type, shape[1:]), np.float32([0.1]),
+            ints(b_type, (1,)), np.float32([0.2]), ints(np.uint8, (1,)))
+
+
+def _qla_float64(a, sa, za, b, sb, zb, so, zo, out=np.uint8):
+    """The page's formula in float64 (round half to even, saturated)."""
+    info = np.iinfo(out)
+    value = ((a.astype(float) - (0 if za is None else za)) * sa.astype(float)
+             + (b.astype(float) - (0 if zb is None else zb)) * sb.astype(float)) / so.astype(float)
+    return np.clip(np.rint(value) + (0 if zo is None else zo.astype(float)), info.min, info.max)
+
+
+def test_quantized_linear_add_dequantizes_adds_and_requantizes(device):
+    """The page's formula: within 1 of it in float64 (the float32 sum's rounding), exactly
+    the reference's; zero points left out are 0 (b given by name after a_zero_point left out);
+    a and b of different types; INT8 output from the output zero point's type."""
+    rng = np.random.default_rng(3)
+    a, sa, za, b, sb, zb, so, zo = _qla_inputs(rng)
+    got = dml.quantized_linear_add(a, sa, za, b=b, b_scale=sb, b_zero_point=zb, output_scale=so, output_zero_point=zo,
+                                   device=device)
+    assert got.dtype == np.uint8 and got.shape == a.shape
+    assert_bits_equal(got, reference.quantized_linear_add(a, sa, za, b=b, b_scale=sb, b_zero_point=zb,
+                                                          output_scale=so, output_zero_point=zo))
+    assert np.abs(got - _qla_float64(a, sa, za, b, sb, zb, so, zo)).max() <= 1
+    # Zero points left out (0): the output a's type; a gap before b_zero_point.
+    got = dml.quantized_linear_add(a, sa, b=b, b_scale=sb, b_zero_point=zb, output_scale=so, device=device)
+    want = reference.quantized_linear_add(a, sa, b=b, b_scale=sb, b_zero_point=zb, output_scale=so)
+    assert_bits_equal(got, want)
+    assert got.dtype == np.uint8 and np.abs(got - _qla_float64(a, sa, None, b, sb, zb, so, None)).max() <= 1
+    zo8 = np.int8([-7])
+    got = dml.quantized_linear_add(a, sa, za, b=b, b_scale=sb, output_scale=so, output_zero_point=zo8, device=device)
+    assert got.dtype == np.int8
+    assert np.abs(got - _qla_float64(a, sa, za, b, sb, None, so, zo8, np.int8)).max() <= 1
+    # Exact cases: halves round to even, the range saturates.
+    a1, b1 = np.uint8([0, 1, 2, 3, 255]), np.uint8([0, 0, 0, 0, 255])
+    half, one = np.float32([0.5]), np.float32([1.0])
+    got = dml.quantized_linear_add(a1, half, b=b1, b_scale=one, output_scale=one, device=device)
+    assert got.tolist() == [0, 0, 1, 2, 255]  # 0.5 -> 0, 1.5 -> 2 (even), 255.0 + 127.5 -> 255
+    got = dml.quantized_linear_add(a1, half, b=b1, b_scale=one, output_scale=one, output_data_type="INT8",
+                                   device=device)
+    assert got.tolist() == [0, 0, 1, 2, 127]
+
+
+def test_quantized_linear_add_special_scales(device):
+    """NaN sums quantize to the zero point, infinite ones saturate, a zero output scale
+    saturates by the sum's sign (as QUANTIZE_LINEAR)."""
+    a = np.uint8([1, 2, 0, 3])
+    b = np.uint8([0, 0, 0, 9])
+    for scales, want in (((np.float32([np.inf]), np.float32([1.0]), np.float32([1.0])), [255, 255, 10, 255]),
+                         ((np.float32([1.0]), np.float32([1.0]), np.float32([0.0])), [255, 255, 10, 255]),
+                         ((np.float32([np.nan]), np.float32([1.0]), np.float32([1.0])), [10, 10, 10, 10])):
+        got = dml.quantized_linear_add(a, scales[0], b=b, b_scale=scales[1], output_scale=scales[2],
+                                       output_zero_point=np.uint8([10]), device=device)
+        assert_bits_equal(got, reference.quantized_linear_add(a, scales[0], b=b, b_scale=scales[1],
+                                                              output_scale=scales[2], output_zero_point=np.uint8([10])))
+        assert got.tolist() == want
+
+
+def test_quantized_linear_add_scales_and_zero_points_hold_one_element(vulkan_device):
+    """The page: each scale and zero point holds one element; a desc gives it sizes of 1 or
+    the output's sizes with stride 0 (the functional form broadcasts a (1,)-shaped array),
+    anything else is an InvalidArgumentError naming the field."""
+    u8, f32 = dml.TensorDesc(T.UINT8, [2, 3]), dml.TensorDesc(T.FLOAT32, [1, 1])
+    desc = dml.ElementWiseQuantizedLinearAddOperatorDesc(
+        a_tensor=u8, a_scale_tensor=f32, b_tensor=u8, b_scale_tensor=dml.TensorDesc(T.FLOAT32, [2, 3], [0, 0]),
+        output_scale_tensor=f32, output_tensor=u8)
+    assert vulkan_device.create_operator(desc) is not None
+    with pytest.raises(dml.InvalidArgumentError, match=r"QuantizedLinearAdd: a_scale_tensor must hold one element .*"
+                                                       r"a_scale_tensor.sizes \[2, 3\] with strides \[3, 1\]"):
+        vulkan_device.create_operator(dataclasses.replace(desc, a_scale_tensor=dml.TensorDesc(T.FLOAT32, [2, 3])))
+    with pytest.raises(dml.InvalidArgumentError, match=r"a_scale_tensor must hold one element"):
+        dml.quantized_linear_add(np.zeros((2, 3), np.uint8), np.ones(3, np.float32), b=np.zeros((2, 3), np.uint8),
+                                 b_scale=np.ones(1, np.float32), output_scale=np.ones(1, np.float32))
+    # Types: the page's table and constraints.
+    with pytest.raises(dml.InvalidArgumentError, match=r"a_zero_point_tensor.data_type INT8 must equal a_tensor"):
+        vulkan_device.create_operator(dataclasses.replace(desc, a_zero_point_tensor=dml.TensorDesc(T.INT8, [1, 1])))
+    with pytest.raises(dml.InvalidArgumentError, match=r"data_type FLOAT16 is not supported"):
+        vulkan_device.create_operator(dataclasses.replace(desc, a_scale_tensor=dml.TensorDesc(T.FLOAT16, [1, 1])))
+    with pytest.raises(dml.InvalidArgumentError, match=r"introduced at FL_4_0"):
+        get_device(vulkan_device.adapter_name, FL.FL_3_1).create_operator(desc)
+    # b and what follows a_zero_point go by name (Python's rule: a required argument after an optional one).
+    with pytest.raises(dml.InvalidArgumentError, match=r"quantized_linear_add: too many positional arguments \(its "
+                                                       r"arguments: \(a, a_scale, a_zero_point=None, \*, b, b_scale"):
+        dml.quantized_linear_add(np.zeros(3, np.uint8), np.ones(1, np.float32), None, np.zeros(3, np.uint8))
+    with pytest.raises(dml.InvalidArgumentError, match=r"quantized_linear_add: missing a required argument: 'b'"):
+        dml.quantized_linear_add(np.zeros(3, np.uint8), np.ones(1, np.float32))
+
+
+def test_quantized_linear_add_splits_where_the_adapter_binds_too_few(vulkan_device):
+    """Nine tensors: on an adapter of 8 storage bindings per kernel (WebGPU's default) the
+    sum goes through a float32 scratch buffer between two kernels, with the same result;
+    fewer than the first kernel's is an UnsupportedError naming the limit."""
+    rng = np.random.default_rng(5)
+    inputs = _qla_inputs(rng, shape=(3, 70))
+    names = ("a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "output_scale", "output_zero_point")
+    kwargs = dict(zip(names, inputs[1:]))
+    want = dml.quantized_linear_add(inputs[0], device=vulkan_device, **kwargs)
+    small = limited_device(vulkan_device.adapter_name, max_storage_buffers_per_shader_stage=8)
+    assert_bits_equal(dml.quantized_linear_add(inputs[0], device=small, **kwargs), want)
+    one = {n: dml.TensorDesc(dml.DataType.from_numpy(v.dtype), [1, 1]) for n, v in zip(names, inputs[1:])}
+    u8, i8 = dml.TensorDesc(T.UINT8, [3, 70]), dml.TensorDesc(T.INT8, [3, 70], [0, 1])
+    desc = dml.ElementWiseQuantizedLinearAddOperatorDesc(
+        a_tensor=u8, b_tensor=i8, output_tensor=u8, **{f"{n}_tensor": d for n, d in one.items() if n != "b"})
+    program = compiler.compile(desc, small.caps)
+    assert len(program.kernels) == 2 and program.scratch_bytes == (3 * 70 * 4,)
+    assert len(compiler.compile(desc, vulkan_device.caps).kernels) == 1
+    tiny = dataclasses.replace(small.caps, max_storage_buffers_per_shader_stage=6)
+    with pytest.raises(dml.UnsupportedError, match=r"9 storage bindings, above the adapter's "
+                                                   r"max-storage-buffers-per-shader-stage 6"):
+        compiler.compile(desc, tiny)

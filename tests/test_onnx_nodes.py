@@ -524,6 +524,14 @@ def _lrn(n: Node, device):
     return [dml.local_response_normalization(n.inputs[0], n.attr("size"), cross_channel=True,
                                              alpha=n.attr("alpha", 1e-4), beta=n.attr("beta", 0.75),
                                              bias=n.attr("bias", 1.0), device=device)]
+def _batch_normalization(n: Node, device):
+    """BatchNormalization in inference mode: scale, B, mean and var are [C] (per channel, as
+    dml.batch_normalization takes them); training mode computes the batch's statistics and
+    returns running ones (DML_BATCH_NORMALIZATION_TRAINING's, not an element-wise operator)."""
+    if n.attr("training_mode", 0):
+        raise NotDirectML("training_mode: the batch's own mean and variance (DML_BATCH_NORMALIZATION_TRAINING)")
+    x, scale, bias, mean, var = n.inputs
+    return [dml.batch_normalization(x, mean, var, scale, bias, epsilon=n.attr("epsilon", 1e-5), device=device)]
 
 
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
@@ -548,7 +556,7 @@ MAPPINGS = {
     "BitwiseAnd": _binary("bit_and"), "BitwiseOr": _binary("bit_or"), "BitwiseXor": _binary("bit_xor"),
     "BitwiseNot": _unary("bit_not"), "BitShift": _bitshift, "Mod": _mod, "Where": _where, "Cast": _cast,
     "QuantizeLinear": _quantize, "DequantizeLinear": _quantize,
-    "MatMul": _matmul, "Gemm": _gemm,
+    "MatMul": _matmul, "Gemm": _gemm, "BatchNormalization": _batch_normalization,
     "Softmax": _softmax("softmax"), "LogSoftmax": _softmax("log_softmax"), "Hardmax": _softmax("hardmax"),
     # the float math rows (ew-math)
     "Acos": _unary("acos"), "Asin": _unary("asin"), "Atan": _unary("atan"), "Acosh": _unary("acosh"),
@@ -627,6 +635,8 @@ NOT_DIRECTML = {
     "test_maxpool_with_argmax_2d_precomputed_strides": "storage_order=1 (column-major indices)",
     "test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True":
         "ceil_mode with count_include_pad=1",
+    "test_batchnorm_epsilon_training_mode": "training_mode: the batch's own mean and variance",
+    "test_batchnorm_example_training_mode": "training_mode: the batch's own mean and variance",
 }
 
 

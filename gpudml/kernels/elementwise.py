@@ -1,12 +1,20 @@
 """The element-wise family: one kernel for every DirectML element-wise and activation
 operator (ops/elementwise.py's table), the formula a compile-time parameter.
 
-An operator describes its description as a `Problem` (the planner's `problem(desc)`): 1-3
-input tensors and one output of the same sizes (DirectML's strides per tensor; stride 0
-broadcasts), the kind each value is computed in, and the formula: a WGSL expression over
-the input values `a`, `b`, `c` (DML_SCALE_BIAS applied to `a` first, a fused activation
-applied to the result after: parts of the same kernel), whose attributes (alpha, min,
-...) travel in the uniform buffer, so that a new attribute value compiles nothing.
+An operator describes its description as a `Problem` (the planner's `problem(desc)`): any
+number of input tensors (1-3 for most operators, 7 for QUANTIZED_LINEAR_ADD) and one output
+of the same sizes (DirectML's strides per tensor; stride 0 broadcasts), the kind each value
+is computed in, and the formula: a WGSL expression over the input values `a`, `b`, `c`, `d`,
+... (`input_name(k)`; DML_SCALE_BIAS applied to `a` first, a fused activation applied to the
+result after: parts of the same kernel), whose attributes (alpha, min, ...) travel in the
+uniform buffer, so that a new attribute value compiles nothing.
+
+Each input is one storage binding, the output another (more where a tensor is bound in
+segments): a problem whose tensors need more than the adapter's
+max-storage-buffers-per-shader-stage is an UnsupportedError naming the count and the
+limit, before any GPU work (WebGPU's default limit, 8, takes 7 inputs and the output; the
+compiler counts segments). A fused chain (gpudml/fusion.py) stops inlining where its
+kernel's inputs would not fit.
 
 Values, as shaders/lib/elementwise.wgsl.j2 computes them: FLOAT32 and FLOAT16 in f32
 (float16 rounded once, to nearest even, on the store, as lib/numeric's f32_to_f16_bits
@@ -36,13 +44,13 @@ on GPUs.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import Planner, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "elements", "blocks")
 WORKGROUP_SIZE = 64
@@ -52,8 +60,13 @@ RUN = 64
 #: 16-byte blocks per invocation of `blocks` on CPU adapters (64 float32 elements, RUN's
 #: worth); GPUs take one each, neighbouring invocations on neighbouring blocks.
 BLOCK_RUN_CPU = 16
-#: The names of the (up to three) inputs in formulas and kernels.
-NAMES = ("a", "b", "c")
+#: The names of the inputs in formulas and kernels: input k is NAMES[k] (`input_name`).
+NAMES = tuple("abcdefghijklmnopqrstuvw")
+
+
+def input_name(k: int) -> str:
+    """Input k's value in a formula: a, b, c, ..., w, then arg23, arg24, ..."""
+    return NAMES[k] if k < len(NAMES) else f"arg{k}"
 
 
 @dataclass(frozen=True)
@@ -172,7 +185,8 @@ def _f64(p) -> bool:
                               for t, k in zip((p.output,) + p.inputs, kinds))
 
 
-def _check_caps(p: Problem, caps) -> None:
+def _check_caps(p: Problem | FusedProblem, caps) -> None:
+    _split(fused_problem(p), caps)  # (UnsupportedError where the tensors cannot be bound)
     if _f64(p) and caps is not None and not (caps.has("shader-f64") and caps.has("shader-int64")):
         raise UnsupportedError(
             f"{p.op}: FLOAT64 arithmetic needs the shader features shader-f64 and shader-int64, which the adapter "
@@ -250,12 +264,89 @@ def input_kinds(p: FusedProblem) -> tuple[str, ...]:
     return tuple(kinds[k] for k in range(len(p.inputs)))
 
 
+def _split(p: FusedProblem, caps) -> list[tuple[int, int]]:
+    """The steps of `p` as consecutive groups (start, stop), one kernel each, whose inputs
+    (the kernel's inputs they read, and the results of earlier groups, read from scratch)
+    and output fit the adapter's storage bindings: one group where the whole problem fits
+    (or no caps). A later group reads only an earlier group's last step (its one result);
+    UnsupportedError where no such split fits."""
+    allowed = None if caps is None else caps.max_storage_buffers_per_shader_stage
+    if allowed is None or len(p.inputs) + 1 <= allowed:
+        return [(0, len(p.steps))]
+    groups, start, reads = [], 0, set()
+    for j, st in enumerate(p.steps):
+        more = reads | {(kind, k) for kind, k in st.args if kind == "input" or k < start}
+        if len(more) + 1 > allowed and j > start:  # close the group before step j
+            groups.append((start, j))
+            start, more = j, {(kind, k) for kind, k in st.args if kind == "input" or k < j}
+        reads = more
+        if len(reads) + 1 > allowed:
+            break
+    else:
+        groups.append((start, len(p.steps)))
+        lasts = {stop - 1 for _, stop in groups}
+        if all(kind == "input" or k >= first or k in lasts
+               for first, stop in groups for st in p.steps[first:stop] for kind, k in st.args):
+            return groups
+    raise UnsupportedError(
+        f"{p.op}: reads {len(p.inputs)} input tensors and writes one, {len(p.inputs) + 1} storage bindings, above the "
+        f"adapter's max-storage-buffers-per-shader-stage {allowed} ({caps.name}), and its steps do not split into "
+        f"kernels that fit")
+
+
+def _group(p: FusedProblem, start: int, stop: int) -> tuple[FusedProblem, tuple[tuple[str, int], ...]]:
+    """Steps start..stop of `p` as a problem of their own, and what its inputs are: ("input",
+    k) the kernel's input k, ("step", j) step j's result (an earlier kernel's, in scratch)."""
+    sources: list[tuple[str, int]] = []
+    steps = []
+    for st in p.steps[start:stop]:
+        args = []
+        for kind, k in st.args:
+            if kind == "step" and k >= start:
+                args.append(("step", k - start))
+                continue
+            if (kind, k) not in sources:
+                sources.append((kind, k))
+            args.append(("input", sources.index((kind, k))))
+        steps.append(Step(st.problem, tuple(args)))
+    last = p.steps[stop - 1].problem
+    output = p.output if stop == len(p.steps) else TensorDesc(last.output.data_type, p.output.sizes)
+    inputs = tuple(p.inputs[k] if kind == "input" else TensorDesc(p.steps[k].problem.output.data_type, p.output.sizes)
+                   for kind, k in sources)
+    return FusedProblem(p.op, inputs, output, tuple(steps)), tuple(sources)
+
+
 def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
-    """The one dispatch of `strategy` (one of strategies_for's)."""
+    """The dispatch of `strategy` (one of strategies_for's): one, or one per group of steps
+    where the problem's tensors need more storage bindings than the adapter has (`_split`:
+    each group's result but the last's goes through a scratch buffer, 32-bit only)."""
     if strategy not in strategies_for(p, caps):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     copy = isinstance(p, Problem) and p.copy
     p = fused_problem(p)
+    groups = _split(p, caps)
+    if len(groups) == 1:
+        return KernelPlan((_dispatch(p, caps, strategy, copy),))
+    dispatches, scratch, slot = [], [], {}
+    for start, stop in groups:
+        q, sources = _group(p, start, stop)
+        ins = tuple(input_buffer(k, f"in{i}") if kind == "input" else scratch_buffer(slot[k], f"in{i}", writable=False)
+                    for i, (kind, k) in enumerate(sources))
+        out = None
+        if stop < len(p.steps):
+            if element_bits(q.output) != 32:
+                raise UnsupportedError(f"{p.op}: a result between kernels of {q.output.data_type.name} (only 32-bit "
+                                       f"ones go through scratch)")
+            slot[stop - 1] = len(scratch)
+            scratch.append(q.output.element_count * 4)
+            out = replace(scratch_buffer(slot[stop - 1], "out", writable=True), access="stores")
+        dispatches.append(_dispatch(q, caps, strategy, False, ins, out))
+    return KernelPlan(tuple(dispatches), scratch_bytes=tuple(scratch))
+
+
+def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=None) -> Dispatch:
+    """One kernel computing `p`: its inputs the operator's (or the buffers `ins`), its
+    output the operator's (or the scratch buffer `out`)."""
     lay = _layout(p)
     rank = len(lay.sizes)
     out_bits = element_bits(p.output)
@@ -281,18 +372,16 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
         buffers = (output_buffer(0, "out", out_bits, "blocks"),) + tuple(
             input_buffer(k, f"in{k}", "blocks") for k in range(len(p.inputs)))
         params.update(run=run, per_block=per_block)
-        return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
-                                    {"count": count, "blocks": blocks, **uniforms}, -(-blocks // run),
-                                    WORKGROUP_SIZE),))
+        return Dispatch("elementwise.wgsl.j2", params, buffers, {"count": count, "blocks": blocks, **uniforms},
+                        -(-blocks // run), WORKGROUP_SIZE)
     run = RUN if strategy == "runs" else per_word
     access = "words" if packed_words else "stores"
-    buffers = (output_buffer(0, "out", out_bits, access),) + tuple(
-        input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
+    buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or tuple(
+        input_buffer(k, f"in{k}") for k in range(len(p.inputs))))
     params.update(run=run, per_word=per_word)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}
-    return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
-                                {**axis_uniforms, "count": count, **uniforms}, -(-count // run),
-                                WORKGROUP_SIZE),))
+    return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
+                    -(-count // run), WORKGROUP_SIZE)
 
 
 class ElementWisePlanner(Planner):

@@ -65,9 +65,9 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
-from .elementwise import Attribute, attribute_uniforms
 
 STRATEGIES = ("rows", "chunks", "workgroup")
 OPTIONS = ("chunks", "lanes", "subgroups")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..errors import InvalidArgumentError
 from . import (
     argminmax,
+    batch_normalization,
     cumulative,
     elementwise,
     gather,
@@ -37,7 +38,7 @@ from .spec import OpSpec, tensor_fields
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
-    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, *normalization.SPECS,
+    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, batch_normalization.SPEC, *normalization.SPECS,
     *pooling.SPECS,
 )
 

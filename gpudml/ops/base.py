@@ -13,14 +13,21 @@ from .spec import SupportTable
 def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp: TensorDesc, out: TensorDesc) -> int:
     """The checks every operator whose output has its input's type shares: both descs,
     one DimensionCount, one data type, the support row. Returns the rank."""
-    check_tensor_desc(op, "input_tensor", inp)
-    check_tensor_desc(op, "output_tensor", out, is_output=True)
-    rank = check_same_rank(op, {"input_tensor": inp, "output_tensor": out})
-    if inp.data_type != out.data_type:
-        raise InvalidArgumentError(
-            f"{op}: output_tensor.data_type {out.data_type.name} must equal "
-            f"input_tensor.data_type {inp.data_type.name}")
-    support.check(level, rank, {"input_tensor": inp.data_type, "output_tensor": out.data_type})
+    return check_one_type(op, support, level, {"input_tensor": inp, "output_tensor": out})
+
+
+def check_one_type(op: str, support: SupportTable, level: FeatureLevel, named: dict[str, TensorDesc]) -> int:
+    """The tensors `named` (field: desc, inputs first, outputs `output_tensor*`) valid, of one
+    DimensionCount and the first's data type, in the support row. Returns the rank."""
+    for field, td in named.items():
+        check_tensor_desc(op, field, td, is_output=field.startswith("output_tensor"))
+    rank = check_same_rank(op, named)
+    first_field, first = next(iter(named.items()))
+    for field, td in named.items():
+        if td.data_type != first.data_type:
+            raise InvalidArgumentError(f"{op}: {field}.data_type {td.data_type.name} must equal "
+                                       f"{first_field}.data_type {first.data_type.name}")
+    support.check(level, rank, {f: td.data_type for f, td in named.items()})
     return rank
 
 

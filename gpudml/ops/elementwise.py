@@ -48,7 +48,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..kernels.elementwise import Attribute, ElementWisePlanner, Problem, value_kind
+from ..kernels.elementwise import (
+    Attribute,
+    ElementWisePlanner,
+    FusedProblem,
+    Problem,
+    Step,
+    input_name,
+    value_kind,
+)
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
 from ..types import (
     F16,
@@ -306,6 +314,17 @@ class Row:
     int_attributes: Callable | None = None
     copy: bool = False  # the output takes the input's bits (the identities, without ScaleBias)
     min_max_data_type: bool = False  # the desc names its attributes' type (CLIP1's MinMaxDataType)
+    #: Inputs that hold one element (QUANTIZED_LINEAR_ADD's scales and zero points: "the
+    #: expected number of elements is 1"): each axis of size 1, or of the output's size with
+    #: stride 0 (the kernel reads them broadcast by stride 0).
+    single: tuple[str, ...] = ()
+    #: The formula as steps of one kernel, (desc, inputs, output) -> FusedProblem, instead of
+    #: `wgsl` (QUANTIZED_LINEAR_ADD's sum, then its quantization): the family runs them as
+    #: several kernels where the adapter binds too few tensors for one.
+    steps: Callable | None = None
+    #: The precision of an integer result where it is not bit-exact: tolerance(expected,
+    #: {field: logical input or None}, arguments), one per element (QUANTIZED_LINEAR_ADD's).
+    tolerance: Callable | None = None
 
     @property
     def op(self) -> str:
@@ -611,6 +630,95 @@ def _dequantize_wgsl(desc) -> str:
     signed = desc.input_tensor.data_type.is_signed
     z = "c" if desc.zero_point_tensor is not None else ("0i" if signed else "0u")
     return f"dq_diff_{'s' if signed else 'u'}(a, {z}) * b"
+
+
+def _quantized_add_out_type(named, attributes):
+    """QUANTIZED_LINEAR_ADD's output type: `output_data_type` where given, else the output
+    zero point's, else a's."""
+    given = attributes.pop("output_data_type", None)
+    if given is not None:
+        return DataType.parse(given, "quantized_linear_add: output_data_type")
+    return named.get("output_zero_point_tensor", named["a_tensor"]).data_type
+
+
+def _flushed(x: np.ndarray, flush: bool) -> np.ndarray:
+    """float32 `x` with its subnormals flushed to zero (sign kept) where `flush`."""
+    return np.where(np.abs(x) < np.float32(2.0**-126), np.copysign(np.float32(0.0), x), x).astype(np.float32) \
+        if flush else x
+
+
+def _quantized_add_sum(a, a_scale, a_zero_point, b, b_scale, b_zero_point, contract: int = 0, flush: bool = False):
+    """(a - a_zero_point) a_scale + (b - b_zero_point) b_scale in float32: each product and
+    the sum rounded to float32, or (`contract` 1 or 2) a's or b's product and the sum
+    rounded once (a fused multiply-add); with `flush`, subnormal scales, products and sum 0."""
+    with np.errstate(all="ignore"):
+        terms = []
+        for x, scale, zero in ((a, a_scale, a_zero_point), (b, b_scale, b_zero_point)):
+            d = x.astype(np.int32) - (0 if zero is None else zero.astype(np.int32))  # exact in float32 too
+            terms.append((d.astype(np.float64), _flushed(scale.astype(np.float32), flush).astype(np.float64)))
+        (da, sa), (db, sb) = terms
+        av = _flushed((da * sa).astype(np.float32), flush)  # da sa exact in float64 (9 x 24 bits)
+        bv = _flushed((db * sb).astype(np.float32), flush)
+        if contract == 1:
+            total = (da * sa + bv.astype(np.float64)).astype(np.float32)
+        elif contract == 2:
+            total = (av.astype(np.float64) + db * sb).astype(np.float32)
+        else:
+            total = (av + bv).astype(np.float32)
+        return _flushed(total, flush)
+
+
+def _quantized_add(a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point,
+                   output_data_type=None):
+    """DML_ELEMENT_WISE_QUANTIZED_LINEAR_ADD: a and b dequantized and added in float32, the
+    sum quantized as QUANTIZE_LINEAR does (round half to even, saturated)."""
+    total = _quantized_add_sum(a, a_scale, a_zero_point, b, b_scale, b_zero_point)
+    return _quantize(total, output_scale, output_zero_point, output_data_type or a.dtype)
+
+
+def _quantized_add_tolerance(expected, named, arguments):
+    """Exact against the float32 computation; where a compiler contracts a product and the
+    sum into one fused multiply-add, or the adapter flushes subnormals (WGSL allows both), the
+    result of that computation: per element, the largest difference those make."""
+    args = [named[f] for f in ("a_tensor", "a_scale_tensor", "a_zero_point_tensor", "b_tensor", "b_scale_tensor",
+                               "b_zero_point_tensor")]
+    args = [None if x is None else np.asarray(x) for x in args]
+    out_type = arguments.get("output_data_type") or expected.dtype
+    quantized = [_quantize(_quantized_add_sum(*args, contract=c, flush=f), named["output_scale_tensor"],
+                           named["output_zero_point_tensor"], out_type).astype(np.int64)
+                 for c in (0, 1, 2) for f in (False, True)]
+    return np.max([np.abs(q - quantized[0]) for q in quantized], axis=0).astype(np.float64)
+
+
+def _quantized_add_problem(desc, inputs: tuple[TensorDesc, ...], output: TensorDesc) -> FusedProblem:
+    """The kernel's two steps: the sum (a and b dequantized and added, a float32 value) over
+    the inputs of a and b, then its quantization over the output's scale and zero point (an
+    adapter of few storage bindings runs them as two kernels: kernels/elementwise.py)."""
+    fields = [f for f in desc.ROW.tensors if getattr(desc, f) is not None]
+    index = {f: k for k, f in enumerate(fields)}
+    first = [f for f in fields if not f.startswith("output_")]
+    name = {f: input_name(k) for k, f in enumerate(first)}
+
+    def value(x: str) -> str:
+        signed = getattr(desc, f"{x}_tensor").data_type.is_signed
+        zero = name.get(f"{x}_zero_point_tensor", "0i" if signed else "0u")
+        return f"dq_diff_{'s' if signed else 'u'}({name[f'{x}_tensor']}, {zero}) * {name[f'{x}_scale_tensor']}"
+    kind = {f: value_kind(getattr(desc, f).data_type) for f in fields}
+    total = TensorDesc(F32, output.sizes)
+    add = Problem(desc.ROW.op, tuple(inputs[index[f]] for f in first), total, tuple(kind[f] for f in first), "float",
+                  f"{value('a')} + {value('b')}")
+    z = "c" if desc.output_zero_point_tensor is not None else "0i"
+    if desc.output_zero_point_tensor is not None and not desc.output_zero_point_tensor.data_type.is_signed:
+        z = "i32(c)"
+    q = f"quantize_f32(a, b) + {z}"
+    second = [f for f in fields if f.startswith("output_")]
+    out_kind = value_kind(output.data_type)
+    quantize = Problem(desc.ROW.op, (total,) + tuple(inputs[index[f]] for f in second), output,
+                       ("float",) + tuple(kind[f] for f in second), out_kind,
+                       f"clamp({q}, -128i, 127i)" if out_kind == "sint" else f"u32(clamp({q}, 0i, 255i))")
+    return FusedProblem(desc.ROW.op, inputs, output, (
+        Step(add, tuple(("input", index[f]) for f in first)),
+        Step(quantize, (("step", 0),) + tuple(("input", index[f]) for f in second))))
 
 
 def _i32_literal(v: int) -> str:
@@ -1200,6 +1308,26 @@ TABLE: tuple[Row, ...] = (
         same_type=(("input_tensor", "zero_point_tensor"), ("scale_tensor", "output_tensor")),
         check=_zero_point_check(False), ulps=1.5,
         precision="1.5 ULP; correctly rounded (0.5 ULP) where |x - zero_point| < 2^24 (the difference exact)"),
+    Row("ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "quantized_linear_add", "quantized_linear_add",
+        ("a_tensor", "a_scale_tensor", "a_zero_point_tensor", "b_tensor", "b_scale_tensor", "b_zero_point_tensor",
+         "output_scale_tensor", "output_zero_point_tensor"), (
+            (FL.FL_4_0, (1, 8), {I8, U8}, {F32}, {I8, U8}, {I8, U8}, {F32}, {I8, U8}, {F32}, {I8, U8}, {I8, U8}),
+        ), _quantized_add, {}, "element_wise_quantized_linear_add_operator_desc.md",
+        "clamp(round(((a - a_zero_point) a_scale + (b - b_zero_point) b_scale) / output_scale) + output_zero_point, "
+        "the output type's range): a and b dequantized and added in float32, the sum quantized as quantize_linear "
+        "does (half to even, NaN 0, saturating); each scale and zero point one element, a zero point optional (0; "
+        "the output then output_data_type's, else a's type)",
+        raw=True, optional=("a_zero_point_tensor", "b_zero_point_tensor", "output_zero_point_tensor"),
+        single=("a_scale_tensor", "a_zero_point_tensor", "b_scale_tensor", "b_zero_point_tensor",
+                "output_scale_tensor", "output_zero_point_tensor"),
+        same_type=(("a_tensor", "a_zero_point_tensor"), ("b_tensor", "b_zero_point_tensor"),
+                   ("output_zero_point_tensor", "output_tensor")),
+        out_type=_quantized_add_out_type,
+        out_type_arguments=lambda desc: {"output_data_type": desc.output_tensor.data_type.name},
+        tolerance=_quantized_add_tolerance, steps=_quantized_add_problem,
+        precision="exact against the float32 sum (each product and the sum rounded); where a compiler contracts a "
+                  "product and the sum into a fused multiply-add, or the adapter flushes subnormals, the result of "
+                  "that computation"),
     Row("ELEMENT_WISE_TANH", "tanh", "tanh", ("input_tensor",), (
         (FL.FL_3_0, (1, 8), FLOATS),
         (FL.FL_2_0, {4}, FLOATS),
@@ -1490,7 +1618,9 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
     first_field, first = next(iter(named.items()))
     mixed = dict(row.mixed)
     for field, td in named.items():
-        if td.sizes != first.sizes:
+        if field in row.single:
+            _check_single(op, field, td, first_field, first)
+        elif td.sizes != first.sizes:
             raise InvalidArgumentError(
                 f"{op}: {field}.sizes {list(td.sizes)} must equal {first_field}.sizes {list(first.sizes)} (a broadcast "
                 f"is a stride of 0 in the description)")
@@ -1522,11 +1652,32 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
         raise InvalidArgumentError(f"{op}: scale_bias applies to float tensors only, not {first.data_type.name}")
 
 
-def problem(desc: ElementWiseDesc) -> Problem:
-    """What the element-wise kernels compute for `desc`."""
+def _check_single(op: str, field: str, td: TensorDesc, first_field: str, first: TensorDesc) -> None:
+    """A tensor of one element: each axis of size 1, or of `first`'s size with stride 0."""
+    for axis, (n, stride, want) in enumerate(zip(td.sizes, td.effective_strides, first.sizes)):
+        if n != 1 and (n != want or stride != 0):
+            raise InvalidArgumentError(
+                f"{op}: {field} must hold one element (the page: its expected number of elements is 1), each axis of "
+                f"size 1 or of {first_field}'s size with stride 0: {field}.sizes {list(td.sizes)} with strides "
+                f"{list(td.effective_strides)} against {first_field}.sizes {list(first.sizes)} (axis {axis})")
+
+
+def read_broadcast(td: TensorDesc, sizes) -> TensorDesc:
+    """`td` read at `sizes` (its rank): each axis of size 1 against a larger one with stride 0 (no copy)."""
+    if tuple(td.sizes) == tuple(sizes):
+        return td
+    strides = [0 if n == 1 and want != 1 else s for n, s, want in zip(td.sizes, td.effective_strides, sizes)]
+    return TensorDesc(td.data_type, sizes, strides, total_tensor_size_in_bytes=td.total_tensor_size_in_bytes)
+
+
+def problem(desc: ElementWiseDesc) -> Problem | FusedProblem:
+    """What the element-wise kernels compute for `desc` (steps: a row's `steps`)."""
     row = desc.ROW
-    inputs = tuple(t for t in desc.input_descs if t is not None)
     output = getattr(desc, row.output)
+    inputs = tuple(read_broadcast(t, output.sizes) if f in row.single else t
+                   for f, t in zip(row.tensors, desc.input_descs) if t is not None)
+    if row.steps is not None:
+        return row.steps(desc, inputs, output)
     dt = inputs[0].data_type
     scale_bias = getattr(desc, "scale_bias", None)
     fused = getattr(desc, "fused_activation", None)
@@ -1606,7 +1757,8 @@ def _activate(fused: FusedActivation | None, y: np.ndarray) -> np.ndarray:
 def compute(row: Row, arrays, scale_bias=None, fused=None, **attributes) -> np.ndarray:
     """The row's function on broadcast `arrays`: floats in float64, unrounded (the
     reference rounds); integers exactly, wrapped in their type."""
-    arrays = np.broadcast_arrays(*[np.asarray(a) for a in arrays])
+    given = iter(np.broadcast_arrays(*[np.asarray(a) for a in arrays if a is not None]))
+    arrays = [None if a is None else next(given) for a in arrays]  # (None: an optional input left out)
     dtype = arrays[0].dtype
     with np.errstate(all="ignore"):
         if row.bits:  # the elements' bits, as unsigned integers of their width
@@ -1629,7 +1781,7 @@ def reference_of(row: Row) -> Callable:
         bound.apply_defaults()
         values = dict(bound.arguments)
         given = {f: values.pop(argument_name(f)) for f in row.tensors}
-        arrays = [np.asarray(v) for f, v in given.items() if not (v is None and f in row.optional)]
+        arrays = [None if v is None and f in row.optional else np.asarray(v) for f, v in given.items()]
         out_type = values.pop("output_data_type", None)
         if row.cast:
             out_type = _cast_dtype(values.pop("dtype"), row.functional)
@@ -1703,6 +1855,11 @@ def tolerance_of(row: Row) -> Callable:
     and the result of the inputs, and of x * scale + bias, flushed); where the exact result rounds to +-inf in the
     output type within the error, any value (the kernel may round below the limit)."""
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
+        if row.tolerance is not None:  # (the inputs the call gives, by field; None for an optional one left out)
+            given = iter(inputs)
+            named = {f: None if f in row.optional and arguments.get(argument_name(f), 0) is None else next(given)
+                     for f in row.tensors}
+            return row.tolerance(expected, named, arguments)
         if expected.dtype.kind != "f" or row.bits or (row.copy and arguments.get("scale_bias") is None):
             return None
         if row.cast:  # exact; NaN any NaN, and a float32 result below 2^-126 may be flushed to 0
@@ -1773,24 +1930,34 @@ def broadcast_descs(fn: str, descs: list[TensorDesc], names: list[str]) -> list[
         shape.append(sizes.pop() if sizes else 1)
     out = []
     for d in descs:
-        if list(d.sizes) == shape:
-            out.append(d)
-            continue
         lead = rank - d.rank
-        strides = [0] * lead + [0 if n == 1 and shape[lead + i] != 1 else s
-                                for i, (n, s) in enumerate(zip(d.sizes, d.effective_strides))]
-        out.append(TensorDesc(d.data_type, shape, strides, total_tensor_size_in_bytes=d.total_tensor_size_in_bytes))
+        if lead:  # axes prepended with size 1
+            d = TensorDesc(d.data_type, [1] * lead + list(d.sizes), [0] * lead + list(d.effective_strides),
+                           total_tensor_size_in_bytes=d.total_tensor_size_in_bytes)
+        out.append(read_broadcast(d, tuple(shape)))
     return out
+
+
+def _one_element(d: TensorDesc, rank: int) -> TensorDesc:
+    """A tensor of one element at `rank` (axes of 1 prepended)."""
+    if d.rank == rank:
+        return d
+    return TensorDesc(d.data_type, [1] * rank, total_tensor_size_in_bytes=d.total_tensor_size_in_bytes)
 
 
 def _signature(row: Row, with_device: bool = True) -> inspect.Signature:
     P = inspect.Parameter
-    params = [P(argument_name(f), P.POSITIONAL_OR_KEYWORD, **({"default": None} if f in row.optional else {}))
-              for f in row.tensors]
+    # The tensors in the struct's order; a required one after an optional one (QUANTIZED_LINEAR_ADD's b
+    # after a_zero_point) and everything after it keyword-only.
+    kind = P.POSITIONAL_OR_KEYWORD
+    params = []
+    for k, f in enumerate(row.tensors):
+        if f not in row.optional and any(g in row.optional for g in row.tensors[:k]):
+            kind = P.KEYWORD_ONLY
+        params.append(P(argument_name(f), kind, **({"default": None} if f in row.optional else {})))
     if row.cast:
-        params.append(P("dtype", P.POSITIONAL_OR_KEYWORD))
-    params += [P(a.name, P.POSITIONAL_OR_KEYWORD, default=None if a.kind == "value" else a.default)
-               for a in row.attributes]
+        params.append(P("dtype", kind))
+    params += [P(a.name, kind, default=None if a.kind == "value" else a.default) for a in row.attributes]
     if row.logical:
         params.append(P("output_data_type", P.KEYWORD_ONLY, default="UINT8"))
     if row.out_type is not None:
@@ -1838,8 +2005,14 @@ def functional_of(row: Row) -> Callable:
 
 def infer_output_of(row: Row, desc_cls) -> Callable:
     def infer_output(*descs, **attributes):
-        given = attributes.pop("given", None) or row.tensors[:len(descs)]
-        descs = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in given])
+        # (an optional input named None: left out, as `arguments` names it)
+        left_out = [f for f in row.optional
+                    if argument_name(f) in attributes and attributes.pop(argument_name(f)) is None]
+        given = attributes.pop("given", None) or tuple(f for f in row.tensors if f not in left_out)[:len(descs)]
+        shaped = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in given])
+        # A tensor of one element (`single`) stays one: its axes all 1 (the kernel broadcasts it).
+        descs = [_one_element(d, s.rank) if f in row.single and d.element_count == 1 else s
+                 for f, d, s in zip(given, descs, shaped)]
         named = dict(zip(given, descs))
         out_type = named[row.out_from].data_type if row.out_from else descs[0].data_type
         if row.logical:
@@ -1855,8 +2028,12 @@ def infer_output_of(row: Row, desc_cls) -> Callable:
 
 
 def arguments(desc: ElementWiseDesc) -> dict:
+    """The functional keywords of `desc`: its attributes, and each optional input it leaves
+    out as None (so that the tensors it gives pass positionally up to the first such one,
+    by name after it: ops/spec.py's tensor_arguments)."""
     row = desc.ROW
-    out = {a.name: getattr(desc, a.name) for a in row.attributes}
+    out = {argument_name(f): None for f in row.optional if getattr(desc, f) is None}
+    out.update({a.name: getattr(desc, a.name) for a in row.attributes})
     if row.logical:
         out["output_data_type"] = desc.output_tensor.data_type
     if row.cast:
@@ -1886,7 +2063,8 @@ def _from_cli(row: Row, infer):
         attrs = {at.name: _cli_value(at, a.get(at.name)) for at in row.attributes}
         if row.cast:
             attrs["dtype"] = a.get("to") or "FLOAT16"
-        return infer(*[TensorDesc(t, x.sizes, x.strides) for t in types], **attrs)
+        return infer(*[TensorDesc(t, [1] * x.rank, None) if f in row.single else TensorDesc(t, x.sizes, x.strides)
+                       for f, t in zip(row.tensors, types)], **attrs)
     return desc
 
 
@@ -1909,9 +2087,11 @@ def _cli_value(a: Attr, raw):
 
 def spec(row: Row) -> OpSpec:
     """The OpSpec of `row`: its desc class, validation, reference, functional form, tolerance."""
-    fields: list[tuple[str, Any, Any]] = [(f, TensorDesc) for f in row.tensors if f not in row.optional]
+    # The tensors in the struct's order (the order of the inputs a compiled operator takes),
+    # an optional one keyword-only (None: left out).
+    fields: list[tuple[str, Any, Any]] = [(f, Any, dataclasses.field(default=None, kw_only=True))
+                                          if f in row.optional else (f, TensorDesc) for f in row.tensors]
     fields.append((row.output, TensorDesc))
-    fields += [(f, Any, dataclasses.field(default=None)) for f in row.optional]
     if row.scale_bias:
         fields.append(("scale_bias", Any, dataclasses.field(default=None)))
     if row.fused_activation:
@@ -1921,7 +2101,7 @@ def spec(row: Row) -> OpSpec:
     fields += [(a.name, Any, dataclasses.field(default=None if a.kind == "value" else a.default))
                for a in row.attributes]
     name = f"{row.op}OperatorDesc"
-    desc = desc_class(name, __name__, base=ElementWiseDesc, fields=fields, ROW=row,
+    desc = desc_class(name, __name__, base=ElementWiseDesc, fields=fields, ROW=row, OPTIONAL_TENSORS=row.optional,
                       doc=f"DML_{row.dml}_OPERATOR_DESC: {row.summary}.")
     tensors = row.fields
     types_per_tensor = [(lvl, ranks, *types) for lvl, ranks, *types in row.support]

@@ -46,8 +46,9 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute
 from ..kernels.gemm import GemmPlanner, Problem
-from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc
 from ..types import F16, F32, FeatureLevel, MatrixTransform
+from .base import check_one_type
 from .elementwise import FusedActivation, _as_activation, _ulp, activation_error, as_float32
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
@@ -104,15 +105,7 @@ def validate(desc: GemmOperatorDesc, level: FeatureLevel) -> None:
     if desc.c_tensor is not None:
         named["c_tensor"] = desc.c_tensor
     named["output_tensor"] = desc.output_tensor
-    for field, td in named.items():
-        check_tensor_desc(OP, field, td, is_output=field == "output_tensor")
-    rank = check_same_rank(OP, named)
-    first = desc.a_tensor.data_type
-    for field, td in named.items():
-        if td.data_type != first:
-            raise InvalidArgumentError(f"{OP}: {field}.data_type {td.data_type.name} must equal a_tensor.data_type "
-                                       f"{first.name}")
-    SUPPORT.check(level, rank, {f: td.data_type for f, td in named.items()})
+    rank = check_one_type(OP, SUPPORT, level, named)
     m, ka, kb, n = matrix_sizes(desc)
     a, b, out = desc.a_tensor.sizes, desc.b_tensor.sizes, desc.output_tensor.sizes
     if ka != kb:

@@ -15,6 +15,7 @@ the tensors of a desc by role (`tensor_fields`). Nothing here imports wgpu.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -253,8 +254,8 @@ class OpSpec:
     def reference_outputs(self, desc, logical_inputs) -> list[np.ndarray]:
         """What `desc` computes from `logical_inputs` (one array per input tensor), by the
         reference: one array per output tensor, in tensor_fields' order."""
-        grouped = regroup(tensor_groups(desc)[0], list(logical_inputs))
-        return one_by_one_outputs(desc, self.reference(*grouped, **self.arguments(desc)))
+        args, kwargs = tensor_arguments(self, desc, regroup(tensor_groups(desc)[0], list(logical_inputs)))
+        return one_by_one_outputs(desc, self.reference(*args, **kwargs, **self.arguments(desc)))
 
     def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
         """(reference_outputs, the documented precision of each: the spec's tolerance, None
@@ -315,6 +316,29 @@ def _one_by_one(groups) -> list[tuple[str, TensorDesc]]:
     for name, group in groups:
         flat += [(name, group)] if isinstance(group, TensorDesc) else [(f"{name}[{i}]", d) for i, d in enumerate(group)]
     return flat
+
+
+def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
+    """`values` (one per input field `desc` gives, as `regroup` makes them) as the tensor
+    arguments of the functional form and the reference: positional, except after an optional
+    input the desc leaves out (a field of its class' OPTIONAL_TENSORS that is None, named by
+    `spec.arguments` as None) before a given one, or from a keyword-only one on (a required
+    input after an optional one: QUANTIZED_LINEAR_ADD's b): by name (`spec.tensors`) from there on."""
+    optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
+    given = {name for name, _ in tensor_groups(desc)[0]}
+    fields = [f.name for f in dataclasses.fields(desc) if f.name in given or f.name in optional]
+    if not optional or len(fields) != len(spec.tensors):
+        return list(values), {}
+    parameters = inspect.signature(spec.functional).parameters
+    args, kwargs, rest = [], {}, iter(values)
+    for field, name in zip(fields, spec.tensors):
+        if field not in given:
+            continue
+        if kwargs or len(args) < fields.index(field) or parameters[name].kind is inspect.Parameter.KEYWORD_ONLY:
+            kwargs[name] = next(rest)
+        else:
+            args.append(next(rest))
+    return args, kwargs
 
 
 def regroup(groups, flat) -> list:
