@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..errors import InvalidArgumentError
 from . import (
     argminmax,
+    convolution,
     cumulative,
     elementwise,
     gather,
@@ -35,7 +36,7 @@ from .spec import OpSpec, tensor_fields
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
-    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC,
+    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, convolution.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -49,7 +49,7 @@ from ..kernels.gemm import GemmPlanner, Problem
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
 from ..types import F16, F32, FeatureLevel, MatrixTransform
 from .elementwise import FusedActivation, _as_activation, _bound, _spread, _ulp, as_float32
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, support_table, tensor_fields
 
 OP = "Gemm"
 FL = FeatureLevel
@@ -279,14 +279,25 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
         if c is not None:
             magnitude = magnitude + beta * np.abs(np.asarray(c).astype(np.float64))
         e = 1.01 * (k + 3) * UNIT * magnitude + TINY * (flushed + beta + 1)
+        y = _exact(a, b, c, ta, tb, arguments.get("alpha", 1.0), arguments.get("beta", 1.0), None)
+    return finish_bound(expected, y, e, magnitude, fused)
+
+
+def finish_bound(expected: np.ndarray, y: np.ndarray, e: np.ndarray, magnitude: np.ndarray,
+                 fused: FusedActivation | None) -> np.ndarray:
+    """The end of a sum of products' precision (GEMM's, the convolution's): `e` bounds the
+    error of the exact result `y` before the activation (unbounded where `magnitude`, the
+    sum of the products' magnitudes, passes float32's largest value); then the fused
+    activation's own error and how it moves the result's, the store's rounding (half an
+    ULP of float32, and float16's ULP), infinity where the result may round to +-inf."""
+    with np.errstate(all="ignore"):
         e = np.where(magnitude > _F32_MAX, np.inf, np.nan_to_num(e, nan=np.inf))
-        y = alpha_y = _exact(a, b, c, ta, tb, arguments.get("alpha", 1.0), arguments.get("beta", 1.0), None)
         if fused is not None:
-            g_attrs = dict(fused.attributes)
+            pre, g_attrs = y, dict(fused.attributes)
             g = lambda v: np.asarray(fused.row.numpy(v, **g_attrs), np.float64)  # noqa: E731
-            y = g(alpha_y)
-            e = (_spread(g, alpha_y, e, y) + _bound(fused.row.ulps, [alpha_y], g_attrs) * _ulp(y, np.float32)
-                 + _bound(fused.row.absolute, [alpha_y], g_attrs) + TINY)
+            y = g(pre)
+            e = (_spread(g, pre, e, y) + _bound(fused.row.ulps, [pre], g_attrs) * _ulp(y, np.float32)
+                 + _bound(fused.row.absolute, [pre], g_attrs) + TINY)
         e = e + 0.5 * _ulp(y, np.float32)
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
@@ -295,13 +306,11 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
         return np.broadcast_to(np.where(edge, np.inf, e), expected.shape)
 
 
-def sample(desc: GemmOperatorDesc, rng) -> list:
-    """Inputs worth multiplying: uniform in [-1, 1] (products and sums of magnitude K at most)."""
-    out = []
-    for td in (desc.a_tensor, desc.b_tensor, desc.c_tensor):
-        if td is not None:
-            out.append(rng.uniform(-1.0, 1.0, td.required_elements).astype(td.data_type.numpy))
-    return out
+def sample(desc, rng) -> list:
+    """Inputs worth multiplying (GEMM's, the convolution's): uniform in [-1, 1] (products
+    and sums of magnitude K at most)."""
+    return [rng.uniform(-1.0, 1.0, td.required_elements).astype(td.data_type.numpy)
+            for _, td in tensor_fields(desc)[0]]
 
 
 def traffic(desc: GemmOperatorDesc) -> int:
