@@ -32,7 +32,8 @@ _OPERATORS = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in SPECS}}
 globals().update(_OPERATORS)
 
 __all__ = [
-    "AxisDirection", "CompiledGraph", "ConvolutionDirection", "ConvolutionMode", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
+    "AxisDirection", "CompiledGraph", "ConvolutionDirection", "ConvolutionMode",
+    "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
     "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
     "IsInfinityMode", "Kernel", "MatrixTransform", "Operator", "PaddingMode", "ReduceFunction", "RoundingMode",
     "ScaleBias", "Tensor", "TensorDesc",

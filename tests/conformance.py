@@ -2069,6 +2069,17 @@ def gemm_call(d: Draw, ask: Ask) -> Drawn:
     return Drawn(tensors, attributes)
 
 
+def _broken_output(draw, desc, kind):
+    """(builder, fragment, kind): the output one element longer on an axis ("output_sizes")
+    or of another data type ("output_type")."""
+    out = desc.output_tensor
+    if kind == "output_sizes":
+        return replace_fields(desc, output_tensor=one_more(out, draw(st.integers(0, out.rank - 1)))), \
+            "output_tensor.sizes", kind
+    dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
+    return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+
+
 @st.composite
 def _gemm_broken(draw, desc):
     out, b = desc.output_tensor, desc.b_tensor
@@ -2079,12 +2090,8 @@ def _gemm_broken(draw, desc):
     if kind == "k":
         axis = b.rank - (1 if desc.trans_b == dml.MatrixTransform.TRANSPOSE else 2)
         return replace_fields(desc, b_tensor=one_more(b, axis)), "K differs", kind
-    if kind == "output_sizes":
-        return replace_fields(desc, output_tensor=one_more(out, draw(st.integers(0, out.rank - 1)))), \
-            "output_tensor.sizes", kind
-    if kind == "output_type":
-        dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
-        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+    if kind in ("output_sizes", "output_type"):
+        return _broken_output(draw, desc, kind)
     if kind == "batch":
         field = draw(st.sampled_from(["a_tensor", "b_tensor"]))
         return replace_fields(desc, **{field: one_more(getattr(desc, field), 0)}), f"{field}.sizes", kind
@@ -2121,14 +2128,18 @@ def _gemm_functional(draw, x, shape):
     return args, lambda a: spec_named("gemm").reference(a, **args)
 
 
-def _gemm_compare(got, want, x, args):
-    """Within the documented precision, anything where it is unbounded (a partial sum that may overflow)."""
-    tensors = [x, args["b"]] + ([args["c"]] if "c" in args else [])
-    attributes = {k: v for k, v in args.items() if k not in ("b", "c")}
-    tolerance = np.asarray(gemm_op.tolerance(want, tensors, attributes))
+def _products_compare(got, want, tensors, attributes, op):
+    """Within a sum of products' documented precision (GEMM's, the convolution's), anything
+    where it is unbounded (a partial sum that may overflow)."""
+    tolerance = np.asarray(op.tolerance(want, tensors, attributes))
     bounded = ~np.isinf(tolerance)
     assert got.dtype == want.dtype and got.shape == want.shape
-    assert_within(got[bounded], want[bounded], tolerance[bounded], "Gemm")
+    assert_within(got[bounded], want[bounded], tolerance[bounded], op.OP)
+
+
+def _gemm_compare(got, want, x, args):
+    _products_compare(got, want, [x, args["b"]] + ([args["c"]] if "c" in args else []),
+                      {k: v for k, v in args.items() if k not in ("b", "c")}, gemm_op)
 
 
 # ---------------------------------------------------------------------------- CONVOLUTION
@@ -2199,12 +2210,8 @@ def _convolution_broken(draw, desc):
     kind = draw(st.sampled_from(kinds))
     if kind == "filter":
         return replace_fields(desc, filter_tensor=one_more(f, 1 if forward else 0)), "filter_tensor.sizes", kind
-    if kind == "output_sizes":
-        return replace_fields(desc, output_tensor=one_more(out, draw(st.integers(0, out.rank - 1)))), \
-            "output_tensor.sizes", kind
-    if kind == "output_type":
-        dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
-        return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+    if kind in ("output_sizes", "output_type"):
+        return _broken_output(draw, desc, kind)
     if kind == "bias":
         return replace_fields(desc, bias_tensor=one_more(desc.bias_tensor, draw(st.integers(0, out.rank - 1)))), \
             "bias_tensor.sizes", kind
@@ -2238,11 +2245,6 @@ def _convolution_functional(draw, x, shape):
 
 
 def _convolution_compare(got, want, x, args):
-    """Within the documented precision, anything where it is unbounded."""
-    tensors = [x, args["filter"]] + ([args["bias"]] if "bias" in args else [])
-    attributes = {k: v for k, v in args.items() if k not in ("filter", "bias")}
-    tolerance = np.asarray(convolution_op.tolerance(want, tensors, attributes))
-    bounded = ~np.isinf(tolerance)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert_within(got[bounded], want[bounded], tolerance[bounded], "Convolution")
+    _products_compare(got, want, [x, args["filter"]] + ([args["bias"]] if "bias" in args else []),
+                      {k: v for k, v in args.items() if k not in ("filter", "bias")}, convolution_op)
 

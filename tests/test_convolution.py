@@ -227,9 +227,10 @@ def _desc(x=(1, 4, 5, 5), w=(2, 4, 3, 3), out=(1, 2, 3, 3), bias=None, dt=T.FLOA
     (lambda: _desc(group_count=3), r"Convolution: input_tensor.sizes\[1\] = 4 \(InputChannelCount\) must be a multiple "
                                    r"of group_count = 3"),
     (lambda: _desc(group_count=0), r"Convolution: group_count = 0 must be at least 1"),
-    (lambda: _desc(w=(2, 4, 7, 3)), r"Convolution: the window is larger than the padded input on spatial axis 0: "
-                                    r"\(filter_tensor.sizes\[2\] - 1\) \* dilations\[0\] \+ 1 = \(7 - 1\) \* 1 \+ 1 = 7 > "
-                                    r"input_tensor.sizes\[2\] \+ start_padding\[0\] \+ end_padding\[0\] = 5 \+ 0 \+ 0 = 5"),
+    (lambda: _desc(w=(2, 4, 7, 3)),
+     r"Convolution: the window is larger than the padded input on spatial axis 0: \(filter_tensor.sizes\[2\] - 1\) "
+     r"\* dilations\[0\] \+ 1 = \(7 - 1\) \* 1 \+ 1 = 7 > input_tensor.sizes\[2\] \+ start_padding\[0\] \+ "
+     r"end_padding\[0\] = 5 \+ 0 \+ 0 = 5"),
     (lambda: _desc(dilations=(3, 1)), r"Convolution: the window is larger than the padded input on spatial axis 0"),
     (lambda: _desc(strides=(0, 1)), r"Convolution: strides\[0\] = 0 must be in \[1, 4294967295\]"),
     (lambda: _desc(dilations=(1, 0)), r"Convolution: dilations\[1\] = 0 must be in \[1, 4294967295\]"),

@@ -63,11 +63,10 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.convolution import Convolution, ConvolutionPlanner
-from ..kernels.elementwise import Attribute
-from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_length, check_same_rank, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_length
 from ..types import F16, F32, ConvolutionDirection, ConvolutionMode, FeatureLevel
-from .elementwise import FusedActivation, _as_activation
-from .gemm import TINY, UNIT, finish_bound, sample
+from .elementwise import FusedActivation
+from .gemm import TINY, UNIT, check_tensors, finish_bound, kernel_activation, sample
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "Convolution"
@@ -149,19 +148,9 @@ def validate(desc: ConvolutionOperatorDesc, level: FeatureLevel) -> None:
     DimensionCount and DataType, the support row, DimensionCount = the tensors' - 2, the
     arrays' lengths and values, the channels and groups, the window within the padded input,
     the output's and the bias' sizes."""
-    named = {"input_tensor": desc.input_tensor, "filter_tensor": desc.filter_tensor}
-    if desc.bias_tensor is not None:
-        named["bias_tensor"] = desc.bias_tensor
-    named["output_tensor"] = desc.output_tensor
-    for field, td in named.items():
-        check_tensor_desc(OP, field, td, is_output=field == "output_tensor")
-    rank = check_same_rank(OP, named)
-    first = desc.input_tensor.data_type
-    for field, td in named.items():
-        if td.data_type != first:
-            raise InvalidArgumentError(f"{OP}: {field}.data_type {td.data_type.name} must equal "
-                                       f"input_tensor.data_type {first.name}")
-    SUPPORT.check(level, rank, {f: td.data_type for f, td in named.items()})
+    rank = check_tensors(OP, SUPPORT, level, {"input_tensor": desc.input_tensor, "filter_tensor": desc.filter_tensor,
+                                              "bias_tensor": desc.bias_tensor, "output_tensor": desc.output_tensor},
+                         "bias_tensor")
     spatial = rank - 2
     if desc.dimension_count != spatial:
         raise InvalidArgumentError(f"{OP}: dimension_count = {desc.dimension_count} must be the tensors' "
@@ -231,11 +220,7 @@ def validate(desc: ConvolutionOperatorDesc, level: FeatureLevel) -> None:
 
 def convolution_of(desc: ConvolutionOperatorDesc) -> Convolution:
     """What the kernels compute for `desc`."""
-    fused = desc.fused_activation
-    activation, attrs = None, ()
-    if fused is not None:
-        activation = _as_activation(fused.row.wgsl["float"])
-        attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+    activation, attrs = kernel_activation(desc.fused_activation)
     return Convolution(OP, desc.input_tensor, desc.filter_tensor, desc.bias_tensor, desc.output_tensor,
                        desc.direction == BACKWARD, desc.mode == CONVOLUTION, desc.strides, desc.dilations,
                        desc.start_padding, desc.group_count, activation, attrs)
@@ -257,7 +242,8 @@ def infer_output(x: TensorDesc, filter: TensorDesc, bias: TensorDesc | None = No
     direction = ConvolutionDirection.coerce(direction, "convolution: direction")
     mode = ConvolutionMode.coerce(mode, "convolution: mode")
     groups = as_int(group_count, "convolution: group_count")
-    arrays = {"strides": _array(strides, "strides", spatial, 1), "dilations": _array(dilations, "dilations", spatial, 1),
+    arrays = {"strides": _array(strides, "strides", spatial, 1),
+              "dilations": _array(dilations, "dilations", spatial, 1),
               "start_padding": _array(start_padding, "start_padding", spatial, 0),
               "end_padding": _array(end_padding, "end_padding", spatial, 0),
               "output_padding": _array(output_padding, "output_padding", spatial, 0)}

@@ -88,6 +88,23 @@ class GemmOperatorDesc:
                            FusedActivation.coerce(self.fused_activation, f"{OP}: fused_activation"))
 
 
+def check_tensors(op: str, support, level: FeatureLevel, named: dict, optional: str) -> int:
+    """The tensor rules GEMM and the convolution share: every tensor of `named` (field ->
+    TensorDesc; the output last; the `optional` field may be None: left out) valid, one
+    DimensionCount, the first one's DataType, the support row; the DimensionCount."""
+    named = {field: td for field, td in named.items() if td is not None or field != optional}
+    for field, td in named.items():
+        check_tensor_desc(op, field, td, is_output=field == "output_tensor")
+    rank = check_same_rank(op, named)
+    lead, first = next(iter(named.items()))
+    for field, td in named.items():
+        if td.data_type != first.data_type:
+            raise InvalidArgumentError(f"{op}: {field}.data_type {td.data_type.name} must equal {lead}.data_type "
+                                       f"{first.data_type.name}")
+    support.check(level, rank, {f: td.data_type for f, td in named.items()})
+    return rank
+
+
 def matrix_sizes(desc: GemmOperatorDesc) -> tuple[int, int, int, int]:
     """(M, K of A, K of B, N) as TransA and TransB read A and B."""
     a, b = desc.a_tensor.sizes, desc.b_tensor.sizes
@@ -100,19 +117,9 @@ def validate(desc: GemmOperatorDesc, level: FeatureLevel) -> None:
     """The page's rules (module docstring): valid tensors (C optional), one DimensionCount
     and DataType, the support row, K of A = K of B, the output { batch..., M, N }, A's and
     B's batch sizes the output's, C's sizes the output's."""
-    named = {"a_tensor": desc.a_tensor, "b_tensor": desc.b_tensor}
-    if desc.c_tensor is not None:
-        named["c_tensor"] = desc.c_tensor
-    named["output_tensor"] = desc.output_tensor
-    for field, td in named.items():
-        check_tensor_desc(OP, field, td, is_output=field == "output_tensor")
-    rank = check_same_rank(OP, named)
-    first = desc.a_tensor.data_type
-    for field, td in named.items():
-        if td.data_type != first:
-            raise InvalidArgumentError(f"{OP}: {field}.data_type {td.data_type.name} must equal a_tensor.data_type "
-                                       f"{first.name}")
-    SUPPORT.check(level, rank, {f: td.data_type for f, td in named.items()})
+    rank = check_tensors(OP, SUPPORT, level, {"a_tensor": desc.a_tensor, "b_tensor": desc.b_tensor,
+                                              "c_tensor": desc.c_tensor, "output_tensor": desc.output_tensor},
+                         "c_tensor")
     m, ka, kb, n = matrix_sizes(desc)
     a, b, out = desc.a_tensor.sizes, desc.b_tensor.sizes, desc.output_tensor.sizes
     if ka != kb:
@@ -146,13 +153,17 @@ def _read(td: TensorDesc, transform: MatrixTransform) -> TensorDesc:
     return TensorDesc(td.data_type, sizes, strides, total_tensor_size_in_bytes=td.total_tensor_size_in_bytes)
 
 
+def kernel_activation(fused: FusedActivation | None) -> tuple[str | None, tuple[Attribute, ...]]:
+    """A fused activation as the GEMM family's epilogue takes it: its float formula over `x`
+    and its attributes (f32 uniforms); (None, ()) without one."""
+    if fused is None:
+        return None, ()
+    return _as_activation(fused.row.wgsl["float"]), tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+
+
 def problem(desc: GemmOperatorDesc) -> Problem:
     """What the GEMM kernels compute for `desc`."""
-    fused = desc.fused_activation
-    activation, attrs = None, ()
-    if fused is not None:
-        activation = _as_activation(fused.row.wgsl["float"])
-        attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+    activation, attrs = kernel_activation(desc.fused_activation)
     return Problem(OP, _read(desc.a_tensor, desc.trans_a), _read(desc.b_tensor, desc.trans_b), desc.c_tensor,
                    desc.output_tensor, desc.alpha, desc.beta, activation, attrs)
 
