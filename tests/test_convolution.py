@@ -293,3 +293,11 @@ def test_shader_cli(capsys):
     assert cli.main(["shader", "convolution", "--shape", "1,8,6,6", "--direction", "backward", "--strides", "2,2",
                      "--caps", "gpu", "--strategy", "workgroup"]) == 0
     assert "var<workgroup> tile_a" in capsys.readouterr().out
+
+
+def test_window_coordinates_past_i32_are_unsupported(vulkan_device):
+    """A stride whose window origins pass 2^31 is an UnsupportedError naming the axis, at compile."""
+    desc = SPEC.infer_output(_f(1, 1, 1, 3), _f(1, 1, 1, 1), strides=(1, 2**30))
+    op = vulkan_device.create_operator(desc)
+    with pytest.raises(dml.UnsupportedError, match="Convolution: spatial axis 1 reaches coordinate"):
+        vulkan_device.compile_operator(op)

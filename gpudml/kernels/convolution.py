@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from . import gemm
 from .base import Planner
@@ -113,6 +114,12 @@ def gemm_of(cv: Convolution) -> tuple[gemm.Problem, dict, dict]:
         "pads": cv.start_padding, "window_size": math.prod(window), "f_ci": f_ci, "f_n": f_n, "f_k": tuple(f_k),
         "f_base": f_base, "f_step": f_step if f_step is not None else 0,
     }
+    for d, (o, i, w, st, dl, p0) in enumerate(zip(out.sizes[2:], x.sizes[2:], window, cv.strides, cv.dilations,
+                                                 cv.start_padding)):
+        reach = max(o, i) * st + (w - 1) * dl + p0
+        if reach >= 2**31:  # the kernels' window coordinates are i32
+            raise UnsupportedError(f"{cv.op}: spatial axis {d} reaches coordinate {reach} (sizes x strides + window x "
+                                   f"dilations + padding), past the kernels' 2^31 - 1")
     padded = any(cv.start_padding) or _reaches_end(cv)
     params = {"spatial": spatial, "has_window": math.prod(window) > 1, "backward": cv.backward,
               "checked": cv.backward or padded, "f_merged": f_step is not None}
