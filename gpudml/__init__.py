@@ -16,6 +16,8 @@ from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
 from .types import (
     AxisDirection,
+    ConvolutionDirection,
+    ConvolutionMode,
     DataType,
     FeatureLevel,
     IsInfinityMode,
@@ -30,7 +32,8 @@ _OPERATORS = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in SPECS}}
 globals().update(_OPERATORS)
 
 __all__ = [
-    "AxisDirection", "CompiledGraph", "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
+    "AxisDirection", "CompiledGraph", "ConvolutionDirection", "ConvolutionMode",
+    "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
     "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
     "IsInfinityMode", "Kernel", "MatrixTransform", "Operator", "PaddingMode", "ReduceFunction", "RoundingMode",
     "ScaleBias", "Tensor", "TensorDesc",

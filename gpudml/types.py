@@ -214,6 +214,32 @@ class MatrixTransform(DMLEnum):
         return _coerce_enum(cls, value, field)
 
 
+class ConvolutionMode(DMLEnum):
+    """DML_CONVOLUTION_MODE: CONVOLUTION flips the filter along every spatial axis;
+    CROSS_CORRELATION (what ML models mean by convolution) reads it as it is."""
+
+    CONVOLUTION = 0
+    CROSS_CORRELATION = 1
+
+    @classmethod
+    def coerce(cls, value, field: str = "mode") -> ConvolutionMode:
+        """A ConvolutionMode, its value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
+class ConvolutionDirection(DMLEnum):
+    """DML_CONVOLUTION_DIRECTION: FORWARD, or BACKWARD (the transposed convolution: the
+    adjoint of FORWARD with the same filter, strides, dilations and paddings)."""
+
+    FORWARD = 0
+    BACKWARD = 1
+
+    @classmethod
+    def coerce(cls, value, field: str = "direction") -> ConvolutionDirection:
+        """A ConvolutionDirection, its value or its name (any case)."""
+        return _coerce_enum(cls, value, field)
+
+
 class RoundingMode(DMLEnum):
     """DML_ROUNDING_MODE (ELEMENT_WISE_ROUND): to the nearest integer, halves to the even one;
     toward zero (the fraction dropped); to the nearest, halves away from zero."""

@@ -532,6 +532,52 @@ def _batch_normalization(n: Node, device):
         raise NotDirectML("training_mode: the batch's own mean and variance (DML_BATCH_NORMALIZATION_TRAINING)")
     x, scale, bias, mean, var = n.inputs
     return [dml.batch_normalization(x, mean, var, scale, bias, epsilon=n.attr("epsilon", 1e-5), device=device)]
+def _conv_pads(n: Node, x, w, strides, dilations) -> tuple[list[int], list[int]]:
+    """Conv's start and end paddings: `pads`, or auto_pad's (SAME_UPPER: the odd one at the
+    end, SAME_LOWER: at the start; VALID: none), as DirectML's execution provider computes them."""
+    spatial = x.ndim - 2
+    auto = n.attr("auto_pad", "NOTSET")
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        start, end = [], []
+        for i, k, s, d in zip(x.shape[2:], w.shape[2:], strides, dilations):
+            total = max(0, (-(-i // s) - 1) * s + (k - 1) * d + 1 - i)
+            start.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+            end.append(total - start[-1])
+        return start, end
+    pads = [0] * (2 * spatial) if auto == "VALID" else list(n.attr("pads", [0] * (2 * spatial)))
+    return pads[:spatial], pads[spatial:]
+
+
+def _conv(n: Node, device):
+    """Conv and ConvTranspose: DML_OPERATOR_CONVOLUTION, CROSS_CORRELATION, FORWARD and
+    BACKWARD; auto_pad and ConvTranspose's output_shape become paddings (ONNX's formulas,
+    as DirectML's execution provider computes them: an output_shape past the padded size is
+    OutputPadding)."""
+    x, w, b = n.inputs[0], n.inputs[1], n.input(2)
+    spatial = x.ndim - 2
+    strides = list(n.attr("strides", [1] * spatial))
+    dilations = list(n.attr("dilations", [1] * spatial))
+    kwargs = {"strides": strides, "dilations": dilations, "group_count": n.attr("group", 1)}
+    if n.op_type == "Conv":
+        start, end = _conv_pads(n, x, w, strides, dilations)
+        return [dml.convolution(x, w, b, start_padding=start, end_padding=end, **kwargs, device=device)]
+    auto, adjust = n.attr("auto_pad", "NOTSET"), list(n.attr("output_padding", [0] * spatial))
+    shape = n.attr("output_shape")
+    if shape is None and auto in ("SAME_UPPER", "SAME_LOWER"):
+        shape = [i * s for i, s in zip(x.shape[2:], strides)]
+    if shape is None:
+        start, end = _conv_pads(n, x, w, strides, dilations) if auto != "VALID" else ([0] * spatial, [0] * spatial)
+        padding = adjust
+    else:
+        start, end, padding = [], [], []
+        for i, k, s, d, a, o in zip(x.shape[2:], w.shape[2:], strides, dilations, adjust, shape[-spatial:]):
+            full = (i - 1) * s + a + (k - 1) * d + 1
+            total = max(0, full - o)
+            start.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+            end.append(total - start[-1])
+            padding.append(o - (full - a - total))
+    return [dml.convolution(x, w, b, start_padding=start, end_padding=end, output_padding=padding,
+                            direction="backward", **kwargs, device=device)]
 
 
 #: ONNX op type -> the functional form(s) DirectML's execution provider would run for it.
@@ -557,6 +603,7 @@ MAPPINGS = {
     "BitwiseNot": _unary("bit_not"), "BitShift": _bitshift, "Mod": _mod, "Where": _where, "Cast": _cast,
     "QuantizeLinear": _quantize, "DequantizeLinear": _quantize,
     "MatMul": _matmul, "Gemm": _gemm, "BatchNormalization": _batch_normalization,
+    "Conv": _conv, "ConvTranspose": _conv,
     "Softmax": _softmax("softmax"), "LogSoftmax": _softmax("log_softmax"), "Hardmax": _softmax("hardmax"),
     # the float math rows (ew-math)
     "Acos": _unary("acos"), "Asin": _unary("asin"), "Atan": _unary("atan"), "Acosh": _unary("acosh"),

@@ -18,6 +18,8 @@ import pytest
 import gpudml
 from gpudml.kernels import templates
 
+pytestmark = pytest.mark.any_class  # the wheel: the same under either adapter class
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = sorted(str(p.relative_to(ROOT / "shaders")) for p in (ROOT / "shaders").rglob("*.j2"))
 MODULES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpudml").rglob("*.py"))
@@ -25,8 +27,6 @@ MODULES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpudml").rglob("*.py
 #: Renders one kernel and prints where gpudml and its templates were found.
 PROBE = """
 import gpudml, gpudml.caps, gpudml.compiler, gpudml.kernels.templates
-
-pytestmark = pytest.mark.any_class  # the wheel: the same under either adapter class
 desc = gpudml.Slice1OperatorDesc(gpudml.TensorDesc(1, [4]), gpudml.TensorDesc(1, [4]), [0], [4], [-1])
 wgsl = gpudml.compiler.compile(desc, gpudml.caps.profile("gl-cpu")).wgsl[0]
 print(gpudml.__file__)

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W19, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W23, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import gpudml as F
 
 from .. import reference
+from ..ops import convolution as convolution_op
 from ..ops import gemm as gemm_op
 from ..ops import normalization as normalization_op
 from ..ops import slice1, spec_named
@@ -260,6 +261,42 @@ def _mvn_case(shape, axes, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare)
 
 
+def _numpy_convolution(x, w, stride: int, pad: int, groups: int) -> np.ndarray:
+    """numpy's 2-D convolution (cross-correlation, FORWARD) of one image: im2col (a strided
+    window view, copied) and one matmul (OpenBLAS); depthwise (groups = channels): one
+    einsum over the window view."""
+    xp = np.pad(x, [(0, 0), (0, 0), (pad, pad), (pad, pad)])
+    kh, kw = w.shape[2:]
+    view = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+    if groups == 1:
+        n, c, oh, ow = view.shape[:4]
+        cols = view.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)
+        return (cols @ w.reshape(w.shape[0], -1).T).reshape(n, oh, ow, -1).transpose(0, 3, 1, 2)
+    return np.einsum("ncyxij,cij->ncyx", view, w[:, 0], optimize=True)
+
+
+def _convolution_case(shape, cout, window, stride, pad, groups, quick, rng, device) -> Case:
+    """A 2-D convolution of ResNet-50's shapes (batch 1), FORWARD, float32 (compute-bound:
+    the note gives GFLOP/s, 2 x output elements x C_in / groups x window, beside numpy's
+    im2col matmul); checked within convolution's documented precision."""
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    w = rng.uniform(-1, 1, [cout, shape[1] // groups, window, window]).astype(np.float32)
+    tx, tw = device.tensor(x), device.tensor(w)
+    args = {"strides": (stride, stride), "start_padding": (pad, pad), "end_padding": (pad, pad),
+            "group_count": groups}
+    expected = reference.convolution(x, w, **args)
+    tolerance = convolution_op.tolerance(expected, [x, w], args)
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    attrs = {"strides": [stride] * 2, "pads": [pad] * 4, "group": groups, "kernel_shape": [window] * 2}
+    return Case(
+        device_fn=lambda: F.convolution(tx, tw, **args), numpy_io_fn=lambda: F.convolution(x, w, device=device, **args),
+        numpy_fn=lambda: _numpy_convolution(x, w, stride, pad, groups), expected=expected,
+        logical_bytes=x.nbytes + w.nbytes + expected.nbytes, ort=(_onnx_model("Conv", x, {"w": w}, attrs), {"x": x}),
+        ort_expected=expected, compare=compare, flops=2 * expected.size * (shape[1] // groups) * window * window)
+
+
 CHAIN_LENGTH = 20
 
 
@@ -343,6 +380,14 @@ WORKLOADS = [
     Workload("W18", "LayerNorm (MVN1 last axis) [4096,1024]", lambda d, r, q: _mvn_case([4096, 1024], [1], q, r, d)),
     Workload("W19", "InstanceNorm (MVN1 H,W) [2,64,112,112]",
              lambda d, r, q: _mvn_case([2, 64, 112, 112], [2, 3], q, r, d)),
+    Workload("W20", "conv 3x3 256->256 [1,256,14,14] pad 1",
+             lambda d, r, q: _convolution_case([1, 256, 14, 14], 256, 3, 1, 1, 1, q, r, d)),
+    Workload("W21", "conv 1x1 1024->256 [1,1024,14,14]",
+             lambda d, r, q: _convolution_case([1, 1024, 14, 14], 256, 1, 1, 0, 1, q, r, d)),
+    Workload("W22", "conv 7x7/2 3->64 [1,3,224,224] pad 3",
+             lambda d, r, q: _convolution_case([1, 3, 224, 224], 64, 7, 2, 3, 1, q, r, d)),
+    Workload("W23", "depthwise conv 3x3 [1,256,28,28] pad 1",
+             lambda d, r, q: _convolution_case([1, 256, 28, 28], 256, 3, 1, 1, 256, q, r, d)),
 ]
 
 

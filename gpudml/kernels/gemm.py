@@ -37,10 +37,12 @@ applies the epilogue. On GPUs a few long products also take chunks for paralleli
 
 Operands (for implicit GEMM): the kernels read A and B only through `a_row(bo, m)` /
 `a_load(row, k)` and `b_col(bo, n)` / `b_load(col, k)` (shaders/lib/gemm.wgsl.j2's
-`strided_operands`: a row base and a stride); a family that reads A as an im2col view of
-a convolution's input gives its own functions through `Problem.operands` (a template
-module with an `operands(p)` macro) and its own uniforms and buffers (`extra_uniforms`,
-`extra_inputs`), and keeps the tiling, the split-K and the epilogue.
+`operands`: a row base and a stride; the handles' types are the operands' own) and store
+through `out_offset(bo, m, n)` (its `output_offset`); a family that reads A as an im2col
+view of a convolution's input gives its own functions through `Problem.operands` (a
+template module with `operands(p)` and `output_offset(p)` macros; kernels/convolution.py)
+and its own uniforms, buffers and compile-time parameters (`extra_uniforms`,
+`extra_inputs`, `extra_params`), and keeps the tiling, the split-K and the epilogue.
 
 Plan options (lab variants, autotuning): tile=(TM, TN) (each 1, 2, 4 or 8), block_k (the
 workgroup strategy's BK: 8, 16 or 32), chunks (split-K chunks, at least what the loop
@@ -260,9 +262,11 @@ def _f32_bits(value: float) -> int:
 
 
 def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, extra_uniforms=None,
-         extra_inputs=()) -> KernelPlan:
+         extra_inputs=(), extra_params=None) -> KernelPlan:
     """The dispatches of `strategy`: one (the product and its epilogue), or with several
-    chunks the partial sums and the combine pass."""
+    chunks the partial sums and the combine pass. `extra_uniforms`, `extra_inputs` and
+    `extra_params` (compile-time parameters, handed to the operands template as `p.o`) are
+    an implicit GEMM's (Problem.operands)."""
     if strategy not in strategies_for(p, caps, tile, block_k, chunks):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     lay = layout(p)
@@ -288,7 +292,8 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     vec_a, vec_b = _vec(p, lay, tile, bk) if strategy == "workgroup" else (False, False)
     params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
               "bk": bk, "threads": GPU_THREADS, "operands": p.operands, "vec_a": vec_a, "vec_b": vec_b,
-              "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1, **epilogue}
+              "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
+              "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue}
     ops = (input_buffer(0, "a"), input_buffer(1, "b")) + tuple(extra_inputs)
     ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a else ()
     ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b else ()

@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError
 from . import (
     argminmax,
     batch_normalization,
+    convolution,
     cumulative,
     elementwise,
     gather,
@@ -38,7 +39,7 @@ from .spec import OpSpec, tensor_fields
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
-    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, batch_normalization.SPEC, *normalization.SPECS,
+    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS,
     *pooling.SPECS,
 )
 

@@ -16,9 +16,12 @@ def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp:
     return check_one_type(op, support, level, {"input_tensor": inp, "output_tensor": out})
 
 
-def check_one_type(op: str, support: SupportTable, level: FeatureLevel, named: dict[str, TensorDesc]) -> int:
-    """The tensors `named` (field: desc, inputs first, outputs `output_tensor*`) valid, of one
-    DimensionCount and the first's data type, in the support row. Returns the rank."""
+def check_one_type(op: str, support: SupportTable, level: FeatureLevel, named: dict[str, TensorDesc],
+                   optional: tuple[str, ...] = ()) -> int:
+    """The tensors `named` (field: desc, inputs first, outputs `output_tensor*`; a field of
+    `optional` may be None: left out) valid, of one DimensionCount and the first's data
+    type, in the support row. Returns the rank."""
+    named = {field: td for field, td in named.items() if td is not None or field not in optional}
     for field, td in named.items():
         check_tensor_desc(op, field, td, is_output=field.startswith("output_tensor"))
     rank = check_same_rank(op, named)

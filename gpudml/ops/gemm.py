@@ -50,7 +50,7 @@ from ..tensor_desc import TensorDesc
 from ..types import F16, F32, FeatureLevel, MatrixTransform
 from .base import check_one_type
 from .elementwise import FusedActivation, _as_activation, _ulp, activation_error, as_float32
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, support_table, tensor_fields
 
 OP = "Gemm"
 FL = FeatureLevel
@@ -101,11 +101,8 @@ def validate(desc: GemmOperatorDesc, level: FeatureLevel) -> None:
     """The page's rules (module docstring): valid tensors (C optional), one DimensionCount
     and DataType, the support row, K of A = K of B, the output { batch..., M, N }, A's and
     B's batch sizes the output's, C's sizes the output's."""
-    named = {"a_tensor": desc.a_tensor, "b_tensor": desc.b_tensor}
-    if desc.c_tensor is not None:
-        named["c_tensor"] = desc.c_tensor
-    named["output_tensor"] = desc.output_tensor
-    rank = check_one_type(OP, SUPPORT, level, named)
+    rank = check_one_type(OP, SUPPORT, level, {"a_tensor": desc.a_tensor, "b_tensor": desc.b_tensor,
+                                               "c_tensor": desc.c_tensor, "output_tensor": desc.output_tensor}, ("c_tensor",))
     m, ka, kb, n = matrix_sizes(desc)
     a, b, out = desc.a_tensor.sizes, desc.b_tensor.sizes, desc.output_tensor.sizes
     if ka != kb:
@@ -139,13 +136,17 @@ def _read(td: TensorDesc, transform: MatrixTransform) -> TensorDesc:
     return TensorDesc(td.data_type, sizes, strides, total_tensor_size_in_bytes=td.total_tensor_size_in_bytes)
 
 
+def kernel_activation(fused: FusedActivation | None) -> tuple[str | None, tuple[Attribute, ...]]:
+    """A fused activation as the GEMM family's epilogue takes it: its float formula over `x`
+    and its attributes (f32 uniforms); (None, ()) without one."""
+    if fused is None:
+        return None, ()
+    return _as_activation(fused.row.wgsl["float"]), tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+
+
 def problem(desc: GemmOperatorDesc) -> Problem:
     """What the GEMM kernels compute for `desc`."""
-    fused = desc.fused_activation
-    activation, attrs = None, ()
-    if fused is not None:
-        activation = _as_activation(fused.row.wgsl["float"])
-        attrs = tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+    activation, attrs = kernel_activation(desc.fused_activation)
     return Problem(OP, _read(desc.a_tensor, desc.trans_a), _read(desc.b_tensor, desc.trans_b), desc.c_tensor,
                    desc.output_tensor, desc.alpha, desc.beta, activation, attrs)
 
@@ -272,10 +273,21 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
         if c is not None:
             magnitude = magnitude + beta * np.abs(np.asarray(c).astype(np.float64))
         e = 1.01 * (k + 3) * UNIT * magnitude + TINY * (flushed + beta + 1)
+        y = _exact(a, b, c, ta, tb, arguments.get("alpha", 1.0), arguments.get("beta", 1.0), None)
+    return finish_bound(expected, y, e, magnitude, fused)
+
+
+def finish_bound(expected: np.ndarray, y: np.ndarray, e: np.ndarray, magnitude: np.ndarray,
+                 fused: FusedActivation | None) -> np.ndarray:
+    """The end of a sum of products' precision (GEMM's, the convolution's): `e` bounds the
+    error of the exact result `y` before the activation (unbounded where `magnitude`, the
+    sum of the products' magnitudes, passes float32's largest value); then the fused
+    activation's own error and how it moves the result's, the store's rounding (half an
+    ULP of float32, and float16's ULP), infinity where the result may round to +-inf."""
+    with np.errstate(all="ignore"):
         e = np.where(magnitude > _F32_MAX, np.inf, np.nan_to_num(e, nan=np.inf))
-        y = alpha_y = _exact(a, b, c, ta, tb, arguments.get("alpha", 1.0), arguments.get("beta", 1.0), None)
         if fused is not None:
-            y, e = activation_error(fused, alpha_y, e)
+            y, e = activation_error(fused, y, e)
         e = e + 0.5 * _ulp(y, np.float32)
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
@@ -284,13 +296,11 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
         return np.broadcast_to(np.where(edge, np.inf, e), expected.shape)
 
 
-def sample(desc: GemmOperatorDesc, rng) -> list:
-    """Inputs worth multiplying: uniform in [-1, 1] (products and sums of magnitude K at most)."""
-    out = []
-    for td in (desc.a_tensor, desc.b_tensor, desc.c_tensor):
-        if td is not None:
-            out.append(rng.uniform(-1.0, 1.0, td.required_elements).astype(td.data_type.numpy))
-    return out
+def sample(desc, rng) -> list:
+    """Inputs worth multiplying (GEMM's, the convolution's): uniform in [-1, 1] (products
+    and sums of magnitude K at most)."""
+    return [rng.uniform(-1.0, 1.0, td.required_elements).astype(td.data_type.numpy)
+            for _, td in tensor_fields(desc)[0]]
 
 
 def traffic(desc: GemmOperatorDesc) -> int:
