@@ -481,7 +481,30 @@ def _reverse_sequence(ctx, n):
     batch, time = n.attr("batch_axis", 1), n.attr("time_axis", 0)
     sizes = [1] * rank(x)
     sizes[batch] = x.shape[batch]
+    if isinstance(lengths, Expression) and lengths.dtype.numpy.kind == "i":  # INT64 lengths: UINT32, as the
+        lengths = fn("cast")(lengths, np.uint32)                             # lengths tensor's type table has
     return [fn("reverse_subsequences")(x, reshape(ctx, lengths, sizes), time)]
+
+
+def _quantize(ctx, n):
+    """QuantizeLinear / DequantizeLinear: per tensor or per axis (the scale broadcast along it)."""
+    x, scale, zero = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
+    if n.attr("block_size", 0):
+        raise NotMapped("blocked quantization (block_size): DirectML quantizes per tensor or per axis")
+    if rank(scale) == 1 and scale.shape[0] > 1:
+        sizes = [1] * rank(x)
+        sizes[n.attr("axis", 1) % rank(x)] = scale.shape[0]
+        scale = reshape(ctx, scale, sizes)
+        zero = None if zero is None else reshape(ctx, zero, sizes)
+    scale = reshape(ctx, scale, list(scale.shape) or [1])
+    zero = None if zero is None else reshape(ctx, zero, list(zero.shape) or [1])
+    if n.op_type == "QuantizeLinear":
+        kwargs = {}
+        if zero is None:
+            to = n.attr("output_dtype", 0)
+            kwargs["output_data_type"] = onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
+        return [fn("quantize_linear")(x, scale, zero, **kwargs)]
+    return [fn("dequantize_linear")(x, scale, zero)]
 
 
 # ------------------------------------------------------------------------------ shapes as views
@@ -767,6 +790,8 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("CastLike", "CAST", _cast_like, ("cast",)),
     Mapping("Identity", "none: the same buffer", _identity, ()),
     Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",)),
+    Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR", _quantize, ("dequantize_linear",)),
     # GEMM
     Mapping("MatMul", "GEMM (batched over the leading axes, broadcast by strides)", _matmul, ("gemm",)),
     Mapping("Gemm", "GEMM", _gemm, ("gemm",)),
@@ -786,7 +811,8 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("Gather", "GATHER", _gather, ("gather",)),
     Mapping("Tile", "TILE", _tile, ("tile",)),
     Mapping("CumSum", "CUMULATIVE_SUMMATION", _cumsum, ("cumulative_sum",)),
-    Mapping("ReverseSequence", "REVERSE_SUBSEQUENCES", _reverse_sequence, ("reverse_subsequences",)),
+    Mapping("ReverseSequence", "REVERSE_SUBSEQUENCES (INT64 lengths: CAST to UINT32 first)", _reverse_sequence,
+            ("reverse_subsequences", "cast")),
     # shapes: views (tensor descs), no operator
     Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
     Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),

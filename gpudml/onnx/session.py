@@ -182,7 +182,7 @@ class InferenceSession:
                 raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, "
                                            f"the model's is {dims}")
             if array.size == 0:
-                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} is empty (shape "
+                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} is an empty tensor (shape "
                                            f"{list(array.shape)}); DirectML sizes are at least 1")
             feeds.append(array)
         return feeds
