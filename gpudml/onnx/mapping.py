@@ -137,9 +137,40 @@ def reshape(ctx, x, sizes):
         return np.reshape(x, sizes)
     if list(x.shape) == sizes and x.desc.is_packed:
         return x
-    if not x.desc.is_packed:
-        x = materialize(x)
-    return ctx.graph.view(x, sizes or [1])
+    if x.desc.is_packed:
+        return ctx.graph.view(x, sizes or [1])
+    strides = view_strides(list(x.shape), list(x.desc.effective_strides), sizes or [1])
+    if strides is None:  # axes merged across a layout change: written packed first (the provider copies too)
+        return ctx.graph.view(materialize(x), sizes or [1])
+    return ctx.graph.view(x, sizes or [1], strides)
+
+
+def view_strides(old_sizes, old_strides, new_sizes) -> list[int] | None:
+    """Strides that read a strided tensor with other sizes of its element count, where
+    they exist (numpy's no-copy reshape: merged axes must be contiguous in each other);
+    None where they do not."""
+    old = [(n, s) for n, s in zip(old_sizes, old_strides) if n != 1]
+    new = [n for n in new_sizes if n != 1]
+    od, ost = [n for n, _ in old], [s for _, s in old]
+    strides = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(od):
+        np_, op = new[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        if any(ost[k] != od[k + 1] * ost[k + 1] for k in range(oi, oj - 1)):
+            return None
+        strides[nj - 1] = ost[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            strides[nk - 1] = strides[nk] * new[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    it = iter(strides)
+    return [0 if n == 1 else next(it) for n in new_sizes]
 
 
 def transpose(ctx, x, perm):
@@ -229,6 +260,8 @@ def _clip(ctx, n):
         kwargs["min"] = np.asarray(low).item()
     if high is not None:
         kwargs["max"] = np.asarray(high).item()
+    if low is not None and high is not None and kwargs["min"] > kwargs["max"]:
+        raise NotMapped("min > max: ONNX's Clip gives max there, DirectML's CLIP1 (max(Min, min(x, Max))) min")
     return [fn("clip")(x, **kwargs)]
 
 
@@ -378,7 +411,7 @@ def _arg(ctx, n):
 
 
 # ------------------------------------------------------------------------------ data movement
-_PAD_MODES = {"constant": "constant", "reflect": "reflection", "edge": "edge"}
+_PAD_MODES = {"constant": "constant", "reflect": "reflection", "edge": "edge", "wrap": "wrap"}
 
 
 def _pad(ctx, n):
@@ -395,7 +428,7 @@ def _pad(ctx, n):
         start[a], end[a] = pads[k], pads[k + len(axes)]
     mode = n.attr("mode", "constant")
     if mode not in _PAD_MODES:
-        raise NotMapped(f"Pad mode {mode!r}: DML_PADDING_MODE has constant, edge, reflection and symmetric")
+        raise NotMapped(f"Pad mode {mode!r}: DML_PADDING_MODE has constant, edge, reflection, symmetric and wrap")
     if min(start + end) < 0:  # negative pads crop: a slice first (the provider's DmlOperatorPadding does so too)
         offsets = [max(0, -s) for s in start]
         sizes = [d - max(0, -s) - max(0, -e) for d, s, e in zip(x.shape, start, end)]

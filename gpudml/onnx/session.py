@@ -86,10 +86,9 @@ class InferenceSession:
         graph = self.model.graph
         self.opset = _opset(self.model)
         self.initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-        self._types = _value_types(self.model)
+        self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
-        _check_references(graph, self.initializers)
         problems = self._static_check()
         if problems:
             raise unsupported_error(problems)
@@ -194,6 +193,8 @@ class InferenceSession:
         return built
 
     def onnx_dtype(self, name: str) -> np.dtype:
+        if self._types is None:
+            self._types = _value_types(self.model)
         return onnx.helper.tensor_dtype_to_np_dtype(self._types[name])
 
 
@@ -328,21 +329,6 @@ def _value_types(model) -> dict[str, int]:
     except Exception:  # noqa: BLE001  (inference is a help for CastLike only)
         pass
     return types
-
-
-def _check_references(graph, initializers) -> None:
-    """Every node input is a graph input, an initializer or an earlier node's output."""
-    known = {v.name for v in graph.input} | set(initializers) | {""}
-    for k, node in enumerate(graph.node):
-        for name in node.input:
-            if name not in known:
-                raise InvalidArgumentError(
-                    f"InferenceSession: node {k} {node.name!r} ({node.op_type}) reads {name!r}, which is no graph "
-                    f"input, initializer nor output of an earlier node (a missing initializer?)")
-        known.update(node.output)
-    for v in graph.output:
-        if v.name not in known:
-            raise InvalidArgumentError(f"InferenceSession: graph output {v.name!r} is computed by no node")
 
 
 def _readers(graph) -> dict[str, int]:
