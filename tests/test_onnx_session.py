@@ -292,3 +292,26 @@ def test_mapping_table_covers_the_issue():
     for row in mapping.TABLE:
         assert row.directml and 7 <= row.since <= mapping.NEWEST, row
         assert all(isinstance(n, str) for n in row.needs)
+
+
+# ------------------------------------------------------------------------------ gpudml run
+def test_cli_run(tmp_path, capsys, adapter):
+    from gpudml import cli
+
+    model, feeds = models.mlp(batch_size=2)
+    path, x = tmp_path / "mlp.onnx", tmp_path / "x.npy"
+    onnx.save(model, str(path))
+    np.save(x, feeds["x"])
+    assert cli.main(["--adapter", adapter, "run", str(path), "--input", f"x={x}", "--profile"]) == 0
+    out = capsys.readouterr().out
+    assert "4 dispatches per run" in out and "y: float32 [2, 10]" in out and "gpudml profile" in out
+    assert cli.main(["--adapter", adapter, "run", str(path)]) == 2
+    assert "no value for input 'x'" in capsys.readouterr().err
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        assert cli.main(["--adapter", adapter, "run", str(path), "--random", "--compare-onnxruntime"]) == 2
+        assert "onnxruntime is missing" in capsys.readouterr().out
+        return
+    assert cli.main(["--adapter", adapter, "run", str(path), "--random", "--compare-onnxruntime"]) == 0
+    assert re.search(r"y: largest difference \S+ \(bound \S+\) ok", capsys.readouterr().out)

@@ -31,6 +31,12 @@ from ..runtime import Device, default_device
 from . import mapping
 from .mapping import NotMapped
 
+#: The documented precision of a whole model against onnxruntime's CPU provider (or onnx's
+#: reference evaluator): float outputs within this fraction of the largest reference
+#: magnitude (each operator's own bound, accumulated through float32 networks of tens of
+#: layers); integer and BOOL outputs exact.
+TOLERANCE = 1e-4
+
 #: ONNX element type -> onnxruntime's type string (NodeArg.type).
 _ORT_TYPES = {
     onnx.TensorProto.FLOAT: "tensor(float)", onnx.TensorProto.FLOAT16: "tensor(float16)",
@@ -191,6 +197,11 @@ class InferenceSession:
         built = _Built(self, shapes)
         self._compiled[shapes] = built
         return built
+
+    def input_dtype(self, name: str) -> np.dtype:
+        """The numpy dtype a feed of input `name` must have."""
+        (v,) = [v for v in self._inputs if v.name == name]
+        return onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
 
     def onnx_dtype(self, name: str) -> np.dtype:
         if self._types is None:
@@ -407,4 +418,4 @@ def _fold(proto, inputs: list, opset: int) -> list:
     return [np.asarray(next(it)) if o else None for o in outs]
 
 
-__all__ = ["InferenceSession", "NodeArg", "Unsupported"]
+__all__ = ["TOLERANCE", "InferenceSession", "NodeArg", "Unsupported"]
