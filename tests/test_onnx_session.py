@@ -315,3 +315,8 @@ def test_cli_run(tmp_path, capsys, adapter):
         return
     assert cli.main(["--adapter", adapter, "run", str(path), "--random", "--compare-onnxruntime"]) == 0
     assert re.search(r"y: largest difference \S+ \(bound \S+\) ok", capsys.readouterr().out)
+
+
+def test_docs_page_has_the_mapping_table():
+    page = (Path(__file__).parent.parent / "docs" / "onnx.md").read_text()
+    assert mapping.markdown_table() in page

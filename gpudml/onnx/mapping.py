@@ -881,9 +881,21 @@ FOLDED = {
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 
+def markdown_table() -> str:
+    """The table as docs/onnx.md shows it (tests/test_onnx_session.py checks the page has it)."""
+    lines = ["| ONNX op | opsets | DirectML operator(s) | gpudml forms |", "|---|---|---|---|"]
+    for m in sorted(TABLE, key=lambda m: m.op_type):
+        forms = ", ".join(f"`{n}`" for n in m.needs) or "none"
+        lines.append(f"| {m.op_type} | {m.opsets} | {m.directml} | {forms} |")
+    for op, what in FOLDED.items():
+        lines.append(f"| {op} | {max(7, FIRST_VERSION[op])}-{NEWEST} | none: folded at load ({what}) | none |")
+    return "\n".join(lines)
+
+
 def missing(mapping: Mapping) -> list[str]:
     """The gpudml functional forms `mapping` calls that are not registered (yet)."""
     return [name for name in mapping.needs if name not in functional.FUNCTIONS]
 
 
-__all__ = ["BY_TYPE", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Mapping", "Node", "NotMapped", "fn", "missing"]
+__all__ = ["BY_TYPE", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Mapping", "Node", "NotMapped", "fn", "markdown_table",
+           "missing", "view_strides"]
