@@ -320,3 +320,13 @@ def test_cli_run(tmp_path, capsys, adapter):
 def test_docs_page_has_the_mapping_table():
     page = (Path(__file__).parent.parent / "docs" / "onnx.md").read_text()
     assert mapping.markdown_table() in page
+
+
+def test_bench_table(device):
+    from gpudml.bench import onnx_models
+
+    rows = onnx_models.measure(device, reps=1)
+    text = onnx_models.table(rows, device.adapter_name)
+    assert "| mlp |" in text and "| attention |" in text
+    mlp = next(r for r in rows if r["model"] == "mlp")
+    assert (mlp["dispatches"], mlp["unfused_dispatches"]) == DISPATCHES["mlp"]
