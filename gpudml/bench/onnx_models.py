@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from .. import functional
+from ..onnx import InferenceSession, models
 from ..runtime import Device
 
 
@@ -30,8 +31,6 @@ def _median_ms(fn, reps: int) -> float:
 
 
 def measure(device, reps: int = 20) -> list[dict]:
-    from ..onnx import InferenceSession, models
-
     try:
         import onnxruntime
     except ImportError:
