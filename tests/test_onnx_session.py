@@ -330,3 +330,23 @@ def test_bench_table(device):
     assert "| mlp |" in text and "| attention |" in text
     mlp = next(r for r in rows if r["model"] == "mlp")
     assert (mlp["dispatches"], mlp["unfused_dispatches"]) == DISPATCHES["mlp"]
+
+
+def test_graph_view_feeds_fused_chains(device):
+    """Graph.view (what the session's views are): a transposed view read by a fused
+    Padding>Slice1 chain, a Reduce and an element-wise add, and a packed reshape as an
+    output; a view larger than its value is refused."""
+    g = dml.Graph(device)
+    x = g.input([2, 3], name="x")
+    y = dml.relu(x)
+    t = g.view(y, [3, 2], [1, 3])
+    chained = dml.slice(dml.pad(t, [1, 0], [0, 1]), [0, 0], [3, 2])
+    op = g.compile([chained, dml.add(t, np.ones((1, 2), np.float32)), dml.reduce(t, "sum", [0]), g.view(y, [6])])
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    got = op({"x": a})
+    ra = np.maximum(a, 0).T
+    assert np.array_equal(got[0], np.pad(ra, ((1, 0), (0, 1)))[:3, :2])
+    assert np.array_equal(got[1], ra + 1) and np.array_equal(got[2], ra.sum(0, keepdims=True))
+    assert np.array_equal(got[3], ra.T.reshape(-1))
+    with pytest.raises(InvalidArgumentError, match="Graph.view"):
+        g.view(y, [7])
