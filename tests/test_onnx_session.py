@@ -155,7 +155,7 @@ def test_dynamic_batch_compiles_per_shape_and_reuses_buffers(device):
     session = gonnx.InferenceSession(model, device=device)
     assert session.get_inputs()[0].shape == ["N", 4, 16] and session.get_inputs()[0].type == "tensor(float)"
     with pytest.raises(InvalidArgumentError, match="dynamic dimensions and has not run yet"):
-        session.dispatch_count
+        _ = session.dispatch_count
     for batch in (8, 3, 8):
         x = feeds["x"][:batch]
         (got,) = session.run(["y"], {"x": x})

@@ -45,12 +45,12 @@ def measure(device, reps: int = 20) -> list[dict]:
         session = InferenceSession(model, device=device)
         unfused = InferenceSession(model, device=device, fuse=False)
         unfused.run(None, feeds)
-        row = {"model": name, "gpudml_ms": _median_ms(lambda: session.run(None, feeds), reps),
+        row = {"model": name, "gpudml_ms": _median_ms(lambda s=session, f=feeds: s.run(None, f), reps),
                "dispatches": session.dispatch_count, "unfused_dispatches": unfused.dispatch_count,
-               "unfused_ms": _median_ms(lambda: unfused.run(None, feeds), reps)}
+               "unfused_ms": _median_ms(lambda s=unfused, f=feeds: s.run(None, f), reps)}
         if onnxruntime is not None:
             ort = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-            row["ort_ms"] = _median_ms(lambda: ort.run(None, feeds), reps)
+            row["ort_ms"] = _median_ms(lambda s=ort, f=feeds: s.run(None, f), reps)
             got, want = session.run(None, feeds)[0], ort.run(None, feeds)[0]
             row["max_diff"] = float(np.max(np.abs(got - want)))
         rows.append(row)

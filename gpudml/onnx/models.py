@@ -60,7 +60,7 @@ def mlp(batch="N", features=64, hidden=128, classes=10, seed=0, batch_size=8):
     h = b.node("Flatten", ["x"], axis=1)
     h = b.node("Relu", [b.node("Gemm", [h, b.weight([hidden, features]), b.weight([hidden], 0.1)], transB=1)])
     h = b.node("Relu", [b.node("Add", [b.node("MatMul", [h, b.weight([hidden, hidden])]), b.weight([hidden], 0.1)])])
-    y = b.node("Softmax", [b.node("Gemm", [h, b.weight([hidden, classes]), b.weight([classes], 0.1)])], axis=-1)
+    b.node("Softmax", [b.node("Gemm", [h, b.weight([hidden, classes]), b.weight([classes], 0.1)])], axis=-1)
     b.nodes[-1].output[0] = "y"
     model = b.model("mlp", [x], [_out("y", [batch, classes])])
     return model, {"x": b.rng.standard_normal((batch_size, 4, features // 4)).astype(np.float32)}
@@ -91,7 +91,7 @@ def transformer(seq=16, dim=32, heads=2, seed=0, layer_norm=True):
     up = b.node("Add", [b.node("MatMul", [ln2, b.weight([dim, 4 * dim])]), b.weight([4 * dim], 0.1)])
     gelu = b.node("Mul", [b.node("Mul", [up, b.node("Add", [b.node("Erf", [b.node("Div", [up, b.const(np.sqrt(2))])]),
                                                            b.const(1.0)])]), b.const(0.5)])
-    y = b.node("Add", [h, b.node("MatMul", [gelu, b.weight([4 * dim, dim])])])
+    b.node("Add", [h, b.node("MatMul", [gelu, b.weight([4 * dim, dim])])])
     b.nodes[-1].output[0] = "y"
     model = b.model("transformer", [x], [_out("y", [1, seq, dim])])
     return model, {"x": b.rng.standard_normal((1, seq, dim)).astype(np.float32)}
