@@ -303,6 +303,12 @@ def _workloads_help() -> str:
     return "\n".join(f"  {w.id:4s} {w.title}" for w in WORKLOADS)
 
 
+def cmd_run(args) -> int:
+    from .onnx.run import cmd_run as run
+
+    return run(args)
+
+
 def cmd_bench(args) -> int:
     from .bench.suite import run_suite
 
@@ -374,6 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="folder for bench.md, bench.json, bench.png (default: a new temporary folder, "
                             "printed when the run starts)")
     bench.set_defaults(func=cmd_bench)
+    run = _subparser(sub, "run", "run an ONNX model through DirectML semantics (gpudml.onnx.InferenceSession)",
+                     "gpudml run model.onnx --random --compare-onnxruntime --profile",
+                     details="prints each output's dtype, shape and a summary; --compare-onnxruntime exits 1 "
+                             "beyond tolerance\n(1e-4 of the largest magnitude for floats, exact otherwise), "
+                             f"2 without onnxruntime ({EXTRA_INSTALL})")
+    run.add_argument("model", metavar="MODEL.onnx")
+    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input's value "
+                     "(repeat for several)")
+    run.add_argument("--random", action="store_true", help="random values for the inputs not given")
+    run.add_argument("--compare-onnxruntime", action="store_true",
+                     help="the largest difference per output against onnxruntime's CPU provider")
+    run.add_argument("--profile", action="store_true", help="print each operator's GPU time")
+    run.set_defaults(func=cmd_run)
     tune = _subparser(sub, "tune", "autotune the bench workloads' descriptions on this adapter (fills the "
                                    "tuning cache)", "gpudml tune --only W1,W2",
                       details=f"workloads (gpudml bench's):\n{_workloads_help()}")
@@ -439,7 +458,7 @@ def _description_options(p: argparse.ArgumentParser, spec) -> None:
 #: it for an option.
 _NEGATIVE = re.compile(r"^-\.?\d")
 #: Options that take no value.
-_FLAGS = {"-h", "--help", "--quick"}
+_FLAGS = {"-h", "--help", "--quick", "--random", "--compare-onnxruntime", "--profile"}
 
 
 def _attach_negative_values(argv: list[str]) -> list[str]:

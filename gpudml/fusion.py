@@ -322,7 +322,8 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
         node = nodes[i]
         for k, v in enumerate(node.inputs):
             data_path = k == 0 and (movement_node[i] or node.spec.planner.prologue)
-            if v not in producer or not movement_node[producer[v]] or not data_path:
+            viewed = k in getattr(node, "viewed", ())  # read through another desc (Graph.view): written
+            if v not in producer or not movement_node[producer[v]] or not data_path or viewed:
                 materialized.add(v)
         if not movement_node[i]:
             materialized.update(node.outputs)
@@ -396,6 +397,14 @@ def _walk(nodes, producer, materialized, last: int) -> tuple[list[int], int]:
         chain.append(producer[v])
 
 
+def _source_desc(first, source: int, value_descs) -> TensorDesc:
+    """How a chain's first node reads its source: the source's own desc, or the view it
+    reads it through (Graph.view: a reshape, transpose or broadcast of a materialized value)."""
+    if 0 in getattr(first, "viewed", ()):
+        return tensor_fields(first.desc)[0][0][1]
+    return value_descs[source]
+
+
 def _extra_inputs(nodes, chain: list[int]) -> tuple[int, ...]:
     """The values the chain's stages read besides the data, in the chain's binding order."""
     return tuple(v for i in reversed(chain) for v in nodes[i].inputs[1:])
@@ -407,7 +416,8 @@ def _movement_group(nodes, producer, materialized, last: int, value_descs) -> Gr
         node = nodes[last]
         return Group(node.desc, node.spec, tuple(node.inputs), tuple(node.outputs), (last,))
     descs = tuple(nodes[i].desc for i in chain)
-    desc = FusedMovementDesc(value_descs[source], _reads(descs), value_descs[nodes[last].outputs[0]], descs)
+    desc = FusedMovementDesc(_source_desc(nodes[chain[0]], source, value_descs), _reads(descs),
+                             value_descs[nodes[last].outputs[0]], descs)
     return Group(desc, movement_spec(desc), (source,) + _extra_inputs(nodes, chain), tuple(nodes[last].outputs),
                  tuple(chain))
 
@@ -416,7 +426,8 @@ def _read_group(nodes, producer, materialized, i: int, value_descs) -> Group:
     node = nodes[i]
     chain, source = _walk(nodes, producer, materialized, producer[node.inputs[0]])
     descs = tuple(nodes[k].desc for k in chain)
-    desc = FusedReadDesc(value_descs[source], _reads(descs), node.desc.output_tensor, descs, node.desc)
+    desc = FusedReadDesc(_source_desc(nodes[chain[0]], source, value_descs), _reads(descs),
+                         node.desc.output_tensor, descs, node.desc)
     return Group(desc, read_spec(desc), (source,) + _extra_inputs(nodes, chain), tuple(node.outputs),
                  tuple(chain) + (i,))
 

@@ -81,6 +81,7 @@ class Node:
     desc: object
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    viewed: frozenset = frozenset()  # positions k of inputs read through a view (Graph.view): another desc
 
 
 class _Opaque:
@@ -192,7 +193,9 @@ class Graph:
             ids = tuple(o.value_id if isinstance(o, Expression) else self._add_constant(o).value_id for o in operands)
             index = len(self.nodes)
             outputs = [self._add(d, NODE, node=index) for _, d in tensor_fields(desc)[1]]
-            self.nodes.append(Node(index, spec, desc, ids, tuple(o.value_id for o in outputs)))
+            viewed = frozenset(k for k, o in enumerate(operands)
+                               if isinstance(o, Expression) and o.desc != self.values[o.value_id].desc)
+            self.nodes.append(Node(index, spec, desc, ids, tuple(o.value_id for o in outputs), viewed))
         return grouped_outputs(desc, outputs)
 
     def record_custom(self, call, operands: list[Expression]) -> list[Expression]:
@@ -224,6 +227,25 @@ class Graph:
                 raise InvalidArgumentError(f"Graph.redescribe: {expr!r} is read by a later node already")
             expr.desc = new
         return expr
+
+    def view(self, expr: Expression, sizes, strides=None) -> Expression:
+        """`expr`'s elements read through another TensorDesc of its data type: `sizes` and
+        `strides` (None: packed) over the same buffer, as DirectML expresses a reshape, a
+        transpose or a broadcast (stride 0) in a reading operator's tensor desc. Nothing is
+        recorded and nothing runs: nodes that read the view read `expr`'s value through its
+        desc (such a value is materialized: fusion.plan), and a compiled graph returns a
+        packed view of a packed value as those sizes."""
+        if not isinstance(expr, Expression) or expr.graph is not self:
+            raise InvalidArgumentError(f"Graph.view: {expr!r} is not an Expression of this graph")
+        sizes = as_int_tuple(sizes, "Graph.view: sizes")
+        strides = None if strides is None else as_int_tuple(strides, "Graph.view: strides")
+        desc = TensorDesc(expr.desc.data_type, sizes, strides)
+        check_tensor_desc("Graph.view", "view", desc)
+        own = self.values[expr.value_id].desc
+        if desc.buffer_bytes > own.buffer_bytes:
+            raise InvalidArgumentError(f"Graph.view: sizes {list(sizes)} strides {desc.strides} read "
+                                       f"{desc.buffer_bytes} bytes; {expr!r} has {own.buffer_bytes}")
+        return Expression(self, expr.value_id, desc, expr.kind, name=expr.name, node=expr.node)
 
     def _operand(self, spec, item: tuple):
         """An Expression of this graph, or the host copy of a value to make a constant of."""

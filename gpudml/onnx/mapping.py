@@ -1,0 +1,901 @@
+"""ONNX nodes as DirectML operators: the mapping table (one row per ONNX op type).
+
+Each row says what ONNX Runtime's DirectML execution provider runs for an op type
+(onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/: one
+DmlOperator<Name>.cpp per op type), the opsets it covers, the gpudml functional forms it
+calls, and a function that records it on a gpudml Graph (`build(ctx, node)`: the node's
+outputs). What the provider expresses in tensor descs rather than operators is the same
+here: Reshape, Flatten, Squeeze, Unsqueeze and Identity-like reshapes are views of the
+same buffer (`Graph.view`: no dispatch), Transpose and Expand are strides (a permutation,
+stride 0) that the reading operator takes, or one DML_OPERATOR_ELEMENT_WISE_IDENTITY where
+they must be written, as the provider's DmlOperatorCopy/Transpose do; numpy-style
+broadcasting is stride 0 in the element-wise forms. Constant, Shape, Size and any node
+whose inputs are all constants (shape arithmetic on initializers) are folded at load
+(`gpudml.onnx.session`), so only nodes that read a runtime tensor come here.
+
+A row whose gpudml operator is not registered yet (`needs`) makes its nodes unsupported
+with the reason "gpudml has no <operator> yet": the table lights up when the operator is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from .. import functional
+from ..graph import Expression
+
+#: The newest opset of the onnx release gpudml is tested with (1.22.0).
+NEWEST = onnx.defs.onnx_opset_version()
+
+
+#: ONNX op type -> its first version (ai.onnx).
+FIRST_VERSION: dict[str, int] = {}
+for _schema in onnx.defs.get_all_schemas_with_history():
+    if _schema.domain in ("", "ai.onnx"):
+        FIRST_VERSION[_schema.name] = min(FIRST_VERSION.get(_schema.name, 10**6), _schema.since_version)
+
+
+class NotMapped(Exception):
+    """A node gpudml cannot run as DirectML's execution provider would (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Mapping:
+    op_type: str
+    directml: str  # the DirectML operator(s) the execution provider uses
+    build: Callable  # (ctx, node) -> list of outputs (Expressions or numpy constants)
+    needs: tuple[str, ...]  # gpudml functional forms it calls
+
+    @property
+    def since(self) -> int:
+        """The first opset covered: 7, or the op's first version in ONNX."""
+        return max(7, FIRST_VERSION[self.op_type])
+
+    @property
+    def opsets(self) -> str:
+        return f"{self.since}-{NEWEST}"
+
+
+class Node:
+    """One ONNX node as a build function sees it: attributes, its inputs' values
+    (Expressions, numpy constants, or None for an omitted optional input), its opset."""
+
+    def __init__(self, proto: onnx.NodeProto, opset: int, inputs: list, outputs_wanted: list[bool]):
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.name = proto.name
+        self.opset = opset
+        self.inputs = inputs
+        self.outputs_wanted = outputs_wanted  # per output: read by the graph or a graph output
+        self.attrs = {a.name: _attr(onnx.helper.get_attribute_value(a)) for a in proto.attribute}
+
+    def attr(self, key, default=None):
+        return self.attrs.get(key, default)
+
+    def input(self, k):
+        return self.inputs[k] if k < len(self.inputs) else None
+
+    def constant(self, k, what: str):
+        """Input k, which DirectML needs when the graph is built (a shape, pads, axes): a
+        numpy constant, or NotMapped."""
+        value = self.input(k)
+        if isinstance(value, Expression):
+            raise NotMapped(f"{what} (input {k}) is computed at run time; DirectML needs it when the graph is built")
+        return value
+
+
+def _attr(value):
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [v.decode() if isinstance(v, bytes) else v for v in value]
+    return value
+
+
+def _ints(a) -> list[int]:
+    return [int(v) for v in np.asarray(a).reshape(-1)]
+
+
+def fn(name: str):
+    """gpudml's functional form `name`, or NotMapped while it is not registered."""
+    form = functional.FUNCTIONS.get(name)
+    if form is None:
+        raise NotMapped(f"gpudml has no {name} yet")
+    return form
+
+
+# ------------------------------------------------------------------------------ views
+def shape(x) -> list[int]:
+    return list(x.shape)
+
+
+def as_expr(ctx, x):
+    """An Expression of x (a numpy constant becomes a graph constant: BOOL as UINT8)."""
+    if isinstance(x, Expression):
+        return x
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        x = x.astype(np.uint8)
+    return ctx.graph.constant(x.reshape(x.shape or (1,)))
+
+
+def materialize(x: Expression) -> Expression:
+    """x written as a packed tensor: DML_OPERATOR_ELEMENT_WISE_IDENTITY of its view."""
+    return fn("identity")(x)
+
+
+def reshape(ctx, x, sizes):
+    """x with other sizes of its element count: the same buffer (a view), as the provider's
+    Reshape; a strided x is written packed first."""
+    sizes = [int(s) for s in sizes]
+    if not isinstance(x, Expression):
+        return np.reshape(x, sizes)
+    if list(x.shape) == sizes and x.desc.is_packed:
+        return x
+    if x.desc.is_packed:
+        return ctx.graph.view(x, sizes or [1])
+    strides = view_strides(list(x.shape), list(x.desc.effective_strides), sizes or [1])
+    if strides is None:  # axes merged across a layout change: written packed first (the provider copies too)
+        return ctx.graph.view(materialize(x), sizes or [1])
+    return ctx.graph.view(x, sizes or [1], strides)
+
+
+def view_strides(old_sizes, old_strides, new_sizes) -> list[int] | None:
+    """Strides that read a strided tensor with other sizes of its element count, where
+    they exist (numpy's no-copy reshape: merged axes must be contiguous in each other);
+    None where they do not."""
+    old = [(n, s) for n, s in zip(old_sizes, old_strides) if n != 1]
+    new = [n for n in new_sizes if n != 1]
+    od, ost = [n for n, _ in old], [s for _, s in old]
+    strides = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(od):
+        np_, op = new[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        if any(ost[k] != od[k + 1] * ost[k + 1] for k in range(oi, oj - 1)):
+            return None
+        strides[nj - 1] = ost[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            strides[nk - 1] = strides[nk] * new[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    it = iter(strides)
+    return [0 if n == 1 else next(it) for n in new_sizes]
+
+
+def transpose(ctx, x, perm):
+    if not isinstance(x, Expression):
+        return np.transpose(x, perm)
+    strides = x.desc.effective_strides
+    return ctx.graph.view(x, [x.shape[p] for p in perm], [strides[p] for p in perm])
+
+
+def broadcast(ctx, x, sizes):
+    """x broadcast to `sizes` (numpy's rule): stride 0 on the broadcast axes."""
+    if not isinstance(x, Expression):
+        return np.broadcast_to(x, sizes)
+    pad = len(sizes) - rank(x)
+    own, base = [1] * pad + list(x.shape), [0] * pad + list(x.desc.effective_strides)
+    return ctx.graph.view(x, list(sizes), [0 if o == 1 and s != 1 else st for o, s, st in zip(own, sizes, base)])
+
+
+def rank(x) -> int:
+    return len(x.shape)
+
+
+# ------------------------------------------------------------------------------ element-wise
+def _dtype(x) -> np.dtype:
+    return x.dtype.numpy if isinstance(x, Expression) else np.asarray(x).dtype
+
+
+def _unary(name: str):
+    def build(ctx, n):
+        return [fn(name)(as_expr(ctx, n.inputs[0]))]
+    return build
+
+
+def _binary(name: str, ints: str | None = None):
+    """`name` (or `ints` for integer inputs: ADD1 takes floats only, ADD every type)."""
+    def build(ctx, n):
+        a, b = n.inputs[:2]
+        form = ints if ints is not None and _dtype(a).kind in "iub" else name
+        return [fn(form)(as_expr(ctx, a), _operand(ctx, b))]
+    return build
+
+
+def _operand(ctx, b):
+    """A second operand: a rank-0 constant is a one-element array, broadcast."""
+    if isinstance(b, Expression):
+        return b
+    b = np.asarray(b)
+    return b.astype(np.uint8) if b.dtype == np.bool_ else b.reshape(b.shape or (1,))
+
+
+def _variadic(name: str, ints: str | None = None):
+    """Max/Min/Sum of any number of inputs: DirectML's binary operator folded (the provider's
+    DmlOperatorElementwise for >2 inputs)."""
+    def build(ctx, n):
+        value = as_expr(ctx, n.inputs[0])
+        form = fn(ints if ints is not None and _dtype(value).kind in "iu" else name)
+        if len(n.inputs) == 1:
+            return [fn("identity")(value)]
+        for other in n.inputs[1:]:
+            value = form(value, _operand(ctx, other))
+        return [value]
+    return build
+
+
+def _mean(ctx, n):
+    if len(n.inputs) == 2:
+        return [fn("mean")(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+    total = _variadic("add")(ctx, n)[0]
+    return [fn("identity")(total, scale_bias=(1.0 / len(n.inputs), 0.0))]
+
+
+def _with_attrs(name: str, **names):
+    def build(ctx, n):
+        kwargs = {kw: n.attr(onnx_name, default) for onnx_name, (kw, default) in names.items()}
+        return [fn(name)(as_expr(ctx, n.inputs[0]), **kwargs)]
+    return build
+
+
+def _clip(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    if n.opset >= 11:
+        low, high = n.constant(1, "min"), n.constant(2, "max")
+    else:
+        low, high = n.attr("min"), n.attr("max")
+    kwargs = {}
+    if low is not None:
+        kwargs["min"] = np.asarray(low).item()
+    if high is not None:
+        kwargs["max"] = np.asarray(high).item()
+    if low is not None and high is not None and kwargs["min"] > kwargs["max"]:
+        raise NotMapped("min > max: ONNX's Clip gives max there, DirectML's CLIP1 (max(Min, min(x, Max))) min")
+    return [fn("clip")(x, **kwargs)]
+
+
+def _is_inf(ctx, n):
+    negative, positive = n.attr("detect_negative", 1), n.attr("detect_positive", 1)
+    if not (negative or positive):
+        raise NotMapped("IsInf detecting neither sign: no DML_IS_INFINITY_MODE")
+    mode = "either" if negative and positive else "negative" if negative else "positive"
+    return [fn("is_infinity")(as_expr(ctx, n.inputs[0]), mode.upper())]
+
+
+def _bitshift(ctx, n):
+    form = "bit_shift_left" if n.attr("direction") == "LEFT" else "bit_shift_right"
+    return [fn(form)(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+
+
+def _mod(ctx, n):
+    form = "modulus_truncate" if n.attr("fmod", 0) else "modulus_floor"
+    return [fn(form)(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+
+
+def _where(ctx, n):
+    condition, a, b = n.inputs
+    return [fn("if_")(as_expr(ctx, condition), as_expr(ctx, a), _operand(ctx, b))]
+
+
+def _cast_to(ctx, x, to: np.dtype):
+    if to == np.bool_:  # BOOL is UINT8 0/1 in DirectML: x != 0
+        zero = np.zeros([1], _dtype(x))
+        return fn("logical_not")(fn("logical_equals")(as_expr(ctx, x), zero))
+    if to.kind not in "fiu":
+        raise NotMapped(f"a cast to {to}: not a DirectML data type")
+    return fn("cast")(as_expr(ctx, x), to)
+
+
+def _cast(ctx, n):
+    return [_cast_to(ctx, n.inputs[0], onnx.helper.tensor_dtype_to_np_dtype(n.attr("to")))]
+
+
+def _cast_like(ctx, n):
+    return [_cast_to(ctx, n.inputs[0], ctx.onnx_dtype(n.proto.input[1]))]
+
+
+def _pow(ctx, n):
+    return [fn("pow")(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+
+
+def _gelu(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    if n.attr("approximate", "none") == "none":
+        return [fn("gelu")(x)]
+    # The tanh form, as element-wise operators: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    dt = x.dtype.numpy
+    cube = fn("multiply")(fn("multiply")(x, x), x)
+    inner = fn("add")(x, fn("multiply")(cube, np.array([0.044715], dt)))
+    t = fn("tanh")(fn("multiply")(inner, np.array([math.sqrt(2 / math.pi)], dt)))
+    return [fn("multiply")(fn("multiply")(x, np.array([0.5], dt)), fn("add")(t, np.array([1.0], dt)))]
+
+
+def _dropout(ctx, n):
+    if len(n.outputs_wanted) > 1 and n.outputs_wanted[1]:
+        raise NotMapped("Dropout's mask output: the provider runs inference only (mask unsupported)")
+    return [n.inputs[0]]
+
+
+def _softmax(name: str):
+    """Softmax, LogSoftmax, Hardmax: from opset 13 along `axis` (default -1); before, over
+    every axis from `axis` on (default 1: the input coerced to 2-D), DirectML's axes either way."""
+    def build(ctx, n):
+        x = as_expr(ctx, n.inputs[0])
+        if n.opset >= 13:
+            axes = [n.attr("axis", -1) % rank(x)]
+        else:
+            axes = list(range(n.attr("axis", 1) % rank(x), rank(x)))
+        return [fn(name)(x, axes)]
+    return build
+
+
+# ------------------------------------------------------------------------------ GEMM
+def _matmul(ctx, n):
+    """MatMul: DML_OPERATOR_GEMM, batched over the leading axes (broadcast); a vector operand
+    is a matrix of one row (A) or one column (B), that axis dropped from the result."""
+    a, b = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    out = None
+    if rank(a) == 1:
+        a = reshape(ctx, a, [1, a.shape[0]])
+        out = "a"
+    if rank(b) == 1:
+        b = reshape(ctx, b, [b.shape[0], 1])
+        out = "b" if out is None else "ab"
+    y = fn("gemm")(a, b)
+    if out is not None:
+        sizes = shape(y)
+        if "b" in out:
+            sizes.pop(-1)
+        if "a" in out:
+            sizes.pop(-1 if "b" in out else -2)
+        y = reshape(ctx, y, sizes or [1])
+    return [y]
+
+
+def _gemm(ctx, n):
+    a, b, c = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]), n.input(2)
+    if c is not None:
+        c = _operand(ctx, c) if not isinstance(c, Expression) else c
+        if isinstance(c, Expression) and rank(c) == 1:
+            c = reshape(ctx, c, [1, c.shape[0]])
+        elif not isinstance(c, Expression) and c.ndim == 1:
+            c = c.reshape(1, -1)
+    return [fn("gemm")(a, b, c, trans_a=bool(n.attr("transA", 0)), trans_b=bool(n.attr("transB", 0)),
+                       alpha=n.attr("alpha", 1.0), beta=n.attr("beta", 1.0))]
+
+
+# ------------------------------------------------------------------------------ reductions
+REDUCE = {"ReduceSum": "sum", "ReduceMean": "average", "ReduceMax": "max", "ReduceMin": "min",
+          "ReduceProd": "multiply", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",
+          "ReduceLogSumExp": "log_sum_exp", "ReduceSumSquare": "sum_square"}
+
+
+def _reduce(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    from_input = n.opset >= 18 or n.op_type == "ReduceSum" and n.opset >= 13
+    axes = n.constant(1, "axes") if from_input else n.attr("axes")
+    axes = None if axes is None else _ints(axes)
+    if not axes:
+        if n.attr("noop_with_empty_axes", 0):
+            return [x]
+        axes = None
+    y = fn("reduce")(x, REDUCE[n.op_type], axes)
+    return [_keepdims(ctx, n, y, axes)]
+
+
+def _keepdims(ctx, n, y, axes):
+    if n.attr("keepdims", 1):
+        return y
+    kept = range(rank(y)) if axes is None else {a % rank(y) for a in axes}
+    return reshape(ctx, y, [s for i, s in enumerate(y.shape) if i not in kept])
+
+
+def _arg(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    axis = n.attr("axis", 0) % rank(x)
+    direction = "decreasing" if n.attr("select_last_index", 0) else "increasing"
+    form = fn("argmax" if n.op_type == "ArgMax" else "argmin")
+    y = form(x, [axis], axis_direction=direction, output_data_type="INT64")
+    return [_keepdims(ctx, n, y, [axis])]
+
+
+# ------------------------------------------------------------------------------ data movement
+_PAD_MODES = {"constant": "constant", "reflect": "reflection", "edge": "edge", "wrap": "wrap"}
+
+
+def _pad(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    if n.opset >= 11:
+        pads, value, axes = n.constant(1, "pads"), n.constant(2, "constant_value"), n.constant(3, "axes")
+        pads = _ints(pads)
+    else:
+        pads, value, axes = n.attr("pads"), n.attr("value"), None
+    r = rank(x)
+    axes = list(range(r)) if axes is None else [a % r for a in _ints(axes)]
+    start, end = [0] * r, [0] * r
+    for k, a in enumerate(axes):
+        start[a], end[a] = pads[k], pads[k + len(axes)]
+    mode = n.attr("mode", "constant")
+    if mode not in _PAD_MODES:
+        raise NotMapped(f"Pad mode {mode!r}: DML_PADDING_MODE has constant, edge, reflection, symmetric and wrap")
+    if min(start + end) < 0:  # negative pads crop: a slice first (the provider's DmlOperatorPadding does so too)
+        offsets = [max(0, -s) for s in start]
+        sizes = [d - max(0, -s) - max(0, -e) for d, s, e in zip(x.shape, start, end)]
+        x = fn("slice")(x, offsets, sizes)
+        start, end = [max(0, s) for s in start], [max(0, e) for e in end]
+    value = 0.0 if value is None else float(np.asarray(value).reshape(-1)[0])
+    return [fn("pad")(x, start, end, mode=_PAD_MODES[mode], value=value)]
+
+
+def _slice(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    if n.opset >= 10:
+        starts, ends = _ints(n.constant(1, "starts")), _ints(n.constant(2, "ends"))
+        axes = n.constant(3, "axes")
+        steps = n.constant(4, "steps")
+        axes = list(range(len(starts))) if axes is None else _ints(axes)
+        steps = [1] * len(starts) if steps is None else _ints(steps)
+    else:
+        starts, ends = n.attr("starts"), n.attr("ends")
+        axes = n.attr("axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+    r = rank(x)
+    offsets, sizes, strides = [0] * r, list(x.shape), [1] * r
+    for a, start, end, step in zip(axes, starts, ends, steps):
+        a %= r
+        picked = range(*slice(start, end, step).indices(x.shape[a]))
+        if not picked:
+            raise NotMapped("an empty slice: DirectML sizes are at least 1")
+        lo, hi = min(picked[0], picked[-1]), max(picked[0], picked[-1])
+        offsets[a], sizes[a], strides[a] = lo, hi - lo + 1, step
+    return [fn("slice")(x, offsets, sizes, strides)]
+
+
+def _concat(ctx, n):
+    xs = [as_expr(ctx, x) for x in n.inputs]
+    return [fn("join")(xs, n.attr("axis") % rank(xs[0]))]
+
+
+def _split(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    axis = n.attr("axis", 0) % rank(x)
+    sizes = n.constant(1, "split") if n.opset >= 13 else None
+    sizes = _ints(sizes) if sizes is not None else n.attr("split")
+    count = len(n.outputs_wanted)
+    if sizes is None:
+        count = n.attr("num_outputs", count)
+        part = -(-x.shape[axis] // count)
+        sizes = [min(part, x.shape[axis] - k * part) for k in range(count)]
+    if 0 in sizes:
+        raise NotMapped("a zero-size part: DirectML sizes are at least 1")
+    return list(fn("split")(x, axis, sizes))
+
+
+def _gather(ctx, n):
+    x, indices = as_expr(ctx, n.inputs[0]), n.inputs[1]
+    r = rank(x)
+    axis = n.attr("axis", 0) % r
+    q = len(indices.shape)
+    out = list(x.shape[:axis]) + list(indices.shape) + list(x.shape[axis + 1:])
+    full = max(r + q - 1, r)
+    if full > 8:
+        raise NotMapped(f"rank {full}: DirectML tensors have at most 8 dimensions")
+    xs = reshape(ctx, x, [1] * (full - r) + list(x.shape))
+    index_sizes = [1] * (full - max(q, 1)) + (list(indices.shape) or [1])
+    idx = reshape(ctx, indices, index_sizes)
+    y = fn("gather")(xs, idx, axis + full - r, index_dimensions=max(q, 1))
+    return [reshape(ctx, y, out or [1])]
+
+
+def _tile(ctx, n):
+    return [fn("tile")(as_expr(ctx, n.inputs[0]), _ints(n.constant(1, "repeats")))]
+
+
+def _cumsum(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    axis = int(np.asarray(n.constant(1, "axis")).reshape(-1)[0]) % rank(x)
+    direction = "decreasing" if n.attr("reverse", 0) else "increasing"
+    return [fn("cumulative_sum")(x, axis, axis_direction=direction, exclusive=bool(n.attr("exclusive", 0)))]
+
+
+def _reverse_sequence(ctx, n):
+    x, lengths = as_expr(ctx, n.inputs[0]), n.inputs[1]
+    batch, time = n.attr("batch_axis", 1), n.attr("time_axis", 0)
+    sizes = [1] * rank(x)
+    sizes[batch] = x.shape[batch]
+    if isinstance(lengths, Expression) and lengths.dtype.numpy.kind == "i":  # INT64 lengths: UINT32, as the
+        lengths = fn("cast")(lengths, np.uint32)                             # lengths tensor's type table has
+    return [fn("reverse_subsequences")(x, reshape(ctx, lengths, sizes), time)]
+
+
+def _quantize(ctx, n):
+    """QuantizeLinear / DequantizeLinear: per tensor or per axis (the scale broadcast along it)."""
+    x, scale, zero = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
+    if n.attr("block_size", 0):
+        raise NotMapped("blocked quantization (block_size): DirectML quantizes per tensor or per axis")
+    if rank(scale) == 1 and scale.shape[0] > 1:
+        sizes = [1] * rank(x)
+        sizes[n.attr("axis", 1) % rank(x)] = scale.shape[0]
+        scale = reshape(ctx, scale, sizes)
+        zero = None if zero is None else reshape(ctx, zero, sizes)
+    scale = reshape(ctx, scale, list(scale.shape) or [1])
+    zero = None if zero is None else reshape(ctx, zero, list(zero.shape) or [1])
+    if n.op_type == "QuantizeLinear":
+        kwargs = {}
+        if zero is None:
+            to = n.attr("output_dtype", 0)
+            kwargs["output_data_type"] = onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
+        return [fn("quantize_linear")(x, scale, zero, **kwargs)]
+    return [fn("dequantize_linear")(x, scale, zero)]
+
+
+# ------------------------------------------------------------------------------ shapes as views
+def _reshape(ctx, n):
+    x = n.inputs[0]
+    if n.opset >= 5:
+        target = _ints(n.constant(1, "shape"))
+    else:
+        target = n.attr("shape")
+    allowzero = n.attr("allowzero", 0)
+    sizes = [int(d) if d != 0 or allowzero else int(x.shape[i]) for i, d in enumerate(target)]
+    if -1 in sizes:
+        known = int(np.prod([s for s in sizes if s != -1]))
+        sizes[sizes.index(-1)] = int(np.prod(x.shape)) // max(known, 1)
+    return [reshape(ctx, x, sizes)]
+
+
+def _flatten(ctx, n):
+    x = n.inputs[0]
+    axis = n.attr("axis", 1) % (rank(x) + 1) if rank(x) else 0
+    return [reshape(ctx, x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])]
+
+
+def _squeeze(ctx, n):
+    x = n.inputs[0]
+    axes = n.constant(1, "axes") if n.opset >= 13 else n.attr("axes")
+    axes = {a % rank(x) for a in _ints(axes)} if axes is not None else {i for i, s in enumerate(x.shape) if s == 1}
+    return [reshape(ctx, x, [s for i, s in enumerate(x.shape) if i not in axes])]
+
+
+def _unsqueeze(ctx, n):
+    x = n.inputs[0]
+    axes = _ints(n.constant(1, "axes") if n.opset >= 13 else n.attr("axes"))
+    out_rank = rank(x) + len(axes)
+    axes = {a % out_rank for a in axes}
+    dims, it = [], iter(x.shape)
+    for i in range(out_rank):
+        dims.append(1 if i in axes else next(it))
+    return [reshape(ctx, x, dims)]
+
+
+def _transpose(ctx, n):
+    x = n.inputs[0]
+    perm = n.attr("perm", list(range(rank(x)))[::-1])
+    return [transpose(ctx, x, perm)]
+
+
+def _expand(ctx, n):
+    x = n.inputs[0]
+    target = _ints(n.constant(1, "shape"))
+    sizes = list(np.broadcast_shapes(tuple(x.shape), tuple(target)))
+    return [broadcast(ctx, x, sizes)]
+
+
+def _identity(ctx, n):
+    return [n.inputs[0]]
+
+
+# ------------------------------------------------------------------------------ convolution, pooling
+def _spatial_pads(n, x_spatial, window, strides, dilations, out_spatial=None):
+    """(start, end) paddings per spatial axis from pads or auto_pad (SAME_UPPER/SAME_LOWER/VALID)."""
+    d = len(window)
+    auto = n.attr("auto_pad", "NOTSET")
+    if auto in ("NOTSET", ""):
+        pads = n.attr("pads", [0] * 2 * d)
+        return list(pads[:d]), list(pads[d:])
+    if auto == "VALID":
+        return [0] * d, [0] * d
+    start, end = [], []
+    for i in range(d):
+        out = -(-x_spatial[i] // strides[i])
+        total = max(0, (out - 1) * strides[i] + (window[i] - 1) * dilations[i] + 1 - x_spatial[i])
+        low = total // 2 if auto == "SAME_UPPER" else total - total // 2
+        start.append(low)
+        end.append(total - low)
+    return start, end
+
+
+def _to_2d(ctx, x, k: int):
+    """A 1-D spatial tensor (rank 3) as 2-D (rank 4: a height of 1), as the provider does."""
+    return reshape(ctx, x, list(x.shape[:2]) + [1] + list(x.shape[2:])) if k == 1 else x
+
+
+def _conv(ctx, n):
+    conv = fn("convolution")
+    x, w, b = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
+    d = rank(x) - 2
+    window = list(w.shape[2:])
+    strides, dilations = n.attr("strides", [1] * d), n.attr("dilations", [1] * d)
+    transposed = n.op_type == "ConvTranspose"
+    if transposed:
+        output_padding = n.attr("output_padding", [0] * d)
+        start, end = _transpose_pads(n, list(x.shape[2:]), window, strides, dilations, output_padding)
+    else:
+        output_padding = [0] * d
+        start, end = _spatial_pads(n, list(x.shape[2:]), window, strides, dilations)
+    if d == 1:
+        x, w = _to_2d(ctx, x, 1), _to_2d(ctx, w if isinstance(w, Expression) else np.asarray(w), 1)
+        strides, dilations, start, end = [1] + strides, [1] + dilations, [0] + start, [0] + end
+        output_padding = [0] + output_padding
+    if b is not None:
+        b = reshape(ctx, b, [1, b.shape[0], 1, 1] + [1] * (max(d, 2) - 2))
+    y = conv(as_expr(ctx, x), as_expr(ctx, w), None if b is None else as_expr(ctx, b), strides=strides,
+             dilations=dilations, start_padding=start, end_padding=end, output_padding=output_padding,
+             group_count=n.attr("group", 1), direction="backward" if transposed else "forward")
+    if d == 1:
+        y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
+    return [y]
+
+
+def _transpose_pads(n, x_spatial, window, strides, dilations, output_padding):
+    d = len(window)
+    shape_attr = n.attr("output_shape")
+    if shape_attr is None and n.attr("auto_pad", "NOTSET") in ("NOTSET", "", "VALID"):
+        pads = n.attr("pads", [0] * 2 * d)
+        return list(pads[:d]), list(pads[d:])
+    target = list(shape_attr[-d:]) if shape_attr is not None else [x * s for x, s in zip(x_spatial, strides)]
+    start, end = [], []
+    for i in range(d):
+        total = strides[i] * (x_spatial[i] - 1) + output_padding[i] + (window[i] - 1) * dilations[i] + 1 - target[i]
+        total = max(total, 0)
+        upper = n.attr("auto_pad", "NOTSET") != "SAME_LOWER"
+        low = total // 2 if upper else total - total // 2
+        start.append(low)
+        end.append(total - low)
+    return start, end
+
+
+def _pool(kind: str):
+    def build(ctx, n):
+        x = as_expr(ctx, n.inputs[0])
+        d = rank(x) - 2
+        if kind.startswith("global"):
+            window, strides, dilations = list(x.shape[2:]), [1] * d, [1] * d
+            start, end = [0] * d, [0] * d
+        else:
+            window = n.attr("kernel_shape")
+            strides, dilations = n.attr("strides", [1] * d), n.attr("dilations", [1] * d)
+            start, end = _spatial_pads(n, list(x.shape[2:]), window, strides, dilations)
+            if n.attr("ceil_mode", 0):  # one more output where a partial window remains: end padding
+                for i in range(d):
+                    span = x.shape[2 + i] + start[i] + end[i] - ((window[i] - 1) * dilations[i] + 1)
+                    if span % strides[i]:
+                        end[i] += strides[i] - span % strides[i]
+        if len(n.outputs_wanted) > 1 and n.outputs_wanted[1]:
+            raise NotMapped("MaxPool's Indices output: not mapped (ONNX's flattened indices)")
+        if d == 1:
+            x = _to_2d(ctx, x, 1)
+            window, strides, dilations, start, end = [1] + window, [1] + strides, [1] + dilations, [0] + start, \
+                [0] + end
+        kwargs = dict(strides=strides, start_padding=start, end_padding=end)
+        if kind in ("max", "global_max"):
+            y = fn("max_pooling")(x, window, dilations=dilations, **kwargs)
+        elif kind in ("average", "global_average"):
+            y = fn("average_pooling")(x, window, dilations=dilations,
+                                      include_padding=bool(n.attr("count_include_pad", 0)), **kwargs)
+        else:
+            y = fn("lp_pooling")(x, window, p=n.attr("p", 2), dilations=dilations, **kwargs)
+        if d == 1:
+            y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
+        return [y]
+    return build
+
+
+# ------------------------------------------------------------------------------ normalization
+def _per_channel(ctx, v, r: int):
+    """A [C] tensor as [1, C, 1, ...] of rank r (DirectML's per-channel layout)."""
+    return as_expr(ctx, reshape(ctx, v, [1, v.shape[0]] + [1] * (r - 2)))
+
+
+def _batch_norm(ctx, n):
+    if n.attr("training_mode", 0) or sum(n.outputs_wanted[1:]):
+        raise NotMapped("BatchNormalization in training mode (running statistics): inference only")
+    x = as_expr(ctx, n.inputs[0])
+    scale, bias, mean, var = (_per_channel(ctx, v, rank(x)) for v in n.inputs[1:5])
+    return [fn("batch_normalization")(x, mean, var, scale, bias, epsilon=n.attr("epsilon", 1e-5))]
+
+
+def _layer_norm(ctx, n):
+    """LayerNormalization: DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 over the axes from `axis` on."""
+    if sum(n.outputs_wanted[1:]):
+        raise NotMapped("LayerNormalization's Mean and InvStdDev outputs")
+    x = as_expr(ctx, n.inputs[0])
+    r = rank(x)
+    axis = n.attr("axis", -1) % r
+
+    def full(v):  # Scale and B (broadcastable to the normalized axes) at the input's rank
+        return None if v is None else as_expr(ctx, reshape(ctx, v, [1] * (r - rank(v)) + list(v.shape)))
+    return [fn("mean_variance_normalization")(x, full(n.inputs[1]), full(n.input(2)), axes=list(range(axis, r)),
+                                              normalize_variance=True, epsilon=n.attr("epsilon", 1e-5))]
+
+
+def _instance_norm(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    r = rank(x)
+    scale, bias = _per_channel(ctx, n.inputs[1], r), _per_channel(ctx, n.inputs[2], r)
+    return [fn("mean_variance_normalization")(x, scale, bias, axes=list(range(2, r)), normalize_variance=True,
+                                              epsilon=n.attr("epsilon", 1e-5))]
+
+
+def _lp_norm(ctx, n):
+    x = as_expr(ctx, n.inputs[0])
+    return [fn("lp_normalization")(x, axis=n.attr("axis", -1) % rank(x), p=n.attr("p", 2))]
+
+
+def _lrn(ctx, n):
+    return [fn("local_response_normalization")(as_expr(ctx, n.inputs[0]), cross_channel=True,
+                                               local_size=n.attr("size"), alpha=n.attr("alpha", 1e-4),
+                                               beta=n.attr("beta", 0.75), bias=n.attr("bias", 1.0))]
+
+
+# ------------------------------------------------------------------------------ the table
+def _u(op_type: str, name: str, directml: str) -> Mapping:
+    return Mapping(op_type, directml, _unary(name), (name,))
+
+
+TABLE: tuple[Mapping, ...] = tuple([
+    # element-wise and activations (gpudml/ops/elementwise.py)
+    Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
+            ("add", "add0")),
+    Mapping("Sub", "ELEMENT_WISE_SUBTRACT", _binary("subtract"), ("subtract",)),
+    Mapping("Mul", "ELEMENT_WISE_MULTIPLY", _binary("multiply"), ("multiply",)),
+    Mapping("Div", "ELEMENT_WISE_DIVIDE", _binary("divide"), ("divide",)),
+    Mapping("Pow", "ELEMENT_WISE_POW", _pow, ("pow",)),
+    Mapping("Max", "ELEMENT_WISE_MAX (folded over the inputs)", _variadic("max"), ("max",)),
+    Mapping("Min", "ELEMENT_WISE_MIN (folded over the inputs)", _variadic("min"), ("min",)),
+    Mapping("Sum", "ELEMENT_WISE_ADD1 (folded over the inputs)", _variadic("add", ints="add0"), ("add",)),
+    Mapping("Mean", "ELEMENT_WISE_MEAN; ADD folded, then IDENTITY's ScaleBias 1/N", _mean, ("mean", "add")),
+    _u("Abs", "abs", "ELEMENT_WISE_ABS"), _u("Neg", "negate", "ELEMENT_WISE_NEGATE"),
+    _u("Sqrt", "sqrt", "ELEMENT_WISE_SQRT"), _u("Exp", "exp", "ELEMENT_WISE_EXP"),
+    _u("Log", "log", "ELEMENT_WISE_LOG"), _u("Sin", "sin", "ELEMENT_WISE_SIN"), _u("Cos", "cos", "ELEMENT_WISE_COS"),
+    _u("Tan", "tan", "ELEMENT_WISE_TAN"), _u("Tanh", "tanh", "ELEMENT_WISE_TANH"),
+    _u("Asin", "asin", "ELEMENT_WISE_ASIN"), _u("Acos", "acos", "ELEMENT_WISE_ACOS"),
+    _u("Atan", "atan", "ELEMENT_WISE_ATAN"), _u("Sinh", "sinh", "ELEMENT_WISE_SINH"),
+    _u("Cosh", "cosh", "ELEMENT_WISE_COSH"), _u("Asinh", "asinh", "ELEMENT_WISE_ASINH"),
+    _u("Acosh", "acosh", "ELEMENT_WISE_ACOSH"), _u("Atanh", "atanh", "ELEMENT_WISE_ATANH"),
+    _u("Reciprocal", "recip", "ELEMENT_WISE_RECIP"), _u("Ceil", "ceil", "ELEMENT_WISE_CEIL"),
+    _u("Floor", "floor", "ELEMENT_WISE_FLOOR"), _u("Round", "round", "ELEMENT_WISE_ROUND"),
+    _u("Erf", "erf", "ELEMENT_WISE_ERF"), _u("Sign", "sign", "ELEMENT_WISE_SIGN"),
+    _u("IsNaN", "is_nan", "ELEMENT_WISE_IS_NAN"),
+    Mapping("IsInf", "ELEMENT_WISE_IS_INFINITY", _is_inf, ("is_infinity",)),
+    _u("Relu", "relu", "ACTIVATION_RELU"), _u("Sigmoid", "sigmoid", "ACTIVATION_SIGMOID"),
+    _u("Softplus", "softplus", "ACTIVATION_SOFTPLUS"), _u("Softsign", "softsign", "ACTIVATION_SOFTSIGN"),
+    _u("HardSwish", "hard_swish", "ACTIVATION_HARD_SWISH"),
+    Mapping("LeakyRelu", "ACTIVATION_LEAKY_RELU", _with_attrs("leaky_relu", alpha=("alpha", 0.01)), ("leaky_relu",)),
+    Mapping("Elu", "ACTIVATION_ELU", _with_attrs("elu", alpha=("alpha", 1.0)), ("elu",)),
+    Mapping("Celu", "ACTIVATION_CELU", _with_attrs("celu", alpha=("alpha", 1.0)), ("celu",)),
+    Mapping("Selu", "ACTIVATION_SCALED_ELU",
+            _with_attrs("scaled_elu", alpha=("alpha", 1.67326319217681884765625),
+                        gamma=("gamma", 1.05070102214813232421875)), ("scaled_elu",)),
+    Mapping("HardSigmoid", "ACTIVATION_HARD_SIGMOID",
+            _with_attrs("hard_sigmoid", alpha=("alpha", 0.2), beta=("beta", 0.5)), ("hard_sigmoid",)),
+    Mapping("ThresholdedRelu", "ACTIVATION_THRESHOLDED_RELU",
+            _with_attrs("thresholded_relu", alpha=("alpha", 1.0)), ("thresholded_relu",)),
+    Mapping("Shrink", "ACTIVATION_SHRINK", _with_attrs("shrink", bias=("bias", 0.0), lambd=("threshold", 0.5)),
+            ("shrink",)),
+    Mapping("Swish", "ACTIVATION_SWISH", _with_attrs("swish", alpha=("sigmoid_input_scale", 1.0)), ("swish",)),
+    Mapping("PRelu", "ACTIVATION_PARAMETERIZED_RELU", _binary("parameterized_relu"), ("parameterized_relu",)),
+    Mapping("Gelu", "ACTIVATION_GELU (erf); the tanh form as MULTIPLY, ADD and TANH", _gelu,
+            ("gelu", "multiply", "add", "tanh")),
+    Mapping("Clip", "ELEMENT_WISE_CLIP1", _clip, ("clip",)),
+    Mapping("Equal", "ELEMENT_WISE_LOGICAL_EQUALS", _binary("logical_equals"), ("logical_equals",)),
+    Mapping("Greater", "ELEMENT_WISE_LOGICAL_GREATER_THAN", _binary("logical_greater_than"),
+            ("logical_greater_than",)),
+    Mapping("Less", "ELEMENT_WISE_LOGICAL_LESS_THAN", _binary("logical_less_than"), ("logical_less_than",)),
+    Mapping("GreaterOrEqual", "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL",
+            _binary("logical_greater_than_or_equal"), ("logical_greater_than_or_equal",)),
+    Mapping("LessOrEqual", "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL", _binary("logical_less_than_or_equal"),
+            ("logical_less_than_or_equal",)),
+    Mapping("And", "ELEMENT_WISE_LOGICAL_AND", _binary("logical_and"), ("logical_and",)),
+    Mapping("Or", "ELEMENT_WISE_LOGICAL_OR", _binary("logical_or"), ("logical_or",)),
+    Mapping("Xor", "ELEMENT_WISE_LOGICAL_XOR", _binary("logical_xor"), ("logical_xor",)),
+    Mapping("Not", "ELEMENT_WISE_LOGICAL_NOT", _unary("logical_not"), ("logical_not",)),
+    Mapping("BitwiseAnd", "ELEMENT_WISE_BIT_AND", _binary("bit_and"), ("bit_and",)),
+    Mapping("BitwiseOr", "ELEMENT_WISE_BIT_OR", _binary("bit_or"), ("bit_or",)),
+    Mapping("BitwiseXor", "ELEMENT_WISE_BIT_XOR", _binary("bit_xor"), ("bit_xor",)),
+    Mapping("BitwiseNot", "ELEMENT_WISE_BIT_NOT", _unary("bit_not"), ("bit_not",)),
+    Mapping("BitShift", "ELEMENT_WISE_BIT_SHIFT_LEFT / _RIGHT", _bitshift, ("bit_shift_left", "bit_shift_right")),
+    Mapping("Mod", "ELEMENT_WISE_MODULUS_FLOOR (fmod=0) / _TRUNCATE (fmod=1)", _mod,
+            ("modulus_floor", "modulus_truncate")),
+    Mapping("Where", "ELEMENT_WISE_IF", _where, ("if_",)),
+    Mapping("Cast", "CAST (to BOOL: LOGICAL_EQUALS 0, LOGICAL_NOT)", _cast, ("cast",)),
+    Mapping("CastLike", "CAST", _cast_like, ("cast",)),
+    Mapping("Identity", "none: the same buffer", _identity, ()),
+    Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",)),
+    Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR", _quantize, ("dequantize_linear",)),
+    # GEMM
+    Mapping("MatMul", "GEMM (batched over the leading axes, broadcast by strides)", _matmul, ("gemm",)),
+    Mapping("Gemm", "GEMM", _gemm, ("gemm",)),
+    # softmax family
+    Mapping("Softmax", "ACTIVATION_SOFTMAX1 (axes from `axis` on before opset 13)", _softmax("softmax"),
+            ("softmax",)),
+    Mapping("LogSoftmax", "ACTIVATION_LOG_SOFTMAX1", _softmax("log_softmax"), ("log_softmax",)),
+    Mapping("Hardmax", "ACTIVATION_HARDMAX1", _softmax("hardmax"), ("hardmax",)),
+    # reductions
+    *[Mapping(t, f"REDUCE ({f.upper()})", _reduce, ("reduce",)) for t, f in REDUCE.items()],
+    Mapping("ArgMax", "ARGMAX", _arg, ("argmax",)), Mapping("ArgMin", "ARGMIN", _arg, ("argmin",)),
+    # data movement
+    Mapping("Pad", "PADDING1 (negative pads: SLICE1 first)", _pad, ("pad", "slice")),
+    Mapping("Slice", "SLICE1", _slice, ("slice",)),
+    Mapping("Concat", "JOIN", _concat, ("join",)),
+    Mapping("Split", "SPLIT", _split, ("split",)),
+    Mapping("Gather", "GATHER", _gather, ("gather",)),
+    Mapping("Tile", "TILE", _tile, ("tile",)),
+    Mapping("CumSum", "CUMULATIVE_SUMMATION", _cumsum, ("cumulative_sum",)),
+    Mapping("ReverseSequence", "REVERSE_SUBSEQUENCES (INT64 lengths: CAST to UINT32 first)", _reverse_sequence,
+            ("reverse_subsequences", "cast")),
+    # shapes: views (tensor descs), no operator
+    Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
+    Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),
+    Mapping("Squeeze", "none: the same buffer, other sizes", _squeeze, ()),
+    Mapping("Unsqueeze", "none: the same buffer, other sizes", _unsqueeze, ()),
+    Mapping("Transpose", "strides of the reading operator (ELEMENT_WISE_IDENTITY where written)", _transpose, ()),
+    Mapping("Expand", "stride 0 of the reading operator (ELEMENT_WISE_IDENTITY where written)", _expand, ()),
+    # convolution, pooling, normalization (API.md section 12)
+    Mapping("Conv", "CONVOLUTION (forward)", _conv, ("convolution",)),
+    Mapping("ConvTranspose", "CONVOLUTION (backward)", _conv, ("convolution",)),
+    Mapping("MaxPool", "MAX_POOLING2", _pool("max"), ("max_pooling",)),
+    Mapping("AveragePool", "AVERAGE_POOLING", _pool("average"), ("average_pooling",)),
+    Mapping("LpPool", "LP_POOLING", _pool("lp"), ("lp_pooling",)),
+    Mapping("GlobalMaxPool", "MAX_POOLING2 (the whole spatial window)", _pool("global_max"), ("max_pooling",)),
+    Mapping("GlobalAveragePool", "AVERAGE_POOLING (the whole spatial window)", _pool("global_average"),
+            ("average_pooling",)),
+    Mapping("GlobalLpPool", "LP_POOLING (the whole spatial window)", _pool("global_lp"), ("lp_pooling",)),
+    Mapping("BatchNormalization", "BATCH_NORMALIZATION", _batch_norm, ("batch_normalization",)),
+    Mapping("LayerNormalization", "MEAN_VARIANCE_NORMALIZATION1 (axes from `axis` on)", _layer_norm,
+            ("mean_variance_normalization",)),
+    Mapping("InstanceNormalization", "MEAN_VARIANCE_NORMALIZATION1 (the spatial axes)", _instance_norm,
+            ("mean_variance_normalization",)),
+    Mapping("LpNormalization", "LP_NORMALIZATION", _lp_norm, ("lp_normalization",)),
+    Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
+])
+
+#: Folded at load, never run: their values are known when the graph is built.
+FOLDED = {
+    "Constant": "its value", "Shape": "the input's sizes", "Size": "the input's element count",
+    "ConstantOfShape": "a constant of a known shape",
+}
+
+BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
+
+
+def markdown_table() -> str:
+    """The table as docs/onnx.md shows it (tests/test_onnx_session.py checks the page has it)."""
+    lines = ["| ONNX op | opsets | DirectML operator(s) | gpudml forms |", "|---|---|---|---|"]
+    for m in sorted(TABLE, key=lambda m: m.op_type):
+        forms = ", ".join(f"`{n}`" for n in m.needs) or "none"
+        lines.append(f"| {m.op_type} | {m.opsets} | {m.directml} | {forms} |")
+    for op, what in FOLDED.items():
+        lines.append(f"| {op} | {max(7, FIRST_VERSION[op])}-{NEWEST} | none: folded at load ({what}) | none |")
+    return "\n".join(lines)
+
+
+def missing(mapping: Mapping) -> list[str]:
+    """The gpudml functional forms `mapping` calls that are not registered (yet)."""
+    return [name for name in mapping.needs if name not in functional.FUNCTIONS]
+
+
+__all__ = ["BY_TYPE", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Mapping", "Node", "NotMapped", "fn", "markdown_table",
+           "missing", "view_strides"]

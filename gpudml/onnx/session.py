@@ -1,0 +1,421 @@
+"""gpudml.onnx.InferenceSession: an ONNX model as a compiled gpudml Graph (API.md section 13).
+
+Load: the model is checked (onnx.checker), every node is looked up in the mapping table
+(gpudml/onnx/mapping.py), and every node gpudml cannot run is listed in one
+UnsupportedError (name, op type, opset, why). Build: per distinct set of input shapes,
+the nodes are recorded on a gpudml Graph in order; a node whose inputs are all known
+(initializers, Constant, Shape of a tensor of known sizes, and anything computed from
+those) is evaluated on the host with onnx's reference evaluator (folded: shape arithmetic
+never reaches the GPU); the others become DirectML operators or views. The Graph is
+compiled once with fusion, its constants (the initializers it reads) uploaded once;
+repeated runs take pooled buffers and allocate nothing new. A model whose inputs have
+fixed sizes is built at construction; one with dynamic dimensions is built at the first
+run of each distinct shape and cached.
+
+BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
+converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ..errors import InvalidArgumentError, UnsupportedError
+from ..graph import Expression, Graph
+from ..runtime import Device, default_device
+from . import mapping
+from .mapping import NotMapped
+
+#: The documented precision of a whole model against onnxruntime's CPU provider (or onnx's
+#: reference evaluator): float outputs within this fraction of the largest reference
+#: magnitude (each operator's own bound, accumulated through float32 networks of tens of
+#: layers); integer and BOOL outputs exact.
+TOLERANCE = 1e-4
+
+#: ONNX element type -> onnxruntime's type string (NodeArg.type).
+_ORT_TYPES = {
+    onnx.TensorProto.FLOAT: "tensor(float)", onnx.TensorProto.FLOAT16: "tensor(float16)",
+    onnx.TensorProto.DOUBLE: "tensor(double)", onnx.TensorProto.INT8: "tensor(int8)",
+    onnx.TensorProto.INT16: "tensor(int16)", onnx.TensorProto.INT32: "tensor(int32)",
+    onnx.TensorProto.INT64: "tensor(int64)", onnx.TensorProto.UINT8: "tensor(uint8)",
+    onnx.TensorProto.UINT16: "tensor(uint16)", onnx.TensorProto.UINT32: "tensor(uint32)",
+    onnx.TensorProto.UINT64: "tensor(uint64)", onnx.TensorProto.BOOL: "tensor(bool)",
+}
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """An input or output of the model, as onnxruntime's NodeArg: name, shape (ints, and
+    the symbolic name or None of a dynamic dimension), type ("tensor(float)")."""
+
+    name: str
+    shape: list
+    type: str
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """One node gpudml cannot run, and why."""
+
+    name: str
+    op_type: str
+    opset: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name or '(unnamed)'} ({self.op_type}, opset {self.opset}): {self.reason}"
+
+
+def unsupported_error(nodes: list[Unsupported]) -> UnsupportedError:
+    listed = "\n".join(f"  {u}" for u in nodes)
+    return UnsupportedError(f"gpudml cannot run {len(nodes)} node{'s' if len(nodes) > 1 else ''} of this model:\n"
+                            f"{listed}")
+
+
+class InferenceSession:
+    """An ONNX model on a gpudml Device, with onnxruntime's calls: `run(output_names,
+    input_feed)`, `get_inputs()`, `get_outputs()`; `dispatch_count` (compute dispatches per
+    run of the last compiled shape, after fusion; `fuse=False` runs one kernel per node)."""
+
+    def __init__(self, model, device: Device | None = None, fuse: bool = True):
+        self.model = _load(model)
+        self.device = default_device() if device is None else device
+        if not isinstance(self.device, Device):
+            raise InvalidArgumentError(f"InferenceSession: device must be a gpudml.Device or None, got "
+                                       f"{type(self.device).__name__}")
+        self.fuse = bool(fuse)
+        graph = self.model.graph
+        self.opset = _opset(self.model)
+        self.initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
+        self._inputs = [v for v in graph.input if v.name not in self.initializers]
+        self._outputs = list(graph.output)
+        problems = self._static_check()
+        if problems:
+            raise unsupported_error(problems)
+        self._compiled: dict[tuple, _Built] = {}
+        self._last: _Built | None = None
+        shapes = [_static_shape(v) for v in self._inputs]
+        if all(s is not None for s in shapes):
+            self._last = self._build(tuple(tuple(s) for s in shapes))
+
+    # -- onnxruntime's interface --------------------------------------------------------
+    def get_inputs(self) -> list[NodeArg]:
+        return [_node_arg(v) for v in self._inputs]
+
+    def get_outputs(self) -> list[NodeArg]:
+        return [_node_arg(v) for v in self._outputs]
+
+    def get_providers(self) -> list[str]:
+        return ["GpudmlExecutionProvider"]
+
+    @property
+    def dispatch_count(self) -> int:
+        """Compute dispatches per run (the last shape compiled), after fusion."""
+        if self._last is None:
+            raise InvalidArgumentError("InferenceSession.dispatch_count: the model has dynamic dimensions and has "
+                                       "not run yet (it compiles per input shape)")
+        return self._last.compiled.dispatch_count if self._last.compiled is not None else 0
+
+    def run(self, output_names, input_feed, run_options=None) -> list[np.ndarray]:
+        """The outputs named (None: every output, in the model's order) for `input_feed`
+        ({input name: numpy array}), as numpy arrays."""
+        if not isinstance(input_feed, dict):
+            raise InvalidArgumentError(f"InferenceSession.run: input_feed must be a dict of input name -> numpy "
+                                       f"array, got {type(input_feed).__name__}")
+        known = [v.name for v in self._outputs]
+        names = known if output_names is None else list(output_names)
+        for name in names:
+            if name not in known:
+                raise InvalidArgumentError(f"InferenceSession.run: unknown output name {name!r} (the model's "
+                                           f"outputs: {', '.join(map(repr, known))})")
+        feeds = self._check_feed(input_feed)
+        key = tuple(tuple(f.shape) for f in feeds)
+        built = self._compiled.get(key) or self._build(key)
+        self._last = built
+        return built.run(feeds, names)
+
+    # -- checks -------------------------------------------------------------------------
+    def _static_check(self) -> list[Unsupported]:
+        """Every node whose op type, domain or opset gpudml does not map, or whose gpudml
+        operator is not registered yet."""
+        problems = []
+        known = set(self.initializers)  # values known when the graph is built: folded nodes need no mapping
+        for node in self.model.graph.node:
+            reason = None
+            if node.op_type in mapping.FOLDED or all(name in known for name in node.input if name):
+                known.update(node.output)
+                if node.domain in ("", "ai.onnx"):
+                    continue
+            if node.domain not in ("", "ai.onnx"):
+                reason = f"domain {node.domain!r}: gpudml maps the ONNX domain (ai.onnx) only"
+            elif node.op_type not in mapping.BY_TYPE:
+                reason = "no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)"
+            else:
+                row = mapping.BY_TYPE[node.op_type]
+                if self.opset < row.since:
+                    reason = f"opset {self.opset} is older than the mapping's first, {row.since}"
+                elif mapping.missing(row):
+                    reason = f"gpudml has no {' nor '.join(mapping.missing(row))} yet"
+            if reason is not None:
+                problems.append(Unsupported(node.name, node.op_type, self.opset, reason))
+        return problems
+
+    def _check_feed(self, input_feed: dict) -> list[np.ndarray]:
+        wanted = {v.name for v in self._inputs}
+        for name in input_feed:
+            if name not in wanted:
+                raise InvalidArgumentError(f"InferenceSession.run: unknown input name {name!r} (the model's inputs: "
+                                           f"{', '.join(sorted(map(repr, wanted)))})")
+        feeds = []
+        for v in self._inputs:
+            if v.name not in input_feed:
+                raise InvalidArgumentError(f"InferenceSession.run: missing input {v.name!r} ({_describe(v)})")
+            array = np.asarray(input_feed[v.name])
+            want = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+            if array.dtype != want:
+                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has dtype {array.dtype}, the "
+                                           f"model's is {want} ({_describe(v)}); convert with astype first")
+            dims = _dims(v)
+            if dims is not None and (array.ndim != len(dims) or any(
+                    isinstance(d, int) and d != s for d, s in zip(dims, array.shape))):
+                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, "
+                                           f"the model's is {dims}")
+            if array.size == 0:
+                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} is an empty tensor (shape "
+                                           f"{list(array.shape)}); DirectML sizes are at least 1")
+            feeds.append(array)
+        return feeds
+
+    # -- building -----------------------------------------------------------------------
+    def _build(self, shapes: tuple) -> _Built:
+        built = _Built(self, shapes)
+        self._compiled[shapes] = built
+        return built
+
+    def input_dtype(self, name: str) -> np.dtype:
+        """The numpy dtype a feed of input `name` must have."""
+        (v,) = [v for v in self._inputs if v.name == name]
+        return onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+
+    def onnx_dtype(self, name: str) -> np.dtype:
+        if self._types is None:
+            self._types = _value_types(self.model)
+        return onnx.helper.tensor_dtype_to_np_dtype(self._types[name])
+
+
+class _Built:
+    """The model recorded and compiled for one set of input shapes."""
+
+    def __init__(self, session: InferenceSession, shapes: tuple):
+        self.session = session
+        self.graph = Graph(session.device)
+        values: dict[str, object] = {"": None}
+        values.update(session.initializers)
+        self.bool_inputs = []
+        for v, sizes in zip(session._inputs, shapes):
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+            self.bool_inputs.append(dtype == np.bool_)
+            values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
+                                              name=v.name)
+        readers = _readers(session.model.graph)
+        problems, poisoned = [], set()
+        for proto in session.model.graph.node:
+            if any(name in poisoned for name in proto.input):
+                poisoned.update(proto.output)
+                continue
+            try:
+                results = self._node(proto, values, readers)
+            except NotMapped as exc:
+                problems.append(Unsupported(proto.name, proto.op_type, session.opset, str(exc)))
+                poisoned.update(proto.output)
+                continue
+            except InvalidArgumentError as exc:  # what DirectML's operator rejects (a type, a rank)
+                problems.append(Unsupported(proto.name, proto.op_type, session.opset, f"DirectML: {exc}"))
+                poisoned.update(proto.output)
+                continue
+            for name, value in zip(proto.output, results):
+                if name:
+                    values[name] = value
+        if problems:
+            raise unsupported_error(problems)
+        self.results = [values[v.name] for v in session._outputs]
+        self.bool_outputs = [v.type.tensor_type.elem_type == onnx.TensorProto.BOOL for v in session._outputs]
+        self.out_shapes = [_out_shape(v, r) for v, r in zip(session._outputs, self.results)]
+        exprs = []
+        seen = set()
+        for k, r in enumerate(self.results):
+            if isinstance(r, Expression):
+                own = self.graph.values[r.value_id]
+                if r.desc != own.desc and not (r.desc.is_packed and own.desc.is_packed
+                                               and r.value_id not in seen and own.kind != "input"):
+                    r = mapping.materialize(r)  # a strided view as an output: written packed
+                seen.add(r.value_id)
+                self.results[k] = r
+                exprs.append(r)
+        self.compiled = self.graph.compile(exprs, fuse=session.fuse) if exprs else None
+
+    def _node(self, proto, values: dict, readers: dict) -> list:
+        s = self.session
+        inputs = [values[name] if name else None for name in proto.input]
+        if proto.op_type == "Constant":
+            return [_constant_attr(proto)]
+        if proto.op_type in ("Shape", "Size"):
+            sizes = list(inputs[0].shape) if isinstance(inputs[0], Expression) else list(np.shape(inputs[0]))
+            if proto.op_type == "Size":
+                return [np.array(int(np.prod(sizes)), np.int64)]
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
+            start, end = attrs.get("start", 0), attrs.get("end", None)
+            return [np.array(sizes[start:end], np.int64)]
+        if all(not isinstance(v, Expression) for v in inputs if v is not None) and proto.op_type != "Dropout":
+            return _fold(proto, inputs, s.opset)
+        wanted = [bool(name) and (readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
+                  for name in proto.output]
+        node = mapping.Node(proto, s.opset, inputs, wanted)
+        return mapping.BY_TYPE[proto.op_type].build(self, node)
+
+    def onnx_dtype(self, name: str) -> np.dtype:
+        return self.session.onnx_dtype(name)
+
+    def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
+        given = {}
+        for v, array, is_bool in zip(self.session._inputs, feeds, self.bool_inputs):
+            array = array.astype(np.uint8) if is_bool else array
+            given[v.name] = array.reshape(array.shape or (1,))
+        if self.compiled is not None:
+            used = {e.name for e in self.compiled.inputs}
+            computed = iter(self.compiled({k: a for k, a in given.items() if k in used}))
+        out = {}
+        for v, r, is_bool, sizes in zip(self.session._outputs, self.results, self.bool_outputs, self.out_shapes):
+            value = next(computed) if isinstance(r, Expression) else np.array(r)
+            value = value.reshape(sizes)
+            out[v.name] = value.astype(np.bool_) if is_bool else value
+        return [out[name] for name in names]
+
+
+# ------------------------------------------------------------------------------ helpers
+def _load(model) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        proto = model
+    elif isinstance(model, (bytes, bytearray)):
+        proto = onnx.load_model_from_string(bytes(model))
+    elif isinstance(model, (str, os.PathLike)):
+        if not os.path.exists(model):
+            raise InvalidArgumentError(f"InferenceSession: no such model file {os.fspath(model)!r}")
+        proto = onnx.load(os.fspath(model))
+    else:
+        raise InvalidArgumentError(f"InferenceSession: model must be a path, bytes or an onnx.ModelProto, got "
+                                   f"{type(model).__name__}")
+    try:
+        onnx.checker.check_model(proto)
+    except onnx.checker.ValidationError as exc:
+        raise InvalidArgumentError(f"InferenceSession: the model fails onnx.checker: {exc}") from exc
+    return proto
+
+
+def _opset(model) -> int:
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    raise InvalidArgumentError("InferenceSession: the model imports no ai.onnx opset")
+
+
+def _value_types(model) -> dict[str, int]:
+    types = {}
+    for v in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
+        if v.type.HasField("tensor_type"):
+            types[v.name] = v.type.tensor_type.elem_type
+    for t in model.graph.initializer:
+        types[t.name] = t.data_type
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+        for v in inferred.graph.value_info:
+            if v.type.HasField("tensor_type"):
+                types.setdefault(v.name, v.type.tensor_type.elem_type)
+    except Exception:  # noqa: BLE001  (inference is a help for CastLike only)
+        pass
+    return types
+
+
+def _readers(graph) -> dict[str, int]:
+    count: dict[str, int] = {}
+    for node in graph.node:
+        for name in node.input:
+            count[name] = count.get(name, 0) + 1
+    return count
+
+
+def _dims(v) -> list | None:
+    t = v.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+
+
+def _static_shape(v) -> list[int] | None:
+    dims = _dims(v)
+    if dims is None or not all(isinstance(d, int) and d > 0 for d in dims):
+        return None
+    return dims
+
+
+def _describe(v) -> str:
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+    return f"{dtype} of shape {_dims(v)}"
+
+
+def _node_arg(v) -> NodeArg:
+    return NodeArg(v.name, _dims(v) or [], _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
+
+
+def _out_shape(v, result) -> tuple:
+    dims = _dims(v)
+    shape = tuple(result.shape) if isinstance(result, Expression) else np.shape(result)
+    if dims is not None and len(dims) == 0:
+        return ()
+    return shape
+
+
+def _constant_attr(proto) -> np.ndarray:
+    (attr,) = proto.attribute
+    value = onnx.helper.get_attribute_value(attr)
+    if attr.name == "value":
+        return numpy_helper.to_array(value)
+    if attr.name in ("value_float", "value_int"):
+        return np.array(value, np.float32 if attr.name == "value_float" else np.int64)
+    if attr.name in ("value_floats", "value_ints"):
+        return np.array(value, np.float32 if attr.name == "value_floats" else np.int64)
+    raise NotMapped(f"Constant's {attr.name}: not a numeric tensor")
+
+
+def _fold(proto, inputs: list, opset: int) -> list:
+    """A node whose inputs are all known, evaluated on the host (onnx's reference evaluator)."""
+    from onnx.reference import ReferenceEvaluator
+
+    names = [f"i{k}" if v is not None else "" for k, v in enumerate(inputs)]
+    node = onnx.NodeProto()
+    node.CopyFrom(proto)
+    del node.input[:]
+    node.input.extend(names)
+    outs = [f"o{k}" if name else "" for k, name in enumerate(proto.output)]
+    del node.output[:]
+    node.output.extend(outs)
+    graph_inputs = [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
+                                                       None) for n, v in zip(names, inputs) if n]
+    graph_outputs = [onnx.helper.make_empty_tensor_value_info(o) for o in outs if o]
+    model = onnx.helper.make_model(onnx.helper.make_graph([node], "fold", graph_inputs, graph_outputs),
+                                   opset_imports=[onnx.helper.make_opsetid("", opset)])
+    try:
+        results = ReferenceEvaluator(model).run(None, {n: np.asarray(v) for n, v in zip(names, inputs) if n})
+    except Exception as exc:  # noqa: BLE001
+        raise NotMapped(f"folding it on the host (its inputs are constants) failed: {exc}") from exc
+    it = iter(results)
+    return [np.asarray(next(it)) if o else None for o in outs]
+
+
+__all__ = ["TOLERANCE", "InferenceSession", "NodeArg", "Unsupported"]
