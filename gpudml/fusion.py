@@ -181,25 +181,57 @@ def read_spec(desc: FusedReadDesc) -> FusedSpec:
 class FusedElementWiseDesc:
     """Element-wise nodes (`nodes`, producers first) computed in one kernel: each node's
     arguments (`args`, per node: ("input", k) for `input_tensors[k]`, ("step", j) for node
-    j's result), the tensors read as the kernel reads them (the output's sizes, their own
-    strides: 0 where a node broadcasts them), written to `output_tensor` (the last node's)."""
+    j's result, ("move", m) for move m's value), the tensors read as the kernel reads them
+    (the output's sizes, their own strides: 0 where a node broadcasts them), written to
+    `output_tensor` (the last node's).
+
+    With data-movement nodes fused in: input k is read through `paths[k]` (data-movement
+    node descs, the source's side first; () none), `input_tensors[k]` then being the
+    path's source as it is laid out; move m, `moves[m]` = (data-movement node descs, j),
+    is those nodes applied to node j's result; `result` ("move", m) says the kernel writes
+    move m's value (None: the last node's result); `read_tensors` are the data-movement
+    nodes' other tensors (lengths, indices), the paths' in input order, then the moves',
+    each path's output side first."""
 
     input_tensors: tuple[TensorDesc, ...]
     output_tensor: TensorDesc
     nodes: tuple
     args: tuple
+    read_tensors: tuple[TensorDesc, ...] = ()
+    paths: tuple = ()
+    moves: tuple = ()
+    result: tuple | None = None
+
+
+@dataclass(frozen=True)
+class FusedElementWiseReadDesc(FusedElementWiseDesc):
+    """`consumer` (a desc whose planner has the prologue) reading its first input as the
+    value of the fused nodes (a FusedElementWiseDesc's, without its output_tensor: the
+    consumer's is written)."""
+
+    consumer: object = None
+
+
+def _rules(path) -> tuple:
+    """The stages of data-movement node descs `path` (the source's side first), output side first."""
+    return tuple(spec_for(n).planner.stage(n) for n in reversed(path))
 
 
 class FusedElementWisePlanner(Planner):
     """Element-wise nodes as one kernel of the element-wise family (kernels/elementwise.py:
-    a FusedProblem, one step per node)."""
+    a FusedProblem, one step per node, data movement as paths and moves)."""
 
     strategies = elementwise.STRATEGIES
 
     @staticmethod
     def problem(desc: FusedElementWiseDesc) -> elementwise.FusedProblem:
         steps = tuple(elementwise.Step(spec_for(n).planner.problem(n), a) for n, a in zip(desc.nodes, desc.args))
-        return elementwise.FusedProblem(_name(desc.nodes), desc.input_tensors, desc.output_tensor, steps)
+        output = desc.output_tensor
+        if isinstance(desc, FusedElementWiseReadDesc):  # the value the consumer reads, packed
+            output = TensorDesc(desc.consumer.input_tensor.data_type, desc.consumer.input_tensor.sizes)
+        return elementwise.FusedProblem(
+            _name(desc.nodes), desc.input_tensors, output, steps, tuple(_rules(path) for path in desc.paths),
+            tuple(elementwise.Move(_rules(path), j) for path, j in desc.moves), desc.result, desc.read_tensors)
 
     def strategies_for(self, desc: FusedElementWiseDesc, caps) -> tuple[str, ...]:
         return elementwise.strategies_for(self.problem(desc), caps)
@@ -208,10 +240,27 @@ class FusedElementWisePlanner(Planner):
         return elementwise.plan(self.problem(desc), caps, strategy)
 
 
+class FusedElementWiseReadPlanner(FusedElementWisePlanner):
+    """A consumer reading fused element-wise (and data-movement) nodes: its planner's
+    prologue, handed the nodes' FusedProblem."""
+
+    def __init__(self, consumer_planner: Planner):
+        self.consumer = consumer_planner
+        self.strategies = consumer_planner.strategies
+
+    def strategies_for(self, desc: FusedElementWiseReadDesc, caps) -> tuple[str, ...]:
+        elementwise.strategies_for(self.problem(desc), caps)  # (what the adapter cannot compute: UnsupportedError)
+        return self.consumer.strategies_through(desc.consumer, caps)
+
+    def plan(self, desc: FusedElementWiseReadDesc, caps, strategy: str) -> KernelPlan:
+        return self.consumer.plan_through(desc.consumer, caps, strategy, self.problem(desc))
+
+
 class FusedElementWiseSpec(FusedSpec):
-    """The semantics of fused element-wise nodes: each node's reference in turn; precision:
-    the last node's, at its exact inputs (the earlier nodes' errors reach it as they reach
-    the unfused kernels)."""
+    """The semantics of fused element-wise nodes: each node's reference in turn (a path's
+    or a move's data-movement nodes' too); precision: the last node's, at its exact
+    inputs (the earlier nodes' errors reach it as they reach the unfused kernels), its
+    largest where data movement rearranges its result; a consumer's, at the value it reads."""
 
     def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
         samples = []
@@ -219,23 +268,63 @@ class FusedElementWiseSpec(FusedSpec):
             node, position = _reader(desc, k)
             drawn = spec_for(node).sample_buffers(node, rng)[position]
             samples.append(_resized(drawn, leaf, rng))
+        for path in _read_paths(desc):  # the data-movement nodes' other tensors (lengths, indices)
+            for node in reversed(path):
+                samples += spec_for(node).sample_buffers(node, rng)[1:]
         return samples
 
     def _values(self, desc, logical_inputs):
+        """The last node's arguments and, per path and move, the movement nodes' other tensors."""
+        count = len(desc.input_tensors)
+        inputs, extras = list(logical_inputs[:count]), list(logical_inputs[count:])
+        per_path = []
+        for path in _read_paths(desc):
+            tensors = {}
+            for node in reversed(path):
+                n = len(tensor_fields(node)[0]) - 1
+                tensors[id(node)], extras = extras[:n], extras[n:]
+            per_path.append(tensors)
+        split = len(desc.paths)
+        paths, moved = desc.paths or ((),) * count, per_path[split:]
+        inputs = [_moved(path, tensors, value) for path, tensors, value in
+                  zip(paths, per_path[:split] or [{}] * count, inputs)]
         results = []
         for node, args in zip(desc.nodes, desc.args):
-            given = [logical_inputs[k] if kind == "input" else results[k] for kind, k in args]
+            given = [inputs[k] if kind == "input" else results[k] if kind == "step" else
+                     _moved(desc.moves[k][0], moved[k], results[desc.moves[k][1]]) for kind, k in args]
             results.append(given)
             if len(results) < len(desc.nodes):
                 results[-1] = spec_for(node).reference_outputs(node, given)[0]
-        return results[-1]
+        return results[-1], moved
 
     def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
-        return spec_for(desc.nodes[-1]).expected_outputs(desc.nodes[-1], self._values(desc, logical_inputs))
+        given, moved = self._values(desc, logical_inputs)
+        (value,), (tolerance,) = spec_for(desc.nodes[-1]).expected_outputs(desc.nodes[-1], given)
+        if desc.result is not None:  # data movement of the last node's result
+            path, _ = desc.moves[desc.result[1]]
+            value = _moved(path, moved[desc.result[1]], value)
+            tolerance = None if tolerance is None else float(np.max(tolerance, initial=0.0))
+        if isinstance(desc, FusedElementWiseReadDesc):
+            return spec_for(desc.consumer).expected_outputs(desc.consumer, [value])
+        return [value], [tolerance]
 
     def traffic(self, desc) -> int:
         inputs, outputs = tensor_fields(desc)
         return sum(d.element_count * d.data_type.size for _, d in inputs + outputs)
+
+
+def _read_paths(desc) -> tuple:
+    """The data-movement paths whose other tensors a fused element-wise desc reads, in its
+    read_tensors' order: the inputs' paths, then the moves'."""
+    return tuple(desc.paths) + tuple(path for path, _ in desc.moves)
+
+
+def _moved(path, tensors: dict, value: np.ndarray) -> np.ndarray:
+    """`value` through the data-movement node descs `path` (the source's side first), each
+    with its other tensors (`tensors`: by id of the node)."""
+    for node in path:
+        value = spec_for(node).reference_outputs(node, [value, *tensors[id(node)]])[0]
+    return value
 
 
 def _reader(desc: FusedElementWiseDesc, k: int):
@@ -249,8 +338,20 @@ def _reader(desc: FusedElementWiseDesc, k: int):
 _ELEMENTWISE = FusedElementWisePlanner()
 
 
+def _all_nodes(desc: FusedElementWiseDesc) -> list:
+    """Every node a fused element-wise desc computes, producers first: the paths' nodes,
+    then each element-wise node followed by the moves of its result."""
+    nodes = [n for path in desc.paths for n in path]
+    for j, node in enumerate(desc.nodes):
+        nodes += [node] + [n for path, step in desc.moves if step == j for n in path]
+    return nodes
+
+
 def elementwise_spec(desc: FusedElementWiseDesc) -> FusedSpec:
-    return FusedElementWiseSpec(_name(desc.nodes), _ELEMENTWISE)
+    if isinstance(desc, FusedElementWiseReadDesc):
+        return FusedElementWiseSpec(_name(_all_nodes(desc), desc.consumer),
+                                    FusedElementWiseReadPlanner(spec_for(desc.consumer).planner))
+    return FusedElementWiseSpec(_name(_all_nodes(desc)), _ELEMENTWISE)
 
 
 # ---------------------------------------------------------------------------- planning
@@ -268,6 +369,7 @@ class Group:
 
 #: Bindings of a chain's kernel besides its stages' extra tensors: the output, the source,
 #: the source again as 16-byte blocks, and a scratch buffer (a Reduce's partial results).
+#: Any fused kernel keeps FIXED_BINDINGS - 1 of them besides the tensors it reads.
 FIXED_BINDINGS = 4
 
 
@@ -276,39 +378,34 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
     .spec, .inputs and .outputs as value ids, in recording order, so that producers come
     first), following the rules above. `value_descs[v]` is value v's TensorDesc. Groups
     come in an order that runs producers first. `max_bindings`: the storage buffers a
-    kernel may bind (Caps.max_storage_buffers_per_shader_stage); a chain whose stages read
-    more extra tensors (ReverseSubsequences' lengths) than fit is cut where it would
-    overflow (that value is materialized)."""
+    kernel may bind (Caps.max_storage_buffers_per_shader_stage); a kernel whose fused
+    reads would bind more tensors (sources, ReverseSubsequences' lengths, ...) than fit is
+    cut where it would overflow (that value is materialized)."""
     producer = {v: i for i, node in enumerate(nodes) for v in node.outputs}
     needed = _needed(nodes, producer, outputs)
     movement_node = {i: len(nodes[i].outputs) == 1 and nodes[i].spec.planner.stage(nodes[i].desc) is not None
                      for i in needed}
-    materialized = set(outputs)
-    for i in needed:
-        node = nodes[i]
-        for k, v in enumerate(node.inputs):
-            data_path = k == 0 and (movement_node[i] or node.spec.planner.prologue)
-            if v not in producer or not movement_node[producer[v]] or not data_path:
-                materialized.add(v)
-        if not movement_node[i]:
-            materialized.update(node.outputs)
+    virtual, computing = _virtual(nodes, producer, needed, movement_node, set(outputs), value_descs)
     if max_bindings is not None:
-        _fit_bindings(nodes, needed, movement_node, materialized, max_bindings - FIXED_BINDINGS)
-    inlined = _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings)
-    materialized -= inlined
+        _fit_bindings(nodes, needed, virtual, max_bindings - FIXED_BINDINGS + 1)
+    computing &= virtual
+    for i in sorted(needed):  # a movement value over an element-wise value cut above computes no more
+        node = nodes[i]
+        if movement_node[i] and node.outputs[0] in computing and node.inputs[0] not in computing:
+            computing.discard(node.outputs[0])
+    materialized = set(value_descs) - virtual
     groups = []
     for i in sorted(needed):
         node = nodes[i]
-        if _is_elementwise(node):
-            if node.outputs[0] in inlined:
-                continue  # computed inside its consumer's kernel
-            if any(v in inlined for v in node.inputs):
-                groups.append(_elementwise_group(nodes, producer, inlined, i, value_descs))
-                continue
-        if movement_node[i]:
-            if node.outputs[0] in materialized:
-                groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
-        elif node.spec.planner.prologue and node.inputs[0] not in materialized:
+        data = node.inputs[0] if node.inputs else None
+        if len(node.outputs) == 1 and node.outputs[0] in virtual:
+            continue  # computed inside its reader's kernel
+        if movement_node[i] and data in computing or _is_elementwise(node) and virtual.intersection(node.inputs) \
+                or node.spec.planner.prologue and data in computing:
+            groups.append(_expression_group(nodes, producer, virtual, movement_node, i, value_descs))
+        elif movement_node[i]:
+            groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
+        elif node.spec.planner.prologue and data in virtual:
             groups.append(_read_group(nodes, producer, materialized, i, value_descs))
         else:
             groups.append(Group(node.desc, node.spec, tuple(node.inputs), tuple(node.outputs), (i,)))
@@ -325,22 +422,73 @@ def _needed(nodes, producer, outputs) -> set[int]:
     return needed
 
 
-def _fit_bindings(nodes, needed, movement_node, materialized: set, budget: int) -> None:
-    """Materialize the data input of a node whose chain (with the node's own extra inputs)
-    would bind more than `budget` extra tensors: the chain is cut there (producers first,
-    so each chain keeps as many stages as fit)."""
-    extra: dict[int, int] = {}  # non-materialized movement value -> extra tensors of its chain
+def _virtual(nodes, producer, needed, movement_node, outputs: set, value_descs) -> tuple[set, set]:
+    """The values computed inside the kernels that read them instead of written (the rules
+    of the module doc, producers first), and those of them that compute (an element-wise
+    value, or data movement over one)."""
+    readers: dict[int, list[tuple[int, int]]] = {}
+    for i in sorted(needed):
+        for k, v in enumerate(nodes[i].inputs):
+            readers.setdefault(v, []).append((i, k))
+    virtual, computing = set(), {}  # computing: value -> the kind its element-wise source computes in
     for i in sorted(needed):
         node = nodes[i]
-        if not (movement_node[i] or node.spec.planner.prologue):
+        v = node.outputs[0] if len(node.outputs) == 1 else None
+        ew = _is_elementwise(node) and not _computes_f64(node)
+        if v is None or v in outputs or v not in readers or not (movement_node[i] or ew) \
+                or tensor_fields(node.desc)[1][0][1].sizes != value_descs[v].sizes:  # (re-described)
             continue
-        source = node.inputs[0]
-        count = (0 if source in materialized else extra.get(source, 0)) + len(node.inputs) - 1
-        if count > budget and source not in materialized:
-            materialized.add(source)
-            count = len(node.inputs) - 1
-        if movement_node[i]:
-            extra[node.outputs[0]] = count
+        kind = node.spec.planner.problem(node.desc).out_kind if ew else computing.get(node.inputs[0])
+        if kind is not None and len(readers[v]) > 1:
+            continue  # what computes is computed once
+        if all(_reads_through(nodes, movement_node, r, k, value_descs[v], kind) for r, k in readers[v]):
+            virtual.add(v)
+            if kind is not None:
+                computing[v] = kind
+    return virtual, set(computing)
+
+
+def _reads_through(nodes, movement_node, r: int, k: int, value: TensorDesc, kind) -> bool:
+    """Can node r take its input k, `value` (a data-movement value, or one computing in
+    `kind`), inside its own kernel? A data-movement node as its data; a node with the
+    prologue as its first input (an element-wise value in its own layout); an element-wise
+    node (not computing FLOAT64) reading it as it is (its sizes, packed, its type; no
+    broadcast), in the kind it computes in."""
+    reader = nodes[r]
+    if r not in movement_node:
+        return False  # (a node the outputs do not need)
+    if movement_node[r]:
+        return k == 0
+    if reader.spec.planner.prologue:
+        return k == 0 and (kind is None or _as_is(reader.desc.input_tensor, value))
+    if not _is_elementwise(reader) or _computes_f64(reader):
+        return False
+    problem = reader.spec.planner.problem(reader.desc)
+    return _as_is(reader.desc.input_descs[k], value) and kind in (None, problem.kinds[k])
+
+
+def _as_is(read: TensorDesc, value: TensorDesc) -> bool:
+    return (read.sizes == value.sizes and read.effective_strides == value.effective_strides
+            and read.data_type == value.data_type and value.is_packed)
+
+
+def _fit_bindings(nodes, needed, virtual: set, budget: int) -> None:
+    """Materialize values read inside a kernel whose reads (the tensors they bind: sources,
+    data-movement nodes' other tensors) would exceed `budget`: producers first, each
+    node's inputs in order, so each kernel keeps as many fused nodes as fit."""
+    cost: dict[int, int] = {}  # virtual value -> the tensors computing it reads
+    for i in sorted(needed):
+        node = nodes[i]
+        count = 0
+        for k, v in enumerate(node.inputs):
+            if v in virtual:
+                if count + cost[v] + len(node.inputs) - k - 1 <= budget:
+                    count += cost[v]
+                    continue
+                virtual.discard(v)
+            count += 1
+        if len(node.outputs) == 1:
+            cost[node.outputs[0]] = count
 
 
 def _walk(nodes, producer, materialized, last: int) -> tuple[list[int], int]:
@@ -378,7 +526,77 @@ def _read_group(nodes, producer, materialized, i: int, value_descs) -> Group:
                  tuple(chain) + (i,))
 
 
-# ---------------------------------------------------------------------------- element-wise chains
+def _expression_group(nodes, producer, virtual, movement_node, root: int, value_descs) -> Group:
+    """The kernel of node `root` (element-wise, data movement over an element-wise value, or a
+    consumer reading one through its prologue) with the virtual values it reads computed
+    inside: element-wise nodes as steps (producers first), data movement over a written
+    value as the path its input is read through, data movement over an element-wise value
+    as a move of that step's result."""
+    order: list[int] = []
+    leaves: list[tuple] = []  # (value, the desc it is read through, the kind, the path's nodes)
+    moves: list[tuple] = []  # (the path's nodes, the step it moves)
+    args: dict[int, tuple] = {}
+
+    def down(v: int) -> tuple[list[int], int]:
+        """The virtual data-movement nodes producing v (the source's side first), and the value under them."""
+        path = []
+        while v in virtual and movement_node[producer[v]]:
+            path.append(producer[v])
+            v = nodes[producer[v]].inputs[0]
+        return path[::-1], v
+
+    def under(path: list[int], u: int) -> tuple:
+        """The step computing virtual element-wise value u, moved by `path`."""
+        visit(producer[u])
+        if not path:
+            return "step", order.index(producer[u])
+        moves.append((tuple(path), order.index(producer[u])))
+        return "move", len(moves) - 1
+
+    def read(v: int, desc: TensorDesc, kind: str) -> tuple:
+        path, u = down(v)
+        if u in virtual:
+            return under(path, u)
+        key = (u, value_descs[u] if path else desc, kind, tuple(path))
+        if key not in leaves:
+            leaves.append(key)
+        return "input", leaves.index(key)
+
+    def visit(i: int) -> None:
+        node = nodes[i]
+        kinds = node.spec.planner.problem(node.desc).kinds
+        args[i] = tuple(read(v, node.desc.input_descs[k], kinds[k]) for k, v in enumerate(node.inputs))
+        order.append(i)
+
+    node = nodes[root]
+    members, result, consumer = [], None, None  # (members: besides the steps and the paths)
+    if _is_elementwise(node):
+        visit(root)
+        output = _output_of(node.desc)
+    else:
+        path, u = down(node.inputs[0])
+        if movement_node[root]:
+            path, output = path + [root], node.desc.output_tensor
+        else:
+            members, consumer, output = [root], node.desc, node.desc.output_tensor
+        result = under(path, u)
+        result = None if result[0] == "step" else result
+    paths = [path for _, _, _, path in leaves] + [path for path, _ in moves]
+    members += order + [i for path in paths for i in path]
+    extras = tuple(v for path in paths for i in reversed(path) for v in nodes[i].inputs[1:])
+    fields = dict(input_tensors=tuple(d for _, d, _, _ in leaves), output_tensor=output,
+                  nodes=tuple(nodes[i].desc for i in order), args=tuple(args[i] for i in order),
+                  read_tensors=_reads([nodes[i].desc for path in reversed(paths) for i in path]),
+                  paths=tuple(tuple(nodes[i].desc for i in path) for _, _, _, path in leaves)
+                  if any(path for _, _, _, path in leaves) else (),
+                  moves=tuple((tuple(nodes[i].desc for i in path), j) for path, j in moves), result=result)
+    desc = (FusedElementWiseDesc(**fields) if consumer is None else
+            FusedElementWiseReadDesc(**fields, consumer=consumer))
+    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _, _ in leaves) + extras, tuple(node.outputs),
+                 tuple(sorted(members)))
+
+
+# ---------------------------------------------------------------------------- element-wise nodes
 def _is_elementwise(node) -> bool:
     return isinstance(node.spec.planner, elementwise.ElementWisePlanner)
 
@@ -391,79 +609,3 @@ def _output_of(desc):
 def _computes_f64(node) -> bool:
     return any(d is not None and d.data_type == DataType.FLOAT64  # (None: an optional input left out)
                for d in node.desc.input_descs + (_output_of(node.desc),))
-
-
-def _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings) -> set[int]:
-    """The values of element-wise nodes computed inside their consumer's kernel instead of
-    written: a value of an element-wise node that is no graph output, read once, by an
-    element-wise node, as it is (its own sizes and packed strides: no broadcast, no layout
-    change), neither node computing FLOAT64, while the fused kernel's inputs fit the
-    adapter's storage bindings."""
-    readers: dict[int, list[tuple[int, int]]] = {}
-    for i in needed:
-        for k, v in enumerate(nodes[i].inputs):
-            readers.setdefault(v, []).append((i, k))
-    inlined: set[int] = set()
-    budget = None if max_bindings is None else max_bindings - 1  # the output's binding
-    leaves: dict[int, int] = {}  # element-wise node -> the inputs of the kernel it would head
-    for i in sorted(needed):
-        node = nodes[i]
-        if not _is_elementwise(node) or _computes_f64(node):
-            continue
-        count = 0
-        for k, v in enumerate(node.inputs):
-            if v in producer and producer[v] in leaves and _inlinable(nodes, producer[v], v, i, k, readers, outputs,
-                                                                         value_descs):
-                extra = leaves[producer[v]]
-                if budget is None or count + extra + len(node.inputs) - k - 1 <= budget:
-                    inlined.add(v)
-                    count += extra
-                    continue
-            count += 1
-        leaves[i] = count
-    return inlined
-
-
-def _inlinable(nodes, p: int, v: int, consumer: int, k: int, readers, outputs, value_descs) -> bool:
-    if v in outputs or len(readers.get(v, ())) != 1 or len(nodes[p].outputs) != 1:
-        return False
-    read = nodes[consumer].desc.input_descs[k]
-    own = value_descs[v]
-    if not (read.sizes == own.sizes and read.effective_strides == own.effective_strides
-            and read.data_type == own.data_type and own.is_packed):
-        return False
-    # The consumer computes in the kind the producer's result has (not a bit operation
-    # reading a float's bits, say): the step passes its value on as it is.
-    return nodes[consumer].spec.planner.problem(nodes[consumer].desc).kinds[k] == \
-        nodes[p].spec.planner.problem(nodes[p].desc).out_kind
-
-
-def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Group:
-    """The kernel of element-wise node `root` with the nodes inlined into it: its steps in
-    order (producers first), its inputs the values they read that are written."""
-    order: list[int] = []
-    leaves: list[tuple[int, object]] = []  # (value, the desc it is read through)
-    args: dict[int, tuple] = {}
-
-    def visit(i: int) -> None:
-        node = nodes[i]
-        refs = []
-        for k, v in enumerate(node.inputs):
-            if v in inlined:
-                visit(producer[v])
-                refs.append(("step", order.index(producer[v])))
-            else:
-                read = node.desc.input_descs[k]
-                key = (v, read, node.spec.planner.problem(node.desc).kinds[k])  # (read as the step computes)
-                if key not in leaves:
-                    leaves.append(key)
-                refs.append(("input", leaves.index(key)))
-        order.append(i)
-        args[i] = tuple(refs)
-
-    visit(root)
-    descs = tuple(nodes[i].desc for i in order)
-    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _output_of(nodes[root].desc), descs,
-                                tuple(args[i] for i in order))
-    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
-                 tuple(order))
