@@ -376,7 +376,7 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
     access = "words" if packed_words else "stores"
     buffers = (output_buffer(0, "out", out_bits, access),) + inputs
     params.update(run=run, per_word=per_word)
-    axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: the output's)
+    axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return KernelPlan((Dispatch("elementwise.wgsl.j2", params, buffers,
                                 {**axis_uniforms, "count": count, **uniforms}, -(-count // run),
                                 WORKGROUP_SIZE),))

@@ -40,8 +40,8 @@ from dataclasses import dataclass, replace
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
-from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from . import elementwise
+from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .chain import Chain
 
