@@ -1,23 +1,43 @@
-"""Fusion of a graph's data-movement chains into single kernels (gpudml.Graph).
+"""Fusion of a graph's nodes into single kernels (gpudml.Graph).
 
 A chain of data-movement nodes (operators whose planner gives a chain stage: Slice1,
 Slice0, Padding, Padding1, Tile, Gather, ReverseSubsequences, and any added later) maps
 each output coordinate back to one element of the chain's source, or to a padding
 constant: it runs as one kernel of the same templates as the operators alone
 (shaders/movement.wgsl.j2 over the stages of shaders/lib/chain.wgsl.j2), with no
-intermediate tensor. An operator whose planner has the prologue (Reduce, ArgMax, ArgMin)
-reads its input through such a chain instead of reading a tensor. A fused kernel is run by
-a FusedSpec: a planner of the kernel layer's protocol, and the nodes' semantics composed.
+intermediate tensor. Element-wise nodes (every element-wise and activation operator)
+compute each output element from the elements at the same coordinate: a tree of them is
+one kernel of the element-wise family (kernels/elementwise.py, one step per node). The
+two mix: an element-wise node reads a data-movement value through its chain, and
+data movement over an element-wise value computes the expression at the coordinate the
+chain maps to (or takes the padding's constant where the chain lands on one): one kernel
+(the element-wise family's coordinate mode, shaders/lib/fused.wgsl.j2). An operator whose
+planner has the prologue (Reduce, ArgMax, ArgMin, CumulativeSummation, CumulativeProduct)
+reads its first input through such a chain or expression instead of a tensor. A fused
+kernel is run by a FusedSpec: a planner of the kernel layer's protocol, and the nodes'
+semantics composed.
 
-The rules (`plan`): a value is *materialized* (written to a tensor) when it is a graph
-output, a graph input or constant, the output of an operator that is not data movement,
-or read by a node that cannot take it through a chain (an operator without the prologue,
-or a data-movement operator's other inputs, such as ReverseSubsequences' lengths). Every
-other value, a data-movement node's output, is never written: each
-materialized data-movement value is one kernel that walks its chain back to the nearest
-materialized value (its source), and each node that reads through a chain is one kernel
-(a chain read by several consumers is recomputed in each). Any other node is one kernel
-of its own. A chain of one node is that operator's own kernel.
+The rules (`plan`). A value is *virtual* (computed inside the kernel that reads it, never
+written) when it is a data-movement or element-wise node's value, no graph output, and
+every node reading it can compute it: a data-movement node as its data (not as
+ReverseSubsequences' lengths or Gather's indices), an operator with the prologue as its
+first input, an element-wise node reading it as it is (its sizes, packed, its type: no
+broadcast) in the kind it computes in. A value that computes (an element-wise value, or
+data movement over one) must be read once: read twice it is written, so that nothing is
+computed twice; pure data movement read by several nodes is recomputed in each. FLOAT64
+element-wise nodes neither fuse nor read fused values. A kernel binds at most the
+adapter's storage buffers (`max_bindings`): its output, up to two of its own (the source
+again as 16-byte blocks, a scratch buffer) and the tensors its fused values read
+(sources, stages' other tensors); where a node's inputs would bind more, an input is
+written instead (producers first, so each kernel keeps as many nodes as fit). Every other
+value is *materialized*: each is one kernel computing it from the virtual values it reads
+(a data-movement chain over a written value: the movement kernel; anything else with an
+element-wise value among them: the element-wise kernel), each prologue consumer of a
+virtual value one kernel (or its passes), and any other node one kernel of its own. A
+chain of one node is that operator's own kernel. Results equal the unfused graph's: data
+movement and integer steps bit for bit, float steps within a compiler's contraction (each
+step's result passes through its tensor type's bits, as between kernels), prologue
+consumers within their documented precision (they read element by element).
 """
 
 from __future__ import annotations
