@@ -1,46 +1,65 @@
-"""Fusion of a graph's data-movement chains into single kernels (gpudml.Graph).
+"""Fusion of a graph's nodes into single kernels (gpudml.Graph).
 
 A chain of data-movement nodes (operators whose planner gives a chain stage: Slice1,
 Slice0, Padding, Padding1, Tile, Gather, ReverseSubsequences, and any added later) maps
 each output coordinate back to one element of the chain's source, or to a padding
 constant: it runs as one kernel of the same templates as the operators alone
 (shaders/movement.wgsl.j2 over the stages of shaders/lib/chain.wgsl.j2), with no
-intermediate tensor. An operator whose planner has the prologue (Reduce, ArgMax, ArgMin)
-reads its input through such a chain instead of reading a tensor. A fused kernel is run by
-a FusedSpec: a planner of the kernel layer's protocol, and the nodes' semantics composed.
+intermediate tensor. Element-wise nodes (every element-wise and activation operator of one
+formula) compute each output element from the elements at the same coordinate: a tree of
+them is one kernel of the element-wise family (kernels/elementwise.py, one step per node).
+The two mix: an element-wise node reads a data-movement value through its chain, and data
+movement over an element-wise value computes the expression at the coordinate the chain
+maps to (or takes the padding's constant where the chain lands on one): one kernel (the
+element-wise family's coordinate mode, shaders/lib/fused.wgsl.j2). That is the load side.
+An operator whose planner has the prologue (Reduce, ArgMax, ArgMin, CumulativeSummation,
+CumulativeProduct) reads its first input through such a chain or expression instead of a
+tensor. On the store side, an operator whose planner has the epilogue (Reduce, ArgMax,
+ArgMin, GEMM, the softmax family, MEAN_VARIANCE_NORMALIZATION, LP_NORMALIZATION, the scans)
+applies the element-wise nodes reading its value in its store (kernels/epilogue.py). A
+fused kernel is run by a FusedSpec: a planner of the kernel layer's protocol, and the
+nodes' semantics composed.
 
-The rules (`plan`): a value is *materialized* (written to a tensor) when it is a graph
-output, a graph input or constant, the output of an operator that is not data movement,
-or read by a node that cannot take it through a chain (an operator without the prologue,
-or a data-movement operator's other inputs, such as ReverseSubsequences' lengths). Every
-other value, a data-movement node's output, is never written: each
-materialized data-movement value is one kernel that walks its chain back to the nearest
-materialized value (its source), and each node that reads through a chain is one kernel
-(a chain read by several consumers is recomputed in each). Any other node is one kernel
-of its own. A chain of one node is that operator's own kernel.
+The rules (`plan`). Load side: a value is *virtual* (computed inside the kernel that reads
+it, never written) when it is a data-movement or element-wise node's value, no graph
+output, and every node reading it can compute it: a data-movement node as its data (not as
+ReverseSubsequences' lengths or Gather's indices), an operator with the prologue as its
+first input, an element-wise node reading it as it is (its sizes, packed, its type: no
+broadcast) in the kind it computes in; none through a view (Graph.view). A value that
+computes (an element-wise value, or data movement over one) must be read once: read twice
+it is written, so that nothing is computed twice; pure data movement read by several nodes
+is recomputed in each. FLOAT64 element-wise nodes neither fuse nor read fused values (nor
+does QUANTIZED_LINEAR_ADD, an operator of two steps). A kernel binds at most the adapter's
+storage buffers (`max_bindings`): its output, up to two of its own in any kernel but the
+element-wise one (the source again as 16-byte blocks, a scratch buffer) and the tensors its
+fused values read (sources, stages' other tensors); where a node's inputs would bind more,
+an input is written instead (producers first, so each kernel keeps as many nodes as fit).
 
-Element-wise nodes fuse into one element-wise kernel (`_inline_elementwise`), and into the
-store of the kernel that computes their input, its *epilogue* (kernels/epilogue.py; the
-planners' `epilogue` hook: Reduce, ArgMax, ArgMin, GEMM, the softmax family, the scans, and
-data-movement chains through the movement kernel's `strided` strategy). The epilogue rules
-(`_epilogue_producers`): the value of such a producer is not written, and the element-wise
-chain reading it (an element-wise root and the nodes inlined into it) is computed in the
-producer's kernel, where the value
-- is no graph output, is read exactly once (by a node of the chain), and the producer
-  has that one output;
-- is read as it is (its own sizes, packed: no broadcast, no layout change) and the chain's
-  output is packed, so that an output element's offset is its index for every tensor the
-  chain reads (those read through their own strides at the element's coordinates,
-  broadcast included);
-- and every tensor of the chain is at most 32 bits wide (no FLOAT64 step, no 64-bit
-  integers: a producer's kernel picks its own 64-bit representation; ArgMax's default INT64
-  output is not fused);
-- the producer does not itself read through a chain (a Reduce's prologue: one or the other);
-- the kernel's tensors fit the adapter's storage bindings.
-One producer per chain (the first value that qualifies: `add(gemm1, gemm2)` runs in
-gemm1's store, gemm2 is written). Results equal the unfused graph: the producer's value is
-rounded to its type before the steps, as a tensor would be; integer and movement steps are
-bit-exact, float steps within their rows' tolerance (a compiler may contract).
+Store side (`_epilogue_producers`): a written element-wise value's kernel (the element-wise
+nodes computed in it) runs in the store of the node producing one of its inputs where the
+kernel reads no data movement; the producer's planner has the epilogue, the producer has
+one output and reads no input through a prologue (a Reduce after a pad keeps its prologue;
+one or the other); its value is no graph output, is read exactly once (by that kernel) as
+it is (its own sizes, packed, not re-described: no broadcast, no layout change) and the
+kernel's output is packed, so that an output element's offset is its index for every
+tensor the kernel reads (those read through their own strides at the element's
+coordinates, broadcast included); every tensor of the kernel and the value are at most 32
+bits wide (no FLOAT64 step, no 64-bit integers: a producer's kernel picks its own 64-bit
+representation; ArgMax's default INT64 output is not fused); and the producer's kernel
+with the epilogue's tensors fits the adapter's storage bindings. One producer per kernel
+(the first input that qualifies: `add(gemm1, gemm2)` runs in gemm1's store, gemm2 is
+written).
+
+Every other value is *materialized*: each is one kernel computing it from the virtual
+values it reads (a data-movement chain over a written value: the movement kernel; anything
+else with an element-wise value among them: the element-wise kernel, or its epilogue
+producer's kernel), each prologue consumer of a virtual value one kernel (or its passes),
+and any other node one kernel of its own. A chain of one node is that operator's own
+kernel. Results equal the unfused graph's: data movement and integer steps bit for bit,
+float steps within a compiler's contraction (each step's result passes through its tensor
+type's bits, as between kernels; an epilogue's producer value is rounded to its type before
+the steps, as a tensor would be), prologue consumers within their documented precision
+(they read element by element).
 """
 
 from __future__ import annotations
@@ -53,7 +72,7 @@ from .kernels import elementwise
 from .kernels.base import Planner
 from .kernels.builder import KernelPlan
 from .kernels.chain import Chain, chain
-from .kernels.epilogue import Epilogue, attach, check
+from .kernels.epilogue import Epilogue
 from .kernels.movement import family as movement
 from .ops import spec_for
 from .ops.spec import random_buffer, tensor_fields
@@ -107,16 +126,6 @@ class FusedMovementPlanner(Planner):
         the_chain = _chain(desc.nodes, desc.input_tensor)
         run = movement.CHAIN_RUN_CPU if caps.is_software and len(the_chain.stages) > 1 else movement.RUN
         return KernelPlan((movement.movement_dispatch(strategy, desc.output_tensor, the_chain, run=run),))
-
-    epilogue = True
-
-    def strategies_with_epilogue(self, desc: FusedMovementDesc, caps, epilogue) -> tuple[str, ...]:
-        """`strided` only: the others store 16-byte blocks assembled from several elements."""
-        return ("strided",)
-
-    def plan_with_epilogue(self, desc: FusedMovementDesc, caps, strategy: str, epilogue) -> KernelPlan:
-        check(epilogue, desc.output_tensor)
-        return attach(self.plan(desc, caps, strategy), epilogue, 1 + len(desc.read_tensors))
 
 
 class FusedReadPlanner(Planner):
@@ -215,25 +224,57 @@ def read_spec(desc: FusedReadDesc) -> FusedSpec:
 class FusedElementWiseDesc:
     """Element-wise nodes (`nodes`, producers first) computed in one kernel: each node's
     arguments (`args`, per node: ("input", k) for `input_tensors[k]`, ("step", j) for node
-    j's result), the tensors read as the kernel reads them (the output's sizes, their own
-    strides: 0 where a node broadcasts them), written to `output_tensor` (the last node's)."""
+    j's result, ("move", m) for move m's value), the tensors read as the kernel reads them
+    (the output's sizes, their own strides: 0 where a node broadcasts them), written to
+    `output_tensor` (the last node's).
+
+    With data-movement nodes fused in: input k is read through `paths[k]` (data-movement
+    node descs, the source's side first; () none), `input_tensors[k]` then being the
+    path's source as it is laid out; move m, `moves[m]` = (data-movement node descs, j),
+    is those nodes applied to node j's result; `result` ("move", m) says the kernel writes
+    move m's value (None: the last node's result); `read_tensors` are the data-movement
+    nodes' other tensors (lengths, indices), the paths' in input order, then the moves',
+    each path's output side first."""
 
     input_tensors: tuple[TensorDesc, ...]
     output_tensor: TensorDesc
     nodes: tuple
     args: tuple
+    read_tensors: tuple[TensorDesc, ...] = ()
+    paths: tuple = ()
+    moves: tuple = ()
+    result: tuple | None = None
+
+
+@dataclass(frozen=True)
+class FusedElementWiseReadDesc(FusedElementWiseDesc):
+    """`consumer` (a desc whose planner has the prologue) reading its first input as the
+    value of the fused nodes (a FusedElementWiseDesc's, without its output_tensor: the
+    consumer's is written)."""
+
+    consumer: object = None
+
+
+def _rules(path) -> tuple:
+    """The stages of data-movement node descs `path` (the source's side first), output side first."""
+    return tuple(spec_for(n).planner.stage(n) for n in reversed(path))
 
 
 class FusedElementWisePlanner(Planner):
     """Element-wise nodes as one kernel of the element-wise family (kernels/elementwise.py:
-    a FusedProblem, one step per node)."""
+    a FusedProblem, one step per node, data movement as paths and moves)."""
 
     strategies = elementwise.STRATEGIES
 
     @staticmethod
     def problem(desc: FusedElementWiseDesc) -> elementwise.FusedProblem:
         steps = tuple(elementwise.Step(spec_for(n).planner.problem(n), a) for n, a in zip(desc.nodes, desc.args))
-        return elementwise.FusedProblem(_name(desc.nodes), desc.input_tensors, desc.output_tensor, steps)
+        output = desc.output_tensor
+        if isinstance(desc, FusedElementWiseReadDesc):  # the value the consumer reads, packed
+            output = TensorDesc(desc.consumer.input_tensor.data_type, desc.consumer.input_tensor.sizes)
+        return elementwise.FusedProblem(
+            _name(desc.nodes), desc.input_tensors, output, steps, tuple(_rules(path) for path in desc.paths),
+            tuple(elementwise.Move(_rules(path), j) for path, j in desc.moves), desc.result, desc.read_tensors)
 
     def strategies_for(self, desc: FusedElementWiseDesc, caps) -> tuple[str, ...]:
         return elementwise.strategies_for(self.problem(desc), caps)
@@ -242,10 +283,27 @@ class FusedElementWisePlanner(Planner):
         return elementwise.plan(self.problem(desc), caps, strategy)
 
 
+class FusedElementWiseReadPlanner(FusedElementWisePlanner):
+    """A consumer reading fused element-wise (and data-movement) nodes: its planner's
+    prologue, handed the nodes' FusedProblem."""
+
+    def __init__(self, consumer_planner: Planner):
+        self.consumer = consumer_planner
+        self.strategies = consumer_planner.strategies
+
+    def strategies_for(self, desc: FusedElementWiseReadDesc, caps) -> tuple[str, ...]:
+        elementwise.strategies_for(self.problem(desc), caps)  # (what the adapter cannot compute: UnsupportedError)
+        return self.consumer.strategies_through(desc.consumer, caps)
+
+    def plan(self, desc: FusedElementWiseReadDesc, caps, strategy: str) -> KernelPlan:
+        return self.consumer.plan_through(desc.consumer, caps, strategy, self.problem(desc))
+
+
 class FusedElementWiseSpec(FusedSpec):
-    """The semantics of fused element-wise nodes: each node's reference in turn; precision:
-    the last node's, at its exact inputs (the earlier nodes' errors reach it as they reach
-    the unfused kernels)."""
+    """The semantics of fused element-wise nodes: each node's reference in turn (a path's
+    or a move's data-movement nodes' too); precision: the last node's, at its exact
+    inputs (the earlier nodes' errors reach it as they reach the unfused kernels), its
+    largest where data movement rearranges its result; a consumer's, at the value it reads."""
 
     def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
         samples = []
@@ -253,23 +311,63 @@ class FusedElementWiseSpec(FusedSpec):
             node, position = _reader(desc, k)
             drawn = spec_for(node).sample_buffers(node, rng)[position]
             samples.append(_resized(drawn, leaf, rng))
+        for path in _read_paths(desc):  # the data-movement nodes' other tensors (lengths, indices)
+            for node in reversed(path):
+                samples += spec_for(node).sample_buffers(node, rng)[1:]
         return samples
 
     def _values(self, desc, logical_inputs):
+        """The last node's arguments and, per path and move, the movement nodes' other tensors."""
+        count = len(desc.input_tensors)
+        inputs, extras = list(logical_inputs[:count]), list(logical_inputs[count:])
+        per_path = []
+        for path in _read_paths(desc):
+            tensors = {}
+            for node in reversed(path):
+                n = len(tensor_fields(node)[0]) - 1
+                tensors[id(node)], extras = extras[:n], extras[n:]
+            per_path.append(tensors)
+        split = len(desc.paths)
+        paths, moved = desc.paths or ((),) * count, per_path[split:]
+        inputs = [_moved(path, tensors, value) for path, tensors, value in
+                  zip(paths, per_path[:split] or [{}] * count, inputs)]
         results = []
         for node, args in zip(desc.nodes, desc.args):
-            given = [logical_inputs[k] if kind == "input" else results[k] for kind, k in args]
+            given = [inputs[k] if kind == "input" else results[k] if kind == "step" else
+                     _moved(desc.moves[k][0], moved[k], results[desc.moves[k][1]]) for kind, k in args]
             results.append(given)
             if len(results) < len(desc.nodes):
                 results[-1] = spec_for(node).reference_outputs(node, given)[0]
-        return results[-1]
+        return results[-1], moved
 
     def expected_outputs(self, desc, logical_inputs) -> tuple[list[np.ndarray], list]:
-        return spec_for(desc.nodes[-1]).expected_outputs(desc.nodes[-1], self._values(desc, logical_inputs))
+        given, moved = self._values(desc, logical_inputs)
+        (value,), (tolerance,) = spec_for(desc.nodes[-1]).expected_outputs(desc.nodes[-1], given)
+        if desc.result is not None:  # data movement of the last node's result
+            path, _ = desc.moves[desc.result[1]]
+            value = _moved(path, moved[desc.result[1]], value)
+            tolerance = None if tolerance is None else float(np.max(tolerance, initial=0.0))
+        if isinstance(desc, FusedElementWiseReadDesc):
+            return spec_for(desc.consumer).expected_outputs(desc.consumer, [value])
+        return [value], [tolerance]
 
     def traffic(self, desc) -> int:
         inputs, outputs = tensor_fields(desc)
         return sum(d.element_count * d.data_type.size for _, d in inputs + outputs)
+
+
+def _read_paths(desc) -> tuple:
+    """The data-movement paths whose other tensors a fused element-wise desc reads, in its
+    read_tensors' order: the inputs' paths, then the moves'."""
+    return tuple(desc.paths) + tuple(path for path, _ in desc.moves)
+
+
+def _moved(path, tensors: dict, value: np.ndarray) -> np.ndarray:
+    """`value` through the data-movement node descs `path` (the source's side first), each
+    with its other tensors (`tensors`: by id of the node)."""
+    for node in path:
+        value = spec_for(node).reference_outputs(node, [value, *tensors[id(node)]])[0]
+    return value
 
 
 def _reader(desc: FusedElementWiseDesc, k: int):
@@ -283,8 +381,20 @@ def _reader(desc: FusedElementWiseDesc, k: int):
 _ELEMENTWISE = FusedElementWisePlanner()
 
 
+def _all_nodes(desc: FusedElementWiseDesc) -> list:
+    """Every node a fused element-wise desc computes, producers first: the paths' nodes,
+    then each element-wise node followed by the moves of its result."""
+    nodes = [n for path in desc.paths for n in path]
+    for j, node in enumerate(desc.nodes):
+        nodes += [node] + [n for path, step in desc.moves if step == j for n in path]
+    return nodes
+
+
 def elementwise_spec(desc: FusedElementWiseDesc) -> FusedSpec:
-    return FusedElementWiseSpec(_name(desc.nodes), _ELEMENTWISE)
+    if isinstance(desc, FusedElementWiseReadDesc):
+        return FusedElementWiseSpec(_name(_all_nodes(desc), desc.consumer),
+                                    FusedElementWiseReadPlanner(spec_for(desc.consumer).planner))
+    return FusedElementWiseSpec(_name(_all_nodes(desc)), _ELEMENTWISE)
 
 
 # ---------------------------------------------------------------------------- planning
@@ -302,6 +412,7 @@ class Group:
 
 #: Bindings of a chain's kernel besides its stages' extra tensors: the output, the source,
 #: the source again as 16-byte blocks, and a scratch buffer (a Reduce's partial results).
+#: Any fused kernel keeps FIXED_BINDINGS - 1 of them besides the tensors it reads.
 FIXED_BINDINGS = 4
 
 
@@ -310,49 +421,42 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
     .spec, .inputs and .outputs as value ids, in recording order, so that producers come
     first), following the rules above. `value_descs[v]` is value v's TensorDesc. Groups
     come in an order that runs producers first. `max_bindings`: the storage buffers a
-    kernel may bind (Caps.max_storage_buffers_per_shader_stage); a chain whose stages read
-    more extra tensors (ReverseSubsequences' lengths) than fit is cut where it would
-    overflow (that value is materialized)."""
+    kernel may bind (Caps.max_storage_buffers_per_shader_stage); a kernel whose fused
+    reads would bind more tensors (sources, ReverseSubsequences' lengths, ...) than fit is
+    cut where it would overflow (that value is materialized)."""
     producer = {v: i for i, node in enumerate(nodes) for v in node.outputs}
     needed = _needed(nodes, producer, outputs)
     movement_node = {i: len(nodes[i].outputs) == 1 and nodes[i].spec.planner.stage(nodes[i].desc) is not None
                      for i in needed}
-    materialized = set(outputs)
-    for i in needed:
-        node = nodes[i]
-        for k, v in enumerate(node.inputs):
-            data_path = k == 0 and (movement_node[i] or node.spec.planner.prologue)
-            viewed = k in getattr(node, "viewed", ())  # read through another desc (Graph.view): written
-            if v not in producer or not movement_node[producer[v]] or not data_path or viewed:
-                materialized.add(v)
-        if not movement_node[i]:
-            materialized.update(node.outputs)
+    virtual, computing = _virtual(nodes, producer, needed, movement_node, set(outputs), value_descs)
     if max_bindings is not None:
-        _fit_bindings(nodes, needed, movement_node, materialized, max_bindings - FIXED_BINDINGS)
-    inlined = _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings)
-    materialized -= inlined
-    epilogues = _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, materialized,
-                                    inlined, movement_node)
-    stored = {epilogues[root]: root for root in epilogues}  # producer -> the root its kernel stores
+        _fit_bindings(nodes, needed, virtual, max_bindings)
+    computing &= virtual
+    for i in sorted(needed):  # a movement value over an element-wise value cut above computes no more
+        node = nodes[i]
+        if movement_node[i] and node.outputs[0] in computing and node.inputs[0] not in computing:
+            computing.discard(node.outputs[0])
+    materialized = set(value_descs) - virtual
+    epilogues = _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual, computing,
+                                    movement_node)
+    stored = {p: root for root, (p, _) in epilogues.items()}  # producer -> the root its kernel stores
     groups = []
     for i in sorted(needed):
         node = nodes[i]
         if i in stored:
             continue  # its kernel is the root's group
         if i in epilogues:
-            groups.append(_epilogue_group(nodes, producer, inlined, materialized, i, epilogues[i], movement_node,
-                                          value_descs))
+            groups.append(_epilogue_group(nodes, i, *epilogues[i]))
             continue
-        if _is_elementwise(node):
-            if node.outputs[0] in inlined:
-                continue  # computed inside its consumer's kernel
-            if any(v in inlined for v in node.inputs):
-                groups.append(_elementwise_group(nodes, producer, inlined, i, value_descs))
-                continue
-        if movement_node[i]:
-            if node.outputs[0] in materialized:
-                groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
-        elif node.spec.planner.prologue and node.inputs[0] not in materialized:
+        data = node.inputs[0] if node.inputs else None
+        if len(node.outputs) == 1 and node.outputs[0] in virtual:
+            continue  # computed inside its reader's kernel
+        if movement_node[i] and data in computing or _is_elementwise(node) and virtual.intersection(node.inputs) \
+                or node.spec.planner.prologue and data in computing:
+            groups.append(_expression_group(nodes, producer, virtual, movement_node, i, value_descs))
+        elif movement_node[i]:
+            groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
+        elif node.spec.planner.prologue and data in virtual:
             groups.append(_read_group(nodes, producer, materialized, i, value_descs))
         else:
             groups.append(Group(node.desc, node.spec, tuple(node.inputs), tuple(node.outputs), (i,)))
@@ -369,22 +473,77 @@ def _needed(nodes, producer, outputs) -> set[int]:
     return needed
 
 
-def _fit_bindings(nodes, needed, movement_node, materialized: set, budget: int) -> None:
-    """Materialize the data input of a node whose chain (with the node's own extra inputs)
-    would bind more than `budget` extra tensors: the chain is cut there (producers first,
-    so each chain keeps as many stages as fit)."""
-    extra: dict[int, int] = {}  # non-materialized movement value -> extra tensors of its chain
+def _virtual(nodes, producer, needed, movement_node, outputs: set, value_descs) -> tuple[set, set]:
+    """The values computed inside the kernels that read them instead of written (the rules
+    of the module doc, producers first), and those of them that compute (an element-wise
+    value, or data movement over one)."""
+    readers: dict[int, list[tuple[int, int]]] = {}
+    for i in sorted(needed):
+        for k, v in enumerate(nodes[i].inputs):
+            readers.setdefault(v, []).append((i, k))
+    virtual, computing = set(), {}  # computing: value -> the kind its element-wise source computes in
     for i in sorted(needed):
         node = nodes[i]
-        if not (movement_node[i] or node.spec.planner.prologue):
+        v = node.outputs[0] if len(node.outputs) == 1 else None
+        ew = _is_elementwise(node) and not _computes_f64(node)
+        if v is None or v in outputs or v not in readers or not (movement_node[i] or ew) \
+                or _value_of(node.desc).sizes != value_descs[v].sizes:  # (re-described: Graph.redescribe)
             continue
-        source = node.inputs[0]
-        count = (0 if source in materialized else extra.get(source, 0)) + len(node.inputs) - 1
-        if count > budget and source not in materialized:
-            materialized.add(source)
-            count = len(node.inputs) - 1
-        if movement_node[i]:
-            extra[node.outputs[0]] = count
+        kind = _problem(node).out_kind if ew else computing.get(node.inputs[0])
+        if kind is not None and len(readers[v]) > 1:
+            continue  # what computes is computed once
+        if all(_reads_through(nodes, movement_node, r, k, value_descs[v], kind) for r, k in readers[v]):
+            virtual.add(v)
+            if kind is not None:
+                computing[v] = kind
+    return virtual, set(computing)
+
+
+def _reads_through(nodes, movement_node, r: int, k: int, value: TensorDesc, kind) -> bool:
+    """Can node r take its input k, `value` (a data-movement value, or one computing in
+    `kind`), inside its own kernel? A data-movement node as its data; a node with the
+    prologue as its first input (an element-wise value in its own layout); an element-wise
+    node (not computing FLOAT64) reading it as it is (its sizes, packed, its type; no
+    broadcast), in the kind it computes in. Never an input read through a view (Graph.view:
+    another desc of the value's buffer)."""
+    reader = nodes[r]
+    if r not in movement_node or k in getattr(reader, "viewed", ()):
+        return False  # (a node the outputs do not need; a view)
+    if movement_node[r]:
+        return k == 0
+    if reader.spec.planner.prologue:
+        return k == 0 and (kind is None or _as_is(reader.desc.input_tensor, value))
+    if not _is_elementwise(reader) or _computes_f64(reader):
+        return False
+    problem = _problem(reader)
+    return _as_is(problem.inputs[k], value) and kind in (None, problem.kinds[k])
+
+
+def _as_is(read: TensorDesc, value: TensorDesc) -> bool:
+    return (read.sizes == value.sizes and read.effective_strides == value.effective_strides
+            and read.data_type == value.data_type and value.is_packed)
+
+
+def _fit_bindings(nodes, needed, virtual: set, max_bindings: int) -> None:
+    """Materialize values read inside a kernel whose reads (the tensors they bind: sources,
+    data-movement nodes' other tensors) would exceed its budget (`max_bindings` less its
+    output's binding in an element-wise node's kernel, less FIXED_BINDINGS - 1 in any
+    other): producers first, each node's inputs in order, so each kernel keeps as many
+    fused nodes as fit."""
+    cost: dict[int, int] = {}  # virtual value -> the tensors computing it reads
+    for i in sorted(needed):
+        node = nodes[i]
+        budget = max_bindings - (1 if _is_elementwise(node) else FIXED_BINDINGS - 1)
+        count = 0
+        for k, v in enumerate(node.inputs):
+            if v in virtual:
+                if count + cost[v] + len(node.inputs) - k - 1 <= budget:
+                    count += cost[v]
+                    continue
+                virtual.discard(v)
+            count += 1
+        if len(node.outputs) == 1:
+            cost[node.outputs[0]] = count
 
 
 def _walk(nodes, producer, materialized, last: int) -> tuple[list[int], int]:
@@ -432,7 +591,77 @@ def _read_group(nodes, producer, materialized, i: int, value_descs) -> Group:
                  tuple(chain) + (i,))
 
 
-# ---------------------------------------------------------------------------- element-wise chains
+def _expression_group(nodes, producer, virtual, movement_node, root: int, value_descs) -> Group:
+    """The kernel of node `root` (element-wise, data movement over an element-wise value, or a
+    consumer reading one through its prologue) with the virtual values it reads computed
+    inside: element-wise nodes as steps (producers first), data movement over a written
+    value as the path its input is read through, data movement over an element-wise value
+    as a move of that step's result."""
+    order: list[int] = []
+    leaves: list[tuple] = []  # (value, the desc it is read through, the kind, the path's nodes)
+    moves: list[tuple] = []  # (the path's nodes, the step it moves)
+    args: dict[int, tuple] = {}
+
+    def down(v: int) -> tuple[list[int], int]:
+        """The virtual data-movement nodes producing v (the source's side first), and the value under them."""
+        path = []
+        while v in virtual and movement_node[producer[v]]:
+            path.append(producer[v])
+            v = nodes[producer[v]].inputs[0]
+        return path[::-1], v
+
+    def under(path: list[int], u: int) -> tuple:
+        """The step computing virtual element-wise value u, moved by `path`."""
+        visit(producer[u])
+        if not path:
+            return "step", order.index(producer[u])
+        moves.append((tuple(path), order.index(producer[u])))
+        return "move", len(moves) - 1
+
+    def read(v: int, desc: TensorDesc, kind: str) -> tuple:
+        path, u = down(v)
+        if u in virtual:
+            return under(path, u)
+        key = (u, _source_desc(nodes[path[0]], u, value_descs) if path else desc, kind, tuple(path))
+        if key not in leaves:
+            leaves.append(key)
+        return "input", leaves.index(key)
+
+    def visit(i: int) -> None:
+        node = nodes[i]
+        p = _problem(node)
+        args[i] = tuple(read(v, p.inputs[k], p.kinds[k]) for k, v in enumerate(node.inputs))
+        order.append(i)
+
+    node = nodes[root]
+    members, result, consumer = [], None, None  # (members: besides the steps and the paths)
+    if _is_elementwise(node):
+        visit(root)
+        output = _problem(node).output
+    else:
+        path, u = down(node.inputs[0])
+        if movement_node[root]:
+            path, output = path + [root], node.desc.output_tensor
+        else:
+            members, consumer, output = [root], node.desc, node.desc.output_tensor
+        result = under(path, u)
+        result = None if result[0] == "step" else result
+    paths = [path for _, _, _, path in leaves] + [path for path, _ in moves]
+    members += order + [i for path in paths for i in path]
+    extras = tuple(v for path in paths for i in reversed(path) for v in nodes[i].inputs[1:])
+    fields = dict(input_tensors=tuple(d for _, d, _, _ in leaves), output_tensor=output,
+                  nodes=tuple(nodes[i].desc for i in order), args=tuple(args[i] for i in order),
+                  read_tensors=_reads([nodes[i].desc for path in reversed(paths) for i in path]),
+                  paths=tuple(tuple(nodes[i].desc for i in path) for _, _, _, path in leaves)
+                  if any(path for _, _, _, path in leaves) else (),
+                  moves=tuple((tuple(nodes[i].desc for i in path), j) for path, j in moves), result=result)
+    desc = (FusedElementWiseDesc(**fields) if consumer is None else
+            FusedElementWiseReadDesc(**fields, consumer=consumer))
+    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _, _ in leaves) + extras, tuple(node.outputs),
+                 tuple(sorted(members)))
+
+
+# ---------------------------------------------------------------------------- element-wise nodes
 def _is_elementwise(node) -> bool:
     """An element-wise node of one formula (not one of several steps: QUANTIZED_LINEAR_ADD runs alone)."""
     return (isinstance(node.spec.planner, elementwise.ElementWisePlanner)
@@ -450,99 +679,16 @@ def _computes_f64(node) -> bool:
     return any(d.data_type == DataType.FLOAT64 for d in p.inputs + (p.output,))
 
 
-def _inline_elementwise(nodes, producer, needed, outputs, value_descs, max_bindings) -> set[int]:
-    """The values of element-wise nodes computed inside their consumer's kernel instead of
-    written: a value of an element-wise node that is no graph output, read once, by an
-    element-wise node, as it is (its own sizes and packed strides: no broadcast, no layout
-    change), neither node computing FLOAT64, while the fused kernel's inputs fit the
-    adapter's storage bindings."""
-    readers: dict[int, list[tuple[int, int]]] = {}
-    for i in needed:
-        for k, v in enumerate(nodes[i].inputs):
-            readers.setdefault(v, []).append((i, k))
-    inlined: set[int] = set()
-    budget = None if max_bindings is None else max_bindings - 1  # the output's binding
-    leaves: dict[int, int] = {}  # element-wise node -> the inputs of the kernel it would head
-    for i in sorted(needed):
-        node = nodes[i]
-        if not _is_elementwise(node) or _computes_f64(node):
-            continue
-        count = 0
-        for k, v in enumerate(node.inputs):
-            if v in producer and producer[v] in leaves and _inlinable(nodes, producer[v], v, i, k, readers, outputs,
-                                                                         value_descs):
-                extra = leaves[producer[v]]
-                if budget is None or count + extra + len(node.inputs) - k - 1 <= budget:
-                    inlined.add(v)
-                    count += extra
-                    continue
-            count += 1
-        leaves[i] = count
-    return inlined
-
-
-def _inlinable(nodes, p: int, v: int, consumer: int, k: int, readers, outputs, value_descs) -> bool:
-    if v in outputs or len(readers.get(v, ())) != 1 or len(nodes[p].outputs) != 1:
-        return False
-    read = _problem(nodes[consumer]).inputs[k]
-    own = value_descs[v]
-    if not (read.sizes == own.sizes and read.effective_strides == own.effective_strides
-            and read.data_type == own.data_type and own.is_packed):
-        return False
-    # The consumer computes in the kind the producer's result has (not a bit operation
-    # reading a float's bits, say): the step passes its value on as it is.
-    return _problem(nodes[consumer]).kinds[k] == _problem(nodes[p]).out_kind
-
-
-def _elementwise_group(nodes, producer, inlined, root: int, value_descs) -> Group:
-    """The kernel of element-wise node `root` with the nodes inlined into it: its steps in
-    order (producers first), its inputs the values they read that are written."""
-    order, leaves, args = _tree(nodes, producer, inlined, root)
-    descs = tuple(nodes[i].desc for i in order)
-    desc = FusedElementWiseDesc(tuple(read for _, read, _ in leaves), _problem(nodes[root]).output, descs,
-                                tuple(args[i] for i in order))
-    return Group(desc, elementwise_spec(desc), tuple(v for v, _, _ in leaves), tuple(nodes[root].outputs),
-                 tuple(order))
-
-
-def _tree(nodes, producer, inlined, root: int):
-    """The element-wise nodes computed in `root`'s kernel, producers first, the values they
-    read that are written (leaves: (value, the desc it is read through, the kind it is read
-    in)), and each node's arguments (("input", leaf), ("step", position in the order))."""
-    order: list[int] = []
-    leaves: list[tuple[int, object]] = []  # (value, the desc it is read through)
-    args: dict[int, tuple] = {}
-
-    def visit(i: int) -> None:
-        node = nodes[i]
-        refs = []
-        for k, v in enumerate(node.inputs):
-            if v in inlined:
-                visit(producer[v])
-                refs.append(("step", order.index(producer[v])))
-            else:
-                read = _problem(node).inputs[k]
-                key = (v, read, _problem(node).kinds[k])  # (read as the step computes)
-                if key not in leaves:
-                    leaves.append(key)
-                refs.append(("input", leaves.index(key)))
-        order.append(i)
-        args[i] = tuple(refs)
-
-    visit(root)
-    return order, leaves, args
-
-
 # ---------------------------------------------------------------------------- store epilogues
 @dataclass(frozen=True)
 class FusedEpilogueDesc:
-    """`producer` (an operator's desc whose planner has the epilogue, or a
-    FusedMovementDesc) whose kernels store, instead of its output value, the result of the
-    element-wise `nodes` (producers first) on it: each node's arguments (`args`, per node:
-    ("input", 0) the producer's value, ("input", k) `read_tensors[k - 1]`, ("step", j) node
-    j's result). `input_tensors` are the producer's own inputs (in its order), the read
-    tensors are read as the kernel reads them (the output's sizes, their own strides: 0
-    where a node broadcasts them), `output_tensor` is the last node's."""
+    """`producer` (an operator's desc whose planner has the epilogue) whose kernels store,
+    instead of its output value, the result of the element-wise `nodes` (producers first)
+    on it: each node's arguments (`args`, per node: ("input", 0) the producer's value,
+    ("input", k) `read_tensors[k - 1]`, ("step", j) node j's result). `input_tensors` are
+    the producer's own inputs (in its order), the read tensors are read as the kernel reads
+    them (the output's sizes, their own strides: 0 where a node broadcasts them),
+    `output_tensor` is the last node's."""
 
     input_tensors: tuple[TensorDesc, ...]
     read_tensors: tuple[TensorDesc, ...]
@@ -550,11 +696,6 @@ class FusedEpilogueDesc:
     producer: object
     nodes: tuple
     args: tuple
-
-
-def _producer_spec(producer):
-    """What runs a producer desc: its operator's spec, or a movement chain's FusedSpec."""
-    return movement_spec(producer) if isinstance(producer, FusedMovementDesc) else spec_for(producer)
 
 
 def _value_of(producer) -> TensorDesc:
@@ -592,7 +733,7 @@ class FusedEpilogueSpec(FusedSpec):
     for nodes monotonic on that interval)."""
 
     def sample_buffers(self, desc: FusedEpilogueDesc, rng: np.random.Generator) -> list[np.ndarray]:
-        samples = _producer_spec(desc.producer).sample_buffers(desc.producer, rng)
+        samples = spec_for(desc.producer).sample_buffers(desc.producer, rng)
         for k, read in enumerate(desc.read_tensors, start=1):
             node, position = next((n, a.index(("input", k))) for n, a in zip(desc.nodes, desc.args)
                                   if ("input", k) in a)
@@ -609,7 +750,7 @@ class FusedEpilogueSpec(FusedSpec):
 
     def expected_outputs(self, desc: FusedEpilogueDesc, logical_inputs) -> tuple[list[np.ndarray], list]:
         own = len(desc.input_tensors)
-        values, tolerances = _producer_spec(desc.producer).expected_outputs(desc.producer, logical_inputs[:own])
+        values, tolerances = spec_for(desc.producer).expected_outputs(desc.producer, logical_inputs[:own])
         value, tolerance, reads = values[0], tolerances[0], list(logical_inputs[own:])
         last = desc.nodes[-1]
         expected, precision = spec_for(last).expected_outputs(last, self._steps(desc, value, reads))
@@ -632,54 +773,48 @@ class FusedEpilogueSpec(FusedSpec):
 
 
 def epilogue_spec(desc: FusedEpilogueDesc) -> FusedSpec:
-    if isinstance(desc.producer, FusedMovementDesc):
-        planner, producers = _MOVEMENT, desc.producer.nodes
-    else:
-        planner, producers = spec_for(desc.producer).planner, (desc.producer,)
-    return FusedEpilogueSpec(_name(producers + desc.nodes), FusedEpiloguePlanner(planner))
+    planner = spec_for(desc.producer).planner
+    return FusedEpilogueSpec(_name((desc.producer,) + desc.nodes), FusedEpiloguePlanner(planner))
 
 
-def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, materialized, inlined,
-                        movement_node) -> dict[int, int]:
-    """{element-wise root node: the node whose kernel computes the root's chain in its store}:
-    the value of a node whose planner has the epilogue (or of a data-movement chain) that is
-    no graph output, read once, by an element-wise node of the root's chain, as it is (its
-    own sizes, packed), every tensor of the chain and the value at most 32 bits wide, the
-    root's output packed, a producer that reads no input through a chain (the prologue),
-    and the kernel's tensors within the adapter's storage bindings. One producer per chain:
-    the first such value it reads."""
+def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual: set, computing: set,
+                        movement_node) -> dict[int, tuple[int, Group]]:
+    """{element-wise root node: (the node whose kernel computes the root's nodes in its
+    store, the root's element-wise Group)}: the root's value is written, its kernel has no
+    data movement inside (no path, no move), and the producer's value is no graph output,
+    read once, by a node of the root's kernel, as it is (its own sizes, packed), every
+    tensor of the kernel and the value at most 32 bits wide, the root's output packed; the
+    producer is an operator whose planner has the epilogue and reads no input through a
+    prologue, or a data-movement chain over written values; and the kernel's tensors fit
+    the adapter's storage bindings. One producer per root: the first such value it reads."""
     readers: dict[int, int] = {}
     for i in needed:
         for v in nodes[i].inputs:
             readers[v] = readers.get(v, 0) + 1
-    found: dict[int, int] = {}
+    found: dict[int, tuple[int, Group]] = {}
     for root in sorted(needed):
         node = nodes[root]
-        if not _is_elementwise(node) or node.outputs[0] in inlined or not _problem(node).output.is_packed:
+        if not _is_elementwise(node) or node.outputs[0] in virtual or not _problem(node).output.is_packed:
             continue
-        order, leaves, _ = _tree(nodes, producer, inlined, root)
-        if any(_wide(nodes[i]) for i in order):
+        tree = _expression_group(nodes, producer, virtual, movement_node, root, value_descs)
+        if tree.desc.paths or tree.desc.moves or any(_wide(nodes[i]) for i in tree.nodes):
             continue
-        for v, read, _ in leaves:
+        for v, read in zip(tree.inputs, tree.desc.input_tensors):
             p = producer.get(v)
             if p is None or v in outputs or readers.get(v) != 1 or len(nodes[p].outputs) != 1 or _is_elementwise(
                     nodes[p]):
                 continue
             own = value_descs[v]
-            if not (own.is_packed and read.sizes == own.sizes and read.effective_strides == own.effective_strides
-                    and read.data_type == own.data_type and own.data_type.size <= 4):
+            if not (_as_is(read, own) and own.data_type.size <= 4):
                 continue
-            if movement_node[p]:
-                chain, _ = _walk(nodes, producer, materialized, p)
-                own_inputs = 1 + len(_extra_inputs(nodes, chain))
-            elif nodes[p].spec.planner.epilogue and not (nodes[p].spec.planner.prologue
-                                                         and nodes[p].inputs[0] not in materialized):
-                own_inputs = len(nodes[p].inputs)
-            else:
+            planner = nodes[p].spec.planner
+            if not planner.epilogue or planner.prologue and nodes[p].inputs[0] in virtual \
+                    or _value_of(nodes[p].desc).sizes != own.sizes:  # (re-described: Graph.redescribe)
                 continue
-            if max_bindings is not None and 2 * own_inputs + 2 + len(leaves) - 1 > max_bindings:
+            own_inputs = len(nodes[p].inputs)
+            if max_bindings is not None and 2 * own_inputs + 2 + len(tree.inputs) - 1 > max_bindings:
                 continue
-            found[root] = p
+            found[root] = (p, tree)
             break
     return found
 
@@ -690,24 +825,19 @@ def _wide(node) -> bool:
     return any(d.data_type.size > 4 for d in p.inputs + (p.output,))
 
 
-def _epilogue_group(nodes, producer, inlined, materialized, root: int, p: int, movement_node,
-                    value_descs) -> Group:
-    """The kernel of producer node `p` storing element-wise root `root`'s chain."""
-    order, leaves, args = _tree(nodes, producer, inlined, root)
+def _epilogue_group(nodes, root: int, p: int, tree: Group) -> Group:
+    """The kernel of producer node `p` storing element-wise root `root`'s nodes (`tree`, their
+    element-wise Group): the producer's value is the epilogue's input 0, the root's other
+    inputs follow."""
     value = nodes[p].outputs[0]
-    first = next(k for k, (v, _, _) in enumerate(leaves) if v == value)
+    leaves = list(zip(tree.inputs, tree.desc.input_tensors))
+    first = next(k for k, (v, _) in enumerate(leaves) if v == value)
     rest = [k for k in range(len(leaves)) if k != first]
     index = {first: 0, **{k: j + 1 for j, k in enumerate(rest)}}
-    node_args = tuple(tuple(("input", index[k]) if kind == "input" else (kind, k) for kind, k in args[i])
-                      for i in order)
-    if movement_node[p]:
-        chain, source = _walk(nodes, producer, materialized, p)
-        descs = tuple(nodes[i].desc for i in chain)
-        made = FusedMovementDesc(value_descs[source], _reads(descs), value_descs[value], descs)
-        own_inputs, computed = (source,) + _extra_inputs(nodes, chain), tuple(chain)
-    else:
-        made, own_inputs, computed = nodes[p].desc, tuple(nodes[p].inputs), (p,)
+    node_args = tuple(tuple(("input", index[k]) if kind == "input" else (kind, k) for kind, k in args)
+                      for args in tree.desc.args)
+    made = nodes[p].desc
     desc = FusedEpilogueDesc(tuple(d for _, d in tensor_fields(made)[0]), tuple(leaves[k][1] for k in rest),
-                             _problem(nodes[root]).output, made, tuple(nodes[i].desc for i in order), node_args)
-    return Group(desc, epilogue_spec(desc), own_inputs + tuple(leaves[k][0] for k in rest),
-                 tuple(nodes[root].outputs), computed + tuple(order))
+                             tree.desc.output_tensor, made, tree.desc.nodes, node_args)
+    return Group(desc, epilogue_spec(desc), tuple(nodes[p].inputs) + tuple(leaves[k][0] for k in rest),
+                 tuple(nodes[root].outputs), (p,) + tree.nodes)

@@ -326,8 +326,10 @@ def _packed_desc(array: np.ndarray) -> TensorDesc:
 def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
     """The steps that compute `outputs` (Expressions of `graph`) on `device`, in an order
     that runs producers first (runtime/executor.py says what a step provides;
-    `executor.check_steps` checks a plan at compile). With `fuse`, chains of data-movement
-    nodes run as one kernel each and a Reduce reads such a chain without its tensors
+    `executor.check_steps` checks a plan at compile). With `fuse`, data-movement and
+    element-wise nodes run inside the kernels that read their values, a Reduce's, an
+    ArgMax's or a scan's loads included, and element-wise nodes in the store of the
+    Reduce, ArgMax, GEMM, softmax, normalization or scan producing their input
     (gpudml/fusion.py has the rules); without, one step per node the outputs need."""
     if not fuse:
         return [Step(_compiled(device, node.spec, node.desc, validate=True), node.inputs, node.outputs)

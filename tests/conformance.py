@@ -1004,18 +1004,33 @@ def chainable_specs() -> tuple:
 
 
 def consumer_specs() -> tuple:
-    """The operators that read their first input through a chain (Reduce, ArgMax, ArgMin)."""
+    """The operators that read their first input through a chain (Reduce, ArgMax, ArgMin,
+    the scans)."""
     return tuple(s for s in SPECS if s.planner.prologue)
 
 
+#: Element-wise rows a random graph mixes into its chains: exact in any order of evaluation
+#: (no product a compiler could contract with a sum), so fused equals unfused bit for bit.
+EXACT_ROWS = ("identity", "abs", "negate", "relu", "add0", "subtract", "max", "min")
+
+
+def elementwise_specs() -> tuple:
+    """The element-wise rows of EXACT_ROWS."""
+    return tuple(spec_named(key) for key in EXACT_ROWS)
+
+
 class RandomGraph:
-    """A random graph on `device`: chains of the chainable operators (each node's call drawn
-    by its rule for the value it reads), some values read by a consumer (which reads through
-    the chain), the feed for a call, and the outputs to compile. `nodes[expr]` is the
+    """A random graph on `device`: chains of the chainable operators and of element-wise
+    rows (EXACT_ROWS; each node's call drawn by its rule for the value it reads), some values
+    read by a consumer (which reads through the chain), the feed for a call, and the
+    outputs to compile. `nodes[expr]` is the
     (spec, desc, the Expression it reads, the values of its other tensors) of each node."""
 
     def __init__(self, device, rng: np.random.Generator, nodes: int):
         self.rng, self.d = rng, RandomDraw(rng)
+        # The element-wise rows are drawn from a generator of their own, so that the chains
+        # the main one draws stay what they were.
+        self.mix = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
         self.g = dml.Graph(device)
         self.feed, self.nodes, self.consumed = {}, {}, []
         data_type = T(rng.choice(sorted(T)))
@@ -1027,6 +1042,8 @@ class RandomGraph:
         movable, made = [x], []
         for _ in range(nodes):
             source = movable[int(rng.integers(len(movable)))] if rng.random() < 0.3 else movable[-1]
+            if self.mix.random() < 0.35:  # an element-wise row between the source and its reader
+                source = self._node(source, consume=False, elementwise=True) or source
             value = self._node(source, consume=rng.random() < 0.15)
             if value is None:
                 continue
@@ -1048,24 +1065,26 @@ class RandomGraph:
         self.feed[name] = self._values(data_type, [expr.desc.required_elements] if strides is not None else sizes)
         return expr
 
-    def _node(self, x: dml.Expression, consume: bool):
-        """A node of a random chainable operator (or consumer) reading `x`, or None where
-        the one drawn does not take x's rank and type or would make too large a value."""
-        specs = consumer_specs() if consume else chainable_specs()
-        spec = specs[int(self.rng.integers(len(specs)))]
+    def _node(self, x: dml.Expression, consume: bool, elementwise: bool = False):
+        """A node of a random chainable operator (a consumer, an element-wise row) reading
+        `x`, or None where the one drawn does not take x's rank and type or would make too
+        large a value."""
+        specs = consumer_specs() if consume else elementwise_specs() if elementwise else chainable_specs()
+        rng, draw = (self.mix, RandomDraw(self.mix)) if elementwise else (self.rng, self.d)
+        spec = specs[int(rng.integers(len(specs)))]
         options = [k for k, t in tables(spec).items() if accepts(t, HIGHEST, len(x.shape), {
             table_fields(t)[0]: x.dtype})]
         if not options:
             return None
-        case = draw_case(spec, self.d, level=HIGHEST, data_type=x.dtype, key=options[int(self.rng.integers(
+        case = draw_case(spec, draw, level=HIGHEST, data_type=x.dtype, key=options[int(rng.integers(
             len(options)))], sizes=x.shape, layout="packed")
         desc = case.desc
         if not case.accepted or any(d.element_count > GRAPH_ELEMENTS for _, d in tensor_fields(desc)[1]):
             return None
         others, values = [], []
-        for (field, td), contents in zip(tensor_fields(desc)[0][1:], case.buffers(self.rng)[1:], strict=True):
+        for (field, td), contents in zip(tensor_fields(desc)[0][1:], case.buffers(rng)[1:], strict=True):
             values.append(logical_from_raw(contents, td))
-            if self.rng.random() < 0.3:  # a tensor the call feeds
+            if rng.random() < 0.3:  # a tensor the call feeds
                 name = f"{field}{len(self.feed)}"
                 others.append(self.g.input(td.sizes, dtype=td.data_type, name=name))
                 self.feed[name] = values[-1]

@@ -59,6 +59,7 @@ from conformance import (
     desc_of_call,
     desc_types,
     draw_case,
+    elementwise_specs,
     example_arrays,
     hostile_arrays,
     hostile_inputs,
@@ -348,15 +349,17 @@ def test_segments_and_parts(adapter, spec):
 @pytest.mark.parametrize("shard", range(4))
 def test_random_graphs_fused_match_unfused(device, shard):
     """10 random graphs per shard and adapter, each of up to 12 nodes: chains of every
-    chainable operator, values read by Reduce, ArgMax and ArgMin through the chains; fused
-    and node by node they agree (conformance.run_random_graph). Over a shard, every chainable
-    operator and a consumer are inside fused kernels (the seeds are fixed: this cannot drift)."""
+    chainable operator with element-wise rows between them, values read by Reduce, ArgMax,
+    ArgMin and the scans through the chains; fused and node by node they agree
+    (conformance.run_random_graph). Over a shard, every chainable operator, a consumer and an
+    element-wise row are inside fused kernels (the seeds are fixed: this cannot drift)."""
     fused_names = set()
     for seed in range(shard * 10, shard * 10 + 10):
         graph, fused = run_random_graph(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)))
         fused_names |= graph.fused_names(fused)
     assert {s.name for s in chainable_specs()} <= fused_names, fused_names
     assert {s.name for s in consumer_specs()} & fused_names, fused_names
+    assert {s.name for s in elementwise_specs()} & fused_names, fused_names
 
 
 # ============================================================================ fuzz

@@ -332,20 +332,26 @@ def test_blocks_that_do_not_line_up_go_element_by_element(op, device):
 
 # ------------------------------------------------------------------ graphs
 def test_graph_slice_then_scan(op, device):
-    """A slice recorded before the scan: compile() and compile(fuse=False) give the same
-    result, and the eager calls' one."""
+    """A slice recorded before the scan: the scan reads it through its prologue (one
+    kernel), within the scan's documented precision of the unfused graph, which gives the
+    eager calls' result (reading the chain element by element, the scan's subtotals do not
+    start where the 16-byte blocks of a packed input would start them)."""
     g = dml.Graph(device)
     x = g.input([6, 40], dtype=np.float32, name="x")
     window = dml.slice(x, [1, 3], [5, 35], [1, -2])
     y = dml.FUNCTIONS[op.functional_name](window, 1, axis_direction="decreasing", exclusive=True)
     assert y.shape == [5, 18] and y.dtype is T.FLOAT32
     array = values(np.random.default_rng(17), T.FLOAT32, function_of(op), 240).reshape(6, 40)
-    (fused,) = g.compile([y])({"x": array})
+    compiled = g.compile([y])
+    assert compiled.dispatch_count == 1 and compiled.steps[0].name == f"Fused(Slice1>{op.name})"
+    (fused,) = compiled({"x": array})
     (unfused,) = g.compile([y], fuse=False)({"x": array})
-    assert_bits_equal(fused, unfused)
+    (window_values,) = g.compile([window], fuse=False)({"x": array})
+    arguments = {"axis": 1, "axis_direction": "decreasing", "exclusive": True}
+    assert_within(fused, unfused, op.tolerance(unfused, [window_values], arguments))
     eager = dml.FUNCTIONS[op.functional_name](dml.slice(array, [1, 3], [5, 35], [1, -2], device=device), 1,
                                  axis_direction="decreasing", exclusive=True, device=device)
-    assert_bits_equal(fused, eager)
+    assert_bits_equal(unfused, eager)
 
 
 # ------------------------------------------------------------------ CumulativeSummation

@@ -264,8 +264,8 @@ def test_intermediate_rounding_and_wrap_are_kept(device):
 
 def test_what_elementwise_chains_materialize(vulkan_device):
     """A value is written when it is a graph output, read twice, read through a broadcast
-    (another shape) or by a node that is not element-wise; the rest is computed in its
-    reader's kernel."""
+    (another shape) or by a node that can compute none of its inputs; the rest is computed
+    in its reader's kernel (a Reduce's too: its prologue)."""
     g = dml.Graph(vulkan_device)
     x = g.input([3, 4], dtype=np.float32, name="x")
     col = g.input([3, 1], dtype=np.float32, name="c")
@@ -273,10 +273,10 @@ def test_what_elementwise_chains_materialize(vulkan_device):
     twice = dml.multiply(e, e)  # e read twice: written
     b = dml.sigmoid(col)  # [3, 1] read broadcast to [3, 4]: written
     mixed = dml.add(twice, b)
-    total = dml.reduce(dml.relu(mixed), "sum", [1])  # relu read by a Reduce: written
+    total = dml.reduce(dml.relu(mixed), "sum", [1])  # relu read by a Reduce: in the Reduce's kernel
     names = [step.name for step in g.compile([total, mixed]).steps]
     assert names == ["ElementWiseExp", "ActivationSigmoid", "Fused(ElementWiseMultiply>ElementWiseAdd1)",
-                     "ActivationRelu", "Reduce"]
+                     "Fused(ActivationRelu>Reduce)"]
     feed = {"x": np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4), "c": np.array([[-1], [0], [1]], np.float32)}
     for got, want in zip(g.compile([total, mixed])(feed), g.compile([total, mixed], fuse=False)(feed)):
         np.testing.assert_allclose(got, want, rtol=2e-7, atol=0)
@@ -352,3 +352,165 @@ def test_a_chain_of_both_tables_rows_is_one_kernel(device):
     c = np.trunc(np.where(r > 0, r, 1.5 * np.expm1(r / 1.5))).astype(np.int8)
     z = np.mod(c, feed["m"])
     assert_bit_equal(got, np.where((z <= -2) | (z >= 20), 0, feed["dy"]).astype(np.int8))
+
+
+# ------------------------------------------------------------------ data movement and element-wise nodes together
+def _compare(fused, unfused, feed, exact: bool) -> None:
+    """Fused against unfused: bit for bit (data movement, integer steps), else within the
+    rounding a compiler's contraction may change (1 ULP of float32, as for element-wise chains)."""
+    for got, want in zip(fused(feed), unfused(feed)):
+        if exact:
+            assert_bit_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=float(np.finfo(got.dtype).eps), atol=1e-30)
+
+
+def _mixed_graphs(g):
+    """Each load-side pattern, by name: (output, kernels fused, kernels unfused: one per node)."""
+    x = g.input([4, 6], dtype=np.float32, name="x")
+    y = g.input([3, 5], dtype=np.float32, name="y")
+    return {
+        # an element-wise node reading data-movement values through their chains
+        "add(slice, pad)": (dml.add(dml.slice(x, [1, 0], [3, 5], [1, -1]),
+                                    dml.pad(y, [0, 0], [0, 0], mode="reflection")), 1, 3),
+        # data movement over element-wise values: the step computed where the chain maps to
+        "slice(sigmoid)": (dml.slice(dml.sigmoid(x), [0, 1], [4, 5], [-1, 1]), 1, 2),
+        # a CONSTANT padding's border is the padding value, not the expression's
+        "pad(add) fill": (dml.pad(dml.add(y, y), [1, 2], [2, 0], value=-3.5), 1, 2),
+        # movement > element-wise > movement > element-wise > movement
+        "alternation": (dml.slice(dml.exp(dml.pad(dml.multiply(dml.slice(dml.relu(x), [0, 1], [3, 5]), y),
+                                                   [1, 0], [0, 1], mode="edge")), [0, 0], [4, 6], [1, -1]), 1, 6),
+        # a Reduce, an ArgMin and the scans reading element-wise values (and chains with them)
+        "sum(exp)": (dml.reduce(dml.exp(x), "sum", [1]), 1, 2),
+        "sum_square(sub)": (dml.reduce(dml.subtract(x, dml.tile(dml.slice(x, [0, 0], [4, 3]), [1, 2])), "sum_square",
+                                       [0]), 1, 4),
+        "argmin(slice(neg))": (dml.argmin(dml.slice(dml.negate(x), [0, 2], [4, 3]), [1]), 1, 3),
+        "cumsum(pad(sigmoid))": (dml.cumulative_sum(dml.pad(dml.sigmoid(y), [0, 1], [0, 1]), 1), 1, 3),
+        "cumprod(exp)": (dml.cumulative_product(dml.exp(dml.multiply(x, np.float32([[0.1]]))), 0,
+                                                axis_direction="decreasing"), 1, 3),
+    }
+
+
+def test_movement_and_elementwise_nodes_fuse_into_one_kernel(device):
+    """Every load-side pattern (see _mixed_graphs) is one kernel: one dispatch, or a Reduce's
+    own passes (GPU-class strategies), each node besides the last saving its dispatch; the
+    values equal the unfused graph's within float32 rounding, ArgMin's indices exactly."""
+    g = dml.Graph(device)
+    graphs = _mixed_graphs(g)
+    rng = np.random.default_rng(21)
+    feed = {"x": rng.standard_normal((4, 6)).astype(np.float32), "y": rng.standard_normal((3, 5)).astype(np.float32)}
+    for name, (out, fused_count, unfused_count) in graphs.items():
+        fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+        assert (len(fused.steps), len(unfused.steps)) == (fused_count, unfused_count), name
+        assert unfused.dispatch_count - fused.dispatch_count == unfused_count - 1, name
+        assert fused.dispatch_count == 1 or name.startswith("sum"), name
+        _compare(fused, unfused, feed, exact=name.startswith("argmin"))
+
+
+def test_a_padding_fill_is_the_paddings_value(device):
+    """pad(add(a, b)) writes the padding's constant on the border, whatever the expression
+    would give there (a NaN-free constant, exactly)."""
+    g = dml.Graph(device)
+    a, b = g.input([2, 3], dtype=np.float32, name="a"), g.input([2, 3], dtype=np.float32, name="b")
+    op = g.compile([dml.pad(dml.divide(a, b), [1, 0], [0, 2], value=-7.25)])
+    assert op.dispatch_count == 1
+    (got,) = op({"a": np.ones((2, 3), np.float32), "b": np.zeros((2, 3), np.float32)})  # 1/0 = inf inside
+    want = np.full((3, 5), -7.25, np.float32)
+    want[1:, :3] = np.inf
+    assert_bit_equal(got, want)
+
+
+def test_an_integer_and_a_float16_chain(device):
+    """Integers wrap as between kernels (bit for bit); float16 rounds once per step, as
+    between kernels: the same bits as the unfused graph (these steps are exact in float32)."""
+    g = dml.Graph(device)
+    i = g.input([3, 4], dtype=np.int8, name="i")
+    n = g.input([3, 1], dtype=np.uint32, name="n")
+    ints = dml.add0(dml.reverse_subsequences(dml.multiply(i, i), n, 1), dml.pad(dml.slice(i, [0, 1], [3, 3]),
+                                                                              [0, 0], [0, 1], value=-128))
+    h = g.input([3, 4], dtype=np.float16, name="h")
+    halves = dml.slice(dml.add0(dml.tile(dml.slice(h, [0, 0], [3, 2]), [1, 2]), h), [0, 0], [3, 4], [-1, 1])
+    fused, unfused = g.compile([ints, halves]), g.compile([ints, halves], fuse=False)
+    assert [s.name for s in fused.steps] == [
+        "Fused(Slice1>Padding>ElementWiseMultiply>ReverseSubsequences>ElementWiseAdd)",
+        "Fused(Slice1>Tile>ElementWiseAdd>Slice1)"]
+    rng = np.random.default_rng(3)
+    feed = {"i": random_bits(rng, np.int8, (3, 4)), "n": np.array([[0], [3], [9]], np.uint32),
+            "h": (rng.integers(-2048, 2048, (3, 4)) / 4).astype(np.float16)}
+    _compare(fused, unfused, feed, exact=True)
+
+
+def test_what_mixed_chains_materialize(vulkan_device):
+    """Fusion stops where a value computes and is read twice (an element-wise value, or data
+    movement over one: computed once, written), at a graph output, at a broadcast read
+    (another shape than the reader's) and at FLOAT64 steps; data movement alone is
+    recomputed in each reader."""
+    g = dml.Graph(vulkan_device)
+    x = g.input([3, 4], dtype=np.float32, name="x")
+    s = dml.slice(dml.exp(x), [0, 0], [3, 4], [1, -1])  # read twice below: written (exp in its kernel)
+    twice = dml.add(s, dml.sigmoid(s))
+    p = dml.pad(x, [0, 0], [0, 0])  # pure data movement read twice: recomputed (here in one kernel: one read)
+    both = dml.multiply(p, dml.relu(p))
+    col = dml.slice(x, [0, 0], [3, 1])  # [3, 1] read broadcast to [3, 4]: written
+    wide = dml.add(x, col)
+    d = g.input([3, 4], dtype=np.float64, name="d")
+    f64 = dml.identity(dml.identity(dml.slice(d, [0, 0], [3, 4], [-1, 1])))  # FLOAT64 steps: each its own kernel
+    names = [step.name for step in g.compile([twice, both, wide, f64]).steps]
+    assert names == ["Fused(ElementWiseExp>Slice1)", "Fused(ActivationSigmoid>ElementWiseAdd1)",
+                     "Fused(Padding>ActivationRelu>ElementWiseMultiply)", "Slice1", "ElementWiseAdd1",
+                     "Slice1", "ElementWiseIdentity", "ElementWiseIdentity"]
+    feed = {"x": np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4),
+            "d": np.linspace(-3, 3, 12).reshape(3, 4)}
+    outputs = [twice, both, wide, f64]
+    _compare(g.compile(outputs), g.compile(outputs, fuse=False), feed, exact=False)
+
+
+def test_a_mixed_chain_is_cut_to_the_bindings():
+    """Element-wise nodes adding ReverseSubsequences' values (each with its own lengths):
+    every kernel binds at most the adapter's storage buffers, and every node is computed once."""
+    desc = dml.TensorDesc(T.FLOAT32, [2, 5])
+    lengths = dml.TensorDesc(T.UINT32, [2, 1])
+    rs, add = spec_named("reverse_subsequences"), spec_named("add")
+
+    class Node:
+        def __init__(self, d, inputs, outputs):
+            self.desc, self.spec, self.inputs, self.outputs = d, fusion.spec_for(d), inputs, outputs
+
+    nodes, value_descs, value = [], {0: desc}, 0
+    for i in range(12):
+        value_descs[100 + i], value_descs[200 + i], value_descs[300 + i] = lengths, desc, desc
+        nodes.append(Node(rs.infer_output(desc, lengths, 1), (value, 100 + i), (200 + i,)))
+        nodes.append(Node(add.infer_output(desc, desc), (200 + i, 0), (300 + i,)))
+        value = 300 + i
+    gpu = caps.profile("gpu")  # 8 storage buffers per kernel
+    groups = fusion.plan(nodes, [311], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    assert len(groups) > 1 and sorted(i for grp in groups for i in grp.nodes) == list(range(24))
+    for group in groups:
+        (kernel,) = compiler.compile(group.desc, gpu, operation=group.spec).kernels
+        assert len(kernel.buffers) <= 8
+
+
+def test_mixed_fused_kernels_are_checked_like_an_operator(device):
+    """The autotuner's and the lab's check of a fused kernel (its spec's sample inputs, its
+    nodes' references composed, the precision of the last): an element-wise kernel writing
+    moved values, and a Reduce reading them, under every strategy."""
+    from gpudml.runtime import CompiledOperator, Operator
+    from gpudml.runtime.tensor import logical_from_raw
+
+    g = dml.Graph(device)
+    x = g.input([5, 6], dtype=np.float32, name="x")
+    n = g.input([5, 1], dtype=np.uint32, name="n")
+    moved = dml.pad(dml.log(dml.reverse_subsequences(dml.abs(x), n, 1)), [1, 0], [0, 1], value=2.0)
+    outputs = [moved, dml.reduce(dml.log(dml.pad(dml.abs(x), [1, 0], [0, 1], value=1.0)), "sum", [1])]
+    for out in outputs:
+        (step,) = g.compile([out]).steps[-1:]
+        desc = step.compiled.desc
+        spec = fusion.elementwise_spec(desc)
+        raws = spec.sample_buffers(desc, np.random.default_rng(2))
+        for strategy in step.compiled.strategies:
+            compiled = CompiledOperator(device, Operator(device, desc, spec), strategy)
+            assert [r.size for r in raws] == [d.required_elements for _, d in compiled.inputs]
+            logical = [logical_from_raw(r, d) for r, (_, d) in zip(raws, compiled.inputs)]
+            (want,), (tolerance,) = spec.expected_outputs(desc, logical)
+            got = compiled.execute([device.tensor(r, desc=d) for r, (_, d) in zip(raws, compiled.inputs)])[0]
+            assert_within(got.numpy(), want, tolerance, f"{spec.name} {strategy}")

@@ -38,8 +38,12 @@ def wrong_templates(tmp_path) -> Path:
     folder = tmp_path / "off_by_one"
     (folder / "lib").mkdir(parents=True)
     text = (templates.packaged_dir() / "lib" / "chain.wgsl.j2").read_text()
-    # every source offset: value_at's, stretch_start's and a row's (stretches in rows)
-    assert text.count("uni.src_base + src_offset(o)") == 2 and text.count("row_base = uni.src_base") == 1
+    # every source offset: value_at's (a chain's source prefix `src`), stretch_start's and a
+    # row's (stretches in rows)
+    value_at = "uni.{{ src }}base + {{ src }}offset(o)"
+    assert text.count(value_at) == 1 and text.count("uni.src_base + src_offset(o)") == 1
+    assert text.count("row_base = uni.src_base") == 1
+    text = text.replace(value_at, value_at + " + 1u")
     text = text.replace("uni.src_base + src_offset(o)", "uni.src_base + src_offset(o) + 1u")
     text = text.replace("row_base = uni.src_base", "row_base = 1u + uni.src_base")
     (folder / "lib" / "chain.wgsl.j2").write_text(text)

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W23, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W24, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -358,6 +358,48 @@ def _chain_graph_case(shape, quick, rng, device) -> Case:
                 peers={"one Slice1": lambda: single.execute([t])[0], f"{CHAIN_LENGTH} calls": calls})
 
 
+MIXED_LENGTH = 10
+
+
+def _mixed_ops(y, mod, shape):
+    """Ten element-wise and data-movement ops alternating, shape kept: flip the last axis,
+    scale, edge-pad the last two axes, add, crop them back, relu, flip the rows, subtract,
+    negate, max with 0.25 (issue #30: one dispatch)."""
+    rank = len(shape)
+    border = [0] * (rank - 2) + [1, 1]
+    y = mod.slice(y, [0] * rank, shape, [1] * (rank - 1) + [-1])  # (gpudml and gpudml.reference alike)
+    y = mod.multiply(y, np.float32([0.5]))
+    y = mod.pad(y, border, border, mode="edge")
+    y = mod.add(y, np.float32([1.0]))
+    y = mod.slice(y, border, shape)
+    y = mod.relu(y)
+    y = mod.slice(y, [0] * rank, shape, [1] * (rank - 2) + [-1, 1])
+    y = mod.subtract(y, np.float32([0.75]))
+    y = mod.negate(y)
+    return mod.max(y, np.float32([0.25]))
+
+
+def _mixed_graph_case(shape, quick, rng, device) -> Case:
+    """W24's chain as a compiled graph: one dispatch (fusion of element-wise and data
+    movement). Timed beside it, in the same run: a Slice1 reversing the last axis (one op
+    reading and writing as much: the copy it is held to) and the ops one by one in a batch."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    t = device.tensor(x)
+    g = F.Graph(device)
+    op = g.compile([_mixed_ops(g.input(shape, name="x"), F, shape)])
+    single = device.compile_operator(device.create_operator(
+        slice1.infer_output(t.desc, [0] * len(shape), shape, [1] * (len(shape) - 1) + [-1])))
+
+    def calls():
+        with device.batch():
+            return _mixed_ops(t, F, shape)
+
+    return Case(device_fn=lambda: op({"x": t}, readback=False)[0], numpy_io_fn=None, numpy_fn=None,
+                expected=_mixed_ops(x, reference, shape), logical_bytes=2 * x.nbytes, passes=0,
+                dispatches=op.dispatch_count, compare=_close(1e-6),
+                peers={"one Slice1": lambda: single.execute([t])[0], f"{MIXED_LENGTH} calls": calls})
+
+
 WORKLOADS = [
     Workload("W1", "SUM last axis [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "sum", 1, q, r, d)),
     Workload("W2", "SUM axis 0 [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "sum", 0, q, r, d)),
@@ -388,6 +430,8 @@ WORKLOADS = [
              lambda d, r, q: _convolution_case([1, 3, 224, 224], 64, 7, 2, 3, 1, q, r, d)),
     Workload("W23", "depthwise conv 3x3 [1,256,28,28] pad 1",
              lambda d, r, q: _convolution_case([1, 256, 28, 28], 256, 3, 1, 1, 256, q, r, d)),
+    Workload("W24", f"{MIXED_LENGTH} element-wise and movement ops as a graph [1,3,1024,1024]",
+             lambda d, r, q: _mixed_graph_case([1, 3, 1024, 1024], q, r, d)),
 ]
 
 

@@ -13,11 +13,13 @@ the autotuner, the lab and the graph fuser ask only these questions:
 - fusion hooks: `stage(desc)`, the operator's index rule as a stage of a data-movement
   chain (kernels/chain.py), so that a graph runs a chain of such operators as one kernel;
   and the prologue, `prologue` True with `strategies_through` and `plan_through`: the
-  operator reads its first input through such a chain instead of a tensor (a Reduce after
-  a pad never materializes the pad); and the epilogue, `epilogue` True with
-  `strategies_with_epilogue` and `plan_with_epilogue`: the operator's kernels apply
-  element-wise steps to each value before they store it (kernels/epilogue.py; DirectML's
-  FusedActivation generalized), so that a graph's `relu(gemm(a, b) + bias)` is one kernel.
+  operator reads its first input through such a chain, or through fused element-wise
+  and data-movement nodes (the element-wise family's FusedProblem in coordinate mode),
+  instead of a tensor (a Reduce after a pad never materializes the pad, nor after an exp
+  the exp); and the epilogue, `epilogue` True with `strategies_with_epilogue` and
+  `plan_with_epilogue`: the operator's kernels apply element-wise steps to each value
+  before they store it (kernels/epilogue.py; DirectML's FusedActivation generalized), so
+  that a graph's `relu(gemm(a, b) + bias)` is one kernel.
 
 Also here: what every family's plan options and loops share. Nothing in kernels/ imports
 the operators (gpudml/ops/) nor wgpu: a family reads the fields of the descriptions it is
@@ -87,7 +89,9 @@ class Planner(abc.ABC):
     def plan_through(self, desc, caps: Caps | None, strategy: str, chain: Chain) -> KernelPlan:
         """The plan of `desc` whose first input is the output of `chain` (as a packed
         tensor): the chain reads input 0 (its source) and inputs 1, 2, ... (its stages'
-        extra tensors) of the kernels."""
+        extra tensors) of the kernels. `chain` may also be an elementwise.FusedProblem
+        (element-wise nodes, with data movement): its value is computed in the loads
+        (lib/fused.wgsl.j2), reading its inputs and then its stages' extra tensors."""
         raise InternalError(f"{type(self).__name__} reads no input through a chain")
 
     def strategies_with_epilogue(self, desc, caps: Caps | None, epilogue: Epilogue) -> tuple[str, ...]:

@@ -68,15 +68,19 @@ class Chain:
         return tuple(input_buffer(first_input + k, name) for k, name in enumerate(names))
 
 
-def chain(rules, source_strides, base: int = 0) -> Chain:
+def chain(rules, source_strides, base: int = 0, prefix: str = "") -> Chain:
     """The chain of `rules` (output side first) read from a source with `source_strides`
     (elements, per axis of the chain's rank) from element `base`: affine rules next to the
     source, or next to each other, fold into the source's base and strides (or into one
     affine stage), as does a padding that an affine rule reads only inside of (a crop
-    after a pad); the others become stages s0_, s1_, ... in order."""
-    strides = list(source_strides)
+    after a pad); the others become stages s0_, s1_, ... in order. `prefix` goes before
+    every uniform and stage name (several chains in one kernel: "i0" gives i0src_base,
+    i0s0_). `source_strides` None: the chain maps coordinates only (its source is a value
+    computed at the coordinates it maps to, not a tensor: nothing folds into it, and it
+    has no src_ uniforms)."""
+    strides = None if source_strides is None else list(source_strides)
     rules = list(rules)
-    while rules and rules[-1].affine is not None:  # next to the source: fold into it
+    while strides is not None and rules and rules[-1].affine is not None:  # next to the source: fold into it
         starts, steps = rules.pop().affine
         base += sum(a * s for a, s in zip(starts, strides, strict=True))
         strides = [s * t for s, t in zip(strides, steps, strict=True)]
@@ -99,12 +103,13 @@ def chain(rules, source_strides, base: int = 0) -> Chain:
                                                    zip(last.window, rule.interior, strict=True)))
         else:
             merged.append(rule)
-    stages, uniforms, reads = [], {"src_base": base, "src_strides": tuple(strides)}, []
+    stages, reads = [], []
+    uniforms = {} if strides is None else {f"{prefix}src_base": base, f"{prefix}src_strides": tuple(strides)}
     for i, rule in enumerate(merged):
-        prefix = f"s{i}_"
+        name = f"{prefix}s{i}_"
         params = {"fills": False, "rowwise": True, **rule.params, "reads": len(rule.reads)}
-        stages.append(Stage(rule.op, prefix, tuple(sorted(params.items()))))
-        uniforms.update({prefix + name: value for name, value in rule.uniforms.items()})
+        stages.append(Stage(rule.op, name, tuple(sorted(params.items()))))
+        uniforms.update({name + key: value for key, value in rule.uniforms.items()})
         reads += rule.reads
     unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
     rows = all(dict(st.params)["rowwise"] for st in stages)

@@ -51,6 +51,7 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import Planner, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .chain import chain
 
 STRATEGIES = ("runs", "elements", "blocks")
 WORKGROUP_SIZE = 64
@@ -108,22 +109,66 @@ class Step(NamedTuple):
     gpudml/fusion.py): its own Problem (its inputs' descs say how it reads its arguments,
     its output desc the type of its result) and what it reads: ("input", k) the fused
     kernel's input k, ("step", j) step j's result, which the kernel passes through the bits
-    of step j's output type (rounded and wrapped as a tensor between two kernels would be)."""
+    of step j's output type (rounded and wrapped as a tensor between two kernels would be),
+    ("move", m) move m's value (FusedProblem.moves)."""
 
     problem: Problem
     args: tuple[tuple[str, int], ...]
+
+
+class Move(NamedTuple):
+    """Data-movement stages over step `step`'s result (a graph's data-movement nodes reading
+    an element-wise value): `rules` (kernels.chain.StageRule, output side first) map a
+    coordinate of the move's value to the coordinate where step `step` is computed, or to
+    a fill (a CONSTANT padding's border: the padding's value, not the step's)."""
+
+    rules: tuple
+    step: int
 
 
 @dataclass(frozen=True)
 class FusedProblem:
     """Element-wise operators fused into one kernel: `inputs` (the tensors it reads, with
     the output's sizes and their own strides), `output` (the last step's), `steps` in
-    order (each reads inputs or earlier steps)."""
+    order (each reads inputs, earlier steps or moves).
+
+    With data movement (a graph's movement nodes fused with element-wise ones): input k
+    is read through `paths[k]` (StageRules, output side first; () none) from its own
+    layout, `moves` apply stages to a step's result, and `result` ("step", j) or
+    ("move", m) is the value written (None: the last step's); `reads` are the stages'
+    extra tensors (lengths, indices), bound after the inputs: the paths' in input order,
+    then the moves'. Such a problem is computed per coordinate (`coordinates`): each value
+    where its reader needs it, no axis merged."""
 
     op: str
     inputs: tuple[TensorDesc, ...]
     output: TensorDesc
     steps: tuple[Step, ...]
+    paths: tuple[tuple, ...] = ()
+    moves: tuple[Move, ...] = ()
+    result: tuple[str, int] | None = None
+    reads: tuple[TensorDesc, ...] = ()
+
+    @property
+    def coordinates(self) -> bool:
+        return bool(self.moves) or any(self.paths)
+
+
+class FetchParams(NamedTuple):
+    """A fused read as lib/fused.wgsl.j2 takes it (hashable: template parameters key the
+    caches): per input (bits, chain stages), the steps, per move (step, bits, stages), the
+    result, the inputs' value kinds, and what the formulas compute with."""
+
+    rank: int
+    leaves: tuple
+    steps: tuple
+    moves: tuple
+    result: tuple
+    kinds: tuple
+    out_bits: int
+    f64: bool
+    int64: bool
+    native64: bool
 
 
 class _StepParams(NamedTuple):
@@ -162,6 +207,8 @@ class _Layout:
 
 
 def _layout(p) -> _Layout:
+    if isinstance(p, FusedProblem) and p.coordinates:  # the stages map the desc's own axes
+        return _Layout(p.output.sizes, (p.output.effective_strides,), p.output.element_count)
     tensors = (p.output,) + p.inputs
     axes = merge_axes(p.output.sizes, *(t.effective_strides for t in tensors))
     strides = tuple(tuple(a.strides[k] for a in axes) for k in range(len(tensors)))
@@ -169,7 +216,10 @@ def _layout(p) -> _Layout:
 
 
 def _blocks_eligible(p) -> bool:
-    """Every tensor packed, one element width of 32 or 64 bits, at least one block."""
+    """Every tensor packed, one element width of 32 or 64 bits, at least one block (and no
+    data movement: a moved value has no block of its own)."""
+    if isinstance(p, FusedProblem) and p.coordinates:
+        return False
     bits = {element_bits(t) for t in (p.output,) + p.inputs}
     return (len(bits) == 1 and bits <= {32, 64} and all(t.is_packed for t in (p.output,) + p.inputs)
             and p.output.element_count * p.output.data_type.size >= 16)
@@ -228,17 +278,16 @@ def _attribute_uniforms(prefix: str, attributes, kind: str, bits: int) -> tuple[
 attribute_uniforms = _attribute_uniforms
 
 
-def steps(p: FusedProblem, prefix: str | None = None) -> tuple[dict, tuple[_StepParams, ...]]:
-    """(uniforms, template parameters) of the steps (lib/elementwise.wgsl.j2, steps_fns): an
+def steps(p: FusedProblem, prefix: str | None = None, every: bool = False) -> tuple[dict, tuple[_StepParams, ...]]:
+    """(uniforms, template parameters) of the steps (lib/elementwise.wgsl.j2, step_fns): an
     operator alone keeps its attributes' plain uniform names (NAME, act_NAME, sb_scale),
-    fused steps prefix them n0_, n1_, ...; with `prefix` (another family's store epilogue:
-    kernels/epilogue.py), PREFIX0_, PREFIX1_, ..."""
+    fused steps (`every`: any step, a fused read's) prefix them n0_, n1_, ...; with `prefix`
+    (another family's store epilogue: kernels/epilogue.py), PREFIX0_, PREFIX1_, ..."""
     uniforms, params = {}, []
-    fused = len(p.steps) > 1
+    fused = len(p.steps) > 1 or every
     for j, (q, args) in enumerate(p.steps):
         prefix_j = f"{prefix}{j}_" if prefix is not None else (f"n{j}_" if fused else "")
-        in_bits = tuple(element_bits(p.inputs[k]) if kind == "input" else element_bits(p.steps[k].problem.output)
-                        for kind, k in args)
+        in_bits = tuple(element_bits(_arg_output(p, kind, k)) for kind, k in args)
         out_bits = element_bits(q.output)
         values, attrs = _attribute_uniforms(prefix_j, q.attributes, q.kinds[0], in_bits[0])
         act_values, act_attrs = _attribute_uniforms(prefix_j + "act_", q.activation_attributes, q.out_kind, out_bits)
@@ -251,6 +300,14 @@ def steps(p: FusedProblem, prefix: str | None = None) -> tuple[dict, tuple[_Step
         params.append(_StepParams(prefix_j, tuple(args), tuple(q.kinds), in_bits, q.out_kind, out_bits, q.expression,
                                   attrs, q.scale_bias is not None, q.activation or "", act_attrs))
     return uniforms, tuple(params)
+
+
+def _arg_output(p: FusedProblem, kind: str, k: int) -> TensorDesc:
+    """The desc whose element type a step's argument has: the input's, the step's result's
+    (a move's: the result of the step it moves)."""
+    if kind == "input":
+        return p.inputs[k]
+    return p.steps[k if kind == "step" else p.moves[k].step].problem.output
 
 
 def input_kinds(p: FusedProblem) -> tuple[str, ...]:
@@ -269,10 +326,16 @@ def _split(p: FusedProblem, caps) -> list[tuple[int, int]]:
     (the kernel's inputs they read, and the results of earlier groups, read from scratch)
     and output fit the adapter's storage bindings: one group where the whole problem fits
     (or no caps). A later group reads only an earlier group's last step (its one result);
-    UnsupportedError where no such split fits."""
+    UnsupportedError where no such split fits (a problem with data movement, in coordinate
+    mode, is not split: its stages' tensors, `reads`, are bound too)."""
     allowed = None if caps is None else caps.max_storage_buffers_per_shader_stage
-    if allowed is None or len(p.inputs) + 1 <= allowed:
+    bound = len(p.inputs) + len(p.reads) + 1
+    if allowed is None or bound <= allowed:
         return [(0, len(p.steps))]
+    if p.coordinates:
+        raise UnsupportedError(
+            f"{p.op}: reads {len(p.inputs) + len(p.reads)} tensors and writes one, {bound} storage bindings, above the "
+            f"adapter's max-storage-buffers-per-shader-stage {allowed} ({caps.name})")
     groups, start, reads = [], 0, set()
     for j, st in enumerate(p.steps):
         more = reads | {(kind, k) for kind, k in st.args if kind == "input" or k < start}
@@ -314,6 +377,33 @@ def _group(p: FusedProblem, start: int, stop: int) -> tuple[FusedProblem, tuple[
     inputs = tuple(p.inputs[k] if kind == "input" else TensorDesc(p.steps[k].problem.output.data_type, p.output.sizes)
                    for kind, k in sources)
     return FusedProblem(p.op, inputs, output, tuple(steps)), tuple(sources)
+def _any64(p: FusedProblem) -> bool:
+    return any(element_bits(t) == 64 for t in (p.output,) + p.inputs + tuple(st.problem.output for st in p.steps))
+
+
+def fetch(p: FusedProblem, caps) -> tuple[FetchParams, dict, tuple]:
+    """A problem in coordinate mode as a fused read (lib/fused.wgsl.j2) that another kernel
+    computes its input with (Planner.plan_through: a Reduce's, a scan's prologue) or writes
+    (plan): its template parameters, uniforms and input bindings (input k as in{k}, then
+    the stages' extra tensors)."""
+    _check_caps(p, caps)
+    native64 = caps is not None and caps.has("shader-int64")
+    uniforms, step_params = steps(p, every=True)
+    chains = [chain(rules, t.effective_strides, prefix=f"i{k}")
+              for k, (t, rules) in enumerate(zip(p.inputs, p.paths or ((),) * len(p.inputs)))]
+    moved = [chain(mv.rules, None, prefix=f"m{m}") for m, mv in enumerate(p.moves)]
+    buffers = tuple(input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
+    for c in chains + moved:
+        buffers += c.buffers(len(buffers))
+        uniforms.update(c.uniforms)
+    result = p.result or ("step", len(p.steps) - 1)
+    out_step = p.moves[result[1]].step if result[0] == "move" else result[1]
+    params = FetchParams(
+        len(p.output.sizes), tuple((element_bits(t), c.stages) for t, c in zip(p.inputs, chains)), step_params,
+        tuple((mv.step, element_bits(p.steps[mv.step].problem.output), c.stages) for mv, c in zip(p.moves, moved)),
+        result, input_kinds(p), element_bits(p.steps[out_step].problem.output), _f64(p), _any64(p),
+        native64 and _any64(p))
+    return params, uniforms, buffers
 
 
 def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
@@ -352,7 +442,7 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     out_bits = element_bits(p.output)
     in_bits = tuple(element_bits(t) for t in p.inputs)
     native64 = caps is not None and caps.has("shader-int64")
-    any64 = out_bits == 64 or 64 in in_bits or any(element_bits(st.problem.output) == 64 for st in p.steps)
+    any64 = _any64(p)
     uniforms, step_params = steps(p)
     last = p.steps[-1].problem
     packed_words = strategy != "blocks" and out_bits < 32 and p.output.is_packed
@@ -362,8 +452,11 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
         "kinds": input_kinds(p), "in_bits": in_bits,
         "out_kind": last.out_kind, "out_bits": out_bits, "steps": step_params,
         "copy": copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
-        "packed_words": packed_words, "packed_output": p.output.is_packed,
+        "packed_words": packed_words, "packed_output": p.output.is_packed, "fetch": None,
     }
+    inputs = tuple(input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
+    if p.coordinates:
+        params["fetch"], uniforms, inputs = fetch(p, caps)
     count = lay.count
     if strategy == "blocks":
         per_block = 128 // out_bits
@@ -376,10 +469,9 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
                         -(-blocks // run), WORKGROUP_SIZE)
     run = RUN if strategy == "runs" else per_word
     access = "words" if packed_words else "stores"
-    buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or tuple(
-        input_buffer(k, f"in{k}") for k in range(len(p.inputs))))
+    buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or inputs)
     params.update(run=run, per_word=per_word)
-    axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}
+    axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
                     -(-count // run), WORKGROUP_SIZE)
 

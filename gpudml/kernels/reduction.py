@@ -48,8 +48,10 @@ from dataclasses import dataclass
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
+from . import elementwise
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .chain import Chain
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
 
@@ -216,7 +218,9 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     "DECREASING" the last.
     `through`: the input is a packed view `inp` of a chain of data-movement stages (an
     kernels.chain.Chain) read from input 0 and its extra tensors (inputs 1, 2, ...): a
-    graph's fused chain; element by element (no 16-byte blocks).
+    graph's fused chain; or of element-wise and data-movement nodes (an
+    elementwise.FusedProblem in coordinate mode: a fused read of its inputs); element by
+    element (no 16-byte blocks).
     `element_stores`: every output element is stored on its own (no word of packed 8/16-bit
     outputs assembled by one invocation): a store epilogue's (kernels/epilogue.py)."""
     chunks = count_option("Reduce", "chunks", chunks)
@@ -235,17 +239,21 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "native64": bool(int64_native) and 8 in (in_dt.size, out.data_type.size),
         "rank_r": len(lay.red_sizes), "vec_inner": p.vec_inner,
         "subtotals": in_dt.is_float and function in FLOAT_SUMS,
-        "through": through.stages if through is not None else (),
-        "through_rank": inp.rank if through is not None else 0,
+        "through": through.stages if isinstance(through, Chain) else (),
+        "through_rank": inp.rank if through is not None else 0, "through_fetch": None,
         "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
     }
-    reads = through.buffers(1) if through is not None else ()
-    through_uniforms = {**through.uniforms, "through_sizes": inp.sizes} if through is not None else {}
+    source, reads, through_uniforms = (input_buffer(0, "input"),), (), {}
+    if isinstance(through, Chain):
+        reads, through_uniforms = through.buffers(1), {**through.uniforms, "through_sizes": inp.sizes}
+    elif through is not None:
+        params["through_fetch"], fetched, reads = elementwise.fetch(through, caps)
+        source, through_uniforms = (), {**fetched, "through_sizes": inp.sizes}
     if strategy == "workgroup":
-        return _workgroup_plan(p, function, params, inp, out, reads, through_uniforms, caps, chunks, vectorize, lanes,
-                               _subgroups(caps, subgroups), unroll)
+        return _workgroup_plan(p, function, params, inp, out, source, reads, through_uniforms, caps, chunks, vectorize,
+                               lanes, _subgroups(caps, subgroups), unroll)
     vec = (input_buffer(0, "input_vec", "blocks"),) if p.vec_inner or p.group > 1 else ()
-    inputs = (input_buffer(0, "input"),) + vec + reads
+    inputs = source + vec + reads
     if strategy == "rows":
         uniforms = _uniforms(lay, chunks=1, chunk_length=lay.n, groups=lay.count, groups_per_row=0)
         rows = _dispatch("reduce.wgsl.j2", _writer(params, cost), (_output(out, cost),) + inputs,
@@ -371,8 +379,8 @@ def _fits(shape, *args) -> bool:
     return True
 
 
-def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, out: TensorDesc, reads: tuple,
-                    through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None,
+def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, out: TensorDesc, source: tuple,
+                    reads: tuple, through_uniforms: dict, caps, chunks: int | None, vectorize: bool, lanes: int | None,
                     subgroups: bool, unroll: int | None) -> KernelPlan:
     """One dispatch of workgroup units writing outputs (reduce_workgroup.wgsl.j2), or, with
     several chunks per output, units saving partial States and the combine pass."""
@@ -389,7 +397,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
     lane_uniforms = {**uniforms, **through_uniforms, "lane_steps": steps}
     kernel = {**params, "save_partials": chunks > 1, "workgroup_size": GPU_WORKGROUP_SIZE, "lanes": lanes,
               "vec": vec, "combine": False, "unroll": _unroll(unroll)}
-    inputs = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "blocks"),) if vec else ()) + reads
+    inputs = source + ((input_buffer(0, "input_vec", "blocks"),) if vec else ()) + reads
     units = lay.count * chunks
     invocations = -(-units * lanes // GPU_WORKGROUP_SIZE) * GPU_WORKGROUP_SIZE
     if chunks == 1:

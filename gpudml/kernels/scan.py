@@ -35,13 +35,15 @@ int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
+from . import elementwise
 from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .chain import Chain
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
 
@@ -238,11 +240,16 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
 
 
 def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, exclusive: bool, caps,
-         strategy: str, *, chunks=None, lines=None, int64_native=None, element_stores: bool = False) -> KernelPlan:
+         strategy: str, *, chunks=None, lines=None, int64_native=None, through=None,
+         element_stores: bool = False) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's) for the operator whose
     template (it defines the combination, then runs lib/scan.wgsl.j2) is `template`.
-    `element_stores`: `runs` stores element by element (no 16-byte blocks, no lines side by
-    side): a store epilogue's (kernels/epilogue.py)."""
+    `through` (the prologue): the input is the packed value `inp` of a chain of
+    data-movement stages (a kernels.chain.Chain read from input 0 and its extra tensors) or
+    of element-wise and data-movement nodes (an elementwise.FusedProblem in coordinate
+    mode), read element by element (no 16-byte blocks). `element_stores`: `runs` stores
+    element by element (no 16-byte blocks, no lines side by side): a store epilogue's
+    (kernels/epilogue.py)."""
     chunks = count_option("scan", "chunks", chunks)
     lines = power_of_two_option("scan", "lines", lines, TILE_WORKGROUP)
     lay = layout(inp, out, axis, direction)
@@ -252,18 +259,28 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
     params = {
         "kind": "float" if dt.is_float else "uint", "bits": dt.size * 8, "exclusive": bool(exclusive),
         "native64": bool(int64_native) and dt.size == 8, "rank": len(lay.line_sizes), "strategy": strategy,
+        "through": through.stages if isinstance(through, Chain) else (),
+        "through_rank": inp.rank if through is not None else 0, "through_fetch": None,
     }
+    source, reads = (input_buffer(0, "input"),), ()
+    if isinstance(through, Chain):
+        reads = through.buffers(1)
+        uniforms_through = {**through.uniforms, "through_sizes": inp.sizes}
+    elif through is not None:
+        params["through_fetch"], fetched, reads = elementwise.fetch(through, caps)
+        source, uniforms_through = (), {**fetched, "through_sizes": inp.sizes}
+    else:
+        uniforms_through = {}
     uniforms = {
         "line_sizes": lay.line_sizes, "line_in_strides": lay.line_in_strides, "line_out_strides": lay.line_out_strides,
         "n": lay.n, "lines": lay.lines, "in_start": lay.in_start, "in_step": lay.in_step,
-        "out_start": lay.out_start, "out_step": lay.out_step,
+        "out_start": lay.out_start, "out_step": lay.out_step, **uniforms_through,
     }
     words = _value_words(dt)
     vec, group = "", 1
     if strategy == "runs":
-        vec, group = _vec_direction(lay, dt), _side_by_side(lay, dt)
-        if element_stores:
-            vec, group = "", 1
+        plain = through is None and not element_stores  # (16-byte blocks: loaded, stored)
+        vec, group = (_vec_direction(lay, dt), _side_by_side(lay, dt)) if plain else ("", 1)
         runs = _runs(lay, chunks, group)
         pieces, invocations, workgroup = runs.chunks, lay.lines // group, RUNS_WORKGROUP
         params.update(subtotals=dt.is_float, vec=vec, group=group > 1)
@@ -277,7 +294,7 @@ def plan(template: str, inp: TensorDesc, out: TensorDesc, axis: int, direction, 
                         line_groups=-(-lay.lines // tiles.lines_per_tile))
     bits = dt.size * 8
     by_blocks = vec or group > 1
-    reads = (input_buffer(0, "input"),) + ((input_buffer(0, "input_vec", "blocks"),) if by_blocks else ())
+    reads = source + ((input_buffer(0, "input_vec", "blocks"),) if by_blocks else ()) + reads
     writes = (output_buffer(0, "output", bits, "stores"),) + (
         (output_buffer(0, "output_vec", bits, "blocks"),) if by_blocks else ())
     if pieces == 1:
@@ -335,6 +352,7 @@ class ScanPlanner(Planner):
 
     strategies = STRATEGIES
     options = OPTIONS
+    prologue = True
 
     def __init__(self, template: str, exclusive_field: str):
         self.template = template
@@ -359,3 +377,15 @@ class ScanPlanner(Planner):
         return attach_epilogue(plan(self.template, desc.input_tensor, desc.output_tensor, desc.axis,
                                     desc.axis_direction, getattr(desc, self.exclusive_field), caps, strategy,
                                     element_stores=True), epilogue, 1)
+
+    def strategies_through(self, desc, caps) -> tuple[str, ...]:
+        return self.strategies_for(replace(desc, input_tensor=_packed(desc.input_tensor)), caps)
+
+    def plan_through(self, desc, caps, strategy: str, chain) -> KernelPlan:
+        return plan(self.template, _packed(desc.input_tensor), desc.output_tensor, desc.axis, desc.axis_direction,
+                    getattr(desc, self.exclusive_field), caps, strategy, through=chain)
+
+
+def _packed(desc: TensorDesc) -> TensorDesc:
+    """The value a prologue reads, as the kernel sees it: packed."""
+    return TensorDesc(desc.data_type, desc.sizes)
