@@ -37,18 +37,18 @@ an input is written instead (producers first, so each kernel keeps as many nodes
 
 Store side (`_epilogue_producers`): a written element-wise value's kernel (the element-wise
 nodes computed in it) runs in the store of the node producing one of its inputs where the
-kernel reads no data movement; the producer's planner has the epilogue, the producer has
-one output and reads no input through a prologue (a Reduce after a pad keeps its prologue;
-one or the other); its value is no graph output, is read exactly once (by that kernel) as
-it is (its own sizes, packed, not re-described: no broadcast, no layout change) and the
-kernel's output is packed, so that an output element's offset is its index for every
-tensor the kernel reads (those read through their own strides at the element's
-coordinates, broadcast included); every tensor of the kernel and the value are at most 32
-bits wide (no FLOAT64 step, no 64-bit integers: a producer's kernel picks its own 64-bit
-representation; ArgMax's default INT64 output is not fused); and the producer's kernel
-with the epilogue's tensors fits the adapter's storage bindings. One producer per kernel
-(the first input that qualifies: `add(gemm1, gemm2)` runs in gemm1's store, gemm2 is
-written).
+kernel reads no data movement; the producer's planner has the epilogue and the producer
+has one output (it may read its input through a prologue as well: `sigmoid(reduce(pad(x)))`
+and `tanh(cumulative_sum(exp(x)))` are one kernel each); its value is no graph output, is
+read exactly once (by that kernel) as it is (its own sizes, packed, not re-described: no
+broadcast, no layout change) and the kernel's output is packed, so that an output
+element's offset is its index for every tensor the kernel reads (those read through their
+own strides at the element's coordinates, broadcast included); every tensor of the kernel
+and the value are at most 32 bits wide (no FLOAT64 step, no 64-bit integers: a producer's
+kernel picks its own 64-bit representation; ArgMax's default INT64 output is not fused);
+and the producer's kernel with the epilogue's tensors fits the adapter's storage bindings.
+One producer per kernel (the first input that qualifies: `add(gemm1, gemm2)` runs in
+gemm1's store, gemm2 is written).
 
 Every other value is *materialized*: each is one kernel computing it from the virtual
 values it reads (a data-movement chain over a written value: the movement kernel; anything
@@ -129,17 +129,31 @@ class FusedMovementPlanner(Planner):
 
 
 class FusedReadPlanner(Planner):
-    """A consumer reading through a chain: its planner's prologue."""
+    """A consumer reading through a chain: its planner's prologue (and its epilogue, where
+    element-wise nodes follow it: the epilogue hook here is the consumer's)."""
 
     def __init__(self, consumer_planner: Planner):
         self.consumer = consumer_planner
         self.strategies = consumer_planner.strategies
+        self.epilogue = consumer_planner.epilogue
 
-    def strategies_for(self, desc: FusedReadDesc, caps) -> tuple[str, ...]:
+    def strategies_for(self, desc, caps) -> tuple[str, ...]:
         return self.consumer.strategies_through(desc.consumer, caps)
 
-    def plan(self, desc: FusedReadDesc, caps, strategy: str) -> KernelPlan:
-        return self.consumer.plan_through(desc.consumer, caps, strategy, _chain(desc.nodes, desc.input_tensor))
+    def plan(self, desc, caps, strategy: str) -> KernelPlan:
+        return self.consumer.plan_through(desc.consumer, caps, strategy, self.source(desc))
+
+    def strategies_with_epilogue(self, desc, caps, epilogue) -> tuple[str, ...]:
+        own = self.consumer.strategies_with_epilogue(desc.consumer, caps, epilogue)
+        return tuple(s for s in self.strategies_for(desc, caps) if s in own)
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        return self.consumer.plan_through(desc.consumer, caps, strategy, self.source(desc), epilogue)
+
+    @staticmethod
+    def source(desc: FusedReadDesc):
+        """What the consumer reads its input through (Planner.plan_through's `chain`)."""
+        return _chain(desc.nodes, desc.input_tensor)
 
 
 _MOVEMENT = FusedMovementPlanner()
@@ -283,20 +297,17 @@ class FusedElementWisePlanner(Planner):
         return elementwise.plan(self.problem(desc), caps, strategy)
 
 
-class FusedElementWiseReadPlanner(FusedElementWisePlanner):
+class FusedElementWiseReadPlanner(FusedReadPlanner):
     """A consumer reading fused element-wise (and data-movement) nodes: its planner's
     prologue, handed the nodes' FusedProblem."""
 
-    def __init__(self, consumer_planner: Planner):
-        self.consumer = consumer_planner
-        self.strategies = consumer_planner.strategies
-
     def strategies_for(self, desc: FusedElementWiseReadDesc, caps) -> tuple[str, ...]:
-        elementwise.strategies_for(self.problem(desc), caps)  # (what the adapter cannot compute: UnsupportedError)
+        elementwise.strategies_for(self.source(desc), caps)  # (what the adapter cannot compute: UnsupportedError)
         return self.consumer.strategies_through(desc.consumer, caps)
 
-    def plan(self, desc: FusedElementWiseReadDesc, caps, strategy: str) -> KernelPlan:
-        return self.consumer.plan_through(desc.consumer, caps, strategy, self.problem(desc))
+    @staticmethod
+    def source(desc: FusedElementWiseReadDesc):
+        return FusedElementWisePlanner.problem(desc)
 
 
 class FusedElementWiseSpec(FusedSpec):
@@ -438,8 +449,8 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
             computing.discard(node.outputs[0])
     materialized = set(value_descs) - virtual
     epilogues = _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual, computing,
-                                    movement_node)
-    stored = {p: root for root, (p, _) in epilogues.items()}  # producer -> the root its kernel stores
+                                    movement_node, materialized)
+    stored = {p: root for root, (p, _, _) in epilogues.items()}  # producer -> the root its kernel stores
     groups = []
     for i in sorted(needed):
         node = nodes[i]
@@ -451,15 +462,12 @@ def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[G
         data = node.inputs[0] if node.inputs else None
         if len(node.outputs) == 1 and node.outputs[0] in virtual:
             continue  # computed inside its reader's kernel
-        if movement_node[i] and data in computing or _is_elementwise(node) and virtual.intersection(node.inputs) \
-                or node.spec.planner.prologue and data in computing:
+        if movement_node[i] and data in computing or _is_elementwise(node) and virtual.intersection(node.inputs):
             groups.append(_expression_group(nodes, producer, virtual, movement_node, i, value_descs))
         elif movement_node[i]:
             groups.append(_movement_group(nodes, producer, materialized, i, value_descs))
-        elif node.spec.planner.prologue and data in virtual:
-            groups.append(_read_group(nodes, producer, materialized, i, value_descs))
         else:
-            groups.append(Group(node.desc, node.spec, tuple(node.inputs), tuple(node.outputs), (i,)))
+            groups.append(_own_group(nodes, producer, virtual, computing, movement_node, materialized, i, value_descs))
     return groups
 
 
@@ -698,6 +706,16 @@ class FusedEpilogueDesc:
     args: tuple
 
 
+def _producer_spec(producer):
+    """What runs a producer desc: its operator's spec, or the FusedSpec of a consumer reading
+    through a prologue."""
+    if isinstance(producer, FusedReadDesc):
+        return read_spec(producer)
+    if isinstance(producer, FusedElementWiseReadDesc):
+        return elementwise_spec(producer)
+    return spec_for(producer)
+
+
 def _value_of(producer) -> TensorDesc:
     """A producer's output (its first output tensor)."""
     return tensor_fields(producer)[1][0][1]
@@ -733,7 +751,7 @@ class FusedEpilogueSpec(FusedSpec):
     for nodes monotonic on that interval)."""
 
     def sample_buffers(self, desc: FusedEpilogueDesc, rng: np.random.Generator) -> list[np.ndarray]:
-        samples = spec_for(desc.producer).sample_buffers(desc.producer, rng)
+        samples = _producer_spec(desc.producer).sample_buffers(desc.producer, rng)
         for k, read in enumerate(desc.read_tensors, start=1):
             node, position = next((n, a.index(("input", k))) for n, a in zip(desc.nodes, desc.args)
                                   if ("input", k) in a)
@@ -750,7 +768,7 @@ class FusedEpilogueSpec(FusedSpec):
 
     def expected_outputs(self, desc: FusedEpilogueDesc, logical_inputs) -> tuple[list[np.ndarray], list]:
         own = len(desc.input_tensors)
-        values, tolerances = spec_for(desc.producer).expected_outputs(desc.producer, logical_inputs[:own])
+        values, tolerances = _producer_spec(desc.producer).expected_outputs(desc.producer, logical_inputs[:own])
         value, tolerance, reads = values[0], tolerances[0], list(logical_inputs[own:])
         last = desc.nodes[-1]
         expected, precision = spec_for(last).expected_outputs(last, self._steps(desc, value, reads))
@@ -773,25 +791,32 @@ class FusedEpilogueSpec(FusedSpec):
 
 
 def epilogue_spec(desc: FusedEpilogueDesc) -> FusedSpec:
-    planner = spec_for(desc.producer).planner
-    return FusedEpilogueSpec(_name((desc.producer,) + desc.nodes), FusedEpiloguePlanner(planner))
+    made = _producer_spec(desc.producer)
+    return FusedEpilogueSpec(f"Fused({_inner(made.name)}>{_inner(_name(desc.nodes))})",
+                             FusedEpiloguePlanner(made.planner))
+
+
+def _inner(name: str) -> str:
+    """A kernel's name without its Fused( ): the names of the nodes it computes."""
+    return name[len("Fused("):-1] if name.startswith("Fused(") else name
 
 
 def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual: set, computing: set,
-                        movement_node) -> dict[int, tuple[int, Group]]:
+                        movement_node, materialized: set) -> dict[int, tuple[int, Group, Group]]:
     """{element-wise root node: (the node whose kernel computes the root's nodes in its
-    store, the root's element-wise Group)}: the root's value is written, its kernel has no
-    data movement inside (no path, no move), and the producer's value is no graph output,
-    read once, by a node of the root's kernel, as it is (its own sizes, packed), every
-    tensor of the kernel and the value at most 32 bits wide, the root's output packed; the
-    producer is an operator whose planner has the epilogue and reads no input through a
-    prologue, or a data-movement chain over written values; and the kernel's tensors fit
-    the adapter's storage bindings. One producer per root: the first such value it reads."""
+    store, that node's kernel without them, the root's element-wise Group)}: the root's
+    value is written, its kernel has no data movement inside (no path, no move), and the
+    producer's value is no graph output, read once, by a node of the root's kernel, as it
+    is (its own sizes, packed, not re-described), every tensor of the kernel and the value
+    at most 32 bits wide, the root's output packed; the producer is an operator whose
+    planner has the epilogue (reading its input through a prologue or not); and the
+    kernel's tensors fit the adapter's storage bindings. One producer per root: the first
+    such value it reads."""
     readers: dict[int, int] = {}
     for i in needed:
         for v in nodes[i].inputs:
             readers[v] = readers.get(v, 0) + 1
-    found: dict[int, tuple[int, Group]] = {}
+    found: dict[int, tuple[int, Group, Group]] = {}
     for root in sorted(needed):
         node = nodes[root]
         if not _is_elementwise(node) or node.outputs[0] in virtual or not _problem(node).output.is_packed:
@@ -807,14 +832,12 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
             own = value_descs[v]
             if not (_as_is(read, own) and own.data_type.size <= 4):
                 continue
-            planner = nodes[p].spec.planner
-            if not planner.epilogue or planner.prologue and nodes[p].inputs[0] in virtual \
-                    or _value_of(nodes[p].desc).sizes != own.sizes:  # (re-described: Graph.redescribe)
+            if not nodes[p].spec.planner.epilogue or _value_of(nodes[p].desc).sizes != own.sizes:
+                continue  # (re-described: Graph.redescribe)
+            made = _own_group(nodes, producer, virtual, computing, movement_node, materialized, p, value_descs)
+            if max_bindings is not None and 2 * len(made.inputs) + 2 + len(tree.inputs) - 1 > max_bindings:
                 continue
-            own_inputs = len(nodes[p].inputs)
-            if max_bindings is not None and 2 * own_inputs + 2 + len(tree.inputs) - 1 > max_bindings:
-                continue
-            found[root] = (p, tree)
+            found[root] = (p, made, tree)
             break
     return found
 
@@ -825,10 +848,21 @@ def _wide(node) -> bool:
     return any(d.data_type.size > 4 for d in p.inputs + (p.output,))
 
 
-def _epilogue_group(nodes, root: int, p: int, tree: Group) -> Group:
-    """The kernel of producer node `p` storing element-wise root `root`'s nodes (`tree`, their
-    element-wise Group): the producer's value is the epilogue's input 0, the root's other
-    inputs follow."""
+def _own_group(nodes, producer, virtual, computing, movement_node, materialized, p: int, value_descs) -> Group:
+    """The kernel of node `p` (neither data movement nor an element-wise node reading virtual
+    values), without an epilogue: a consumer reading through its prologue, or its own."""
+    node = nodes[p]
+    if node.spec.planner.prologue and node.inputs[0] in computing:
+        return _expression_group(nodes, producer, virtual, movement_node, p, value_descs)
+    if node.spec.planner.prologue and node.inputs[0] in virtual:
+        return _read_group(nodes, producer, materialized, p, value_descs)
+    return Group(node.desc, node.spec, tuple(node.inputs), tuple(node.outputs), (p,))
+
+
+def _epilogue_group(nodes, root: int, p: int, made: Group, tree: Group) -> Group:
+    """The kernel of producer node `p` (`made`: its kernel without the epilogue) storing
+    element-wise root `root`'s nodes (`tree`, their element-wise Group): the producer's value
+    is the epilogue's input 0, the root's other inputs follow."""
     value = nodes[p].outputs[0]
     leaves = list(zip(tree.inputs, tree.desc.input_tensors))
     first = next(k for k, (v, _) in enumerate(leaves) if v == value)
@@ -836,8 +870,7 @@ def _epilogue_group(nodes, root: int, p: int, tree: Group) -> Group:
     index = {first: 0, **{k: j + 1 for j, k in enumerate(rest)}}
     node_args = tuple(tuple(("input", index[k]) if kind == "input" else (kind, k) for kind, k in args)
                       for args in tree.desc.args)
-    made = nodes[p].desc
-    desc = FusedEpilogueDesc(tuple(d for _, d in tensor_fields(made)[0]), tuple(leaves[k][1] for k in rest),
-                             tree.desc.output_tensor, made, tree.desc.nodes, node_args)
-    return Group(desc, epilogue_spec(desc), tuple(nodes[p].inputs) + tuple(leaves[k][0] for k in rest),
-                 tuple(nodes[root].outputs), (p,) + tree.nodes)
+    desc = FusedEpilogueDesc(tuple(d for _, d in tensor_fields(made.desc)[0]), tuple(leaves[k][1] for k in rest),
+                             tree.desc.output_tensor, made.desc, tree.desc.nodes, node_args)
+    return Group(desc, epilogue_spec(desc), made.inputs + tuple(leaves[k][0] for k in rest),
+                 tuple(nodes[root].outputs), made.nodes + tree.nodes)

@@ -1,7 +1,8 @@
 """Store epilogues (gpudml/fusion.py, kernels/epilogue.py, shaders/lib/epilogue.wgsl.j2): a
 chain of element-wise nodes reading the value of a Reduce, ArgMax/ArgMin, GEMM, softmax,
-normalization or scan node runs in that node's kernel, applied before its store (data
-movement is read, not stored: the element-wise kernel reads it through its chain). Per
+normalization or scan node runs in that node's kernel, applied before its store, also
+where that kernel reads its input through a prologue (data movement is read, not stored:
+the element-wise kernel reads it through its chain). Per
 family: the dispatch count and the values against the unfused graph (bit-exact for integer
 steps, within the float type's rounding otherwise), float16 and integer cases, a second
 input broadcast by stride 0; every strategy of each family against the fused spec's
@@ -104,6 +105,30 @@ def _pad_uint8(g, rng):
     return dml.add0(dml.pad(dml.slice(x, [0, 0], [3, 5], [-1, 1]), [1, 1], [1, 1], mode="reflection"), y), feed
 
 
+def _reduce_through_pad(g, rng):
+    x = g.input([6, 37], name="x")
+    return dml.sigmoid(dml.reduce(dml.pad(x, [0, 2], [0, 3], mode="edge"), "sum", [1])), {"x": _normal(rng, (6, 37))}
+
+
+def _reduce_through_exp(g, rng):
+    x = g.input([6, 37], name="x")
+    bias = np.linspace(-1, 1, 6, dtype=np.float32).reshape(6, 1)
+    return dml.add(dml.reduce(dml.exp(dml.multiply(x, np.float32([[0.1]]))), "sum", [1]), bias), \
+        {"x": _normal(rng, (6, 37))}
+
+
+def _argmax_through_slice(g, rng):
+    h = g.input([7, 11], dtype=np.float16, name="h")
+    arg = dml.argmax(dml.slice(dml.negate(h), [0, 1], [7, 9], [1, -1]), [1], output_data_type="UINT32")
+    return dml.cast(arg, "UINT8"), {"h": _normal(rng, (7, 11), np.float16)}
+
+
+def _scan_through_exp(g, rng):
+    c = g.input([5, 9], name="c")
+    return dml.tanh(dml.cumulative_sum(dml.exp(dml.multiply(c, np.float32([[0.1]]))), 1)), \
+        {"c": _normal(rng, (5, 9))}
+
+
 CASES = {
     "reduce": (_reduce, "Fused(Reduce>ActivationSigmoid)"),
     "reduce-columns": (_reduce_columns, "Fused(Reduce>ActivationSigmoid)"),
@@ -116,6 +141,12 @@ CASES = {
     "mvn": (_mvn, "Fused(MeanVarianceNormalization1>ElementWiseAdd1)"),
     "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
     "scan-int": (_scan_int, "Fused(CumulativeSummation>ElementWiseAdd)"),
+    # a producer reading through its prologue too: a chain, or element-wise (and movement) nodes
+    "reduce-through-pad": (_reduce_through_pad, "Fused(Padding>Reduce>ActivationSigmoid)"),
+    "reduce-through-exp": (_reduce_through_exp, "Fused(ElementWiseMultiply>ElementWiseExp>Reduce>ElementWiseAdd1)"),
+    "argmax-through-slice": (_argmax_through_slice, "Fused(ElementWiseNegate>Slice1>ArgMax>Cast)"),
+    "scan-through-exp": (_scan_through_exp,
+                         "Fused(ElementWiseMultiply>ElementWiseExp>CumulativeSummation>ElementWiseTanh)"),
 }
 
 
@@ -150,7 +181,8 @@ def _values(g, feed) -> dict:
     ("reduce", {"rows": 1, "partials": 2, "workgroup": 1}),
     ("reduce-columns", {"rows": 1, "partials": 2, "columns": 2, "workgroup": 1}),
     ("argmax-cast", None), ("gemm", None), ("gemm-float16-activation", None), ("softmax", None),
-    ("scan", None),
+    ("scan", None), ("reduce-through-pad", {"rows": 1, "partials": 2, "workgroup": 1}),
+    ("reduce-through-exp", None), ("argmax-through-slice", None), ("scan-through-exp", None),
 ])
 def test_every_strategy_takes_the_epilogue(vulkan_device, case, strategies):
     """Each strategy of the producer's family stores through the epilogue (in the last pass

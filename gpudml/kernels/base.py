@@ -86,12 +86,16 @@ class Planner(abc.ABC):
         """The prologue's strategies_for: reading the first input through a chain."""
         raise InternalError(f"{type(self).__name__} reads no input through a chain")
 
-    def plan_through(self, desc, caps: Caps | None, strategy: str, chain: Chain) -> KernelPlan:
+    def plan_through(self, desc, caps: Caps | None, strategy: str, chain: Chain,
+                     epilogue: Epilogue | None = None) -> KernelPlan:
         """The plan of `desc` whose first input is the output of `chain` (as a packed
         tensor): the chain reads input 0 (its source) and inputs 1, 2, ... (its stages'
         extra tensors) of the kernels. `chain` may also be an elementwise.FusedProblem
         (element-wise nodes, with data movement): its value is computed in the loads
-        (lib/fused.wgsl.j2), reading its inputs and then its stages' extra tensors."""
+        (lib/fused.wgsl.j2), reading its inputs and then its stages' extra tensors. With
+        `epilogue` (where the planner has the epilogue hook too, among
+        strategies_with_epilogue's), its kernels also store the epilogue's result, as
+        plan_with_epilogue's do, its tensors bound after the prologue's."""
         raise InternalError(f"{type(self).__name__} reads no input through a chain")
 
     def strategies_with_epilogue(self, desc, caps: Caps | None, epilogue: Epilogue) -> tuple[str, ...]:

@@ -20,7 +20,9 @@ stored with atomic read-modify-write), and `attach` gives each dispatch that wri
 output the epilogue: the output buffer in the epilogue's element type, the read tensors
 bound after the producer's own inputs, their uniforms (ep_sizes, ep_stridesK, the steps'
 attributes ep0_NAME, ...) and the template parameter `epilogue`. The family's template
-stores through lib/epilogue.wgsl.j2's `store_fn`, which applies it.
+stores through lib/epilogue.wgsl.j2's `store_fn`, which applies it. A producer that reads
+its input through a prologue as well (Planner.plan_through with an epilogue: a Reduce's,
+a scan's) binds the epilogue's tensors after the prologue's.
 """
 
 from __future__ import annotations
@@ -74,10 +76,13 @@ def check(ep: Epilogue, value: TensorDesc) -> None:
                             f"kernel writing {value}")
 
 
-def attach(plan: KernelPlan, ep: Epilogue, first_read: int) -> KernelPlan:
+def attach(plan: KernelPlan, ep: Epilogue, first_read: int | None = None) -> KernelPlan:
     """`plan` with the epilogue in the store of every dispatch that writes output 0: its
     output buffer in the epilogue's element type (element-wise stores), the read tensors as
-    inputs `first_read`, `first_read` + 1, ... (after the producer's own inputs)."""
+    inputs `first_read`, `first_read` + 1, ... (after the producer's own inputs; None: after
+    every input the plan binds, a prologue's tensors included)."""
+    if first_read is None:
+        first_read = 1 + max(b.index for d in plan.dispatches for b in d.buffers if b.role == INPUT)
     p = ep.problem
     out = ep.output
     axes = merge_axes(out.sizes, out.effective_strides, *(t.effective_strides for t in ep.reads))

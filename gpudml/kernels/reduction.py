@@ -601,8 +601,13 @@ class ReductionPlanner(Planner):
     def strategies_through(self, desc, caps) -> tuple[str, ...]:
         return strategies_for(*self._problem(desc), caps, vectorize=False)
 
-    def plan_through(self, desc, caps, strategy: str, chain) -> KernelPlan:
-        return plan(*self._problem(desc), caps, strategy, through=chain, **self._direction(desc))
+    def plan_through(self, desc, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
+        made = plan(*self._problem(desc), caps, strategy, through=chain, element_stores=epilogue is not None,
+                    **self._direction(desc))
+        if epilogue is None:
+            return made
+        check_epilogue(epilogue, desc.output_tensor)
+        return attach_epilogue(made, epilogue)
 
     epilogue = True
 

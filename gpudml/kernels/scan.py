@@ -381,9 +381,14 @@ class ScanPlanner(Planner):
     def strategies_through(self, desc, caps) -> tuple[str, ...]:
         return self.strategies_for(replace(desc, input_tensor=_packed(desc.input_tensor)), caps)
 
-    def plan_through(self, desc, caps, strategy: str, chain) -> KernelPlan:
-        return plan(self.template, _packed(desc.input_tensor), desc.output_tensor, desc.axis, desc.axis_direction,
-                    getattr(desc, self.exclusive_field), caps, strategy, through=chain)
+    def plan_through(self, desc, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
+        made = plan(self.template, _packed(desc.input_tensor), desc.output_tensor, desc.axis, desc.axis_direction,
+                    getattr(desc, self.exclusive_field), caps, strategy, through=chain,
+                    element_stores=epilogue is not None)
+        if epilogue is None:
+            return made
+        check_epilogue(epilogue, desc.output_tensor)
+        return attach_epilogue(made, epilogue)
 
 
 def _packed(desc: TensorDesc) -> TensorDesc:
