@@ -1,14 +1,15 @@
 """gpudml.onnx.InferenceSession: ONNX models through DirectML semantics (API.md section 13).
 
-- ONNX's node tests (the onnx 1.22.0 wheel's, the directories tests/test_onnx_nodes.py
-  runs through the functional forms) run again through a session: the model as it is, the
-  parameters DirectML needs when the graph is built (pads, axes, starts, repeats, ...) made
-  initializers, as a real model has them.
-- Whole networks (gpudml/onnx/models.py, random weights) against onnxruntime's CPU
-  provider when it is importable, else onnx's reference evaluator: within
-  MODEL_TOLERANCE of the largest reference magnitude. Those whose gpudml operators are
-  not registered yet (convolution, pooling, normalization) are skipped with that reason,
-  and run once the operators are merged.
+- ONNX's node tests (the onnx 1.22.0 wheel's; tests/test_onnx_nodes.py runs them eagerly
+  through the same mapping, gpudml/onnx/mapping.py) run again through a session: the model
+  as it is, the parameters DirectML needs when the graph is built (pads, axes, starts,
+  repeats, ...) made initializers, as a real model has them; the same outputs, or the same
+  refusal with the reason test_onnx_nodes.NOT_DIRECTML gives.
+- Whole networks (gpudml/onnx/models.py, random weights: an MLP, a transformer encoder
+  block and the block without its LayerNormalizations, a small CNN, a ResNet-18-shaped
+  network) against onnxruntime's CPU provider when it is importable, else onnx's reference
+  evaluator: within gpudml.onnx.session.TOLERANCE of the largest reference magnitude, on both adapters,
+  with their dispatches per run pinned, fused and unfused.
 - Fusion (dispatch_count), views (Reshape/Transpose/Expand cost no dispatch), dynamic
   shapes (compiled per shape, cached), no new allocations on repeated runs, UnsupportedError
   listing every node, malformed models and feeds.
@@ -29,37 +30,12 @@ import gpudml as dml
 import gpudml.onnx as gonnx
 from gpudml.errors import InvalidArgumentError, UnsupportedError
 from gpudml.onnx import mapping, models
+from gpudml.onnx.session import TOLERANCE
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_onnx_nodes import NODE_NAMES, NODE_TESTS, NOT_DIRECTML, _index, _read  # noqa: E402
-
-#: A network's outputs match the oracle within this fraction of the largest reference magnitude.
-MODEL_TOLERANCE = 1e-4
-
-#: Node tests the session does not run, beyond test_onnx_nodes.NOT_DIRECTML, and why.
-SESSION_NOT_RUN = {
-    "test_not_2d": "opset 1 is older than the mapping's first, 7",
-    "test_not_3d": "opset 1 is older than the mapping's first, 7",
-    "test_not_4d": "opset 1 is older than the mapping's first, 7",
-}
-#: Node tests of NOT_DIRECTML that a session runs: a model's ReduceSum with noop_with_empty_axes
-#: is an identity (the value itself), which a graph expresses with no operator.
-SESSION_RUNS = {"test_reduce_sum_empty_axes_input_noop", "test_reduce_sum_empty_axes_input_noop_example",
-                # Gelu's tanh form: element-wise MULTIPLY, ADD and TANH (ACTIVATION_GELU is the erf form)
-                "test_gelu_tanh_1", "test_gelu_tanh_2",
-                # BOOL as UINT8 0/1, as the execution provider passes it: REDUCE MAX/MIN of UINT8
-                "test_reduce_max_bool_inputs", "test_reduce_min_bool_inputs"}
+from test_onnx_nodes import NODE_NAMES, NOT_DIRECTML, REFUSALS, check_refused, compare, load, refused_markdown  # noqa: E402
 
 _RUNTIME = re.compile(r"\(input (\d+)\) is computed at run time")
-
-
-def _node_model(name: str):
-    folder = NODE_TESTS / name
-    model = onnx.load(str(folder / "model.onnx"))
-    data = folder / "test_data_set_0"
-    inputs = [_read(p) for p in sorted(data.glob("input_*.pb"), key=_index)]
-    outputs = [_read(p) for p in sorted(data.glob("output_*.pb"), key=_index)]
-    return model, dict(zip([v.name for v in model.graph.input], inputs)), outputs
 
 
 def _session(model, feeds: dict, device):
@@ -92,25 +68,18 @@ def _initializer(model, name: str, feeds: dict):
 
 @pytest.mark.parametrize("name", NODE_NAMES)
 def test_node_through_session(name, device):
-    expected_out = name in NOT_DIRECTML and name not in SESSION_RUNS or name in SESSION_NOT_RUN
+    """ONNX's node tests (tests/test_onnx_nodes.py runs them eagerly) through a session: the
+    same outputs, or the same refusal with the reason NOT_DIRECTML gives."""
     try:
-        model, feeds, want = _node_model(name)
+        model, inputs, want = load(name)
+        feeds = dict(zip([v.name for v in model.graph.input], [a for a in inputs if a is not None]))
         session, feeds = _session(model, feeds, device)
         got = session.run(None, feeds)
-    except (UnsupportedError, InvalidArgumentError, ValueError) as exc:
-        assert expected_out, f"{name}: {type(exc).__name__}: {exc}"
-        if name in SESSION_NOT_RUN:
-            assert SESSION_NOT_RUN[name] in str(exc)
+    except REFUSALS as exc:
+        check_refused(name, exc)
         return
-    assert not expected_out, f"{name} runs through the session now: take it off the lists"
-    assert len(got) == len(want)
-    for k, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape and g.dtype == w.dtype, f"{name}: output {k}: {g.dtype}{g.shape}, ONNX " \
-                                                          f"{w.dtype}{w.shape}"
-        if np.issubdtype(w.dtype, np.floating):
-            np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-7, err_msg=f"{name}: output {k}")
-        else:
-            np.testing.assert_array_equal(g, w, err_msg=f"{name}: output {k}")
+    assert name not in NOT_DIRECTML, f"{name} runs through the session now: take it off NOT_DIRECTML"
+    compare(name, got, want)
 
 
 # ------------------------------------------------------------------------------ networks
@@ -125,29 +94,24 @@ def oracle(model, feeds) -> list[np.ndarray]:
     return session.run(None, feeds)
 
 
-def _skip_missing(name: str):
-    missing = [f for f in models.NEEDS[name] if f not in dml.FUNCTIONS]
-    if missing:
-        pytest.skip(f"gpudml has no {', '.join(missing)} yet")
-
-
-#: dispatches per run after fusion (and without), on the default sizes.
-DISPATCHES = {"mlp": (4, 7), "attention": (11, 23)}
+#: Dispatches per run after fusion and without (fuse=False), on the models' default sizes, by
+#: the device's adapter class: the convolution runs a long reduction over a small output in
+#: two dispatches: the CPU class's strategies so run 7 of the 3x3 convolutions of the
+#: ResNet's last two stages, the GPU class's 3 of the last stage's.
+_CPU_CLASS = {"mlp": (4, 7), "attention": (11, 23), "transformer": (13, 25), "cnn": (7, 9), "resnet18": (47, 75)}
+DISPATCHES = {"cpu": _CPU_CLASS, "gpu": {**_CPU_CLASS, "resnet18": (43, 71)}}
 
 
 @pytest.mark.parametrize("name", list(models.MODELS))
 def test_network_matches_oracle(name, device):
-    _skip_missing(name)
     model, feeds = models.MODELS[name]()
     session = gonnx.InferenceSession(model, device=device)
     (got,), (want,) = session.run(None, feeds), oracle(model, feeds)
     assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=0, atol=MODEL_TOLERANCE * np.abs(want).max())
+    np.testing.assert_allclose(got, want, rtol=0, atol=TOLERANCE * np.abs(want).max())
     unfused = gonnx.InferenceSession(model, device=device, fuse=False)
-    unfused.run(None, feeds)
-    assert session.dispatch_count < unfused.dispatch_count
-    if name in DISPATCHES:
-        assert (session.dispatch_count, unfused.dispatch_count) == DISPATCHES[name]
+    np.testing.assert_allclose(unfused.run(None, feeds)[0], want, rtol=0, atol=TOLERANCE * np.abs(want).max())
+    assert (session.dispatch_count, unfused.dispatch_count) == DISPATCHES[device.adapter_class][name]
 
 
 def test_dynamic_batch_compiles_per_shape_and_reuses_buffers(device):
@@ -240,8 +204,7 @@ def test_unsupported_lists_every_node():
     text = str(info.value)
     assert "nz (NonZero, opset 17): no DirectML mapping" in text
     assert "ms (FusedMatMul, opset 17): domain 'com.microsoft'" in text
-    assert ("conv (Conv" in text) == ("convolution" not in dml.FUNCTIONS)
-    assert "ok (" not in text
+    assert "conv (" not in text and "ok (" not in text
 
 
 def test_build_time_rejections_name_the_node():
@@ -291,7 +254,8 @@ def test_mapping_table_covers_the_issue():
     assert len(mapping.BY_TYPE) == len(mapping.TABLE)
     for row in mapping.TABLE:
         assert row.directml and 7 <= row.since <= mapping.NEWEST, row
-        assert all(isinstance(n, str) for n in row.needs)
+        assert row.needs and all(name in dml.FUNCTIONS for name in row.needs) or row.directml.startswith(
+            ("none", "strides", "stride 0")), row
 
 
 # ------------------------------------------------------------------------------ gpudml run
@@ -317,9 +281,11 @@ def test_cli_run(tmp_path, capsys, adapter):
     assert re.search(r"y: largest difference \S+ \(bound \S+\) ok", capsys.readouterr().out)
 
 
-def test_docs_page_has_the_mapping_table():
+def test_docs_page_has_the_mapping_table_and_the_refused_node_tests():
     page = (Path(__file__).parent.parent / "docs" / "onnx.md").read_text()
     assert mapping.markdown_table() in page
+    assert refused_markdown() in page
+    assert f"{len(NODE_NAMES) - len(NOT_DIRECTML)} pass; these {len(NOT_DIRECTML)} are refused" in page
 
 
 def test_bench_table(device):
@@ -327,9 +293,10 @@ def test_bench_table(device):
 
     rows = onnx_models.measure(device, reps=1)
     text = onnx_models.table(rows, device.adapter_name)
-    assert "| mlp |" in text and "| attention |" in text
-    mlp = next(r for r in rows if r["model"] == "mlp")
-    assert (mlp["dispatches"], mlp["unfused_dispatches"]) == DISPATCHES["mlp"]
+    for row in rows:
+        assert f"| {row['model']} |" in text
+        assert (row["dispatches"], row["unfused_dispatches"]) == DISPATCHES[device.adapter_class][row["model"]]
+    assert [r["model"] for r in rows] == list(models.MODELS)
 
 
 def test_graph_view_feeds_fused_chains(device):

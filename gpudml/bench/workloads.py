@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W24, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W28, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -201,6 +201,62 @@ def _gemm_case(n: int, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare, flops=2 * n**3)
 
 
+def _big_gemm_case(quick, rng, device) -> Case:
+    """GEMM 4096^3 float32 (issue #31's GPU target: >= 0.6x PyTorch's FLOP rate, TF32 off):
+    137 GFLOP, minutes on a software adapter, where it is 2048^3 (17 GFLOP) instead."""
+    return _gemm_case(2048 if device.caps.is_software else 4096, quick, rng, device)
+
+
+def _attention_gemm_case(quick, rng, device) -> Case:
+    """Batched attention-shaped GEMM: Q [32, 16, 128, 64] x K^T [32, 16, 64, 128] float32
+    (32 x 16 heads of 128 x 128 scores over 64 features: 1.07 GFLOP), batch axes as
+    DirectML's 4-D GEMM takes them; checked within gemm's documented precision."""
+    a = rng.uniform(-1, 1, [32, 16, 128, 64]).astype(np.float32)
+    b = rng.uniform(-1, 1, [32, 16, 64, 128]).astype(np.float32)
+    ta, tb = device.tensor(a), device.tensor(b)
+    expected = reference.gemm(a, b)
+    tolerance = gemm_op.tolerance(expected, [a, b], {})
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    return Case(
+        device_fn=lambda: F.gemm(ta, tb), numpy_io_fn=lambda: F.gemm(a, b, device=device), numpy_fn=lambda: a @ b,
+        expected=expected, logical_bytes=a.nbytes + b.nbytes + expected.size * 4,
+        ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}), ort_expected=expected, compare=compare,
+        flops=2 * expected.size * 64)
+
+
+def _batch_normalization_case(quick, rng, device) -> Case:
+    """BATCH_NORMALIZATION (inference) over ResNet-50's stem output at batch 8, [8, 64, 112,
+    112] float32 (25.7 MB): one element-wise kernel reading the per-channel parameters by
+    stride 0; the bound is the adapter's copy of the same bytes."""
+    x = rng.normal(size=[8, 64, 112, 112]).astype(np.float32)
+    mean, scale, bias = (rng.uniform(-1, 1, [64]).astype(np.float32) for _ in range(3))
+    variance = rng.uniform(0.5, 2, [64]).astype(np.float32)
+    params = [mean, variance, scale, bias]
+    tensors = [device.tensor(p) for p in params]
+    t = device.tensor(x)
+    expected = reference.batch_normalization(x, *params)
+    # Within the documented precision, plus a few ULPs of the terms: onnxruntime computes x *
+    # (scale / sqrt(variance + epsilon)) + (bias - mean * ...), rounding relative to each term.
+    c = (-1, 1, 1)
+    a = np.abs(scale.reshape(c).astype(np.float64)) / np.sqrt(variance.reshape(c) + 1e-5)
+    terms = (np.abs(x) + np.abs(mean.reshape(c))) * a + np.abs(bias.reshape(c))
+    tolerance = spec_named("batch_normalization").tolerance(expected, [x, *params], {}) + 2.0**-21 * terms
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+
+    def numpy_fn():
+        return (x - mean.reshape(c)) / np.sqrt(variance.reshape(c) + 1e-5) * scale.reshape(c) + bias.reshape(c)
+    model = _onnx_model("BatchNormalization", x, {"scale": scale, "bias": bias, "mean": mean, "var": variance},
+                        {"epsilon": 1e-5})
+    return Case(
+        device_fn=lambda: F.batch_normalization(t, *tensors), numpy_io_fn=lambda: F.batch_normalization(
+            x, *params, device=device), numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes,
+        compare=compare, ort=(model, {"x": x}), ort_expected=expected)
+
+
 def _pool_case(kind: str, quick, rng, device) -> Case:
     """ResNet-50's pooling at batch 8, float32: the stem's max pooling (3 x 3, stride 2,
     padding 1 over [8, 64, 112, 112], 25.7 MB in) and the head's global average pooling
@@ -380,7 +436,7 @@ def _mixed_ops(y, mod, shape):
 
 
 def _mixed_graph_case(shape, quick, rng, device) -> Case:
-    """W24's chain as a compiled graph: one dispatch (fusion of element-wise and data
+    """W28's chain as a compiled graph: one dispatch (fusion of element-wise and data
     movement). Timed beside it, in the same run: a Slice1 reversing the last axis (one op
     reading and writing as much: the copy it is held to) and the ops one by one in a batch."""
     x = rng.standard_normal(shape).astype(np.float32)
@@ -430,7 +486,10 @@ WORKLOADS = [
              lambda d, r, q: _convolution_case([1, 3, 224, 224], 64, 7, 2, 3, 1, q, r, d)),
     Workload("W23", "depthwise conv 3x3 [1,256,28,28] pad 1",
              lambda d, r, q: _convolution_case([1, 256, 28, 28], 256, 3, 1, 1, 256, q, r, d)),
-    Workload("W24", f"{MIXED_LENGTH} element-wise and movement ops as a graph [1,3,1024,1024]",
+    Workload("W25", "gemm 4096^3 (2048^3 on a software adapter)", lambda d, r, q: _big_gemm_case(q, r, d)),
+    Workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]", lambda d, r, q: _attention_gemm_case(q, r, d)),
+    Workload("W27", "batch_normalization [8,64,112,112]", lambda d, r, q: _batch_normalization_case(q, r, d)),
+    Workload("W28", f"{MIXED_LENGTH} element-wise and movement ops as a graph [1,3,1024,1024]",
              lambda d, r, q: _mixed_graph_case([1, 3, 1024, 1024], q, r, d)),
 ]
 

@@ -470,7 +470,11 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     run = RUN if strategy == "runs" else per_word
     access = "words" if packed_words else "stores"
     buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or inputs)
-    params.update(run=run, per_word=per_word)
+    # `runs`: an input whose innermost stride is 0 (a broadcast along the row: a bias, a
+    # per-channel parameter) is loaded once per row, not per element (not in coordinate
+    # mode: its inputs are read through their chains, lib/fused.wgsl.j2).
+    row_constant = tuple(run > 1 and s[-1] == 0 for s in lay.strides[1:]) if not p.coordinates else ()
+    params.update(run=run, per_word=per_word, row_constant=row_constant)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
                     -(-count // run), WORKGROUP_SIZE)

@@ -3,8 +3,10 @@
 Each row says what ONNX Runtime's DirectML execution provider runs for an op type
 (onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/: one
 DmlOperator<Name>.cpp per op type), the opsets it covers, the gpudml functional forms it
-calls, and a function that records it on a gpudml Graph (`build(ctx, node)`: the node's
-outputs). What the provider expresses in tensor descs rather than operators is the same
+calls, and a function that records it (`build(ctx, node)`: the node's outputs) on a gpudml
+Graph (an InferenceSession's) or runs it at once (`Context` without a graph: ONNX's node
+tests, tests/test_onnx_nodes.py); this module is the one place that knows how an ONNX node
+becomes DirectML operators. What the provider expresses in tensor descs rather than operators is the same
 here: Reshape, Flatten, Squeeze, Unsqueeze and Identity-like reshapes are views of the
 same buffer (`Graph.view`: no dispatch), Transpose and Expand are strides (a permutation,
 stride 0) that the reading operator takes, or one DML_OPERATOR_ELEMENT_WISE_IDENTITY where
@@ -13,12 +15,14 @@ broadcasting is stride 0 in the element-wise forms. Constant, Shape, Size and an
 whose inputs are all constants (shape arithmetic on initializers) are folded at load
 (`gpudml.onnx.session`), so only nodes that read a runtime tensor come here.
 
-A row whose gpudml operator is not registered yet (`needs`) makes its nodes unsupported
-with the reason "gpudml has no <operator> yet": the table lights up when the operator is.
+What DirectML cannot express raises NotMapped with the reason (a test of ONNX's lists it
+with that reason); what an operator rejects at the device's feature level (a data type its
+support table lacks) is the functional form's InvalidArgumentError.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,12 +105,27 @@ def _ints(a) -> list[int]:
     return [int(v) for v in np.asarray(a).reshape(-1)]
 
 
-def fn(name: str):
-    """gpudml's functional form `name`, or NotMapped while it is not registered."""
-    form = functional.FUNCTIONS.get(name)
-    if form is None:
-        raise NotMapped(f"gpudml has no {name} yet")
-    return form
+class Context:
+    """Where a build function records a node's operators: on `graph` (an InferenceSession's
+    gpudml Graph: values are Expressions, views are `Graph.view`, constants graph constants),
+    or, `graph` None, eagerly on `device` (values are numpy arrays, each functional form runs
+    at once, views are numpy's; tests/test_onnx_nodes.py runs ONNX's node tests so).
+    `onnx_dtype(name)`: the element type (a numpy dtype) of the model's value `name` (CastLike's
+    target)."""
+
+    def __init__(self, device, graph=None, onnx_dtype=None):
+        self.device = device
+        self.graph = graph
+        self._onnx_dtype = onnx_dtype
+
+    def fn(self, name: str):
+        """gpudml's functional form `name` on this context's device."""
+        return functools.partial(functional.FUNCTIONS[name], device=self.device)
+
+    def onnx_dtype(self, name: str) -> np.dtype:
+        if self._onnx_dtype is None:
+            raise NotMapped(f"the element type of {name!r} is not known")
+        return self._onnx_dtype(name)
 
 
 # ------------------------------------------------------------------------------ views
@@ -115,18 +134,20 @@ def shape(x) -> list[int]:
 
 
 def as_expr(ctx, x):
-    """An Expression of x (a numpy constant becomes a graph constant: BOOL as UINT8)."""
+    """x as an operand of a gpudml operator: an Expression (a numpy constant becomes a graph
+    constant) or, eagerly, a numpy array; BOOL as UINT8 (DirectML's), rank 0 as one element."""
     if isinstance(x, Expression):
         return x
     x = np.asarray(x)
     if x.dtype == np.bool_:
         x = x.astype(np.uint8)
-    return ctx.graph.constant(x.reshape(x.shape or (1,)))
+    x = x.reshape(x.shape or (1,))
+    return x if ctx.graph is None else ctx.graph.constant(x)
 
 
-def materialize(x: Expression) -> Expression:
+def materialize(ctx, x: Expression) -> Expression:
     """x written as a packed tensor: DML_OPERATOR_ELEMENT_WISE_IDENTITY of its view."""
-    return fn("identity")(x)
+    return ctx.fn("identity")(x)
 
 
 def reshape(ctx, x, sizes):
@@ -141,7 +162,7 @@ def reshape(ctx, x, sizes):
         return ctx.graph.view(x, sizes or [1])
     strides = view_strides(list(x.shape), list(x.desc.effective_strides), sizes or [1])
     if strides is None:  # axes merged across a layout change: written packed first (the provider copies too)
-        return ctx.graph.view(materialize(x), sizes or [1])
+        return ctx.graph.view(materialize(ctx, x), sizes or [1])
     return ctx.graph.view(x, sizes or [1], strides)
 
 
@@ -200,7 +221,7 @@ def _dtype(x) -> np.dtype:
 
 def _unary(name: str):
     def build(ctx, n):
-        return [fn(name)(as_expr(ctx, n.inputs[0]))]
+        return [ctx.fn(name)(as_expr(ctx, n.inputs[0]))]
     return build
 
 
@@ -209,7 +230,7 @@ def _binary(name: str, ints: str | None = None):
     def build(ctx, n):
         a, b = n.inputs[:2]
         form = ints if ints is not None and _dtype(a).kind in "iub" else name
-        return [fn(form)(as_expr(ctx, a), _operand(ctx, b))]
+        return [ctx.fn(form)(as_expr(ctx, a), _operand(ctx, b))]
     return build
 
 
@@ -226,9 +247,9 @@ def _variadic(name: str, ints: str | None = None):
     DmlOperatorElementwise for >2 inputs)."""
     def build(ctx, n):
         value = as_expr(ctx, n.inputs[0])
-        form = fn(ints if ints is not None and _dtype(value).kind in "iu" else name)
+        form = ctx.fn(ints if ints is not None and _dtype(value).kind in "iu" else name)
         if len(n.inputs) == 1:
-            return [fn("identity")(value)]
+            return [ctx.fn("identity")(value)]
         for other in n.inputs[1:]:
             value = form(value, _operand(ctx, other))
         return [value]
@@ -237,15 +258,15 @@ def _variadic(name: str, ints: str | None = None):
 
 def _mean(ctx, n):
     if len(n.inputs) == 2:
-        return [fn("mean")(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+        return [ctx.fn("mean")(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
     total = _variadic("add")(ctx, n)[0]
-    return [fn("identity")(total, scale_bias=(1.0 / len(n.inputs), 0.0))]
+    return [ctx.fn("identity")(total, scale_bias=(1.0 / len(n.inputs), 0.0))]
 
 
 def _with_attrs(name: str, **names):
     def build(ctx, n):
         kwargs = {kw: n.attr(onnx_name, default) for onnx_name, (kw, default) in names.items()}
-        return [fn(name)(as_expr(ctx, n.inputs[0]), **kwargs)]
+        return [ctx.fn(name)(as_expr(ctx, n.inputs[0]), **kwargs)]
     return build
 
 
@@ -262,7 +283,7 @@ def _clip(ctx, n):
         kwargs["max"] = np.asarray(high).item()
     if low is not None and high is not None and kwargs["min"] > kwargs["max"]:
         raise NotMapped("min > max: ONNX's Clip gives max there, DirectML's CLIP1 (max(Min, min(x, Max))) min")
-    return [fn("clip")(x, **kwargs)]
+    return [ctx.fn("clip")(x, **kwargs)]
 
 
 def _is_inf(ctx, n):
@@ -270,31 +291,31 @@ def _is_inf(ctx, n):
     if not (negative or positive):
         raise NotMapped("IsInf detecting neither sign: no DML_IS_INFINITY_MODE")
     mode = "either" if negative and positive else "negative" if negative else "positive"
-    return [fn("is_infinity")(as_expr(ctx, n.inputs[0]), mode.upper())]
+    return [ctx.fn("is_infinity")(as_expr(ctx, n.inputs[0]), mode.upper())]
 
 
 def _bitshift(ctx, n):
     form = "bit_shift_left" if n.attr("direction") == "LEFT" else "bit_shift_right"
-    return [fn(form)(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+    return [ctx.fn(form)(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
 
 
 def _mod(ctx, n):
     form = "modulus_truncate" if n.attr("fmod", 0) else "modulus_floor"
-    return [fn(form)(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+    return [ctx.fn(form)(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
 
 
 def _where(ctx, n):
     condition, a, b = n.inputs
-    return [fn("if_")(as_expr(ctx, condition), as_expr(ctx, a), _operand(ctx, b))]
+    return [ctx.fn("if_")(as_expr(ctx, condition), as_expr(ctx, a), _operand(ctx, b))]
 
 
 def _cast_to(ctx, x, to: np.dtype):
     if to == np.bool_:  # BOOL is UINT8 0/1 in DirectML: x != 0
         zero = np.zeros([1], _dtype(x))
-        return fn("logical_not")(fn("logical_equals")(as_expr(ctx, x), zero))
+        return ctx.fn("logical_not")(ctx.fn("logical_equals")(as_expr(ctx, x), zero))
     if to.kind not in "fiu":
         raise NotMapped(f"a cast to {to}: not a DirectML data type")
-    return fn("cast")(as_expr(ctx, x), to)
+    return ctx.fn("cast")(as_expr(ctx, x), to)
 
 
 def _cast(ctx, n):
@@ -306,22 +327,28 @@ def _cast_like(ctx, n):
 
 
 def _pow(ctx, n):
-    return [fn("pow")(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
+    return [ctx.fn("pow")(as_expr(ctx, n.inputs[0]), _operand(ctx, n.inputs[1]))]
 
 
 def _gelu(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     if n.attr("approximate", "none") == "none":
-        return [fn("gelu")(x)]
+        return [ctx.fn("gelu")(x)]
     # The tanh form, as element-wise operators: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    dt = x.dtype.numpy
-    cube = fn("multiply")(fn("multiply")(x, x), x)
-    inner = fn("add")(x, fn("multiply")(cube, np.array([0.044715], dt)))
-    t = fn("tanh")(fn("multiply")(inner, np.array([math.sqrt(2 / math.pi)], dt)))
-    return [fn("multiply")(fn("multiply")(x, np.array([0.5], dt)), fn("add")(t, np.array([1.0], dt)))]
+    dt = _dtype(x)
+    cube = ctx.fn("multiply")(ctx.fn("multiply")(x, x), x)
+    inner = ctx.fn("add")(x, ctx.fn("multiply")(cube, np.array([0.044715], dt)))
+    t = ctx.fn("tanh")(ctx.fn("multiply")(inner, np.array([math.sqrt(2 / math.pi)], dt)))
+    return [ctx.fn("multiply")(ctx.fn("multiply")(x, np.array([0.5], dt)), ctx.fn("add")(t, np.array([1.0], dt)))]
 
 
 def _dropout(ctx, n):
+    """Dropout in inference: the input itself (the provider's copy)."""
+    ratio = n.constant(1, "ratio") if n.opset >= 12 else n.attr("ratio", 0.5)
+    training = n.constant(2, "training_mode") if n.opset >= 12 else None
+    if training is not None and bool(np.asarray(training).reshape(-1)[0]) and (
+            ratio is None or float(np.asarray(ratio).reshape(-1)[0]) != 0):
+        raise NotMapped("Dropout in training mode (a random mask): the provider runs inference only")
     if len(n.outputs_wanted) > 1 and n.outputs_wanted[1]:
         raise NotMapped("Dropout's mask output: the provider runs inference only (mask unsupported)")
     return [n.inputs[0]]
@@ -336,7 +363,7 @@ def _softmax(name: str):
             axes = [n.attr("axis", -1) % rank(x)]
         else:
             axes = list(range(n.attr("axis", 1) % rank(x), rank(x)))
-        return [fn(name)(x, axes)]
+        return [ctx.fn(name)(x, axes)]
     return build
 
 
@@ -352,7 +379,7 @@ def _matmul(ctx, n):
     if rank(b) == 1:
         b = reshape(ctx, b, [b.shape[0], 1])
         out = "b" if out is None else "ab"
-    y = fn("gemm")(a, b)
+    y = ctx.fn("gemm")(a, b)
     if out is not None:
         sizes = shape(y)
         if "b" in out:
@@ -371,7 +398,7 @@ def _gemm(ctx, n):
             c = reshape(ctx, c, [1, c.shape[0]])
         elif not isinstance(c, Expression) and c.ndim == 1:
             c = c.reshape(1, -1)
-    return [fn("gemm")(a, b, c, trans_a=bool(n.attr("transA", 0)), trans_b=bool(n.attr("transB", 0)),
+    return [ctx.fn("gemm")(a, b, c, trans_a=bool(n.attr("transA", 0)), trans_b=bool(n.attr("transB", 0)),
                        alpha=n.attr("alpha", 1.0), beta=n.attr("beta", 1.0))]
 
 
@@ -390,7 +417,7 @@ def _reduce(ctx, n):
         if n.attr("noop_with_empty_axes", 0):
             return [x]
         axes = None
-    y = fn("reduce")(x, REDUCE[n.op_type], axes)
+    y = ctx.fn("reduce")(x, REDUCE[n.op_type], axes)
     return [_keepdims(ctx, n, y, axes)]
 
 
@@ -405,7 +432,7 @@ def _arg(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     axis = n.attr("axis", 0) % rank(x)
     direction = "decreasing" if n.attr("select_last_index", 0) else "increasing"
-    form = fn("argmax" if n.op_type == "ArgMax" else "argmin")
+    form = ctx.fn("argmax" if n.op_type == "ArgMax" else "argmin")
     y = form(x, [axis], axis_direction=direction, output_data_type="INT64")
     return [_keepdims(ctx, n, y, [axis])]
 
@@ -432,10 +459,10 @@ def _pad(ctx, n):
     if min(start + end) < 0:  # negative pads crop: a slice first (the provider's DmlOperatorPadding does so too)
         offsets = [max(0, -s) for s in start]
         sizes = [d - max(0, -s) - max(0, -e) for d, s, e in zip(x.shape, start, end)]
-        x = fn("slice")(x, offsets, sizes)
+        x = ctx.fn("slice")(x, offsets, sizes)
         start, end = [max(0, s) for s in start], [max(0, e) for e in end]
     value = 0.0 if value is None else float(np.asarray(value).reshape(-1)[0])
-    return [fn("pad")(x, start, end, mode=_PAD_MODES[mode], value=value)]
+    return [ctx.fn("pad")(x, start, end, mode=_PAD_MODES[mode], value=value)]
 
 
 def _slice(ctx, n):
@@ -459,12 +486,12 @@ def _slice(ctx, n):
             raise NotMapped("an empty slice: DirectML sizes are at least 1")
         lo, hi = min(picked[0], picked[-1]), max(picked[0], picked[-1])
         offsets[a], sizes[a], strides[a] = lo, hi - lo + 1, step
-    return [fn("slice")(x, offsets, sizes, strides)]
+    return [ctx.fn("slice")(x, offsets, sizes, strides)]
 
 
 def _concat(ctx, n):
     xs = [as_expr(ctx, x) for x in n.inputs]
-    return [fn("join")(xs, n.attr("axis") % rank(xs[0]))]
+    return [ctx.fn("join")(xs, n.attr("axis") % rank(xs[0]))]
 
 
 def _split(ctx, n):
@@ -479,7 +506,7 @@ def _split(ctx, n):
         sizes = [min(part, x.shape[axis] - k * part) for k in range(count)]
     if 0 in sizes:
         raise NotMapped("a zero-size part: DirectML sizes are at least 1")
-    return list(fn("split")(x, axis, sizes))
+    return list(ctx.fn("split")(x, axis, sizes))
 
 
 def _gather(ctx, n):
@@ -494,19 +521,19 @@ def _gather(ctx, n):
     xs = reshape(ctx, x, [1] * (full - r) + list(x.shape))
     index_sizes = [1] * (full - max(q, 1)) + (list(indices.shape) or [1])
     idx = reshape(ctx, indices, index_sizes)
-    y = fn("gather")(xs, idx, axis + full - r, index_dimensions=max(q, 1))
+    y = ctx.fn("gather")(xs, idx, axis + full - r, index_dimensions=max(q, 1))
     return [reshape(ctx, y, out or [1])]
 
 
 def _tile(ctx, n):
-    return [fn("tile")(as_expr(ctx, n.inputs[0]), _ints(n.constant(1, "repeats")))]
+    return [ctx.fn("tile")(as_expr(ctx, n.inputs[0]), _ints(n.constant(1, "repeats")))]
 
 
 def _cumsum(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     axis = int(np.asarray(n.constant(1, "axis")).reshape(-1)[0]) % rank(x)
     direction = "decreasing" if n.attr("reverse", 0) else "increasing"
-    return [fn("cumulative_sum")(x, axis, axis_direction=direction, exclusive=bool(n.attr("exclusive", 0)))]
+    return [ctx.fn("cumulative_sum")(x, axis, axis_direction=direction, exclusive=bool(n.attr("exclusive", 0)))]
 
 
 def _reverse_sequence(ctx, n):
@@ -515,8 +542,8 @@ def _reverse_sequence(ctx, n):
     sizes = [1] * rank(x)
     sizes[batch] = x.shape[batch]
     if isinstance(lengths, Expression) and lengths.dtype.numpy.kind == "i":  # INT64 lengths: UINT32, as the
-        lengths = fn("cast")(lengths, np.uint32)                             # lengths tensor's type table has
-    return [fn("reverse_subsequences")(x, reshape(ctx, lengths, sizes), time)]
+        lengths = ctx.fn("cast")(lengths, np.uint32)                             # lengths tensor's type table has
+    return [ctx.fn("reverse_subsequences")(x, reshape(ctx, lengths, sizes), time)]
 
 
 def _quantize(ctx, n):
@@ -536,8 +563,8 @@ def _quantize(ctx, n):
         if zero is None:
             to = n.attr("output_dtype", 0)
             kwargs["output_data_type"] = onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
-        return [fn("quantize_linear")(x, scale, zero, **kwargs)]
-    return [fn("dequantize_linear")(x, scale, zero)]
+        return [ctx.fn("quantize_linear")(x, scale, zero, **kwargs)]
+    return [ctx.fn("dequantize_linear")(x, scale, zero)]
 
 
 # ------------------------------------------------------------------------------ shapes as views
@@ -557,7 +584,8 @@ def _reshape(ctx, n):
 
 def _flatten(ctx, n):
     x = n.inputs[0]
-    axis = n.attr("axis", 1) % (rank(x) + 1) if rank(x) else 0
+    axis = n.attr("axis", 1)
+    axis = axis + rank(x) if axis < 0 else axis
     return [reshape(ctx, x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])]
 
 
@@ -597,156 +625,186 @@ def _identity(ctx, n):
 
 
 # ------------------------------------------------------------------------------ convolution, pooling
-def _spatial_pads(n, x_spatial, window, strides, dilations, out_spatial=None):
-    """(start, end) paddings per spatial axis from pads or auto_pad (SAME_UPPER/SAME_LOWER/VALID)."""
+def _pads(n, sizes, window, strides, dilations) -> tuple[list[int], list[int]]:
+    """(start, end) paddings per spatial axis, as DirectML's execution provider computes them:
+    `pads`, or auto_pad's: SAME_UPPER / SAME_LOWER (the output ceil(size / stride), the
+    padding split with the odd one at the end / the start), VALID (none)."""
     d = len(window)
     auto = n.attr("auto_pad", "NOTSET")
-    if auto in ("NOTSET", ""):
-        pads = n.attr("pads", [0] * 2 * d)
-        return list(pads[:d]), list(pads[d:])
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        start, end = [], []
+        for i, k, s, dl in zip(sizes, window, strides, dilations):
+            total = max(0, (-(-i // s) - 1) * s + (k - 1) * dl + 1 - i)
+            start.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+            end.append(total - start[-1])
+        return start, end
     if auto == "VALID":
         return [0] * d, [0] * d
-    start, end = [], []
-    for i in range(d):
-        out = -(-x_spatial[i] // strides[i])
-        total = max(0, (out - 1) * strides[i] + (window[i] - 1) * dilations[i] + 1 - x_spatial[i])
-        low = total // 2 if auto == "SAME_UPPER" else total - total // 2
-        start.append(low)
-        end.append(total - low)
-    return start, end
+    pads = list(n.attr("pads", [0] * 2 * d))
+    return pads[:d], pads[d:]
 
 
-def _to_2d(ctx, x, k: int):
-    """A 1-D spatial tensor (rank 3) as 2-D (rank 4: a height of 1), as the provider does."""
-    return reshape(ctx, x, list(x.shape[:2]) + [1] + list(x.shape[2:])) if k == 1 else x
+def _transpose_pads(n, sizes, window, strides, dilations) -> tuple[list[int], list[int], list[int]]:
+    """ConvTranspose's (start, end, output) paddings: `pads` and `output_padding`, or
+    `output_shape` (given, or auto_pad SAME_*'s size * stride) as ONNX's formulas pad it: the
+    total padding split (SAME_UPPER: the odd one at the end; otherwise at the start), and an
+    output_shape past the padded size is OutputPadding."""
+    d = len(window)
+    auto, adjust = n.attr("auto_pad", "NOTSET"), list(n.attr("output_padding", [0] * d))
+    target = n.attr("output_shape")
+    if target is None and auto in ("SAME_UPPER", "SAME_LOWER"):
+        target = [i * s for i, s in zip(sizes, strides)]
+    if target is None:
+        return (*_pads(n, sizes, window, strides, dilations), adjust)
+    start, end, padding = [], [], []
+    for i, k, s, dl, a, o in zip(sizes, window, strides, dilations, adjust, list(target)[-d:]):
+        full = (i - 1) * s + a + (k - 1) * dl + 1
+        total = max(0, full - o)
+        start.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+        end.append(total - start[-1])
+        padding.append(o - (full - a - total))
+    return start, end, padding
+
+
+def _to_2d(ctx, x):
+    """A 1-D spatial tensor (rank 3) as 2-D (rank 4, a height of 1), as the provider runs it."""
+    return reshape(ctx, x, list(x.shape[:2]) + [1] + list(x.shape[2:]))
 
 
 def _conv(ctx, n):
-    conv = fn("convolution")
+    """Conv and ConvTranspose: DML_OPERATOR_CONVOLUTION, CROSS_CORRELATION, FORWARD and
+    BACKWARD (1-D as 2-D over a height of 1); the bias [C_out] as it is."""
     x, w, b = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
     d = rank(x) - 2
     window = list(w.shape[2:])
-    strides, dilations = n.attr("strides", [1] * d), n.attr("dilations", [1] * d)
+    strides, dilations = list(n.attr("strides", [1] * d)), list(n.attr("dilations", [1] * d))
     transposed = n.op_type == "ConvTranspose"
     if transposed:
-        output_padding = n.attr("output_padding", [0] * d)
-        start, end = _transpose_pads(n, list(x.shape[2:]), window, strides, dilations, output_padding)
+        start, end, padding = _transpose_pads(n, list(x.shape[2:]), window, strides, dilations)
     else:
-        output_padding = [0] * d
-        start, end = _spatial_pads(n, list(x.shape[2:]), window, strides, dilations)
+        (start, end), padding = _pads(n, list(x.shape[2:]), window, strides, dilations), [0] * d
     if d == 1:
-        x, w = _to_2d(ctx, x, 1), _to_2d(ctx, w if isinstance(w, Expression) else np.asarray(w), 1)
-        strides, dilations, start, end = [1] + strides, [1] + dilations, [0] + start, [0] + end
-        output_padding = [0] + output_padding
-    if b is not None:
-        b = reshape(ctx, b, [1, b.shape[0], 1, 1] + [1] * (max(d, 2) - 2))
-    y = conv(as_expr(ctx, x), as_expr(ctx, w), None if b is None else as_expr(ctx, b), strides=strides,
-             dilations=dilations, start_padding=start, end_padding=end, output_padding=output_padding,
-             group_count=n.attr("group", 1), direction="backward" if transposed else "forward")
+        x, w = _to_2d(ctx, x), _to_2d(ctx, w)
+        strides, dilations = [1, *strides], [1, *dilations]
+        start, end, padding = [0, *start], [0, *end], [0, *padding]
+    y = ctx.fn("convolution")(x, as_expr(ctx, w), None if b is None else as_expr(ctx, b), strides=strides,
+                              dilations=dilations, start_padding=start, end_padding=end, output_padding=padding,
+                              group_count=n.attr("group", 1), direction="backward" if transposed else "forward")
+    return [reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]]) if d == 1 else y]
+
+
+def _pool(ctx, n):
+    """MaxPool, AveragePool, LpPool and their Global forms: MAX_POOLING2, AVERAGE_POOLING and
+    LP_POOLING, as the provider builds them: 1-D pooling as 2-D over a height of 1; auto_pad
+    and ceil_mode (ONNX's output size, the last window starting inside the input or its start
+    padding) as start and end paddings; MaxPool's Indices (row-major flat indices over NCHW,
+    DirectML's OutputIndicesTensor) as UINT64, cast to ONNX's INT64."""
+    x = as_expr(ctx, n.inputs[0])
+    d = rank(x) - 2
+    sizes = list(x.shape[2:])
+    kind = n.op_type.removeprefix("Global")
+    if n.op_type.startswith("Global"):
+        window, strides, dilations, start, end = sizes, [1] * d, [1] * d, [0] * d, [0] * d
+    else:
+        window = list(n.attr("kernel_shape"))
+        strides, dilations = list(n.attr("strides", [1] * d)), list(n.attr("dilations", [1] * d))
+        start, end = _pads(n, sizes, window, strides, dilations)
+        if n.attr("auto_pad", "NOTSET") in ("NOTSET", "") and n.attr("ceil_mode", 0):
+            for i in range(d):
+                extent, padded = (window[i] - 1) * dilations[i] + 1, sizes[i] + start[i] + end[i]
+                out = -(-(padded - extent) // strides[i]) + 1
+                if (out - 1) * strides[i] >= sizes[i] + start[i]:
+                    out -= 1  # (the last window must start inside the input or its start padding)
+                extra = max(0, (out - 1) * strides[i] + extent - padded)
+                if extra and kind == "AveragePool" and n.attr("count_include_pad", 0):
+                    raise NotMapped("ceil_mode with count_include_pad=1: IncludePadding would count the positions "
+                                    "ceil_mode adds past the end padding, which ONNX leaves out of the divisor")
+                end[i] += extra
+    if n.attr("storage_order", 0) == 1:
+        raise NotMapped("storage_order=1 (column-major indices): DirectML's indices are row-major")
     if d == 1:
-        y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
-    return [y]
-
-
-def _transpose_pads(n, x_spatial, window, strides, dilations, output_padding):
-    d = len(window)
-    shape_attr = n.attr("output_shape")
-    if shape_attr is None and n.attr("auto_pad", "NOTSET") in ("NOTSET", "", "VALID"):
-        pads = n.attr("pads", [0] * 2 * d)
-        return list(pads[:d]), list(pads[d:])
-    target = list(shape_attr[-d:]) if shape_attr is not None else [x * s for x, s in zip(x_spatial, strides)]
-    start, end = [], []
-    for i in range(d):
-        total = strides[i] * (x_spatial[i] - 1) + output_padding[i] + (window[i] - 1) * dilations[i] + 1 - target[i]
-        total = max(total, 0)
-        upper = n.attr("auto_pad", "NOTSET") != "SAME_LOWER"
-        low = total // 2 if upper else total - total // 2
-        start.append(low)
-        end.append(total - low)
-    return start, end
-
-
-def _pool(kind: str):
-    def build(ctx, n):
-        x = as_expr(ctx, n.inputs[0])
-        d = rank(x) - 2
-        if kind.startswith("global"):
-            window, strides, dilations = list(x.shape[2:]), [1] * d, [1] * d
-            start, end = [0] * d, [0] * d
-        else:
-            window = n.attr("kernel_shape")
-            strides, dilations = n.attr("strides", [1] * d), n.attr("dilations", [1] * d)
-            start, end = _spatial_pads(n, list(x.shape[2:]), window, strides, dilations)
-            if n.attr("ceil_mode", 0):  # one more output where a partial window remains: end padding
-                for i in range(d):
-                    span = x.shape[2 + i] + start[i] + end[i] - ((window[i] - 1) * dilations[i] + 1)
-                    if span % strides[i]:
-                        end[i] += strides[i] - span % strides[i]
-        if len(n.outputs_wanted) > 1 and n.outputs_wanted[1]:
-            raise NotMapped("MaxPool's Indices output: not mapped (ONNX's flattened indices)")
-        if d == 1:
-            x = _to_2d(ctx, x, 1)
-            window, strides, dilations, start, end = [1] + window, [1] + strides, [1] + dilations, [0] + start, \
-                [0] + end
-        kwargs = dict(strides=strides, start_padding=start, end_padding=end)
-        if kind in ("max", "global_max"):
-            y = fn("max_pooling")(x, window, dilations=dilations, **kwargs)
-        elif kind in ("average", "global_average"):
-            y = fn("average_pooling")(x, window, dilations=dilations,
-                                      include_padding=bool(n.attr("count_include_pad", 0)), **kwargs)
-        else:
-            y = fn("lp_pooling")(x, window, p=n.attr("p", 2), dilations=dilations, **kwargs)
-        if d == 1:
-            y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
-        return [y]
-    return build
+        x = _to_2d(ctx, x)
+        window, strides, dilations = [1, *window], [1, *strides], [1, *dilations]
+        start, end = [0, *start], [0, *end]
+    args = {"strides": strides, "start_padding": start, "end_padding": end, "dilations": dilations}
+    indices = kind == "MaxPool" and len(n.outputs_wanted) > 1 and n.outputs_wanted[1]
+    if kind == "MaxPool":
+        outs = ctx.fn("max_pooling")(x, window, output_indices=np.uint64, **args) if indices else \
+            [ctx.fn("max_pooling")(x, window, **args)]
+    elif kind == "AveragePool":
+        outs = [ctx.fn("average_pooling")(x, window, include_padding=bool(n.attr("count_include_pad", 0)), **args)]
+    else:
+        outs = [ctx.fn("lp_pooling")(x, window, p=int(n.attr("p", 2)), **args)]
+    if indices:
+        outs = [outs[0], ctx.fn("cast")(outs[1], np.int64)]
+    return [reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]]) if d == 1 else y for y in outs]
 
 
 # ------------------------------------------------------------------------------ normalization
-def _per_channel(ctx, v, r: int):
-    """A [C] tensor as [1, C, 1, ...] of rank r (DirectML's per-channel layout)."""
-    return as_expr(ctx, reshape(ctx, v, [1, v.shape[0]] + [1] * (r - 2)))
-
-
 def _batch_norm(ctx, n):
-    if n.attr("training_mode", 0) or sum(n.outputs_wanted[1:]):
-        raise NotMapped("BatchNormalization in training mode (running statistics): inference only")
+    """BatchNormalization in inference mode: BATCH_NORMALIZATION, scale, B, mean and var [C]
+    (per channel, as the functional form takes them)."""
+    if n.attr("training_mode", 0) or any(n.outputs_wanted[1:]):
+        raise NotMapped("training_mode: the batch's own mean and variance and the running statistics "
+                        "(DML_BATCH_NORMALIZATION_TRAINING's), not inference")
     x = as_expr(ctx, n.inputs[0])
-    scale, bias, mean, var = (_per_channel(ctx, v, rank(x)) for v in n.inputs[1:5])
-    return [fn("batch_normalization")(x, mean, var, scale, bias, epsilon=n.attr("epsilon", 1e-5))]
+    scale, bias, mean, var = (as_expr(ctx, v) for v in n.inputs[1:5])
+    return [ctx.fn("batch_normalization")(x, mean, var, scale, bias, epsilon=n.attr("epsilon", 1e-5))]
 
 
 def _layer_norm(ctx, n):
-    """LayerNormalization: DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 over the axes from `axis` on."""
-    if sum(n.outputs_wanted[1:]):
-        raise NotMapped("LayerNormalization's Mean and InvStdDev outputs")
+    """LayerNormalization: MEAN_VARIANCE_NORMALIZATION1 over the axes from `axis` on (Scale
+    and B broadcast as numpy does); its optional Mean and InvStdDev outputs, where read, as
+    DirectML operators compute them: REDUCE's AVERAGE of x and of (x - Mean)^2, then
+    1 / sqrt(variance + epsilon) (ELEMENT_WISE_ADD, SQRT, RECIP)."""
     x = as_expr(ctx, n.inputs[0])
-    r = rank(x)
-    axis = n.attr("axis", -1) % r
+    axes = list(range(n.attr("axis", -1) % rank(x), rank(x)))
+    eps = n.attr("epsilon", 1e-5)
+    scale, bias = (None if v is None else as_expr(ctx, v) for v in (n.input(1), n.input(2)))
+    y = ctx.fn("mean_variance_normalization")(x, scale, bias, axes=axes, normalize_variance=True, epsilon=eps)
+    if not any(n.outputs_wanted[1:]):
+        return [y]
+    mean = ctx.fn("reduce")(x, "average", axes)
+    centered = ctx.fn("subtract")(x, mean)
+    var = ctx.fn("reduce")(ctx.fn("multiply")(centered, centered), "average", axes)
+    epsilon = np.full([1] * rank(x), eps, _dtype(x))
+    return [y, mean, ctx.fn("recip")(ctx.fn("sqrt")(ctx.fn("add")(var, epsilon)))]
 
-    def full(v):  # Scale and B (broadcastable to the normalized axes) at the input's rank
-        return None if v is None else as_expr(ctx, reshape(ctx, v, [1] * (r - rank(v)) + list(v.shape)))
-    return [fn("mean_variance_normalization")(x, full(n.inputs[1]), full(n.input(2)), axes=list(range(axis, r)),
-                                              normalize_variance=True, epsilon=n.attr("epsilon", 1e-5))]
+
+def _per_channel(ctx, v, r: int):
+    """A [C] tensor as [C, 1, ...] (numpy's broadcast over [N, C, spatial...] of rank r)."""
+    return as_expr(ctx, reshape(ctx, v, [v.shape[0]] + [1] * (r - 2)))
 
 
 def _instance_norm(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     r = rank(x)
     scale, bias = _per_channel(ctx, n.inputs[1], r), _per_channel(ctx, n.inputs[2], r)
-    return [fn("mean_variance_normalization")(x, scale, bias, axes=list(range(2, r)), normalize_variance=True,
-                                              epsilon=n.attr("epsilon", 1e-5))]
+    return [ctx.fn("mean_variance_normalization")(x, scale, bias, axes=list(range(2, r)), normalize_variance=True,
+                                                  epsilon=n.attr("epsilon", 1e-5))]
+
+
+def _mvn(ctx, n):
+    """MeanVarianceNormalization: MEAN_VARIANCE_NORMALIZATION1 over `axes` (default 0, 2, 3),
+    Epsilon ONNX's 1e-9 (ONNX adds it to the standard deviation, DirectML to the variance:
+    the same result but where the variance is below about 1e-9)."""
+    x = as_expr(ctx, n.inputs[0])
+    axes = sorted(a % rank(x) for a in n.attr("axes", [0, 2, 3]))
+    return [ctx.fn("mean_variance_normalization")(x, axes=axes, normalize_variance=True, epsilon=1e-9)]
 
 
 def _lp_norm(ctx, n):
+    """LpNormalization: x / max(norm, 1e-5) (DirectML's Epsilon at the page's recommended
+    value: ONNX divides by the norm, and gives 0 for a zero row)."""
     x = as_expr(ctx, n.inputs[0])
-    return [fn("lp_normalization")(x, axis=n.attr("axis", -1) % rank(x), p=n.attr("p", 2))]
+    return [ctx.fn("lp_normalization")(x, axis=n.attr("axis", -1) % rank(x), p=n.attr("p", 2), epsilon=1e-5)]
 
 
 def _lrn(ctx, n):
-    return [fn("local_response_normalization")(as_expr(ctx, n.inputs[0]), cross_channel=True,
-                                               local_size=n.attr("size"), alpha=n.attr("alpha", 1e-4),
-                                               beta=n.attr("beta", 0.75), bias=n.attr("bias", 1.0))]
+    """LRN: LOCAL_RESPONSE_NORMALIZATION across channels (ONNX's only region)."""
+    return [ctx.fn("local_response_normalization")(as_expr(ctx, n.inputs[0]), cross_channel=True,
+                                                   local_size=n.attr("size"), alpha=n.attr("alpha", 1e-4),
+                                                   beta=n.attr("beta", 0.75), bias=n.attr("bias", 1.0))]
 
 
 # ------------------------------------------------------------------------------ the table
@@ -854,19 +912,21 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("Transpose", "strides of the reading operator (ELEMENT_WISE_IDENTITY where written)", _transpose, ()),
     Mapping("Expand", "stride 0 of the reading operator (ELEMENT_WISE_IDENTITY where written)", _expand, ()),
     # convolution, pooling, normalization (API.md section 12)
-    Mapping("Conv", "CONVOLUTION (forward)", _conv, ("convolution",)),
-    Mapping("ConvTranspose", "CONVOLUTION (backward)", _conv, ("convolution",)),
-    Mapping("MaxPool", "MAX_POOLING2", _pool("max"), ("max_pooling",)),
-    Mapping("AveragePool", "AVERAGE_POOLING", _pool("average"), ("average_pooling",)),
-    Mapping("LpPool", "LP_POOLING", _pool("lp"), ("lp_pooling",)),
-    Mapping("GlobalMaxPool", "MAX_POOLING2 (the whole spatial window)", _pool("global_max"), ("max_pooling",)),
-    Mapping("GlobalAveragePool", "AVERAGE_POOLING (the whole spatial window)", _pool("global_average"),
-            ("average_pooling",)),
-    Mapping("GlobalLpPool", "LP_POOLING (the whole spatial window)", _pool("global_lp"), ("lp_pooling",)),
-    Mapping("BatchNormalization", "BATCH_NORMALIZATION", _batch_norm, ("batch_normalization",)),
-    Mapping("LayerNormalization", "MEAN_VARIANCE_NORMALIZATION1 (axes from `axis` on)", _layer_norm,
-            ("mean_variance_normalization",)),
+    Mapping("Conv", "CONVOLUTION (forward; 1-D as 2-D)", _conv, ("convolution",)),
+    Mapping("ConvTranspose", "CONVOLUTION (backward; output_shape as paddings)", _conv, ("convolution",)),
+    Mapping("MaxPool", "MAX_POOLING2 (Indices: UINT64, then CAST to INT64)", _pool, ("max_pooling", "cast")),
+    Mapping("AveragePool", "AVERAGE_POOLING1", _pool, ("average_pooling",)),
+    Mapping("LpPool", "LP_POOLING1", _pool, ("lp_pooling",)),
+    Mapping("GlobalMaxPool", "MAX_POOLING2 (the whole spatial window)", _pool, ("max_pooling",)),
+    Mapping("GlobalAveragePool", "AVERAGE_POOLING1 (the whole spatial window)", _pool, ("average_pooling",)),
+    Mapping("GlobalLpPool", "LP_POOLING1 (the whole spatial window)", _pool, ("lp_pooling",)),
+    Mapping("BatchNormalization", "BATCH_NORMALIZATION (inference)", _batch_norm, ("batch_normalization",)),
+    Mapping("LayerNormalization", "MEAN_VARIANCE_NORMALIZATION1 (axes from `axis` on); Mean and InvStdDev: "
+            "REDUCE (AVERAGE), SUBTRACT, MULTIPLY, ADD, SQRT, RECIP", _layer_norm,
+            ("mean_variance_normalization", "reduce", "subtract", "multiply", "add", "sqrt", "recip")),
     Mapping("InstanceNormalization", "MEAN_VARIANCE_NORMALIZATION1 (the spatial axes)", _instance_norm,
+            ("mean_variance_normalization",)),
+    Mapping("MeanVarianceNormalization", "MEAN_VARIANCE_NORMALIZATION1 (`axes`)", _mvn,
             ("mean_variance_normalization",)),
     Mapping("LpNormalization", "LP_NORMALIZATION", _lp_norm, ("lp_normalization",)),
     Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
@@ -892,10 +952,16 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
-def missing(mapping: Mapping) -> list[str]:
-    """The gpudml functional forms `mapping` calls that are not registered (yet)."""
-    return [name for name in mapping.needs if name not in functional.FUNCTIONS]
+def refusal(op_type: str, domain: str, opset: int) -> str | None:
+    """Why a node of `op_type` in `domain` at `opset` has no row to run it (None: it has one)."""
+    if domain not in ("", "ai.onnx"):
+        return f"domain {domain!r}: gpudml maps the ONNX domain (ai.onnx) only"
+    if op_type not in BY_TYPE:
+        return "no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)"
+    if opset < BY_TYPE[op_type].since:
+        return f"opset {opset} is older than the mapping's first, {BY_TYPE[op_type].since}"
+    return None
 
 
-__all__ = ["BY_TYPE", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Mapping", "Node", "NotMapped", "fn", "markdown_table",
-           "missing", "view_strides"]
+__all__ = ["BY_TYPE", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping", "Node", "NotMapped",
+           "markdown_table", "refusal", "view_strides"]

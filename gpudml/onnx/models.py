@@ -1,6 +1,5 @@
 """Small ONNX networks with random weights, built with onnx.helper: the models the tests
-compare with onnxruntime and the bench times (W16). Each returns (ModelProto, feeds) and
-names the gpudml functional forms it needs (`NEEDS`)."""
+compare with onnxruntime and the bench times (W16). Each returns (ModelProto, feeds)."""
 
 from __future__ import annotations
 
@@ -9,16 +8,6 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
-
-#: model -> the gpudml functional forms its nodes need beyond element-wise, GEMM and softmax.
-NEEDS = {
-    "mlp": (),
-    "attention": (),
-    "transformer": ("mean_variance_normalization",),
-    "cnn": ("convolution", "batch_normalization", "max_pooling", "average_pooling"),
-    "resnet18": ("convolution", "batch_normalization", "max_pooling", "average_pooling"),
-}
-
 
 class _Builder:
     def __init__(self, seed: int):
@@ -152,4 +141,4 @@ def attention(seed=0):
 
 MODELS = {"mlp": mlp, "attention": attention, "transformer": transformer, "cnn": cnn, "resnet18": resnet18}
 
-__all__ = ["MODELS", "NEEDS", "cnn", "mlp", "resnet18", "transformer"]
+__all__ = ["MODELS", "attention", "cnn", "mlp", "resnet18", "transformer"]

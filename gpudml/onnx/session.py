@@ -142,26 +142,15 @@ class InferenceSession:
 
     # -- checks -------------------------------------------------------------------------
     def _static_check(self) -> list[Unsupported]:
-        """Every node whose op type, domain or opset gpudml does not map, or whose gpudml
-        operator is not registered yet."""
+        """Every node whose op type, domain or opset gpudml does not map."""
         problems = []
         known = set(self.initializers)  # values known when the graph is built: folded nodes need no mapping
         for node in self.model.graph.node:
-            reason = None
-            if node.op_type in mapping.FOLDED or all(name in known for name in node.input if name):
+            if node.domain in ("", "ai.onnx") and (
+                    node.op_type in mapping.FOLDED or all(name in known for name in node.input if name)):
                 known.update(node.output)
-                if node.domain in ("", "ai.onnx"):
-                    continue
-            if node.domain not in ("", "ai.onnx"):
-                reason = f"domain {node.domain!r}: gpudml maps the ONNX domain (ai.onnx) only"
-            elif node.op_type not in mapping.BY_TYPE:
-                reason = "no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)"
-            else:
-                row = mapping.BY_TYPE[node.op_type]
-                if self.opset < row.since:
-                    reason = f"opset {self.opset} is older than the mapping's first, {row.since}"
-                elif mapping.missing(row):
-                    reason = f"gpudml has no {' nor '.join(mapping.missing(row))} yet"
+                continue
+            reason = mapping.refusal(node.op_type, node.domain, self.opset)
             if reason is not None:
                 problems.append(Unsupported(node.name, node.op_type, self.opset, reason))
         return problems
@@ -215,6 +204,7 @@ class _Built:
     def __init__(self, session: InferenceSession, shapes: tuple):
         self.session = session
         self.graph = Graph(session.device)
+        self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype)
         values: dict[str, object] = {"": None}
         values.update(session.initializers)
         self.bool_inputs = []
@@ -254,7 +244,7 @@ class _Built:
                 own = self.graph.values[r.value_id]
                 if r.desc != own.desc and not (r.desc.is_packed and own.desc.is_packed
                                                and r.value_id not in seen and own.kind != "input"):
-                    r = mapping.materialize(r)  # a strided view as an output: written packed
+                    r = mapping.materialize(self.ctx, r)  # a strided view as an output: written packed
                 seen.add(r.value_id)
                 self.results[k] = r
                 exprs.append(r)
@@ -277,10 +267,7 @@ class _Built:
         wanted = [bool(name) and (readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
                   for name in proto.output]
         node = mapping.Node(proto, s.opset, inputs, wanted)
-        return mapping.BY_TYPE[proto.op_type].build(self, node)
-
-    def onnx_dtype(self, name: str) -> np.dtype:
-        return self.session.onnx_dtype(name)
+        return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
 
     def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
         given = {}

@@ -194,10 +194,12 @@ _ROW_TOLERANCE = tolerance_of(_ROW)
 
 
 def tolerance(expected, inputs, arguments: dict):
-    """The documented precision (module docstring), per element."""
+    """The documented precision (module docstring), per element; `arguments` as the
+    functional form takes them (epsilon 1e-5 where it is left out)."""
     x = np.asarray(inputs[0])
     params = [np.asarray(p).reshape(_parameter_shape(np.shape(p), x.ndim)) for p in inputs[1:]]
-    return _ROW_TOLERANCE(expected, [x, *params], {k: v for k, v in arguments.items() if k != "spatial"})
+    return _ROW_TOLERANCE(expected, [x, *params],
+                          {"epsilon": 1e-5, **{k: v for k, v in arguments.items() if k != "spatial"}})
 
 
 def batch_normalization(x, mean, variance, scale, bias, *, epsilon=1e-5, fused_activation=None, spatial=True,
