@@ -80,10 +80,7 @@ def chain(rules, source_strides, base: int = 0, prefix: str = "") -> Chain:
     has no src_ uniforms)."""
     strides = None if source_strides is None else list(source_strides)
     rules = list(rules)
-    while strides is not None and rules and rules[-1].affine is not None:  # next to the source: fold into it
-        starts, steps = rules.pop().affine
-        base += sum(a * s for a, s in zip(starts, strides, strict=True))
-        strides = [s * t for s, t in zip(strides, steps, strict=True)]
+    base, strides = _fold(rules, base, strides)  # next to the source: into it
     merged: list[StageRule] = []
     for rule in rules:
         last = merged[-1] if merged else None
@@ -103,6 +100,7 @@ def chain(rules, source_strides, base: int = 0, prefix: str = "") -> Chain:
                                                    zip(last.window, rule.interior, strict=True)))
         else:
             merged.append(rule)
+    base, strides = _fold(merged, base, strides)  # (what merging made affine next to the source)
     stages, reads = [], []
     uniforms = {} if strides is None else {f"{prefix}src_base": base, f"{prefix}src_strides": tuple(strides)}
     for i, rule in enumerate(merged):
@@ -114,6 +112,16 @@ def chain(rules, source_strides, base: int = 0, prefix: str = "") -> Chain:
     unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
     rows = all(dict(st.params)["rowwise"] for st in stages)
     return Chain(tuple(stages), uniforms, tuple(reads), unit, rows)
+
+
+def _fold(rules: list, base: int, strides):
+    """(base, strides) of the source with the affine rules at the end of `rules` (next to
+    the source) folded into them, popped from `rules` (strides None: nothing folds)."""
+    while strides is not None and rules and rules[-1].affine is not None:
+        starts, steps = rules.pop().affine
+        base += sum(a * s for a, s in zip(starts, strides, strict=True))
+        strides = [s * t for s, t in zip(strides, steps, strict=True)]
+    return base, strides
 
 
 def _affine_rule(starts: tuple[int, ...], steps: tuple[int, ...], window) -> StageRule:

@@ -381,29 +381,95 @@ def _any64(p: FusedProblem) -> bool:
     return any(element_bits(t) == 64 for t in (p.output,) + p.inputs + tuple(st.problem.output for st in p.steps))
 
 
+def pushed(p: FusedProblem) -> tuple[FusedProblem, tuple[int, ...]]:
+    """`p` with its data movement pushed down to the tensors where it can be: a move that
+    fills nothing (a slice, an edge or reflection padding: no CONSTANT border) applied to an
+    element-wise step is the step of its arguments each moved alike (the step's result
+    passes on through its bits either way, so the values are the same bits), down to the
+    inputs, whose paths then take the move's stages first, so that affine stages (slices,
+    a crop inside a padding's interior) fold into the inputs' strides (kernels/chain.py)
+    and the read computes no coordinate map. A step read at several coordinates becomes
+    one step per coordinate (the kernel computes each argument where it is read anyway);
+    an input read through several paths becomes one leaf per path, the binding
+    shared. Returns the problem, whose inputs are the leaves (input k's desc repeated), and
+    the binding (input of `p`) each leaf reads. Problems whose stages read tensors (lengths,
+    indices: their bindings are ordered by leaf) stay as they are."""
+    identity = tuple(range(len(p.inputs)))
+    if not p.moves or p.reads or any(r.reads for mv in p.moves for r in mv.rules) or any(
+            r.reads for path in p.paths for r in path):
+        return p, identity
+    paths = p.paths or ((),) * len(p.inputs)
+    leaves: list[tuple[int, tuple]] = []
+    steps: list[Step] = []
+    moves: list[Move] = []
+    memo: dict = {}
+
+    def leaf(k: int, prefix: tuple) -> int:
+        key = ("input", k, tuple(map(id, prefix)))
+        if key not in memo:
+            memo[key] = len(leaves)
+            leaves.append((k, prefix + tuple(paths[k])))
+        return memo[key]
+
+    def step(j: int, prefix: tuple) -> int:
+        key = ("step", j, tuple(map(id, prefix)))
+        if key not in memo:
+            args = tuple(arg(kind, k, prefix) for kind, k in p.steps[j].args)
+            memo[key] = len(steps)
+            steps.append(Step(p.steps[j].problem, args))
+        return memo[key]
+
+    def arg(kind: str, k: int, prefix: tuple) -> tuple[str, int]:
+        if kind == "input":
+            return ("input", leaf(k, prefix))
+        if kind == "step":
+            return ("step", step(k, prefix))
+        mv = p.moves[k]
+        rules = prefix + tuple(mv.rules)
+        if any(dict(r.params).get("fills") for r in mv.rules):  # a border of its own: moved as a whole
+            moves.append(Move(rules, step(mv.step, ())))
+            return ("move", len(moves) - 1)
+        return ("step", step(mv.step, rules))
+
+    result = arg(*(p.result or ("step", len(p.steps) - 1)), ())
+    inputs = tuple(p.inputs[k] for k, _ in leaves)
+    q = FusedProblem(p.op, inputs, p.output, tuple(steps), tuple(path for _, path in leaves), tuple(moves),
+                     result, ())
+    return q, tuple(k for k, _ in leaves)
+
+
 def fetch(p: FusedProblem, caps) -> tuple[FetchParams, dict, tuple]:
     """A problem in coordinate mode as a fused read (lib/fused.wgsl.j2) that another kernel
     computes its input with (Planner.plan_through: a Reduce's, a scan's prologue) or writes
     (plan): its template parameters, uniforms and input bindings (input k as in{k}, then
-    the stages' extra tensors)."""
+    the stages' extra tensors). Its moves are pushed down to its inputs first (`pushed`)."""
     _check_caps(p, caps)
+    buffers = tuple(input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
+    p, binding = pushed(p)
     native64 = caps is not None and caps.has("shader-int64")
     uniforms, step_params = steps(p, every=True)
     chains = [chain(rules, t.effective_strides, prefix=f"i{k}")
               for k, (t, rules) in enumerate(zip(p.inputs, p.paths or ((),) * len(p.inputs)))]
     moved = [chain(mv.rules, None, prefix=f"m{m}") for m, mv in enumerate(p.moves)]
-    buffers = tuple(input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
     for c in chains + moved:
         buffers += c.buffers(len(buffers))
         uniforms.update(c.uniforms)
     result = p.result or ("step", len(p.steps) - 1)
     out_step = p.moves[result[1]].step if result[0] == "move" else result[1]
     params = FetchParams(
-        len(p.output.sizes), tuple((element_bits(t), c.stages) for t, c in zip(p.inputs, chains)), step_params,
+        len(p.output.sizes), tuple((element_bits(t), c.stages, _fixed(c, f"i{k}"), binding[k])
+                                   for k, (t, c) in enumerate(zip(p.inputs, chains))), step_params,
         tuple((mv.step, element_bits(p.steps[mv.step].problem.output), c.stages) for mv, c in zip(p.moves, moved)),
         result, input_kinds(p), element_bits(p.steps[out_step].problem.output), _f64(p), _any64(p),
         native64 and _any64(p))
     return params, uniforms, buffers
+
+
+def _fixed(c, prefix: str) -> bool:
+    """Does chain `c` read one element wherever it is read (no stage, every source stride
+    0: a scalar operand, as a graph's constant)? Its load then takes the same offset in
+    every invocation (the adapter's uniform load, not one per lane)."""
+    return not c.stages and not any(c.uniforms[f"{prefix}src_strides"])
 
 
 def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
