@@ -86,9 +86,10 @@ class Node:
 
 class _Opaque:
     """The planner of a custom kernel's node as fusion.plan asks it: no chain stage, no
-    prologue (nothing fuses across the node)."""
+    prologue, no epilogue (nothing fuses across the node)."""
 
     prologue = False
+    epilogue = False
 
     @staticmethod
     def stage(desc):
