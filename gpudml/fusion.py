@@ -15,8 +15,8 @@ element-wise family's coordinate mode, shaders/lib/fused.wgsl.j2). That is the l
 An operator whose planner has the prologue (Reduce, ArgMax, ArgMin, CumulativeSummation,
 CumulativeProduct) reads its first input through such a chain or expression instead of a
 tensor. On the store side, an operator whose planner has the epilogue (Reduce, ArgMax,
-ArgMin, GEMM, the softmax family, MEAN_VARIANCE_NORMALIZATION, LP_NORMALIZATION, the scans)
-applies the element-wise nodes reading its value in its store (kernels/epilogue.py). A
+ArgMin, GEMM, CONVOLUTION, the softmax family, MEAN_VARIANCE_NORMALIZATION, LP_NORMALIZATION,
+the scans) applies the element-wise nodes reading its value in its store (kernels/epilogue.py). A
 fused kernel is run by a FusedSpec: a planner of the kernel layer's protocol, and the
 nodes' semantics composed.
 

@@ -73,6 +73,16 @@ def _softmax(g, rng):
     return dml.multiply(dml.softmax(x), y), {"x": _normal(rng, (4, 10), scale=3), "y": _normal(rng, (4, 10))}
 
 
+def _conv(g, rng):
+    """A convolution with its bias, then a residual add and a ReLU (ResNet's block end)."""
+    x, w, b, y = (g.input(shape, name=n) for shape, n in (([1, 3, 9, 9], "x"), ([4, 3, 3, 3], "w"), ([4], "b"),
+                                                           ([1, 4, 9, 9], "y")))
+    feed = {"x": _normal(rng, (1, 3, 9, 9)), "w": _normal(rng, (4, 3, 3, 3)), "b": _normal(rng, (4,)),
+            "y": _normal(rng, (1, 4, 9, 9))}
+    conv = dml.convolution(x, w, b, start_padding=[1, 1], end_padding=[1, 1])
+    return dml.relu(dml.add(conv, y)), feed
+
+
 def _mvn(g, rng):
     """LayerNorm with its own scale and bias (the operator's inputs 1 and 2), then a
     residual add: the epilogue's tensor is bound after the operator's."""
@@ -138,6 +148,7 @@ CASES = {
     "gemm": (_gemm, "Fused(Gemm>ElementWiseAdd1>ActivationRelu)"),
     "gemm-float16-activation": (_gemm_f16_activation, "Fused(Gemm>ElementWiseSubtract)"),
     "softmax": (_softmax, "Fused(ActivationSoftmax1>ElementWiseMultiply)"),
+    "conv": (_conv, "Fused(Convolution>ElementWiseAdd1>ActivationRelu)"),
     "mvn": (_mvn, "Fused(MeanVarianceNormalization1>ElementWiseAdd1)"),
     "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
     "scan-int": (_scan_int, "Fused(CumulativeSummation>ElementWiseAdd)"),
@@ -182,7 +193,8 @@ def _values(g, feed) -> dict:
     ("reduce-columns", {"rows": 1, "partials": 2, "columns": 2, "workgroup": 1}),
     ("argmax-cast", None), ("gemm", None), ("gemm-float16-activation", None), ("softmax", None),
     ("scan", None), ("reduce-through-pad", {"rows": 1, "partials": 2, "workgroup": 1}),
-    ("reduce-through-exp", None), ("argmax-through-slice", None), ("scan-through-exp", None),
+    ("reduce-through-exp", None), ("argmax-through-slice", None), ("scan-through-exp", None), ("conv", None),
+    ("mvn", None),
 ])
 def test_every_strategy_takes_the_epilogue(vulkan_device, case, strategies):
     """Each strategy of the producer's family stores through the epilogue (in the last pass
@@ -198,8 +210,9 @@ def test_every_strategy_takes_the_epilogue(vulkan_device, case, strategies):
     arrays = [np.asarray(values[v]) for v in step.inputs]
     buffers = spec.sample_buffers(desc, np.random.default_rng(5))
     assert [b.size for b in buffers] == [d.required_elements for d in desc.input_tensors + desc.read_tensors]
-    (want,), (tolerance,) = spec.expected_outputs(desc, [np.broadcast_to(a, d.sizes) if a.ndim else a for a, d in
-                                                         zip(arrays, desc.input_tensors + desc.read_tensors)])
+    logical = [a.reshape(d.sizes) if a.size == d.element_count else np.broadcast_to(a, d.sizes) if a.ndim else a
+               for a, d in zip(arrays, desc.input_tensors + desc.read_tensors)]  # (a bias [C]: its desc [1, C, 1, 1])
+    (want,), (tolerance,) = spec.expected_outputs(desc, logical)
     eligible = step.compiled.strategies
     if strategies is not None:
         assert set(eligible) == set(strategies)

@@ -40,6 +40,8 @@ from . import gemm
 from .base import Planner
 from .builder import KernelPlan
 from .elementwise import Attribute
+from .epilogue import attach as attach_epilogue
+from .epilogue import check as check_epilogue
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,18 @@ class ConvolutionPlanner(Planner):
     def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
         problem, uniforms, params = gemm_of(self.convolution(desc))
         return gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_params=params, **options)
+
+    epilogue = True
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        """GEMM's: `finish` stores the epilogue's result of the convolution's value (bias and
+        fused activation applied, rounded to the output's type) at the output's element
+        offsets; its tensors are bound after the input, the filter and the bias."""
+        cv = self.convolution(desc)
+        check_epilogue(epilogue, cv.output)
+        problem, uniforms, params = gemm_of(cv)
+        return attach_epilogue(gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_params=params),
+                               epilogue, 2 + (problem.c is not None))
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
         """GEMM's, fewer: one other tile per strategy (registers 4 x 4, workgroup 2 x 2) and
