@@ -33,6 +33,13 @@ def _close(rtol: float):
     return compare
 
 
+def _within(tolerance):
+    """Within a documented precision: |got - want| <= tolerance, per element."""
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    return compare
+
+
 def _ort_session(model_bytes):
     import onnxruntime as ort
 
@@ -184,46 +191,26 @@ def _elementwise_case(binary: bool, quick, rng, device) -> Case:
         ort=(_onnx_model("Sigmoid", x, {}, {}), {"x": x}), ort_expected=reference.sigmoid(x), compare=_close(1e-5))
 
 
-def _gemm_case(n: int, quick, rng, device) -> Case:
-    """GEMM [n, n] x [n, n] float32 (compute-bound: 2 n^3 floating-point operations; the
-    note gives GFLOP/s beside numpy's); checked within gemm's documented precision."""
-    a = rng.uniform(-1, 1, [n, n]).astype(np.float32)
-    b = rng.uniform(-1, 1, [n, n]).astype(np.float32)
+def _gemm_case(a_shape, b_shape, quick, rng, device) -> Case:
+    """GEMM A x B float32, batch axes as DirectML's 4-D GEMM takes them (compute-bound: 2 M N
+    K floating-point operations per output matrix; the note gives GFLOP/s beside numpy's);
+    checked within gemm's documented precision."""
+    a = rng.uniform(-1, 1, a_shape).astype(np.float32)
+    b = rng.uniform(-1, 1, b_shape).astype(np.float32)
     ta, tb = device.tensor(a), device.tensor(b)
     expected = reference.gemm(a, b)
-    tolerance = gemm_op.tolerance(expected, [a, b], {})
-
-    def compare(got, want):
-        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
     return Case(
         device_fn=lambda: F.gemm(ta, tb), numpy_io_fn=lambda: F.gemm(a, b, device=device), numpy_fn=lambda: a @ b,
-        expected=expected, logical_bytes=3 * a.nbytes, ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}),
-        ort_expected=expected, compare=compare, flops=2 * n**3)
+        expected=expected, logical_bytes=a.nbytes + b.nbytes + expected.size * 4,
+        ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}), ort_expected=expected,
+        compare=_within(gemm_op.tolerance(expected, [a, b], {})), flops=2 * expected.size * a_shape[-1])
 
 
 def _big_gemm_case(quick, rng, device) -> Case:
     """GEMM 4096^3 float32 (issue #31's GPU target: >= 0.6x PyTorch's FLOP rate, TF32 off):
     137 GFLOP, minutes on a software adapter, where it is 2048^3 (17 GFLOP) instead."""
-    return _gemm_case(2048 if device.caps.is_software else 4096, quick, rng, device)
-
-
-def _attention_gemm_case(quick, rng, device) -> Case:
-    """Batched attention-shaped GEMM: Q [32, 16, 128, 64] x K^T [32, 16, 64, 128] float32
-    (32 x 16 heads of 128 x 128 scores over 64 features: 1.07 GFLOP), batch axes as
-    DirectML's 4-D GEMM takes them; checked within gemm's documented precision."""
-    a = rng.uniform(-1, 1, [32, 16, 128, 64]).astype(np.float32)
-    b = rng.uniform(-1, 1, [32, 16, 64, 128]).astype(np.float32)
-    ta, tb = device.tensor(a), device.tensor(b)
-    expected = reference.gemm(a, b)
-    tolerance = gemm_op.tolerance(expected, [a, b], {})
-
-    def compare(got, want):
-        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
-    return Case(
-        device_fn=lambda: F.gemm(ta, tb), numpy_io_fn=lambda: F.gemm(a, b, device=device), numpy_fn=lambda: a @ b,
-        expected=expected, logical_bytes=a.nbytes + b.nbytes + expected.size * 4,
-        ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}), ort_expected=expected, compare=compare,
-        flops=2 * expected.size * 64)
+    n = 2048 if device.caps.is_software else 4096
+    return _gemm_case([n, n], [n, n], quick, rng, device)
 
 
 def _batch_normalization_case(quick, rng, device) -> Case:
@@ -244,8 +231,7 @@ def _batch_normalization_case(quick, rng, device) -> Case:
     terms = (np.abs(x) + np.abs(mean.reshape(c))) * a + np.abs(bias.reshape(c))
     tolerance = spec_named("batch_normalization").tolerance(expected, [x, *params], {}) + 2.0**-21 * terms
 
-    def compare(got, want):
-        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    compare = _within(tolerance)
 
     def numpy_fn():
         return (x - mean.reshape(c)) / np.sqrt(variance.reshape(c) + 1e-5) * scale.reshape(c) + bias.reshape(c)
@@ -277,8 +263,7 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
     if kind != "max":  # within average pooling's documented precision (a mean near 0: no relative bound)
         tolerance = spec_named("average_pooling").tolerance(expected, [x], args)
 
-        def compare(got, want):
-            return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+        compare = _within(tolerance)
     return Case(
         device_fn=lambda: run(t, **args), numpy_io_fn=lambda: run(x, device=device, **args), numpy_fn=None,
         expected=expected, logical_bytes=x.nbytes + expected.nbytes, ort=(_onnx_model(onnx[0], x, {}, onnx[1]), {"x": x}),
@@ -298,8 +283,7 @@ def _mvn_case(shape, axes, quick, rng, device) -> Case:
     expected = reference.mean_variance_normalization(x, scale, bias, axes=axes)
     tolerance = normalization_op.MVN1_SPEC.tolerance(expected, [x, scale, bias], {"axes": axes})
 
-    def compare(got, want):
-        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    compare = _within(tolerance)
 
     def numpy_fn():
         m = x.mean(axis=tuple(axes), keepdims=True)
@@ -343,8 +327,7 @@ def _convolution_case(shape, cout, window, stride, pad, groups, quick, rng, devi
     expected = reference.convolution(x, w, **args)
     tolerance = convolution_op.tolerance(expected, [x, w], args)
 
-    def compare(got, want):
-        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.float64) - want) <= tolerance))
+    compare = _within(tolerance)
     attrs = {"strides": [stride] * 2, "pads": [pad] * 4, "group": groups, "kernel_shape": [window] * 2}
     return Case(
         device_fn=lambda: F.convolution(tx, tw, **args), numpy_io_fn=lambda: F.convolution(x, w, device=device, **args),
@@ -472,7 +455,7 @@ WORKLOADS = [
     Workload("W12", f"W8's call x{TINY_CALLS}, no batch (per call)", lambda d, r, q: _tiny_calls_case(q, r, d)),
     Workload("W13", "sigmoid [4096,4096]", lambda d, r, q: _elementwise_case(False, q, r, d)),
     Workload("W14", "add [4096,4096] + [4096,4096]", lambda d, r, q: _elementwise_case(True, q, r, d)),
-    Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case(1024, q, r, d)),
+    Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case([1024, 1024], [1024, 1024], q, r, d)),
     Workload("W16", "max_pooling 3x3 /2 [8,64,112,112]", lambda d, r, q: _pool_case("max", q, r, d)),
     Workload("W17", "global average_pooling [8,2048,7,7]", lambda d, r, q: _pool_case("average", q, r, d)),
     Workload("W18", "LayerNorm (MVN1 last axis) [4096,1024]", lambda d, r, q: _mvn_case([4096, 1024], [1], q, r, d)),
@@ -489,7 +472,8 @@ WORKLOADS = [
     Workload("W24", f"{MIXED_LENGTH} element-wise and movement ops as a graph [1,3,1024,1024]",
              lambda d, r, q: _mixed_graph_case([1, 3, 1024, 1024], q, r, d)),
     Workload("W25", "gemm 4096^3 (2048^3 on a software adapter)", lambda d, r, q: _big_gemm_case(q, r, d)),
-    Workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]", lambda d, r, q: _attention_gemm_case(q, r, d)),
+    Workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]",
+             lambda d, r, q: _gemm_case([32, 16, 128, 64], [32, 16, 64, 128], q, r, d)),
     Workload("W27", "batch_normalization [8,64,112,112]", lambda d, r, q: _batch_normalization_case(q, r, d)),
 ]
 
