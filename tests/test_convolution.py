@@ -200,13 +200,93 @@ def test_bias_as_given():
 
 def test_strategy_order():
     """`registers` first on software adapters; `workgroup` first on GPUs, but for few output
-    channels per group (depthwise): `registers` there too."""
+    channels per group: `registers` there too; `direct` first for few channels per group
+    both ways (depthwise), FORWARD, GEMM's strategies after it."""
     f32 = lambda *s: dml.TensorDesc(T.FLOAT32, list(s))  # noqa: E731
+    cpu, gpu = caps_module.profile("vulkan-cpu"), caps_module.profile("gpu")
     wide = SPEC.infer_output(f32(1, 32, 8, 8), f32(32, 32, 3, 3))
     depthwise = SPEC.infer_output(f32(1, 32, 8, 8), f32(32, 1, 3, 3), group_count=32)
-    assert SPEC.planner.strategies_for(wide, caps_module.profile("vulkan-cpu"))[0] == "registers"
-    assert SPEC.planner.strategies_for(wide, caps_module.profile("gpu"))[0] == "workgroup"
-    assert SPEC.planner.strategies_for(depthwise, caps_module.profile("gpu"))[0] == "registers"
+    few_out = SPEC.infer_output(f32(1, 32, 8, 8), f32(64, 1, 3, 3), group_count=32)
+    backward = SPEC.infer_output(f32(1, 32, 8, 8), f32(32, 1, 3, 3), group_count=32, direction="backward")
+    assert SPEC.planner.strategies_for(wide, cpu)[0] == "registers"
+    assert SPEC.planner.strategies_for(wide, gpu)[0] == "workgroup"
+    assert SPEC.planner.strategies_for(depthwise, cpu) == ("direct", "registers", "workgroup")
+    assert SPEC.planner.strategies_for(depthwise, gpu) == ("direct", "registers", "workgroup")
+    assert SPEC.planner.strategies_for(few_out, gpu)[0] == "direct"
+    assert SPEC.planner.strategies_for(backward, gpu)[0] == "registers"
+    assert "direct" not in SPEC.planner.strategies_for(SPEC.infer_output(  # 8 output channels per group
+        f32(1, 4, 8, 8), f32(32, 1, 3, 3), group_count=4), cpu)
+
+
+def test_direct_runs_and_the_loop_budget():
+    """`direct`: runs of up to 8 outputs on CPU-class adapters (shorter where the row is, or
+    where the row segment would pass 64 registers), one on GPUs; a window past the loop
+    budget is not offered `direct` (GEMM cuts K)."""
+    f32 = lambda *s: dml.TensorDesc(T.FLOAT32, list(s))  # noqa: E731
+    cpu, gpu = caps_module.profile("vulkan-cpu"), caps_module.profile("gpu")
+
+    def run(desc, caps):
+        return SPEC.planner.plan(desc, caps, "direct").dispatches[0].params["run"]
+
+    depthwise = SPEC.infer_output(f32(1, 4, 8, 20), f32(4, 1, 3, 3), group_count=4)
+    assert (run(depthwise, cpu), run(depthwise, gpu)) == (8, 1)
+    assert run(SPEC.infer_output(f32(1, 4, 8, 6), f32(4, 1, 3, 3), group_count=4), cpu) == 4
+    assert run(SPEC.infer_output(f32(1, 4, 8, 90), f32(4, 1, 3, 3), group_count=4, dilations=(1, 40)), cpu) == 1
+    assert "direct" in SPEC.planner.strategies_for(
+        SPEC.infer_output(f32(1, 4, 170, 170), f32(4, 1, 170, 170), group_count=4), gpu)
+    big = SPEC.infer_output(f32(1, 4, 190, 190), f32(4, 1, 190, 190), group_count=4)  # 36,100 positions
+    assert "direct" not in SPEC.planner.strategies_for(big, cpu)
+    assert "direct" not in SPEC.planner.strategies_for(big, gpu)
+    with pytest.raises(dml.InvalidArgumentError, match="option run"):
+        SPEC.planner.plan(depthwise, cpu, "registers", run=2)
+
+
+DIRECT_CASES = {  # name: (x shape, filter shape, bias?, keyword arguments)
+    "1d-dilations-padding": ((2, 4, 13), (4, 1, 3), True,
+                             {"group_count": 4, "dilations": (2,), "start_padding": (2,), "end_padding": (1,)}),
+    "2d-strides-padding": ((1, 5, 7, 11), (5, 1, 3, 3), True,
+                           {"group_count": 5, "start_padding": (1, 1), "end_padding": (1, 1), "strides": (2, 1)}),
+    "3d-convolution-mode": ((1, 3, 4, 5, 6), (3, 1, 2, 3, 3), False,
+                            {"group_count": 3, "start_padding": (1, 0, 1), "end_padding": (0, 1, 1),
+                             "mode": "convolution"}),
+    "2-channels-strides-dilations": ((1, 4, 9, 10), (8, 2, 3, 3), True,
+                                     {"group_count": 2, "strides": (2, 3), "dilations": (1, 2)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIRECT_CASES))
+def test_direct(device, name):
+    """Forced `direct` (chosen first for these anyway) on depthwise 1-D to 3-D cases and two
+    channels per group, strides, dilations, padding, both modes, bias and fused activation,
+    on runs (CPU-class) and one output per invocation (run 1)."""
+    xs, ws, has_bias, kwargs = DIRECT_CASES[name]
+    rng = np.random.default_rng(sorted(DIRECT_CASES).index(name))
+    x, w = uniform(rng, xs), uniform(rng, ws)
+    b = uniform(rng, (ws[0],)) if has_bias else None
+    for options in (None, {"run": 1}):
+        (compiled,) = check(device, x * 2, w, b, strategies=("direct",), options=options,
+                            fused_activation="leaky_relu" if has_bias else None, **kwargs)
+        assert len(compiled.program.kernels) == 1
+    x16, w16 = x.astype(np.float16), w.astype(np.float16)
+    check(device, x16, w16, None if b is None else b.astype(np.float16), strategies=("direct",),
+          fused_activation="sigmoid", **kwargs)
+
+
+def test_direct_takes_a_graphs_epilogue(device):
+    """A depthwise convolution, its bias, a residual add and a ReLU: one `direct` kernel
+    storing through the epilogue, the unfused graph's result."""
+    g = dml.Graph(device)
+    x, w, b, y = (g.input(shape, name=n) for shape, n in (([1, 4, 6, 9], "x"), ([4, 1, 3, 3], "w"), ([4], "b"),
+                                                           ([1, 4, 6, 9], "y")))
+    rng = np.random.default_rng(8)
+    feed = {"x": uniform(rng, (1, 4, 6, 9)), "w": uniform(rng, (4, 1, 3, 3)), "b": uniform(rng, (4,)),
+            "y": uniform(rng, (1, 4, 6, 9))}
+    out = dml.relu(dml.add(dml.convolution(x, w, b, start_padding=[1, 1], end_padding=[1, 1], group_count=4), y))
+    fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+    (step,) = fused.steps
+    assert step.compiled.strategy == "direct" and fused.dispatch_count == 1
+    (got,), (want,) = fused(feed), unfused(feed)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 # ============================================================================ bad input

@@ -23,10 +23,23 @@ For each batch position and group, the convolution is one matrix product
   the fused activation the epilogue's; the output's spatial axes are addressed through
   `out_offset` (any strides).
 
-Everything else (both strategies, register tiles and workgroup tiles, split-K past the loop
+The GEMM strategies' everything else (both strategies, register tiles and workgroup tiles, split-K past the loop
 budget and as cache blocking, float16 accumulated in f32, tensors in segments) is the GEMM
 family's. A group of few output channels (depthwise: N = 1) takes `registers` first on
 every adapter: `workgroup`'s 64 x 64 tiles would compute 64 columns for one.
+
+`direct` (shaders/convolution_direct.wgsl.j2), FORWARD only (BACKWARD stays on GEMM), for
+groups of few channels (at most DIRECT_CHANNELS input and output channels per group: the
+depthwise convolution and the like), chosen first there on every adapter: each output
+element sums its group's input channels x its window in f32, no im2col index arithmetic
+per product. On CPU-class adapters an invocation computes a run of up to RUN neighbouring
+outputs along the output's innermost spatial axis: per input channel and position of the
+window's outer axes it reads the input row segment the run's windows cover into registers
+once (neighbouring windows overlap) and walks the window's innermost axis over it (that
+axis' window size, stride and dilation compile-time: the inner loops unroll); on
+GPU-class adapters one output per invocation (neighbouring invocations on neighbouring
+outputs). An invocation runs C_in / groups x prod(window) window positions: a window
+past the loop budget (base.LOOP_BUDGET) is not offered `direct` (GEMM cuts K instead).
 """
 
 from __future__ import annotations
@@ -34,12 +47,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from . import gemm
-from .base import Planner
-from .builder import KernelPlan
-from .elementwise import Attribute
+from .base import LOOP_BUDGET, Planner
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
 
@@ -116,16 +129,21 @@ def gemm_of(cv: Convolution) -> tuple[gemm.Problem, dict, dict]:
         "pads": cv.start_padding, "window_size": math.prod(window), "f_ci": f_ci, "f_n": f_n, "f_k": tuple(f_k),
         "f_base": f_base, "f_step": f_step if f_step is not None else 0,
     }
-    for d, (o, i, w, st, dl, p0) in enumerate(zip(out.sizes[2:], x.sizes[2:], window, cv.strides, cv.dilations,
+    _check_reach(cv)
+    padded = any(cv.start_padding) or _reaches_end(cv)
+    params = {"spatial": spatial, "has_window": math.prod(window) > 1, "backward": cv.backward,
+              "checked": cv.backward or padded, "f_merged": f_step is not None}
+    return problem, uniforms, params
+
+
+def _check_reach(cv: Convolution) -> None:
+    """UnsupportedError where a window coordinate passes the kernels' i32."""
+    for d, (o, i, w, st, dl, p0) in enumerate(zip(cv.output.sizes[2:], cv.input.sizes[2:], cv.window, cv.strides, cv.dilations,
                                                  cv.start_padding)):
         reach = max(o, i) * st + (w - 1) * dl + p0
         if reach >= 2**31:  # the kernels' window coordinates are i32
             raise UnsupportedError(f"{cv.op}: spatial axis {d} reaches coordinate {reach} (sizes x strides + window x "
                                    f"dilations + padding), past the kernels' 2^31 - 1")
-    padded = any(cv.start_padding) or _reaches_end(cv)
-    params = {"spatial": spatial, "has_window": math.prod(window) > 1, "backward": cv.backward,
-              "checked": cv.backward or padded, "f_merged": f_step is not None}
-    return problem, uniforms, params
 
 
 def _reaches_end(cv: Convolution) -> bool:
@@ -137,25 +155,120 @@ def _reaches_end(cv: Convolution) -> bool:
     return False
 
 
+# ---------------------------------------------------------------------------- the direct strategy
+#: `direct` is offered where a group has at most this many input and output channels.
+DIRECT_CHANNELS = 4
+#: `direct` on CPU-class adapters: at most this many outputs per invocation, and at most
+#: SPAN input elements held per row segment (the run shrinks to fit both and the budget).
+RUN = 8
+SPAN = 64
+DIRECT_WORKGROUP = 64
+#: Loop iterations a `direct` invocation spends besides its window (set-up, the run's loops).
+_DIRECT_OVERHEAD = 64
+
+
+def _span(cv: Convolution, run: int) -> int:
+    return (run - 1) * cv.strides[-1] + (cv.window[-1] - 1) * cv.dilations[-1] + 1
+
+
+def _direct_iterations(cv: Convolution, run: int) -> int:
+    """Loop iterations of one `direct` invocation (an upper bound: every loop counted)."""
+    outer = cv.channels_in * math.prod(cv.window[:-1])
+    inner = (_span(cv, run) + cv.window[-1] * (run + 1) if run > 1 else cv.window[-1]) + 2
+    return outer * inner + cv.channels_in + 2 * run + _DIRECT_OVERHEAD
+
+
+def direct_run(cv: Convolution, caps, requested=None) -> int:
+    """Outputs per `direct` invocation: the requested run, else RUN on CPU-class adapters (and
+    without caps), 1 on GPUs; halved until its row segment fits SPAN and the loop budget
+    holds (0: not even one output fits)."""
+    if requested is not None:
+        if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= 64:
+            raise InvalidArgumentError(f"{cv.op}: option run = {requested!r} must be an integer in [1, 64]")
+        if requested > 1 and _span(cv, requested) > SPAN or _direct_iterations(cv, requested) > LOOP_BUDGET:
+            raise UnsupportedError(f"{cv.op}: option run = {requested}: its row segment or its windows pass one "
+                                   f"invocation's registers ({SPAN}) or loop budget ({LOOP_BUDGET})")
+        return requested
+    run = RUN if caps is None or caps.is_software else 1
+    run = min(run, 1 << (max(1, cv.output.sizes[-1]) - 1).bit_length())
+    while run > 1 and (_span(cv, run) > SPAN or _direct_iterations(cv, run) > LOOP_BUDGET):
+        run //= 2
+    return run if _direct_iterations(cv, run) <= LOOP_BUDGET else 0
+
+
+def direct_fits(cv: Convolution, caps, run=None) -> bool:
+    """Whether `direct` runs `cv`: FORWARD, few channels per group, the window within the
+    loop budget."""
+    if cv.backward or cv.channels_in > DIRECT_CHANNELS or cv.channels_out > DIRECT_CHANNELS:
+        return False
+    try:
+        return direct_run(cv, caps, run) > 0
+    except UnsupportedError:
+        return False
+
+
+def plan_direct(cv: Convolution, caps, run=None) -> KernelPlan:
+    """One dispatch: an invocation per run of outputs along the innermost spatial axis."""
+    _check_reach(cv)
+    if not direct_fits(cv, caps, run):
+        raise InternalError(f"{cv.op}: strategy direct cannot run {cv}")
+    run = direct_run(cv, caps, run)
+    x, f, out = cv.input, cv.filter, cv.output
+    xs, fs, os_ = x.effective_strides, f.effective_strides, out.effective_strides
+    window = cv.window
+    bits = out.data_type.size * 8
+    per_row = -(-out.sizes[-1] // run)
+    units = out.element_count // out.sizes[-1] * per_row
+    act_uniforms, act_attrs = attribute_uniforms("act_", cv.activation_attributes, "float", 32)
+    uniforms = {
+        "units": units, "runs_per_row": per_row, "channels": out.sizes[1], "cout_g": cv.channels_out,
+        "cin_g": cv.channels_in, "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]),
+        "in_sizes": tuple(x.sizes[2:]), "out_sizes": tuple(out.sizes[2:]), "out_strides": tuple(os_[2:]),
+        "o_n": os_[0], "o_c": os_[1], "steps": cv.strides, "dilations": cv.dilations, "pads": cv.start_padding,
+        "window": window, "outer_window": math.prod(window[:-1]), "f_n": fs[0], "f_ci": fs[1],
+        "f_k": tuple(-s if cv.flip else s for s in fs[2:]),
+        "f_base": sum((w - 1) * s for w, s in zip(window, fs[2:])) if cv.flip else 0,
+        "b_c": cv.bias.effective_strides[1] if cv.bias is not None else 0, **act_uniforms,
+    }
+    params = {"spatial": len(window), "run": run, "span": _span(cv, run), "win": window[-1], "step": cv.strides[-1],
+              "dil": cv.dilations[-1], "bits": bits, "has_bias": cv.bias is not None,
+              "activation": cv.activation or "", "activation_attributes": act_attrs}
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "x"), input_buffer(1, "f"))
+    buffers += (input_buffer(2, "bias"),) if cv.bias is not None else ()
+    return KernelPlan((Dispatch("convolution_direct.wgsl.j2", params, buffers, uniforms, units,
+                                DIRECT_WORKGROUP),))
+
+
 class ConvolutionPlanner(Planner):
     """The Planner of the convolution kernels: `convolution(desc)` (given by the operator:
     ops/convolution.py) says what a description computes; the GEMM family plans it."""
 
-    strategies = gemm.STRATEGIES
-    options = gemm.OPTIONS
+    strategies = gemm.STRATEGIES + ("direct",)
+    options = gemm.OPTIONS + ("run",)
 
     def __init__(self, convolution):
         self.convolution = convolution
 
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
+    def strategies_for(self, desc, caps, run=None, **options) -> tuple[str, ...]:
+        """`direct` first where it fits (few channels per group: the module docstring), then
+        GEMM's (`registers` first for few output channels per group)."""
         cv = self.convolution(desc)
         found = gemm.strategies_for(gemm_of(cv)[0], caps, **options)
         if cv.channels_out < gemm.GPU_THREADS:  # depthwise and the like: see the module docstring
             found = tuple(sorted(found, key=lambda s: s != "registers"))
+        if direct_fits(cv, caps, run):
+            found = ("direct",) + found
         return found
 
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        problem, uniforms, params = gemm_of(self.convolution(desc))
+    def plan(self, desc, caps, strategy: str, run=None, **options) -> KernelPlan:
+        cv = self.convolution(desc)
+        if strategy == "direct":
+            if options:
+                raise InvalidArgumentError(f"{cv.op}: strategy direct takes the option run only, not {sorted(options)}")
+            return plan_direct(cv, caps, run)
+        if run is not None:
+            raise InvalidArgumentError(f"{cv.op}: option run is strategy direct's, not {strategy}'s")
+        problem, uniforms, params = gemm_of(cv)
         return gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_params=params, **options)
 
     epilogue = True
@@ -166,6 +279,8 @@ class ConvolutionPlanner(Planner):
         offsets; its tensors are bound after the input, the filter and the bias."""
         cv = self.convolution(desc)
         check_epilogue(epilogue, cv.output)
+        if strategy == "direct":
+            return attach_epilogue(plan_direct(cv, caps), epilogue, 2 + (cv.bias is not None))
         problem, uniforms, params = gemm_of(cv)
         return attach_epilogue(gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_params=params),
                                epilogue, 2 + (problem.c is not None))
@@ -175,6 +290,10 @@ class ConvolutionPlanner(Planner):
         twice the chunks where the plan cuts K. Each is a pipeline of its own, and the
         operand reads' index arithmetic makes a convolution's several times slower to compile
         than a GEMM's (0.2-0.6 s each on lavapipe)."""
+        cv = self.convolution(desc)
+        if strategy == "direct":
+            runs = (1, 4, 16) if caps is None or caps.is_software else (2, 4)
+            return tuple({"run": r} for r in runs if r != direct_run(cv, caps) and direct_fits(cv, caps, r))
         keep = {"registers": {"tile": (4, 4)}, "workgroup": {"tile": (2, 2)}}[strategy]
-        return tuple(v for v in gemm.variants(gemm_of(self.convolution(desc))[0], caps, strategy)
+        return tuple(v for v in gemm.variants(gemm_of(cv)[0], caps, strategy)
                      if v == keep or "chunks" in v)
