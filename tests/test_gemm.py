@@ -22,6 +22,8 @@ from gpudml.ops import spec_named
 from gpudml.ops.elementwise import FUSABLE
 from gpudml.testing import assert_within
 
+from conftest import assert_bits_equal
+
 T = dml.DataType
 SPEC = spec_named("gemm")
 STRATEGIES = ("registers", "workgroup")
@@ -168,6 +170,39 @@ def test_plan_options(device, options):
     strategies = ("workgroup",) if "block_k" in options else STRATEGIES
     check(device, uniform(rng, (37, 41)), uniform(rng, (41, 35)), uniform(rng, (35,)), strategies=strategies,
           options=options)
+
+
+SUBGROUP_CASES = [  # (m, k, n, dtype, options): edges, K not a multiple of BK, split-K, every tile side
+    (37, 41, 35, np.float32, {}), (64, 64, 64, np.float32, {"tile": (8, 8), "block_k": 32}),
+    (19, 300, 70, np.float16, {"tile": (1, 2), "block_k": 8, "chunks": 3}), (5, 9, 130, np.float32, {"tile": (2, 1)}),
+]
+
+
+def test_workgroup_subgroups_shuffle_a_like_workgroup_memory(device):
+    """The workgroup strategy's A operands handed on through subgroupShuffle (where the
+    adapter has subgroups: lavapipe's are 8 wide, groups of SG_SHARE = 4 inside them; not
+    GL) give the workgroup-memory reads' results bit for bit (the same products in the same
+    order), within the documented precision; with C, transposed A, FLOAT16 and split-K.
+    Without the feature the option is not offered and True is an error."""
+    has = device.caps.has("subgroup")
+    rng = np.random.default_rng(31)
+    for m, k, n, dtype, options in SUBGROUP_CASES:
+        kw = {"trans_a": "TRANSPOSE"} if dtype == np.float16 else {}
+        a = uniform(rng, (k, m) if kw else (m, k), dtype)
+        b, c = uniform(rng, (k, n), dtype), uniform(rng, (n,), dtype)
+        outs = check(device, a, b, c, strategies=("workgroup",), options={**options, "subgroups": False}, **kw)
+        tree, compiled = outs["workgroup"]
+        assert not any("subgroupShuffle" in w for w in compiled.wgsl)
+        default = device.compile_operator(device.create_operator(desc_of(a, b, c, **kw)), "workgroup",
+                                          options=options)
+        assert all(("subgroupShuffle" in w) == has for w in default.wgsl[:1]), (m, k, n)
+        assert_bits_equal(default.execute([a, b, c])[0], tree)
+    f32 = dml.TensorDesc(T.FLOAT32, [64, 64])
+    desc = gemm_op.GemmOperatorDesc(f32, f32, None, f32)
+    assert ({"subgroups": False} in SPEC.planner.variants(desc, device.caps, "workgroup")) == has
+    if not has:
+        with pytest.raises(dml.InvalidArgumentError, match="subgroups = True needs an adapter with the feature"):
+            SPEC.planner.plan(desc, device.caps, "workgroup", subgroups=True)
 
 
 def test_vector_loads_where_the_layout_allows():

@@ -27,7 +27,16 @@ kernel's store (no extra dispatch). Strategies:
   invocations on neighbouring addresses of the tensor's contiguous axis; 16-byte vector
   loads where that axis has stride 1 and the tile's rows start on 16-byte boundaries:
   `vec`), then each invocation multiplies its TM x TN register tile from there (rows ty,
-  ty + 16, ..., columns tx, tx + 16, ...: conflict-free reads, coalesced stores).
+  ty + 16, ..., columns tx, tx + 16, ...: conflict-free reads, coalesced stores). With
+  `subgroups` (where the adapter has the feature "subgroup": lavapipe, Vulkan/Metal/D3D12
+  GPUs; never GL's llvmpipe, where the option is not offered and True is an error), the
+  SG_SHARE (4) invocations of a row that share A's operands (consecutive tx, one ty) read
+  one k's TM operands each from workgroup memory per 4 steps of k and hand them on
+  through subgroupShuffle: TM / 4 + TN workgroup-memory reads per step instead of TM + TN.
+  The groups lie whole inside a subgroup of 4 or more (builder.py's _entry numbers a
+  workgroup's invocations subgroup by subgroup: lavapipe 8, or 4 at 128-bit vectors; GPUs
+  16 to 64); where the subgroups are narrower or not all full (sg_size 1) the kernel reads
+  every operand itself. Either way the same products in the same order: the same bits.
 
 Both cut K into `chunks` where needed (split-K): llvmpipe stops an invocation's loops after
 65,535 iterations in all (base.LOOP_BUDGET), so a K longer than one invocation's budget
@@ -46,7 +55,8 @@ and its own uniforms, buffers and compile-time parameters (`extra_uniforms`,
 
 Plan options (lab variants, autotuning): tile=(TM, TN) (each 1, 2, 4 or 8), block_k (the
 workgroup strategy's BK: 8, 16 or 32), chunks (split-K chunks, at least what the loop
-budget needs).
+budget needs), subgroups (`workgroup`: share A's operands through subgroupShuffle; default
+where the adapter has subgroups, False a variant there).
 """
 
 from __future__ import annotations
@@ -64,7 +74,7 @@ from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
 
 STRATEGIES = ("registers", "workgroup")
-OPTIONS = ("tile", "block_k", "chunks")
+OPTIONS = ("tile", "block_k", "chunks", "subgroups")
 TILE_SIDES = (1, 2, 4, 8)
 BLOCK_KS = (8, 16, 32)
 #: The register tile of `registers` (at most: no side longer than the matrix's, rounded up
@@ -79,6 +89,13 @@ GPU_BLOCK_K = 16
 #: `workgroup`: GPU_THREADS x GPU_THREADS invocations per workgroup.
 GPU_THREADS = 16
 CPU_WORKGROUP = 64
+#: `workgroup` with subgroups: the invocations of a row of the workgroup that share their A
+#: operands through subgroupShuffle, SG_SHARE consecutive ones (every subgroup size from 4
+#: up holds such groups whole: lavapipe 8, or 4 at 128-bit vectors; GPUs 16 to 64).
+#: Measured on lavapipe only (GPU class, 2 shared vCPUs, noisy): 512^3 with against without,
+#: interleaved, 320/376, 343/342, 222/214 ms; W15 (1024^3) 1803 ms after against 2050 before,
+#: one run each: within the noise. The target is GPUs (fewer workgroup-memory reads); unmeasured there.
+SG_SHARE = 4
 #: Loop iterations an invocation spends besides its K loop (set-up, the epilogue).
 _OVERHEAD = 64
 #: Split-K for parallelism: a GPU aims at this many workgroups, a chunk at least
@@ -227,10 +244,11 @@ def _vec(p: Problem, lay: Layout, tile, block_k: int) -> tuple[bool, bool]:
 
 
 # ------------------------------------------------------------------------------ strategies and plans
-def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None) -> tuple[str, ...]:
+def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None, subgroups=None) -> tuple[str, ...]:
     """Both strategies (each wherever its chunks fit), `registers` first on software
     adapters (and with no caps), `workgroup` first on GPUs."""
     count_option(p.op, "chunks", chunks)
+    _subgroups(p.op, caps, subgroups)
     lay = layout(p)
     found = []
     for strategy in STRATEGIES:
@@ -253,6 +271,19 @@ def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None) -> tu
     return tuple(found)
 
 
+def _subgroups(op: str, caps, requested) -> bool:
+    """Does the workgroup strategy share A's operands through subgroupShuffle? Where the
+    adapter has the feature "subgroup", unless the option `subgroups` says False (True
+    without the feature: InvalidArgumentError)."""
+    has = caps is not None and caps.has("subgroup")
+    if requested is not None and not isinstance(requested, bool):
+        raise InvalidArgumentError(f"{op}: option subgroups = {requested!r} must be True or False")
+    if requested and not has:
+        raise InvalidArgumentError(f"{op}: option subgroups = True needs an adapter with the feature "
+                                   "\"subgroup\" (this one has none)")
+    return has if requested is None else requested
+
+
 def _workgroup_bytes(tile, block_k: int) -> int:
     return 4 * block_k * GPU_THREADS * (tile[0] + tile[1])
 
@@ -261,13 +292,13 @@ def _f32_bits(value: float) -> int:
     return struct.unpack("<I", struct.pack("<f", float(value)))[0]
 
 
-def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, extra_uniforms=None,
-         extra_inputs=(), extra_params=None) -> KernelPlan:
+def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, subgroups=None,
+         extra_uniforms=None, extra_inputs=(), extra_params=None) -> KernelPlan:
     """The dispatches of `strategy`: one (the product and its epilogue), or with several
     chunks the partial sums and the combine pass. `extra_uniforms`, `extra_inputs` and
     `extra_params` (compile-time parameters, handed to the operands template as `p.o`) are
     an implicit GEMM's (Problem.operands)."""
-    if strategy not in strategies_for(p, caps, tile, block_k, chunks):
+    if strategy not in strategies_for(p, caps, tile, block_k, chunks, subgroups):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     lay = layout(p)
     tile = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
@@ -290,8 +321,10 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     uniforms.update(act_uniforms)
     epilogue = {"has_c": p.c is not None, "activation": p.activation or "", "activation_attributes": act_attrs}
     vec_a, vec_b = _vec(p, lay, tile, bk) if strategy == "workgroup" else (False, False)
+    shuffle = strategy == "workgroup" and _subgroups(p.op, caps, subgroups)
     params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
-              "bk": bk, "threads": GPU_THREADS, "operands": p.operands, "vec_a": vec_a, "vec_b": vec_b,
+              "bk": bk, "threads": GPU_THREADS, "sg_share": SG_SHARE if shuffle else 0, "operands": p.operands,
+              "vec_a": vec_a, "vec_b": vec_b,
               "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
               "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue}
     ops = (input_buffer(0, "a"), input_buffer(1, "b")) + tuple(extra_inputs)
@@ -309,18 +342,19 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
         invocations, size = units * GPU_THREADS * GPU_THREADS, GPU_THREADS * GPU_THREADS
     if count == 1:
         return KernelPlan((Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in, uniforms,
-                                    invocations, size),))
+                                    invocations, size, subgroups=shuffle),))
     partials = Dispatch("gemm.wgsl.j2", {**params, "pass": "partials"},
-                        (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size)
+                        (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size,
+                        subgroups=shuffle)
     outputs = lay.batches * lay.m * lay.n
-    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False},
+    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "sg_share": 0},
                        (out, scratch_buffer(0, "partials", writable=False)) + c_in, uniforms, outputs, CPU_WORKGROUP)
     return KernelPlan((partials, combine), scratch_bytes=(count * outputs * 4,))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     """Options worth timing beside the strategy's own plan: other register tiles (both
-    strategies), other BK (`workgroup`), and twice the chunks the plan picks where it cuts
+    strategies), other BK and subgroups=False where the adapter has them (`workgroup`), and twice the chunks the plan picks where it cuts
     K. Sets that the description cannot take are the tuner's to drop."""
     lay = layout(p)
     if strategy == "registers":
@@ -328,6 +362,8 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     else:
         found = [{"tile": t} for t in ((2, 2), (4, 8), (8, 4), (8, 8)) if t != GPU_TILE]
         found += [{"block_k": b} for b in BLOCK_KS if b != GPU_BLOCK_K]
+        if caps is not None and caps.has("subgroup"):
+            found.append({"subgroups": False})
     try:
         tile = _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE
         count = chunks_for(p, lay, caps, strategy, tile, GPU_BLOCK_K)
