@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import assert_bits_equal
 
 import gpudml as dml
 from gpudml import caps as caps_module
@@ -21,8 +22,6 @@ from gpudml.ops import gemm as gemm_op
 from gpudml.ops import spec_named
 from gpudml.ops.elementwise import FUSABLE
 from gpudml.testing import assert_within
-
-from conftest import assert_bits_equal
 
 T = dml.DataType
 SPEC = spec_named("gemm")
