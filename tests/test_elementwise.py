@@ -353,6 +353,44 @@ def test_strategies_by_layout_and_class(vulkan_device):
     assert "blocks" not in order and order[0] == ("runs" if device.caps.is_software else "elements")
 
 
+@pytest.mark.parametrize("dtype, sizes", [(T.FLOAT32, [3, 5, 8]), (T.INT64, [2, 6]), (T.UINT16, [3, 8]),
+                                          (T.FLOAT32, [3, 5, 7]), (T.INT64, [2, 5])])
+@pytest.mark.parametrize("run", [None, 4, 12])
+def test_runs_store_whole_blocks_where_rows_are_blocks(device, dtype, sizes, run):
+    """`runs` over a packed 32/64-bit output whose rows are whole 16-byte blocks stores
+    blocks (the elements of each gathered, a row's end checked once a block); other rows,
+    and 8/16-bit outputs (assembled into words), store as before. Every plan option `run`
+    computes the same bits, a broadcast input read once a row."""
+    per_block = 16 // dtype.size
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 99, sizes).astype(dtype.numpy)
+    b = rng.integers(0, 99, [sizes[0]] + [1] * (len(sizes) - 1)).astype(dtype.numpy)  # constant along each row
+    t = dml.TensorDesc(dtype, sizes)
+    desc = dml.ElementWiseMaxOperatorDesc(t, dml.TensorDesc(dtype, sizes, [1] + [0] * (len(sizes) - 1)), t)
+    program = compiler.compile(desc, device.caps, strategy="runs", options={"run": run} if run else None)
+    blocks = dtype.size >= 4 and sizes[-1] % per_block == 0
+    assert ("var blk: vec4<u32>;" in program.wgsl[0]) == blocks
+    compiled = device.compile_operator(device.create_operator(desc), "runs", options={"run": run} if run else None)
+    got = compiled.execute([device.tensor(a), device.tensor(b.reshape(-1), desc=desc.b_tensor)])[0].numpy()
+    assert_bits_equal(got, np.maximum(a, b))
+
+
+def test_the_run_option_is_checked(vulkan_device):
+    """`run` (elements per invocation of `runs`, 16-byte blocks of `blocks`): an int in
+    1..256, a whole number of output words for 8/16-bit outputs; `elements` ignores it."""
+    t = dml.TensorDesc(T.FLOAT32, [4, 64])
+    desc = dml.ElementWiseAdd1OperatorDesc(t, t, t)
+    for bad in (0, 257, 2.5, True, "8"):
+        with pytest.raises(dml.InvalidArgumentError, match=r"option run: an int in 1\.\.256.*got"):
+            compiler.compile(desc, vulkan_device.caps, strategy="runs", options={"run": bad})
+    h = dml.TensorDesc(T.FLOAT16, [4, 64])
+    with pytest.raises(dml.InvalidArgumentError, match="run: 5 elements per invocation would share output words.*"
+                                                       "multiple of 2"):
+        compiler.compile(dml.ElementWiseAdd1OperatorDesc(h, h, h), vulkan_device.caps, strategy="runs",
+                         options={"run": 5})
+    assert compiler.compile(desc, vulkan_device.caps, strategy="elements", options={"run": 8}).wgsl
+
+
 # ============================================================================ float math rows (ew-math)
 _X = np.array([NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 2.0, -2.0, 0.5], np.float32)
 _PI2 = math.pi / 2

@@ -29,7 +29,8 @@ one shape is a flat 1-D loop. Strategies:
 
 - `runs` (CPU-class): each invocation computes RUN consecutive output elements, decoding
   the coordinates once and stepping them; packed 8/16-bit outputs are assembled into whole
-  words (no atomics).
+  words (no atomics), packed 32/64-bit ones whose rows are whole 16-byte blocks into blocks
+  (one 16-byte store per block: W24's fused chain 0.73x the time of per-element stores).
 - `elements` (GPU-class): one output element per invocation (one output word of packed
   8/16-bit outputs), its coordinates decoded with strided index math, so that neighbouring
   invocations touch neighbouring addresses.
@@ -47,7 +48,7 @@ import struct
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from ..errors import InternalError, UnsupportedError
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import Planner, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
@@ -58,9 +59,13 @@ WORKGROUP_SIZE = 64
 #: Output elements per invocation of `runs` (as the movement family's RUN: decoding a
 #: coordinate costs divisions, stepping it does not).
 RUN = 64
-#: 16-byte blocks per invocation of `blocks` on CPU adapters (64 float32 elements, RUN's
-#: worth); GPUs take one each, neighbouring invocations on neighbouring blocks.
-BLOCK_RUN_CPU = 16
+#: 16-byte blocks per invocation of `blocks` on CPU adapters (32 float32 elements); GPUs take
+#: one each, neighbouring invocations on neighbouring blocks. lavapipe (gpudml lab ... --options
+#: run=N, 64 MiB float32, interleaved): add 2/4/8/16 blocks 23.8/21.3/20.1/33.4 ms, sigmoid
+#: 28.0/30.1/27.5/30.5 ms: an invocation's SIMD lanes (8 on llvmpipe) each stream their own
+#: run, and 16-block runs put their three streams 256 bytes apart, past what the prefetcher
+#: follows; 4-8 blocks keep them within a few cache lines.
+BLOCK_RUN_CPU = 8
 #: The names of the inputs in formulas and kernels: input k is NAMES[k] (`input_name`).
 NAMES = tuple("abcdefghijklmnopqrstuvw")
 
@@ -472,17 +477,32 @@ def _fixed(c, prefix: str) -> bool:
     return not c.stages and not any(c.uniforms[f"{prefix}src_strides"])
 
 
-def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
+def _run_option(run, strategy: str) -> int | None:
+    """The plan option `run` (None: the strategy's default), checked: a positive int."""
+    if run is None:
+        return None
+    if isinstance(run, bool) or not isinstance(run, int) or not 1 <= run <= 256:
+        raise InvalidArgumentError(f"element-wise plan option run: an int in 1..256 (the {strategy} strategy's "
+                                   f"{'16-byte blocks' if strategy == 'blocks' else 'elements'} per invocation), "
+                                   f"got {run!r}")
+    return run
+
+
+def plan(p: Problem | FusedProblem, caps, strategy: str, run: int | None = None) -> KernelPlan:
     """The dispatch of `strategy` (one of strategies_for's): one, or one per group of steps
     where the problem's tensors need more storage bindings than the adapter has (`_split`:
-    each group's result but the last's goes through a scratch buffer, 32-bit only)."""
+    each group's result but the last's goes through a scratch buffer, 32-bit only). `run`
+    (a plan option): 16-byte blocks per invocation of `blocks`, elements per invocation of
+    `runs` (default BLOCK_RUN_CPU / 1 on GPUs, RUN); `elements` ignores it (one element, or
+    one output word, per invocation)."""
     if strategy not in strategies_for(p, caps):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    run = _run_option(run, strategy) if strategy != "elements" else None  # (one element per invocation)
     copy = isinstance(p, Problem) and p.copy
     p = fused_problem(p)
     groups = _split(p, caps)
     if len(groups) == 1:
-        return KernelPlan((_dispatch(p, caps, strategy, copy),))
+        return KernelPlan((_dispatch(p, caps, strategy, copy, run=run),))
     dispatches, scratch, slot = [], [], {}
     for start, stop in groups:
         q, sources = _group(p, start, stop)
@@ -496,11 +516,12 @@ def plan(p: Problem | FusedProblem, caps, strategy: str) -> KernelPlan:
             slot[stop - 1] = len(scratch)
             scratch.append(q.output.element_count * 4)
             out = replace(scratch_buffer(slot[stop - 1], "out", writable=True), access="stores")
-        dispatches.append(_dispatch(q, caps, strategy, False, ins, out))
+        dispatches.append(_dispatch(q, caps, strategy, False, ins, out, run))
     return KernelPlan(tuple(dispatches), scratch_bytes=tuple(scratch))
 
 
-def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=None) -> Dispatch:
+def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=None, run: int | None = None
+              ) -> Dispatch:
     """One kernel computing `p`: its inputs the operator's (or the buffers `ins`), its
     output the operator's (or the scratch buffer `out`)."""
     lay = _layout(p)
@@ -527,20 +548,31 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     if strategy == "blocks":
         per_block = 128 // out_bits
         blocks = -(-count // per_block)
-        run = BLOCK_RUN_CPU if caps is None or caps.is_software else 1
+        if run is None:
+            run = BLOCK_RUN_CPU if caps is None or caps.is_software else 1
         buffers = (output_buffer(0, "out", out_bits, "blocks"),) + tuple(
             input_buffer(k, f"in{k}", "blocks") for k in range(len(p.inputs)))
         params.update(run=run, per_block=per_block)
         return Dispatch("elementwise.wgsl.j2", params, buffers, {"count": count, "blocks": blocks, **uniforms},
                         -(-blocks // run), WORKGROUP_SIZE)
-    run = RUN if strategy == "runs" else per_word
-    access = "words" if packed_words else "stores"
+    if strategy == "runs" and run is not None and run % per_word:
+        raise InvalidArgumentError(f"element-wise plan option run: {run} elements per invocation would share output "
+                                   f"words; a {p.output.data_type.name} output packs {per_word} to a word: a "
+                                   f"multiple of {per_word}")
+    run = (run or RUN) if strategy == "runs" else per_word
+    # `runs` over a packed 32/64-bit output whose rows are whole 16-byte blocks stores
+    # blocks (runs start on one).
+    per_block = 128 // out_bits
+    block_stores = (strategy == "runs" and not packed_words and out_bits >= 32 and p.output.is_packed
+                    and run % per_block == 0 and run > 1 and lay.sizes[-1] % per_block == 0)
+    access = "words" if packed_words else ("blocks" if block_stores else "stores")
     buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or inputs)
     # `runs`: an input whose innermost stride is 0 (a broadcast along the row: a bias, a
     # per-channel parameter) is loaded once per row, not per element (not in coordinate
     # mode: its inputs are read through their chains, lib/fused.wgsl.j2).
     row_constant = tuple(run > 1 and s[-1] == 0 for s in lay.strides[1:]) if not p.coordinates else ()
-    params.update(run=run, per_word=per_word, row_constant=row_constant)
+    params.update(run=run, per_word=per_word, row_constant=row_constant, block_stores=block_stores,
+                  per_block=per_block)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
                     -(-count // run), WORKGROUP_SIZE)
@@ -551,13 +583,13 @@ class ElementWisePlanner(Planner):
     the operators' table, ops/elementwise.py) says what a description computes."""
 
     strategies = STRATEGIES
-    options = ()
+    options = ("run",)
 
     def __init__(self, problem):
         self.problem = problem
 
-    def strategies_for(self, desc, caps) -> tuple[str, ...]:
+    def strategies_for(self, desc, caps, run: int | None = None) -> tuple[str, ...]:
         return strategies_for(self.problem(desc), caps)
 
-    def plan(self, desc, caps, strategy: str) -> KernelPlan:
-        return plan(self.problem(desc), caps, strategy)
+    def plan(self, desc, caps, strategy: str, run: int | None = None) -> KernelPlan:
+        return plan(self.problem(desc), caps, strategy, run)
