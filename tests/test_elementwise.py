@@ -358,9 +358,10 @@ def test_strategies_by_layout_and_class(vulkan_device):
 @pytest.mark.parametrize("run", [None, 4, 12])
 def test_runs_store_whole_blocks_where_rows_are_blocks(device, dtype, sizes, run):
     """`runs` over a packed 32/64-bit output whose rows are whole 16-byte blocks stores
-    blocks (the elements of each gathered, a row's end checked once a block); other rows,
-    and 8/16-bit outputs (assembled into words), store as before. Every plan option `run`
-    computes the same bits, a broadcast input read once a row."""
+    blocks (the elements of each gathered, a row's end checked once a block) and reads an
+    input stepping by 1 a block at a time; other rows, and 8/16-bit outputs (assembled into
+    words), go element by element. Every plan option `run` computes the same bits, the
+    broadcast input read once a row."""
     per_block = 16 // dtype.size
     rng = np.random.default_rng(7)
     a = rng.integers(0, 99, sizes).astype(dtype.numpy)
@@ -370,6 +371,7 @@ def test_runs_store_whole_blocks_where_rows_are_blocks(device, dtype, sizes, run
     program = compiler.compile(desc, device.caps, strategy="runs", options={"run": run} if run else None)
     blocks = dtype.size >= 4 and sizes[-1] % per_block == 0
     assert ("var blk: vec4<u32>;" in program.wgsl[0]) == blocks
+    assert (f"let w0 = in0_at(o1 / {per_block}u);" in program.wgsl[0]) == blocks  # `a` read in blocks too
     compiled = device.compile_operator(device.create_operator(desc), "runs", options={"run": run} if run else None)
     got = compiled.execute([device.tensor(a), device.tensor(b.reshape(-1), desc=desc.b_tensor)])[0].numpy()
     assert_bits_equal(got, np.maximum(a, b))

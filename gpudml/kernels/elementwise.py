@@ -566,13 +566,20 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     block_stores = (strategy == "runs" and not packed_words and out_bits >= 32 and p.output.is_packed
                     and run % per_block == 0 and run > 1 and lay.sizes[-1] % per_block == 0)
     access = "words" if packed_words else ("blocks" if block_stores else "stores")
-    buffers = (out or output_buffer(0, "out", out_bits, access),) + (ins or inputs)
+    # ... and reads an input of the output's width a block at a time where it steps by 1
+    # along the row and every row starts on a block (not in coordinate mode: the fused read
+    # loads its own inputs).
+    block_loads = tuple(block_stores and not p.coordinates and bits == out_bits and s[-1] == 1
+                        and all(x % per_block == 0 for x in s[:-1]) for bits, s in zip(in_bits, lay.strides[1:]))
+    inputs = tuple(replace(b, access="blocks") if k < len(block_loads) and block_loads[k] else b
+                   for k, b in enumerate(ins or inputs))
+    buffers = (out or output_buffer(0, "out", out_bits, access),) + inputs
     # `runs`: an input whose innermost stride is 0 (a broadcast along the row: a bias, a
     # per-channel parameter) is loaded once per row, not per element (not in coordinate
     # mode: its inputs are read through their chains, lib/fused.wgsl.j2).
     row_constant = tuple(run > 1 and s[-1] == 0 for s in lay.strides[1:]) if not p.coordinates else ()
     params.update(run=run, per_word=per_word, row_constant=row_constant, block_stores=block_stores,
-                  per_block=per_block)
+                  per_block=per_block, block_loads=block_loads)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
                     -(-count // run), WORKGROUP_SIZE)
