@@ -59,11 +59,12 @@ memory only).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
-from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
+from .base import LOOP_BUDGET, Planner, ProblemPlanner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
@@ -337,25 +338,12 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     return tuple(found)
 
 
-class NormalizePlanner(Planner):
-    """The Planner of the normalize operators: `problem(desc)` (given by ops/softmax.py's
-    table) says what a description computes."""
+class NormalizePlanner(ProblemPlanner):
+    """The Planner of the normalize operators, a ProblemPlanner of this module:
+    `problem(desc)` (given by ops/softmax.py's table) says what a description computes. Its
+    own: the epilogue hook."""
 
-    strategies = STRATEGIES
-    options = OPTIONS
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
-        return strategies_for(self.problem(desc), caps, **options)
-
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        return plan(self.problem(desc), caps, strategy, **options)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(self.problem(desc), caps, strategy)
-
+    family = sys.modules[__name__]
     epilogue = True
 
     def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
