@@ -69,6 +69,7 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
+from .reduction import Rows
 
 STRATEGIES = ("rows", "chunks", "workgroup")
 OPTIONS = ("chunks", "lanes", "subgroups")
@@ -127,9 +128,10 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class Layout:
+class Layout(Rows):
     """Kept axes (sizes, and each tensor's strides, Problem.tensors' order) and reduced axes
-    (the same), each merged where contiguous in every tensor; `count` rows of `n` elements."""
+    (the same), each merged where contiguous in every tensor; `count` rows of `n` elements
+    (reduction.Rows)."""
 
     kept_sizes: tuple[int, ...]
     kept_strides: tuple[tuple[int, ...], ...]
@@ -143,14 +145,6 @@ class Layout:
     @property
     def red_in(self) -> tuple[int, ...]:
         return self.red_strides[0]
-
-    @property
-    def count(self) -> int:
-        return math.prod(self.kept_sizes)
-
-    @property
-    def n(self) -> int:
-        return math.prod(self.red_sizes)
 
 
 def layout(p: Problem) -> Layout:
