@@ -355,8 +355,9 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     """Options worth timing beside the strategy's own plan: other register tiles (both
-    strategies), other BK and subgroups=False where the adapter has them (`workgroup`), and twice the chunks the plan picks where it cuts
-    K. Sets that the description cannot take are the tuner's to drop."""
+    strategies), other BK and subgroups=False where the adapter has them (`workgroup`), and
+    twice the chunks the plan picks where it cuts K. Sets that the description cannot take
+    are the tuner's to drop."""
     lay = layout(p)
     if strategy == "registers":
         found = [{"tile": t} for t in ((4, 4), (4, 8), (8, 4), (2, 2)) if t != _fit(CPU_TILE, lay)]
