@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import compiler
+from .bench import report
 from .bench.anchors import Yardsticks
 from .compare import first_wrong
 from .errors import DMLError, InvalidArgumentError
@@ -155,18 +156,16 @@ def apply_baselines(rows: list[Row], copy_bytes: int, same_bytes: int | None) ->
     that they rank as the variants' times do (each variant divided by its own neighbouring
     copies could rank them the other way round). `copy_bytes` / `same_bytes`: the bytes each
     copy kernel reads and writes."""
-    copies = [ms for r in rows for ms in r.copy_samples_ms]
-    same = [ms for r in rows for ms in r.same_copy_samples_ms]
-    copy_ms = statistics.median(copies) if copies else None
-    same_ms = statistics.median(same) if same else None
+    copy_ms, copy_gbps = report.copy_baseline([ms for r in rows for ms in r.copy_samples_ms], copy_bytes)
+    same_ms, same_gbps = report.copy_baseline([ms for r in rows for ms in r.same_copy_samples_ms], same_bytes)
     for r in rows:
         if r.gpu_ms is None:
             continue
         r.copy_ms, r.same_copy_ms = copy_ms, same_ms
-        if r.gbps and copy_ms:
-            r.ratio_to_copy = r.gbps / (copy_bytes / copy_ms / 1e6)
-        if r.gbps and same_ms and same_bytes:
-            r.ratio_to_same_copy = r.gbps / (same_bytes / same_ms / 1e6)
+        if r.gbps and copy_gbps:
+            r.ratio_to_copy = r.gbps / copy_gbps
+        if r.gbps and same_gbps:
+            r.ratio_to_same_copy = r.gbps / same_gbps
 
 
 def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tolerance, reps, yards, traffic) -> None:
@@ -179,16 +178,7 @@ def _run_variant(row: Row, dev, op, strategy, tensors, out_descs, expected, tole
         return
     row.compile_ms = (stats.compile_seconds - compiling) * 1e3
     row.dispatches = len(compiled.program.kernels)
-    outs = [dev.empty(d) for d in out_descs]
-    try:
-        results = compiled.execute(tensors, outputs=outs)
-        got = [logical_from_raw(r.raw(), d) for r, d in zip(results, out_descs, strict=True)]
-    except DMLError as exc:
-        row.error = _reason(exc)
-        return
-    row.first_wrong = first_wrong(got, expected, tolerance)
-    row.correct = row.first_wrong is None
-    _time(row, dev, lambda: compiled.execute(tensors, outputs=outs), reps, yards, traffic)
+    _check_and_time(row, dev, compiled.execute, tensors, out_descs, expected, tolerance, reps, yards, traffic)
 
 
 def _run_hlsl(row: Row, dev, program, source: str, defines, grid, tensors, out_descs, expected, tolerance, reps, yards,
@@ -207,17 +197,28 @@ def _run_hlsl(row: Row, dev, program, source: str, defines, grid, tensors, out_d
                 grid = (limit, -(-grid[0] // limit))
         uniforms = program.kernels[0].uniform_bytes
         call = kernel.call(dev, [t.desc for t in tensors], out_descs, grid, uniform_bytes=uniforms)
-        row.compile_ms = (time.perf_counter() - t0) * 1e3
-        row.dispatches = 1
+    except DMLError as exc:
+        row.error = _reason(exc)
+        return
+    row.compile_ms = (time.perf_counter() - t0) * 1e3
+    row.dispatches = 1
+    _check_and_time(row, dev, call.execute, tensors, out_descs, expected, tolerance, reps, yards, traffic)
+
+
+def _check_and_time(row: Row, dev, execute, tensors, out_descs, expected, tolerance, reps, yards, traffic) -> None:
+    """A compiled variant (`execute(tensors, outputs=...)`: an operator's or an --hlsl
+    kernel's): run once into fresh outputs and checked against the reference, then timed
+    (_time); a DMLError on the way is the row's error."""
+    try:
         outs = [dev.empty(d) for d in out_descs]
-        results = call.execute(tensors, outputs=outs)
+        results = execute(tensors, outputs=outs)
         got = [logical_from_raw(r.raw(), d) for r, d in zip(results, out_descs, strict=True)]
     except DMLError as exc:
         row.error = _reason(exc)
         return
     row.first_wrong = first_wrong(got, expected, tolerance)
     row.correct = row.first_wrong is None
-    _time(row, dev, lambda: call.execute(tensors, outputs=outs), reps, yards, traffic)
+    _time(row, dev, lambda: execute(tensors, outputs=outs), reps, yards, traffic)
 
 
 def _time(row: Row, dev, execute, reps, yards, traffic) -> None:
@@ -269,9 +270,7 @@ COLUMNS = {
 
 def columns_help() -> str:
     """The columns explained, one per line (for --help)."""
-    width = max(map(len, COLUMNS))
-    return "\n".join(textwrap.fill(text, 100, initial_indent=f"  {name:{width}s}  ",
-                                   subsequent_indent=" " * (width + 4)) for name, text in COLUMNS.items())
+    return report.columns_help(COLUMNS)
 
 
 def table(rows: list[Row], title: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Self
 
 import numpy as np
 
@@ -26,8 +27,26 @@ class DMLEnum(enum.IntEnum):
     def __format__(self, spec: str) -> str:
         return str(self) if not spec else int.__format__(int(self), spec)
 
+    def __init_subclass__(cls, field: str = "value", **kwargs):
+        """`field`: the name coerce's errors give a value by default (the descs' field of
+        that enum: `class DataType(DMLEnum, field="data_type")`)."""
+        super().__init_subclass__(**kwargs)
+        cls._coerce_field = field
 
-class DataType(DMLEnum):
+    @classmethod
+    def coerce(cls, value, field: str | None = None) -> Self:
+        """Accept a member, its integer value or its name (any case), or one of the enum's
+        aliases (_aliases); InvalidArgumentError otherwise, naming `field` (None: the enum's
+        own field name)."""
+        return _coerce_enum(cls, value, cls._coerce_field if field is None else field, cls._aliases())
+
+    @classmethod
+    def _aliases(cls) -> dict:
+        """Other names (upper case) coerce accepts, and the member each means: none by default."""
+        return {}
+
+
+class DataType(DMLEnum, field="data_type"):
     FLOAT32 = 1
     FLOAT16 = 2
     UINT32 = 3
@@ -72,11 +91,6 @@ class DataType(DMLEnum):
             f"{field}: numpy dtype {dt} has no DirectML data type "
             f"(supported: {', '.join(str(i.numpy) for i in _INFO.values())})"
         )
-
-    @classmethod
-    def coerce(cls, value, field: str = "data_type") -> DataType:
-        """Accept a DataType, its integer value or its name (any case)."""
-        return _coerce_enum(cls, value, field)
 
     @classmethod
     def parse(cls, value, field: str = "data_type") -> DataType:
@@ -126,7 +140,7 @@ TYPES_8 = frozenset({F32, F16, I32, I16, I8, U32, U16, U8})
 TYPES_11 = TYPES_8 | {F64, I64, U64}
 
 
-class FeatureLevel(DMLEnum):
+class FeatureLevel(DMLEnum, field="feature_level"):
     FL_1_0 = 0x1000
     FL_2_0 = 0x2000
     FL_2_1 = 0x2100
@@ -144,17 +158,13 @@ class FeatureLevel(DMLEnum):
     FL_6_3 = 0x6300
     FL_6_4 = 0x6400
 
-    @classmethod
-    def coerce(cls, value, field: str = "feature_level") -> FeatureLevel:
-        return _coerce_enum(cls, value, field)
-
 
 #: The highest feature level named by any table gpudml implements (Padding's WRAP mode), and
 #: the level a default Device validates at.
 HIGHEST_FEATURE_LEVEL = FeatureLevel.FL_6_4
 
 
-class ReduceFunction(DMLEnum):
+class ReduceFunction(DMLEnum, field="function"):
     ARGMAX = 0
     ARGMIN = 1
     AVERAGE = 2
@@ -168,12 +178,8 @@ class ReduceFunction(DMLEnum):
     SUM = 10
     SUM_SQUARE = 11
 
-    @classmethod
-    def coerce(cls, value, field: str = "function") -> ReduceFunction:
-        return _coerce_enum(cls, value, field)
 
-
-class PaddingMode(DMLEnum):
+class PaddingMode(DMLEnum, field="padding_mode"):
     CONSTANT = 0
     EDGE = 1
     REFLECTION = 2
@@ -181,11 +187,10 @@ class PaddingMode(DMLEnum):
     WRAP = 4
 
     @classmethod
-    def coerce(cls, value, field: str = "padding_mode") -> PaddingMode:
-        """A PaddingMode, its value or its name (any case), or numpy's name for the same mode
-        (`np.pad`'s "reflect" is REFLECTION; "constant", "edge", "symmetric" and "wrap" are
-        spelled alike)."""
-        return _coerce_enum(cls, value, field, PADDING_MODE_ALIASES)
+    def _aliases(cls) -> dict:
+        """numpy's name for the same mode (`np.pad`'s "reflect" is REFLECTION; "constant",
+        "edge", "symmetric" and "wrap" are spelled alike)."""
+        return PADDING_MODE_ALIASES
 
 
 #: numpy's `np.pad` mode names that mean what a PaddingMode of another name does (numpy's
@@ -193,54 +198,35 @@ class PaddingMode(DMLEnum):
 PADDING_MODE_ALIASES = {"REFLECT": PaddingMode.REFLECTION}
 
 
-class AxisDirection(DMLEnum):
+class AxisDirection(DMLEnum, field="axis_direction"):
     INCREASING = 0
     DECREASING = 1
 
-    @classmethod
-    def coerce(cls, value, field: str = "axis_direction") -> AxisDirection:
-        return _coerce_enum(cls, value, field)
 
-
-class MatrixTransform(DMLEnum):
+class MatrixTransform(DMLEnum, field="trans"):
     """DML_MATRIX_TRANSFORM: how GEMM reads a matrix operand (TRANSPOSE: its two last axes swapped)."""
 
     NONE = 0
     TRANSPOSE = 1
 
-    @classmethod
-    def coerce(cls, value, field: str = "trans") -> MatrixTransform:
-        """A MatrixTransform, its value or its name (any case)."""
-        return _coerce_enum(cls, value, field)
 
-
-class ConvolutionMode(DMLEnum):
+class ConvolutionMode(DMLEnum, field="mode"):
     """DML_CONVOLUTION_MODE: CONVOLUTION flips the filter along every spatial axis;
     CROSS_CORRELATION (what ML models mean by convolution) reads it as it is."""
 
     CONVOLUTION = 0
     CROSS_CORRELATION = 1
 
-    @classmethod
-    def coerce(cls, value, field: str = "mode") -> ConvolutionMode:
-        """A ConvolutionMode, its value or its name (any case)."""
-        return _coerce_enum(cls, value, field)
 
-
-class ConvolutionDirection(DMLEnum):
+class ConvolutionDirection(DMLEnum, field="direction"):
     """DML_CONVOLUTION_DIRECTION: FORWARD, or BACKWARD (the transposed convolution: the
     adjoint of FORWARD with the same filter, strides, dilations and paddings)."""
 
     FORWARD = 0
     BACKWARD = 1
 
-    @classmethod
-    def coerce(cls, value, field: str = "direction") -> ConvolutionDirection:
-        """A ConvolutionDirection, its value or its name (any case)."""
-        return _coerce_enum(cls, value, field)
 
-
-class RoundingMode(DMLEnum):
+class RoundingMode(DMLEnum, field="rounding_mode"):
     """DML_ROUNDING_MODE (ELEMENT_WISE_ROUND): to the nearest integer, halves to the even one;
     toward zero (the fraction dropped); to the nearest, halves away from zero."""
 
@@ -248,23 +234,13 @@ class RoundingMode(DMLEnum):
     TOWARD_ZERO = 1
     TOWARD_INFINITY = 2
 
-    @classmethod
-    def coerce(cls, value, field: str = "rounding_mode") -> RoundingMode:
-        """A RoundingMode, its value or its name (any case)."""
-        return _coerce_enum(cls, value, field)
 
-
-class IsInfinityMode(DMLEnum):
+class IsInfinityMode(DMLEnum, field="infinity_mode"):
     """DML_IS_INFINITY_MODE (ELEMENT_WISE_IS_INFINITY): -inf or inf, inf, -inf."""
 
     EITHER = 0
     POSITIVE = 1
     NEGATIVE = 2
-
-    @classmethod
-    def coerce(cls, value, field: str = "infinity_mode") -> IsInfinityMode:
-        """An IsInfinityMode, its value or its name (any case)."""
-        return _coerce_enum(cls, value, field)
 
 
 def _coerce_enum(cls, value, field, aliases=None):

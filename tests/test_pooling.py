@@ -153,7 +153,8 @@ def test_one_dimensional_pooling_is_a_height_of_one(device):
     ({"window_size": (2, 2), "dilations": (0, 1)}, "dilations[0] = 0 must be in [1,"),
     ({"window_size": (6, 2)}, "window_size[0] = 6 (dilated: (window_size - 1) * dilations + 1 = 6) is larger than "
                               "the padded input: input_tensor.sizes[2] + start_padding + end_padding = 4 + 0 + 0 = 4"),
-    ({"window_size": (2, 2), "dilations": (4, 1)}, "window_size[0] = 2 (dilated: (window_size - 1) * dilations + 1 = 5)"),
+    ({"window_size": (2, 2), "dilations": (4, 1)},
+     "window_size[0] = 2 (dilated: (window_size - 1) * dilations + 1 = 5)"),
     ({"window_size": (2, 2), "end_padding": (0, 2)}, "the window of output position 5 on spatial axis 1 covers "
                                                      "padding only"),
     ({"window_size": (1, 2, 3)}, "window_size has 3 entries [1, 2, 3]; dimension_count is 2"),
@@ -173,7 +174,8 @@ def test_bad_fields_and_arguments(device):
         device.create_operator(desc)
     good = spec_named("max_pooling").infer_output(x, 2)
     with pytest.raises(dml.InvalidArgumentError, match="output_tensor.sizes"):
-        device.create_operator(type(good)(**{**good.__dict__, "output_tensor": dml.TensorDesc(T.FLOAT32, [1, 2, 3, 3])}))
+        device.create_operator(type(good)(**{**good.__dict__,
+                                             "output_tensor": dml.TensorDesc(T.FLOAT32, [1, 2, 3, 3])}))
     with pytest.raises(dml.InvalidArgumentError, match="dimension_count = 3 must be"):
         device.create_operator(type(good)(**{**good.__dict__, "dimension_count": 3}))
     with pytest.raises(dml.InvalidArgumentError, match="include_padding must be True or False"):

@@ -3,6 +3,7 @@ was measured), the result check, and the Markdown table and chart of a run."""
 
 from __future__ import annotations
 
+import statistics
 import sys
 import textwrap
 from collections.abc import Callable
@@ -118,11 +119,24 @@ COLUMNS = {
 }
 
 
-def columns_help() -> str:
-    """The columns explained, one per line (for --help)."""
-    width = max(map(len, COLUMNS))
+def columns_help(columns: dict[str, str] = COLUMNS) -> str:
+    """The columns explained, one per line (for --help): `gpudml bench`'s, or those of another
+    table (gpudml lab's: lab.COLUMNS)."""
+    width = max(map(len, columns))
     return "\n".join(textwrap.fill(text, 100, initial_indent=f"  {name:{width}s}  ",
-                                   subsequent_indent=" " * (width + 4)) for name, text in COLUMNS.items())
+                                   subsequent_indent=" " * (width + 4)) for name, text in columns.items())
+
+
+def copy_baseline(samples_ms, copy_bytes: int | None) -> tuple[float | None, float | None]:
+    """A run's one copy baseline (`gpudml bench`'s run_baselines, `gpudml lab`'s
+    apply_baselines): the median of every copy kernel timed between the workloads or the
+    variants (Yardsticks.copy_ms), in ms, and the GB/s of a copy moving `copy_bytes` over it
+    (None where there are no samples, no bytes or a median of 0), so that every row is
+    divided by the same figure and the ratios rank as the times do."""
+    if not samples_ms:
+        return None, None
+    ms = float(statistics.median(samples_ms))
+    return ms, (copy_bytes / ms / 1e6 if ms and copy_bytes else None)
 
 
 def render_markdown(rows: list[Row], anchors: dict, device_name: str, extra: bool = True) -> str:
@@ -195,4 +209,5 @@ def check_result(got: np.ndarray, want: np.ndarray, compare=None) -> bool:
     return bool(np.array_equal(got, want, equal_nan=True))
 
 
-__all__ = ["COLUMNS", "Case", "Row", "check_result", "columns_help", "median_ms", "render_markdown", "write_chart"]
+__all__ = ["COLUMNS", "Case", "Row", "check_result", "columns_help", "copy_baseline", "median_ms", "render_markdown",
+           "write_chart"]

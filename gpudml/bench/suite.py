@@ -20,7 +20,7 @@ from dataclasses import asdict
 from ..runtime import Device
 from . import workloads as wl
 from .anchors import Yardsticks
-from .report import EXTRA_HINT, EXTRA_INSTALL, Progress, extra_installed, render_markdown, write_chart
+from .report import EXTRA_HINT, EXTRA_INSTALL, Progress, copy_baseline, extra_installed, render_markdown, write_chart
 
 
 def run_baselines(rows, yard: Yardsticks) -> dict:
@@ -28,12 +28,12 @@ def run_baselines(rows, yard: Yardsticks) -> dict:
     samples timed between the workloads (workloads.run_workload), so that every row is
     divided by the same figure and the ratios rank as the times do. The copy's clock is
     "gpu" (timestamps) where the adapter has them, else "wall"."""
-    copies = [ms for r in rows for ms in r.extra.get("copy_samples_ms", ())]
+    copy_ms, copy_gbps = copy_baseline([ms for r in rows for ms in r.extra.get("copy_samples_ms", ())],
+                                       yard.copy_gbps_bytes)
     empties = [ms for r in rows for ms in r.extra.get("empty_samples_ms", ())]
     out: dict = {}
-    if copies:
-        copy_ms = float(statistics.median(copies))
-        out.update(copy_kernel_run_ms=copy_ms, copy_kernel_run_gbps=yard.copy_gbps_bytes / copy_ms / 1e6,
+    if copy_ms is not None:
+        out.update(copy_kernel_run_ms=copy_ms, copy_kernel_run_gbps=copy_gbps,
                    copy_kernel_run_clock=next(r.extra["copy_clock"] for r in rows if "copy_clock" in r.extra))
     if empties:
         out["empty_dispatch_run_ms"] = float(statistics.median(empties))

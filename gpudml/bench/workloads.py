@@ -266,7 +266,8 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
         compare = _within(tolerance)
     return Case(
         device_fn=lambda: run(t, **args), numpy_io_fn=lambda: run(x, device=device, **args), numpy_fn=None,
-        expected=expected, logical_bytes=x.nbytes + expected.nbytes, ort=(_onnx_model(onnx[0], x, {}, onnx[1]), {"x": x}),
+        expected=expected, logical_bytes=x.nbytes + expected.nbytes,
+        ort=(_onnx_model(onnx[0], x, {}, onnx[1]), {"x": x}),
         ort_expected=expected, compare=compare)
 
 

@@ -115,11 +115,24 @@ class ProblemPlanner(Planner):
     operator gives `problem(desc)` (what a description computes, in the family's terms), the
     family its module's `strategies_for(problem, caps, **options)`, `plan(problem, caps,
     strategy, **options)` and `variants(problem, caps, strategy)`, and its `strategies` and
-    `options` (the pooling family: kernels/pooling.py)."""
+    `options` (its STRATEGIES and OPTIONS).
 
-    def __init__(self, problem, family):
-        self.problem, self.family = problem, family
-        self.strategies, self.options = family.STRATEGIES, family.OPTIONS
+    The family module is either given to the constructor (the pooling family:
+    `ProblemPlanner(problem, kernels.pooling)`) or named by a subclass's class attribute
+    `family`, the subclass adding only what is its own, such as the epilogue hook (the GEMM
+    and normalize families: kernels/gemm.py's GemmPlanner, kernels/normalize.py's
+    NormalizePlanner, made as `GemmPlanner(problem)`)."""
+
+    #: The family module, where a subclass is bound to one (None: the constructor's `family`).
+    family = None
+
+    def __init__(self, problem, family=None):
+        self.problem = problem
+        if family is not None:
+            self.family = family
+        if self.family is None:
+            raise InternalError(f"{type(self).__name__}: no kernel family")
+        self.strategies, self.options = self.family.STRATEGIES, self.family.OPTIONS
 
     def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
         return self.family.strategies_for(self.problem(desc), caps, **options)

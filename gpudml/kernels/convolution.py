@@ -138,8 +138,8 @@ def gemm_of(cv: Convolution) -> tuple[gemm.Problem, dict, dict]:
 
 def _check_reach(cv: Convolution) -> None:
     """UnsupportedError where a window coordinate passes the kernels' i32."""
-    for d, (o, i, w, st, dl, p0) in enumerate(zip(cv.output.sizes[2:], cv.input.sizes[2:], cv.window, cv.strides, cv.dilations,
-                                                 cv.start_padding)):
+    for d, (o, i, w, st, dl, p0) in enumerate(zip(cv.output.sizes[2:], cv.input.sizes[2:], cv.window, cv.strides,
+                                                  cv.dilations, cv.start_padding)):
         reach = max(o, i) * st + (w - 1) * dl + p0
         if reach >= 2**31:  # the kernels' window coordinates are i32
             raise UnsupportedError(f"{cv.op}: spatial axis {d} reaches coordinate {reach} (sizes x strides + window x "

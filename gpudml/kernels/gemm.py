@@ -63,11 +63,12 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
-from .base import LOOP_BUDGET, Planner, count_option
+from .base import LOOP_BUDGET, ProblemPlanner, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
@@ -354,8 +355,9 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     """Options worth timing beside the strategy's own plan: other register tiles (both
-    strategies), other BK and subgroups=False where the adapter has them (`workgroup`), and twice the chunks the plan picks where it cuts
-    K. Sets that the description cannot take are the tuner's to drop."""
+    strategies), other BK and subgroups=False where the adapter has them (`workgroup`), and
+    twice the chunks the plan picks where it cuts K. Sets that the description cannot take
+    are the tuner's to drop."""
     lay = layout(p)
     if strategy == "registers":
         found = [{"tile": t} for t in ((4, 4), (4, 8), (8, 4), (2, 2)) if t != _fit(CPU_TILE, lay)]
@@ -374,25 +376,12 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     return tuple(found)
 
 
-class GemmPlanner(Planner):
-    """The Planner of the GEMM family: `problem(desc)` (given by the operator: ops/gemm.py)
-    says what a description computes."""
+class GemmPlanner(ProblemPlanner):
+    """The Planner of the GEMM family, a ProblemPlanner of this module: `problem(desc)`
+    (given by the operator: ops/gemm.py) says what a description computes. Its own: the
+    epilogue hook."""
 
-    strategies = STRATEGIES
-    options = OPTIONS
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
-        return strategies_for(self.problem(desc), caps, **options)
-
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        return plan(self.problem(desc), caps, strategy, **options)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(self.problem(desc), caps, strategy)
-
+    family = sys.modules[__name__]
     epilogue = True
 
     def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:

@@ -59,15 +59,17 @@ memory only).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
-from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
+from .base import LOOP_BUDGET, Planner, ProblemPlanner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
+from .reduction import Rows
 
 STRATEGIES = ("rows", "chunks", "workgroup")
 OPTIONS = ("chunks", "lanes", "subgroups")
@@ -126,9 +128,10 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class Layout:
+class Layout(Rows):
     """Kept axes (sizes, and each tensor's strides, Problem.tensors' order) and reduced axes
-    (the same), each merged where contiguous in every tensor; `count` rows of `n` elements."""
+    (the same), each merged where contiguous in every tensor; `count` rows of `n` elements
+    (reduction.Rows)."""
 
     kept_sizes: tuple[int, ...]
     kept_strides: tuple[tuple[int, ...], ...]
@@ -142,14 +145,6 @@ class Layout:
     @property
     def red_in(self) -> tuple[int, ...]:
         return self.red_strides[0]
-
-    @property
-    def count(self) -> int:
-        return math.prod(self.kept_sizes)
-
-    @property
-    def n(self) -> int:
-        return math.prod(self.red_sizes)
 
 
 def layout(p: Problem) -> Layout:
@@ -337,25 +332,12 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     return tuple(found)
 
 
-class NormalizePlanner(Planner):
-    """The Planner of the normalize operators: `problem(desc)` (given by ops/softmax.py's
-    table) says what a description computes."""
+class NormalizePlanner(ProblemPlanner):
+    """The Planner of the normalize operators, a ProblemPlanner of this module:
+    `problem(desc)` (given by ops/softmax.py's table) says what a description computes. Its
+    own: the epilogue hook."""
 
-    strategies = STRATEGIES
-    options = OPTIONS
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
-        return strategies_for(self.problem(desc), caps, **options)
-
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        return plan(self.problem(desc), caps, strategy, **options)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(self.problem(desc), caps, strategy)
-
+    family = sys.modules[__name__]
     epilogue = True
 
     def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:

@@ -169,7 +169,8 @@ def _params(p: Problem, caps) -> dict:
 def _uniforms(p: Problem, **extra) -> dict:
     rank = p.input.rank
     uniforms = {
-        "count": p.count, "rows": p.count // p.output.sizes[-1], "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+        "count": p.count, "rows": p.count // p.output.sizes[-1],
+        "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
         "in_sizes": p.input.sizes, "in_strides": p.input.effective_strides,
         "in_flat": packed_strides(p.input.sizes),
         "win": p.window, "pool_strides": p.strides, "pads": p.start_padding, "dil": p.dilations,

@@ -65,8 +65,25 @@ FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
 
 
 # ------------------------------------------------------------------------------ layout
+class Rows:
+    """What every reduction layout derives from its merged axes: `count` rows (the product of
+    `kept_sizes`) of `n` elements (of `red_sizes`). Mixed into ReduceLayout here and into the
+    normalize family's Layout (kernels/normalize.py)."""
+
+    kept_sizes: tuple[int, ...]
+    red_sizes: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.kept_sizes)
+
+    @property
+    def n(self) -> int:
+        return math.prod(self.red_sizes)
+
+
 @dataclass(frozen=True)
-class ReduceLayout:
+class ReduceLayout(Rows):
     """The problem with size-1 axes dropped and neighbouring axes merged where the strides
     allow: kept axes (sizes, input strides, output strides), reduced axes (sizes, input
     strides), each in axis order. Merging keeps the row-major order of both index spaces,
@@ -77,14 +94,6 @@ class ReduceLayout:
     kept_out_strides: tuple[int, ...]
     red_sizes: tuple[int, ...]
     red_strides: tuple[int, ...]
-
-    @property
-    def count(self) -> int:
-        return math.prod(self.kept_sizes)
-
-    @property
-    def n(self) -> int:
-        return math.prod(self.red_sizes)
 
 
 def layout(inp: TensorDesc, out: TensorDesc, axes) -> ReduceLayout:

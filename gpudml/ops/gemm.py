@@ -101,8 +101,9 @@ def validate(desc: GemmOperatorDesc, level: FeatureLevel) -> None:
     """The page's rules (module docstring): valid tensors (C optional), one DimensionCount
     and DataType, the support row, K of A = K of B, the output { batch..., M, N }, A's and
     B's batch sizes the output's, C's sizes the output's."""
-    rank = check_one_type(OP, SUPPORT, level, {"a_tensor": desc.a_tensor, "b_tensor": desc.b_tensor,
-                                               "c_tensor": desc.c_tensor, "output_tensor": desc.output_tensor}, ("c_tensor",))
+    tensors = {"a_tensor": desc.a_tensor, "b_tensor": desc.b_tensor, "c_tensor": desc.c_tensor,
+               "output_tensor": desc.output_tensor}
+    rank = check_one_type(OP, SUPPORT, level, tensors, ("c_tensor",))
     m, ka, kb, n = matrix_sizes(desc)
     a, b, out = desc.a_tensor.sizes, desc.b_tensor.sizes, desc.output_tensor.sizes
     if ka != kb:
