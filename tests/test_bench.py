@@ -177,6 +177,7 @@ def test_ratios_use_one_copy_baseline_per_run_on_the_gpu_clock():
 
     rows = [_row("W1", 64 << 20, 40.0, 30.0, [60.0, 60.0]),   # slower neighbours would flatter it
             _row("W2", 64 << 20, 38.0, 27.0, [20.0, 21.0])]
+    rows[0].extra["x_copy_paired"] = 0.75
     anchors = suite.run_baselines(rows, Yard())
     assert anchors["copy_kernel_run_ms"] == 40.5 and anchors["copy_kernel_run_clock"] == "gpu"
     assert anchors["empty_dispatch_run_ms"] == pytest.approx(0.2)
@@ -191,7 +192,18 @@ def test_ratios_use_one_copy_baseline_per_run_on_the_gpu_clock():
     assert x_copy["W1"] == pytest.approx(gbps / anchors["copy_kernel_run_gbps"], abs=0.006)
     assert x_copy["W2"] > x_copy["W1"]  # the faster kernel has the higher ratio
     assert cells["W1"][3] == "30.000" and cells["W1"][2] == "40.000"  # GPU ms and wall ms side by side
-    assert float(cells["W1"][6]) == pytest.approx(40.0 / 0.2, rel=1e-3)  # x empty: wall over wall
+    assert float(cells["W1"][7]) == pytest.approx(40.0 / 0.2, rel=1e-3)  # x empty: wall over wall
+    assert cells["W1"][6] == "0.75" and cells["W2"][6] == "—"  # x copy paired: the row's own pairs
+
+
+def test_the_paired_ratio_divides_each_sample_by_its_own_copy():
+    """A run whose adapter flips between two speeds: the pairs keep the ratio (the medians of
+    the samples and of the copies, from different speeds, would not)."""
+    copy_bytes = 2 * (64 << 20)
+    samples, copies = [20.0, 40.0, 40.0, 20.0, 40.0], [10.0, 20.0, 20.0, 10.0, 20.0]
+    assert report.paired_ratio(samples, copies, copy_bytes, copy_bytes) == pytest.approx(0.5)
+    assert report.paired_ratio(samples, [10.0] * 5, copy_bytes, copy_bytes) == pytest.approx(0.25)
+    assert report.paired_ratio([], [], 1, 1) is None and report.paired_ratio([1.0, None], [1.0, 1.0], 1, 1) is None
 
 
 def test_ratios_on_an_adapter_without_timestamps_say_wall_clock():

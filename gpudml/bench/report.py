@@ -109,6 +109,9 @@ COLUMNS = {
             "timestamps)",
     "x copy": "GB/s over the adapter's own vec4 copy kernel's, one copy baseline per run (the median of the "
               "copies timed between the workloads), on the same clock as GB/s: 1.0 is copy speed",
+    "x copy paired": "the same ratio per repetition, each sample over the copy timed right after it (the "
+                     "median): steady where the adapter's speed drifts within the run, as a shared host's "
+                     "software adapter does 2x within minutes",
     "x empty": "wall ms over an empty dispatch's submit and wait (wall clock, timed between the workloads): "
                "how many round trips of the bare minimum a call costs",
     "numpy in/out ms": "the same call given numpy arrays: upload, run, read back (wall clock)",
@@ -125,6 +128,16 @@ def columns_help(columns: dict[str, str] = COLUMNS) -> str:
     width = max(map(len, columns))
     return "\n".join(textwrap.fill(text, 100, initial_indent=f"  {name:{width}s}  ",
                                    subsequent_indent=" " * (width + 4)) for name, text in columns.items())
+
+
+def paired_ratio(samples_ms, copies_ms, logical_bytes: int, copy_bytes: int) -> float | None:
+    """`x copy paired`: the median over repetitions of (the workload's GB/s in sample i) over
+    (the copy's GB/s in the copy timed right after it). None unless every sample and copy
+    has a time."""
+    if not samples_ms or len(samples_ms) != len(copies_ms) or not all(samples_ms) or not all(copies_ms):
+        return None
+    return float(statistics.median(copy / ms * logical_bytes / copy_bytes
+                                   for ms, copy in zip(samples_ms, copies_ms)))
 
 
 def copy_baseline(samples_ms, copy_bytes: int | None) -> tuple[float | None, float | None]:
@@ -168,7 +181,8 @@ def render_markdown(rows: list[Row], anchors: dict, device_name: str, extra: boo
         ratio_empty = None if not (r.device_ms and empty_ms) else r.device_ms / empty_ms
         vs_numpy = None if not (r.device_ms and r.numpy_ms) else r.device_ms / r.numpy_ms
         lines.append(f"| {r.id} {r.title} | {r.strategy or '—'} | {fmt(r.device_ms)} | {fmt(r.kernel_ms)} | "
-                     f"{fmt(gbps, '.2f')} | {fmt(ratio_copy, '.2f')} | {fmt(ratio_empty, '.2f')} | "
+                     f"{fmt(gbps, '.2f')} | {fmt(ratio_copy, '.2f')} | {fmt(r.extra.get('x_copy_paired'), '.2f')} | "
+                     f"{fmt(ratio_empty, '.2f')} | "
                      f"{fmt(r.numpy_io_ms)} | {fmt(r.numpy_ms)} | {fmt(r.ort_ms) if extra else NOT_INSTALLED} | "
                      f"{fmt(vs_numpy, '.2f')} | {r.note} |")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from ..ops import gemm as gemm_op
 from ..ops import normalization as normalization_op
 from ..ops import slice1, spec_named
 from . import anchors as _anchors
-from .report import Case, Row, check_result, median_ms
+from .report import Case, Row, check_result, median_ms, paired_ratio
 
 
 @dataclass(frozen=True)
@@ -514,17 +514,22 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
 
     if yard is None:
         row.device_ms = median_ms(resident, reps, inner=inner)
-    else:  # interleaved with the yardsticks: device, copy kernel, empty dispatch, ...
-        samples = {"device": [], "copy": [], "empty": []}
+    else:  # interleaved with the yardsticks: device, its GPU time, copy kernel, empty dispatch, ...
+        samples = {"device": [], "gpu": [], "copy": [], "empty": []}
         resident()
         for _ in range(reps):
             samples["device"].append(median_ms(resident, 1, warmup=0, inner=inner))
+            if device.caps.has("timestamp-query"):
+                samples["gpu"].append(_gpu_ms(device, case, 1))
             copy_ms, clock = yard.copy_ms()  # GPU timestamps where the adapter has them
             samples["copy"].append(copy_ms)
             samples["empty"].append(median_ms(yard.empty, 1, warmup=0, inner=20))
         row.device_ms = float(np.median(samples["device"]))
-        # The run's baselines are the medians of every workload's samples (suite.run_suite).
-        row.extra.update(copy_samples_ms=samples["copy"], copy_clock=clock, empty_samples_ms=samples["empty"])
+        # The run's baselines are the medians of every workload's samples (suite.run_suite);
+        # the paired ratio divides each sample by the copy timed right after it.
+        row.extra.update(copy_samples_ms=samples["copy"], copy_clock=clock, empty_samples_ms=samples["empty"],
+                         x_copy_paired=paired_ratio(samples["gpu"] if clock == "gpu" else samples["device"],
+                                                    samples["copy"], case.logical_bytes, yard.copy_gbps_bytes))
     if case.calls > 1:
         _per_call(device, case, reps, row)
     if w.id == "W9":
