@@ -440,6 +440,62 @@ def test_an_integer_and_a_float16_chain(device):
     _compare(fused, unfused, feed, exact=True)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_a_fused_read_walks_its_inputs_in_blocks_where_they_align(device, dtype):
+    """`runs` over a packed output whose rows are 16-byte blocks loads a leaf stepping by +-1
+    a block at a time where every row's first element starts a block (ends one, stepping
+    down); a leaf off the blocks, and every leaf of a binding such a leaf reads, go element
+    by element. Bit for bit the unfused graph's."""
+    g = dml.Graph(device)
+    x = g.input([2, 3, 8], dtype=dtype, name="x")
+    flip = dml.slice(x, [0, 0, 0], [2, 3, 8], [1, 1, -1])
+    shifted = dml.slice(dml.pad(x, [0, 0, 0], [0, 0, 4], mode="edge"), [0, 0, 1], [2, 3, 8])
+    y = g.input([2, 3, 4], dtype=dtype, name="y")
+    cases = {  # output: the leaves read in blocks
+        "reversed, read twice: one leaf": (dml.add0(flip, flip), {0}),
+        "forward and reversed": (dml.add0(x, flip), {0, 1}),
+        "a leaf with a stage (its own binding of x)": (dml.add0(shifted, flip), {1}),
+        "rows flipped": (dml.add0(dml.slice(x, [0, 0, 0], [2, 3, 8], [1, -1, -1]), x), {0, 1}),
+        "x off the blocks, y on them": (dml.add0(dml.slice(x, [0, 0, 1], [2, 3, 4]), y), {1}),
+    }
+    rng = np.random.default_rng(5)
+    feed = {name: random_bits(rng, dtype, shape) if dtype == np.int64 else rng.standard_normal(shape).astype(dtype)
+            for name, shape in (("x", (2, 3, 8)), ("y", (2, 3, 4)))}
+    for name, (out, blocks) in cases.items():
+        fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+        assert fused.dispatch_count == 1, name
+        compiled = fused.steps[0].compiled
+        runs = compiled.strategy == "runs"
+        assert {k for k in range(2) if f"let fetched_w{k} = " in compiled.program.wgsl[0]} == (blocks if runs else
+                                                                                               set()), name
+        _compare(fused, unfused, {k: v for k, v in feed.items() if k in {i.name for i in fused.inputs}}, exact=True)
+
+
+def test_block_leaves_are_aligned_and_keep_their_binding_to_themselves():
+    """kernels.elementwise._leaf_blocks: a leaf reads in blocks only through its own strides
+    (+-1 along the row, rows starting on blocks: ending on one stepping down), at the
+    output's element width, and only where every leaf of its binding does (a binding is
+    typed as blocks or words as a whole); an axis of size 1 never moves, whatever its stride."""
+    from gpudml.kernels.elementwise import FetchParams, _leaf_blocks
+
+    def modes(leaves, strides, bases, moves=(), sizes=(2, 1, 8)):
+        f = FetchParams(3, tuple(leaves), (), tuple(moves), ("step", 0), (), 32, False, False, False)
+        uniforms = {f"i{k}src_strides": st for k, st in enumerate(strides)} | {
+            f"i{k}src_base": b for k, b in enumerate(bases)}
+        return _leaf_blocks(f, uniforms, sizes, 4)
+
+    plain = (32, (), False, 0)
+    assert modes([plain], [(8, 5, 1)], [0]) == (1,)  # the size-1 axis's stride 5 does not count
+    assert modes([plain], [(8, 8, -1)], [7]) == (-1,) and modes([plain], [(8, 8, -1)], [6]) == (0,)
+    assert modes([plain], [(6, 8, 1)], [0]) == (0,) and modes([plain], [(8, 8, 2)], [0]) == (0,)
+    assert modes([plain], [(8, 8, 1)], [1]) == (0,)
+    assert modes([(64, (), False, 0)], [(8, 8, 1)], [0]) == (0,)  # 2 per block, the output's 4
+    assert modes([(32, (), True, 0)], [(0, 0, 0)], [0]) == (0,)  # one element: loaded once instead
+    assert modes([plain, (32, (), False, 1)], [(8, 8, 1), (8, 8, 1)], [0, 1]) == (1, 0)
+    assert modes([plain, plain], [(8, 8, 1), (8, 8, 1)], [0, 1]) == (0, 0)  # one binding: words for both
+    assert modes([plain], [(8, 8, 1)], [0], moves=((0, 32, ()),)) == (0,)  # a move left: per coordinate
+
+
 def test_what_mixed_chains_materialize(vulkan_device):
     """Fusion stops where a value computes and is read twice (an element-wise value, or data
     movement over one: computed once, written), at a graph output, at a broadcast read

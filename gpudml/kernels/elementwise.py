@@ -30,7 +30,9 @@ one shape is a flat 1-D loop. Strategies:
 - `runs` (CPU-class): each invocation computes RUN consecutive output elements, decoding
   the coordinates once and stepping them; packed 8/16-bit outputs are assembled into whole
   words (no atomics), packed 32/64-bit ones whose rows are whole 16-byte blocks into blocks
-  (one 16-byte store per block: W24's fused chain 0.73x the time of per-element stores).
+  (one 16-byte store per block: W24's fused chain 0.76x the time of per-element stores);
+  there an input (a fused read's leaf, `_leaf_blocks`) stepping by +-1 along rows that
+  start on blocks is loaded a block at a time too (W24 0.78x again: a reversed read).
 - `elements` (GPU-class): one output element per invocation (one output word of packed
   8/16-bit outputs), its coordinates decoded with strided index math, so that neighbouring
   invocations touch neighbouring addresses.
@@ -571,18 +573,38 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     # loads its own inputs).
     block_loads = tuple(block_stores and not p.coordinates and bits == out_bits and s[-1] == 1
                         and all(x % per_block == 0 for x in s[:-1]) for bits, s in zip(in_bits, lay.strides[1:]))
-    inputs = tuple(replace(b, access="blocks") if k < len(block_loads) and block_loads[k] else b
-                   for k, b in enumerate(ins or inputs))
+    leaf_blocks = (_leaf_blocks(params["fetch"], uniforms, p.output.sizes, per_block)
+                   if block_stores and p.coordinates else ())
+    block_bindings = {leaf[3] for leaf, mode in zip(params["fetch"].leaves, leaf_blocks) if mode} if leaf_blocks else ()
+    inputs = tuple(replace(b, access="blocks") if (k < len(block_loads) and block_loads[k]) or k in block_bindings
+                   else b for k, b in enumerate(ins or inputs))
     buffers = (out or output_buffer(0, "out", out_bits, access),) + inputs
     # `runs`: an input whose innermost stride is 0 (a broadcast along the row: a bias, a
     # per-channel parameter) is loaded once per row, not per element (not in coordinate
     # mode: its inputs are read through their chains, lib/fused.wgsl.j2).
     row_constant = tuple(run > 1 and s[-1] == 0 for s in lay.strides[1:]) if not p.coordinates else ()
     params.update(run=run, per_word=per_word, row_constant=row_constant, block_stores=block_stores,
-                  per_block=per_block, block_loads=block_loads)
+                  per_block=per_block, block_loads=block_loads, leaf_blocks=leaf_blocks)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
                     -(-count // run), WORKGROUP_SIZE)
+
+
+def _leaf_blocks(f: FetchParams, uniforms: dict, sizes, per_block: int) -> tuple[int, ...]:
+    """Per leaf of a fused read walked in output blocks of `per_block` elements: the step
+    (1 or -1) of a leaf read through its own strides alone (no stage, no move, not one
+    element) whose element width is the output's, stepping by +-1 along the row with every
+    row's first element where a block begins (ends, stepping down), and whose binding no
+    other kind of leaf reads; else 0 (element by element)."""
+    modes = []
+    for k, (bits, stages, fixed, _) in enumerate(f.leaves):
+        strides, base = uniforms[f"i{k}src_strides"], uniforms[f"i{k}src_base"]
+        step = strides[-1]
+        aligned = step in (1, -1) and base % per_block == (0 if step == 1 else per_block - 1) and all(
+            s % per_block == 0 for s, n in zip(strides[:-1], sizes[:-1]) if n > 1)
+        modes.append(step if aligned and not stages and not fixed and not f.moves and 128 // bits == per_block else 0)
+    shared = {b for (*_, b), mode in zip(f.leaves, modes) if not mode}
+    return tuple(0 if b in shared else mode for (*_, b), mode in zip(f.leaves, modes))
 
 
 class ElementWisePlanner(Planner):
