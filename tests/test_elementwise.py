@@ -351,6 +351,22 @@ def test_strategies_by_layout_and_class(vulkan_device):
     broadcast = dml.ElementWiseAdd1OperatorDesc(t, dml.TensorDesc(T.FLOAT32, [2, 3, 64], [0, 64, 1]), t)
     order = device.compile_operator(device.create_operator(broadcast)).strategies
     assert "blocks" not in order and order[0] == ("runs" if device.caps.is_software else "elements")
+    mixed = dml.ElementWiseLogicalEqualsOperatorDesc(t, t, dml.TensorDesc(T.UINT8, [2, 3, 64]))
+    assert "blocks" not in device.compile_operator(device.create_operator(mixed)).strategies  # 32 and 8 bits
+
+
+@pytest.mark.parametrize("dtype, sizes", [(T.FLOAT16, [3, 5]), (T.UINT8, [37]), (T.FLOAT16, [2, 8])])
+def test_blocks_take_8_and_16_bit_elements_apart(device, dtype, sizes):
+    """`blocks` over 8/16-bit tensors: 16 or 8 elements a block, extracted and inserted by
+    bits, a partial last block too (the conformance kit checks the bytes past the tensor)."""
+    rng = np.random.default_rng(11)
+    a, b = (rng.integers(0, 60, sizes).astype(dtype.numpy) for _ in range(2))
+    t = dml.TensorDesc(dtype, sizes)
+    op = device.create_operator(dml.ElementWiseAddOperatorDesc(t, t, t))
+    compiled = device.compile_operator(op, "blocks")
+    assert compiled.strategies[0] == "blocks"
+    got = compiled.execute([device.tensor(a), device.tensor(b)])[0].numpy()
+    assert_bits_equal(got, (a + b).astype(dtype.numpy))
 
 
 @pytest.mark.parametrize("dtype, sizes", [(T.FLOAT32, [3, 5, 8]), (T.INT64, [2, 6]), (T.UINT16, [3, 8]),
