@@ -370,14 +370,15 @@ def test_blocks_take_8_and_16_bit_elements_apart(device, dtype, sizes):
 
 
 @pytest.mark.parametrize("dtype, sizes", [(T.FLOAT32, [3, 5, 8]), (T.INT64, [2, 6]), (T.UINT16, [3, 8]),
-                                          (T.FLOAT32, [3, 5, 7]), (T.INT64, [2, 5])])
+                                          (T.INT8, [2, 32]), (T.FLOAT32, [3, 5, 7]), (T.INT64, [2, 5]),
+                                          (T.UINT16, [3, 6])])
 @pytest.mark.parametrize("run", [None, 4, 12])
 def test_runs_store_whole_blocks_where_rows_are_blocks(device, dtype, sizes, run):
-    """`runs` over a packed 32/64-bit output whose rows are whole 16-byte blocks stores
-    blocks (the elements of each gathered, a row's end checked once a block) and reads an
-    input stepping by 1 a block at a time; other rows, and 8/16-bit outputs (assembled into
-    words), go element by element. Every plan option `run` computes the same bits, the
-    broadcast input read once a row."""
+    """`runs` over a packed output whose rows are whole 16-byte blocks stores blocks (the
+    elements of each gathered, a row's end checked once a block) and reads an input
+    stepping by 1 a block at a time; other rows go element by element (8/16-bit outputs
+    assembled into words). Every plan option `run` computes the same bits, the broadcast
+    input read once a row."""
     per_block = 16 // dtype.size
     rng = np.random.default_rng(7)
     a = rng.integers(0, 99, sizes).astype(dtype.numpy)
@@ -385,7 +386,7 @@ def test_runs_store_whole_blocks_where_rows_are_blocks(device, dtype, sizes, run
     t = dml.TensorDesc(dtype, sizes)
     desc = dml.ElementWiseMaxOperatorDesc(t, dml.TensorDesc(dtype, sizes, [1] + [0] * (len(sizes) - 1)), t)
     program = compiler.compile(desc, device.caps, strategy="runs", options={"run": run} if run else None)
-    blocks = dtype.size >= 4 and sizes[-1] % per_block == 0
+    blocks = sizes[-1] % per_block == 0 and (run or 64) % per_block == 0  # (runs start on blocks)
     assert ("var blk: vec4<u32>;" in program.wgsl[0]) == blocks
     assert (f"let w0 = in0_at(o1 / {per_block}u);" in program.wgsl[0]) == blocks  # `a` read in blocks too
     compiled = device.compile_operator(device.create_operator(desc), "runs", options={"run": run} if run else None)

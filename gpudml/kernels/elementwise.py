@@ -536,14 +536,14 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     any64 = _any64(p)
     uniforms, step_params = steps(p)
     last = p.steps[-1].problem
-    packed_words = strategy != "blocks" and out_bits < 32 and p.output.is_packed
-    per_word = 32 // out_bits if packed_words else 1
+    words = strategy != "blocks" and out_bits < 32 and p.output.is_packed  # (8/16-bit: whole words, no atomics)
+    per_word = 32 // out_bits if words else 1
     params = {
         "strategy": strategy, "rank": rank, "inputs": len(p.inputs),
         "kinds": input_kinds(p), "in_bits": in_bits,
         "out_kind": last.out_kind, "out_bits": out_bits, "steps": step_params,
         "copy": copy, "native64": native64 and any64, "int64": any64, "f64": _f64(p),
-        "packed_words": packed_words, "packed_output": p.output.is_packed, "fetch": None,
+        "packed_output": p.output.is_packed, "fetch": None,
     }
     inputs = tuple(input_buffer(k, f"in{k}") for k in range(len(p.inputs)))
     if p.coordinates:
@@ -556,7 +556,7 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
             run = BLOCK_RUN_CPU if caps is None or caps.is_software else 1
         buffers = (output_buffer(0, "out", out_bits, "blocks"),) + tuple(
             input_buffer(k, f"in{k}", "blocks") for k in range(len(p.inputs)))
-        params.update(run=run, per_block=per_block)
+        params.update(run=run, per_block=per_block, packed_words=False)
         return Dispatch("elementwise.wgsl.j2", params, buffers, {"count": count, "blocks": blocks, **uniforms},
                         -(-blocks // run), WORKGROUP_SIZE)
     if strategy == "runs" and run is not None and run % per_word:
@@ -564,11 +564,12 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
                                    f"words; a {p.output.data_type.name} output packs {per_word} to a word: a "
                                    f"multiple of {per_word}")
     run = (run or RUN) if strategy == "runs" else per_word
-    # `runs` over a packed 32/64-bit output whose rows are whole 16-byte blocks stores
-    # blocks (runs start on one).
+    # `runs` over a packed output whose rows are whole 16-byte blocks stores blocks (runs
+    # start on one); other packed 8/16-bit outputs are assembled into words.
     per_block = 128 // out_bits
-    block_stores = (strategy == "runs" and not packed_words and out_bits >= 32 and p.output.is_packed
-                    and run % per_block == 0 and run > 1 and lay.sizes[-1] % per_block == 0)
+    block_stores = (strategy == "runs" and p.output.is_packed and run % per_block == 0 and run > 1
+                    and lay.sizes[-1] % per_block == 0)
+    packed_words = words and not block_stores
     access = "words" if packed_words else ("blocks" if block_stores else "stores")
     # ... and reads an input of the output's width a block at a time where it steps by 1
     # along the row and every row starts on a block (not in coordinate mode: the fused read
@@ -586,6 +587,7 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     # mode: its inputs are read through their chains, lib/fused.wgsl.j2).
     row_constant = tuple(run > 1 and s[-1] == 0 for s in lay.strides[1:]) if not p.coordinates else ()
     params.update(run=run, per_word=per_word, row_constant=row_constant, block_stores=block_stores,
+                  packed_words=packed_words,
                   per_block=per_block, block_loads=block_loads, leaf_blocks=leaf_blocks)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
