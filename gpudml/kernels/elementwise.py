@@ -28,16 +28,17 @@ The problem's axes merge where contiguous in every tensor (merge_axes): a packed
 one shape is a flat 1-D loop. Strategies:
 
 - `runs` (CPU-class): each invocation computes RUN consecutive output elements, decoding
-  the coordinates once and stepping them; packed 8/16-bit outputs are assembled into whole
-  words (no atomics), packed 32/64-bit ones whose rows are whole 16-byte blocks into blocks
-  (one 16-byte store per block: W24's fused chain 0.76x the time of per-element stores);
+  the coordinates once and stepping them; a packed output whose rows are whole 16-byte
+  blocks is written a block at a time (one 16-byte store per block: W24's fused chain 0.76x
+  the time of per-element stores, a FLOAT16 bias add 0.26x that of whole words), and
   there an input (a fused read's leaf, `_leaf_blocks`) stepping by +-1 along rows that
-  start on blocks is loaded a block at a time too (W24 0.78x again: a reversed read).
+  start on blocks is loaded a block at a time too (W24 0.78x again: a reversed read);
+  other packed 8/16-bit outputs are assembled into whole words (no atomics).
 - `elements` (GPU-class): one output element per invocation (one output word of packed
   8/16-bit outputs), its coordinates decoded with strided index math, so that neighbouring
   invocations touch neighbouring addresses.
-- `blocks` (every tensor packed, one element width: 8, 16, 32 or 64 bits): each invocation reads
-  and writes whole 16-byte blocks, BLOCK_RUN_CPU of them on CPU adapters, one on GPUs;
+- `blocks` (every tensor packed, one element width: 8, 16, 32 or 64 bits): each invocation
+  reads and writes whole 16-byte blocks, BLOCK_RUN_CPU of them on CPU adapters, one on GPUs;
   the first choice wherever it can run.
 
 The adapter class orders the others: `runs` first on software adapters, `elements` first
