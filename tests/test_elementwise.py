@@ -388,10 +388,32 @@ def test_runs_store_whole_blocks_where_rows_are_blocks(device, dtype, sizes, run
     program = compiler.compile(desc, device.caps, strategy="runs", options={"run": run} if run else None)
     blocks = sizes[-1] % per_block == 0 and (run or 64) % per_block == 0  # (runs start on blocks)
     assert ("var blk: vec4<u32>;" in program.wgsl[0]) == blocks
-    assert (f"let w0 = in0_at(o1 / {per_block}u);" in program.wgsl[0]) == blocks  # `a` read in blocks too
+    assert (f"let w0_0 = in0_at(o1 / {per_block}u);" in program.wgsl[0]) == blocks  # `a` read in blocks too
     compiled = device.compile_operator(device.create_operator(desc), "runs", options={"run": run} if run else None)
     got = compiled.execute([device.tensor(a), device.tensor(b.reshape(-1), desc=desc.b_tensor)])[0].numpy()
     assert_bits_equal(got, np.maximum(a, b))
+
+
+@pytest.mark.parametrize("source, target, loads", [
+    (T.FLOAT32, T.FLOAT16, ["in0_at(o1 / 4u)", "in0_at(o1 / 4u + 1u)"]),  # 2 blocks per 8 outputs
+    (T.FLOAT16, T.FLOAT32, ["in0_at(o1 / 2u)", "in0_at(o1 / 2u + 1u)"]),  # 2 words per 4 outputs
+    (T.UINT8, T.FLOAT32, ["in0_at(o1 / 4u)"]),  # 1 word
+    (T.INT64, T.INT32, ["in0_at(o1 / 2u)", "in0_at(o1 / 2u + 1u)"]),
+    (T.UINT8, T.INT64, []),  # 2 outputs a block: half a word of UINT8, element by element
+])
+def test_runs_read_inputs_of_other_widths_in_units(device, source, target, loads):
+    """An input wider than the output loads the 16-byte blocks one output block needs, a
+    narrower one the u32 words; the values are the same casts as element by element."""
+    sizes = [4, 16]
+    rng = np.random.default_rng(13)
+    x = rng.integers(0, 100, sizes).astype(source.numpy)
+    desc = dml.CastOperatorDesc(dml.TensorDesc(source, sizes), dml.TensorDesc(target, sizes))
+    program = compiler.compile(desc, device.caps, strategy="runs")
+    for load in loads:
+        assert load in program.wgsl[0]
+    assert ("let w0_0 = " in program.wgsl[0]) == bool(loads)
+    got = device.compile_operator(device.create_operator(desc), "runs").execute([device.tensor(x)])[0].numpy()
+    assert_bits_equal(got, x.astype(target.numpy))
 
 
 def test_the_run_option_is_checked(vulkan_device):

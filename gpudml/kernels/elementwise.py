@@ -572,16 +572,15 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
                     and lay.sizes[-1] % per_block == 0)
     packed_words = words and not block_stores
     access = "words" if packed_words else ("blocks" if block_stores else "stores")
-    # ... and reads an input of the output's width a block at a time where it steps by 1
-    # along the row and every row starts on a block (not in coordinate mode: the fused read
-    # loads its own inputs).
-    block_loads = tuple(block_stores and not p.coordinates and bits == out_bits and s[-1] == 1
-                        and all(x % per_block == 0 for x in s[:-1]) for bits, s in zip(in_bits, lay.strides[1:]))
+    # ... and reads an input stepping by 1 along rows that start on its load units a unit
+    # at a time (not in coordinate mode: the fused read loads its own inputs): `_block_loads`.
+    block_loads = (_block_loads(in_bits, lay.strides[1:], out_bits) if block_stores and not p.coordinates
+                   else ((),) * len(in_bits))
     leaf_blocks = (_leaf_blocks(params["fetch"], uniforms, p.output.sizes, per_block)
                    if block_stores and p.coordinates else ())
     block_bindings = {leaf[3] for leaf, mode in zip(params["fetch"].leaves, leaf_blocks) if mode} if leaf_blocks else ()
-    inputs = tuple(replace(b, access="blocks") if (k < len(block_loads) and block_loads[k]) or k in block_bindings
-                   else b for k, b in enumerate(ins or inputs))
+    blocks_bound = {k for k, load in enumerate(block_loads) if load and load[0] == "blocks"} | set(block_bindings)
+    inputs = tuple(replace(b, access="blocks") if k in blocks_bound else b for k, b in enumerate(ins or inputs))
     buffers = (out or output_buffer(0, "out", out_bits, access),) + inputs
     # `runs`: an input whose innermost stride is 0 (a broadcast along the row: a bias, a
     # per-channel parameter) is loaded once per row, not per element (not in coordinate
@@ -593,6 +592,26 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
                     -(-count // run), WORKGROUP_SIZE)
+
+
+def _block_loads(in_bits, strides, out_bits: int) -> tuple:
+    """Per input of a `runs` kernel storing blocks of 128 / out_bits elements: how it loads
+    the values of one output block, where it steps by 1 along rows that start on its load
+    unit, else () (element by element): ("blocks", n, per_unit), n 16-byte blocks of
+    per_unit elements (inputs as wide as the output or wider: a FLOAT32 -> FLOAT16 CAST
+    loads 2 blocks per output block, a comparison's FLOAT32 operands 4 per block of 16 UINT8
+    results), or ("words", n, per_unit), n u32 words (narrower inputs: FLOAT16 -> FLOAT32
+    loads 2 words per block); an input whose values would take part of a word, () (UINT8 ->
+    64 bits)."""
+    per_block = 128 // out_bits
+    loads = []
+    for bits, s in zip(in_bits, strides):
+        unit, unit_bits = ("blocks", 128) if bits >= out_bits else ("words", 32)
+        per_unit = unit_bits // bits
+        aligned = s[-1] == 1 and all(x % per_unit == 0 for x in s[:-1])
+        loads.append((unit, per_block * bits // unit_bits, per_unit)
+                     if aligned and (per_block * bits) % unit_bits == 0 else ())
+    return tuple(loads)
 
 
 def _leaf_blocks(f: FetchParams, uniforms: dict, sizes, per_block: int) -> tuple[int, ...]:
