@@ -56,6 +56,9 @@ FUNCTIONS = ("MAX", "AVERAGE", "LP")
 #: (the decode of 4 coordinates is what a run saves; 4-16 are alike within the noise).
 RUN = 8
 WORKGROUP_SIZE = 64
+#: `runs` unrolls the innermost window axis (its size, stride and dilation compile-time facts)
+#: where a run's window positions along it (run x window) are at most this many; 0: never.
+UNROLL = 64
 #: Loop iterations an invocation spends besides its window positions (the run loop, set-up).
 _OVERHEAD = 64
 
@@ -197,7 +200,11 @@ def plan(p: Problem, caps, strategy: str, run=None, chunks=None) -> KernelPlan:
         per_row = -(-row // length)
         uniforms = _uniforms(p, run=length, runs_per_row=per_row, chunks=1, chunk_len=p.window_count)
         invocations = p.count // row * per_row
-        return KernelPlan((Dispatch("pooling.wgsl.j2", {**params, "pass": "direct"}, outs + inp, uniforms,
+        unroll = None
+        if strategy == "runs" and length * p.window[-1] <= UNROLL:
+            unroll = (length, p.window[-1], p.strides[-1], p.dilations[-1])
+        return KernelPlan((Dispatch("pooling.wgsl.j2", {**params, "pass": "direct", "unroll": unroll}, outs + inp,
+                                    uniforms,
                                     invocations, WORKGROUP_SIZE),))
     count = chunks_for(p, caps, chunks)
     chunk_len = -(-p.window_count // count)
