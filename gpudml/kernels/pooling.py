@@ -59,6 +59,8 @@ WORKGROUP_SIZE = 64
 #: `runs` unrolls the innermost window axis (its size, stride and dilation compile-time facts)
 #: where a run's window positions along it (run x window) are at most this many; 0: never.
 UNROLL = 64
+#: The unrolled `runs` moves 32-bit elements in 16-byte blocks where the layouts allow (`_blocks`).
+BLOCKS = True
 #: Loop iterations an invocation spends besides its window positions (the run loop, set-up).
 _OVERHEAD = 64
 
@@ -184,6 +186,22 @@ def _uniforms(p: Problem, **extra) -> dict:
     return uniforms
 
 
+def _blocks(p: Problem, run: int) -> tuple[int, bool]:
+    """How the unrolled `runs` moves 32-bit elements in 16-byte blocks: (phase, vec_out).
+    phase >= 0: it reads the input's rows in blocks (packed along the innermost axis, every
+    row starting on a block, and a run's first column c0 = j0 * stride - pad the same phase
+    c0 % 4 for every run); vec_out: it stores whole blocks of outputs (packed rows starting
+    on a block, runs of a multiple of 4)."""
+    if p.input.data_type.size != 4 or not BLOCKS:
+        return -1, False
+    phase = -1
+    ins = p.input.effective_strides
+    if ins[-1] == 1 and all(s % 4 == 0 for s in ins[:-1]) and run * p.strides[-1] % 4 == 0:
+        phase = -p.start_padding[-1] % 4
+    outs = p.output.effective_strides
+    return phase, outs[-1] == 1 and all(s % 4 == 0 for s in outs[:-1]) and run % 4 == 0
+
+
 def plan(p: Problem, caps, strategy: str, run=None, chunks=None) -> KernelPlan:
     """The dispatches of `strategy`: one (`runs`, `elements`), or the partial States and
     the combine pass (`chunks`)."""
@@ -200,11 +218,14 @@ def plan(p: Problem, caps, strategy: str, run=None, chunks=None) -> KernelPlan:
         per_row = -(-row // length)
         uniforms = _uniforms(p, run=length, runs_per_row=per_row, chunks=1, chunk_len=p.window_count)
         invocations = p.count // row * per_row
-        unroll = None
+        unroll, phase, vec_out = None, -1, False
         if strategy == "runs" and length * p.window[-1] <= UNROLL:
             unroll = (length, p.window[-1], p.strides[-1], p.dilations[-1])
-        return KernelPlan((Dispatch("pooling.wgsl.j2", {**params, "pass": "direct", "unroll": unroll}, outs + inp,
-                                    uniforms,
+            phase, vec_out = _blocks(p, length)
+            inp += (input_buffer(0, "input_vec", "blocks"),) if phase >= 0 else ()
+            outs += (output_buffer(0, "output_vec", params["bits"], "blocks"),) if vec_out else ()
+        params.update({"pass": "direct", "unroll": unroll, "phase": phase, "vec_out": vec_out})
+        return KernelPlan((Dispatch("pooling.wgsl.j2", params, outs + inp, uniforms,
                                     invocations, WORKGROUP_SIZE),))
     count = chunks_for(p, caps, chunks)
     chunk_len = -(-p.window_count // count)
