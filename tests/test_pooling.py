@@ -92,6 +92,20 @@ def test_indices_are_flat_row_major_first_of_ties_nan_first(device):
     assert wide.dtype == np.uint64 and np.array_equal(wide, i)
 
 
+@pytest.mark.parametrize("pad", [0, 1, 2, 3])
+def test_unrolled_runs_in_blocks(device, pad):
+    """`runs` unrolls the window's innermost axis and reads 32-bit rows in 16-byte blocks, the
+    run's first column at phase -pad (mod 4); output rows of 8 to 11 (partial blocks): ties
+    (-0 and +0 too), NaNs (payloads, signs), infinities, indices, bit for bit; the mean too."""
+    rng = np.random.default_rng(pad)
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan], np.float32)
+    values[-1:] = np.uint32(0xFFC00001).view(np.float32)
+    x = rng.choice(values, (2, 3, 6, 20))
+    check(device, "max_pooling", x, (2, 5), strides=(1, 2), start_padding=(1, pad), output_indices=True)
+    check(device, "average_pooling", rng.uniform(-1, 1, x.shape).astype(np.float32), (3, 3),
+          start_padding=(1, pad % 3), end_padding=(1, 1))
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
                                    np.float16])
 def test_max_of_every_type(device, dtype):
