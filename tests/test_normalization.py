@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conformance import limited
 
 import gpudml as dml
 from gpudml import reference
@@ -68,6 +69,39 @@ def test_strided_input_and_output(device):
         assert got.shape == (6, 4)  # the output's logical elements
         want = reference.mean_variance_normalization(x.T, s, s, axes=[0])
         assert_within(got, want, MVN1.tolerance(want, [x.T, s, s], {"axes": [0]}))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_rows_of_whole_blocks(device, adapter, dtype):
+    """Rows of whole 16-byte blocks, read and written a block at a time by `rows` and
+    `chunks` (kernels/normalize.py's _modes): LayerNorm with a scale and bias per column
+    (blocks too), chunks of a length rounded up to whole blocks, InstanceNorm with a scale
+    and bias per channel (loaded once a row), an output whose rows are not whole blocks
+    (stored element by element), an input whose rows start past a gap, in 256-byte bindings."""
+    td = lambda a: dml.TensorDesc(T.from_numpy(a.dtype), a.shape)  # noqa: E731
+    x = (rng.normal(size=(5, 24)) * 2 + 3).astype(dtype)
+    col = rng.uniform(0.5, 2, (1, 24)).astype(dtype)
+    desc = MVN1.infer_output(td(x), td(col), td(col), axes=[1])
+    for dev in (device, limited(adapter)):
+        check(dev, MVN1, desc, [x, col, col + 1])
+        operator = dev.create_operator(desc)
+        (got,) = dev.compile_operator(operator, "chunks", options={"chunks": 4}).execute([x, col, col + 1])
+        want = MVN1.reference_outputs(desc, [x, col, col + 1])[0]
+        assert_within(got, want, MVN1.tolerance(want, [x, col, col + 1], {"axes": [1]}), "chunks=4")
+    image = (rng.normal(size=(2, 3, 4, 8)) + 1).astype(dtype)
+    channel = rng.uniform(-2, 2, (1, 3, 1, 1)).astype(dtype)
+    check(device, MVN1, MVN1.infer_output(td(image), td(channel), td(channel), axes=[2, 3]), [image, channel, channel])
+    t = T.from_numpy(dtype)
+    padded = dml.TensorDesc(t, [5, 24], [32, 1])  # rows of 24 elements 32 apart: whole blocks still
+    gapped = dml.TensorDesc(t, [5, 24], [25, 1])  # rows not on blocks: element by element
+    for inp, out in ((padded, gapped), (gapped, padded)):
+        desc = MeanVarianceNormalization1OperatorDesc(inp, None, None, out, [1], True, 1e-5, None)
+        raw = np.zeros(inp.required_elements, dtype)
+        raw[np.arange(5)[:, None] * inp.strides[0] + np.arange(24)] = x
+        for strategy in device.compile_operator(device.create_operator(desc)).strategies:
+            (got,) = device.compile_operator(device.create_operator(desc), strategy).execute([raw])
+            want = reference.mean_variance_normalization(x, axes=[1])
+            assert_within(got, want, MVN1.tolerance(want, [x], {"axes": [1]}), strategy)
 
 
 def test_row_past_the_loop_limit(device):

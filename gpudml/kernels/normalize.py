@@ -50,6 +50,17 @@ GPU-class:
   memory elsewhere (every lane ends with the row's value). Runs rows whose L = 256 lanes'
   passes fit the loop budget.
 
+`rows` and `chunks` of MEAN_VARIANCE and LP walk each tensor along the row by 16-byte
+blocks where its row is whole blocks (`_modes`: one reduced axis of stride 1, n and the
+kept strides multiples of a block's elements; `chunks` then cuts whole blocks): one
+vec4<u32> load or store per block, its elements unrolled, as the element-wise `runs` do
+(llvmpipe's lanes load 16 bytes for about what 4 cost); a scale or bias broadcast along the
+row is loaded once a row. The sums add the same terms in the same order (rows: the same
+bits). Interleaved on lavapipe (with a scale and bias): LayerNorm float32 [4096, 1024]
+2.6x faster (41 -> 16 ms), float16 5x (56 -> 11 ms), InstanceNorm [2, 64, 112, 112]
+(`chunks`) 3.3x (17 -> 5.2 ms); about half the speed of a copy of the same bytes, the
+write pass (with its scale and bias loads) the larger part.
+
 The adapter's class orders them: `rows` (or `chunks` for long rows and few rows) first on
 software adapters, `workgroup` first on GPUs. Plan options (experiments, tests): chunks
 (`chunks`: chunks per row), lanes (`workgroup`), subgroups=False (`workgroup`: workgroup
@@ -284,6 +295,10 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     uniforms = {"kept_sizes": lay.kept_sizes, "red_sizes": lay.red_sizes, "count": lay.count, "n": lay.n}
     for t, kept, red in zip(names, lay.kept_strides, lay.red_strides, strict=True):
         uniforms[f"kept_{t}_strides"], uniforms[f"red_{t}_strides"] = kept, red
+    # `rows` and `chunks` of MEAN_VARIANCE and LP: each tensor's mode along the row (`modes`).
+    modes = _modes(p, lay) if strategy != "workgroup" and p.function in TEMPLATES else {}
+    per_block = 128 // bits
+    access = {t: "blocks" if modes.get(t) == "blocks" else "words" for t in names}
     extra = ()
     if p.function in TEMPLATES:
         act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
@@ -291,15 +306,20 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
         uniforms.update(attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
         params.update(normalize_variance=p.normalize_variance, p=p.p, activation=p.activation or "",
                       activation_attributes=act_attrs)
-        extra = tuple(input_buffer(k, t) for k, t in enumerate(names[2:], 1))
-    inp = (input_buffer(0, "input"),) + extra
-    out = output_buffer(0, "output", bits, "stores")
+        params.update(modes=tuple(sorted(modes.items())), per_block=per_block)
+        extra = tuple(input_buffer(k, t, access[t]) for k, t in enumerate(names[2:], 1))
+    inp = (input_buffer(0, "input", access["in"]),) + extra
+    out = output_buffer(0, "output", bits, "blocks" if modes.get("out") == "blocks" else "stores")
     if strategy == "rows":
         return KernelPlan((Dispatch(template, {**params, "pass": "rows"}, (out, *inp), uniforms,
                                     lay.count, WORKGROUP_SIZE),))
     if strategy == "chunks":
         count = chunks_for(p, lay, chunks)
-        uniforms = {**uniforms, "chunks": count, "chunk_length": -(-lay.n // count)}
+        length = -(-lay.n // count)
+        if modes.get("in") == "blocks":  # chunks of whole blocks (fewer loop iterations: within the budget)
+            length = -(-length // per_block) * per_block
+            count = -(-lay.n // length)
+        uniforms = {**uniforms, "chunks": count, "chunk_length": length}
         first = Dispatch(template, {**params, "pass": "partials"},
                          (scratch_buffer(0, "partials", writable=True), inp[0]), uniforms, lay.count * count,
                          WORKGROUP_SIZE)
@@ -316,6 +336,33 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     return KernelPlan((Dispatch(template, {**params, "pass": "workgroup", "lanes": lanes,
                                            "workgroup_size": GPU_WORKGROUP_SIZE},
                                 (out, *inp), uniforms, invocations, GPU_WORKGROUP_SIZE, sg),))
+
+
+#: Experiments: False walks every tensor element by element (`_modes`).
+BLOCKS = True
+
+
+def _modes(p: Problem, lay: Layout) -> dict[str, str]:
+    """How `rows` and `chunks` walk each tensor ("in", "out", "scale", "bias") along a row:
+    "blocks" where its row is whole 16-byte blocks (one reduced axis of stride 1, n and the
+    kept strides multiples of a block's elements: every row and chunk starts on a block),
+    "constant" for a scale or bias broadcast along the row (loaded once per row),
+    "elements" otherwise. The scale and bias go by blocks only where the input does, the
+    output where the input does too (an epilogue stores element by element: the template
+    then stores the blocks' elements one by one)."""
+    if not BLOCKS:
+        return {t: "elements" for t, _ in p.tensors}
+    per_block = 128 // (p.input.data_type.size * 8)
+    modes = {}
+    for (t, _), kept, red in zip(p.tensors, lay.kept_strides, lay.red_strides, strict=True):
+        if (red == (1,) and lay.n % per_block == 0 and all(s % per_block == 0 for s in kept)
+                and (t == "in" or modes["in"] == "blocks")):
+            modes[t] = "blocks"
+        elif t in ("scale", "bias") and all(s == 0 for s in red):
+            modes[t] = "constant"
+        else:
+            modes[t] = "elements"
+    return modes
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
