@@ -295,10 +295,11 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     uniforms = {"kept_sizes": lay.kept_sizes, "red_sizes": lay.red_sizes, "count": lay.count, "n": lay.n}
     for t, kept, red in zip(names, lay.kept_strides, lay.red_strides, strict=True):
         uniforms[f"kept_{t}_strides"], uniforms[f"red_{t}_strides"] = kept, red
-    # `rows` and `chunks` of MEAN_VARIANCE and LP: each tensor's mode along the row (`modes`).
-    modes = _modes(p, lay) if strategy != "workgroup" and p.function in TEMPLATES else {}
+    # `rows` and `chunks`: each tensor's mode along the row (`modes`).
+    modes = _modes(p, lay) if strategy != "workgroup" else {}
     per_block = 128 // bits
     access = {t: "blocks" if modes.get(t) == "blocks" else "words" for t in names}
+    params.update(modes=tuple(sorted(modes.items())), per_block=per_block)
     extra = ()
     if p.function in TEMPLATES:
         act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
@@ -306,7 +307,6 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
         uniforms.update(attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
         params.update(normalize_variance=p.normalize_variance, p=p.p, activation=p.activation or "",
                       activation_attributes=act_attrs)
-        params.update(modes=tuple(sorted(modes.items())), per_block=per_block)
         extra = tuple(input_buffer(k, t, access[t]) for k, t in enumerate(names[2:], 1))
     inp = (input_buffer(0, "input", access["in"]),) + extra
     out = output_buffer(0, "output", bits, "blocks" if modes.get("out") == "blocks" else "stores")
