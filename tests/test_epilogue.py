@@ -73,6 +73,13 @@ def _softmax(g, rng):
     return dml.multiply(dml.softmax(x), y), {"x": _normal(rng, (4, 10), scale=3), "y": _normal(rng, (4, 10))}
 
 
+def _softmax_blocks(g, rng):
+    """Rows of whole 16-byte blocks: `rows` and `chunks` read them by blocks, store element by element."""
+    x, y = g.input([4, 16], dtype=np.float16, name="x"), g.input([4, 16], dtype=np.float16, name="y")
+    feed = {"x": _normal(rng, (4, 16), np.float16, 3), "y": _normal(rng, (4, 16), np.float16)}
+    return dml.multiply(dml.log_softmax(x), y), feed
+
+
 def _conv(g, rng):
     """A convolution with its bias, then a residual add and a ReLU (ResNet's block end)."""
     x, w, b, y = (g.input(shape, name=n) for shape, n in (([1, 3, 9, 9], "x"), ([4, 3, 3, 3], "w"), ([4], "b"),
@@ -148,6 +155,7 @@ CASES = {
     "gemm": (_gemm, "Fused(Gemm>ElementWiseAdd1>ActivationRelu)"),
     "gemm-float16-activation": (_gemm_f16_activation, "Fused(Gemm>ElementWiseSubtract)"),
     "softmax": (_softmax, "Fused(ActivationSoftmax1>ElementWiseMultiply)"),
+    "softmax-blocks": (_softmax_blocks, "Fused(ActivationLogSoftmax1>ElementWiseMultiply)"),
     "conv": (_conv, "Fused(Convolution>ElementWiseAdd1>ActivationRelu)"),
     "mvn": (_mvn, "Fused(MeanVarianceNormalization1>ElementWiseAdd1)"),
     "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
@@ -192,7 +200,7 @@ def _values(g, feed) -> dict:
     ("reduce", {"rows": 1, "partials": 2, "workgroup": 1}),
     ("reduce-columns", {"rows": 1, "partials": 2, "columns": 2, "workgroup": 1}),
     ("argmax-cast", None), ("gemm", None), ("gemm-float16-activation", None), ("softmax", None),
-    ("scan", None), ("reduce-through-pad", {"rows": 1, "partials": 2, "workgroup": 1}),
+    ("softmax-blocks", None), ("scan", None), ("reduce-through-pad", {"rows": 1, "partials": 2, "workgroup": 1}),
     ("reduce-through-exp", None), ("argmax-through-slice", None), ("scan-through-exp", None), ("conv", None),
     ("mvn", None),
 ])

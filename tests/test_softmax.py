@@ -13,7 +13,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conformance import page_text
+from conformance import limited, page_text
 from conftest import assert_bits_equal, bits
 
 import gpudml as dml
@@ -276,6 +276,33 @@ def test_plan_options(device, op):
             device.compile_operator(device.create_operator(desc), "workgroup", options={"subgroups": True})
     with pytest.raises(dml.InvalidArgumentError, match="option lanes = 3 must be a power of two"):
         device.compile_operator(device.create_operator(desc), "workgroup", options={"lanes": 3})
+
+
+@pytest.mark.parametrize("dtype", [T.FLOAT32, T.FLOAT16])
+def test_rows_of_whole_blocks(device, adapter, op, dtype, monkeypatch):
+    """Rows of whole 16-byte blocks, read and written a block at a time by `rows` and
+    `chunks` (kernels/normalize.py's _modes): NaN, +inf, -inf rows and ties, `rows` bit for
+    bit as element by element (BLOCKS = False), chunks of a length rounded up to whole
+    blocks, in 256-byte bindings; an input whose rows start past a gap (element by element)
+    and an output so (stored element by element)."""
+    x = (np.random.default_rng(7).normal(size=(6, 24)) * 3).astype(np.float32)
+    x[0, 5], x[1, 17], x[2], x[3, [4, 9, 20]] = NAN, INF, -INF, 8
+    raw = x.astype(np.float16 if dtype == T.FLOAT16 else np.float32)
+    desc = desc_v1(op, [6, 24], [1], dtype)
+    for dev in (device, limited(adapter)):
+        outs = check_strategies(dev, op, desc, raw, ["rows", "chunks"])
+        check_strategies(dev, op, desc, raw, ["chunks"], chunks=4)
+        assert ": array<vec4<u32>>" in dev.compile_operator(dev.create_operator(desc), "rows").wgsl[0]
+        monkeypatch.setattr(normalize, "BLOCKS", False)
+        elements = dev.compile_operator(dev.create_operator(desc), "rows")
+        monkeypatch.setattr(normalize, "BLOCKS", True)
+        assert ": array<vec4<u32>>" not in elements.wgsl[0]
+        assert_bits_equal(outs["rows"], elements.execute([raw])[0])
+    padded = [32, 1]  # rows of 24 elements 32 apart: whole blocks still
+    gapped = [25, 1]  # rows not on blocks: element by element
+    for inp, out in ((padded, gapped), (gapped, padded)):
+        strided = desc_v1(op, [6, 24], [1], dtype, inp, out)
+        check_strategies(device, op, strided, _sample(op, strided, 8), ["rows", "chunks"])
 
 
 def test_rows_past_the_loop_budget(device, op):

@@ -50,16 +50,21 @@ GPU-class:
   memory elsewhere (every lane ends with the row's value). Runs rows whose L = 256 lanes'
   passes fit the loop budget.
 
-`rows` and `chunks` of MEAN_VARIANCE and LP walk each tensor along the row by 16-byte
-blocks where its row is whole blocks (`_modes`: one reduced axis of stride 1, n and the
-kept strides multiples of a block's elements; `chunks` then cuts whole blocks): one
-vec4<u32> load or store per block, its elements unrolled, as the element-wise `runs` do
-(llvmpipe's lanes load 16 bytes for about what 4 cost); a scale or bias broadcast along the
-row is loaded once a row. The sums add the same terms in the same order (rows: the same
-bits). Interleaved on lavapipe (with a scale and bias): LayerNorm float32 [4096, 1024]
-2.6x faster (41 -> 16 ms), float16 5x (56 -> 11 ms), InstanceNorm [2, 64, 112, 112]
-(`chunks`) 3.3x (17 -> 5.2 ms); about half the speed of a copy of the same bytes, the
-write pass (with its scale and bias loads) the larger part.
+`rows` and `chunks` walk each tensor along the row by 16-byte blocks where its row is
+whole blocks (`_modes`: one reduced axis of stride 1, n and the kept strides multiples of a
+block's elements; `chunks` then cuts whole blocks): one vec4<u32> load or store per block,
+its elements unrolled in order, as the element-wise `runs` do (llvmpipe's lanes load 16
+bytes for about what 4 cost); a scale or bias broadcast along the row is loaded once a row.
+Every pass goes so (the maximum, HARDMAX's first maximum, the sums, the write): the same
+terms in the same order (rows: the same bits); the walks are lib/normalize.wgsl.j2's
+(each_x, row_sum, write_loop). Interleaved on lavapipe (BLOCKS = False before):
+LayerNorm (with a scale and bias) float32 [4096, 1024] 2.6x faster (41 -> 16 ms), float16
+5x (56 -> 11 ms), InstanceNorm [2, 64, 112, 112] (`chunks`) 3.3x (17 -> 5.2 ms), about
+half the speed of a copy of the same bytes, the write pass the larger part; softmax over
+the last axis float32 [4096, 1024] 2.2-2.8x (29 -> 13 ms), [65536, 128] (attention
+scores) 2.1-2.4x (56 -> 27 ms), float16 [4096, 1024] 3.4-4.6x (51 -> 15 ms), log-softmax
+float32 [4096, 1024] 2.4-3.9x (30 -> 13 ms), HARDMAX float32 [4096, 1024] 1.8x (14 -> 8
+ms), softmax [8, 65536] (`chunks`) 2.2x (4.8 -> 2.2 ms).
 
 The adapter's class orders them: `rows` (or `chunks` for long rows and few rows) first on
 software adapters, `workgroup` first on GPUs. Plan options (experiments, tests): chunks
