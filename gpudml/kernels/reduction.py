@@ -10,7 +10,9 @@ and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-
 - `partials`: the reduced range of every output is cut into chunks; a first pass writes the
   partial result (State) of each chunk to scratch, a second pass combines them in order.
   Where the innermost kept axis is contiguous, neighbouring outputs share 16-byte blocks
-  (groups). Used for columns, few long rows, and whatever exceeds the loop budget.
+  (groups): up to GROUP_OUTPUTS outputs (GROUP_BLOCKS blocks) per invocation where whole
+  groups tile a row, so that each lane streams up to 64 contiguous bytes per reduced step.
+  Used for columns, few long rows, and whatever exceeds the loop budget.
 
 GPU-class (every function; `_by_class` orders the families by the adapter's class):
 
@@ -120,6 +122,16 @@ def layout(inp: TensorDesc, out: TensorDesc, axes) -> ReduceLayout:
 #:   42.5/24.3/18.7/17.7/18.4/19.9 ms (32 chunks = 32768 invocations); 32 chunks read element by
 #:   element 30.5 ms.
 #: - few long rows ([16, 1M] over axis 1): 16-1024 chunks 14.2-14.6 ms, 4096 chunks 15.7 ms.
+#: Later (lavapipe on 2 vCPUs, variants interleaved in one process, GPU timestamps,
+#: medians of 15; this host's speed drifts, so the ratios are what carries): `partials` groups of
+#: 16 float32 outputs (4 blocks a step, 64 bytes a lane per row) against groups of 4 (one
+#: block): W2 [4096, 4096] axis 0 25.4 vs 99.3 ms (3.9x), [1024, 1024] axis 0 2.34 vs 8.52 ms
+#: (3.6x), [64, 65536] axis 0 3.95 vs 14.95 ms (3.8x); ARGMAX/MAX over W2's axis 0 3.6x;
+#: groups of 8 or 32 outputs within noise of 16. A row not tiled by whole wide groups keeps
+#: groups of one block ([16384, 100]: its last group per row would take the element path in
+#: every SIMD group). The chunks stay as groups of one block would cut them.
+GROUP_OUTPUTS = 16  # outputs of one `partials` group at most ...
+GROUP_BLOCKS = 4  # ... and 16-byte blocks it reads a step
 SMALL_N = 16  # reductions this short run in one pass, whatever the layout
 TINY_TOTAL = 1 << 15  # so do problems this small: a second dispatch would cost more
 ROWS_MIN_OUTPUTS = 1024  # contiguous rows: one invocation per output from this many outputs
@@ -152,13 +164,15 @@ class _Problem:
     group: int
 
 
-def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: bool) -> _Problem:
+def _problem(function: str, inp: TensorDesc, out: TensorDesc, axes, vectorize: bool, wide: bool = False) -> _Problem:
     lay = layout(inp, out, axes)
     per_block = 16 // inp.data_type.size  # elements in one 16-byte block
     vec_ok = vectorize and inp.buffer_bytes >= 16
     vec_inner = vec_ok and lay.red_strides[-1] == 1 and lay.red_sizes[-1] >= 2 * per_block
     group = per_block if vec_ok and not vec_inner and _groupable(lay, per_block) else 1
-    cost = _Cost(lay, per_block if vec_inner else 1, group, inp, out)
+    if wide and group > 1:
+        group *= _group_blocks(lay.kept_sizes[-1], per_block)
+    cost = _Cost(lay, per_block if vec_inner else 1, group, inp, out, max(1, group // per_block))
     return _Problem(lay, cost, state_words(function, inp.data_type), vec_inner, group)
 
 
@@ -235,7 +249,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     chunks = count_option("Reduce", "chunks", chunks)
     if through is not None:
         vectorize = False
-    p = _problem(function, inp, out, axes, vectorize and strategy != "workgroup")
+    p = _problem(function, inp, out, axes, vectorize and strategy != "workgroup", strategy == "partials")
     lay, cost = p.lay, p.cost
     if element_stores:
         cost.packed_output, cost.outputs_per_invocation = False, 1
@@ -503,6 +517,17 @@ def _uniforms(lay: ReduceLayout, **cut) -> dict:
             "red_count": lay.n, **cut}
 
 
+def _group_blocks(row_length: int, per_block: int) -> int:
+    """16-byte blocks per step of a `partials` group: a power of two, up to GROUP_BLOCKS and
+    GROUP_OUTPUTS outputs' worth, whose groups tile a row of the innermost kept axis exactly (a row's
+    last, partial group reads element by element, and its SIMD group runs both paths)."""
+    blocks = 1
+    while (blocks * 2 <= GROUP_BLOCKS and blocks * 2 * per_block <= GROUP_OUTPUTS
+           and row_length % (blocks * 2 * per_block) == 0):
+        blocks *= 2
+    return blocks
+
+
 def _groupable(lay: ReduceLayout, per_block: int) -> bool:
     """Can neighbouring outputs share 16-byte blocks? (innermost kept axis contiguous,
     every other stride a whole number of blocks)"""
@@ -521,8 +546,9 @@ class _Cost:
     per 64 of them. Planner that write outputs compute 32 // bits of them per invocation for
     packed 8/16-bit outputs (lib/reduction.wgsl.j2, output_kernel)."""
 
-    def __init__(self, lay: ReduceLayout, per_step: int, group: int, inp: TensorDesc, out: TensorDesc):
-        self.lay, self.per_step, self.group = lay, per_step, group
+    def __init__(self, lay: ReduceLayout, per_step: int, group: int, inp: TensorDesc, out: TensorDesc,
+                 blocks: int = 1):
+        self.lay, self.per_step, self.group, self.blocks = lay, per_step, group, blocks
         self.element_bytes = inp.data_type.size
         bits = out.data_type.size * 8
         self.packed_output = TensorDesc(out.data_type, lay.kept_sizes, lay.kept_out_strides).is_packed
@@ -554,9 +580,10 @@ def _chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: int | N
     ROW_ or COLUMN_PARTIALS_INVOCATIONS without chunks under MIN_CHUNK_BYTES or more than MAX_CHUNKS;
     in any case enough for the loop budget, and few enough for it and for one binding."""
     if requested is None:
-        min_chunk = -(-MIN_CHUNK_BYTES // (cost.group * cost.element_bytes))
+        # (counted in groups of one 16-byte block: wider groups cut as those would)
+        min_chunk = -(-MIN_CHUNK_BYTES // (cost.group // cost.blocks * cost.element_bytes))
         target = ROW_PARTIALS_INVOCATIONS if lay.red_strides[-1] == 1 else COLUMN_PARTIALS_INVOCATIONS
-        requested = min(-(-target // cost.groups), lay.n // min_chunk, MAX_CHUNKS)
+        requested = min(-(-target // (cost.groups * cost.blocks)), lay.n // min_chunk, MAX_CHUNKS)
     return _settle_chunks(lay, cost, words, caps, -(-lay.n // cost.max_chunk()), requested)
 
 
