@@ -3,8 +3,9 @@ elements and strided, the ReverseSubsequences column strategy): cases chosen to 
 their boundaries, each run under every strategy that can run it.
 Rows whose length is not a multiple of a 16-byte block, borders narrower than a block,
 padding wider than the axis (one-element stretches), misaligned starts, negative and
-non-unit inner steps, rows shorter than a block, tensors ending inside a block, spans
-along the reversed axis that end early. Every result is compared bit for bit with
+non-unit inner steps (those of +-1 and +-2 that load whole input blocks too), rows
+shorter than a block, tensors ending inside a block, spans along the reversed axis that
+end early. Every result is compared bit for bit with
 reference.py and the output buffer's bytes outside the tensor's elements must be kept
 (the output's total size leaves room past its last element)."""
 
@@ -72,6 +73,12 @@ SLICE_CASES = [
     ([1, 5, 1, 6], [0, 1, 0, 0], [1, 4, 1, 6], [1, -1, 1, 1]),  # size-1 axes dropped
     ([6, 3, 7], [1, 0, 0], [4, 3, 7], [2, 1, 1]),     # merge inside, not across the step
     ([2, 1, 1], [0, 0, 0], [2, 1, 1], [1, 1, 1]),
+    # whole input blocks reversed (step -1 from a block's last element: every width), and
+    # pairs of blocks (step 2 or -2 from a block's first or last two elements: 8, 16 bits)
+    ([2, 64], [0, 0], [2, 64], [-1, -1]),
+    ([2, 64], [0, 1], [2, 63], [1, 2]),     # odd elements
+    ([3, 64], [0, 0], [3, 64], [1, -2]),    # even elements, stepping down
+    ([2, 64], [0, 1], [2, 63], [-1, -2]),   # odd elements, stepping down
 ]
 
 
