@@ -109,6 +109,9 @@ MIN_CHUNK_K = 256
 #: still be cached. Measured on lavapipe (2 vCPUs, float32 1024^3, 4x4 tiles): 1 chunk 8.1 s,
 #: 4 chunks 3.1 s, 8 (K 128 each) 2.07 s, 16 2.01 s, 32 2.13 s; 1000^3 1 chunk 3.0 s, 8 chunks 2.1 s.
 CPU_CHUNK_K = 128
+#: `registers` reads its operands as 16-byte blocks where their layout allows (_blocks).
+CPU_BLOCKS = True
+SHARE_LANES = 8
 #: ... as long as the partial sums stay within this much scratch.
 CPU_SCRATCH_BYTES = 64 << 20
 
@@ -130,6 +133,10 @@ class Problem:
     activation: str | None = None
     activation_attributes: tuple[Attribute, ...] = ()
     operands: str = "lib/gemm.wgsl.j2"
+    #: An implicit GEMM's block reads for `registers` (`_blocks`): the axis of A ("k", "m" or
+    #: "") and of B ("k", "n" or "") along which its operands template's `a_block` / `b_block`
+    #: read 4 float32 elements as one 16-byte block.
+    blocks: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)
@@ -244,6 +251,31 @@ def _vec(p: Problem, lay: Layout, tile, block_k: int) -> tuple[bool, bool]:
     return a, b
 
 
+def _blocks(p: Problem, lay: Layout, tile) -> tuple[str, str]:
+    """(A, B): the axis along which `registers` reads the operand as 16-byte blocks of 4
+    float32 elements ("k", "m" for A; "k", "n" for B; "" for element by element): FLOAT32,
+    that axis of stride 1, the other axis' stride and the batch strides whole blocks, and
+    for "m" / "n" the tile's side whole blocks (a block holds 4 rows or columns of the
+    tile). Plain operands (lib/gemm), or an implicit GEMM's that offers blocks itself
+    (Problem.blocks)."""
+    if p.a.data_type.size != 4 or p.a.buffer_bytes < 16 or p.b.buffer_bytes < 16:
+        return "", ""
+    if p.operands != "lib/gemm.wgsl.j2":
+        return p.blocks
+    bs = lay.batch_strides
+
+    def axis(k_stride: int, other: int, batch, side: int, across: str) -> str:
+        if not all(s % 4 == 0 for s in batch):
+            return ""
+        if k_stride == 1 and other % 4 == 0:  # a row (A) / column (B): 4 consecutive k
+            return "k"
+        if other == 1 and k_stride % 4 == 0 and side % 4 == 0:  # 4 rows / columns at one k
+            return across
+        return ""
+
+    return axis(lay.a_k, lay.a_m, bs[1], tile[0], "m"), axis(lay.b_k, lay.b_n, bs[2], tile[1], "n")
+
+
 # ------------------------------------------------------------------------------ strategies and plans
 def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None, subgroups=None) -> tuple[str, ...]:
     """Both strategies (each wherever its chunks fit), `registers` first on software
@@ -306,8 +338,12 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     bk = _block_k(p.op, block_k)
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
-    if strategy == "workgroup":  # whole steps of BK (the vector loads' rows start on 16-byte boundaries)
-        chunk_len = -(-chunk_len // bk) * bk
+    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS else ("", "")
+    share_a = SHARE_LANES if (strategy == "registers" and any(blocks) and tile[0] % SHARE_LANES == 0
+                              and _subgroups(p.op, caps, subgroups)) else 0
+    if strategy == "workgroup" or any(blocks):  # whole steps of BK / of 4 k (blocks start on 16-byte boundaries)
+        step = bk if strategy == "workgroup" else 4
+        chunk_len = -(-chunk_len // step) * step
         count = -(-lay.k // chunk_len)
     bits = p.output.data_type.size * 8
     uniforms = {
@@ -325,12 +361,12 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     shuffle = strategy == "workgroup" and _subgroups(p.op, caps, subgroups)
     params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
               "bk": bk, "threads": GPU_THREADS, "sg_share": SG_SHARE if shuffle else 0, "operands": p.operands,
-              "vec_a": vec_a, "vec_b": vec_b,
+              "vec_a": vec_a, "vec_b": vec_b, "block_a": blocks[0], "block_b": blocks[1], "share_a": share_a,
               "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
               "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue}
     ops = (input_buffer(0, "a"), input_buffer(1, "b")) + tuple(extra_inputs)
-    ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a else ()
-    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b else ()
+    ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a or blocks[0] else ()
+    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or blocks[1] else ()
     c_in = (input_buffer(2, "c"),) if p.c is not None else ()
     out = output_buffer(0, "output", bits, "stores")
     tiles_m, tiles_n = -(-lay.m // (tile[0] * (GPU_THREADS if strategy == "workgroup" else 1))), \
@@ -343,12 +379,13 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
         invocations, size = units * GPU_THREADS * GPU_THREADS, GPU_THREADS * GPU_THREADS
     if count == 1:
         return KernelPlan((Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in, uniforms,
-                                    invocations, size, subgroups=shuffle),))
+                                    invocations, size, subgroups=shuffle or bool(share_a)),))
     partials = Dispatch("gemm.wgsl.j2", {**params, "pass": "partials"},
                         (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size,
-                        subgroups=shuffle)
+                        subgroups=shuffle or bool(share_a))
     outputs = lay.batches * lay.m * lay.n
-    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "sg_share": 0},
+    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "block_a": "",
+                                                   "block_b": "", "share_a": 0, "sg_share": 0},
                        (out, scratch_buffer(0, "partials", writable=False)) + c_in, uniforms, outputs, CPU_WORKGROUP)
     return KernelPlan((partials, combine), scratch_bytes=(count * outputs * 4,))
 
