@@ -121,8 +121,11 @@ def gemm_of(cv: Convolution) -> tuple[gemm.Problem, dict, dict]:
     if cv.bias is not None:
         c = _virtual(dt, [nb, g, m, n], [0, cout * cv.bias.effective_strides[1], 0, cv.bias.effective_strides[1]])
     o = _virtual(out.data_type, [nb, g, m, n], [os_[0], cout * os_[1], 0, os_[1]])
+    # B as 16-byte blocks of 4 k (`registers`): the filter's channel and window axes one
+    # stride of 1, each output channel's and group's filter starting on a block.
+    b_blocks = f_step == 1 and dt.size == 4 and f_n % 4 == 0 and f_group % 4 == 0
     problem = gemm.Problem(cv.op, a, b, c, o, 1.0, 1.0, cv.activation, cv.activation_attributes,
-                           operands="lib/convolution.wgsl.j2")
+                           operands="lib/convolution.wgsl.j2", blocks=("", "k" if b_blocks else ""))
     uniforms = {
         "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]), "out_sizes": tuple(out.sizes[2:]),
         "out_strides": tuple(os_[2:]), "window": window, "steps": cv.strides, "dilations": cv.dilations,

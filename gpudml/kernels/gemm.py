@@ -77,6 +77,8 @@ from .epilogue import check as check_epilogue
 STRATEGIES = ("registers", "workgroup")
 OPTIONS = ("tile", "block_k", "chunks", "subgroups")
 TILE_SIDES = (1, 2, 4, 8)
+#: `registers` also takes 16 (rows: a multiple of SHARE_LANES shares A's reads).
+CPU_TILE_SIDES = (1, 2, 4, 8, 16)
 BLOCK_KS = (8, 16, 32)
 #: The register tile of `registers` (at most: no side longer than the matrix's, rounded up
 #: to a power of two, so that a product of one row computes one), and of `workgroup`'s
@@ -84,7 +86,7 @@ BLOCK_KS = (8, 16, 32)
 #: 128): 1024^3 8 x 8 0.93 s against 4 x 4 1.01 s, then 0.47 s against 0.66 s (4 x 8);
 #: 512^3 0.062 against 0.108 s; 1000^3 0.45 against 0.83 s. GPU_TILE is unmeasured on a GPU
 #: (the autotuner's variants time 2 x 2 to 8 x 8).
-CPU_TILE = (8, 8)
+CPU_TILE = (16, 8)
 GPU_TILE = (4, 4)
 GPU_BLOCK_K = 16
 #: `workgroup`: GPU_THREADS x GPU_THREADS invocations per workgroup.
@@ -108,7 +110,7 @@ MIN_CHUNK_K = 256
 #: apart) before the next group reads the neighbouring lines of the same rows, which must
 #: still be cached. Measured on lavapipe (2 vCPUs, float32 1024^3, 4x4 tiles): 1 chunk 8.1 s,
 #: 4 chunks 3.1 s, 8 (K 128 each) 2.07 s, 16 2.01 s, 32 2.13 s; 1000^3 1 chunk 3.0 s, 8 chunks 2.1 s.
-CPU_CHUNK_K = 128
+CPU_CHUNK_K = 512
 #: `registers` reads its operands as 16-byte blocks where their layout allows (_blocks).
 CPU_BLOCKS = True
 SHARE_LANES = 8
@@ -185,13 +187,15 @@ def _fit(default: tuple[int, int], lay: Layout) -> tuple[int, int]:
             min(default[1], 1 << max(0, lay.n - 1).bit_length()))
 
 
-def _tile(op: str, requested, default) -> tuple[int, int]:
+def _tile(op: str, strategy: str, requested, lay: Layout) -> tuple[int, int]:
+    """The requested tile, else the strategy's default (`registers`: fitted to the matrix)."""
     if requested is None:
-        return default
+        return _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE
+    sides = CPU_TILE_SIDES if strategy == "registers" else TILE_SIDES
     if (not isinstance(requested, (tuple, list)) or len(requested) != 2
-            or any(isinstance(v, bool) or v not in TILE_SIDES for v in requested)):
+            or any(isinstance(v, bool) or v not in sides for v in requested)):
         raise InvalidArgumentError(f"{op}: option tile = {requested!r} must be a pair (TM, TN), each one of "
-                                   f"{', '.join(map(str, TILE_SIDES))}")
+                                   f"{', '.join(map(str, sides))} ({strategy})")
     return int(requested[0]), int(requested[1])
 
 
@@ -258,10 +262,10 @@ def _blocks(p: Problem, lay: Layout, tile) -> tuple[str, str]:
     for "m" / "n" the tile's side whole blocks (a block holds 4 rows or columns of the
     tile). Plain operands (lib/gemm), or an implicit GEMM's that offers blocks itself
     (Problem.blocks)."""
-    if p.a.data_type.size != 4 or p.a.buffer_bytes < 16 or p.b.buffer_bytes < 16:
-        return "", ""
     if p.operands != "lib/gemm.wgsl.j2":
         return p.blocks
+    if p.a.data_type.size != 4 or p.a.buffer_bytes < 16 or p.b.buffer_bytes < 16:
+        return "", ""
     bs = lay.batch_strides
 
     def axis(k_stride: int, other: int, batch, side: int, across: str) -> str:
@@ -278,14 +282,17 @@ def _blocks(p: Problem, lay: Layout, tile) -> tuple[str, str]:
 
 # ------------------------------------------------------------------------------ strategies and plans
 def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None, subgroups=None) -> tuple[str, ...]:
-    """Both strategies (each wherever its chunks fit), `registers` first on software
-    adapters (and with no caps), `workgroup` first on GPUs."""
+    """Both strategies (each wherever its chunks fit and it takes the tile), `registers`
+    first on software adapters (and with no caps), `workgroup` first on GPUs."""
     count_option(p.op, "chunks", chunks)
     _subgroups(p.op, caps, subgroups)
     lay = layout(p)
     found = []
+    _tile(p.op, "registers", tile, lay)  # (the wider choice: an error for both)
     for strategy in STRATEGIES:
-        t = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
+        if strategy == "workgroup" and tile is not None and any(v not in TILE_SIDES for v in tile):
+            continue  # (a side only `registers` takes)
+        t = _tile(p.op, strategy, tile, lay)
         try:
             chunks_for(p, lay, caps, strategy, t, _block_k(p.op, block_k), chunks)
         except UnsupportedError:
@@ -334,12 +341,12 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     if strategy not in strategies_for(p, caps, tile, block_k, chunks, subgroups):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     lay = layout(p)
-    tile = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
+    tile = _tile(p.op, strategy, tile, lay)
     bk = _block_k(p.op, block_k)
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
     blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS else ("", "")
-    share_a = SHARE_LANES if (strategy == "registers" and any(blocks) and tile[0] % SHARE_LANES == 0
+    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0
                               and _subgroups(p.op, caps, subgroups)) else 0
     if strategy == "workgroup" or any(blocks):  # whole steps of BK / of 4 k (blocks start on 16-byte boundaries)
         step = bk if strategy == "workgroup" else 4
