@@ -159,9 +159,9 @@ def test_float16_accumulates_in_float32(device):
 
 
 def test_split_k(device):
-    """K = 32 channels x 9 past `registers`' chunk of K: partial sums and a combine pass."""
+    """K = 128 channels x 9, past twice `registers`' chunk of K: partial sums and a combine pass."""
     rng = np.random.default_rng(4)
-    x, w, b = uniform(rng, (1, 32, 4, 4)), uniform(rng, (3, 32, 3, 3)), uniform(rng, (3,))
+    x, w, b = uniform(rng, (1, 128, 4, 4)), uniform(rng, (3, 128, 3, 3)), uniform(rng, (3,))
     (compiled,) = check(device, x, w, b, strategies=("registers",), start_padding=(1, 1), end_padding=(1, 1))
     assert len(compiled.program.kernels) == 2
 

@@ -204,6 +204,62 @@ def test_workgroup_subgroups_shuffle_a_like_workgroup_memory(device):
             SPEC.planner.plan(desc, device.caps, "workgroup", subgroups=True)
 
 
+REGISTERS_CASES = [  # (m, k, n, dtype, trans_a, trans_b, options): K % 4 = 3, tiles cut at every edge
+    (37, 131, 64, np.float32, False, False, {}), (37, 131, 64, np.float32, True, False, {"chunks": 3}),
+    (21, 130, 72, np.float32, False, True, {"tile": (8, 8)}), (19, 67, 64, np.float16, True, True, {}),
+    (9, 41, 35, np.float32, False, False, {}),
+]
+
+
+def test_registers_blocks_and_shared_rows_give_the_elements_bits(device):
+    """`registers` reading 16-byte blocks (A along K or M, B along N or K), 4 k per step,
+    and sharing A's reads across the subgroup (where the adapter has subgroups and the
+    tile columns fill whole subgroups) gives the element-by-element kernel's results bit for
+    bit (the same products in the same order); with C, transposes, FLOAT16, split-K."""
+    rng = np.random.default_rng(12)
+    for m, k, n, dtype, ta, tb, options in REGISTERS_CASES:
+        kw = {"trans_a": "TRANSPOSE"} if ta else {}
+        kw.update({"trans_b": "TRANSPOSE"} if tb else {})
+        a, b = uniform(rng, (k, m) if ta else (m, k), dtype), uniform(rng, (n, k) if tb else (k, n), dtype)
+        c = uniform(rng, (n,), dtype)
+        (got, compiled), = check(device, a, b, c, strategies=("registers",), options=options, **kw).values()
+        shared = device.caps.has("subgroup") and compiled.program.kernels[0].params["tm"] % family.SHARE_LANES == 0
+        assert any("subgroupBroadcast" in w for w in compiled.wgsl) == shared, (m, k, n)
+        alone = device.compile_operator(device.create_operator(desc_of(a, b, c, **kw)), "registers",
+                                        options={**options, "subgroups": False})
+        assert not any("subgroupBroadcast" in w for w in alone.wgsl)
+        assert_bits_equal(alone.execute([a, b, c])[0], got)
+        params = compiled.program.kernels[0].params
+        elements = {**options, "tile": (params["tm"], params["tn"]), "subgroups": False}
+        try:
+            family.CPU_BLOCKS = False
+            plain = device.compile_operator(device.create_operator(desc_of(a, b, c, **kw)), "registers",
+                                            options=elements)
+        finally:
+            family.CPU_BLOCKS = True
+        assert not any("_block(" in w for w in plain.wgsl)
+        assert_bits_equal(plain.execute([a, b, c])[0], got)
+
+
+def test_registers_block_axes():
+    """`registers` reads A as blocks along K (row-major) or M (transposed), B along N or K,
+    where the strides allow (FLOAT32; the tile's side a whole block for M and N)."""
+    caps = caps_module.profile("vulkan-cpu")
+    f32, f16 = dml.TensorDesc(T.FLOAT32, [64, 64]), dml.TensorDesc(T.FLOAT16, [64, 64])
+    for trans, axes in (("NONE", ("k", "n")), ("TRANSPOSE", ("m", "k"))):
+        p = gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32, trans, trans))
+        params = family.plan(p, caps, "registers").dispatches[0].params
+        assert (params["block_a"], params["block_b"]) == axes
+        assert params["share_a"] == family.SHARE_LANES
+    for desc in (gemm_op.GemmOperatorDesc(f16, f16, None, f16), gemm_op.GemmOperatorDesc(
+            *(dml.TensorDesc(T.FLOAT32, [63, 63]),) * 2, None, dml.TensorDesc(T.FLOAT32, [63, 63]))):
+        params = family.plan(gemm_op.problem(desc), caps, "registers").dispatches[0].params
+        assert (params["block_a"], params["block_b"]) == ("", "")
+    params = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32)), caps_module.profile("gl-cpu"),
+                         "registers").dispatches[0].params
+    assert params["share_a"] == 0  # (no subgroups on GL)
+
+
 def test_vector_loads_where_the_layout_allows():
     """The workgroup strategy reads 16-byte blocks of A and B where their contiguous axis has
     stride 1 and rows start on block boundaries (FLOAT32); element by element elsewhere."""

@@ -13,7 +13,11 @@ For each batch position and group, the convolution is one matrix product
   `a_row(bo, m)` finds the window's origin of output position m once, `a_load(row, k)` the
   input element of window offset k, 0 in the padding), B the filter read in place (one
   stride along K where the filter's channel and window axes merge, the window's axes one by
-  one elsewhere; mode CONVOLUTION flips them: negative strides).
+  one elsewhere; mode CONVOLUTION flips them: negative strides). FLOAT32 filters whose
+  channel and window axes merge into a stride of 1 (packed, unflipped) are read as 16-byte
+  blocks of 4 k (`registers`: Problem.blocks, lib/convolution's `b_block`); the im2col
+  reads of A go element by element, and `registers` with subgroups makes them once per
+  subgroup (one lane per row, handed on: kernels/gemm.py).
 - BACKWARD (the transposed convolution) gathers: output position o receives x[i] w[k]
   wherever o + start_padding = i stride + k dilation, so a_load takes the window offset's
   input position (o + start_padding - k dilation) / stride where that divides evenly and
@@ -121,8 +125,11 @@ def gemm_of(cv: Convolution) -> tuple[gemm.Problem, dict, dict]:
     if cv.bias is not None:
         c = _virtual(dt, [nb, g, m, n], [0, cout * cv.bias.effective_strides[1], 0, cv.bias.effective_strides[1]])
     o = _virtual(out.data_type, [nb, g, m, n], [os_[0], cout * os_[1], 0, os_[1]])
+    # B as 16-byte blocks of 4 k (`registers`): the filter's channel and window axes one
+    # stride of 1, each output channel's and group's filter starting on a block.
+    b_blocks = f_step == 1 and dt.size == 4 and f_n % 4 == 0 and f_group % 4 == 0
     problem = gemm.Problem(cv.op, a, b, c, o, 1.0, 1.0, cv.activation, cv.activation_attributes,
-                           operands="lib/convolution.wgsl.j2")
+                           operands="lib/convolution.wgsl.j2", blocks=("", "k" if b_blocks else ""))
     uniforms = {
         "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]), "out_sizes": tuple(out.sizes[2:]),
         "out_strides": tuple(os_[2:]), "window": window, "steps": cv.strides, "dilations": cv.dilations,
@@ -286,7 +293,7 @@ class ConvolutionPlanner(Planner):
                                epilogue, 2 + (problem.c is not None))
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        """GEMM's, fewer: one other tile per strategy (registers 4 x 4, workgroup 2 x 2) and
+        """GEMM's, fewer: one other tile per strategy (registers 8 x 8, workgroup 2 x 2) and
         twice the chunks where the plan cuts K. Each is a pipeline of its own, and the
         operand reads' index arithmetic makes a convolution's several times slower to compile
         than a GEMM's (0.2-0.6 s each on lavapipe)."""
@@ -294,6 +301,6 @@ class ConvolutionPlanner(Planner):
         if strategy == "direct":
             runs = (1, 4, 16) if caps is None or caps.is_software else (2, 4)
             return tuple({"run": r} for r in runs if r != direct_run(cv, caps) and direct_fits(cv, caps, r))
-        keep = {"registers": {"tile": (4, 4)}, "workgroup": {"tile": (2, 2)}}[strategy]
+        keep = {"registers": {"tile": (8, 8)}, "workgroup": {"tile": (2, 2)}}[strategy]
         return tuple(v for v in gemm.variants(gemm_of(cv)[0], caps, strategy)
                      if v == keep or "chunks" in v)

@@ -15,12 +15,34 @@ The batch axes merge where contiguous in every tensor (merge_axes); each output 
 kernel's store (no extra dispatch). Strategies:
 
 - `registers` (CPU-class): each invocation computes a register tile of TM x TN outputs
-  (`tile`, default CPU_TILE, 8 x 8, smaller for narrower matrices), walking its chunk of
-  K once: per k, TM loads of A and TN of B feed TM x TN multiply-adds held in registers;
-  neighbouring invocations own neighbouring tiles of a row. K is cut into chunks of about
-  CPU_CHUNK_K (split-K as cache blocking). No workgroup memory (on llvmpipe a workgroup's
-  invocations run as SIMD lanes one group after another: sharing through memory costs
-  barriers and buys little there).
+  (`tile`, default CPU_TILE, 16 x 8, smaller for narrower matrices), walking its chunk of
+  K once, 4 k per step: neighbouring invocations own neighbouring tiles of a row. llvmpipe
+  runs 8 invocations as the SIMD lanes of one vector and each lane's load is a load of its
+  own (a loop over the lanes), so the kernel's cost is its loads per multiply-add:
+  - operands as 16-byte blocks (`_blocks`: FLOAT32, where the strides allow): A along K
+    (a row's 4 k) or, transposed, along M (4 rows at one k), B along N (4 columns) or,
+    transposed, along K; one load per 4 elements;
+  - A shared across the subgroup (`subgroups`, where the adapter has the feature: lavapipe,
+    not GL's llvmpipe): where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
+    a multiple of it; TM too), the lanes of one subgroup own neighbouring tiles of one tile
+    row and need the same A, so lane l reads the pieces l, l + SHARE_LANES, ... of each
+    step (a block or 4 elements: an implicit GEMM's im2col index arithmetic once per
+    subgroup, not per lane) and hands them on through subgroupBroadcast; per step of 4 k a
+    16 x 8 tile then reads 2 pieces of A and 8 blocks of B per lane for 512 multiply-adds
+    (the element kernel of 8 x 8: 64 loads for 256);
+  - every sum still adds its products in the order of k (the element kernel's bits: a
+    step's products of one output go in order k, k + 1, k + 2, k + 3, and the K % 4 last
+    ones element by element).
+  K is cut into chunks of about CPU_CHUNK_K (split-K, a little cache blocking). No
+  workgroup memory (on llvmpipe a workgroup's invocations run as SIMD lanes one group
+  after another: sharing through memory costs barriers and buys little there).
+  Measured on lavapipe (2 shared vCPUs, GPU timestamps, each pair interleaved in one
+  process, median of 9: this kernel against the element kernel of 8 x 8 tiles and chunks
+  of 128): 1024^3 0.26x the time, [4096, 1024] x [1024, 1024] 0.34x, the convolutions W20
+  (3x3 256->256 at 14 x 14) 0.29x, W21 (1x1 1024->256) 0.24x, W22 (7x7/2 3->64 at 224 x
+  224: elements, shared) 0.39x; GL's llvmpipe (blocks, no subgroups; wall clock) 1024^3 and
+  W21 0.55x.
+  Alone, on 1024^3: blocks 0.53-0.72x the element kernel, then sharing 0.5-0.6x the blocks.
 - `workgroup` (GPU-class): a workgroup of GPU_THREADS x GPU_THREADS invocations computes a
   tile of (GPU_THREADS TM) x (GPU_THREADS TN) outputs; per step of `block_k` (BK) along K
   it loads the A and B tiles into workgroup memory (each invocation its share, neighbouring
@@ -47,16 +69,19 @@ applies the epilogue. On GPUs a few long products also take chunks for paralleli
 Operands (for implicit GEMM): the kernels read A and B only through `a_row(bo, m)` /
 `a_load(row, k)` and `b_col(bo, n)` / `b_load(col, k)` (shaders/lib/gemm.wgsl.j2's
 `operands`: a row base and a stride; the handles' types are the operands' own) and store
-through `out_offset(bo, m, n)` (its `output_offset`); a family that reads A as an im2col
+through `out_offset(bo, m, n)` (its `output_offset`); `registers` also reads 16-byte blocks
+through `a_block(row, k)` / `b_block(col, k)` along the axes `_blocks` picks (plain operands)
+or the family gives (`Problem.blocks`); a family that reads A as an im2col
 view of a convolution's input gives its own functions through `Problem.operands` (a
 template module with `operands(p)` and `output_offset(p)` macros; kernels/convolution.py)
 and its own uniforms, buffers and compile-time parameters (`extra_uniforms`,
 `extra_inputs`, `extra_params`), and keeps the tiling, the split-K and the epilogue.
 
-Plan options (lab variants, autotuning): tile=(TM, TN) (each 1, 2, 4 or 8), block_k (the
-workgroup strategy's BK: 8, 16 or 32), chunks (split-K chunks, at least what the loop
-budget needs), subgroups (`workgroup`: share A's operands through subgroupShuffle; default
-where the adapter has subgroups, False a variant there).
+Plan options (lab variants, autotuning): tile=(TM, TN) (each 1, 2, 4 or 8; `registers` 16
+too), block_k (the workgroup strategy's BK: 8, 16 or 32), chunks (split-K chunks, at
+least what the loop budget needs), subgroups (share A's operands: `workgroup` through
+subgroupShuffle, `registers` through subgroupBroadcast; default where the adapter has
+subgroups, False a variant there).
 """
 
 from __future__ import annotations
@@ -77,14 +102,17 @@ from .epilogue import check as check_epilogue
 STRATEGIES = ("registers", "workgroup")
 OPTIONS = ("tile", "block_k", "chunks", "subgroups")
 TILE_SIDES = (1, 2, 4, 8)
+#: `registers` also takes 16 (rows: a multiple of SHARE_LANES shares A's reads).
+CPU_TILE_SIDES = (1, 2, 4, 8, 16)
 BLOCK_KS = (8, 16, 32)
 #: The register tile of `registers` (at most: no side longer than the matrix's, rounded up
 #: to a power of two, so that a product of one row computes one), and of `workgroup`'s
-#: invocations. Measured on lavapipe (2 vCPUs, shared, same runs; float32, K in chunks of
-#: 128): 1024^3 8 x 8 0.93 s against 4 x 4 1.01 s, then 0.47 s against 0.66 s (4 x 8);
-#: 512^3 0.062 against 0.108 s; 1000^3 0.45 against 0.83 s. GPU_TILE is unmeasured on a GPU
-#: (the autotuner's variants time 2 x 2 to 8 x 8).
-CPU_TILE = (8, 8)
+#: invocations. Measured on lavapipe (2 vCPUs, shared; float32 1024^3, interleaved, blocks
+#: and shared A, against 16 x 8): 8 x 8 1.02-1.24x the time, 16 x 4 1.35x, 32 x 4 1.12x,
+#: 32 x 8 1.19x, 16 x 16 1.20x (more accumulators than a lane keeps in registers); W20
+#: 8 x 8 1.4x; GL (no subgroups) 8 x 8 1.0-1.2x. GPU_TILE is unmeasured on a GPU (the
+#: autotuner's variants time 2 x 2 to 8 x 8).
+CPU_TILE = (16, 8)
 GPU_TILE = (4, 4)
 GPU_BLOCK_K = 16
 #: `workgroup`: GPU_THREADS x GPU_THREADS invocations per workgroup.
@@ -103,12 +131,22 @@ _OVERHEAD = 64
 #: MIN_CHUNK_K of K; CPU adapters cut K only where the loop budget needs it.
 GPU_TARGET_WORKGROUPS = 256
 MIN_CHUNK_K = 256
-#: `registers` cuts K into chunks of about this length (split-K as cache blocking): a SIMD
-#: group of llvmpipe lanes walks its K rows of B (each a cache line or two, N elements
-#: apart) before the next group reads the neighbouring lines of the same rows, which must
-#: still be cached. Measured on lavapipe (2 vCPUs, float32 1024^3, 4x4 tiles): 1 chunk 8.1 s,
-#: 4 chunks 3.1 s, 8 (K 128 each) 2.07 s, 16 2.01 s, 32 2.13 s; 1000^3 1 chunk 3.0 s, 8 chunks 2.1 s.
-CPU_CHUNK_K = 128
+#: `registers` cuts K into chunks of about this length (split-K as cache blocking: a SIMD
+#: group of lanes walks its K rows of B before the next group reads the neighbouring lines
+#: of the same rows). It paid with the element kernel (4 x 4 tiles, 1024^3: 1 chunk 8.1 s,
+#: 8 chunks of 128 2.07 s); with blocks and shared A (16 x 8, interleaved against 8 chunks
+#: of 128): 1024^3 4 chunks 0.81x, 2 0.76x, 1 0.72x the time, 16 1.34x; W20 (K 2304) 9
+#: chunks 0.87x, 4 0.80x, 2 0.78x, 1 0.77x the 18 of 128; 2048^3 (4 chunks: the scratch
+#: limit) 2 chunks 0.94x, 1 1.03x. Fewer chunks also leave fewer workgroups to share out.
+CPU_CHUNK_K = 512
+#: `registers` reads its operands as 16-byte blocks where their layout allows (_blocks),
+#: 4 k per step (False: the element kernel, element by element, one k per step; kept for
+#: interleaved comparisons: monkeypatch it between compiles).
+CPU_BLOCKS = True
+#: `registers` with subgroups: the lanes of a subgroup that share A's reads (lavapipe's
+#: subgroups at 256-bit vectors; a kernel checks sg_size at run time and reads its own
+#: operands where it differs or the tile columns do not fill whole subgroups).
+SHARE_LANES = 8
 #: ... as long as the partial sums stay within this much scratch.
 CPU_SCRATCH_BYTES = 64 << 20
 
@@ -130,6 +168,10 @@ class Problem:
     activation: str | None = None
     activation_attributes: tuple[Attribute, ...] = ()
     operands: str = "lib/gemm.wgsl.j2"
+    #: An implicit GEMM's block reads for `registers` (`_blocks`): the axis of A ("k", "m" or
+    #: "") and of B ("k", "n" or "") along which its operands template's `a_block` / `b_block`
+    #: read 4 float32 elements as one 16-byte block.
+    blocks: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)
@@ -178,13 +220,15 @@ def _fit(default: tuple[int, int], lay: Layout) -> tuple[int, int]:
             min(default[1], 1 << max(0, lay.n - 1).bit_length()))
 
 
-def _tile(op: str, requested, default) -> tuple[int, int]:
+def _tile(op: str, strategy: str, requested, lay: Layout) -> tuple[int, int]:
+    """The requested tile, else the strategy's default (`registers`: fitted to the matrix)."""
     if requested is None:
-        return default
+        return _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE
+    sides = CPU_TILE_SIDES if strategy == "registers" else TILE_SIDES
     if (not isinstance(requested, (tuple, list)) or len(requested) != 2
-            or any(isinstance(v, bool) or v not in TILE_SIDES for v in requested)):
+            or any(isinstance(v, bool) or v not in sides for v in requested)):
         raise InvalidArgumentError(f"{op}: option tile = {requested!r} must be a pair (TM, TN), each one of "
-                                   f"{', '.join(map(str, TILE_SIDES))}")
+                                   f"{', '.join(map(str, sides))} ({strategy})")
     return int(requested[0]), int(requested[1])
 
 
@@ -244,16 +288,44 @@ def _vec(p: Problem, lay: Layout, tile, block_k: int) -> tuple[bool, bool]:
     return a, b
 
 
+def _blocks(p: Problem, lay: Layout, tile) -> tuple[str, str]:
+    """(A, B): the axis along which `registers` reads the operand as 16-byte blocks of 4
+    float32 elements ("k", "m" for A; "k", "n" for B; "" for element by element): FLOAT32,
+    that axis of stride 1, the other axis' stride and the batch strides whole blocks, and
+    for "m" / "n" the tile's side whole blocks (a block holds 4 rows or columns of the
+    tile). Plain operands (lib/gemm), or an implicit GEMM's that offers blocks itself
+    (Problem.blocks)."""
+    if p.operands != "lib/gemm.wgsl.j2":
+        return p.blocks
+    if p.a.data_type.size != 4 or p.a.buffer_bytes < 16 or p.b.buffer_bytes < 16:
+        return "", ""
+    bs = lay.batch_strides
+
+    def axis(k_stride: int, other: int, batch, side: int, across: str) -> str:
+        if not all(s % 4 == 0 for s in batch):
+            return ""
+        if k_stride == 1 and other % 4 == 0:  # a row (A) / column (B): 4 consecutive k
+            return "k"
+        if other == 1 and k_stride % 4 == 0 and side % 4 == 0:  # 4 rows / columns at one k
+            return across
+        return ""
+
+    return axis(lay.a_k, lay.a_m, bs[1], tile[0], "m"), axis(lay.b_k, lay.b_n, bs[2], tile[1], "n")
+
+
 # ------------------------------------------------------------------------------ strategies and plans
 def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None, subgroups=None) -> tuple[str, ...]:
-    """Both strategies (each wherever its chunks fit), `registers` first on software
-    adapters (and with no caps), `workgroup` first on GPUs."""
+    """Both strategies (each wherever its chunks fit and it takes the tile), `registers`
+    first on software adapters (and with no caps), `workgroup` first on GPUs."""
     count_option(p.op, "chunks", chunks)
     _subgroups(p.op, caps, subgroups)
     lay = layout(p)
     found = []
+    _tile(p.op, "registers", tile, lay)  # (the wider choice: an error for both)
     for strategy in STRATEGIES:
-        t = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
+        if strategy == "workgroup" and tile is not None and any(v not in TILE_SIDES for v in tile):
+            continue  # (a side only `registers` takes)
+        t = _tile(p.op, strategy, tile, lay)
         try:
             chunks_for(p, lay, caps, strategy, t, _block_k(p.op, block_k), chunks)
         except UnsupportedError:
@@ -273,7 +345,8 @@ def strategies_for(p: Problem, caps, tile=None, block_k=None, chunks=None, subgr
 
 
 def _subgroups(op: str, caps, requested) -> bool:
-    """Does the workgroup strategy share A's operands through subgroupShuffle? Where the
+    """Do the strategies share A's operands (`workgroup` through subgroupShuffle, `registers`
+    through subgroupBroadcast)? Where the
     adapter has the feature "subgroup", unless the option `subgroups` says False (True
     without the feature: InvalidArgumentError)."""
     has = caps is not None and caps.has("subgroup")
@@ -302,12 +375,16 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     if strategy not in strategies_for(p, caps, tile, block_k, chunks, subgroups):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     lay = layout(p)
-    tile = _tile(p.op, tile, _fit(CPU_TILE, lay) if strategy == "registers" else GPU_TILE)
+    tile = _tile(p.op, strategy, tile, lay)
     bk = _block_k(p.op, block_k)
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
-    if strategy == "workgroup":  # whole steps of BK (the vector loads' rows start on 16-byte boundaries)
-        chunk_len = -(-chunk_len // bk) * bk
+    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS else ("", "")
+    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0
+                              and _subgroups(p.op, caps, subgroups)) else 0
+    if strategy == "workgroup" or any(blocks):  # whole steps of BK / of 4 k (blocks start on 16-byte boundaries)
+        step = bk if strategy == "workgroup" else 4
+        chunk_len = -(-chunk_len // step) * step
         count = -(-lay.k // chunk_len)
     bits = p.output.data_type.size * 8
     uniforms = {
@@ -325,12 +402,12 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     shuffle = strategy == "workgroup" and _subgroups(p.op, caps, subgroups)
     params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
               "bk": bk, "threads": GPU_THREADS, "sg_share": SG_SHARE if shuffle else 0, "operands": p.operands,
-              "vec_a": vec_a, "vec_b": vec_b,
+              "vec_a": vec_a, "vec_b": vec_b, "block_a": blocks[0], "block_b": blocks[1], "share_a": share_a,
               "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
               "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue}
     ops = (input_buffer(0, "a"), input_buffer(1, "b")) + tuple(extra_inputs)
-    ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a else ()
-    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b else ()
+    ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a or blocks[0] else ()
+    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or blocks[1] else ()
     c_in = (input_buffer(2, "c"),) if p.c is not None else ()
     out = output_buffer(0, "output", bits, "stores")
     tiles_m, tiles_n = -(-lay.m // (tile[0] * (GPU_THREADS if strategy == "workgroup" else 1))), \
@@ -343,24 +420,27 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
         invocations, size = units * GPU_THREADS * GPU_THREADS, GPU_THREADS * GPU_THREADS
     if count == 1:
         return KernelPlan((Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in, uniforms,
-                                    invocations, size, subgroups=shuffle),))
+                                    invocations, size, subgroups=shuffle or bool(share_a)),))
     partials = Dispatch("gemm.wgsl.j2", {**params, "pass": "partials"},
                         (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size,
-                        subgroups=shuffle)
+                        subgroups=shuffle or bool(share_a))
     outputs = lay.batches * lay.m * lay.n
-    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "sg_share": 0},
+    combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "block_a": "",
+                                                   "block_b": "", "share_a": 0, "sg_share": 0},
                        (out, scratch_buffer(0, "partials", writable=False)) + c_in, uniforms, outputs, CPU_WORKGROUP)
     return KernelPlan((partials, combine), scratch_bytes=(count * outputs * 4,))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     """Options worth timing beside the strategy's own plan: other register tiles (both
-    strategies), other BK and subgroups=False where the adapter has them (`workgroup`), and
+    strategies), other BK (`workgroup`), subgroups=False where the adapter has them, and
     twice the chunks the plan picks where it cuts K. Sets that the description cannot take
     are the tuner's to drop."""
     lay = layout(p)
     if strategy == "registers":
-        found = [{"tile": t} for t in ((4, 4), (4, 8), (8, 4), (2, 2)) if t != _fit(CPU_TILE, lay)]
+        found = [{"tile": t} for t in ((8, 8), (16, 4), (4, 8), (4, 4)) if t != _fit(CPU_TILE, lay)]
+        if caps is not None and caps.has("subgroup"):
+            found.append({"subgroups": False})
     else:
         found = [{"tile": t} for t in ((2, 2), (4, 8), (8, 4), (8, 8)) if t != GPU_TILE]
         found += [{"block_k": b} for b in BLOCK_KS if b != GPU_BLOCK_K]
