@@ -72,7 +72,7 @@ def test_segmented_source_picks_the_binding_by_the_index():
     assert "fn input_blocks_at(i: u32) -> vec4<u32> {\n    let j = i & 63u;\n    let s = i >> 6u;" in src
     assert "input[" not in src and "output[" not in src  # every access goes through an accessor
     # the stretch loops, once per segment (and once picking) where the input is segmented
-    assert "stretch_block_2(stretch_skip(s, k * 4u))" in src and "input_blocks_at_2(s.off / 4u + k)" in src
+    assert "stretch_block_2(stretch_skip(s, k * 4u))" in src and "input_blocks_at_2(s.off / 4u + k * s.step)" in src
     assert "stretch_block_2" not in compiler.compile(desc, caps_module.profile("vulkan-cpu"),
                                                  strategy="stretches").kernels[0].source
     reduce = reduce_desc(dml.TensorDesc(T.FLOAT32, [4, 700]), "sum", [1])
