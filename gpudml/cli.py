@@ -343,18 +343,45 @@ def _subparser(sub, name: str, help: str, example: str, details: str = "", **kwa
     return parser
 
 
-def _per_operator(parser, command: str, details: str = ""):
-    """A subcommand per operator under `parser` (`gpudml COMMAND OP`), with the options
-    that describe one of its descriptions: yields (spec, its parser)."""
+def _per_operator(parser, command: str, details: str = "", specs=SPECS):
+    """A subcommand per operator of `specs` under `parser` (`gpudml COMMAND OP`), with the
+    options that describe one of its descriptions: yields (spec, its parser)."""
     ops = parser.add_subparsers(dest="op", required=True, metavar="OP")
-    for spec in SPECS:
+    for spec in specs:
         p = _subparser(ops, spec.key, spec.page, f"gpudml {command} {spec.key} {spec.cli.example}", details,
                        aliases=_aliases(spec))
         _description_options(p, spec)
         yield spec, p
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _operators_built(argv: list[str] | None, command: str) -> tuple:
+    """The specs whose `gpudml COMMAND OP` parsers are built for `argv`: only the one it
+    names (121 operators' parsers cost ~0.3 s a call), none when it runs another command,
+    all when it names none or an unknown one (for --help and the error's list of choices), or
+    when there is no argv (build_parser() for tests and docs)."""
+    if argv is None:
+        return SPECS
+    words = iter(argv)
+    for word in words:
+        if word == "--adapter":
+            next(words, None)
+        elif not word.startswith("-"):
+            if word != command:
+                return ()
+            break
+    else:
+        return SPECS
+    for word in words:
+        if word == "--adapter":
+            next(words, None)
+        elif not word.startswith("-"):
+            return tuple(s for s in SPECS if word == s.key or word in _aliases(s)) or SPECS
+    return SPECS
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; given `argv`, only the operator subcommand it names is
+    built in full."""
     parser = argparse.ArgumentParser(
         prog="gpudml", description="DirectML operators on any GPU",
         epilog="examples:\n  gpudml info\n  gpudml --adapter gl examples\n"
@@ -401,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     shader = _subparser(sub, "shader", "print the WGSL a description compiles to (needs no adapter)",
                         "gpudml shader reduce --function sum --axes 1 --shape 64,64 --caps gl-cpu")
     shader.set_defaults(func=cmd_shader)
-    for spec, p in _per_operator(shader, "shader"):
+    for spec, p in _per_operator(shader, "shader", specs=_operators_built(argv, "shader")):
         p.add_argument("--strategy", default=None, choices=spec.planner.strategies,
                        help="force a kernel strategy (default: the operator's choice)")
         p.add_argument("--caps", default=None, choices=sorted(caps.PROFILES),
@@ -416,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "gpudml lab reduce --function sum --axes 0 --shape 4096,1024 --json /tmp/lab.json",
                             details=lab_columns)
     lab_parser.set_defaults(func=cmd_lab)
-    for spec, p in _per_operator(lab_parser, "lab", lab_columns):
+    for spec, p in _per_operator(lab_parser, "lab", lab_columns, specs=_operators_built(argv, "lab")):
         p.add_argument("--strategies", default="all",
                        help="all, tuned (the variants the autotuner times: strategies and plan options), or "
                             f"strategy names, comma-separated ({', '.join(spec.planner.strategies)})")
@@ -474,7 +501,8 @@ def _attach_negative_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(_attach_negative_values(sys.argv[1:] if argv is None else list(argv)))
+    argv = _attach_negative_values(sys.argv[1:] if argv is None else list(argv))
+    args = build_parser(argv).parse_args(argv)
     try:
         status = args.func(args)
         sys.stdout.flush()

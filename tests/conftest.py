@@ -8,6 +8,7 @@ or GPUDML_ADAPTER narrows a run.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,8 +20,12 @@ import pytest
 import gpudml as dml
 from gpudml import caps, testing
 
-# The suite renders into a disk cache of its own (gpudml/cache.py), never the user's.
-os.environ.setdefault("GPUDML_CACHE_DIR", tempfile.mkdtemp(prefix="gpudml-test-cache-"))
+# The suite renders into a disk cache of its own (gpudml/cache.py), never the user's: one
+# folder for the run (made by the first process, pytest-xdist's workers inherit it), removed
+# when that process ends (pytest_unconfigure), so a run leaves nothing in the temp directory.
+_OWN_CACHE = None
+if "GPUDML_CACHE_DIR" not in os.environ:
+    _OWN_CACHE = os.environ["GPUDML_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpudml-test-cache-")
 
 #: The selected adapters (as Device(adapter=...) names them), known once pytest is configured.
 ADAPTERS: list[str] = []
@@ -28,6 +33,11 @@ ADAPTERS: list[str] = []
 
 def pytest_configure(config):
     ADAPTERS[:] = [a.request for a in testing.selected_adapters(config)]
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -113,3 +123,39 @@ def run_python(code: str, timeout: int = 120, **env) -> subprocess.CompletedProc
                          env=same_gpudml_env(**env), cwd=str(Path(__file__).parent))
     assert res.returncode == 0, res.stderr
     return res
+
+
+# ---------------------------------------------------------------------------- pipeline report
+# GPUDML_PIPELINE_REPORT=DIR: every process of the run appends to DIR/<pid>.jsonl one line per
+# pipeline it compiles (the test, a hash of the WGSL, the adapter, the seconds it took), so a
+# change to the suite can count the distinct kernels it compiles before and after (what a cold
+# shader cache pays for): tests/pipeline_report.py sums them up.
+_REPORT = os.environ.get("GPUDML_PIPELINE_REPORT")
+_CURRENT = ["(collection)"]
+
+if _REPORT:
+    import hashlib
+    import json
+    import time
+
+    from gpudml.runtime import context as _context
+
+    _compile = _context.GpuContext._compile
+
+    def _recorded_compile(self, source):
+        t0 = time.perf_counter()
+        try:
+            return _compile(self, source)
+        finally:
+            line = {"test": _CURRENT[0], "sha": hashlib.sha1(source.encode()).hexdigest()[:16],
+                    "adapter": self.caps.name, "s": round(time.perf_counter() - t0, 4)}
+            os.makedirs(_REPORT, exist_ok=True)
+            with open(os.path.join(_REPORT, f"{os.getpid()}.jsonl"), "a") as f:
+                f.write(json.dumps(line) + "\n")
+
+    _context.GpuContext._compile = _recorded_compile
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _CURRENT[0] = item.nodeid

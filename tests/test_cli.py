@@ -236,3 +236,23 @@ def test_bench_writes_where_the_user_says_and_by_default_to_a_temporary_folder(t
     assert cli.main(["bench", "--only", "W99"]) == 2
     from gpudml.bench.workloads import WORKLOADS
     assert f"--only: W99 not a workload (W1-{WORKLOADS[-1].id})" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ issue 40: a command line that starts fast
+def test_the_parser_builds_only_the_operator_the_command_names(capsys):
+    """`gpudml shader OP` builds OP's parser alone (every operator's took ~0.3 s a call), none
+    for a command with no OP, and every one where the OP is missing or unknown, so that the
+    error lists every choice."""
+    assert cli._operators_built(["--adapter", "gl", "shader", "--adapter", "gl", "pad", "--caps", "gl-cpu"],
+                                "shader") == (next(s for s in SPECS if s.key == "padding"),)
+    assert cli._operators_built(["lab", "reduce", "--function", "max"], "lab") == (
+        next(s for s in SPECS if s.key == "reduce"),)
+    assert cli._operators_built(["shader", "reduce"], "lab") == ()
+    assert cli._operators_built(["shader", "bogus"], "shader") == SPECS
+    assert cli._operators_built(["shader"], "shader") == SPECS
+    assert cli._operators_built(None, "shader") == SPECS
+    with pytest.raises(SystemExit):
+        cli.main(["shader", "bogus", "--function", "max"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'bogus'" in err and all(f"'{s.key}'" in err for s in SPECS)
+    assert cli.main(["shader", "pad", "--caps", "gl-cpu"]) == 0 and "fn main" in capsys.readouterr().out
