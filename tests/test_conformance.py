@@ -6,8 +6,9 @@
 - feature levels: at every level, rank 1-8 and data type, validation accepts exactly what
   the support table's row allows, and a rejection names the level that would accept it;
   a description each row takes runs on a Device of that level;
-- the layout sweep: every data type x ranks 1-8 x packed, strided, broadcast (stride 0)
-  inputs and strided outputs (whose gaps keep their bytes), under the strategies in turn:
+- the layout sweep: every data type x ranks 1-8, each in one of packed, strided, broadcast
+  (stride 0) inputs and strided outputs (whose gaps keep their bytes) by a covering design
+  (every type and every rank meets every layout), under the strategies in turn:
   bit-exact for data movement and integers, within the spec's documented tolerance for
   float arithmetic; the types the table does not list are rejected;
 - every eligible strategy and each option set its planner offers the autotuner, on the same
@@ -271,28 +272,60 @@ def _sweep():
                     yield pytest.param(spec, data_type, rank, id=f"{spec.key}-{data_type.name}-{rank}")
 
 
+def sweep_layout(data_type, rank: int) -> int:
+    """The layout (an index of LAYOUTS) the sweep runs at (data type, rank): a covering
+    design, not the full product. Each data type meets every layout twice over its 8 ranks,
+    each rank meets every layout over the types, and the strategy rotation (sweep_strategy)
+    pairs each layout with each eligible strategy: every kernel path of the product, a
+    quarter of its kernels (each layout at each type and rank compiled a kernel of its own,
+    and a cold shader cache paid for each)."""
+    return (rank + int(data_type)) % len(LAYOUTS)
+
+
+def sweep_strategy(data_type, rank: int, count: int) -> int:
+    """The strategy (an index of the case's eligible ones) the sweep forces at (data type,
+    rank): with sweep_layout, every (layout, strategy) pair for up to 4 strategies over 2
+    types, up to 6 over all types."""
+    return (3 * rank + int(data_type) + (rank - 1) // 4) % count
+
+
 @pytest.mark.parametrize(("spec", "data_type", "rank"), list(_sweep()))
 def test_layout_sweep(device, spec, data_type, rank):
-    """Each layout (packed, strided and broadcast inputs, strided outputs) with a call of
-    the rule's (a table of its own in turn where the spec has several), under each eligible
-    strategy in turn: the reference's result, the output's gaps untouched; a data type or
-    rank the table does not list is rejected."""
+    """A layout (packed, strided and broadcast inputs, strided outputs; sweep_layout's) with a
+    call of the rule's (a table of its own in turn where the spec has several), under an
+    eligible strategy (sweep_strategy's): the reference's result, the output's gaps untouched;
+    a data type or rank the table does not list is rejected."""
     options = tables(spec)
     keys = [k for k, t in options.items() if takes(t, device.feature_level, rank, data_type)] or list(options)
-    for i, layout in enumerate(LAYOUTS):
-        rng = np.random.default_rng([KEYS.index(spec.key), int(data_type), rank, i])
-        key = keys[(rank * len(LAYOUTS) + i) % len(keys)]
-        case = draw_case(spec, RandomDraw(rng), level=device.feature_level, rank=rank, data_type=data_type, key=key,
-                         layout=layout)
-        if not case.accepted:
-            with pytest.raises(dml.InvalidArgumentError, match=rf"(data_type {data_type.name}|DimensionCount {rank}) "
-                                                               rf"is not supported at {device.feature_level.name}"):
-                device.create_operator(case.desc)
-            continue
-        operator = device.create_operator(case.desc)
-        strategies = device.compile_operator(operator).strategies
-        strategy = strategies[(rank + i) % len(strategies)]
-        run_case(device, case, rng, device.compile_operator(operator, strategy), what=layout)
+    i = sweep_layout(data_type, rank)
+    rng = np.random.default_rng([KEYS.index(spec.key), int(data_type), rank, i])
+    key = keys[(rank * len(LAYOUTS) + i) % len(keys)]
+    case = draw_case(spec, RandomDraw(rng), level=device.feature_level, rank=rank, data_type=data_type, key=key,
+                     layout=LAYOUTS[i])
+    if not case.accepted:
+        with pytest.raises(dml.InvalidArgumentError, match=rf"(data_type {data_type.name}|DimensionCount {rank}) "
+                                                           rf"is not supported at {device.feature_level.name}"):
+            device.create_operator(case.desc)
+        return
+    operator = device.create_operator(case.desc)
+    strategies = device.compile_operator(operator).strategies
+    strategy = strategies[sweep_strategy(data_type, rank, len(strategies))]
+    run_case(device, case, rng, device.compile_operator(operator, strategy), what=LAYOUTS[i])
+
+
+@pytest.mark.any_class
+def test_the_sweep_covers_every_layout_with_every_type_rank_and_strategy():
+    """The covering design of the layout sweep: for every data type, every layout (twice over
+    the 8 ranks); for every rank, every layout over the types; for up to 4 strategies and the
+    two float types (a float-only operator), every (layout, strategy) pair."""
+    for data_type in ALL_TYPES:
+        assert sorted(sweep_layout(data_type, r) for r in range(1, 9)) == sorted(list(range(len(LAYOUTS))) * 2)
+    for rank in range(1, 9):
+        assert {sweep_layout(t, rank) for t in ALL_TYPES} == set(range(len(LAYOUTS)))
+    floats = (T.FLOAT32, T.FLOAT16)
+    for count in range(1, 5):
+        pairs = {(sweep_layout(t, r), sweep_strategy(t, r, count)) for t in floats for r in range(1, 9)}
+        assert len(pairs) == len(LAYOUTS) * count, count
 
 
 # ============================================================================ strategies
