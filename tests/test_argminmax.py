@@ -249,6 +249,7 @@ def test_strategies_by_adapter_class(op):
     assert combine.params["combine"] and combine.invocations == reduction.GPU_WORKGROUP_SIZE  # 256 lanes merge 1,024
 
 
+@pytest.mark.slow  # 18-24 s a case on 2 cores (a 70,000-row grid, emulated 64-bit rows)
 @pytest.mark.any_class  # the strategy forced
 @pytest.mark.parametrize("direction", ["increasing", "decreasing"])
 def test_workgroup_boundaries(device, op, direction):
