@@ -41,16 +41,25 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under GPUDML_ADAPTER_CLASS=gpu (CI's second run: the GPU-class strategies chosen) the
+    """The tests marked `exhaustive` (full products that a covering design stands for in the
+    default run) run only when the -m expression names them (`-m exhaustive`).
+
+    Under GPUDML_ADAPTER_CLASS=gpu (CI's second run: the GPU-class strategies chosen) the
     tests marked `any_class` are left out: what they check (validation before any GPU work,
     the CLI, docs, packaging, a strategy the test forces) the first run checked already, and
     the class changes none of it. GPUDML_TEST_EVERY_CLASS=1 keeps them."""
+    if "exhaustive" not in (config.option.markexpr or ""):
+        _deselect(config, items, lambda item: item.get_closest_marker("exhaustive"))
     if caps.class_from_env() != "gpu" or os.environ.get("GPUDML_TEST_EVERY_CLASS"):
         return
-    left = [item for item in items if item.get_closest_marker("any_class")]
+    _deselect(config, items, lambda item: item.get_closest_marker("any_class"))
+
+
+def _deselect(config, items, which) -> None:
+    left = [item for item in items if which(item)]
     if left:
         config.hook.pytest_deselected(items=left)
-        items[:] = [item for item in items if not item.get_closest_marker("any_class")]
+        items[:] = [item for item in items if not which(item)]
 
 
 def get_device(adapter: str, level=None) -> dml.Device:

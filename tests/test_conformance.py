@@ -289,15 +289,13 @@ def sweep_strategy(data_type, rank: int, count: int) -> int:
     return (3 * rank + int(data_type) + (rank - 1) // 4) % count
 
 
-@pytest.mark.parametrize(("spec", "data_type", "rank"), list(_sweep()))
-def test_layout_sweep(device, spec, data_type, rank):
-    """A layout (packed, strided and broadcast inputs, strided outputs; sweep_layout's) with a
-    call of the rule's (a table of its own in turn where the spec has several), under an
-    eligible strategy (sweep_strategy's): the reference's result, the output's gaps untouched;
-    a data type or rank the table does not list is rejected."""
+def _run_sweep_case(device, spec, data_type, rank: int, i: int, pick_strategy) -> None:
+    """One case of the layout sweep: LAYOUTS[i] with a call of the rule's (a table of its own
+    in turn where the spec has several), under the strategy pick_strategy(count) indexes among
+    the eligible ones: the reference's result, the output's gaps untouched; a data type or
+    rank the table does not list is rejected."""
     options = tables(spec)
     keys = [k for k, t in options.items() if takes(t, device.feature_level, rank, data_type)] or list(options)
-    i = sweep_layout(data_type, rank)
     rng = np.random.default_rng([KEYS.index(spec.key), int(data_type), rank, i])
     key = keys[(rank * len(LAYOUTS) + i) % len(keys)]
     case = draw_case(spec, RandomDraw(rng), level=device.feature_level, rank=rank, data_type=data_type, key=key,
@@ -309,8 +307,25 @@ def test_layout_sweep(device, spec, data_type, rank):
         return
     operator = device.create_operator(case.desc)
     strategies = device.compile_operator(operator).strategies
-    strategy = strategies[sweep_strategy(data_type, rank, len(strategies))]
+    strategy = strategies[pick_strategy(len(strategies))]
     run_case(device, case, rng, device.compile_operator(operator, strategy), what=LAYOUTS[i])
+
+
+@pytest.mark.parametrize(("spec", "data_type", "rank"), list(_sweep()))
+def test_layout_sweep(device, spec, data_type, rank):
+    """The layout sweep_layout gives (data type, rank), under the strategy sweep_strategy
+    gives (_run_sweep_case)."""
+    _run_sweep_case(device, spec, data_type, rank, sweep_layout(data_type, rank),
+                    lambda count: sweep_strategy(data_type, rank, count))
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize(("spec", "data_type", "rank"), list(_sweep()))
+def test_layout_sweep_every_layout(device, spec, data_type, rank):
+    """The full product, on demand (`-m exhaustive`): every layout at every (data type, rank),
+    the strategies in turn (_run_sweep_case)."""
+    for i in range(len(LAYOUTS)):
+        _run_sweep_case(device, spec, data_type, rank, i, lambda count: (rank + i) % count)
 
 
 @pytest.mark.any_class
