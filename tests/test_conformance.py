@@ -325,7 +325,7 @@ def test_layout_sweep_every_layout(device, spec, data_type, rank):
     """The full product, on demand (`-m exhaustive`): every layout at every (data type, rank),
     the strategies in turn (_run_sweep_case)."""
     for i in range(len(LAYOUTS)):
-        _run_sweep_case(device, spec, data_type, rank, i, lambda count: (rank + i) % count)
+        _run_sweep_case(device, spec, data_type, rank, i, lambda count, i=i: (rank + i) % count)
 
 
 @pytest.mark.any_class
