@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import compiler
 from ..errors import InternalError, InvalidArgumentError
-from ..kernels import builder, templates
+from ..kernels import templates
 from ..ops.spec import Operation, grouped_outputs, tensor_groups
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, bound_bytes
 from .guard import guarded
 from .profiler import DispatchLabel, Work
 from .storage import storage_range
@@ -239,7 +239,7 @@ class CompiledOperator:
 def _bindings(b, storage, nbytes: int) -> list[dict]:
     """The binding resources of kernel buffer `b` on `storage` (a wgpu buffer, or a Storage
     of several: runtime/storage.py) holding `nbytes`: one, or one per segment."""
-    bound = builder.bound_bytes(nbytes)
+    bound = bound_bytes(nbytes)
     if b.via:  # read through its blocks twin's bindings (builder.share_segments)
         return []
     if b.segments == 1 and not b.of_segments:

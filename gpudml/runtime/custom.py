@@ -17,8 +17,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..hlsl import BUFFER_TYPES, CompiledHLSL, Interface, numbered
-from ..kernels.builder import bound_bytes
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, bound_bytes
 from .guard import gpu_errors, is_lost_message, translate
 from .profiler import DispatchLabel, Work
 from .storage import Storage, storage_range
