@@ -26,6 +26,7 @@ from gpudml.testing import assert_within
 
 PROBE = """
 import json, numpy as np, gpudml as dml
+from gpudml.device import tuning
 dev = dml.Device(adapter="vulkan")
 x = np.random.default_rng(0).random((2048, 64), dtype=np.float32)
 op = dev.create_operator(dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [2048, 64]), "sum", [0]))
