@@ -6,13 +6,14 @@ operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 """
 
 from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
+from .device import CompiledOperator, Device, Operator, default_device
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph
 from .kernel import Kernel
 from .ops import SPECS
 from .ops.elementwise import FusedActivation, ScaleBias
-from .runtime import CompiledOperator, Device, Operator, Tensor, default_device
+from .runtime import Tensor
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
 from .types import (
     AxisDirection,

@@ -17,11 +17,11 @@ from . import caps, compiler, examples, hlsl, lab
 from .bench.report import EXTRA_INSTALL, columns_help
 from .bench.workloads import WORKLOADS
 from .caps import FEATURE_NAMES
+from .device import Device, tuning
 from .errors import DMLError, InvalidArgumentError, UnsupportedError
 from .kernels import templates
 from .ops import SPECS, spec_named, tensor_fields
-from .runtime import adapters, tuning
-from .runtime.device import Device
+from .runtime import adapters
 from .tensor_desc import TensorDesc
 from .types import HIGHEST_FEATURE_LEVEL, DataType, FeatureLevel
 from .version import __version__
@@ -259,7 +259,7 @@ def cmd_tune(args) -> int:
     """Autotune the bench workloads' kinds of description and say what was chosen."""
     only = _only(args.only)
     device = Device(adapter=args.adapter, autotune=True)
-    tuner = device._ctx.tuner
+    tuner = tuning.tuner_for(device._ctx)
     print(f"Tuning on {device.adapter_name}; cache: {tuning.cache_file() or 'off (GPUDML_TUNING_CACHE=off)'}")
     for w in WORKLOADS:
         if only and w.id not in only:

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from .caps import Caps, floor_pow2
 from .errors import InvalidArgumentError, UnsupportedError
 from .kernels import builder, templates
-from .kernels.builder import INPUT, OUTPUT, Kernel, bound_bytes
+from .kernels.builder import INPUT, OUTPUT, Kernel
 from .ops import spec_for, tensor_fields
 from .ops.spec import Operation
-from .tensor_desc import TensorDesc
+from .tensor_desc import TensorDesc, bound_bytes
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ import functools
 
 import numpy as np
 
+from .device import Device, default_device
 from .errors import InvalidArgumentError
 from .graph import Expression, record
 from .ops import SPECS
 from .ops.spec import Call, OpSpec, flat_tensors, per_argument
-from .runtime import Device, Tensor, default_device
+from .runtime import Tensor
 from .runtime.tensor import checked_array
 from .tensor_desc import TensorDesc
 from .types import DataType

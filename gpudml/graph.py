@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import fusion
+from .device import Device, Operator, default_device
 from .errors import InvalidArgumentError
 from .ops.spec import flat_tensors, grouped_outputs, per_argument, tensor_fields
-from .runtime import Device, Operator, Tensor, default_device, executor
+from .runtime import Tensor, executor
 from .runtime.executor import Step
 from .runtime.tensor import checked_array, logical_from_raw, native_array, raw_from_logical
 from .tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
@@ -99,7 +100,7 @@ class _Opaque:
 @dataclass(frozen=True)
 class CustomSpec:
     """The spec of a custom kernel's node (Graph.record_custom): its name and its call (a
-    runtime.custom.KernelCall, compiled when recorded: the node's step as it is)."""
+    device.custom.KernelCall, compiled when recorded: the node's step as it is)."""
 
     name: str
     call: object

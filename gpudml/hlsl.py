@@ -1,6 +1,6 @@
 """HLSL compute shaders compiled for wgpu: the compilers, what a compiled kernel binds, and
 its cbuffer laid out by HLSL's packing rules. Pure: no wgpu (gpudml/kernel.py and
-runtime/custom.py run what this compiles).
+device/custom.py run what this compiles).
 
 Two compilers, neither a Python dependency of gpudml:
 

@@ -1,6 +1,6 @@
 """`gpudml.Kernel`: a user's HLSL compute shader, compiled once (gpudml/hlsl.py; kept in the
 disk cache) and called like an operator: eagerly on numpy arrays or Tensors, or on a graph's
-Expressions as an opaque node (no fusion across it). Runs through runtime/custom.py, so it
+Expressions as an opaque node (no fusion across it). Runs through device/custom.py, so it
 records like every operator: inside `device.batch()`, in `device.profile()` rows.
 
     k = gpudml.Kernel.from_hlsl(source, entry="main", defines=None)
@@ -17,10 +17,11 @@ import threading
 from collections import OrderedDict
 
 from . import hlsl
+from .device import Device, default_device
+from .device.custom import KernelCall, check_grid, check_interface, check_types
 from .errors import InvalidArgumentError
 from .graph import Expression, Graph
-from .runtime import Device, Tensor, default_device
-from .runtime.custom import KernelCall, check_grid, check_interface, check_types
+from .runtime import Tensor
 from .runtime.tensor import checked_array
 from .tensor_desc import TensorDesc, check_tensor_desc
 from .types import DataType

@@ -33,10 +33,10 @@ from . import compiler
 from .bench import report
 from .bench.anchors import Yardsticks
 from .compare import first_wrong
+from .device import Device, tuning
 from .errors import DMLError, InvalidArgumentError
 from .kernel import Kernel
 from .ops import spec_for
-from .runtime import Device, tuning
 from .runtime.tensor import logical_from_raw
 
 #: Bytes the copy kernel (the yardstick) moves each way.
@@ -83,7 +83,7 @@ def run(device, desc, *, strategies=None, templates: str | None = None, reps: in
     """Every variant of `desc` on `device`: its eligible strategies (or those named in
     `strategies`), each with every set of plan options in `options` (a list of dicts; None:
     none), under the packaged templates and, with `templates`, under that folder.
-    `strategies="tuned"`: the variants the autotuner would time (runtime/tuning.candidates:
+    `strategies="tuned"`: the variants the autotuner would time (device/tuning.candidates:
     each eligible strategy with its own plan and with the options its planner offers).
     `hlsl`: (file name, HLSL source) pairs, each one more variant run over `grid`, compiled
     with `defines`."""

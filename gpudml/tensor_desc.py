@@ -107,6 +107,13 @@ def calc_buffer_tensor_size(data_type: DataType, sizes, strides=None) -> int:
     return (nbytes + 3) & ~3
 
 
+def bound_bytes(nbytes: int) -> int:
+    """Bytes of a buffer of `nbytes` as kernels see it: whole 16-byte blocks (kernels may
+    read any buffer as array<vec4<u32>>), at least one. Buffers are allocated so (the
+    runtime's pool) and bound so (the runtime, the kernel builder)."""
+    return max(16, (nbytes + 15) & ~15)
+
+
 @dataclass(frozen=True, init=False)
 class TensorDesc:
     """DML_BUFFER_TENSOR_DESC. `strides=None` means packed row-major."""

@@ -32,9 +32,9 @@ import pytest
 
 from .caps import FEATURE_NAMES
 from .compare import _as_array, assert_bit_equal, assert_within  # noqa: F401 (the plugin's API)
+from .device import Device
 from .errors import DMLError
 from .ops import spec_named
-from .runtime import Device
 from .runtime import adapters as found_adapters
 
 #: Feature names a `gpudml_requires` marker may use: wgpu's names and gpudml's short ones.

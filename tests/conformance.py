@@ -46,6 +46,7 @@ from hypothesis import strategies as st
 
 import gpudml as dml
 from gpudml import reference
+from gpudml.device import tuning
 from gpudml.ops import SPECS, spec_named, tensor_fields
 from gpudml.ops import argminmax as argminmax_op
 from gpudml.ops import convolution as convolution_op
@@ -59,7 +60,6 @@ from gpudml.ops import reduce as reduce_op
 from gpudml.ops import softmax as softmax_op
 from gpudml.ops.slice1 import max_output_size
 from gpudml.ops.spec import OUTPUT_FIELDS, flat_tensors, per_argument, tensor_arguments
-from gpudml.runtime import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.tensor_desc import calc_buffer_tensor_size, packed_strides
 from gpudml.testing import assert_within

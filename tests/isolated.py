@@ -11,8 +11,8 @@ import dataclasses
 from conftest import get_device
 
 import gpudml as dml
+from gpudml.device import device as device_module
 from gpudml.runtime import adapters
-from gpudml.runtime import device as device_module
 from gpudml.runtime.context import _ALIVE, GpuContext, _create_context
 
 

@@ -19,9 +19,9 @@ from conftest import assert_bits_equal, bits
 
 import gpudml as dml
 from gpudml import caps, cli, compiler, fusion
+from gpudml.device import CompiledOperator, Operator
 from gpudml.kernels import reduction
 from gpudml.ops import spec_named
-from gpudml.runtime import CompiledOperator, Operator
 from gpudml.runtime.tensor import logical_from_raw
 
 T, FL, D = dml.DataType, dml.FeatureLevel, dml.AxisDirection

@@ -102,8 +102,8 @@ def test_dropping_tensors_of_a_lost_device_is_quiet(adapter, monkeypatch):
 def test_a_new_device_after_loss_works(adapter):
     """A lost context is dropped from the shared table: the next Device opens a fresh one,
     and default_device() replaces a lost default."""
+    from gpudml.device import device as device_module
     from gpudml.runtime import context
-    from gpudml.runtime import device as device_module
 
     dev = own_device(adapter)
     key = dev._ctx.caps.name

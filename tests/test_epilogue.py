@@ -17,7 +17,7 @@ from conftest import random_bits
 
 import gpudml as dml
 from gpudml import fusion
-from gpudml.runtime import CompiledOperator, Operator
+from gpudml.device import CompiledOperator, Operator
 from gpudml.testing import assert_bit_equal, assert_within
 
 

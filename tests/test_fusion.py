@@ -177,7 +177,7 @@ def test_fusion_plan_is_pure_and_ordered():
 def test_a_reduce_reads_a_chain_under_each_strategy(device, function, dtype):
     """Reduce through pad > reverse (lengths bound in both passes of `partials`) > slice, under
     rows and partials, against the reference on the unfused chain."""
-    from gpudml.runtime import CompiledOperator, Operator
+    from gpudml.device import CompiledOperator, Operator
 
     g = dml.Graph(device)
     x = g.input([300, 20], dtype=dtype, name="x")
@@ -550,7 +550,7 @@ def test_mixed_fused_kernels_are_checked_like_an_operator(device):
     """The autotuner's and the lab's check of a fused kernel (its spec's sample inputs, its
     nodes' references composed, the precision of the last): an element-wise kernel writing
     moved values, and a Reduce reading them, under every strategy."""
-    from gpudml.runtime import CompiledOperator, Operator
+    from gpudml.device import CompiledOperator, Operator
     from gpudml.runtime.tensor import logical_from_raw
 
     g = dml.Graph(device)

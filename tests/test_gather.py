@@ -382,7 +382,7 @@ def test_graph_stage_forms_under_every_strategy(device, form):
     """pad > gather > slice as one kernel under each strategy, and a Reduce reading through
     it, against the references (every index dimension count and axis position)."""
     from gpudml import fusion
-    from gpudml.runtime import CompiledOperator, Operator
+    from gpudml.device import CompiledOperator, Operator
 
     sizes, index_sizes, axis, k, index_type = form
     rank = len(sizes)

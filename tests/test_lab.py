@@ -15,9 +15,9 @@ from conftest import run_python
 
 import gpudml as dml
 from gpudml import cli, lab
+from gpudml.device import tuning
 from gpudml.kernels import templates
 from gpudml.ops import padding, reduce, reverse_subsequences, slice1
-from gpudml.runtime import tuning
 
 T = dml.DataType
 SMALL_COPY = 1 << 20

@@ -221,8 +221,8 @@ def test_compiled_operators_free_scratch_and_uniforms(adapter):
 
 
 def test_caches_are_bounded(vulkan_device):
-    from gpudml.runtime import compiled as compiled_module
-    from gpudml.runtime import device as device_module
+    from gpudml.device import compiled as compiled_module
+    from gpudml.device import device as device_module
 
     dev = limited_device(ADAPTERS[0])
     for n in range(1, device_module.OPERATOR_CACHE_SIZE + 40):

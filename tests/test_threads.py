@@ -122,7 +122,7 @@ def test_threads_share_one_compiled_operator(device):
 
 
 def test_default_device_is_one_device_across_threads(monkeypatch):
-    from gpudml.runtime import device as device_module
+    from gpudml.device import device as device_module
 
     monkeypatch.setattr(device_module, "_DEFAULT", None)
     seen = []

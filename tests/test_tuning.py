@@ -1,4 +1,4 @@
-"""Autotuning (docs/experimenting.md, runtime/tuning.py): off unless asked; the first compile of a
+"""Autotuning (docs/experimenting.md, device/tuning.py): off unless asked; the first compile of a
 kind times its variants (strategies, and the plan options their specs offer) and writes the
 cache file, a second process reuses the choice without timing; stale, foreign and corrupt
 files are handled; two threads tune a kind once. Timings are never asserted, only which
@@ -19,20 +19,21 @@ from isolated import limited_device
 import gpudml as dml
 from gpudml import cli, fusion
 from gpudml.compare import first_wrong
+from gpudml.device import tuning
 from gpudml.ops import reduce, spec_named
-from gpudml.runtime import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.testing import assert_within
 
 PROBE = """
 import json, numpy as np, gpudml as dml
+from gpudml.device import tuning
 dev = dml.Device(adapter="vulkan")
 x = np.random.default_rng(0).random((2048, 64), dtype=np.float32)
 op = dev.create_operator(dml.ops.reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [2048, 64]), "sum", [0]))
 compiled = dev.compile_operator(op)
 assert np.allclose(compiled.execute([x])[0], x.sum(0, keepdims=True), rtol=1e-5)
 print(json.dumps([[c.get("variant"), timed, sorted(c["ms"]), compiled.strategy, compiled.options]
-                  for c, timed in dev._ctx.tuner.used.values()]))
+                  for c, timed in tuning.tuner_for(dev._ctx).used.values()]))
 """
 
 
@@ -109,7 +110,7 @@ def test_foreign_and_stale_sections(adapter, tmp_path, monkeypatch):
         warnings.simplefilter("always")
         _partials_or_rows(dev2)
     assert any("for another gpudml version or other templates" in str(w.message) for w in caught)
-    (c, timed), = dev2._ctx.tuner.used.values()
+    (c, timed), = tuning.tuner_for(dev2._ctx).used.values()
     assert timed and c["strategy"] in dml.ops.reduce.SPEC.planner.strategies  # timed afresh, the others untouched
     assert len(json.loads(path.read_text())["sections"]) == 3
 
@@ -125,7 +126,7 @@ def test_a_cached_strategy_that_cannot_run_is_tuned_again(adapter, tmp_path, mon
     path.write_text(json.dumps(data))
     dev2 = _tuned_device(adapter, tmp_path, monkeypatch)
     _partials_or_rows(dev2)
-    (c, timed), = dev2._ctx.tuner.used.values()
+    (c, timed), = tuning.tuner_for(dev2._ctx).used.values()
     assert timed and c["strategy"] in dml.ops.reduce.SPEC.planner.strategies
 
 
@@ -207,7 +208,7 @@ def test_the_fastest_variant_is_kept_with_its_options(adapter, tmp_path, monkeyp
     assert "workgroup unroll=1" in timed[0] and "columns" in timed[0]
     assert (compiled.strategy, compiled.options) == ("workgroup", {"unroll": 1})
     assert all(k.params["unroll"] == 1 for k in compiled.program.kernels if "unroll" in k.params)
-    (choice, now), = dev._ctx.tuner.used.values()
+    (choice, now), = tuning.tuner_for(dev._ctx).used.values()
     assert now and choice["variant"] == "workgroup unroll=1" and choice["default"] != "workgroup unroll=1"
 
     monkeypatch.setattr(tuning, "_time_variants", lambda *a: pytest.fail("timed again"))
@@ -235,7 +236,7 @@ def test_cached_options_a_description_cannot_take_leave_its_strategys_plan(adapt
 
 def _candidates(desc, caps_name):
     from gpudml import compiler
-    from gpudml.runtime.compiled import Operator
+    from gpudml.device.compiled import Operator
 
     caps = dml.caps.profile(caps_name)
     op = Operator(None, desc, dml.ops.spec_for(desc))
@@ -295,7 +296,7 @@ def test_a_graph_tunes_its_fused_kernels(adapter, tmp_path, monkeypatch):
     np.testing.assert_array_equal(z_np, want)
     np.testing.assert_allclose(r_np, want.sum(3, keepdims=True), rtol=1e-5)
     assert any(timed and choice["kind"].startswith("Fused(Padding>Slice1)")
-               for choice, timed in dev._ctx.tuner.used.values())
+               for choice, timed in tuning.tuner_for(dev._ctx).used.values())
 
 
 
@@ -367,7 +368,7 @@ def test_a_variant_that_fails_is_never_chosen(adapter, tmp_path, monkeypatch, br
     with pytest.warns(RuntimeWarning, match="autotuning Reduce: the variant workgroup unroll=1 failed on .* it is "
                                             "never chosen"):
         compiled = _reduce_columns(dev)  # checks the chosen variant's result
-    (choice, timed), = dev._ctx.tuner.used.values()
+    (choice, timed), = tuning.tuner_for(dev._ctx).used.values()
     assert timed and set(choice["failed"]) == {"workgroup unroll=1"} and "workgroup unroll=1" not in choice["ms"]
     assert choice["failed"]["workgroup unroll=1"].startswith(why), choice["failed"]
     assert {"workgroup", "columns", "columns unroll=1"} <= set(choice["ms"])
@@ -378,12 +379,12 @@ def test_a_variant_that_fails_is_never_chosen(adapter, tmp_path, monkeypatch, br
 def test_lab_and_autotuning_need_no_pytest(tmp_path):
     """pytest is a test extra: the shader lab and the autotuner compare results without it."""
     code = ("import sys; sys.modules['pytest'] = None\n"
-            "import numpy as np, gpudml as dml\nfrom gpudml import cli\n"
+            "import numpy as np, gpudml as dml\nfrom gpudml import cli\nfrom gpudml.device import tuning\n"
             "assert cli.main(['lab', 'slice1', '--shape', '8,8', '--reps', '1']) == 0\n"
             "dev = dml.Device(adapter='vulkan', autotune=True)\n"
             "x = np.arange(64, dtype=np.float32).reshape(8, 8)\n"
             "assert (dml.reduce(x, 'sum', [1], device=dev) == x.sum(1, keepdims=True)).all()\n"
-            "assert dev._ctx.tuner.used\n")
+            "assert tuning.tuner_for(dev._ctx).used\n")
     run_python(code, GPUDML_TUNING_CACHE=str(tmp_path / "t.json"))
 
 
@@ -396,7 +397,7 @@ def test_above_check_bytes_variants_are_timed_unchecked(adapter, tmp_path, monke
     dev.template_path = dml.kernels.templates.parse_path(str(folder), "template_path")
     op = dev.create_operator(reduce.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [1024, 96]), "sum", [0]))
     dev.compile_operator(op)
-    (choice, timed), = dev._ctx.tuner.used.values()
+    (choice, timed), = tuning.tuner_for(dev._ctx).used.values()
     assert timed and not choice["failed"] and "workgroup unroll=1" in choice["ms"]
 
 

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
+from ..device import Device
 from ..onnx import InferenceSession, models
-from ..runtime import Device
 
 
 def _median_ms(fn, reps: int) -> float:

@@ -17,7 +17,7 @@ import json
 import statistics
 from dataclasses import asdict
 
-from ..runtime import Device
+from ..device import Device
 from . import workloads as wl
 from .anchors import Yardsticks
 from .report import EXTRA_HINT, EXTRA_INSTALL, Progress, copy_baseline, extra_installed, render_markdown, write_chart

@@ -100,13 +100,6 @@ class Buffer:
         return tuple(f"{self.name}_{k}" for k in range(self.segments))
 
 
-def bound_bytes(nbytes: int) -> int:
-    """Bytes of a buffer of `nbytes` as kernels see it: whole 16-byte blocks (kernels may
-    read any buffer as array<vec4<u32>>), at least one. Buffers are allocated so (the pool)
-    and bound so (the runtime)."""
-    return max(16, (nbytes + 15) & ~15)
-
-
 #: A buffer of at most this many segments also gets its accessors pinned to each segment
 #: (NAME_at_K, ...), and templates may write loops once per segment (lib/common's
 #: `pinned`); beyond, the code would grow more than such loops gain.

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import Device
 from ..errors import InvalidArgumentError
-from ..runtime import Device
 from .session import TOLERANCE, InferenceSession
 
 

@@ -25,9 +25,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from ..device import Device, default_device
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
-from ..runtime import Device, default_device
 from . import mapping
 from .mapping import NotMapped
 

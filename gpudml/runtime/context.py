@@ -19,7 +19,6 @@ from . import guard
 from .batching import Recorder
 from .pool import BufferPool
 from .transfers import Transfers
-from .tuning import Tuner
 
 #: Limits raised to the adapter's maximum (wgpu's defaults are lower).
 RAISED_LIMITS = (
@@ -43,7 +42,9 @@ PIPELINE_CACHE_SIZE = 1024
 
 
 @dataclass
-class _Pipeline:
+class Pipeline:
+    """A compute pipeline and its bind group layout."""
+
     pipeline: object
     layout: object
 
@@ -59,7 +60,6 @@ class GpuContext:
     pool: BufferPool = field(init=False)
     recorder: Recorder = field(init=False)
     transfers: Transfers = field(init=False)
-    tuner: Tuner = field(init=False)
     lost: bool = False  # set once wgpu reports the device lost (runtime/guard.py)
     lost_reason: str = ""
 
@@ -67,7 +67,6 @@ class GpuContext:
         self.pool = BufferPool(self, self.lock)
         self.recorder = Recorder(self, self.lock, self.pool)
         self.transfers = Transfers(self, self.lock, self.recorder)
-        self.tuner = Tuner(self)
 
     def mark_lost(self, reason: str = "") -> None:
         """Remember that the device is gone and forget this context, so that the next
@@ -80,7 +79,7 @@ class GpuContext:
             if ctx is self:
                 _CONTEXTS.pop(key, None)
 
-    def pipeline(self, source: str) -> _Pipeline:
+    def pipeline(self, source: str) -> Pipeline:
         """The compute pipeline of a WGSL source the builder made (compiled once per context)."""
         with self.lock:
             hit = self._pipelines.get(source)
@@ -101,22 +100,52 @@ class GpuContext:
                 self.pool.drop_later([self._pipelines.popitem(last=False)[1]])
             return entry
 
-    def _compile(self, source: str) -> _Pipeline:
-        """The pipeline, with the layout wgpu derives from the shader: the builder's entry
-        point uses every binding (builder._entry), so it holds all of them. (An explicit
-        layout costs a first process some 75 ms more: wgpu-py's C types for it.)"""
+    def _compile(self, source: str) -> Pipeline:
+        """The pipeline of a source the builder made: the adapter rejecting it is a gpudml bug."""
+        def rejected(exc):
+            return InternalError(
+                f"gpudml: the adapter {self.caps.name} rejected a generated shader (a gpudml bug; please "
+                f"report it with this message): {exc}\n{numbered(source)}")
+        return self.create_pipeline(source, "main", rejected)
+
+    def create_pipeline(self, source: str, entry_point: str, rejected) -> Pipeline:
+        """A compute pipeline (not cached), with the layout wgpu derives from the shader: the
+        builder's entry point uses every binding (builder._entry), so it holds all of them. (An
+        explicit layout costs a first process some 75 ms more: wgpu-py's C types for it.) What
+        the adapter rejects raises `rejected(exception)`; a lost device, DeviceLostError."""
         dev = self.device
         try:
-            module = dev.create_shader_module(code=source)
-            pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
-            layout = pipeline.get_bind_group_layout(0)
+            with self.lock:
+                module = dev.create_shader_module(code=source)
+                pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": module,
+                                                                               "entry_point": entry_point})
+                layout = pipeline.get_bind_group_layout(0)
         except Exception as exc:
             if self.lost or guard.is_lost_message(str(exc)):
                 raise guard.translate(self, exc) from exc
-            raise InternalError(
-                f"gpudml: the adapter {self.caps.name} rejected a generated shader (a gpudml bug; please "
-                f"report it with this message): {exc}\n{numbered(source)}") from exc
-        return _Pipeline(pipeline, layout)
+            raise rejected(exc) from exc
+        return Pipeline(pipeline, layout)
+
+    def uniform_buffer(self, data: bytes):
+        """A buffer of uniforms holding `data` (made once, bound as is)."""
+        import wgpu  # (lazily, as the rest of the runtime: importing gpudml stays light)
+
+        with self.lock:
+            return self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.UNIFORM
+                                                       | wgpu.BufferUsage.COPY_DST)
+
+    def bind_group(self, pipeline: Pipeline, resources: dict):
+        """A bind group of `pipeline`'s layout: {binding: resource}, a resource a
+        storage.storage_range or a buffer bound whole (a uniform buffer), in that order."""
+        entries = [{"binding": k, "resource": r if isinstance(r, dict) else {"buffer": r}}
+                   for k, r in resources.items()]
+        with self.lock:
+            return self.device.create_bind_group(layout=pipeline.layout, entries=entries)
+
+    @property
+    def driver(self) -> str:
+        """The adapter's driver, as wgpu describes it."""
+        return str(self.adapter.info.get("description", ""))
 
     def wait_idle(self) -> None:
         """Block, on the calling thread, until all submitted work has finished: a blocking

@@ -8,9 +8,9 @@ operator and no Graph: any list of steps runs, as long as each step's inputs are
 reads a graph input and writes a value many nodes later, skipping the values between,
 is just another step.
 
-What a step's `compiled` must provide (CompiledOperator does): `inputs` and `outputs`,
-lists of (field name, TensorDesc), the descs of the values it reads and writes; `name`
-(for messages); `program.kernels` (one per compute dispatch, for `dispatch_count`); and
+What a step's `compiled` must provide (gpudml/device/'s CompiledOperator and KernelCall
+do): `inputs` and `outputs`, lists of (field name, TensorDesc), the descs of the values it
+reads and writes; `name` (for messages); `program.kernels` (one per compute dispatch, for `dispatch_count`); and
 `execute(input Tensors, outputs=output Tensors)`, which records its dispatches (under
 the context's lock, contiguously) and neither submits nor reads back.
 """
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..errors import InternalError
 from ..tensor_desc import TensorDesc
-from .compiled import CompiledOperator
 from .guard import gpu_errors
 from .tensor import Tensor
 
@@ -33,7 +33,7 @@ from .tensor import Tensor
 class Step:
     """`compiled` run on the values `inputs`, writing the values `outputs` (value ids)."""
 
-    compiled: CompiledOperator
+    compiled: Any  # a CompiledOperator (gpudml/device/), a KernelCall: what the module's docstring says
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
 

@@ -10,7 +10,7 @@ import threading
 from collections import defaultdict
 
 from ..errors import UnsupportedError
-from ..kernels.builder import bound_bytes
+from ..tensor_desc import bound_bytes
 from .storage import Storage
 
 #: Bytes the pool may keep idle before it frees buffers.

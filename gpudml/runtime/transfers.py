@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from ..errors import GpuError
-from ..kernels.builder import bound_bytes
+from ..tensor_desc import bound_bytes
 from .guard import translate
 from .storage import Storage, pieces
 

@@ -42,8 +42,8 @@ from .. import cache, compiler
 from ..compare import first_wrong
 from ..errors import DMLError, InvalidArgumentError, UnsupportedError
 from ..ops.spec import element_bytes
+from ..runtime.tensor import logical_from_raw
 from ..version import __version__
-from .tensor import logical_from_raw
 
 FORMAT = 1
 #: Timed repetitions per variant (after one warm-up run each, checked against the reference).
@@ -149,6 +149,19 @@ def _warn_once(message: str) -> None:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
+_TUNERS: dict[int, Tuner] = {}  # by id of the context (each Tuner holds its context: ids stay unique)
+_TUNERS_LOCK = threading.Lock()
+
+
+def tuner_for(ctx) -> Tuner:
+    """The Tuner of the context (adapter) `ctx`, made on first use."""
+    with _TUNERS_LOCK:
+        tuner = _TUNERS.get(id(ctx))
+        if tuner is None:
+            tuner = _TUNERS[id(ctx)] = Tuner(ctx)
+        return tuner
+
+
 class Tuner:
     """The tuning of one context (adapter): its caches by identity, the kinds in progress."""
 
@@ -162,8 +175,7 @@ class Tuner:
         self.used: dict[str, tuple[dict, bool]] = {}
 
     def cache_for(self, program) -> TuningCache:
-        info = self.ctx.adapter.info
-        identity = {"adapter": self.ctx.caps.name, "driver": str(info.get("description", "")),
+        identity = {"adapter": self.ctx.caps.name, "driver": self.ctx.driver,
                     "gpudml": __version__, "templates": program.templates}
         path = cache_file()
         name = f"{path}|{identity}"

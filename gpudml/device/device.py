@@ -11,13 +11,14 @@ from ..caps import MIN_FORCED_LIMIT, class_from_env, limits_from_env, parse_clas
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..kernels import templates
 from ..ops import spec_for
+from ..runtime import profiler
+from ..runtime.context import get_context
+from ..runtime.guard import gpu_errors, guarded
+from ..runtime.tensor import Tensor, host_buffer, native_array
 from ..tensor_desc import MAX_DIMENSIONS, TensorDesc, check_tensor_desc
 from ..types import HIGHEST_FEATURE_LEVEL, TYPES_11, DataType, FeatureLevel
-from . import profiler, tuning
+from . import tuning
 from .compiled import CompiledOperator, Operator
-from .context import get_context
-from .guard import gpu_errors, guarded
-from .tensor import Tensor, host_buffer, native_array
 
 
 class Device:
@@ -29,7 +30,7 @@ class Device:
     `template_path`: folders of WGSL templates searched before GPUDML_TEMPLATE_PATH and
     gpudml's own (a template there shadows the packaged one of the same name).
     `autotune`: time the eligible strategies of each kind of description the first time it
-    is compiled and keep the fastest (runtime/tuning.py; default: GPUDML_AUTOTUNE, off).
+    is compiled and keep the fastest (device/tuning.py; default: GPUDML_AUTOTUNE, off).
     `adapter_class`: "cpu" or "gpu", the family of kernel strategies its operators prefer
     (default: GPUDML_ADAPTER_CLASS, else detected from the adapter: software adapters are
     "cpu"); see docs/using.md, "Kernel strategies and adapters".
@@ -103,7 +104,7 @@ class Device:
         strategies (None: the operator's choice for this adapter; one the description
         cannot use is an InvalidArgumentError listing the eligible ones). `options`: the
         operator's plan knobs, for experiments (Planner.options). With autotuning on and
-        neither given, the kind's tuned strategy and options (runtime/tuning.py)."""
+        neither given, the kind's tuned strategy and options (device/tuning.py)."""
         if not isinstance(operator, Operator) or operator.device is not self:
             raise InvalidArgumentError("compile_operator: expected an Operator created by this device")
         if strategy is not None and not isinstance(strategy, str):
@@ -112,7 +113,7 @@ class Device:
         if strategy is None and self.autotune and not options:
             program = compiler.compile(operator.desc, self.caps, template_path=self.template_path,
                                        operation=operator.spec)
-            strategy, options = self._ctx.tuner.choose(self, operator, program)
+            strategy, options = tuning.tuner_for(self._ctx).choose(self, operator, program)
             if options:
                 try:
                     return CompiledOperator(self, operator, strategy, options)

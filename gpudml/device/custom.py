@@ -17,23 +17,17 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..hlsl import BUFFER_TYPES, CompiledHLSL, Interface, numbered
-from ..kernels.builder import bound_bytes
-from ..tensor_desc import TensorDesc
-from .guard import gpu_errors, is_lost_message, translate
-from .profiler import DispatchLabel, Work
-from .storage import Storage, storage_range
-from .tensor import Tensor, execute_results, host_buffer, staged_inputs
+from ..runtime.context import Pipeline
+from ..runtime.guard import gpu_errors
+from ..runtime.profiler import DispatchLabel, Work
+from ..runtime.storage import Storage, storage_range
+from ..runtime.tensor import Tensor, execute_results, host_buffer, staged_inputs
+from ..tensor_desc import TensorDesc, bound_bytes
 
 STRATEGY = "hlsl"
 
 
-@dataclass
-class _Pipeline:
-    pipeline: object
-    layout: object
-
-
-def pipeline(device, kernel: CompiledHLSL) -> _Pipeline:
+def pipeline(device, kernel: CompiledHLSL) -> Pipeline:
     """The kernel's compute pipeline on the device's adapter, made once per adapter. What the
     adapter rejects is the kernel's fault: InvalidArgumentError with the generated code."""
     ctx = device._ctx
@@ -43,18 +37,14 @@ def pipeline(device, kernel: CompiledHLSL) -> _Pipeline:
         hit = cache.get(key)
         if hit is not None:
             return hit
-        try:
-            module = ctx.device.create_shader_module(code=kernel.code)
-            pipe = ctx.device.create_compute_pipeline(layout="auto", compute={"module": module,
-                                                                               "entry_point": kernel.interface.entry})
-            entry = _Pipeline(pipe, pipe.get_bind_group_layout(0))
-        except Exception as exc:
-            if ctx.lost or is_lost_message(str(exc)):
-                raise translate(ctx, exc) from exc
+
+        def rejected(exc):
             shown = (f"the {kernel.compiler} compiler's WGSL:\n{numbered(kernel.code)}" if kernel.language == "wgsl"
                      else f"the source:\n{numbered(kernel.source)}")
-            raise InvalidArgumentError(f"HLSL kernel {kernel.entry}: the adapter {ctx.caps.name} rejected what "
-                                       f"{kernel.compiler} made of it: {exc}\n{shown}") from exc
+            return InvalidArgumentError(f"HLSL kernel {kernel.entry}: the adapter {ctx.caps.name} rejected what "
+                                        f"{kernel.compiler} made of it: {exc}\n{shown}")
+
+        entry = ctx.create_pipeline(kernel.code, kernel.interface.entry, rejected)
         cache[key] = entry
         return entry
 
@@ -135,11 +125,7 @@ class KernelCall:
             self._pipeline = pipeline(device, kernel)
             self._uniforms = None
             if kernel.interface.cbuffer_binding is not None:
-                import wgpu  # (lazily, as the rest of the runtime: importing gpudml stays light)
-
-                with ctx.lock:
-                    self._uniforms = ctx.device.create_buffer_with_data(
-                        data=constant_bytes, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+                self._uniforms = ctx.uniform_buffer(constant_bytes)
         nbytes = sum(d.element_count * d.data_type.size for _, d in self.inputs + self.outputs)
         self._work = Work((DispatchLabel(device, name, STRATEGY, 0, nbytes),), name, nbytes)
         self._groups: dict = {}
@@ -196,14 +182,13 @@ class KernelCall:
         with ctx.lock:
             group = self._groups.get(key)
             if group is None:
-                entries = []
+                resources = {}
                 for r, b, (_, d) in zip(self.kernel.interface.inputs + self.kernel.interface.outputs,
                                         in_buffers + out_buffers, self.inputs + self.outputs):
-                    entries.append({"binding": r.binding, "resource": storage_range(b, 0, bound_bytes(d.buffer_bytes))})
+                    resources[r.binding] = storage_range(b, 0, bound_bytes(d.buffer_bytes))
                 if self._uniforms is not None:
-                    entries.append({"binding": self.kernel.interface.cbuffer_binding,
-                                    "resource": {"buffer": self._uniforms}})
-                group = ctx.device.create_bind_group(layout=self._pipeline.layout, entries=entries)
+                    resources[self.kernel.interface.cbuffer_binding] = self._uniforms
+                group = ctx.bind_group(self._pipeline, resources)
                 if len(self._groups) >= 16:
                     self._groups.pop(next(iter(self._groups)))
                 self._groups[key] = group

@@ -10,13 +10,13 @@ import numpy as np
 
 from .. import compiler
 from ..errors import InternalError, InvalidArgumentError
-from ..kernels import builder, templates
+from ..kernels import templates
 from ..ops.spec import Operation, grouped_outputs, tensor_groups
-from ..tensor_desc import TensorDesc
-from .guard import guarded
-from .profiler import DispatchLabel, Work
-from .storage import storage_range
-from .tensor import Tensor, execute_results, host_buffer, logical_from_raw, staged_inputs
+from ..runtime.guard import guarded
+from ..runtime.profiler import DispatchLabel, Work
+from ..runtime.storage import storage_range
+from ..runtime.tensor import Tensor, execute_results, host_buffer, logical_from_raw, staged_inputs
+from ..tensor_desc import TensorDesc, bound_bytes
 
 BIND_GROUP_CACHE_SIZE = 16
 
@@ -59,8 +59,7 @@ class CompiledOperator:
         weakref.finalize(self, _give_back, ctx.pool, self._scratch, self._steps, self._groups).atexit = False
         for kernel in self.program.kernels:
             pipe = self._pipeline(ctx, kernel)
-            with ctx.lock:
-                uniforms = ctx.device.create_buffer_with_data(data=kernel.uniform_bytes, usage=_uniform_usage())
+            uniforms = ctx.uniform_buffer(kernel.uniform_bytes)
             self._steps.append(_Step(pipe, uniforms, kernel))
         self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
         # What execute needs of each new output: (buffer bytes, desc, whether it starts zeroed).
@@ -226,32 +225,25 @@ class CompiledOperator:
                         for i, (b, (_, d)) in enumerate(zip(out_buffers, self.outputs))})
         buffers.update({("scratch", i): (b, n) for i, (b, n) in enumerate(zip(self._scratch,
                                                                              self.program.scratch_bytes))})
-        dev = self.device._ctx.device
+        ctx = self.device._ctx
         groups = []
         for step in self._steps:
             resources = [r for b in step.kernel.buffers for r in _bindings(b, *buffers[b.key])]
-            entries = [{"binding": i, "resource": r} for i, r in enumerate(resources)]
-            entries.append({"binding": len(entries), "resource": {"buffer": step.uniforms}})
-            groups.append(dev.create_bind_group(layout=step.pipeline.layout, entries=entries))
+            resources.append(step.uniforms)
+            groups.append(ctx.bind_group(step.pipeline, dict(enumerate(resources))))
         return groups
 
 
 def _bindings(b, storage, nbytes: int) -> list[dict]:
     """The binding resources of kernel buffer `b` on `storage` (a wgpu buffer, or a Storage
     of several: runtime/storage.py) holding `nbytes`: one, or one per segment."""
-    bound = builder.bound_bytes(nbytes)
+    bound = bound_bytes(nbytes)
     if b.via:  # read through its blocks twin's bindings (builder.share_segments)
         return []
     if b.segments == 1 and not b.of_segments:
         return [storage_range(storage, 0, bound)]
     return [storage_range(storage, k * b.segment_bytes, min(b.segment_bytes, bound - k * b.segment_bytes))
             for k in range(b.first_segment, b.first_segment + b.segments)]
-
-
-def _uniform_usage():
-    import wgpu
-
-    return wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
 
 
 __all__ = ["Operator", "CompiledOperator", "logical_from_raw"]
