@@ -209,3 +209,17 @@ def test_only_the_runtime_and_the_bench_import_wgpu():
                  for t in (_targets(module, node) if module in MODULES else [])}
         if any(n == "wgpu" or n.startswith("wgpu.") for n in names):
             assert module.startswith(("gpudml.runtime", "gpudml.bench")), module
+
+
+def test_operators_import_no_private_name_of_another_module():
+    """What operators share is public (ops/precision.py, ops/activations.py, ...): no module under
+    gpudml/ops imports a name starting with `_` from another gpudml module."""
+    bad = []
+    for module in [m for m in MODULES if m == "gpudml.ops" or m.startswith("gpudml.ops.")]:
+        for node in ast.walk(ast.parse(MODULES[module].read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("gpudml")):
+                bad += [(module, node.lineno, a.name) for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Import):
+                bad += [(module, node.lineno, a.name) for a in node.names if a.name.startswith("gpudml")
+                        and any(part.startswith("_") for part in a.name.split("."))]
+    assert not bad, bad

@@ -37,11 +37,11 @@ def test_every_operator_module_is_registered_in_its_order():
     """Every module that declares specs is registered, each spec once, a module's specs
     in its own order; a module of one operator is named by its key."""
     found = []
-    for path in sorted(OPS_DIR.glob("*.py")):
+    for path in sorted([*OPS_DIR.glob("*.py"), *OPS_DIR.glob("*/__init__.py")]):  # modules and packages
         declared = _declared(path)
         if not declared:
             continue
-        module = importlib.import_module(f"gpudml.ops.{path.stem}")
+        module = importlib.import_module(f"gpudml.ops.{path.parent.name if path.name == '__init__.py' else path.stem}")
         specs = list(module.SPECS) if "SPECS" in declared else [module.SPEC]
         if "SPEC" in declared:
             assert module.SPEC.key == path.stem and module.OP == module.SPEC.name

@@ -4,7 +4,7 @@ and bias broadcast over the input: the element-wise family runs it (kernels/elem
 one kernel, the four parameters read with stride 0 where they broadcast; graphs fuse it with
 the element-wise nodes around it). docs/operators/batch_normalization.md says the same for users.
 
-A module of its own rather than a row of ops/elementwise.py's table, whose descriptions give
+A module of its own rather than a row of ops/elementwise/'s table, whose descriptions give
 every tensor the output's sizes (a broadcast is a stride of 0): this page's description
 broadcasts by sizes of 1 ("any dimension in MeanTensor, VarianceTensor, ScaleTensor and
 BiasTensor can be set to 1"), its functional form takes DirectMLX's [C] as the channel axis
@@ -51,8 +51,9 @@ from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute, ElementWisePlanner, Problem
 from ..tensor_desc import TensorDesc
 from ..types import F16, F32, FeatureLevel
+from .activations import FusedActivation, as_activation, as_float32
 from .base import check_one_type
-from .elementwise import FusedActivation, Row, _as_activation, as_float32, read_broadcast, tolerance_of
+from .elementwise import Row, read_broadcast, tolerance_of
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "BatchNormalization"
@@ -97,7 +98,7 @@ def _normalize(x, mean, variance, scale, bias, epsilon):
 
 
 #: The formula as a row of the element-wise table's kind (not registered): its precision goes
-#: through the table's tolerance machinery (ops/elementwise.py: tolerance_of).
+#: through the table's tolerance machinery (ops/elementwise/semantics.py: tolerance_of).
 _ROW = Row("BATCH_NORMALIZATION", "batch_normalization", "batch_normalization", TENSORS[:-1],
            ((FL.FL_1_0, (1, 8), FLOATS),), _normalize,
            {"float": "d * ((a - b) / sqrt(c + u_epsilon)) + e"}, "batch_normalization_operator_desc.md",
@@ -143,7 +144,7 @@ def problem(desc: BatchNormalizationOperatorDesc) -> Problem:
     fused = desc.fused_activation
     return Problem(OP, inputs, out, ("float",) * 5, "float", _ROW.wgsl["float"],
                    attributes=(Attribute("epsilon", "f32", desc.epsilon),),
-                   activation=None if fused is None else _as_activation(fused.row.wgsl["float"]),
+                   activation=None if fused is None else as_activation(fused.row.wgsl["float"]),
                    activation_attributes=() if fused is None else tuple(
                        Attribute(k, "f32", v) for k, v in fused.attributes))
 

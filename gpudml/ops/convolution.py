@@ -65,8 +65,8 @@ from ..errors import InvalidArgumentError
 from ..kernels.convolution import Convolution, ConvolutionPlanner
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_length
 from ..types import F16, F32, ConvolutionDirection, ConvolutionMode, FeatureLevel
+from .activations import FusedActivation
 from .base import check_one_type
-from .elementwise import FusedActivation
 from .gemm import TINY, UNIT, finish_bound, kernel_activation, sample
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 

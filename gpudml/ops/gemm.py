@@ -48,8 +48,9 @@ from ..kernels.elementwise import Attribute
 from ..kernels.gemm import GemmPlanner, Problem
 from ..tensor_desc import TensorDesc
 from ..types import F16, F32, FeatureLevel, MatrixTransform
+from .activations import FusedActivation, as_activation, as_float32
 from .base import check_one_type
-from .elementwise import FusedActivation, _as_activation, _ulp, activation_error, as_float32
+from .precision import activation_error, ulp
 from .spec import Call, Cli, CliArg, OpSpec, support_table, tensor_fields
 
 OP = "Gemm"
@@ -142,7 +143,7 @@ def kernel_activation(fused: FusedActivation | None) -> tuple[str | None, tuple[
     and its attributes (f32 uniforms); (None, ()) without one."""
     if fused is None:
         return None, ()
-    return _as_activation(fused.row.wgsl["float"]), tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+    return as_activation(fused.row.wgsl["float"]), tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
 
 
 def problem(desc: GemmOperatorDesc) -> Problem:
@@ -289,7 +290,7 @@ def finish_bound(expected: np.ndarray, y: np.ndarray, e: np.ndarray, magnitude: 
         e = np.where(magnitude > _F32_MAX, np.inf, np.nan_to_num(e, nan=np.inf))
         if fused is not None:
             y, e = activation_error(fused, y, e)
-        e = e + 0.5 * _ulp(y, np.float32)
+        e = e + 0.5 * ulp(y, np.float32)
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
         limit = float(np.finfo(expected.dtype).max)

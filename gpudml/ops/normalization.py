@@ -79,8 +79,9 @@ from ..kernels.elementwise import Attribute
 from ..kernels.normalize import LRN_PLANNER, NormalizePlanner, Problem
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import F16, F32, FeatureLevel
+from .activations import FusedActivation, as_activation, as_float32
 from .base import check_copy_tensors, normalize_axes, numpy_axis
-from .elementwise import FusedActivation, _as_activation, _ulp, activation_error, as_float32
+from .precision import activation_error, ulp
 from .softmax import check_axes, rounding_depth
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
@@ -220,7 +221,7 @@ def _over(td: TensorDesc, sizes) -> TensorDesc:
 def _activation(fused: FusedActivation | None) -> tuple:
     if fused is None:
         return None, ()
-    return _as_activation(fused.row.wgsl["float"]), tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
+    return as_activation(fused.row.wgsl["float"]), tuple(Attribute(k, "f32", v) for k, v in fused.attributes)
 
 
 def mvn_problem(desc) -> Problem:
@@ -335,7 +336,7 @@ def _finish(e, y, expected, fused, pre):
     with np.errstate(all="ignore"):
         if fused is not None:
             y, e = activation_error(fused, pre, e)
-        e = e + 0.5 * _ulp(y, np.float32) + TINY
+        e = e + 0.5 * ulp(y, np.float32) + TINY
         if expected.dtype == np.float16:
             e = e + np.spacing(np.minimum(np.abs(y), 65504).astype(np.float16)).astype(np.float64)
         e = np.nan_to_num(e, nan=np.inf, posinf=np.inf)

@@ -63,7 +63,7 @@ from ..kernels.base import ProblemPlanner
 from ..kernels.pooling import Problem
 from ..tensor_desc import MAX_ELEMENTS, TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_11, DataType, FeatureLevel
-from .elementwise import _pow_ulps
+from .precision import pow_ulps
 from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
 
 FL, T = FeatureLevel, DataType
@@ -515,12 +515,12 @@ def _tolerance(row: Row, expected: np.ndarray, inputs, arguments: dict):
             p = int(arguments.get("p", 2))
             terms = v**p
             total = terms.sum(axis=-1)
-            term_ulps = 0.0 if p == 1 else 0.5 if p == 2 else _pow_ulps(v, float(p))
+            term_ulps = 0.0 if p == 1 else 0.5 if p == 2 else pow_ulps(v, float(p))
             term_error = (term_ulps * _ulp32(terms) * valid).sum(axis=-1)
             y = total ** (1.0 / p)
             relative = np.where(total > 0, (term_error + 1.01 * (n + 1) * UNIT * total) / np.where(total > 0, total, 1),
                                 0.0)
-            root_ulps = 0.0 if p == 1 else 5.0 if p == 2 else _pow_ulps(total, 1.0 / p) + 3.0
+            root_ulps = 0.0 if p == 1 else 5.0 if p == 2 else pow_ulps(total, 1.0 / p) + 3.0
             e = y * relative / p + root_ulps * _ulp32(y) + (n * TINY) ** (1.0 / p)
             e = np.where(~np.isfinite(total) | (total > _F32_MAX), np.inf, e)
         e = e + 0.5 * _ulp32(y)
