@@ -1,5 +1,5 @@
-"""The conformance kit (tests/conformance.py) run for every operator of the registry
-(gpudml.ops.SPECS), each from its spec and its rule:
+"""The conformance kit (tests/conformance/) run for every operator of the registry
+(gpudml.ops.SPECS), each from its spec and its rule (tests/conformance/rules/):
 
 - the page's examples through the functional API and the desc API on every adapter, and
   through the reference; the examples and the support tables against the stored page;
@@ -35,6 +35,8 @@ import itertools
 import json
 import os
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,8 +104,18 @@ KEYS = [s.key for s in SPECS]
 
 @pytest.mark.any_class
 def test_every_operator_has_a_rule():
-    """Adding an operator is adding its rule (tests/conformance.py): nothing else in the kit."""
+    """Adding an operator is adding its rule file (tests/conformance/rules/, which
+    conformance.registry.discover imports): nothing else in the kit. Every spec has a rule,
+    registered by a rule file (not by the kit's modules, nor rules/_common.py), and every
+    rule file registers one."""
     assert sorted(RULES) == sorted(KEYS)
+    folder = Path(__file__).resolve().parent / "conformance" / "rules"
+    files = {}
+    for key, rule in RULES.items():
+        path = Path(sys.modules[rule.call.__module__].__file__).resolve()
+        assert path.parent == folder and not path.name.startswith("_"), (key, rule.call.__module__)
+        files.setdefault(path.name, []).append(key)
+    assert sorted(files) == sorted(p.name for p in folder.glob("*.py") if not p.name.startswith("_"))
 
 
 # ============================================================================ the page

@@ -1,5 +1,5 @@
 """What is special about the element-wise and activation operators (gpudml/ops/elementwise.py);
-the conformance kit (tests/conformance.py) covers every row's tables, layouts (stride-0
+the conformance kit (tests/conformance/) covers every row's tables, layouts (stride-0
 broadcasts included), strategies and segments."""
 
 from __future__ import annotations

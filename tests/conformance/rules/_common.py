@@ -1,0 +1,95 @@
+"""Helpers several rules share (not a rule: discovery skips modules named with a leading
+underscore): paddings split from an output size, the padding modes of a level, fused
+activations and attributes, a broken output, a sum of products' compare."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+import gpudml as dml
+from gpudml.ops import elementwise as elementwise_op
+from gpudml.ops import padding as padding_op
+from gpudml.testing import assert_within
+
+from ..draws import MAX_SIZE, Draw, T
+from ..hostile import one_more, replace_fields
+from ..registry import Ask
+
+
+def sizes_split(d: Draw, ask: Ask):
+    """(input sizes, start, end) for an operator that grows each axis: the output's sizes
+    drawn (MAX_SIZE) and split into input and paddings (a padding may exceed the input
+    size); for given input sizes, paddings of up to 3."""
+    if ask.sizes is not None:
+        return list(ask.sizes), d.ints(ask.rank, 0, 3), d.ints(ask.rank, 0, 3)
+    in_sizes, start, end = [], [], []
+    for m in d.ints(ask.rank, 1, MAX_SIZE[ask.rank]):
+        n = d.int(1, m)
+        s = d.int(0, m - n)
+        in_sizes.append(n)
+        start.append(s)
+        end.append(m - n - s)
+    return in_sizes, start, end
+
+
+def padding_modes(level) -> list:
+    return [m for m in dml.PaddingMode if padding_op.MODE_INTRODUCED[m] <= level]
+
+
+def fused_activation(d: Draw):
+    """A fused activation with drawn attributes (any real, NaN and infinities among them)."""
+    name = d.pick(sorted(elementwise_op.FUSABLE))
+    row = elementwise_op.FUSABLE[name]
+    return dml.FusedActivation(name, **{a.name: attribute(d, a) for a in row.attributes})
+
+
+def attribute(d: Draw, attr, level=None, data_type=None):
+    """A value of a FLOAT attribute: mostly near its default (near 0 for an infinite one),
+    some anywhere in float32; at least the page's minimum where it applies at `level`. An
+    enum's: any member; a scalar of the tensor's type (CLIP1's): None (the type's limit) or
+    a value of `data_type` (FLOAT32 where not given)."""
+    if attr.kind == "enum":
+        return d.pick(list(attr.enum))
+    if attr.kind == "value":
+        data_type = data_type or T.FLOAT32
+        if d.int(0, 4) == 0:
+            return None
+        if data_type.is_float:
+            value = d.pick([0.0, -0.0, float("nan"), float("inf"), -float("inf"), d.real(-3.0, 3.0)])
+            return float(np.float64(value).astype(data_type.numpy))
+        info = np.iinfo(data_type.numpy)
+        return d.pick([int(info.min), int(info.max), d.int(max(int(info.min), -9), min(int(info.max), 9))])
+    how = d.int(0, 3)
+    if how == 0:
+        value = d.pick([0.0, -0.0, 1.0, -1.5, 3.0e38, float("nan"), float("inf")])
+    else:
+        value = (attr.default if math.isfinite(attr.default) else 0.0) + d.real(-3.0, 3.0)
+    if not math.isfinite(value) and attr.finite:
+        value = attr.default
+    binding = attr.minimum is not None and (level is None or attr.minimum_until is None or level < attr.minimum_until)
+    if binding and not value >= attr.minimum:
+        value = attr.minimum + abs(d.real(0.0, 2.0))
+    return value
+
+
+def broken_output(draw, desc, kind):
+    """(builder, fragment, kind): the output one element longer on an axis ("output_sizes")
+    or of another data type ("output_type")."""
+    out = desc.output_tensor
+    if kind == "output_sizes":
+        return replace_fields(desc, output_tensor=one_more(out, draw(st.integers(0, out.rank - 1)))), \
+            "output_tensor.sizes", kind
+    dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
+    return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+
+
+def products_compare(got, want, tensors, attributes, op):
+    """Within a sum of products' documented precision (GEMM's, the convolution's), anything
+    where it is unbounded (a partial sum that may overflow)."""
+    tolerance = np.asarray(op.tolerance(want, tensors, attributes))
+    bounded = ~np.isinf(tolerance)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert_within(got[bounded], want[bounded], tolerance[bounded], "Gemm")
