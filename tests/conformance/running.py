@@ -9,9 +9,9 @@ import numpy as np
 from conftest import assert_bits_equal, random_bits
 
 import gpudml as dml
+from gpudml.device import tuning
 from gpudml.ops import tensor_fields
 from gpudml.ops.spec import flat_tensors, per_argument
-from gpudml.device import tuning
 from gpudml.runtime.tensor import logical_from_raw
 from gpudml.testing import assert_within
 
