@@ -15,29 +15,17 @@ from .ops import SPECS
 from .ops.elementwise import FusedActivation, ScaleBias
 from .runtime import Tensor
 from .tensor_desc import TensorDesc, calc_buffer_tensor_size
-from .types import (
-    AxisDirection,
-    ConvolutionDirection,
-    ConvolutionMode,
-    DataType,
-    FeatureLevel,
-    IsInfinityMode,
-    MatrixTransform,
-    PaddingMode,
-    ReduceFunction,
-    RoundingMode,
-)
+from .types import ENUMS
 from .version import __version__
 
 _OPERATORS = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in SPECS}}
 globals().update(_OPERATORS)
+globals().update(ENUMS)  # DataType, FeatureLevel, ReduceFunction, ... (every enum of types.py)
 
 __all__ = [
-    "AxisDirection", "CompiledGraph", "ConvolutionDirection", "ConvolutionMode",
-    "CompiledOperator", "DMLError", "DataType", "Device", "DeviceLostError",
-    "Expression", "FeatureLevel", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
-    "IsInfinityMode", "Kernel", "MatrixTransform", "Operator", "PaddingMode", "ReduceFunction", "RoundingMode",
-    "ScaleBias", "Tensor", "TensorDesc",
+    "CompiledGraph", "CompiledOperator", "DMLError", "Device", "DeviceLostError",
+    "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
+    "Kernel", "Operator", "ScaleBias", "Tensor", "TensorDesc",
     "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
 ]
-__all__ += list(_OPERATORS)
+__all__ += list(ENUMS) + list(_OPERATORS)

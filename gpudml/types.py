@@ -13,6 +13,10 @@ import numpy as np
 
 from .errors import InvalidArgumentError
 
+#: Every public DirectML enum (a DMLEnum subclass) by name, in definition order:
+#: gpudml/__init__.py exports them all (adding an enum is adding its class, nothing more).
+ENUMS: dict[str, type] = {}
+
 
 class DMLEnum(enum.IntEnum):
     """An IntEnum with DirectML's values that prints as its name: `DataType.FLOAT32` for
@@ -32,6 +36,8 @@ class DMLEnum(enum.IntEnum):
         that enum: `class DataType(DMLEnum, field="data_type")`)."""
         super().__init_subclass__(**kwargs)
         cls._coerce_field = field
+        if not cls.__name__.startswith("_"):
+            ENUMS[cls.__name__] = cls
 
     @classmethod
     def coerce(cls, value, field: str | None = None) -> Self:

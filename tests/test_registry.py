@@ -115,3 +115,12 @@ def test_not_an_operator_desc(vulkan_device):
         vulkan_device.create_operator(3)
     with pytest.raises(dml.InvalidArgumentError, match="'conv' is not an operator \\(one of slice1, padding"):
         spec_named("conv")
+
+
+def test_every_enum_is_exported_without_listing_it():
+    """gpudml exports every DMLEnum subclass (types.ENUMS, filled as each class is made), so
+    that a new enum touches types.py only."""
+    found = {c.__name__: c for c in dml.types.DMLEnum.__subclasses__()}
+    assert found == dml.types.ENUMS and len(found) >= 10
+    for name, cls in found.items():
+        assert getattr(dml, name) is cls and name in dml.__all__
