@@ -69,7 +69,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .kernels import elementwise
-from .kernels.base import Planner
+from .kernels.base import Planner, ProblemPlanner
 from .kernels.builder import KernelPlan
 from .kernels.chain import Chain, chain
 from .kernels.epilogue import Epilogue
@@ -114,18 +114,22 @@ def _reads(nodes) -> tuple[TensorDesc, ...]:
     return tuple(t for n in reversed(nodes) for t in spec_for(n).planner.stage(n).reads)
 
 
-class FusedMovementPlanner(Planner):
-    """A chain of data-movement nodes as one movement kernel."""
+class FusedMovementPlanner(ProblemPlanner):
+    """A chain of data-movement nodes as one movement kernel: a ProblemPlanner of the
+    movement family (its problem, the chain into the last node's output; RUN output
+    elements per invocation, CHAIN_RUN_CPU on CPU adapters for chains of several stages).
+    No plan options nor variants of its own (the operators' `block` stays theirs)."""
 
-    strategies = movement.STRATEGIES
+    def __init__(self):
+        super().__init__(self.movement, movement.FAMILY)
+        self.options = ()
 
-    def strategies_for(self, desc: FusedMovementDesc, caps) -> tuple[str, ...]:
-        return movement.strategies_for(desc.output_tensor, caps)
+    @staticmethod
+    def movement(desc: FusedMovementDesc) -> movement.Movement:
+        return movement.Movement(desc.output_tensor, _chain(desc.nodes, desc.input_tensor))
 
-    def plan(self, desc: FusedMovementDesc, caps, strategy: str) -> KernelPlan:
-        the_chain = _chain(desc.nodes, desc.input_tensor)
-        run = movement.CHAIN_RUN_CPU if caps.is_software and len(the_chain.stages) > 1 else movement.RUN
-        return KernelPlan((movement.movement_dispatch(strategy, desc.output_tensor, the_chain, run=run),))
+    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+        return ()
 
 
 class FusedReadPlanner(Planner):
@@ -274,11 +278,14 @@ def _rules(path) -> tuple:
     return tuple(spec_for(n).planner.stage(n) for n in reversed(path))
 
 
-class FusedElementWisePlanner(Planner):
+class FusedElementWisePlanner(ProblemPlanner):
     """Element-wise nodes as one kernel of the element-wise family (kernels/elementwise.py:
-    a FusedProblem, one step per node, data movement as paths and moves)."""
+    a FusedProblem, one step per node, data movement as paths and moves): a ProblemPlanner
+    of elementwise.FAMILY. No plan options of its own (the operators' `run` stays theirs)."""
 
-    strategies = elementwise.STRATEGIES
+    def __init__(self):
+        super().__init__(self.problem, elementwise.FAMILY)
+        self.options = ()
 
     @staticmethod
     def problem(desc: FusedElementWiseDesc) -> elementwise.FusedProblem:
@@ -290,19 +297,13 @@ class FusedElementWisePlanner(Planner):
             _name(desc.nodes), desc.input_tensors, output, steps, tuple(_rules(path) for path in desc.paths),
             tuple(elementwise.Move(_rules(path), j) for path, j in desc.moves), desc.result, desc.read_tensors)
 
-    def strategies_for(self, desc: FusedElementWiseDesc, caps) -> tuple[str, ...]:
-        return elementwise.strategies_for(self.problem(desc), caps)
-
-    def plan(self, desc: FusedElementWiseDesc, caps, strategy: str) -> KernelPlan:
-        return elementwise.plan(self.problem(desc), caps, strategy)
-
 
 class FusedElementWiseReadPlanner(FusedReadPlanner):
     """A consumer reading fused element-wise (and data-movement) nodes: its planner's
     prologue, handed the nodes' FusedProblem."""
 
     def strategies_for(self, desc: FusedElementWiseReadDesc, caps) -> tuple[str, ...]:
-        elementwise.strategies_for(self.source(desc), caps)  # (what the adapter cannot compute: UnsupportedError)
+        elementwise.FAMILY.strategies_for(self.source(desc), caps)  # (what it cannot compute: UnsupportedError)
         return self.consumer.strategies_through(desc.consumer, caps)
 
     @staticmethod

@@ -1,28 +1,62 @@
-"""The one protocol of the kernel layer: `Planner`, how the descriptions of an operator run.
+"""The protocol of the kernel layer, as code: `KernelFamily`, how the problems of one kernel
+family run, and `Planner`, how the descriptions of one operator run.
 
-Every kernel family implements it (kernels/movement/, kernels/reduction.py,
-kernels/scan.py), and so do the fused kernels of graphs (gpudml/fusion.py). An operator's
-spec (gpudml/ops/) holds one instance, its `planner`, made by its family; the compiler,
-the autotuner, the lab and the graph fuser ask only these questions:
+A kernel family (kernels/reduction.py, scan.py, pooling.py, gemm.py, convolution.py,
+normalize.py, elementwise.py, movement/) is one class of `KernelFamily`, with one
+instance, the module's `FAMILY`. It answers every question about a *problem*, what a
+description computes in the family's own terms (reduction.Reduction, scan.Scan,
+pooling.Problem, gemm.Problem, ...):
 
-- `strategies` and `options`: the named kernel strategies and the plan's keyword options;
-- `strategies_for(desc, caps, **options)`: those that can run `desc` on an adapter with
-  capabilities `caps`, the choice first (UnsupportedError when none can);
-- `plan(desc, caps, strategy, **options) -> KernelPlan`: the dispatches;
-- `variants(desc, caps, strategy)`: option sets worth timing when autotuning;
-- fusion hooks: `stage(desc)`, the operator's index rule as a stage of a data-movement
-  chain (kernels/chain.py), so that a graph runs a chain of such operators as one kernel;
-  and the prologue, `prologue` True with `strategies_through` and `plan_through`: the
-  operator reads its first input through such a chain, or through fused element-wise
-  and data-movement nodes (the element-wise family's FusedProblem in coordinate mode),
-  instead of a tensor (a Reduce after a pad never materializes the pad, nor after an exp
-  the exp); and the epilogue, `epilogue` True with `strategies_with_epilogue` and
-  `plan_with_epilogue`: the operator's kernels apply element-wise steps to each value
-  before they store it (kernels/epilogue.py; DirectML's FusedActivation generalized), so
-  that a graph's `relu(gemm(a, b) + bias)` is one kernel.
+    class KernelFamily(abc.ABC):
+        strategies: tuple[str, ...]          # every named strategy, CPU-class and GPU-class
+        options: tuple[str, ...]             # the plan's keyword options (experiments, tuning)
+        prologue: bool = False               # reads its first input through a chain
+        epilogue: bool = False               # applies element-wise steps in its stores
+
+        def strategies_for(self, problem, caps, **options) -> tuple[str, ...]   # abstract
+        def plan(self, problem, caps, strategy, **options) -> KernelPlan       # abstract
+        def variants(self, problem, caps, strategy) -> tuple[dict, ...]        # () by default
+        def stage(self, problem) -> StageRule | None                           # None by default
+        def strategies_through(self, problem, caps) -> tuple[str, ...]         # the prologue ...
+        def plan_through(self, problem, caps, strategy, chain, epilogue=None) -> KernelPlan
+        def strategies_with_epilogue(self, problem, caps, epilogue) -> tuple[str, ...]  # the epilogue ...
+        def plan_with_epilogue(self, problem, caps, strategy, epilogue) -> KernelPlan
+
+- `strategies_for`: the strategies that can run `problem` on an adapter with capabilities
+  `caps`, the choice first (None: the CPU-class order); UnsupportedError when none can;
+- `plan`: the dispatches (a builder.KernelPlan) of `strategy`, one of strategies_for's;
+- `variants`: option sets worth timing beside `strategy`'s own plan when autotuning;
+- `stage`: the problem's index rule as a stage of a data-movement chain (kernels/chain.py),
+  so that a graph runs a chain of such operators as one kernel;
+- the prologue (`prologue` True, `strategies_through`, `plan_through`): the kernels read
+  their first input through such a chain, or through fused element-wise and data-movement
+  nodes (the element-wise family's FusedProblem in coordinate mode), instead of a tensor
+  (a Reduce after a pad never materializes the pad, nor after an exp the exp);
+- the epilogue (`epilogue` True, `strategies_with_epilogue`, `plan_with_epilogue`): the
+  kernels apply element-wise steps to each value before they store it (kernels/epilogue.py;
+  DirectML's FusedActivation generalized), so that a graph's `relu(gemm(a, b) + bias)` is
+  one kernel.
+
+The hooks a family does not have answer "not supported": no stage (None), InternalError
+for a prologue or an epilogue plan (the planners of fused graphs ask only families whose
+flag says they have it).
+
+An operator's spec (gpudml/ops/) holds one `Planner`, its `planner`: the same questions
+asked of a *description*. The compiler, the autotuner, the lab and the graph fuser ask only
+these. `ProblemPlanner(problem, family)` is the one binding of a family to an operator:
+`problem(desc)` (the operator's) says what a description computes, and every question goes
+to the family with that problem (`ProblemPlanner(pooling_problem, pooling.FAMILY)`;
+a family's named subclasses, such as gemm.GemmPlanner, only fix `family`). The fused
+kernels of graphs (gpudml/fusion.py) are Planners too: of a family's problem (a chain of
+data movement: the movement family; element-wise nodes: the element-wise family), or
+wrapping an operator's planner's prologue or epilogue.
+
+A composite operator, planned as kernels of several families (their dispatches in order,
+the values passed between them in intermediate buffers), is a `composite.CompositeFamily`
+(kernels/composite.py): the convolution family's GEMM strategies are one.
 
 Also here: what every family's plan options and loops share. Nothing in kernels/ imports
-the operators (gpudml/ops/) nor wgpu: a family reads the fields of the descriptions it is
+the operators (gpudml/ops/) nor wgpu: a family reads the fields of the problems it is
 given, and the runtime runs the plans.
 """
 
@@ -49,90 +83,133 @@ if TYPE_CHECKING:  # (annotations only)
 LOOP_BUDGET = 1 << 15
 
 
-class Planner(abc.ABC):
-    """How the descriptions of one operator (or of one fused group of them) run. See the
-    module docstring; subclasses are the kernel families' bindings."""
+class KernelFamily(abc.ABC):
+    """How the problems of one kernel family run: see the module docstring. A subclass per
+    family module, one instance of it (the module's FAMILY)."""
 
     #: Every named strategy, CPU-class and GPU-class (`compile_operator(op, strategy=...)`).
     strategies: tuple[str, ...] = ()
     #: The plan's keyword options, knobs for experiments (tests, `gpudml lab`, autotuning).
     options: tuple[str, ...] = ()
-    #: Whether the operator can read its first input through a chain (the prologue hook).
+    #: Whether the kernels can read their first input through a chain (the prologue hook).
     prologue: bool = False
-    #: Whether the operator's kernels can apply element-wise steps in their stores (the
-    #: epilogue hook).
+    #: Whether the kernels can apply element-wise steps in their stores (the epilogue hook).
     epilogue: bool = False
 
     @abc.abstractmethod
-    def strategies_for(self, desc, caps: Caps | None, **options) -> tuple[str, ...]:
-        """The strategies that can run `desc`, the documented choice for `caps` first
+    def strategies_for(self, problem, caps: Caps | None, **options) -> tuple[str, ...]:
+        """The strategies that can run `problem`, the documented choice for `caps` first
         (None: the CPU-class order); UnsupportedError when none can."""
 
     @abc.abstractmethod
-    def plan(self, desc, caps: Caps | None, strategy: str, **options) -> KernelPlan:
-        """The dispatches that run `desc` under `strategy` (one of strategies_for's)."""
+    def plan(self, problem, caps: Caps | None, strategy: str, **options) -> KernelPlan:
+        """The dispatches that run `problem` under `strategy` (one of strategies_for's)."""
 
-    def variants(self, desc, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
+    def variants(self, problem, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
         """Option sets worth timing beside `strategy`'s own plan when autotuning: the knobs
         whose best value depends on the adapter. None by default."""
         return ()
 
-    def stage(self, desc) -> StageRule | None:
-        """The operator's index rule as a stage of a chain, over the desc's own axes
-        (data-movement operators); None: it is not a chain stage."""
+    def stage(self, problem) -> StageRule | None:
+        """The problem's index rule as a stage of a chain, over its own axes (data
+        movement); None: it is not a chain stage."""
         return None
 
-    def strategies_through(self, desc, caps: Caps | None) -> tuple[str, ...]:
+    def strategies_through(self, problem, caps: Caps | None) -> tuple[str, ...]:
         """The prologue's strategies_for: reading the first input through a chain."""
         raise InternalError(f"{type(self).__name__} reads no input through a chain")
 
-    def plan_through(self, desc, caps: Caps | None, strategy: str, chain: Chain,
+    def plan_through(self, problem, caps: Caps | None, strategy: str, chain: Chain,
                      epilogue: Epilogue | None = None) -> KernelPlan:
-        """The plan of `desc` whose first input is the output of `chain` (as a packed
+        """The plan of `problem` whose first input is the output of `chain` (as a packed
         tensor): the chain reads input 0 (its source) and inputs 1, 2, ... (its stages'
         extra tensors) of the kernels. `chain` may also be an elementwise.FusedProblem
         (element-wise nodes, with data movement): its value is computed in the loads
         (lib/fused.wgsl.j2), reading its inputs and then its stages' extra tensors. With
-        `epilogue` (where the planner has the epilogue hook too, among
+        `epilogue` (where the family has the epilogue hook too, among
         strategies_with_epilogue's), its kernels also store the epilogue's result, as
         plan_with_epilogue's do, its tensors bound after the prologue's."""
         raise InternalError(f"{type(self).__name__} reads no input through a chain")
 
-    def strategies_with_epilogue(self, desc, caps: Caps | None, epilogue: Epilogue) -> tuple[str, ...]:
+    def strategies_with_epilogue(self, problem, caps: Caps | None, epilogue: Epilogue) -> tuple[str, ...]:
         """The epilogue's strategies_for: those whose kernels can apply `epilogue` in their
         stores (by default all of strategies_for's)."""
+        return self.strategies_for(problem, caps)
+
+    def plan_with_epilogue(self, problem, caps: Caps | None, strategy: str, epilogue: Epilogue) -> KernelPlan:
+        """The plan of `problem` whose kernels store `epilogue`'s result of each output value
+        instead of the value (kernels/epilogue.py): the output tensor is the epilogue's, and
+        the tensors the epilogue reads are the kernels' inputs after the problem's own."""
+        raise InternalError(f"{type(self).__name__} applies no epilogue in its stores")
+
+
+class Planner(abc.ABC):
+    """How the descriptions of one operator (or of one fused group of them) run: a
+    KernelFamily's questions asked of a description (see the module docstring). Most are
+    ProblemPlanners; the rest bind an operator's own rules (the data-movement operators'
+    stages) or wrap another planner's hooks (gpudml/fusion.py)."""
+
+    strategies: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    prologue: bool = False
+    epilogue: bool = False
+
+    @abc.abstractmethod
+    def strategies_for(self, desc, caps: Caps | None, **options) -> tuple[str, ...]:
+        """KernelFamily.strategies_for, of the problem `desc` describes."""
+
+    @abc.abstractmethod
+    def plan(self, desc, caps: Caps | None, strategy: str, **options) -> KernelPlan:
+        """KernelFamily.plan, of the problem `desc` describes."""
+
+    def variants(self, desc, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
+        """KernelFamily.variants (none by default)."""
+        return ()
+
+    def stage(self, desc) -> StageRule | None:
+        """KernelFamily.stage, over the desc's own axes (None: no chain stage)."""
+        return None
+
+    def strategies_through(self, desc, caps: Caps | None) -> tuple[str, ...]:
+        """KernelFamily.strategies_through."""
+        raise InternalError(f"{type(self).__name__} reads no input through a chain")
+
+    def plan_through(self, desc, caps: Caps | None, strategy: str, chain: Chain,
+                     epilogue: Epilogue | None = None) -> KernelPlan:
+        """KernelFamily.plan_through."""
+        raise InternalError(f"{type(self).__name__} reads no input through a chain")
+
+    def strategies_with_epilogue(self, desc, caps: Caps | None, epilogue: Epilogue) -> tuple[str, ...]:
+        """KernelFamily.strategies_with_epilogue (by default all of strategies_for's)."""
         return self.strategies_for(desc, caps)
 
     def plan_with_epilogue(self, desc, caps: Caps | None, strategy: str, epilogue: Epilogue) -> KernelPlan:
-        """The plan of `desc` whose kernels store `epilogue`'s result of each output value
-        instead of the value (kernels/epilogue.py): the output tensor is the epilogue's, and
-        the tensors the epilogue reads are the kernels' inputs after the desc's own."""
+        """KernelFamily.plan_with_epilogue."""
         raise InternalError(f"{type(self).__name__} applies no epilogue in its stores")
 
 
 class ProblemPlanner(Planner):
-    """The Planner of a family whose functions take a problem rather than a desc: the
-    operator gives `problem(desc)` (what a description computes, in the family's terms), the
-    family its module's `strategies_for(problem, caps, **options)`, `plan(problem, caps,
-    strategy, **options)` and `variants(problem, caps, strategy)`, and its `strategies` and
-    `options` (its STRATEGIES and OPTIONS).
+    """The Planner of an operator whose kernel family is `family` (a KernelFamily instance):
+    `problem(desc)`, the operator's, says what a description computes in the family's
+    terms, and every question (strategies, options, the hooks and their flags) is the
+    family's about that problem.
 
-    The family module is either given to the constructor (the pooling family:
-    `ProblemPlanner(problem, kernels.pooling)`) or named by a subclass's class attribute
-    `family`, the subclass adding only what is its own, such as the epilogue hook (the GEMM
-    and normalize families: kernels/gemm.py's GemmPlanner, kernels/normalize.py's
-    NormalizePlanner, made as `GemmPlanner(problem)`)."""
+    The family is given to the constructor (`ProblemPlanner(problem, pooling.FAMILY)`) or
+    named by a subclass's class attribute `family` (gemm.GemmPlanner, made as
+    `GemmPlanner(problem)`); InternalError unless it is a KernelFamily."""
 
-    #: The family module, where a subclass is bound to one (None: the constructor's `family`).
-    family = None
+    #: The family, where a subclass is bound to one (None: the constructor's `family`).
+    family: KernelFamily | None = None
 
-    def __init__(self, problem, family=None):
+    def __init__(self, problem, family: KernelFamily | None = None):
         self.problem = problem
         if family is not None:
             self.family = family
-        if self.family is None:
-            raise InternalError(f"{type(self).__name__}: no kernel family")
-        self.strategies, self.options = self.family.STRATEGIES, self.family.OPTIONS
+        if not isinstance(self.family, KernelFamily):
+            raise InternalError(f"{type(self).__name__}: {self.family!r} is no KernelFamily")
+        family = self.family
+        self.strategies, self.options = family.strategies, family.options
+        self.prologue, self.epilogue = family.prologue, family.epilogue
 
     def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
         return self.family.strategies_for(self.problem(desc), caps, **options)
@@ -142,6 +219,21 @@ class ProblemPlanner(Planner):
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
         return self.family.variants(self.problem(desc), caps, strategy)
+
+    def stage(self, desc) -> StageRule | None:
+        return self.family.stage(self.problem(desc))
+
+    def strategies_through(self, desc, caps) -> tuple[str, ...]:
+        return self.family.strategies_through(self.problem(desc), caps)
+
+    def plan_through(self, desc, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
+        return self.family.plan_through(self.problem(desc), caps, strategy, chain, epilogue)
+
+    def strategies_with_epilogue(self, desc, caps, epilogue) -> tuple[str, ...]:
+        return self.family.strategies_with_epilogue(self.problem(desc), caps, epilogue)
+
+    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+        return self.family.plan_with_epilogue(self.problem(desc), caps, strategy, epilogue)
 
 
 # ---------------------------------------------------------------------------- plan options

@@ -44,6 +44,11 @@ axis' window size, stride and dilation compile-time: the inner loops unroll); on
 GPU-class adapters one output per invocation (neighbouring invocations on neighbouring
 outputs). An invocation runs C_in / groups x prod(window) window positions: a window
 past the loop budget (base.LOOP_BUDGET) is not offered `direct` (GEMM cuts K instead).
+
+The family, `ConvolutionFamily` (its instance FAMILY), is a composite one
+(kernels/composite.py): a strategy is one step, the GEMM family's (gemm.FAMILY, the
+implicit GEMM `gemm_of`) or `direct`'s (DIRECT, this module's own kernel), on the
+operator's input, filter and bias.
 """
 
 from __future__ import annotations
@@ -54,11 +59,10 @@ from dataclasses import dataclass
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from . import gemm
-from .base import LOOP_BUDGET, Planner
+from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .composite import CompositeFamily, Composition, Step, own
 from .elementwise import Attribute, attribute_uniforms
-from .epilogue import attach as attach_epilogue
-from .epilogue import check as check_epilogue
 
 
 @dataclass(frozen=True)
@@ -246,61 +250,90 @@ def plan_direct(cv: Convolution, caps, run=None) -> KernelPlan:
                                 DIRECT_WORKGROUP),))
 
 
-class ConvolutionPlanner(Planner):
-    """The Planner of the convolution kernels: `convolution(desc)` (given by the operator:
-    ops/convolution.py) says what a description computes; the GEMM family plans it."""
+class DirectFamily(KernelFamily):
+    """`direct` alone, over a `Convolution` (a step of ConvolutionFamily's)."""
+
+    strategies = ("direct",)
+    options = ("run",)
+
+    def strategies_for(self, problem: Convolution, caps, run=None) -> tuple[str, ...]:
+        if not direct_fits(problem, caps, run):
+            raise UnsupportedError(f"{problem.op}: strategy direct cannot run {problem}")
+        return self.strategies
+
+    def plan(self, problem: Convolution, caps, strategy: str, run=None) -> KernelPlan:
+        return plan_direct(problem, caps, run)
+
+    def variants(self, problem: Convolution, caps, strategy: str) -> tuple[dict, ...]:
+        runs = (1, 4, 16) if caps is None or caps.is_software else (2, 4)
+        return tuple({"run": r} for r in runs if r != direct_run(problem, caps) and direct_fits(problem, caps, r))
+
+
+DIRECT = DirectFamily()
+
+
+class ConvolutionFamily(CompositeFamily):
+    """The convolution kernels over a `Convolution`: each strategy one step, of the GEMM
+    family or of DIRECT (the module docstring). The epilogue hook: the step's."""
 
     strategies = gemm.STRATEGIES + ("direct",)
     options = gemm.OPTIONS + ("run",)
+    epilogue = True
 
-    def __init__(self, convolution):
-        self.convolution = convolution
-
-    def strategies_for(self, desc, caps, run=None, **options) -> tuple[str, ...]:
+    def strategies_for(self, problem: Convolution, caps, run=None, **options) -> tuple[str, ...]:
         """`direct` first where it fits (few channels per group: the module docstring), then
         GEMM's (`registers` first for few output channels per group)."""
-        cv = self.convolution(desc)
-        found = gemm.strategies_for(gemm_of(cv)[0], caps, **options)
+        cv = problem
+        found = gemm.FAMILY.strategies_for(gemm_of(cv)[0], caps, **options)
         if cv.channels_out < gemm.GPU_THREADS:  # depthwise and the like: see the module docstring
             found = tuple(sorted(found, key=lambda s: s != "registers"))
         if direct_fits(cv, caps, run):
             found = ("direct",) + found
         return found
 
-    def plan(self, desc, caps, strategy: str, run=None, **options) -> KernelPlan:
-        cv = self.convolution(desc)
+    def steps(self, problem: Convolution, caps, strategy: str, *, element_stores: bool = False, run=None,
+              **options) -> Composition:
+        """One step on the operator's tensors (input, filter, bias): `direct`'s, or the
+        implicit GEMM's (its operands template and uniforms). Both store element by element
+        whatever `element_stores` says."""
+        cv = problem
+        tensors = own(2 + (cv.bias is not None))
         if strategy == "direct":
             if options:
                 raise InvalidArgumentError(f"{cv.op}: strategy direct takes the option run only, not {sorted(options)}")
-            return plan_direct(cv, caps, run)
+            return Composition((Step(DIRECT, cv, "direct", tensors, options={"run": run}),))
         if run is not None:
             raise InvalidArgumentError(f"{cv.op}: option run is strategy direct's, not {strategy}'s")
         problem, uniforms, params = gemm_of(cv)
-        return gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_params=params, **options)
+        return Composition((Step(gemm.FAMILY, problem, strategy, tensors,
+                                 options={**options, "extra_uniforms": uniforms, "extra_params": params}),))
 
-    epilogue = True
+    def output(self, problem: Convolution) -> TensorDesc:
+        """`finish` stores the epilogue's result of the convolution's value (bias and fused
+        activation applied, rounded to the output's type) at the output's element offsets."""
+        return problem.output
 
-    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
-        """GEMM's: `finish` stores the epilogue's result of the convolution's value (bias and
-        fused activation applied, rounded to the output's type) at the output's element
-        offsets; its tensors are bound after the input, the filter and the bias."""
-        cv = self.convolution(desc)
-        check_epilogue(epilogue, cv.output)
-        if strategy == "direct":
-            return attach_epilogue(plan_direct(cv, caps), epilogue, 2 + (cv.bias is not None))
-        problem, uniforms, params = gemm_of(cv)
-        return attach_epilogue(gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_params=params),
-                               epilogue, 2 + (problem.c is not None))
+    def input_count(self, problem: Convolution) -> int:
+        """The epilogue's tensors are bound after the input, the filter and the bias."""
+        return 2 + (problem.bias is not None)
 
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
+    def variants(self, problem: Convolution, caps, strategy: str) -> tuple[dict, ...]:
         """GEMM's, fewer: one other tile per strategy (registers 8 x 8, workgroup 2 x 2) and
         twice the chunks where the plan cuts K. Each is a pipeline of its own, and the
         operand reads' index arithmetic makes a convolution's several times slower to compile
-        than a GEMM's (0.2-0.6 s each on lavapipe)."""
-        cv = self.convolution(desc)
+        than a GEMM's (0.2-0.6 s each on lavapipe). `direct`: other runs."""
         if strategy == "direct":
-            runs = (1, 4, 16) if caps is None or caps.is_software else (2, 4)
-            return tuple({"run": r} for r in runs if r != direct_run(cv, caps) and direct_fits(cv, caps, r))
+            return DIRECT.variants(problem, caps, strategy)
         keep = {"registers": {"tile": (8, 8)}, "workgroup": {"tile": (2, 2)}}[strategy]
-        return tuple(v for v in gemm.variants(gemm_of(cv)[0], caps, strategy)
+        return tuple(v for v in gemm.FAMILY.variants(gemm_of(problem)[0], caps, strategy)
                      if v == keep or "chunks" in v)
+
+
+FAMILY = ConvolutionFamily()
+
+
+class ConvolutionPlanner(ProblemPlanner):
+    """The Planner of the convolution kernels: `convolution(desc)` (given by the operator:
+    ops/convolution.py) says what a description computes."""
+
+    family = FAMILY

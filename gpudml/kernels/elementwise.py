@@ -43,6 +43,9 @@ one shape is a flat 1-D loop. Strategies:
 
 The adapter class orders the others: `runs` first on software adapters, `elements` first
 on GPUs.
+
+The family is `ElementWiseFamily` (a kernels.base.KernelFamily of `Problem`s and
+`FusedProblem`s), its instance FAMILY; an operator's planner is an `ElementWisePlanner`.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from typing import NamedTuple
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
-from .base import Planner, element_bits
+from .base import KernelFamily, ProblemPlanner, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .chain import chain
 
@@ -631,18 +634,26 @@ def _leaf_blocks(f: FetchParams, uniforms: dict, sizes, per_block: int) -> tuple
     return tuple(0 if b in shared else mode for (*_, b), mode in zip(f.leaves, modes))
 
 
-class ElementWisePlanner(Planner):
-    """The Planner of the element-wise and activation operators: `problem(desc)` (given by
-    the operators' table, ops/elementwise.py) says what a description computes."""
+class ElementWiseFamily(KernelFamily):
+    """The element-wise family over a `Problem` (one operator) or a `FusedProblem` (a fused
+    graph's element-wise nodes): the module's functions. No hooks: its kernels are the
+    prologues and epilogues of the other families' (lib/fused.wgsl.j2, kernels/epilogue.py)."""
 
     strategies = STRATEGIES
     options = ("run",)
 
-    def __init__(self, problem):
-        self.problem = problem
+    def strategies_for(self, problem: Problem | FusedProblem, caps, run: int | None = None) -> tuple[str, ...]:
+        return strategies_for(problem, caps)
 
-    def strategies_for(self, desc, caps, run: int | None = None) -> tuple[str, ...]:
-        return strategies_for(self.problem(desc), caps)
+    def plan(self, problem: Problem | FusedProblem, caps, strategy: str, run: int | None = None) -> KernelPlan:
+        return plan(problem, caps, strategy, run)
 
-    def plan(self, desc, caps, strategy: str, run: int | None = None) -> KernelPlan:
-        return plan(self.problem(desc), caps, strategy, run)
+
+FAMILY = ElementWiseFamily()
+
+
+class ElementWisePlanner(ProblemPlanner):
+    """The Planner of the element-wise and activation operators: `problem(desc)` (given by
+    the operators' table, ops/elementwise.py) says what a description computes."""
+
+    family = FAMILY

@@ -13,7 +13,7 @@ output's sizes, any element type of up to 32 bits). A packed output's element of
 the element's row-major index, so the store's offset alone says which element of each
 read tensor the steps take.
 
-A family takes an epilogue through the Planner hook (kernels/base.py: `epilogue`,
+A family takes an epilogue through the KernelFamily hook (kernels/base.py: `epilogue`,
 `strategies_with_epilogue`, `plan_with_epilogue`): it plans its kernels with element-wise
 stores (no words or 16-byte blocks assembled from several outputs: an 8/16-bit output is
 stored with atomic read-modify-write), and `attach` gives each dispatch that writes the
@@ -21,7 +21,7 @@ output the epilogue: the output buffer in the epilogue's element type, the read 
 bound after the producer's own inputs, their uniforms (ep_sizes, ep_stridesK, the steps'
 attributes ep0_NAME, ...) and the template parameter `epilogue`. The family's template
 stores through lib/epilogue.wgsl.j2's `store_fn`, which applies it. A producer that reads
-its input through a prologue as well (Planner.plan_through with an epilogue: a Reduce's,
+its input through a prologue as well (KernelFamily.plan_through with an epilogue: a Reduce's,
 a scan's) binds the epilogue's tensors after the prologue's.
 """
 

@@ -88,12 +88,11 @@ from __future__ import annotations
 
 import math
 import struct
-import sys
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
-from .base import LOOP_BUDGET, ProblemPlanner, count_option
+from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
@@ -456,18 +455,39 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     return tuple(found)
 
 
-class GemmPlanner(ProblemPlanner):
-    """The Planner of the GEMM family, a ProblemPlanner of this module: `problem(desc)`
-    (given by the operator: ops/gemm.py) says what a description computes. Its own: the
-    epilogue hook."""
+class GemmFamily(KernelFamily):
+    """The GEMM family: the module's functions over a `Problem`, and the epilogue hook."""
 
-    family = sys.modules[__name__]
+    strategies = STRATEGIES
+    options = OPTIONS
     epilogue = True
 
-    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+    def strategies_for(self, problem: Problem, caps, tile=None, block_k=None, chunks=None,
+                       subgroups=None) -> tuple[str, ...]:
+        return strategies_for(problem, caps, tile, block_k, chunks, subgroups)
+
+    def plan(self, problem: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, subgroups=None,
+             extra_uniforms=None, extra_inputs=(), extra_params=None) -> KernelPlan:
+        """`plan`; the extra_* keywords are an implicit GEMM's (kernels/convolution.py)."""
+        return plan(problem, caps, strategy, tile, block_k, chunks, subgroups, extra_uniforms, extra_inputs,
+                    extra_params)
+
+    def variants(self, problem: Problem, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(problem, caps, strategy)
+
+    def plan_with_epilogue(self, problem: Problem, caps, strategy: str, epilogue) -> KernelPlan:
         """Every strategy: `finish` (the direct pass, or the combine of K's chunks) stores
         the epilogue's result of activation(alpha A x B + beta C), rounded to the GEMM's
         output type first."""
-        p = self.problem(desc)
-        check_epilogue(epilogue, p.output)
-        return attach_epilogue(plan(p, caps, strategy), epilogue, 2 + (p.c is not None))
+        check_epilogue(epilogue, problem.output)
+        return attach_epilogue(plan(problem, caps, strategy), epilogue, 2 + (problem.c is not None))
+
+
+FAMILY = GemmFamily()
+
+
+class GemmPlanner(ProblemPlanner):
+    """An operator's Planner on the GEMM family: `GemmPlanner(problem)`, `problem(desc)`
+    (ops/gemm.py) saying what a description computes."""
+
+    family = FAMILY

@@ -75,12 +75,11 @@ memory only).
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
-from .base import LOOP_BUDGET, Planner, ProblemPlanner, count_option, power_of_two_option
+from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
@@ -384,28 +383,46 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     return tuple(found)
 
 
-class NormalizePlanner(ProblemPlanner):
-    """The Planner of the normalize operators, a ProblemPlanner of this module:
-    `problem(desc)` (given by ops/softmax.py's table) says what a description computes. Its
-    own: the epilogue hook."""
+class NormalizeFamily(KernelFamily):
+    """The normalize family: the module's functions over a `Problem`, and the epilogue hook."""
 
-    family = sys.modules[__name__]
+    strategies = STRATEGIES
+    options = OPTIONS
     epilogue = True
 
-    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+    def strategies_for(self, problem: Problem, caps, chunks=None, lanes=None, subgroups=None) -> tuple[str, ...]:
+        return strategies_for(problem, caps, chunks, lanes, subgroups)
+
+    def plan(self, problem: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=None) -> KernelPlan:
+        return plan(problem, caps, strategy, chunks, lanes, subgroups)
+
+    def variants(self, problem: Problem, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(problem, caps, strategy)
+
+    def plan_with_epilogue(self, problem: Problem, caps, strategy: str, epilogue) -> KernelPlan:
         """Every strategy: each pass that writes the output (rows, finish, workgroup)
         applies it to the rounded value it stores; its tensors are bound after the
         operator's own inputs (MEAN_VARIANCE's scale and bias)."""
-        p = self.problem(desc)
-        check_epilogue(epilogue, p.output)
-        return attach_epilogue(plan(p, caps, strategy), epilogue, len(p.tensors) - 1)
+        check_epilogue(epilogue, problem.output)
+        return attach_epilogue(plan(problem, caps, strategy), epilogue, len(problem.tensors) - 1)
+
+
+FAMILY = NormalizeFamily()
+
+
+class NormalizePlanner(ProblemPlanner):
+    """An operator's Planner on the normalize family: `NormalizePlanner(problem)`,
+    `problem(desc)` (ops/softmax.py's table, ops/normalization.py) saying what a
+    description computes."""
+
+    family = FAMILY
 
 
 # ------------------------------------------------------------------------------ local response normalization
-class LocalResponsePlanner(Planner):
-    """DML_LOCAL_RESPONSE_NORMALIZATION's planner (ops/normalization.py), bound to its
-    desc's fields (input_tensor, output_tensor: [N, C, H, W], cross_channel, local_size,
-    alpha, beta, bias). Each output element sums the squares of its window
+class LocalResponseFamily(KernelFamily):
+    """DML_LOCAL_RESPONSE_NORMALIZATION's kernels (ops/normalization.py): its problem is the
+    desc itself, the family reading its fields (input_tensor, output_tensor: [N, C, H, W],
+    cross_channel, local_size, alpha, beta, bias). Each output element sums the squares of its window
     (shaders/local_response_normalization.wgsl.j2: local_size channels, or local_size x
     local_size of H x W, clipped to the tensor) and writes x / (bias + alpha / local_size *
     sum)^beta, the power as WGSL's pow. Strategies: `runs` (CPU-class: an invocation per run
@@ -453,4 +470,5 @@ class LocalResponsePlanner(Planner):
 
 #: `runs`: elements of a W row per invocation.
 LRN_RUN = 16
-LRN_PLANNER = LocalResponsePlanner()
+LRN_FAMILY = LocalResponseFamily()
+LRN_PLANNER = ProblemPlanner(lambda desc: desc, LRN_FAMILY)

@@ -53,7 +53,8 @@ AVERAGE and LP keep a float32 sum (float16 read exactly into float32) and the co
 input positions; the result is rounded once to the output's type.
 
 Plan options (lab variants, autotuning): run (outputs per invocation of `runs`), chunks. The
-family's Planner is a kernels.base.ProblemPlanner of this module.
+family is `PoolingFamily` (a kernels.base.KernelFamily of `Problem`s), its instance `FAMILY`;
+an operator's planner is `ProblemPlanner(problem, FAMILY)`.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, packed_strides
-from .base import LOOP_BUDGET, count_option
+from .base import LOOP_BUDGET, KernelFamily, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "elements", "chunks")
@@ -275,3 +276,23 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
         except UnsupportedError:
             return ()
     return ()
+
+
+# ------------------------------------------------------------------------------ the family
+class PoolingFamily(KernelFamily):
+    """The pooling family: the module's functions over a `Problem`. No hooks."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    def strategies_for(self, problem: Problem, caps, run=None, chunks=None) -> tuple[str, ...]:
+        return strategies_for(problem, caps, run, chunks)
+
+    def plan(self, problem: Problem, caps, strategy: str, run=None, chunks=None) -> KernelPlan:
+        return plan(problem, caps, strategy, run, chunks)
+
+    def variants(self, problem: Problem, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(problem, caps, strategy)
+
+
+FAMILY = PoolingFamily()

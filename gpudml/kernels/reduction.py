@@ -1,7 +1,9 @@
 """The reduction family: strategies, cost model and plan, for any operator that reduces axes
-of one tensor into one output (DML_REDUCE, DML_ARGMAX, DML_ARGMIN: `ReductionPlanner`).
+of one tensor into one output (DML_REDUCE, DML_ARGMAX, DML_ARGMIN: `ReductionFamily`, its
+instance FAMILY, and the operators' planners REDUCE and ARG_REDUCE).
 
-The problem arrives as (function, input desc, output desc, reduced axes); size-1 axes drop
+The problem is a `Reduction` (function, input desc, output desc, reduced axes, and the
+ARGMAX/ARGMIN axis direction); the module's functions take its fields. Size-1 axes drop
 and neighbouring axes merge where the strides allow (`layout`). Strategies, CPU-class:
 
 - `rows`: one pass, one invocation per output element (per output word for packed 8/16-bit
@@ -46,12 +48,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
 from . import elementwise
-from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
+from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .chain import Chain
 from .epilogue import attach as attach_epilogue
@@ -603,56 +606,72 @@ def _binding_limit(caps) -> int:
     return caps.max_storage_binding_size if caps is not None else 1 << 27
 
 
-# ------------------------------------------------------------------------------ the family's Planner
-class ReductionPlanner(Planner):
-    """The Planner of an operator that reduces axes of its input (fields input_tensor,
-    output_tensor, axes): `function(desc)` names its reduce function (a ReduceFunction
-    name: its State in shaders/lib/reduction.wgsl.j2), `direction(desc)` the ARGMAX/ARGMIN
-    axis direction ("INCREASING" or "DECREASING"; None: INCREASING). It reads its input
-    through a chain where a graph fuses one before it (the prologue), element by element."""
+# ------------------------------------------------------------------------------ the family
+class Reduction(NamedTuple):
+    """What a reduction computes: `function` (a ReduceFunction name: its State in
+    shaders/lib/reduction.wgsl.j2, or ARGMAX/ARGMIN) over `axes` of `input`, into `output`;
+    `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
+    "DECREASING" the last."""
+
+    function: str
+    input: TensorDesc
+    output: TensorDesc
+    axes: tuple[int, ...]
+    axis_direction: str = "INCREASING"
+
+
+class ReductionFamily(KernelFamily):
+    """The reduction family over a `Reduction`: the module's functions, the prologue (the
+    input read through a chain, element by element) and the epilogue."""
 
     strategies = STRATEGIES + GPU_STRATEGIES
     options = OPTIONS
     prologue = True
-
-    def __init__(self, function, direction=None):
-        self.function = function
-        self.direction = direction
-
-    def _problem(self, desc) -> tuple:
-        return self.function(desc), desc.input_tensor, desc.output_tensor, desc.axes
-
-    def _direction(self, desc) -> dict:
-        return {} if self.direction is None else {"axis_direction": self.direction(desc)}
-
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
-        return strategies_for(*self._problem(desc), caps, **options)
-
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        return plan(*self._problem(desc), caps, strategy, **self._direction(desc), **options)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(*self._problem(desc), caps, strategy)
-
-    def strategies_through(self, desc, caps) -> tuple[str, ...]:
-        return strategies_for(*self._problem(desc), caps, vectorize=False)
-
-    def plan_through(self, desc, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
-        made = plan(*self._problem(desc), caps, strategy, through=chain, element_stores=epilogue is not None,
-                    **self._direction(desc))
-        if epilogue is None:
-            return made
-        check_epilogue(epilogue, desc.output_tensor)
-        return attach_epilogue(made, epilogue)
-
     epilogue = True
 
-    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+    def strategies_for(self, problem: Reduction, caps, **options) -> tuple[str, ...]:
+        return strategies_for(*problem[:4], caps, **options)
+
+    def plan(self, problem: Reduction, caps, strategy: str, **options) -> KernelPlan:
+        return plan(*problem[:4], caps, strategy, axis_direction=problem.axis_direction, **options)
+
+    def variants(self, problem: Reduction, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(*problem[:4], caps, strategy)
+
+    def strategies_through(self, problem: Reduction, caps) -> tuple[str, ...]:
+        return strategies_for(*problem[:4], caps, vectorize=False)
+
+    def plan_through(self, problem: Reduction, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
+        made = plan(*problem[:4], caps, strategy, through=chain, element_stores=epilogue is not None,
+                    axis_direction=problem.axis_direction)
+        if epilogue is None:
+            return made
+        check_epilogue(epilogue, problem.output)
+        return attach_epilogue(made, epilogue)
+
+    def plan_with_epilogue(self, problem: Reduction, caps, strategy: str, epilogue) -> KernelPlan:
         """Every strategy: the kernel writing the outputs (the one pass, or the last: the
         combine of partial results) applies it, element by element."""
-        check_epilogue(epilogue, desc.output_tensor)
-        return attach_epilogue(plan(*self._problem(desc), caps, strategy, element_stores=True,
-                                    **self._direction(desc)), epilogue, 1)
+        check_epilogue(epilogue, problem.output)
+        return attach_epilogue(plan(*problem[:4], caps, strategy, element_stores=True,
+                                    axis_direction=problem.axis_direction), epilogue, 1)
+
+
+FAMILY = ReductionFamily()
+
+
+class ReductionPlanner(ProblemPlanner):
+    """The Planner of an operator that reduces axes of its input (fields input_tensor,
+    output_tensor, axes): `function(desc)` names its reduce function, `direction(desc)` the
+    ARGMAX/ARGMIN axis direction (None: INCREASING)."""
+
+    family = FAMILY
+
+    def __init__(self, function, direction=None):
+        def problem(desc) -> Reduction:
+            return Reduction(function(desc), desc.input_tensor, desc.output_tensor, desc.axes,
+                             "INCREASING" if direction is None else direction(desc))
+        super().__init__(problem)
 
 
 #: DML_REDUCE: the desc's `function`.

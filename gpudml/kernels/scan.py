@@ -1,8 +1,10 @@
 """The scan family: strategies, cost model and plan, for any operator that writes the running
 combination of the elements along one axis (DML_CUMULATIVE_SUMMATION and
-DML_CUMULATIVE_PRODUCT: `ScanPlanner`; their semantics are ops/cumulative.py's).
+DML_CUMULATIVE_PRODUCT: `ScanFamily`, its instance FAMILY, and the operators' `ScanPlanner`;
+their semantics are ops/cumulative.py's).
 
-The problem arrives as (input desc, output desc, axis, direction); the axis stays, the other
+The problem is a `Scan` (the operator's template, input desc, output desc, axis, direction,
+exclusive); the module's functions take its fields. The axis stays, the other
 axes drop when of size 1 and merge where contiguous in both tensors (`layout`): `lines`
 independent lines of `n` elements. The direction folds into where a line starts and the
 signed step between its elements, so the kernels always scan forwards. Strategies:
@@ -35,13 +37,14 @@ int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
 from . import elementwise
-from .base import LOOP_BUDGET, Planner, count_option, power_of_two_option
+from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .chain import Chain
 from .epilogue import attach as attach_epilogue
@@ -344,51 +347,69 @@ def _binding_limit(caps) -> int:
     return caps.max_storage_binding_size if caps is not None else 1 << 27
 
 
-# ---------------------------------------------------------------------------- the family's Planner
-class ScanPlanner(Planner):
-    """The Planner of a cumulative operator (fields input_tensor, output_tensor, axis,
-    axis_direction and its exclusive flag, `exclusive_field`): its template (which defines
-    the combination, then runs lib/scan.wgsl.j2) is `template`."""
+# ---------------------------------------------------------------------------- the family
+class Scan(NamedTuple):
+    """What a scan computes: the running combination along `axis` of `input` into `output`,
+    in `direction` (an AxisDirection), `exclusive` or not; the operator's `template` (which
+    defines the combination, then runs lib/scan.wgsl.j2)."""
+
+    template: str
+    input: TensorDesc
+    output: TensorDesc
+    axis: int
+    direction: AxisDirection
+    exclusive: bool
+
+
+class ScanFamily(KernelFamily):
+    """The scan family over a `Scan`: the module's functions, the prologue and the epilogue."""
 
     strategies = STRATEGIES
     options = OPTIONS
     prologue = True
-
-    def __init__(self, template: str, exclusive_field: str):
-        self.template = template
-        self.exclusive_field = exclusive_field
-
-    def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
-        return strategies_for(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, **options)
-
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
-        return plan(self.template, desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction,
-                    getattr(desc, self.exclusive_field), caps, strategy, **options)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction, caps, strategy)
-
     epilogue = True
 
-    def plan_with_epilogue(self, desc, caps, strategy: str, epilogue) -> KernelPlan:
+    def strategies_for(self, problem: Scan, caps, **options) -> tuple[str, ...]:
+        return strategies_for(problem.input, problem.output, problem.axis, problem.direction, caps, **options)
+
+    def plan(self, problem: Scan, caps, strategy: str, **options) -> KernelPlan:
+        return plan(*problem, caps, strategy, **options)
+
+    def variants(self, problem: Scan, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(problem.input, problem.output, problem.axis, problem.direction, caps, strategy)
+
+    def plan_with_epilogue(self, problem: Scan, caps, strategy: str, epilogue) -> KernelPlan:
         """Both strategies, the scan pass storing element by element (`runs` without its
         16-byte blocks)."""
-        check_epilogue(epilogue, desc.output_tensor)
-        return attach_epilogue(plan(self.template, desc.input_tensor, desc.output_tensor, desc.axis,
-                                    desc.axis_direction, getattr(desc, self.exclusive_field), caps, strategy,
-                                    element_stores=True), epilogue, 1)
+        check_epilogue(epilogue, problem.output)
+        return attach_epilogue(plan(*problem, caps, strategy, element_stores=True), epilogue, 1)
 
-    def strategies_through(self, desc, caps) -> tuple[str, ...]:
-        return self.strategies_for(replace(desc, input_tensor=_packed(desc.input_tensor)), caps)
+    def strategies_through(self, problem: Scan, caps) -> tuple[str, ...]:
+        return self.strategies_for(problem._replace(input=_packed(problem.input)), caps)
 
-    def plan_through(self, desc, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
-        made = plan(self.template, _packed(desc.input_tensor), desc.output_tensor, desc.axis, desc.axis_direction,
-                    getattr(desc, self.exclusive_field), caps, strategy, through=chain,
+    def plan_through(self, problem: Scan, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
+        made = plan(*problem._replace(input=_packed(problem.input)), caps, strategy, through=chain,
                     element_stores=epilogue is not None)
         if epilogue is None:
             return made
-        check_epilogue(epilogue, desc.output_tensor)
+        check_epilogue(epilogue, problem.output)
         return attach_epilogue(made, epilogue)
+
+
+FAMILY = ScanFamily()
+
+
+class ScanPlanner(ProblemPlanner):
+    """The Planner of a cumulative operator (fields input_tensor, output_tensor, axis,
+    axis_direction and its exclusive flag, `exclusive_field`), whose template is `template`."""
+
+    family = FAMILY
+
+    def __init__(self, template: str, exclusive_field: str):
+        def problem(desc) -> Scan:
+            return Scan(template, desc.input_tensor, desc.output_tensor, desc.axis, desc.axis_direction,
+                        getattr(desc, exclusive_field))
+        super().__init__(problem)
 
 
 def _packed(desc: TensorDesc) -> TensorDesc:

@@ -554,7 +554,7 @@ def problem(desc) -> Problem:
                    desc.effective_dilations, bool(getattr(desc, "include_padding", False)), int(getattr(desc, "p", 2)))
 
 
-PLANNER = ProblemPlanner(problem, family)
+PLANNER = ProblemPlanner(problem, family.FAMILY)
 
 
 # ============================================================================ the command line

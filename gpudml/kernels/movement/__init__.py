@@ -1,7 +1,8 @@
 """The data-movement family: kernels that copy each output element from one element of a
 source tensor (or write a fill constant), through a chain of index rules.
 
-- family.py: the strategies, the dispatch of shaders/movement.wgsl.j2, `MovementPlanner`
+- family.py: the strategies, the dispatch of shaders/movement.wgsl.j2, the family's
+  classes (`MovementFamily`, `CopyFamily`), `MovementPlanner`
   (an operator whose index rule is one chain stage) and `CopyPlanner` (an operator that
   copies boxes between tensors, one dispatch each);
 - one module per operator: its index rule as a stage (kernels/chain.py) and its plan on

@@ -44,16 +44,23 @@ An operator that moves whole boxes of elements between tensors (JOIN into region
 output, SPLIT from regions of its input) plans one `Copy` per box: a chain of no stage,
 one dispatch each, so that a kernel binds one input and one output whatever the number of
 tensors (`copy`, `copy_strategies`, `copy_plan`).
+
+The family's classes: `MovementFamily` (instance FAMILY) over a `Movement`, one chain into
+one output (an operator's kernel, a graph's fused chain), and `CopyFamily` (instance
+COPIES) over a tuple of `Copy`s. An operator with a chain stage has a `MovementPlanner`
+(its index rule as `stage`, its plan a Movement on its kernel's own axes: `chain_plan`), an
+operator of box copies a `CopyPlanner` (a ProblemPlanner of COPIES).
 """
 
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ...errors import InternalError, InvalidArgumentError
 from ...tensor_desc import TensorDesc, merge_axes
-from ..base import Planner, element_bits
+from ..base import KernelFamily, Planner, ProblemPlanner, element_bits
 from ..builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from ..chain import Chain, StageRule, chain
 
@@ -211,54 +218,102 @@ def copy_plan(copies, strategy: str, block: str | None = None) -> KernelPlan:
                           output_index=c.output_index, source_index=c.source_index, block=block) for c in copies))
 
 
-# ---------------------------------------------------------------------------- the family's Planner
+# ---------------------------------------------------------------------------- the family
+@dataclass(frozen=True)
+class Movement:
+    """One data-movement kernel: `output` written from `chain` (its source input 0, its
+    stages' extra tensors inputs 1, 2, ...); `dispatch`, movement_dispatch's other keywords
+    (uniforms, params, invocations, out_base, ...); `run` output elements per invocation
+    of the CPU-class strategies (None: RUN, CHAIN_RUN_CPU for a chain of several stages on
+    a CPU-class adapter)."""
+
+    output: TensorDesc
+    chain: Chain
+    dispatch: Mapping = field(default_factory=dict)
+    run: int | None = None
+
+
+class MovementFamily(KernelFamily):
+    """The data-movement family over a `Movement`: strategies chosen by the output alone,
+    the plan option `block`, its variants."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    def strategies_for(self, problem: Movement, caps, block: str | None = None) -> tuple[str, ...]:
+        check_block(block)
+        return strategies_for(problem.output, caps)
+
+    def plan(self, problem: Movement, caps, strategy: str, block: str | None = None) -> KernelPlan:
+        run = problem.run
+        if run is None:
+            several = (caps is None or caps.is_software) and len(problem.chain.stages) > 1
+            run = CHAIN_RUN_CPU if several else RUN
+        return KernelPlan((movement_dispatch(strategy, problem.output, problem.chain, block=block, run=run,
+                                             **problem.dispatch),))
+
+    def variants(self, problem, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(problem, caps, strategy)
+
+
+class CopyFamily(MovementFamily):
+    """The data-movement family over boxes (a tuple of `Copy`s): one dispatch each, all under
+    one strategy (copy_strategies, copy_plan)."""
+
+    def strategies_for(self, problem: tuple[Copy, ...], caps, block: str | None = None) -> tuple[str, ...]:
+        check_block(block)
+        return copy_strategies(problem, caps)
+
+    def plan(self, problem: tuple[Copy, ...], caps, strategy: str, block: str | None = None) -> KernelPlan:
+        return copy_plan(problem, strategy, block)
+
+
+FAMILY = MovementFamily()
+COPIES = CopyFamily()
+
+
 class MovementPlanner(Planner):
     """The Planner of a data-movement operator whose index rule is one stage over one
     source (Slice1, Slice, Padding, Tile, Gather, ReverseSubsequences: one module each in
     this package): the family's strategies and plan option, chosen by the output alone.
     A subclass gives `stage` (the index rule over the desc's own axes, for fused chains)
-    and `plan` (the rule on the kernel's own axes: merged where the layout allows)."""
+    and `plan` (the rule on the kernel's own axes, merged where the layout allows: a
+    Movement planned by FAMILY, `chain_plan`)."""
 
-    strategies = STRATEGIES
-    options = OPTIONS
+    strategies = FAMILY.strategies
+    options = FAMILY.options
 
     def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
         check_block(block)
         return strategies_for(desc.output_tensor, caps)
 
     def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(desc, caps, strategy)
+        return FAMILY.variants(desc, caps, strategy)
 
     @abc.abstractmethod
     def stage(self, desc) -> StageRule:
         """The index rule over the desc's own axes (fused chains: no axis merges)."""
 
 
-class CopyPlanner(Planner):
+class CopyPlanner(ProblemPlanner):
     """The Planner of an operator that moves whole boxes of elements between tensors (JOIN,
-    SPLIT: kernels/movement/join_split.py): one dispatch per `Copy` its `copies(desc)`
-    gives, all under one strategy. It is no chain stage: a box binds one input and one
-    output, whatever the number of tensors."""
+    SPLIT: kernels/movement/join_split.py): a ProblemPlanner of COPIES, the problem the
+    boxes its `copies(desc)` gives, in dispatch order. It is no chain stage: a box binds one
+    input and one output, whatever the number of tensors."""
 
-    strategies = STRATEGIES
-    options = OPTIONS
+    family = COPIES
+
+    def __init__(self):
+        super().__init__(lambda desc: tuple(self.copies(desc)))
 
     @abc.abstractmethod
     def copies(self, desc) -> list[Copy]:
         """The boxes `desc` copies, in dispatch order."""
 
-    def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
-        check_block(block)
-        return copy_strategies(self.copies(desc), caps)
-
-    def variants(self, desc, caps, strategy: str) -> tuple[dict, ...]:
-        return variants(desc, caps, strategy)
-
-    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
-        return copy_plan(self.copies(desc), strategy, block)
-
 
 def chain_plan(strategy: str, output: TensorDesc, the_chain: Chain, *, block: str | None = None,
                **dispatch) -> KernelPlan:
-    """The plan of one movement dispatch (movement_dispatch's keywords)."""
-    return KernelPlan((movement_dispatch(strategy, output, the_chain, block=block, **dispatch),))
+    """The plan of one movement dispatch (movement_dispatch's keywords): FAMILY's of the
+    Movement (`run`, RUN by default, output elements per invocation)."""
+    run = dispatch.pop("run", RUN)
+    return FAMILY.plan(Movement(output, the_chain, dispatch, run), None, strategy, block=block)
