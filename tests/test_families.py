@@ -12,13 +12,13 @@ import pytest
 import gpudml as dml
 from gpudml import caps as caps_module
 from gpudml import compiler
+from gpudml.device import CompiledOperator
 from gpudml.errors import InternalError
 from gpudml.kernels import builder, composite, convolution, elementwise, gemm, reduction
 from gpudml.kernels.base import KernelFamily, Planner, ProblemPlanner
 from gpudml.kernels.movement import family as movement
 from gpudml.ops import SPECS, spec_for, spec_named
 from gpudml.ops.spec import tensor_fields
-from gpudml.runtime import CompiledOperator
 from gpudml.tensor_desc import TensorDesc
 from gpudml.types import DataType
 
