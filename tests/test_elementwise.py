@@ -1,4 +1,4 @@
-"""What is special about the element-wise and activation operators (gpudml/ops/elementwise.py);
+"""What is special about the element-wise and activation operators (gpudml/ops/elementwise/);
 the conformance kit (tests/conformance/) covers every row's tables, layouts (stride-0
 broadcasts included), strategies and segments."""
 

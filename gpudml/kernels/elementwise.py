@@ -1,5 +1,5 @@
 """The element-wise family: one kernel for every DirectML element-wise and activation
-operator (ops/elementwise.py's table), the formula a compile-time parameter.
+operator (the table of ops/elementwise/), the formula a compile-time parameter.
 
 An operator describes its description as a `Problem` (the planner's `problem(desc)`): any
 number of input tensors (1-3 for most operators, 7 for QUANTIZED_LINEAR_ADD) and one output
@@ -654,6 +654,6 @@ FAMILY = ElementWiseFamily()
 
 class ElementWisePlanner(ProblemPlanner):
     """The Planner of the element-wise and activation operators: `problem(desc)` (given by
-    the operators' table, ops/elementwise.py) says what a description computes."""
+    the operators' table, ops/elementwise/) says what a description computes."""
 
     family = FAMILY

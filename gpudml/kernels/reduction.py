@@ -438,7 +438,7 @@ def _workgroup_plan(p: _Problem, function: str, params: dict, inp: TensorDesc, o
 
 def variants(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str) -> tuple[dict, ...]:
     """Plan options worth timing beside `strategy`'s own plan when autotuning
-    (runtime/tuning.py): the GPU-class knobs whose best value depends on the GPU, around
+    (device/tuning.py): the GPU-class knobs whose best value depends on the GPU, around
     the values the plan picks. `workgroup`: half and twice its lanes, a quarter and four
     times its chunks (when it cuts outputs into chunks); `columns`: half, twice and four
     times its chunks; both: one step per load (unroll=1), and the workgroup-memory merge

@@ -813,7 +813,7 @@ def _u(op_type: str, name: str, directml: str) -> Mapping:
 
 
 TABLE: tuple[Mapping, ...] = tuple([
-    # element-wise and activations (gpudml/ops/elementwise.py)
+    # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
             ("add", "add0")),
     Mapping("Sub", "ELEMENT_WISE_SUBTRACT", _binary("subtract"), ("subtract",)),
