@@ -45,9 +45,10 @@ Shared semantics, as implemented (and tested against the references):
 
 from __future__ import annotations
 
+from ...types import TYPES_8
 from ..precision import activation_error
 from .builders import arguments, broadcast_descs, functional_of, infer_output_of, spec
-from .common import FL, FLOATS, T8, integer_bounds
+from .common import FL, FLOATS, integer_bounds
 from .fused import FusedActivation, as_activation
 from .row import Attr, Row, ScaleBias, argument_name, as_float32, scalar_value
 from .semantics import ElementWiseDesc, compute, problem, read_broadcast, reference_of, tolerance_of, validate
@@ -56,7 +57,7 @@ from .table import FUSABLE, IDENTITY_ROW, ORDER, TABLE
 SPECS = tuple(spec(row) for row in TABLE)
 
 __all__ = [
-    "FL", "FLOATS", "FUSABLE", "IDENTITY_ROW", "ORDER", "SPECS", "T8", "TABLE", "Attr", "ElementWiseDesc",
+    "FL", "FLOATS", "FUSABLE", "IDENTITY_ROW", "ORDER", "SPECS", "TYPES_8", "TABLE", "Attr", "ElementWiseDesc",
     "FusedActivation", "Row", "ScaleBias", "activation_error", "argument_name", "arguments", "as_activation",
     "as_float32", "broadcast_descs", "compute", "functional_of", "infer_output_of", "integer_bounds", "problem",
     "read_broadcast", "reference_of", "scalar_value", "spec", "tolerance_of", "validate",

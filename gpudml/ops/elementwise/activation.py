@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from ...kernels.elementwise import Attribute
-from ...types import I8, I16, I32
-from .common import ACTIVATION_FLOAT, F32_MAX, FL, FLOATS, T8, integer_or_float, max_num, min_num, wrap
+from ...types import I8, I16, I32, TYPES_8
+from .common import ACTIVATION_FLOAT, F32_MAX, FL, FLOATS, integer_or_float, max_num, min_num, wrap
 from .row import Attr, Row
 from .transcendental import TANH_PRECISION, TANH_WGSL, erf, tanh_ulps
 
@@ -190,7 +190,7 @@ ROWS: tuple[Row, ...] = (
         "activation_thresholded_relu_operator_desc.md", "x where x > alpha, else 0 (NaN gives 0)",
         attributes=(Attr("alpha", 1.0),), fuses=True),
     Row("ACTIVATION_SHRINK", "shrink", "shrink", ("input_tensor",), (
-        (FL.FL_5_1, (1, 8), T8),
+        (FL.FL_5_1, (1, 8), TYPES_8),
         (FL.FL_3_0, (1, 8), FLOATS),
         (FL.FL_2_0, (4, 5), FLOATS),
     ), _shrink, {"float": "select(select(F(0.0), a + u_bias, a < -u_threshold), a - u_bias, a > u_threshold)",

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...kernels.elementwise import Attribute
-from ...types import F64, I8, I16, I32, I64, U32, U64
+from ...types import F64, I8, I16, I32, I64, TYPES_8, U32, U64
 from .common import (
     ALL_INTS,
     FL,
@@ -18,7 +18,6 @@ from .common import (
     INTS_8_32,
     MINMAX,
     SINTS,
-    T8,
     grad_bounds,
     integer_bounds,
     integer_or_float,
@@ -54,8 +53,8 @@ def _clip(x, min, max):
 
 _MODULUS_TYPES = (
     (FL.FL_6_0, (1, 8), FLOATS | ALL_INTS),
-    (FL.FL_3_0, (1, 8), T8),
-    (FL.FL_2_1, {4}, T8),
+    (FL.FL_3_0, (1, 8), TYPES_8),
+    (FL.FL_2_1, {4}, TYPES_8),
 )
 
 
@@ -134,17 +133,17 @@ def _clip1(x, min=None, max=None):
 
 _SIGN_TYPES = (
     (FL.FL_4_1, (1, 8), FLOATS | ALL_INTS),
-    (FL.FL_3_0, (1, 8), T8),
-    (FL.FL_2_1, {4}, T8),
+    (FL.FL_3_0, (1, 8), TYPES_8),
+    (FL.FL_2_1, {4}, TYPES_8),
     (FL.FL_2_0, {4}, FLOATS),
 )
 
 
 ROWS: tuple[Row, ...] = (
     Row("ELEMENT_WISE_IDENTITY", "identity", "identity", ("input_tensor",), (
-        (FL.FL_4_1, (1, 8), T8 | {F64, I64, U64}),
-        (FL.FL_3_0, (1, 8), T8),
-        (FL.FL_2_1, (4, 5), T8),
+        (FL.FL_4_1, (1, 8), TYPES_8 | {F64, I64, U64}),
+        (FL.FL_3_0, (1, 8), TYPES_8),
+        (FL.FL_2_1, (4, 5), TYPES_8),
         (FL.FL_1_0, (4, 5), FLOATS),
     ), lambda x: x, {"float": "a", "int": "a", "int64": "a"},
         "element_wise_identity_operator_desc.md",
@@ -249,7 +248,7 @@ ROWS: tuple[Row, ...] = (
         precision="exact (C's fmod: the remainder is representable)"),
     Row("ELEMENT_WISE_CLIP_GRAD", "clip_grad0", "clip_grad0", ("input_tensor", "input_gradient_tensor"), (
         (FL.FL_5_0, (1, 8), FLOATS | ALL_INTS),
-        (FL.FL_3_1, (1, 8), T8),
+        (FL.FL_3_1, (1, 8), TYPES_8),
     ), _clip_grad, {"float": "select(b, F(0.0), a <= u_min || a >= u_max)",
                     "int": "select(b, b ^ b, (u_lo_on != F(0.0) && a <= u_lo) || (u_hi_on != F(0.0) && a >= u_hi))",
                     "sint64": "select(b, b ^ b, (u_lo_on != F(0.0) && !w64_lt_s(u_lo, a)) "
@@ -284,8 +283,8 @@ ROWS: tuple[Row, ...] = (
          "uint64": "select(w64_one(), w64_zero(), w64_eq(a, w64_zero()))"},
         "element_wise_sign_operator_desc.md", "-1 where x < 0, 1 where x > 0, else 0 (-0.0 and NaN too)"),
     Row("ELEMENT_WISE_THRESHOLD", "threshold", "threshold", ("input_tensor",), (
-        (FL.FL_3_0, (1, 8), T8),
-        (FL.FL_2_1, {4}, T8),
+        (FL.FL_3_0, (1, 8), TYPES_8),
+        (FL.FL_2_1, {4}, TYPES_8),
         (FL.FL_1_0, {4}, FLOATS),
     ), _threshold, {"float": "max_num(a, u_min)", "int": "max(a, u_min)"},
         "element_wise_threshold_operator_desc.md",

@@ -1,5 +1,5 @@
-"""What the element-wise table's rows share: the type sets of their support tables (`FL`,
-`T8`, `FLOATS`, ...), the numpy helpers of their references (IEEE maxNum/minNum, two's-complement
+"""What the element-wise table's rows share: the type sets of their support tables (`FLOATS`, ...,
+beside types.py's TYPES_8 and TYPES_11), the numpy helpers of their references (IEEE maxNum/minNum, two's-complement
 wrapping) and CLIP's and CLIP_GRAD's FLOAT bounds as the integer bounds of an integer tensor."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ import math
 
 import numpy as np
 
-from ...types import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, FeatureLevel
+from ...types import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, FeatureLevel
 
 FL = FeatureLevel
-T8 = frozenset({F32, F16, I32, I16, I8, U32, U16, U8})
 FLOATS = frozenset({F32, F16})
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -44,7 +43,6 @@ def integer_or_float(float_fn, int_fn):
 ALL_INTS = frozenset({I64, I32, I16, I8, U64, U32, U16, U8})
 INTS_8_32 = frozenset({I32, I16, I8, U32, U16, U8})
 SINTS = frozenset({I64, I32, I16, I8})
-T11 = T8 | {F64, I64, U64}
 UNARY_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_1_0, {4}, FLOATS))
 ACTIVATION_FLOAT = ((FL.FL_3_0, (1, 8), FLOATS), (FL.FL_2_0, (4, 5), FLOATS), (FL.FL_1_0, {4}, FLOATS))
 MINMAX = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...types import F16, I64, U8, U16, U32, U64, IsInfinityMode
-from .common import FL, FLOATS, T8, T11
+from ...types import F16, I64, TYPES_8, TYPES_11, U8, U16, U32, U64, IsInfinityMode
+from .common import FL, FLOATS
 from .row import Attr, Row
 
 
@@ -18,13 +18,13 @@ def _compare(fn):
 
 
 _LOGICAL_TYPES = (
-    (FL.FL_4_1, (1, 8), T8 | {I64, U64}, T8 | {I64, U64}, {U32, U8}),
-    (FL.FL_3_0, (1, 8), T8, T8, {U32, U8}),
-    (FL.FL_2_1, {4}, T8, T8, {U32, U8}),
+    (FL.FL_4_1, (1, 8), TYPES_8 | {I64, U64}, TYPES_8 | {I64, U64}, {U32, U8}),
+    (FL.FL_3_0, (1, 8), TYPES_8, TYPES_8, {U32, U8}),
+    (FL.FL_2_1, {4}, TYPES_8, TYPES_8, {U32, U8}),
     (FL.FL_2_0, {4}, FLOATS, FLOATS, {U32, U8}),
     (FL.FL_1_0, {4}, FLOATS, FLOATS, {U32}),
 )
-_BIT_TYPES = ((FL.FL_4_1, (1, 8), T11), (FL.FL_3_0, (1, 8), {U32, U16, U8}))
+_BIT_TYPES = ((FL.FL_4_1, (1, 8), TYPES_11), (FL.FL_3_0, (1, 8), {U32, U16, U8}))
 _SHIFT_TYPES = (
     (FL.FL_4_1, (1, 8), {U64, U32, U16, U8}),
     (FL.FL_3_0, (1, 8), {U32, U16, U8}),
@@ -117,7 +117,7 @@ ROWS: tuple[Row, ...] = (
         "the bits of x inverted (any type: its bits)", bits=True,
         examples=(("bit_not-1", (np.uint8([[0, 128], [42, 255]]),), {}, np.uint8([[255, 127], [213, 0]])),)),
     Row("ELEMENT_WISE_BIT_COUNT", "bit_count", "bit_count", ("input_tensor",), (
-        (FL.FL_4_1, (1, 8), T11, {U32, U8}),
+        (FL.FL_4_1, (1, 8), TYPES_11, {U32, U8}),
         (FL.FL_3_0, (1, 8), {U32, U16, U8}, {U32, U8}),
     ), _popcount, {"int": "countOneBits(a)", "int64": "w64_popcount(a)"}, "element_wise_bit_count_operator_desc.md",
         "the number of bits set in x (any type: its bits)", bits=True, logical=True,
@@ -132,8 +132,8 @@ ROWS: tuple[Row, ...] = (
         "element_wise_bit_shift_right_operator_desc.md",
         "a shifted right by b bits, zeros shifted in (0 where b is at least the width)"),
     Row("ELEMENT_WISE_IF", "if", "if_", ("condition_tensor", "a_tensor", "b_tensor"), (
-        (FL.FL_5_0, (1, 8), {U8}, T11, T11, T11),
-        (FL.FL_3_0, (1, 8), {U8}, T8, T8, T8),
+        (FL.FL_5_0, (1, 8), {U8}, TYPES_11, TYPES_11, TYPES_11),
+        (FL.FL_3_0, (1, 8), {U8}, TYPES_8, TYPES_8, TYPES_8),
         (FL.FL_2_0, {4}, {U8}, {F16}, {F16}, {F16}),
     ), lambda c, a, b: np.where(c != 0, a, b), {"int": "select(c, b, a != 0u)"},
         "element_wise_if_operator_desc.md", "a where the condition is non-zero, else b (their bits)",

@@ -11,8 +11,8 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...kernels.elementwise import FusedProblem, Problem, Step, input_name, value_kind
 from ...tensor_desc import TensorDesc
-from ...types import F16, F32, F64, I8, I16, I32, I64, U8, U16, U64, DataType, FeatureLevel
-from .common import FL, FLOATS, INTS_8_32, T8, T11
+from ...types import F16, F32, F64, I8, I16, I32, I64, TYPES_8, TYPES_11, U8, U16, U64, DataType, FeatureLevel
+from .common import FL, FLOATS, INTS_8_32
 from .row import Row
 
 
@@ -256,9 +256,9 @@ def _cast(x, output_data_type):
 
 ROWS: tuple[Row, ...] = (
     Row("CAST", "cast", "cast", ("input_tensor",), (
-        (FL.FL_4_1, (1, 8), T11, T11),
-        (FL.FL_3_1, (1, 8), T8 | {I64, U64}, T8 | {I64, U64}),
-        (FL.FL_3_0, {4}, T8 | {I64, U64}, T8 | {I64, U64}),
+        (FL.FL_4_1, (1, 8), TYPES_11, TYPES_11),
+        (FL.FL_3_1, (1, 8), TYPES_8 | {I64, U64}, TYPES_8 | {I64, U64}),
+        (FL.FL_3_0, {4}, TYPES_8 | {I64, U64}, TYPES_8 | {I64, U64}),
         (FL.FL_1_0, {4}, {F32, F16, I16, I8, U16, U8}, {F32, F16, I16, I8, U16, U8}),
     ), _cast, _cast_wgsl, "cast_operator_desc.md",
         "x converted to the output's type (floats to integers truncated and saturated, NaN 0; to floats rounded "

@@ -10,9 +10,9 @@ import math
 import numpy as np
 
 from ...kernels.elementwise import Attribute
-from ...types import RoundingMode
+from ...types import TYPES_8, RoundingMode
 from ..precision import as_float64, pow_ulps
-from .common import FL, FLOATS, T8, UNARY_2_0, UNARY_FLOAT
+from .common import FL, FLOATS, UNARY_2_0, UNARY_FLOAT
 from .row import Attr, Row
 
 
@@ -146,7 +146,7 @@ ROWS: tuple[Row, ...] = (
     ), np.tanh, {"float": TANH_WGSL}, "element_wise_tanh_operator_desc.md", "tanh(x)",
         scale_bias=True, ulps=tanh_ulps, absolute=2.0**-21, precision=TANH_PRECISION),
     Row("ELEMENT_WISE_POW", "pow", "pow", ("input_tensor", "exponent_tensor"), (
-        (FL.FL_3_0, (1, 8), T8),
+        (FL.FL_3_0, (1, 8), TYPES_8),
         (FL.FL_1_0, {4}, FLOATS),
     ), _pow, {
         "float": "pow_real(a, b)", "float,sint": "pow_signed(a, F(b), (b & 1) != 0)",
