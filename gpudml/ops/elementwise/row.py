@@ -214,10 +214,6 @@ class Row:
         return "".join(w.capitalize() for w in self.dml.split("_"))
 
     @property
-    def family(self) -> str:
-        return "Activation" if self.dml.startswith("ACTIVATION_") else "ElementWise"
-
-    @property
     def arity(self) -> int:
         return len(self.tensors)
 
