@@ -20,7 +20,7 @@ the scans) applies the element-wise nodes reading its value in its store (kernel
 fused kernel is run by a FusedSpec: a planner of the kernel layer's protocol, and the
 nodes' semantics composed.
 
-The rules (`plan`). Load side: a value is *virtual* (computed inside the kernel that reads
+The rules (`group_nodes`). Load side: a value is *virtual* (computed inside the kernel that reads
 it, never written) when it is a data-movement or element-wise node's value, no graph
 output, and every node reading it can compute it: a data-movement node as its data (not as
 ReverseSubsequences' lengths or Gather's indices), an operator with the prologue as its
@@ -428,7 +428,7 @@ class Group:
 FIXED_BINDINGS = 4
 
 
-def plan(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[Group]:
+def group_nodes(nodes, outputs, value_descs, max_bindings: int | None = None) -> list[Group]:
     """The kernels computing `outputs` (value ids) from graph `nodes` (each with .desc,
     .spec, .inputs and .outputs as value ids, in recording order, so that producers come
     first), following the rules above. `value_descs[v]` is value v's TensorDesc. Groups

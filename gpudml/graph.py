@@ -86,7 +86,7 @@ class Node:
 
 
 class _Opaque:
-    """The planner of a custom kernel's node as fusion.plan asks it: no chain stage, no
+    """The planner of a custom kernel's node as fusion.group_nodes asks it: no chain stage, no
     prologue, no epilogue (nothing fuses across the node)."""
 
     prologue = False
@@ -235,7 +235,7 @@ class Graph:
         `strides` (None: packed) over the same buffer, as DirectML expresses a reshape, a
         transpose or a broadcast (stride 0) in a reading operator's tensor desc. Nothing is
         recorded and nothing runs: nodes that read the view read `expr`'s value through its
-        desc (such a value is materialized: fusion.plan), and a compiled graph returns a
+        desc (such a value is materialized: fusion.group_nodes), and a compiled graph returns a
         packed view of a packed value as those sizes."""
         if not isinstance(expr, Expression) or expr.graph is not self:
             raise InvalidArgumentError(f"Graph.view: {expr!r} is not an Expression of this graph")
@@ -336,7 +336,7 @@ def plan_steps(graph: Graph, outputs, device, fuse: bool = True) -> list[Step]:
     if not fuse:
         return [Step(_compiled(device, node.spec, node.desc, validate=True), node.inputs, node.outputs)
                 for node in needed_nodes(graph, outputs)]
-    groups = fusion.plan(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values},
+    groups = fusion.group_nodes(graph.nodes, [e.value_id for e in outputs], {v.value_id: v.desc for v in graph.values},
                          device.caps.max_storage_buffers_per_shader_stage)
     return [Step(_compiled(device, g.spec, g.desc), g.inputs, g.outputs) for g in groups]
 

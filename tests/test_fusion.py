@@ -111,11 +111,11 @@ def test_a_kernel_binding_more_than_the_adapter_allows_is_unsupported():
         nodes.append(Node(rs.infer_output(g_desc, lengths, 1), (2 * i, 2 * i + 1), (2 * i + 2,)))
         value_descs[2 * i + 2] = g_desc
     gpu = caps.profile("gpu")  # 8 storage buffers per kernel
-    (whole,) = fusion.plan(nodes, [20], value_descs)
+    (whole,) = fusion.group_nodes(nodes, [20], value_descs)
     with pytest.raises(dml.UnsupportedError, match="needs 12 storage bindings .*above 8, the adapter's "
                                                    "max-storage-buffers-per-shader-stage 8"):
         compiler.compile(whole.desc, gpu, operation=whole.spec)
-    cut = fusion.plan(nodes, [20], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    cut = fusion.group_nodes(nodes, [20], value_descs, gpu.max_storage_buffers_per_shader_stage)
     assert [len(group.nodes) for group in cut] == [4, 4, 2]
     for group in cut:
         assert all(len(k.buffers) <= 8 for k in compiler.compile(group.desc, gpu, operation=group.spec).kernels)
@@ -147,7 +147,7 @@ def test_what_is_materialized(vulkan_device):
 
 
 def test_fusion_plan_is_pure_and_ordered():
-    """fusion.plan needs no adapter: groups come producers first, each fused group's desc
+    """fusion.group_nodes needs no adapter: groups come producers first, each fused group's desc
     carries the chain's nodes in order."""
     desc = dml.TensorDesc(T.FLOAT32, [2, 8])
     pad = spec_named("pad")
@@ -162,10 +162,10 @@ def test_fusion_plan_is_pure_and_ordered():
 
     nodes = [Node(n0, (0,), (1,)), Node(n1, (1,), (2,)), Node(n2, (2,), (3,))]
     value_descs = {0: desc, 1: n0.output_tensor, 2: n1.output_tensor, 3: n2.output_tensor}
-    (group,) = fusion.plan(nodes, [3], value_descs)
+    (group,) = fusion.group_nodes(nodes, [3], value_descs)
     assert group.inputs == (0,) and group.outputs == (3,) and group.nodes == (0, 1, 2)
     assert group.desc.nodes == (n0, n1, n2) and group.desc.input_tensor == desc
-    groups = fusion.plan(nodes, [3, 1], value_descs)
+    groups = fusion.group_nodes(nodes, [3, 1], value_descs)
     assert [(g.inputs, g.outputs, g.nodes) for g in groups] == [((0,), (1,), (0,)), ((1,), (3,), (1, 2))]
     program = compiler.compile(group.desc, caps.profile("gpu"), operation=group.spec)
     assert program.operator == "Fused(Padding>Slice1>Padding)" and len(program.kernels) == 1
@@ -299,7 +299,7 @@ def test_an_elementwise_chain_is_cut_to_the_bindings():
         value_descs[1000 + i] = desc
         value = 1000 + i
     gpu = caps.profile("gpu")  # 8 storage buffers per kernel
-    groups = fusion.plan(nodes, [1039], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    groups = fusion.group_nodes(nodes, [1039], value_descs, gpu.max_storage_buffers_per_shader_stage)
     assert len(groups) > 1 and sum(len(grp.nodes) for grp in groups) == 40
     for group in groups:
         assert len(group.inputs) <= 7
@@ -539,7 +539,7 @@ def test_a_mixed_chain_is_cut_to_the_bindings():
         nodes.append(Node(add.infer_output(desc, desc), (200 + i, 0), (300 + i,)))
         value = 300 + i
     gpu = caps.profile("gpu")  # 8 storage buffers per kernel
-    groups = fusion.plan(nodes, [311], value_descs, gpu.max_storage_buffers_per_shader_stage)
+    groups = fusion.group_nodes(nodes, [311], value_descs, gpu.max_storage_buffers_per_shader_stage)
     assert len(groups) > 1 and sorted(i for grp in groups for i in grp.nodes) == list(range(24))
     for group in groups:
         (kernel,) = compiler.compile(group.desc, gpu, operation=group.spec).kernels

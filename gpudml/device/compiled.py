@@ -31,7 +31,7 @@ class Operator:
 
 
 @dataclass
-class _Step:
+class _Dispatch:
     pipeline: object
     uniforms: object
     kernel: object  # builder.Kernel
@@ -53,15 +53,15 @@ class CompiledOperator:
         # What it holds goes back when it dies (_give_back); the finalizer holds these
         # containers, so that a cycle collected with the operator never has finalized its
         # buffers first (and the pool taken back released ones).
-        self._steps: list[_Step] = []
+        self._dispatches: list[_Dispatch] = []
         self._scratch: list = []
         self._groups: OrderedDict = OrderedDict()
-        weakref.finalize(self, _give_back, ctx.pool, self._scratch, self._steps, self._groups).atexit = False
+        weakref.finalize(self, _give_back, ctx.pool, self._scratch, self._dispatches, self._groups).atexit = False
         for kernel in self.program.kernels:
             pipe = self._pipeline(ctx, kernel)
             uniforms = ctx.uniform_buffer(kernel.uniform_bytes)
-            self._steps.append(_Step(pipe, uniforms, kernel))
-        self._runs = [(step.pipeline.pipeline, step.kernel.workgroups) for step in self._steps]  # what record needs
+            self._dispatches.append(_Dispatch(pipe, uniforms, kernel))
+        self._runs = [(d.pipeline.pipeline, d.kernel.workgroups) for d in self._dispatches]  # what record needs
         # What execute needs of each new output: (buffer bytes, desc, whether it starts zeroed).
         self._fresh = [(d.buffer_bytes, d, not d.covers_buffer) for _, d in self.outputs]
         self._zeroed = any(zeroed for _, _, zeroed in self._fresh)
@@ -227,10 +227,10 @@ class CompiledOperator:
                                                                              self.program.scratch_bytes))})
         ctx = self.device._ctx
         groups = []
-        for step in self._steps:
-            resources = [r for b in step.kernel.buffers for r in _bindings(b, *buffers[b.key])]
-            resources.append(step.uniforms)
-            groups.append(ctx.bind_group(step.pipeline, dict(enumerate(resources))))
+        for dispatch in self._dispatches:
+            resources = [r for b in dispatch.kernel.buffers for r in _bindings(b, *buffers[b.key])]
+            resources.append(dispatch.uniforms)
+            groups.append(ctx.bind_group(dispatch.pipeline, dict(enumerate(resources))))
         return groups
 
 
