@@ -1,5 +1,5 @@
 """MEAN_VARIANCE_NORMALIZATION(1), LP_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION
-(gpudml/ops/normalization.py; kernels/normalize.py): what the conformance kit does not
+(gpudml/ops/normalization.py; kernels/normalization.py): what the conformance kit does not
 cover: the layouts models use (LayerNorm over [C, H, W] or the last axis, InstanceNorm over
 [H, W] with a scale and bias per channel), every strategy on them, a row past llvmpipe's
 65,535 loop iterations, the two-pass variance on a mean far from 0, a bias without a scale
@@ -74,7 +74,7 @@ def test_strided_input_and_output(device):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_rows_of_whole_blocks(device, adapter, dtype):
     """Rows of whole 16-byte blocks, read and written a block at a time by `rows` and
-    `chunks` (kernels/normalize.py's _modes): LayerNorm with a scale and bias per column
+    `chunks` (kernels/normalization.py's _modes): LayerNorm with a scale and bias per column
     (blocks too), chunks of a length rounded up to whole blocks, InstanceNorm with a scale
     and bias per channel (loaded once a row), an output whose rows are not whole blocks
     (stored element by element), an input whose rows start past a gap, in 256-byte bindings."""

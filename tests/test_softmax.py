@@ -1,5 +1,5 @@
 """ACTIVATION_SOFTMAX(1), LOG_SOFTMAX(1) and HARDMAX(1) (gpudml/ops/softmax.py, one table;
-kernels/normalize.py): what the conformance kit (tests/test_conformance.py) does not cover:
+kernels/normalization.py): what the conformance kit (tests/test_conformance.py) does not cover:
 the pages' quirks (HARDMAX1's examples through the desc API, LOG_SOFTMAX1's wrong examples,
 version 1 as version 0 on the last axis), each validation rule's message (axes: empty, out
 of range, twice; the version-0 effective rank; sizes and types), the functional forms' numpy
@@ -19,7 +19,7 @@ from conftest import assert_bits_equal, bits
 import gpudml as dml
 from gpudml import caps as caps_module
 from gpudml import cli
-from gpudml.kernels import base, normalize
+from gpudml.kernels import base, normalization
 from gpudml.ops import softmax as softmax_op
 from gpudml.ops import spec_named
 from gpudml.runtime.tensor import logical_from_raw
@@ -281,7 +281,7 @@ def test_plan_options(device, op):
 @pytest.mark.parametrize("dtype", [T.FLOAT32, T.FLOAT16])
 def test_rows_of_whole_blocks(device, adapter, op, dtype, monkeypatch):
     """Rows of whole 16-byte blocks, read and written a block at a time by `rows` and
-    `chunks` (kernels/normalize.py's _modes): NaN, +inf, -inf rows and ties, `rows` bit for
+    `chunks` (kernels/normalization.py's _modes): NaN, +inf, -inf rows and ties, `rows` bit for
     bit as element by element (BLOCKS = False), chunks of a length rounded up to whole
     blocks, in 256-byte bindings; an input whose rows start past a gap (element by element)
     and an output so (stored element by element)."""
@@ -293,9 +293,9 @@ def test_rows_of_whole_blocks(device, adapter, op, dtype, monkeypatch):
         outs = check_strategies(dev, op, desc, raw, ["rows", "chunks"])
         check_strategies(dev, op, desc, raw, ["chunks"], chunks=4)
         assert ": array<vec4<u32>>" in dev.compile_operator(dev.create_operator(desc), "rows").wgsl[0]
-        monkeypatch.setattr(normalize, "BLOCKS", False)
+        monkeypatch.setattr(normalization, "BLOCKS", False)
         elements = dev.compile_operator(dev.create_operator(desc), "rows")
-        monkeypatch.setattr(normalize, "BLOCKS", True)
+        monkeypatch.setattr(normalization, "BLOCKS", True)
         assert ": array<vec4<u32>>" not in elements.wgsl[0]
         assert_bits_equal(outs["rows"], elements.execute([raw])[0])
     padded = [32, 1]  # rows of 24 elements 32 apart: whole blocks still
@@ -309,7 +309,7 @@ def test_rows_past_the_loop_budget(device, op):
     """A row of 40,000 elements is too long for one invocation's passes (`rows` is not
     offered) and runs in chunks and in a workgroup; one of 5,000,000 in chunks only."""
     desc = desc_v1(op, [2, 40_000], [1])
-    assert normalize.passes(op.desc.ROW.function) * 40_000 > base.LOOP_BUDGET
+    assert normalization.passes(op.desc.ROW.function) * 40_000 > base.LOOP_BUDGET
     outs = check_strategies(device, op, desc, _sample(op, desc, 2))
     assert set(outs) == {"chunks", "workgroup"}
     long = desc_v1(op, [5_000_000], [0])
@@ -319,7 +319,7 @@ def test_rows_past_the_loop_budget(device, op):
 
 def test_rows_beyond_what_chunks_merge_are_unsupported(op):
     """A broadcast row longer than max_row: no strategy within the loop budget."""
-    n = normalize.max_row(op.desc.ROW.function) + 1
+    n = normalization.max_row(op.desc.ROW.function) + 1
     desc = op.desc(dml.TensorDesc(T.FLOAT32, [n], [0]), dml.TensorDesc(T.FLOAT32, [n]), [0])
     with pytest.raises(dml.UnsupportedError, match=f"rows of {n} elements are too long"):
         op.planner.strategies_for(desc, caps_module.profile("vulkan-cpu"))

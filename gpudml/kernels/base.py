@@ -2,7 +2,7 @@
 family run, and `Planner`, how the descriptions of one operator run.
 
 A kernel family (kernels/reduction.py, scan.py, pooling.py, gemm.py, convolution.py,
-normalize.py, elementwise.py, movement/) is one class of `KernelFamily`, with one
+normalization.py, elementwise.py, movement/) is one class of `KernelFamily`, with one
 instance, the module's `FAMILY`. It answers every question about a *problem*, what a
 description computes in the family's own terms (reduction.Reduction, scan.Scan,
 pooling.Problem, gemm.Problem, ...):

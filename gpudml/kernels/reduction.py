@@ -73,7 +73,7 @@ FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
 class Rows:
     """What every reduction layout derives from its merged axes: `count` rows (the product of
     `kept_sizes`) of `n` elements (of `red_sizes`). Mixed into ReduceLayout here and into the
-    normalize family's Layout (kernels/normalize.py)."""
+    normalization family's Layout (kernels/normalization.py)."""
 
     kept_sizes: tuple[int, ...]
     red_sizes: tuple[int, ...]

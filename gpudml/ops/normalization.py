@@ -3,8 +3,8 @@ NORMALIZATION1 (`mean_variance_normalization1`, `dml.mean_variance_normalization
 and InstanceNorm are this), its first version DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION
 (`mean_variance_normalization0`: CrossChannel instead of Axes), DML_OPERATOR_LP_NORMALIZATION
 (`dml.lp_normalization`) and DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION
-(`dml.local_response_normalization`). The normalize kernel family runs the first three
-(kernels/normalize.py: MEAN_VARIANCE and LP, shaders/normalization.wgsl.j2), LRN its window
+(`dml.local_response_normalization`). The normalization kernel family runs the first three
+(kernels/normalization.py: MEAN_VARIANCE and LP, shaders/normalization.wgsl.j2), LRN its window
 kernel (shaders/local_response_normalization.wgsl.j2). docs/operators/
 mean_variance_normalization1.md says the same for users.
 
@@ -46,7 +46,7 @@ What gpudml decides where the pages are silent (documented, tested):
 
 Precision (`tolerance_*`), against the float64 reference, u = 2^-24, all in f32 (float16
 read exactly, the result rounded once to float16: 1 ULP of float16 more). The sums run in
-subtotals (kernels/normalize.py) through D(n) = 136 + 2 ceil(n / 64) roundings per term at
+subtotals (kernels/normalization.py) through D(n) = 136 + 2 ceil(n / 64) roundings per term at
 most (ops/softmax.py's rounding_depth). With n a row's elements, m its mean, v its variance,
 A its largest |x|:
 
@@ -76,7 +76,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute
-from ..kernels.normalize import LRN_PLANNER, NormalizePlanner, Problem
+from ..kernels.normalization import LRN_PLANNER, NormalizationPlanner, Problem
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import F16, F32, FeatureLevel
 from .activations import FusedActivation, as_activation, as_float32
@@ -440,7 +440,7 @@ def _mvn0_arguments(desc) -> dict:
             "epsilon": desc.epsilon, "fused_activation": desc.fused_activation}
 
 
-MVN_PLANNER = NormalizePlanner(mvn_problem)
+MVN_PLANNER = NormalizationPlanner(mvn_problem)
 
 MVN1_SPEC = OpSpec(
     name=MVN1, key="mean_variance_normalization1", desc=MeanVarianceNormalization1OperatorDesc,
@@ -546,7 +546,7 @@ def _lp_sample(desc, rng) -> list:
 LP_SPEC = OpSpec(
     name=LP, key="lp_normalization", desc=LpNormalizationOperatorDesc, support=LP_SUPPORT, infer_output=lp_infer,
     validate=_validate_lp, reference=lp_reference, functional=lp_normalization, tensors=("x",),
-    arguments=lambda d: {"axis": d.axis, "epsilon": d.epsilon, "p": d.p}, planner=NormalizePlanner(lp_problem),
+    arguments=lambda d: {"axis": d.axis, "epsilon": d.epsilon, "p": d.p}, planner=NormalizationPlanner(lp_problem),
     cli=Cli((CliArg("--axis", "the normalized axis (default the last)"),
              CliArg("--p", "1 or 2 (default 2)")),
             lambda x, o: lp_infer(x, axis=(o.get("axis") or [-1])[0], p=(o.get("p") or [2])[0]),

@@ -3,8 +3,8 @@ SOFTMAX1, LOG_SOFTMAX, LOG_SOFTMAX1, HARDMAX and HARDMAX1, as rows of one table 
 They are not element-wise: each output element depends on its whole *row*, the elements
 of the reduced axes at its position of the kept axes. A row declares its names, its
 function, whether it has Axes (the version-1 operators) and its page's support table and
-examples; `spec(row)` builds the rest, and the normalize kernel family
-(kernels/normalize.py, shaders/softmax.wgsl.j2) runs them all. docs/operators/softmax1.md
+examples; `spec(row)` builds the rest, and the normalization kernel family
+(kernels/normalization.py, shaders/softmax.wgsl.j2) runs them all. docs/operators/softmax1.md
 says the same for users.
 
 Names (API.md 11): the newest version takes the plain name, `dml.softmax(x, axes=[-1])`,
@@ -70,7 +70,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..kernels.normalize import NormalizePlanner, Problem
+from ..kernels.normalization import NormalizationPlanner, Problem
 from ..tensor_desc import TensorDesc, as_int_tuple
 from ..types import F16, F32, FeatureLevel
 from .base import check_copy_tensors, normalize_axes
@@ -342,7 +342,7 @@ def spec(row: Row) -> OpSpec:
         name=row.op, key=row.key, desc=desc, support=support,
         infer_output=infer_output, validate=lambda d, level: validate(support, d, level),
         reference=reference_of(row), functional=functional_of(row), tensors=("x",), arguments=arguments,
-        planner=NormalizePlanner(problem), cli=cli, page=f"DML_{row.dml}_OPERATOR_DESC", examples=examples,
+        planner=NormalizationPlanner(problem), cli=cli, page=f"DML_{row.dml}_OPERATOR_DESC", examples=examples,
         tolerance=tolerance_of(row), sample=sample_of(row),
     )
 

@@ -1,4 +1,4 @@
-"""The normalize family: operators that normalize each element against a reduction of
+"""The normalization family: operators that normalize each element against a reduction of
 its row (DML_ACTIVATION_SOFTMAX(1), LOG_SOFTMAX(1), HARDMAX(1): ops/softmax.py;
 DML_MEAN_VARIANCE_NORMALIZATION(1), DML_LP_NORMALIZATION: ops/normalization.py), where a
 *row* is the sub-tensor over the reduced axes at one position of the kept axes.
@@ -114,7 +114,7 @@ _OVERHEAD = 64
 
 @dataclass(frozen=True)
 class Problem:
-    """What a normalize description computes: `function` (one of FUNCTIONS) over the
+    """What a normalization description computes: `function` (one of FUNCTIONS) over the
     `axes` of `input` (sorted, distinct, at least one), written to `output` (the input's
     sizes and data type, FLOAT32 or FLOAT16)."""
 
@@ -266,7 +266,7 @@ def _subgroups(p: Problem, caps, requested) -> bool:
 def strategies_for(p: Problem, caps, chunks=None, lanes=None, subgroups=None) -> tuple[str, ...]:
     """Those that can run the problem, the adapter class's choice first (module docstring)."""
     if p.function not in FUNCTIONS:
-        raise InternalError(f"{p.op}: unknown normalize function {p.function!r}")
+        raise InternalError(f"{p.op}: unknown normalization function {p.function!r}")
     count_option(p.op, "chunks", chunks)
     _subgroups(p, caps, subgroups)
     lay = layout(p)
@@ -383,8 +383,8 @@ def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
     return tuple(found)
 
 
-class NormalizeFamily(KernelFamily):
-    """The normalize family: the module's functions over a `Problem`, and the epilogue hook."""
+class NormalizationFamily(KernelFamily):
+    """The normalization family: the module's functions over a `Problem`, and the epilogue hook."""
 
     strategies = STRATEGIES
     options = OPTIONS
@@ -407,11 +407,11 @@ class NormalizeFamily(KernelFamily):
         return attach_epilogue(plan(problem, caps, strategy), epilogue, len(problem.tensors) - 1)
 
 
-FAMILY = NormalizeFamily()
+FAMILY = NormalizationFamily()
 
 
-class NormalizePlanner(ProblemPlanner):
-    """An operator's Planner on the normalize family: `NormalizePlanner(problem)`,
+class NormalizationPlanner(ProblemPlanner):
+    """An operator's Planner on the normalization family: `NormalizationPlanner(problem)`,
     `problem(desc)` (ops/softmax.py's table, ops/normalization.py) saying what a
     description computes."""
 
