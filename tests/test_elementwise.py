@@ -15,7 +15,7 @@ from isolated import limited_device
 
 import gpudml as dml
 from gpudml import compiler, reference
-from gpudml.ops import spec_named
+from gpudml.ops import quantized_linear_add, spec_named
 from gpudml.ops.elementwise import TABLE, broadcast_descs, integer_bounds
 from gpudml.testing import assert_within
 
@@ -33,14 +33,14 @@ def test_names_follow_the_api_rule():
     assert spec_named("tanh").name == "ElementWiseTanh" and spec_named("activation_tanh").name == "ActivationTanh"
     assert dml.ActivationLeakyReluOperatorDesc.ROW.functional == "leaky_relu"
     assert len({r.functional for r in TABLE}) == len({r.key for r in TABLE}) == len(TABLE)
-    for row in TABLE:  # the page a row names is its spec's (whose excerpt the kit checks)
+    for row in (*TABLE, quantized_linear_add.ROW):  # the page a row names is its spec's (the kit checks its excerpt)
         assert f"ns-directml-dml_{row.page}" == f"ns-directml-{spec_named(row.key).page.lower()}.md"
 
 
 def test_the_precision_table_states_every_float_row():
     """docs/elementwise.md lists each float operator with its row's precision sentence."""
     page = (Path(__file__).parent.parent / "docs" / "elementwise.md").read_text(encoding="utf-8").replace("\\|", "|")
-    for row in TABLE:
+    for row in (*TABLE, quantized_linear_add.ROW):
         if any(t.is_float for _, _, *sets in row.support for types in sets for t in types):
             assert f"| `dml.{row.functional}` | DML_{row.dml} | {row.precision} |" in page, row.key
 

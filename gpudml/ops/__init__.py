@@ -25,6 +25,7 @@ from . import (
     padding,
     padding1,
     pooling,
+    quantized_linear_add,
     reduce,
     reverse_subsequences,
     slice0,
@@ -35,12 +36,15 @@ from . import (
 )
 from .spec import OpSpec, tensor_fields
 
+#: QUANTIZED_LINEAR_ADD's place among the element-wise table's operators: after DEQUANTIZE_LINEAR.
+_QLA = 1 + [s.key for s in elementwise.SPECS].index("dequantize_linear")
+
 #: Every operator, in documentation order.
 SPECS: tuple[OpSpec, ...] = (
     slice1.SPEC, padding.SPEC, reverse_subsequences.SPEC, reduce.SPEC, *argminmax.SPECS, padding1.SPEC,
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
-    *elementwise.SPECS, *softmax.SPECS, gemm.SPEC, convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS,
-    *pooling.SPECS,
+    *elementwise.SPECS[:_QLA], quantized_linear_add.SPEC, *elementwise.SPECS[_QLA:], *softmax.SPECS, gemm.SPEC,
+    convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

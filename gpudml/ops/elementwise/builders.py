@@ -41,13 +41,6 @@ def broadcast_descs(fn: str, descs: list[TensorDesc], names: list[str]) -> list[
     return out
 
 
-def _one_element(d: TensorDesc, rank: int) -> TensorDesc:
-    """A tensor of one element at `rank` (axes of 1 prepended)."""
-    if d.rank == rank:
-        return d
-    return TensorDesc(d.data_type, [1] * rank, total_tensor_size_in_bytes=d.total_tensor_size_in_bytes)
-
-
 def functional_of(row: Row) -> Callable:
     signature = signature_of(row)
 
@@ -86,10 +79,7 @@ def infer_output_of(row: Row, desc_cls) -> Callable:
         left_out = [f for f in row.optional
                     if argument_name(f) in attributes and attributes.pop(argument_name(f)) is None]
         given = attributes.pop("given", None) or tuple(f for f in row.tensors if f not in left_out)[:len(descs)]
-        shaped = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in given])
-        # A tensor of one element (`single`) stays one: its axes all 1 (the kernel broadcasts it).
-        descs = [_one_element(d, s.rank) if f in row.single and d.element_count == 1 else s
-                 for f, d, s in zip(given, descs, shaped)]
+        descs = broadcast_descs(row.functional, list(descs), [argument_name(f) for f in given])
         named = dict(zip(given, descs))
         out_type = named[row.out_from].data_type if row.out_from else descs[0].data_type
         if row.logical:
@@ -140,8 +130,7 @@ def _from_cli(row: Row, infer):
         attrs = {at.name: _cli_value(at, a.get(at.name)) for at in row.attributes}
         if row.cast:
             attrs["dtype"] = a.get("to") or "FLOAT16"
-        return infer(*[TensorDesc(t, [1] * x.rank, None) if f in row.single else TensorDesc(t, x.sizes, x.strides)
-                       for f, t in zip(row.tensors, types)], **attrs)
+        return infer(*[TensorDesc(t, x.sizes, x.strides) for t in types], **attrs)
     return desc
 
 

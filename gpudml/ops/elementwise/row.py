@@ -196,17 +196,6 @@ class Row:
     int_attributes: Callable | None = None
     copy: bool = False  # the output takes the input's bits (the identities, without ScaleBias)
     min_max_data_type: bool = False  # the desc names its attributes' type (CLIP1's MinMaxDataType)
-    #: Inputs that hold one element (QUANTIZED_LINEAR_ADD's scales and zero points: "the
-    #: expected number of elements is 1"): each axis of size 1, or of the output's size with
-    #: stride 0 (the kernel reads them broadcast by stride 0).
-    single: tuple[str, ...] = ()
-    #: The formula as steps of one kernel, (desc, inputs, output) -> FusedProblem, instead of
-    #: `wgsl` (QUANTIZED_LINEAR_ADD's sum, then its quantization): the family runs them as
-    #: several kernels where the adapter binds too few tensors for one.
-    steps: Callable | None = None
-    #: The precision of an integer result where it is not bit-exact: tolerance(expected,
-    #: {field: logical input or None}, arguments), one per element (QUANTIZED_LINEAR_ADD's).
-    tolerance: Callable | None = None
 
     @property
     def op(self) -> str:

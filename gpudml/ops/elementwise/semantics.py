@@ -64,9 +64,7 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
     first_field, first = next(iter(named.items()))
     mixed = dict(row.mixed)
     for field, td in named.items():
-        if field in row.single:
-            _check_single(op, field, td, first_field, first)
-        elif td.sizes != first.sizes:
+        if td.sizes != first.sizes:
             raise InvalidArgumentError(
                 f"{op}: {field}.sizes {list(td.sizes)} must equal {first_field}.sizes {list(first.sizes)} (a broadcast "
                 f"is a stride of 0 in the description)")
@@ -98,16 +96,6 @@ def validate(support, desc: ElementWiseDesc, level: FeatureLevel) -> None:
         raise InvalidArgumentError(f"{op}: scale_bias applies to float tensors only, not {first.data_type.name}")
 
 
-def _check_single(op: str, field: str, td: TensorDesc, first_field: str, first: TensorDesc) -> None:
-    """A tensor of one element: each axis of size 1, or of `first`'s size with stride 0."""
-    for axis, (n, stride, want) in enumerate(zip(td.sizes, td.effective_strides, first.sizes)):
-        if n != 1 and (n != want or stride != 0):
-            raise InvalidArgumentError(
-                f"{op}: {field} must hold one element (the page: its expected number of elements is 1), each axis of "
-                f"size 1 or of {first_field}'s size with stride 0: {field}.sizes {list(td.sizes)} with strides "
-                f"{list(td.effective_strides)} against {first_field}.sizes {list(first.sizes)} (axis {axis})")
-
-
 def read_broadcast(td: TensorDesc, sizes) -> TensorDesc:
     """`td` read at `sizes` (its rank): each axis of size 1 against a larger one with stride 0 (no copy)."""
     if tuple(td.sizes) == tuple(sizes):
@@ -117,13 +105,10 @@ def read_broadcast(td: TensorDesc, sizes) -> TensorDesc:
 
 
 def problem(desc: ElementWiseDesc) -> Problem | FusedProblem:
-    """What the element-wise kernels compute for `desc` (steps: a row's `steps`)."""
+    """What the element-wise kernel computes for `desc`."""
     row = desc.ROW
     output = getattr(desc, row.output)
-    inputs = tuple(read_broadcast(t, output.sizes) if f in row.single else t
-                   for f, t in zip(row.tensors, desc.input_descs) if t is not None)
-    if row.steps is not None:
-        return row.steps(desc, inputs, output)
+    inputs = tuple(t for t in desc.input_descs if t is not None)
     dt = inputs[0].data_type
     scale_bias = getattr(desc, "scale_bias", None)
     fused = getattr(desc, "fused_activation", None)
@@ -243,11 +228,6 @@ def tolerance_of(row: Row) -> Callable:
     and the result of the inputs, and of x * scale + bias, flushed); where the exact result rounds to +-inf in the
     output type within the error, any value (the kernel may round below the limit)."""
     def tolerance(expected: np.ndarray, inputs, arguments: dict):
-        if row.tolerance is not None:  # (the inputs the call gives, by field; None for an optional one left out)
-            given = iter(inputs)
-            named = {f: None if f in row.optional and arguments.get(argument_name(f), 0) is None else next(given)
-                     for f in row.tensors}
-            return row.tolerance(expected, named, arguments)
         if expected.dtype.kind != "f" or row.bits or (row.copy and arguments.get("scale_bias") is None):
             return None
         if row.cast:  # exact; NaN any NaN, and a float32 result below 2^-126 may be flushed to 0

@@ -1,7 +1,9 @@
 """`TABLE`: every row of the element-wise table, in the registry's order (`ORDER`: the
 documentation's, the conformance kit's, `TABLE[0]` is IDENTITY), gathered from the topic
 modules (arithmetic, transcendental, logical, activation, quantize); `FUSABLE`: the
-activations another operator may fuse, by their FusedActivation name."""
+activations another operator may fuse, by their FusedActivation name. (QUANTIZED_LINEAR_ADD,
+between dequantize_linear and tanh in the registry, is a module of its own:
+gpudml/ops/quantized_linear_add.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ ORDER: tuple[str, ...] = (
     "logical_and", "logical_not", "logical_or", "logical_xor", "logical_greater_than_or_equal",
     "logical_less_than_or_equal", "bit_and", "bit_or", "bit_xor", "bit_not", "bit_count", "bit_shift_left",
     "bit_shift_right", "modulus_floor", "modulus_truncate", "if", "clip_grad0", "clip_grad", "relu_grad", "cast",
-    "quantize_linear", "dequantize_linear", "quantized_linear_add", "tanh", "leaky_relu", "sigmoid",
+    "quantize_linear", "dequantize_linear", "tanh", "leaky_relu", "sigmoid",
     "activation_tanh", "elu", "linear", "softplus", "gelu", "clip", "pow", "constant_pow", "acos", "asin", "atan",
     "atan_yx", "acosh", "asinh", "atanh", "cosh", "sinh", "tan", "ceil", "floor", "round", "erf", "sign", "is_nan",
     "is_infinity", "threshold", "difference_square", "hard_sigmoid", "parametric_softplus", "scaled_elu",

@@ -1,5 +1,5 @@
 """The rules of the element-wise and activation operators (a rule per row of
-gpudml.ops.elementwise.TABLE)."""
+gpudml.ops.elementwise.TABLE, and of QUANTIZED_LINEAR_ADD's, gpudml.ops.quantized_linear_add.ROW)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import gpudml as dml
 from gpudml.ops import elementwise as elementwise_op
+from gpudml.ops import quantized_linear_add as quantized_linear_add_op
 from gpudml.ops import spec_named
 from gpudml.testing import assert_within
 
@@ -32,7 +33,7 @@ def _elementwise_call(row):
                 return ask.types[row.fields[0]]
             return _fixed_type(row, field) or ask.types[next((g[0] for g in groups if field in g), field)]
         # (a tensor of one element, QUANTIZED_LINEAR_ADD's scales: every axis 1, broadcast by infer_output)
-        tensors = [x] + [dml.TensorDesc(type_of(f), [1] * ask.rank if f in row.single else x.sizes)
+        tensors = [x] + [dml.TensorDesc(type_of(f), [1] * ask.rank if f in _SINGLE.get(row.key, ()) else x.sizes)
                          for f in row.tensors[1:]]
         attributes = {a.name: attribute(d, a, ask.level, type_of(row.output)) for a in row.attributes}
         if row.logical:
@@ -152,8 +153,10 @@ def _elementwise_compare(spec):
 #: tensor multiplies the feature-level test's type sets by 11): QUANTIZED_LINEAR_ADD's b (and its
 #: zero point), whose other types tests/test_elementwise.py runs.
 _DRAWN_AS_INPUT = {"quantized_linear_add": ("b_tensor",)}
+#: Inputs of one element.
+_SINGLE = {"quantized_linear_add": quantized_linear_add_op.SINGLE}
 
-for _row in elementwise_op.TABLE:
+for _row in (*elementwise_op.TABLE, quantized_linear_add_op.ROW):
     _spec = spec_named(_row.key)
     _names = tuple(elementwise_op.argument_name(f) for f in _row.tensors)
     _first_group = next((g for g in _row.type_groups() if _row.fields[0] in g), (_row.fields[0],))
