@@ -9,7 +9,11 @@ owns everything a template would otherwise repeat: the WGSL binding declarations
 types, the uniform struct and its byte layout, and the entry point, which folds more than
 65,535 workgroups into a 2-D grid and calls the template's `fn kernel(gid: u32)`.
 
-Templates (shaders/) hold only their own kernel logic. A uniform scalar is `uni.NAME`; value
+Templates (shaders/) hold only their own kernel logic, as WGSL: what decides a template's
+structure (loops unrolled over a tile, which loads a variant makes) is Python's, a
+function registered with `parts(template)` that turns the compile-time parameters into
+WGSL snippets the template substitutes as `{{ code.NAME }}` (kernels/gemm.py's
+wgsl_parts). A uniform scalar is `uni.NAME`; value
 d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
 
 Templates never index a buffer variable: they call its accessors, which the builder
@@ -26,7 +30,7 @@ the same either way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -384,11 +388,27 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int, subgroups: bool) ->
     )
 
 
+#: template -> fn(params) -> {NAME: WGSL}: the parts a template substitutes as `code.NAME`.
+_PARTS: dict[str, Callable[[dict], Mapping[str, str]]] = {}
+
+
+def parts(template: str):
+    """Decorator: `fn(params) -> {NAME: WGSL}` writes the parts of `template` that its
+    compile-time parameters decide; the template reads them as `{{ code.NAME }}` (a part's
+    text has no trailing newline). The parts are part of the rendering's cache key."""
+    def register(fn):
+        _PARTS[template] = fn
+        return fn
+    return register
+
+
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
             workgroup_size: int, subgroups: bool, search_path: tuple[str, ...]) -> str:
     # The segments each buffer's loops may be pinned to (lib/common's `pinned`; 1: none).
     params = params + (("bound_segments", tuple((b.name, pinned_segments(b)) for b in buffers)),
                        ("subgroups", subgroups))
+    if template in _PARTS:
+        params = params + (("code", dict(sorted(_PARTS[template](dict(params)).items()))),)
     body = templates.render(template, params, search_path)
     return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size, subgroups)
