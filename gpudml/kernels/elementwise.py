@@ -21,8 +21,8 @@ Values, as shaders/lib/elementwise.wgsl.j2 computes them: FLOAT32 and FLOAT16 in
 does); FLOAT64 in f64 (adapters with shader-f64 and shader-int64 only, else
 UnsupportedError naming the adapter; a copy needs neither); 8/16/32-bit integers in i32 or
 u32 (sign- or zero-extended; the store keeps the low bits: two's-complement wrap); 64-bit
-integers as W64 (lib/numeric: native u64, or exact u32 pairs where the adapter has no
-shader-int64), with the w64_* functions.
+integers as W64 (lib/int64, which the builder emits where Dispatch.int64 asks: native
+u64, or exact u32 pairs where the adapter has no shader-int64), with the w64_* functions.
 
 The problem's axes merge where contiguous in every tensor (merge_axes): a packed call of
 one shape is a flat 1-D loop. Strategies:
