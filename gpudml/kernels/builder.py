@@ -9,7 +9,15 @@ owns everything a template would otherwise repeat: the WGSL binding declarations
 types, the uniform struct and its byte layout, and the entry point, which folds more than
 65,535 workgroups into a 2-D grid and calls the template's `fn kernel(gid: u32)`.
 
-Templates (shaders/) hold only their own kernel logic. A uniform scalar is `uni.NAME`; value
+The builder also emits the one 64-bit integer library, lib/int64.wgsl.j2 (W64 and the
+w64_* functions, native u64 or exact u32 pairs), into the kernels whose Dispatch.int64
+asks for it: no template imports it.
+
+Templates (shaders/) hold only their own kernel logic, as WGSL: what decides a template's
+structure (loops unrolled over a tile, which loads a variant makes) is Python's, a
+function registered with `parts(template)` that turns the compile-time parameters into
+WGSL snippets the template substitutes as `{{ code.NAME }}` (kernels/gemm.py's
+wgsl_parts). A uniform scalar is `uni.NAME`; value
 d of a per-axis uniform is `{{ c.u("NAME", d) }}` (lib/common.wgsl.j2).
 
 Templates never index a buffer variable: they call its accessors, which the builder
@@ -26,7 +34,7 @@ the same either way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -151,6 +159,16 @@ def scratch_buffer(index: int, name: str, *, writable: bool) -> Buffer:
     return Buffer(name, SCRATCH, index, "words", 32, writable)
 
 
+#: Dispatch.int64: the kernel's 64-bit integers ("": none).
+INT64_MODES = ("", "native", "emulated")
+
+
+def int64_mode(needed: bool, native: bool) -> str:
+    """Dispatch.int64 of a kernel that computes on 64-bit integers where `needed`, natively
+    where `native` (the adapter has shader-int64 and the plan takes it)."""
+    return ("native" if native else "emulated") if needed else ""
+
+
 @dataclass(frozen=True)
 class Dispatch:
     """One compute dispatch of a plan. `uniforms` maps each name to one value (a scalar)
@@ -167,6 +185,10 @@ class Dispatch:
     #: The kernel uses subgroup operations (the adapter has the feature "subgroup"): the
     #: template sees `subgroups` true and reads `sg_size`, see `_entry`.
     subgroups: bool = False
+    #: The kernel computes on 64-bit integers (`int64_mode`): "native" (W64 is u64: the
+    #: adapter has shader-int64) or "emulated" (exact u32 pairs); the builder emits the
+    #: 64-bit library (lib/int64.wgsl.j2) once, before the template's code. "": none.
+    int64: str = ""
 
 
 @dataclass(frozen=True)
@@ -196,13 +218,16 @@ def build(dispatch: Dispatch, max_workgroups_per_dimension: int, search_path: tu
     """The Kernel of `dispatch`, its template taken from `search_path` (default: the
     packaged templates, after GPUDML_TEMPLATE_PATH); UnsupportedError if its grid exceeds
     the adapter's limit."""
+    if dispatch.int64 not in INT64_MODES:
+        raise InternalError(f"{dispatch.template}: int64 = {dispatch.int64!r} is none of {INT64_MODES}")
     for b in dispatch.buffers:
         if b.access not in ACCESSES or b.role not in (INPUT, OUTPUT, SCRATCH):
             raise InternalError(f"{dispatch.template}: buffer {b} has an unknown role or access")
     arrays, scalars = _uniform_fields(dispatch)
     source = _render(dispatch.template, tuple(sorted(dispatch.params.items())), dispatch.buffers,
                      tuple((name, len(values)) for name, values in arrays), tuple(name for name, _ in scalars),
-                     dispatch.workgroup_size, dispatch.subgroups, search_path or templates.search_path())
+                     dispatch.workgroup_size, dispatch.subgroups, dispatch.int64,
+                     search_path or templates.search_path())
     return Kernel(dispatch.template, dispatch.params, source, dispatch.buffers, _uniform_bytes(arrays, scalars),
                   dispatch.invocations, dispatch.workgroup_size,
                   workgroup_grid(dispatch.invocations, dispatch.workgroup_size, max_workgroups_per_dimension),
@@ -384,11 +409,29 @@ def _entry(buffers: tuple[Buffer, ...], workgroup_size: int, subgroups: bool) ->
     )
 
 
+#: template -> fn(params) -> {NAME: WGSL}: the parts a template substitutes as `code.NAME`.
+_PARTS: dict[str, Callable[[dict], Mapping[str, str]]] = {}
+
+
+def parts(template: str):
+    """Decorator: `fn(params) -> {NAME: WGSL}` writes the parts of `template` that its
+    compile-time parameters decide; the template reads them as `{{ code.NAME }}` (a part's
+    text has no trailing newline). The parts are part of the rendering's cache key."""
+    def register(fn):
+        _PARTS[template] = fn
+        return fn
+    return register
+
+
 @functools.lru_cache(maxsize=1024)
 def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: tuple, scalars: tuple,
-            workgroup_size: int, subgroups: bool, search_path: tuple[str, ...]) -> str:
+            workgroup_size: int, subgroups: bool, int64: str, search_path: tuple[str, ...]) -> str:
     # The segments each buffer's loops may be pinned to (lib/common's `pinned`; 1: none).
     params = params + (("bound_segments", tuple((b.name, pinned_segments(b)) for b in buffers)),
                        ("subgroups", subgroups))
+    if template in _PARTS:
+        params = params + (("code", dict(sorted(_PARTS[template](dict(params)).items()))),)
     body = templates.render(template, params, search_path)
-    return _header(buffers, arrays, scalars) + body + _entry(buffers, workgroup_size, subgroups)
+    # The 64-bit library: one, the builder's, whatever the template's parts compute with.
+    wide = templates.render("lib/int64.wgsl.j2", (("native", int64 == "native"),), search_path) if int64 else ""
+    return _header(buffers, arrays, scalars) + wide + body + _entry(buffers, workgroup_size, subgroups)

@@ -21,8 +21,8 @@ Values, as shaders/lib/elementwise.wgsl.j2 computes them: FLOAT32 and FLOAT16 in
 does); FLOAT64 in f64 (adapters with shader-f64 and shader-int64 only, else
 UnsupportedError naming the adapter; a copy needs neither); 8/16/32-bit integers in i32 or
 u32 (sign- or zero-extended; the store keeps the low bits: two's-complement wrap); 64-bit
-integers as W64 (lib/numeric: native u64, or exact u32 pairs where the adapter has no
-shader-int64), with the w64_* functions.
+integers as W64 (lib/int64, which the builder emits where Dispatch.int64 asks: native
+u64, or exact u32 pairs where the adapter has no shader-int64), with the w64_* functions.
 
 The problem's axes merge where contiguous in every tensor (merge_axes): a packed call of
 one shape is a flat 1-D loop. Strategies:
@@ -57,7 +57,7 @@ from typing import NamedTuple
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import KernelFamily, ProblemPlanner, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
 from .chain import chain
 
 STRATEGIES = ("runs", "elements", "blocks")
@@ -562,7 +562,7 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
             input_buffer(k, f"in{k}", "blocks") for k in range(len(p.inputs)))
         params.update(run=run, per_block=per_block, packed_words=False)
         return Dispatch("elementwise.wgsl.j2", params, buffers, {"count": count, "blocks": blocks, **uniforms},
-                        -(-blocks // run), WORKGROUP_SIZE)
+                        -(-blocks // run), WORKGROUP_SIZE, int64=_int64(params))
     if strategy == "runs" and run is not None and run % per_word:
         raise InvalidArgumentError(f"element-wise plan option run: {run} elements per invocation would share output "
                                    f"words; a {p.output.data_type.name} output packs {per_word} to a word: a "
@@ -594,7 +594,14 @@ def _dispatch(p: FusedProblem, caps, strategy: str, copy: bool, ins=None, out=No
                   per_block=per_block, block_loads=block_loads, leaf_blocks=leaf_blocks)
     axis_uniforms = {"sizes": lay.sizes, **{f"strides{k}": s for k, s in enumerate(lay.strides)}}  # (fetch: strides0)
     return Dispatch("elementwise.wgsl.j2", params, buffers, {**axis_uniforms, "count": count, **uniforms},
-                    -(-count // run), WORKGROUP_SIZE)
+                    -(-count // run), WORKGROUP_SIZE, int64=_int64(params))
+
+
+def _int64(params: dict) -> str:
+    """Dispatch.int64: the steps (or the fused read's) compute on 64-bit integers."""
+    fetch = params["fetch"]
+    return int64_mode(params["int64"] or bool(fetch and fetch.int64),
+                      params["native64"] or bool(fetch and fetch.native64))
 
 
 def _block_loads(in_bits, strides, out_bits: int) -> tuple:

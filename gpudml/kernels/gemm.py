@@ -93,7 +93,7 @@ from dataclasses import dataclass
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, parts, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
@@ -491,3 +491,232 @@ class GemmPlanner(ProblemPlanner):
     (ops/gemm.py) saying what a description computes."""
 
     family = FAMILY
+
+
+# ------------------------------------------------------------------------------ the kernel's WGSL parts
+def _lines(*groups) -> str:
+    """Lines (strings, or iterables of them) as one WGSL snippet, no trailing newline."""
+    out = []
+    for g in groups:
+        out += [g] if isinstance(g, str) else list(g)
+    return "\n".join(out)
+
+
+def _acc_decls(tm: int, tn: int) -> list[str]:
+    return [f"    var acc{i}_{j} = 0.0;" for i in range(tm) for j in range(tn)]
+
+
+def _register_step(tm: int, tn: int, ba: str, bb: str, sl: int, pad: str, shared: bool) -> list[str]:
+    """`registers`: the body of a step of 4 k: A's operands (`shared`: from the subgroup's
+    pieces, lane l reading pieces l, l + sl, ...), B's, then the register tile's products
+    in the order of k. A's operand of tile row i at step kk as the step holds it: `ba` "k"
+    a vec4 of 4 k per row (a{i}[kk]); "m" a vec4 of 4 rows per k (a{i/4}_{kk}[i%4]); "" one
+    value per row and k (a{i}_{kk}); B's likewise ("k", "n", "")."""
+    out = []
+    if shared:
+        # The subgroup's pieces of A for a step of 4 k: tm vec4, piece b rows b's 4 k (A's
+        # blocks "k", or elements), or ("m") rows 4 (b % (tm / 4)) + 0..3 at k + b / (tm / 4).
+        for r in range(tm // sl):
+            if ba == "":
+                loads = ", ".join(f"a_load(la{r}, k{f' + {q}u' if q else ''})" for q in range(4))
+                out.append(f"{pad}let mine{r} = vec4<f32>({loads});")
+            else:
+                out.append(f"{pad}let mine{r} = a_block(la{r}, k + lk{r});")
+        for b in range(tm):
+            piece = f"a{b % (tm // 4)}_{b // (tm // 4)}" if ba == "m" else f"a{b}"
+            out.append(f"{pad}let {piece} = subgroupBroadcast(mine{b // sl}, {b % sl}u);")
+    elif ba == "k":
+        out += [f"{pad}let a{i} = a_block(ra{i}, k);" for i in range(tm)]
+    else:
+        load = "a_block(qa{}" if ba == "m" else "a_load(ra{}"
+        out += [f"{pad}let a{i}_{kk} = {load.format(i)}, k + {kk}u);"
+                for kk in range(4) for i in range(tm // 4 if ba == "m" else tm)]
+    if bb == "k":
+        out += [f"{pad}let b{j} = b_block(cb{j}, k);" for j in range(tn)]
+    else:
+        load = "b_block(qb{}" if bb == "n" else "b_load(cb{}"
+        out += [f"{pad}let b{j}_{kk} = {load.format(j)}, k + {kk}u);"
+                for kk in range(4) for j in range(tn // 4 if bb == "n" else tn)]
+    held = (ba or "k") if shared else ba
+
+    def operand(name: str, i: int, kk: int, axis: str, across: str) -> str:
+        if axis == "k":
+            return f"{name}{i}[{kk}]"
+        if axis == across:
+            return f"{name}{i // 4}_{kk}[{i % 4}]"
+        return f"{name}{i}_{kk}"
+
+    out += [f"{pad}acc{i}_{j} += {operand('a', i, kk, held, 'm')} * {operand('b', j, kk, bb, 'n')};"
+            for kk in range(4) for i in range(tm) for j in range(tn)]
+    return out + [""]  # (an empty line after each step: the WGSL the template wrote before)
+
+
+def _registers_parts(tm: int, tn: int, ba: str, bb: str, sl: int) -> dict[str, str]:
+    """`registers`' unrolled parts: the row and column handles and the accumulators
+    (`setup`), the steps of 4 k (`blocks`: "" without blocks or sharing), the loop of single
+    k (from `tail_start`: its body `tail`) and the stores (`puts`)."""
+    setup = [f"    let ra{i} = a_row(bo, min(m0 + {i}u, uni.m - 1u));" for i in range(tm)]
+    setup += [f"    let cb{j} = b_col(bo, min(n0 + {j}u, uni.n - 1u));" for j in range(tn)]
+    if ba == "m":
+        setup.append("    // Blocks of 4 rows: the last one starting on a block inside the matrix.")
+        setup += [f"    let qa{q} = a_row(bo, min(m0 + {4 * q}u, (uni.m - 1u) & ~3u));" for q in range(tm // 4)]
+    if bb == "n":
+        setup += [f"    let qb{q} = b_col(bo, min(n0 + {4 * q}u, (uni.n - 1u) & ~3u));" for q in range(tn // 4)]
+    setup += _acc_decls(tm, tn)
+    blocks = []
+    if ba or bb or sl:
+        blocks += [
+            "    // 4 k per step, the operands read as 16-byte blocks where the layout allows "
+            f"(A: {ba or 'elements'},",
+            f"    // B: {bb or 'elements'}); each sum still adds its products in the order of k.",
+            "    let k4 = k1 - (k1 - k0) % 4u;"]
+        if sl:
+            blocks += [
+                f"    // The subgroup's {sl} lanes (neighbouring tiles of one tile row where tiles_n is a",
+                f"    // multiple of {sl}) need the same A: lane l reads its pieces l, l + {sl}, ... of each",
+                f"    // step and hands them on (subgroupBroadcast): {tm // sl} read(s) instead of "
+                f"{tm if ba else 4 * tm}.",
+                f"    let lane = gid % {sl}u;"]
+            for r in range(tm // sl):
+                if ba == "m":
+                    blocks += [f"    let la{r} = a_row(bo, min(m0 + 4u * ((lane + {r * sl}u) % {tm // 4}u), "
+                               "(uni.m - 1u) & ~3u));",
+                               f"    let lk{r} = (lane + {r * sl}u) / {tm // 4}u;"]
+                else:
+                    blocks.append(f"    let la{r} = a_row(bo, min(m0 + lane + {r * sl}u, uni.m - 1u));")
+                    blocks += [f"    let lk{r} = 0u;"] if ba else []
+            pad = " " * 12
+            blocks += [f"    if (sg_size == {sl}u && uni.tiles_n % {sl}u == 0u) {{",
+                       "        for (var k = k0; k < k4; k += 4u) {",
+                       *_register_step(tm, tn, ba, bb, sl, pad, True),
+                       "        }",
+                       "    } else {",
+                       "        for (var k = k0; k < k4; k += 4u) {",
+                       *_register_step(tm, tn, ba, bb, sl, pad, False),
+                       "        }",
+                       "    }"]
+        else:
+            blocks += ["    for (var k = k0; k < k4; k += 4u) {",
+                       *_register_step(tm, tn, ba, bb, sl, " " * 8, False),
+                       "    }"]
+    tail = [f"        let a{i} = a_load(ra{i}, k);" for i in range(tm)]
+    tail += [f"        let b{j} = b_load(cb{j}, k);" for j in range(tn)]
+    tail += [f"        acc{i}_{j} += a{i} * b{j};" for i in range(tm) for j in range(tn)]
+    puts = [f"    put(u.x, u.y, bo, m0 + {i}u, n0 + {j}u, acc{i}_{j});" for i in range(tm) for j in range(tn)]
+    return {"setup": _lines(setup), "blocks": _lines(blocks), "tail_start": "k4" if ba or bb or sl else "k0",
+            "tail": _lines(tail), "puts": _lines(puts)}
+
+
+def _tile_loads(operand: str, vec: bool, inner: bool, bm: int, bk: int, wg: int) -> list[str]:
+    """`workgroup`: the invocations' share of one operand's tile (A: `bm` rows, B: `bm`
+    columns, by `bk` k) into workgroup memory, each invocation every wg-th element (or
+    16-byte block, `vec`) from its own, neighbouring ones on neighbouring addresses of the
+    tensor's contiguous axis (`inner`: k for A, n for B); outside the matrix or the chunk: 0."""
+    a = operand == "a"
+    m, mm, tile = ("m", "mm", "tile_a") if a else ("n", "nn", "tile_b")
+    count = bm * bk // 4 if vec else bm * bk
+    out = []
+    for r in range(-(-count // wg)):
+        guard = (r + 1) * wg > count
+        out += ["        {", f"            let e = lid + {r * wg}u;"]
+        out += [f"            if (e < {count}u) {{"] if guard else []
+        if vec and a:
+            out += [f"            let mm = e / {bk // 4}u;", f"            let kk = (e % {bk // 4}u) * 4u;"]
+        elif vec:
+            out += [f"            let nn = (e % {bm // 4}u) * 4u;", f"            let kk = e / {bm // 4}u;"]
+        elif a == inner:  # the index runs along k fastest
+            out += [f"            let {mm} = e / {bk}u;", f"            let kk = e % {bk}u;"]
+        else:
+            out += [f"            let {mm} = e % {bm}u;", f"            let kk = e / {bm}u;"]
+        out += [f"            let {m} = b{m}0 + {mm};", "            let k = kt + kk;"]
+        if vec and a:
+            out.append("            let v = bitcast<vec4<f32>>(a_vec_at((a_row(bo, min(m, uni.m - 1u)) + "
+                       "min(k, k1 - 1u)) >> 2u));")
+            out += [f"            tile_a[(kk + {q}u) * {bm}u + mm] = select(0.0, v[{q}], m < uni.m && "
+                    f"k + {q}u < k1);" for q in range(4)]
+        elif vec:
+            out.append("            let v = bitcast<vec4<f32>>(b_vec_at((b_col(bo, min(n, uni.n - 1u)) + "
+                       "min(k, k1 - 1u) * uni.b_k) >> 2u));")
+            out += [f"            tile_b[kk * {bm}u + nn + {q}u] = select(0.0, v[{q}], n + {q}u < uni.n && "
+                    "k < k1);" for q in range(4)]
+        else:
+            handle = "a_row" if a else "b_col"
+            out.append(f"            let v = {operand}_load({handle}(bo, min({m}, uni.{m} - 1u)), min(k, k1 - 1u));")
+            out.append(f"            {tile}[kk * {bm}u + {mm}] = select(0.0, v, {m} < uni.{m} && k < k1);")
+        out += ["            }"] if guard else []
+        out.append("        }")
+    return out
+
+
+def _workgroup_step(tm: int, tn: int, t: int, bn: int, kk: str, pad: str) -> list[str]:
+    """One step of k (`kk`): B's tn operands from workgroup memory into the register
+    tile's products with the a0.. in scope."""
+    return ([f"{pad}let b{j} = tile_b[({kk}) * {bn}u + {j * t}u + tx];" for j in range(tn)]
+            + [f"{pad}acc{i}_{j} += a{i} * b{j};" for i in range(tm) for j in range(tn)] + [""])
+
+
+def _workgroup_parts(tm: int, tn: int, t: int, bk: int, share: int, vec_a: bool, vec_b: bool,
+                     a_k_inner: bool, b_n_inner: bool) -> dict[str, str]:
+    """`workgroup`'s unrolled parts: the accumulators (`setup`, after the subgroup group's
+    first invocation where A's operands are shared), the tile loads (`load_a`, `load_b`), the
+    products of a tile (`products`) and the stores (`puts`); the tiles' sizes."""
+    bm, bn, wg = t * tm, t * tn, t * t
+    setup = []
+    if share:
+        setup += [f"    // The subgroup's invocation of this one's group of {share} holding k = kb + 0.",
+                  f"    let group = lid % max(sg_size, 1u) - tx % {share}u;"]
+    setup += _acc_decls(tm, tn)
+    a_ops = [f"let a{i} = tile_a[kk * {bm}u + {i * t}u + ty];" for i in range(tm)]
+    if share:
+        v = share
+        products = [
+            "        // Per V steps of k, the V invocations of a group (consecutive tx, one ty, within one",
+            "        // subgroup where sg_size >= V) each read A's TM operands of one k from workgroup",
+            "        // memory and hand them to the others through subgroupShuffle (the same products in",
+            "        // the same order as reading them all: the same bits); where the subgroups are",
+            "        // narrower (sg_size 1: see builder.py's _entry) every invocation reads its own.",
+            f"        for (var kb = 0u; kb < {bk}u; kb += {v}u) {{",
+            f"            if (sg_size >= {v}u) {{",
+            *[f"                let s{i} = tile_a[(kb + tx % {v}u) * {bm}u + {i * t}u + ty];" for i in range(tm)]]
+        for q in range(v):
+            products += ["                {",
+                         *[f"                    let a{i} = subgroupShuffle(s{i}, group + {q}u);" for i in range(tm)],
+                         *_workgroup_step(tm, tn, t, bn, f"kb + {q}u", " " * 20),
+                         "                }"]
+        products += ["            } else {",
+                     f"                for (var kk = kb; kk < kb + {v}u; kk++) {{",
+                     *[" " * 20 + x for x in a_ops],
+                     *_workgroup_step(tm, tn, t, bn, "kk", " " * 20),
+                     "                }",
+                     "            }",
+                     "        }"]
+    else:
+        products = [f"        for (var kk = 0u; kk < {bk}u; kk++) {{",
+                    *[" " * 12 + x for x in a_ops],
+                    *_workgroup_step(tm, tn, t, bn, "kk", " " * 12),
+                    "        }"]
+    puts = [f"    put(u.x, u.y, bo, bm0 + {i * t}u + ty, bn0 + {j * t}u + tx, acc{i}_{j});"
+            for i in range(tm) for j in range(tn)]
+    return {"setup": _lines(setup), "load_a": _lines(_tile_loads("a", vec_a, a_k_inner, bm, bk, wg)),
+            "load_b": _lines(_tile_loads("b", vec_b, b_n_inner, bn, bk, wg)), "products": _lines(products),
+            "puts": _lines(puts), "tile_a": str(bk * bm), "tile_b": str(bk * bn), "bm": str(bm), "bn": str(bn),
+            "workgroup": str(wg)}
+
+
+@parts("gemm.wgsl.j2")
+def wgsl_parts(params: dict) -> dict[str, str]:
+    """What shaders/gemm.wgsl.j2 substitutes (`code.NAME`), decided here from its
+    compile-time parameters: the strategy's unrolled loops over the register tile, which
+    loads a step makes (16-byte blocks, elements, shared through the subgroup) and where
+    the products go (`put`: the chunk's partial sum, or the epilogue)."""
+    p = params
+    put = ("partials_set(((chunk * uni.batches + bi) * uni.m + m) * uni.n + n, bitcast<u32>(acc));"
+           if p["pass"] == "partials" else "finish(bo, m, n, acc);")
+    if p["pass"] == "combine":
+        return {"put": put}
+    if p["strategy"] == "registers":
+        found = _registers_parts(p["tm"], p["tn"], p["block_a"], p["block_b"], p["share_a"])
+    else:
+        found = _workgroup_parts(p["tm"], p["tn"], p["threads"], p["bk"], p["sg_share"], p["vec_a"], p["vec_b"],
+                                 p["a_k_inner"], p["b_n_inner"])
+    return {"put": put, **found}

@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, packed_strides
 from .base import LOOP_BUDGET, KernelFamily, count_option
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "elements", "chunks")
 OPTIONS = ("run", "chunks")
@@ -197,6 +197,11 @@ def _params(p: Problem, caps) -> dict:
             "power": p.p if p.p in (1, 2) else 0}
 
 
+def _int64(params: dict) -> str:
+    """Dispatch.int64: 64-bit elements (INT64, UINT64) compute as W64."""
+    return int64_mode(params["bits"] == 64, params["native64"])
+
+
 def _uniforms(p: Problem, **extra) -> dict:
     rank = p.input.rank
     uniforms = {
@@ -252,16 +257,16 @@ def plan(p: Problem, caps, strategy: str, run=None, chunks=None) -> KernelPlan:
             outs += (output_buffer(0, "output_vec", params["bits"], "blocks"),) if vec_out else ()
         params.update({"pass": "direct", "unroll": unroll, "phase": phase, "vec_out": vec_out})
         return KernelPlan((Dispatch("pooling.wgsl.j2", params, outs + inp, uniforms,
-                                    invocations, WORKGROUP_SIZE),))
+                                    invocations, WORKGROUP_SIZE, int64=_int64(params)),))
     count = chunks_for(p, caps, chunks)
     chunk_len = -(-p.window_count // count)
     uniforms = _uniforms(p, run=1, runs_per_row=row, chunks=count, chunk_len=chunk_len)
     partials = Dispatch("pooling.wgsl.j2", {**params, "pass": "partials"},
                         (scratch_buffer(0, "partials", writable=True),) + inp, uniforms, p.count * count,
-                        WORKGROUP_SIZE)
+                        WORKGROUP_SIZE, int64=_int64(params))
     combine = Dispatch("pooling.wgsl.j2", {**params, "pass": "combine"},
                        outs + inp + (scratch_buffer(0, "partials", writable=False),), uniforms, p.count,
-                       WORKGROUP_SIZE)
+                       WORKGROUP_SIZE, int64=_int64(params))
     return KernelPlan((partials, combine), scratch_bytes=(p.count * count * state_words(p) * 4,))
 
 

@@ -55,7 +55,7 @@ from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option, power_of_two_option
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
 from .chain import Chain
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
@@ -506,8 +506,13 @@ def _column_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, requested: 
 
 def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int,
               workgroup_size: int = WORKGROUP_SIZE, subgroups: bool = False) -> Dispatch:
+    fetch = params["through_fetch"]
+    host = params["in_bits"] == 64 or params["out_bits"] == 64
+    # (64-bit values of its own, or only the fused read's: W64 as the fused read takes it)
+    int64 = int64_mode(host or bool(fetch and fetch.int64),
+                       params["native64"] if host else bool(fetch and fetch.native64))
     return Dispatch(template=template, params=params, buffers=buffers, uniforms=uniforms,
-                    invocations=invocations, workgroup_size=workgroup_size, subgroups=subgroups)
+                    invocations=invocations, workgroup_size=workgroup_size, subgroups=subgroups, int64=int64)
 
 
 def _uniforms(lay: ReduceLayout, **cut) -> dict:

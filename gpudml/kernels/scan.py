@@ -45,7 +45,7 @@ from ..tensor_desc import TensorDesc, merge_axes
 from ..types import AxisDirection, DataType
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option, power_of_two_option
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
 from .chain import Chain
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
@@ -339,8 +339,12 @@ def _side_by_side(lay: ScanLayout, dt: DataType) -> int:
 
 
 def _dispatch(template: str, params: dict, buffers, uniforms: dict, invocations: int, workgroup: int) -> Dispatch:
+    fetch, host = params["through_fetch"], params["bits"] == 64
+    # (64-bit values of its own, or only the fused read's: W64 as the fused read takes it)
+    int64 = int64_mode(host or bool(fetch and fetch.int64),
+                       params["native64"] if host else bool(fetch and fetch.native64))
     return Dispatch(template=template, params=params, buffers=buffers, uniforms=uniforms,
-                    invocations=invocations, workgroup_size=workgroup)
+                    invocations=invocations, workgroup_size=workgroup, int64=int64)
 
 
 def _binding_limit(caps) -> int:
