@@ -73,7 +73,7 @@ OPERATORS = {
 #: The implicit-GEMM convolution stores through GEMM's epilogue (lib/gemm.wgsl.j2's, the
 #: template "gemm" runs every row through) with operands of its own: a sample of rows whose
 #: formulas call helpers of both groups (its pipelines are the slowest to build on llvmpipe).
-SAMPLE = ("gelu", "celu")  # erf_approx (float_helpers); celu (math_helpers, calling max_num)
+SAMPLE = ("gelu", "celu")  # erf_approx (scalar_helpers); celu (math_helpers, calling max_num)
 
 
 def test_every_fusable_row_is_covered():
@@ -122,13 +122,13 @@ def test_every_activation_as_a_graph_epilogue(device):
 
 def test_no_template_lists_row_helpers():
     """The helpers rows' formulas call are emitted through formula_helpers only: a template
-    that names float_helpers or math_helpers itself would miss the next helper group."""
+    that names scalar_helpers or math_helpers itself would miss the next helper group."""
     root = templates.packaged_dir()
     offenders = []
     for name in templates.names():
         if name == "lib/elementwise.wgsl.j2":
             continue
         text = (root / name).read_text()
-        if re.search(r"\b(float_helpers|math_helpers)\s*\(", text):
+        if re.search(r"\b(scalar_helpers|math_helpers)\s*\(", text):
             offenders.append(name)
     assert offenders == []
