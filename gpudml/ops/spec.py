@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -409,7 +410,49 @@ def per_argument(values: list, counts: list[int | None]) -> list:
 def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = object, **namespace) -> type:
     """The desc class of one row of a table of operators: a frozen dataclass `name`, defined
     in `module`, with `base`'s fields (DirectML's, shared by the table's operators) and
-    `fields` ((name, type) pairs: the row's own), and `namespace` (methods, and class
-    attributes that tell the row's operator apart, e.g. its reduce function)."""
-    return dataclasses.make_dataclass(name, list(fields), bases=(base,), frozen=True,
-                                      namespace={"__module__": module, "__doc__": doc, **namespace})
+    `fields` ((name, type) or (name, type, dataclasses.field(...)) pairs: the row's own),
+    and `namespace` (methods, and class attributes that tell the row's operator apart, e.g.
+    its reduce function); what dataclasses.make_dataclass makes of them.
+
+    The class exists at once (its name, its registry entry, isinstance), but its dataclass
+    methods are generated when first used: `import gpudml` defines a hundred of these
+    classes, and dataclasses.dataclass compiles half a dozen methods for each (most of the
+    import's time when it ran for all). Until then each of the attributes dataclass adds
+    (`_GENERATED`) is a placeholder, `_Unbuilt`, whose first read (an instance made,
+    `dataclasses.fields`, `repr`, `==`, `hash`, unpickling's first comparison...) runs
+    dataclasses.dataclass on the class, in place: the same class, as make_dataclass would
+    have made it."""
+    annotations, ns = {}, {}
+    for item in fields:
+        if isinstance(item, str):
+            item = (item, "typing.Any")
+        annotations[item[0]] = item[1]
+        if len(item) == 3:
+            ns[item[0]] = item[2]
+    ns.update(namespace, __module__=module, __doc__=doc, __annotations__=annotations)
+    ns.update({attribute: _Unbuilt() for attribute in _GENERATED})
+    return type(name, (base,), ns)
+
+
+#: What dataclasses.dataclass(frozen=True) sets on a class (desc_class's placeholders).
+_GENERATED = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__",
+              "__dataclass_fields__", "__dataclass_params__", "__match_args__")
+_BUILDING = threading.RLock()
+
+
+class _Unbuilt:
+    """A placeholder for one of the attributes dataclasses.dataclass generates, in a class
+    of desc_class: reading it (on the class or an instance) makes the class a dataclass,
+    which replaces every placeholder, and reads the real attribute."""
+
+    def __set_name__(self, owner: type, name: str):
+        self.owner, self.name = owner, name
+
+    def __get__(self, instance, owner=None):
+        cls = self.owner
+        with _BUILDING:
+            if cls.__dict__.get(self.name) is self:  # (not built yet by another reader)
+                for attribute in _GENERATED:
+                    delattr(cls, attribute)
+                dataclasses.dataclass(cls, frozen=True)
+        return getattr(owner if instance is None else instance, self.name)
