@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -421,7 +422,7 @@ def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = obje
     (`_GENERATED`) is a placeholder, `_Unbuilt`, whose first read (an instance made,
     `dataclasses.fields`, `repr`, `==`, `hash`, unpickling's first comparison...) runs
     dataclasses.dataclass on the class, in place: the same class, as make_dataclass would
-    have made it."""
+    have made it. The class is also an attribute of `module`, where pickle looks for it."""
     annotations, ns = {}, {}
     for item in fields:
         if isinstance(item, str):
@@ -431,7 +432,10 @@ def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = obje
             ns[item[0]] = item[2]
     ns.update(namespace, __module__=module, __doc__=doc, __annotations__=annotations)
     ns.update({attribute: _Unbuilt() for attribute in _GENERATED})
-    return type(name, (base,), ns)
+    cls = type(name, (base,), ns)
+    if module in sys.modules:  # (pickle finds a class by its module and name)
+        setattr(sys.modules[module], name, cls)
+    return cls
 
 
 #: What dataclasses.dataclass(frozen=True) sets on a class (desc_class's placeholders).
