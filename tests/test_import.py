@@ -1,7 +1,7 @@
 """`import gpudml` stays light (issue #40, item 8): it imports neither wgpu nor Jinja2, and
 the desc classes of the tables' rows (ops/spec.py's desc_class: a hundred of them) become
-dataclasses when first used, not at import; built, each is what dataclasses.make_dataclass
-makes. Structural checks only: no timing here (the cold-start bench row measures it:
+dataclasses when first used, not at import (ops/spec.py's lazy_dataclass); built, each is
+what dataclasses.make_dataclass makes. Structural checks only: no timing here (the cold-start bench row measures it:
 gpudml/bench/cold_start.py)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from conftest import run_python
 
 import gpudml
 from gpudml.ops import SPECS
-from gpudml.ops.spec import desc_class
+from gpudml.ops.spec import desc_class, lazy_dataclass
 
 pytestmark = pytest.mark.any_class  # the import itself: the same under either adapter class
 
@@ -108,3 +108,34 @@ def test_any_first_use_builds_the_class(first_use):
            "match_args": lambda: list(cls.__match_args__) + ["given"]}[first_use]
     assert use() == ["a_tensor", "b_tensor", "alpha", "given"]
     assert _built(cls)
+
+
+def test_lazy_dataclass_keeps_what_the_class_defines_and_builds_bases_first():
+    @lazy_dataclass(frozen=True)
+    class Base:
+        x: int = 1
+
+        def __repr__(self):
+            return f"<base {self.x}>"
+
+    @lazy_dataclass(frozen=True)
+    class Child(Base):
+        y: int = 2
+
+    class Plain(Child):  # not a dataclass of its own: Child's, built on first use
+        pass
+
+    assert not _built(Base) and not _built(Child)
+    assert vars(Base)["__repr__"].__name__ == "__repr__"  # its own, no placeholder
+    assert [f.name for f in dataclasses.fields(Plain)] == ["x", "y"] and _built(Base) and _built(Child)
+    c = Child(3, 4)
+    assert repr(Base(3)) == "<base 3>" and c == Child(3, 4) and Plain(3, 4) != c
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.y = 5
+    with pytest.raises(ValueError, match="slots"):
+        lazy_dataclass(slots=True)
+
+
+def test_scale_bias_is_a_lazy_dataclass():
+    assert dataclasses.is_dataclass(gpudml.ScaleBias) and gpudml.ScaleBias(2, 1) == gpudml.ScaleBias(2.0, 1.0)
+    assert pickle.loads(pickle.dumps(gpudml.ScaleBias(2, 1))) == gpudml.ScaleBias(2, 1)

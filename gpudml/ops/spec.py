@@ -413,16 +413,9 @@ def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = obje
     in `module`, with `base`'s fields (DirectML's, shared by the table's operators) and
     `fields` ((name, type) or (name, type, dataclasses.field(...)) pairs: the row's own),
     and `namespace` (methods, and class attributes that tell the row's operator apart, e.g.
-    its reduce function); what dataclasses.make_dataclass makes of them.
-
-    The class exists at once (its name, its registry entry, isinstance), but its dataclass
-    methods are generated when first used: `import gpudml` defines a hundred of these
-    classes, and dataclasses.dataclass compiles half a dozen methods for each (most of the
-    import's time when it ran for all). Until then each of the attributes dataclass adds
-    (`_GENERATED`) is a placeholder, `_Unbuilt`, whose first read (an instance made,
-    `dataclasses.fields`, `repr`, `==`, `hash`, unpickling's first comparison...) runs
-    dataclasses.dataclass on the class, in place: the same class, as make_dataclass would
-    have made it. The class is also an attribute of `module`, where pickle looks for it."""
+    its reduce function): what dataclasses.make_dataclass makes of them, made a dataclass
+    when first used (lazy_dataclass: `import gpudml` defines a hundred of these classes).
+    The class is also an attribute of `module`, where pickle looks for it."""
     annotations, ns = {}, {}
     for item in fields:
         if isinstance(item, str):
@@ -431,32 +424,55 @@ def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = obje
         if len(item) == 3:
             ns[item[0]] = item[2]
     ns.update(namespace, __module__=module, __doc__=doc, __annotations__=annotations)
-    ns.update({attribute: _Unbuilt() for attribute in _GENERATED})
-    cls = type(name, (base,), ns)
+    cls = lazy_dataclass(type(name, (base,), ns), frozen=True)
     if module in sys.modules:  # (pickle finds a class by its module and name)
         setattr(sys.modules[module], name, cls)
     return cls
 
 
-#: What dataclasses.dataclass(frozen=True) sets on a class (desc_class's placeholders).
+def lazy_dataclass(cls: type | None = None, /, **params):
+    """dataclasses.dataclass(cls, **params), run when the class is first used rather than
+    where it is defined (a decorator, as dataclass is: `@lazy_dataclass(frozen=True)`).
+
+    dataclass compiles half a dozen methods for each class (about a millisecond each on
+    Python 3.11): most of `import gpudml`'s time when it ran for every desc class at
+    import. Until first used, each attribute that dataclass adds and the class does not
+    define itself (`_GENERATED`) is a placeholder, `_Unbuilt`, whose first read (on the
+    class or an instance: an instance made, `dataclasses.fields`, `repr`, `==`, `hash`,
+    `inspect.signature`, an unpickled instance compared...) runs dataclasses.dataclass on
+    the class in place: the same class object, with what dataclass would have given it at
+    once. Not for `slots=True` (dataclass makes a new class of it); what dataclass rejects
+    (a field without a default after one with, ...) it rejects at that first use."""
+    if params.get("slots"):
+        raise ValueError("lazy_dataclass: slots=True makes a new class; use dataclasses.dataclass")
+
+    def wrap(cls: type) -> type:
+        added = tuple(name for name in _GENERATED if name not in cls.__dict__)
+        for name in added:
+            setattr(cls, name, _Unbuilt(cls, name, added, params))
+        return cls
+    return wrap if cls is None else wrap(cls)
+
+
+#: What dataclasses.dataclass may set on a class (lazy_dataclass's placeholders).
 _GENERATED = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__",
               "__dataclass_fields__", "__dataclass_params__", "__match_args__")
 _BUILDING = threading.RLock()
 
 
 class _Unbuilt:
-    """A placeholder for one of the attributes dataclasses.dataclass generates, in a class
-    of desc_class: reading it (on the class or an instance) makes the class a dataclass,
+    """A placeholder for an attribute dataclasses.dataclass generates, in a class of
+    lazy_dataclass: reading it (on the class or an instance) makes the class a dataclass,
     which replaces every placeholder, and reads the real attribute."""
 
-    def __set_name__(self, owner: type, name: str):
-        self.owner, self.name = owner, name
+    def __init__(self, owner: type, name: str, added: tuple[str, ...], params: dict):
+        self.owner, self.name, self.added, self.params = owner, name, added, params
 
     def __get__(self, instance, owner=None):
         cls = self.owner
         with _BUILDING:
             if cls.__dict__.get(self.name) is self:  # (not built yet by another reader)
-                for attribute in _GENERATED:
-                    delattr(cls, attribute)
-                dataclasses.dataclass(cls, frozen=True)
+                for name in self.added:
+                    delattr(cls, name)
+                dataclasses.dataclass(cls, **self.params)
         return getattr(owner if instance is None else instance, self.name)
