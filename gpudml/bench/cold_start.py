@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         parts = ", ".join(f"{k} {v * 1e3:.0f}" for k, v in phases.items())
         ratio = phases["to first result"] / bare
         print(f"  {name:20s} {parts}  ({ratio:.2f}x bare wgpu-py)")
-    own = {name: phases["import"] - phases["numpy"] for name, phases in medians.items()}
+    own = {name: statistics.median(s["import"] - s["numpy"] for s in rows) for name, rows in samples.items()}
     print("  import beyond numpy's: " + ", ".join(f"{name} {v * 1e3:.0f}" for name, v in own.items())
           + f" ms (gpudml {own['gpudml (cache warm)'] / own['bare wgpu-py']:.2f}x wgpu's)")
     jinja = {name: any(s.get("jinja2 imported") for s in rows) for name, rows in samples.items() if "gpudml" in name}
