@@ -10,11 +10,13 @@ kernels it needs were rendered by an earlier process), one with the cache off
 process; medians per phase over the rounds. Mesa's own shader cache is warm for all three
 after the first round (it caches the compiled pipelines).
 
-Phases of the gpudml process: import (numpy and gpudml), Device(), the first operator (a
-4x4 float32 SUM, numpy in and out: WGSL, pipeline, upload, dispatch, readback) and a second,
-new operator (a slice). Bare wgpu-py: import (numpy and wgpu), request_adapter_sync,
-request_device_sync, and the dispatch with readback (shader, pipeline, buffers, bind group,
-submit, queue.read_buffer).
+Phases of the gpudml process: import (numpy and gpudml; `numpy` the first part), Device(),
+the first operator (a 4x4 float32 SUM, numpy in and out: WGSL, pipeline, upload, dispatch,
+readback) and a second, new operator (a slice). Bare wgpu-py: import (numpy and wgpu;
+`numpy`), request_adapter_sync, request_device_sync, and the dispatch with readback
+(shader, pipeline, buffers, bind group, submit, queue.read_buffer). The last lines compare
+the imports beyond numpy's (gpudml's with the cache warm against wgpu's). The gpudml
+processes import the gpudml that runs the bench (a checkout's, run from it).
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 GPUDML = """
 import json, sys, time
 T = time.perf_counter
 t0 = T()
 import numpy as np
+tn = T()
 import gpudml as dml
 t1 = T()
 dev = dml.Device(adapter=sys.argv[1])
@@ -42,7 +46,7 @@ t3 = T()
 second = dml.slice(x, [0, 0], [4, 4], [1, -1], device=dev)
 t4 = T()
 assert first.ravel().tolist() == [6, 22, 38, 54] and second[0].tolist() == [3, 2, 1, 0]
-print(json.dumps({"import": t1 - t0, "device": t2 - t1, "first op": t3 - t2, "second op": t4 - t3,
+print(json.dumps({"import": t1 - t0, "numpy": tn - t0, "device": t2 - t1, "first op": t3 - t2, "second op": t4 - t3,
                   "to first result": t3 - t0, "jinja2 imported": "jinja2" in sys.modules}))
 """
 
@@ -51,6 +55,7 @@ import json, sys, time
 T = time.perf_counter
 t0 = T()
 import numpy as np
+tn = T()
 import wgpu
 t1 = T()
 backend = {"vulkan": "Vulkan", "gl": "OpenGL"}[sys.argv[1]]
@@ -85,15 +90,21 @@ device.queue.submit([enc.finish()])
 out = np.frombuffer(device.queue.read_buffer(b), np.float32)
 t4 = T()
 assert out.tolist() == [6, 22, 38, 54]
-print(json.dumps({"import": t1 - t0, "adapter": t2 - t1, "device": t3 - t2, "dispatch": t4 - t3,
+print(json.dumps({"import": t1 - t0, "numpy": tn - t0, "adapter": t2 - t1, "device": t3 - t2, "dispatch": t4 - t3,
                   "to first result": t4 - t0}))
 """
 
 
+#: The folder holding the gpudml package that runs the bench: the probes import this one (a
+#: checkout's, not whichever gpudml the interpreter has installed).
+HOME = str(Path(__file__).resolve().parents[2])
+
+
 def run(code: str, adapter: str, env: dict) -> dict:
+    path = os.pathsep.join(p for p in (HOME, os.environ.get("PYTHONPATH")) if p)
     res = subprocess.run([sys.executable, "-c", code, adapter], capture_output=True, text=True, timeout=300,
                          cwd=tempfile.gettempdir(),
-                         env={**os.environ, **env})
+                         env={**os.environ, "PYTHONPATH": path, **env})
     if res.returncode:
         raise SystemExit(f"probe failed:\n{res.stderr}")
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -124,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
         parts = ", ".join(f"{k} {v * 1e3:.0f}" for k, v in phases.items())
         ratio = phases["to first result"] / bare
         print(f"  {name:20s} {parts}  ({ratio:.2f}x bare wgpu-py)")
+    own = {name: statistics.median(s["import"] - s["numpy"] for s in rows) for name, rows in samples.items()}
+    print("  import beyond numpy's: " + ", ".join(f"{name} {v * 1e3:.0f}" for name, v in own.items())
+          + f" ms (gpudml {own['gpudml (cache warm)'] / own['bare wgpu-py']:.2f}x wgpu's)")
     jinja = {name: any(s.get("jinja2 imported") for s in rows) for name, rows in samples.items() if "gpudml" in name}
     print(f"  Jinja2 imported: {jinja}")
     if args.json:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -409,7 +411,68 @@ def per_argument(values: list, counts: list[int | None]) -> list:
 def desc_class(name: str, module: str, *, doc: str, fields=(), base: type = object, **namespace) -> type:
     """The desc class of one row of a table of operators: a frozen dataclass `name`, defined
     in `module`, with `base`'s fields (DirectML's, shared by the table's operators) and
-    `fields` ((name, type) pairs: the row's own), and `namespace` (methods, and class
-    attributes that tell the row's operator apart, e.g. its reduce function)."""
-    return dataclasses.make_dataclass(name, list(fields), bases=(base,), frozen=True,
-                                      namespace={"__module__": module, "__doc__": doc, **namespace})
+    `fields` ((name, type) or (name, type, dataclasses.field(...)) pairs: the row's own),
+    and `namespace` (methods, and class attributes that tell the row's operator apart, e.g.
+    its reduce function): what dataclasses.make_dataclass makes of them, made a dataclass
+    when first used (lazy_dataclass: `import gpudml` defines a hundred of these classes).
+    The class is also an attribute of `module`, where pickle looks for it."""
+    annotations, ns = {}, {}
+    for item in fields:
+        if isinstance(item, str):
+            item = (item, "typing.Any")
+        annotations[item[0]] = item[1]
+        if len(item) == 3:
+            ns[item[0]] = item[2]
+    ns.update(namespace, __module__=module, __doc__=doc, __annotations__=annotations)
+    cls = lazy_dataclass(type(name, (base,), ns), frozen=True)
+    if module in sys.modules:  # (pickle finds a class by its module and name)
+        setattr(sys.modules[module], name, cls)
+    return cls
+
+
+def lazy_dataclass(cls: type | None = None, /, **params):
+    """dataclasses.dataclass(cls, **params), run when the class is first used rather than
+    where it is defined (a decorator, as dataclass is: `@lazy_dataclass(frozen=True)`).
+
+    dataclass compiles half a dozen methods for each class (about a millisecond each on
+    Python 3.11): most of `import gpudml`'s time when it ran for every desc class at
+    import. Until first used, each attribute that dataclass adds and the class does not
+    define itself (`_GENERATED`) is a placeholder, `_Unbuilt`, whose first read (on the
+    class or an instance: an instance made, `dataclasses.fields`, `repr`, `==`, `hash`,
+    `inspect.signature`, an unpickled instance compared...) runs dataclasses.dataclass on
+    the class in place: the same class object, with what dataclass would have given it at
+    once. Not for `slots=True` (dataclass makes a new class of it); what dataclass rejects
+    (a field without a default after one with, ...) it rejects at that first use."""
+    if params.get("slots"):
+        raise ValueError("lazy_dataclass: slots=True makes a new class; use dataclasses.dataclass")
+
+    def wrap(cls: type) -> type:
+        added = tuple(name for name in _GENERATED if name not in cls.__dict__)
+        for name in added:
+            setattr(cls, name, _Unbuilt(cls, name, added, params))
+        return cls
+    return wrap if cls is None else wrap(cls)
+
+
+#: What dataclasses.dataclass may set on a class (lazy_dataclass's placeholders).
+_GENERATED = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__",
+              "__dataclass_fields__", "__dataclass_params__", "__match_args__")
+_BUILDING = threading.RLock()
+
+
+class _Unbuilt:
+    """A placeholder for an attribute dataclasses.dataclass generates, in a class of
+    lazy_dataclass: reading it (on the class or an instance) makes the class a dataclass,
+    which replaces every placeholder, and reads the real attribute."""
+
+    def __init__(self, owner: type, name: str, added: tuple[str, ...], params: dict):
+        self.owner, self.name, self.added, self.params = owner, name, added, params
+
+    def __get__(self, instance, owner=None):
+        cls = self.owner
+        with _BUILDING:
+            if cls.__dict__.get(self.name) is self:  # (not built yet by another reader)
+                for name in self.added:
+                    delattr(cls, name)
+                dataclasses.dataclass(cls, **self.params)
+        return getattr(owner if instance is None else instance, self.name)

@@ -16,10 +16,11 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...kernels.elementwise import value_kind
 from ...types import F32, DataType, FeatureLevel
+from ..spec import lazy_dataclass
 from .common import F32_MAX
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)  # (a dataclass when first used: ops/spec.py)
 class ScaleBias:
     """DML_SCALE_BIAS: x * scale + bias, applied to an operator's input before its function."""
 
