@@ -354,6 +354,16 @@ def _per_operator(parser, command: str, details: str = "", specs=SPECS):
         yield spec, p
 
 
+def _positionals(argv: list[str]):
+    """The words of `argv` that are not options nor --adapter's value, in order."""
+    words = iter(argv)
+    for word in words:
+        if word == "--adapter":
+            next(words, None)
+        elif not word.startswith("-"):
+            yield word
+
+
 def _operators_built(argv: list[str] | None, command: str) -> tuple:
     """The specs whose `gpudml COMMAND OP` parsers are built for `argv`: only the one it
     names (121 operators' parsers cost ~0.3 s a call), none when it runs another command,
@@ -361,22 +371,12 @@ def _operators_built(argv: list[str] | None, command: str) -> tuple:
     when there is no argv (build_parser() for tests and docs)."""
     if argv is None:
         return SPECS
-    words = iter(argv)
-    for word in words:
-        if word == "--adapter":
-            next(words, None)
-        elif not word.startswith("-"):
-            if word != command:
-                return ()
-            break
-    else:
+    words = list(_positionals(argv))[:2]
+    if words and words[0] != command:
+        return ()
+    if len(words) < 2:
         return SPECS
-    for word in words:
-        if word == "--adapter":
-            next(words, None)
-        elif not word.startswith("-"):
-            return tuple(s for s in SPECS if word == s.key or word in _aliases(s)) or SPECS
-    return SPECS
+    return tuple(s for s in SPECS if words[1] == s.key or words[1] in _aliases(s)) or SPECS
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
