@@ -26,7 +26,7 @@ from .ops.spec import flat_tensors, grouped_outputs, per_argument, tensor_fields
 from .runtime import Tensor, executor
 from .runtime.executor import Step
 from .runtime.tensor import checked_array, logical_from_raw, native_array, raw_from_logical
-from .tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
+from .tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc, positive_sizes
 from .types import DataType
 
 INPUT, CONSTANT, NODE = "input", "constant", "node"
@@ -139,7 +139,7 @@ class Graph:
         if dtype is None:  # (numpy would read None as float64)
             raise InvalidArgumentError(f"{where}: dtype: None is not a DataType nor a numpy dtype")
         data_type = DataType.parse(dtype, f"{where}: dtype")
-        sizes = as_int_tuple(sizes, f"{where}: sizes")
+        sizes = positive_sizes(as_int_tuple(sizes, f"{where}: sizes"), f"Graph.input: {name or 'input'}.sizes")
         strides = None if strides is None else as_int_tuple(strides, f"{where}: strides")
         desc = TensorDesc(data_type, sizes, strides)
         check_tensor_desc("Graph.input", name or "input", desc)

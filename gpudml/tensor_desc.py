@@ -1,9 +1,10 @@
 """DML_BUFFER_TENSOR_DESC: TensorDesc, DMLCalcBufferTensorSize and layout helpers.
 
-The constructor only normalizes values (so a desc can be built from lists or
-numpy integers); DirectML's rules of a buffer tensor description (every size
-at least 1, 1 to 8 dimensions, non-negative strides whose element offsets fit
-32 bits, a total size no smaller than DMLCalcBufferTensorSize, the flags, the
+The constructor normalizes values (so a desc can be built from lists or numpy
+integers) and refuses a size below 1 at once (no description of any operator
+can hold one; the message names the index: `TensorDesc.sizes[2] = -1`); the
+other rules of a buffer tensor description (1 to 8 dimensions, non-negative
+strides whose element offsets fit 32 bits, a total size no smaller than DMLCalcBufferTensorSize, the flags, the
 base offset alignment, and no two elements of an output at one address) are
 checked by `check_tensor_desc`, called by each operator's `validate` so that a
 message can name the operator and the field.
@@ -43,6 +44,16 @@ def as_int_tuple(values, field: str) -> tuple[int, ...]:
         except TypeError:
             raise InvalidArgumentError(f"{field}[{i}]: expected an integer, got {v!r}") from None
     return tuple(out)
+
+
+def positive_sizes(sizes: tuple[int, ...], field: str) -> tuple[int, ...]:
+    """`sizes` when every one is at least 1 (DirectML has no empty or negative dimension);
+    InvalidArgumentError naming `field`, the index and the value otherwise."""
+    for i, n in enumerate(sizes):
+        if n < 1:
+            raise InvalidArgumentError(f"{field}[{i}] = {n} must be >= 1 (DirectML tensors have no empty or "
+                                       f"negative dimension; sizes {list(sizes)})")
+    return sizes
 
 
 def as_int(value, field: str) -> int:
@@ -116,7 +127,9 @@ def bound_bytes(nbytes: int) -> int:
 
 @dataclass(frozen=True, init=False)
 class TensorDesc:
-    """DML_BUFFER_TENSOR_DESC. `strides=None` means packed row-major."""
+    """DML_BUFFER_TENSOR_DESC. `strides=None` means packed row-major. A size below 1 is an
+    InvalidArgumentError here, naming its index (`TensorDesc.sizes[2] = -1 must be >= 1`);
+    the other rules are checked by the operator that takes the desc, naming its field."""
 
     data_type: DataType
     sizes: tuple[int, ...]
@@ -136,10 +149,10 @@ class TensorDesc:
         guaranteed_base_offset_alignment=0,
     ):
         dt = DataType.coerce(data_type, "TensorDesc.data_type")
-        sz = as_int_tuple(sizes, "TensorDesc.sizes")
+        sz = positive_sizes(as_int_tuple(sizes, "TensorDesc.sizes"), "TensorDesc.sizes")
         st = None if strides is None else as_int_tuple(strides, "TensorDesc.strides")
         if total_tensor_size_in_bytes is None:
-            ok = sz and all(n >= 1 for n in sz) and (st is None or (len(st) == len(sz) and min(st) >= 0))
+            ok = sz and (st is None or (len(st) == len(sz) and min(st) >= 0))
             total = calc_buffer_tensor_size(dt, sz, st) if ok else 0
         else:
             total = as_int(total_tensor_size_in_bytes, "TensorDesc.total_tensor_size_in_bytes")

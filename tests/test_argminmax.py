@@ -139,7 +139,7 @@ RULES = {
     "kept output size": ({"out_sizes": [2, 4, 4, 1]}, FL.FL_6_4,
                          ["output_tensor.sizes[1] = 4 must equal input_tensor.sizes[1] = 3 on kept axis 1"]),
     "aliasing output": ({"out_strides": [0, 4, 1, 1]}, FL.FL_6_4, ["output_tensor.strides", "share one address"]),
-    "bad input tensor": ({"sizes": (2, 0, 4, 5)}, FL.FL_6_4, ["input_tensor.sizes[1] = 0 must be >= 1"]),
+    "bad input tensor": ({"in_strides": [60, -20, 5, 1]}, FL.FL_6_4, ["input_tensor.strides[1] = -20 must be >= 0"]),
     "INT32 cannot hold the index": ({"sizes": (1, 2**16, 2**15 + 1), "in_strides": [0, 0, 0], "axes": (1, 2),
                                      "out_type": T.INT32}, FL.FL_6_4,
                                     ["output_tensor.data_type INT32 cannot hold index 2147549183",

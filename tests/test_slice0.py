@@ -116,7 +116,7 @@ def test_functional_defaults_and_errors(device):
         dml.slice0(x, [0, 0, 0], [1, 1, 1], [0, 1, 1], device=device)
     with pytest.raises(dml.InvalidArgumentError, match=re.escape("slice0: sizes[1]: expected an integer")):
         dml.slice0(x, [0, 0, 0], [1, None, 1], device=device)
-    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Slice: output_tensor.sizes[2] = 0 must be >= 1")):
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("slice0: sizes[2] = 0 must be >= 1")):
         dml.slice0(x, [0, 0, 0], [1, 1, 0], device=device)
 
 

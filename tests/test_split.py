@@ -169,7 +169,7 @@ def test_functional_forms(device):
     (1, 5, "split: sizes: expected a sequence of integers, got 5"),
     (1, [2, 2.5], "split: sizes[1]: expected an integer, got 2.5"),
     (1, [], "Split: OutputCount is 0 (output_tensors is empty); it must be greater than 0"),
-    (1, [2, 0, 3], "Split: output_tensors[1].sizes[1] = 0 must be >= 1"),
+    (1, [2, 0, 3], "split: sizes[1] = 0 must be >= 1"),
     (1, [2, 2], "Split: input_tensor.sizes[1] = 5 must equal the sum of output_tensors[i].sizes[1] = 2 + 2 = 4"),
 ])
 def test_functional_errors(vulkan_device, axis, sizes, message):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.movement.slice import SLICE
-from ..tensor_desc import TensorDesc, as_int_tuple, check_length
+from ..tensor_desc import TensorDesc, as_int_tuple, check_length, positive_sizes
 from ..types import F16, F32, I16, I32, TYPES_8, TYPES_11, U16, U32, FeatureLevel
 from . import slice1
 from .base import check_copy_tensors, int_list
@@ -52,7 +52,7 @@ def infer_output(input_tensor: TensorDesc, offsets, sizes, strides=None) -> Slic
     """The desc of `slice0(x, offsets, sizes, strides)`: the output's sizes are `sizes`,
     strides default to 1 (validation checks the rest)."""
     offsets = as_int_tuple(offsets, "slice0: offsets")
-    sizes = as_int_tuple(sizes, "slice0: sizes")
+    sizes = positive_sizes(as_int_tuple(sizes, "slice0: sizes"), "slice0: sizes")
     strides = (1,) * input_tensor.rank if strides is None else as_int_tuple(strides, "slice0: strides")
     return SliceOperatorDesc(input_tensor, TensorDesc(input_tensor.data_type, sizes), offsets, sizes, strides)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.movement.join_split import SPLIT
-from ..tensor_desc import TensorDesc, as_int, as_int_tuple
+from ..tensor_desc import TensorDesc, as_int, as_int_tuple, positive_sizes
 from ..types import F16, F32, I16, I32, TYPES_8, TYPES_11, U16, U32, FeatureLevel
 from .base import check_parts, numpy_axis
 from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
@@ -40,7 +40,7 @@ def infer_output(input_tensor: TensorDesc, axis, sizes) -> SplitOperatorDesc:
     that size on `axis`. A negative axis counts from the end, as in numpy (the desc takes
     DirectML's axis only)."""
     axis = numpy_axis(axis, input_tensor.rank, "split", "x")
-    sizes = as_int_tuple(sizes, "split: sizes")
+    sizes = positive_sizes(as_int_tuple(sizes, "split: sizes"), "split: sizes")
     rest = input_tensor.sizes
     outputs = tuple(TensorDesc(input_tensor.data_type, rest[:axis] + (n,) + rest[axis + 1:]) for n in sizes)
     return SplitOperatorDesc(input_tensor, outputs, axis)

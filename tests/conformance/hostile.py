@@ -62,17 +62,15 @@ def broken_tensor(draw, desc, field: str):
     td: dml.TensorDesc = tensor_at(desc, field)
     rank, sizes = td.rank, list(td.sizes)
     axis = draw(st.integers(0, rank - 1))
-    kinds = ["size0", "size_negative", "size_huge", "count_overflow", "rank0", "rank9", "rank_mismatch",
+    # (A size below 1 never reaches an operator: TensorDesc refuses it when it is built,
+    # tests/test_tensor_desc.py.)
+    kinds = ["size_huge", "count_overflow", "rank0", "rank9", "rank_mismatch",
              "strides_length", "stride_negative", "stride_huge", "span_overflow", "total_small", "flags", "alignment",
              "not_a_desc"]
     if field.startswith(OUTPUT_FIELDS) and any(n > 1 for n in sizes):
         kinds.append("aliasing")
     kind = draw(st.sampled_from(kinds))
-    if kind == "size0":
-        new = lambda: _td(td, sizes=sizes[:axis] + [0] + sizes[axis + 1:])  # noqa: E731
-    elif kind == "size_negative":
-        new = lambda: _td(td, sizes=sizes[:axis] + [-draw(st.integers(1, 2**40))] + sizes[axis + 1:])  # noqa: E731
-    elif kind == "size_huge":
+    if kind == "size_huge":
         huge = draw(st.sampled_from([2**32, 2**40, 2**64, 10**30]))
         new = lambda: _td(td, sizes=sizes[:axis] + [huge] + sizes[axis + 1:], strides=None)  # noqa: E731
     elif kind == "count_overflow":  # every size fits 32 bits, the product does not
