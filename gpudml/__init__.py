@@ -7,7 +7,15 @@ operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 
 from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
 from .device import CompiledOperator, Device, Operator, default_device
-from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
+from .errors import (
+    DeviceLostError,
+    DMLError,
+    GpuError,
+    InternalError,
+    InvalidArgumentError,
+    OutOfMemoryError,
+    UnsupportedError,
+)
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph
 from .kernel import Kernel
@@ -24,7 +32,7 @@ globals().update(ENUMS)  # DataType, FeatureLevel, ReduceFunction, ... (every en
 
 __all__ = [
     "CompiledGraph", "CompiledOperator", "DMLError", "Device", "DeviceLostError",
-    "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
+    "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError", "OutOfMemoryError",
     "Kernel", "Operator", "ScaleBias", "Tensor", "TensorDesc",
     "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
 ]

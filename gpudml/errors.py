@@ -18,6 +18,14 @@ class GpuError(DMLError, RuntimeError):
     that gpudml did not foresee); names the adapter. wgpu's own exception is its __cause__."""
 
 
+class OutOfMemoryError(GpuError, MemoryError):
+    """The device could not allocate a buffer (or the memory an upload needs): names the
+    allocation (bytes, what it was for), the device's limits (max-buffer-size,
+    max-storage-buffer-binding-size) and what gpudml holds on the device. Also a MemoryError,
+    so code that handles the host's running out of memory handles this too. The device
+    stays usable: free Tensors, or work on smaller pieces, and call again."""
+
+
 class DeviceLostError(GpuError):
     """The adapter's device is gone (driver reset, device destroyed): its Tensors and compiled
     operators are unusable; a new Device opens a fresh one."""

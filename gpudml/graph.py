@@ -408,7 +408,7 @@ class CompiledGraph:
             for expr in self.inputs:
                 value = given[expr]
                 if not isinstance(value, Tensor):
-                    value = executor.upload(self.device, value, expr.desc)
+                    value = executor.upload(self.device, value, expr.desc, f"the graph's input {expr.name!r}")
                     staged.append(value)
                 sources[expr.value_id] = value
             results = executor.run_steps(self.device, self.steps, sources, self._output_ids)

@@ -1,6 +1,8 @@
-"""Device loss and adapter failure: clear DMLErrors naming the adapter and what to do,
-never a bare wgpu traceback. Loss is simulated by destroying the wgpu device of a private
-context (the fixtures' shared devices are untouched)."""
+"""Device loss, out of memory and adapter failure: clear DMLErrors naming the adapter and
+what to do, never a bare wgpu traceback. Loss is simulated by destroying the wgpu device of a
+private context (the fixtures' shared devices are untouched); out of memory by the pool's
+allocation seam failing as lavapipe fails, and for real in a process whose address space is
+capped."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import types
 
 import numpy as np
 import pytest
-from isolated import lose, own_device
+from conftest import run_python
+from isolated import limited_device, lose, own_device
 
 import gpudml as dml
 from gpudml import cli
@@ -133,14 +136,122 @@ def test_translation_of_other_wgpu_errors():
     """Out of memory and unexpected wgpu errors become GpuError naming the adapter."""
     import wgpu
 
-    ctx = types.SimpleNamespace(caps=types.SimpleNamespace(name="Test Adapter"), lost=False, lost_reason="",
-                                mark_lost=lambda reason: None)
+    caps = types.SimpleNamespace(name="Test Adapter", max_buffer_size=1 << 31, max_storage_binding_size=1 << 27)
+    ctx = types.SimpleNamespace(caps=caps, lost=False, lost_reason="", mark_lost=lambda reason: None)
     oom = guard.translate(ctx, wgpu.GPUOutOfMemoryError("Out of memory"))
-    assert type(oom) is dml.GpuError and "Test Adapter ran out of memory" in str(oom)
+    assert type(oom) is dml.OutOfMemoryError and "Test Adapter ran out of memory" in str(oom)
+    # wgpu-native reports lavapipe's failed allocation as a validation error: out of memory too
+    oom = guard.translate(ctx, wgpu.GPUValidationError(NOT_ENOUGH))
+    assert type(oom) is dml.OutOfMemoryError and "(wgpu: Not enough memory left.)" in str(oom)
     other = guard.translate(ctx, wgpu.GPUValidationError("Validation Error\n\nCaused by:\n  In x\n    bad"))
     assert type(other) is dml.GpuError and "Test Adapter" in str(other) and "gpudml bug" in str(other)
     lost = guard.translate(ctx, wgpu.GPUValidationError("Validation Error\n\nCaused by:\n    Parent device is lost"))
     assert type(lost) is dml.DeviceLostError and "(Parent device is lost)" in str(lost)
+
+
+# ------------------------------------------------------------------ out of memory
+#: What wgpu-native raises when lavapipe cannot allocate a buffer (seen for real below).
+NOT_ENOUGH = "Validation Error\n\nCaused by:\n  In wgpuDeviceCreateBuffer\n    Not enough memory left.\n"
+
+
+def _failing_pool(monkeypatch, dev, at_least: int, times: int = 1 << 30) -> list:
+    """Make `dev`'s pool fail, as lavapipe does, to allocate buffers of `at_least` bytes or
+    more, the first `times` times; returns the sizes it refused."""
+    import wgpu
+
+    pool, refused = dev._ctx.pool, []
+    create = pool.create_buffer
+
+    def failing(size):
+        if size >= at_least and len(refused) < times:
+            refused.append(size)
+            raise wgpu.GPUValidationError(NOT_ENOUGH)
+        return create(size)
+    monkeypatch.setattr(pool, "create_buffer", failing)
+    return refused
+
+
+def _assert_out_of_memory(exc, dev, nbytes: int, what: str) -> str:
+    assert type(exc) is dml.OutOfMemoryError
+    assert isinstance(exc, MemoryError) and isinstance(exc, dml.GpuError) and isinstance(exc, dml.DMLError)
+    message = str(exc)
+    caps = dev.caps
+    assert message.startswith(f"gpudml: {dev.adapter_name} ran out of memory allocating {nbytes} bytes "), message
+    assert f"for {what} (wgpu: Not enough memory left.)" in message, message
+    assert f"buffers of at most {caps.max_buffer_size} bytes (max-buffer-size" in message, message
+    assert f"bindings of at most {caps.max_storage_binding_size} bytes (max-storage-buffer-binding-size)" in message
+    assert "Free the Tensors you no longer need" in message and "a smaller batch" in message, message
+    assert "gpudml bug" not in message and "\n" not in message, message
+    assert type(exc.__cause__).__module__.startswith("wgpu")
+    return message
+
+
+def test_out_of_memory_names_the_allocation_and_the_limits(adapter, monkeypatch):
+    dev = limited_device(adapter, shared_pipelines=True)  # a pool of its own
+    x = np.ones((64, 64), np.float32)
+    refused = _failing_pool(monkeypatch, dev, at_least=x.nbytes)
+    with pytest.raises(dml.OutOfMemoryError) as info:
+        dml.reduce(x, "sum", axes=[1], device=dev)  # the input's upload is the first buffer
+    message = _assert_out_of_memory(info.value, dev, x.nbytes, "an input (FLOAT32 [64, 64]) uploaded for Reduce")
+    assert "gpudml holds 0 bytes (0.0 KiB) in 0 buffers" in message and "(16.0 KiB)" in message, message
+    # An operator's output names the operator and the field; the input uploaded before it is held.
+    t = dev.tensor(np.ones(16, np.float32))
+    monkeypatch.undo()
+    _failing_pool(monkeypatch, dev, at_least=16 * 4 * 4)
+    compiled = dev.compile_operator(dev.create_operator(dml.TileOperatorDesc(
+        dml.TensorDesc(dml.DataType.FLOAT32, [16]), dml.TensorDesc(dml.DataType.FLOAT32, [64]), [4])))
+    with pytest.raises(dml.OutOfMemoryError) as info:
+        compiled.execute([t])
+    message = _assert_out_of_memory(info.value, dev, 256, "Tile's output_tensor (FLOAT32 [64])")
+    assert "gpudml holds 64 bytes (0.1 KiB) in 1 buffer lent" in message, message
+    # Nothing is left half made, and the device stays usable once memory is there again.
+    monkeypatch.undo()
+    assert np.array_equal(compiled.execute([t])[0].numpy(), np.ones(64, np.float32))
+    assert np.array_equal(dml.reduce(x, "sum", axes=[1], device=dev), np.full((64, 1), 64, np.float32))
+    assert refused
+
+
+def test_out_of_memory_frees_the_idle_pool_and_tries_again(adapter, monkeypatch):
+    dev = limited_device(adapter, shared_pipelines=True)
+    dev.tensor(np.zeros(1024, np.float32)).free()  # 4 KiB idle in the pool
+    assert dev._ctx.pool.pooled_bytes == 4096
+    refused = _failing_pool(monkeypatch, dev, at_least=8192, times=1)
+    t = dev.tensor(np.arange(2048, dtype=np.float32))
+    assert refused == [8192] and dev._ctx.pool.pooled_bytes == 0
+    assert np.array_equal(t.numpy(), np.arange(2048, dtype=np.float32))
+
+
+#: A process whose address space is capped 256 MiB above what it uses: a 64 MiB tensor
+#: after another fails in the driver's allocation, for real (nothing near the machine's memory).
+_REAL = """
+import resource, sys
+import numpy as np
+import gpudml as dml
+dev = dml.Device(adapter=sys.argv[1])
+dml.pad(np.ones(4, np.float32), [1], [1], device=dev)  # the device, its threads and a pipeline: made
+host = np.zeros(16 << 20, np.float32)
+used = [int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize")][0]
+resource.setrlimit(resource.RLIMIT_AS, (used + (256 << 20), resource.RLIM_INFINITY))
+held = []
+try:
+    for _ in range(8):
+        held.append(dev.tensor(host))
+    print("no error")
+except dml.OutOfMemoryError as exc:
+    print("OutOfMemoryError:", exc)
+held.clear()
+print("after:", dml.pad(np.ones(4, np.float32), [1], [1], device=dev).tolist())
+"""
+
+
+def test_out_of_memory_for_real(adapter):
+    if adapter == "gl":
+        pytest.skip("wgpu's GL backend loses the device when llvmpipe cannot allocate (a DeviceLostError)")
+    res = run_python(f"import sys; sys.argv[1:] = [{adapter!r}]\n" + _REAL, timeout=120)
+    out = res.stdout
+    assert "OutOfMemoryError: gpudml: " in out and "ran out of memory allocating 67108864 bytes" in out, out
+    assert "for Device.tensor's FLOAT32 [16777216] (wgpu: Not enough memory left.)" in out, out
+    assert "after: [0.0, 1.0, 1.0, 1.0, 1.0, 0.0]" in out, out
 
 
 # ------------------------------------------------------------------ adapters missing

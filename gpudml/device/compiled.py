@@ -64,13 +64,16 @@ class CompiledOperator:
         self._runs = [(d.pipeline.pipeline, d.kernel.workgroups) for d in self._dispatches]  # what record needs
         # What execute needs of each new output: (buffer bytes, desc, whether it starts zeroed).
         self._fresh = [(d.buffer_bytes, d, not d.covers_buffer) for _, d in self.outputs]
+        self._output_purposes = [f"{self.name}'s {field} ({d.data_type.name} {list(d.sizes)})"
+                                 for field, d in self.outputs]
         self._zeroed = any(zeroed for _, _, zeroed in self._fresh)
         groups = tensor_groups(self.desc)[1]
         self._one_output = len(groups) == 1 and isinstance(groups[0][1], TensorDesc)
         labels = tuple(DispatchLabel(device, self.name, self.program.strategy, i, self._bound_bytes(kernel))
                        for i, kernel in enumerate(self.program.kernels))
         self._work = Work(labels, self.name, sum(label.bytes for label in labels))
-        self._scratch.extend(ctx.pool.acquire(n, device.caps) for n in self.program.scratch_bytes)
+        scratch = f"{self.name}'s scratch (strategy {self.program.strategy})"
+        self._scratch.extend(ctx.pool.acquire(n, device.caps, scratch) for n in self.program.scratch_bytes)
 
     def _pipeline(self, ctx, kernel):
         try:
@@ -132,7 +135,7 @@ class CompiledOperator:
                 checked.append(host_buffer(x, desc, f"{self.name}.execute: {field}"))
         if outputs is not None:
             self._check_outputs(outputs, checked)
-        with staged_inputs(self.device, checked, [d for _, d in self.inputs]) as in_buffers:
+        with staged_inputs(self.device, checked, [d for _, d in self.inputs], self.name) as in_buffers:
             results, clears = self._output_tensors(outputs)
             self._record(in_buffers, [t.buffer for t in results], clears)
         return execute_results(results, outputs, inputs)
@@ -148,7 +151,8 @@ class CompiledOperator:
             raise InvalidArgumentError(f"{self.name}: {field}: the Tensor was freed")
         device = self.device
         pool, caps = device._ctx.pool, device.caps
-        results = [Tensor(device, pool.acquire(nbytes, caps), d) for nbytes, d, _ in self._fresh]
+        results = [Tensor(device, pool.acquire(nbytes, caps, what), d)
+                   for (nbytes, d, _), what in zip(self._fresh, self._output_purposes)]
         clears = [t.buffer for t, (_, _, zeroed) in zip(results, self._fresh) if zeroed] if self._zeroed else ()
         self._record(in_buffers, [t.buffer for t in results], clears)
         return results
@@ -180,7 +184,8 @@ class CompiledOperator:
         if outputs is None:
             device = self.device
             pool, caps = device._ctx.pool, device.caps
-            tensors = [Tensor(device, pool.acquire(nbytes, caps), d) for nbytes, d, _ in self._fresh]
+            tensors = [Tensor(device, pool.acquire(nbytes, caps, what), d)
+                       for (nbytes, d, _), what in zip(self._fresh, self._output_purposes)]
             clears = [t.buffer for t, (_, _, zeroed) in zip(tensors, self._fresh) if zeroed]
             return tensors, clears
         return list(outputs), []

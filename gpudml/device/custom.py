@@ -161,10 +161,12 @@ class KernelCall:
                 if any(isinstance(x, Tensor) and x.buffer is t.buffer for x in checked):
                     raise InvalidArgumentError(f"{where}: output {field} is also an input; pass another Tensor")
         ctx = self.device._ctx
-        with gpu_errors(ctx), staged_inputs(self.device, checked, [d for _, d in self.inputs]) as in_buffers:
+        with gpu_errors(ctx), staged_inputs(self.device, checked, [d for _, d in self.inputs],
+                                             "an HLSL kernel") as in_buffers:
             if outputs is None:
-                results = [Tensor(self.device, ctx.pool.acquire(d.buffer_bytes, self.device.caps), d)
-                           for _, d in self.outputs]
+                results = [Tensor(self.device, ctx.pool.acquire(d.buffer_bytes, self.device.caps,
+                                                                f"an output {field} of an HLSL kernel"), d)
+                           for field, d in self.outputs]
                 clears = [t.buffer for t in results]  # what the kernel leaves unwritten reads as zero
             else:
                 results = list(outputs)

@@ -155,7 +155,8 @@ class Device:
         check_tensor_desc("tensor", "desc", desc)
         flat = host_buffer(array, desc, "tensor")
         ctx = self._ctx
-        t = Tensor(self, ctx.pool.acquire(desc.buffer_bytes, self._caps), desc)
+        what = f"Device.tensor's {desc.data_type.name} {list(desc.sizes)}"
+        t = Tensor(self, ctx.pool.acquire(desc.buffer_bytes, self._caps, what), desc)
         if flat.nbytes < t.nbytes:  # bytes past the data start zeroed, not as the pool left them
             ctx.recorder.record([], clears=[t.buffer])
         ctx.transfers.upload(t.buffer, flat)
@@ -165,7 +166,8 @@ class Device:
     def empty(self, desc: TensorDesc) -> Tensor:
         """A zero-filled tensor for `desc` (an output to execute into)."""
         check_tensor_desc("empty", "desc", desc)
-        t = Tensor(self, self._ctx.pool.acquire(desc.buffer_bytes, self._caps), desc)
+        t = Tensor(self, self._ctx.pool.acquire(desc.buffer_bytes, self._caps,
+                                                f"Device.empty's {desc.data_type.name} {list(desc.sizes)}"), desc)
         self._ctx.recorder.record([], clears=[t.buffer])
         return t
 

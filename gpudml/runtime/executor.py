@@ -79,12 +79,13 @@ def check_steps(steps: Sequence[Step], sources: dict[int, TensorDesc], outputs: 
         raise InternalError(f"graph outputs {missing}: no step writes them and no input or constant holds them")
 
 
-def upload(device, contents: np.ndarray, desc: TensorDesc) -> Tensor:
+def upload(device, contents: np.ndarray, desc: TensorDesc, what: str = "a constant") -> Tensor:
     """A Tensor for `desc` whose buffer starts with `contents` (buffer elements, C order).
     Unlike `device.tensor` nothing is cleared (kernels read only the desc's elements)."""
     ctx = device._ctx
     with gpu_errors(ctx):
-        t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps), desc)
+        t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps,
+                                            f"{what} ({desc.data_type.name} {list(desc.sizes)})"), desc)
         ctx.transfers.upload(t.buffer, contents)
     return t
 
@@ -125,7 +126,8 @@ def _new_tensor(device, desc: TensorDesc, zeroed: bool) -> Tensor:
     zero where its kernel leaves bytes unwritten (a strided desc, the tail of a last word),
     as CompiledOperator.execute's outputs do; intermediates are never read there."""
     ctx = device._ctx
-    t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps), desc)
+    what = f"a value of a compiled graph ({desc.data_type.name} {list(desc.sizes)})"
+    t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps, what), desc)
     if zeroed and not desc.covers_buffer:
         ctx.recorder.record([], clears=[t.buffer])
     return t

@@ -8,7 +8,10 @@ attached as __cause__):
 - the device is lost (wgpu says "device is lost", or the context was marked lost
   before): DeviceLostError. The context is marked lost and dropped from the shared
   table, so a new `Device()` (and `default_device()`) opens a fresh wgpu device;
-- wgpu ran out of memory: GpuError saying so;
+- wgpu ran out of memory (a GPUOutOfMemoryError, or what wgpu-native reports as a
+  validation error reading "Not enough memory left": lavapipe's failed allocation):
+  OutOfMemoryError. Allocations name themselves (`out_of_memory`, called by the pool and
+  the transfers with the bytes and what they were for);
 - any other wgpu error (a validation error means a gpudml bug): GpuError.
 
 gpudml's own errors and non-wgpu exceptions pass through unchanged.
@@ -19,15 +22,55 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from ..errors import DeviceLostError, DMLError, GpuError
+from ..errors import DeviceLostError, DMLError, GpuError, OutOfMemoryError
 from . import adapters
 
+#: What wgpu's messages say when an allocation failed (wgpu-core's DeviceError::OutOfMemory
+#: reads "Not enough memory left."; wgpu-native reports it under any error type).
+_MEMORY_MARKERS = ("not enough memory", "out of memory", "outofmemory")
 _LOST_MARKERS = ("device is lost", "device lost", "devicelost", "device was lost", "device has been lost")
 
 
 def is_lost_message(text: str) -> bool:
     text = text.lower()
     return any(marker in text for marker in _LOST_MARKERS)
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Did wgpu (or the driver under it) fail for lack of memory?"""
+    text = str(exc).lower()
+    return type(exc).__name__ == "GPUOutOfMemoryError" or any(marker in text for marker in _MEMORY_MARKERS)
+
+
+def out_of_memory(ctx, exc: BaseException, nbytes: int | None = None, what: str = "",
+                  during: str = "") -> OutOfMemoryError:
+    """The OutOfMemoryError of a failed allocation of `nbytes` for `what` (unknown: None),
+    naming the device's limits and what gpudml holds on it."""
+    caps = ctx.caps
+    if nbytes is not None:
+        asked = f"allocating {nbytes} bytes ({_mib(nbytes)}) for {what or 'a buffer'}"
+    else:
+        asked = f"while it ran {during}" if during else "on an allocation wgpu made"
+    pool = getattr(ctx, "pool", None)
+    held = ""
+    if pool is not None:
+        count, lent = pool.lent_totals()
+        held = (f"; gpudml holds {lent} bytes ({_mib(lent)}) in {count} buffer{'s' if count != 1 else ''} lent to "
+                f"Tensors and compiled operators, and {pool.pooled_bytes} idle bytes in its pool")
+    return OutOfMemoryError(
+        f"gpudml: {caps.name} ran out of memory {asked} (wgpu: {_reason(str(exc))}). The device allows buffers of "
+        f"at most {caps.max_buffer_size} bytes (max-buffer-size; larger tensors are split) and bindings of at most "
+        f"{caps.max_storage_binding_size} bytes (max-storage-buffer-binding-size); its memory is the limit here"
+        f"{held}. Free the Tensors you no longer need (Tensor.free(), or drop them) or work on smaller pieces "
+        f"(a smaller batch), then call again: the device stays usable")
+
+
+def _mib(nbytes: int) -> str:
+    """Bytes as a reader counts them: KiB, MiB or GiB."""
+    for unit, shift in (("GiB", 30), ("MiB", 20)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):.1f} {unit}"
+    return f"{nbytes / 1024:.1f} KiB"
 
 
 def is_wgpu_error(exc: BaseException) -> bool:
@@ -52,9 +95,8 @@ def translate(ctx, exc: BaseException, during: str = "") -> DMLError:
         ctx.mark_lost(text)
         return lost_error(ctx, ctx.lost_reason or text, during)
     where = f" while it ran {during}" if during else ""
-    if type(exc).__name__ == "GPUOutOfMemoryError":
-        return GpuError(f"gpudml: {ctx.caps.name} ran out of memory{where} ({_reason(text)}); "
-                        f"free Tensors you no longer need or work on smaller pieces")
+    if is_out_of_memory(exc):
+        return out_of_memory(ctx, exc, during=during)
     return GpuError(f"gpudml: {ctx.caps.name} reported an error gpudml did not expect{where} "
                     f"(please report it as a gpudml bug): {type(exc).__name__}: {text.strip()}")
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 from ..errors import UnsupportedError
 from ..tensor_desc import bound_bytes
+from . import guard
 from .storage import Storage
 
 #: Bytes the pool may keep idle before it frees buffers.
@@ -54,14 +55,15 @@ class BufferPool:
             u |= wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.MAP_WRITE
         return u
 
-    def acquire(self, nbytes: int, caps=None):
+    def acquire(self, nbytes: int, caps=None, what: str = "a tensor"):
         """A storage buffer of nbytes rounded up to 16 (contents unspecified): kernels may
         bind any buffer as array<vec4<u32>>. Above `caps.buffer_bytes` (caps: the Device's,
-        default the adapter's) a Storage of parts of `caps.part_bytes`."""
+        default the adapter's) a Storage of parts of `caps.part_bytes`. The device lacking
+        the memory is an OutOfMemoryError naming nbytes and `what` the buffer is for."""
         caps = caps or self.ctx.caps
         size = bound_bytes(nbytes)
         if size > caps.buffer_bytes:
-            return self._acquire_parts(size, caps)
+            return self._acquire_parts(size, caps, what)
         with self.lock:
             self._take_in()
             free = self._free.get(size)
@@ -69,24 +71,51 @@ class BufferPool:
                 buf = free.pop()  # first: GC may run a finalizer (release, shrink) in between
                 self._free_bytes -= size
             else:
-                self.allocations += 1
-                buf = self.ctx.device.create_buffer(size=size, usage=self.usage())
-                buf._gpudml_serial = next(_serials)
+                buf = self._create(size, nbytes, what)
             self._lent[id(buf)] = buf
             return buf
 
-    def _acquire_parts(self, size: int, caps) -> Storage:
+    def _create(self, size: int, nbytes: int, what: str):
+        """A new buffer (under the lock). Out of memory, the idle buffers are freed and the
+        allocation tried once more (where nothing recorded may name them); then
+        OutOfMemoryError."""
+        for attempt in (0, 1):
+            try:
+                buf = self.create_buffer(size)
+            except Exception as exc:
+                if not guard.is_out_of_memory(exc) or guard.is_lost_message(str(exc)):
+                    raise
+                if attempt == 0 and self._free_bytes and not self._holds:
+                    self._shrink(0)
+                    continue
+                raise guard.out_of_memory(self.ctx, exc, nbytes, what) from exc
+            self.allocations += 1
+            buf._gpudml_serial = next(_serials)
+            return buf
+
+    def create_buffer(self, size: int):
+        """The one place the pool asks wgpu for a buffer (tests replace it to fail)."""
+        return self.ctx.device.create_buffer(size=size, usage=self.usage())
+
+    def lent_totals(self) -> tuple[int, int]:
+        """(buffers, bytes) lent out and not given back: held by Tensors and compiled operators."""
+        lent = list(self._lent.values())  # (a copy: finalizers may change it meanwhile)
+        return len(lent), sum(b.size for b in lent)
+
+    def _acquire_parts(self, size: int, caps, what: str) -> Storage:
         part = caps.part_bytes
         count = -(-size // part)
         limit = caps.max_buffer_size * MAX_PARTS
         if size > limit:
             raise UnsupportedError(
-                f"gpudml: a tensor of {size} bytes would take more than {MAX_PARTS} buffers of the adapter's "
-                f"max-buffer-size {caps.max_buffer_size} ({caps.name})")
+                f"gpudml: {what} of {size} bytes would take {count} buffers of the adapter's max-buffer-size "
+                f"{caps.max_buffer_size} ({caps.name}), more than the {MAX_PARTS} one tensor may span (at most "
+                f"{limit} bytes); work on smaller pieces (a smaller batch)")
         parts = []
         try:
             for k in range(count):
-                parts.append(self.acquire(min(part, size - k * part), caps))
+                share = f"part {k + 1} of {count} ({size} bytes in all) of {what}"
+                parts.append(self.acquire(min(part, size - k * part), caps, share))
         except BaseException:
             for buf in parts:
                 self.release(buf)

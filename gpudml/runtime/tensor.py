@@ -38,7 +38,7 @@ def checked_array(x, where: str) -> np.ndarray:
 
 
 @contextmanager
-def staged_inputs(device, items, descs):
+def staged_inputs(device, items, descs, what: str = "an operator"):
     """The buffers of an execute's inputs, for the block: a Tensor's own, a host array
     uploaded into a pooled buffer, given back when the block ends (recorded work that names
     it keeps the pool's hold)."""
@@ -50,7 +50,8 @@ def staged_inputs(device, items, descs):
             if isinstance(item, Tensor):
                 buffers.append(item.buffer)
             else:
-                buf = ctx.pool.acquire(desc.buffer_bytes, device.caps)
+                buf = ctx.pool.acquire(desc.buffer_bytes, device.caps,
+                                       f"an input ({desc.data_type.name} {list(desc.sizes)}) uploaded for {what}")
                 staged.append(buf)
                 ctx.transfers.upload(buf, item)
                 buffers.append(buf)
@@ -202,7 +203,7 @@ class Tensor:
         of the batch)."""
         source, ctx = self._live(), self.device._ctx
         nbytes = self.desc.buffer_bytes  # a multiple of 4, as buffer copies need
-        t = Tensor(self.device, ctx.pool.acquire(nbytes, self.device.caps), self.desc)
+        t = Tensor(self.device, ctx.pool.acquire(nbytes, self.device.caps, "Tensor.copy"), self.desc)
         ctx.recorder.copy(source, t.buffer, nbytes)
         return t
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import GpuError
 from ..tensor_desc import bound_bytes
-from .guard import translate
+from .guard import is_out_of_memory, out_of_memory, translate
 from .storage import Storage, pieces
 
 #: Device polls a buffer mapping may take before it is an error (one is enough).
@@ -64,7 +64,13 @@ class Transfers:
             self.recorder.flush()
             done = 0
             for part, offset, n in pieces(buffer, 0, payload.size):
-                self._write(part, offset, payload[done:done + n])
+                try:
+                    self._write(part, offset, payload[done:done + n])
+                except Exception as exc:  # wgpu stages a queue write in memory of its own
+                    if is_out_of_memory(exc) and not self.ctx.lost:
+                        raise out_of_memory(self.ctx, exc, n, f"uploading {payload.size} bytes to the device") \
+                            from exc
+                    raise
                 done += n
 
     def _write(self, buffer, offset: int, payload: np.ndarray) -> None:
@@ -118,5 +124,11 @@ class Transfers:
         if len(self._staging_free) >= 4:  # keep a few; drop the smallest
             self._staging_free.sort(key=lambda b: b.size)
             self._staging_free.pop(0).destroy()
-        return self.ctx.device.create_buffer(
-            size=bound_bytes(size), usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        try:
+            return self.ctx.device.create_buffer(
+                size=bound_bytes(size), usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                raise out_of_memory(self.ctx, exc, bound_bytes(size), "a staging buffer to read a tensor back") \
+                    from exc
+            raise
