@@ -243,6 +243,86 @@ def test_malformed_models_and_feeds(tmp_path):
         session.run(["q"], {"x": x})
 
 
+def _unreadable_models(folder: Path) -> dict:
+    """{case: (model path, what the message says)}: files no ONNX loader can read."""
+    good = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2, 3])], [_vi("y", [2, 3])]).SerializeToString()
+    files = {"truncated": good[: len(good) // 2], "garbage": b"\x00\xffnot a model", "empty": b""}
+    cases = {}
+    for name, data in files.items():
+        (folder / f"{name}.onnx").write_bytes(data)
+        cases[name] = str(folder / f"{name}.onnx")
+    size = len(good) // 2
+    return {
+        "truncated": (cases["truncated"], f"is not an ONNX model: protobuf cannot parse its {size} bytes"),
+        "garbage": (cases["garbage"], "is not an ONNX model: protobuf cannot parse its 13 bytes"),
+        "empty": (cases["empty"], "is empty (0 bytes), not an ONNX model"),
+        "directory": (str(folder), "is a directory, not a model file (.onnx)"),
+        "missing": (str(folder / "none.onnx"), "no such model file"),
+    }
+
+
+def test_model_files_that_cannot_be_read_name_the_file_and_the_reason(tmp_path, capsys):
+    """InvalidArgumentError from the API (the session and load_model), one line and exit
+    status 2 from `gpudml run`; no traceback, nothing left behind."""
+    from gpudml import cli
+
+    cases = _unreadable_models(tmp_path)
+    made = sorted(tmp_path.iterdir())
+    for case, (path, reason) in cases.items():
+        for loader, where in ((gonnx.InferenceSession, "InferenceSession"),
+                              (gonnx.load_model, "gpudml.onnx.load_model")):
+            with pytest.raises(InvalidArgumentError) as info:
+                loader(path)
+            message = str(info.value)
+            assert message.startswith(f"{where}: ") and repr(path) in message and reason in message, (case, message)
+            assert "\n" not in message and info.value.__cause__ is None, (case, message)
+        assert cli.main(["run", path, "--random"]) == 2, case
+        err = capsys.readouterr().err
+        assert err.startswith("error: InferenceSession: ") and repr(path) in err and reason in err, (case, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, (case, err)
+    assert sorted(tmp_path.iterdir()) == made
+    with pytest.raises(InvalidArgumentError, match="the model given as bytes is not an ONNX model: protobuf cannot "
+                                                   "parse its 3 bytes"):
+        gonnx.InferenceSession(b"xyz")
+
+
+def test_checker_refusals_name_the_node_or_the_value():
+    bad_attribute = _model([helper.make_node("Relu", ["x"], ["y"], name="relu1", alpha=1.0)], [_vi("x", [2])],
+                           [_vi("y", [2])])
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "InferenceSession: the model fails onnx.checker at node 'relu1' (Relu, output 'y'): Unrecognized "
+            "attribute: alpha for operator Relu")):
+        gonnx.InferenceSession(bad_attribute)
+    no_type = _model([helper.make_node("Relu", ["x"], ["y"])], [helper.make_empty_tensor_value_info("x")],
+                     [_vi("y", [2])])
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "the model fails onnx.checker at graph input 'x': Field 'type' of 'value_info' is required")):
+        gonnx.load_model(no_type)
+
+
+@pytest.mark.parametrize("output", ["no shape", "no type"])
+def test_outputs_with_no_shape_or_type_load_as_in_onnxruntime(device, output):
+    """onnx.checker refuses a graph output with no shape (or no type); onnxruntime infers it
+    and runs the model: so does gpudml, with the same NodeArg and outputs."""
+    y = _vi("y", None) if output == "no shape" else helper.make_empty_tensor_value_info("y")
+    model = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Transpose", ["r"], ["y"])],
+                   [_vi("x", [2, 3])], [y])
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(model)
+    before = model.SerializeToString()
+    session = gonnx.InferenceSession(model, device=device)
+    assert model.SerializeToString() == before  # the caller's ModelProto is not changed
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
+    (got,) = session.run(None, {"x": x})
+    assert session.get_outputs() == [gonnx.NodeArg("y", [3, 2], "tensor(float)")]
+    ort = pytest.importorskip("onnxruntime")
+    reference = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = reference.run(None, {"x": x})
+    (arg,) = reference.get_outputs()
+    assert (arg.name, arg.shape, arg.type) == ("y", [3, 2], "tensor(float)")
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_mapping_table_covers_the_issue():
     """The ops the issue names are rows of the table, each with its DirectML operator."""
     named = {"Cast", "Where", "MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool",

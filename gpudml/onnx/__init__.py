@@ -2,6 +2,6 @@
 onnxruntime's interface over a compiled gpudml Graph; the node mapping in `mapping.TABLE`."""
 
 from .mapping import TABLE
-from .session import InferenceSession, NodeArg, Unsupported
+from .session import InferenceSession, NodeArg, Unsupported, load_model
 
-__all__ = ["TABLE", "InferenceSession", "NodeArg", "Unsupported"]
+__all__ = ["TABLE", "InferenceSession", "NodeArg", "Unsupported", "load_model"]

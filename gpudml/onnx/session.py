@@ -83,7 +83,7 @@ class InferenceSession:
     run of the last compiled shape, after fusion; `fuse=False` runs one kernel per node)."""
 
     def __init__(self, model, device: Device | None = None, fuse: bool = True):
-        self.model = _load(model)
+        self.model = load_model(model, "InferenceSession")
         self.device = default_device() if device is None else device
         if not isinstance(self.device, Device):
             raise InvalidArgumentError(f"InferenceSession: device must be a gpudml.Device or None, got "
@@ -286,23 +286,110 @@ class _Built:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _load(model) -> onnx.ModelProto:
+def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
+    """An ONNX model (a path, bytes or an onnx.ModelProto, which is never changed) read,
+    parsed and checked as onnxruntime loads one: graph outputs with no type or shape take
+    the ones shape inference gives (onnxruntime infers them too), then onnx.checker runs.
+    A file that cannot be read, bytes that are no ONNX model and what the checker refuses
+    are InvalidArgumentErrors naming the file (or the node or value) and the reason; `where`
+    opens the message."""
     if isinstance(model, onnx.ModelProto):
-        proto = model
+        proto, source = model, "the model"
     elif isinstance(model, (bytes, bytearray)):
-        proto = onnx.load_model_from_string(bytes(model))
+        source = "the model given as bytes"
+        proto = _parse(bytes(model), source, where)
     elif isinstance(model, (str, os.PathLike)):
-        if not os.path.exists(model):
-            raise InvalidArgumentError(f"InferenceSession: no such model file {os.fspath(model)!r}")
-        proto = onnx.load(os.fspath(model))
+        path = os.fspath(model)
+        source = f"model file {path!r}"
+        proto = _parse(_read(path, where), source, where)
+        if any(onnx.external_data_helper.uses_external_data(t) for t in proto.graph.initializer):
+            try:
+                onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(path)))
+            except (OSError, ValueError) as exc:
+                raise InvalidArgumentError(f"{where}: {source}: its external data cannot be read ({exc})") from None
     else:
-        raise InvalidArgumentError(f"InferenceSession: model must be a path, bytes or an onnx.ModelProto, got "
+        raise InvalidArgumentError(f"{where}: model must be a path, bytes or an onnx.ModelProto, got "
                                    f"{type(model).__name__}")
+    proto = _with_inferred_outputs(proto)
     try:
         onnx.checker.check_model(proto)
     except onnx.checker.ValidationError as exc:
-        raise InvalidArgumentError(f"InferenceSession: the model fails onnx.checker: {exc}") from exc
+        raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(proto)}: "
+                                   f"{_first_line(exc)}") from None
     return proto
+
+
+def _read(path: str, where: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise InvalidArgumentError(f"{where}: no such model file {path!r}") from None
+    except IsADirectoryError:
+        raise InvalidArgumentError(f"{where}: {path!r} is a directory, not a model file (.onnx)") from None
+    except OSError as exc:
+        raise InvalidArgumentError(f"{where}: cannot read model file {path!r}: {exc.strerror or exc}") from None
+
+
+def _parse(data: bytes, source: str, where: str) -> onnx.ModelProto:
+    """The ModelProto in `data`; InvalidArgumentError where it holds none (empty, truncated,
+    another kind of file), as onnxruntime refuses it."""
+    if not data:
+        raise InvalidArgumentError(f"{where}: {source} is empty (0 bytes), not an ONNX model")
+    try:
+        proto = onnx.load_model_from_string(data)
+    except Exception as exc:  # noqa: BLE001  (protobuf's DecodeError, or a RuntimeError from its C++ parser)
+        raise InvalidArgumentError(f"{where}: {source} is not an ONNX model: protobuf cannot parse its {len(data)} "
+                                   f"bytes ({_first_line(exc)}); a truncated download or another kind of file?") \
+            from None
+    if not proto.HasField("graph"):
+        raise InvalidArgumentError(f"{where}: {source} is not an ONNX model: its {len(data)} bytes parse, but hold "
+                                   f"no graph (ir_version {proto.ir_version}); another kind of file?")
+    return proto
+
+
+def _with_inferred_outputs(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """`proto`, or a copy whose graph outputs lacking a type or a shape have the ones shape
+    inference gives (where it gives one): onnxruntime accepts such outputs and infers them."""
+    lacking = [k for k, v in enumerate(proto.graph.output)
+               if not v.type.HasField("tensor_type") or not v.type.tensor_type.HasField("shape")]
+    if not lacking:
+        return proto
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto)
+    except Exception:  # noqa: BLE001  (the checker then says what is wrong)
+        return proto
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    for k in lacking:
+        found = inferred.graph.output[k]
+        if found.type.HasField("tensor_type") and found.type.tensor_type.elem_type:
+            copy.graph.output[k].type.CopyFrom(found.type)
+    return copy
+
+
+def _culprit(proto: onnx.ModelProto) -> str:
+    """Where the checker's complaint lies, checked piece by piece: " at graph output 'y'",
+    " at node 'add' (Add)", or "" (the model as a whole)."""
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = proto.ir_version
+    ctx.opset_imports = {o.domain: o.version for o in proto.opset_import}
+    pieces = [(f"graph input {v.name!r}", onnx.checker.check_value_info, v) for v in proto.graph.input]
+    pieces += [(f"graph output {v.name!r}", onnx.checker.check_value_info, v) for v in proto.graph.output]
+    pieces += [(f"initializer {t.name!r}", onnx.checker.check_tensor, t) for t in proto.graph.initializer]
+    pieces += [(f"node {n.name or '(unnamed)'!r} ({n.op_type}, output {n.output[0] if n.output else ''!r})",
+                onnx.checker.check_node, n) for n in proto.graph.node]
+    for label, check, piece in pieces:
+        try:
+            check(piece, ctx)
+        except Exception:  # noqa: BLE001
+            return f" at {label}"
+    return ""
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return " ".join(lines[:3]) if lines else type(exc).__name__
 
 
 def _opset(model) -> int:
@@ -405,4 +492,4 @@ def _fold(proto, inputs: list, opset: int) -> list:
     return [np.asarray(next(it)) if o else None for o in outs]
 
 
-__all__ = ["TOLERANCE", "InferenceSession", "NodeArg", "Unsupported"]
+__all__ = ["TOLERANCE", "InferenceSession", "NodeArg", "Unsupported", "load_model"]
