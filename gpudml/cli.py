@@ -214,6 +214,8 @@ def cmd_lab(args) -> int:
     if unknown:
         raise InvalidArgumentError(f"--strategies: {', '.join(unknown)} not a strategy of {spec.name} "
                                    f"({', '.join(spec.planner.strategies)})")
+    for flag, path, folder in (("--json", args.json, False), ("--png", args.png, False), ("--wgsl", args.wgsl, True)):
+        _output_path(path, flag, folder)
     options = [lab.parse_options(text) for text in args.options] or None
     if options and strategies == "tuned":
         raise InvalidArgumentError("--options: not with --strategies tuned (the autotuner's variants bring their own)")
@@ -313,12 +315,16 @@ def cmd_bench(args) -> int:
     from .bench.suite import run_suite
 
     only = _only(args.only)
+    _output_path(args.out, "--out", folder=True)
     device = Device(adapter=args.adapter)
     if args.out is None:  # never a path inside the user's project: a new temporary folder, named below
         out = tempfile.mkdtemp(prefix="gpudml-bench-")
     else:
         out = args.out
-        os.makedirs(out, exist_ok=True)
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as exc:
+            raise InvalidArgumentError(f"--out: cannot create the folder {out!r}: {exc.strerror or exc}") from None
     print(f"gpudml bench on {device.adapter_name}; results go to {out}", flush=True)
     base = os.path.join(out, "bench")
     files = [base + ".md", base + ".json", base + ".png"]
@@ -516,6 +522,33 @@ def main(argv: list[str] | None = None) -> int:
         # stdout) go to /dev/null instead of raising again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # a path given that cannot be read or written: one line, no traceback
+        where = f"{exc.filename!r}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _output_path(path: str | None, flag: str, folder: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written: its folder missing
+    or not writable, or (a file) a directory (InvalidArgumentError naming the option)."""
+    if path is None:
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if folder and os.path.isdir(path):
+        parent = path
+    elif not folder and os.path.isdir(path):
+        raise InvalidArgumentError(f"{flag}: {path!r} is a directory; give a file name")
+    if not os.path.isdir(parent) and not (folder and _creatable(parent)):
+        raise InvalidArgumentError(f"{flag}: cannot write {path!r}: no folder {parent!r}")
+    if os.path.isdir(parent) and not os.access(parent, os.W_OK):
+        raise InvalidArgumentError(f"{flag}: cannot write {path!r}: the folder {parent!r} is not writable")
+
+
+def _creatable(folder: str) -> bool:
+    """Could os.makedirs make `folder` (its nearest existing ancestor a writable folder)?"""
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    return os.path.isdir(folder) and os.access(folder, os.W_OK)
 
 
 if __name__ == "__main__":

@@ -256,3 +256,58 @@ def test_the_parser_builds_only_the_operator_the_command_names(capsys):
     err = capsys.readouterr().err
     assert "invalid choice: 'bogus'" in err and all(f"'{s.key}'" in err for s in SPECS)
     assert cli.main(["shader", "pad", "--caps", "gl-cpu"]) == 0 and "fn main" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ bad input, every subcommand
+def _subcommands(parser) -> dict:
+    """{name: its parser} of an argparse parser's subcommands."""
+    import argparse
+
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def _path_options(parser) -> list:
+    """(option or None for a positional, metavar) of every argument that takes a path."""
+    return [(a.option_strings[0] if a.option_strings else None, a.metavar) for a in parser._actions
+            if isinstance(a.metavar, str) and any(w in a.metavar for w in ("FILE", "DIR", ".onnx"))]
+
+
+def test_every_subcommand_refuses_bad_input_in_one_line(tmp_path, monkeypatch, capsys):
+    """Each subcommand of the parser (a new one is covered by itself): an unknown option is
+    argparse's status 2; each path it takes, given one that cannot be read or written, is
+    status 2 and one line `error: ...` naming the path; never a traceback, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    model = tmp_path / "relu.onnx"
+    import onnx
+    from onnx import TensorProto, helper
+
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])), str(model))
+    made = sorted(tmp_path.iterdir())
+    bad = str(tmp_path / "a-file" / "x")  # under a plain file: no such folder, none can be made
+    commands = _subcommands(cli.build_parser())
+    assert {"info", "examples", "bench", "run", "tune", "shader", "lab"} <= set(commands)
+    checked = 0
+    for name, parser in commands.items():
+        words = [name]
+        if name in ("shader", "lab"):  # per-operator subcommands: one operator stands for all
+            words.append("slice1")
+            parser = _subcommands(parser)["slice1"]
+        with pytest.raises(SystemExit) as info:
+            cli.main(words + ["--no-such-option"])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and "gpudml" in err and " error: " in err and "Traceback" not in err, err
+        for option, metavar in _path_options(parser):
+            value = f"x={bad}" if "=" in metavar else bad
+            argv = words + ([value] if option is None else [str(model), option, value] if name == "run" else
+                            [option, value])
+            assert cli.main(argv) == 2, argv
+            out, err = capsys.readouterr()
+            assert err.startswith("error: ") and err.count("\n") == 1 and bad in err, (argv, err)
+            assert "Traceback" not in err + out, argv
+            checked += 1
+    assert checked >= 6  # run MODEL and --input, bench --out, lab --json, --png, --wgsl, --templates, --hlsl
+    assert sorted(tmp_path.iterdir()) == made
