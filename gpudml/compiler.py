@@ -150,11 +150,15 @@ def _segment(op: str, number: int, dispatch: builder.Dispatch, sizes, caps: Caps
             passes = _passes(dispatch, sizes, seg, allowed)
             if passes:
                 return passes
+            total = sum(bound_bytes(sizes[k]) for k in {b.key for b in dispatch.buffers})
             raise UnsupportedError(
                 f"{op}: dispatch {number} ({dispatch.template}) needs {count} storage bindings ("
                 + ", ".join(f"{b.role} {b.index}: {len(b.bindings)}" for b in buffers if b.bindings)
                 + f" segments of at most {seg} bytes), above {allowed}, the adapter's "
                 f"max-storage-buffers-per-shader-stage {caps.max_storage_buffers_per_shader_stage} ({caps.name}) "
-                f"or gpudml's own cap of {MAX_BINDINGS}")
+                f"or gpudml's own cap of {MAX_BINDINGS}: its tensors take "
+                f"{total} bytes, one dispatch reaches about "
+                f"{allowed * seg} bytes. Use a smaller batch (a call's tensors within that) or split the work "
+                f"into several calls")
         seg *= 2
         limit = seg

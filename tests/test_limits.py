@@ -237,3 +237,34 @@ def test_real_workgroup_limit_folds(first_device):
     assert compiled.program.kernels[-1].workgroups[1] == 2
     (got,) = compiled.execute([x])
     np.testing.assert_array_equal(got, x.sum(1, keepdims=True, dtype=np.uint32))
+
+
+# ------------------------------------------------------------------ limits in the user's terms
+def test_a_large_batch_convolution_needs_no_scratch_and_says_what_to_change():
+    """Regression: a convolution of batch 100,000 (K = 27) was refused for '0 partial sums
+    one combine pass merges in scratch', though one chunk of K needs no scratch. Its real
+    limit, the bindings of one dispatch, names the bytes and what to change."""
+    import dataclasses
+
+    from gpudml import caps, compiler
+    from gpudml.ops.convolution import infer_output as conv_desc
+
+    F32 = dml.DataType.FLOAT32
+    desc = conv_desc(dml.TensorDesc(F32, [100_000, 3, 32, 32]), dml.TensorDesc(F32, [16, 3, 3, 3]))
+    with pytest.raises(dml.UnsupportedError) as info:
+        compiler.compile(desc, caps.profile("vulkan-cpu"))
+    message = str(info.value)
+    assert "combine pass" not in message and "partial sums" not in message, message
+    assert "its tensors take 6988801728 bytes, one dispatch reaches about 4294967296 bytes" in message, message
+    assert "Use a smaller batch" in message, message
+    # A GEMM whose K needs 3 chunks, where scratch holds 2: the sizes and what to change.
+    from gpudml.ops.gemm import infer_output as gemm_desc
+
+    gemm = gemm_desc(dml.TensorDesc(F32, [1, 70_000]), dml.TensorDesc(F32, [70_000, 4]))
+    small = dataclasses.replace(caps.profile("vulkan-cpu"), max_buffer_size=32)
+    with pytest.raises(dml.UnsupportedError) as info:
+        compiler.compile(gemm, small, strategy="registers")
+    message = str(info.value)
+    assert message.startswith("Gemm: K = 70000 (the products summed per output) needs 3 chunks of partial "), message
+    assert "4 outputs: 16 bytes, and the adapter's max-buffer-size (32 bytes) holds 2 chunks" in message, message
+    assert "Use a smaller batch (at most 2 outputs per call) or another strategy (strategy=)" in message, message

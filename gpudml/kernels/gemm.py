@@ -257,12 +257,18 @@ def chunks_for(p: Problem, lay: Layout, caps, strategy: str, tile, block_k: int,
     the workgroup strategy) enough for GPU_TARGET_WORKGROUPS; at most what one combine pass
     merges and what scratch holds (UnsupportedError where the budget needs more)."""
     need = -(-lay.k // _max_chunk(strategy, block_k))
-    per_chunk = 4 * lay.batches * lay.m * lay.n
-    most = min(LOOP_BUDGET - _OVERHEAD, max(1, lay.k), _scratch_limit(caps) // max(1, per_chunk))
+    outputs = lay.batches * lay.m * lay.n
+    per_chunk = 4 * outputs
+    limit = _scratch_limit(caps)
+    # One chunk needs no scratch (the direct pass): scratch bounds only a split of K.
+    most = min(LOOP_BUDGET - _OVERHEAD, max(1, lay.k), max(1, limit // max(1, per_chunk)))
     if need > most:
         raise UnsupportedError(
-            f"{p.op}: K = {lay.k} needs {need} partial sums per output (the loop budget), more than the {most} "
-            f"one combine pass merges in this adapter's scratch ({_scratch_limit(caps)} bytes)")
+            f"{p.op}: K = {lay.k} (the products summed per output) needs {need} chunks of partial sums per output "
+            f"(strategy {strategy} walks at most {_max_chunk(strategy, block_k)} of K in one invocation's loop "
+            f"budget); a chunk takes 4 bytes per output, {outputs} outputs: {per_chunk} bytes, and the adapter's "
+            f"max-buffer-size ({limit} bytes) holds {limit // max(1, per_chunk)} chunks. Use a smaller batch (at most "
+            f"{limit // (4 * need)} outputs per call) or another strategy (strategy=)")
     if requested is None:
         requested = max(1, min(lay.k // CPU_CHUNK_K, CPU_SCRATCH_BYTES // max(1, per_chunk)))
         if strategy == "workgroup":

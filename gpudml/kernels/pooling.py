@@ -156,11 +156,16 @@ def chunks_for(p: Problem, caps, requested=None) -> int:
     count_option(p.op, "chunks", requested)
     positions = p.window_count
     need = -(-positions // (LOOP_BUDGET - _OVERHEAD))
-    most = min(positions, LOOP_BUDGET - _OVERHEAD, _scratch_limit(caps) // (4 * state_words(p) * p.count))
+    per_output = 4 * state_words(p)
+    limit = _scratch_limit(caps)
+    most = min(positions, LOOP_BUDGET - _OVERHEAD, limit // (per_output * p.count))
     if need > most:
         raise UnsupportedError(
-            f"{p.op}: a window of {positions} positions needs {need} partial results per output, more than the "
-            f"{most} one combine pass merges within the adapter's scratch binding ({_scratch_limit(caps)} bytes)")
+            f"{p.op}: a window of {positions} positions needs {need} chunks of partial results per output (one "
+            f"invocation's loop budget); a chunk takes {per_output} bytes per output, {p.count} outputs: "
+            f"{per_output * p.count} bytes, and the adapter's scratch binding (max-storage-buffer-binding-size, "
+            f"{limit} bytes) holds {limit // (per_output * p.count)} chunks. Use a smaller batch (at most "
+            f"{limit // (per_output * need)} outputs per call) or a smaller window")
     chunks = max(need, min(requested if requested is not None else max(need, 2), most))
     return -(-positions // -(-positions // chunks))  # no empty chunk
 

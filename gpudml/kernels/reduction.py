@@ -599,11 +599,15 @@ def _settle_chunks(lay: ReduceLayout, cost: _Cost, words: int, caps, need: int, 
     """`requested` chunks per output, but at least `need` (what the loop budget needs) and
     at most what one combine pass can merge and one binding can hold (UnsupportedError
     when `need` is more than that)."""
-    most = min(cost.max_chunks(), _binding_limit(caps) // (lay.count * words * 4), lay.n)
+    limit = _binding_limit(caps)
+    most = min(cost.max_chunks(), limit // (lay.count * words * 4), lay.n)
     if need > most:
         raise UnsupportedError(
-            f"Reduce: reducing {lay.n} elements per output{how} needs {need} partial results per output, "
-            f"more than the {most} one combine pass can merge within the adapter's limits")
+            f"Reduce: reducing {lay.n} elements per output{how} needs {need} chunks of partial results per output "
+            f"(one invocation's loop budget), and {lay.count} outputs' chunks take {lay.count * words * 4} bytes "
+            f"each: the adapter's scratch binding (max-storage-buffer-binding-size, {limit} bytes) holds "
+            f"{limit // (lay.count * words * 4)}, one combine pass merges {cost.max_chunks()}. Reduce fewer outputs "
+            f"per call (at most {limit // (need * words * 4)}) or split the reduced axes into two Reduce calls")
     return max(1, need, min(int(requested), most))
 
 
