@@ -428,6 +428,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input's value "
                      "(repeat for several)")
     run.add_argument("--random", action="store_true", help="random values for the inputs not given")
+    run.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                     help="the size of the random inputs' dynamic dimension NAME (its dim_param; repeat for "
+                          "several; default 1)")
     run.add_argument("--compare-onnxruntime", action="store_true",
                      help="the largest difference per output against onnxruntime's CPU provider")
     run.add_argument("--profile", action="store_true", help="print each operator's GPU time")
