@@ -76,10 +76,12 @@ def cmd_info(args) -> int:
 
 
 def cmd_examples(args) -> int:
+    chosen, without = examples.select(args.operators)
     device = Device(adapter=args.adapter)
-    print(f"Adapter: {device.adapter_name}\n")
+    if not args.quiet:
+        print(f"Adapter: {device.adapter_name}\n")
     failures = 0
-    for ex in examples.EXAMPLES:
+    for ex in chosen:
         spec = spec_named(ex.operator)
         try:
             got = examples.run_on(device, ex)
@@ -87,9 +89,11 @@ def cmd_examples(args) -> int:
         except DMLError as exc:
             got, ok = f"error: {exc}", False
         failures += not ok
+        if ok and args.quiet:
+            continue
         number = spec.examples.index(ex) + 1
         print(f"== {ex.name}: {spec.name} example {number} of {len(spec.examples)} (the {spec.page} page)")
-        print(f"{spec.functional_name}({spec.tensors[0]}, {_arguments(ex.args)})")
+        print(f"{spec.functional_name}({', '.join(filter(None, [spec.tensors[0], _arguments(ex.args)]))})")
         for label, array in examples.labelled(spec.tensors[0], ex.input):
             print(f"{label} {list(array.shape)} {array.dtype}:\n{array}")
         for label, array in examples.labelled("output", got):
@@ -98,7 +102,8 @@ def cmd_examples(args) -> int:
             for label, array in examples.labelled("expected", ex.expected):
                 print(f"{label}:\n{array}")
         print("PASS\n" if ok else "FAIL\n")
-    print(f"{len(examples.EXAMPLES) - failures} passed, {failures} failed")
+    none = f"; no worked example on the page of {', '.join(s.name for s in without)}" if without else ""
+    print(f"{len(chosen) - failures} passed, {failures} failed{none}")
     return 1 if failures else 0
 
 
@@ -398,8 +403,15 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _subparser(sub, "info", "adapters, features, limits, feature level, data types",
                "gpudml info --adapter gl").set_defaults(func=cmd_info)
-    _subparser(sub, "examples", "run the DirectML documentation examples",
-               "gpudml examples --adapter vulkan").set_defaults(func=cmd_examples)
+    ex = _subparser(sub, "examples", "run the DirectML documentation examples",
+                    "gpudml examples --quiet ELEMENT_WISE_ADD1 reduce pad",
+                    details="an operator is named by DirectML's operator type (ELEMENT_WISE_ADD1 or "
+                            "DML_OPERATOR_ELEMENT_WISE_ADD1),\nits name (ElementWiseAdd1) or its function "
+                            "(add), in any case; exit status 1 if an example fails,\n2 for an unknown name")
+    ex.add_argument("operators", nargs="*", metavar="OPERATOR",
+                    help="run only these operators' examples (default: every operator's)")
+    ex.add_argument("--quiet", "-q", action="store_true", help="print only the failures and the summary line")
+    ex.set_defaults(func=cmd_examples)
     bench = _subparser(
         sub, "bench", f"benchmark suite {_workload_ids()} against numpy, onnxruntime and the adapter's ceilings",
         "gpudml bench --quick --only W1,W6 --out /tmp/bench",
@@ -422,6 +434,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input's value "
                      "(repeat for several)")
     run.add_argument("--random", action="store_true", help="random values for the inputs not given")
+    run.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                     help="the size of the random inputs' dynamic dimension NAME (its dim_param; repeat for "
+                          "several; default 1)")
     run.add_argument("--compare-onnxruntime", action="store_true",
                      help="the largest difference per output against onnxruntime's CPU provider")
     run.add_argument("--profile", action="store_true", help="print each operator's GPU time")
@@ -491,7 +506,7 @@ def _description_options(p: argparse.ArgumentParser, spec) -> None:
 #: it for an option.
 _NEGATIVE = re.compile(r"^-\.?\d")
 #: Options that take no value.
-_FLAGS = {"-h", "--help", "--quick", "--random", "--compare-onnxruntime", "--profile"}
+_FLAGS = {"-h", "--help", "--quick", "--random", "--compare-onnxruntime", "--profile", "--quiet", "-q"}
 
 
 def _attach_negative_values(argv: list[str]) -> list[str]:

@@ -3,14 +3,51 @@ Device by `gpudml examples` and through the reference by the tests."""
 
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 
+from .errors import InvalidArgumentError
 from .functional import FUNCTIONS
 from .ops import SPECS, spec_named
-from .ops.spec import Example
+from .ops.spec import Example, OpSpec
 
 #: Every example, operators in registry order, each operator's in page order.
 EXAMPLES: tuple[Example, ...] = tuple(e for spec in SPECS for e in spec.examples)
+
+
+def operator_names(spec: OpSpec) -> tuple[str, ...]:
+    """The names an operator goes by on `gpudml examples`' command line: DirectML's operator
+    type with and without its prefix (DML_OPERATOR_ELEMENT_WISE_ADD1, ELEMENT_WISE_ADD1), its
+    name (ElementWiseAdd1), its key (add1) and its functional names (add, and aliases such as
+    padding's)."""
+    dml = spec.operator_type
+    return tuple(dict.fromkeys([dml.removeprefix("DML_OPERATOR_"), dml, spec.name, spec.key, spec.functional_name,
+                                *(alias.__name__ for alias in spec.aliases)]))
+
+
+def select(names: list[str]) -> tuple[tuple[Example, ...], tuple[OpSpec, ...]]:
+    """The examples of the operators `names` name (any of `operator_names`, case-insensitive),
+    in registry order, and the named operators whose page has none; every example for no
+    names. An unknown name is an InvalidArgumentError listing the names closest to it."""
+    if not names:
+        return EXAMPLES, ()
+    spelled = {name.lower(): name for spec in SPECS for name in operator_names(spec)}
+    by_name = {name.lower(): spec for spec in SPECS for name in operator_names(spec)}
+    unknown = [n for n in names if n.lower() not in by_name]
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name.lower(), spelled, n=5, cutoff=0.6)
+            hints.append(f"{name!r} (closest: {', '.join(spelled[c] for c in close)})" if close else
+                         f"{name!r} (nothing close)")
+        raise InvalidArgumentError(
+            f"gpudml examples: unknown operator {'; '.join(hints)}; name an operator by DirectML's operator type "
+            f"(ELEMENT_WISE_ADD1), its name (ElementWiseAdd1) or its function (add), or give no name for every "
+            f"example")
+    chosen = {by_name[n.lower()].key for n in names}
+    specs = [spec for spec in SPECS if spec.key in chosen]
+    return tuple(e for spec in specs for e in spec.examples), tuple(spec for spec in specs if not spec.examples)
 
 
 def run_reference(example: Example) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import run_python
 
@@ -226,3 +227,42 @@ def test_hints_name_commands_that_work():
     assert "gpudml[bench]" not in report.EXTRA_INSTALL + report.EXTRA_HINT + report.NOT_INSTALLED
     assert "pip install '.[bench]'" in report.EXTRA_INSTALL
     assert f"dist/gpudml-{dml.__version__}-py3-none-any.whl[bench]" in report.EXTRA_INSTALL
+
+
+# ------------------------------------------------------------------ issue 42: onnxruntime's column
+#: The workloads with no onnxruntime counterpart (reverse_subsequences has no ONNX operator; the
+#: chains, graphs and per-call rows time gpudml against itself).
+NO_ONNX = {"W7", "W9", "W10", "W11", "W12", "W24"}
+
+
+def test_every_workload_onnx_model_loads_in_onnxruntime():
+    """Each workload's one-node ONNX model (the one its onnxruntime column times, built from
+    shapes alone: no case data, no bench run) is a model onnxruntime's CPU provider accepts,
+    with the workload's input shape. W14's once named an initializer and the output both `y`,
+    which onnxruntime refuses ("Duplicate definition of name"), so its column said Fail."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    assert {w.id for w in workloads.WORKLOADS if w.onnx is None} == NO_ONNX
+    for w in workloads.WORKLOADS:
+        if w.onnx is None:
+            continue
+        node = w.onnx()
+        session = ort.InferenceSession(node.model(), providers=["CPUExecutionProvider"])
+        (x,), (y,) = session.get_inputs(), session.get_outputs()
+        assert (x.name, x.shape, y.name) == ("x", list(node.x_shape), "output"), w.id
+
+
+def test_onnx_nodes_refuse_clashing_names_and_wrong_data():
+    """An OnnxNode names its output apart from its inputs, and checks the case's data against
+    the shapes it declares (the bench's model is the one the test above loads)."""
+    node = workloads.OnnxNode("Add", (2, 2), {"y": (2, 2)})
+    with pytest.raises(ValueError, match=r"initializer 'y' has shape \[3\], the node declares \[2, 2\]"):
+        node.model({"y": np.zeros(3, np.float32)})
+    with pytest.raises(ValueError, match=r"data for \['z'\], which are not its data initializers \(\['y'\]\)"):
+        node.model({"z": np.zeros((2, 2), np.float32)})
+    with pytest.raises(ValueError, match="names must be distinct, got \\['x', 'output', 'output'\\]"):
+        workloads.OnnxNode("Add", (2, 2), {"output": (2, 2)}).model()
+    ort = pytest.importorskip("onnxruntime")
+    y = np.arange(4, dtype=np.float32).reshape(2, 2)
+    session = ort.InferenceSession(node.model({"y": y}), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, {"x": y})[0], 2 * y)

@@ -145,6 +145,41 @@ def test_every_help_has_an_example_that_runs(capsys):
             parser.parse_args(example[1:])
 
 
+
+# ------------------------------------------------------------------ issue 42: examples by operator, quietly
+def test_examples_of_named_operators_quietly(adapter, capsys):
+    """`gpudml examples --quiet NAMES`: only the named operators' examples (by DirectML's operator
+    type, name or function, any case), and nothing but the summary line when all pass; an operator
+    whose page has no example is named in it."""
+    assert cli.main(["--adapter", adapter, "examples", "--quiet", "ELEMENT_WISE_ADD", "relu", "DML_OPERATOR_REDUCE",
+                     "pad"]) == 0
+    assert capsys.readouterr().out == "7 passed, 0 failed; no worked example on the page of ElementWiseAdd, " \
+                                      "ActivationRelu\n"
+    assert cli.main(["--adapter", adapter, "examples", "elementwisebitnot"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Adapter: ") and out.count("\n== ") == 1 and "== bit_not-1: ElementWiseBitNot" in out
+    assert "\nbit_not(x)\n" in out and out.endswith("PASS\n\n1 passed, 0 failed\n")
+
+
+def test_quiet_examples_print_their_failures(adapter, capsys, monkeypatch):
+    monkeypatch.setattr(cli.examples, "matches", lambda got, expected: False)
+    assert cli.main(["--adapter", adapter, "examples", "-q", "tile"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("== tile-1: Tile example 1 of 1") and "\nexpected:\n" in out
+    assert out.endswith("FAIL\n\n0 passed, 1 failed\n")
+
+
+def test_an_unknown_example_operator_lists_close_names(capsys):
+    assert cli.main(["examples", "reduce", "relux", "ELEMENT_WISE_AD"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing ran
+    assert captured.err.startswith("error: gpudml examples: unknown operator 'relux' (closest: relu, elu, gelu, "
+                                   "celu); 'ELEMENT_WISE_AD' (closest: ELEMENT_WISE_ADD, ELEMENT_WISE_ADD1, ")
+    assert cli.main(["examples", "no_such_thing_at_all"]) == 2
+    assert "'no_such_thing_at_all' (nothing close); name an operator by DirectML's operator type" in \
+        capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ issue 34: a tidy command line
 def test_version(capsys):
     with pytest.raises(SystemExit) as stop:

@@ -129,3 +129,66 @@ def test_the_bench_and_lab_columns_are_explained():
     experimenting = (ROOT / "docs" / "experimenting.md").read_text()
     for column in lab.COLUMNS:
         assert f"`{column}`" in experimenting, column
+
+
+# ------------------------------------------------------------------ issue 42: paths that exist
+#: Pages the site generates (mkdocs_hooks.py), linked from the guides; `mkdocs build --strict`
+#: (test_site_builds_strict) checks those links.
+GENERATED = {"index.md", "benchmarks.md", "operators/index.md", "api/functional.md", "api/reference.md",
+             *(f"operators/{spec.key}.md" for spec in dml.SPECS)}
+#: Paths the pages name that are not in a checkout, on purpose, and why.
+NOT_IN_A_CHECKOUT = {
+    "gpudml/kernels/toy_negate.py": "the walkthrough's new family, which the reader writes (tests/test_walkthrough.py)",
+    "shaders/toy_negate.wgsl.j2": "the walkthrough's template",
+    "gpudml/ops/toy_negate.py": "the walkthrough's operator",
+    "tests/conformance/rules/toy_negate.py": "the walkthrough's conformance rule",
+    "kernels/normalize.py": "the glossary's former name of kernels/normalization.py",
+    "gpudml/shaders/": "where the wheel puts shaders/",
+}
+#: Where a page's relative path may start: the repository, the package, the templates, the
+#: conformance kit, the kernels (the glossary's `movement/`), or the page's own folder.
+_BASES = ("", "gpudml", "gpudml/kernels", "shaders", "tests/conformance")
+_FILE = re.compile(r"[\w.-]+(/[\w.-]+)*(\.(py|md|sh|toml|yml|j2|wgsl|json|txt|hlsl|onnx|png|log|npy)|/)")
+
+
+def _in_repository(path: Path) -> bool:
+    return path.resolve().is_relative_to(ROOT) and path.exists()
+
+
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "bench" / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def test_the_pages_name_only_paths_of_the_repository():
+    """Every repository path the README and the docs name, in backticks (`gpudml/bench/large.py`,
+    `tests/`) or as a link, exists in the repository: none outside it (the README once cited a
+    checker script of the workplace, `../shared/tools/...`) and none since renamed. Bare file
+    names (`suite.py`) are read in their sentence's folder and are not checked; a path with a
+    space, a variable or a wildcard is a command, not a path."""
+    missing = []
+    for page in _pages():
+        text = page.read_text()
+        for token in re.findall(r"`([^`\n]+)`", text):
+            if "/" not in token or not _FILE.fullmatch(token) or token.startswith((".venv/", "dist/", "site/")):
+                continue
+            if token not in NOT_IN_A_CHECKOUT and not any(
+                    _in_repository(ROOT / base / token) for base in _BASES) and not _in_repository(page.parent / token):
+                missing.append(f"{page.relative_to(ROOT)}: `{token}`")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            path = target.split("#")[0]
+            if re.match(r"[a-z]+:", target) or not path:
+                continue
+            resolved = (page.parent / path).resolve()
+            if resolved.is_relative_to(DOCS) and resolved.relative_to(DOCS).as_posix() in GENERATED:
+                continue
+            if not _in_repository(resolved):
+                missing.append(f"{page.relative_to(ROOT)}: ({target})")
+    assert missing == []
+
+
+def test_the_path_check_finds_a_missing_path():
+    """The check itself: a path outside the repository, a renamed one and a present one."""
+    assert not _in_repository(ROOT / "../shared/tools/fresh_machine.sh")
+    assert not _in_repository(ROOT / "bench/bench_large.py") and _in_repository(ROOT / "gpudml/bench/large.py")
+    assert _FILE.fullmatch("gpudml/bench/large.py") and _FILE.fullmatch("tests/")
+    assert not _FILE.fullmatch("python -m gpudml.bench.large") and not _FILE.fullmatch("$OUT/bench.md")

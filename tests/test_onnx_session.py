@@ -397,3 +397,58 @@ def test_graph_view_feeds_fused_chains(device):
     assert np.array_equal(got[3], ra.T.reshape(-1))
     with pytest.raises(InvalidArgumentError, match="Graph.view"):
         g.view(y, [7])
+
+
+def _dynamic_relu(tmp_path) -> str:
+    """A one-node model whose input x is [batch, seq, 4] (two named dynamic dimensions) and
+    [?, 2] for w (an unnamed one)."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", "seq", 4])
+    w = onnx.helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT, [None, 2])
+    outs = [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", "seq", 4]),
+            onnx.helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [None, 2])]
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"]),
+                                    onnx.helper.make_node("Relu", ["w"], ["z"])], "dynamic", [x, w], outs)
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)]), str(path))
+    return str(path)
+
+
+def test_cli_run_sizes_dynamic_dimensions(tmp_path, capsys, adapter):
+    """issue #42: `gpudml run --random --dim NAME=SIZE` sizes a named dynamic dimension; the
+    others stay 1, and the command says which got what and why."""
+    from gpudml import cli
+
+    path = _dynamic_relu(tmp_path)
+    assert cli.main(["--adapter", adapter, "run", path, "--random", "--dim", "batch=3"]) == 0
+    out = capsys.readouterr().out
+    assert "dynamic dimensions of the random inputs: batch=3 (--dim), seq=1 (not given: --dim seq=SIZE sets it), " \
+           "w's axis 0=1 (unnamed: always 1)\n" in out
+    assert "  y: float32 [3, 1, 4]" in out and "  z: float32 [1, 2]" in out
+    assert cli.main(["--adapter", adapter, "run", path, "--random", "--dim", "seq=5", "--dim", "batch=2"]) == 0
+    out = capsys.readouterr().out
+    assert "batch=2 (--dim), seq=5 (--dim)" in out and "  y: float32 [2, 5, 4]" in out
+
+
+@pytest.mark.parametrize("dims, message", [
+    (["nope=2"], "--dim nope: the model's inputs have no dynamic dimension named 'nope' (their named dynamic "
+                 "dimensions: 'batch', 'seq')"),
+    (["batch=0"], "--dim batch: the size must be an integer of at least 1 (DirectML sizes are), got '0'"),
+    (["batch=two"], "--dim batch: the size must be an integer of at least 1 (DirectML sizes are), got 'two'"),
+    (["batch"], "--dim takes NAME=SIZE (a dynamic dimension's name and its size), got 'batch'"),
+    (["batch=2", "batch=3"], "--dim batch is given twice, as 2 and 3"),
+])
+def test_cli_run_refuses_bad_dims(tmp_path, capsys, dims, message):
+    from gpudml import cli
+
+    args = [a for d in dims for a in ("--dim", d)]
+    assert cli.main(["run", _dynamic_relu(tmp_path), "--random", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"error: gpudml run: {message}\n" and captured.out == ""
+
+
+def test_cli_run_dims_need_random(tmp_path, capsys):
+    from gpudml import cli
+
+    assert cli.main(["run", _dynamic_relu(tmp_path), "--dim", "batch=2"]) == 2
+    assert "--dim sets the dynamic dimensions of the --random inputs; add --random (given: batch=2)" in \
+        capsys.readouterr().err

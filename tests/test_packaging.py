@@ -1,7 +1,9 @@
 """The project's layout and its wheel: the WGSL templates live in the top-level shaders/
 folder, ship inside the wheel as gpudml/shaders, and are found from an installed wheel,
-an editable install and a checkout alike. CI (GPUDML_TEST_INSTALLED=1, set by .ci/run)
-runs the whole suite against the wheel that setup.sh installed, never the checkout."""
+an editable install and a checkout alike. The README's test command (`./setup.sh &&
+.venv/bin/pytest`) runs the whole suite against the wheel that setup.sh installed, and
+then the installed wheel's own check runs too; CI (.ci/run) sets GPUDML_TEST_INSTALLED=1,
+which makes that check fail rather than skip if the suite ever imports the checkout."""
 
 from __future__ import annotations
 
@@ -120,10 +122,35 @@ def test_checkout_finds_its_templates(tmp_path):
     assert folder == ROOT / "shaders"
 
 
-@pytest.mark.skipif(not os.environ.get("GPUDML_TEST_INSTALLED"),
-                    reason="GPUDML_TEST_INSTALLED is set by .ci/run, which tests the installed wheel")
+def from_installed_wheel(package: Path, root: Path = ROOT) -> bool:
+    """Whether `package` (the folder gpudml was imported from) is an installed wheel's: in a
+    site-packages (or Debian's dist-packages) folder, not the checkout at `root` (which an
+    editable install and `python -m pytest` from the checkout import)."""
+    return package != root / "gpudml" and bool({"site-packages", "dist-packages"} & set(package.parts))
+
+
+#: Where the suite's gpudml comes from. `./setup.sh && .venv/bin/pytest` (the README's command)
+#: imports the wheel setup.sh installed; `python -m pytest` from the checkout, the checkout.
+IMPORTED_FROM = Path(gpudml.__file__).resolve().parent
+
+
+def test_the_wheel_check_knows_an_installed_wheel():
+    """The installed wheel's check below runs where the suite imports gpudml from site-packages
+    (anyone running the README's test command, with GPUDML_TEST_INSTALLED or not), and only
+    skips for a checkout or an editable install."""
+    site = Path("/x/.venv/lib/python3.11/site-packages/gpudml")
+    assert from_installed_wheel(site, Path("/x"))
+    assert from_installed_wheel(Path("/usr/lib/python3/dist-packages/gpudml"))  # Debian's system Python
+    assert not from_installed_wheel(Path("/x/gpudml"), Path("/x"))  # the checkout, or an editable install of it
+    assert not from_installed_wheel(Path("/elsewhere/gpudml"), Path("/x"))  # another checkout on the path
+
+
+@pytest.mark.skipif(not (from_installed_wheel(IMPORTED_FROM) or os.environ.get("GPUDML_TEST_INSTALLED")),
+                    reason=f"gpudml is imported from {IMPORTED_FROM}, not an installed wheel (site-packages): the "
+                           f"wheel's check runs where the suite imports one (./setup.sh && .venv/bin/pytest; "
+                           f"GPUDML_TEST_INSTALLED=1 makes it required)")
 def test_suite_runs_against_the_installed_wheel():
-    here = Path(gpudml.__file__).resolve().parent
+    here = IMPORTED_FROM
     assert here != ROOT / "gpudml", f"the suite imported the checkout ({here}), not the installed wheel"
     assert "site-packages" in here.parts
     assert templates.packaged_dir() == here / "shaders"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import io
+import re
+import sys
 from collections import OrderedDict
 
 import numpy as np
@@ -10,7 +13,7 @@ import pytest
 
 import gpudml as dml
 from gpudml.ops.slice1 import infer_output as slice_desc
-from gpudml.runtime import adapters
+from gpudml.runtime import adapters, progress
 
 
 def _reverse_cols(x):
@@ -265,3 +268,66 @@ def test_the_pipeline_cache_is_bounded(device, monkeypatch):
     again = device.compile_operator(device.create_operator(ops[0].desc))  # exp's source: evicted, compiled anew
     assert ctx.stats.misses == misses + 1 and len(ctx._pipelines) == 2
     np.testing.assert_allclose(again.execute([x])[0], np.exp(x), rtol=1e-6)
+
+
+
+# ------------------------------------------------------------------ issue 42: progress of long transfers
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _small_progress(monkeypatch) -> _Terminal:
+    """Transfers of 256 KiB and more show their progress, in chunks of 128 KiB, every chunk
+    drawn; stderr a terminal (set in the test's body: pytest's capture sets sys.stderr again
+    after the fixtures)."""
+    monkeypatch.setattr(progress, "PROGRESS_BYTES", 256 << 10)
+    monkeypatch.setattr(progress, "CHUNK_BYTES", 128 << 10)
+    monkeypatch.setattr(progress, "REDRAW_SECONDS", 0.0)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    return terminal
+
+
+def _drawn(text: str, what: str) -> list[str]:
+    """The states of one transfer's progress line, in order (redrawn with carriage returns)."""
+    return [s.replace("\033[K", "") for s in text.split("\r") if s.startswith(f"gpudml: {what} ")]
+
+
+def test_a_large_transfer_shows_its_progress_on_a_terminal(device, monkeypatch):
+    """An upload and a download of 512 KiB (4 chunks, both transfer paths: mapped and queued
+    or staged) draw 0%, 25%, ..., 100% and a last line with a newline; the data arrives whole."""
+    small_progress = _small_progress(monkeypatch)
+    x = np.arange(128 << 10, dtype=np.float32)
+    t = device.tensor(x)
+    np.testing.assert_array_equal(t.numpy(), x)
+    text = small_progress.getvalue()
+    for what in ("upload", "download"):
+        states = _drawn(text, what)
+        assert states[0] == f"gpudml: {what} 0.00 / 0.50 MiB (0%)", states
+        assert [int(m) for m in re.findall(r"\((\d+)%\)", "".join(states[1:-1]))] == [25, 50, 75, 100], states
+        assert all(re.fullmatch(rf"gpudml: {what} 0\.\d\d / 0\.50 MiB \(\d+%\), \d+\.\d\d GB/s", s)
+                   for s in states[1:-1]), states
+        assert re.fullmatch(rf"gpudml: {what} 0\.50 MiB in \d+\.\d s, \d+\.\d\d GB/s\n", states[-1]), states
+    assert text.index("gpudml: upload") < text.index("gpudml: download")
+
+
+def test_a_tensor_in_several_buffers_is_one_transfer(adapter, monkeypatch):
+    """A tensor kept in buffers of 128 KiB (a Storage): one progress line per transfer, over all its parts."""
+    small_progress = _small_progress(monkeypatch)
+    dev = dml.Device(adapter=adapter, max_binding_bytes=64 << 10, max_buffer_bytes=128 << 10)
+    x = np.arange(96 << 10, dtype=np.float32)  # 384 KiB: three buffers
+    np.testing.assert_array_equal(dev.tensor(x).numpy(), x)
+    text = small_progress.getvalue()
+    assert text.count("gpudml: upload 0.38 MiB in ") == 1 and text.count("gpudml: download 0.38 MiB in ") == 1
+    assert [int(m) for m in re.findall(r"\((\d+)%\)", "".join(_drawn(text, "upload")))] == [0, 33, 66, 100]
+
+
+def test_no_progress_into_a_pipe_nor_for_a_small_transfer(device, monkeypatch):
+    small_progress = _small_progress(monkeypatch)
+    device.tensor(np.ones(16, np.float32)).numpy()  # below the threshold: nothing, even on a terminal
+    assert small_progress.getvalue() == ""
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe or a log file: nothing, whatever the size
+    device.tensor(np.ones(128 << 10, np.float32)).numpy()
+    assert sys.stderr.getvalue() == "" and small_progress.getvalue() == ""
+    assert progress.is_terminal(small_progress) and not progress.is_terminal(io.StringIO())

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..runtime.progress import is_terminal
 from ..version import __version__
 from .anchors import median_ms
 
@@ -59,8 +60,7 @@ class Progress:
     def __init__(self, total: int, stream=None):
         self.total, self.done = total, 0
         self.stream = sys.stderr if stream is None else stream
-        isatty = getattr(self.stream, "isatty", None)
-        self.shown = bool(isatty and isatty())
+        self.shown = is_terminal(self.stream)
 
     def step(self, label: str) -> None:
         self.done += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,6 +25,15 @@ class Workload:
     id: str
     title: str
     setup: Callable  # (device, rng, quick) -> Case
+    onnx: Callable[[], OnnxNode] | None = None  # its onnxruntime counterpart, built without the case's data
+
+
+def _workload(id: str, title: str, case: Callable, *args, onnx: Callable[..., OnnxNode] | None = None) -> Workload:
+    """A workload whose case and ONNX node take the same arguments (`case(*args, quick, rng,
+    device)`, `onnx(*args)`): the case builds its onnxruntime model through `onnx` too, so
+    the model `Workload.onnx` gives is the one the bench times."""
+    return Workload(id, title, lambda d, r, q: case(*args, q, r, d),
+                    None if onnx is None else lambda: onnx(*args))
 
 
 def _close(rtol: float):
@@ -47,40 +56,82 @@ def _ort_session(model_bytes):
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
-#: ONNX's int64 tensor element type (onnx.TensorProto.INT64), named without importing onnx.
-ONNX_INT64 = 7
+#: ONNX's tensor element types (onnx.TensorProto.FLOAT, .INT64), named without importing onnx.
+ONNX_FLOAT, ONNX_INT64 = 1, 7
 
 
-def _onnx_model(op: str, x: np.ndarray, inits: dict, attrs: dict, out_dtype=None) -> bytes | None:
-    """A one-node ONNX model, or None without the `onnx` package (the bench's optional extra:
-    the onnxruntime column stays empty then)."""
-    try:
-        from onnx import TensorProto, helper, numpy_helper
-    except ImportError:
-        return None
+@dataclass(frozen=True)
+class OnnxNode:
+    """A workload's one-node ONNX model, onnxruntime's counterpart: the operator, the shape of
+    its float32 input `x`, its other inputs in order as initializers (a constant array, or the
+    shape of data the case passes to `model`: zeros where it passes none), its attributes and
+    its output's element type. Input, initializer and output names are distinct (an output
+    named as an initializer is a model onnxruntime refuses: "Duplicate definition of name")."""
 
-    names = ["x"] + list(inits)
-    node = helper.make_node(op, names, ["y"], **attrs)
-    elem = TensorProto.FLOAT if out_dtype is None else out_dtype
-    graph = helper.make_graph(
-        [node], op, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("y", elem, None)],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model.SerializeToString()
+    op: str
+    x_shape: tuple
+    inits: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
+    out_dtype: int = ONNX_FLOAT
+
+    INPUT = "x"
+    OUTPUT = "output"
+
+    def initializers(self, data: dict | None = None) -> dict:
+        """The initializers' values: the constants, and `data`'s arrays (or zeros) for the others."""
+        data = dict(data or {})
+        values = {}
+        for name, init in self.inits.items():
+            if isinstance(init, np.ndarray):
+                values[name] = init
+                continue
+            value = data.pop(name, None)
+            value = np.zeros(init, np.float32) if value is None else np.asarray(value)
+            if value.shape != tuple(init):
+                raise ValueError(f"{self.op} node: initializer {name!r} has shape {list(value.shape)}, "
+                                 f"the node declares {list(init)}")
+            values[name] = value
+        if data:
+            raise ValueError(f"{self.op} node: data for {sorted(data)}, which are not its data initializers "
+                             f"({[n for n, v in self.inits.items() if not isinstance(v, np.ndarray)]})")
+        return values
+
+    def model(self, data: dict | None = None) -> bytes | None:
+        """The serialized model, or None without the `onnx` package (the bench's optional
+        extra: the onnxruntime column stays empty then)."""
+        names = [self.INPUT, *self.inits, self.OUTPUT]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.op} node: input, initializer and output names must be distinct, got {names}")
+        values = self.initializers(data)
+        try:
+            from onnx import TensorProto, helper, numpy_helper
+        except ImportError:
+            return None
+        node = helper.make_node(self.op, names[:-1], [self.OUTPUT], **self.attrs)
+        graph = helper.make_graph(
+            [node], self.op, [helper.make_tensor_value_info(self.INPUT, TensorProto.FLOAT, list(self.x_shape))],
+            [helper.make_tensor_value_info(self.OUTPUT, self.out_dtype, None)],
+            [numpy_helper.from_array(np.asarray(v), k) for k, v in values.items()])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        return model.SerializeToString()
+
+
+def _reduce_onnx(shape, function, axis) -> OnnxNode:
+    if function == "sum":
+        return OnnxNode("ReduceSum", tuple(shape), {"axes": np.array([axis], np.int64)}, {"keepdims": 1})
+    return OnnxNode("ArgMax", tuple(shape), {}, {"axis": axis, "keepdims": 1}, ONNX_INT64)
 
 
 def _reduce_case(shape, function, axis, quick, rng, device) -> Case:
     x = rng.random(shape, dtype=np.float32)
     t = device.tensor(x)
     expected = reference.reduce(x, function, [axis])
+    model = _reduce_onnx(shape, function, axis).model()
     if function == "sum":
-        model = _onnx_model("ReduceSum", x, {"axes": np.array([axis], np.int64)}, {"keepdims": 1})
         numpy_fn = lambda: x.sum(axis=axis, keepdims=True)  # noqa: E731
         compare, ort_expected = _close(1e-4), expected
     else:
-        model = _onnx_model("ArgMax", x, {}, {"axis": axis, "keepdims": 1}, ONNX_INT64)
         numpy_fn = lambda: np.argmax(x, axis=axis, keepdims=True).astype(np.uint32)  # noqa: E731
         compare, ort_expected = None, expected.astype(np.int64)
     return Case(
@@ -90,14 +141,18 @@ def _reduce_case(shape, function, axis, quick, rng, device) -> Case:
         ort=(model, {"x": x}), ort_expected=ort_expected, compare=compare)
 
 
+def _pad_onnx(mode) -> OnnxNode:
+    pads = np.array([0, 0, 16, 16, 0, 0, 16, 16], np.int64)
+    return OnnxNode("Pad", (1, 3, 1024, 1024), {"pads": pads}, {"mode": {"reflection": "reflect"}.get(mode, mode)})
+
+
 def _pad_case(mode, quick, rng, device) -> Case:
     x = rng.random([1, 3, 1024, 1024], dtype=np.float32)
     t = device.tensor(x)
     start = end = [0, 0, 16, 16]
     expected = reference.pad(x, start, end, mode)
     np_mode = {"reflection": "reflect", "constant": "constant"}[mode]
-    pads = np.array([0, 0, 16, 16, 0, 0, 16, 16], np.int64)
-    model = _onnx_model("Pad", x, {"pads": pads}, {"mode": np_mode if mode != "constant" else "constant"})
+    model = _pad_onnx(mode).model()
     return Case(
         device_fn=lambda: F.pad(t, start, end, mode=mode),
         numpy_io_fn=lambda: F.pad(x, start, end, mode=mode, device=device),
@@ -106,19 +161,23 @@ def _pad_case(mode, quick, rng, device) -> Case:
         ort=(model, {"x": x}), ort_expected=expected)
 
 
+def _slice_onnx() -> OnnxNode:
+    inits = {"starts": np.array([2047, 0], np.int64), "ends": np.array([-2**63, 2048], np.int64),
+             "axes": np.array([2, 3], np.int64), "steps": np.array([-2, 2], np.int64)}
+    return OnnxNode("Slice", (1, 3, 2048, 2048), inits)
+
+
 def _slice_case(quick, rng, device) -> Case:
     x = rng.random([1, 3, 2048, 2048], dtype=np.float32)
     t = device.tensor(x)
     args = ([0, 0, 0, 0], [1, 3, 2048, 2048], [1, 1, -2, 2])
     expected = reference.slice(x, *args)
-    inits = {"starts": np.array([2047, 0], np.int64), "ends": np.array([-2**63, 2048], np.int64),
-             "axes": np.array([2, 3], np.int64), "steps": np.array([-2, 2], np.int64)}
     return Case(
         device_fn=lambda: F.slice(t, *args),
         numpy_io_fn=lambda: F.slice(x, *args, device=device),
         numpy_fn=lambda: np.ascontiguousarray(x[:, :, ::-2, ::2]),
         expected=expected, logical_bytes=2 * expected.nbytes,
-        ort=(_onnx_model("Slice", x, inits, {}), {"x": x}), ort_expected=expected)
+        ort=(_slice_onnx().model(), {"x": x}), ort_expected=expected)
 
 
 def _reverse_case(quick, rng, device) -> Case:
@@ -141,7 +200,7 @@ def _reverse_case(quick, rng, device) -> Case:
 def _tiny_case(quick, rng, device) -> Case:
     x = rng.random([8, 8], dtype=np.float32)
     t = device.tensor(x)
-    model = _onnx_model("ReduceSum", x, {"axes": np.array([1], np.int64)}, {"keepdims": 1})
+    model = _reduce_onnx([8, 8], "sum", 1).model()
     return Case(
         device_fn=lambda: F.reduce(t, "sum", [1]),
         numpy_io_fn=lambda: F.reduce(x, "sum", [1], device=device),
@@ -173,6 +232,11 @@ def _tiny_calls_case(quick, rng, device) -> Case:
                 logical_bytes=0, passes=0, calls=TINY_CALLS, batched=batched, compare=_close(1e-5))
 
 
+def _elementwise_onnx(binary: bool) -> OnnxNode:
+    shape = (4096, 4096)
+    return OnnxNode("Add", shape, {"y": shape}) if binary else OnnxNode("Sigmoid", shape)
+
+
 def _elementwise_case(binary: bool, quick, rng, device) -> Case:
     """An element-wise operator over 64 MiB of float32: SIGMOID (exp and a division per
     element) or ADD of two such tensors; the bound is the adapter's copy of the same bytes."""
@@ -184,11 +248,15 @@ def _elementwise_case(binary: bool, quick, rng, device) -> Case:
         return Case(
             device_fn=lambda: F.add(t, u), numpy_io_fn=lambda: F.add(x, y, device=device),
             numpy_fn=lambda: x + y, expected=reference.add(x, y), logical_bytes=3 * x.nbytes,
-            ort=(_onnx_model("Add", x, {"y": y}, {}), {"x": x}), ort_expected=x + y, compare=_close(1e-6))
+            ort=(_elementwise_onnx(True).model({"y": y}), {"x": x}), ort_expected=x + y, compare=_close(1e-6))
     return Case(
         device_fn=lambda: F.sigmoid(t), numpy_io_fn=lambda: F.sigmoid(x, device=device),
         numpy_fn=lambda: 1 / (1 + np.exp(-x)), expected=reference.sigmoid(x), logical_bytes=2 * x.nbytes,
-        ort=(_onnx_model("Sigmoid", x, {}, {}), {"x": x}), ort_expected=reference.sigmoid(x), compare=_close(1e-5))
+        ort=(_elementwise_onnx(False).model(), {"x": x}), ort_expected=reference.sigmoid(x), compare=_close(1e-5))
+
+
+def _gemm_onnx(a_shape, b_shape) -> OnnxNode:
+    return OnnxNode("MatMul", tuple(a_shape), {"b": tuple(b_shape)})
 
 
 def _gemm_case(a_shape, b_shape, quick, rng, device) -> Case:
@@ -202,7 +270,7 @@ def _gemm_case(a_shape, b_shape, quick, rng, device) -> Case:
     return Case(
         device_fn=lambda: F.gemm(ta, tb), numpy_io_fn=lambda: F.gemm(a, b, device=device), numpy_fn=lambda: a @ b,
         expected=expected, logical_bytes=a.nbytes + b.nbytes + expected.size * 4,
-        ort=(_onnx_model("MatMul", a, {"b": b}, {}), {"x": a}), ort_expected=expected,
+        ort=(_gemm_onnx(a_shape, b_shape).model({"b": b}), {"x": a}), ort_expected=expected,
         compare=_within(gemm_op.tolerance(expected, [a, b], {})), flops=2 * expected.size * a_shape[-1])
 
 
@@ -211,6 +279,11 @@ def _big_gemm_case(quick, rng, device) -> Case:
     137 GFLOP, minutes on a software adapter, where it is 2048^3 (17 GFLOP) instead."""
     n = 2048 if device.caps.is_software else 4096
     return _gemm_case([n, n], [n, n], quick, rng, device)
+
+
+def _batch_normalization_onnx() -> OnnxNode:
+    return OnnxNode("BatchNormalization", (8, 64, 112, 112), {name: (64,) for name in ("scale", "bias", "mean", "var")},
+                    {"epsilon": 1e-5})
 
 
 def _batch_normalization_case(quick, rng, device) -> Case:
@@ -235,12 +308,18 @@ def _batch_normalization_case(quick, rng, device) -> Case:
 
     def numpy_fn():
         return (x - mean.reshape(c)) / np.sqrt(variance.reshape(c) + 1e-5) * scale.reshape(c) + bias.reshape(c)
-    model = _onnx_model("BatchNormalization", x, {"scale": scale, "bias": bias, "mean": mean, "var": variance},
-                        {"epsilon": 1e-5})
+    model = _batch_normalization_onnx().model({"scale": scale, "bias": bias, "mean": mean, "var": variance})
     return Case(
         device_fn=lambda: F.batch_normalization(t, *tensors), numpy_io_fn=lambda: F.batch_normalization(
             x, *params, device=device), numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes,
         compare=compare, ort=(model, {"x": x}), ort_expected=expected)
+
+
+def _pool_onnx(kind: str) -> OnnxNode:
+    if kind == "max":
+        attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+        return OnnxNode("MaxPool", (8, 64, 112, 112), {}, attrs)
+    return OnnxNode("GlobalAveragePool", (8, 2048, 7, 7))
 
 
 def _pool_case(kind: str, quick, rng, device) -> Case:
@@ -251,13 +330,11 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
         x = rng.uniform(-1, 1, [8, 64, 112, 112]).astype(np.float32)
         args = {"window_size": 3, "strides": 2, "start_padding": 1, "end_padding": 1}
         run, ref = F.max_pooling, reference.max_pooling
-        onnx = ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
         compare = _close(0)
     else:
         x = rng.uniform(-1, 1, [8, 2048, 7, 7]).astype(np.float32)
         args = {"window_size": None}
         run, ref = F.average_pooling, reference.average_pooling
-        onnx = ("GlobalAveragePool", {})
     t = device.tensor(x)
     expected = ref(x, **args)
     if kind != "max":  # within average pooling's documented precision (a mean near 0: no relative bound)
@@ -267,8 +344,16 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
     return Case(
         device_fn=lambda: run(t, **args), numpy_io_fn=lambda: run(x, device=device, **args), numpy_fn=None,
         expected=expected, logical_bytes=x.nbytes + expected.nbytes,
-        ort=(_onnx_model(onnx[0], x, {}, onnx[1]), {"x": x}),
+        ort=(_pool_onnx(kind).model(), {"x": x}),
         ort_expected=expected, compare=compare)
+
+
+def _mvn_onnx(shape, axes) -> OnnxNode:
+    if axes == [1]:
+        return OnnxNode("LayerNormalization", tuple(shape), {"scale": (shape[-1],), "bias": (shape[-1],)},
+                        {"axis": -1, "epsilon": 1e-5})
+    return OnnxNode("InstanceNormalization", tuple(shape), {"scale": (shape[1],), "bias": (shape[1],)},
+                    {"epsilon": 1e-5})
 
 
 def _mvn_case(shape, axes, quick, rng, device) -> Case:
@@ -290,11 +375,7 @@ def _mvn_case(shape, axes, quick, rng, device) -> Case:
         m = x.mean(axis=tuple(axes), keepdims=True)
         return (x - m) / np.sqrt(x.var(axis=tuple(axes), keepdims=True) + 1e-5) * scale + bias
 
-    if axes == [1]:
-        model = _onnx_model("LayerNormalization", x, {"scale": scale, "bias": bias}, {"axis": -1, "epsilon": 1e-5})
-    else:
-        model = _onnx_model("InstanceNormalization", x, {"scale": scale.reshape(-1), "bias": bias.reshape(-1)},
-                            {"epsilon": 1e-5})
+    model = _mvn_onnx(shape, axes).model({"scale": scale.reshape(-1), "bias": bias.reshape(-1)})
     return Case(
         device_fn=lambda: F.mean_variance_normalization(t, ts, tb, axes=axes),
         numpy_io_fn=lambda: F.mean_variance_normalization(x, scale, bias, axes=axes, device=device),
@@ -316,6 +397,11 @@ def _numpy_convolution(x, w, stride: int, pad: int, groups: int) -> np.ndarray:
     return np.einsum("ncyxij,cij->ncyx", view, w[:, 0], optimize=True)
 
 
+def _convolution_onnx(shape, cout, window, stride, pad, groups) -> OnnxNode:
+    attrs = {"strides": [stride] * 2, "pads": [pad] * 4, "group": groups, "kernel_shape": [window] * 2}
+    return OnnxNode("Conv", tuple(shape), {"w": (cout, shape[1] // groups, window, window)}, attrs)
+
+
 def _convolution_case(shape, cout, window, stride, pad, groups, quick, rng, device) -> Case:
     """A 2-D convolution of ResNet-50's shapes (batch 1), FORWARD, float32 (compute-bound:
     the note gives GFLOP/s, 2 x output elements x C_in / groups x window, beside numpy's
@@ -329,11 +415,11 @@ def _convolution_case(shape, cout, window, stride, pad, groups, quick, rng, devi
     tolerance = convolution_op.tolerance(expected, [x, w], args)
 
     compare = _within(tolerance)
-    attrs = {"strides": [stride] * 2, "pads": [pad] * 4, "group": groups, "kernel_shape": [window] * 2}
+    model = _convolution_onnx(shape, cout, window, stride, pad, groups).model({"w": w})
     return Case(
         device_fn=lambda: F.convolution(tx, tw, **args), numpy_io_fn=lambda: F.convolution(x, w, device=device, **args),
         numpy_fn=lambda: _numpy_convolution(x, w, stride, pad, groups), expected=expected,
-        logical_bytes=x.nbytes + w.nbytes + expected.nbytes, ort=(_onnx_model("Conv", x, {"w": w}, attrs), {"x": x}),
+        logical_bytes=x.nbytes + w.nbytes + expected.nbytes, ort=(model, {"x": x}),
         ort_expected=expected, compare=compare, flops=2 * expected.size * (shape[1] // groups) * window * window)
 
 
@@ -441,41 +527,42 @@ def _mixed_graph_case(shape, quick, rng, device) -> Case:
 
 
 WORKLOADS = [
-    Workload("W1", "SUM last axis [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "sum", 1, q, r, d)),
-    Workload("W2", "SUM axis 0 [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "sum", 0, q, r, d)),
-    Workload("W3", "ARGMAX last axis [4096,4096]", lambda d, r, q: _reduce_case([4096, 4096], "argmax", 1, q, r, d)),
-    Workload("W4", "pad REFLECTION [1,3,1024,1024] +16", lambda d, r, q: _pad_case("reflection", q, r, d)),
-    Workload("W5", "pad CONSTANT [1,3,1024,1024] +16", lambda d, r, q: _pad_case("constant", q, r, d)),
-    Workload("W6", "slice [1,1,-2,2] of [1,3,2048,2048]", lambda d, r, q: _slice_case(q, r, d)),
+    _workload("W1", "SUM last axis [4096,4096]", _reduce_case, [4096, 4096], "sum", 1, onnx=_reduce_onnx),
+    _workload("W2", "SUM axis 0 [4096,4096]", _reduce_case, [4096, 4096], "sum", 0, onnx=_reduce_onnx),
+    _workload("W3", "ARGMAX last axis [4096,4096]", _reduce_case, [4096, 4096], "argmax", 1, onnx=_reduce_onnx),
+    _workload("W4", "pad REFLECTION [1,3,1024,1024] +16", _pad_case, "reflection", onnx=_pad_onnx),
+    _workload("W5", "pad CONSTANT [1,3,1024,1024] +16", _pad_case, "constant", onnx=_pad_onnx),
+    _workload("W6", "slice [1,1,-2,2] of [1,3,2048,2048]", _slice_case, onnx=_slice_onnx),
     Workload("W7", "reverse_subsequences axis 1 [64,4096,64]", lambda d, r, q: _reverse_case(q, r, d)),
-    Workload("W8", "SUM last axis [8,8]", lambda d, r, q: _tiny_case(q, r, d)),
+    Workload("W8", "SUM last axis [8,8]", lambda d, r, q: _tiny_case(q, r, d),
+             lambda: _reduce_onnx([8, 8], "sum", 1)),
     Workload("W9", f"chain of {CHAIN_LENGTH} ops [16,16], one batch", lambda d, r, q: _chain_case(q, r, d)),
     Workload("W10", "W9's chain as a graph [16,16]", lambda d, r, q: _chain_graph_case([16, 16], q, r, d)),
     Workload("W11", "W9's chain as a graph [1,3,1024,1024]",
              lambda d, r, q: _chain_graph_case([1, 3, 1024, 1024], q, r, d)),
     Workload("W12", f"W8's call x{TINY_CALLS}, no batch (per call)", lambda d, r, q: _tiny_calls_case(q, r, d)),
-    Workload("W13", "sigmoid [4096,4096]", lambda d, r, q: _elementwise_case(False, q, r, d)),
-    Workload("W14", "add [4096,4096] + [4096,4096]", lambda d, r, q: _elementwise_case(True, q, r, d)),
-    Workload("W15", "gemm [1024,1024] x [1024,1024]", lambda d, r, q: _gemm_case([1024, 1024], [1024, 1024], q, r, d)),
-    Workload("W16", "max_pooling 3x3 /2 [8,64,112,112]", lambda d, r, q: _pool_case("max", q, r, d)),
-    Workload("W17", "global average_pooling [8,2048,7,7]", lambda d, r, q: _pool_case("average", q, r, d)),
-    Workload("W18", "LayerNorm (MVN1 last axis) [4096,1024]", lambda d, r, q: _mvn_case([4096, 1024], [1], q, r, d)),
-    Workload("W19", "InstanceNorm (MVN1 H,W) [2,64,112,112]",
-             lambda d, r, q: _mvn_case([2, 64, 112, 112], [2, 3], q, r, d)),
-    Workload("W20", "conv 3x3 256->256 [1,256,14,14] pad 1",
-             lambda d, r, q: _convolution_case([1, 256, 14, 14], 256, 3, 1, 1, 1, q, r, d)),
-    Workload("W21", "conv 1x1 1024->256 [1,1024,14,14]",
-             lambda d, r, q: _convolution_case([1, 1024, 14, 14], 256, 1, 1, 0, 1, q, r, d)),
-    Workload("W22", "conv 7x7/2 3->64 [1,3,224,224] pad 3",
-             lambda d, r, q: _convolution_case([1, 3, 224, 224], 64, 7, 2, 3, 1, q, r, d)),
-    Workload("W23", "depthwise conv 3x3 [1,256,28,28] pad 1",
-             lambda d, r, q: _convolution_case([1, 256, 28, 28], 256, 3, 1, 1, 256, q, r, d)),
+    _workload("W13", "sigmoid [4096,4096]", _elementwise_case, False, onnx=_elementwise_onnx),
+    _workload("W14", "add [4096,4096] + [4096,4096]", _elementwise_case, True, onnx=_elementwise_onnx),
+    _workload("W15", "gemm [1024,1024] x [1024,1024]", _gemm_case, [1024, 1024], [1024, 1024], onnx=_gemm_onnx),
+    _workload("W16", "max_pooling 3x3 /2 [8,64,112,112]", _pool_case, "max", onnx=_pool_onnx),
+    _workload("W17", "global average_pooling [8,2048,7,7]", _pool_case, "average", onnx=_pool_onnx),
+    _workload("W18", "LayerNorm (MVN1 last axis) [4096,1024]", _mvn_case, [4096, 1024], [1], onnx=_mvn_onnx),
+    _workload("W19", "InstanceNorm (MVN1 H,W) [2,64,112,112]", _mvn_case, [2, 64, 112, 112], [2, 3], onnx=_mvn_onnx),
+    _workload("W20", "conv 3x3 256->256 [1,256,14,14] pad 1", _convolution_case, [1, 256, 14, 14], 256, 3, 1, 1, 1,
+              onnx=_convolution_onnx),
+    _workload("W21", "conv 1x1 1024->256 [1,1024,14,14]", _convolution_case, [1, 1024, 14, 14], 256, 1, 1, 0, 1,
+              onnx=_convolution_onnx),
+    _workload("W22", "conv 7x7/2 3->64 [1,3,224,224] pad 3", _convolution_case, [1, 3, 224, 224], 64, 7, 2, 3, 1,
+              onnx=_convolution_onnx),
+    _workload("W23", "depthwise conv 3x3 [1,256,28,28] pad 1", _convolution_case, [1, 256, 28, 28], 256, 3, 1, 1, 256,
+              onnx=_convolution_onnx),
     Workload("W24", f"{MIXED_LENGTH} element-wise and movement ops as a graph [1,3,1024,1024]",
              lambda d, r, q: _mixed_graph_case([1, 3, 1024, 1024], q, r, d)),
-    Workload("W25", "gemm 4096^3 (2048^3 on a software adapter)", lambda d, r, q: _big_gemm_case(q, r, d)),
-    Workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]",
-             lambda d, r, q: _gemm_case([32, 16, 128, 64], [32, 16, 64, 128], q, r, d)),
-    Workload("W27", "batch_normalization [8,64,112,112]", lambda d, r, q: _batch_normalization_case(q, r, d)),
+    Workload("W25", "gemm 4096^3 (2048^3 on a software adapter)", lambda d, r, q: _big_gemm_case(q, r, d),
+             lambda: _gemm_onnx([4096, 4096], [4096, 4096])),  # (the GPU's size; the case's n on a software adapter)
+    _workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]", _gemm_case, [32, 16, 128, 64], [32, 16, 64, 128],
+              onnx=_gemm_onnx),
+    _workload("W27", "batch_normalization [8,64,112,112]", _batch_normalization_case, onnx=_batch_normalization_onnx),
 ]
 
 

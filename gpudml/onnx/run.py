@@ -1,6 +1,7 @@
 """`gpudml run MODEL.onnx`: run an ONNX model once through gpudml.onnx.InferenceSession and
-print its outputs' shapes and a summary; compare with onnxruntime's CPU provider, or print
-each operator's GPU time."""
+print its outputs' shapes and a summary (random inputs where asked, their dynamic dimensions
+from --dim NAME=SIZE); compare with onnxruntime's CPU provider, or print each operator's GPU
+time."""
 
 from __future__ import annotations
 
@@ -11,9 +12,43 @@ from ..errors import InvalidArgumentError
 from .session import TOLERANCE, InferenceSession
 
 
-def feeds_for(session: InferenceSession, inputs: list[str], random: bool, seed: int = 0) -> dict:
-    """{name: array} from NAME=FILE.npy arguments; with `random`, the inputs not given are
-    random data of their dtype and shape (a dynamic dimension is 1)."""
+def parse_dims(items: list[str]) -> dict[str, int]:
+    """{name: size} from --dim NAME=SIZE arguments (NAME a dynamic dimension's dim_param)."""
+    dims: dict[str, int] = {}
+    for item in items:
+        name, sep, size = item.partition("=")
+        if not sep or not name:
+            raise InvalidArgumentError(f"gpudml run: --dim takes NAME=SIZE (a dynamic dimension's name and its size), "
+                                       f"got {item!r}")
+        try:
+            value = int(size)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise InvalidArgumentError(f"gpudml run: --dim {name}: the size must be an integer of at least 1 "
+                                       f"(DirectML sizes are), got {size!r}")
+        if dims.get(name, value) != value:
+            raise InvalidArgumentError(f"gpudml run: --dim {name} is given twice, as {dims[name]} and {value}")
+        dims[name] = value
+    return dims
+
+
+def feeds_for(session: InferenceSession, inputs: list[str], random: bool, seed: int = 0,
+              dims: dict[str, int] | None = None) -> tuple[dict, list[str]]:
+    """({name: array}, notes) from NAME=FILE.npy arguments; with `random`, the inputs not given
+    are random data of their dtype and shape, a dynamic dimension the size `dims` gives its
+    name (--dim NAME=SIZE), else 1. The notes say which size each dynamic dimension of the
+    random inputs got and why. A name of `dims` that no input's dimension has is an error."""
+    dims = dict(dims or {})
+    if dims and not random:
+        raise InvalidArgumentError(f"gpudml run: --dim sets the dynamic dimensions of the --random inputs; add "
+                                   f"--random (given: {', '.join(f'{k}={v}' for k, v in dims.items())})")
+    named = {d for arg in session.get_inputs() for d in arg.shape if isinstance(d, str)}
+    for name in dims:
+        if name not in named:
+            known = ", ".join(sorted(map(repr, named))) or "none: every dimension is fixed or unnamed"
+            raise InvalidArgumentError(f"gpudml run: --dim {name}: the model's inputs have no dynamic dimension "
+                                       f"named {name!r} (their named dynamic dimensions: {known})")
     feeds = {}
     for item in inputs:
         name, sep, path = item.partition("=")
@@ -25,13 +60,25 @@ def feeds_for(session: InferenceSession, inputs: list[str], random: bool, seed: 
             raise InvalidArgumentError(f"gpudml run: --input {name}: cannot read {path!r} as a .npy file ({exc})") \
                 from exc
     rng = np.random.default_rng(seed)
+    notes: dict[str, str] = {}
     for arg in session.get_inputs():
         if arg.name in feeds:
             continue
         if not random:
             raise InvalidArgumentError(f"gpudml run: no value for input {arg.name!r} ({arg.type} {arg.shape}); give "
                                        f"--input {arg.name}=FILE.npy, or --random")
-        shape = [d if isinstance(d, int) and d > 0 else 1 for d in arg.shape]
+        shape = []
+        for axis, d in enumerate(arg.shape):
+            if isinstance(d, int) and d > 0:
+                shape.append(d)
+            elif isinstance(d, str) and d in dims:
+                shape.append(dims[d])
+                notes[d] = f"{d}={dims[d]} (--dim)"
+            else:
+                shape.append(1)
+                notes[d if isinstance(d, str) else f"{arg.name}[{axis}]"] = (
+                    f"{d}=1 (not given: --dim {d}=SIZE sets it)" if isinstance(d, str) else
+                    f"{arg.name}'s axis {axis}=1 (unnamed: always 1)")
         dtype = session.input_dtype(arg.name)
         if dtype == np.bool_:
             feeds[arg.name] = rng.random(shape) < 0.5
@@ -39,7 +86,7 @@ def feeds_for(session: InferenceSession, inputs: list[str], random: bool, seed: 
             feeds[arg.name] = rng.standard_normal(shape).astype(dtype)
         else:
             feeds[arg.name] = rng.integers(0, 8, shape).astype(dtype)
-    return feeds
+    return feeds, list(notes.values())
 
 
 def _summary(a: np.ndarray) -> str:
@@ -50,9 +97,12 @@ def _summary(a: np.ndarray) -> str:
 
 
 def cmd_run(args) -> int:
+    dims = parse_dims(args.dim)
     device = Device(adapter=args.adapter)
     session = InferenceSession(args.model, device=device)
-    feeds = feeds_for(session, args.input, args.random)
+    feeds, notes = feeds_for(session, args.input, args.random, dims=dims)
+    if notes:
+        print(f"dynamic dimensions of the random inputs: {', '.join(notes)}")
     if args.profile:
         with device.profile() as prof:
             outputs = session.run(None, feeds)
@@ -88,4 +138,4 @@ def cmd_run(args) -> int:
     return status
 
 
-__all__ = ["cmd_run", "feeds_for"]
+__all__ = ["cmd_run", "feeds_for", "parse_dims"]

@@ -247,6 +247,11 @@ class OpSpec:
         if self.traffic is None:
             object.__setattr__(self, "traffic", every_tensor_once)
 
+    @property
+    def operator_type(self) -> str:
+        """DirectML's DML_OPERATOR_TYPE name, from the page's struct: "DML_OPERATOR_SLICE1"."""
+        return "DML_OPERATOR_" + self.page.removeprefix("DML_").removesuffix("_OPERATOR_DESC")
+
     def sample_buffers(self, desc, rng: np.random.Generator) -> list[np.ndarray]:
         """Buffer contents for each input of `desc`: the spec's own sample, else random bits."""
         if self.sample is not None:

@@ -76,16 +76,22 @@ class Profile:
         return sum(total[1] for total in self.totals.values())
 
     def summary(self) -> str:
-        """Each kind of dispatch: how many, GPU time in all and per dispatch, GB/s."""
-        lines = [f"gpudml profile{' on ' + self.adapter if self.adapter else ''}: "
-                 f"{sum(t[0] for t in self.totals.values())} dispatches",
-                 f"  {'operator':20s} {'strategy':10s} {'#':>2s} {'count':>7s} {'total ms':>10s} {'mean ms':>9s} "
-                 f"{'GB/s':>7s}"]
-        by_time = sorted(self.totals.items(), key=lambda kv: -kv[1][1])
-        for (operator, strategy, dispatch), (count, ms, nbytes) in by_time:
+        """Each kind of dispatch: how many, GPU time in all and per dispatch, GB/s; one line
+        each, slowest first, the columns as wide as their widest cell (an operator's name, a
+        fused kernel's `Fused(A>B>...)` included), names left-aligned and figures right-aligned."""
+        header = ("operator", "strategy", "#", "count", "total ms", "mean ms", "GB/s")
+        cells = [header]
+        for (operator, strategy, dispatch), (count, ms, nbytes) in sorted(self.totals.items(),
+                                                                          key=lambda kv: -kv[1][1]):
             gbps = nbytes / ms / 1e6 if ms else 0.0
-            lines.append(f"  {operator:20s} {strategy:10s} {dispatch:2d} {count:7d} {ms:10.3f} {ms / count:9.4f} "
-                         f"{gbps:7.2f}")
+            cells.append((operator, strategy, str(dispatch), str(count), f"{ms:.3f}", f"{ms / count:.4f}",
+                          f"{gbps:.2f}"))
+        widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+        lines = [f"gpudml profile{' on ' + self.adapter if self.adapter else ''}: "
+                 f"{sum(t[0] for t in self.totals.values())} dispatches"]
+        for row in cells:
+            lines.append("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                                          for i, (cell, w) in enumerate(zip(row, widths))))
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -3,7 +3,8 @@
 Where the adapter offers `mappable-primary-buffers` (software adapters share host memory)
 storage buffers are mapped directly (reads always, writes from MAP_THRESHOLD_BYTES on;
 `queue.write_buffer` is cheaper below); elsewhere `queue.write_buffer` and reused
-MAP_READ staging buffers. Every transfer submits recorded work first.
+MAP_READ staging buffers. Every transfer submits recorded work first. A large transfer goes
+in chunks and shows its progress on a terminal (progress.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import numpy as np
 
 from ..errors import GpuError
 from ..tensor_desc import bound_bytes
+from . import progress
 from .guard import is_out_of_memory, out_of_memory, translate
-from .storage import Storage, pieces
+from .progress import TransferProgress, transfer_progress
+from .storage import pieces
 
 #: Device polls a buffer mapping may take before it is an error (one is enough).
 MAP_POLLS = 100
@@ -60,12 +63,12 @@ class Transfers:
         payload = np.ascontiguousarray(data).view(np.uint8).reshape(-1)[: buffer.size]
         if payload.size % 4:
             payload = np.concatenate([payload, np.zeros(4 - payload.size % 4, np.uint8)])
-        with self.lock:
+        with self.lock, transfer_progress("upload", payload.size) as shown:
             self.recorder.flush()
             done = 0
             for part, offset, n in pieces(buffer, 0, payload.size):
                 try:
-                    self._write(part, offset, payload[done:done + n])
+                    self._write(part, offset, payload[done:done + n], shown)
                 except Exception as exc:  # wgpu stages a queue write in memory of its own
                     if is_out_of_memory(exc) and not self.ctx.lost:
                         raise out_of_memory(self.ctx, exc, n, f"uploading {payload.size} bytes to the device") \
@@ -73,32 +76,38 @@ class Transfers:
                     raise
                 done += n
 
-    def _write(self, buffer, offset: int, payload: np.ndarray) -> None:
+    def _write(self, buffer, offset: int, payload: np.ndarray, shown: TransferProgress) -> None:
         import wgpu
 
+        chunks = _chunks(payload.size)
         if self.mappable and payload.size >= MAP_THRESHOLD_BYTES:
             self.map(buffer, wgpu.MapMode.WRITE, payload.size, offset)
-            buffer.write_mapped(payload, offset)
+            for start, end in chunks:
+                buffer.write_mapped(payload[start:end], offset + start)
+                shown.advance(end - start)
             buffer.unmap()
         else:
-            self.ctx.device.queue.write_buffer(buffer, offset, payload)
+            for start, end in chunks:
+                self.ctx.device.queue.write_buffer(buffer, offset + start, payload[start:end])
+                shown.advance(end - start)
 
     def download(self, buffer, nbytes: int | None = None) -> np.ndarray:
         """The first nbytes (default all) of `buffer` (a wgpu buffer or a Storage) as a new
         uint8 array; waits for the GPU."""
         size = buffer.size if nbytes is None else min(buffer.size, (nbytes + 3) & ~3)
-        if not isinstance(buffer, Storage):
-            return self._read(buffer, size)
         out = np.empty(size, np.uint8)
-        done = 0
-        for part, _, n in pieces(buffer, 0, size):  # each part read from its start
-            out[done:done + n] = self._read(part, n)
-            done += n
+        with transfer_progress("download", size) as shown:
+            done = 0
+            for part, _, n in pieces(buffer, 0, size):  # each part read from its start
+                self._read(part, out[done:done + n], shown)
+                done += n
         return out
 
-    def _read(self, buffer, size: int) -> np.ndarray:
+    def _read(self, buffer, out: np.ndarray, shown: TransferProgress) -> None:
+        """Read the first out.size bytes of `buffer` into `out`."""
         import wgpu
 
+        size = out.size
         with self.lock:
             self.recorder.flush()
             source = buffer
@@ -109,7 +118,10 @@ class Transfers:
                 self.ctx.device.queue.submit([encoder.finish()])
             self.map(source, wgpu.MapMode.READ, size)
             try:
-                return np.frombuffer(source.read_mapped(0, size, copy=False), dtype=np.uint8).copy()
+                mapped = np.frombuffer(source.read_mapped(0, size, copy=False), dtype=np.uint8)
+                for start, end in _chunks(size):
+                    out[start:end] = mapped[start:end]
+                    shown.advance(end - start)
             finally:
                 source.unmap()
                 if source is not buffer:
@@ -132,3 +144,12 @@ class Transfers:
                 raise out_of_memory(self.ctx, exc, bound_bytes(size), "a staging buffer to read a tensor back") \
                     from exc
             raise
+
+
+def _chunks(nbytes: int) -> list[tuple[int, int]]:
+    """[start, end) byte ranges of at most progress.CHUNK_BYTES (a multiple of 8: the
+    alignment of mapped writes) covering nbytes."""
+    step = max(8, progress.CHUNK_BYTES // 8 * 8)
+    if nbytes <= step:
+        return [(0, nbytes)]
+    return [(start, min(start + step, nbytes)) for start in range(0, nbytes, step)]
