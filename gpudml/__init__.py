@@ -5,9 +5,19 @@ gpudml/functional.py and their desc classes (`gpudml.Slice1OperatorDesc`, ...) f
 operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 """
 
-from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
+# (Imported for what they install: Tensor's and Expression's Python operators, `t + 1` is
+# gpudml.add; and their array methods, `t[0]`, `t.sum()`, `t.reshape(...)`.)
+from . import python_operators, tensor_methods  # noqa: F401
 from .device import CompiledOperator, Device, Operator, default_device
-from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
+from .errors import (
+    DeviceLostError,
+    DMLError,
+    GpuError,
+    InternalError,
+    InvalidArgumentError,
+    OutOfBoundsError,
+    UnsupportedError,
+)
 from .functional import FUNCTIONS
 from .graph import CompiledGraph, Expression, Graph
 from .kernel import Kernel
@@ -25,7 +35,7 @@ globals().update(ENUMS)  # DataType, FeatureLevel, ReduceFunction, ... (every en
 __all__ = [
     "CompiledGraph", "CompiledOperator", "DMLError", "Device", "DeviceLostError",
     "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
-    "Kernel", "Operator", "ScaleBias", "Tensor", "TensorDesc",
+    "Kernel", "Operator", "OutOfBoundsError", "ScaleBias", "Tensor", "TensorDesc",
     "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
 ]
 __all__ += list(ENUMS) + list(_OPERATORS)
