@@ -190,6 +190,9 @@ def test_transpose_squeeze_expand_flatten(x):
     same(wide, np.broadcast_to(X[:, :1], (5, 2, 3, 4)))
     assert shares(wide, x) and wide.desc.strides == (0, 12, 0, 1)
     same(wide.sum(axis=0), np.broadcast_to(X[:, :1], (5, 2, 3, 4)).sum(axis=0))  # a broadcast view as input
+    same(wide[1:, :, ::-1], np.broadcast_to(X[:, :1], (5, 2, 3, 4))[1:, :, ::-1])  # SLICE1 reads it too
+    same(wide[0, :, ::-1], X[:, :1].repeat(3, axis=1)[:, ::-1])  # a negative step over stride 0: still a view
+    assert shares(wide[0, :, ::-1], x)
     same(x.flatten(), X.flatten())
     assert shares(x.flatten(), x) and shares(x.ravel(), x)
     same(x.T.flatten(), X.T.flatten())  # strided: a packed copy
