@@ -5,7 +5,9 @@ gpudml/functional.py and their desc classes (`gpudml.Slice1OperatorDesc`, ...) f
 operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 """
 
-from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
+# (Imported for what they install: Tensor's and Expression's Python operators, `t + 1` is
+# gpudml.add; and their array methods, `t[0]`, `t.sum()`, `t.reshape(...)`.)
+from . import python_operators, tensor_methods  # noqa: F401
 from .device import CompiledOperator, Device, Operator, default_device
 from .errors import (
     DeviceLostError,
@@ -13,6 +15,7 @@ from .errors import (
     GpuError,
     InternalError,
     InvalidArgumentError,
+    OutOfBoundsError,
     OutOfMemoryError,
     UnsupportedError,
 )
@@ -32,8 +35,8 @@ globals().update(ENUMS)  # DataType, FeatureLevel, ReduceFunction, ... (every en
 
 __all__ = [
     "CompiledGraph", "CompiledOperator", "DMLError", "Device", "DeviceLostError",
-    "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError", "OutOfMemoryError",
-    "Kernel", "Operator", "ScaleBias", "Tensor", "TensorDesc",
+    "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
+    "Kernel", "Operator", "OutOfBoundsError", "OutOfMemoryError", "ScaleBias", "Tensor", "TensorDesc",
     "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
 ]
 __all__ += list(ENUMS) + list(_OPERATORS)

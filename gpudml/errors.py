@@ -9,6 +9,11 @@ class InvalidArgumentError(DMLError, ValueError):
     """What DirectML rejects with E_INVALIDARG: names the field, the rule and the values."""
 
 
+class OutOfBoundsError(InvalidArgumentError, IndexError):
+    """An index or an axis outside a tensor's bounds (`t[5]` of 3 rows, `t.sum(axis=2)` of a
+    2-D tensor): an InvalidArgumentError, and an IndexError as numpy raises there."""
+
+
 class UnsupportedError(DMLError, NotImplementedError):
     """A valid description that the chosen adapter cannot run."""
 

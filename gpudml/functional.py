@@ -55,7 +55,8 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=
     for item in flat:
         kind = type(item[1])
         if kind is Tensor:
-            found = found or item[1]
+            if found is None:  # (not `found or ...`: a Tensor's truth value is its element's, as numpy's)
+                found = item[1]
         elif kind is Expression:
             result = record(spec, device, tensors, attributes)
             return result if keepdims else without_reduced_axes(result, result.graph.nodes[result.node].desc.axes)

@@ -55,6 +55,16 @@ class Expression:
         return self.desc.data_type
 
     @property
+    def ndim(self) -> int:
+        """The number of dimensions (numpy's `ndim`)."""
+        return self.desc.rank
+
+    @property
+    def size(self) -> int:
+        """The number of elements (numpy's `size`)."""
+        return self.desc.element_count
+
+    @property
     def ref(self) -> str:
         """How reprs name it: an input's name, else %value_id."""
         return self.name if self.kind == INPUT else f"%{self.value_id}"

@@ -108,6 +108,34 @@ def merge_axes(sizes, *strides, fixed=()) -> list[MergedAxis]:
     return merged or [MergedAxis(1, (0,) * len(strides), ())]
 
 
+def view_strides(old_sizes, old_strides, new_sizes) -> list[int] | None:
+    """Strides that read a strided tensor with other sizes of its element count, where
+    they exist (numpy's no-copy reshape: merged axes must be contiguous in each other);
+    None where they do not. (A reshape as a view: the ONNX importer's, Tensor.reshape's.)"""
+    old = [(n, s) for n, s in zip(old_sizes, old_strides) if n != 1]
+    new = [n for n in new_sizes if n != 1]
+    od, ost = [n for n, _ in old], [s for _, s in old]
+    strides = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(od):
+        np_, op = new[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        if any(ost[k] != od[k + 1] * ost[k + 1] for k in range(oi, oj - 1)):
+            return None
+        strides[nj - 1] = ost[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            strides[nk - 1] = strides[nk] * new[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    it = iter(strides)
+    return [0 if n == 1 else next(it) for n in new_sizes]
+
+
 def calc_buffer_tensor_size(data_type: DataType, sizes, strides=None) -> int:
     """DMLCalcBufferTensorSize: bytes of the minimal buffer, rounded up to a multiple of 4."""
     if strides is None:

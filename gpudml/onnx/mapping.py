@@ -32,6 +32,7 @@ import onnx
 
 from .. import functional
 from ..graph import Expression
+from ..tensor_desc import view_strides
 
 #: The newest opset of the onnx release gpudml is tested with (1.22.0).
 NEWEST = onnx.defs.onnx_opset_version()
@@ -164,34 +165,6 @@ def reshape(ctx, x, sizes):
     if strides is None:  # axes merged across a layout change: written packed first (the provider copies too)
         return ctx.graph.view(materialize(ctx, x), sizes or [1])
     return ctx.graph.view(x, sizes or [1], strides)
-
-
-def view_strides(old_sizes, old_strides, new_sizes) -> list[int] | None:
-    """Strides that read a strided tensor with other sizes of its element count, where
-    they exist (numpy's no-copy reshape: merged axes must be contiguous in each other);
-    None where they do not."""
-    old = [(n, s) for n, s in zip(old_sizes, old_strides) if n != 1]
-    new = [n for n in new_sizes if n != 1]
-    od, ost = [n for n, _ in old], [s for _, s in old]
-    strides = [0] * len(new)
-    oi, oj, ni, nj = 0, 1, 0, 1
-    while ni < len(new) and oi < len(od):
-        np_, op = new[ni], od[oi]
-        while np_ != op:
-            if np_ < op:
-                np_ *= new[nj]
-                nj += 1
-            else:
-                op *= od[oj]
-                oj += 1
-        if any(ost[k] != od[k + 1] * ost[k + 1] for k in range(oi, oj - 1)):
-            return None
-        strides[nj - 1] = ost[oj - 1]
-        for nk in range(nj - 1, ni, -1):
-            strides[nk - 1] = strides[nk] * new[nk]
-        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
-    it = iter(strides)
-    return [0 if n == 1 else next(it) for n in new_sizes]
 
 
 def transpose(ctx, x, perm):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 
 import numpy as np
@@ -118,7 +119,16 @@ class Tensor:
     The buffer goes back to the device's pool when the Tensor is garbage-collected
     or `free()`d (BufferPool.release: from any thread, never waiting for the lock; work
     recorded before then still reads it, only work recorded after may reuse it).
+
+    A view (`with_desc`) reads another Tensor's buffer through its own desc: its `base` is
+    the Tensor that owns the buffer, kept alive by the view; the view never gives the
+    buffer back, and freeing the base leaves its views unusable too.
     """
+
+    #: The Tensor whose buffer this one reads (a view's), None for a Tensor that owns its
+    #: buffer (as numpy's `ndarray.base`). A class default: a view sets its own.
+    base: Tensor | None = None
+    _views = None  # a base's live views (a WeakSet, made with the first view)
 
     def __init__(self, device, buffer, desc: TensorDesc):
         self.device = device
@@ -130,7 +140,7 @@ class Tensor:
         # object costs four times the rest of its making. The pool holds the buffer
         # meanwhile (BufferPool._lent), so a Tensor collected in a cycle leaves it intact.)
         buffer = self.__dict__.get("buffer")
-        if buffer is not None:
+        if buffer is not None and self.__dict__.get("base") is None:
             try:
                 self.device._ctx.pool.release(buffer)
             except Exception:  # at interpreter exit the pool may be gone with the device
@@ -207,11 +217,40 @@ class Tensor:
         ctx.recorder.copy(source, t.buffer, nbytes)
         return t
 
+    def with_desc(self, desc: TensorDesc) -> Tensor:
+        """A view: a new Tensor that reads this one's buffer through `desc` (the same data
+        type; any sizes and strides whose elements lie within this Tensor's buffer bytes),
+        with no copy and no GPU work. It keeps the buffer's owner alive (`base`)."""
+        buffer = self._live()
+        if not isinstance(desc, TensorDesc):
+            raise InvalidArgumentError(f"Tensor.with_desc: desc must be a TensorDesc, got {type(desc).__name__}")
+        if desc.data_type != self.desc.data_type:
+            raise InvalidArgumentError(f"Tensor.with_desc: desc.data_type {desc.data_type.name} differs from the "
+                                       f"tensor's {self.desc.data_type.name} (a view reads the same elements)")
+        if desc.buffer_bytes > self.desc.buffer_bytes:
+            raise InvalidArgumentError(
+                f"Tensor.with_desc: sizes {list(desc.sizes)} strides {desc.strides} span {desc.buffer_bytes} "
+                f"bytes; the tensor's buffer has {self.desc.buffer_bytes}")
+        base = self if self.base is None else self.base
+        view = Tensor(self.device, buffer, desc)
+        view.base = base
+        if base._views is None:
+            base._views = weakref.WeakSet()
+        base._views.add(view)
+        return view
+
     def free(self) -> None:
-        """Give the buffer back now; the Tensor is unusable afterwards."""
+        """Give the buffer back now; the Tensor is unusable afterwards, and so are its views.
+        A view's free() only lets go of its base (the buffer stays with it)."""
         buffer, self.buffer = self.buffer, None
-        if buffer is not None:
-            self.device._ctx.pool.release(buffer)
+        if buffer is None:
+            return
+        if self.base is not None:
+            self.base = None
+            return
+        for view in self._views or ():
+            view.buffer = None
+        self.device._ctx.pool.release(buffer)
 
     def _live(self):
         if self.buffer is None:
@@ -221,5 +260,6 @@ class Tensor:
     def __repr__(self) -> str:
         layout = "" if self.desc.strides is None else f", strides={list(self.desc.strides)}"
         freed = ", freed" if self.buffer is None else ""
+        view = ", view" if self.base is not None else ""
         return (f"Tensor(shape={self.shape}, dtype={self.dtype}{layout}, data_type={self.data_type.name}, "
-                f"device={self.device.adapter_name!r}{freed})")
+                f"device={self.device.adapter_name!r}{view}{freed})")
