@@ -1,7 +1,9 @@
-"""`import gpudml` stays light (issue #40, item 8): it imports neither wgpu nor Jinja2, and
-the desc classes of the tables' rows (ops/spec.py's desc_class: a hundred of them) become
-dataclasses when first used, not at import (ops/spec.py's lazy_dataclass); built, each is
-what dataclasses.make_dataclass makes. Structural checks only: no timing here (the cold-start bench row measures it:
+"""`import gpudml` stays light (issue #40, item 8): it loads the errors and the version only,
+the rest of the public names on the first use of any of them (PEP 562, gpudml/__init__.py);
+loaded, it imports neither wgpu nor Jinja2, and the desc classes of the tables' rows
+(ops/spec.py's desc_class: a hundred of them) become dataclasses when first used, not at
+import (ops/spec.py's lazy_dataclass); built, each is what dataclasses.make_dataclass makes.
+Structural checks only: no timing here (the cold-start bench row measures it:
 gpudml/bench/cold_start.py)."""
 
 from __future__ import annotations
@@ -50,6 +52,39 @@ def test_import_gpudml_builds_no_row_desc_class_and_imports_no_wgpu():
     assert heavy == "[]"
     # An instance unpickled in that fresh process (its class not built yet) is the same desc.
     assert res.stdout.splitlines()[1] == "False True True True"
+
+
+LAZY = """
+import sys, threading
+import gpudml
+ours = sorted(m for m in sys.modules if m.startswith("gpudml"))
+print(ours, "numpy" in sys.modules, "__all__" in vars(gpudml))
+got = []
+threads = [threading.Thread(target=lambda name=name: got.append(getattr(gpudml, name)))
+           for name in ("add", "Device", "Tensor", "DataType", "Slice1OperatorDesc") * 4]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(got), len(gpudml.__all__), len(gpudml.SPECS), gpudml.Tensor.__add__.__name__)
+try:
+    gpudml.no_such_name
+except AttributeError as e:
+    print(e)
+"""
+
+
+def test_import_gpudml_loads_only_errors_and_version_then_everything_on_first_use():
+    out = run_python(LAZY).stdout.splitlines()
+    assert out[0] == "['gpudml', 'gpudml.errors', 'gpudml.version'] False False"
+    got, names, specs, add = out[1].split()  # 20 threads at once, each its name: one load
+    assert got == "20" and int(names) > 250 and int(specs) == len(SPECS) and add == "__add__"
+    assert out[2] == "module 'gpudml' has no attribute 'no_such_name'"
+
+
+def test_star_import_and_dir_see_every_public_name():
+    res = run_python("from gpudml import *\nimport gpudml\n"
+                     "print(Slice1OperatorDesc is gpudml.Slice1OperatorDesc, callable(add), DataType.FLOAT32,"
+                     " set(gpudml.__all__) <= set(dir(gpudml)))")
+    assert res.stdout.split() == ["True", "True", "DataType.FLOAT32", "True"]
 
 
 def test_every_desc_class_pickles_by_reference():

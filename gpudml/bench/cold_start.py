@@ -10,7 +10,8 @@ kernels it needs were rendered by an earlier process), one with the cache off
 process; medians per phase over the rounds. Mesa's own shader cache is warm for all three
 after the first round (it caches the compiled pipelines).
 
-Phases of the gpudml process: import (numpy and gpudml; `numpy` the first part), Device(),
+Phases of the gpudml process: import (numpy, `import gpudml` and the load of its public names
+at their first use; `numpy` and `import gpudml` its first parts), Device(),
 the first operator (a 4x4 float32 SUM, numpy in and out: WGSL, pipeline, upload, dispatch,
 readback) and a second, new operator (a slice). Bare wgpu-py: import (numpy and wgpu;
 `numpy`), request_adapter_sync, request_device_sync, and the dispatch with readback
@@ -37,6 +38,8 @@ t0 = T()
 import numpy as np
 tn = T()
 import gpudml as dml
+ti = T()
+dml.Device  # the first public name used loads the rest (gpudml/__init__.py)
 t1 = T()
 dev = dml.Device(adapter=sys.argv[1])
 t2 = T()
@@ -46,7 +49,8 @@ t3 = T()
 second = dml.slice(x, [0, 0], [4, 4], [1, -1], device=dev)
 t4 = T()
 assert first.ravel().tolist() == [6, 22, 38, 54] and second[0].tolist() == [3, 2, 1, 0]
-print(json.dumps({"import": t1 - t0, "numpy": tn - t0, "device": t2 - t1, "first op": t3 - t2, "second op": t4 - t3,
+print(json.dumps({"import": t1 - t0, "numpy": tn - t0, "import gpudml": ti - tn, "device": t2 - t1,
+                  "first op": t3 - t2, "second op": t4 - t3,
                   "to first result": t3 - t0, "jinja2 imported": "jinja2" in sys.modules}))
 """
 
@@ -138,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     own = {name: statistics.median(s["import"] - s["numpy"] for s in rows) for name, rows in samples.items()}
     print("  import beyond numpy's: " + ", ".join(f"{name} {v * 1e3:.0f}" for name, v in own.items())
           + f" ms (gpudml {own['gpudml (cache warm)'] / own['bare wgpu-py']:.2f}x wgpu's)")
+    alone = statistics.median(s["import gpudml"] for s in samples["gpudml (cache warm)"])
+    print(f"  import gpudml alone (its names not used yet): {alone * 1e3:.1f} ms"
+          f" ({alone / own['bare wgpu-py']:.2f}x wgpu's import beyond numpy's)")
     jinja = {name: any(s.get("jinja2 imported") for s in rows) for name, rows in samples.items() if "gpudml" in name}
     print(f"  Jinja2 imported: {jinja}")
     if args.json:
