@@ -120,8 +120,8 @@ def test_no_gpudml_import_inside_a_function_but_the_cli_subcommands():
                               "gpudml.onnx.run"},  # gpudml run: the onnx package only when asked
                # the package's public names, loaded on their first use (PEP 562): `import gpudml`
                # stays light (gpudml/__init__.py)
-               "gpudml": {"gpudml.python_operators", "gpudml.tensor_methods", "gpudml.device", "gpudml.functional", "gpudml.graph",
-                          "gpudml.kernel", "gpudml.ops", "gpudml.ops.elementwise", "gpudml.runtime",
+               "gpudml": {"gpudml.python_operators", "gpudml.tensor_methods", "gpudml.device", "gpudml.functional",
+                          "gpudml.graph", "gpudml.kernel", "gpudml.ops", "gpudml.ops.elementwise", "gpudml.runtime",
                           "gpudml.tensor_desc", "gpudml.types"}}
     for module, inner in lazy.items():
         assert {t for _, t in inner} <= allowed.get(module, set()), (module, inner)
