@@ -5,7 +5,7 @@ gpudml/functional.py and their desc classes (`gpudml.Slice1OperatorDesc`, ...) f
 operator specs (gpudml/ops/); graphs (`gpudml.Graph`) from gpudml/graph.py.
 """
 
-from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators: `t + 1` is gpudml.add)
+from . import python_operators  # noqa: F401  (Tensor's and Expression's Python operators and numpy ufuncs, as numpy 2 computes them)
 from .device import CompiledOperator, Device, Operator, default_device
 from .errors import DeviceLostError, DMLError, GpuError, InternalError, InvalidArgumentError, UnsupportedError
 from .functional import FUNCTIONS
