@@ -55,8 +55,9 @@ def _load() -> None:
 
 
 def _import_public_names() -> None:
-    # (imported for what they install: Tensor's and Expression's Python operators, `t + 1` is
-    # gpudml.add; and their array methods, `t[0]`, `t.sum()`, `t.reshape(...)`)
+    # (imported for what they install: Tensor's and Expression's Python operators and numpy
+    # ufuncs, as numpy 2 computes them, `t + 1` is np.add; and their array methods, `t[0]`,
+    # `t.sum()`, `t.reshape(...)`)
     from . import python_operators, tensor_methods  # noqa: F401
     from .device import CompiledOperator, Device, Operator, default_device
     from .functional import FUNCTIONS

@@ -34,9 +34,12 @@ INPUT, CONSTANT, NODE = "input", "constant", "node"
 
 class Expression:
     """One tensor of a Graph: an input, a constant or a node's output. Equal only to itself
-    (usable as a dict key, e.g. in a compiled graph's inputs)."""
+    (usable as a dict key, e.g. in a compiled graph's inputs). `is_bool`: its elements are
+    numpy bools (a comparison's result), UINT8 0 and 1 as DirectML has them; `dtype` stays
+    the DataType (UINT8) and a compiled graph returns the output as a bool array (a bool
+    Tensor with readback=False)."""
 
-    __slots__ = ("graph", "desc", "name", "kind", "node", "value_id")
+    __slots__ = ("graph", "desc", "name", "kind", "node", "value_id", "is_bool")
 
     def __init__(self, graph: Graph, value_id: int, desc: TensorDesc, kind: str, name=None, node=None):
         self.graph = graph
@@ -45,6 +48,7 @@ class Expression:
         self.kind = kind  # INPUT, CONSTANT or NODE
         self.name = name  # inputs only
         self.node = node  # the producing node's index (NODE only)
+        self.is_bool = False
 
     @property
     def shape(self) -> list[int]:
@@ -257,7 +261,9 @@ class Graph:
         if desc.buffer_bytes > own.buffer_bytes:
             raise InvalidArgumentError(f"Graph.view: sizes {list(sizes)} strides {desc.strides} read "
                                        f"{desc.buffer_bytes} bytes; {expr!r} has {own.buffer_bytes}")
-        return Expression(self, expr.value_id, desc, expr.kind, name=expr.name, node=expr.node)
+        view = Expression(self, expr.value_id, desc, expr.kind, name=expr.name, node=expr.node)
+        view.is_bool = expr.is_bool
+        return view
 
     def _operand(self, spec, item: tuple):
         """An Expression of this graph, or the host copy of a value to make a constant of."""
@@ -325,6 +331,8 @@ def _host_copy(value, where: str, device) -> np.ndarray:
                 f"{where}: the Tensor lives on {value.device.adapter_name}, the graph's device is "
                 f"{device.adapter_name}")
         value = value.numpy()
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_:
+        value = value.astype(np.uint8)  # (a bool constant: UINT8 0 and 1, as DirectML has bools)
     array = np.array(checked_array(value, where), order="C")  # a copy: later edits do not leak in
     array.flags.writeable = False
     return array
@@ -428,6 +436,7 @@ class CompiledGraph:
         for t, expr in zip(results, self.outputs):
             if t.desc.sizes != expr.desc.sizes:  # a re-described node output (keepdims=False): same bytes
                 t.desc = expr.desc
+            t.is_bool = expr.is_bool
         if not readback:
             return results
         return [_read(t) for t in results]

@@ -28,7 +28,7 @@ import operator
 
 import numpy as np
 
-from . import functional
+from . import functional, promotion
 from .errors import InvalidArgumentError, OutOfBoundsError, UnsupportedError
 from .graph import Expression
 from .runtime import Tensor
@@ -311,15 +311,37 @@ def ravel(self, order="C"):
 def astype(self, dtype, copy=True):
     """numpy's `astype(dtype)`: the elements converted by DML_OPERATOR_CAST (floats to
     integers truncated toward zero and saturated, NaN 0; to floats rounded to nearest even;
-    integers to integers wrap). The same dtype gives a copy (Tensor.copy), or with
-    `copy=False` the tensor itself, as numpy's; an Expression is never copied."""
+    integers to integers wrap; to bool `x != 0`, a bool tensor's 0/1 from UINT8: promotion.cast).
+    The same dtype gives a copy (Tensor.copy), or with `copy=False` the tensor itself, as
+    numpy's; an Expression is never copied."""
     where = _where(self, "astype")
+    if promotion.is_bool(self) or _is_bool_dtype(dtype):
+        if np.dtype(dtype if not isinstance(dtype, DataType) else dtype.numpy) == self.dtype:
+            return self.copy() if copy and isinstance(self, Tensor) else self
+        return promotion.cast(self, np.dtype(dtype if not isinstance(dtype, DataType) else dtype.numpy))
     target = DataType.parse(dtype, f"{where}: dtype") if dtype is not None else None
     if target is None:
         raise InvalidArgumentError(f"{where}: dtype: None is not a data type (a numpy dtype, DataType or its name)")
     if target == _data_type(self):
         return self.copy() if copy and isinstance(self, Tensor) else self
     return _form("cast")(self, target)
+
+
+def _is_bool_dtype(dtype) -> bool:
+    try:
+        return not isinstance(dtype, DataType) and np.dtype(dtype) == np.bool_
+    except TypeError:
+        return False
+
+
+def _keeps_bool(method):
+    """A data-movement method: its result is a bool Tensor or Expression when `self` is one
+    (the same UINT8 0/1 elements, moved)."""
+    def moved(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        return promotion.mark_bool(result) if promotion.is_bool(self) and result is not self else result
+    moved.__name__, moved.__doc__ = method.__name__, method.__doc__
+    return moved
 
 
 # ---------------------------------------------------------------------------- reductions
@@ -330,14 +352,19 @@ def _reduce(x, method: str, function: str, axis, keepdims, out, dtype=None, wide
     _check_out(out, where)
     keepdims = _check_keepdims(keepdims, where)
     axes = _axes(axis, x.desc.rank, where)
+    stays_bool = promotion.is_bool(x) and dtype is None and not widen  # max, min of bools: bools
+    if promotion.is_bool(x) and dtype is None and widen:  # numpy: a sum or product of bools is int64
+        dtype = I64
     source = _data_type(x)
     target = DataType.parse(dtype, f"{where}: dtype") if dtype is not None else (
         WIDENED.get(source, source) if widen else source)
     if target != source:
         x = _form("cast")(x, target)
     if not axes:  # numpy's axis=(): nothing reduced, the elements in the result's type
-        return x if target != source else astype(x, target)
-    return _form("reduce")(x, function, list(axes), keepdims=keepdims)
+        result = x if target != source else astype(x, target)
+    else:
+        result = _form("reduce")(x, function, list(axes), keepdims=keepdims)
+    return promotion.mark_bool(result) if stays_bool else result
 
 
 def _sum(self, axis=None, dtype=None, out=None, keepdims=False):
@@ -666,9 +693,10 @@ def _flat_indices(x, entries, advanced, extents, where: str):
 
 #: Methods for both Tensors and Expressions.
 SHARED = {
-    "__getitem__": getitem, "reshape": reshape, "view": view, "transpose": transpose, "T": property(_T),
-    "squeeze": squeeze, "expand_dims": expand_dims, "unsqueeze": unsqueeze, "expand": expand,
-    "flatten": flatten, "ravel": ravel, "astype": astype, "sum": _sum, "prod": _prod, "mean": _mean, "max": _max,
+    **{name: _keeps_bool(method) for name, method in dict(
+        __getitem__=getitem, reshape=reshape, view=view, transpose=transpose, squeeze=squeeze,
+        expand_dims=expand_dims, unsqueeze=unsqueeze, expand=expand, flatten=flatten, ravel=ravel).items()},
+    "T": property(_keeps_bool(_T)), "astype": astype, "sum": _sum, "prod": _prod, "mean": _mean, "max": _max,
     "min": _min, "argmax": argmax, "argmin": argmin,
 }
 #: Methods for Tensors only: they read values back.

@@ -149,7 +149,8 @@ LAYERS = [
     ("compiler", ("gpudml.compiler", "gpudml.hlsl")),
     ("device", ("gpudml.device",)),
     ("graphs and the functional API", ("gpudml.fusion", "gpudml.graph", "gpudml.functional", "gpudml.kernel",
-                                       "gpudml.python_operators", "gpudml.tensor_methods", "gpudml.examples")),
+                                       "gpudml.promotion", "gpudml.python_operators",
+                                       "gpudml.tensor_methods", "gpudml.examples")),
     ("tools", ("gpudml", "gpudml.__main__", "gpudml.cli", "gpudml.lab", "gpudml.testing", "gpudml.onnx",
                "gpudml.bench")),
 ]

@@ -6,6 +6,8 @@ import contextlib
 import threading
 from collections import OrderedDict
 
+import numpy as np
+
 from .. import compiler
 from ..caps import MIN_FORCED_LIMIT, class_from_env, limits_from_env, parse_class, parse_limit
 from ..errors import InvalidArgumentError, UnsupportedError
@@ -144,7 +146,12 @@ class Device:
     @guarded(lambda self: self._ctx)
     def tensor(self, array, desc: TensorDesc | None = None) -> Tensor:
         """Upload a numpy array. Without `desc` it becomes a packed tensor of its shape;
-        with one, the array's elements (C order) are the buffer contents the desc reads."""
+        with one, the array's elements (C order) are the buffer contents the desc reads. A
+        numpy bool array becomes a bool Tensor (`is_bool`: UINT8 0 and 1, as DirectML has
+        no bool type)."""
+        flag = isinstance(array, (np.ndarray, np.bool_)) and array.dtype == np.bool_
+        if flag:
+            array = np.asarray(array).astype(np.uint8)
         if desc is None:
             array = native_array(array, "tensor")
             if not 1 <= array.ndim <= MAX_DIMENSIONS:
@@ -160,6 +167,7 @@ class Device:
         if flat.nbytes < t.nbytes:  # bytes past the data start zeroed, not as the pool left them
             ctx.recorder.record([], clears=[t.buffer])
         ctx.transfers.upload(t.buffer, flat)
+        t.is_bool = flag
         return t
 
     @guarded(lambda self: self._ctx)

@@ -123,12 +123,17 @@ class Tensor:
     A view (`with_desc`) reads another Tensor's buffer through its own desc: its `base` is
     the Tensor that owns the buffer, kept alive by the view; the view never gives the
     buffer back, and freeing the base leaves its views unusable too.
+
+    `is_bool`: the elements are numpy bools, carried as DirectML has them, UINT8 0 and 1 (a
+    comparison's result, or a bool array uploaded): `dtype` is then numpy's bool and
+    `numpy()` gives a bool array, while `data_type` stays UINT8.
     """
 
     #: The Tensor whose buffer this one reads (a view's), None for a Tensor that owns its
     #: buffer (as numpy's `ndarray.base`). A class default: a view sets its own.
     base: Tensor | None = None
     _views = None  # a base's live views (a WeakSet, made with the first view)
+    is_bool = False  # (a class default: set on the instance by whoever makes a bool Tensor)
 
     def __init__(self, device, buffer, desc: TensorDesc):
         self.device = device
@@ -167,8 +172,9 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        """The numpy dtype of the elements (`data_type` is the DirectML one)."""
-        return self.desc.data_type.numpy
+        """The numpy dtype of the elements (`data_type` is the DirectML one; a bool
+        Tensor's is numpy's bool, its data_type UINT8)."""
+        return np.dtype(np.bool_) if self.is_bool else self.desc.data_type.numpy
 
     def __len__(self) -> int:
         """The size of the first axis, as for a numpy array."""
@@ -186,16 +192,19 @@ class Tensor:
         elements of its dtype: gaps of strided descs included (a partial last element,
         e.g. 12 bytes of int64, is left out)."""
         data = self.device._ctx.transfers.download(self._live(), self.desc.buffer_bytes)
-        return data[: data.size - data.size % self.desc.data_type.size].view(self.dtype)
+        return data[: data.size - data.size % self.desc.data_type.size].view(self.desc.data_type.numpy)
 
     @guarded(lambda self: self.device._ctx)
     def numpy(self) -> np.ndarray:
-        """Read back: a new numpy array of shape `sizes`."""
+        """Read back: a new numpy array of shape `sizes` (of bools for a bool Tensor: its
+        UINT8 elements != 0)."""
         if self.desc.is_packed:
             nbytes = self.desc.element_count * self.desc.data_type.size
             data = self.device._ctx.transfers.download(self._live(), nbytes)
-            return data[:nbytes].view(self.dtype).reshape(self.desc.sizes)
-        return logical_from_raw(self.raw(), self.desc)
+            array = data[:nbytes].view(self.desc.data_type.numpy).reshape(self.desc.sizes)
+        else:
+            array = logical_from_raw(self.raw(), self.desc)
+        return array.astype(np.bool_) if self.is_bool else array
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """numpy's protocol: `np.asarray(tensor)` reads the tensor back (numpy()), as
@@ -214,6 +223,7 @@ class Tensor:
         source, ctx = self._live(), self.device._ctx
         nbytes = self.desc.buffer_bytes  # a multiple of 4, as buffer copies need
         t = Tensor(self.device, ctx.pool.acquire(nbytes, self.device.caps, "Tensor.copy"), self.desc)
+        t.is_bool = self.is_bool
         ctx.recorder.copy(source, t.buffer, nbytes)
         return t
 
