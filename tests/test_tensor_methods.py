@@ -336,3 +336,22 @@ def test_expression_methods_through_a_compiled_graph(device):
     with pytest.raises(InvalidArgumentError, match=r"of the indexed value's kind \(Expression\), got Tensor"):
         e[device.tensor(np.array([0], np.int32))]
     assert not hasattr(e, "item") and not hasattr(e, "tolist")  # no values to give
+
+
+# ---------------------------------------------------------------------------- bool tensors
+def test_a_comparisons_bool_tensor_keeps_numpys_bool_through_the_methods(x):
+    """A comparison's result is numpy's bool (UINT8 0/1 inside, promotion.py): moved by the
+    methods it stays bool, counted by sum it is int64, its max and min stay bool, and astype
+    converts to and from bool as numpy's does."""
+    mask, want = x > 0, X > 0
+    same(mask, want)
+    for got, expected in [(mask[0], want[0]), (mask[:, ::-1], want[:, ::-1]), (mask.T, want.T),
+                          (mask.reshape(4, 6), want.reshape(4, 6)), (mask[:, None].squeeze(1), want),
+                          (mask.expand_dims(0), want[None])]:
+        same(got, expected)
+    same(mask.sum(), want.sum())
+    same(mask.sum(axis=1), want.sum(axis=1))
+    same(mask.max(axis=2), want.max(axis=2))
+    same(mask.astype(np.float32), want.astype(np.float32))
+    same(x.astype(bool), X.astype(bool))
+    same(mask.astype(bool), want)
