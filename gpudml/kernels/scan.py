@@ -237,9 +237,10 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     if not ok:
         most = limit // (max(runs.chunks, 1) * words * 4)
         raise UnsupportedError(
-            f"scan of {lay.n} elements per line over {lay.lines} lines: 'runs' needs {runs.cost} loop steps per "
-            f"invocation (one invocation's loop budget: {LOOP_BUDGET}) and {lay.lines * runs.chunks * words * 4} "
-            f"bytes of partial totals ({runs.chunks} per line); 'tiles' needs {tiles.cost} loop steps, "
+            f"scan of {lay.n} elements per line over {lay.lines} lines: 'runs' needs {math.ceil(runs.cost)} loop "
+            f"steps per invocation (one invocation's loop budget: {LOOP_BUDGET}) and "
+            f"{lay.lines * runs.chunks * words * 4} bytes of partial totals ({runs.chunks} per line); 'tiles' "
+            f"needs {math.ceil(tiles.cost)} loop steps, "
             f"{lay.lines * tiles.chunks * words * 4} bytes of partial totals and {storage} bytes of workgroup "
             f"storage (the adapter has {caps.max_workgroup_storage_size if caps else 'no limit'}); the partial "
             f"totals must fit one binding (max-storage-buffer-binding-size, {limit} bytes). Scan fewer lines per "
