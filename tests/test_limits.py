@@ -268,3 +268,28 @@ def test_a_large_batch_convolution_needs_no_scratch_and_says_what_to_change():
     assert message.startswith("Gemm: K = 70000 (the products summed per output) needs 3 chunks of partial "), message
     assert "4 outputs: 16 bytes, and the adapter's max-buffer-size (32 bytes) holds 2 chunks" in message, message
     assert "Use a smaller batch (at most 2 outputs per call) or another strategy (strategy=)" in message, message
+
+
+def test_scan_and_lrn_limits_say_the_sizes_and_what_to_change():
+    """A scan whose partial totals exceed the binding, and an LRN window beyond the loop
+    budget: the sizes needed, the limits, and what the caller can change (no GPU needed)."""
+    import dataclasses
+
+    from gpudml import caps, compiler
+
+    F32 = dml.DataType.FLOAT32
+    x = dml.TensorDesc(F32, [4096, 4096])
+    scan = dml.CumulativeSummationOperatorDesc(x, x, 1, dml.AxisDirection.INCREASING, False)
+    small = dataclasses.replace(caps.profile("vulkan-cpu"), max_storage_binding_size=1024)
+    with pytest.raises(dml.UnsupportedError) as info:
+        compiler.compile(scan, small)
+    message = str(info.value)
+    assert message.startswith("scan of 4096 elements per line over 4096 lines: 'runs' needs "), message
+    assert "max-storage-buffer-binding-size, 1024 bytes" in message and "Scan fewer lines per call" in message, message
+    wide = dml.TensorDesc(F32, [1, 70_000, 1, 1])
+    lrn = dml.LocalResponseNormalizationOperatorDesc(wide, wide, True, 69_999, 1e-4, 0.75, 1.0)
+    with pytest.raises(dml.UnsupportedError) as info:
+        compiler.compile(lrn, caps.profile("vulkan-cpu"))
+    message = str(info.value)
+    assert "a window of 69999 elements takes 70001 loop steps per output" in message, message
+    assert "Use a smaller local_size" in message, message

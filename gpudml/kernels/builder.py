@@ -240,7 +240,10 @@ def workgroup_grid(invocations: int, workgroup_size: int, limit: int) -> tuple[i
     x = min(groups, limit)
     y = -(-groups // x)
     if y > limit:
-        raise UnsupportedError(f"gpudml: {invocations} invocations need {groups} workgroups, more than {limit}^2")
+        raise UnsupportedError(f"gpudml: {invocations} invocations need {groups} workgroups, more than {limit}^2 "
+                               f"(the adapter's max-compute-workgroups-per-dimension {limit}, squared: one dispatch's "
+                               f"grid). Give fewer elements per call (at most {limit * limit * workgroup_size} "
+                               f"invocations' worth) or split the tensor into several calls")
     return x, y
 
 

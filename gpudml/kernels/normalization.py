@@ -221,8 +221,10 @@ def chunks_for(p: Problem, lay: Layout, requested: int | None = None) -> int:
     at most what it allows (UnsupportedError where no number fits)."""
     need = _chunks_fitting(costs_as(p), lay.n)
     if need == 0:
-        raise UnsupportedError(f"{p.op}: rows of {lay.n} elements are too long to normalize within the loop budget "
-                               f"(at most {max_row(costs_as(p))} elements a row)")
+        raise UnsupportedError(f"{p.op}: rows of {lay.n} elements are too long: one row's chunks must merge within "
+                               f"one invocation's loop budget ({LOOP_BUDGET} steps), which allows at most "
+                               f"{max_row(costs_as(p))} elements a row. Normalize over fewer elements (split the "
+                               f"normalized axes across calls) or reshape so that each row is shorter")
     if requested is None:
         requested = min(-(-CHUNKS_TARGET // lay.count), max(1, lay.n // MIN_CHUNK))
     chunks = max(need, min(int(requested), lay.n, (LOOP_BUDGET - _OVERHEAD) // 2))
@@ -445,8 +447,10 @@ class LocalResponseFamily(KernelFamily):
             raise InvalidArgumentError(f"LocalResponseNormalization: no plan options (got {sorted(options)})")
         cost = self.window(desc) + 2
         if cost + _OVERHEAD > LOOP_BUDGET:
-            raise UnsupportedError(f"LocalResponseNormalization: a window of {self.window(desc)} elements is more "
-                                   f"than one invocation's loop budget ({LOOP_BUDGET - _OVERHEAD})")
+            raise UnsupportedError(f"LocalResponseNormalization: a window of {self.window(desc)} elements takes "
+                                   f"{cost} loop steps per output, more than one invocation's loop budget "
+                                   f"({LOOP_BUDGET - _OVERHEAD} steps). Use a smaller local_size (a window of at "
+                                   f"most {LOOP_BUDGET - _OVERHEAD - 2} elements)")
         runs = ("runs",) if LRN_RUN * cost + _OVERHEAD <= LOOP_BUDGET else ()
         return runs + ("elements",) if caps is None or caps.is_software else ("elements",) + runs
 

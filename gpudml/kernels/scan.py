@@ -235,9 +235,17 @@ def strategies_for(inp: TensorDesc, out: TensorDesc, axis: int, direction, caps,
     if fits and tiles.cost <= LOOP_BUDGET and lay.lines * tiles.chunks * words * 4 <= limit:
         ok.append("tiles")
     if not ok:
+        most = limit // (max(runs.chunks, 1) * words * 4)
         raise UnsupportedError(
-            f"scan of {lay.n} elements per line over {lay.lines} lines: no strategy fits the adapter's limits "
-            f"(loop budget, workgroup storage, binding size)")
+            f"scan of {lay.n} elements per line over {lay.lines} lines: 'runs' needs {math.ceil(runs.cost)} loop "
+            f"steps per invocation (one invocation's loop budget: {LOOP_BUDGET}) and "
+            f"{lay.lines * runs.chunks * words * 4} bytes of partial totals ({runs.chunks} per line); 'tiles' "
+            f"needs {math.ceil(tiles.cost)} loop steps, "
+            f"{lay.lines * tiles.chunks * words * 4} bytes of partial totals and {storage} bytes of workgroup "
+            f"storage (the adapter has {caps.max_workgroup_storage_size if caps else 'no limit'}); the partial "
+            f"totals must fit one binding (max-storage-buffer-binding-size, {limit} bytes). Scan fewer lines per "
+            f"call (at most {most}) or split the axis into pieces scanned in turn (each piece's total added to "
+            f"the next)")
     serial = caps is None or caps.is_software or (lay.n <= SHORT_LINE and tiles.lines_per_tile == 1)
     return tuple(sorted(ok, key=lambda s: (s == "runs") != serial))
 
