@@ -786,3 +786,20 @@ def test_quantized_linear_add_splits_where_the_adapter_binds_too_few(vulkan_devi
     with pytest.raises(dml.UnsupportedError, match=r"9 storage bindings, above the adapter's "
                                                    r"max-storage-buffers-per-shader-stage 6"):
         compiler.compile(desc, tiny)
+
+
+def test_parametric_softplus_of_an_infinite_alpha_is_alpha_where_the_softplus_is_positive(device):
+    """Regression (found by the fuzz of valid descriptions): alpha = inf times a softplus that
+    rounds to 0 in float32 (beta x = -20, -200) gave NaN; the reference's float64 softplus is
+    positive down to about -745.13 (inf there), 0 below (NaN, inf times 0)."""
+    from gpudml.ops.elementwise.activation import _parametric_softplus
+
+    x = np.array([-20.0, -200.0, -800.0, 5.0, -np.inf, np.nan, 0.0, -740.0], np.float32)
+    for alpha in (np.inf, -np.inf, 2.0):
+        got = dml.parametric_softplus(x, alpha, 1.0, device=device)
+        with np.errstate(all="ignore"):  # inf times 0 and the like, as the reference means them
+            want = _parametric_softplus(x.astype(np.float64), alpha, 1.0).astype(np.float32)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"alpha {alpha}")
+        finite = np.isfinite(want)
+        assert (got[~finite & ~np.isnan(want)] == want[~finite & ~np.isnan(want)]).all(), (alpha, got, want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-30)
