@@ -80,8 +80,6 @@ from conformance import (
     run_random_graph,
     run_random_variant,
     segments_of,
-    split_budget,
-    split_cases,
     table_fields,
     table_rows,
     tables,
@@ -365,15 +363,12 @@ LIGHT_STRATEGY_CASES = 3
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
-def test_every_strategy_and_variant(adapter, device, spec):
+def test_every_strategy_and_variant(device, spec):
     """Random cases (every layout) under every strategy that can run them, each with its own
     plan and with each option set the planner offers the autotuner (Planner.variants): on
-    the same inputs, the same result (the reference's, within the spec's precision). The 8
-    cases of a rule are dealt to the adapters four by four (each four meets every layout:
-    conformance.split_cases); a light rule's 3 run on each."""
+    the same inputs, the same result (the reference's, within the spec's precision)."""
     ran = set()
-    cases = LIGHT_STRATEGY_CASES if RULES[spec.key].light else STRATEGY_CASES
-    for seed in split_cases(cases, len(LAYOUTS), adapter, ADAPTERS):
+    for seed in range(LIGHT_STRATEGY_CASES if RULES[spec.key].light else STRATEGY_CASES):
         rng = np.random.default_rng([KEYS.index(spec.key), seed, 99])
         case = draw_case(spec, RandomDraw(rng), level=device.feature_level, layout=LAYOUTS[seed % len(LAYOUTS)])
         ran |= run_every_variant(device, case, seed)
@@ -460,10 +455,8 @@ def _private(adapter: str):
 def test_fuzz_valid_descriptions_match_reference(adapter, spec):
     """Random valid descriptions (conformance.valid_cases) on each adapter, under a random
     eligible strategy and variant, Tensors in roomy buffers of random bits (half the cases
-    also through numpy arrays of an odd layout): the reference's result, nothing else written.
-    The examples are shared between the adapters, each drawing its own
-    (conformance.split_budget)."""
-    @split_budget(_share(spec, VALID_EXAMPLES, part=8), adapter, ADAPTERS, spec.key)
+    also through numpy arrays of an odd layout): the reference's result, nothing else written."""
+    @budget(_share(spec, VALID_EXAMPLES, part=8))
     @given(case=valid_cases(spec), seed=st.integers(0, 2**32 - 1),
            numpy_layout=st.sampled_from([None, None, "strided", "readonly", "bigendian", "2d"]))
     def check(case, seed, numpy_layout):

@@ -39,8 +39,6 @@ from .budget import (
     VALID_EXAMPLES,
     budget,
     long_run,
-    split_budget,
-    split_cases,
 )
 from .cases import (
     Case,
@@ -185,8 +183,6 @@ __all__ = [
     "broken_reduced_axes",
     "broken_tensor",
     "budget",
-    "split_budget",
-    "split_cases",
     "chainable",
     "chainable_specs",
     "compile_case",
