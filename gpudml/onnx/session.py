@@ -170,11 +170,7 @@ class InferenceSession:
             if array.dtype != want:
                 raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has dtype {array.dtype}, the "
                                            f"model's is {want} ({_describe(v)}); convert with astype first")
-            dims = _dims(v)
-            if dims is not None and (array.ndim != len(dims) or any(
-                    isinstance(d, int) and d != s for d, s in zip(dims, array.shape))):
-                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, "
-                                           f"the model's is {dims}")
+            _check_dims(v, array)
             if array.size == 0:
                 raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} is an empty tensor (shape "
                                            f"{list(array.shape)}); DirectML sizes are at least 1")
@@ -312,9 +308,9 @@ def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
                                    f"{type(model).__name__}")
     proto = _with_inferred_outputs(proto)
     try:
-        onnx.checker.check_model(proto)
+        onnx.checker.check_model(_checkable(proto))
     except onnx.checker.ValidationError as exc:
-        raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(proto)}: "
+        raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(_checkable(proto))}: "
                                    f"{_first_line(exc)}") from None
     return proto
 
@@ -365,6 +361,24 @@ def _with_inferred_outputs(proto: onnx.ModelProto) -> onnx.ModelProto:
         found = inferred.graph.output[k]
         if found.type.HasField("tensor_type") and found.type.tensor_type.elem_type:
             copy.graph.output[k].type.CopyFrom(found.type)
+    return copy
+
+
+def _checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """`proto`, or a copy for onnx.checker whose graph inputs and outputs with no shape (one
+    computed from an input with none) have an empty one: the checker requires the field,
+    onnxruntime takes such a value as of any shape (and so does the session, which keeps
+    `proto`)."""
+    def shapeless(v) -> bool:
+        return v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")
+
+    if not any(shapeless(v) for v in [*proto.graph.input, *proto.graph.output]):
+        return proto
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    for v in [*copy.graph.input, *copy.graph.output]:
+        if shapeless(v):
+            v.type.tensor_type.shape.SetInParent()
     return copy
 
 
@@ -431,20 +445,43 @@ def _dims(v) -> list | None:
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
 
 
+def _fixed(d) -> bool:
+    """A fixed dimension: a dim_value of at least 1. A dim_param, no value, -1 (paddle2onnx's
+    dynamic dimension) and 0 (allowed by onnx.checker) are dynamic, as onnxruntime reads them."""
+    return isinstance(d, int) and d > 0
+
+
 def _static_shape(v) -> list[int] | None:
     dims = _dims(v)
-    if dims is None or not all(isinstance(d, int) and d > 0 for d in dims):
+    if dims is None or not all(_fixed(d) for d in dims):
         return None
     return dims
 
 
+def _check_dims(v, array: np.ndarray) -> None:
+    """A feed against the model's shape of its input: the rank, and each fixed dimension."""
+    dims = _dims(v)
+    if dims is None:  # no shape: every rank and size
+        return
+    if array.ndim != len(dims):
+        raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, the "
+                                   f"model's is {dims}: rank {array.ndim}, the model's is {len(dims)}")
+    for axis, (d, size) in enumerate(zip(dims, array.shape)):
+        if _fixed(d) and d != size:
+            raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, the "
+                                       f"model's is {dims}: axis {axis} is {size}, the model fixes it at {d}")
+
+
 def _describe(v) -> str:
     dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
-    return f"{dtype} of shape {_dims(v)}"
+    dims = _dims(v)
+    return f"{dtype} of shape {dims}" if dims is not None else f"{dtype} of any shape"
 
 
 def _node_arg(v) -> NodeArg:
-    return NodeArg(v.name, _dims(v) or [], _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
+    """onnxruntime's NodeArg: a negative dim_value (-1) reads None, no shape []."""
+    dims = [None if isinstance(d, int) and d < 0 else d for d in _dims(v) or []]
+    return NodeArg(v.name, dims, _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
 
 
 def _out_shape(v, result) -> tuple:
