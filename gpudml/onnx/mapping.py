@@ -87,7 +87,11 @@ class Node:
 
     def constant(self, k, what: str):
         """Input k, which DirectML needs when the graph is built (a shape, pads, axes): a
-        numpy constant, or NotMapped."""
+        numpy constant, or NotMapped. CONSTANT_INPUTS lists it (a session refuses a model
+        whose such input is computed at run time at construction, from that table)."""
+        if what != CONSTANT_INPUTS.get(self.op_type, {}).get(k):
+            raise RuntimeError(f"gpudml.onnx.mapping: {self.op_type}'s input {k} ({what}) is read as a constant but "
+                               f"CONSTANT_INPUTS does not list it")
         value = self.input(k)
         if isinstance(value, Expression):
             raise NotMapped(f"{what} (input {k}) is computed at run time; DirectML needs it when the graph is built")
@@ -905,6 +909,18 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
 ])
 
+#: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
+#: model whose such input is computed at run time is refused at construction (the
+#: execution provider's registrations say the same: requiredConstantCpuInputs in
+#: DmlExecutionProvider/src/Operators/OperatorRegistration.cpp).
+CONSTANT_INPUTS: dict[str, dict[int, str]] = {
+    "Clip": {1: "min", 2: "max"}, "Dropout": {1: "ratio", 2: "training_mode"},
+    **{t: {1: "axes"} for t in REDUCE}, "Pad": {1: "pads", 2: "constant_value", 3: "axes"},
+    "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
+    "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
+    "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
+}
+
 #: Folded at load, never run: their values are known when the graph is built.
 FOLDED = {
     "Constant": "its value", "Shape": "the input's sizes", "Size": "the input's element count",
@@ -936,5 +952,5 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
     return None
 
 
-__all__ = ["BY_TYPE", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping", "Node", "NotMapped",
-           "markdown_table", "refusal", "view_strides"]
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping", "Node",
+           "NotMapped", "markdown_table", "refusal", "view_strides"]

@@ -1,12 +1,15 @@
 """gpudml.onnx.InferenceSession: an ONNX model as a compiled gpudml Graph (API.md section 13).
 
 Load: the model is checked (onnx.checker), every node is looked up in the mapping table
-(gpudml/onnx/mapping.py), and every node gpudml cannot run is listed in one
-UnsupportedError (name, op type, opset, why). Build: per distinct set of input shapes,
-the nodes are recorded on a gpudml Graph in order; a node whose inputs are all known
-(initializers, Constant, Shape of a tensor of known sizes, and anything computed from
-those) is evaluated on the host with onnx's reference evaluator (folded: shape arithmetic
-never reaches the GPU); the others become DirectML operators or views. The Graph is
+(gpudml/onnx/mapping.py), and every node gpudml cannot run, for any input shapes, is
+listed in one UnsupportedError (name, op type, opset, why; subgraphs included:
+gpudml/onnx/analysis.py says what is known when the graph is built). Build: per distinct
+set of input shapes, the nodes are recorded on a gpudml Graph in order; a node whose inputs
+are all known (initializers, Constant, Shape of a tensor of known sizes, and anything
+computed from those) is evaluated on the host with onnx's reference evaluator (folded:
+shape arithmetic never reaches the GPU), an If whose condition is known replaced by its
+taken branch; the others become DirectML operators or views. Dimensions: a dim_value of
+at least 1 is fixed; a dim_param, -1, 0, no value or no shape at all is dynamic. The Graph is
 compiled once with fusion, its constants (the initializers it reads) uploaded once;
 repeated runs take pooled buffers and allocate nothing new. A model whose inputs have
 fixed sizes is built at construction; one with dynamic dimensions is built at the first
@@ -28,7 +31,8 @@ from onnx import numpy_helper
 from ..device import Device, default_device
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
-from . import mapping
+from . import analysis, mapping
+from .analysis import Unsupported
 from .mapping import NotMapped
 
 #: The documented precision of a whole model against onnxruntime's CPU provider (or onnx's
@@ -56,19 +60,6 @@ class NodeArg:
     name: str
     shape: list
     type: str
-
-
-@dataclass(frozen=True)
-class Unsupported:
-    """One node gpudml cannot run, and why."""
-
-    name: str
-    op_type: str
-    opset: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.name or '(unnamed)'} ({self.op_type}, opset {self.opset}): {self.reason}"
 
 
 def unsupported_error(nodes: list[Unsupported]) -> UnsupportedError:
@@ -142,18 +133,10 @@ class InferenceSession:
 
     # -- checks -------------------------------------------------------------------------
     def _static_check(self) -> list[Unsupported]:
-        """Every node whose op type, domain or opset gpudml does not map."""
-        problems = []
-        known = set(self.initializers)  # values known when the graph is built: folded nodes need no mapping
-        for node in self.model.graph.node:
-            if node.domain in ("", "ai.onnx") and (
-                    node.op_type in mapping.FOLDED or all(name in known for name in node.input if name)):
-                known.update(node.output)
-                continue
-            reason = mapping.refusal(node.op_type, node.domain, self.opset)
-            if reason is not None:
-                problems.append(Unsupported(node.name, node.op_type, self.opset, reason))
-        return problems
+        """Every node gpudml cannot run whatever the input shapes (gpudml/onnx/analysis.py):
+        no mapping, an input DirectML needs when the graph is built computed at run time,
+        control flow at run time; subgraphs included."""
+        return analysis.check(self.model.graph, self.opset, self.initializers, [v.name for v in self._inputs])
 
     def _check_feed(self, input_feed: dict) -> list[np.ndarray]:
         wanted = {v.name for v in self._inputs}
@@ -170,11 +153,7 @@ class InferenceSession:
             if array.dtype != want:
                 raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has dtype {array.dtype}, the "
                                            f"model's is {want} ({_describe(v)}); convert with astype first")
-            dims = _dims(v)
-            if dims is not None and (array.ndim != len(dims) or any(
-                    isinstance(d, int) and d != s for d, s in zip(dims, array.shape))):
-                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, "
-                                           f"the model's is {dims}")
+            _check_dims(v, array)
             if array.size == 0:
                 raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} is an empty tensor (shape "
                                            f"{list(array.shape)}); DirectML sizes are at least 1")
@@ -198,6 +177,10 @@ class InferenceSession:
         return onnx.helper.tensor_dtype_to_np_dtype(self._types[name])
 
 
+class _Poisoned(Exception):
+    """An inlined branch read what a node gpudml cannot run computes (listed already)."""
+
+
 class _Built:
     """The model recorded and compiled for one set of input shapes."""
 
@@ -213,27 +196,12 @@ class _Built:
             self.bool_inputs.append(dtype == np.bool_)
             values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
                                               name=v.name)
-        readers = _readers(session.model.graph)
-        problems, poisoned = [], set()
-        for proto in session.model.graph.node:
-            if any(name in poisoned for name in proto.input):
-                poisoned.update(proto.output)
-                continue
-            try:
-                results = self._node(proto, values, readers)
-            except NotMapped as exc:
-                problems.append(Unsupported(proto.name, proto.op_type, session.opset, str(exc)))
-                poisoned.update(proto.output)
-                continue
-            except InvalidArgumentError as exc:  # what DirectML's operator rejects (a type, a rank)
-                problems.append(Unsupported(proto.name, proto.op_type, session.opset, f"DirectML: {exc}"))
-                poisoned.update(proto.output)
-                continue
-            for name, value in zip(proto.output, results):
-                if name:
-                    values[name] = value
-        if problems:
-            raise unsupported_error(problems)
+        self.readers = _readers(session.model.graph)
+        self.problems: list[Unsupported] = []
+        self.poisoned: set[str] = set()
+        self._record(session.model.graph.node, values, "")
+        if self.problems:
+            raise unsupported_error(self.problems)
         self.results = [values[v.name] for v in session._outputs]
         self.bool_outputs = [v.type.tensor_type.elem_type == onnx.TensorProto.BOOL for v in session._outputs]
         self.out_shapes = [_out_shape(v, r) for v, r in zip(session._outputs, self.results)]
@@ -250,9 +218,51 @@ class _Built:
                 exprs.append(r)
         self.compiled = self.graph.compile(exprs, fuse=session.fuse) if exprs else None
 
-    def _node(self, proto, values: dict, readers: dict) -> list:
+    def _record(self, nodes, values: dict, path: str) -> None:
+        """Records `nodes` in order, their outputs into `values`; what a node cannot run is a
+        problem (its outputs poisoned: the nodes reading them are skipped)."""
+        opset = self.session.opset
+        for proto in nodes:
+            if any(name in self.poisoned for name in [*proto.input, *analysis.node_outer_names(proto)]):
+                self.poisoned.update(proto.output)
+                continue
+            try:
+                results = self._node(proto, values, path)
+            except _Poisoned:
+                self.poisoned.update(proto.output)
+                continue
+            except NotMapped as exc:
+                self.problems.append(Unsupported(proto.name, proto.op_type, opset, str(exc), path))
+                self.poisoned.update(proto.output)
+                continue
+            except InvalidArgumentError as exc:  # what DirectML's operator rejects (a type, a rank)
+                self.problems.append(Unsupported(proto.name, proto.op_type, opset, f"DirectML: {exc}", path))
+                self.poisoned.update(proto.output)
+                continue
+            for name, value in zip(proto.output, results):
+                if name:
+                    values[name] = value
+
+    def _branch(self, proto, cond, values: dict, path: str) -> list:
+        """An If whose condition is known when the graph is built: its taken branch recorded
+        in its place, reading the outer values it names."""
+        taken = "then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"
+        (branch,) = [g for attr, g in analysis.subgraphs(proto) if attr == taken]
+        scope = dict(values)
+        scope.update({t.name: numpy_helper.to_array(t) for t in branch.initializer})
+        where = f"{path} / " if path else ""
+        self._record(branch.node, scope, f"{where}If {proto.name!r} {taken}")
+        if any(v.name in self.poisoned for v in branch.output):
+            raise _Poisoned
+        return [scope[v.name] for v in branch.output]
+
+    def _node(self, proto, values: dict, path: str) -> list:
         s = self.session
         inputs = [values[name] if name else None for name in proto.input]
+        if proto.domain not in ("", "ai.onnx"):
+            raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
+        if proto.op_type == "If" and not isinstance(inputs[0], Expression):
+            return self._branch(proto, inputs[0], values, path)
         if proto.op_type == "Constant":
             return [_constant_attr(proto)]
         if proto.op_type in ("Shape", "Size"):
@@ -262,9 +272,20 @@ class _Built:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
             start, end = attrs.get("start", 0), attrs.get("end", None)
             return [np.array(sizes[start:end], np.int64)]
-        if all(not isinstance(v, Expression) for v in inputs if v is not None) and proto.op_type != "Dropout":
-            return _fold(proto, inputs, s.opset)
-        wanted = [bool(name) and (readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
+        outer = {name: values[name] for name in analysis.node_outer_names(proto) if name in values}
+        if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
+                and proto.op_type != "Dropout":
+            return _fold(proto, inputs, s.opset, outer)
+        if proto.op_type == "If":
+            raise NotMapped(analysis.IF_AT_RUN_TIME)
+        if proto.op_type in analysis.CONTROL_FLOW:
+            raise NotMapped(analysis.loop_at_run_time(proto.op_type))
+        if proto.op_type in mapping.FOLDED:  # ConstantOfShape of a run-time shape
+            ((k, what),) = mapping.CONSTANT_INPUTS[proto.op_type].items()
+            raise NotMapped(analysis.runtime_input(what, k))
+        if proto.op_type not in mapping.BY_TYPE:
+            raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
+        wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
                   for name in proto.output]
         node = mapping.Node(proto, s.opset, inputs, wanted)
         return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
@@ -312,9 +333,9 @@ def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
                                    f"{type(model).__name__}")
     proto = _with_inferred_outputs(proto)
     try:
-        onnx.checker.check_model(proto)
+        onnx.checker.check_model(_checkable(proto))
     except onnx.checker.ValidationError as exc:
-        raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(proto)}: "
+        raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(_checkable(proto))}: "
                                    f"{_first_line(exc)}") from None
     return proto
 
@@ -368,6 +389,24 @@ def _with_inferred_outputs(proto: onnx.ModelProto) -> onnx.ModelProto:
     return copy
 
 
+def _checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """`proto`, or a copy for onnx.checker whose graph inputs and outputs with no shape (one
+    computed from an input with none) have an empty one: the checker requires the field,
+    onnxruntime takes such a value as of any shape (and so does the session, which keeps
+    `proto`)."""
+    def shapeless(v) -> bool:
+        return v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")
+
+    if not any(shapeless(v) for v in [*proto.graph.input, *proto.graph.output]):
+        return proto
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    for v in [*copy.graph.input, *copy.graph.output]:
+        if shapeless(v):
+            v.type.tensor_type.shape.SetInParent()
+    return copy
+
+
 def _culprit(proto: onnx.ModelProto) -> str:
     """Where the checker's complaint lies, checked piece by piece: " at graph output 'y'",
     " at node 'add' (Add)", or "" (the model as a whole)."""
@@ -416,35 +455,65 @@ def _value_types(model) -> dict[str, int]:
     return types
 
 
-def _readers(graph) -> dict[str, int]:
-    count: dict[str, int] = {}
+def _readers(graph, count: dict[str, int] | None = None) -> dict[str, int]:
+    """How many nodes read each value, in subgraphs too (a subgraph's outputs count as read)."""
+    count = {} if count is None else count
     for node in graph.node:
         for name in node.input:
             count[name] = count.get(name, 0) + 1
+        for _, g in analysis.subgraphs(node):
+            for v in g.output:
+                count[v.name] = count.get(v.name, 0) + 1
+            _readers(g, count)
     return count
 
 
 def _dims(v) -> list | None:
+    """The value's dimensions as the model writes them: an int
+    (dim_value), the dim_param's name, None where neither is set; None: no shape at all."""
     t = v.type.tensor_type
     if not t.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
 
 
+def _fixed(d) -> bool:
+    """A fixed dimension: a dim_value of at least 1. A dim_param, no value, -1 (paddle2onnx's
+    dynamic dimension) and 0 (allowed by onnx.checker) are dynamic, as onnxruntime reads them."""
+    return isinstance(d, int) and d > 0
+
+
 def _static_shape(v) -> list[int] | None:
     dims = _dims(v)
-    if dims is None or not all(isinstance(d, int) and d > 0 for d in dims):
+    if dims is None or not all(_fixed(d) for d in dims):
         return None
     return dims
 
 
+def _check_dims(v, array: np.ndarray) -> None:
+    """A feed against the model's shape of its input: the rank, and each fixed dimension."""
+    dims = _dims(v)
+    if dims is None:  # no shape: every rank and size
+        return
+    if array.ndim != len(dims):
+        raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, the "
+                                   f"model's is {dims}: rank {array.ndim}, the model's is {len(dims)}")
+    for axis, (d, size) in enumerate(zip(dims, array.shape)):
+        if _fixed(d) and d != size:
+            raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, the "
+                                       f"model's is {dims}: axis {axis} is {size}, the model fixes it at {d}")
+
+
 def _describe(v) -> str:
     dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
-    return f"{dtype} of shape {_dims(v)}"
+    dims = _dims(v)
+    return f"{dtype} of shape {dims}" if dims is not None else f"{dtype} of any shape"
 
 
 def _node_arg(v) -> NodeArg:
-    return NodeArg(v.name, _dims(v) or [], _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
+    """onnxruntime's NodeArg: a negative dim_value (-1) reads None, no shape []."""
+    dims = [None if isinstance(d, int) and d < 0 else d for d in _dims(v) or []]
+    return NodeArg(v.name, dims, _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
 
 
 def _out_shape(v, result) -> tuple:
@@ -467,25 +536,33 @@ def _constant_attr(proto) -> np.ndarray:
     raise NotMapped(f"Constant's {attr.name}: not a numeric tensor")
 
 
-def _fold(proto, inputs: list, opset: int) -> list:
-    """A node whose inputs are all known, evaluated on the host (onnx's reference evaluator)."""
+def _fold(proto, inputs: list, opset: int, outer: dict | None = None) -> list:
+    """A node whose inputs are all known, evaluated on the host (onnx's reference evaluator);
+    `outer`: the values of the enclosing graph its subgraphs read (Loop, Scan), by name."""
     from onnx.reference import ReferenceEvaluator
 
-    names = [f"i{k}" if v is not None else "" for k, v in enumerate(inputs)]
+    outer = outer or {}
+    if proto.op_type == "Loop" and (len(inputs) < 2 or inputs[1] is None):  # an omitted cond is true (the
+        inputs = [inputs[0], np.array(True), *inputs[2:]]                    # reference evaluator's: false)
+    prefix = "_"  # the outer names stay theirs (the subgraphs read them so): the node's own differ
+    while any(n.startswith(prefix) for n in outer):
+        prefix += "_"
+    names = [f"{prefix}i{k}" if v is not None else "" for k, v in enumerate(inputs)]
     node = onnx.NodeProto()
     node.CopyFrom(proto)
     del node.input[:]
     node.input.extend(names)
-    outs = [f"o{k}" if name else "" for k, name in enumerate(proto.output)]
+    outs = [f"{prefix}o{k}" if name else "" for k, name in enumerate(proto.output)]
     del node.output[:]
     node.output.extend(outs)
-    graph_inputs = [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
-                                                       None) for n, v in zip(names, inputs) if n]
+    given = {**{n: np.asarray(v) for n, v in zip(names, inputs) if n}, **{n: np.asarray(v) for n, v in outer.items()}}
+    graph_inputs = [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(v.dtype), None)
+                    for n, v in given.items()]
     graph_outputs = [onnx.helper.make_empty_tensor_value_info(o) for o in outs if o]
     model = onnx.helper.make_model(onnx.helper.make_graph([node], "fold", graph_inputs, graph_outputs),
                                    opset_imports=[onnx.helper.make_opsetid("", opset)])
     try:
-        results = ReferenceEvaluator(model).run(None, {n: np.asarray(v) for n, v in zip(names, inputs) if n})
+        results = ReferenceEvaluator(model).run(None, given)
     except Exception as exc:  # noqa: BLE001
         raise NotMapped(f"folding it on the host (its inputs are constants) failed: {exc}") from exc
     it = iter(results)

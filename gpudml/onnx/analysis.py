@@ -1,0 +1,168 @@
+"""What of an ONNX model is known when gpudml builds its graph, and which nodes it cannot run.
+
+An InferenceSession builds its gpudml Graph once per set of input shapes. When it does,
+every value of the model is one of:
+
+- KNOWN: its value is known: initializers, Constant, Shape and Size of a value whose sizes
+  are known, and what a node computes from KNOWN values alone (evaluated on the host, or,
+  for an If whose condition is KNOWN, its branch recorded in its place);
+- TENSOR: a tensor computed at run time whose sizes are known: the graph inputs (once
+  their shapes are given) and what DirectML's operators compute from them;
+- UNKNOWN: neither: what a node gpudml cannot run computes (a data-dependent shape such as
+  NonZero's included), and what is computed from that.
+
+`check` walks the model in this order before anything is built, subgraphs of If, Loop and
+Scan included, and lists every node gpudml cannot run, whatever the input shapes, so that a
+model that constructs never fails later for such a reason: a node with no mapping (and
+not folded), an input that DirectML needs when the graph is built
+(mapping.CONSTANT_INPUTS) not KNOWN, control flow whose condition or inputs are computed
+at run time. A subgraph node is named with its path ("If 'cond_if' then_branch / ...").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+
+from . import mapping
+
+KNOWN, TENSOR, UNKNOWN = "known", "tensor", "unknown"
+
+#: Control-flow op types: their GRAPH attributes are subgraphs.
+CONTROL_FLOW = ("If", "Loop", "Scan")
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """One node gpudml cannot run, and why; `path` places a subgraph's node ("If 'cond_if'
+    then_branch"), "" a node of the main graph."""
+
+    name: str
+    op_type: str
+    opset: int
+    reason: str
+    path: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.path} / " if self.path else ""
+        return f"{where}{self.name or '(unnamed)'} ({self.op_type}, opset {self.opset}): {self.reason}"
+
+
+def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
+    """The node's GRAPH attributes (If's then_branch and else_branch, Loop's and Scan's body)."""
+    found = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            found.append((a.name, a.g))
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            found.extend((f"{a.name}[{k}]", g) for k, g in enumerate(a.graphs))
+    return found
+
+
+def outer_names(graph: onnx.GraphProto) -> set[str]:
+    """The values a subgraph (and the subgraphs in it) reads from the scopes around it."""
+    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    read: set[str] = set()
+    for node in graph.node:
+        read.update(name for name in node.input if name and name not in defined)
+        for _, g in subgraphs(node):
+            read.update(name for name in outer_names(g) if name not in defined)
+        defined.update(node.output)
+    read.update(v.name for v in graph.output if v.name not in defined)
+    return read
+
+
+def node_outer_names(node: onnx.NodeProto) -> set[str]:
+    """The values of the enclosing scopes that a control-flow node's subgraphs read."""
+    names: set[str] = set()
+    for _, g in subgraphs(node):
+        names |= outer_names(g)
+    return names
+
+
+def runtime_input(what: str, k: int) -> str:
+    """The reason given for an input DirectML needs when the graph is built, computed at run time."""
+    return f"{what} (input {k}) is computed at run time; DirectML needs it when the graph is built"
+
+
+IF_AT_RUN_TIME = ("its condition (input 0) is computed at run time: gpudml runs no control flow (an If whose "
+                  "condition is known when the graph is built, from initializers and input shapes, runs its branch)")
+
+
+def loop_at_run_time(op_type: str) -> str:
+    return (f"gpudml runs no control flow: a {op_type} runs only when its inputs and the outer values its body reads "
+            f"are all known when the graph is built (it is evaluated on the host then)")
+
+
+def check(graph: onnx.GraphProto, opset: int, initializers, inputs) -> list[Unsupported]:
+    """Every node of `graph` (subgraphs included) gpudml cannot run, for any input shapes;
+    `initializers` and `inputs` are the names of the KNOWN values and of the graph inputs."""
+    status = {name: KNOWN for name in initializers}
+    status.update({name: TENSOR for name in inputs})
+    problems: list[Unsupported] = []
+    _walk(graph, status, opset, problems, "")
+    return problems
+
+
+def _walk(graph, status: dict, opset: int, problems: list, path: str) -> None:
+    for t in graph.initializer:
+        status[t.name] = KNOWN
+    for node in graph.node:
+        for name, s in zip(node.output, _node(node, status, opset, problems, path)):
+            if name:
+                status[name] = s
+
+
+def _node(node, status: dict, opset: int, problems: list, path: str) -> list[str]:
+    ins = [status.get(name, UNKNOWN) if name else None for name in node.input]
+    present = [s for s in ins if s is not None]
+    op, standard, count = node.op_type, node.domain in ("", "ai.onnx"), len(node.output)
+    here = f"{path} / " if path else ""
+    if standard and op == "Constant":
+        return [KNOWN]
+    if standard and op in ("Shape", "Size"):
+        return [UNKNOWN if present[0] == UNKNOWN else KNOWN]
+    if standard and op == "If" and ins[0] == KNOWN:  # its branch is recorded in its place: either may be taken
+        branches = []
+        for attr, g in subgraphs(node):
+            scope = dict(status)
+            _walk(g, scope, opset, problems, f"{here}If {node.name!r} {attr}")
+            branches.append([scope.get(v.name, UNKNOWN) for v in g.output])
+        return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
+    outer = node_outer_names(node)
+    if (standard and op != "Dropout" and all(s == KNOWN for s in present)
+            and all(status.get(name) == KNOWN for name in outer)):
+        return [KNOWN] * count  # folded on the host
+    reasons = []
+    if standard and op == "If":
+        reasons.append(IF_AT_RUN_TIME)
+    elif standard and op in CONTROL_FLOW:
+        reasons.append(loop_at_run_time(op))
+    else:
+        reason = None if standard and op in mapping.FOLDED else mapping.refusal(op, node.domain, opset)
+        if reason is not None:
+            reasons.append(reason)
+        else:
+            for k, what in mapping.CONSTANT_INPUTS.get(op, {}).items():
+                if k < len(ins) and ins[k] is not None and ins[k] != KNOWN:
+                    reasons.append(runtime_input(what, k))
+    if not reasons:
+        return [_worst(*present)] * count  # KNOWN for Dropout of constants: the input itself
+    problems.append(Unsupported(node.name, op, opset, "; ".join(reasons), path))
+    for attr, g in subgraphs(node):  # what in its subgraphs gpudml could not run either
+        scope = dict(status)
+        scope.update({v.name: TENSOR for v in g.input})
+        _walk(g, scope, opset, problems, f"{here}{op} {node.name!r} {attr}")
+    return [UNKNOWN] * count
+
+
+def _worst(*statuses: str) -> str:
+    for s in (UNKNOWN, TENSOR):
+        if s in statuses:
+            return s
+    return KNOWN
+
+
+__all__ = ["CONTROL_FLOW", "KNOWN", "TENSOR", "UNKNOWN", "Unsupported", "check", "node_outer_names",
+           "outer_names", "subgraphs"]
