@@ -405,21 +405,73 @@ def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
         path = os.fspath(model)
         source = f"model file {path!r}"
         proto = _parse(_read(path, where), source, where)
-        if any(onnx.external_data_helper.uses_external_data(t) for t in proto.graph.initializer):
+        folder = os.path.dirname(os.path.abspath(path))
+        external = _external_files(proto, folder, source, where)
+        # The checks see the graph without its external data (a model over protobuf's 2 GiB is
+        # never serialized whole), then the data is read.
+        proto = _with_inferred_outputs(proto)
+        _checked(_external_as_inputs(proto) if external else proto, source, where)
+        if external:
             try:
-                onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(path)))
+                onnx.load_external_data_for_model(proto, folder)
             except (OSError, ValueError) as exc:
                 raise InvalidArgumentError(f"{where}: {source}: its external data cannot be read ({exc})") from None
+        return proto
     else:
         raise InvalidArgumentError(f"{where}: model must be a path, bytes or an onnx.ModelProto, got "
                                    f"{type(model).__name__}")
-    proto = _with_inferred_outputs(proto)
+    for t in proto.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(t):
+            location = onnx.external_data_helper.ExternalDataInfo(t).location
+            raise InvalidArgumentError(f"{where}: {source}: initializer {t.name!r} is stored in the external data "
+                                       f"file {location!r}, which only a model loaded from its path can find; give "
+                                       f"the model's path (the data file beside it), or onnx.load(path) it first")
+    return _checked(_with_inferred_outputs(proto), source, where)
+
+
+def _checked(proto: onnx.ModelProto, source: str, where: str) -> onnx.ModelProto:
     try:
         onnx.checker.check_model(proto)
     except onnx.checker.ValidationError as exc:
         raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(proto)}: "
                                    f"{_first_line(exc)}") from None
     return proto
+
+
+def _external_as_inputs(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `proto` whose initializers stored in external data are graph inputs of their
+    type and shape, for onnx.checker: checking a ModelProto, it looks for the data files in
+    the working directory (the files are checked to exist beside the model, and read, apart)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    kept = []
+    for t in copy.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(t):
+            if t.name not in {v.name for v in copy.graph.input}:
+                copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+        else:
+            kept.append(t)
+    del copy.graph.initializer[:]
+    copy.graph.initializer.extend(kept)
+    return copy
+
+
+def _external_files(proto: onnx.ModelProto, folder: str, source: str, where: str) -> list[str]:
+    """The external data files the model's initializers are stored in (locations relative to
+    the model's folder, as ONNX has them), each checked to exist."""
+    files = []
+    for t in proto.graph.initializer:
+        if not onnx.external_data_helper.uses_external_data(t):
+            continue
+        location = onnx.external_data_helper.ExternalDataInfo(t).location
+        if location not in files:
+            full = os.path.join(folder, location)
+            if not os.path.isfile(full):
+                raise InvalidArgumentError(f"{where}: {source}: initializer {t.name!r} is stored in the external "
+                                           f"data file {location!r}, which is missing (no file {full!r}); keep the "
+                                           f"data files beside the model")
+            files.append(location)
+    return files
 
 
 def _read(path: str, where: str) -> bytes:
