@@ -248,3 +248,31 @@ def test_external_data_loads_from_the_path(device, tmp_path):
     (tmp_path / "affine.weights").unlink()
     _failing(lambda: gonnx.InferenceSession(path, device=device),
              "affine.onnx'.*stored in the external data file 'affine.weights', which is missing")
+
+
+def test_dynamic_dimensions_and_rank_0_outputs(device):
+    """Bound Tensors of two batch sizes: compiled per shape, as run(); a rank-0 output is a
+    Tensor of shape [1] on the device and rank 0 when copied to the host."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0)]
+    graph = helper.make_graph(nodes, "dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3]),
+                               helper.make_tensor_value_info("total", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    session, reference = gonnx.InferenceSession(model, device=device), _ort(model)
+    binding = session.io_binding()
+    binding.bind_output("total")
+    binding.bind_output("y")
+    for batch in (2, 4):
+        x = np.arange(batch * 3, dtype=np.float32).reshape(batch, 3) - 4
+        binding.bind_input("x", device.tensor(x))
+        session.run_with_iobinding(binding)
+        total, y = binding.get_outputs()
+        assert total.shape == (1,) and y.shape == (batch, 3)
+        got, want = binding.copy_outputs_to_cpu(), reference.run(["total", "y"], {"x": x})
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+    assert len(session._compiled) == 2
+    _failing(lambda: binding.bind_input("x", device.tensor(np.zeros((2, 4), np.float32))),
+             r"input 'x' has shape \[2, 4\], the model's is \['N', 3\]")
