@@ -21,6 +21,7 @@ converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
@@ -28,12 +29,15 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ..device import Device, default_device
+from ..device import Device
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
-from . import analysis, mapping
+from ..runtime.tensor import Tensor
+from . import analysis, mapping, options
 from .analysis import Unsupported
+from .binding import IOBinding
 from .mapping import NotMapped
+from .profiling import SessionProfile
 
 #: The documented precision of a whole model against onnxruntime's CPU provider (or onnx's
 #: reference evaluator): float outputs within this fraction of the largest reference
@@ -70,16 +74,27 @@ def unsupported_error(nodes: list[Unsupported]) -> UnsupportedError:
 
 class InferenceSession:
     """An ONNX model on a gpudml Device, with onnxruntime's calls: `run(output_names,
-    input_feed)`, `get_inputs()`, `get_outputs()`; `dispatch_count` (compute dispatches per
-    run of the last compiled shape, after fusion; `fuse=False` runs one kernel per node)."""
+    input_feed)`, `get_inputs()`, `get_outputs()`, `io_binding()` and `run_with_iobinding()`,
+    `get_modelmeta()`, `get_providers()`, `get_provider_options()`, `get_session_options()`,
+    `end_profiling()`; `dispatch_count` (compute dispatches per run of the last compiled shape,
+    after fusion; `fuse=False` runs one kernel per node).
 
-    def __init__(self, model, device: Device | None = None, fuse: bool = True):
+    `sess_options` (a gpudml.onnx.SessionOptions or an onnxruntime.SessionOptions),
+    `providers` and `provider_options` are onnxruntime's, accepted for drop-in use
+    (options.py; docs/onnx.md says what each honours)."""
+
+    def __init__(self, model, sess_options=None, providers=None, device: Device | None = None, fuse: bool = True,
+                 *, provider_options=None):
+        if isinstance(sess_options, Device) and device is None:  # InferenceSession(model, device): before section 16
+            sess_options, device = None, sess_options
+        self.device, self._provider_options = options.session_device(device, sess_options, providers,
+                                                                      provider_options, "InferenceSession")
         self.model = load_model(model, "InferenceSession")
-        self.device = default_device() if device is None else device
-        if not isinstance(self.device, Device):
-            raise InvalidArgumentError(f"InferenceSession: device must be a gpudml.Device or None, got "
-                                       f"{type(self.device).__name__}")
-        self.fuse = bool(fuse)
+        self.fuse = bool(fuse) and not options.optimization_disabled(sess_options)
+        self._sess_options = sess_options
+        self._profile = (SessionProfile(self.device, getattr(sess_options, "profile_file_prefix",
+                                                             "onnxruntime_profile_"), options.PROVIDER)
+                         if getattr(sess_options, "enable_profiling", False) else None)
         graph = self.model.graph
         self.opset = _opset(self.model)
         self.initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
@@ -103,7 +118,74 @@ class InferenceSession:
         return [_node_arg(v) for v in self._outputs]
 
     def get_providers(self) -> list[str]:
-        return ["GpudmlExecutionProvider"]
+        """The one provider that runs the model, whatever names `providers` gave."""
+        return [options.PROVIDER]
+
+    def get_provider_options(self) -> dict[str, dict[str, str]]:
+        """{provider: its options, as strings}: the options given to it, and what the session
+        runs on (adapter, feature_level, adapter_class, fuse)."""
+        own = dict(self._provider_options)
+        own.update(adapter=self.device.adapter_name, feature_level=self.device.feature_level.name,
+                   adapter_class=self.device.adapter_class, fuse=str(int(self.fuse)))
+        return {options.PROVIDER: own}
+
+    def get_session_options(self):
+        """The sess_options given (the same object), or a gpudml.onnx.SessionOptions saying
+        what the session does (graph_optimization_level ORT_DISABLE_ALL where it does not fuse)."""
+        if self._sess_options is not None:
+            return self._sess_options
+        level = options.GraphOptimizationLevel
+        return options.SessionOptions(graph_optimization_level=level.ORT_ENABLE_ALL if self.fuse
+                                      else level.ORT_DISABLE_ALL)
+
+    def get_modelmeta(self) -> options.ModelMetadata:
+        """The model's producer_name, graph_name, domain, description, graph_description,
+        version and custom_metadata_map, as onnxruntime.ModelMetadata has them."""
+        return options.ModelMetadata.of(self.model)
+
+    def end_profiling(self) -> str:
+        """With SessionOptions.enable_profiling: stop profiling, write the profile of the runs
+        so far (onnxruntime's JSON trace format; profiling.py) and return its file name; ""
+        where the session does not profile (as onnxruntime)."""
+        if self._profile is None:
+            return ""
+        profile, self._profile = self._profile, None
+        return profile.end()
+
+    def get_profiling_start_time_ns(self) -> int:
+        """time.monotonic_ns() when profiling started (0 where the session does not profile)."""
+        return self._profile.start_ns if self._profile is not None else 0
+
+    def io_binding(self) -> IOBinding:
+        """A new IOBinding of this session: inputs and outputs that stay on the GPU (binding.py)."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None) -> None:
+        """Run with the inputs `iobinding` holds; its outputs are then `iobinding.get_outputs()`
+        (Tensors on the device) or `iobinding.copy_outputs_to_cpu()`. Everything bound is
+        checked before any GPU work; a failed run leaves the session and the binding usable."""
+        if not isinstance(iobinding, IOBinding):
+            raise InvalidArgumentError(f"InferenceSession.run_with_iobinding: expected an IOBinding (session."
+                                       f"io_binding()), got {type(iobinding).__name__}")
+        values, key, names = iobinding._prepare(self)
+        built = self._compiled.get(key) or self._build(key)
+        self._last = built
+        shapes = {v.name: s for v, s in zip(self._outputs, built.out_shapes)}
+        iobinding._check_built(shapes)
+        with self._profiling("run_with_iobinding"):
+            results = built.run_tensors(dict(zip([v.name for v in self._inputs], values)), names)
+        iobinding._finish(names, results, shapes)
+
+    def _profiling(self, name: str):
+        return self._profile.run(name) if self._profile is not None else contextlib.nullcontext()
+
+    def _value(self, name: str, output: bool = False) -> tuple[np.dtype, list | None] | None:
+        """The numpy dtype and dims (None: unknown rank) of input (or output) `name`; None
+        where the model has no such input (output)."""
+        for v in self._outputs if output else self._inputs:
+            if v.name == name:
+                return onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type), _dims(v)
+        return None
 
     @property
     def dispatch_count(self) -> int:
@@ -129,7 +211,8 @@ class InferenceSession:
         key = tuple(tuple(f.shape) for f in feeds)
         built = self._compiled.get(key) or self._build(key)
         self._last = built
-        return built.run(feeds, names)
+        with self._profiling("model_run"):
+            return built.run(feeds, names)
 
     # -- checks -------------------------------------------------------------------------
     def _static_check(self) -> list[Unsupported]:
@@ -305,6 +388,26 @@ class _Built:
             out[v.name] = value.astype(np.bool_) if is_bool else value
         return [out[name] for name in names]
 
+    def run_tensors(self, given: dict, names: list[str]) -> list[Tensor]:
+        """The outputs named, as Tensors on the device, for `given` ({input name: Tensor, or
+        numpy array of the graph input's dtype and sizes}): nothing is read back. An output the
+        model computes on the host (folded) is uploaded; a rank-0 output is a Tensor of shape [1]."""
+        if self.compiled is not None:
+            used = {e.name for e in self.compiled.inputs}
+            computed = iter(self.compiled({k: a for k, a in given.items() if k in used}, readback=False))
+        out = {}
+        for v, r, is_bool in zip(self.session._outputs, self.results, self.bool_outputs):
+            if isinstance(r, Expression):
+                t = next(computed)
+            else:
+                value = np.array(r)
+                t = self.session.device.tensor(value.reshape(value.shape or (1,)))
+            t.is_bool = t.is_bool or is_bool
+            out[v.name] = t
+        for name in set(out) - set(names):  # computed with the others, not asked for
+            out[name].free()
+        return [out[name] for name in names]
+
 
 # ------------------------------------------------------------------------------ helpers
 def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
@@ -323,21 +426,73 @@ def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
         path = os.fspath(model)
         source = f"model file {path!r}"
         proto = _parse(_read(path, where), source, where)
-        if any(onnx.external_data_helper.uses_external_data(t) for t in proto.graph.initializer):
+        folder = os.path.dirname(os.path.abspath(path))
+        external = _external_files(proto, folder, source, where)
+        # The checks see the graph without its external data (a model over protobuf's 2 GiB is
+        # never serialized whole), then the data is read.
+        proto = _with_inferred_outputs(proto)
+        _checked(_external_as_inputs(proto) if external else proto, source, where)
+        if external:
             try:
-                onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(path)))
+                onnx.load_external_data_for_model(proto, folder)
             except (OSError, ValueError) as exc:
                 raise InvalidArgumentError(f"{where}: {source}: its external data cannot be read ({exc})") from None
+        return proto
     else:
         raise InvalidArgumentError(f"{where}: model must be a path, bytes or an onnx.ModelProto, got "
                                    f"{type(model).__name__}")
-    proto = _with_inferred_outputs(proto)
+    for t in proto.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(t):
+            location = onnx.external_data_helper.ExternalDataInfo(t).location
+            raise InvalidArgumentError(f"{where}: {source}: initializer {t.name!r} is stored in the external data "
+                                       f"file {location!r}, which only a model loaded from its path can find; give "
+                                       f"the model's path (the data file beside it), or onnx.load(path) it first")
+    return _checked(_with_inferred_outputs(proto), source, where)
+
+
+def _checked(proto: onnx.ModelProto, source: str, where: str) -> onnx.ModelProto:
     try:
         onnx.checker.check_model(_checkable(proto))
     except onnx.checker.ValidationError as exc:
         raise InvalidArgumentError(f"{where}: {source} fails onnx.checker{_culprit(_checkable(proto))}: "
                                    f"{_first_line(exc)}") from None
     return proto
+
+
+def _external_as_inputs(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `proto` whose initializers stored in external data are graph inputs of their
+    type and shape, for onnx.checker: checking a ModelProto, it looks for the data files in
+    the working directory (the files are checked to exist beside the model, and read, apart)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    kept = []
+    for t in copy.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(t):
+            if t.name not in {v.name for v in copy.graph.input}:
+                copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+        else:
+            kept.append(t)
+    del copy.graph.initializer[:]
+    copy.graph.initializer.extend(kept)
+    return copy
+
+
+def _external_files(proto: onnx.ModelProto, folder: str, source: str, where: str) -> list[str]:
+    """The external data files the model's initializers are stored in (locations relative to
+    the model's folder, as ONNX has them), each checked to exist."""
+    files = []
+    for t in proto.graph.initializer:
+        if not onnx.external_data_helper.uses_external_data(t):
+            continue
+        location = onnx.external_data_helper.ExternalDataInfo(t).location
+        if location not in files:
+            full = os.path.join(folder, location)
+            if not os.path.isfile(full):
+                raise InvalidArgumentError(f"{where}: {source}: initializer {t.name!r} is stored in the external "
+                                           f"data file {location!r}, which is missing (no file {full!r}); keep the "
+                                           f"data files beside the model")
+            files.append(location)
+    return files
 
 
 def _read(path: str, where: str) -> bytes:

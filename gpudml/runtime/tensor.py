@@ -227,6 +227,24 @@ class Tensor:
         ctx.recorder.copy(source, t.buffer, nbytes)
         return t
 
+    @guarded(lambda self: self.device._ctx)
+    def copy_from(self, source: Tensor) -> None:
+        """Overwrite this Tensor's buffer with `source`'s (the same data type, sizes and
+        strides, on the same wgpu device), on the GPU in order with the recorded dispatches:
+        an output written into a buffer the caller allocated (an IOBinding's bound output)."""
+        if not isinstance(source, Tensor):
+            raise InvalidArgumentError(f"Tensor.copy_from: source must be a Tensor, got {type(source).__name__}")
+        target, data = self._live(), source._live()
+        if source.device._ctx is not self.device._ctx:
+            raise InvalidArgumentError(f"Tensor.copy_from: the source lives on {source.device.adapter_name}, this "
+                                       f"Tensor on {self.device.adapter_name}")
+        a, b = source.desc, self.desc
+        if (a.data_type, a.sizes) != (b.data_type, b.sizes) or not (
+                (a.is_packed and b.is_packed) or a.effective_strides == b.effective_strides):
+            raise InvalidArgumentError(f"Tensor.copy_from: the source is {source.desc!r}, this Tensor {self.desc!r} "
+                                       f"(a copy keeps the data type, sizes and strides)")
+        self.device._ctx.recorder.copy(data, target, self.desc.buffer_bytes)
+
     def with_desc(self, desc: TensorDesc) -> Tensor:
         """A view: a new Tensor that reads this one's buffer through `desc` (the same data
         type; any sizes and strides whose elements lie within this Tensor's buffer bytes),
