@@ -231,9 +231,17 @@ REDUCTIONS = [(m, axis, keepdims) for m in ("sum", "mean", "max", "min", "prod")
 
 @pytest.mark.parametrize("method, axis, keepdims", REDUCTIONS)
 def test_reductions_match_numpy(x, method, axis, keepdims):
-    small = x[:, :, :2] if method == "prod" else x  # products of a few elements stay exact in float32
+    """Sums, means, maxima and minima of these half-integers are exact in float32; a product of
+    up to 12 of them is not (1.08e8 > 2^24), and REDUCE multiplies in its own order (the GPU
+    class's unrolled order differs from numpy's): within one rounding (2^-24) a product."""
+    small = x[:, :, :2] if method == "prod" else x
     want = getattr(X[:, :, :2] if method == "prod" else X, method)(axis=axis, keepdims=keepdims)
-    same(getattr(small, method)(axis=axis, keepdims=keepdims), want)
+    got = getattr(small, method)(axis=axis, keepdims=keepdims)
+    if method != "prod":
+        return same(got, want)
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == (want.shape or (1,)), (got.dtype, got.shape, want.shape)
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=11 * 2.0**-24, atol=0)
 
 
 def test_reduction_result_types_follow_numpy(device):
