@@ -32,7 +32,7 @@ from . import functional, promotion
 from .errors import InvalidArgumentError, OutOfBoundsError, UnsupportedError
 from .graph import Expression
 from .runtime import Tensor
-from .tensor_desc import MAX_DIMENSIONS, TensorDesc, packed_strides, view_strides
+from .tensor_desc import MAX_DIMENSIONS, TensorDesc, as_int_tuple, packed_strides, view_strides
 from .types import DataType
 
 F64, I64, U64 = DataType.FLOAT64, DataType.INT64, DataType.UINT64
@@ -137,15 +137,7 @@ def _shape_args(args, where: str) -> tuple:
     """`reshape(2, 3)` and `reshape((2, 3))` alike (numpy's and PyTorch's spellings)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
-    out = []
-    for i, n in enumerate(args):
-        if isinstance(n, (bool, np.bool_)):
-            raise InvalidArgumentError(f"{where}: shape[{i}] must be an integer, got {n!r}")
-        try:
-            out.append(operator.index(n))
-        except TypeError:
-            raise InvalidArgumentError(f"{where}: shape[{i}] must be an integer, got {n!r}") from None
-    return tuple(out)
+    return as_int_tuple(args, f"{where}: shape")
 
 
 def _check_keepdims(keepdims, where: str) -> bool:
@@ -315,16 +307,12 @@ def astype(self, dtype, copy=True):
     The same dtype gives a copy (Tensor.copy), or with `copy=False` the tensor itself, as
     numpy's; an Expression is never copied."""
     where = _where(self, "astype")
-    if promotion.is_bool(self) or _is_bool_dtype(dtype):
-        if np.dtype(dtype if not isinstance(dtype, DataType) else dtype.numpy) == self.dtype:
-            return self.copy() if copy and isinstance(self, Tensor) else self
-        return promotion.cast(self, np.dtype(dtype if not isinstance(dtype, DataType) else dtype.numpy))
-    target = DataType.parse(dtype, f"{where}: dtype") if dtype is not None else None
-    if target is None:
+    if dtype is None:
         raise InvalidArgumentError(f"{where}: dtype: None is not a data type (a numpy dtype, DataType or its name)")
-    if target == _data_type(self):
+    target = promotion.BOOL if _is_bool_dtype(dtype) else DataType.parse(dtype, f"{where}: dtype").numpy
+    if target == promotion.operand_dtype(self):
         return self.copy() if copy and isinstance(self, Tensor) else self
-    return _form("cast")(self, target)
+    return promotion.cast(self, target)
 
 
 def _is_bool_dtype(dtype) -> bool:

@@ -363,3 +363,6 @@ def test_a_comparisons_bool_tensor_keeps_numpys_bool_through_the_methods(x):
     same(mask.astype(np.float32), want.astype(np.float32))
     same(x.astype(bool), X.astype(bool))
     same(mask.astype(bool), want)
+    same(mask.astype("FLOAT32"), want.astype(np.float32))  # a DataType's name, as for any tensor
+    with pytest.raises(InvalidArgumentError, match="dtype: None is not a data type"):
+        mask.astype(None)
