@@ -356,20 +356,18 @@ def apply(ufunc: np.ufunc, inputs: tuple, symbol: str | None = None):
 
 
 # ------------------------------------------------------------------------- the methods
+#: The arithmetic and bitwise operators (Python's method name without underscores ->
+#: numpy's ufunc): each has a reflected form; the comparisons have none (Python mirrors them).
+_ARITHMETIC = (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
+               ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+               ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+               ("rshift", np.right_shift))
+_COMPARISONS = (("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal))
 #: Binary operators: Python method -> (numpy's ufunc, whether the operands swap: the
 #: reflected methods, `1 - t` is np.subtract(1, t)).
 BINARY: dict[str, tuple[np.ufunc, bool]] = {
-    **{f"__{m}__": (u, False) for m, u in (
-        ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
-        ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-        ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-        ("rshift", np.right_shift), ("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-        ("ge", np.greater_equal))},
-    **{f"__r{m}__": (u, True) for m, u in (
-        ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
-        ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-        ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-        ("rshift", np.right_shift))},
+    **{f"__{m}__": (u, False) for m, u in _ARITHMETIC + _COMPARISONS},
+    **{f"__r{m}__": (u, True) for m, u in _ARITHMETIC},
 }
 #: Unary operators: Python method -> numpy's ufunc.
 UNARY: dict[str, np.ufunc] = {"__neg__": np.negative, "__pos__": np.positive, "__abs__": np.absolute,
