@@ -49,6 +49,29 @@ class Unsupported:
         return f"{where}{self.name or '(unnamed)'} ({self.op_type}, opset {self.opset}): {self.reason}"
 
 
+def is_fixed(d) -> bool:
+    """A fixed dimension: a dim_value of at least 1. A dim_param, no value, -1 (paddle2onnx's
+    dynamic dimension) and 0 (allowed by onnx.checker) are dynamic, as onnxruntime reads them."""
+    return isinstance(d, int) and d > 0
+
+
+def shape_error(what: str, name: str, shape, dims) -> str | None:
+    """Why a value of `shape` cannot be the model's `what` ("input", "output") `name` of
+    `dims` (as the model writes them; None: no shape, anything goes): its rank, or a fixed
+    dimension it differs from; None where it fits."""
+    if dims is None:
+        return None
+    shape = list(shape)
+    if len(shape) != len(dims):
+        return (f"{what} {name!r} has shape {shape}, the model's is {dims}: rank {len(shape)}, the model's is "
+                f"{len(dims)}")
+    for axis, (d, size) in enumerate(zip(dims, shape)):
+        if is_fixed(d) and d != size:
+            return (f"{what} {name!r} has shape {shape}, the model's is {dims}: axis {axis} is {size}, the model "
+                    f"fixes it at {d}")
+    return None
+
+
 def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
     """The node's GRAPH attributes (If's then_branch and else_branch, Loop's and Scan's body)."""
     found = []

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..runtime.tensor import Tensor
+from . import analysis
 
 #: onnxruntime's device types: bind_output(name, "cuda") is accepted and means the session's
 #: device (outputs are gpudml Tensors wherever they are bound).
@@ -224,9 +225,9 @@ class IOBinding:
         if np.dtype(dtype) != want:
             raise InvalidArgumentError(f"{prefix}: {what} {name!r} has dtype {np.dtype(dtype)}, the model's is {want} "
                                        f"(of shape {dims}); nothing is cast")
-        if dims is not None and (len(shape) != len(dims) or any(
-                isinstance(d, int) and d > 0 and d != s for d, s in zip(dims, shape))):
-            raise InvalidArgumentError(f"{prefix}: {what} {name!r} has shape {list(shape)}, the model's is {dims}")
+        problem = analysis.shape_error(what, name, shape, dims)
+        if problem:
+            raise InvalidArgumentError(f"{prefix}: {problem}")
         if 0 in shape:
             raise InvalidArgumentError(f"{prefix}: {what} {name!r} is an empty tensor (shape {list(shape)}); "
                                        f"DirectML sizes are at least 1")

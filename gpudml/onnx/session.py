@@ -632,31 +632,18 @@ def _dims(v) -> list | None:
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
 
 
-def _fixed(d) -> bool:
-    """A fixed dimension: a dim_value of at least 1. A dim_param, no value, -1 (paddle2onnx's
-    dynamic dimension) and 0 (allowed by onnx.checker) are dynamic, as onnxruntime reads them."""
-    return isinstance(d, int) and d > 0
-
-
 def _static_shape(v) -> list[int] | None:
     dims = _dims(v)
-    if dims is None or not all(_fixed(d) for d in dims):
+    if dims is None or not all(analysis.is_fixed(d) for d in dims):
         return None
     return dims
 
 
 def _check_dims(v, array: np.ndarray) -> None:
     """A feed against the model's shape of its input: the rank, and each fixed dimension."""
-    dims = _dims(v)
-    if dims is None:  # no shape: every rank and size
-        return
-    if array.ndim != len(dims):
-        raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, the "
-                                   f"model's is {dims}: rank {array.ndim}, the model's is {len(dims)}")
-    for axis, (d, size) in enumerate(zip(dims, array.shape)):
-        if _fixed(d) and d != size:
-            raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has shape {list(array.shape)}, the "
-                                       f"model's is {dims}: axis {axis} is {size}, the model fixes it at {d}")
+    problem = analysis.shape_error("input", v.name, array.shape, _dims(v))
+    if problem:
+        raise InvalidArgumentError(f"InferenceSession.run: {problem}")
 
 
 def _describe(v) -> str:
