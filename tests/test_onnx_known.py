@@ -6,9 +6,13 @@ the graph is built (gpudml/onnx/analysis.py; docs/onnx.md, "What happens to a mo
 - An If whose condition is known when the graph is built (from input shapes) runs its
   branch, which reads the outer graph's tensors; a Loop of known values is evaluated on the
   host with the outer values its body reads; both match onnxruntime.
+- Value inputs: a parameter DirectML needs when the graph is built (a reduction's axes, a
+  Reshape's shape, ConstantOfShape's shape, an If's condition) computed from graph inputs is
+  computed on the host from their values, and the session builds per distinct value (a
+  bounded cache) as per shape, through run() and IO binding alike.
 - What gpudml cannot run is refused at construction, listing every node, subgraph nodes by
-  their path: control flow at run time, the shape of a data-dependent output (NonZero) where
-  a value known when the graph is built is needed, a ConstantOfShape of a run-time shape.
+  their path: control flow on what gpudml cannot run, the shape of a data-dependent output
+  (NonZero) where a value known when the graph is built is needed.
 """
 
 from __future__ import annotations
@@ -162,21 +166,45 @@ def _refusal(model) -> list[str]:
     return [line.strip() for line in str(info.value).splitlines()[1:]]
 
 
-def test_control_flow_at_run_time_is_refused_with_its_subgraph_nodes():
-    """An If on a condition computed from the data, with a NonZero in its then_branch: both
-    listed at construction (the model has a dynamic dimension: nothing is built yet)."""
-    then = helper.make_graph([helper.make_node("NonZero", ["x"], ["nzi"], name="nz"),
-                              helper.make_node("Cast", ["nzi"], ["t"], to=TensorProto.FLOAT)],
-                             "then", [], [_vi("t", None)])
+def _if_on_data():
+    """y = x if sum(x) > 0 else -x: an If on a condition computed from the data."""
+    then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [_vi("t", None)])
     other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")], "else", [], [_vi("e", None)])
     nodes = [helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
              helper.make_node("Greater", ["total", "zero"], ["c"]),
              helper.make_node("If", ["c"], ["y"], name="cond_if", then_branch=then, else_branch=other)]
-    model = _model(nodes, [_vi("x", ["N", 4])], [_vi("y", None)], [_init("zero", np.float32(0))])
+    return _model(nodes, [_vi("x", ["N", 4])], [_vi("y", None)], [_init("zero", np.float32(0))])
+
+
+def test_if_on_a_data_condition_runs_per_value(device):
+    """The condition is computed on the host from x's value: x is a value input (and still
+    the data the taken branch reads on the GPU); each value builds once."""
+    session = gonnx.InferenceSession(_if_on_data(), device=device)
+    assert session.value_inputs == ["x"]
+    for x in (np.arange(8, dtype=np.float32).reshape(2, 4), -np.arange(8, dtype=np.float32).reshape(2, 4) - 1):
+        (got,) = session.run(None, {"x": x})
+        np.testing.assert_array_equal(got, x if x.sum() > 0 else -x)
+    assert len(session._compiled) == 2
+
+
+def test_control_flow_on_what_gpudml_cannot_run_is_refused_with_its_subgraph_nodes():
+    """An If on a condition computed from a NonZero (no mapping), with a NonZero in its
+    then_branch: all listed at construction."""
+    then = helper.make_graph([helper.make_node("NonZero", ["x"], ["nzi"], name="nz"),
+                              helper.make_node("Cast", ["nzi"], ["t"], to=TensorProto.FLOAT)],
+                             "then", [], [_vi("t", None)])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")], "else", [], [_vi("e", None)])
+    nodes = [helper.make_node("NonZero", ["x"], ["idx"], name="outer_nz"),
+             helper.make_node("ReduceSum", ["idx"], ["total"], keepdims=0),
+             helper.make_node("Greater", ["total", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], name="cond_if", then_branch=then, else_branch=other)]
+    model = _model(nodes, [_vi("x", ["N", 4])], [_vi("y", None)], [_init("zero", np.int64(0))])
     lines = _refusal(model)
     assert lines == [
-        "cond_if (If, opset 17): its condition (input 0) is computed at run time: gpudml runs no control flow (an If "
-        "whose condition is known when the graph is built, from initializers and input shapes, runs its branch)",
+        "outer_nz (NonZero, opset 17): no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)",
+        "cond_if (If, opset 17): its condition (input 0) is computed from what gpudml cannot run: an If runs its "
+        "branch when its condition is known when the graph is built (from initializers, input shapes and input "
+        "values)",
         "If 'cond_if' then_branch / nz (NonZero, opset 17): no DirectML mapping in gpudml (see docs/onnx.md for the "
         "mapped ops)"]
 
@@ -197,7 +225,8 @@ def test_the_shape_of_a_data_dependent_output_is_not_known():
     lines = _refusal(model)
     assert [line.split(":")[0] for line in lines] == [
         "nz (NonZero, opset 17)", "reshape (Reshape, opset 17)", "det_if (If, opset 17)"]
-    assert "shape (input 1) is computed at run time; DirectML needs it when the graph is built" in lines[1]
+    assert "shape (input 1) is computed from what gpudml cannot run; DirectML needs it when the graph is built" \
+        in lines[1]
 
 
 def test_loop_at_run_time_is_refused_with_its_body_nodes():
@@ -215,9 +244,52 @@ def test_loop_at_run_time_is_refused_with_its_body_nodes():
                          "docs/onnx.md for the mapped ops)"]
 
 
-def test_constant_of_shape_of_a_run_time_shape_is_refused():
-    """It raised KeyError: 'ConstantOfShape' from the builder."""
-    model = _model([helper.make_node("ConstantOfShape", ["shape"], ["y"], name="cos")],
-                   [_vi("shape", [2], TensorProto.INT64)], [_vi("y", None)])
-    assert _refusal(model) == ["cos (ConstantOfShape, opset 17): shape (input 0) is computed at run time; DirectML "
-                               "needs it when the graph is built"]
+def test_constant_of_shape_of_an_input_runs_per_value(device):
+    """It raised KeyError: 'ConstantOfShape' from the builder; then it was refused; now the
+    shape is a value input: the result is a constant of each run's shape (no dispatch)."""
+    model = _model([helper.make_node("ConstantOfShape", ["shape"], ["z"], name="cos",
+                                     value=numpy_helper.from_array(np.array([1.5], np.float32))),
+                    helper.make_node("Add", ["z", "x"], ["y"])],
+                   [_vi("shape", [2], TensorProto.INT64), _vi("x", [1, 3])], [_vi("y", None)])
+    session = gonnx.InferenceSession(model, device=device)
+    assert session.value_inputs == ["shape"]
+    x = np.array([[1, 2, 3]], np.float32)
+    for shape in ([2, 3], [4, 1]):
+        feeds = {"shape": np.array(shape, np.int64), "x": x}
+        (got,) = session.run(None, feeds)
+        (want,), _ = oracle(model, feeds)
+        np.testing.assert_array_equal(got, want)
+        assert session.dispatch_count == 1
+
+
+def _reduce_with_axes_input():
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=1)]
+    return _model(nodes, [_vi("x", [2, 3, 4]), _vi("axes", [None], TensorProto.INT64)], [_vi("y", None)], opset=18)
+
+
+def test_value_inputs_build_per_value_in_a_bounded_cache(device):
+    """A reduction's axes as a graph input: one build per distinct value, the least recently
+    used dropped past build_cache_size; an empty axes (ONNX: every axis) is a value too."""
+    session = gonnx.InferenceSession(_reduce_with_axes_input(), device=device, build_cache_size=2)
+    x = np.random.default_rng(5).standard_normal((2, 3, 4)).astype(np.float32)
+    for axes in ([1], [0, 2], [1], [-1], []):
+        feeds = {"x": x, "axes": np.array(axes, np.int64)}
+        (got,) = session.run(None, feeds)
+        np.testing.assert_allclose(got, x.sum(axis=tuple(axes) or None, keepdims=True), rtol=1e-5, atol=1e-6)
+        assert len(session._compiled) <= 2
+    kept = [np.frombuffer(b, np.dtype(dt)).tolist() for _, values in session._compiled for _, dt, _, b in values]
+    assert kept == [[-1], []]  # the two most recent
+    with pytest.raises(InvalidArgumentError, match="build_cache_size must be an int >= 1"):
+        gonnx.InferenceSession(_reduce_with_axes_input(), build_cache_size=0)
+
+
+def test_value_inputs_through_io_binding(device):
+    """A bound Tensor that is a value input is read back once per run for its value."""
+    session = gonnx.InferenceSession(_reduce_with_axes_input(), device=device)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    binding = session.io_binding()
+    binding.bind_input("x", device.tensor(x))
+    binding.bind_input("axes", np.array([2], np.int64))
+    binding.bind_output("y")
+    session.run_with_iobinding(binding)
+    np.testing.assert_array_equal(binding.copy_outputs_to_cpu()[0], x.sum(axis=2, keepdims=True))

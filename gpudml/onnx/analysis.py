@@ -11,12 +11,19 @@ every value of the model is one of:
 - UNKNOWN: neither: what a node gpudml cannot run computes (a data-dependent shape such as
   NonZero's included), and what is computed from that.
 
-`check` walks the model in this order before anything is built, subgraphs of If, Loop and
+`analyze` walks the model in this order before anything is built, subgraphs of If, Loop and
 Scan included, and lists every node gpudml cannot run, whatever the input shapes, so that a
 model that constructs never fails later for such a reason: a node with no mapping (and
 not folded), an input that DirectML needs when the graph is built
-(mapping.CONSTANT_INPUTS) not KNOWN, control flow whose condition or inputs are computed
-at run time. A subgraph node is named with its path ("If 'cond_if' then_branch / ...").
+(mapping.CONSTANT_INPUTS) or an If's condition UNKNOWN, a Loop or Scan whose inputs are
+not all KNOWN. A subgraph node is named with its path ("If 'cond_if' then_branch / ...").
+
+A build-time input (an axes, a shape, an If's condition) that is a TENSOR is no refusal:
+its value is computed on the host when the graph is built, from the values of the graph
+inputs it derives from, which `analyze` returns as the model's *value inputs*: the session
+then builds per distinct value of those inputs as it builds per shape (a graph input that
+is also data stays a tensor on the GPU besides). The outputs of a FOLDED node (ConstantOfShape)
+whose input is such a value are VALUE: known when the graph is built, for the values given.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import onnx
 
 from . import mapping
 
-KNOWN, TENSOR, UNKNOWN = "known", "tensor", "unknown"
+KNOWN, VALUE, TENSOR, UNKNOWN = "known", "value", "tensor", "unknown"
 
 #: Control-flow op types: their GRAPH attributes are subgraphs.
 CONTROL_FLOW = ("If", "Loop", "Scan")
@@ -105,12 +112,14 @@ def node_outer_names(node: onnx.NodeProto) -> set[str]:
 
 
 def runtime_input(what: str, k: int) -> str:
-    """The reason given for an input DirectML needs when the graph is built, computed at run time."""
-    return f"{what} (input {k}) is computed at run time; DirectML needs it when the graph is built"
+    """The reason given for an input DirectML needs when the graph is built, computed from
+    what is not known even when the input values are given (a node gpudml cannot run)."""
+    return (f"{what} (input {k}) is computed from what gpudml cannot run; DirectML needs it when the graph "
+            f"is built")
 
 
-IF_AT_RUN_TIME = ("its condition (input 0) is computed at run time: gpudml runs no control flow (an If whose "
-                  "condition is known when the graph is built, from initializers and input shapes, runs its branch)")
+IF_AT_RUN_TIME = ("its condition (input 0) is computed from what gpudml cannot run: an If runs its branch when its "
+                  "condition is known when the graph is built (from initializers, input shapes and input values)")
 
 
 def loop_at_run_time(op_type: str) -> str:
@@ -121,71 +130,111 @@ def loop_at_run_time(op_type: str) -> str:
 def check(graph: onnx.GraphProto, opset: int, initializers, inputs) -> list[Unsupported]:
     """Every node of `graph` (subgraphs included) gpudml cannot run, for any input shapes;
     `initializers` and `inputs` are the names of the KNOWN values and of the graph inputs."""
-    status = {name: KNOWN for name in initializers}
-    status.update({name: TENSOR for name in inputs})
-    problems: list[Unsupported] = []
-    _walk(graph, status, opset, problems, "")
-    return problems
+    return analyze(graph, opset, initializers, inputs)[0]
 
 
-def _walk(graph, status: dict, opset: int, problems: list, path: str) -> None:
-    for t in graph.initializer:
-        status[t.name] = KNOWN
-    for node in graph.node:
-        for name, s in zip(node.output, _node(node, status, opset, problems, path)):
-            if name:
-                status[name] = s
+def analyze(graph: onnx.GraphProto, opset: int, initializers, inputs) -> tuple[list[Unsupported], set[str]]:
+    """(every node gpudml cannot run, for any input shapes; the value inputs: the graph
+    inputs whose values a build needs, for a parameter DirectML needs when the graph is built
+    or an If's condition computed from them)."""
+    w = _Walk(opset)
+    w.status.update({name: KNOWN for name in initializers})
+    w.status.update({name: TENSOR for name in inputs})
+    w.deps.update({name: frozenset([name]) for name in inputs})
+    w.graph(graph, "")
+    return w.problems, w.needed
 
 
-def _node(node, status: dict, opset: int, problems: list, path: str) -> list[str]:
-    ins = [status.get(name, UNKNOWN) if name else None for name in node.input]
-    present = [s for s in ins if s is not None]
-    op, standard, count = node.op_type, node.domain in ("", "ai.onnx"), len(node.output)
-    here = f"{path} / " if path else ""
-    if standard and op == "Constant":
-        return [KNOWN]
-    if standard and op in ("Shape", "Size"):
-        return [UNKNOWN if present[0] == UNKNOWN else KNOWN]
-    if standard and op == "If" and ins[0] == KNOWN:  # its branch is recorded in its place: either may be taken
-        branches = []
-        for attr, g in subgraphs(node):
-            scope = dict(status)
-            _walk(g, scope, opset, problems, f"{here}If {node.name!r} {attr}")
-            branches.append([scope.get(v.name, UNKNOWN) for v in g.output])
-        return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
-    outer = node_outer_names(node)
-    if (standard and op != "Dropout" and all(s == KNOWN for s in present)
-            and all(status.get(name) == KNOWN for name in outer)):
-        return [KNOWN] * count  # folded on the host
-    reasons = []
-    if standard and op == "If":
-        reasons.append(IF_AT_RUN_TIME)
-    elif standard and op in CONTROL_FLOW:
-        reasons.append(loop_at_run_time(op))
-    else:
-        reason = None if standard and op in mapping.FOLDED else mapping.refusal(op, node.domain, opset)
-        if reason is not None:
-            reasons.append(reason)
+class _Walk:
+    """One walk of a model: each value's status and, for a TENSOR or VALUE, the graph inputs
+    it is computed from (`deps`); the problems found and the value inputs needed."""
+
+    def __init__(self, opset: int):
+        self.opset = opset
+        self.status: dict[str, str] = {}
+        self.deps: dict[str, frozenset] = {}
+        self.problems: list[Unsupported] = []
+        self.needed: set[str] = set()
+
+    def scoped(self):
+        """A copy for a subgraph's walk (its names do not leak out), sharing the findings."""
+        w = _Walk(self.opset)
+        w.status, w.deps, w.problems, w.needed = dict(self.status), dict(self.deps), self.problems, self.needed
+        return w
+
+    def graph(self, graph, path: str) -> None:
+        for t in graph.initializer:
+            self.status[t.name] = KNOWN
+        for node in graph.node:
+            statuses = self.node(node, path)
+            deps = frozenset().union(*(self.deps.get(n, frozenset()) for n in [*node.input,
+                                                                                 *node_outer_names(node)] if n))
+            for name, s in zip(node.output, statuses):
+                if name:
+                    self.status[name] = s
+                    self.deps[name] = deps if s in (TENSOR, VALUE) else frozenset()  # (Shape: no input's value)
+
+    def need(self, name: str) -> bool:
+        """Input `name` is wanted when the graph is built: True where it can be (KNOWN, or
+        computed from graph inputs whose values the build then takes)."""
+        s = self.status.get(name, UNKNOWN)
+        if s in (TENSOR, VALUE):
+            self.needed.update(self.deps.get(name, ()))
+        return s != UNKNOWN
+
+    def node(self, node, path: str) -> list[str]:
+        status = self.status
+        ins = [status.get(name, UNKNOWN) if name else None for name in node.input]
+        present = [s for s in ins if s is not None]
+        op, standard, count = node.op_type, node.domain in ("", "ai.onnx"), len(node.output)
+        here = f"{path} / " if path else ""
+        if standard and op == "Constant":
+            return [KNOWN]
+        if standard and op in ("Shape", "Size"):
+            return [UNKNOWN if present[0] == UNKNOWN else KNOWN]
+        if standard and op == "If" and ins[0] != UNKNOWN:  # its branch is recorded in its place: either may be taken
+            self.need(node.input[0])
+            branches = []
+            for attr, g in subgraphs(node):
+                scope = self.scoped()
+                scope.graph(g, f"{here}If {node.name!r} {attr}")
+                branches.append([scope.status.get(v.name, UNKNOWN) for v in g.output])
+            return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
+        outer = node_outer_names(node)
+        if (standard and op != "Dropout" and all(s in (KNOWN, VALUE) for s in present)
+                and all(status.get(name) in (KNOWN, VALUE) for name in outer)):
+            return [_worst(*present, *(status[n] for n in outer))] * count  # folded on the host
+        reasons = []
+        if standard and op == "If":
+            reasons.append(IF_AT_RUN_TIME)
+        elif standard and op in CONTROL_FLOW:
+            reasons.append(loop_at_run_time(op))
         else:
-            for k, what in mapping.CONSTANT_INPUTS.get(op, {}).items():
-                if k < len(ins) and ins[k] is not None and ins[k] != KNOWN:
-                    reasons.append(runtime_input(what, k))
-    if not reasons:
-        return [_worst(*present)] * count  # KNOWN for Dropout of constants: the input itself
-    problems.append(Unsupported(node.name, op, opset, "; ".join(reasons), path))
-    for attr, g in subgraphs(node):  # what in its subgraphs gpudml could not run either
-        scope = dict(status)
-        scope.update({v.name: TENSOR for v in g.input})
-        _walk(g, scope, opset, problems, f"{here}{op} {node.name!r} {attr}")
-    return [UNKNOWN] * count
+            reason = None if standard and op in mapping.FOLDED else mapping.refusal(op, node.domain, self.opset)
+            if reason is not None:
+                reasons.append(reason)
+            else:
+                for k, what in mapping.CONSTANT_INPUTS.get(op, {}).items():
+                    if k < len(ins) and ins[k] is not None and not self.need(node.input[k]):
+                        reasons.append(runtime_input(what, k))
+        if not reasons:
+            if standard and op in mapping.FOLDED:
+                return [VALUE] * count  # (ConstantOfShape of a value computed on the host)
+            return [_worst(*present)] * count  # KNOWN for Dropout of constants: the input itself
+        self.problems.append(Unsupported(node.name, op, self.opset, "; ".join(reasons), path))
+        for attr, g in subgraphs(node):  # what in its subgraphs gpudml could not run either
+            scope = self.scoped()
+            scope.status.update({v.name: TENSOR for v in g.input})
+            scope.graph(g, f"{here}{op} {node.name!r} {attr}")
+        return [UNKNOWN] * count
 
 
 def _worst(*statuses: str) -> str:
-    for s in (UNKNOWN, TENSOR):
+    for s in (UNKNOWN, TENSOR, VALUE):
         if s in statuses:
             return s
     return KNOWN
 
 
-__all__ = ["CONTROL_FLOW", "KNOWN", "TENSOR", "UNKNOWN", "Unsupported", "check", "node_outer_names",
+__all__ = ["CONTROL_FLOW", "KNOWN", "TENSOR", "UNKNOWN", "VALUE", "Unsupported", "analyze", "check", "node_outer_names",
            "outer_names", "subgraphs"]

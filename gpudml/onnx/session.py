@@ -13,7 +13,10 @@ at least 1 is fixed; a dim_param, -1, 0, no value or no shape at all is dynamic.
 compiled once with fusion, its constants (the initializers it reads) uploaded once;
 repeated runs take pooled buffers and allocate nothing new. A model whose inputs have
 fixed sizes is built at construction; one with dynamic dimensions is built at the first
-run of each distinct shape and cached.
+run of each distinct shape and cached. A parameter DirectML needs when the graph is built
+(axes, a shape, an If's condition) computed from graph inputs makes those inputs value
+inputs (analysis.analyze): the builds are then per distinct shapes and values, computed on
+the host, kept in a bounded cache (build_cache_size).
 
 BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
 converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
@@ -21,6 +24,7 @@ converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 from dataclasses import dataclass
@@ -44,6 +48,10 @@ from .profiling import SessionProfile
 #: magnitude (each operator's own bound, accumulated through float32 networks of tens of
 #: layers); integer and BOOL outputs exact.
 TOLERANCE = 1e-4
+
+#: How many builds (one per distinct input shapes and, for a model with value inputs, their
+#: values) a session keeps by default, the least recently used dropped first.
+BUILD_CACHE_SIZE = 16
 
 #: ONNX element type -> onnxruntime's type string (NodeArg.type).
 _ORT_TYPES = {
@@ -84,7 +92,7 @@ class InferenceSession:
     (options.py; docs/onnx.md says what each honours)."""
 
     def __init__(self, model, sess_options=None, providers=None, device: Device | None = None, fuse: bool = True,
-                 *, provider_options=None):
+                 *, provider_options=None, build_cache_size: int = BUILD_CACHE_SIZE):
         if isinstance(sess_options, Device) and device is None:  # InferenceSession(model, device): before section 16
             sess_options, device = None, sess_options
         self.device, self._provider_options = options.session_device(device, sess_options, providers,
@@ -101,14 +109,21 @@ class InferenceSession:
         self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
-        problems = self._static_check()
+        problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs])
         if problems:
             raise unsupported_error(problems)
-        self._compiled: dict[tuple, _Built] = {}
+        #: The inputs whose values a build needs (a Reshape's shape, a reduction's axes, an If's
+        #: condition computed from them: analysis.analyze), in the model's order.
+        self.value_inputs = [v.name for v in self._inputs if v.name in needed]
+        if isinstance(build_cache_size, bool) or not isinstance(build_cache_size, int) or build_cache_size < 1:
+            raise InvalidArgumentError(f"InferenceSession: build_cache_size must be an int >= 1 (the builds kept, one "
+                                       f"per distinct input shapes and values), got {build_cache_size!r}")
+        self.build_cache_size = build_cache_size
+        self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
         self._last: _Built | None = None
         shapes = [_static_shape(v) for v in self._inputs]
-        if all(s is not None for s in shapes):
-            self._last = self._build(tuple(tuple(s) for s in shapes))
+        if all(s is not None for s in shapes) and not self.value_inputs:
+            self._last = self._built(tuple(tuple(s) for s in shapes), {})
 
     # -- onnxruntime's interface --------------------------------------------------------
     def get_inputs(self) -> list[NodeArg]:
@@ -167,8 +182,10 @@ class InferenceSession:
         if not isinstance(iobinding, IOBinding):
             raise InvalidArgumentError(f"InferenceSession.run_with_iobinding: expected an IOBinding (session."
                                        f"io_binding()), got {type(iobinding).__name__}")
-        values, key, names = iobinding._prepare(self)
-        built = self._compiled.get(key) or self._build(key)
+        values, shapes, names = iobinding._prepare(self)
+        host = {v.name: _host_copy(value, v, shape) for v, value, shape in zip(self._inputs, values, shapes)
+                if v.name in self.value_inputs or 0 in shape}
+        built = self._built(shapes, host)
         self._last = built
         shapes = {v.name: s for v, s in zip(self._outputs, built.out_shapes)}
         iobinding._check_built(shapes)
@@ -208,19 +225,13 @@ class InferenceSession:
                 raise InvalidArgumentError(f"InferenceSession.run: unknown output name {name!r} (the model's "
                                            f"outputs: {', '.join(map(repr, known))})")
         feeds = self._check_feed(input_feed)
-        key = tuple(tuple(f.shape) for f in feeds)
-        built = self._compiled.get(key) or self._build(key)
+        host = {v.name: f for v, f in zip(self._inputs, feeds) if v.name in self.value_inputs or f.size == 0}
+        built = self._built(tuple(tuple(f.shape) for f in feeds), host)
         self._last = built
         with self._profiling("model_run"):
             return built.run(feeds, names)
 
     # -- checks -------------------------------------------------------------------------
-    def _static_check(self) -> list[Unsupported]:
-        """Every node gpudml cannot run whatever the input shapes (gpudml/onnx/analysis.py):
-        no mapping, an input DirectML needs when the graph is built computed at run time,
-        control flow at run time; subgraphs included."""
-        return analysis.check(self.model.graph, self.opset, self.initializers, [v.name for v in self._inputs])
-
     def _check_feed(self, input_feed: dict) -> list[np.ndarray]:
         wanted = {v.name for v in self._inputs}
         for name in input_feed:
@@ -237,16 +248,22 @@ class InferenceSession:
                 raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} has dtype {array.dtype}, the "
                                            f"model's is {want} ({_describe(v)}); convert with astype first")
             _check_dims(v, array)
-            if array.size == 0:
-                raise InvalidArgumentError(f"InferenceSession.run: input {v.name!r} is an empty tensor (shape "
-                                           f"{list(array.shape)}); DirectML sizes are at least 1")
             feeds.append(array)
         return feeds
 
     # -- building -----------------------------------------------------------------------
-    def _build(self, shapes: tuple) -> _Built:
-        built = _Built(self, shapes)
-        self._compiled[shapes] = built
+    def _built(self, shapes: tuple, host: dict[str, np.ndarray]) -> _Built:
+        """The build for these input shapes and values of the value inputs (`host`): the
+        cached one, or a new one (the least recently used dropped past build_cache_size)."""
+        key = (shapes, tuple((name, a.dtype.str, a.shape, a.tobytes()) for name, a in sorted(host.items())))
+        built = self._compiled.get(key)
+        if built is not None:
+            self._compiled.move_to_end(key)
+            return built
+        built = _Built(self, shapes, host)
+        self._compiled[key] = built
+        while len(self._compiled) > self.build_cache_size:
+            self._compiled.popitem(last=False)
         return built
 
     def input_dtype(self, name: str) -> np.dtype:
@@ -267,8 +284,10 @@ class _Poisoned(Exception):
 class _Built:
     """The model recorded and compiled for one set of input shapes."""
 
-    def __init__(self, session: InferenceSession, shapes: tuple):
+    def __init__(self, session: InferenceSession, shapes: tuple, host: dict[str, np.ndarray]):
         self.session = session
+        self.host = dict(host)  # the value inputs' values, then what is computed from them on the host
+        self.producers = _producers(session.model.graph)
         self.graph = Graph(session.device)
         self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype)
         values: dict[str, object] = {"": None}
@@ -277,6 +296,9 @@ class _Built:
         for v, sizes in zip(session._inputs, shapes):
             dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
             self.bool_inputs.append(dtype == np.bool_)
+            if v.name in host and host[v.name].size == 0:  # an empty feed (axes, CastLike's like): a host value
+                values[v.name] = host[v.name]
+                continue
             values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
                                               name=v.name)
         self.readers = _readers(session.model.graph)
@@ -344,6 +366,10 @@ class _Built:
         inputs = [values[name] if name else None for name in proto.input]
         if proto.domain not in ("", "ai.onnx"):
             raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
+        wanted = {0: "condition"} if proto.op_type == "If" else mapping.CONSTANT_INPUTS.get(proto.op_type, {})
+        for k in wanted:  # a value DirectML needs when the graph is built, computed on the host from the inputs'
+            if k < len(inputs) and isinstance(inputs[k], Expression):
+                inputs[k] = self._host_value(proto.input[k], values)
         if proto.op_type == "If" and not isinstance(inputs[0], Expression):
             return self._branch(proto, inputs[0], values, path)
         if proto.op_type == "Constant":
@@ -372,6 +398,23 @@ class _Built:
                   for name in proto.output]
         node = mapping.Node(proto, s.opset, inputs, wanted)
         return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
+
+    def _host_value(self, name: str, values: dict):
+        """The value of `name` computed on the host (onnx's reference evaluator, as folding)
+        from the value inputs' values: its producer and theirs, each once."""
+        value = values.get(name)
+        if value is not None and not isinstance(value, Expression):
+            return value
+        if name not in self.host:
+            proto = self.producers.get(name)
+            if proto is None:  # analysis.analyze named every graph input a value derives from
+                raise NotMapped(f"the value of {name!r} is needed when the graph is built, and is not known")
+            inputs = [self._host_value(n, values) if n else None for n in proto.input]
+            outer = {n: self._host_value(n, values) for n in analysis.node_outer_names(proto)}
+            for out, result in zip(proto.output, _fold(proto, inputs, self.session.opset, outer)):
+                if out:
+                    self.host[out] = result
+        return self.host[name]
 
     def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
         given = {}
@@ -410,6 +453,25 @@ class _Built:
 
 
 # ------------------------------------------------------------------------------ helpers
+def _producers(graph, found: dict | None = None) -> dict[str, onnx.NodeProto]:
+    """Each value's producing node, in subgraphs too (ONNX's names are unique in a model)."""
+    found = {} if found is None else found
+    for node in graph.node:
+        found.update({name: node for name in node.output if name})
+        for _, g in analysis.subgraphs(node):
+            _producers(g, found)
+    return found
+
+
+def _host_copy(value, v, shape: tuple) -> np.ndarray:
+    """A bound value input's value on the host, as a feed of ONNX shape `shape` (BOOL as
+    bool): a bound Tensor read back (one readback per run: docs/onnx.md)."""
+    array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+    if v.type.tensor_type.elem_type == onnx.TensorProto.BOOL:
+        array = array.astype(np.bool_)
+    return array.reshape(shape)
+
+
 def load_model(model, where: str = "gpudml.onnx.load_model") -> onnx.ModelProto:
     """An ONNX model (a path, bytes or an onnx.ModelProto, which is never changed) read,
     parsed and checked as onnxruntime loads one: graph outputs with no type or shape take
