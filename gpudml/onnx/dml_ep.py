@@ -92,7 +92,7 @@ DML_EP: dict[str, dict[str, tuple[int, ...]]] = {
 #: The open issues that bring the ops gpudml does not map yet.
 ISSUES: dict[int, str] = {
     43: "resampling and space-depth", 44: "indexing, sorting and generators", 45: "recurrence and control flow",
-    46: "transformers (com.microsoft)", 47: "quantized operators", 48: "training",
+    46: "transformers, com.microsoft's ops", 47: "quantized operators", 48: "training",
 }
 
 #: (domain, op) -> the issue that brings it (ISSUES), for the ops of the anchor gpudml does not map yet.
@@ -126,7 +126,7 @@ NOT_YET: dict[tuple[str, str], int] = {
 NOT_PLANNED: dict[tuple[str, str], str] = {
     **{(ONNX, op): "an experimental op of ONNX's first opsets, since removed from ONNX (onnx has no schema for it)"
        for op in ("Affine", "Crop", "ParametricSoftplus", "ScaledTanh")},
-    (ONNX, "GroupNorm"): "ONNX has no op of this name (its op is GroupNormalization); onnxruntime's own registration",
+    (ONNX, "GroupNorm"): "no ONNX op has this name (ONNX's is GroupNormalization): a registration of onnxruntime's own",
     **{(ONNX, op): "signal processing (complex values as a trailing axis of 2); no issue brings it"
        for op in ("DFT", "STFT")},
     **{(ONNX, op): "onnxruntime's copies between providers; gpudml runs every node on its device"
