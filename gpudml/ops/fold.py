@@ -183,8 +183,16 @@ def arguments(desc: FoldOperatorDesc) -> dict:
 
 
 def from_cli(x: TensorDesc, a: dict) -> FoldOperatorDesc:
-    size = a["output_size"] or (4, 4)
+    """--shape is the block tensor [N, C * prod(window_sizes), L] (3 sizes) or, of any other
+    rank, the image [N, C, spatial...] (--output-size then defaults to its spatial sizes,
+    and the block tensor is the one its window makes)."""
+    size = a["output_size"] or (tuple(x.sizes[2:]) if x.rank != 3 and x.rank > 2 else (4, 4))
     window = cli_window(a, len(size))
+    if x.rank != 3:
+        probe = infer_output(TensorDesc(x.data_type, [1, 1, 1]), size, **window)
+        blocks = Blocks.of(probe, size)
+        if all(b >= 1 for b in blocks.per_axis):
+            x = TensorDesc(x.data_type, block_sizes((x.sizes[0], x.sizes[1] if x.rank > 1 else 1, *size), blocks))
     return infer_output(x, size, window.pop("window_sizes"), **window)
 
 
@@ -201,7 +209,8 @@ SPEC = OpSpec(
     name=OP, key="fold", desc=FoldOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate,
     reference=reference, functional=fold, tensors=("x",), arguments=arguments, planner=FOLD,
-    cli=Cli((CliArg("--output-size", "the output's spatial sizes, comma-separated (default 4,4)"), *WINDOW_CLI),
+    cli=Cli((CliArg("--output-size", "the output's spatial sizes, comma-separated (default: those of a --shape of "
+                    "rank other than 3, the image; else 4,4)"), *WINDOW_CLI),
             from_cli, "--shape 1,9,4 --output-size 4,4 --window-sizes 3,3"),
     page="DML_FOLD_OPERATOR_DESC", tolerance=tolerance, sample=sample,
     examples=(

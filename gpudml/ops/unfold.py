@@ -144,8 +144,12 @@ def check_tensors(op: str, support, level: FeatureLevel, desc) -> None:
     if out.data_type != inp.data_type:
         raise InvalidArgumentError(f"{op}: output_tensor.data_type {out.data_type.name} must equal "
                                    f"input_tensor.data_type {inp.data_type.name}")
-    support.check(level, inp.rank, {"input_tensor": inp.data_type})
-    support.check(level, out.rank, {"output_tensor": out.data_type})
+    row = support.row_for(level)
+    for field, td in (("input_tensor", inp), ("output_tensor", out)):
+        if td.rank not in row.ranks:  # (each tensor its own rank: the message names which)
+            raise InvalidArgumentError(f"{op}: {field}.sizes: DimensionCount {td.rank} is not supported at "
+                                       f"{FeatureLevel(level).name} (supported: {min(row.ranks)}-{max(row.ranks)})")
+        support.check(level, td.rank, {field: td.data_type})
 
 
 def block_sizes(image: tuple[int, ...], blocks: Blocks) -> tuple[int, int, int]:
