@@ -92,7 +92,8 @@ def plan(p: Fold, caps, strategy: str, run=None) -> KernelPlan:
     bits = element_bits(p.input)
     length = _run(p, strategy, run)
     count = p.output.element_count
-    params = {"kind": kind, "bits": bits, "rank": p.output.rank, "sr": p.output.rank - 2}
+    params = {"kind": kind, "bits": bits, "rank": p.output.rank, "sr": p.output.rank - 2,
+              "unit": all(s == 1 for s in p.strides)}
     uniforms = {"count": count, "run": length, "window_count": p.window_count,
                 "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, "win": p.window, "fold_strides": p.strides,
