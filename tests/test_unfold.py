@@ -111,6 +111,8 @@ def _desc(image=IMAGE, blocks=BLOCKS, **changes):
                                    "input_tensor) is 2"),
     (_desc(image=(6, 5)), "Unfold: input_tensor.sizes: DimensionCount 2 is not supported at FL_6_4 (supported: "
                           "3-8)"),
+    (_desc(start_padding=(1, 2**32 - 3)), "Unfold: the padded axis input_tensor.sizes[3] + start_padding[1] + "
+                                          "end_padding[1] = 5 + 4294967293 + 1 = 4294967299 exceeds 4294967295"),
 ])
 def test_bad_descriptions_name_the_field_and_the_rule(vulkan_device, desc, message):
     with pytest.raises(dml.InvalidArgumentError, match=re.escape(message)):

@@ -106,7 +106,8 @@ def check_geometry(op: str, desc, spatial_field: str, spatial: tuple[int, ...]) 
     """The page's rules for the window fields of a desc whose image has spatial sizes
     `spatial` (read from `spatial_field`): DimensionCount 1-6, every field one entry per
     spatial axis, window sizes, strides and dilations at least 1, paddings at least 0 (all
-    UINTs), and at least one block per axis. Returns the blocks."""
+    UINTs), each padded axis within 32 bits, and at least one block per axis. Returns the
+    blocks."""
     count = len(spatial)
     if not 1 <= count <= MAX_SPATIAL:
         raise InvalidArgumentError(f"{op}: DimensionCount = {count} ({spatial_field} has {count} spatial axes after "
@@ -121,6 +122,10 @@ def check_geometry(op: str, desc, spatial_field: str, spatial: tuple[int, ...]) 
             if not least <= v <= MAX_ELEMENTS:
                 raise InvalidArgumentError(f"{op}: {field}[{i}] = {v} must be in [{least}, {MAX_ELEMENTS}] (a UINT"
                                            f"{'' if least == 0 else ' of at least 1'})")
+    for i, (n, a, b) in enumerate(zip(spatial, desc.start_padding, desc.end_padding, strict=True)):
+        if n + a + b > MAX_ELEMENTS:  # (the kernels' coordinates are 32-bit, as DirectML's UINTs)
+            raise InvalidArgumentError(f"{op}: the padded axis {spatial_field}.sizes[{i + 2}] + start_padding[{i}] + "
+                                       f"end_padding[{i}] = {n} + {a} + {b} = {n + a + b} exceeds {MAX_ELEMENTS}")
     blocks = Blocks.of(desc, spatial)
     for i, b in enumerate(blocks.per_axis):
         if b < 1:
