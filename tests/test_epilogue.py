@@ -146,6 +146,12 @@ def _scan_through_exp(g, rng):
         {"c": _normal(rng, (5, 9))}
 
 
+def _fold(g, rng):
+    x = g.input([2, 12, 12], name="x")  # the blocks of a [2, 3, 5, 4] image: a 2 x 2 window, stride 1
+    bias = np.linspace(-1, 1, 3, dtype=np.float32).reshape(1, 3, 1, 1)
+    return dml.add(dml.fold(x, [5, 4], [2, 2]), bias), {"x": _normal(rng, (2, 12, 12))}
+
+
 CASES = {
     "reduce": (_reduce, "Fused(Reduce>ActivationSigmoid)"),
     "reduce-columns": (_reduce_columns, "Fused(Reduce>ActivationSigmoid)"),
@@ -160,6 +166,7 @@ CASES = {
     "mvn": (_mvn, "Fused(MeanVarianceNormalization1>ElementWiseAdd1)"),
     "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
     "scan-int": (_scan_int, "Fused(CumulativeSummation>ElementWiseAdd)"),
+    "fold": (_fold, "Fused(Fold>ElementWiseAdd1)"),
     # a producer reading through its prologue too: a chain, or element-wise (and movement) nodes
     "reduce-through-pad": (_reduce_through_pad, "Fused(Padding>Reduce>ActivationSigmoid)"),
     "reduce-through-exp": (_reduce_through_exp, "Fused(ElementWiseMultiply>ElementWiseExp>Reduce>ElementWiseAdd1)"),
@@ -202,7 +209,7 @@ def _values(g, feed) -> dict:
     ("argmax-cast", None), ("gemm", None), ("gemm-float16-activation", None), ("softmax", None),
     ("softmax-blocks", None), ("scan", None), ("reduce-through-pad", {"rows": 1, "partials": 2, "workgroup": 1}),
     ("reduce-through-exp", None), ("argmax-through-slice", None), ("scan-through-exp", None), ("conv", None),
-    ("mvn", None),
+    ("mvn", None), ("fold", {"runs": 1, "elements": 1}),
 ])
 def test_every_strategy_takes_the_epilogue(vulkan_device, case, strategies):
     """Each strategy of the producer's family stores through the epilogue (in the last pass

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W27, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W29, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class OnnxNode:
     inits: dict = field(default_factory=dict)
     attrs: dict = field(default_factory=dict)
     out_dtype: int = ONNX_FLOAT
+    opset: int = 13  # (Col2Im needs 18)
 
     INPUT = "x"
     OUTPUT = "output"
@@ -112,7 +113,7 @@ class OnnxNode:
             [node], self.op, [helper.make_tensor_value_info(self.INPUT, TensorProto.FLOAT, list(self.x_shape))],
             [helper.make_tensor_value_info(self.OUTPUT, self.out_dtype, None)],
             [numpy_helper.from_array(np.asarray(v), k) for k, v in values.items()])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
         model.ir_version = 8
         return model.SerializeToString()
 
@@ -348,6 +349,37 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare)
 
 
+#: W28, W29: ResNet's 3 x 3 convolution of 64 channels at 56 x 56 (padding 1) as im2col and
+#: col2im: the image [1, 64, 56, 56] and its blocks [1, 576, 3136].
+_FOLD_IMAGE, _FOLD_WINDOW = (1, 64, 56, 56), {"window_sizes": [3, 3], "start_padding": 1, "end_padding": 1}
+
+
+def _fold_onnx() -> OnnxNode:
+    return OnnxNode("Col2Im", (1, 576, 3136), {"image_shape": np.array([56, 56], np.int64),
+                                               "block_shape": np.array([3, 3], np.int64)},
+                    {"pads": [1, 1, 1, 1]}, opset=18)
+
+
+def _fold_case(direction: str, quick, rng, device) -> Case:
+    """UNFOLD (im2col) of the image, bit-exact; FOLD (col2im) of its blocks, each image
+    element the sum of up to 9 block elements, within FOLD's documented precision. The bound
+    is the adapter's copy of the input and output bytes."""
+    if direction == "unfold":
+        x = rng.uniform(-1, 1, _FOLD_IMAGE).astype(np.float32)
+        run, expected = F.unfold, reference.unfold(x, **_FOLD_WINDOW)
+        args, compare, ort = dict(_FOLD_WINDOW), _close(0), None
+    else:
+        x = rng.uniform(-1, 1, (1, 576, 3136)).astype(np.float32)
+        args = {"output_size": _FOLD_IMAGE[2:], **_FOLD_WINDOW}
+        run, expected = F.fold, reference.fold(x, **args)
+        compare, ort = _within(spec_named("fold").tolerance(expected, [x], args)), (_fold_onnx().model(), {"x": x})
+    t = device.tensor(x)
+    return Case(
+        device_fn=lambda: run(t, **args), numpy_io_fn=lambda: run(x, device=device, **args), numpy_fn=None,
+        expected=expected, logical_bytes=x.nbytes + expected.nbytes, ort=ort,
+        ort_expected=None if ort is None else expected, compare=compare)
+
+
 def _mvn_onnx(shape, axes) -> OnnxNode:
     if axes == [1]:
         return OnnxNode("LayerNormalization", tuple(shape), {"scale": (shape[-1],), "bias": (shape[-1],)},
@@ -563,6 +595,9 @@ WORKLOADS = [
     _workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]", _gemm_case, [32, 16, 128, 64], [32, 16, 64, 128],
               onnx=_gemm_onnx),
     _workload("W27", "batch_normalization [8,64,112,112]", _batch_normalization_case, onnx=_batch_normalization_onnx),
+    Workload("W28", "unfold 3x3 pad 1 [1,64,56,56] (im2col)", lambda d, r, q: _fold_case("unfold", q, r, d)),
+    Workload("W29", "fold 3x3 pad 1 [1,576,3136] (col2im)", lambda d, r, q: _fold_case("fold", q, r, d),
+             _fold_onnx),
 ]
 
 

@@ -789,6 +789,21 @@ def _u(op_type: str, name: str, directml: str) -> Mapping:
     return Mapping(op_type, directml, _unary(name), (name,))
 
 
+def _col2im(ctx, n):
+    """Col2Im (opset 18) as the provider's DmlOperatorCol2Im: one FOLD whose window is
+    block_shape and whose output's spatial sizes are image_shape (both constants), with the
+    strides, dilations and pads (begins, then ends) per spatial axis. The provider passes
+    the pads' begins as both StartPadding and EndPadding (one pointer for both); gpudml
+    passes the ends as EndPadding, as ONNX defines them: the same wherever they are
+    symmetric (every node test), and the only reading where they are not."""
+    image, block = _ints(n.constant(1, "image_shape")), _ints(n.constant(2, "block_shape"))
+    count = len(block)
+    pads = n.attr("pads", [0] * 2 * count)
+    return [ctx.fn("fold")(as_expr(ctx, n.inputs[0]), image, block, strides=n.attr("strides", [1] * count),
+                           dilations=n.attr("dilations", [1] * count), start_padding=pads[:count],
+                           end_padding=pads[count:])]
+
+
 TABLE: tuple[Mapping, ...] = tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
@@ -907,6 +922,8 @@ TABLE: tuple[Mapping, ...] = tuple([
             ("mean_variance_normalization",)),
     Mapping("LpNormalization", "LP_NORMALIZATION", _lp_norm, ("lp_normalization",)),
     Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
+    # resampling and space-depth (issue #43): Col2Im
+    Mapping("Col2Im", "FOLD", _col2im, ("fold",)),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -919,6 +936,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
+    "Col2Im": {1: "image_shape", 2: "block_shape"},
 }
 
 #: Folded at load, never run: their values are known when the graph is built.

@@ -18,6 +18,7 @@ from . import (
     convolution,
     cumulative,
     elementwise,
+    fold,
     gather,
     gemm,
     join,
@@ -33,6 +34,7 @@ from . import (
     softmax,
     split,
     tile,
+    unfold,
 )
 from .spec import OpSpec, tensor_fields
 
@@ -45,6 +47,7 @@ SPECS: tuple[OpSpec, ...] = (
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
     *elementwise.SPECS[:_QLA], quantized_linear_add.SPEC, *elementwise.SPECS[_QLA:], *softmax.SPECS, gemm.SPEC,
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
+    unfold.SPEC, fold.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -105,6 +105,7 @@ from .pages import (
     page_text,
     printed_tensors,
     table_rows,
+    untyped_as_the_page,
 )
 from .registry import (
     RULES,
@@ -212,6 +213,7 @@ __all__ = [
     "page_blocks",
     "page_of",
     "page_tables",
+    "untyped_as_the_page",
     "page_text",
     "pick_axis",
     "printed_tensors",

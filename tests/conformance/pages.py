@@ -19,6 +19,8 @@ _INLINE = re.compile(r"\w+\(\{([\d\s,.-]+)\}\) = (-?\d+(?:\.\d+)?)")
 _LEVEL = re.compile(r"DML_FEATURE_LEVEL_(\d)_(\d)")
 _TYPE_NAME = re.compile(r"\b(?:FLOAT|U?INT)(?:8|16|32|64)\b")
 _TENSOR_NAME = re.compile(r"^[|\s]*([A-Z][A-Za-z]*Tensors?)\b(?!:)")
+#: A table row that lists dimension counts and no data types (DML_FOLD's, DML_UNFOLD's pages).
+_UNTYPED = re.compile(r"^\|.*\d\s*\|\s*\|\s*$")
 
 
 def page_text(name: str) -> str:
@@ -93,8 +95,9 @@ def page_tables(text: str) -> list[tuple[str, dict]]:
     (markdown, or text copied from the rendered page): a list of groups (Reduce's pages
     hold one per group of functions), each (its heading, {level: {tensor field: (ranks,
     types)}}). A row is a line naming a tensor and its data types, its dimension counts
-    between them; it belongs to the level the last line naming a feature level names (a
-    page with a single table: its Availability sentence's). A group ends where a level
+    between them (a markdown row whose types cell is empty: no types, an empty set); it
+    belongs to the level the last line naming a feature level names (a page with a single
+    table: its Availability sentence's). A group ends where a level
     comes that is not below the one before it."""
     groups: list[tuple[str, dict]] = []
     level, previous = None, ""
@@ -102,8 +105,10 @@ def page_tables(text: str) -> list[tuple[str, dict]]:
         types = _TYPE_NAME.findall(line)
         name = _TENSOR_NAME.search(line)
         found = _LEVEL.search(line)
-        if types and name and level is not None:
-            head = re.sub(r"\{[^}]*\}", "", line[name.end():_TYPE_NAME.search(line).start()])  # not the sizes' digits
+        untyped = not types and _UNTYPED.search(line)  # a markdown row whose types cell is empty
+        if (types or untyped) and name and level is not None:
+            end = _TYPE_NAME.search(line).start() if types else len(line)
+            head = re.sub(r"\{[^}]*\}", "", line[name.end():end])  # not the sizes' digits
             dims = [int(v) for v in re.findall(r"\d+", head)]
             ranks = frozenset(range(dims[0], dims[-1] + 1))
             groups[-1][1].setdefault(level, {})[_snake(name.group(1))] = (ranks, frozenset(T[t] for t in types))
@@ -121,6 +126,16 @@ def table_rows(table) -> dict:
     """A SupportTable in page_tables' terms: {level: {field: (ranks, types)}}."""
     return {row.level: {field: (row.ranks, frozenset(types)) for field, types in row.types.items()}
             for row in table.rows}
+
+
+def untyped_as_the_page(rows: dict, groups) -> dict:
+    """A table in table_rows' terms with the types of each tensor whose page row lists none
+    (DML_FOLD's, DML_UNFOLD's pages: the operator module says what gpudml takes) left out
+    as the page leaves them, so that the levels and dimension counts are still compared."""
+    untyped = {(level, field) for _, page in groups for level, fields in page.items()
+               for field, (_, types) in fields.items() if not types}
+    return {level: {field: (ranks, frozenset() if (level, field) in untyped else types)
+                    for field, (ranks, types) in fields.items()} for level, fields in rows.items()}
 
 
 def page_of(spec) -> str:

@@ -93,3 +93,19 @@ def products_compare(got, want, tensors, attributes, op):
     bounded = ~np.isinf(tolerance)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert_within(got[bounded], want[bounded], tolerance[bounded], "Gemm")
+
+
+def sliding_window(d: Draw, spatial) -> dict:
+    """UNFOLD's and FOLD's window fields over spatial sizes `spatial`: per axis a window of
+    1-3 (1-2 from 3 spatial axes on, where the blocks multiply), strides 1-3, dilations 1-2,
+    paddings 0-2 (none from 3 axes on), shrunk to one position where it would not fit."""
+    many = len(spatial) > 2
+    fields = {"window_sizes": [], "strides": [], "dilations": [], "start_padding": [], "end_padding": []}
+    for n in spatial:
+        w, st_, dil = d.int(1, 2 if many else 3), d.int(1, 2 if many else 3), d.int(1, 2)
+        a, b = (0, 0) if many else (d.int(0, 2), d.int(0, 2))
+        if (w - 1) * dil + 1 > n + a + b:
+            w, dil = 1, 1
+        for field, v in zip(fields, (w, st_, dil, a, b), strict=True):
+            fields[field].append(v)
+    return fields
