@@ -209,6 +209,22 @@ class AxisDirection(DMLEnum, field="axis_direction"):
     DECREASING = 1
 
 
+class DepthSpaceOrder(DMLEnum, field="order"):
+    """DML_DEPTH_SPACE_ORDER (DEPTH_TO_SPACE1, SPACE_TO_DEPTH1): how a channel of the deep
+    tensor splits into (block row i, block column j, channel c) of the shallow one.
+    DEPTH_COLUMN_ROW: channel (i * BlockSize + j) * C + c (ONNX's DepthToSpace mode "DCR",
+    DML_DEPTH_TO_SPACE's only order); COLUMN_ROW_DEPTH: channel (c * BlockSize + i) *
+    BlockSize + j (ONNX's "CRD")."""
+
+    DEPTH_COLUMN_ROW = 0
+    COLUMN_ROW_DEPTH = 1
+
+    @classmethod
+    def _aliases(cls) -> dict:
+        """ONNX's mode names: "DCR" and "CRD"."""
+        return {"DCR": cls.DEPTH_COLUMN_ROW, "CRD": cls.COLUMN_ROW_DEPTH}
+
+
 class MatrixTransform(DMLEnum, field="trans"):
     """DML_MATRIX_TRANSFORM: how GEMM reads a matrix operand (TRANSPOSE: its two last axes swapped)."""
 

@@ -412,13 +412,18 @@ def test_random_graphs_fused_match_unfused(device, shard):
     """10 random graphs per shard and adapter, each of up to 12 nodes: chains of every
     chainable operator with element-wise rows between them, values read by Reduce, ArgMax,
     ArgMin and the scans through the chains; fused and node by node they agree
-    (conformance.run_random_graph). Over a shard, every chainable operator, a consumer and an
-    element-wise row are inside fused kernels (the seeds are fixed: this cannot drift)."""
-    fused_names = set()
+    (conformance.run_random_graph). Over a shard, every chainable index rule, a consumer and an
+    element-wise row are inside fused kernels (the seeds are fixed: this cannot drift; the
+    graphs of a shard draw each operator that takes a value once before any twice)."""
+    fused_names, drawn = set(), set()
     for seed in range(shard * 10, shard * 10 + 10):
-        graph, fused = run_random_graph(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)))
+        graph, fused = run_random_graph(device, seed, nodes=int(np.random.default_rng(seed).integers(1, 13)),
+                                        drawn=drawn)
         fused_names |= graph.fused_names(fused)
-    assert {s.name for s in chainable_specs()} <= fused_names, fused_names
+    # Every chainable index rule (versions of one operator share theirs: Padding1 Padding's,
+    # DepthToSpace1 DepthToSpace's) is inside fused kernels.
+    fused_planners = {id(s.planner) for s in SPECS if s.name in fused_names}
+    assert not [s.name for s in chainable_specs() if id(s.planner) not in fused_planners], fused_names
     assert {s.name for s in consumer_specs()} & fused_names, fused_names
     assert {s.name for s in elementwise_specs()} & fused_names, fused_names
 

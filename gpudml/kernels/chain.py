@@ -49,6 +49,9 @@ class StageRule:
     #: A padding: where its output copies its input, per axis (start, size); there output
     #: coordinate c reads input coordinate c - start.
     interior: tuple[tuple[int, int], ...] | None = None
+    #: Its piece's slope is -1, 0 or +1 (False: SpaceToDepth's block size; the chain's
+    #: steps_left then divides).
+    unit: bool = True
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ def chain(rules, source_strides, base: int = 0, prefix: str = "") -> Chain:
         stages.append(Stage(rule.op, name, tuple(sorted(params.items()))))
         uniforms.update({name + key: value for key, value in rule.uniforms.items()})
         reads += rule.reads
-    unit = all(r.affine is None or abs(r.affine[1][-1]) == 1 for r in merged)
+    unit = all(r.unit and (r.affine is None or abs(r.affine[1][-1]) == 1) for r in merged)
     rows = all(dict(st.params)["rowwise"] for st in stages)
     return Chain(tuple(stages), uniforms, tuple(reads), unit, rows)
 

@@ -506,6 +506,18 @@ def _tile(ctx, n):
     return [ctx.fn("tile")(as_expr(ctx, n.inputs[0]), _ints(n.constant(1, "repeats")))]
 
 
+# ------------------------------------------------------------------------------ space-depth (issue 43)
+def _depth_to_space(ctx, n):
+    """DepthToSpace: DEPTH_TO_SPACE1, `mode` DCR (the default) or CRD as its Order (the
+    provider's DmlOperatorDepthToSpace.cpp)."""
+    return [ctx.fn("depth_to_space")(as_expr(ctx, n.inputs[0]), n.attr("blocksize"), n.attr("mode", "DCR"))]
+
+
+def _space_to_depth(ctx, n):
+    """SpaceToDepth: SPACE_TO_DEPTH1 in DEPTH_COLUMN_ROW order (ONNX's only one)."""
+    return [ctx.fn("space_to_depth")(as_expr(ctx, n.inputs[0]), n.attr("blocksize"), "depth_column_row")]
+
+
 def _cumsum(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     axis = int(np.asarray(n.constant(1, "axis")).reshape(-1)[0]) % rank(x)
@@ -896,6 +908,10 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("CumSum", "CUMULATIVE_SUMMATION", _cumsum, ("cumulative_sum",)),
     Mapping("ReverseSequence", "REVERSE_SUBSEQUENCES (INT64 lengths: CAST to UINT32 first)", _reverse_sequence,
             ("reverse_subsequences", "cast")),
+    # space-depth (issue 43)
+    Mapping("DepthToSpace", "DEPTH_TO_SPACE1 (mode DCR: DEPTH_COLUMN_ROW, CRD: COLUMN_ROW_DEPTH)", _depth_to_space,
+            ("depth_to_space",)),
+    Mapping("SpaceToDepth", "SPACE_TO_DEPTH1 (DEPTH_COLUMN_ROW)", _space_to_depth, ("space_to_depth",)),
     # shapes: views (tensor descs), no operator
     Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
     Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),

@@ -56,18 +56,22 @@ class RandomGraph:
     """A random graph on `device`: chains of the chainable operators and of element-wise
     rows (EXACT_ROWS; each node's call drawn by its rule for the value it reads), some values
     read by a consumer (which reads through the chain), the feed for a call, and the
-    outputs to compile. `nodes[expr]` is the
+    outputs to compile. A node's operator is one not yet in `drawn` (the specs drawn by
+    the graphs that share it) where one takes its input. `nodes[expr]` is the
     (spec, desc, the Expression it reads, the values of its other tensors) of each node."""
 
-    def __init__(self, device, rng: np.random.Generator, nodes: int):
+    def __init__(self, device, rng: np.random.Generator, nodes: int, drawn: set | None = None):
         self.rng, self.d = rng, RandomDraw(rng)
         # The element-wise rows are drawn from a generator of their own, so that the chains
         # the main one draws stay what they were.
         self.mix = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
         self.g = dml.Graph(device)
         self.feed, self.nodes, self.consumed = {}, {}, []
+        self.drawn = set() if drawn is None else drawn  # the specs drawn so far
         data_type = T(rng.choice(sorted(T)))
-        rank = int(rng.integers(1, 9))
+        # Ranks 1-8, 4 five times as often: the operators of 4-D tensors only (DepthToSpace,
+        # SpaceToDepth) chain there.
+        rank = int(rng.choice([1, 2, 3, 4, 4, 4, 4, 4, 5, 6, 7, 8]))
         budget_ = max(1, int(600 ** (1 / rank)))  # elements stay in the thousands
         sizes = [int(n) for n in rng.integers(1, budget_ + 2, size=rank)]
         self.tame = rng.random() < 0.5  # finite values the reductions keep finite
@@ -104,7 +108,13 @@ class RandomGraph:
         large a value."""
         specs = consumer_specs() if consume else elementwise_specs() if elementwise else chainable_specs()
         rng, draw = (self.mix, RandomDraw(self.mix)) if elementwise else (self.rng, self.d)
-        spec = specs[int(rng.integers(len(specs)))]
+        specs = [s for s in specs if any(accepts(t, HIGHEST, len(x.shape), {table_fields(t)[0]: x.dtype})
+                                         for t in tables(s).values())] or specs  # those that take x
+        unused = [s for s in specs if s not in self.drawn]
+        if not unused:  # each once before any twice (over the graphs that share `drawn`)
+            self.drawn.difference_update(specs)
+        specs = unused or specs
+        self.drawn.add(spec := specs[int(rng.integers(len(specs)))])
         options = [k for k, t in tables(spec).items() if accepts(t, HIGHEST, len(x.shape), {
             table_fields(t)[0]: x.dtype})]
         if not options:
@@ -140,12 +150,12 @@ class RandomGraph:
         return names
 
 
-def run_random_graph(device, seed: int, nodes: int):
+def run_random_graph(device, seed: int, nodes: int, drawn: set | None = None):
     """A random graph compiled fused and node by node: the values it outputs fused equal
     the unfused ones bit for bit; a consumer's, the reference on its (unfused) input within
     the spec's documented precision; the fused graph dispatches no more kernels. Returns
     (the graph, its fused compilation)."""
-    graph = RandomGraph(device, np.random.default_rng(seed), nodes)
+    graph = RandomGraph(device, np.random.default_rng(seed), nodes, drawn)
     read = [graph.nodes[c][2] for c in graph.consumed]
     fused = graph.g.compile(graph.outputs)
     unfused = graph.g.compile(graph.outputs + read, fuse=False)

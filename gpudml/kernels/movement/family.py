@@ -126,13 +126,15 @@ def movement_dispatch(
     output_index: int = 0,
     source_index: int = 0,
     block: str | None = None,
+    input_blocks: bool = False,
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
     from the chain's source and extra tensors, `run` output elements per invocation (a
     multiple of 16). The output is output `output_index` of the operator, from buffer
     element `out_base` on (a region of it; None: 0, and no uniform for it); the source is
     input `source_index`, the extra tensors the inputs after input 0 (kernels.chain.chain).
-    `block`: plan option (OPTIONS; None: the first of BLOCK_FORMS). Uniforms `count`, `out_sizes` and
+    `block`: plan option (OPTIONS; None: the first of BLOCK_FORMS); `input_blocks`: the source
+    is also bound as 16-byte blocks (as for stretches) for an operator's own strategy. Uniforms `count`, `out_sizes` and
     `out_strides` come first, then `out_base`, the chain's, and `uniforms`."""
     form = check_block(block)
     bits = element_bits(output_desc)
@@ -150,7 +152,7 @@ def movement_dispatch(
         output_buffer(output_index, "output", bits, "stores" if template_strategy == "strided" else "blocks"),
         input_buffer(source_index, "input"),
     ) + the_chain.buffers(1)
-    if template_strategy == "stretches":  # the same buffer as 16-byte blocks (buffers are whole blocks)
+    if template_strategy == "stretches" or input_blocks:  # the same buffer as 16-byte blocks (whole blocks)
         buffers += (input_buffer(source_index, "input_blocks", "blocks"),)
     base = {} if out_base is None else {"out_base": out_base}
     return Dispatch(
