@@ -69,6 +69,19 @@ def test_blocks_in_the_padding_are_zero(device):
     assert_bits_equal(got.reshape(1, 2, 24), reference.unfold(x, **args))
 
 
+@pytest.mark.parametrize("end, stages", [([1, 0], 0), ([2, 0], 1)])
+def test_reads_inside_the_input_are_a_strided_copy(device, end, stages):
+    """No start padding and no block reaching the end padding (an end padding the blocks do
+    not reach): an affine map, planned with no stage; a block that reads padding: the
+    stage. Both bit-exact (int8, strides and dilations)."""
+    args = {"window_sizes": [2, 2], "strides": [2, 1], "dilations": [1, 2], "end_padding": end}
+    desc = unfold.infer_output(dml.TensorDesc(DT.INT8, IMAGE), **args)
+    plan = unfold.SPEC.planner.plan(desc, None, "stretches")
+    assert len(plan.dispatches[0].params["stages"]) == stages
+    x = random_bits(np.random.default_rng(6), np.int8, IMAGE)
+    assert_bits_equal(np.asarray(dml.unfold(x, device=device, **args)), reference.unfold(x, **args))
+
+
 def test_every_strategy_is_the_same(vulkan_device):
     """The movement strategies (stretches that step by the stride between fills, element by
     element, strided, coalesced) give the same bits on G, float16."""
