@@ -31,6 +31,7 @@ import numpy as np
 import onnx
 
 from .. import functional
+from ..errors import InvalidArgumentError
 from ..graph import Expression
 from ..tensor_desc import view_strides
 
@@ -784,6 +785,246 @@ def _lrn(ctx, n):
                                                    beta=n.attr("beta", 0.75), bias=n.attr("bias", 1.0))]
 
 
+# ------------------------------------------------------------------------------ resampling (Resize, Upsample)
+#: ONNX Resize's modes -> dml.resample's (DML_INTERPOLATION_MODE; "cubic" is gpudml's extension).
+_RESIZE_MODES = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}
+
+#: nearest_mode -> (DML_AXIS_DIRECTION, what is added to every input pixel offset), as the
+#: provider's DmlOperatorResize maps it: DirectML rounds the input coordinate toward the
+#: direction (ceil or floor), so ONNX's rounding of halves is an offset of a half pixel.
+_NEAREST_MODES = {"round_prefer_floor": ("increasing", 0.5), "round_prefer_ceil": ("decreasing", -0.5),
+                  "floor": ("decreasing", 0.0), "ceil": ("increasing", 0.0)}
+
+_COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                     "tf_half_pixel_for_nn", "tf_crop_and_resize")
+
+#: The largest float32: the scale of an axis whose every output maps to one input coordinate.
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _floats(a) -> list[float] | None:
+    """A constant input as floats; None where omitted or empty (ONNX's "not given")."""
+    if a is None or np.asarray(a).size == 0:
+        return None
+    return [float(v) for v in np.asarray(a, np.float32).reshape(-1)]
+
+
+def _resize_request(n, in_shape: list[int]):
+    """(output sizes, ONNX's scales, roi as [starts..., ends...] or None) of a Resize or
+    Upsample node over every axis: `scales` or `sizes` (opset 18's `axes` naming the axes they
+    cover, the others kept), `keep_aspect_ratio_policy`; the output sizes as the provider's
+    ResizeHelper computes them (floor(size * scale) in float32; from `sizes`, the scales are
+    sizes / input sizes)."""
+    r = len(in_shape)
+    legacy = n.op_type == "Upsample" or n.opset < 11
+    roi = sizes = None
+    if n.op_type == "Upsample" and n.opset < 9:
+        scales = [float(s) for s in n.attr("scales", [])]
+    elif legacy:
+        scales = _floats(n.constant(1, "scales" if n.op_type == "Upsample" else "roi (scales before opset 11)"))
+    else:
+        roi, scales = _floats(n.constant(1, "roi (scales before opset 11)")), _floats(n.constant(2, "scales"))
+        sizes = n.constant(3, "sizes")
+        sizes = None if sizes is None or np.asarray(sizes).size == 0 else _ints(sizes)
+    where = f"{n.op_type}-{n.opset}"
+    if (scales is None) == (sizes is None):
+        raise InvalidArgumentError(f"{where}: exactly one of scales and sizes must be given (scales {scales}, "
+                                   f"sizes {sizes})")
+    axes = n.attr("axes") if n.opset >= 18 else None
+    axes = list(range(r)) if axes is None else [a + r if a < 0 else a for a in axes]
+    if sorted(axes) != sorted(set(axes)) or any(not 0 <= a < r for a in axes):
+        raise InvalidArgumentError(f"{where}: axes {n.attr('axes')} must be distinct axes of the input's rank {r}")
+    given = scales if sizes is None else sizes
+    if len(given) != len(axes):
+        raise InvalidArgumentError(f"{where}: {'scales' if sizes is None else 'sizes'} has {len(given)} values, "
+                                   f"one per axis of {axes} needs {len(axes)}")
+    if roi is not None:
+        if len(roi) != 2 * len(axes):
+            raise InvalidArgumentError(f"{where}: roi has {len(roi)} values, starts and ends of the axes {axes} "
+                                       f"need {2 * len(axes)}")
+        full = [0.0] * r + [1.0] * r
+        for k, a in enumerate(axes):
+            full[a], full[a + r] = roi[k], roi[k + len(axes)]
+        roi = full
+    out, onnx_scales = list(in_shape), [1.0] * r
+    if sizes is None:
+        for a, s in zip(axes, scales):
+            if not s > 0:
+                raise InvalidArgumentError(f"{where}: scales must be positive, scales[{axes.index(a)}] is {s}")
+            if n.op_type == "Upsample" and s < 1:
+                raise InvalidArgumentError(f"{where}: Upsample's scales must be at least 1, scales[{axes.index(a)}] "
+                                           f"is {s}")
+            onnx_scales[a] = s
+            out[a] = int(math.floor(np.float32(in_shape[a]) * np.float32(s)))
+        return out, onnx_scales, roi
+    policy = n.attr("keep_aspect_ratio_policy", "stretch")
+    ratios = [np.float32(s) / np.float32(in_shape[a]) for a, s in zip(axes, sizes)]
+    if policy == "stretch":
+        for a, s, ratio in zip(axes, sizes, ratios):
+            out[a], onnx_scales[a] = s, float(ratio)
+    elif policy in ("not_larger", "not_smaller"):  # one scale for every axis named; sizes rounded half up
+        scale = float(min(ratios) if policy == "not_larger" else max(ratios))
+        for a in axes:
+            out[a], onnx_scales[a] = int(scale * in_shape[a] + 0.5), scale
+    else:
+        raise InvalidArgumentError(f"{where}: keep_aspect_ratio_policy {policy!r} is not one of stretch, "
+                                   f"not_larger, not_smaller")
+    return out, onnx_scales, roi
+
+
+def _axis_mapping(mode: str, size: int, out: int, scale: float, roi) -> tuple[float, float, float]:
+    """(DirectML's scale, InputPixelOffset, OutputPixelOffset) of one axis for ONNX's
+    coordinate_transformation_mode `mode`, so that DirectML's rule, input = (output -
+    OutputPixelOffset) / Scale - InputPixelOffset, is ONNX's formula (the provider's
+    ComputePixelOffsetsAndScales, but where ONNX and the provider differ: ONNX's
+    "length_resized > 1" tests the output's size (the provider, the input's); align_corners'
+    length_resized is scale * size, fractional where the scale is (ONNX's reference and node
+    tests; the provider and onnxruntime's CPU provider take the integer output size); and
+    tf_crop_and_resize's scale is (out - 1) / ((end - start) (size - 1)) however small the crop
+    (the provider clamps the denominator at 1))."""
+    if mode in ("half_pixel", "pytorch_half_pixel"):
+        if mode == "pytorch_half_pixel" and out == 1:
+            return scale, 0.0, 0.0  # x_original = 0
+        return scale, 0.5, -0.5
+    if mode == "half_pixel_symmetric":
+        offset = size / 2 * (1 - out / (scale * size))
+        return scale, 0.5 - offset, -0.5
+    if mode == "align_corners":  # x_original = x * (size - 1) / (length - 1), or 0 where out is 1
+        length = scale * size  # ONNX's length_resized: from the scale, fractional where the scale is
+        return (scale, 0.0, 0.0) if out == 1 or size == 1 else ((length - 1) / (size - 1), 0.0, 0.0)
+    if mode == "asymmetric":
+        return scale, 0.0, 0.0
+    if mode == "tf_half_pixel_for_nn":
+        return scale, 0.0, -0.5
+    start, end = roi
+    if out == 1:  # x_original = (start + end) / 2 * (size - 1)
+        return scale, -(start + end) / 2 * (size - 1), 0.0
+    span = (end - start) * (size - 1)
+    if span < 0:
+        raise NotMapped(f"a roi whose end {end} is below its start {start} (a flipped crop): DirectML's scales "
+                        f"are positive")
+    return (out - 1) / span if span > 0 else _FLT_MAX, -start * (size - 1), 0.0
+
+
+def _crop_outside(size: int, out: int, roi) -> np.ndarray:
+    """tf_crop_and_resize: which outputs of an axis map outside the input (ONNX's x_original
+    < 0 or > size - 1), where ONNX writes extrapolation_value."""
+    start, end = roi
+    x = np.arange(out, dtype=np.float64)
+    original = (np.full(out, (end - start) * (size - 1) / 2) if out == 1
+                else x * (end - start) * (size - 1) / (out - 1)) + start * (size - 1)
+    return (original < 0) | (original > size - 1)
+
+
+def _resize(ctx, n):
+    """Resize and Upsample: dml.resample (DML_OPERATOR_RESAMPLE3), as the provider's
+    DmlOperatorResize builds it, in ONNX's exact semantics where the provider stops short:
+    cubic through gpudml's cubic extension (cubic_coeff_a, exclude_outside);
+    tf_crop_and_resize's extrapolation_value through ELEMENT_WISE_IF of a constant mask
+    (DirectML clamps coordinates to the edge); keep_aspect_ratio_policy and axes as ONNX's
+    reference computes them. Upsample and Resize-10 are ONNX's asymmetric mapping, rounding
+    nearest down where an axis upsamples and up where it downsamples (as onnxruntime runs
+    them); axes of both kinds take one resample per kind (nearest is separable: exact).
+    Axes that keep their size and mapping are merged with their neighbours (DirectML resamples
+    at most 4 dimensions: the provider squeezes the sizes of 1)."""
+    x = as_expr(ctx, n.inputs[0])
+    in_shape = shape(x)
+    r = len(in_shape)
+    out_shape, onnx_scales, roi = _resize_request(n, in_shape)
+    if min(out_shape) < 1:
+        raise NotMapped(f"an empty output (sizes {out_shape}): DirectML sizes are at least 1")
+    legacy = n.op_type == "Upsample" or n.opset < 11
+    mode = n.attr("mode", "nearest")
+    if mode not in _RESIZE_MODES or legacy and mode == "cubic":
+        raise NotMapped(f"mode {mode!r}: ONNX's {n.op_type}-{n.opset} has nearest and linear"
+                        + ("" if legacy else " and cubic"))
+    coordinate = "asymmetric" if legacy else n.attr("coordinate_transformation_mode", "half_pixel")
+    if coordinate not in _COORDINATE_MODES:
+        raise NotMapped(f"coordinate_transformation_mode {coordinate!r}: not one of ONNX's {_COORDINATE_MODES}")
+    if coordinate == "tf_crop_and_resize" and roi is None:
+        raise InvalidArgumentError(f"{n.op_type}-{n.opset}: tf_crop_and_resize needs roi (input 1)")
+    crop = roi if coordinate == "tf_crop_and_resize" else None
+    scales, in_offsets, out_offsets = [], [], []
+    for a in range(r):
+        axis_roi = None if crop is None else (crop[a], crop[a + r])
+        if in_shape[a] == out_shape[a] and onnx_scales[a] == 1 and axis_roi in (None, (0.0, 1.0)):
+            mapping_ = (1.0, 0.0, 0.0)  # the identity, whatever the mode (ONNX's reference skips the axis)
+        else:
+            mapping_ = _axis_mapping(coordinate, in_shape[a], out_shape[a], onnx_scales[a], axis_roi)
+        scales.append(mapping_[0])
+        in_offsets.append(mapping_[1])
+        out_offsets.append(mapping_[2])
+    antialias = bool(n.attr("antialias", 0)) and mode != "nearest"
+    if antialias:  # the filter is stretched by 1 / min(scale, 1): DirectML's scale must be ONNX's there
+        for a in range(r):
+            if not math.isclose(min(scales[a], 1.0), min(onnx_scales[a], 1.0), rel_tol=1e-6):
+                raise NotMapped(f"antialias with {coordinate} on axis {a}: DirectML stretches the filter by its "
+                                f"scale {scales[a]:g}, ONNX by {onnx_scales[a]:g}")
+    kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
+    if mode == "cubic":
+        kwargs.update(cubic_coeff_a=float(n.attr("cubic_coeff_a", -0.75)),
+                      exclude_outside=bool(n.attr("exclude_outside", 0)))
+    elif n.attr("exclude_outside", 0) and not legacy and mode == "linear":
+        raise NotMapped("exclude_outside with linear: DirectML clamps coordinates to the edge and keeps every "
+                        "weight (the provider refuses it too)")
+    identity = [s == 1.0 and i == 0.0 and o == 0.0 and in_shape[a] == out_shape[a]
+                for a, (s, i, o) in enumerate(zip(scales, in_offsets, out_offsets))]
+    if mode != "nearest":
+        passes = [(kwargs, list(range(r)))]
+    elif legacy:  # onnxruntime's rule before nearest_mode: floor where an axis upsamples, ceil where it shrinks
+        up = [a for a in range(r) if not identity[a] and onnx_scales[a] >= 1]
+        down = [a for a in range(r) if not identity[a] and onnx_scales[a] < 1]
+        passes = [({**kwargs, "rounding_direction": d}, axes) for d, axes in (("decreasing", up), ("increasing", down))
+                  if axes] or [({**kwargs, "rounding_direction": "decreasing"}, [])]
+    else:
+        nearest = n.attr("nearest_mode", "round_prefer_floor")
+        if nearest not in _NEAREST_MODES:
+            raise NotMapped(f"nearest_mode {nearest!r}: not one of {tuple(_NEAREST_MODES)}")
+        direction, adjustment = _NEAREST_MODES[nearest]
+        in_offsets = [o if identity[a] else o + adjustment for a, o in enumerate(in_offsets)]
+        passes = [({**kwargs, "rounding_direction": direction}, list(range(r)))]
+    y = x
+    for args, axes in passes:
+        chosen = [a in axes for a in range(r)]
+        y = _resample(ctx, y, [out_shape[a] if c else shape(y)[a] for a, c in enumerate(chosen)],
+                      [s if c else 1.0 for s, c in zip(scales, chosen)],
+                      [o if c else 0.0 for o, c in zip(in_offsets, chosen)],
+                      [o if c else 0.0 for o, c in zip(out_offsets, chosen)], args)
+    if crop is not None:
+        outside = np.zeros([1] * r, bool)
+        for a in range(r):
+            mask = _crop_outside(in_shape[a], out_shape[a], (crop[a], crop[a + r]))
+            outside = outside | mask.reshape([1] * a + [out_shape[a]] + [1] * (r - a - 1))
+        if outside.any():
+            value = np.full([1] * r, n.attr("extrapolation_value", 0.0), _dtype(x))
+            y = ctx.fn("if_")(as_expr(ctx, outside.astype(np.uint8)), as_expr(ctx, value), y)
+    return [y]
+
+
+def _resample(ctx, x, out_shape: list[int], scales, in_offsets, out_offsets, kwargs):
+    """dml.resample of x to out_shape, runs of adjacent identity axes (same size, scale 1, no
+    offsets) merged into one (views, no copy), so that at most 4 axes remain where possible."""
+    in_shape = shape(x)
+    groups: list[list[int]] = []
+    for a in range(len(in_shape)):
+        same = in_shape[a] == out_shape[a] and scales[a] == 1.0 and in_offsets[a] == 0.0 and out_offsets[a] == 0.0
+        if same and groups and groups[-1][-1] == -1:
+            groups[-1].insert(-1, a)
+        else:
+            groups.append([a, -1] if same else [a])
+    axes = [[a for a in g if a >= 0] for g in groups]
+    if len(axes) > 4:
+        raise NotMapped(f"{len(axes)} axes to resample after merging those kept as they are (sizes {in_shape} to "
+                        f"{out_shape}): DirectML resamples at most 4")
+    merged_in = [int(np.prod([in_shape[a] for a in g])) for g in axes]
+    merged_out = [int(np.prod([out_shape[a] for a in g])) for g in axes]
+    pick = [g[0] for g in axes]
+    y = ctx.fn("resample")(reshape(ctx, x, merged_in), [scales[a] for a in pick], output_sizes=merged_out,
+                           input_pixel_offsets=[in_offsets[a] for a in pick],
+                           output_pixel_offsets=[out_offsets[a] for a in pick], **kwargs)
+    return reshape(ctx, y, out_shape)
+
+
 # ------------------------------------------------------------------------------ the table
 def _u(op_type: str, name: str, directml: str) -> Mapping:
     return Mapping(op_type, directml, _unary(name), (name,))
@@ -907,6 +1148,11 @@ TABLE: tuple[Mapping, ...] = tuple([
             ("mean_variance_normalization",)),
     Mapping("LpNormalization", "LP_NORMALIZATION", _lp_norm, ("lp_normalization",)),
     Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
+    # resampling: RESAMPLE3 (cubic: gpudml's extension); tf_crop_and_resize's extrapolation: ELEMENT_WISE_IF
+    Mapping("Resize", "RESAMPLE3 (scales and pixel offsets per coordinate_transformation_mode; cubic: gpudml's "
+            "extension; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
+    Mapping("Upsample", "RESAMPLE3 (asymmetric; nearest rounds down where an axis grows, up where it shrinks)",
+            _resize, ("resample",)),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -919,6 +1165,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
+    "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
 }
 
 #: Folded at load, never run: their values are known when the graph is built.
