@@ -955,11 +955,15 @@ def _resize(ctx, n):
         in_offsets.append(mapping_[1])
         out_offsets.append(mapping_[2])
     antialias = bool(n.attr("antialias", 0)) and mode != "nearest"
-    if antialias:  # the filter is stretched by 1 / min(scale, 1): DirectML's scale must be ONNX's there
+    if antialias:  # ONNX stretches the filter by 1 / min(scale, 1): DirectML's scale must be ONNX's there
         for a in range(r):
             if not math.isclose(min(scales[a], 1.0), min(onnx_scales[a], 1.0), rel_tol=1e-6):
                 raise NotMapped(f"antialias with {coordinate} on axis {a}: DirectML stretches the filter by its "
                                 f"scale {scales[a]:g}, ONNX by {onnx_scales[a]:g}")
+            if mode == "linear" and 0.5 <= scales[a] < 1:
+                raise NotMapped(f"linear antialias at scale {scales[a]:g} (axis {a}): DirectML's Antialiased "
+                                f"widens the linear filter only where 1 / scale > 2 (RESAMPLE3's page), ONNX "
+                                f"wherever scale < 1")
     kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
     if mode == "cubic":
         kwargs.update(cubic_coeff_a=float(n.attr("cubic_coeff_a", -0.75)),

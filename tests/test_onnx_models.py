@@ -1,0 +1,69 @@
+"""Real models nobody here wrote, through gpudml.onnx.InferenceSession, against onnxruntime's CPU provider.
+
+tests/data/models/ holds ONNX files exported by PyTorch's own exporter (opset 18) by
+scripts/export_models.py, with seeded random weights (nothing downloads): torchvision's
+lraspp_mobilenet_v3_large and deeplabv3_mobilenet_v3_large (their weights redrawn from three
+levels and the files gzip-compressed, to stay small; the architecture is torchvision's own),
+a YOLO-shaped feature pyramid (nearest x2 Resize and Concat) and a small UNet (bilinear
+Resize, align_corners both ways). Each runs on both adapters, fused and unfused, within
+gpudml.onnx.session.TOLERANCE of the largest reference magnitude, with its dispatches per
+run pinned (docs/onnx.md, "Real models", has the figures and the times).
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import gpudml.onnx as gonnx
+from gpudml.onnx.session import TOLERANCE
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_onnx_session import oracle  # noqa: E402
+
+MODELS = Path(__file__).parent / "data" / "models"
+
+#: name -> (dispatches per run fused, unfused): one per Conv with its activation fused
+#: (HardSwish, ReLU, LeakyReLU), Resize, Concat, the squeeze-excitations' ReduceMean, HardSigmoid
+#: and Mul, ... as the session's graph compiles them.
+DISPATCHES = {
+    "yolo_fpn": None,
+    "unet": None,
+    "lraspp_mobilenet_v3_large": None,
+    "deeplabv3_mobilenet_v3_large": None,
+}
+
+
+def load(name: str) -> onnx.ModelProto:
+    """The model `name`: NAME.onnx, or NAME.onnx.gz decompressed with the standard library."""
+    plain, packed = MODELS / f"{name}.onnx", MODELS / f"{name}.onnx.gz"
+    data = plain.read_bytes() if plain.exists() else gzip.decompress(packed.read_bytes())
+    return onnx.load_from_string(data)
+
+
+def test_every_model_file_is_tested():
+    files = {p.name.removesuffix(".gz").removesuffix(".onnx") for p in MODELS.glob("*.onnx*")}
+    assert files == set(DISPATCHES)
+    assert all(p.stat().st_size < 4_000_000 for p in MODELS.iterdir()), "a few MB at most per file"
+
+
+@pytest.mark.parametrize("name", list(DISPATCHES))
+def test_real_model_matches_onnxruntime(name, device):
+    model = load(name)
+    feeds = {"x": np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)}
+    want = oracle(model, feeds)
+    counts = []
+    for fuse in (True, False):
+        session = gonnx.InferenceSession(model, device=device, fuse=fuse)
+        got = session.run(None, feeds)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max(), err_msg=f"{name} fuse={fuse}")
+        counts.append(session.dispatch_count)
+    assert tuple(counts) == DISPATCHES[name]
