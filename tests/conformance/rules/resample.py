@@ -22,14 +22,15 @@ SCALES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 def _resample_call(row):
     def call(d: Draw, ask: Ask) -> Drawn:
         """Small inputs; a scale per axis (outputs floor(n * scale), at least 1), the mode
-        (nearest half the time; CUBIC now and then for Resample3), the offsets of the versions
+        (nearest half the time, always for a value of a random graph, given its sizes: a chain
+        stage; CUBIC now and then for Resample3), the offsets of the versions
         that have them (the pixel centers, or 0, or other halves), the rounding direction and
         antialiasing (linear, cubic)."""
         x = ask.input(d, {1: 40, 2: 9, 3: 5, 4: 4}.get(ask.rank, 3))
         if row.version is None:
             return Drawn([x], {"scale_size": d.ints(2, 1, 3), "mode": d.pick(["nearest_neighbor", "linear"])})
         modes = ["nearest_neighbor", "nearest_neighbor", "linear"] + (["cubic"] if row.version == 3 else [])
-        mode = d.pick(modes)
+        mode = "nearest_neighbor" if ask.sizes is not None else d.pick(modes)  # (a graph's value: chain it)
         attrs = {"scales": [d.pick(SCALES) for _ in x.sizes], "mode": mode}
         if row.version >= 1 and d.bool():
             attrs["input_pixel_offsets"] = [d.pick([0.5, 0.0, -0.5, 1.0]) for _ in x.sizes]
