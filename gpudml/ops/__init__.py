@@ -27,6 +27,7 @@ from . import (
     pooling,
     quantized_linear_add,
     reduce,
+    resample,
     reverse_subsequences,
     slice0,
     slice1,
@@ -45,6 +46,7 @@ SPECS: tuple[OpSpec, ...] = (
     slice0.SPEC, gather.SPEC, tile.SPEC, join.SPEC, split.SPEC, *cumulative.SPECS,
     *elementwise.SPECS[:_QLA], quantized_linear_add.SPEC, *elementwise.SPECS[_QLA:], *softmax.SPECS, gemm.SPEC,
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
+    *resample.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -66,6 +66,7 @@ from .graphs import (
     consumer_specs,
     elementwise_specs,
     run_random_graph,
+    wide_chainable_specs,
 )
 from .hostile import (
     NOT_INTEGERS,
@@ -185,6 +186,7 @@ __all__ = [
     "budget",
     "chainable",
     "chainable_specs",
+    "wide_chainable_specs",
     "compile_case",
     "compile_variant",
     "consumer_specs",
