@@ -101,6 +101,12 @@ REFUSED = {
                                                  exclude_outside=1), "exclude_outside with linear"),
     "scales and sizes": (resize_model("Resize", 13, X, scales=[1, 1, 2, 2], sizes=[1, 2, 6, 20]),
                          "exactly one of scales and sizes must be given"),
+    "five axes resampled": (resize_model("Resize", 13, [2, 2, 2, 2, 2], scales=[2, 2, 2, 2, 2]),
+                            "5 axes to resample after merging those kept as they are (sizes [2, 2, 2, 2, 2] to "
+                            "[4, 4, 4, 4, 4]): DirectML resamples at most 4"),
+    "a flipped crop": (resize_model("Resize", 19, X, roi=[0.8, 0.2], sizes=[4], axes=[3], mode="linear",
+                                    coordinate_transformation_mode="tf_crop_and_resize"),
+                       "a roi whose end 0.2 is below its start 0.8"),
 }
 
 

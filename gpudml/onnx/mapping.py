@@ -802,6 +802,11 @@ _COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
 _FLT_MAX = float(np.finfo(np.float32).max)
 
 
+def _g(values) -> str:
+    """Floats as %g (float32 values without their float64 tails), or None."""
+    return "None" if values is None else "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
 def _floats(a) -> list[float] | None:
     """A constant input as floats; None where omitted or empty (ONNX's "not given")."""
     if a is None or np.asarray(a).size == 0:
@@ -828,7 +833,7 @@ def _resize_request(n, in_shape: list[int]):
         sizes = None if sizes is None or np.asarray(sizes).size == 0 else _ints(sizes)
     where = f"{n.op_type}-{n.opset}"
     if (scales is None) == (sizes is None):
-        raise InvalidArgumentError(f"{where}: exactly one of scales and sizes must be given (scales {scales}, "
+        raise InvalidArgumentError(f"{where}: exactly one of scales and sizes must be given (scales {_g(scales)}, "
                                    f"sizes {sizes})")
     axes = n.attr("axes") if n.opset >= 18 else None
     axes = list(range(r)) if axes is None else [a + r if a < 0 else a for a in axes]
@@ -850,10 +855,10 @@ def _resize_request(n, in_shape: list[int]):
     if sizes is None:
         for a, s in zip(axes, scales):
             if not s > 0:
-                raise InvalidArgumentError(f"{where}: scales must be positive, scales[{axes.index(a)}] is {s}")
+                raise InvalidArgumentError(f"{where}: scales must be positive, scales[{axes.index(a)}] is {s:g}")
             if n.op_type == "Upsample" and s < 1:
                 raise InvalidArgumentError(f"{where}: Upsample's scales must be at least 1, scales[{axes.index(a)}] "
-                                           f"is {s}")
+                                           f"is {s:g}")
             onnx_scales[a] = s
             out[a] = int(math.floor(np.float32(in_shape[a]) * np.float32(s)))
         return out, onnx_scales, roi
@@ -901,7 +906,7 @@ def _axis_mapping(mode: str, size: int, out: int, scale: float, roi) -> tuple[fl
         return scale, -(start + end) / 2 * (size - 1), 0.0
     span = (end - start) * (size - 1)
     if span < 0:
-        raise NotMapped(f"a roi whose end {end} is below its start {start} (a flipped crop): DirectML's scales "
+        raise NotMapped(f"a roi whose end {end:g} is below its start {start:g} (a flipped crop): DirectML's scales "
                         f"are positive")
     return (out - 1) / span if span > 0 else _FLT_MAX, -start * (size - 1), 0.0
 
