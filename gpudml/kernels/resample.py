@@ -41,7 +41,15 @@ Strategies:
   innermost axis (their outer coordinates decoded once).
 - `points` (GPU-class): one invocation per output element.
 
-Measured on lavapipe (docs/performance.md, bench rows resample-*): see RUN.
+Both own kernels compute the outer axes' part once per run (row_base: the offset, the
+outer resampled axes' taps and weights) and step the output offset along the row; where no
+filter is widened they loop over a compile-time count of taps (2 linear, 4 cubic), which the
+compilers unroll, each axis' weights and offsets kept in arrays. Measured on lavapipe
+(gpudml lab, interleaved with the copy kernel, 2 shared cores, a loaded host: ratios to the
+copy kernel's bandwidth), 2x of [1, 64, 128, 128] float32: linear `rows` 0.06x -> 0.10x
+(row_base, unrolled taps) -> 0.13x (weights per run, stepped offsets); nearest `rows` 0.13x ->
+0.17x -> 0.28x, now ahead of the movement strategies (strategies_for). docs/performance.md
+has the bench rows.
 
 The family has the epilogue hook (section 7 of docs/adding-an-operator.md): `rows` and
 `points` store element by element, so Resize -> Add -> Relu in a graph is one kernel.
@@ -166,9 +174,10 @@ def _run(p: Resampling, requested) -> int:
 
 
 def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]:
-    """nearest: the movement family's strategies first, then `rows` and `points`; the
-    others: `rows` and `points`, as long as one output's taps fit the loop budget (`rows`
-    first on software adapters and without caps, `points` first on GPUs)."""
+    """`rows` and `points` (nearest: and the movement family's strategies, after them on
+    software adapters and without caps, before them on GPUs), as long as one output's taps
+    fit the loop budget (`rows` first on software adapters and without caps, `points` first
+    on GPUs)."""
     movement.check_block(block)
     if _max_run(p) < 1:
         raise UnsupportedError(
@@ -180,10 +189,15 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
         own.insert(0, "rows")
     except UnsupportedError:
         pass
-    if caps is not None and not caps.is_software:
+    gpu = caps is not None and not caps.is_software
+    if gpu:
         own.sort(key=lambda s: s != "points")
     moves = movement.strategies_for(p.output, caps) if p.mode == "nearest" else ()
-    return tuple(moves) + tuple(own)
+    # Nearest on a CPU adapter: `rows` first. gpudml lab, lavapipe, 2x of [1, 64, 128, 128]
+    # float32, ratios to the copy kernel (interleaved, 7 reps, a loaded host): rows 0.28x,
+    # elements 0.25x, stretches 0.19x (a stretch of nearest is only as long as the scale, and
+    # each maps through the coordinate's division). GPUs: the movement family's `coalesced` first.
+    return tuple(moves) + tuple(own) if gpu else tuple(own) + tuple(moves)
 
 
 # ---------------------------------------------------------------------------- nearest: the chain stage
@@ -208,7 +222,15 @@ def _params(p: Resampling, caps, run: int) -> dict:
     native64 = caps is not None and caps.has("shader-int64") and bits == 64
     return {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "kind": _kind(p),
             "bits": bits, "native64": native64, "normalized": _normalized(p), "antialiased": p.antialiased,
-            "exclude_outside": p.exclude_outside, "run": run}
+            "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p)}
+
+
+def _fixed_taps(p: Resampling) -> int:
+    """The taps of every resampled axis where no filter is widened (LINEAR 2, CUBIC 4): a
+    compile-time loop count, which the compilers unroll; 0 where an axis' count is its own."""
+    counts = {p.taps(d)[1] for d in p.axes}
+    return counts.pop() if len(counts) == 1 and not any(
+        widened(p.mode, p.antialiased, p.scales[d]) for d in p.axes) else 0
 
 
 def _own_plan(p: Resampling, caps, strategy: str, run=None) -> KernelPlan:
