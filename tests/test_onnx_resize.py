@@ -5,8 +5,9 @@ tests/test_onnx_nodes.py and tests/test_onnx_session.py), against onnxruntime's 
   down on an axis that grows and up on one that shrinks (one resample per kind of axis);
 - a rank-5 Resize (its kept axes merged: DirectML resamples at most 4 dimensions);
 - nearest_mode ceil with tf_half_pixel_for_nn (an axis of scale 1 stays the identity);
-- cubic with pytorch_half_pixel to a length of 1, cubic antialias over `axes`, and
-  tf_crop_and_resize with nearest and an extrapolation_value;
+- cubic with pytorch_half_pixel to a length of 1, cubic antialias over `axes`, linear
+  antialias (scale below 1/2) with exclude_outside, and tf_crop_and_resize with nearest and
+  an extrapolation_value;
 - what gpudml refuses, at construction, naming the node, the field and the values.
 """
 
@@ -69,6 +70,8 @@ CASES = {
         "Resize", 19, X, sizes=[1, 2, 1, 7], mode="cubic", coordinate_transformation_mode="pytorch_half_pixel"),
     "resize19_cubic_antialias_axes": resize_model("Resize", 19, X, scales=[0.45, 1.5], mode="cubic", antialias=1,
                                                   axes=[3, 2]),
+    "resize19_linear_antialias_exclude_outside": resize_model("Resize", 19, X, scales=[1, 1, 1.5, 0.3],
+                                                              mode="linear", antialias=1, exclude_outside=1),
     "resize19_nearest_crop_extrapolate": resize_model(
         "Resize", 19, X, roi=[-0.2, 0.1, 1.3, 0.7], sizes=[4, 5], axes=[2, 3],
         coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0),
@@ -97,8 +100,6 @@ REFUSED = {
         resize_model("Resize", 18, X, scales=[1, 1, 1, 0.3], mode="linear", antialias=1,
                      coordinate_transformation_mode="align_corners"),
         "antialias with align_corners on axis 3: DirectML stretches the filter by its scale 0.222222, ONNX by 0.3"),
-    "exclude_outside with linear": (resize_model("Resize", 13, X, scales=[1, 1, 2, 2], mode="linear",
-                                                 exclude_outside=1), "exclude_outside with linear"),
     "scales and sizes": (resize_model("Resize", 13, X, scales=[1, 1, 2, 2], sizes=[1, 2, 6, 20]),
                          "exactly one of scales and sizes must be given"),
     "five axes resampled": (resize_model("Resize", 13, [2, 2, 2, 2, 2], scales=[2, 2, 2, 2, 2]),

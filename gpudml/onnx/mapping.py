@@ -924,7 +924,8 @@ def _crop_outside(size: int, out: int, roi) -> np.ndarray:
 def _resize(ctx, n):
     """Resize and Upsample: dml.resample (DML_OPERATOR_RESAMPLE3), as the provider's
     DmlOperatorResize builds it, in ONNX's exact semantics where the provider stops short:
-    cubic through gpudml's cubic extension (cubic_coeff_a, exclude_outside);
+    cubic through gpudml's cubic extension (cubic_coeff_a), exclude_outside through its
+    extension too (linear and cubic);
     tf_crop_and_resize's extrapolation_value through ELEMENT_WISE_IF of a constant mask
     (DirectML clamps coordinates to the edge); keep_aspect_ratio_policy and axes as ONNX's
     reference computes them. Upsample and Resize-10 are ONNX's asymmetric mapping, rounding
@@ -970,12 +971,10 @@ def _resize(ctx, n):
                                 f"widens the linear filter only where 1 / scale > 2 (RESAMPLE3's page), ONNX "
                                 f"wherever scale < 1")
     kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
+    if mode != "nearest":  # exclude_outside: gpudml's extension of RESAMPLE3 (the provider refuses it)
+        kwargs["exclude_outside"] = bool(n.attr("exclude_outside", 0))
     if mode == "cubic":
-        kwargs.update(cubic_coeff_a=float(n.attr("cubic_coeff_a", -0.75)),
-                      exclude_outside=bool(n.attr("exclude_outside", 0)))
-    elif n.attr("exclude_outside", 0) and not legacy and mode == "linear":
-        raise NotMapped("exclude_outside with linear: DirectML clamps coordinates to the edge and keeps every "
-                        "weight (the provider refuses it too)")
+        kwargs["cubic_coeff_a"] = float(n.attr("cubic_coeff_a", -0.75))
     identity = [s == 1.0 and i == 0.0 and o == 0.0 and in_shape[a] == out_shape[a]
                 for a, (s, i, o) in enumerate(zip(scales, in_offsets, out_offsets))]
     if mode != "nearest":
