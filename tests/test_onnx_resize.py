@@ -63,8 +63,8 @@ CASES = {
     "resize10_nearest_up_and_down": resize_model("Resize", 10, X, scales=[1, 1, 1.5, 0.45]),
     "resize13_rank5_linear": resize_model("Resize", 13, [2, 3, 2, 3, 10], scales=[], sizes=[2, 3, 3, 5, 4],
                                           mode="linear"),
-    "resize18_nearest_ceil_tf_half_pixel_for_nn": resize_model(
-        "Resize", 18, X, scales=[1, 1, 2, 0.5], nearest_mode="ceil",
+    "resize11_nearest_ceil_tf_half_pixel_for_nn": resize_model(
+        "Resize", 11, X, roi=[], scales=[1, 1, 2, 0.5], nearest_mode="ceil",
         coordinate_transformation_mode="tf_half_pixel_for_nn"),
     "resize19_cubic_pytorch_half_pixel_to_1": resize_model(
         "Resize", 19, X, sizes=[1, 2, 1, 7], mode="cubic", coordinate_transformation_mode="pytorch_half_pixel"),
