@@ -863,12 +863,12 @@ def _resize_request(n, in_shape: list[int]):
             out[a] = int(math.floor(np.float32(in_shape[a]) * np.float32(s)))
         return out, onnx_scales, roi
     policy = n.attr("keep_aspect_ratio_policy", "stretch")
-    ratios = [np.float32(s) / np.float32(in_shape[a]) for a, s in zip(axes, sizes)]
-    if policy == "stretch":
-        for a, s, ratio in zip(axes, sizes, ratios):
-            out[a], onnx_scales[a] = s, float(ratio)
-    elif policy in ("not_larger", "not_smaller"):  # one scale for every axis named; sizes rounded half up
-        scale = float(min(ratios) if policy == "not_larger" else max(ratios))
+    if policy == "stretch":  # the scales in float32, as the provider's ResizeHelper divides
+        for a, s in zip(axes, sizes):
+            out[a], onnx_scales[a] = s, float(np.float32(s) / np.float32(in_shape[a]))
+    elif policy in ("not_larger", "not_smaller"):  # one scale for every axis named; sizes rounded half up,
+        ratios = [s / in_shape[a] for a, s in zip(axes, sizes)]  # in float64 as ONNX's reference (the
+        scale = min(ratios) if policy == "not_larger" else max(ratios)  # provider ignores the policy)
         for a in axes:
             out[a], onnx_scales[a] = int(scale * in_shape[a] + 0.5), scale
     else:
