@@ -925,21 +925,48 @@ def _resize(ctx, n):
     """Resize and Upsample: dml.resample (DML_OPERATOR_RESAMPLE3), as the provider's
     DmlOperatorResize builds it, in ONNX's exact semantics where the provider stops short:
     cubic through gpudml's cubic extension (cubic_coeff_a), exclude_outside through its
-    extension too (linear and cubic);
-    tf_crop_and_resize's extrapolation_value through ELEMENT_WISE_IF of a constant mask
-    (DirectML clamps coordinates to the edge); keep_aspect_ratio_policy and axes as ONNX's
-    reference computes them. Upsample and Resize-10 are ONNX's asymmetric mapping, rounding
-    nearest down where an axis upsamples and up where it downsamples (as onnxruntime runs
-    them); axes of both kinds take one resample per kind (nearest is separable: exact).
-    Axes that keep their size and mapping are merged with their neighbours (DirectML resamples
-    at most 4 dimensions: the provider squeezes the sizes of 1)."""
+    extension too (linear and cubic); tf_crop_and_resize's extrapolation_value through
+    ELEMENT_WISE_IF of a constant mask (DirectML clamps coordinates to the edge);
+    keep_aspect_ratio_policy and axes as ONNX's reference computes them. Upsample and
+    Resize-10 are ONNX's asymmetric mapping, rounding nearest down where an axis upsamples and
+    up where it downsamples (as onnxruntime runs them). Axes that keep their size and mapping
+    are merged with their neighbours (DirectML resamples at most 4 dimensions: the provider
+    squeezes the sizes of 1)."""
     x = as_expr(ctx, n.inputs[0])
     in_shape = shape(x)
-    r = len(in_shape)
     out_shape, onnx_scales, roi = _resize_request(n, in_shape)
     if min(out_shape) < 1:
         raise NotMapped(f"an empty output (sizes {out_shape}): DirectML sizes are at least 1")
-    legacy = n.op_type == "Upsample" or n.opset < 11
+    mode, coordinate = _resize_modes(n, roi)
+    crop = roi if coordinate == "tf_crop_and_resize" else None
+    scales, in_offsets, out_offsets = _axis_mappings(coordinate, in_shape, out_shape, onnx_scales, crop)
+    antialias = bool(n.attr("antialias", 0)) and mode != "nearest"  # (nearest has no filter: ONNX ignores it)
+    if antialias:
+        _check_antialias(mode, coordinate, scales, onnx_scales)
+    kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
+    if mode != "nearest":  # exclude_outside: gpudml's extension of RESAMPLE3 (the provider refuses it)
+        kwargs["exclude_outside"] = bool(n.attr("exclude_outside", 0))
+    if mode == "cubic":
+        kwargs["cubic_coeff_a"] = float(n.attr("cubic_coeff_a", -0.75))
+    y = x
+    for args, axes, offsets in _resize_passes(n, mode, kwargs, in_shape, out_shape, onnx_scales, scales,
+                                              in_offsets, out_offsets):
+        chosen = [a in axes for a in range(len(in_shape))]
+        y = _resample(ctx, y, [out_shape[a] if c else shape(y)[a] for a, c in enumerate(chosen)],
+                      [s if c else 1.0 for s, c in zip(scales, chosen)],
+                      [o if c else 0.0 for o, c in zip(offsets, chosen)],
+                      [o if c else 0.0 for o, c in zip(out_offsets, chosen)], args)
+    return [y if crop is None else _extrapolate(ctx, n, y, in_shape, out_shape, crop)]
+
+
+def _legacy(n) -> bool:
+    """Upsample and Resize-10: no coordinate_transformation_mode, nearest_mode, cubic."""
+    return n.op_type == "Upsample" or n.opset < 11
+
+
+def _resize_modes(n, roi) -> tuple[str, str]:
+    """(mode, coordinate_transformation_mode) of the node, checked."""
+    legacy = _legacy(n)
     mode = n.attr("mode", "nearest")
     if mode not in _RESIZE_MODES or legacy and mode == "cubic":
         raise NotMapped(f"mode {mode!r}: ONNX's {n.op_type}-{n.opset} has nearest and linear"
@@ -949,84 +976,93 @@ def _resize(ctx, n):
         raise NotMapped(f"coordinate_transformation_mode {coordinate!r}: not one of ONNX's {_COORDINATE_MODES}")
     if coordinate == "tf_crop_and_resize" and roi is None:
         raise InvalidArgumentError(f"{n.op_type}-{n.opset}: tf_crop_and_resize needs roi (input 1)")
-    crop = roi if coordinate == "tf_crop_and_resize" else None
-    scales, in_offsets, out_offsets = [], [], []
+    return mode, coordinate
+
+
+def _axis_mappings(coordinate: str, in_shape, out_shape, onnx_scales, crop) -> tuple[list, list, list]:
+    """DirectML's (Scales, InputPixelOffsets, OutputPixelOffsets); an axis that keeps its size
+    at scale 1 (and the whole roi) is the identity whatever the mode (ONNX's reference skips it)."""
+    r = len(in_shape)
+    mappings = []
     for a in range(r):
         axis_roi = None if crop is None else (crop[a], crop[a + r])
         if in_shape[a] == out_shape[a] and onnx_scales[a] == 1 and axis_roi in (None, (0.0, 1.0)):
-            mapping_ = (1.0, 0.0, 0.0)  # the identity, whatever the mode (ONNX's reference skips the axis)
+            mappings.append((1.0, 0.0, 0.0))
         else:
-            mapping_ = _axis_mapping(coordinate, in_shape[a], out_shape[a], onnx_scales[a], axis_roi)
-        scales.append(mapping_[0])
-        in_offsets.append(mapping_[1])
-        out_offsets.append(mapping_[2])
-    antialias = bool(n.attr("antialias", 0)) and mode != "nearest"
-    if antialias:  # ONNX stretches the filter by 1 / min(scale, 1): DirectML's scale must be ONNX's there
-        for a in range(r):
-            if not math.isclose(min(scales[a], 1.0), min(onnx_scales[a], 1.0), rel_tol=1e-6):
-                raise NotMapped(f"antialias with {coordinate} on axis {a}: DirectML stretches the filter by its "
-                                f"scale {scales[a]:g}, ONNX by {onnx_scales[a]:g}")
-            if mode == "linear" and 0.5 <= scales[a] < 1:
-                raise NotMapped(f"linear antialias at scale {scales[a]:g} (axis {a}): DirectML's Antialiased "
-                                f"widens the linear filter only where 1 / scale > 2 (RESAMPLE3's page), ONNX "
-                                f"wherever scale < 1")
-    kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
-    if mode != "nearest":  # exclude_outside: gpudml's extension of RESAMPLE3 (the provider refuses it)
-        kwargs["exclude_outside"] = bool(n.attr("exclude_outside", 0))
-    if mode == "cubic":
-        kwargs["cubic_coeff_a"] = float(n.attr("cubic_coeff_a", -0.75))
+            mappings.append(_axis_mapping(coordinate, in_shape[a], out_shape[a], onnx_scales[a], axis_roi))
+    return [list(m) for m in zip(*mappings)]
+
+
+def _check_antialias(mode: str, coordinate: str, scales, onnx_scales) -> None:
+    """ONNX stretches the filter by 1 / min(scale, 1): DirectML's scale must be ONNX's there,
+    and DirectML widens the linear filter only where 1 / scale > 2 (RESAMPLE3's page)."""
+    for a, (scale, onnx_scale) in enumerate(zip(scales, onnx_scales)):
+        if not math.isclose(min(scale, 1.0), min(onnx_scale, 1.0), rel_tol=1e-6):
+            raise NotMapped(f"antialias with {coordinate} on axis {a}: DirectML stretches the filter by its "
+                            f"scale {scale:g}, ONNX by {onnx_scale:g}")
+        if mode == "linear" and 0.5 <= scale < 1:
+            raise NotMapped(f"linear antialias at scale {scale:g} (axis {a}): DirectML's Antialiased widens the "
+                            f"linear filter only where 1 / scale > 2 (RESAMPLE3's page), ONNX wherever scale < 1")
+
+
+def _resize_passes(n, mode, kwargs, in_shape, out_shape, onnx_scales, scales, in_offsets, out_offsets) -> list:
+    """The resamples to run: (arguments, the axes each resamples, its InputPixelOffsets). One,
+    but where Upsample or Resize-10's nearest rounds down on some axes (those that grow) and up
+    on others (those that shrink): one per direction (nearest selects per axis: exact). With
+    nearest_mode, the provider's direction and half-pixel adjustment of the input offsets."""
+    r = len(in_shape)
+    if mode != "nearest":
+        return [(kwargs, list(range(r)), in_offsets)]
     identity = [s == 1.0 and i == 0.0 and o == 0.0 and in_shape[a] == out_shape[a]
                 for a, (s, i, o) in enumerate(zip(scales, in_offsets, out_offsets))]
-    if mode != "nearest":
-        passes = [(kwargs, list(range(r)))]
-    elif legacy:  # onnxruntime's rule before nearest_mode: floor where an axis upsamples, ceil where it shrinks
+    if _legacy(n):
         up = [a for a in range(r) if not identity[a] and onnx_scales[a] >= 1]
         down = [a for a in range(r) if not identity[a] and onnx_scales[a] < 1]
-        passes = [({**kwargs, "rounding_direction": d}, axes) for d, axes in (("decreasing", up), ("increasing", down))
-                  if axes] or [({**kwargs, "rounding_direction": "decreasing"}, [])]
-    else:
-        nearest = n.attr("nearest_mode", "round_prefer_floor")
-        if nearest not in _NEAREST_MODES:
-            raise NotMapped(f"nearest_mode {nearest!r}: not one of {tuple(_NEAREST_MODES)}")
-        direction, adjustment = _NEAREST_MODES[nearest]
-        in_offsets = [o if identity[a] else o + adjustment for a, o in enumerate(in_offsets)]
-        passes = [({**kwargs, "rounding_direction": direction}, list(range(r)))]
-    y = x
-    for args, axes in passes:
-        chosen = [a in axes for a in range(r)]
-        y = _resample(ctx, y, [out_shape[a] if c else shape(y)[a] for a, c in enumerate(chosen)],
-                      [s if c else 1.0 for s, c in zip(scales, chosen)],
-                      [o if c else 0.0 for o, c in zip(in_offsets, chosen)],
-                      [o if c else 0.0 for o, c in zip(out_offsets, chosen)], args)
-    if crop is not None:
-        outside = np.zeros([1] * r, bool)
-        for a in range(r):
-            mask = _crop_outside(in_shape[a], out_shape[a], (crop[a], crop[a + r]))
-            outside = outside | mask.reshape([1] * a + [out_shape[a]] + [1] * (r - a - 1))
-        if outside.any():
-            value = np.full([1] * r, n.attr("extrapolation_value", 0.0), _dtype(x))
-            y = ctx.fn("if_")(as_expr(ctx, outside.astype(np.uint8)), as_expr(ctx, value), y)
-    return [y]
+        passes = [({**kwargs, "rounding_direction": d}, axes, in_offsets)
+                  for d, axes in (("decreasing", up), ("increasing", down)) if axes]
+        return passes or [({**kwargs, "rounding_direction": "decreasing"}, [], in_offsets)]
+    nearest = n.attr("nearest_mode", "round_prefer_floor")
+    if nearest not in _NEAREST_MODES:
+        raise NotMapped(f"nearest_mode {nearest!r}: not one of {tuple(_NEAREST_MODES)}")
+    direction, adjustment = _NEAREST_MODES[nearest]
+    adjusted = [o if identity[a] else o + adjustment for a, o in enumerate(in_offsets)]
+    return [({**kwargs, "rounding_direction": direction}, list(range(r)), adjusted)]
+
+
+def _extrapolate(ctx, n, y, in_shape, out_shape, crop):
+    """tf_crop_and_resize: extrapolation_value where some axis's x_original falls outside the
+    input, through ELEMENT_WISE_IF of a constant UINT8 mask (size 1 on the axes not cropped)."""
+    r = len(in_shape)
+    outside = np.zeros([1] * r, bool)
+    for a in range(r):
+        mask = _crop_outside(in_shape[a], out_shape[a], (crop[a], crop[a + r]))
+        outside = outside | mask.reshape([1] * a + [out_shape[a]] + [1] * (r - a - 1))
+    if not outside.any():
+        return y
+    value = np.full([1] * r, n.attr("extrapolation_value", 0.0), _dtype(y))
+    return ctx.fn("if_")(as_expr(ctx, outside.astype(np.uint8)), as_expr(ctx, value), y)
 
 
 def _resample(ctx, x, out_shape: list[int], scales, in_offsets, out_offsets, kwargs):
-    """dml.resample of x to out_shape, runs of adjacent identity axes (same size, scale 1, no
-    offsets) merged into one (views, no copy), so that at most 4 axes remain where possible."""
+    """dml.resample of x to out_shape, each run of adjacent identity axes (the same size,
+    scale 1, no offsets) merged into one (a view, no copy), so that at most 4 axes remain where
+    possible."""
     in_shape = shape(x)
     groups: list[list[int]] = []
+    previous = False
     for a in range(len(in_shape)):
         same = in_shape[a] == out_shape[a] and scales[a] == 1.0 and in_offsets[a] == 0.0 and out_offsets[a] == 0.0
-        if same and groups and groups[-1][-1] == -1:
-            groups[-1].insert(-1, a)
+        if same and previous:
+            groups[-1].append(a)
         else:
-            groups.append([a, -1] if same else [a])
-    axes = [[a for a in g if a >= 0] for g in groups]
-    if len(axes) > 4:
-        raise NotMapped(f"{len(axes)} axes to resample after merging those kept as they are (sizes {in_shape} to "
+            groups.append([a])
+        previous = same
+    if len(groups) > 4:
+        raise NotMapped(f"{len(groups)} axes to resample after merging those kept as they are (sizes {in_shape} to "
                         f"{out_shape}): DirectML resamples at most 4")
-    merged_in = [int(np.prod([in_shape[a] for a in g])) for g in axes]
-    merged_out = [int(np.prod([out_shape[a] for a in g])) for g in axes]
-    pick = [g[0] for g in axes]
+    merged_in = [int(np.prod([in_shape[a] for a in g])) for g in groups]
+    merged_out = [int(np.prod([out_shape[a] for a in g])) for g in groups]
+    pick = [g[0] for g in groups]
     y = ctx.fn("resample")(reshape(ctx, x, merged_in), [scales[a] for a in pick], output_sizes=merged_out,
                            input_pixel_offsets=[in_offsets[a] for a in pick],
                            output_pixel_offsets=[out_offsets[a] for a in pick], **kwargs)
