@@ -48,8 +48,9 @@ compilers unroll, each axis' weights and offsets kept in arrays. Measured on lav
 (gpudml lab, interleaved with the copy kernel, 2 shared cores, a loaded host: ratios to the
 copy kernel's bandwidth), 2x of [1, 64, 128, 128] float32: linear `rows` 0.06x -> 0.10x
 (row_base, unrolled taps) -> 0.13x (weights per run, stepped offsets); nearest `rows` 0.13x ->
-0.17x -> 0.28x, now ahead of the movement strategies (strategies_for). docs/performance.md
-has the bench rows.
+0.17x -> 0.28x -> 0.37-0.57x with 16-byte stores (VEC_OUT; `elements` 0.19x in the same
+runs), ahead of the movement strategies (strategies_for). Outputs per run (option `run`,
+nearest, same shape): 4: 0.16x, 16: 0.57x, 64: 0.55x. docs/performance.md has the bench rows.
 
 The family has the epilogue hook (section 7 of docs/adding-an-operator.md): `rows` and
 `points` store element by element, so Resize -> Add -> Relu in a graph is one kernel.
@@ -77,6 +78,9 @@ ROUNDINGS = ("floor", "ceil", "half_up")
 #: `rows`: outputs per invocation (coordinates of the outer axes decoded once per run).
 RUN = 16
 WORKGROUP_SIZE = 64
+#: `rows` stores 16-byte blocks where the output allows (_vec_out). llvmpipe stores each
+#: lane's 16 bytes about as fast as its 4 (docs/performance.md).
+VEC_OUT = True
 #: Loop iterations an invocation spends besides its taps (the run loop, set-up).
 _OVERHEAD = 64
 
@@ -233,9 +237,17 @@ def _fixed_taps(p: Resampling) -> int:
         widened(p.mode, p.antialiased, p.scales[d]) for d in p.axes) else 0
 
 
-def _own_plan(p: Resampling, caps, strategy: str, run=None) -> KernelPlan:
+def _vec_out(p: Resampling, run: int) -> bool:
+    """Whether `rows` stores 16-byte blocks: a packed 32-bit output whose rows are whole
+    blocks, runs of a multiple of 4 (VEC_OUT)."""
+    out = p.output
+    return VEC_OUT and out.data_type.size == 4 and out.is_packed and out.sizes[-1] % 4 == 0 and run % 4 == 0
+
+
+def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool = False) -> KernelPlan:
     length = _run(p, run) if strategy == "rows" else 1
     params = _params(p, caps, length)
+    params["vec_out"] = not element_stores and _vec_out(p, length)
     row = p.output.sizes[-1]
     per_row = -(-row // length)
     k_lo, counts, aa = [], [], []
@@ -250,6 +262,8 @@ def _own_plan(p: Resampling, caps, strategy: str, run=None) -> KernelPlan:
                 "count": p.output.element_count, "runs_per_row": per_row, "cubic_a": f32_bits(p.cubic_a)}
     bits = params["bits"]
     buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"))
+    if params["vec_out"]:
+        buffers += (output_buffer(0, "output_vec", bits, "blocks"),)
     return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms,
                                 p.output.element_count // row * per_row, WORKGROUP_SIZE,
                                 int64=int64_mode(bits == 64, params["native64"])),))
@@ -294,7 +308,7 @@ class ResampleFamily(KernelFamily):
         if strategy not in OWN:
             raise InternalError(f"{problem.op}: strategy {strategy} stores no epilogue")
         check(epilogue, problem.output)
-        return attach(_own_plan(problem, caps, strategy), epilogue, 1)
+        return attach(_own_plan(problem, caps, strategy, element_stores=True), epilogue, 1)
 
 
 FAMILY = ResampleFamily()
