@@ -111,6 +111,7 @@ REFUSED = {
 }
 
 
+@pytest.mark.any_class  # refused before any kernel is chosen
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_refused_at_construction(case, device):
     model, reason = REFUSED[case]
