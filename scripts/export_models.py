@@ -18,6 +18,9 @@ Usage (a virtualenv with the "export" extra of pyproject.toml: torch, torchvisio
 onnxscript; outside the repository):
 
     python scripts/export_models.py [--out tests/data/models]
+
+With torch 2.13.0 (CPU), torchvision 0.28.0, onnx 1.23.2 and onnxscript 0.7.2 it writes the
+committed files byte for byte.
 """
 
 from __future__ import annotations
