@@ -238,10 +238,11 @@ def _fixed_taps(p: Resampling) -> int:
 
 
 def _vec_out(p: Resampling, run: int) -> bool:
-    """Whether `rows` stores 16-byte blocks: a packed 32-bit output whose rows are whole
-    blocks, runs of a multiple of 4 (VEC_OUT)."""
+    """Whether `rows` stores 16-byte blocks: a packed output of 8-32-bit elements whose
+    rows are whole blocks, runs of whole blocks (VEC_OUT)."""
     out = p.output
-    return VEC_OUT and out.data_type.size == 4 and out.is_packed and out.sizes[-1] % 4 == 0 and run % 4 == 0
+    per = 16 // out.data_type.size
+    return VEC_OUT and out.data_type.size <= 4 and out.is_packed and out.sizes[-1] % per == 0 and run % per == 0
 
 
 def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool = False) -> KernelPlan:
