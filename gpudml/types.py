@@ -225,6 +225,20 @@ class DepthSpaceOrder(DMLEnum, field="order"):
         return {"DCR": cls.DEPTH_COLUMN_ROW, "CRD": cls.COLUMN_ROW_DEPTH}
 
 
+class InterpolationMode(DMLEnum, field="interpolation_mode"):
+    """DML_INTERPOLATION_MODE (the resampling operators): NEAREST_NEIGHBOR, LINEAR; CUBIC is
+    gpudml's extension (RESAMPLE3 only: ONNX Resize's cubic, which DirectML lacks)."""
+
+    NEAREST_NEIGHBOR = 0
+    LINEAR = 1
+    CUBIC = 2
+
+    @classmethod
+    def _aliases(cls) -> dict:
+        """ONNX Resize's mode names: "nearest" is NEAREST_NEIGHBOR ("linear", "cubic" are spelled alike)."""
+        return {"NEAREST": InterpolationMode.NEAREST_NEIGHBOR}
+
+
 class MatrixTransform(DMLEnum, field="trans"):
     """DML_MATRIX_TRANSFORM: how GEMM reads a matrix operand (TRANSPOSE: its two last axes swapped)."""
 

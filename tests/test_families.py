@@ -23,7 +23,7 @@ from gpudml.tensor_desc import TensorDesc
 from gpudml.types import DataType
 
 F32 = DataType.FLOAT32
-FAMILY_MODULES = ("reduction", "scan", "pooling", "gemm", "convolution", "normalization", "elementwise",
+FAMILY_MODULES = ("reduction", "scan", "pooling", "gemm", "convolution", "normalization", "elementwise", "resample",
                   "movement.family")
 
 

@@ -201,6 +201,10 @@ NOT_DIRECTML = {
         "ceil_mode with count_include_pad=1",
     "test_batchnorm_epsilon_training_mode": "training_mode: the batch's own mean and variance",
     "test_batchnorm_example_training_mode": "training_mode: the batch's own mean and variance",
+    "test_resize_downsample_scales_linear_antialias": "DirectML's Antialiased widens the linear filter only where "
+                                                      "1 / scale > 2",
+    "test_resize_downsample_sizes_linear_antialias": "DirectML's Antialiased widens the linear filter only where "
+                                                     "1 / scale > 2",
 }
 
 

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W29, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W34, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -380,6 +380,34 @@ def _fold_case(direction: str, quick, rng, device) -> Case:
         ort_expected=None if ort is None else expected, compare=compare)
 
 
+def _resample_onnx(shape, mode: str, scale: float, antialiased: bool) -> OnnxNode:
+    """ONNX Resize (opset 13, half_pixel; nearest_mode floor: dml.resample's defaults). Opset
+    13 has no antialias: W34 has no counterpart."""
+    scales = np.array([1, 1, scale, scale], np.float32)
+    attrs = {"mode": "nearest" if mode == "nearest_neighbor" else mode, "coordinate_transformation_mode": "half_pixel"}
+    if mode == "nearest_neighbor":
+        attrs["nearest_mode"] = "floor"
+    return OnnxNode("Resize", tuple(shape), {"roi": np.zeros(0, np.float32), "scales": scales}, attrs)
+
+
+def _resample_case(shape, mode: str, scale: float, antialiased: bool, quick, rng, device) -> Case:
+    """RESAMPLE3 float32 on the last two axes: 2x upsampling (nearest, the copy's bound; linear)
+    and an antialiased 0.25x downsample (the filter widened 4x: 8 x 8 taps, RESAMPLE3's page
+    antialiases where 1 / scale > 2). Bytes: the input once and the output."""
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    t = device.tensor(x)
+    args = {"scales": [1, 1, scale, scale], "mode": mode, "antialiased": antialiased}
+    expected = reference.resample(x, **args)
+    spec = spec_named("resample")
+    tolerance = spec.tolerance(expected, [x], args)
+    compare = _close(0) if tolerance is None else _within(tolerance)
+    ort = None if antialiased else (_resample_onnx(shape, mode, scale, antialiased).model(), {"x": x})
+    return Case(
+        device_fn=lambda: F.resample(t, **args), numpy_io_fn=lambda: F.resample(x, device=device, **args),
+        numpy_fn=None, expected=expected, logical_bytes=x.nbytes + expected.nbytes, compare=compare,
+        ort=ort, ort_expected=None if antialiased else expected)
+
+
 def _mvn_onnx(shape, axes) -> OnnxNode:
     if axes == [1]:
         return OnnxNode("LayerNormalization", tuple(shape), {"scale": (shape[-1],), "bias": (shape[-1],)},
@@ -598,6 +626,18 @@ WORKLOADS = [
     Workload("W28", "unfold 3x3 pad 1 [1,64,56,56] (im2col)", lambda d, r, q: _fold_case("unfold", q, r, d)),
     Workload("W29", "fold 3x3 pad 1 [1,576,3136] (col2im)", lambda d, r, q: _fold_case("fold", q, r, d),
              _fold_onnx),
+
+
+    _workload("W30", "resample nearest 2x [1,64,128,128]", _resample_case, [1, 64, 128, 128], "nearest_neighbor", 2.0,
+              False, onnx=_resample_onnx),
+    _workload("W31", "resample linear 2x [1,64,128,128]", _resample_case, [1, 64, 128, 128], "linear", 2.0, False,
+              onnx=_resample_onnx),
+    _workload("W32", "resample nearest 2x [8,256,64,64]", _resample_case, [8, 256, 64, 64], "nearest_neighbor", 2.0,
+              False, onnx=_resample_onnx),
+    _workload("W33", "resample linear 2x [8,256,64,64]", _resample_case, [8, 256, 64, 64], "linear", 2.0, False,
+              onnx=_resample_onnx),
+    Workload("W34", "resample linear antialiased 0.25x [8,256,64,64]",
+             lambda d, r, q: _resample_case([8, 256, 64, 64], "linear", 0.25, True, q, r, d)),
 ]
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import onnx
 
 from .. import functional
+from ..errors import InvalidArgumentError
 from ..graph import Expression
 from ..tensor_desc import view_strides
 
@@ -796,6 +797,290 @@ def _lrn(ctx, n):
                                                    beta=n.attr("beta", 0.75), bias=n.attr("bias", 1.0))]
 
 
+# ------------------------------------------------------------------------------ resampling (Resize, Upsample)
+#: ONNX Resize's modes -> dml.resample's (DML_INTERPOLATION_MODE; "cubic" is gpudml's extension).
+_RESIZE_MODES = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}
+
+#: nearest_mode -> (DML_AXIS_DIRECTION, what is added to every input pixel offset), as the
+#: provider's DmlOperatorResize maps it: DirectML rounds the input coordinate toward the
+#: direction (ceil or floor), so ONNX's rounding of halves is an offset of a half pixel.
+_NEAREST_MODES = {"round_prefer_floor": ("increasing", 0.5), "round_prefer_ceil": ("decreasing", -0.5),
+                  "floor": ("decreasing", 0.0), "ceil": ("increasing", 0.0)}
+
+_COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                     "tf_half_pixel_for_nn", "tf_crop_and_resize")
+
+#: The largest float32: the scale of an axis whose every output maps to one input coordinate.
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _g(values) -> str:
+    """Floats as %g (float32 values without their float64 tails), or None."""
+    return "None" if values is None else "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
+def _floats(a) -> list[float] | None:
+    """A constant input as floats; None where omitted or empty (ONNX's "not given")."""
+    if a is None or np.asarray(a).size == 0:
+        return None
+    return [float(v) for v in np.asarray(a, np.float32).reshape(-1)]
+
+
+def _resize_request(n, in_shape: list[int]):
+    """(output sizes, ONNX's scales, roi as [starts..., ends...] or None) of a Resize or
+    Upsample node over every axis: `scales` or `sizes` (opset 18's `axes` naming the axes they
+    cover, the others kept), `keep_aspect_ratio_policy`; the output sizes as the provider's
+    ResizeHelper computes them (floor(size * scale) in float32; from `sizes`, the scales are
+    sizes / input sizes)."""
+    r = len(in_shape)
+    legacy = n.op_type == "Upsample" or n.opset < 11
+    roi = sizes = None
+    if n.op_type == "Upsample" and n.opset < 9:
+        scales = [float(s) for s in n.attr("scales", [])]
+    elif legacy:
+        scales = _floats(n.constant(1, "scales" if n.op_type == "Upsample" else "roi (scales before opset 11)"))
+    else:
+        roi, scales = _floats(n.constant(1, "roi (scales before opset 11)")), _floats(n.constant(2, "scales"))
+        sizes = n.constant(3, "sizes")
+        sizes = None if sizes is None or np.asarray(sizes).size == 0 else _ints(sizes)
+    where = f"{n.op_type}-{n.opset}"
+    if (scales is None) == (sizes is None):
+        raise InvalidArgumentError(f"{where}: exactly one of scales and sizes must be given (scales {_g(scales)}, "
+                                   f"sizes {sizes})")
+    axes = n.attr("axes") if n.opset >= 18 else None
+    axes = list(range(r)) if axes is None else [a + r if a < 0 else a for a in axes]
+    if sorted(axes) != sorted(set(axes)) or any(not 0 <= a < r for a in axes):
+        raise InvalidArgumentError(f"{where}: axes {n.attr('axes')} must be distinct axes of the input's rank {r}")
+    given = scales if sizes is None else sizes
+    if len(given) != len(axes):
+        raise InvalidArgumentError(f"{where}: {'scales' if sizes is None else 'sizes'} has {len(given)} values, "
+                                   f"one per axis of {axes} needs {len(axes)}")
+    if roi is not None:
+        if len(roi) != 2 * len(axes):
+            raise InvalidArgumentError(f"{where}: roi has {len(roi)} values, starts and ends of the axes {axes} "
+                                       f"need {2 * len(axes)}")
+        full = [0.0] * r + [1.0] * r
+        for k, a in enumerate(axes):
+            full[a], full[a + r] = roi[k], roi[k + len(axes)]
+        roi = full
+    out, onnx_scales = list(in_shape), [1.0] * r
+    if sizes is None:
+        for a, s in zip(axes, scales):
+            if not s > 0:
+                raise InvalidArgumentError(f"{where}: scales must be positive, scales[{axes.index(a)}] is {s:g}")
+            if n.op_type == "Upsample" and s < 1:
+                raise InvalidArgumentError(f"{where}: Upsample's scales must be at least 1, scales[{axes.index(a)}] "
+                                           f"is {s:g}")
+            onnx_scales[a] = s
+            out[a] = int(math.floor(np.float32(in_shape[a]) * np.float32(s)))
+        return out, onnx_scales, roi
+    policy = n.attr("keep_aspect_ratio_policy", "stretch")
+    if policy == "stretch":  # the scales in float32, as the provider's ResizeHelper divides
+        for a, s in zip(axes, sizes):
+            out[a], onnx_scales[a] = s, float(np.float32(s) / np.float32(in_shape[a]))
+    elif policy in ("not_larger", "not_smaller"):  # one scale for every axis named; sizes rounded half up,
+        ratios = [s / in_shape[a] for a, s in zip(axes, sizes)]  # in float64 as ONNX's reference (the
+        scale = min(ratios) if policy == "not_larger" else max(ratios)  # provider ignores the policy)
+        for a in axes:
+            out[a], onnx_scales[a] = int(scale * in_shape[a] + 0.5), scale
+    else:
+        raise InvalidArgumentError(f"{where}: keep_aspect_ratio_policy {policy!r} is not one of stretch, "
+                                   f"not_larger, not_smaller")
+    return out, onnx_scales, roi
+
+
+def _axis_mapping(mode: str, size: int, out: int, scale: float, roi) -> tuple[float, float, float]:
+    """(DirectML's scale, InputPixelOffset, OutputPixelOffset) of one axis for ONNX's
+    coordinate_transformation_mode `mode`, so that DirectML's rule, input = (output -
+    OutputPixelOffset) / Scale - InputPixelOffset, is ONNX's formula (the provider's
+    ComputePixelOffsetsAndScales, but where ONNX and the provider differ: ONNX's
+    "length_resized > 1" tests the output's size (the provider, the input's); align_corners'
+    length_resized is scale * size, fractional where the scale is (ONNX's reference and node
+    tests; the provider and onnxruntime's CPU provider take the integer output size); and
+    tf_crop_and_resize's scale is (out - 1) / ((end - start) (size - 1)) however small the crop
+    (the provider clamps the denominator at 1))."""
+    if mode in ("half_pixel", "pytorch_half_pixel"):
+        if mode == "pytorch_half_pixel" and out == 1:
+            return scale, 0.0, 0.0  # x_original = 0
+        return scale, 0.5, -0.5
+    if mode == "half_pixel_symmetric":
+        offset = size / 2 * (1 - out / (scale * size))
+        return scale, 0.5 - offset, -0.5
+    if mode == "align_corners":  # x_original = x * (size - 1) / (length - 1), or 0 where out is 1
+        length = scale * size  # ONNX's length_resized: from the scale, fractional where the scale is
+        return (scale, 0.0, 0.0) if out == 1 or size == 1 else ((length - 1) / (size - 1), 0.0, 0.0)
+    if mode == "asymmetric":
+        return scale, 0.0, 0.0
+    if mode == "tf_half_pixel_for_nn":
+        return scale, 0.0, -0.5
+    start, end = roi
+    if out == 1:  # x_original = (start + end) / 2 * (size - 1)
+        return scale, -(start + end) / 2 * (size - 1), 0.0
+    span = (end - start) * (size - 1)
+    if span < 0:
+        raise NotMapped(f"a roi whose end {end:g} is below its start {start:g} (a flipped crop): DirectML's scales "
+                        f"are positive")
+    return (out - 1) / span if span > 0 else _FLT_MAX, -start * (size - 1), 0.0
+
+
+def _crop_outside(size: int, out: int, roi) -> np.ndarray:
+    """tf_crop_and_resize: which outputs of an axis map outside the input (ONNX's x_original
+    < 0 or > size - 1), where ONNX writes extrapolation_value."""
+    start, end = roi
+    x = np.arange(out, dtype=np.float64)
+    original = (np.full(out, (end - start) * (size - 1) / 2) if out == 1
+                else x * (end - start) * (size - 1) / (out - 1)) + start * (size - 1)
+    return (original < 0) | (original > size - 1)
+
+
+def _resize(ctx, n):
+    """Resize and Upsample: dml.resample (DML_OPERATOR_RESAMPLE3), as the provider's
+    DmlOperatorResize builds it, in ONNX's exact semantics where the provider stops short:
+    cubic through gpudml's cubic extension (cubic_coeff_a), exclude_outside through its
+    extension too (linear and cubic); tf_crop_and_resize's extrapolation_value through
+    ELEMENT_WISE_IF of a constant mask (DirectML clamps coordinates to the edge);
+    keep_aspect_ratio_policy and axes as ONNX's reference computes them. Upsample and
+    Resize-10 are ONNX's asymmetric mapping, rounding nearest down where an axis upsamples and
+    up where it downsamples (as onnxruntime runs them). Axes that keep their size and mapping
+    are merged with their neighbours (DirectML resamples at most 4 dimensions: the provider
+    squeezes the sizes of 1)."""
+    x = as_expr(ctx, n.inputs[0])
+    in_shape = shape(x)
+    out_shape, onnx_scales, roi = _resize_request(n, in_shape)
+    if min(out_shape) < 1:
+        raise NotMapped(f"an empty output (sizes {out_shape}): DirectML sizes are at least 1")
+    mode, coordinate = _resize_modes(n, roi)
+    crop = roi if coordinate == "tf_crop_and_resize" else None
+    scales, in_offsets, out_offsets = _axis_mappings(coordinate, in_shape, out_shape, onnx_scales, crop)
+    antialias = bool(n.attr("antialias", 0)) and mode != "nearest"  # (nearest has no filter: ONNX ignores it)
+    if antialias:
+        _check_antialias(mode, coordinate, scales, onnx_scales)
+    kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
+    if mode != "nearest":  # exclude_outside: gpudml's extension of RESAMPLE3 (the provider refuses it)
+        kwargs["exclude_outside"] = bool(n.attr("exclude_outside", 0))
+    if mode == "cubic":
+        kwargs["cubic_coeff_a"] = float(n.attr("cubic_coeff_a", -0.75))
+    y = x
+    for args, axes, offsets in _resize_passes(n, mode, kwargs, in_shape, out_shape, onnx_scales, scales,
+                                              in_offsets, out_offsets):
+        chosen = [a in axes for a in range(len(in_shape))]
+        y = _resample(ctx, y, [out_shape[a] if c else shape(y)[a] for a, c in enumerate(chosen)],
+                      [s if c else 1.0 for s, c in zip(scales, chosen)],
+                      [o if c else 0.0 for o, c in zip(offsets, chosen)],
+                      [o if c else 0.0 for o, c in zip(out_offsets, chosen)], args)
+    return [y if crop is None else _extrapolate(ctx, n, y, in_shape, out_shape, crop)]
+
+
+def _legacy(n) -> bool:
+    """Upsample and Resize-10: no coordinate_transformation_mode, nearest_mode, cubic."""
+    return n.op_type == "Upsample" or n.opset < 11
+
+
+def _resize_modes(n, roi) -> tuple[str, str]:
+    """(mode, coordinate_transformation_mode) of the node, checked."""
+    legacy = _legacy(n)
+    mode = n.attr("mode", "nearest")
+    if mode not in _RESIZE_MODES or legacy and mode == "cubic":
+        raise NotMapped(f"mode {mode!r}: ONNX's {n.op_type}-{n.opset} has nearest and linear"
+                        + ("" if legacy else " and cubic"))
+    coordinate = "asymmetric" if legacy else n.attr("coordinate_transformation_mode", "half_pixel")
+    if coordinate not in _COORDINATE_MODES:
+        raise NotMapped(f"coordinate_transformation_mode {coordinate!r}: not one of ONNX's {_COORDINATE_MODES}")
+    if coordinate == "tf_crop_and_resize" and roi is None:
+        raise InvalidArgumentError(f"{n.op_type}-{n.opset}: tf_crop_and_resize needs roi (input 1)")
+    return mode, coordinate
+
+
+def _axis_mappings(coordinate: str, in_shape, out_shape, onnx_scales, crop) -> tuple[list, list, list]:
+    """DirectML's (Scales, InputPixelOffsets, OutputPixelOffsets); an axis that keeps its size
+    at scale 1 (and the whole roi) is the identity whatever the mode (ONNX's reference skips it)."""
+    r = len(in_shape)
+    mappings = []
+    for a in range(r):
+        axis_roi = None if crop is None else (crop[a], crop[a + r])
+        if in_shape[a] == out_shape[a] and onnx_scales[a] == 1 and axis_roi in (None, (0.0, 1.0)):
+            mappings.append((1.0, 0.0, 0.0))
+        else:
+            mappings.append(_axis_mapping(coordinate, in_shape[a], out_shape[a], onnx_scales[a], axis_roi))
+    return [list(m) for m in zip(*mappings)]
+
+
+def _check_antialias(mode: str, coordinate: str, scales, onnx_scales) -> None:
+    """ONNX stretches the filter by 1 / min(scale, 1): DirectML's scale must be ONNX's there,
+    and DirectML widens the linear filter only where 1 / scale > 2 (RESAMPLE3's page)."""
+    for a, (scale, onnx_scale) in enumerate(zip(scales, onnx_scales)):
+        if not math.isclose(min(scale, 1.0), min(onnx_scale, 1.0), rel_tol=1e-6):
+            raise NotMapped(f"antialias with {coordinate} on axis {a}: DirectML stretches the filter by its "
+                            f"scale {scale:g}, ONNX by {onnx_scale:g}")
+        if mode == "linear" and 0.5 <= scale < 1:
+            raise NotMapped(f"linear antialias at scale {scale:g} (axis {a}): DirectML's Antialiased widens the "
+                            f"linear filter only where 1 / scale > 2 (RESAMPLE3's page), ONNX wherever scale < 1")
+
+
+def _resize_passes(n, mode, kwargs, in_shape, out_shape, onnx_scales, scales, in_offsets, out_offsets) -> list:
+    """The resamples to run: (arguments, the axes each resamples, its InputPixelOffsets). One,
+    but where Upsample or Resize-10's nearest rounds down on some axes (those that grow) and up
+    on others (those that shrink): one per direction (nearest selects per axis: exact). With
+    nearest_mode, the provider's direction and half-pixel adjustment of the input offsets."""
+    r = len(in_shape)
+    if mode != "nearest":
+        return [(kwargs, list(range(r)), in_offsets)]
+    identity = [s == 1.0 and i == 0.0 and o == 0.0 and in_shape[a] == out_shape[a]
+                for a, (s, i, o) in enumerate(zip(scales, in_offsets, out_offsets))]
+    if _legacy(n):
+        up = [a for a in range(r) if not identity[a] and onnx_scales[a] >= 1]
+        down = [a for a in range(r) if not identity[a] and onnx_scales[a] < 1]
+        passes = [({**kwargs, "rounding_direction": d}, axes, in_offsets)
+                  for d, axes in (("decreasing", up), ("increasing", down)) if axes]
+        return passes or [({**kwargs, "rounding_direction": "decreasing"}, [], in_offsets)]
+    nearest = n.attr("nearest_mode", "round_prefer_floor")
+    if nearest not in _NEAREST_MODES:
+        raise NotMapped(f"nearest_mode {nearest!r}: not one of {tuple(_NEAREST_MODES)}")
+    direction, adjustment = _NEAREST_MODES[nearest]
+    adjusted = [o if identity[a] else o + adjustment for a, o in enumerate(in_offsets)]
+    return [({**kwargs, "rounding_direction": direction}, list(range(r)), adjusted)]
+
+
+def _extrapolate(ctx, n, y, in_shape, out_shape, crop):
+    """tf_crop_and_resize: extrapolation_value where some axis's x_original falls outside the
+    input, through ELEMENT_WISE_IF of a constant UINT8 mask (size 1 on the axes not cropped)."""
+    r = len(in_shape)
+    outside = np.zeros([1] * r, bool)
+    for a in range(r):
+        mask = _crop_outside(in_shape[a], out_shape[a], (crop[a], crop[a + r]))
+        outside = outside | mask.reshape([1] * a + [out_shape[a]] + [1] * (r - a - 1))
+    if not outside.any():
+        return y
+    value = np.full([1] * r, n.attr("extrapolation_value", 0.0), _dtype(y))
+    return ctx.fn("if_")(as_expr(ctx, outside.astype(np.uint8)), as_expr(ctx, value), y)
+
+
+def _resample(ctx, x, out_shape: list[int], scales, in_offsets, out_offsets, kwargs):
+    """dml.resample of x to out_shape, each run of adjacent identity axes (the same size,
+    scale 1, no offsets) merged into one (a view, no copy), so that at most 4 axes remain where
+    possible."""
+    in_shape = shape(x)
+    groups: list[list[int]] = []
+    previous = False
+    for a in range(len(in_shape)):
+        same = in_shape[a] == out_shape[a] and scales[a] == 1.0 and in_offsets[a] == 0.0 and out_offsets[a] == 0.0
+        if same and previous:
+            groups[-1].append(a)
+        else:
+            groups.append([a])
+        previous = same
+    if len(groups) > 4:
+        raise NotMapped(f"{len(groups)} axes to resample after merging those kept as they are (sizes {in_shape} to "
+                        f"{out_shape}): DirectML resamples at most 4")
+    merged_in = [int(np.prod([in_shape[a] for a in g])) for g in groups]
+    merged_out = [int(np.prod([out_shape[a] for a in g])) for g in groups]
+    pick = [g[0] for g in groups]
+    y = ctx.fn("resample")(reshape(ctx, x, merged_in), [scales[a] for a in pick], output_sizes=merged_out,
+                           input_pixel_offsets=[in_offsets[a] for a in pick],
+                           output_pixel_offsets=[out_offsets[a] for a in pick], **kwargs)
+    return reshape(ctx, y, out_shape)
+
+
 # ------------------------------------------------------------------------------ the table
 def _u(op_type: str, name: str, directml: str) -> Mapping:
     return Mapping(op_type, directml, _unary(name), (name,))
@@ -940,6 +1225,11 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
     # resampling and space-depth (issue #43): Col2Im
     Mapping("Col2Im", "FOLD", _col2im, ("fold",)),
+    # resampling: RESAMPLE3 (cubic: gpudml's extension); tf_crop_and_resize's extrapolation: ELEMENT_WISE_IF
+    Mapping("Resize", "RESAMPLE3 (scales and pixel offsets per coordinate_transformation_mode; cubic: gpudml's "
+            "extension; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
+    Mapping("Upsample", "RESAMPLE3 (asymmetric; nearest rounds down where an axis grows, up where it shrinks)",
+            _resize, ("resample",)),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -953,6 +1243,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
     "Col2Im": {1: "image_shape", 2: "block_shape"},
+    "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
 }
 
 #: Folded at load, never run: their values are known when the graph is built.

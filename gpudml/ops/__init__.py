@@ -28,6 +28,7 @@ from . import (
     pooling,
     quantized_linear_add,
     reduce,
+    resample,
     reverse_subsequences,
     slice0,
     slice1,
@@ -49,6 +50,7 @@ SPECS: tuple[OpSpec, ...] = (
     *elementwise.SPECS[:_QLA], quantized_linear_add.SPEC, *elementwise.SPECS[_QLA:], *softmax.SPECS, gemm.SPEC,
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC,
+    *resample.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -65,6 +65,7 @@ from .graphs import (
     chainable_specs,
     consumer_specs,
     elementwise_specs,
+    every_type_chainable_specs,
     run_random_graph,
 )
 from .hostile import (
@@ -196,6 +197,7 @@ __all__ = [
     "drawn_strides",
     "element_offsets",
     "elementwise_specs",
+    "every_type_chainable_specs",
     "example_arrays",
     "hostile_arrays",
     "hostile_inputs",

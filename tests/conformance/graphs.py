@@ -36,6 +36,18 @@ def chainable_specs() -> tuple:
     return tuple(s for s in SPECS if chainable(s))
 
 
+@functools.cache
+def every_type_chainable_specs() -> tuple:
+    """The chainable operators whose table takes every data type (at some rank, at the
+    highest level): a random graph's values (any type) reach them often enough for every
+    shard of test_random_graphs_fused_match_unfused to fuse each. The resampling operators
+    (four types) are drawn too, but fused for sure in chains of their own tests
+    (tests/test_resample.py)."""
+    return tuple(s for s in chainable_specs() if all(
+        any(accepts(t, HIGHEST, rank, {table_fields(t)[0]: data_type}) for t in tables(s).values()
+            for rank in range(1, 9)) for data_type in T))
+
+
 def consumer_specs() -> tuple:
     """The operators that read their first input through a chain (Reduce, ArgMax, ArgMin,
     the scans)."""

@@ -1,0 +1,315 @@
+"""The resampling family: each output element of a tensor resampled along some of its axes
+(DML_RESAMPLE, RESAMPLE1, RESAMPLE2, RESAMPLE3, UPSAMPLE_2D and gpudml's cubic mode:
+gpudml/ops/resample.py) reads the input elements around the point its coordinates map to.
+
+A description arrives as a `Resampling`: the tensors with their own strides (0 broadcasts),
+per axis the scale and the pixel offsets, the mode, nearest's rounding and the filter's
+attributes. On axis d, output coordinate o maps to the input coordinate
+
+    x = (o - output_offset[d]) / scale[d] - input_offset[d]
+
+(DirectML's execution provider's coordinate rule), computed in float32 and *snapped*: an x
+within 2^-18 of its magnitude (max(1, |(o - output_offset) / scale|, |input_offset|)) of an
+integer is that integer, so that a coordinate the exact arithmetic puts on an integer (a
+half-pixel tie, a whole-pixel position) is one on every adapter whatever its division's
+rounding (WGSL allows 2.5 ULP), and in the float64 reference. The taps (shaders/lib/resample.wgsl.j2):
+
+- nearest: one input element, index floor(x) (rounding "floor": DML_AXIS_DIRECTION_DECREASING),
+  ceil(x) ("ceil": INCREASING) or floor(x + 0.5) ("half_up": RESAMPLE, RESAMPLE1 and
+  UPSAMPLE_2D, which DirectML's execution provider treats as ONNX's round_prefer_ceil), clamped
+  into [0, n - 1]. Its value is the element's own bits: pure data movement, any type.
+- linear: x0 = floor(x), r = x - x0; taps x0 + k for k in [k_lo, k_lo + taps) with weight
+  filter((k - r) * s), filter(t) = max(0, 1 - |t|), s = 1: k in {0, 1}, weights 1 - r and r.
+  Antialiased, on an axis where 1 / scale > 2 (RESAMPLE3's page: "1/Scales > 2"), the filter
+  is widened by 1 / scale: s = scale, k_lo = floor(-1 / s) + 1, 2 - 2 k_lo taps (ONNX Resize's
+  antialias filter), and antialiased weights are divided by their sum.
+- cubic (gpudml's extension, ONNX Resize's cubic): Keys' kernel with coefficient a,
+  k in [-1, 2]; antialiased, ONNX's rule: widened wherever scale < 1 (k_lo = floor(-2 / s) +
+  1). exclude_outside gives taps outside the input weight 0 and divides by the sum (linear too).
+Tap indices outside the input are clamped into it (edge), as DirectML does. The weights are
+float32, the sum float32 in tap order (row-major over the resampled axes), float16 read
+exactly and rounded once on the store; INT8 and UINT8 results are rounded to the nearest
+integer (halves to even) and saturated.
+
+Strategies:
+
+- nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
+  kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
+  which a graph also fuses into its data-movement chains; and this family's own two below
+  (the same bits), which carry the epilogue.
+- `rows` (CPU-class): an invocation computes a run of up to RUN consecutive outputs along the
+  innermost axis (their outer coordinates decoded once).
+- `points` (GPU-class): one invocation per output element.
+
+Both own kernels compute the outer axes' part once per run (row_base: the offset, the
+outer resampled axes' taps and weights) and step the output offset along the row; where no
+filter is widened they loop over a compile-time count of taps (2 linear, 4 cubic), which the
+compilers unroll, each axis' weights and offsets kept in arrays. Measured on lavapipe
+(gpudml lab, interleaved with the copy kernel, 2 shared cores, a loaded host: ratios to the
+copy kernel's bandwidth), 2x of [1, 64, 128, 128] float32: linear `rows` 0.06x -> 0.10x
+(row_base, unrolled taps) -> 0.13x (weights per run, stepped offsets); nearest `rows` 0.13x ->
+0.17x -> 0.28x -> 0.37-0.57x with 16-byte stores (VEC_OUT; `elements` 0.19x in the same
+runs), ahead of the movement strategies (strategies_for). Outputs per run (option `run`,
+nearest, same shape): 4: 0.16x, 16: 0.57x, 64: 0.55x. docs/performance.md has the bench rows.
+
+The family has the epilogue hook (section 7 of docs/adding-an-operator.md): `rows` and
+`points` store element by element, so Resize -> Add -> Relu in a graph is one kernel.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
+from ..tensor_desc import TensorDesc
+from .base import LOOP_BUDGET, KernelFamily
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer
+from .chain import StageRule, chain
+from .epilogue import attach, check
+from .movement import family as movement
+
+OWN = ("rows", "points")
+STRATEGIES = OWN + movement.STRATEGIES
+OPTIONS = ("run",) + movement.OPTIONS
+MODES = ("nearest", "linear", "cubic")
+ROUNDINGS = ("floor", "ceil", "half_up")
+#: `rows`: outputs per invocation (coordinates of the outer axes decoded once per run).
+RUN = 16
+WORKGROUP_SIZE = 64
+#: `rows` stores 16-byte blocks where the output allows (_vec_out). llvmpipe stores each
+#: lane's 16 bytes about as fast as its 4 (docs/performance.md).
+VEC_OUT = True
+#: Loop iterations an invocation spends besides its taps (the run loop, set-up).
+_OVERHEAD = 64
+
+
+def f32_bits(value: float) -> int:
+    """The bits of a float32 (uniforms are u32 words; the kernel bitcasts them)."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def f32(value: float) -> float:
+    """value rounded to float32 (DirectML's FLOAT fields)."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """A resampling description as the kernels see it (module docstring)."""
+
+    op: str
+    mode: str
+    rounding: str
+    input: TensorDesc
+    output: TensorDesc
+    scales: tuple[float, ...]
+    input_offsets: tuple[float, ...]
+    output_offsets: tuple[float, ...]
+    antialiased: bool = False
+    cubic_a: float = -0.75
+    exclude_outside: bool = False
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        """The axes that resample: all but those that map o to o (scale 1, offsets that cancel,
+        one size)."""
+        return tuple(d for d in range(self.input.rank) if not (
+            self.scales[d] == 1.0 and self.input_offsets[d] == -self.output_offsets[d]
+            and self.input.sizes[d] == self.output.sizes[d]))
+
+    def taps(self, d: int) -> tuple[int, int]:
+        """(k_lo, count) of axis d's taps (module docstring)."""
+        return taps(self.mode, self.antialiased, self.scales[d])
+
+
+def widened(mode: str, antialiased: bool, scale: float) -> bool:
+    """Whether an axis' filter is widened by 1 / scale: antialiased LINEAR where 1 / scale > 2
+    (RESAMPLE3's page: "1/Scales > 2"), antialiased CUBIC (ONNX's) where scale < 1."""
+    return antialiased and mode != "nearest" and f32(scale) < (0.5 if mode == "linear" else 1.0)
+
+
+def filter_scale(mode: str, antialiased: bool, scale: float) -> float:
+    """The factor distances are multiplied by before the filter: the scale where widened, else 1."""
+    return f32(scale) if widened(mode, antialiased, scale) else 1.0
+
+
+def taps(mode: str, antialiased: bool, scale: float) -> tuple[int, int]:
+    """(k_lo, count): the taps x0 + k, k in [k_lo, k_lo + count), of one axis."""
+    if mode == "nearest":
+        return 0, 1
+    support = 1.0 if mode == "linear" else 2.0
+    if widened(mode, antialiased, scale):
+        k_lo = math.floor(-support / f32(scale)) + 1
+        return k_lo, 2 - 2 * k_lo
+    return (0, 2) if mode == "linear" else (-1, 4)
+
+
+def tap_count(p: Resampling) -> int:
+    """Loop iterations per output: the taps of every resampled axis combined, plus each
+    axis' normalizing pass."""
+    counts = [p.taps(d)[1] for d in p.axes]
+    return math.prod(counts) + (sum(counts) if _normalized(p) else 0)
+
+
+def _normalized(p: Resampling) -> bool:
+    return p.mode != "nearest" and (p.antialiased or p.exclude_outside)
+
+
+def _kind(p: Resampling) -> str:
+    dt = p.input.data_type
+    return "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
+
+
+def _max_run(p: Resampling) -> int:
+    return max(0, (LOOP_BUDGET - _OVERHEAD) // (tap_count(p) + 1))
+
+
+def _run(p: Resampling, requested) -> int:
+    if requested is None:
+        return max(1, min(RUN, _max_run(p), p.output.sizes[-1]))
+    if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= 64:
+        raise InvalidArgumentError(f"{p.op}: option run = {requested!r} must be an integer in [1, 64]")
+    if requested > _max_run(p):
+        raise UnsupportedError(f"{p.op}: option run = {requested}: {requested} outputs of {tap_count(p)} taps "
+                               f"pass one invocation's loop budget ({LOOP_BUDGET})")
+    return requested
+
+
+def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]:
+    """`rows` and `points` (nearest: and the movement family's strategies, after them on
+    software adapters and without caps, before them on GPUs), as long as one output's taps
+    fit the loop budget (`rows` first on software adapters and without caps, `points` first
+    on GPUs)."""
+    movement.check_block(block)
+    if _max_run(p) < 1:
+        raise UnsupportedError(
+            f"{p.op}: one output reads {tap_count(p)} taps (scales {list(p.scales)}, antialiased), past one "
+            f"invocation's loop budget ({LOOP_BUDGET}); downsample in several steps of a larger scale")
+    own = ["points"]
+    try:
+        _run(p, run)
+        own.insert(0, "rows")
+    except UnsupportedError:
+        pass
+    gpu = caps is not None and not caps.is_software
+    if gpu:
+        own.sort(key=lambda s: s != "points")
+    moves = movement.strategies_for(p.output, caps) if p.mode == "nearest" else ()
+    # Nearest on a CPU adapter: `rows` first. gpudml lab, lavapipe, 2x of [1, 64, 128, 128]
+    # float32, ratios to the copy kernel (interleaved, 7 reps, a loaded host): rows 0.28x,
+    # elements 0.25x, stretches 0.19x (a stretch of nearest is only as long as the scale, and
+    # each maps through the coordinate's division). GPUs: the movement family's `coalesced` first.
+    return tuple(moves) + tuple(own) if gpu else tuple(own) + tuple(moves)
+
+
+# ---------------------------------------------------------------------------- nearest: the chain stage
+def stage(p: Resampling) -> StageRule | None:
+    """Nearest: the index rule over the desc's own axes, as a stage of a chain
+    (shaders/resample_nearest.wgsl.j2); the interpolating modes are no data movement."""
+    if p.mode != "nearest":
+        return None
+    return StageRule("resample_nearest.wgsl.j2", params={"axes": p.axes, "rounding": p.rounding},
+                     uniforms=_axis_uniforms(p))
+
+
+def _axis_uniforms(p: Resampling) -> dict:
+    return {"rs_in_sizes": p.input.sizes, "rs_scales": tuple(f32_bits(s) for s in p.scales),
+            "rs_in_offs": tuple(f32_bits(v) for v in p.input_offsets),
+            "rs_out_offs": tuple(f32_bits(v) for v in p.output_offsets)}
+
+
+# ---------------------------------------------------------------------------- plans
+def _params(p: Resampling, caps, run: int) -> dict:
+    bits = p.input.data_type.size * 8
+    native64 = caps is not None and caps.has("shader-int64") and bits == 64
+    return {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "kind": _kind(p),
+            "bits": bits, "native64": native64, "normalized": _normalized(p), "antialiased": p.antialiased,
+            "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p)}
+
+
+def _fixed_taps(p: Resampling) -> int:
+    """The taps of every resampled axis where no filter is widened (LINEAR 2, CUBIC 4): a
+    compile-time loop count, which the compilers unroll; 0 where an axis' count is its own."""
+    counts = {p.taps(d)[1] for d in p.axes}
+    return counts.pop() if len(counts) == 1 and not any(
+        widened(p.mode, p.antialiased, p.scales[d]) for d in p.axes) else 0
+
+
+def _vec_out(p: Resampling, run: int) -> bool:
+    """Whether `rows` stores 16-byte blocks: a packed output of 8-32-bit elements whose
+    rows are whole blocks, runs of whole blocks (VEC_OUT)."""
+    out = p.output
+    per = 16 // out.data_type.size
+    return VEC_OUT and out.data_type.size <= 4 and out.is_packed and out.sizes[-1] % per == 0 and run % per == 0
+
+
+def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool = False) -> KernelPlan:
+    length = _run(p, run) if strategy == "rows" else 1
+    params = _params(p, caps, length)
+    params["vec_out"] = not element_stores and _vec_out(p, length)
+    row = p.output.sizes[-1]
+    per_row = -(-row // length)
+    k_lo, counts, aa = [], [], []
+    for d in range(p.input.rank):
+        lo, n = p.taps(d)
+        k_lo.append(lo)
+        counts.append(n)
+        aa.append(f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
+    uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+                "in_strides": p.input.effective_strides, **_axis_uniforms(p),
+                "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
+                "count": p.output.element_count, "runs_per_row": per_row, "cubic_a": f32_bits(p.cubic_a)}
+    bits = params["bits"]
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"))
+    if params["vec_out"]:
+        buffers += (output_buffer(0, "output_vec", bits, "blocks"),)
+    return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms,
+                                p.output.element_count // row * per_row, WORKGROUP_SIZE,
+                                int64=int64_mode(bits == 64, params["native64"])),))
+
+
+def plan(p: Resampling, caps, strategy: str, run=None, block=None) -> KernelPlan:
+    if strategy not in strategies_for(p, caps, run, block):
+        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    if strategy in OWN:
+        return _own_plan(p, caps, strategy, run)
+    the_chain = chain([stage(p)], p.input.effective_strides)
+    return movement.chain_plan(strategy, p.output, the_chain, block=block)
+
+
+class ResampleFamily(KernelFamily):
+    """The resampling family: the module's functions over a `Resampling`; the chain stage
+    (nearest) and the store epilogue (`rows`, `points`)."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+    epilogue = True
+
+    def strategies_for(self, problem: Resampling, caps, run=None, block=None) -> tuple[str, ...]:
+        return strategies_for(problem, caps, run, block)
+
+    def plan(self, problem: Resampling, caps, strategy: str, run=None, block=None) -> KernelPlan:
+        return plan(problem, caps, strategy, run, block)
+
+    def variants(self, problem: Resampling, caps, strategy: str) -> tuple[dict, ...]:
+        if strategy == "rows":
+            return tuple({"run": r} for r in (4, 64) if r != RUN)
+        return movement.FAMILY.variants(problem, caps, strategy) if strategy not in OWN else ()
+
+    def stage(self, problem: Resampling) -> StageRule | None:
+        return stage(problem)
+
+    def strategies_with_epilogue(self, problem: Resampling, caps, epilogue) -> tuple[str, ...]:
+        """`rows` and `points`: they store element by element."""
+        return tuple(s for s in strategies_for(problem, caps) if s in OWN)
+
+    def plan_with_epilogue(self, problem: Resampling, caps, strategy: str, epilogue) -> KernelPlan:
+        if strategy not in OWN:
+            raise InternalError(f"{problem.op}: strategy {strategy} stores no epilogue")
+        check(epilogue, problem.output)
+        return attach(_own_plan(problem, caps, strategy, element_stores=True), epilogue, 1)
+
+
+FAMILY = ResampleFamily()

@@ -1,0 +1,269 @@
+"""The resampling operators (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D): what the conformance kit does
+not cover: hand-computed coordinates for every rounding and offset, the versions' relations,
+cubic and antialiasing against ONNX's reference implementation, integer rounding, broadcast
+inputs, each validation rule's message and the fused graphs. One input shape (X) and a few
+scales, so that the cases share their compiled kernels."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import random_bits
+
+import gpudml as dml
+from gpudml import reference
+from gpudml.ops import spec_named
+from gpudml.testing import assert_bit_equal, assert_within
+
+ROW = np.array([0, 1, 2, 3], np.float32)
+X = np.random.default_rng(7).uniform(-1, 1, (1, 2, 4, 5)).astype(np.float32)
+
+
+def _check(name: str, got, x, **args):
+    """got against the reference: nearest bit-exact, interpolation within the tolerance."""
+    spec = spec_named(name)
+    want = spec.reference(x, **args)
+    tol = spec.tolerance(want, [x], args)
+    if tol is None:
+        assert_bit_equal(got, want)
+    else:
+        assert_within(got, want, np.asarray(tol), spec.name)
+    return want
+
+
+# ---------------------------------------------------------------------------- coordinates by hand
+@pytest.mark.parametrize(("rounding", "want"), [("decreasing", [0, 0, 0, 1, 1, 2, 2, 3]),
+                                                ("increasing", [0, 1, 1, 2, 2, 3, 3, 3])])
+def test_nearest_rounding_directions_by_hand(device, rounding, want):
+    """2x with the pixel centers: x = (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, ...: floor and
+    ceil, clamped into the input."""
+    got = dml.resample(ROW, [2.0], rounding_direction=rounding, device=device)
+    np.testing.assert_array_equal(got, np.array(want, np.float32))
+
+
+def test_resample0_rounds_half_up_and_linear_by_hand(device):
+    """DML_RESAMPLE: floor(x + 0.5) (round_prefer_ceil); linear: 1 - r and r."""
+    np.testing.assert_array_equal(dml.resample0(ROW, [2.0], device=device), [0, 0, 1, 1, 2, 2, 3, 3])
+    np.testing.assert_array_equal(dml.resample0(ROW, [0.5], device=device), [1, 3])  # x = 0.5, 2.5: halves up
+    np.testing.assert_allclose(dml.resample(ROW, [2.0], mode="linear", device=device),
+                               [0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3], rtol=0, atol=1e-7)
+
+
+def test_offsets_and_scales_that_are_not_the_sizes(device):
+    """Asymmetric offsets (0, 0): x = o / scale; output sizes beyond the scaled input clamp to
+    its edge, fewer crop it (the pages' crop and clamp)."""
+    got = dml.resample(ROW, [2.0], output_sizes=[10], input_pixel_offsets=[0], output_pixel_offsets=[0],
+                       device=device)
+    np.testing.assert_array_equal(got, [0, 0, 1, 1, 2, 2, 3, 3, 3, 3])
+    got = dml.resample(ROW, [2.0], output_sizes=[3], mode="linear", input_pixel_offsets=[0],
+                       output_pixel_offsets=[0], device=device)
+    np.testing.assert_allclose(got, [0, 0.5, 1], atol=1e-7)
+    assert dml.resample(ROW, output_sizes=[6], device=device).shape == (6,)  # scales 6 / 4
+
+
+def test_the_versions_relations(device):
+    """RESAMPLE is RESAMPLE1 with offsets 0.5 / -0.5; RESAMPLE1's nearest (floor(x + 0.5)) is
+    RESAMPLE2's DECREASING with the input offsets 0.5 lower; RESAMPLE3 without antialiasing is
+    RESAMPLE2; ONNX's round_prefer_floor is INCREASING with the input offsets 0.5 higher
+    (DirectML's execution provider)."""
+    x4 = X
+    scales = [1, 1, 1.5, 0.6]
+    a = dml.resample0(x4, scales, device=device)
+    b = dml.resample1(x4, scales, input_pixel_offsets=[0.5] * 4, output_pixel_offsets=[-0.5] * 4, device=device)
+    c = dml.resample2(x4, scales, input_pixel_offsets=[0.0] * 4, output_pixel_offsets=[-0.5] * 4, device=device)
+    assert_bit_equal(a, b)
+    assert_bit_equal(b, c)
+    lin2 = dml.resample2(x4, scales, mode="linear", device=device)
+    assert_bit_equal(lin2, dml.resample(x4, scales, mode="linear", device=device))
+    # 0.5x of 0..3, x = 0.5, 2.5: round_prefer_floor gives 0, 2; round_prefer_ceil 1, 3
+    floor = dml.resample(ROW, [0.5], input_pixel_offsets=[1.0], rounding_direction="increasing", device=device)
+    ceil = dml.resample(ROW, [0.5], input_pixel_offsets=[0.0], rounding_direction="decreasing", device=device)
+    np.testing.assert_array_equal(floor, [0, 2])
+    np.testing.assert_array_equal(ceil, [1, 3])
+
+
+# ---------------------------------------------------------------------------- every mode on one shape
+CASES = [
+    {"scales": [1, 1, 2, 2]},
+    {"scales": [1, 1, 0.5, 1.5], "rounding_direction": "increasing"},
+    {"scales": [1, 2, 1.5, 0.6], "input_pixel_offsets": [0, 0, 0, 0], "output_pixel_offsets": [0, 0, 0, 0]},
+    {"scales": [1, 1, 3, 2], "mode": "linear"},
+    {"scales": [1, 1, 0.6, 1.75], "mode": "linear", "input_pixel_offsets": [0, 0, 0, 0]},
+    {"scales": [1, 1, 0.25, 0.4], "mode": "linear", "antialiased": True},
+    {"scales": [1, 1, 2.5, 0.6], "mode": "cubic"},
+    {"scales": [1, 1, 0.5, 0.75], "mode": "cubic", "antialiased": True, "exclude_outside": True},
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
+def test_modes_roundings_offsets_every_strategy(device, case):
+    """Each case under every eligible strategy: nearest bit-exact, interpolation within the
+    documented tolerance of the float64 reference."""
+    spec = spec_named("resample")
+    desc = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, X.shape), **case)
+    op = device.create_operator(desc)
+    strategies = device.compile_operator(op).strategies
+    assert ("stretches" in strategies) == (case.get("mode", "nearest_neighbor") == "nearest_neighbor")
+    for strategy in strategies:
+        (got,) = device.compile_operator(op, strategy=strategy).execute([X])
+        _check("resample", got, X, **spec.arguments(desc))
+
+
+def test_int8_float16_and_ranks(device):
+    """INT8 linear rounds to the nearest (halves to even) and saturates; FLOAT16 is rounded
+    once; nearest moves any bits (NaN payloads) of a rank-1 to rank-4 tensor."""
+    x = np.array([-128, 127, 1, 2], np.int8)
+    got = dml.resample(x, [2.0], mode="linear", device=device)
+    # -64.25 -> -64, 63.25 -> 63, 95.5 -> 96 and 32.5 -> 32 (halves to even), 1.25 -> 1, 1.75 -> 2
+    np.testing.assert_array_equal(got, [-128, -64, 63, 96, 32, 1, 2, 2])
+    wave = np.array([-128, 127, -128, 127], np.int8)
+    cubic = _check("resample", dml.resample(wave, [2.0], mode="cubic", device=device), wave, scales=[2.0],
+                   mode="cubic")
+    assert cubic.min() == -128 and cubic.max() == 127  # the overshoot saturates
+    h = X.astype(np.float16)
+    _check("resample", dml.resample(h, [1, 1, 1.5, 2], mode="linear", device=device), h, scales=[1, 1, 1.5, 2],
+           mode="linear")
+    rng = np.random.default_rng(3)
+    for shape in ((5,), (3, 4), (2, 3, 4), (1, 2, 3, 4)):
+        bits = random_bits(rng, np.float32, shape)
+        scales = [2.0] * len(shape)
+        assert_bit_equal(dml.resample(bits, scales, device=device), reference.resample(bits, scales))
+
+
+def test_broadcast_and_strided_inputs(device):
+    """A stride-0 (broadcast) input and a transposed one read through their strides."""
+    wide = np.broadcast_to(X[:, :, :1, :], X.shape)
+    _check("resample", dml.resample(wide, [1, 1, 2, 2], mode="linear", device=device), np.ascontiguousarray(wide),
+           scales=[1, 1, 2, 2], mode="linear")
+    t = X.transpose(0, 1, 3, 2)
+    _check("resample", dml.resample(t, [1, 1, 2, 0.5], device=device), np.ascontiguousarray(t),
+           scales=[1, 1, 2, 0.5])
+
+
+def test_upsample_2d(device):
+    """UPSAMPLE_2D is RESAMPLE on the last two axes with integer scales, 5-D too."""
+    x5 = X.reshape(1, 2, 1, 4, 5)
+    got = dml.upsample_2d(x5, (2, 3), device=device)
+    assert_bit_equal(got, reference.resample0(x5[:, :, 0], [1, 1, 2, 3])[:, :, None])
+    lin = dml.upsample_2d(X, (3, 2), mode="linear", device=device)
+    _check("upsample_2d", lin, X, scale_size=(3, 2), mode="linear")
+    assert_within(lin, reference.resample0(X, [1, 1, 3, 2], mode="linear"), 1e-6, "Upsample2D")
+
+
+# ---------------------------------------------------------------------------- ONNX's reference
+def _onnx_resize(x, scales, **attrs):
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape),
+                                            helper.make_tensor_value_info("scales", onnx.TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    return ReferenceEvaluator(model).run(None, {"x": x, "scales": np.array(scales, np.float32)})[0]
+
+
+@pytest.mark.parametrize("attrs", [
+    {"mode": "cubic"},
+    {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
+    {"mode": "cubic", "antialias": 1},
+    {"mode": "linear", "antialias": 1},
+], ids=["cubic", "coeff-exclude", "cubic-antialias", "linear-antialias"])
+def test_cubic_and_antialias_against_onnx_reference(device, attrs):
+    """ONNX Resize (half_pixel) of ONNX's reference implementation: cubic with its coefficient
+    and exclude_outside, antialiased cubic (widened wherever scale < 1), antialiased linear where
+    1 / scale > 2 (RESAMPLE3's page; ONNX's filter)."""
+    scales = [1, 1, 0.4, 0.25] if attrs["mode"] == "linear" else [1, 1, 0.6, 1.6]
+    want = _onnx_resize(X, scales, **attrs)
+    got = dml.resample(X, scales, output_sizes=want.shape, mode=attrs["mode"],
+                       cubic_coeff_a=attrs.get("cubic_coeff_a", -0.75),
+                       exclude_outside=bool(attrs.get("exclude_outside")), antialiased=bool(attrs.get("antialias")),
+                       device=device)
+    assert_within(got, want.astype(np.float32), 2e-6, "Resample3")
+
+
+def test_linear_antialias_leaves_scales_of_a_half_or_more():
+    """The page: antialiasing where 1/Scales > 2; at 0.6 the filter is LINEAR's (ONNX's would
+    be widened: not what DirectML computes)."""
+    plain = reference.resample(X, [1, 1, 0.6, 0.5], mode="linear")
+    assert_bit_equal(reference.resample(X, [1, 1, 0.6, 0.5], mode="linear", antialiased=True), plain)
+    assert not np.allclose(_onnx_resize(X, [1, 1, 0.6, 0.5], mode="linear", antialias=1), plain)
+
+
+# ---------------------------------------------------------------------------- validation
+BAD = [
+    ({"scales": [1, 1, 0, 2]}, "Resample3: scales[2] = 0.0 must be a finite number larger than 0"),
+    ({"scales": [1, 1, float("nan"), 2]}, "Resample3: scales[2] = nan must be a finite number larger than 0"),
+    ({"scales": [1, 1, -2, 2]}, "Resample3: scales[2] = -2.0 must be"),
+    ({"scales": [1, 1, 2, 2], "input_pixel_offsets": [0, 0, float("inf"), 0]},
+     "Resample3: input_pixel_offsets[2] = inf must be a finite number"),
+    ({"scales": [1, 1, 2, 2], "output_pixel_offsets": [0, 0]}, "Resample3: output_pixel_offsets has 2 entries"),
+    ({"scales": [1, 1, 2, 2], "antialiased": True}, "Resample3: antialiased = True needs interpolation_mode LINEAR"),
+    ({"scales": [1, 1, 2, 2], "mode": "bicubic"}, "interpolation_mode"),
+    ({"scales": [1, 1, 2, 2], "rounding_direction": "up"}, "rounding_direction"),
+    ({"scales": [1, 1, 2e9, 2]}, "resample: the output size of axis 2, floor(input size * scales[2]) ="),
+    ({"output_sizes": [1, 2, 3]}, "resample: output_sizes has 3 entries [1, 2, 3]; x has 4 dimensions"),
+    ({}, "resample: give scales or output_sizes"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD, ids=range(len(BAD)))
+def test_bad_calls_name_the_field_rule_and_values(device, args, message):
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(message)):
+        dml.resample(X, device=device, **args)
+
+
+def test_bad_descs_of_the_other_versions(device):
+    x, y = dml.TensorDesc(dml.DataType.FLOAT32, [1, 1, 2, 2]), dml.TensorDesc(dml.DataType.FLOAT32, [1, 1, 4, 4])
+    with pytest.raises(dml.InvalidArgumentError, match="CUBIC is gpudml's extension of Resample3"):
+        device.create_operator(dml.Resample2OperatorDesc(x, y, "cubic", "decreasing", [1, 1, 2, 2], [0.5] * 4,
+                                                         [-0.5] * 4))
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Upsample2D: scale_size.width = 0 must be in")):
+        device.create_operator(dml.Upsample2DOperatorDesc(x, y, (2, 0), "linear"))
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape("Upsample2D: output_tensor.sizes [1, 1, 4, 4] must "
+                                                                 "be [1, 1, 2, 6]")):
+        device.create_operator(dml.Upsample2DOperatorDesc(x, y, (1, 3), "linear"))
+    with pytest.raises(dml.InvalidArgumentError, match="Resample1: DimensionCount 3 is not supported"):
+        dml.resample1(X[0], [1, 2, 2], device=device)
+
+
+# ---------------------------------------------------------------------------- graphs
+def test_nearest_fuses_into_a_chain_and_linear_takes_the_epilogue(device):
+    """Nearest is a chain stage: resample -> add -> relu is one kernel reading x through the
+    index map; linear stores add and relu in its own kernel: one dispatch too."""
+    bias = np.linspace(-1, 1, 10, dtype=np.float32)
+    for mode in ("nearest_neighbor", "linear"):
+        g = dml.Graph(device)
+        x = g.input(list(X.shape), dtype=np.float32, name="x")
+        y = dml.relu(dml.add(dml.resample(x, [1, 1, 2, 2], mode=mode), bias))
+        fused, unfused = g.compile([y]), g.compile([y], fuse=False)
+        assert (fused.dispatch_count, unfused.dispatch_count) == (1, 3), mode
+        (got,), (want,) = fused({"x": X}), unfused({"x": X})
+        if mode == "linear":
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+        else:
+            assert_bit_equal(got, want)
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("resample0", {"scales": [1, 1, 2, 1.5]}),
+    ("resample1", {"scales": [1, 1, 2, 1.5]}),
+    ("resample2", {"scales": [1, 1, 2, 1.5], "rounding_direction": "increasing"}),
+    ("resample", {"scales": [1, 1, 0.5, 3]}),
+    ("upsample_2d", {"scale_size": (2, 3)}),
+])
+def test_each_version_is_a_chain_stage(device, name, args):
+    """Every version's nearest fuses with a slice before it and a padding after it into one
+    movement kernel (the random graphs of the conformance kit reach the resampling operators'
+    ranks 1-4 and four types too seldom to promise it): bit for bit the unfused graph."""
+    g = dml.Graph(device)
+    x = g.input([1, 2, 6, 5], dtype=np.float16, name="x")
+    cut = dml.slice(x, [0, 0, 1, 0], [1, 2, 4, 5], [1, 1, 1, -1])
+    y = dml.pad(getattr(dml, name)(cut, **args), [0, 0, 1, 0], [0, 0, 0, 2], mode="reflection")
+    fused, unfused = g.compile([y]), g.compile([y], fuse=False)
+    assert (fused.dispatch_count, unfused.dispatch_count) == (1, 3)
+    feed = {"x": random_bits(np.random.default_rng(2), np.float16, (1, 2, 6, 5))}
+    assert_bit_equal(fused(feed)[0], unfused(feed)[0])
