@@ -89,9 +89,22 @@ def test_resize_matches_onnxruntime(name, device):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
+def test_scales_given_at_run_time_build_per_value(device):
+    """Scales as a graph input: a value input (docs/onnx.md), one build per distinct value,
+    each as onnxruntime."""
+    model = resize_model("Resize", 13, X, scales=[1, 1, 2, 2], runtime=("scales",), mode="linear")
+    session = gonnx.InferenceSession(model, device=device)
+    assert session.value_inputs == ["scales"]
+    reference = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(1).standard_normal(X).astype(np.float32)
+    for scales in ([1, 1, 2, 2], [1, 1, 1.5, 0.5]):
+        feeds = {"x": x, "scales": np.array(scales, np.float32)}
+        (got,), (want,) = session.run(None, feeds), reference.run(None, feeds)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
 REFUSED = {
-    "scales computed at run time": (resize_model("Resize", 13, X, scales=[1, 1, 2, 2], runtime=("scales",)),
-                                    "scales (input 2) is computed at run time"),
     "Upsample shrinking": (resize_model("Upsample", 9, X, scales=[1, 1, 0.5, 1]),
                            "Upsample's scales must be at least 1, scales[2] is 0.5"),
     "an unknown policy": (resize_model("Resize", 18, X, sizes=[4, 4], axes=[2, 3], keep_aspect_ratio_policy="fit"),

@@ -97,9 +97,8 @@ ISSUES: dict[int, str] = {
 
 #: (domain, op) -> the issue that brings it (ISSUES), for the ops of the anchor gpudml does not map yet.
 NOT_YET: dict[tuple[str, str], int] = {
-    # 43: resampling and space-depth (GridSample: sampling by a grid, as Resize by scales)
-    **{(ONNX, op): 43 for op in ("Resize", "Upsample", "DepthToSpace", "SpaceToDepth", "Col2Im", "ImageScaler",
-                                 "GridSample")},
+    # 43: resampling and space-depth (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped)
+    (ONNX, "ImageScaler"): 43,
     # 44: indexing, sorting and generators
     **{(ONNX, op): 44 for op in ("GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "OneHot",
                                  "TopK", "NonZero", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
@@ -124,6 +123,8 @@ NOT_YET: dict[tuple[str, str], int] = {
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.
 NOT_PLANNED: dict[tuple[str, str], str] = {
+    (ONNX, "GridSample"): ("no DirectML operator: the provider runs a compute shader of its own (sampling at "
+                           "arbitrary coordinates per output); no open issue brings it"),
     **{(ONNX, op): "an experimental op of ONNX's first opsets, since removed from ONNX (onnx has no schema for it)"
        for op in ("Affine", "Crop", "ParametricSoftplus", "ScaledTanh")},
     (ONNX, "GroupNorm"): "no ONNX op has this name (ONNX's is GroupNormalization): a registration of onnxruntime's own",
