@@ -267,3 +267,13 @@ def test_each_version_is_a_chain_stage(device, name, args):
     assert (fused.dispatch_count, unfused.dispatch_count) == (1, 3)
     feed = {"x": random_bits(np.random.default_rng(2), np.float16, (1, 2, 6, 5))}
     assert_bit_equal(fused(feed)[0], unfused(feed)[0])
+
+
+def test_extreme_scales_clamp_or_are_unsupported(device):
+    """Tiny and huge scales map every output into the input (clamped), no crash; an
+    antialiased filter wider than one invocation's loop budget is an UnsupportedError naming
+    the taps, before any GPU work."""
+    np.testing.assert_array_equal(dml.resample(ROW, [1e-30], output_sizes=[3], device=device), [3, 3, 3])
+    np.testing.assert_array_equal(dml.resample(ROW, [1e30], output_sizes=[3], device=device), [0, 0, 0])
+    with pytest.raises(dml.UnsupportedError, match="taps"):
+        dml.resample(ROW, [1e-5], output_sizes=[1], mode="linear", antialiased=True, device=device)
