@@ -43,15 +43,19 @@ def wide_chainable_specs() -> tuple:
     them often enough for every shard of test_random_graphs_fused_match_unfused to fuse
     each. The others (the resampling operators: ranks 1-4, four types) fuse in chains of
     their own tests (tests/test_resample.py)."""
-    return tuple(s for s in chainable_specs() if all(
-        accepts(t, HIGHEST, rank, {table_fields(t)[0]: T.FLOAT32}) for t in tables(s).values()
-        for rank in range(1, 9)))
+    return tuple(s for s in chainable_specs() if _wide(s))
 
 
 def consumer_specs() -> tuple:
     """The operators that read their first input through a chain (Reduce, ArgMax, ArgMin,
-    the scans)."""
-    return tuple(s for s in SPECS if s.planner.prologue)
+    the scans) whose table takes FLOAT32 at every rank, as wide_chainable_specs (the
+    resampling operators read through chains too: tests/test_resample.py's graphs)."""
+    return tuple(s for s in SPECS if s.planner.prologue and _wide(s))
+
+
+def _wide(spec) -> bool:
+    return all(accepts(t, HIGHEST, rank, {table_fields(t)[0]: T.FLOAT32}) for t in tables(spec).values()
+               for rank in range(1, 9))
 
 
 #: Element-wise rows a random graph mixes into its chains: exact in any order of evaluation
