@@ -50,7 +50,10 @@ copy kernel's bandwidth), 2x of [1, 64, 128, 128] float32: linear `rows` 0.06x -
 (row_base, unrolled taps) -> 0.13x (weights per run, stepped offsets); nearest `rows` 0.13x ->
 0.17x -> 0.28x -> 0.37-0.57x with 16-byte stores (VEC_OUT; `elements` 0.19x in the same
 runs), ahead of the movement strategies (strategies_for). Outputs per run (option `run`,
-nearest, same shape): 4: 0.16x, 16: 0.57x, 64: 0.55x. docs/performance.md has the bench rows.
+nearest, same shape): 4: 0.16x, 16: 0.57x, 64: 0.55x. The innermost axis' coordinate
+multiplies by the scale's reciprocal, computed once per run (lib/resample.wgsl.j2's
+coord_inv; the snapping absorbs its 2 ULP): linear 0.12x -> 0.17x (interleaved A/B of the
+two templates), nearest unchanged. docs/performance.md has the bench rows.
 
 The family has the epilogue hook (section 7 of docs/adding-an-operator.md): `rows` and
 `points` store element by element, so Resize -> Add -> Relu in a graph is one kernel; and the
