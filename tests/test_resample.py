@@ -267,3 +267,29 @@ def test_each_version_is_a_chain_stage(device, name, args):
     assert (fused.dispatch_count, unfused.dispatch_count) == (1, 3)
     feed = {"x": random_bits(np.random.default_rng(2), np.float16, (1, 2, 6, 5))}
     assert_bit_equal(fused(feed)[0], unfused(feed)[0])
+
+
+def test_extreme_scales_clamp_or_are_unsupported(device):
+    """Tiny and huge scales map every output into the input (clamped), no crash; an
+    antialiased filter wider than one invocation's loop budget is an UnsupportedError naming
+    the taps, before any GPU work."""
+    np.testing.assert_array_equal(dml.resample(ROW, [1e-30], output_sizes=[3], device=device), [3, 3, 3])
+    np.testing.assert_array_equal(dml.resample(ROW, [1e30], output_sizes=[3], device=device), [0, 0, 0])
+    with pytest.raises(dml.UnsupportedError, match="taps"):
+        dml.resample(ROW, [1e-5], output_sizes=[1], mode="linear", antialiased=True, device=device)
+
+
+def test_element_wise_nodes_before_are_read_in_place(device):
+    """The prologue: add -> linear resample -> relu is one kernel reading x and the bias
+    through the fused add; a padding before a linear resample is read through its chain.
+    Both as the unfused graph (float32 weights: the same kernel's arithmetic on the same
+    values, within one rounding of the stored add)."""
+    bias = np.linspace(-1, 1, 5, dtype=np.float32)
+    g = dml.Graph(device)
+    x = g.input(list(X.shape), dtype=np.float32, name="x")
+    y = dml.relu(dml.resample(dml.add(x, bias), [1, 1, 2, 1.5], mode="linear"))
+    z = dml.resample(dml.pad(x, [0, 0, 1, 1], [0, 0, 1, 1], mode="edge"), [1, 1, 0.5, 2], mode="cubic")
+    fused, unfused = g.compile([y, z]), g.compile([y, z], fuse=False)
+    assert (fused.dispatch_count, unfused.dispatch_count) == (2, 5)
+    for got, want in zip(fused({"x": X}), unfused({"x": X}), strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)

@@ -50,23 +50,29 @@ copy kernel's bandwidth), 2x of [1, 64, 128, 128] float32: linear `rows` 0.06x -
 (row_base, unrolled taps) -> 0.13x (weights per run, stepped offsets); nearest `rows` 0.13x ->
 0.17x -> 0.28x -> 0.37-0.57x with 16-byte stores (VEC_OUT; `elements` 0.19x in the same
 runs), ahead of the movement strategies (strategies_for). Outputs per run (option `run`,
-nearest, same shape): 4: 0.16x, 16: 0.57x, 64: 0.55x. docs/performance.md has the bench rows.
+nearest, same shape): 4: 0.16x, 16: 0.57x, 64: 0.55x. The innermost axis' coordinate
+multiplies by the scale's reciprocal, computed once per run (lib/resample.wgsl.j2's
+coord_inv; the snapping absorbs its 2 ULP): linear 0.12x -> 0.17x (interleaved A/B of the
+two templates), nearest unchanged. docs/performance.md has the bench rows.
 
 The family has the epilogue hook (section 7 of docs/adding-an-operator.md): `rows` and
-`points` store element by element, so Resize -> Add -> Relu in a graph is one kernel.
+`points` store element by element, so Resize -> Add -> Relu in a graph is one kernel; and the
+prologue: they read their input through a chain or fused element-wise nodes, so Add -> Resize
+(linear) is one kernel too.
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc
+from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
 from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer
-from .chain import StageRule, chain
+from .chain import Chain, StageRule, chain
 from .epilogue import attach, check
 from .movement import family as movement
 
@@ -245,10 +251,24 @@ def _vec_out(p: Resampling, run: int) -> bool:
     return VEC_OUT and out.data_type.size <= 4 and out.is_packed and out.sizes[-1] % per == 0 and run % per == 0
 
 
-def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool = False) -> KernelPlan:
+def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool = False,
+              through=None) -> KernelPlan:
+    """`rows` or `points`. `through` (the prologue): the input is the packed value
+    `p.input` of a chain of data-movement stages (a kernels.chain.Chain read from input 0 and
+    its extra tensors) or of element-wise nodes (an elementwise.FusedProblem in coordinate
+    mode), read element by element (lib/fused.wgsl.j2's prologue_fns)."""
     length = _run(p, run) if strategy == "rows" else 1
     params = _params(p, caps, length)
     params["vec_out"] = not element_stores and _vec_out(p, length)
+    params.update(through=through.stages if isinstance(through, Chain) else (),
+                  through_rank=p.input.rank if through is not None else 0, through_fetch=None)
+    source, reads, uniforms_through = (input_buffer(0, "input"),), (), {}
+    if isinstance(through, Chain):
+        reads = through.buffers(1)
+        uniforms_through = {**through.uniforms, "through_sizes": p.input.sizes}
+    elif through is not None:
+        params["through_fetch"], fetched, reads = elementwise.fetch(through, caps)
+        source, uniforms_through = (), {**fetched, "through_sizes": p.input.sizes}
     row = p.output.sizes[-1]
     per_row = -(-row // length)
     k_lo, counts, aa = [], [], []
@@ -260,9 +280,10 @@ def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, **_axis_uniforms(p),
                 "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
-                "count": p.output.element_count, "runs_per_row": per_row, "cubic_a": f32_bits(p.cubic_a)}
+                "count": p.output.element_count, "runs_per_row": per_row, "cubic_a": f32_bits(p.cubic_a),
+                **uniforms_through}
     bits = params["bits"]
-    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"))
+    buffers = (output_buffer(0, "output", bits, "stores"),) + source + reads
     if params["vec_out"]:
         buffers += (output_buffer(0, "output_vec", bits, "blocks"),)
     return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms,
@@ -281,10 +302,11 @@ def plan(p: Resampling, caps, strategy: str, run=None, block=None) -> KernelPlan
 
 class ResampleFamily(KernelFamily):
     """The resampling family: the module's functions over a `Resampling`; the chain stage
-    (nearest) and the store epilogue (`rows`, `points`)."""
+    (nearest), the prologue and the store epilogue (`rows`, `points`)."""
 
     strategies = STRATEGIES
     options = OPTIONS
+    prologue = True
     epilogue = True
 
     def strategies_for(self, problem: Resampling, caps, run=None, block=None) -> tuple[str, ...]:
@@ -310,6 +332,24 @@ class ResampleFamily(KernelFamily):
             raise InternalError(f"{problem.op}: strategy {strategy} stores no epilogue")
         check(epilogue, problem.output)
         return attach(_own_plan(problem, caps, strategy, element_stores=True), epilogue, 1)
+
+    def strategies_through(self, problem: Resampling, caps) -> tuple[str, ...]:
+        """`rows` and `points`: they read element by element."""
+        return tuple(s for s in strategies_for(_packed(problem), caps) if s in OWN)
+
+    def plan_through(self, problem: Resampling, caps, strategy: str, chain, epilogue=None) -> KernelPlan:
+        if strategy not in OWN:
+            raise InternalError(f"{problem.op}: strategy {strategy} reads no input through a chain")
+        made = _own_plan(_packed(problem), caps, strategy, element_stores=epilogue is not None, through=chain)
+        if epilogue is None:
+            return made
+        check(epilogue, problem.output)
+        return attach(made, epilogue)
+
+
+def _packed(p: Resampling) -> Resampling:
+    """The problem reading its input as a prologue computes it: packed."""
+    return replace(p, input=TensorDesc(p.input.data_type, p.input.sizes))
 
 
 FAMILY = ResampleFamily()

@@ -50,8 +50,14 @@ def every_type_chainable_specs() -> tuple:
 
 def consumer_specs() -> tuple:
     """The operators that read their first input through a chain (Reduce, ArgMax, ArgMin,
-    the scans)."""
-    return tuple(s for s in SPECS if s.planner.prologue)
+    the scans) whose table takes FLOAT32 at every rank (the resampling operators, ranks 1-4,
+    read through chains too: tests/test_resample.py's graphs)."""
+    return tuple(s for s in SPECS if s.planner.prologue and _wide(s))
+
+
+def _wide(spec) -> bool:
+    return all(accepts(t, HIGHEST, rank, {table_fields(t)[0]: T.FLOAT32}) for t in tables(spec).values()
+               for rank in range(1, 9))
 
 
 #: Element-wise rows a random graph mixes into its chains: exact in any order of evaluation
