@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W27, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W28, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -195,6 +195,25 @@ def _reverse_case(quick, rng, device) -> Case:
         device_fn=lambda: F.reverse_subsequences(t, lt, 1),
         numpy_io_fn=lambda: F.reverse_subsequences(x, lengths, 1, device=device),
         numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + lengths.nbytes)
+
+
+def _depth_to_space_onnx() -> OnnxNode:
+    return OnnxNode("DepthToSpace", (8, 256, 64, 64), attrs={"blocksize": 2, "mode": "DCR"})
+
+
+def _depth_to_space_case(quick, rng, device) -> Case:
+    """DEPTH_TO_SPACE1 block 2, DCR: a permutation, bit-exact (the bench's target on lavapipe:
+    0.8x the copy kernel's bandwidth or better)."""
+    x = rng.random([8, 256, 64, 64], dtype=np.float32)
+    t = device.tensor(x)
+    expected = reference.depth_to_space(x, 2)
+    return Case(
+        device_fn=lambda: F.depth_to_space(t, 2),
+        numpy_io_fn=lambda: F.depth_to_space(x, 2, device=device),
+        numpy_fn=lambda: np.ascontiguousarray(
+            x.reshape(8, 2, 2, 64, 64, 64).transpose(0, 3, 4, 1, 5, 2).reshape(8, 64, 128, 128)),
+        expected=expected, logical_bytes=2 * x.nbytes,
+        ort=(_depth_to_space_onnx().model(), {"x": x}), ort_expected=expected)
 
 
 def _tiny_case(quick, rng, device) -> Case:
@@ -563,6 +582,8 @@ WORKLOADS = [
     _workload("W26", "batched gemm [32,16,128,64] x [32,16,64,128]", _gemm_case, [32, 16, 128, 64], [32, 16, 64, 128],
               onnx=_gemm_onnx),
     _workload("W27", "batch_normalization [8,64,112,112]", _batch_normalization_case, onnx=_batch_normalization_onnx),
+    Workload("W28", "depth_to_space block 2 [8,256,64,64]", lambda d, r, q: _depth_to_space_case(q, r, d),
+             _depth_to_space_onnx),
 ]
 
 
