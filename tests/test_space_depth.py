@@ -94,21 +94,24 @@ def test_fields_and_levels(vulkan_device):
     (D2S, DT.FLOAT16, (1, 32, 2, 8), 4, "depth_column_row"),
     (D2S0, DT.INT64, (1, 8, 2, 6), 2, None),
     (D2S, DT.INT16, (1, 8, 2, 6), 2, "depth_column_row"),  # width 6: not whole blocks, no interleave
-    (S2D, DT.INT8, (1, 3, 6, 18), 3, "column_row_depth"),
+    (S2D, DT.INT8, (1, 3, 6, 18), 3, "column_row_depth"),  # output width 6: no interleave
+    (S2D, DT.FLOAT32, (1, 2, 4, 16), 2, "depth_column_row"),
+    (S2D0, DT.UINT64, (1, 2, 6, 12), 3, None),
 ])
 def test_every_strategy(device, spec, data_type, sizes, block_size, order):
-    """Every eligible strategy, interleave where it applies (packed, b 2-4, whole 16-byte
-    input blocks per row: 8-, 16-, 32- and 64-bit elements), bit-exact."""
+    """Every eligible strategy, interleave where it applies (packed, b 2-4, rows of the deep
+    tensor whole 16-byte blocks: 8-, 16-, 32- and 64-bit elements), bit-exact."""
     extra = () if order is None else (order,)
     desc = spec.infer_output(dml.TensorDesc(data_type, sizes), block_size, *extra)
     ran = run_every_variant(device, Case(spec, HIGHEST, desc), sum(sizes))
-    interleaves = spec is not S2D and sizes[3] % (16 // data_type.size) == 0
+    deep_width = sizes[3] if spec in (D2S, D2S0) else sizes[3] // block_size
+    interleaves = deep_width % (16 // data_type.size) == 0
     assert ("interleave" in ran) == interleaves and "coalesced" in ran
 
 
 def test_interleave_is_the_cpu_choice_where_it_applies(device):
-    """Chosen on CPU adapters for a packed DepthToSpace; a strided input takes the copy of the
-    6-D view (no interleave)."""
+    """Chosen on CPU adapters for a packed DepthToSpace (SpaceToDepth alike); a strided input
+    takes the copy of the 6-D view (no interleave)."""
     x = dml.TensorDesc(DT.FLOAT32, [1, 8, 2, 4])
     compiled = device.compile_operator(device.create_operator(D2S.infer_output(x, 2)))
     assert compiled.strategies[0] == "interleave" and compiled.strategy == "interleave"
