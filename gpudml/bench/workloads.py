@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W34, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W35, float32), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -196,6 +196,25 @@ def _reverse_case(quick, rng, device) -> Case:
         device_fn=lambda: F.reverse_subsequences(t, lt, 1),
         numpy_io_fn=lambda: F.reverse_subsequences(x, lengths, 1, device=device),
         numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + lengths.nbytes)
+
+
+def _depth_to_space_onnx() -> OnnxNode:
+    return OnnxNode("DepthToSpace", (8, 256, 64, 64), attrs={"blocksize": 2, "mode": "DCR"})
+
+
+def _depth_to_space_case(quick, rng, device) -> Case:
+    """DEPTH_TO_SPACE1 block 2, DCR: a permutation, bit-exact (the bench's target on lavapipe:
+    0.8x the copy kernel's bandwidth or better)."""
+    x = rng.random([8, 256, 64, 64], dtype=np.float32)
+    t = device.tensor(x)
+    expected = reference.depth_to_space(x, 2)
+    return Case(
+        device_fn=lambda: F.depth_to_space(t, 2),
+        numpy_io_fn=lambda: F.depth_to_space(x, 2, device=device),
+        numpy_fn=lambda: np.ascontiguousarray(
+            x.reshape(8, 2, 2, 64, 64, 64).transpose(0, 3, 4, 1, 5, 2).reshape(8, 64, 128, 128)),
+        expected=expected, logical_bytes=2 * x.nbytes,
+        ort=(_depth_to_space_onnx().model(), {"x": x}), ort_expected=expected)
 
 
 def _tiny_case(quick, rng, device) -> Case:
@@ -626,8 +645,6 @@ WORKLOADS = [
     Workload("W28", "unfold 3x3 pad 1 [1,64,56,56] (im2col)", lambda d, r, q: _fold_case("unfold", q, r, d)),
     Workload("W29", "fold 3x3 pad 1 [1,576,3136] (col2im)", lambda d, r, q: _fold_case("fold", q, r, d),
              _fold_onnx),
-
-
     _workload("W30", "resample nearest 2x [1,64,128,128]", _resample_case, [1, 64, 128, 128], "nearest_neighbor", 2.0,
               False, onnx=_resample_onnx),
     _workload("W31", "resample linear 2x [1,64,128,128]", _resample_case, [1, 64, 128, 128], "linear", 2.0, False,
@@ -638,6 +655,8 @@ WORKLOADS = [
               onnx=_resample_onnx),
     Workload("W34", "resample linear antialiased 0.25x [8,256,64,64]",
              lambda d, r, q: _resample_case([8, 256, 64, 64], "linear", 0.25, True, q, r, d)),
+    Workload("W35", "depth_to_space block 2 [8,256,64,64]", lambda d, r, q: _depth_to_space_case(q, r, d),
+             _depth_to_space_onnx),
 ]
 
 

@@ -190,13 +190,21 @@ def spec(row: Row) -> OpSpec:
         doc=f"{row.page}: {'depth into b x b spatial blocks' if row.to_space else 'b x b spatial blocks into depth'}.")
     support = support_table(row.op, ("input_tensor", "output_tensor"), row.support_rows)
 
-    def infer(input_tensor: TensorDesc, block_size, order="depth_column_row"):
+    def infer_any(input_tensor: TensorDesc, block_size, *order):
         """The desc of the functional call: the output's sizes rearranged (where they do not
         divide, or block_size is not positive, the input's, for validate to name the rule)."""
         b = as_int(block_size, f"{name}: block_size")
         sizes = output_sizes(row, input_tensor.sizes, b) or input_tensor.sizes
-        extra = (DepthSpaceOrder.coerce(order, f"{name}: order"),) if row.has_order else ()
+        extra = tuple(DepthSpaceOrder.coerce(o, f"{name}: order") for o in order)
         return desc(input_tensor, TensorDesc(input_tensor.data_type, sizes), b, *extra)
+
+    if row.has_order:
+        def infer(input_tensor: TensorDesc, block_size, order="depth_column_row"):
+            return infer_any(input_tensor, block_size, order)
+    else:
+        def infer(input_tensor: TensorDesc, block_size):
+            return infer_any(input_tensor, block_size)
+    infer.__doc__ = infer_any.__doc__
 
     def validate(d, feature_level: FeatureLevel) -> None:
         check(row, d, feature_level, support)
@@ -234,7 +242,7 @@ def spec(row: Row) -> OpSpec:
         b = a["block_size"]
         if b is None:  # 2 where the sizes divide, else 1
             b = 2 if x.rank == 4 and output_sizes(row, x.sizes, 2) is not None else 1
-        return infer(x, b, a.get("order") or "depth_column_row")
+        return infer(x, b, a.get("order") or "depth_column_row") if row.has_order else infer(x, b)
 
     options = (CliArg("--block-size", "BlockSize (default 2 where the sizes divide, else 1)", "number"),)
     if row.has_order:

@@ -22,8 +22,9 @@ from .family import STRATEGIES, MovementPlanner, chain_plan, check_block
 from .family import strategies_for as movement_strategies
 
 DCR, CRD = DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH
-#: Interleave strategy (shaders/depth_to_space.wgsl.j2's kernel): steps (a 16-byte input
-#: block of each j) per invocation, and the block sizes it is compiled for.
+#: Interleave strategy (the `kernel` of shaders/depth_to_space.wgsl.j2 and
+#: space_to_depth.wgsl.j2): steps (b 16-byte blocks in, b out) per invocation, and the
+#: block sizes it is compiled for.
 INTERLEAVE_STEPS = 64
 INTERLEAVE_BLOCKS = (2, 3, 4)
 
@@ -46,14 +47,16 @@ class SpaceDepthPlanner(MovementPlanner):
 
     def __init__(self, to_space: bool):
         self.to_space = to_space
-        self.strategies = (("interleave",) if to_space else ()) + STRATEGIES
+        self.strategies = ("interleave",) + STRATEGIES
 
     def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
-        """DEPTH_TO_SPACE: `interleave` where it applies (both tensors packed, b 2 to 4, the
-        input's width a whole number of 16-byte blocks), first on CPU adapters and last on
-        GPUs; the 6-D copy's strided reads, 2 to 4 elements apart, are short stretches
-        (lavapipe, [8, 256, 64, 64] float32, b 2: stretches 0.32x, elements 0.44x the copy
-        kernel's bandwidth). Then the data-movement strategies."""
+        """`interleave` where it applies (both tensors packed, b 2 to 4, the deep tensor's
+        width a whole number of 16-byte blocks), first on CPU adapters and last on GPUs:
+        DepthToSpace's 6-D copy reads 2 to 4 elements apart, in stretches that short
+        (lavapipe, gpudml lab, [8, 256, 64, 64] float32, b 2, the copy kernel's bandwidth:
+        stretches 0.32x, elements 0.33-0.46x, interleave 0.80-1.01x; 16, 64 or 256 steps per
+        invocation within noise; SpaceToDepth [8, 64, 128, 128] b 2: stretches 0.37-0.74x,
+        interleave 1.05-1.22x). Then the data-movement strategies."""
         check_block(block)
         rest = movement_strategies(desc.output_tensor, caps)
         if not self._interleaves(desc):
@@ -62,9 +65,9 @@ class SpaceDepthPlanner(MovementPlanner):
 
     def _interleaves(self, desc) -> bool:
         inp, out = desc.input_tensor, desc.output_tensor
-        per_vec = 128 // element_bits(inp)
-        return (self.to_space and desc.block_size in INTERLEAVE_BLOCKS and inp.is_packed and out.is_packed
-                and inp.sizes[3] % per_vec == 0)
+        deep = inp if self.to_space else out
+        return (desc.block_size in INTERLEAVE_BLOCKS and inp.is_packed and out.is_packed
+                and deep.sizes[3] % (128 // element_bits(inp)) == 0)
 
     def stage(self, desc) -> StageRule:
         """The map over the desc's four axes: channel, height and width move (not rowwise
@@ -92,8 +95,9 @@ class SpaceDepthPlanner(MovementPlanner):
         inp, out = desc.input_tensor, desc.output_tensor
         rule = self.stage(desc)
         rule = StageRule(rule.op, {**rule.params, "interleave": desc.block_size}, rule.uniforms)
-        blocks = inp.sizes[3] // (128 // element_bits(inp))  # per input row
-        rows = out.sizes[0] * out.sizes[1] * out.sizes[2]
+        deep, shallow = (inp, out) if self.to_space else (out, inp)
+        blocks = deep.sizes[3] // (128 // element_bits(inp))  # per row of the deep tensor
+        rows = shallow.sizes[0] * shallow.sizes[1] * shallow.sizes[2]  # of the shallow tensor
         return chain_plan("interleave", out, chain([rule], inp.effective_strides), input_blocks=True,
                           uniforms={"il_rows": rows, "il_steps": INTERLEAVE_STEPS},
                           invocations=-(-rows * blocks // INTERLEAVE_STEPS))
