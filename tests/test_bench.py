@@ -62,22 +62,22 @@ def test_bench_runs_without_its_optional_extras(tmp_path, adapter):
     assert res.stdout.rstrip().endswith(f"written: {tmp_path / 'bench.md'}, {tmp_path / 'bench.json'}")
 
 
-#: The strategy each of W1-W7, W13-W17, W28 runs per adapter class (docs/performance.md: the strategy table; issue #11:
+#: The strategy each of W1-W7, W13-W17, W35 runs per adapter class (docs/performance.md: the strategy table; issue #11:
 #: under the GPU class every one is a GPU-class strategy).
 CLASS_STRATEGIES = {
     "gpu": {"W1": "workgroup", "W2": "columns", "W3": "workgroup", "W4": "coalesced", "W5": "coalesced",
             "W6": "coalesced", "W7": "coalesced", "W13": "blocks", "W14": "blocks", "W15": "workgroup",
-            "W16": "elements", "W17": "elements", "W28": "coalesced"},
+            "W16": "elements", "W17": "elements", "W35": "coalesced"},
     "cpu": {"W1": "rows", "W2": "partials", "W3": "rows", "W4": "stretches", "W5": "stretches",
             "W6": "stretches", "W7": "column", "W13": "blocks", "W14": "blocks", "W15": "registers",
-            "W16": "runs", "W17": "runs", "W28": "interleave"},
+            "W16": "runs", "W17": "runs", "W35": "interleave"},
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("adapter_class", sorted(CLASS_STRATEGIES))
 def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
-    """W1-W7, W13-W17, W28 at their bench sizes on a Device of each class: the strategy the bench records
+    """W1-W7, W13-W17, W35 at their bench sizes on a Device of each class: the strategy the bench records
     for each (from the dispatches of its checked call) is that class's, and the result is
     right."""
     device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class=adapter_class)
