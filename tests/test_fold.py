@@ -181,16 +181,24 @@ def test_the_loop_budget():
         fold_family.FAMILY.plan(large, None, "runs", run=64)
 
 
-def test_onnx_col2im_needs_constant_shapes():
-    """image_shape and block_shape computed at run time: refused when the session is made."""
+def test_onnx_col2im_shapes_given_at_run_time_build_per_value(device):
+    """image_shape given as a graph input: a value input (docs/onnx.md), one build per
+    distinct value, each as ONNX's reference Col2Im."""
+    from onnx.reference import ReferenceEvaluator
+
     node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"])
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 9, 4]),
                                             helper.make_tensor_value_info("image", TensorProto.INT64, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [onnx.numpy_helper.from_array(np.array([3, 3], np.int64), "block")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    with pytest.raises(UnsupportedError, match=r"Col2Im.*image_shape \(input 1\) is computed at run time"):
-        gonnx.InferenceSession(model)
+    session = gonnx.InferenceSession(model, device=device)
+    assert session.value_inputs == ["image"]
+    x = np.arange(36, dtype=np.float32).reshape(1, 9, 4)
+    for image in ([4, 4], [3, 6]):
+        feeds = {"x": x, "image": np.array(image, np.int64)}
+        (got,), (want,) = session.run(None, feeds), ReferenceEvaluator(model).run(None, feeds)
+        np.testing.assert_array_equal(got, want)
 
 
 def test_command_line(capsys):

@@ -88,8 +88,9 @@ class Node:
 
     def constant(self, k, what: str):
         """Input k, which DirectML needs when the graph is built (a shape, pads, axes): a
-        numpy constant, or NotMapped. CONSTANT_INPUTS lists it (a session refuses a model
-        whose such input is computed at run time at construction, from that table)."""
+        numpy constant, or NotMapped. CONSTANT_INPUTS lists it (from that table, a session
+        computes such an input on the host from its value inputs, or refuses the model at
+        construction: gpudml/onnx/analysis.py)."""
         if what != CONSTANT_INPUTS.get(self.op_type, {}).get(k):
             raise RuntimeError(f"gpudml.onnx.mapping: {self.op_type}'s input {k} ({what}) is read as a constant but "
                                f"CONSTANT_INPUTS does not list it")
@@ -1233,8 +1234,9 @@ TABLE: tuple[Mapping, ...] = tuple([
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
-#: model whose such input is computed at run time is refused at construction (the
-#: execution provider's registrations say the same: requiredConstantCpuInputs in
+#: session computes such an input on the host (from its value inputs where the model
+#: computes it from graph inputs: analysis.analyze), or refuses the model at construction
+#: (the execution provider's registrations say the same: requiredConstantCpuInputs in
 #: DmlExecutionProvider/src/Operators/OperatorRegistration.cpp).
 CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Clip": {1: "min", 2: "max"}, "Dropout": {1: "ratio", 2: "training_mode"},
