@@ -97,8 +97,8 @@ ISSUES: dict[int, str] = {
 
 #: (domain, op) -> the issue that brings it (ISSUES), for the ops of the anchor gpudml does not map yet.
 NOT_YET: dict[tuple[str, str], int] = {
-    # 43: resampling and space-depth (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped)
-    (ONNX, "ImageScaler"): 43,
+    # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
+    # ImageScaler is not planned: below)
     # 44: indexing, sorting and generators
     **{(ONNX, op): 44 for op in ("GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "OneHot",
                                  "TopK", "NonZero", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
@@ -127,6 +127,9 @@ NOT_PLANNED: dict[tuple[str, str], str] = {
                            "arbitrary coordinates per output); no open issue brings it"),
     **{(ONNX, op): "an experimental op of ONNX's first opsets, since removed from ONNX (onnx has no schema for it)"
        for op in ("Affine", "Crop", "ParametricSoftplus", "ScaledTanh")},
+    (ONNX, "ImageScaler"): ("an experimental op of ONNX's first opsets, since removed from ONNX: onnx has no schema "
+                            "for it, so onnx.checker refuses any model that uses it; what it computes is "
+                            "DML_VALUE_SCALE_2D's, `dml.value_scale_2d`"),
     (ONNX, "GroupNorm"): "no ONNX op has this name (ONNX's is GroupNormalization): a registration of onnxruntime's own",
     **{(ONNX, op): "signal processing (complex values as a trailing axis of 2); no issue brings it"
        for op in ("DFT", "STFT")},

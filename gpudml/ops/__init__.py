@@ -37,6 +37,7 @@ from . import (
     split,
     tile,
     unfold,
+    value_scale_2d,
 )
 from .spec import OpSpec, tensor_fields
 
@@ -50,7 +51,8 @@ SPECS: tuple[OpSpec, ...] = (
     *elementwise.SPECS[:_QLA], quantized_linear_add.SPEC, *elementwise.SPECS[_QLA:], *softmax.SPECS, gemm.SPEC,
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC, *resample.SPECS,
-    *space_depth.SPECS,  # (new operators last: the seeds the tests draw by an operator's index stay the others')
+    # (new operators last: the seeds the tests draw by an operator's index stay the others')
+    *space_depth.SPECS, value_scale_2d.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
