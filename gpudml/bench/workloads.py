@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W35, float32), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W39, float32 but W36-W39), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -409,18 +409,21 @@ def _resample_onnx(shape, mode: str, scale: float, antialiased: bool) -> OnnxNod
     return OnnxNode("Resize", tuple(shape), {"roi": np.zeros(0, np.float32), "scales": scales}, attrs)
 
 
-def _resample_case(shape, mode: str, scale: float, antialiased: bool, quick, rng, device) -> Case:
-    """RESAMPLE3 float32 on the last two axes: 2x upsampling (nearest, the copy's bound; linear)
-    and an antialiased 0.25x downsample (the filter widened 4x: 8 x 8 taps, RESAMPLE3's page
-    antialiases where 1 / scale > 2). Bytes: the input once and the output."""
-    x = rng.uniform(-1, 1, shape).astype(np.float32)
+def _resample_case(shape, mode: str, scale: float, antialiased: bool, quick, rng, device,
+                   dtype=np.float32) -> Case:
+    """RESAMPLE3 on the last two axes: 2x upsampling (nearest, the copy's bound; linear) and an
+    antialiased 0.25x downsample (the filter widened 4x: 8 x 8 taps, RESAMPLE3's page
+    antialiases where 1 / scale > 2), float32 (float16: W36-W39, no onnxruntime counterpart:
+    the bench's ONNX models are float32). Bytes: the input once and the output."""
+    x = rng.uniform(-1, 1, shape).astype(dtype)
     t = device.tensor(x)
     args = {"scales": [1, 1, scale, scale], "mode": mode, "antialiased": antialiased}
     expected = reference.resample(x, **args)
     spec = spec_named("resample")
     tolerance = spec.tolerance(expected, [x], args)
     compare = _close(0) if tolerance is None else _within(tolerance)
-    ort = None if antialiased else (_resample_onnx(shape, mode, scale, antialiased).model(), {"x": x})
+    ort = None if antialiased or dtype != np.float32 else (_resample_onnx(shape, mode, scale, antialiased).model(),
+                                                            {"x": x})
     return Case(
         device_fn=lambda: F.resample(t, **args), numpy_io_fn=lambda: F.resample(x, device=device, **args),
         numpy_fn=None, expected=expected, logical_bytes=x.nbytes + expected.nbytes, compare=compare,
@@ -657,6 +660,11 @@ WORKLOADS = [
              lambda d, r, q: _resample_case([8, 256, 64, 64], "linear", 0.25, True, q, r, d)),
     Workload("W35", "depth_to_space block 2 [8,256,64,64]", lambda d, r, q: _depth_to_space_case(q, r, d),
              _depth_to_space_onnx),
+    *[Workload(f"W{36 + k}", f"resample {mode} 2x {list(shape)} float16".replace(", ", ","),
+               lambda d, r, q, shape=shape, mode=mode: _resample_case(
+                   shape, "nearest_neighbor" if mode == "nearest" else mode, 2.0, False, q, r, d, dtype=np.float16))
+      for k, (shape, mode) in enumerate([((1, 64, 128, 128), "nearest"), ((1, 64, 128, 128), "linear"),
+                                         ((8, 256, 64, 64), "nearest"), ((8, 256, 64, 64), "linear")])],
 ]
 
 
