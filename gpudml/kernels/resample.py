@@ -71,13 +71,15 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
-from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, parts
 from .chain import Chain, StageRule, chain
 from .epilogue import attach, check
 from .movement import family as movement
 
 OWN = ("rows", "points")
-STRATEGIES = OWN + movement.STRATEGIES
+#: The integer scale's own strategy (_integer): not in OWN (no prologue, no epilogue).
+INTEGER = "integer"
+STRATEGIES = (INTEGER,) + OWN + movement.STRATEGIES
 OPTIONS = ("run",) + movement.OPTIONS
 MODES = ("nearest", "linear", "cubic")
 ROUNDINGS = ("floor", "ceil", "half_up")
@@ -89,6 +91,10 @@ WORKGROUP_SIZE = 64
 VEC_OUT = True
 #: Loop iterations an invocation spends besides its taps (the run loop, set-up).
 _OVERHEAD = 64
+#: `integer`: 16-byte input blocks per invocation (fewer where the row or the unrolled code asks).
+INTEGER_BLOCKS = 4
+#: `integer`: outputs of one invocation times the taps each sums (the unrolled code's size).
+_INTEGER_TERMS = 256
 
 
 def f32_bits(value: float) -> int:
@@ -194,6 +200,7 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
             f"{p.op}: one output reads {tap_count(p)} taps (scales {list(p.scales)}, antialiased), past one "
             f"invocation's loop budget ({LOOP_BUDGET}); downsample in several steps of a larger scale")
     own = ["points"]
+    whole = [INTEGER] if _integer(p) else []
     try:
         _run(p, run)
         own.insert(0, "rows")
@@ -207,7 +214,138 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
     # float32, ratios to the copy kernel (interleaved, 7 reps, a loaded host): rows 0.28x,
     # elements 0.25x, stretches 0.19x (a stretch of nearest is only as long as the scale, and
     # each maps through the coordinate's division). GPUs: the movement family's `coalesced` first.
-    return tuple(moves) + tuple(own) if gpu else tuple(own) + tuple(moves)
+    return tuple(moves) + tuple(own) + tuple(whole) if gpu else tuple(whole) + tuple(own) + tuple(moves)
+
+
+# ---------------------------------------------------------------------------- `integer`
+def _integer(p: Resampling) -> int:
+    """The innermost axis' integer scale k where `integer` runs `p` bit-identically to `rows`,
+    else 0: the innermost axis resampled by k >= 2 (nearest: up to 16; linear: 2, 4 or 8,
+    whose coordinates and weights are exact dyadic fractions) with the default pixel
+    offsets (0.5, -0.5) and k times the input's size; packed tensors whose rows are whole
+    16-byte blocks; nearest of 32-bit elements, linear FLOAT32 without normalizing (no
+    antialiasing, no exclude_outside), every axis of 2 taps; rows of at most 2^16 outputs
+    (where the coordinate's snapping, 2^-18 of its magnitude, cannot reach a position that is
+    no tie: 1 / (2k) from an integer)."""
+    inner = p.input.rank - 1
+    if p.input.rank < 1 or inner not in p.axes or p.input.data_type != p.output.data_type:
+        return 0
+    k, n = f32(p.scales[inner]), p.input.sizes[inner]
+    if not (k >= 2 and k == int(k)) or (f32(p.input_offsets[inner]), f32(p.output_offsets[inner])) != (0.5, -0.5):
+        return 0
+    k = int(k)
+    if p.mode == "nearest":
+        fits = p.input.data_type.size == 4 and k <= 16
+    elif p.mode == "linear":
+        fits = (p.input.data_type.name == "FLOAT32" and k in (2, 4, 8) and not _normalized(p)
+                and _fixed_taps(p) == 2)
+    else:
+        fits = False
+    whole = (p.input.is_packed and p.output.is_packed and n % 4 == 0 and p.output.sizes[inner] == k * n
+             and k * n <= 1 << 16)
+    return k if fits and whole else 0
+
+
+def _integer_blocks(p: Resampling, k: int) -> int:
+    """`integer`: input blocks per invocation: INTEGER_BLOCKS or fewer, dividing the row,
+    within _INTEGER_TERMS."""
+    terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
+    blocks = INTEGER_BLOCKS
+    while blocks > 1 and (p.input.sizes[-1] % (4 * blocks) or 4 * blocks * k * terms > _INTEGER_TERMS):
+        blocks //= 2
+    return blocks
+
+
+def _integer_plan(p: Resampling, caps) -> KernelPlan:
+    """`integer` (_integer): an invocation loads `per` consecutive input elements of a row in
+    16-byte blocks and their two neighbours (for each combination of the outer resampled axes'
+    taps, linear) and stores the k * per outputs they determine in 16-byte blocks; weights
+    and nearest's index offsets are compile-time constants (integer_parts)."""
+    k = _integer(p)
+    per = 4 * _integer_blocks(p, k)
+    n = p.input.sizes[-1]
+    params = _params(p, caps, 1)
+    params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per)
+    k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
+                             for d in range(p.input.rank)))
+    uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+                "in_strides": p.input.effective_strides, **_axis_uniforms(p),
+                "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
+                "count": p.output.element_count, "runs_per_row": n // per, "cubic_a": f32_bits(p.cubic_a)}
+    bits = params["bits"]
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"),
+               output_buffer(0, "output_vec", bits, "blocks"), input_buffer(0, "input_blocks", "blocks"))
+    rows = p.output.element_count // p.output.sizes[-1]
+    return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms, rows * (n // per), WORKGROUP_SIZE),))
+
+
+def _integer_pattern(mode: str, rounding: str, k: int) -> tuple[tuple[int, float, float], ...]:
+    """Per output j of the k an input element i gives (o = k i + j, x = i + (2j + 1 - k) / 2k
+    exactly): (d, w0, w1): nearest reads element i + d (rounding's, d in {-1, 0, 1}), linear
+    taps i + d and i + d + 1 with weights w0 and w1 (the float32 weights `rows` computes:
+    exact, k a power of two)."""
+    from fractions import Fraction
+    out = []
+    for j in range(k):
+        t = Fraction(2 * j + 1 - k, 2 * k)
+        if mode == "nearest":
+            d = {"floor": math.floor(t), "ceil": math.ceil(t), "half_up": math.floor(t + Fraction(1, 2))}[rounding]
+            out.append((d, 0.0, 0.0))
+        else:
+            d = math.floor(t)
+            r = t - d
+            out.append((d, float(max(0, 1 - abs(0 - r))), float(max(0, 1 - abs(1 - r)))))
+    return tuple(out)
+
+
+@parts("resample.wgsl.j2")
+def integer_parts(params: dict) -> dict[str, str]:
+    """`integer`'s kernel body (resample.wgsl.j2's `code.integer`): the loads of the run's
+    input blocks and neighbours, each output's value, the 16-byte stores."""
+    k = params.get("integer", 0)
+    if not k:
+        return {}
+    per, mode, axes = params["integer_per"], params["mode"], params["axes"]
+    pattern = _integer_pattern(mode, params["rounding"], k)
+    outer = range(len(axes) - 1) if mode != "nearest" else range(0)
+    combos = [()]
+    for _ in outer:
+        combos = [c + (t,) for c in combos for t in range(2)]
+    lines = ["    let lft = max(first, 1u) - 1u;", f"    let rgt = min(first + {per}u, n - 1u);"]
+    conv = (lambda w: w) if mode == "nearest" else (lambda w: f"bitcast<f32>({w})")
+    for c, combo in enumerate(combos):
+        off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
+        lines.append(f"    let off{c} = {off};")
+        if combo:
+            lines.append(f"    let wc{c} = " + " * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)) + ";")
+        lines.append(f"    let l{c} = {conv(f'input_at(off{c} + lft)')};")
+        lines.append(f"    let r{c} = {conv(f'input_at(off{c} + rgt)')};")
+        for b in range(per // 4):
+            lines.append(f"    let b{c}_{b} = input_blocks_at((off{c} + first) / 4u + {b}u);")
+
+    def elem(c: int, i: int) -> str:
+        if i < 0:
+            return f"l{c}"
+        if i >= per:
+            return f"r{c}"
+        return conv(f"b{c}_{i // 4}.{'xyzw'[i % 4]}")
+
+    values = []
+    for i in range(per):
+        for d, w0, w1 in pattern:
+            if mode == "nearest":
+                values.append(elem(0, i + d))
+                continue
+            terms = []
+            for c, combo in enumerate(combos):
+                for t, w in ((0, w0), (1, w1)):
+                    weight = f"(wc{c} * {w!r})" if combo else repr(w)
+                    terms.append(f"{weight} * {elem(c, i + d + t)}")
+            values.append("finish(" + "(" * (len(terms) - 1) + "0.0 + "
+                          + ") + ".join(terms) + ")")
+    for q in range(0, len(values), 4):
+        lines.append(f"    output_vec_set(at / 4u + {q // 4}u, vec4<u32>({', '.join(values[q:q + 4])}));")
+    return {"integer": "\n".join(lines)}
 
 
 # ---------------------------------------------------------------------------- nearest: the chain stage
@@ -232,7 +370,8 @@ def _params(p: Resampling, caps, run: int) -> dict:
     native64 = caps is not None and caps.has("shader-int64") and bits == 64
     return {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "kind": _kind(p),
             "bits": bits, "native64": native64, "normalized": _normalized(p), "antialiased": p.antialiased,
-            "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p)}
+            "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p),
+            "integer": 0, "integer_per": 0}
 
 
 def _fixed_taps(p: Resampling) -> int:
@@ -296,6 +435,8 @@ def plan(p: Resampling, caps, strategy: str, run=None, block=None) -> KernelPlan
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     if strategy in OWN:
         return _own_plan(p, caps, strategy, run)
+    if strategy == INTEGER:
+        return _integer_plan(p, caps)
     the_chain = chain([stage(p)], p.input.effective_strides)
     return movement.chain_plan(strategy, p.output, the_chain, block=block)
 
@@ -318,7 +459,7 @@ class ResampleFamily(KernelFamily):
     def variants(self, problem: Resampling, caps, strategy: str) -> tuple[dict, ...]:
         if strategy == "rows":
             return tuple({"run": r} for r in (4, 64) if r != RUN)
-        return movement.FAMILY.variants(problem, caps, strategy) if strategy not in OWN else ()
+        return movement.FAMILY.variants(problem, caps, strategy) if strategy in movement.STRATEGIES else ()
 
     def stage(self, problem: Resampling) -> StageRule | None:
         return stage(problem)
