@@ -222,8 +222,9 @@ def _integer(p: Resampling) -> int:
     """The innermost axis' integer scale k where `integer` runs `p` bit-identically to `rows`,
     else 0: the innermost axis resampled by k >= 2 (nearest: up to 16; linear: 2, 4 or 8,
     whose coordinates and weights are exact dyadic fractions) with the default pixel
-    offsets (0.5, -0.5) and k times the input's size; packed tensors whose rows are whole
-    16-byte blocks; nearest of 32-bit elements, linear FLOAT32 without normalizing (no
+    offsets (0.5, -0.5) and k times the input's size; rows of whole 16-byte blocks (a packed
+    output; an input whose innermost stride is 1 and whose other strides are multiples of 4
+    elements, 0 too: broadcast); nearest of 32-bit elements, linear FLOAT32 without normalizing (no
     antialiasing, no exclude_outside), every axis of 2 taps; rows of at most 2^16 outputs
     (where the coordinate's snapping, 2^-18 of its magnitude, cannot reach a position that is
     no tie: 1 / (2k) from an integer)."""
@@ -241,7 +242,9 @@ def _integer(p: Resampling) -> int:
                 and _fixed_taps(p) == 2)
     else:
         fits = False
-    whole = (p.input.is_packed and p.output.is_packed and n % 4 == 0 and p.output.sizes[inner] == k * n
+    strides = p.input.effective_strides
+    rows_in_blocks = strides[inner] == 1 and all(s % 4 == 0 for s, m in zip(strides[:inner], p.input.sizes) if m > 1)
+    whole = (rows_in_blocks and p.output.is_packed and n % 4 == 0 and p.output.sizes[inner] == k * n
              and k * n <= 1 << 16)
     return k if fits and whole else 0
 
