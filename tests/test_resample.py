@@ -337,11 +337,18 @@ def test_integer_scales_every_mode_and_rounding(device, name, case):
 
 
 def test_integer_types_ranks_and_row_sizes(device):
-    """Nearest moves any float32's bits (NaN payloads); ranks 2-4; rows of one, two
+    """Every type: nearest moves any element's bits (NaN payloads), linear rounds once to
+    the type (saturating INT8 and UINT8); ranks 2-4; rows of one, two
     and three blocks (runs of fewer blocks than INTEGER_BLOCKS); the row's first and last
     elements clamp (the neighbours of the run's blocks)."""
     rng = np.random.default_rng(5)
-    _strategies_agree(device, "resample", random_bits(rng, np.float32, (1, 2, 3, 8)), True, scales=[1, 1, 2, 2])
+    for dtype in (np.float32, np.float16, np.int8, np.uint8):
+        x = random_bits(rng, dtype, (1, 2, 3, 16))
+        _strategies_agree(device, "resample", x, True, scales=[1, 1, 2, 2])
+        _strategies_agree(device, "resample", x, True, scales=[1, 1, 1.5, 3], rounding_direction="increasing")
+        finite = x if dtype not in (np.float16, np.float32) else rng.uniform(-9, 9, x.shape).astype(dtype)
+        _strategies_agree(device, "resample", finite, True, scales=[1, 1, 2, 2], mode="linear")
+        _strategies_agree(device, "resample", finite, True, scales=[1, 2, 0.5, 4], mode="linear")
     for shape in ((3, 4), (2, 3, 12), (1, 2, 2, 16)):
         x = rng.uniform(-1, 1, shape).astype(np.float32)
         for mode in ("nearest_neighbor", "linear"):
@@ -358,12 +365,13 @@ def test_integer_types_ranks_and_row_sizes(device):
     (W, {"scales": [1, 1, 2, 2], "mode": "linear", "antialiased": True}),  # normalized
     (W, {"scales": [1, 1, 2, 2], "mode": "cubic"}),
     (W, {"scales": [1, 1, 2, 1]}),  # the innermost axis not resampled
-    (W.astype(np.float16), {"scales": [1, 1, 2, 2]}),
-], ids=range(10))
+    (W[..., :4].astype(np.float16), {"scales": [1, 1, 2, 2]}),  # rows of half a block
+    (np.zeros((2, 24), np.int8), {"scales": [2, 2], "mode": "linear"}),  # 24 bytes
+], ids=range(11))
 def test_integer_is_not_eligible(device, x, case):
     """Where `integer` would not be `rows` bit for bit, or its blocks do not fit: odd rows,
     non-power-of-two linear scales, other offsets or output sizes, normalized weights, cubic,
-    16-bit elements."""
+    rows of part of a block."""
     _strategies_agree(device, "resample", x, False, **case)
 
 

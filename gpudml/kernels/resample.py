@@ -223,28 +223,29 @@ def _integer(p: Resampling) -> int:
     else 0: the innermost axis resampled by k >= 2 (nearest: up to 16; linear: 2, 4 or 8,
     whose coordinates and weights are exact dyadic fractions) with the default pixel
     offsets (0.5, -0.5) and k times the input's size; rows of whole 16-byte blocks (a packed
-    output; an input whose innermost stride is 1 and whose other strides are multiples of 4
-    elements, 0 too: broadcast); nearest of 32-bit elements, linear FLOAT32 without normalizing (no
-    antialiasing, no exclude_outside), every axis of 2 taps; rows of at most 2^16 outputs
-    (where the coordinate's snapping, 2^-18 of its magnitude, cannot reach a position that is
-    no tie: 1 / (2k) from an integer)."""
+    output; an input whose innermost stride is 1 and whose other strides are whole blocks, 0
+    too: broadcast); 8-32-bit elements; linear without normalizing (no antialiasing, no
+    exclude_outside), every axis of 2 taps; rows of at most 2^16 outputs (where the
+    coordinate's snapping, 2^-18 of its magnitude, cannot reach a position that is no tie:
+    1 / (2k) from an integer)."""
     inner = p.input.rank - 1
-    if p.input.rank < 1 or inner not in p.axes or p.input.data_type != p.output.data_type:
+    size = p.input.data_type.size
+    if p.input.rank < 1 or inner not in p.axes or p.input.data_type != p.output.data_type or size > 4:
         return 0
     k, n = f32(p.scales[inner]), p.input.sizes[inner]
     if not (k >= 2 and k == int(k)) or (f32(p.input_offsets[inner]), f32(p.output_offsets[inner])) != (0.5, -0.5):
         return 0
     k = int(k)
     if p.mode == "nearest":
-        fits = p.input.data_type.size == 4 and k <= 16
+        fits = k <= 16
     elif p.mode == "linear":
-        fits = (p.input.data_type.name == "FLOAT32" and k in (2, 4, 8) and not _normalized(p)
-                and _fixed_taps(p) == 2)
+        fits = k in (2, 4, 8) and not _normalized(p) and _fixed_taps(p) == 2
     else:
         fits = False
+    per = 16 // size
     strides = p.input.effective_strides
-    rows_in_blocks = strides[inner] == 1 and all(s % 4 == 0 for s, m in zip(strides[:inner], p.input.sizes) if m > 1)
-    whole = (rows_in_blocks and p.output.is_packed and n % 4 == 0 and p.output.sizes[inner] == k * n
+    in_blocks = strides[inner] == 1 and all(s % per == 0 for s, m in zip(strides[:inner], p.input.sizes) if m > 1)
+    whole = (in_blocks and p.output.is_packed and n % per == 0 and p.output.sizes[inner] == k * n
              and k * n <= 1 << 16)
     return k if fits and whole else 0
 
@@ -253,8 +254,9 @@ def _integer_blocks(p: Resampling, k: int) -> int:
     """`integer`: input blocks per invocation: INTEGER_BLOCKS or fewer, dividing the row,
     within _INTEGER_TERMS."""
     terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
+    per = 16 // p.input.data_type.size
     blocks = INTEGER_BLOCKS
-    while blocks > 1 and (p.input.sizes[-1] % (4 * blocks) or 4 * blocks * k * terms > _INTEGER_TERMS):
+    while blocks > 1 and (p.input.sizes[-1] % (per * blocks) or per * blocks * k * terms > _INTEGER_TERMS):
         blocks //= 2
     return blocks
 
@@ -265,7 +267,7 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
     taps, linear) and stores the k * per outputs they determine in 16-byte blocks; weights
     and nearest's index offsets are compile-time constants (integer_parts)."""
     k = _integer(p)
-    per = 4 * _integer_blocks(p, k)
+    per = 16 // p.input.data_type.size * _integer_blocks(p, k)
     n = p.input.sizes[-1]
     params = _params(p, caps, 1)
     params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per)
@@ -314,29 +316,35 @@ def integer_parts(params: dict) -> dict[str, str]:
     combos = [()]
     for _ in outer:
         combos = [c + (t,) for c in combos for t in range(2)]
+    bits = params["bits"]
+    pack = 32 // bits  # elements per word
     lines = ["    let lft = max(first, 1u) - 1u;", f"    let rgt = min(first + {per}u, n - 1u);"]
-    conv = (lambda w: w) if mode == "nearest" else (lambda w: f"bitcast<f32>({w})")
+    nearest = mode == "nearest"
+    edge = "load_bits" if nearest else "load_x"
     for c, combo in enumerate(combos):
         off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
         lines.append(f"    let off{c} = {off};")
         if combo:
             lines.append(f"    let wc{c} = " + " * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)) + ";")
-        lines.append(f"    let l{c} = {conv(f'input_at(off{c} + lft)')};")
-        lines.append(f"    let r{c} = {conv(f'input_at(off{c} + rgt)')};")
-        for b in range(per // 4):
-            lines.append(f"    let b{c}_{b} = input_blocks_at((off{c} + first) / 4u + {b}u);")
+        lines.append(f"    let l{c} = {edge}(off{c} + lft);")
+        lines.append(f"    let r{c} = {edge}(off{c} + rgt);")
+        for blk in range(per // (4 * pack)):
+            lines.append(f"    let b{c}_{blk} = input_blocks_at((off{c} + first) / {4 * pack}u + {blk}u);")
 
     def elem(c: int, i: int) -> str:
-        if i < 0:
-            return f"l{c}"
-        if i >= per:
-            return f"r{c}"
-        return conv(f"b{c}_{i // 4}.{'xyzw'[i % 4]}")
+        """Input element first + i of combination c: its bits (nearest), its value (linear)."""
+        if i < 0 or i >= per:
+            value = f"{'l' if i < 0 else 'r'}{c}"
+            return value if nearest else f"f32({value})"
+        word = f"b{c}_{i // (4 * pack)}.{'xyzw'[i // pack % 4]}"
+        if pack > 1:
+            word = f"extractBits({word}, {i % pack * bits}u, {bits}u)"
+        return word if nearest else f"f32(load_x_value({word}))"
 
     values = []
     for i in range(per):
         for d, w0, w1 in pattern:
-            if mode == "nearest":
+            if nearest:
                 values.append(elem(0, i + d))
                 continue
             terms = []
@@ -344,10 +352,11 @@ def integer_parts(params: dict) -> dict[str, str]:
                 for t, w in ((0, w0), (1, w1)):
                     weight = f"(wc{c} * {w!r})" if combo else repr(w)
                     terms.append(f"{weight} * {elem(c, i + d + t)}")
-            values.append("finish(" + "(" * (len(terms) - 1) + "0.0 + "
-                          + ") + ".join(terms) + ")")
-    for q in range(0, len(values), 4):
-        lines.append(f"    output_vec_set(at / 4u + {q // 4}u, vec4<u32>({', '.join(values[q:q + 4])}));")
+            values.append("finish(" + "(" * (len(terms) - 1) + "0.0 + " + ") + ".join(terms) + ")")
+    words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
+                        for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
+    for q in range(0, len(words), 4):
+        lines.append(f"    output_vec_set(at / {4 * pack}u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));")
     return {"integer": "\n".join(lines)}
 
 
