@@ -91,8 +91,11 @@ WORKGROUP_SIZE = 64
 VEC_OUT = True
 #: Loop iterations an invocation spends besides its taps (the run loop, set-up).
 _OVERHEAD = 64
-#: `integer`: 16-byte input blocks per invocation (fewer where the row or the unrolled code asks).
-INTEGER_BLOCKS = 4
+#: `integer`: 16-byte input blocks per invocation (fewer where the row or the unrolled code
+#: asks). gpudml lab, lavapipe, float32 2x, medians of 6 runs (5 reps each) of GPU ms, 4 -> 8
+#: blocks: nearest [1,64,128,128] 6.40 -> 5.66, [8,256,64,64] 49.4 -> 45.7; linear 8.94 ->
+#: 8.24, 69.8 -> 63.3; 16 blocks (nearest, 5 runs): 5.55 -> 6.46, 42.5 -> 48.5 ms.
+INTEGER_BLOCKS = 8
 #: `integer`: outputs of one invocation times the taps each sums (the unrolled code's size).
 _INTEGER_TERMS = 256
 
