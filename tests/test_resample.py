@@ -338,8 +338,8 @@ def test_integer_scales_every_mode_and_rounding(device, name, case):
 
 def test_integer_types_ranks_and_row_sizes(device):
     """Every type: nearest moves any element's bits (NaN payloads), linear rounds once to
-    the type (saturating INT8 and UINT8); ranks 2-4; rows of one, two
-    and three blocks (runs of fewer blocks than INTEGER_BLOCKS); the row's first and last
+    the type (saturating INT8 and UINT8); ranks 2-4; rows of one to four blocks (runs of
+    fewer blocks than INTEGER_BLOCKS) and of 16 (two runs of 8); the row's first and last
     elements clamp (the neighbours of the run's blocks)."""
     rng = np.random.default_rng(5)
     for dtype in (np.float32, np.float16, np.int8, np.uint8):
@@ -349,7 +349,7 @@ def test_integer_types_ranks_and_row_sizes(device):
         finite = x if dtype not in (np.float16, np.float32) else rng.uniform(-9, 9, x.shape).astype(dtype)
         _strategies_agree(device, "resample", finite, True, scales=[1, 1, 2, 2], mode="linear")
         _strategies_agree(device, "resample", finite, True, scales=[1, 2, 0.5, 4], mode="linear")
-    for shape in ((3, 4), (2, 3, 12), (1, 2, 2, 16)):
+    for shape in ((3, 4), (2, 3, 12), (1, 2, 2, 16), (2, 64)):
         x = rng.uniform(-1, 1, shape).astype(np.float32)
         for mode in ("nearest_neighbor", "linear"):
             _strategies_agree(device, "resample", x, True, scales=[2.0] * len(shape), mode=mode)
