@@ -279,7 +279,8 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, **_axis_uniforms(p),
                 "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
-                "count": p.output.element_count, "runs_per_row": n // per, "cubic_a": f32_bits(p.cubic_a)}
+                "rows": p.output.element_count // p.output.sizes[-1], "runs_per_row": n // per,
+                "cubic_a": f32_bits(p.cubic_a)}
     bits = params["bits"]
     buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"),
                output_buffer(0, "output_vec", bits, "blocks"), input_buffer(0, "input_blocks", "blocks"))
