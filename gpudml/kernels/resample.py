@@ -33,6 +33,21 @@ integer (halves to even) and saturated.
 
 Strategies:
 
+- `integer` (CPU-class, first wherever eligible: _integer): an integer scale k of the
+  innermost axis with the default pixel offsets, rows of whole 16-byte blocks, nearest of any
+  type (k up to 16) and linear 2x, 4x, 8x without normalizing. An invocation loads 8 input
+  blocks of a row (of each combination of the outer resampled axes' taps, linear) and the
+  elements either side, and stores the 8k output blocks they determine: nearest's index
+  offsets and linear's weights along the innermost axis are compile-time constants
+  (integer_parts; k a power of two makes linear's coordinates and weights exact, so they
+  are the float32 weights `rows` computes, summed in the same order: bit for bit `rows`).
+  Measured on lavapipe (2 shared cores, a loaded host), 2x float32, 2026-11-29: `gpudml
+  bench --quick --only W30,W31,W32,W33`, paired ratios to the copy kernel, medians of 5
+  runs each, `rows` -> `integer`: nearest [1,64,128,128] 0.30x -> 1.16x, [8,256,64,64]
+  0.29x -> 1.10x; linear 0.14x -> 0.70x, 0.13x -> 0.73x (the slowest of the 5 runs: 0.82x,
+  0.89x, 0.58x, 0.58x; GPU ms medians 8.2 -> 2.9, 66 -> 37, 18.5 -> 7.4, 182 -> 37). 8 blocks
+  per invocation (INTEGER_BLOCKS) over 4 and 16; decoding the row's coordinates over the
+  outer axes only took 4-13% off (gpudml lab, interleaved A/B).
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
@@ -196,7 +211,8 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
     """`rows` and `points` (nearest: and the movement family's strategies, after them on
     software adapters and without caps, before them on GPUs), as long as one output's taps
     fit the loop budget (`rows` first on software adapters and without caps, `points` first
-    on GPUs)."""
+    on GPUs); `integer` where eligible (_integer): first on software adapters and without
+    caps (the module docstring has the measurements), last on GPUs (not measured there)."""
     movement.check_block(block)
     if _max_run(p) < 1:
         raise UnsupportedError(
