@@ -391,6 +391,14 @@ def test_integer_rows_up_to_2_16_outputs():
     assert rs._integer(problem(8, 4, [0, 1])) == 4  # broadcast
     assert rs._integer(problem(8, 4, [10, 1])) == 0  # rows not in whole blocks
     assert rs._integer(problem(8, 4, [1, 2])) == 0  # the innermost stride not 1
+    u8 = dml.TensorDesc(dml.DataType.UINT8, [2, 2, 2, 16])
+
+    def linear(k: int) -> rs.Resampling:
+        return rs.Resampling("Resample", "linear", "floor", u8, dml.TensorDesc(dml.DataType.UINT8, [4, 4, 4, 16 * k]),
+                             (2.0, 2.0, 2.0, float(k)), (0.5,) * 4, (-0.5,) * 4)
+
+    assert rs._integer(linear(4)) == 4  # 16 x 4 outputs of 16 taps: 1024 terms
+    assert rs._integer(linear(8)) == 0  # 2048: too much code
 
 
 def test_integer_reads_broadcast_and_spaced_rows(device):

@@ -246,7 +246,9 @@ def _integer(p: Resampling) -> int:
     too: broadcast); 8-32-bit elements; linear without normalizing (no antialiasing, no
     exclude_outside), every axis of 2 taps; rows of at most 2^16 outputs (where the
     coordinate's snapping, 2^-18 of its magnitude, cannot reach a position that is no tie:
-    1 / (2k) from an integer)."""
+    1 / (2k) from an integer); one block's outputs times their taps at most 4 *
+    _INTEGER_TERMS (the unrolled code: not linear 8x of 8-bit elements on 4 axes). The
+    kernel has no loop but the outer axes' 2 taps (far within LOOP_BUDGET)."""
     inner = p.input.rank - 1
     size = p.input.data_type.size
     if p.input.rank < 1 or inner not in p.axes or p.input.data_type != p.output.data_type or size > 4:
@@ -266,7 +268,9 @@ def _integer(p: Resampling) -> int:
     in_blocks = strides[inner] == 1 and all(s % per == 0 for s, m in zip(strides[:inner], p.input.sizes) if m > 1)
     whole = (in_blocks and p.output.is_packed and n % per == 0 and p.output.sizes[inner] == k * n
              and k * n <= 1 << 16)
-    return k if fits and whole else 0
+    terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
+    small = per * k * terms <= 4 * _INTEGER_TERMS  # one block's unrolled code (_integer_blocks)
+    return k if fits and whole and small else 0
 
 
 def _integer_blocks(p: Resampling, k: int) -> int:
