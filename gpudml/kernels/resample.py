@@ -47,7 +47,9 @@ Strategies:
   0.29x -> 1.10x; linear 0.14x -> 0.70x, 0.13x -> 0.73x (the slowest of the 5 runs: 0.82x,
   0.89x, 0.58x, 0.58x; GPU ms medians 8.2 -> 2.9, 66 -> 37, 18.5 -> 7.4, 182 -> 37). 8 blocks
   per invocation (INTEGER_BLOCKS) over 4 and 16; decoding the row's coordinates over the
-  outer axes only took 4-13% off (gpudml lab, interleaved A/B).
+  outer axes only took 4-13% off (gpudml lab, interleaved A/B). FLOAT16 2x of
+  [1,64,128,128] (gpudml lab, medians of 3 runs, GPU ms and x copy): nearest `rows` 13.5
+  (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x).
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
