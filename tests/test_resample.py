@@ -293,3 +293,121 @@ def test_element_wise_nodes_before_are_read_in_place(device):
     assert (fused.dispatch_count, unfused.dispatch_count) == (2, 5)
     for got, want in zip(fused({"x": X}), unfused({"x": X}), strict=True):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- `integer`
+W = np.random.default_rng(11).uniform(-1, 1, (1, 2, 3, 8)).astype(np.float32)
+INTEGER_CASES = [
+    ("resample", {"scales": [1, 1, 2, 2]}),
+    ("resample", {"scales": [1, 1, 2, 2], "rounding_direction": "increasing"}),
+    ("resample0", {"scales": [1, 1, 2, 2]}),
+    ("resample", {"scales": [1, 2, 1.5, 3], "input_pixel_offsets": [0, 0, 0, 0.5],
+                  "output_pixel_offsets": [0, 0, 0, -0.5]}),
+    ("resample", {"scales": [1, 1, 1, 16]}),
+    ("resample", {"scales": [1, 1, 2, 2], "mode": "linear"}),
+    ("resample", {"scales": [1, 2, 1.5, 4], "mode": "linear"}),
+    ("resample", {"scales": [1, 1, 0.5, 8], "mode": "linear", "input_pixel_offsets": [0, 0, 0, 0.5]}),
+    ("resample", {"scales": [2, 2, 2, 2], "mode": "linear"}),
+]
+
+
+def _strategies_agree(device, name: str, x: np.ndarray, integer: bool, **case):
+    """`integer` eligible (or not) for x and case; where it is, bit for bit `rows`' result,
+    and every strategy against the reference."""
+    spec = spec_named(name)
+    desc = spec.infer_output(dml.TensorDesc(dml.DataType.from_numpy(x.dtype), x.shape), **case)
+    op = device.create_operator(desc)
+    strategies = device.compile_operator(op).strategies
+    assert ("integer" in strategies) == integer, (strategies, case)
+    if device.caps.is_software and integer:
+        assert strategies[0] == "integer"
+    got = {s: device.compile_operator(op, strategy=s).execute([x])[0] for s in strategies}
+    for result in got.values():
+        _check(name, result, x, **spec.arguments(desc))
+    if integer:
+        assert_bit_equal(got["integer"], got["rows"])
+
+
+@pytest.mark.parametrize(("name", "case"), INTEGER_CASES, ids=range(len(INTEGER_CASES)))
+def test_integer_scales_every_mode_and_rounding(device, name, case):
+    """`integer` (an integer scale of the packed innermost axis, the default pixel offsets):
+    nearest under each rounding and scales up to 16, linear 2x, 4x, 8x with the outer axes
+    up- and downsampled (their weights computed per row): bit for bit `rows`."""
+    _strategies_agree(device, name, W, True, **case)
+
+
+def test_integer_types_ranks_and_row_sizes(device):
+    """Every type: nearest moves any element's bits (NaN payloads), linear rounds once to
+    the type (saturating INT8 and UINT8); ranks 2-4; rows of one to four blocks (runs of
+    fewer blocks than INTEGER_BLOCKS) and of 16 (two runs of 8); the row's first and last
+    elements clamp (the neighbours of the run's blocks)."""
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float16, np.int8, np.uint8):
+        x = random_bits(rng, dtype, (1, 2, 3, 16))
+        _strategies_agree(device, "resample", x, True, scales=[1, 1, 2, 2])
+        _strategies_agree(device, "resample", x, True, scales=[1, 1, 1.5, 3], rounding_direction="increasing")
+        finite = x if dtype not in (np.float16, np.float32) else rng.uniform(-9, 9, x.shape).astype(dtype)
+        _strategies_agree(device, "resample", finite, True, scales=[1, 1, 2, 2], mode="linear")
+        _strategies_agree(device, "resample", finite, True, scales=[1, 2, 0.5, 4], mode="linear")
+    for shape in ((3, 4), (2, 3, 12), (1, 2, 2, 16), (2, 64)):
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+        for mode in ("nearest_neighbor", "linear"):
+            _strategies_agree(device, "resample", x, True, scales=[2.0] * len(shape), mode=mode)
+
+
+@pytest.mark.parametrize(("x", "case"), [
+    (X, {"scales": [1, 1, 2, 2]}),  # rows of 5: no whole blocks
+    (W[..., :6], {"scales": [1, 1, 2, 2], "mode": "linear"}),
+    (W, {"scales": [1, 1, 2, 3], "mode": "linear"}),  # 3x: inexact coordinates
+    (W, {"scales": [1, 1, 2, 2.5]}),
+    (W, {"scales": [1, 1, 2, 2], "input_pixel_offsets": [0, 0, 0, 0]}),
+    (W, {"scales": [1, 1, 2, 2], "output_sizes": [1, 2, 6, 12]}),  # not 2 x 8: cropped
+    (W, {"scales": [1, 1, 2, 2], "mode": "linear", "antialiased": True}),  # normalized
+    (W, {"scales": [1, 1, 2, 2], "mode": "cubic"}),
+    (W, {"scales": [1, 1, 2, 1]}),  # the innermost axis not resampled
+    (W[..., :4].astype(np.float16), {"scales": [1, 1, 2, 2]}),  # rows of half a block
+    (np.zeros((2, 24), np.int8), {"scales": [2, 2], "mode": "linear"}),  # 24 bytes
+], ids=range(11))
+def test_integer_is_not_eligible(device, x, case):
+    """Where `integer` would not be `rows` bit for bit, or its blocks do not fit: odd rows,
+    non-power-of-two linear scales, other offsets or output sizes, normalized weights, cubic,
+    rows of part of a block."""
+    _strategies_agree(device, "resample", x, False, **case)
+
+
+def test_integer_rows_up_to_2_16_outputs():
+    """`integer` needs rows of at most 2^16 outputs (the coordinate's snapping, 2^-18 of its
+    magnitude, stays below 1 / 2k) and packed tensors: decided on the description alone."""
+    from gpudml.kernels import resample as rs
+
+    def problem(n: int, k: int, strides=None) -> rs.Resampling:
+        t = dml.TensorDesc(dml.DataType.FLOAT32, [2, n], strides)
+        return rs.Resampling("Resample", "nearest", "floor", t, dml.TensorDesc(dml.DataType.FLOAT32, [2, k * n]),
+                             (1.0, float(k)), (0.5, 0.5), (-0.5, -0.5))
+
+    assert rs._integer(problem(1 << 15, 2)) == 2
+    assert rs._integer(problem(1 << 15, 4)) == 0
+    assert rs._integer(problem(8, 4, [16, 1])) == 4  # rows apart, in whole blocks
+    assert rs._integer(problem(8, 4, [0, 1])) == 4  # broadcast
+    assert rs._integer(problem(8, 4, [10, 1])) == 0  # rows not in whole blocks
+    assert rs._integer(problem(8, 4, [1, 2])) == 0  # the innermost stride not 1
+    u8 = dml.TensorDesc(dml.DataType.UINT8, [2, 2, 2, 16])
+
+    def linear(k: int) -> rs.Resampling:
+        return rs.Resampling("Resample", "linear", "floor", u8, dml.TensorDesc(dml.DataType.UINT8, [4, 4, 4, 16 * k]),
+                             (2.0, 2.0, 2.0, float(k)), (0.5,) * 4, (-0.5,) * 4)
+
+    assert rs._integer(linear(4)) == 4  # 16 x 4 outputs of 16 taps: 1024 terms
+    assert rs._integer(linear(8)) == 0  # 2048: too much code
+
+
+def test_integer_reads_broadcast_and_spaced_rows(device):
+    """`integer` reads a broadcast input (stride 0) and one whose rows lie apart (a slice of
+    a wider tensor) through their strides."""
+    wide = np.broadcast_to(W[:, :, :1, :], W.shape)
+    for mode in ("nearest_neighbor", "linear"):
+        _check("resample", dml.resample(wide, [1, 1, 2, 2], mode=mode, device=device), np.ascontiguousarray(wide),
+               scales=[1, 1, 2, 2], mode=mode)
+    cut = np.random.default_rng(4).uniform(-1, 1, (1, 2, 3, 12)).astype(np.float32)[..., 4:]
+    _check("resample", dml.resample(cut, [1, 1, 2, 4], mode="linear", device=device), np.ascontiguousarray(cut),
+           scales=[1, 1, 2, 4], mode="linear")

@@ -33,6 +33,23 @@ integer (halves to even) and saturated.
 
 Strategies:
 
+- `integer` (CPU-class, first wherever eligible: _integer): an integer scale k of the
+  innermost axis with the default pixel offsets, rows of whole 16-byte blocks, nearest of any
+  type (k up to 16) and linear 2x, 4x, 8x without normalizing. An invocation loads 8 input
+  blocks of a row (of each combination of the outer resampled axes' taps, linear) and the
+  elements either side, and stores the 8k output blocks they determine: nearest's index
+  offsets and linear's weights along the innermost axis are compile-time constants
+  (integer_parts; k a power of two makes linear's coordinates and weights exact, so they
+  are the float32 weights `rows` computes, summed in the same order: bit for bit `rows`).
+  Measured on lavapipe (2 shared cores, a loaded host), 2x float32, 2026-11-29: `gpudml
+  bench --quick --only W30,W31,W32,W33`, paired ratios to the copy kernel, medians of 5
+  runs each, `rows` -> `integer`: nearest [1,64,128,128] 0.30x -> 1.16x, [8,256,64,64]
+  0.29x -> 1.10x; linear 0.14x -> 0.70x, 0.13x -> 0.73x (the slowest of the 5 runs: 0.82x,
+  0.89x, 0.58x, 0.58x; GPU ms medians 8.2 -> 2.9, 66 -> 37, 18.5 -> 7.4, 182 -> 37). 8 blocks
+  per invocation (INTEGER_BLOCKS) over 4 and 16; decoding the row's coordinates over the
+  outer axes only took 4-13% off (gpudml lab, interleaved A/B). FLOAT16 2x of
+  [1,64,128,128] (gpudml lab, medians of 3 runs, GPU ms and x copy): nearest `rows` 13.5
+  (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x).
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
@@ -71,13 +88,15 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
-from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, parts
 from .chain import Chain, StageRule, chain
 from .epilogue import attach, check
 from .movement import family as movement
 
 OWN = ("rows", "points")
-STRATEGIES = OWN + movement.STRATEGIES
+#: The integer scale's own strategy (_integer): not in OWN (no prologue, no epilogue).
+INTEGER = "integer"
+STRATEGIES = (INTEGER,) + OWN + movement.STRATEGIES
 OPTIONS = ("run",) + movement.OPTIONS
 MODES = ("nearest", "linear", "cubic")
 ROUNDINGS = ("floor", "ceil", "half_up")
@@ -89,6 +108,13 @@ WORKGROUP_SIZE = 64
 VEC_OUT = True
 #: Loop iterations an invocation spends besides its taps (the run loop, set-up).
 _OVERHEAD = 64
+#: `integer`: 16-byte input blocks per invocation (fewer where the row or the unrolled code
+#: asks). gpudml lab, lavapipe, float32 2x, medians of 6 runs (5 reps each) of GPU ms, 4 -> 8
+#: blocks: nearest [1,64,128,128] 6.40 -> 5.66, [8,256,64,64] 49.4 -> 45.7; linear 8.94 ->
+#: 8.24, 69.8 -> 63.3; 16 blocks (nearest, 5 runs): 5.55 -> 6.46, 42.5 -> 48.5 ms.
+INTEGER_BLOCKS = 8
+#: `integer`: outputs of one invocation times the taps each sums (the unrolled code's size).
+_INTEGER_TERMS = 256
 
 
 def f32_bits(value: float) -> int:
@@ -187,13 +213,15 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
     """`rows` and `points` (nearest: and the movement family's strategies, after them on
     software adapters and without caps, before them on GPUs), as long as one output's taps
     fit the loop budget (`rows` first on software adapters and without caps, `points` first
-    on GPUs)."""
+    on GPUs); `integer` where eligible (_integer): first on software adapters and without
+    caps (the module docstring has the measurements), last on GPUs (not measured there)."""
     movement.check_block(block)
     if _max_run(p) < 1:
         raise UnsupportedError(
             f"{p.op}: one output reads {tap_count(p)} taps (scales {list(p.scales)}, antialiased), past one "
             f"invocation's loop budget ({LOOP_BUDGET}); downsample in several steps of a larger scale")
     own = ["points"]
+    whole = [INTEGER] if _integer(p) else []
     try:
         _run(p, run)
         own.insert(0, "rows")
@@ -207,7 +235,155 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
     # float32, ratios to the copy kernel (interleaved, 7 reps, a loaded host): rows 0.28x,
     # elements 0.25x, stretches 0.19x (a stretch of nearest is only as long as the scale, and
     # each maps through the coordinate's division). GPUs: the movement family's `coalesced` first.
-    return tuple(moves) + tuple(own) if gpu else tuple(own) + tuple(moves)
+    return tuple(moves) + tuple(own) + tuple(whole) if gpu else tuple(whole) + tuple(own) + tuple(moves)
+
+
+# ---------------------------------------------------------------------------- `integer`
+def _integer(p: Resampling) -> int:
+    """The innermost axis' integer scale k where `integer` runs `p` bit-identically to `rows`,
+    else 0: the innermost axis resampled by k >= 2 (nearest: up to 16; linear: 2, 4 or 8,
+    whose coordinates and weights are exact dyadic fractions) with the default pixel
+    offsets (0.5, -0.5) and k times the input's size; rows of whole 16-byte blocks (a packed
+    output; an input whose innermost stride is 1 and whose other strides are whole blocks, 0
+    too: broadcast); 8-32-bit elements; linear without normalizing (no antialiasing, no
+    exclude_outside), every axis of 2 taps; rows of at most 2^16 outputs (where the
+    coordinate's snapping, 2^-18 of its magnitude, cannot reach a position that is no tie:
+    1 / (2k) from an integer); one block's outputs times their taps at most 4 *
+    _INTEGER_TERMS (the unrolled code: not linear 8x of 8-bit elements on 4 axes). The
+    kernel has no loop but the outer axes' 2 taps (far within LOOP_BUDGET)."""
+    inner = p.input.rank - 1
+    size = p.input.data_type.size
+    if p.input.rank < 1 or inner not in p.axes or p.input.data_type != p.output.data_type or size > 4:
+        return 0
+    k, n = f32(p.scales[inner]), p.input.sizes[inner]
+    if not (k >= 2 and k == int(k)) or (f32(p.input_offsets[inner]), f32(p.output_offsets[inner])) != (0.5, -0.5):
+        return 0
+    k = int(k)
+    if p.mode == "nearest":
+        fits = k <= 16
+    elif p.mode == "linear":
+        fits = k in (2, 4, 8) and not _normalized(p) and _fixed_taps(p) == 2
+    else:
+        fits = False
+    per = 16 // size
+    strides = p.input.effective_strides
+    in_blocks = strides[inner] == 1 and all(s % per == 0 for s, m in zip(strides[:inner], p.input.sizes) if m > 1)
+    whole = (in_blocks and p.output.is_packed and n % per == 0 and p.output.sizes[inner] == k * n
+             and k * n <= 1 << 16)
+    terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
+    small = per * k * terms <= 4 * _INTEGER_TERMS  # one block's unrolled code (_integer_blocks)
+    return k if fits and whole and small else 0
+
+
+def _integer_blocks(p: Resampling, k: int) -> int:
+    """`integer`: input blocks per invocation: INTEGER_BLOCKS or fewer, dividing the row,
+    within _INTEGER_TERMS."""
+    terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
+    per = 16 // p.input.data_type.size
+    blocks = INTEGER_BLOCKS
+    while blocks > 1 and (p.input.sizes[-1] % (per * blocks) or per * blocks * k * terms > _INTEGER_TERMS):
+        blocks //= 2
+    return blocks
+
+
+def _integer_plan(p: Resampling, caps) -> KernelPlan:
+    """`integer` (_integer): an invocation loads `per` consecutive input elements of a row in
+    16-byte blocks and their two neighbours (for each combination of the outer resampled axes'
+    taps, linear) and stores the k * per outputs they determine in 16-byte blocks; weights
+    and nearest's index offsets are compile-time constants (integer_parts)."""
+    k = _integer(p)
+    per = 16 // p.input.data_type.size * _integer_blocks(p, k)
+    n = p.input.sizes[-1]
+    params = _params(p, caps, 1)
+    params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per)
+    k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
+                             for d in range(p.input.rank)))
+    uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+                "in_strides": p.input.effective_strides, **_axis_uniforms(p),
+                "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
+                "rows": p.output.element_count // p.output.sizes[-1], "runs_per_row": n // per,
+                "cubic_a": f32_bits(p.cubic_a)}
+    bits = params["bits"]
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"),
+               output_buffer(0, "output_vec", bits, "blocks"), input_buffer(0, "input_blocks", "blocks"))
+    rows = p.output.element_count // p.output.sizes[-1]
+    return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms, rows * (n // per), WORKGROUP_SIZE),))
+
+
+def _integer_pattern(mode: str, rounding: str, k: int) -> tuple[tuple[int, float, float], ...]:
+    """Per output j of the k an input element i gives (o = k i + j, x = i + (2j + 1 - k) / 2k
+    exactly): (d, w0, w1): nearest reads element i + d (rounding's, d in {-1, 0, 1}), linear
+    taps i + d and i + d + 1 with weights w0 and w1 (the float32 weights `rows` computes:
+    exact, k a power of two)."""
+    from fractions import Fraction
+    out = []
+    for j in range(k):
+        t = Fraction(2 * j + 1 - k, 2 * k)
+        if mode == "nearest":
+            d = {"floor": math.floor(t), "ceil": math.ceil(t), "half_up": math.floor(t + Fraction(1, 2))}[rounding]
+            out.append((d, 0.0, 0.0))
+        else:
+            d = math.floor(t)
+            r = t - d
+            out.append((d, float(max(0, 1 - abs(0 - r))), float(max(0, 1 - abs(1 - r)))))
+    return tuple(out)
+
+
+@parts("resample.wgsl.j2")
+def integer_parts(params: dict) -> dict[str, str]:
+    """`integer`'s kernel body (resample.wgsl.j2's `code.integer`): the loads of the run's
+    input blocks and neighbours, each output's value, the 16-byte stores."""
+    k = params.get("integer", 0)
+    if not k:
+        return {}
+    per, mode, axes = params["integer_per"], params["mode"], params["axes"]
+    pattern = _integer_pattern(mode, params["rounding"], k)
+    outer = range(len(axes) - 1) if mode != "nearest" else range(0)
+    combos = [()]
+    for _ in outer:
+        combos = [c + (t,) for c in combos for t in range(2)]
+    bits = params["bits"]
+    pack = 32 // bits  # elements per word
+    lines = ["    let lft = max(first, 1u) - 1u;", f"    let rgt = min(first + {per}u, n - 1u);"]
+    nearest = mode == "nearest"
+    edge = "load_bits" if nearest else "load_x"
+    for c, combo in enumerate(combos):
+        off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
+        lines.append(f"    let off{c} = {off};")
+        if combo:
+            lines.append(f"    let wc{c} = " + " * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)) + ";")
+        lines.append(f"    let l{c} = {edge}(off{c} + lft);")
+        lines.append(f"    let r{c} = {edge}(off{c} + rgt);")
+        for blk in range(per // (4 * pack)):
+            lines.append(f"    let b{c}_{blk} = input_blocks_at((off{c} + first) / {4 * pack}u + {blk}u);")
+
+    def elem(c: int, i: int) -> str:
+        """Input element first + i of combination c: its bits (nearest), its value (linear)."""
+        if i < 0 or i >= per:
+            value = f"{'l' if i < 0 else 'r'}{c}"
+            return value if nearest else f"f32({value})"
+        word = f"b{c}_{i // (4 * pack)}.{'xyzw'[i // pack % 4]}"
+        if pack > 1:
+            word = f"extractBits({word}, {i % pack * bits}u, {bits}u)"
+        return word if nearest else f"f32(load_x_value({word}))"
+
+    values = []
+    for i in range(per):
+        for d, w0, w1 in pattern:
+            if nearest:
+                values.append(elem(0, i + d))
+                continue
+            terms = []
+            for c, combo in enumerate(combos):
+                for t, w in ((0, w0), (1, w1)):
+                    weight = f"(wc{c} * {w!r})" if combo else repr(w)
+                    terms.append(f"{weight} * {elem(c, i + d + t)}")
+            values.append("finish(" + "(" * (len(terms) - 1) + "0.0 + " + ") + ".join(terms) + ")")
+    words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
+                        for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
+    for q in range(0, len(words), 4):
+        lines.append(f"    output_vec_set(at / {4 * pack}u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));")
+    return {"integer": "\n".join(lines)}
 
 
 # ---------------------------------------------------------------------------- nearest: the chain stage
@@ -232,7 +408,8 @@ def _params(p: Resampling, caps, run: int) -> dict:
     native64 = caps is not None and caps.has("shader-int64") and bits == 64
     return {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "kind": _kind(p),
             "bits": bits, "native64": native64, "normalized": _normalized(p), "antialiased": p.antialiased,
-            "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p)}
+            "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p),
+            "integer": 0, "integer_per": 0}
 
 
 def _fixed_taps(p: Resampling) -> int:
@@ -296,6 +473,8 @@ def plan(p: Resampling, caps, strategy: str, run=None, block=None) -> KernelPlan
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     if strategy in OWN:
         return _own_plan(p, caps, strategy, run)
+    if strategy == INTEGER:
+        return _integer_plan(p, caps)
     the_chain = chain([stage(p)], p.input.effective_strides)
     return movement.chain_plan(strategy, p.output, the_chain, block=block)
 
@@ -318,7 +497,7 @@ class ResampleFamily(KernelFamily):
     def variants(self, problem: Resampling, caps, strategy: str) -> tuple[dict, ...]:
         if strategy == "rows":
             return tuple({"run": r} for r in (4, 64) if r != RUN)
-        return movement.FAMILY.variants(problem, caps, strategy) if strategy not in OWN else ()
+        return movement.FAMILY.variants(problem, caps, strategy) if strategy in movement.STRATEGIES else ()
 
     def stage(self, problem: Resampling) -> StageRule | None:
         return stage(problem)
