@@ -473,7 +473,8 @@ def axis_taps(m: Mapping, d: int, n_in: int, n_out: int):
     if m.exclude_outside:
         w = np.where((idx < 0) | (idx >= n_in), 0.0, w)
     if m.antialiased or m.exclude_outside:
-        w = w / w.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):  # every tap outside (excluded): 0 / 0, NaN, as ONNX's reference
+            w = w / w.sum(axis=1, keepdims=True)
     return np.clip(idx, 0, n_in - 1), w, magnitude
 
 
