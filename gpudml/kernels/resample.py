@@ -49,7 +49,14 @@ Strategies:
   per invocation (INTEGER_BLOCKS) over 4 and 16; decoding the row's coordinates over the
   outer axes only took 4-13% off (gpudml lab, interleaved A/B). FLOAT16 2x of
   [1,64,128,128] (gpudml lab, medians of 3 runs, GPU ms and x copy): nearest `rows` 13.5
-  (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x).
+  (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x). FLOAT16 linear
+  unpacks each input word once and rounds an output word's two sums together in integer
+  operations (f16x2_bits in resample.wgsl.j2, the bits f32_to_f16_bits gives; llvmpipe's
+  pack2x16float is slow): gpudml lab, interleaved A/B, 5 pairs, GPU ms: [1,64,128,128]
+  median paired ratio 0.95 (3 earlier pairs 0.89-0.91), [8,256,64,64] 71.2 -> 61.5 ms
+  (0.87); bench W37, W39 `x copy paired` 0.29-0.31 before, 0.26-0.29 after (noise): still
+  below issue #43's 0.5x, float16 linear costing float32's GPU time per element while the
+  copy moves half the bytes (docs/performance.md has the breakdown).
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
