@@ -375,6 +375,22 @@ def test_integer_is_not_eligible(device, x, case):
     _strategies_agree(device, "resample", x, False, **case)
 
 
+def test_integer_float16_linear_special_values(device):
+    """FLOAT16 linear `integer` converts a word's two elements and rounds an output word's
+    two sums at once (integer_parts): bit for bit `rows` on infinities (inf - inf: NaN),
+    NaN, the largest finite values, subnormals and signed zeros."""
+    rng = np.random.default_rng(9)
+    special = np.array([np.inf, -np.inf, np.nan, 65504, -65504, 6e-8, -6e-8, 0.0, -0.0, 1e-5], np.float16)
+    x = rng.uniform(-9, 9, (1, 2, 4, 32)).astype(np.float16)
+    x.flat[rng.choice(x.size, 80, replace=False)] = rng.choice(special, 80)
+    spec = spec_named("resample")
+    for scales in ([1, 1, 2, 2], [1, 1, 1, 4], [1, 2, 0.5, 8]):
+        desc = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT16, x.shape), scales=scales, mode="linear")
+        op = device.create_operator(desc)
+        got = {s: device.compile_operator(op, strategy=s).execute([x])[0] for s in ("integer", "rows")}
+        assert_bit_equal(got["integer"], got["rows"])
+
+
 def test_integer_rows_up_to_2_16_outputs():
     """`integer` needs rows of at most 2^16 outputs (the coordinate's snapping, 2^-18 of its
     magnitude, stays below 1 / 2k) and packed tensors: decided on the description alone."""

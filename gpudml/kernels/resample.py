@@ -49,7 +49,14 @@ Strategies:
   per invocation (INTEGER_BLOCKS) over 4 and 16; decoding the row's coordinates over the
   outer axes only took 4-13% off (gpudml lab, interleaved A/B). FLOAT16 2x of
   [1,64,128,128] (gpudml lab, medians of 3 runs, GPU ms and x copy): nearest `rows` 13.5
-  (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x).
+  (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x). FLOAT16 linear
+  unpacks each input word once and rounds an output word's two sums together in integer
+  operations (f16x2_bits in resample.wgsl.j2, the bits f32_to_f16_bits gives; llvmpipe's
+  pack2x16float is slow): gpudml lab, interleaved A/B, 5 pairs, GPU ms: [1,64,128,128]
+  median paired ratio 0.95 (3 earlier pairs 0.89-0.91), [8,256,64,64] 71.2 -> 61.5 ms
+  (0.87); bench W37, W39 `x copy paired` 0.29-0.31 before, 0.26-0.29 after (noise): still
+  below issue #43's 0.5x, float16 linear costing float32's GPU time per element while the
+  copy moves half the bytes (docs/performance.md has the breakdown).
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
@@ -347,6 +354,9 @@ def integer_parts(params: dict) -> dict[str, str]:
     lines = ["    let lft = max(first, 1u) - 1u;", f"    let rgt = min(first + {per}u, n - 1u);"]
     nearest = mode == "nearest"
     edge = "load_bits" if nearest else "load_x"
+    # float16 linear: each word's two elements converted at once (unpack2x16float: exact),
+    # each output word's two sums rounded at once (f16x2_bits: f32_to_f16_bits per lane).
+    half = not nearest and bits == 16 and params["kind"] == "float"
     for c, combo in enumerate(combos):
         off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
         lines.append(f"    let off{c} = {off};")
@@ -356,12 +366,16 @@ def integer_parts(params: dict) -> dict[str, str]:
         lines.append(f"    let r{c} = {edge}(off{c} + rgt);")
         for blk in range(per // (4 * pack)):
             lines.append(f"    let b{c}_{blk} = input_blocks_at((off{c} + first) / {4 * pack}u + {blk}u);")
+            if half:
+                lines.extend(f"    let h{c}_{blk}{x} = unpack2x16float(b{c}_{blk}.{x});" for x in "xyzw")
 
     def elem(c: int, i: int) -> str:
         """Input element first + i of combination c: its bits (nearest), its value (linear)."""
         if i < 0 or i >= per:
             value = f"{'l' if i < 0 else 'r'}{c}"
             return value if nearest else f"f32({value})"
+        if half:
+            return f"h{c}_{i // (4 * pack)}{'xyzw'[i // pack % 4]}.{'xy'[i % pack]}"
         word = f"b{c}_{i // (4 * pack)}.{'xyzw'[i // pack % 4]}"
         if pack > 1:
             word = f"extractBits({word}, {i % pack * bits}u, {bits}u)"
@@ -378,9 +392,13 @@ def integer_parts(params: dict) -> dict[str, str]:
                 for t, w in ((0, w0), (1, w1)):
                     weight = f"(wc{c} * {w!r})" if combo else repr(w)
                     terms.append(f"{weight} * {elem(c, i + d + t)}")
-            values.append("finish(" + "(" * (len(terms) - 1) + "0.0 + " + ") + ".join(terms) + ")")
-    words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
-                        for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
+            acc = "(" * (len(terms) - 1) + "0.0 + " + ") + ".join(terms)
+            values.append(acc if half else f"finish({acc})")
+    if half:
+        words = [f"f16x2_bits(vec2<f32>({values[q]}, {values[q + 1]}))" for q in range(0, len(values), 2)]
+    else:
+        words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
+                            for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
     for q in range(0, len(words), 4):
         lines.append(f"    output_vec_set(at / {4 * pack}u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));")
     return {"integer": "\n".join(lines)}
