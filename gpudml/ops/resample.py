@@ -208,47 +208,35 @@ DESCS = {"resample0": ResampleOperatorDesc, "resample1": Resample1OperatorDesc,
 
 
 # ============================================================================ what a desc computes
-@dataclass(frozen=True)
-class Mapping:
-    """Every desc's resampling in one form (RESAMPLE3's fields): what the reference, the
-    tolerance and the kernels read."""
-
-    mode: str
-    rounding: str
-    scales: tuple[float, ...]
-    input_offsets: tuple[float, ...]
-    output_offsets: tuple[float, ...]
-    antialiased: bool = False
-    cubic_a: float = -0.75
-    exclude_outside: bool = False
-
-
 def _mode_name(mode: InterpolationMode) -> str:
     return {IM.NEAREST_NEIGHBOR: "nearest", IM.LINEAR: "linear", IM.CUBIC: "cubic"}[mode]
 
 
-def mapping(desc) -> Mapping:
+def mapping(desc) -> family.Resampling:
+    """Every desc's resampling in one form (RESAMPLE3's fields, the kernel family's problem):
+    what the reference, the tolerance and the kernels read."""
     rank = desc.input_tensor.rank
     mode = _mode_name(desc.interpolation_mode)
+    op = type(desc).__name__.removesuffix("OperatorDesc")
+
+    def form(rounding, scales, input_offsets=(0.5,) * rank, output_offsets=(-0.5,) * rank, *extension):
+        return family.Resampling(op, mode, rounding, desc.input_tensor, desc.output_tensor, scales, input_offsets,
+                                 output_offsets, *extension)
+
     if isinstance(desc, Upsample2DOperatorDesc):
-        scales = (1.0,) * (rank - 2) + tuple(float(s) for s in desc.scale_size)
-        return Mapping(mode, "half_up", scales, (0.5,) * rank, (-0.5,) * rank)
+        return form("half_up", (1.0,) * (rank - 2) + tuple(float(s) for s in desc.scale_size))
     if isinstance(desc, ResampleOperatorDesc):
-        return Mapping(mode, "half_up", desc.scales, (0.5,) * rank, (-0.5,) * rank)
+        return form("half_up", desc.scales)
     offsets = (desc.input_pixel_offsets, desc.output_pixel_offsets)
     if isinstance(desc, Resample1OperatorDesc):
-        return Mapping(mode, "half_up", desc.scales, *offsets)
+        return form("half_up", desc.scales, *offsets)
     rounding = "floor" if desc.rounding_direction == AxisDirection.DECREASING else "ceil"
     if isinstance(desc, Resample2OperatorDesc):
-        return Mapping(mode, rounding, desc.scales, *offsets)
-    return Mapping(mode, rounding, desc.scales, *offsets, desc.antialiased, desc.cubic_coeff_a, desc.exclude_outside)
+        return form(rounding, desc.scales, *offsets)
+    return form(rounding, desc.scales, *offsets, desc.antialiased, desc.cubic_coeff_a, desc.exclude_outside)
 
 
-def problem(desc) -> family.Resampling:
-    m = mapping(desc)
-    return family.Resampling(type(desc).__name__.removesuffix("OperatorDesc"), m.mode, m.rounding,
-                             desc.input_tensor, desc.output_tensor, m.scales, m.input_offsets, m.output_offsets,
-                             m.antialiased, m.cubic_a, m.exclude_outside)
+problem = mapping
 
 
 PLANNER = ProblemPlanner(problem, family.FAMILY)
@@ -437,7 +425,7 @@ def _functional(row: Row):
 
 
 # ============================================================================ the reference
-def _coordinates(m: Mapping, d: int, n_out: int) -> np.ndarray:
+def _coordinates(m: family.Resampling, d: int, n_out: int) -> np.ndarray:
     """Axis d's input coordinate of every output coordinate, float64 from the FLOATs,
     snapped as the kernels snap (kernels/resample.py)."""
     o = np.arange(n_out, dtype=np.float64)
@@ -448,7 +436,7 @@ def _coordinates(m: Mapping, d: int, n_out: int) -> np.ndarray:
     return np.where(np.abs(x - r) <= magnitude * SNAP, r, x), magnitude
 
 
-def _filter(m: Mapping, t: np.ndarray) -> np.ndarray:
+def _filter(m: family.Resampling, t: np.ndarray) -> np.ndarray:
     t = np.abs(t)
     if m.mode == "linear":
         return np.maximum(0.0, 1.0 - t)
@@ -457,7 +445,7 @@ def _filter(m: Mapping, t: np.ndarray) -> np.ndarray:
                     np.where(t < 2, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a, 0.0))
 
 
-def axis_taps(m: Mapping, d: int, n_in: int, n_out: int):
+def axis_taps(m: family.Resampling, d: int, n_in: int, n_out: int):
     """Axis d's taps: (indices [n_out, K] clamped into the input, weights [n_out, K] float64,
     coordinate magnitudes [n_out]); nearest: K = 1, weight 1."""
     x, magnitude = _coordinates(m, d, n_out)
@@ -478,11 +466,11 @@ def axis_taps(m: Mapping, d: int, n_in: int, n_out: int):
     return np.clip(idx, 0, n_in - 1), w, magnitude
 
 
-def _identity(m: Mapping, d: int, n_in: int, n_out: int) -> bool:
+def _identity(m: family.Resampling, d: int, n_in: int, n_out: int) -> bool:
     return m.scales[d] == 1.0 and m.input_offsets[d] == -m.output_offsets[d] and n_in == n_out
 
 
-def resample_array(x: np.ndarray, m: Mapping, sizes) -> np.ndarray:
+def resample_array(x: np.ndarray, m: family.Resampling, sizes) -> np.ndarray:
     """x resampled to `sizes` (float64 for interpolation, x's own elements for nearest)."""
     if m.mode == "nearest":
         return gather(x, [axis_taps(m, d, n, o)[0][:, 0] for d, (n, o) in enumerate(zip(x.shape, sizes))])
@@ -551,7 +539,7 @@ def _tolerance(row: Row, expected: np.ndarray, inputs, arguments: dict):
     return np.broadcast_to(e, expected.shape)
 
 
-def resample_array_abs(xs: np.ndarray, m: Mapping, sizes) -> np.ndarray:
+def resample_array_abs(xs: np.ndarray, m: family.Resampling, sizes) -> np.ndarray:
     """sum |w| |x| over each output's taps (|x| given)."""
     y = xs
     for d, (n, o) in enumerate(zip(xs.shape, sizes, strict=True)):
@@ -647,4 +635,4 @@ def spec(row: Row) -> OpSpec:
 
 
 SPECS = tuple(spec(row) for row in TABLE)
-__all__ = ["DESCS", "SPECS", "TABLE", "Mapping", "mapping"]
+__all__ = ["DESCS", "SPECS", "TABLE", "mapping"]
