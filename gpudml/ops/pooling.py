@@ -64,7 +64,7 @@ from ..kernels.pooling import Problem
 from ..tensor_desc import MAX_ELEMENTS, TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import TYPES_11, DataType, FeatureLevel
 from .precision import pow_ulps
-from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
+from .spec import Call, Cli, CliArg, OpSpec, desc_class, signature_functional, support_table
 
 FL, T = FeatureLevel, DataType
 FLOATS = frozenset({T.FLOAT32, T.FLOAT16})
@@ -373,20 +373,7 @@ def _functional_doc(row: Row) -> str:
 
 
 def _functional(row: Row):
-    signature = _signature(row)
-
-    def functional(*args, device=None, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        attrs = dict(bound.arguments)
-        x = attrs.pop("x")
-        return Call([("x", x)], attrs, device)
-
-    device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
-    functional.__signature__ = signature.replace(parameters=[*signature.parameters.values(), device])
-    functional.__name__ = functional.__qualname__ = row.functional_name
-    functional.__doc__ = _functional_doc(row)
-    return functional
+    return signature_functional(_signature(row), row.functional_name, _functional_doc(row))
 
 
 def global_max_pooling(x, *, output_indices=False, device=None):

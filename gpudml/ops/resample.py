@@ -60,7 +60,7 @@ from ..types import AxisDirection, DataType, FeatureLevel, InterpolationMode
 from .activations import as_float32
 from .base import check_copy_tensors, gather
 from .cumulative import as_bool
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Cli, CliArg, OpSpec, signature_functional, support_table
 
 FL, T = FeatureLevel, DataType
 FLOATS = frozenset({T.FLOAT32, T.FLOAT16})
@@ -408,20 +408,7 @@ def _functional_doc(row: Row) -> str:
 
 
 def _functional(row: Row):
-    signature = _signature(row)
-
-    def functional(*args, device=None, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        attrs = dict(bound.arguments)
-        x = attrs.pop("x")
-        return Call([("x", x)], attrs, device)
-
-    device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
-    functional.__signature__ = signature.replace(parameters=[*signature.parameters.values(), device])
-    functional.__name__ = functional.__qualname__ = row.functional_name
-    functional.__doc__ = _functional_doc(row)
-    return functional
+    return signature_functional(_signature(row), row.functional_name, _functional_doc(row))
 
 
 # ============================================================================ the reference

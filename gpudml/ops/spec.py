@@ -84,6 +84,24 @@ class SupportTable:
         return ""
 
 
+def signature_functional(signature: inspect.Signature, name: str, doc: str) -> Callable:
+    """The functional form `name` of `signature` (its first parameter `x`, the one tensor; the
+    others infer_output's keywords) with a keyword `device` added: a Call of x with the other
+    arguments, defaults applied (the table modules' rows: pooling, resampling)."""
+    def functional(*args, device=None, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        attrs = dict(bound.arguments)
+        x = attrs.pop("x")
+        return Call([("x", x)], attrs, device)
+
+    device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
+    functional.__signature__ = signature.replace(parameters=[*signature.parameters.values(), device])
+    functional.__name__ = functional.__qualname__ = name
+    functional.__doc__ = doc
+    return functional
+
+
 def support_table(op: str, tensors: tuple[str, ...], rows: Iterable[tuple]) -> SupportTable:
     """A SupportTable from the page's rows as written: `(level, ranks, types...)`, where
     `ranks` is `(lo, hi)` (an inclusive range) or a set, and `types` is one set of data
