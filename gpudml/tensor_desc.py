@@ -27,6 +27,22 @@ MAX_ELEMENTS = 2**32 - 1  # DirectML's limit on the element count of a tensor
 TENSOR_FLAG_OWNED_BY_DML = 0x1
 
 
+def check_window_fields(op: str, desc, fields, count: int, count_name: str) -> None:
+    """The per-axis UINT fields of a windowed desc (window sizes, strides, dilations, paddings):
+    `count` entries each (`count_name` says what fixes it), each a UINT, of at least 1 but the
+    paddings; InvalidArgumentError naming the field, the rule and the values."""
+    for field in fields:
+        values = getattr(desc, field)
+        if len(values) != count:
+            raise InvalidArgumentError(f"{op}: {field} has {len(values)} entries {list(values)}; {count_name} is "
+                                       f"{count}")
+        least = 0 if field.endswith("padding") else 1
+        for i, v in enumerate(values):
+            if not least <= v <= MAX_ELEMENTS:
+                raise InvalidArgumentError(f"{op}: {field}[{i}] = {v} must be in [{least}, {MAX_ELEMENTS}] (a UINT"
+                                           f"{'' if least == 0 else ' of at least 1'})")
+
+
 def as_int_tuple(values, field: str) -> tuple[int, ...]:
     """A tuple of Python ints from a list/tuple/array of integers; InvalidArgumentError otherwise."""
     if isinstance(values, (str, bytes)) or values is None:

@@ -61,7 +61,15 @@ from ..errors import InvalidArgumentError
 from ..kernels import pooling as family
 from ..kernels.base import ProblemPlanner
 from ..kernels.pooling import Problem
-from ..tensor_desc import MAX_ELEMENTS, TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
+from ..tensor_desc import (
+    MAX_ELEMENTS,
+    TensorDesc,
+    as_int,
+    as_int_tuple,
+    check_same_rank,
+    check_tensor_desc,
+    check_window_fields,
+)
 from ..types import TYPES_11, DataType, FeatureLevel
 from .precision import pow_ulps
 from .spec import Call, Cli, CliArg, OpSpec, desc_class, signature_functional, support_table
@@ -224,16 +232,7 @@ def validate(row: Row, support, desc, level: FeatureLevel) -> None:
         raise InvalidArgumentError(f"{op}: dimension_count = {desc.dimension_count} must be input_tensor's "
                                    f"DimensionCount - 2 = {spatial} (the spatial axes)")
     arrays = WINDOW_FIELDS + (("dilations",) if row.dilations else ())
-    for field in arrays:
-        values = getattr(desc, field)
-        if len(values) != spatial:
-            raise InvalidArgumentError(f"{op}: {field} has {len(values)} entries {list(values)}; dimension_count "
-                                       f"is {spatial}")
-        least = 0 if field.endswith("padding") else 1
-        for i, v in enumerate(values):
-            if not least <= v <= MAX_ELEMENTS:
-                raise InvalidArgumentError(f"{op}: {field}[{i}] = {v} must be in [{least}, {MAX_ELEMENTS}] (a UINT"
-                                           f"{'' if least == 0 else ' of at least 1'})")
+    check_window_fields(op, desc, arrays, spatial, "dimension_count")
     if row.extra == "p" and not 1 <= desc.p <= MAX_ELEMENTS:
         raise InvalidArgumentError(f"{op}: p = {desc.p} must be in [1, {MAX_ELEMENTS}] (a UINT of at least 1)")
     want = list(inp.sizes[:2])

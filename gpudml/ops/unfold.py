@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.movement.unfold import UNFOLD
-from ..tensor_desc import MAX_ELEMENTS, TensorDesc, as_int_tuple, check_tensor_desc
+from ..tensor_desc import MAX_ELEMENTS, TensorDesc, as_int_tuple, check_tensor_desc, check_window_fields
 from ..types import F64, TYPES_11, FeatureLevel
 from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
@@ -112,16 +112,7 @@ def check_geometry(op: str, desc, spatial_field: str, spatial: tuple[int, ...]) 
     if not 1 <= count <= MAX_SPATIAL:
         raise InvalidArgumentError(f"{op}: DimensionCount = {count} ({spatial_field} has {count} spatial axes after "
                                    f"N and C) must be in [1, {MAX_SPATIAL}]")
-    for field in WINDOW_FIELDS:
-        values = getattr(desc, field)
-        if len(values) != count:
-            raise InvalidArgumentError(f"{op}: {field} has {len(values)} entries {list(values)}; DimensionCount "
-                                       f"(the spatial axes of {spatial_field}) is {count}")
-        least = 0 if field.endswith("padding") else 1
-        for i, v in enumerate(values):
-            if not least <= v <= MAX_ELEMENTS:
-                raise InvalidArgumentError(f"{op}: {field}[{i}] = {v} must be in [{least}, {MAX_ELEMENTS}] (a UINT"
-                                           f"{'' if least == 0 else ' of at least 1'})")
+    check_window_fields(op, desc, WINDOW_FIELDS, count, f"DimensionCount (the spatial axes of {spatial_field})")
     for i, (n, a, b) in enumerate(zip(spatial, desc.start_padding, desc.end_padding, strict=True)):
         if n + a + b > MAX_ELEMENTS:  # (the kernels' coordinates are 32-bit, as DirectML's UINTs)
             raise InvalidArgumentError(f"{op}: the padded axis {spatial_field}.sizes[{i + 2}] + start_padding[{i}] + "
