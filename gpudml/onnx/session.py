@@ -115,6 +115,8 @@ class InferenceSession:
         #: The inputs whose values a build needs (a Reshape's shape, a reduction's axes, an If's
         #: condition computed from them: analysis.analyze), in the model's order.
         self.value_inputs = [v.name for v in self._inputs if v.name in needed]
+        #: Each value's producing node, for computing what the value inputs give on the host.
+        self.producers = _producers(graph) if self.value_inputs else {}
         if isinstance(build_cache_size, bool) or not isinstance(build_cache_size, int) or build_cache_size < 1:
             raise InvalidArgumentError(f"InferenceSession: build_cache_size must be an int >= 1 (the builds kept, one "
                                        f"per distinct input shapes and values), got {build_cache_size!r}")
@@ -287,7 +289,6 @@ class _Built:
     def __init__(self, session: InferenceSession, shapes: tuple, host: dict[str, np.ndarray]):
         self.session = session
         self.host = dict(host)  # the value inputs' values, then what is computed from them on the host
-        self.producers = _producers(session.model.graph)
         self.graph = Graph(session.device)
         self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype)
         values: dict[str, object] = {"": None}
@@ -406,7 +407,7 @@ class _Built:
         if value is not None and not isinstance(value, Expression):
             return value
         if name not in self.host:
-            proto = self.producers.get(name)
+            proto = self.session.producers.get(name)
             if proto is None:  # analysis.analyze named every graph input a value derives from
                 raise NotMapped(f"the value of {name!r} is needed when the graph is built, and is not known")
             inputs = [self._host_value(n, values) if n else None for n in proto.input]
