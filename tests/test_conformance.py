@@ -513,15 +513,22 @@ def test_fuzz_invalid_descriptions_raise_invalid_argument(spec):
 def test_fuzz_execute_hostile_arguments(spec):
     """CompiledOperator.execute with one input broken: InvalidArgumentError naming the
     operator and the input, before any upload: no buffer made, none taken from the pool (of
-    the test's own; a Tensor dying meanwhile may give one back). First adapter."""
-    devices = _private(ADAPTERS[0])
+    the test's own; a Tensor dying meanwhile may give one back). First adapter.
+
+    The checks are the same for every description, so the examples share two compiled
+    operators (the first two cases drawn into their slots; every example still draws a case,
+    so replaying a failing one within the run draws what it drew) instead of compiling one
+    each: 108 pipelines compiled instead of 1,870 (53 s -> 27 s alone), the same arguments broken."""
+    devices, compiled_in = _private(ADAPTERS[0]), {}
 
     @budget(_share(spec, EXECUTE_EXAMPLES))
     @given(data=st.data())
     def check(data):
-        case = data.draw(valid_cases(spec))
-        device = devices(case.level)
-        compiled = device.compile_operator(device.create_operator(case.desc))
+        slot, drawn = data.draw(st.integers(0, 1)), data.draw(valid_cases(spec))
+        if slot not in compiled_in:
+            device = devices(drawn.level)
+            compiled_in[slot] = (drawn, device, device.compile_operator(device.create_operator(drawn.desc)))
+        case, device, compiled = compiled_in[slot]
         inputs, fragment = data.draw(hostile_inputs(device, case))
         COUNTS["execute", spec.name] += 1
         pool = device._ctx.pool
