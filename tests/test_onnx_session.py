@@ -125,6 +125,57 @@ def _vi(name, shape, t=TensorProto.FLOAT):
     return helper.make_tensor_value_info(name, t, shape)
 
 
+def _empty_cases():
+    """(model, feeds, dispatches) of models that meet empty tensors beside GPU data."""
+    a, b, n = np.arange(10, dtype=np.float32).reshape(2, 5), np.ones((1, 5), np.float32), np.zeros((0, 5), np.float32)
+    i64 = TensorProto.INT64
+    yield "concat skips the empty part", _model(
+        [helper.make_node("Concat", ["e", "a"], ["y"], axis=0), helper.make_node("Relu", ["y"], ["z"])],
+        [_vi("e", ["n", 5]), _vi("a", [2, 5])], [_vi("z", None)]), {"e": n, "a": a}, 1
+    yield "empty outputs take no dispatch", _model(
+        [helper.make_node("Relu", ["e"], ["r"]), helper.make_node("Add", ["r", "b"], ["y"]),
+         helper.make_node("Mul", ["a", "a"], ["m"])],
+        [_vi("e", ["n", 5]), _vi("b", [1, 5]), _vi("a", [2, 5])], [_vi("y", None), _vi("m", None)]),\
+        {"e": n, "b": b, "a": a}, 1
+    yield "reduction over an empty set", _model(
+        [helper.make_node("ReduceMax", ["e"], ["r"], keepdims=0, axes=[0]), helper.make_node("Add", ["r", "a"], ["y"])],
+        [_vi("e", ["n", 5]), _vi("a", [2, 5])], [_vi("y", None)], opset=17), {"e": n, "a": a}, 1
+    yield "empty slice and zero-size split parts", _model(
+        [helper.make_node("Slice", ["a", "s", "t"], ["y"]), helper.make_node("Concat", ["y", "a"], ["c"], axis=0),
+         helper.make_node("Split", ["a", "p"], ["u", "v", "w"], axis=1), helper.make_node("Neg", ["w"], ["x"])],
+        [_vi("a", [2, 5]), _vi("s", [1], i64), _vi("t", [1], i64), _vi("p", [3], i64)],
+        [_vi("y", None), _vi("c", None), _vi("u", None), _vi("v", None), _vi("x", None)]),\
+        {"a": a, "s": np.array([1], np.int64), "t": np.array([1], np.int64), "p": np.array([2, 0, 3], np.int64)}, 3
+
+
+@pytest.mark.parametrize("case", list(_empty_cases()), ids=lambda c: c[0])
+def test_empty_tensors_as_onnxruntime(case, device):
+    """Empty tensors beside data computed on the GPU, as DirectML's execution provider
+    handles them (docs/onnx.md): the same outputs (shapes, values) as onnxruntime, empty
+    parts and empty outputs without a dispatch of their own."""
+    _, model, feeds, dispatches = case
+    session = gonnx.InferenceSession(model, device=device)
+    got, want = session.run(None, feeds), oracle(model, feeds)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    assert session.dispatch_count == dispatches
+
+
+def test_empty_tensor_into_a_non_empty_result_of_gpu_data_is_refused_with_the_node(device):
+    """A Gemm over an empty inner dimension whose C is computed on the GPU: refused at that
+    build, the node, the empty inputs and the output named."""
+    model = _model([helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="g")],
+                   [_vi("a", [2, "k"]), _vi("b", ["k", 3]), _vi("c", [2, 3])], [_vi("y", None)])
+    session = gonnx.InferenceSession(model, device=device)
+    feeds = {"a": np.zeros((2, 0), np.float32), "b": np.zeros((0, 3), np.float32), "c": np.ones((2, 3), np.float32)}
+    with pytest.raises(UnsupportedError, match=r"  g \(Gemm.*the empty input 'a' \[2, 0\], 'b' \[0, 3\] beside data "
+                                               r"computed on the GPU gives the non-empty output 'y' \[2, 3\]"):
+        session.run(None, feeds)
+    ones = {**feeds, "a": np.ones((2, 4), np.float32), "b": np.ones((4, 3), np.float32)}
+    np.testing.assert_allclose(session.run(None, ones)[0], np.full((2, 3), 5, np.float32))  # the model still runs
+
+
 def test_views_cost_no_dispatch(device):
     """Reshape, Unsqueeze, Squeeze, Transpose and Expand are tensor descs: x^T (a strided
     view) times w expanded (stride 0) is one GEMM and one add."""

@@ -461,8 +461,8 @@ def _slice(ctx, n):
     for a, start, end, step in zip(axes, starts, ends, steps):
         a %= r
         picked = range(*slice(start, end, step).indices(x.shape[a]))
-        if not picked:
-            raise NotMapped("an empty slice: DirectML sizes are at least 1")
+        if not picked:  # an empty result: a host value, no dispatch (as the provider skips empty outputs)
+            return [np.zeros([0 if b == a else d for b, d in enumerate(x.shape)], _dtype(x))]
         lo, hi = min(picked[0], picked[-1]), max(picked[0], picked[-1])
         offsets[a], sizes[a], strides[a] = lo, hi - lo + 1, step
     return [ctx.fn("slice")(x, offsets, sizes, strides)]
@@ -483,9 +483,11 @@ def _split(ctx, n):
         count = n.attr("num_outputs", count)
         part = -(-x.shape[axis] // count)
         sizes = [min(part, x.shape[axis] - k * part) for k in range(count)]
-    if 0 in sizes:
-        raise NotMapped("a zero-size part: DirectML sizes are at least 1")
-    return list(ctx.fn("split")(x, axis, sizes))
+    # Zero-size parts are empty host values (no dispatch), as the provider skips empty outputs.
+    parts = [s for s in sizes if s]
+    computed = iter(list(ctx.fn("split")(x, axis, parts)) if len(parts) > 1 else [x])
+    empty = [0 if a == axis else d for a, d in enumerate(x.shape)]
+    return [next(computed) if s else np.zeros(empty, _dtype(x)) for s in sizes]
 
 
 def _gather(ctx, n):
@@ -948,8 +950,8 @@ def _resize(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     in_shape = shape(x)
     out_shape, onnx_scales, roi = _resize_request(n, in_shape)
-    if min(out_shape) < 1:
-        raise NotMapped(f"an empty output (sizes {out_shape}): DirectML sizes are at least 1")
+    if min(out_shape) < 1:  # an empty result: a host value, no dispatch
+        return [np.zeros(out_shape, _dtype(x))]
     mode, coordinate = _resize_modes(n, roi)
     crop = roi if coordinate == "tf_crop_and_resize" else None
     scales, in_offsets, out_offsets = _axis_mappings(coordinate, in_shape, out_shape, onnx_scales, crop)
@@ -1247,6 +1249,10 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Col2Im": {1: "image_shape", 2: "block_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
 }
+
+#: The inputs read for their type alone, per op type (their contents never: an empty one is
+#: no empty tensor reaching an operator).
+TYPE_INPUTS: dict[str, set[int]] = {"CastLike": {1}}
 
 #: Folded at load, never run: their values are known when the graph is built.
 FOLDED = {

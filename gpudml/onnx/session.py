@@ -386,6 +386,9 @@ class _Built:
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
                 and proto.op_type != "Dropout":
             return _fold(proto, inputs, s.opset, outer)
+        if any(_empty(v) for k, v in enumerate(inputs)
+               if k not in wanted and k not in mapping.TYPE_INPUTS.get(proto.op_type, ())):
+            return self._with_empty(proto, inputs, outer)
         if proto.op_type == "If":
             raise NotMapped(analysis.IF_AT_RUN_TIME)
         if proto.op_type in analysis.CONTROL_FLOW:
@@ -399,6 +402,33 @@ class _Built:
                   for name in proto.output]
         node = mapping.Node(proto, s.opset, inputs, wanted)
         return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
+
+    def _with_empty(self, proto, inputs: list, outer: dict) -> list:
+        """A node that reads an empty tensor (a host value) beside data computed on the GPU,
+        as DirectML's execution provider handles empties (DirectML sizes are at least 1): a
+        Concat leaves the empty parts out; any other node whose outputs are all empty yields
+        them with no dispatch (their shapes as ONNX's reference computes them from the
+        inputs' shapes: the GPU's data is never read); a non-empty output computed from GPU
+        data and an empty tensor is refused with the node named."""
+        s = self.session
+        if proto.op_type == "Concat":
+            kept = [k for k, v in enumerate(inputs) if not _empty(v)]
+            if len(kept) == 1 and isinstance(inputs[kept[0]], Expression):
+                return [inputs[kept[0]]]
+            node = onnx.NodeProto()
+            node.CopyFrom(proto)
+            del node.input[:]
+            node.input.extend(proto.input[k] for k in kept)
+            return self._node(node, {**{n: inputs[k] for k, n in zip(kept, node.input)}, "": None}, "")
+        stand_ins = [np.zeros(v.shape, s.onnx_dtype(name)) if isinstance(v, Expression) else v
+                     for name, v in zip(proto.input, inputs)]
+        results = _fold(proto, stand_ins, s.opset, outer)
+        full = [(name, np.shape(r)) for name, r in zip(proto.output, results) if name and np.size(r) > 0]
+        if full:
+            empty = [f"{name!r} {list(np.shape(v))}" for name, v in zip(proto.input, inputs) if _empty(v)]
+            raise NotMapped(f"the empty input {', '.join(empty)} beside data computed on the GPU gives the non-empty "
+                            f"output {full[0][0]!r} {list(full[0][1])}: DirectML sizes are at least 1")
+        return results
 
     def _host_value(self, name: str, values: dict):
         """The value of `name` computed on the host (onnx's reference evaluator, as folding)
@@ -722,11 +752,19 @@ def _node_arg(v) -> NodeArg:
 
 
 def _out_shape(v, result) -> tuple:
+    """An output's shape: the result's, or () where the model declares a scalar and the
+    result is one element (DirectML's rank-0 stand-in is [1]). A result that differs from the
+    declared shape otherwise keeps its own shape, as onnxruntime's lenient merge does."""
     dims = _dims(v)
     shape = tuple(result.shape) if isinstance(result, Expression) else np.shape(result)
-    if dims is not None and len(dims) == 0:
+    if dims is not None and len(dims) == 0 and int(np.prod(shape)) == 1:
         return ()
     return shape
+
+
+def _empty(value) -> bool:
+    """A host value with no element (an Expression never is one)."""
+    return value is not None and not isinstance(value, Expression) and np.size(value) == 0
 
 
 def _constant_attr(proto) -> np.ndarray:
