@@ -70,20 +70,18 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=
     if resident:  # the device-resident call: Tensors in, Tensors out, nothing to convert
         values = [item[1] for item in flat]
         for name_value, value in zip(flat, values):
-            if value.device is not device and not device.shares_memory_with(value.device):
-                raise InvalidArgumentError(
-                    f"{fn}: {name_value[0]} lives on {value.device.adapter_name}, device is {device.adapter_name}")
+            _check_device(fn, name_value[0], value, device)
         compiled = _compiled(device, spec, [t.desc for t in values], counts, attributes)
         result = compiled.grouped(compiled.run(values))
         return result if keepdims else without_reduced_axes(result, compiled.desc.axes)
     tensor_out = type(flat[0][1]) is Tensor
+    if any(isinstance(item[1], np.ndarray) and item[1].size == 0 for item in flat):
+        return _with_empty(spec, device, flat, counts, attributes, keepdims, tensor_out)
     values, descs = [], []
     for item in flat:
         name, value = item[0], item[1]
         if type(value) is Tensor:
-            if value.device is not device and not device.shares_memory_with(value.device):
-                raise InvalidArgumentError(
-                    f"{fn}: {name} lives on {value.device.adapter_name}, device is {device.adapter_name}")
+            _check_device(fn, name, value, device)
             desc = value.desc
         else:
             if len(item) > 2:
@@ -97,6 +95,53 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=
     compiled = _compiled(device, spec, descs, counts, attributes)
     result = compiled.grouped(compiled.execute(values))
     return result if keepdims else without_reduced_axes(result, compiled.desc.axes)
+
+
+def _check_device(fn: str, name: str, tensor: Tensor, device: Device) -> None:
+    """InvalidArgumentError where argument `name`, a Tensor, lives on another device."""
+    if tensor.device is not device and not device.shares_memory_with(tensor.device):
+        raise InvalidArgumentError(
+            f"{fn}: {name} lives on {tensor.device.adapter_name}, device is {device.adapter_name}")
+
+
+def _with_empty(spec: OpSpec, device: Device, flat: list, counts: list, attributes: dict, keepdims, tensor_out: bool):
+    """A call with an empty numpy input (a size of 0), as DirectML's execution provider
+    handles one: DirectML's sizes are at least 1 (its descriptions stay that strict), so the
+    layer above runs no operator. The call is validated as any call, on stand-in descs whose
+    empty sizes read 1 (types, ranks, attributes, feature level), and its result is the
+    operator's reference on the host: an empty result (an element-wise operator, a slice,
+    a join's empty part left out) with no dispatch, a reduction over an empty set its
+    identity (0 for sums, 1 for products, -inf/+inf or the type's extreme for max/min).
+    What has no result (an arg-reduction over an empty set) is an InvalidArgumentError. A
+    Tensor in gives a Tensor out, which cannot be empty."""
+    fn = spec.functional_name
+    arrays, descs = [], []
+    for item in flat:
+        name, value = item[0], item[1]
+        if type(value) is Tensor:
+            _check_device(fn, name, value, device)
+            array, desc = value.numpy(), value.desc
+        else:
+            array = checked_array(item[2](value) if len(item) > 2 else value, f"{fn}: {name}", empty=True)
+            desc = TensorDesc(DataType.from_numpy(array.dtype), [max(1, n) for n in array.shape])
+        arrays.append(array)
+        descs.append(desc)
+    desc = spec.infer_output(*per_argument(descs, counts), **attributes)
+    device.create_operator(desc)  # every rule of the operator's page, as for any call
+    empty = ", ".join(f"{item[0]} has shape {list(np.shape(a))}" for item, a in zip(flat, arrays) if a.size == 0)
+    try:
+        with np.errstate(all="ignore"):
+            result = spec.reference(*per_argument(arrays, counts), **attributes)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{fn}: {empty}: {exc}") from None
+    results = result if isinstance(result, (list, tuple)) else [result]
+    if tensor_out:
+        if any(np.size(r) == 0 for r in results):
+            raise InvalidArgumentError(f"{fn}: {empty}, and the result is empty: a Tensor cannot be (DirectML sizes "
+                                       f"are at least 1); pass numpy arrays for a numpy result")
+        results = [device.tensor(np.asarray(r)) for r in results]
+    result = type(result)(results) if isinstance(result, (list, tuple)) else results[0]
+    return result if keepdims else without_reduced_axes(result, desc.axes)
 
 
 def _check_keepdims(spec: OpSpec, keepdims) -> None:

@@ -106,7 +106,7 @@ def reference(pick, x, axes=None, axis_direction="increasing", output_data_type=
     x = np.asarray(x)
     axes = sorted(normalize_axes(axes, x.ndim, "axes"))
     kept = [a for a in range(x.ndim) if a not in axes]
-    rows = np.transpose(x, kept + axes).reshape([x.shape[a] for a in kept] + [-1])
+    rows = np.transpose(x, kept + axes).reshape([x.shape[a] for a in kept] + [int(np.prod([x.shape[a] for a in axes]))])
     if AxisDirection.coerce(axis_direction) == AxisDirection.INCREASING:
         index = pick(rows, axis=-1)
     else:

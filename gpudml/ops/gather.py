@@ -155,7 +155,11 @@ def reference(x, indices, axis, index_dimensions=None) -> np.ndarray:
 
 def clamped_indices(values: np.ndarray, n: int) -> np.ndarray:
     """Indices into an axis of n as int64: negative ones (signed types) from the end, then
-    clamped into [0, n - 1]; exact for every INT64 and UINT64 value."""
+    clamped into [0, n - 1]; exact for every INT64 and UINT64 value. An empty axis (n = 0,
+    which only a functional call's empty input gives) has nothing to index: ValueError where
+    there is an index."""
+    if n == 0 and values.size:
+        raise ValueError("the indices index an axis of size 0: there is no element to gather")
     if values.dtype.kind == "u":
         return np.minimum(values, np.array(n - 1, values.dtype)).astype(np.int64)
     if values.dtype.kind != "i":

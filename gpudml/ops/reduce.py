@@ -164,15 +164,24 @@ def reference(x, function, axes=None, output_data_type=None) -> np.ndarray:
     function = ReduceFunction.coerce(function)
     axes = _reduce_axes(axes, x.ndim)
     kept = [a for a in range(x.ndim) if a not in axes]
-    rows = np.transpose(x, kept + axes).reshape([x.shape[a] for a in kept] + [-1])
+    rows = np.transpose(x, kept + axes).reshape([x.shape[a] for a in kept] + [int(np.prod([x.shape[a] for a in axes]))])
     out_shape = [1 if a in axes else n for a, n in enumerate(x.shape)]
+    empty_set = rows.shape[-1] == 0  # (an empty input: the layer above DirectML's sizes, functional.py)
     if function in ARG_FUNCTIONS:
+        if empty_set:
+            raise ValueError(f"{function.name} over an empty set has no result (axes {axes} of shape {list(x.shape)})")
         pick = np.argmax if function == F.ARGMAX else np.argmin
         index_type = np.dtype(np.uint32) if output_data_type is None else DataType.parse(output_data_type).numpy
         return pick(rows, axis=-1).astype(index_type).reshape(out_shape)
     if output_data_type is not None and DataType.parse(output_data_type).numpy != x.dtype:
         raise ValueError(f"{function.name}: output type must equal the input type {x.dtype}")
     if function in (F.MIN, F.MAX):
+        if empty_set:  # ONNX's identity: +-inf, or the integer type's extreme
+            if x.dtype.kind == "f":
+                extreme = np.inf if function == F.MIN else -np.inf
+            else:
+                extreme = np.iinfo(x.dtype).max if function == F.MIN else np.iinfo(x.dtype).min
+            return np.full(out_shape, extreme, x.dtype)
         return (np.min if function == F.MIN else np.max)(rows, axis=-1).reshape(out_shape)
     if x.dtype.kind == "f":
         with np.errstate(over="ignore"):  # beyond the type's range rounds to +-inf, as wanted
@@ -220,6 +229,8 @@ def _float_reduce(rows: np.ndarray, function: ReduceFunction) -> np.ndarray:
 def _log_sum_exp(v: np.ndarray) -> np.ndarray:
     """max + log(sum(exp(x - max))): finite for large inputs; an infinite max (all -inf, or
     any +inf) is left unshifted so the result is -inf / +inf, not NaN."""
+    if v.shape[-1] == 0:  # an empty set: log(0)
+        return np.full(v.shape[:-1], -np.inf)
     m = v.max(axis=-1, keepdims=True)
     shift = np.where(np.isfinite(m), m, 0.0)
     return (shift + np.log(np.exp(v - shift).sum(axis=-1, keepdims=True)))[..., 0]

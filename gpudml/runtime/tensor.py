@@ -25,15 +25,15 @@ def native_array(x, where: str) -> np.ndarray:
     return x
 
 
-def checked_array(x, where: str) -> np.ndarray:
+def checked_array(x, where: str, empty: bool = False) -> np.ndarray:
     """`x` as a numpy array of a DirectML type, native byte order, 1..8 dimensions, not
-    empty (a functional call's or a graph constant's tensor); InvalidArgumentError naming
-    `where` otherwise."""
+    empty unless `empty` (a functional call's or a graph constant's tensor);
+    InvalidArgumentError naming `where` otherwise."""
     x = native_array(x, where)
     if not 1 <= x.ndim <= MAX_DIMENSIONS:
         raise InvalidArgumentError(
             f"{where} has {x.ndim} dimensions (shape {list(x.shape)}); DirectML tensors have 1..{MAX_DIMENSIONS}")
-    if x.size == 0:
+    if x.size == 0 and not empty:
         raise InvalidArgumentError(f"{where} has shape {list(x.shape)}; every size must be >= 1")
     return x
 
