@@ -36,7 +36,6 @@ from gpudml.onnx import mapping
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_onnx_nodes import FOREIGN, NODE_NAMES, NODE_TESTS, NOT_DIRECTML  # noqa: E402
-from test_onnx_session import SESSION_RUNS  # noqa: E402
 
 
 def _excluded() -> dict[str, str]:
@@ -45,7 +44,7 @@ def _excluded() -> dict[str, str]:
     for folder in sorted(NODE_TESTS.glob("test_*")):
         name = folder.name
         if name in NODE_NAMES:
-            if name in NOT_DIRECTML and name not in SESSION_RUNS:
+            if name in NOT_DIRECTML:
                 reasons[name] = f"outside DirectML's semantics: {NOT_DIRECTML[name]}"
             continue
         if name in FOREIGN:

@@ -35,18 +35,6 @@ from gpudml.onnx.session import TOLERANCE
 sys.path.insert(0, str(Path(__file__).parent))
 from test_onnx_nodes import NODE_NAMES, NOT_DIRECTML, REFUSALS, check_refused, compare, load, refused_markdown  # noqa: E402
 
-#: Listed in NOT_DIRECTML, refused eagerly, run by a session: an empty feed is a host value,
-#: and a node computed from host values alone is folded on the host (a reduction over an
-#: empty set gives ONNX's identity value there); zero-sized split parts are produced without a
-#: dispatch.
-SESSION_RUNS = {
-    "test_reduce_l1_empty_set", "test_reduce_l2_empty_set", "test_reduce_log_sum_empty_set",
-    "test_reduce_log_sum_exp_empty_set", "test_reduce_max_empty_set", "test_reduce_min_empty_set",
-    "test_reduce_prod_empty_set", "test_reduce_sum_empty_set", "test_reduce_sum_empty_set_non_reduced_axis_zero",
-    "test_reduce_sum_square_empty_set", "test_reshape_allowzero_reordered", "test_split_zero_size_splits_opset13",
-    "test_split_zero_size_splits_opset18",
-}
-
 
 @pytest.mark.parametrize("name", NODE_NAMES)
 def test_node_through_session(name, device):
@@ -59,11 +47,9 @@ def test_node_through_session(name, device):
         feeds = dict(zip([v.name for v in model.graph.input], [a for a in inputs if a is not None]))
         got = gonnx.InferenceSession(model, device=device).run(None, feeds)
     except REFUSALS as exc:
-        assert name not in SESSION_RUNS, f"{name}: {exc}"
         check_refused(name, exc)
         return
-    assert name not in NOT_DIRECTML or name in SESSION_RUNS, f"{name} runs through the session now: take it off " \
-                                                             f"NOT_DIRECTML"
+    assert name not in NOT_DIRECTML, f"{name} runs through the session now: take it off NOT_DIRECTML"
     compare(name, got, want)
 
 
