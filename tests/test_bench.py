@@ -19,6 +19,7 @@ from gpudml.bench import (
     gpu_session,
     gpu_tune,
     large,
+    model_start,
     pad_reverse,
     reduce_strategies,
     report,
@@ -117,7 +118,8 @@ def test_gpu_session_names_its_parts_and_tests(capsys):
     assert str(root / "tests" / "test_reduce.py") in found
 
 
-@pytest.mark.parametrize("module", [large, pad_reverse, reduce_strategies, slice_strategies, cold_start, gpu_tune])
+@pytest.mark.parametrize("module", [large, pad_reverse, reduce_strategies, slice_strategies, cold_start, model_start,
+                                    gpu_tune])
 def test_bench_scripts_give_their_usage(module, capsys):
     """Each script of gpudml/bench/ (run as python -m gpudml.bench.NAME) imports and shows its usage."""
     with pytest.raises(SystemExit) as stop:
@@ -234,6 +236,25 @@ def test_hints_name_commands_that_work():
 #: chains, graphs and per-call rows time gpudml against itself; ONNX has no im2col, the
 #: bench's opset-13 Resize has no antialias, and its ONNX models are float32).
 NO_ONNX = {"W7", "W9", "W10", "W11", "W12", "W24", "W28", "W34", "W36", "W37", "W38", "W39"}
+
+
+@pytest.mark.slow
+def test_model_start_times_cold_and_warm_processes_beside_onnxruntime():
+    """python -m gpudml.bench.model_start on the small MLP, one round: a cold process (both
+    disk caches empty), a warm one and onnxruntime's, every phase timed, the second session
+    of a process warm, gpudml's output within the session tolerance of onnxruntime's."""
+    pytest.importorskip("onnxruntime")
+    from gpudml.onnx.session import TOLERANCE
+
+    result = model_start.measure("mlp", "vulkan", rounds=1)
+    samples = result["samples"]
+    assert set(samples) == {"gpudml, cold", "gpudml, caches warm", "onnxruntime"}
+    for name in ("gpudml, cold", "gpudml, caches warm"):
+        (s,) = samples[name]
+        assert s["dispatches"] == 4 and min(s[k] for k in ("construct", "first run", "warm first run")) > 0
+        assert s["construct + first run"] == pytest.approx(s["construct"] + s["first run"])
+    assert samples["onnxruntime"][0]["construct + first run"] > 0
+    assert result["difference"] <= TOLERANCE
 
 
 def test_every_workload_onnx_model_loads_in_onnxruntime():

@@ -134,6 +134,34 @@ def resnet18(size=32, width=8, classes=10, seed=0):
     return model, {"x": b.rng.standard_normal((1, 3, size, size)).astype(np.float32)}
 
 
+def resnet50(size=64, width=16, classes=10, seed=0):
+    """ResNet-50's shape (a 7x7 stem, max pooling, 4 stages of 3, 4, 6, 3 bottleneck blocks
+    of 1x1, 3x3, 1x1 convolutions expanding 4x, global average pooling, a classifier),
+    `width` channels in the first stage's 3x3 convolutions (ResNet-50's is 64): the layers
+    and kernels of the real network at a fraction of its arithmetic (the model cold start
+    bench, gpudml/bench/model_start.py)."""
+    b = _Builder(seed)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])
+    h = _conv_bn(b, "x", 3, width, 7, 2)
+    h = b.node("MaxPool", [h], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = width
+    for stage, blocks in enumerate((3, 4, 6, 3)):
+        mid = width * 2 ** stage
+        for block in range(blocks):
+            stride = 2 if stage and not block else 1
+            y = _conv_bn(b, h, cin, mid, 1, 1)
+            y = _conv_bn(b, y, mid, mid, 3, stride)
+            y = _conv_bn(b, y, mid, 4 * mid, 1, 1, relu=False)
+            skip = h if block else _conv_bn(b, h, cin, 4 * mid, 1, stride, relu=False)
+            h = b.node("Relu", [b.node("Add", [y, skip])])
+            cin = 4 * mid
+    h = b.node("Flatten", [b.node("GlobalAveragePool", [h])])
+    b.node("Gemm", [h, b.weight([classes, cin]), b.weight([classes], 0.1)], transB=1)
+    b.nodes[-1].output[0] = "y"
+    model = b.model("resnet50", [x], [_out("y", [1, classes])])
+    return model, {"x": b.rng.standard_normal((1, 3, size, size)).astype(np.float32)}
+
+
 def attention(seed=0):
     """The encoder block without its LayerNormalizations."""
     return transformer(seed=seed, layer_norm=False)
@@ -141,4 +169,4 @@ def attention(seed=0):
 
 MODELS = {"mlp": mlp, "attention": attention, "transformer": transformer, "cnn": cnn, "resnet18": resnet18}
 
-__all__ = ["MODELS", "attention", "cnn", "mlp", "resnet18", "transformer"]
+__all__ = ["MODELS", "attention", "cnn", "mlp", "resnet18", "resnet50", "transformer"]
