@@ -153,7 +153,7 @@ def test_examples_and_support_tables_are_the_pages(spec):
     groups whose heading names functions mapped to them)."""
     name = page_of(spec)
     text = page_text(name)
-    printed = printed_tensors(text)
+    printed = printed_tensors(text, name)
     for example in spec.examples:
         for array in example_arrays(example):
             assert is_printed(array, printed), (example.name, as_printed(array))

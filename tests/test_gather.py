@@ -205,7 +205,12 @@ def test_negative_indices_count_from_the_end(device):
 def test_index_in_a_large_input_stays_inside_a_roomy_buffer(device):
     """The input's buffer is larger than its desc and filled with a marker past the tensor:
     clamped indices read the last element, never the marker."""
-    desc = _desc((4,), (3,), axis=0, k=1, dtype=DT.UINT8, index_dtype=DT.INT64)
+    roomy_input_reads(device, _desc((4,), (3,), axis=0, k=1, dtype=DT.UINT8, index_dtype=DT.INT64))
+
+
+def roomy_input_reads(device, desc) -> None:
+    """A gather of a [4] UINT8 input in a 64-byte buffer whose bytes past the tensor are a
+    marker, with the INT64 indices [4, 2**40, -9]: it reads [4, 4, 1]."""
     roomy = dml.TensorDesc(DT.UINT8, [4], total_tensor_size_in_bytes=64)
     raw = np.full(64, 0xEE, np.uint8)
     raw[:4] = [1, 2, 3, 4]

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W39, float32 but W36-W39), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W41, float32 but W36-W39), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -215,6 +215,57 @@ def _depth_to_space_case(quick, rng, device) -> Case:
             x.reshape(8, 2, 2, 64, 64, 64).transpose(0, 3, 4, 1, 5, 2).reshape(8, 64, 128, 128)),
         expected=expected, logical_bytes=2 * x.nbytes,
         ort=(_depth_to_space_onnx().model(), {"x": x}), ort_expected=expected)
+
+
+def _gather_elements_indices() -> np.ndarray:
+    """W40's indices: random INT64 coordinates of each row's 1024 elements (seeded: the
+    onnxruntime model holds them as a constant)."""
+    return np.random.default_rng(40).integers(0, 1024, size=(4096, 1024), dtype=np.int64)
+
+
+def _gather_elements_onnx() -> OnnxNode:
+    return OnnxNode("GatherElements", (4096, 1024), {"indices": _gather_elements_indices()}, {"axis": 1})
+
+
+def _gather_elements_case(quick, rng, device) -> Case:
+    """GATHER_ELEMENTS along axis 1 of [4096, 1024] float32, random INT64 indices: bit-exact
+    (the bench's target on lavapipe: 0.6x the copy kernel's bandwidth or better, the bytes
+    counted as the operator's traffic: each output element read and written, each index read)."""
+    x = rng.random([4096, 1024], dtype=np.float32)
+    indices = _gather_elements_indices()
+    t, ti = device.tensor(x), device.tensor(indices)
+    expected = reference.gather_elements(x, indices, 1)
+    return Case(
+        device_fn=lambda: F.gather_elements(t, ti, 1),
+        numpy_io_fn=lambda: F.gather_elements(x, indices, 1, device=device),
+        numpy_fn=lambda: np.take_along_axis(x, indices, axis=1),
+        expected=expected, logical_bytes=2 * x.nbytes + indices.nbytes,
+        ort=(_gather_elements_onnx().model(), {"x": x}), ort_expected=expected)
+
+
+def _gather_nd_indices() -> np.ndarray:
+    """W41's indices: 4096 random rows of a 32000-row table, as [4096, 1] INT64 tuples."""
+    return np.random.default_rng(41).integers(0, 32000, size=(4096, 1), dtype=np.int64)
+
+
+def _gather_nd_onnx() -> OnnxNode:
+    return OnnxNode("GatherND", (32000, 512), {"indices": _gather_nd_indices()})
+
+
+def _gather_nd_case(quick, rng, device) -> Case:
+    """GATHER_ND1 of 4096 rows of a [32000, 512] float32 table (an embedding lookup), INT64
+    indices: bit-exact; the bytes counted as the operator's traffic (each output element read
+    and written, each index read)."""
+    x = rng.random([32000, 512], dtype=np.float32)
+    indices = _gather_nd_indices()
+    t, ti = device.tensor(x), device.tensor(indices)
+    expected = reference.gather_nd(x, indices).reshape(4096, 512)
+    return Case(
+        device_fn=lambda: F.gather_nd(t, ti),
+        numpy_io_fn=lambda: F.gather_nd(x, indices, device=device),
+        numpy_fn=lambda: x[indices[:, 0]],
+        expected=expected, logical_bytes=2 * expected.nbytes + indices.nbytes,
+        ort=(_gather_nd_onnx().model(), {"x": x}), ort_expected=expected)
 
 
 def _tiny_case(quick, rng, device) -> Case:
@@ -665,6 +716,9 @@ WORKLOADS = [
                    shape, "nearest_neighbor" if mode == "nearest" else mode, 2.0, False, q, r, d, dtype=np.float16))
       for k, (shape, mode) in enumerate([((1, 64, 128, 128), "nearest"), ((1, 64, 128, 128), "linear"),
                                          ((8, 256, 64, 64), "nearest"), ((8, 256, 64, 64), "linear")])],
+    Workload("W40", "gather_elements axis 1 [4096,1024]", lambda d, r, q: _gather_elements_case(q, r, d),
+             _gather_elements_onnx),
+    Workload("W41", "gather_nd 4096 rows of [32000,512]", lambda d, r, q: _gather_nd_case(q, r, d), _gather_nd_onnx),
 ]
 
 

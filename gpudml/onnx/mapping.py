@@ -506,6 +506,35 @@ def _gather(ctx, n):
     return [reshape(ctx, y, out or [1])]
 
 
+def _gather_elements(ctx, n):
+    """GatherElements: GATHER_ELEMENTS on the ONNX axis (the provider's DmlOperatorGatherElements:
+    data and indices of one rank, as ONNX has them)."""
+    x, indices = as_expr(ctx, n.inputs[0]), n.inputs[1]
+    axis = n.attr("axis", 0) % rank(x)
+    others = [d for d in range(rank(x)) if d != axis and indices.shape[d] != x.shape[d]]
+    if others:
+        raise NotMapped(f"indices {list(indices.shape)} differ from data {list(x.shape)} on axes {others} "
+                        "(DirectML's GATHER_ELEMENTS: every dimension but the axis equal)")
+    return [ctx.fn("gather_elements")(x, indices, axis)]
+
+
+def _gather_nd(ctx, n):
+    """GatherND: GATHER_ND1, data and indices right-aligned to one DimensionCount (the output's
+    too, where it has more), InputDimensionCount and IndicesDimensionCount their ONNX ranks,
+    BatchDimensionCount batch_dims (the provider's DmlOperatorGatherNd)."""
+    x, indices = as_expr(ctx, n.inputs[0]), n.inputs[1]
+    b = n.attr("batch_dims", 0)
+    r, q, t = rank(x), len(indices.shape), indices.shape[-1]
+    out = list(indices.shape[:-1]) + list(x.shape[b + t:])
+    full = max(r, q, len(out))
+    if full > 8:
+        raise NotMapped(f"rank {full}: DirectML tensors have at most 8 dimensions")
+    xs = reshape(ctx, x, [1] * (full - r) + list(x.shape))
+    idx = reshape(ctx, indices, [1] * (full - q) + list(indices.shape))
+    y = ctx.fn("gather_nd")(xs, idx, b, input_dimension_count=r, indices_dimension_count=q)
+    return [reshape(ctx, y, out or [1])]
+
+
 def _tile(ctx, n):
     return [ctx.fn("tile")(as_expr(ctx, n.inputs[0]), _ints(n.constant(1, "repeats")))]
 
@@ -1193,6 +1222,9 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("Split", "SPLIT", _split, ("split",)),
     Mapping("Gather", "GATHER", _gather, ("gather",)),
     Mapping("Tile", "TILE", _tile, ("tile",)),
+    # indexing (issue 44)
+    Mapping("GatherElements", "GATHER_ELEMENTS", _gather_elements, ("gather_elements",)),
+    Mapping("GatherND", "GATHER_ND1 (batch_dims: BatchDimensionCount)", _gather_nd, ("gather_nd",)),
     Mapping("CumSum", "CUMULATIVE_SUMMATION", _cumsum, ("cumulative_sum",)),
     Mapping("ReverseSequence", "REVERSE_SUBSEQUENCES (INT64 lengths: CAST to UINT32 first)", _reverse_sequence,
             ("reverse_subsequences", "cast")),

@@ -20,6 +20,8 @@ from . import (
     elementwise,
     fold,
     gather,
+    gather_elements,
+    gather_nd,
     gemm,
     join,
     normalization,
@@ -53,6 +55,7 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
+    gather_elements.SPEC, *gather_nd.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -82,18 +82,27 @@ def infer_output(input_tensor: TensorDesc, indices, axis, index_dimensions=None)
 
 
 # ---------------------------------------------------------------------------- validation
-def validate(desc: GatherOperatorDesc, feature_level: FeatureLevel) -> None:
-    inp, indices, out = desc.input_tensor, desc.indices_tensor, desc.output_tensor
-    check_tensor_desc(OP, "input_tensor", inp)
-    check_tensor_desc(OP, "indices_tensor", indices)
-    check_tensor_desc(OP, "output_tensor", out, is_output=True)
-    rank = check_same_rank(OP, {"input_tensor": inp, "indices_tensor": indices, "output_tensor": out})
+def check_index_tensors(op: str, support, level: FeatureLevel, inp: TensorDesc, indices: TensorDesc,
+                        out: TensorDesc) -> int:
+    """The checks the gathers with an indices tensor share (Gather, GatherElements, GatherNd):
+    the three descs, one DimensionCount, the output of the input's type, the support row.
+    Returns the rank."""
+    check_tensor_desc(op, "input_tensor", inp)
+    check_tensor_desc(op, "indices_tensor", indices)
+    check_tensor_desc(op, "output_tensor", out, is_output=True)
+    rank = check_same_rank(op, {"input_tensor": inp, "indices_tensor": indices, "output_tensor": out})
     if out.data_type != inp.data_type:
         raise InvalidArgumentError(
-            f"{OP}: output_tensor.data_type {out.data_type.name} must equal "
+            f"{op}: output_tensor.data_type {out.data_type.name} must equal "
             f"input_tensor.data_type {inp.data_type.name}")
-    SUPPORT.check(feature_level, rank, {"input_tensor": inp.data_type, "indices_tensor": indices.data_type,
-                                        "output_tensor": out.data_type})
+    support.check(level, rank, {"input_tensor": inp.data_type, "indices_tensor": indices.data_type,
+                                "output_tensor": out.data_type})
+    return rank
+
+
+def validate(desc: GatherOperatorDesc, feature_level: FeatureLevel) -> None:
+    inp, indices, out = desc.input_tensor, desc.indices_tensor, desc.output_tensor
+    rank = check_index_tensors(OP, SUPPORT, feature_level, inp, indices, out)
     axis, k = desc.axis, desc.index_dimensions
     if not 0 <= axis < rank:
         raise InvalidArgumentError(f"{OP}: axis = {axis} must be in [0, DimensionCount {rank})")
@@ -137,12 +146,8 @@ def reference(x, indices, axis, index_dimensions=None) -> np.ndarray:
     a signed type counts from the end when negative (v + n); then every index clamps into
     [0, n - 1]. x and indices have one rank; a negative axis counts from the end;
     index_dimensions defaults as in `gather`."""
-    x, indices = np.asarray(x), np.asarray(indices)
+    x, indices, axis = axis_operands(x, indices, axis)
     rank = x.ndim
-    axis = int(axis)
-    if not -rank <= axis < rank or indices.ndim != rank:
-        raise ValueError(f"axis {axis} of a rank-{rank} x, indices of rank {indices.ndim}: expected one rank")
-    axis %= rank
     k = default_index_dimensions(indices.shape) if index_dimensions is None else int(index_dimensions)
     if not 0 <= k <= rank or any(n != 1 for n in indices.shape[:rank - k]):
         raise ValueError(f"indices shape {indices.shape}: only its last {k} dimensions may differ from 1")
@@ -151,6 +156,17 @@ def reference(x, indices, axis, index_dimensions=None) -> np.ndarray:
     if taken.size != int(np.prod(want)):
         raise ValueError(f"the output {taken.shape} does not fit DimensionCount {rank} by cropping leading 1s")
     return taken.reshape(want)
+
+
+def axis_operands(x, indices, axis) -> tuple[np.ndarray, np.ndarray, int]:
+    """A reference's x and indices as arrays of one rank and its axis in [0, rank) (negative:
+    from the end); ValueError otherwise."""
+    x, indices = np.asarray(x), np.asarray(indices)
+    rank = x.ndim
+    axis = int(axis)
+    if not -rank <= axis < rank or indices.ndim != rank:
+        raise ValueError(f"axis {axis} of a rank-{rank} x, indices of rank {indices.ndim}: expected one rank")
+    return x, indices, axis % rank
 
 
 def clamped_indices(values: np.ndarray, n: int) -> np.ndarray:
@@ -169,10 +185,11 @@ def clamped_indices(values: np.ndarray, n: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- API
-def indices_array(indices) -> np.ndarray:
+def indices_array(indices, where: str = "gather") -> np.ndarray:
     """An integer array of indices as one of the index types: INT32, INT64, UINT32 and
-    UINT64 as they are, smaller integers widened to INT32 or UINT32 (values unchanged)."""
-    values = integer_array(indices, "gather: indices", "indices must be integers")
+    UINT64 as they are, smaller integers widened to INT32 or UINT32 (values unchanged);
+    `where` names the functional form in errors."""
+    values = integer_array(indices, f"{where}: indices", "indices must be integers")
     if values.dtype.itemsize < 4:
         values = values.astype(np.int32 if values.dtype.kind == "i" else np.uint32)
     return values

@@ -53,15 +53,27 @@ def page_arrays(text: str, field: str) -> list[list[int]]:
     return [[int(v) for v in item.split(",")] for item in found]
 
 
-def printed_tensors(text: str) -> set[tuple]:
+#: Tensors a page prints with a data type its own constraints rule out: (page, sizes,
+#: printed type) -> the type the constraints give it, which the transcribed example uses.
+MISPRINTED_TYPES = {
+    # DML_GATHER_ELEMENTS: "InputTensor and OutputTensor must have the same DataType"; the
+    # FLOAT32 input's output is printed as UINT32.
+    ("ns-directml-dml_gather_elements_operator_desc.md", (2, 3), "UINT32"): "FLOAT32",
+}
+
+
+def printed_tensors(text: str, name: str | None = None) -> set[tuple]:
     """(sizes, data type name, values) of every tensor the page's examples print; of a call
     printed inline (`argmax({3,2,1,2,3}) = 0`), its argument and result with neither sizes
-    nor data type (None)."""
+    nor data type (None). With the page's `name`, a tensor of MISPRINTED_TYPES is also
+    listed with the type its constraints give it."""
     numbers = lambda body: tuple(float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", body))  # noqa: E731
     printed = {(tuple(int(v) for v in sizes.split(",")), data_type, numbers(body))
                for _, sizes, data_type, body in _PRINTED.findall(re.sub(r"//[^\n]*", "", text))}
     for argument, result in _INLINE.findall(text):
         printed |= {(None, None, numbers(argument)), (None, None, numbers(result))}
+    printed |= {(sizes, MISPRINTED_TYPES[name, sizes, data_type], values) for sizes, data_type, values in printed
+                if (name, sizes, data_type) in MISPRINTED_TYPES}
     return printed
 
 

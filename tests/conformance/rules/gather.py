@@ -53,6 +53,12 @@ def _gather_broken(draw, desc):
         return _broken_integer(draw, desc, "axis", rank - 1)
     if kind == "index_dimensions":
         return _broken_integer(draw, desc, "index_dimensions", rank)
+    return broken_index_tensors(draw, desc, kind)
+
+
+def broken_index_tensors(draw, desc, kind: str):
+    """(builder, fragment, kind) of the gathers' shared breakages: "indices_type" (not an
+    index type), "output_type" (not the input's) or "output_size" (one size larger)."""
     if kind == "indices_type":
         dt = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.INT16, T.UINT16, T.INT8, T.UINT8, T.FLOAT64]))
         return replace_fields(desc, indices_tensor=dml.TensorDesc(dt, desc.indices_tensor.sizes)), \
@@ -61,7 +67,7 @@ def _gather_broken(draw, desc):
     if kind == "output_type":
         dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
         return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
-    a = draw(st.integers(0, rank - 1))
+    a = draw(st.integers(0, out.rank - 1))
     bad = with_entry(out.sizes, a, out.sizes[a] + draw(st.integers(1, 3)))
     return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, bad)), "output_tensor.sizes", kind
 

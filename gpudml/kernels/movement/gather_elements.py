@@ -1,0 +1,51 @@
+"""The kernels of DML_GATHER_ELEMENTS: the coordinate on `axis` read from the indices tensor
+at the output's coordinate, clamped into the axis (the stage of
+shaders/gather_elements.wgsl.j2), on the desc's axes with the other axes merged where
+contiguous in the three tensors."""
+
+from __future__ import annotations
+
+from ...tensor_desc import TensorDesc, merge_axes
+from ..base import element_bits
+from ..builder import KernelPlan
+from ..chain import StageRule, chain
+from .family import MovementPlanner, chain_plan
+
+
+class GatherElementsPlanner(MovementPlanner):
+    def stage(self, desc) -> StageRule:
+        """The index rule over the desc's own axes, as a stage of a chain."""
+        return _stage(desc.input_tensor.rank, desc.axis, desc.indices_tensor.effective_strides,
+                      desc.input_tensor.sizes[desc.axis], desc.indices_tensor)
+
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
+        kernel_out, source, stage = _kernel_frame(desc)
+        return chain_plan(strategy, kernel_out, chain([stage], source), block=block)
+
+
+def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc) -> StageRule:
+    """The stage of a gather of elements on `axis` (of size n) of rank-`rank` tensors, the
+    indices read with `index_strides` (per output axis)."""
+    return StageRule(
+        "gather_elements.wgsl.j2", params={
+            "axis": axis, "index_bits": element_bits(indices),
+            "index_signed": indices.data_type.numpy.kind == "i",
+            "axes": (axis,), "rowwise": axis == rank - 1},
+        uniforms={"index_strides": tuple(index_strides), "gather_size": n},
+        reads=(indices,))
+
+
+def _kernel_frame(desc):
+    """The gather on merged axes: the other axes merge where contiguous in the output, the
+    input and the indices (their sizes are one but on the axis), size-1 ones drop; the axis
+    stays, whatever its size. (kernel output desc, source strides, stage)."""
+    inp, indices, out, axis = desc.input_tensor, desc.indices_tensor, desc.output_tensor, desc.axis
+    axes = merge_axes(out.sizes, out.effective_strides, inp.effective_strides, indices.effective_strides,
+                      fixed=(axis,))
+    kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
+    kernel_axis = next(i for i, a in enumerate(axes) if a.axes == (axis,))
+    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices)
+    return kernel_out, [a.strides[1] for a in axes], stage
+
+
+GATHER_ELEMENTS = GatherElementsPlanner()
