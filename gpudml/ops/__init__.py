@@ -27,6 +27,7 @@ from . import (
     padding1,
     pooling,
     quantized_linear_add,
+    random_generator,
     reduce,
     resample,
     reverse_subsequences,
@@ -52,7 +53,7 @@ SPECS: tuple[OpSpec, ...] = (
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
-    *space_depth.SPECS, value_scale_2d.SPEC,
+    *space_depth.SPECS, value_scale_2d.SPEC, random_generator.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
