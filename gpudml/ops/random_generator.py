@@ -36,9 +36,8 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels import philox as family
 from ..kernels.base import ProblemPlanner
-from ..tensor_desc import TensorDesc, as_int_tuple
+from ..tensor_desc import TensorDesc, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import U32, FeatureLevel, RandomGeneratorType
-from .base import check_one_type
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "RandomGenerator"
@@ -85,8 +84,12 @@ def validate(desc: RandomGeneratorOperatorDesc, feature_level: FeatureLevel) -> 
     """The tensors (valid, rank 4, UINT32: the support row; the output state optional), the
     state's sizes {1, 1, 1, 6} (PHILOX_4X32_10's), the output state's sizes the input
     state's, the type PHILOX_4X32_10."""
-    named = dict(zip(TENSORS, (desc.input_state_tensor, desc.output_tensor, desc.output_state_tensor)))
-    check_one_type(OP, SUPPORT, feature_level, named, optional=("output_state_tensor",))
+    given = zip(TENSORS, (desc.input_state_tensor, desc.output_tensor, desc.output_state_tensor))
+    named = {field: td for field, td in given if td is not None or field != "output_state_tensor"}
+    for field, td in named.items():
+        check_tensor_desc(OP, field, td, is_output=field != "input_state_tensor")
+    rank = check_same_rank(OP, named)
+    SUPPORT.check(feature_level, rank, {field: td.data_type for field, td in named.items()})
     state = desc.input_state_tensor
     if state.sizes != STATE_SIZES:
         raise InvalidArgumentError(
@@ -147,8 +150,8 @@ def state_words(input_state) -> np.ndarray:
 def reference(input_state, output_sizes, *, type=PHILOX, output_state=True):
     """Philox4x32-10 bits: element i of the output (row-major) is word i % 4 of the block of
     counter C + i // 4 (Python integers modulo 2^128, each block's words computed with numpy's
-    64-bit products); the output state: C + ceil(n / 4), the key kept. Returns (output,
-    output_state) or, with output_state=False, the output."""
+    64-bit products); the output state: C + ceil(n / 4), the key kept, {1, 1, 1, 6}. Returns
+    [output, output_state] (as the functional form) or, with output_state=False, the output."""
     RandomGeneratorType.coerce(type, "random_generator: type")
     state = state_words(input_state)
     sizes = [int(s) for s in output_sizes]
@@ -159,8 +162,8 @@ def reference(input_state, output_sizes, *, type=PHILOX, output_state=True):
     bits = philox4x32_10(counters, (state[4], state[5])).reshape(-1)[:count].reshape(sizes)
     if not output_state:
         return bits
-    after = np.concatenate([counter_words(base + blocks), state[4:]]).reshape(np.asarray(input_state).shape)
-    return bits, after
+    after = np.concatenate([counter_words(base + blocks), state[4:]]).reshape(STATE_SIZES)
+    return [bits, after]
 
 
 def philox_state(seed: int, counter: int = 0) -> np.ndarray:
@@ -202,9 +205,9 @@ def random_generator(input_state, output_sizes, *, type="philox_4x32_10", output
     from `input_state`, UINT32 {1, 1, 1, 6}: a 128-bit counter (words 0-3, the least
     significant first) and a 64-bit key (words 4, 5); gpudml.ops.random_generator.philox_state(seed)
     makes one (a list or 1-D array of six words is taken too). Element i (row-major) is word i % 4 of
-    Philox(counter + i // 4, key). Returns (output, output_state), the state with the counter
-    advanced by ceil(count / 4), to pass to the next call; with output_state=False only the
-    output. Bit-exact."""
+    Philox(counter + i // 4, key). Returns [output, output_state] (DirectML's field order), the
+    state with the counter advanced by ceil(count / 4), to pass to the next call; with
+    output_state=False only the output. Bit-exact."""
     return Call([("input_state", input_state, state_array)],
                 {"output_sizes": output_sizes, "type": type, "output_state": output_state}, device)
 
