@@ -82,23 +82,29 @@ def infer_output(input_state: TensorDesc, output_sizes, *, type=PHILOX, output_s
 
 def validate(desc: RandomGeneratorOperatorDesc, feature_level: FeatureLevel) -> None:
     """The tensors (valid, rank 4, UINT32: the support row; the output state optional), the
-    state's sizes {1, 1, 1, 6} (PHILOX_4X32_10's), the output state's sizes the input
-    state's, the type PHILOX_4X32_10."""
+    state's sizes {1, 1, 1, 6} (PHILOX_4X32_10's; named first where the state's rank is not
+    the output's), the output state's sizes the input state's, the type PHILOX_4X32_10."""
     given = zip(TENSORS, (desc.input_state_tensor, desc.output_tensor, desc.output_state_tensor))
     named = {field: td for field, td in given if td is not None or field != "output_state_tensor"}
     for field, td in named.items():
         check_tensor_desc(OP, field, td, is_output=field != "input_state_tensor")
+    state = desc.input_state_tensor
+    if state.rank != desc.output_tensor.rank:  # (a state of another shape first: what a seed of the wrong shape is)
+        _check_state_sizes(state)
     rank = check_same_rank(OP, named)
     SUPPORT.check(feature_level, rank, {field: td.data_type for field, td in named.items()})
-    state = desc.input_state_tensor
-    if state.sizes != STATE_SIZES:
-        raise InvalidArgumentError(
-            f"{OP}: input_state_tensor.sizes {list(state.sizes)} must be {list(STATE_SIZES)} (PHILOX_4X32_10's "
-            f"state: a 128-bit counter and a 64-bit key, six UINT32 words)")
+    _check_state_sizes(state)
     out = desc.output_state_tensor
     if out is not None and out.sizes != state.sizes:
         raise InvalidArgumentError(f"{OP}: output_state_tensor.sizes {list(out.sizes)} must equal "
                                    f"input_state_tensor.sizes {list(state.sizes)}")
+
+
+def _check_state_sizes(state: TensorDesc) -> None:
+    if state.sizes != STATE_SIZES:
+        raise InvalidArgumentError(
+            f"{OP}: input_state_tensor.sizes {list(state.sizes)} must be {list(STATE_SIZES)} (PHILOX_4X32_10's "
+            f"state: a 128-bit counter and a 64-bit key, six UINT32 words)")
 
 
 def problem(desc: RandomGeneratorOperatorDesc) -> family.Philox:
@@ -149,20 +155,24 @@ def state_words(input_state) -> np.ndarray:
 
 def reference(input_state, output_sizes, *, type=PHILOX, output_state=True):
     """Philox4x32-10 bits: element i of the output (row-major) is word i % 4 of the block of
-    counter C + i // 4 (Python integers modulo 2^128, each block's words computed with numpy's
-    64-bit products); the output state: C + ceil(n / 4), the key kept, {1, 1, 1, 6}. Returns
+    counter C + i // 4 (word by word in uint64 with the carry, modulo 2^128; each block's
+    words from numpy's 64-bit products); the output state: C + ceil(n / 4), the key kept, {1, 1, 1, 6}. Returns
     [output, output_state] (as the functional form) or, with output_state=False, the output."""
     RandomGeneratorType.coerce(type, "random_generator: type")
     state = state_words(input_state)
     sizes = [int(s) for s in output_sizes]
     count = int(np.prod(sizes, dtype=np.int64))
     blocks = -(-count // 4)
-    base = counter_value(state[:4])
-    counters = np.stack([counter_words(base + b) for b in range(blocks)]) if blocks else np.zeros((0, 4), np.uint32)
+    counters = np.empty((blocks, 4), np.uint32)
+    carry = np.arange(blocks, dtype=np.uint64)
+    for j in range(4):  # word j of C + b, the carry of the words below added
+        total = np.uint64(state[j]) + carry
+        counters[:, j] = (total & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        carry = total >> np.uint64(32)
     bits = philox4x32_10(counters, (state[4], state[5])).reshape(-1)[:count].reshape(sizes)
     if not output_state:
         return bits
-    after = np.concatenate([counter_words(base + blocks), state[4:]]).reshape(STATE_SIZES)
+    after = np.concatenate([counter_words(counter_value(state[:4]) + blocks), state[4:]]).reshape(STATE_SIZES)
     return [bits, after]
 
 
@@ -188,14 +198,14 @@ def sample(desc: RandomGeneratorOperatorDesc, rng) -> list:
 
 # ---------------------------------------------------------------------------- API
 def state_array(value) -> np.ndarray:
-    """A functional call's state: an integer array of six values in [0, 2^32) as UINT32
-    {1, 1, 1, 6} (a list, a 1-D array: the shape DirectML gives it); anything else as it is,
-    for validation to name."""
+    """A functional call's state: an integer array of six values in [0, 2^32) as UINT32, and
+    six values in a row (a list, a 1-D array) as {1, 1, 1, 6}, the shape DirectML gives it;
+    anything else as it is, for validation to name."""
     array = np.asarray(value)
     if array.dtype.kind in "iu" and array.size == 6 and array.dtype != np.uint32:
         if array.min() >= 0 and array.max() <= 0xFFFFFFFF:
             array = array.astype(np.uint32)
-    if array.dtype == np.uint32 and array.ndim == 1 and array.size == 6:
+    if array.ndim == 1 and array.size == 6:
         array = array.reshape(STATE_SIZES)
     return array
 
