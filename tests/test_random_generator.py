@@ -188,7 +188,8 @@ def test_bad_descriptions(vulkan_device, build, message):
 def test_bad_states_through_the_functional_form(vulkan_device):
     """A seed that is no state: a scalar, five words, a float array, negative words; each names the field."""
     for state, message in ((7, "random_generator: input_state has 0 dimensions"),
-                           (np.ones((1, 1, 1, 1), np.uint32), "input_state_tensor.sizes [1, 1, 1, 1] must be [1, 1, 1, 6]"),
+                           (np.ones((1, 1, 1, 1), np.uint32),
+                            "input_state_tensor.sizes [1, 1, 1, 1] must be [1, 1, 1, 6]"),
                            (np.arange(5, dtype=np.uint32), "input_state_tensor.sizes [5] must be [1, 1, 1, 6]"),
                            (np.zeros(6, np.float32), "input_state_tensor.data_type FLOAT32 is not supported"),
                            ([-1, 0, 0, 0, 0, 0], "input_state_tensor.data_type INT64 is not supported")):
