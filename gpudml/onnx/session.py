@@ -384,7 +384,7 @@ class _Built:
             return [np.array(sizes[start:end], np.int64)]
         outer = {name: values[name] for name in analysis.node_outer_names(proto) if name in values}
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
-                and proto.op_type != "Dropout":
+                and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM:
             return _fold(proto, inputs, s.opset, outer)
         if proto.op_type == "If":
             raise NotMapped(analysis.IF_AT_RUN_TIME)
