@@ -33,6 +33,8 @@ import onnx
 from .. import functional
 from ..errors import InvalidArgumentError
 from ..graph import Expression
+from ..ops.elementwise import ScaleBias
+from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
 
 #: The newest opset of the onnx release gpudml is tested with (1.22.0).
@@ -1114,8 +1116,6 @@ def _seed_state(n) -> np.ndarray:
     as the provider's static_cast<uint64_t>(seed): truncated, modulo 2^64), else one drawn
     once per node from the operating system's entropy (ONNX: "auto generated"); the
     counter 0."""
-    from ..ops.random_generator import philox_state
-
     seed = n.attr("seed")
     if seed is None:
         seed = int(np.random.default_rng().integers(0, 2**63))
@@ -1133,8 +1133,6 @@ def _unit(ctx, bits, scale: float = 1.0, bias: float = 0.0):
     """The bits' low 23 as a FLOAT32 in [0, 1) (the provider's mantissa: (bits & 0x7FFFFF) *
     2^-23, exactly, as its BIT_AND, BIT_OR 1.0's exponent and minus 1), then * scale + bias
     (one ScaleBias)."""
-    from ..ops.elementwise import ScaleBias
-
     mantissa = ctx.fn("cast")(ctx.fn("bit_and")(bits, _MANTISSA), np.float32)
     return ctx.fn("identity")(mantissa, scale_bias=ScaleBias(scale * 2.0**-23, bias))
 
@@ -1181,8 +1179,6 @@ def _random_normal(ctx, n):
     even) made u in [0, 1), split into u1 (column 0) and u2 (column 1); r = sqrt(-2 log(clip(u1,
     1e-7, FLT_MAX))); elements 2i, 2i + 1 = r sin(2 pi u2), r cos(2 pi u2); then scale *
     z + mean; the last element dropped for an odd count."""
-    from ..ops.elementwise import ScaleBias
-
     sizes, dtype = _random_shape_dtype(ctx, n)
     count = int(np.prod(sizes))
     half = -(-count // 2)
