@@ -56,6 +56,23 @@ def test_uniform_is_the_providers_conversion_of_the_bits(device):
     assert (other != y).mean() > 0.99
 
 
+def test_runs_draw_on_and_a_seed_repeats_its_sequence(device):
+    """A session's runs continue the node's stream (the state advanced by the blocks each run
+    draws, as the provider writes the output state back): the second run of 60 elements is
+    elements 60-119 of one stream; through IO binding too; a new session starts it again."""
+    model = _model("RandomUniform", shape=[6, 10], seed=5.0)
+    session = InferenceSession(model, device=device)
+    first, second = session.run(None, {})[0], session.run(None, {})[0]
+    stream = _unit(5, [1, 1, 1, 180]).astype(np.float32).reshape(-1)
+    np.testing.assert_array_equal(first.reshape(-1), stream[:60])
+    np.testing.assert_array_equal(second.reshape(-1), stream[60:120])
+    binding = session.io_binding()
+    binding.bind_output("y")
+    session.run_with_iobinding(binding)
+    np.testing.assert_array_equal(np.asarray(binding.get_outputs()[0]).reshape(-1), stream[120:180])
+    np.testing.assert_array_equal(InferenceSession(model, device=device).run(None, {})[0], first)
+
+
 def test_without_a_seed_each_session_draws_its_own_key(device):
     model = _model("RandomUniform", shape=[8, 8])
     assert (_run(device, model) != _run(device, model)).mean() > 0.9

@@ -126,6 +126,20 @@ class Context:
         self.device = device
         self.graph = graph
         self._onnx_dtype = onnx_dtype
+        #: The random nodes' generator states, as graph inputs: (input name, initial state, blocks a run draws).
+        self.random_states: list[tuple[str, np.ndarray, int]] = []
+
+    def random_state(self, key: str, initial: np.ndarray, blocks: int):
+        """The DML_RANDOM_GENERATOR state a random node (whose first output is `key`) reads:
+        eagerly `initial`; in a graph, a graph input (named "gpudml.random_state:" + key) that
+        the session feeds on each run, starting from `initial` and advanced by the `blocks`
+        each run draws, as the provider writes the generator's output state back over its input
+        state: successive runs draw on, a seed's sequence of runs repeats."""
+        if self.graph is None:
+            return initial
+        name = f"gpudml.random_state:{key}"
+        self.random_states.append((name, initial, blocks))
+        return self.graph.input(list(initial.shape), np.uint32, name=name)
 
     def fn(self, name: str):
         """gpudml's functional form `name` on this context's device."""
@@ -1112,10 +1126,10 @@ _TWO_PI = 2 * math.pi
 
 
 def _seed_state(n) -> np.ndarray:
-    """The generator's state for a random node: the key the `seed` attribute (a FLOAT, taken
-    as the provider's static_cast<uint64_t>(seed): truncated, modulo 2^64), else one drawn
-    once per node from the operating system's entropy (ONNX: "auto generated"); the
-    counter 0."""
+    """The generator's first state for a random node: the key the `seed` attribute (a FLOAT,
+    taken as the provider's static_cast<uint64_t>(seed): truncated, modulo 2^64), else one
+    drawn from the operating system's entropy (ONNX: "auto generated"; a session keeps the
+    first build's); the counter 0."""
     seed = n.attr("seed")
     if seed is None:
         seed = int(np.random.default_rng().integers(0, 2**63))
@@ -1125,8 +1139,11 @@ def _seed_state(n) -> np.ndarray:
 
 
 def _random_bits(ctx, n, sizes):
-    """UINT32 Philox bits of `sizes` (4 sizes: DML_RANDOM_GENERATOR's output) from the node's state."""
-    return ctx.fn("random_generator")(as_expr(ctx, _seed_state(n)), list(sizes), output_state=False)
+    """UINT32 Philox bits of `sizes` (4 sizes: DML_RANDOM_GENERATOR's output) from the node's
+    state (`Context.random_state`: a session's advances from run to run)."""
+    blocks = -(-int(np.prod(sizes)) // 4)
+    state = ctx.random_state(n.proto.output[0], _seed_state(n), blocks)
+    return ctx.fn("random_generator")(as_expr(ctx, state), list(sizes), output_state=False)
 
 
 def _unit(ctx, bits, scale: float = 1.0, bias: float = 0.0):
