@@ -155,3 +155,29 @@ def test_bad_attributes(device):
         _run(device, _model("RandomUniform", out_type=TensorProto.INT32, shape=[2, 2], dtype=TensorProto.INT32))
     with pytest.raises(dml.UnsupportedError, match="an empty tensor"):
         _run(device, _model("RandomUniform", shape=[2, 0]))
+
+
+def test_multinomial_samples_the_softmax(device):
+    """Multinomial(logits, sample_size=20000, seed): each class's share within 6 standard
+    errors of softmax(logits); a class of -inf logit never drawn; indices in [0, C); INT64
+    with dtype=INT64; each sample the first class whose cumulative probability passes u * total
+    (checked against numpy's over the same u, where no cdf lies within 1e-5 of the target)."""
+    with np.errstate(divide="ignore"):
+        logits = np.log(np.array([[0.1, 0.2, 0.3, 0.4, 0.0], [0.5, 0.0, 0.0, 0.0, 0.5]], np.float32))
+    model = _model("Multinomial", [("x", TensorProto.FLOAT, [2, 5])], TensorProto.INT32, sample_size=20000,
+                   seed=13.0)
+    y = _run(device, model, {"x": logits})
+    assert y.dtype == np.int32 and y.shape == (2, 20000) and y.min() >= 0 and y.max() <= 4
+    for row, probs in zip(y, np.exp(logits.astype(np.float64))):
+        shares = np.bincount(row, minlength=5) / row.size
+        assert np.all(np.abs(shares - probs) <= 6 * np.sqrt(probs * (1 - probs) / row.size)), (shares, probs)
+    u = _unit(13, [1, 1, 1, 40000]).reshape(2, 20000)
+    cdf = np.cumsum(np.exp(logits.astype(np.float64)), axis=1)
+    target = u * cdf[:, -1:]
+    want = (cdf[:, None, :] < target[:, :, None]).sum(axis=2)
+    clear = np.abs(cdf[:, None, :] - target[:, :, None]).min(axis=2) > 1e-5
+    np.testing.assert_array_equal(y[clear], want[clear])
+    as64 = _run(device, _model("Multinomial", [("x", TensorProto.FLOAT, [2, 5])], TensorProto.INT64,
+                               sample_size=20000, seed=13.0, dtype=TensorProto.INT64), {"x": logits})
+    assert as64.dtype == np.int64
+    np.testing.assert_array_equal(as64, y)

@@ -1120,7 +1120,7 @@ def _col2im(ctx, n):
 
 # ------------------------------------------------------------------------------ random numbers (issue 44)
 #: The random ops: never folded on the host (their values are drawn when the graph runs).
-RANDOM = ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli")
+RANDOM = ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli", "Multinomial")
 _MANTISSA = np.array([0x7FFFFF], np.uint32)
 _TWO_PI = 2 * math.pi
 
@@ -1223,6 +1223,37 @@ def _bernoulli(ctx, n):
     u = reshape(ctx, _unit(ctx, _random_bits(ctx, n, [1, 1, 1, count])), sizes or [1])
     ones = ctx.fn("logical_less_than")(u, p)
     return [ones if dtype in (np.uint8, np.bool_) else ctx.fn("cast")(ones, dtype)]
+
+
+def _multinomial(ctx, n):
+    """Multinomial(x [B, C] unnormalized log-probabilities, sample_size S): sample s of batch b
+    is the number of classes whose cumulative probability lies below u * total (u in [0, 1)
+    as RandomUniformLike's, total the last cumulative one): the first class c with u * total
+    < cdf[c], as inverse transform sampling (onnxruntime's CPU kernel's). As DirectML
+    operators: ACTIVATION_SOFTMAX1 over the classes (float32), CUMULATIVE_SUMMATION, the
+    comparison of every class with every sample (LOGICAL_LESS_THAN, UINT32 0/1, broadcast by
+    strides over [B, S, C]) summed by REDUCE (SUM), at most C - 1 (MIN), CAST to `dtype`
+    (INT32 by default, or INT64)."""
+    x = as_expr(ctx, n.inputs[0])
+    if rank(x) != 2:
+        raise NotMapped(f"an input of rank {rank(x)}: Multinomial's is [batch_size, class_size]")
+    batch, classes = (int(v) for v in x.shape)
+    samples = int(n.attr("sample_size", 1))
+    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(n.attr("dtype", onnx.TensorProto.INT32)))
+    if samples < 1:
+        raise NotMapped(f"sample_size = {samples}: an empty tensor (DirectML sizes are at least 1)")
+    logits = x if _dtype(x) == np.float32 else ctx.fn("cast")(x, np.float32)
+    cdf = ctx.fn("cumulative_sum")(ctx.fn("softmax")(logits, [1]), 1)
+    total = ctx.fn("slice")(cdf, [0, classes - 1], [batch, 1])
+    u = reshape(ctx, _unit(ctx, _random_bits(ctx, n, [1, 1, 1, batch * samples])), [batch, samples])
+    target = ctx.fn("multiply")(u, broadcast(ctx, total, [batch, samples]))
+    grid = [batch, samples, classes]
+    below = ctx.fn("logical_less_than")(broadcast(ctx, reshape(ctx, cdf, [batch, 1, classes]), grid),
+                                        broadcast(ctx, reshape(ctx, target, [batch, samples, 1]), grid),
+                                        output_data_type="UINT32")
+    index = ctx.fn("reduce")(below, "sum", [2])
+    index = ctx.fn("min")(index, np.array([classes - 1], np.uint32))
+    return [reshape(ctx, ctx.fn("cast")(index, dtype), [batch, samples])]
 
 
 TABLE: tuple[Mapping, ...] = tuple([
@@ -1368,6 +1399,10 @@ TABLE: tuple[Mapping, ...] = tuple([
                              "multiply", "join", "identity")),
     Mapping("Bernoulli", "RANDOM_GENERATOR, BIT_AND, CAST, IDENTITY, LOGICAL_LESS_THAN (u < p), CAST", _bernoulli,
             ("random_generator", "bit_and", "cast", "identity", "logical_less_than")),
+    Mapping("Multinomial", "RANDOM_GENERATOR, BIT_AND, CAST, IDENTITY; ACTIVATION_SOFTMAX1, CUMULATIVE_SUMMATION, "
+            "SLICE1, MULTIPLY, LOGICAL_LESS_THAN (every class against every sample), REDUCE (SUM), MIN, CAST",
+            _multinomial, ("random_generator", "bit_and", "cast", "identity", "softmax", "cumulative_sum", "slice",
+                           "multiply", "logical_less_than", "reduce", "min")),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
