@@ -217,3 +217,5 @@ def test_command_line(capsys):
     assert cli.main(["shader", "random_generator", "--shape", "1,1,8,8", "--output-state", "false",
                      "--caps", "gl-cpu"]) == 0
     assert "state_out_set" not in capsys.readouterr().out
+    assert cli.main(["shader", "random_generator", "--output-state", "maybe", "--caps", "gl-cpu"]) == 2
+    assert "--output-state must be true or false, got 'maybe'" in capsys.readouterr().err

@@ -228,10 +228,12 @@ def arguments(desc: RandomGeneratorOperatorDesc) -> dict:
 
 
 def from_cli(x: TensorDesc, a: dict) -> RandomGeneratorOperatorDesc:
-    """--shape is the output's sizes (the state is {1, 1, 1, 6}); --no-state drops the output state."""
-    state = TensorDesc(U32, STATE_SIZES)
-    sizes = x.sizes if x.sizes != STATE_SIZES else (1, 1, 16, 16)
-    return infer_output(state, sizes, output_state=a["output_state"] != "false")
+    """--shape is the output's sizes (the state is {1, 1, 1, 6}; --dtype is not read: every
+    tensor is UINT32); --output-state false drops the output state."""
+    flag = str(a["output_state"]).strip().lower()
+    if flag not in ("true", "false"):
+        raise InvalidArgumentError(f"random_generator: --output-state must be true or false, got {a['output_state']!r}")
+    return infer_output(TensorDesc(U32, STATE_SIZES), x.sizes, output_state=flag == "true")
 
 
 SPEC = OpSpec(
