@@ -8,6 +8,7 @@ seed (one seed, one draw; another seed, another), the statistics of the draws, a
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import onnx
@@ -71,6 +72,17 @@ def test_runs_draw_on_and_a_seed_repeats_its_sequence(device):
     session.run_with_iobinding(binding)
     np.testing.assert_array_equal(np.asarray(binding.get_outputs()[0]).reshape(-1), stream[120:180])
     np.testing.assert_array_equal(InferenceSession(model, device=device).run(None, {})[0], first)
+
+
+def test_runs_from_threads_draw_disjoint_blocks(device):
+    """Four threads running one session: each run takes its own part of the stream (the state
+    is taken and advanced under a lock), together the first four runs' draws."""
+    model = _model("RandomUniform", shape=[4, 8], seed=9.0)
+    session = InferenceSession(model, device=device)
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda _: session.run(None, {})[0].reshape(-1), range(4)))
+    stream = _unit(9, [1, 1, 1, 128]).astype(np.float32).reshape(4, 32)
+    assert sorted(r.tobytes() for r in runs) == sorted(r.tobytes() for r in stream)
 
 
 def test_without_a_seed_each_session_draws_its_own_key(device):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,8 +123,10 @@ class InferenceSession:
             raise InvalidArgumentError(f"InferenceSession: build_cache_size must be an int >= 1 (the builds kept, one "
                                        f"per distinct input shapes and values), got {build_cache_size!r}")
         self.build_cache_size = build_cache_size
-        #: The random nodes' generator states for the next run, by graph input name (_Built.random_states).
+        #: The random nodes' generator states for the next run, by graph input name (_Built.random_states),
+        #: taken and advanced under their lock: runs from several threads draw disjoint blocks.
         self.random_states: dict[str, np.ndarray] = {}
+        self.random_lock = threading.Lock()
         self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
         self._last: _Built | None = None
         shapes = [_static_shape(v) for v in self._inputs]
@@ -426,10 +429,11 @@ class _Built:
         (mapping.Context.random_state): the first build that names a node sets its start."""
         states = self.session.random_states
         given = {}
-        for name, initial, blocks in self.ctx.random_states:
-            state = states.setdefault(name, initial)
-            given[name] = state
-            states[name] = advanced_state(state, blocks)
+        with self.session.random_lock:
+            for name, initial, blocks in self.ctx.random_states:
+                state = states.setdefault(name, initial)
+                given[name] = state
+                states[name] = advanced_state(state, blocks)
         return given
 
     def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
