@@ -219,3 +219,32 @@ def test_command_line(capsys):
     assert "state_out_set" not in capsys.readouterr().out
     assert cli.main(["shader", "random_generator", "--output-state", "maybe", "--caps", "gl-cpu"]) == 2
     assert "--output-state must be true or false, got 'maybe'" in capsys.readouterr().err
+
+
+def test_an_elementwise_chain_runs_in_the_generators_store(adapter):
+    """In a graph, the bits' conversion to floats (BIT_AND, CAST, IDENTITY's ScaleBias: the
+    ONNX random ops') runs in the generator's store: one dispatch, the unfused graph's
+    result, under each strategy of the family on a CPU- and a GPU-class Device."""
+    from gpudml import fusion
+    from gpudml.device import CompiledOperator, Operator
+
+    for device in _classes(adapter):
+        g = dml.Graph(device)
+        state = g.input([1, 1, 1, 6], np.uint32, name="state")
+        bits = dml.random_generator(state, [1, 3, 5, 7], output_state=False)
+        mantissa = dml.cast(dml.bit_and(bits, np.array([0x7FFFFF], np.uint32)), np.float32)
+        out = dml.identity(mantissa, scale_bias=(2.0**-23, -0.5))
+        feed = {"state": rg.philox_state(31, counter=(1 << 32) - 7)}
+        fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+        assert [s.name for s in fused.steps] == ["Fused(RandomGenerator>ElementWiseBitAnd>Cast>ElementWiseIdentity)"]
+        assert fused.dispatch_count == 1 < unfused.dispatch_count
+        (got,), (want,) = fused(feed), unfused(feed)
+        assert_bits_equal(np.asarray(got), np.asarray(want))
+        step = fused.steps[-1]
+        desc, spec = step.compiled.desc, fusion.epilogue_spec(step.compiled.desc)
+        assert set(step.compiled.strategies) == {"runs", "blocks"}
+        values = {**{e.value_id: feed[e.name] for e in g.inputs}, **g.constants}
+        arrays = [device.tensor(np.asarray(values[v])) for v in step.inputs]  # the state, then the mask
+        for strategy in ("runs", "blocks"):
+            compiled = CompiledOperator(device, Operator(device, desc, spec), strategy)
+            assert_bits_equal(compiled.execute(arrays)[0].numpy(), np.asarray(want))

@@ -18,7 +18,8 @@ GL adapters have none), exactly.
 
 Strategies: `runs` (CPU-class) gives an invocation a run of up to RUN consecutive blocks,
 `blocks` (GPU-class) one block per invocation. Every output element is written by exactly
-one invocation; invocation 0 also writes the output state.
+one invocation; invocation 0 also writes the output state. The store epilogue
+(kernels/epilogue.py) applies element-wise consumers in the output's store.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, KernelFamily, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .epilogue import attach, check
 
 STRATEGIES = ("runs", "blocks")
 #: Blocks (of four output elements) per `runs` invocation.
@@ -84,7 +86,7 @@ def plan(p: Philox, caps, strategy: str, run=None) -> KernelPlan:
     params = {"rank": out.rank, "packed": out.is_packed, "has_state": p.state_out is not None}
     uniforms = {"count": out.element_count, "blocks": p.blocks, "run": length, "state_stride": _last_stride(p.state),
                 "out_sizes": out.sizes, "out_strides": out.effective_strides}
-    buffers = [output_buffer(0, "output", 32), input_buffer(0, "state")]
+    buffers = [output_buffer(0, "output", 32, "stores"), input_buffer(0, "state")]
     if p.state_out is not None:
         buffers.insert(1, output_buffer(1, "state_out", 32))
         uniforms["state_out_stride"] = _last_stride(p.state_out)
@@ -93,10 +95,12 @@ def plan(p: Philox, caps, strategy: str, run=None) -> KernelPlan:
 
 
 class PhiloxFamily(KernelFamily):
-    """The Philox family: the module's functions over a `Philox`."""
+    """The Philox family: the module's functions over a `Philox`, with the store epilogue
+    (ONNX's random ops: the conversion of the bits to floats in the generator's store)."""
 
     strategies = STRATEGIES
     options = ("run",)
+    epilogue = True
 
     def strategies_for(self, problem: Philox, caps, run=None) -> tuple[str, ...]:
         return strategies_for(problem, caps, run)
@@ -107,6 +111,12 @@ class PhiloxFamily(KernelFamily):
     def variants(self, problem: Philox, caps, strategy: str) -> tuple[dict, ...]:
         """Other run lengths of `runs`."""
         return tuple({"run": r} for r in (16, 256) if r < problem.blocks) if strategy == "runs" else ()
+
+    def plan_with_epilogue(self, problem: Philox, caps, strategy: str, epilogue) -> KernelPlan:
+        """Either strategy: the kernel stores element by element already; the read tensors
+        after the state (input 0)."""
+        check(epilogue, problem.output)
+        return attach(self.plan(problem, caps, strategy), epilogue, 1)
 
 
 FAMILY = PhiloxFamily()
