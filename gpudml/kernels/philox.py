@@ -30,7 +30,7 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, KernelFamily, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
-from .epilogue import attach, check
+from .epilogue import ElementStores
 
 STRATEGIES = ("runs", "blocks")
 #: Blocks (of four output elements) per `runs` invocation.
@@ -65,58 +65,44 @@ def _run(p: Philox, strategy: str, run) -> int:
     return max(1, min(RUN if run is None else run, p.blocks))
 
 
-def strategies_for(p: Philox, caps, run=None) -> tuple[str, ...]:
-    """Both strategies run every problem (`runs` first on software adapters and without
-    caps, `blocks` first on GPUs)."""
-    _run(p, "runs", run)
-    cpu = caps is None or caps.is_software
-    return ("runs", "blocks") if cpu else ("blocks", "runs")
-
-
 def _last_stride(desc: TensorDesc) -> int:
     """The step between the six state words: the last axis' stride (the others have one position)."""
     return desc.effective_strides[-1]
 
 
-def plan(p: Philox, caps, strategy: str, run=None) -> KernelPlan:
-    if strategy not in strategies_for(p, caps, run):
-        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
-    out = p.output
-    length = _run(p, strategy, run)
-    params = {"rank": out.rank, "packed": out.is_packed, "has_state": p.state_out is not None}
-    uniforms = {"count": out.element_count, "blocks": p.blocks, "run": length, "state_stride": _last_stride(p.state),
-                "out_sizes": out.sizes, "out_strides": out.effective_strides}
-    buffers = [output_buffer(0, "output", 32, "stores"), input_buffer(0, "state")]
-    if p.state_out is not None:
-        buffers.insert(1, output_buffer(1, "state_out", 32))
-        uniforms["state_out_stride"] = _last_stride(p.state_out)
-    invocations = -(-p.blocks // length)
-    return KernelPlan((Dispatch("philox.wgsl.j2", params, tuple(buffers), uniforms, invocations, WORKGROUP_SIZE),))
-
-
-class PhiloxFamily(KernelFamily):
-    """The Philox family: the module's functions over a `Philox`, with the store epilogue
-    (ONNX's random ops: the conversion of the bits to floats in the generator's store)."""
+class PhiloxFamily(ElementStores, KernelFamily):
+    """The Philox family over a `Philox`, with the store epilogue (ONNX's random ops: the
+    conversion of the bits to floats in the generator's store; the epilogue's tensors read
+    after the state, input 0)."""
 
     strategies = STRATEGIES
     options = ("run",)
-    epilogue = True
 
     def strategies_for(self, problem: Philox, caps, run=None) -> tuple[str, ...]:
-        return strategies_for(problem, caps, run)
+        """Both strategies run every problem (`runs` first on software adapters and without
+        caps, `blocks` first on GPUs)."""
+        _run(problem, "runs", run)
+        cpu = caps is None or caps.is_software
+        return ("runs", "blocks") if cpu else ("blocks", "runs")
 
     def plan(self, problem: Philox, caps, strategy: str, run=None) -> KernelPlan:
-        return plan(problem, caps, strategy, run)
+        if strategy not in self.strategies_for(problem, caps, run):
+            raise InternalError(f"{problem.op}: strategy {strategy} cannot run {problem}")
+        out, length = problem.output, _run(problem, strategy, run)
+        params = {"rank": out.rank, "packed": out.is_packed, "has_state": problem.state_out is not None}
+        uniforms = {"count": out.element_count, "blocks": problem.blocks, "run": length,
+                    "state_stride": _last_stride(problem.state), "out_sizes": out.sizes,
+                    "out_strides": out.effective_strides}
+        buffers = [output_buffer(0, "output", 32, "stores"), input_buffer(0, "state")]
+        if problem.state_out is not None:
+            buffers.insert(1, output_buffer(1, "state_out", 32))
+            uniforms["state_out_stride"] = _last_stride(problem.state_out)
+        return KernelPlan((Dispatch("philox.wgsl.j2", params, tuple(buffers), uniforms,
+                                    -(-problem.blocks // length), WORKGROUP_SIZE),))
 
     def variants(self, problem: Philox, caps, strategy: str) -> tuple[dict, ...]:
         """Other run lengths of `runs`."""
         return tuple({"run": r} for r in (16, 256) if r < problem.blocks) if strategy == "runs" else ()
-
-    def plan_with_epilogue(self, problem: Philox, caps, strategy: str, epilogue) -> KernelPlan:
-        """Either strategy: the kernel stores element by element already; the read tensors
-        after the state (input 0)."""
-        check(epilogue, problem.output)
-        return attach(self.plan(problem, caps, strategy), epilogue, 1)
 
 
 FAMILY = PhiloxFamily()
