@@ -279,6 +279,18 @@ class IsInfinityMode(DMLEnum, field="infinity_mode"):
     NEGATIVE = 2
 
 
+class RandomGeneratorType(DMLEnum, field="type"):
+    """DML_RANDOM_GENERATOR_TYPE (RANDOM_GENERATOR): PHILOX_4X32_10, Philox 4x32 with 10
+    rounds (Salmon et al., SC'11), DirectML's only generator."""
+
+    PHILOX_4X32_10 = 0
+
+    @classmethod
+    def _aliases(cls) -> dict:
+        """"philox": the only generator."""
+        return {"PHILOX": cls.PHILOX_4X32_10}
+
+
 def _coerce_enum(cls, value, field, aliases=None):
     if isinstance(value, cls):
         return value

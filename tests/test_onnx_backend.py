@@ -10,6 +10,7 @@ and the lists of tests/test_onnx_nodes.py:
 - an op type with no DirectML operator in gpudml's mapping (the op's name),
 - a data type DirectML lacks (bfloat16, float8, float4, 2- and 4-bit integers: FOREIGN),
 - outside DirectML's semantics (NOT_DIRECTML, with its reason; those a session runs are run),
+- random values (RANDOM_NAMES: the runner compares one draw of numpy's generator),
 - an expanded function body (`*_expanded`: the op's own test runs).
 
 test_the_runner_covers_the_mapped_node_tests checks the accounting and the target (at least
@@ -35,7 +36,7 @@ from gpudml.errors import InvalidArgumentError
 from gpudml.onnx import mapping
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_onnx_nodes import FOREIGN, NODE_NAMES, NODE_TESTS, NOT_DIRECTML  # noqa: E402
+from test_onnx_nodes import FOREIGN, NODE_NAMES, NODE_TESTS, NOT_DIRECTML, RANDOM_NAMES  # noqa: E402
 
 
 def _excluded() -> dict[str, str]:
@@ -46,6 +47,9 @@ def _excluded() -> dict[str, str]:
         if name in NODE_NAMES:
             if name in NOT_DIRECTML:
                 reasons[name] = f"outside DirectML's semantics: {NOT_DIRECTML[name]}"
+            elif name in RANDOM_NAMES:
+                reasons[name] = ("random values: the runner compares them with one draw of numpy's generator "
+                                 "(tests/test_onnx_random.py checks Philox's draws)")
             continue
         if name in FOREIGN:
             reasons[name] = "a data type DirectML lacks"

@@ -107,3 +107,18 @@ def attach(plan: KernelPlan, ep: Epilogue, first_read: int | None = None) -> Ker
         dispatches.append(replace(d, params={**d.params, "epilogue": params}, buffers=buffers + reads,
                                   uniforms={**d.uniforms, **uniforms}))
     return replace(plan, dispatches=tuple(dispatches))
+
+
+class ElementStores:
+    """A KernelFamily mixin (before KernelFamily in the bases) for a family whose kernels store
+    output 0 element by element through lib/epilogue's store and bind one input of their own:
+    the store epilogue, its read tensors bound after that input; the problem's `output` is the
+    value the epilogue takes (DML_FOLD's, DML_VALUE_SCALE_2D's, DML_RANDOM_GENERATOR's families)."""
+
+    epilogue = True
+
+    def plan_with_epilogue(self, problem, caps, strategy: str, epilogue) -> KernelPlan:
+        """Every strategy: the kernels store element by element already."""
+        check(epilogue, problem.output)
+        return attach(self.plan(problem, caps, strategy), epilogue, 1)
+

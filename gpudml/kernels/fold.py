@@ -27,7 +27,7 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, KernelFamily, count_option, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
-from .epilogue import attach, check
+from .epilogue import ElementStores
 
 STRATEGIES = ("runs", "elements")
 #: Outputs per `runs` invocation (fewer where the window is large: the loop budget).
@@ -102,12 +102,11 @@ def plan(p: Fold, caps, strategy: str, run=None) -> KernelPlan:
     return KernelPlan((Dispatch("fold.wgsl.j2", params, buffers, uniforms, -(-count // length), WORKGROUP_SIZE),))
 
 
-class FoldFamily(KernelFamily):
+class FoldFamily(ElementStores, KernelFamily):
     """The fold family: the module's functions over a `Fold`, with the store epilogue."""
 
     strategies = STRATEGIES
     options = ("run",)
-    epilogue = True
 
     def strategies_for(self, problem: Fold, caps, run=None) -> tuple[str, ...]:
         return strategies_for(problem, caps, run)
@@ -120,11 +119,6 @@ class FoldFamily(KernelFamily):
         if strategy != "runs":
             return ()
         return tuple({"run": r} for r in (4, 64) if r <= _max_run(problem))
-
-    def plan_with_epilogue(self, problem: Fold, caps, strategy: str, epilogue) -> KernelPlan:
-        """Either strategy: the kernel stores element by element already."""
-        check(epilogue, problem.output)
-        return attach(self.plan(problem, caps, strategy), epilogue, 1)
 
 
 FAMILY = FoldFamily()

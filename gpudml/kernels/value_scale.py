@@ -28,7 +28,7 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import KernelFamily, count_option, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
-from .epilogue import attach, check
+from .epilogue import ElementStores
 
 STRATEGIES = ("runs", "elements")
 #: Outputs per `runs` invocation.
@@ -88,13 +88,12 @@ def plan(p: ValueScale, caps, strategy: str, run=None) -> KernelPlan:
                                 -(-count // length), WORKGROUP_SIZE),))
 
 
-class ValueScaleFamily(KernelFamily):
+class ValueScaleFamily(ElementStores, KernelFamily):
     """The value-scale family: the module's functions over a `ValueScale`, with the store
     epilogue."""
 
     strategies = STRATEGIES
     options = ("run",)
-    epilogue = True
 
     def strategies_for(self, problem: ValueScale, caps, run=None) -> tuple[str, ...]:
         return strategies_for(problem, caps, run)
@@ -106,10 +105,6 @@ class ValueScaleFamily(KernelFamily):
         """Other run lengths of `runs`."""
         return ({"run": 16}, {"run": 256}) if strategy == "runs" else ()
 
-    def plan_with_epilogue(self, problem: ValueScale, caps, strategy: str, epilogue) -> KernelPlan:
-        """Either strategy: the kernel stores element by element already."""
-        check(epilogue, problem.output)
-        return attach(self.plan(problem, caps, strategy), epilogue, 1)
 
 
 FAMILY = ValueScaleFamily()

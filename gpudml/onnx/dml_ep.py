@@ -147,8 +147,11 @@ PARTLY: dict[tuple[str, str], str] = {
     (ONNX, "If"): "an If whose condition is known at load runs its taken branch",
 }
 
-#: gpudml's mapped ops (ai.onnx) that the provider does not register.
-BEYOND: tuple[str, ...] = ("Gelu", "HardSwish", "Swish")
+#: gpudml's mapped ops (ai.onnx) that the provider does not register. The random ops (issue #44): the
+#: anchor's provider runs them on the CPU; a later provider source composes RandomNormalLike from
+#: DML_RANDOM_GENERATOR (DmlOperatorRandomNormalLike.cpp), whose conversion gpudml follows for all six.
+BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "RandomNormal", "RandomNormalLike",
+                           "RandomUniform", "RandomUniformLike", "Swish")
 
 
 def kind(domain: str, op: str) -> str:

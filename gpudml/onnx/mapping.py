@@ -33,6 +33,8 @@ import onnx
 from .. import functional
 from ..errors import InvalidArgumentError
 from ..graph import Expression
+from ..ops.elementwise import ScaleBias
+from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
 
 #: The newest opset of the onnx release gpudml is tested with (1.22.0).
@@ -124,6 +126,20 @@ class Context:
         self.device = device
         self.graph = graph
         self._onnx_dtype = onnx_dtype
+        #: The random nodes' generator states, as graph inputs: (input name, initial state, blocks a run draws).
+        self.random_states: list[tuple[str, np.ndarray, int]] = []
+
+    def random_state(self, key: str, initial: np.ndarray, blocks: int):
+        """The DML_RANDOM_GENERATOR state a random node (whose first output is `key`) reads:
+        eagerly `initial`; in a graph, a graph input (named "gpudml.random_state:" + key) that
+        the session feeds on each run, starting from `initial` and advanced by the `blocks`
+        each run draws, as the provider writes the generator's output state back over its input
+        state: successive runs draw on, a seed's sequence of runs repeats."""
+        if self.graph is None:
+            return initial
+        name = f"gpudml.random_state:{key}"
+        self.random_states.append((name, initial, blocks))
+        return self.graph.input(list(initial.shape), np.uint32, name=name)
 
     def fn(self, name: str):
         """gpudml's functional form `name` on this context's device."""
@@ -1133,6 +1149,144 @@ def _col2im(ctx, n):
                            end_padding=pads[count:])]
 
 
+# ------------------------------------------------------------------------------ random numbers (issue 44)
+#: The random ops: never folded on the host (their values are drawn when the graph runs).
+RANDOM = ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli", "Multinomial")
+_MANTISSA = np.array([0x7FFFFF], np.uint32)
+_TWO_PI = 2 * math.pi
+
+
+def _seed_state(n) -> np.ndarray:
+    """The generator's first state for a random node: the key the `seed` attribute (a FLOAT,
+    taken as the provider's static_cast<uint64_t>(seed): truncated, modulo 2^64), else one
+    drawn from the operating system's entropy (ONNX: "auto generated"; a session keeps the
+    first build's); the counter 0."""
+    seed = n.attr("seed")
+    if seed is None:
+        seed = int(np.random.default_rng().integers(0, 2**63))
+    elif not math.isfinite(seed):
+        raise InvalidArgumentError(f"{n.op_type}: seed = {seed} is not a finite number")
+    return philox_state(int(seed) % (1 << 64))
+
+
+def _random_bits(ctx, n, sizes):
+    """UINT32 Philox bits of `sizes` (4 sizes: DML_RANDOM_GENERATOR's output) from the node's
+    state (`Context.random_state`: a session's advances from run to run)."""
+    blocks = -(-int(np.prod(sizes)) // 4)
+    state = ctx.random_state(n.proto.output[0], _seed_state(n), blocks)
+    return ctx.fn("random_generator")(as_expr(ctx, state), list(sizes), output_state=False)
+
+
+def _unit(ctx, bits, scale: float = 1.0, bias: float = 0.0):
+    """The bits' low 23 as a FLOAT32 in [0, 1) (the provider's mantissa: (bits & 0x7FFFFF) *
+    2^-23, exactly, as its BIT_AND, BIT_OR 1.0's exponent and minus 1), then * scale + bias
+    (one ScaleBias)."""
+    mantissa = ctx.fn("cast")(ctx.fn("bit_and")(bits, _MANTISSA), np.float32)
+    return ctx.fn("identity")(mantissa, scale_bias=ScaleBias(scale * 2.0**-23, bias))
+
+
+def _random_shape_dtype(ctx, n) -> tuple[list[int], np.dtype]:
+    """The output's shape and type: the `shape` attribute (RandomUniform, RandomNormal) or the
+    input's shape (the *Like ops); the `dtype` attribute, else FLOAT32 (or the input's type)."""
+    if n.op_type.endswith("Like") or n.op_type == "Bernoulli":
+        x = n.inputs[0]
+        sizes, default = list(x.shape), _dtype(x)
+    else:
+        sizes, default = [int(v) for v in n.attr("shape", [])], np.dtype(np.float32)
+    dtype = n.attr("dtype")
+    dtype = default if dtype is None else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(dtype))
+    if any(s < 1 for s in sizes):
+        raise NotMapped(f"an empty tensor (sizes {sizes}): DirectML sizes are at least 1")
+    if dtype.kind != "f" and n.op_type != "Bernoulli":
+        raise NotMapped(f"a random {dtype} tensor: ONNX's random ops draw floats")
+    return sizes, dtype
+
+
+def _finish(ctx, y, sizes, count: int, dtype):
+    """The first `count` elements of y (FLOAT32, packed) as `sizes`, cast to `dtype`."""
+    flat = reshape(ctx, y, [int(np.prod(y.shape))])
+    if flat.shape[0] != count:
+        flat = ctx.fn("slice")(flat, [0], [count])
+    y = reshape(ctx, flat, sizes or [1])
+    return y if dtype == np.float32 else ctx.fn("cast")(y, dtype)
+
+
+def _random_uniform(ctx, n):
+    """low + (high - low) u, u in [0, 1) from the bits' low 23 (the provider's conversion)."""
+    sizes, dtype = _random_shape_dtype(ctx, n)
+    count = int(np.prod(sizes))
+    low, high = float(n.attr("low", 0.0)), float(n.attr("high", 1.0))
+    span = float(np.float32(high) - np.float32(low))
+    y = _unit(ctx, _random_bits(ctx, n, [1, 1, 1, count]), span, low)
+    return [_finish(ctx, y, sizes, count, dtype)]
+
+
+def _random_normal(ctx, n):
+    """Box-Muller as ONNX Runtime's DirectML execution provider composes it
+    (DmlOperatorRandomNormalLike.cpp): bits [1, 1, m / 2, 2] (m the count rounded up to
+    even) made u in [0, 1), split into u1 (column 0) and u2 (column 1); r = sqrt(-2 log(clip(u1,
+    1e-7, FLT_MAX))); elements 2i, 2i + 1 = r sin(2 pi u2), r cos(2 pi u2); then scale *
+    z + mean; the last element dropped for an odd count."""
+    sizes, dtype = _random_shape_dtype(ctx, n)
+    count = int(np.prod(sizes))
+    half = -(-count // 2)
+    u = _unit(ctx, _random_bits(ctx, n, [1, 1, half, 2]))
+    u1, u2 = ctx.fn("split")(u, 3, [1, 1])
+    clipped = ctx.fn("clip")(u1, 1.0e-7, float(np.finfo(np.float32).max))
+    r = ctx.fn("sqrt")(ctx.fn("log")(clipped), scale_bias=ScaleBias(-2.0, 0.0))
+    sin = ctx.fn("multiply")(ctx.fn("sin")(u2, scale_bias=ScaleBias(_TWO_PI, 0.0)), r)
+    cos = ctx.fn("multiply")(ctx.fn("cos")(u2, scale_bias=ScaleBias(_TWO_PI, 0.0)), r)
+    z = ctx.fn("join")([sin, cos], 3)
+    y = ctx.fn("identity")(z, scale_bias=ScaleBias(float(n.attr("scale", 1.0)), float(n.attr("mean", 0.0))))
+    return [_finish(ctx, y, sizes, count, dtype)]
+
+
+def _bernoulli(ctx, n):
+    """1 where u < p (u in [0, 1) as RandomUniformLike's), so that P(1) = p as ONNX's text
+    and onnxruntime's CPU kernel say (ONNX's function body compares Greater(u, p), which
+    gives 1 - p: its slip); p read in FLOAT32; the result in `dtype` (default: p's type)."""
+    x = as_expr(ctx, n.inputs[0])
+    sizes, dtype = _random_shape_dtype(ctx, n)
+    if dtype.kind not in "fiu" and dtype != np.bool_:
+        raise NotMapped(f"a {dtype} output: not a DirectML data type")
+    count = int(np.prod(sizes))
+    p = x if _dtype(x) == np.float32 else ctx.fn("cast")(x, np.float32)
+    u = reshape(ctx, _unit(ctx, _random_bits(ctx, n, [1, 1, 1, count])), sizes or [1])
+    ones = ctx.fn("logical_less_than")(u, p)
+    return [ones if dtype in (np.uint8, np.bool_) else ctx.fn("cast")(ones, dtype)]
+
+
+def _multinomial(ctx, n):
+    """Multinomial(x [B, C] unnormalized log-probabilities, sample_size S): sample s of batch b
+    is the number of classes whose cumulative probability lies below u * total (u in [0, 1)
+    as RandomUniformLike's, total the last cumulative one): the first class c with u * total
+    < cdf[c], as inverse transform sampling (onnxruntime's CPU kernel's). As DirectML
+    operators: ACTIVATION_SOFTMAX1 over the classes (float32), CUMULATIVE_SUMMATION, the
+    comparison of every class with every sample (LOGICAL_LESS_THAN, UINT32 0/1, broadcast by
+    strides over [B, S, C]) summed by REDUCE (SUM), at most C - 1 (MIN), CAST to `dtype`
+    (INT32 by default, or INT64)."""
+    x = as_expr(ctx, n.inputs[0])
+    if rank(x) != 2:
+        raise NotMapped(f"an input of rank {rank(x)}: Multinomial's is [batch_size, class_size]")
+    batch, classes = (int(v) for v in x.shape)
+    samples = int(n.attr("sample_size", 1))
+    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(n.attr("dtype", onnx.TensorProto.INT32)))
+    if samples < 1:
+        raise NotMapped(f"sample_size = {samples}: an empty tensor (DirectML sizes are at least 1)")
+    logits = x if _dtype(x) == np.float32 else ctx.fn("cast")(x, np.float32)
+    cdf = ctx.fn("cumulative_sum")(ctx.fn("softmax")(logits, [1]), 1)
+    total = ctx.fn("slice")(cdf, [0, classes - 1], [batch, 1])
+    u = reshape(ctx, _unit(ctx, _random_bits(ctx, n, [1, 1, 1, batch * samples])), [batch, samples])
+    target = ctx.fn("multiply")(u, broadcast(ctx, total, [batch, samples]))
+    grid = [batch, samples, classes]
+    below = ctx.fn("logical_less_than")(broadcast(ctx, reshape(ctx, cdf, [batch, 1, classes]), grid),
+                                        broadcast(ctx, reshape(ctx, target, [batch, samples, 1]), grid),
+                                        output_data_type="UINT32")
+    index = ctx.fn("reduce")(below, "sum", [2])
+    index = ctx.fn("min")(index, np.array([classes - 1], np.uint32))
+    return [reshape(ctx, ctx.fn("cast")(index, dtype), [batch, samples])]
+
+
 TABLE: tuple[Mapping, ...] = tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
@@ -1265,6 +1419,24 @@ TABLE: tuple[Mapping, ...] = tuple([
             "extension; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
     Mapping("Upsample", "RESAMPLE3 (asymmetric; nearest rounds down where an axis grows, up where it shrinks)",
             _resize, ("resample",)),
+    # random numbers (issue #44): DML_RANDOM_GENERATOR and element-wise operators
+    Mapping("RandomUniform", "RANDOM_GENERATOR (PHILOX_4X32_10), BIT_AND, CAST, IDENTITY (ScaleBias)", _random_uniform,
+            ("random_generator", "bit_and", "cast", "identity")),
+    Mapping("RandomUniformLike", "RANDOM_GENERATOR (PHILOX_4X32_10), BIT_AND, CAST, IDENTITY (ScaleBias)",
+            _random_uniform, ("random_generator", "bit_and", "cast", "identity")),
+    Mapping("RandomNormal", "RANDOM_GENERATOR, then Box-Muller as the provider's RandomNormalLike: BIT_AND, CAST, "
+            "SPLIT, CLIP, LOG, SQRT, SIN, COS, MULTIPLY, JOIN, IDENTITY (ScaleBias)", _random_normal,
+            ("random_generator", "bit_and", "cast", "split", "clip", "log", "sqrt", "sin", "cos", "multiply", "join",
+             "identity")),
+    Mapping("RandomNormalLike", "RANDOM_GENERATOR, then Box-Muller (DmlOperatorRandomNormalLike.cpp's graph)",
+            _random_normal, ("random_generator", "bit_and", "cast", "split", "clip", "log", "sqrt", "sin", "cos",
+                             "multiply", "join", "identity")),
+    Mapping("Bernoulli", "RANDOM_GENERATOR, BIT_AND, CAST, IDENTITY, LOGICAL_LESS_THAN (u < p), CAST", _bernoulli,
+            ("random_generator", "bit_and", "cast", "identity", "logical_less_than")),
+    Mapping("Multinomial", "RANDOM_GENERATOR, BIT_AND, CAST, IDENTITY; ACTIVATION_SOFTMAX1, CUMULATIVE_SUMMATION, "
+            "SLICE1, MULTIPLY, LOGICAL_LESS_THAN (every class against every sample), REDUCE (SUM), MIN, CAST",
+            _multinomial, ("random_generator", "bit_and", "cast", "identity", "softmax", "cumulative_sum", "slice",
+                           "multiply", "logical_less_than", "reduce", "min")),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -1317,5 +1489,5 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
     return None
 
 
-__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping", "Node",
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "RANDOM", "REDUCE", "TABLE", "Context", "Mapping", "Node",
            "NotMapped", "markdown_table", "refusal", "view_strides"]

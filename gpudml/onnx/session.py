@@ -27,6 +27,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,7 @@ from onnx import numpy_helper
 from ..device import Device
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
+from ..ops.random_generator import counter_value, counter_words
 from ..runtime.tensor import Tensor
 from . import analysis, mapping, options
 from .analysis import Unsupported
@@ -121,6 +123,10 @@ class InferenceSession:
             raise InvalidArgumentError(f"InferenceSession: build_cache_size must be an int >= 1 (the builds kept, one "
                                        f"per distinct input shapes and values), got {build_cache_size!r}")
         self.build_cache_size = build_cache_size
+        #: The random nodes' generator states for the next run, by graph input name (_Built.random_states),
+        #: taken and advanced under their lock: runs from several threads draw disjoint blocks.
+        self.random_states: dict[str, np.ndarray] = {}
+        self.random_lock = threading.Lock()
         self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
         self._last: _Built | None = None
         shapes = [_static_shape(v) for v in self._inputs]
@@ -384,7 +390,7 @@ class _Built:
             return [np.array(sizes[start:end], np.int64)]
         outer = {name: values[name] for name in analysis.node_outer_names(proto) if name in values}
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
-                and proto.op_type != "Dropout":
+                and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM:
             return _fold(proto, inputs, s.opset, outer)
         if any(_empty(v) for k, v in enumerate(inputs)
                if k not in wanted and k not in mapping.TYPE_INPUTS.get(proto.op_type, ())):
@@ -447,8 +453,21 @@ class _Built:
                     self.host[out] = result
         return self.host[name]
 
-    def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
+    def random_states(self) -> dict[str, np.ndarray]:
+        """The random nodes' generator states for this run (graph inputs of their own, by
+        name), each advanced in the session for the next run by the blocks this one draws
+        (mapping.Context.random_state): the first build that names a node sets its start."""
+        states = self.session.random_states
         given = {}
+        with self.session.random_lock:
+            for name, initial, blocks in self.ctx.random_states:
+                state = states.setdefault(name, initial)
+                given[name] = state
+                states[name] = advanced_state(state, blocks)
+        return given
+
+    def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
+        given = self.random_states()
         for v, array, is_bool in zip(self.session._inputs, feeds, self.bool_inputs):
             array = array.astype(np.uint8) if is_bool else array
             given[v.name] = array.reshape(array.shape or (1,))
@@ -466,6 +485,7 @@ class _Built:
         """The outputs named, as Tensors on the device, for `given` ({input name: Tensor, or
         numpy array of the graph input's dtype and sizes}): nothing is read back. An output the
         model computes on the host (folded) is uploaded; a rank-0 output is a Tensor of shape [1]."""
+        given = {**self.random_states(), **given}
         if self.compiled is not None:
             used = {e.name for e in self.compiled.inputs}
             computed = iter(self.compiled({k: a for k, a in given.items() if k in used}, readback=False))
@@ -484,6 +504,13 @@ class _Built:
 
 
 # ------------------------------------------------------------------------------ helpers
+def advanced_state(state: np.ndarray, blocks: int) -> np.ndarray:
+    """A PHILOX_4X32_10 state with its 128-bit counter (words 0-3, the least significant
+    first) advanced by `blocks`, the key kept: DML_RANDOM_GENERATOR's output state."""
+    words = state.reshape(-1)
+    return np.concatenate([counter_words(counter_value(words[:4]) + blocks), words[4:]]).reshape(state.shape)
+
+
 def _producers(graph, found: dict | None = None) -> dict[str, onnx.NodeProto]:
     """Each value's producing node, in subgraphs too (ONNX's names are unique in a model)."""
     found = {} if found is None else found

@@ -29,6 +29,7 @@ from . import (
     padding1,
     pooling,
     quantized_linear_add,
+    random_generator,
     reduce,
     resample,
     reverse_subsequences,
@@ -55,7 +56,7 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
-    gather_elements.SPEC, *gather_nd.SPECS,
+    gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

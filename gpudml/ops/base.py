@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import FeatureLevel
-from .spec import SupportTable
+from .spec import OUTPUT_FIELDS, SupportTable
 
 
 def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp: TensorDesc, out: TensorDesc) -> int:
@@ -18,12 +18,12 @@ def check_copy_tensors(op: str, support: SupportTable, level: FeatureLevel, inp:
 
 def check_one_type(op: str, support: SupportTable, level: FeatureLevel, named: dict[str, TensorDesc],
                    optional: tuple[str, ...] = ()) -> int:
-    """The tensors `named` (field: desc, inputs first, outputs `output_tensor*`; a field of
+    """The tensors `named` (field: desc, inputs first, outputs `output_*` (spec.OUTPUT_FIELDS); a field of
     `optional` may be None: left out) valid, of one DimensionCount and the first's data
     type, in the support row. Returns the rank."""
     named = {field: td for field, td in named.items() if td is not None or field not in optional}
     for field, td in named.items():
-        check_tensor_desc(op, field, td, is_output=field.startswith("output_tensor"))
+        check_tensor_desc(op, field, td, is_output=field.startswith(OUTPUT_FIELDS))
     rank = check_same_rank(op, named)
     first_field, first = next(iter(named.items()))
     for field, td in named.items():

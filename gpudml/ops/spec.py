@@ -308,9 +308,9 @@ def element_bytes(desc: TensorDesc) -> int:
     return desc.element_count * desc.data_type.size
 
 
-#: The names (prefixes) of output fields: `output_tensor*`, the _GRAD operators' `output_gradient_tensor` and
-#: MAX_POOLING1/2's `output_indices_tensor`.
-OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor")
+#: The names (prefixes) of output fields: `output_tensor*`, the _GRAD operators' `output_gradient_tensor`,
+#: MAX_POOLING1/2's `output_indices_tensor` and RANDOM_GENERATOR's `output_state_tensor`.
+OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
