@@ -148,7 +148,7 @@ PARTLY: dict[tuple[str, str], str] = {
 }
 
 #: gpudml's mapped ops (ai.onnx) that the provider does not register.
-BEYOND: tuple[str, ...] = ("Gelu", "HardSwish", "Swish")
+BEYOND: tuple[str, ...] = ("Gelu", "HardSwish", "NonMaxSuppression", "Swish")
 
 
 def kind(domain: str, op: str) -> str:

@@ -248,6 +248,27 @@ def _nonzero(ctx, n):
     return data_dependent(ctx, count, (coords,), finish)
 
 
+def _nms(ctx, n):
+    """gpudml's extension NON_MAX_SUPPRESSION (the provider runs NonMaxSuppression on the
+    CPU): its worst-case rows and count; after the count is read back, the rows it counts
+    ([num_selected, 3] INT64, a view). No max_output_boxes_per_class (or 0) selects nothing."""
+    k = n.constant(2, "max_output_boxes_per_class")
+    iou = n.constant(3, "iou_threshold")
+    score = n.constant(4, "score_threshold")
+    k = 0 if k is None or np.size(k) == 0 else int(np.asarray(k).reshape(-1)[0])
+    iou = 0.0 if iou is None or np.size(iou) == 0 else float(np.asarray(iou).reshape(-1)[0])
+    score = None if score is None or np.size(score) == 0 else float(np.asarray(score).reshape(-1)[0])
+    if k <= 0:
+        return [np.zeros((0, 3), np.int64)]
+    count, selected = ctx.fn("non_max_suppression")(
+        as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]), k, iou, score,
+        center_point_box=n.attr("center_point_box", 0))
+
+    def finish(ctx, found: int, carried):
+        return [np.zeros((0, 3), np.int64) if found == 0 else _rows(ctx, carried[0], found)]
+    return data_dependent(ctx, count, (selected,), finish)
+
+
 # ------------------------------------------------------------------------------ element-wise
 def _dtype(x) -> np.dtype:
     return x.dtype.numpy if isinstance(x, Expression) else np.asarray(x).dtype
@@ -1284,6 +1305,8 @@ TABLE: tuple[Mapping, ...] = tuple([
     # indexing (issue #44): data-dependent output sizes (the session splits its graph there)
     Mapping("NonZero", "NONZERO_COORDINATES, its count read back, then the rows it counts (a view) as CAST to "
             "INT64", _nonzero, ("nonzero_coordinates", "cast")),
+    Mapping("NonMaxSuppression", "none: gpudml's extension NON_MAX_SUPPRESSION (the provider runs it on the CPU), "
+            "its count read back, then the rows it counts (a view)", _nms, ("non_max_suppression",)),
     # resampling: RESAMPLE3 (cubic: gpudml's extension); tf_crop_and_resize's extrapolation: ELEMENT_WISE_IF
     Mapping("Resize", "RESAMPLE3 (scales and pixel offsets per coordinate_transformation_mode; cubic: gpudml's "
             "extension; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
@@ -1304,6 +1327,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
     "Col2Im": {1: "image_shape", 2: "block_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
+    "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
 }
 
 #: Folded at load, never run: their values are known when the graph is built.

@@ -22,6 +22,7 @@ from . import (
     gather,
     gemm,
     join,
+    non_max_suppression,
     nonzero_coordinates,
     normalization,
     padding,
@@ -56,8 +57,14 @@ SPECS: tuple[OpSpec, ...] = (
     *space_depth.SPECS, value_scale_2d.SPEC, nonzero_coordinates.SPEC,
 )
 
-_BY_DESC = {spec.desc: spec for spec in SPECS}
-_BY_NAME = {name: spec for spec in SPECS for name in (spec.key, spec.functional_name)}
+#: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
+#: their own), run on the GPU by kernels of gpudml's; outside SPECS (the DirectML operators
+#: that the conformance kit, the docs' operator pages and `gpudml examples` enumerate), but
+#: public (`gpudml.non_max_suppression`), recorded in graphs and run by sessions as SPECS' are.
+EXTENSIONS: tuple[OpSpec, ...] = (non_max_suppression.SPEC,)
+
+_BY_DESC = {spec.desc: spec for spec in (*SPECS, *EXTENSIONS)}
+_BY_NAME = {name: spec for spec in (*SPECS, *EXTENSIONS) for name in (spec.key, spec.functional_name)}
 
 
 def spec_for(desc) -> OpSpec:
@@ -78,4 +85,4 @@ def spec_named(name: str) -> OpSpec:
         raise InvalidArgumentError(f"{name!r} is not an operator (one of {', '.join(s.key for s in SPECS)})") from None
 
 
-__all__ = ["SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]
+__all__ = ["EXTENSIONS", "SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]
