@@ -19,10 +19,13 @@ indices and their number):
 
 1. `rank`: an invocation per (class, box) counts the candidates before its box (a loop
    over the class' boxes) and writes the box index at that position;
-2. `greedy`: a workgroup of WORKGROUP invocations per class walks its candidates in order,
-   the invocations checking the candidate against the selected boxes side by side, and
-   appends it when none suppresses it; the walk is cut into dispatches of `chunk`
-   candidates each (the loop budget: base.LOOP_BUDGET), the state kept in scratch;
+2. `greedy`: a workgroup of WORKGROUP invocations per class walks its candidates in
+   blocks of WORKGROUP: each invocation checks one candidate against the boxes selected
+   before the block and against the block's earlier candidates, then invocation 0 walks
+   the block in order, selecting a candidate unless a box selected before the block or a
+   candidate of the block it selected suppresses it (two barriers per block, not per
+   candidate); the walk is cut into dispatches of `chunk` candidates (the loop budget:
+   base.LOOP_BUDGET), the state kept in scratch;
 3. `write`: an invocation per class writes its selections as rows (b, c, box) of the
    INT64 output at its place (the classes before it in (b, c) order), zero rows for the
    rest of its share of the worst case ([B * C * K, 3], K = min(max_output, boxes)) after
@@ -80,9 +83,11 @@ def _bits(x: float) -> int:
 
 
 def chunk(p: Suppression) -> int:
-    """Candidates per `greedy` dispatch: each costs an invocation one step and a check of up
-    to K / WORKGROUP selected boxes."""
-    return max(1, (LOOP_BUDGET - _OVERHEAD) // (2 + -(-p.max_output // WORKGROUP)))
+    """Candidates per `greedy` dispatch, whole blocks of WORKGROUP: a block costs an
+    invocation a check of its candidate against up to K selected boxes and up to WORKGROUP
+    earlier candidates of the block, and invocation 0 a walk of the block."""
+    blocks = (LOOP_BUDGET - _OVERHEAD) // (p.max_output + 2 * WORKGROUP + 2)
+    return WORKGROUP * max(1, blocks)
 
 
 def check(p: Suppression) -> None:
