@@ -102,13 +102,19 @@ def test_walks_cut_into_dispatches_and_strided_inputs(adapter):
 
 
 def test_nothing_to_select(vulkan_device):
-    """max_output 0: one zero row, count 0 (DirectML sizes are at least 1); a score
-    threshold above every score: count 0."""
+    """max_output 0: one row of zeros (written over whatever the output held), count 0
+    (DirectML sizes are at least 1); a score threshold above every score: count 0 and
+    every row zeros."""
+    device = vulkan_device
     boxes, scores = _case(np.random.default_rng(4), 1, 1, 5)
-    count, selected = dml.non_max_suppression(boxes, scores, 0, 0.5, device=vulkan_device)
-    assert count.tolist() == [0] and selected.tolist() == [[0, 0, 0]]
-    count, selected = dml.non_max_suppression(boxes, scores, 5, 0.5, 2.0, device=vulkan_device)
-    assert count.tolist() == [0] and not selected.any()
+    for k, score in ((0, None), (5, 2.0)):
+        desc = nms.infer_output(dml.TensorDesc(DT.FLOAT32, boxes.shape), dml.TensorDesc(DT.FLOAT32, scores.shape),
+                                k, 0.5, score)
+        op = device.compile_operator(device.create_operator(desc))
+        rows = desc.output_indices_tensor.sizes[0]
+        outputs = [device.tensor(np.array([7], np.uint32)), device.tensor(np.full((rows, 3), -1, np.int64))]
+        count, selected = op.execute([boxes, scores], outputs=outputs)
+        assert count.numpy().tolist() == [0] and not selected.numpy().any()
 
 
 def _desc(boxes=(1, 5, 4), scores=(1, 2, 5), rows=10, center=0, k=5, count=(1,), boxes_type=DT.FLOAT32):
