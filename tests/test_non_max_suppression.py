@@ -168,3 +168,14 @@ def test_detection_pattern_through_a_session(device):
             np.testing.assert_array_equal(g, w)
     (built,) = session._compiled.values()
     assert built.split is not None and len(built._after) == len({int(len(oracle.run(None, f)[0])) for f in feeds})
+
+
+@pytest.mark.any_class
+def test_command_line(capsys):
+    """`gpudml shader` and `gpudml lab` take extensions as DirectML's operators."""
+    from gpudml import cli
+
+    assert cli.main(["shader", "non_max_suppression", "--caps", "gl-cpu", "--shape", "1,100,4", "--classes", "2"]) \
+        in (0, None)
+    out = capsys.readouterr().out
+    assert out.startswith("// NonMaxSuppression at") and "fn div_rn" in out and "dispatch 2:" in out
