@@ -241,6 +241,31 @@ def test_the_shape_of_a_data_dependent_output_is_known_after_the_split(device):
     assert built.split is not None and sorted(built._after) == [0, 3]  # one part after per count seen
 
 
+def test_a_split_graph_through_io_binding(device):
+    """Through IO binding, the parts before and after the split stay on the device (the
+    count alone is read back): the outputs of both parts as onnxruntime's; an output empty
+    for these inputs (a count of 0) is refused with its name, as an empty input is."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("NonZero", ["r"], ["idx"]),
+             helper.make_node("Cast", ["idx"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("ReduceSum", ["f"], ["total"], keepdims=0)]
+    model = _model(nodes, [_vi("x", ["N", 5])], [_vi("idx", None, TensorProto.INT64), _vi("total", None),
+                                                 _vi("r", None)])
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.random.default_rng(6).standard_normal((4, 5)).astype(np.float32)
+    binding = session.io_binding()
+    binding.bind_input("x", device.tensor(x))
+    for name in ("idx", "total", "r"):
+        binding.bind_output(name)
+    session.run_with_iobinding(binding)
+    want, _ = oracle(model, {"x": x})
+    for got, w in zip(binding.copy_outputs_to_cpu(), want):
+        np.testing.assert_array_equal(got.reshape(w.shape), w)
+    binding.bind_input("x", device.tensor(-np.abs(x) - 1))
+    with pytest.raises(InvalidArgumentError, match="output 'idx' is an empty tensor for these inputs"):
+        session.run_with_iobinding(binding)
+
+
 def test_loop_at_run_time_is_refused_with_its_body_nodes():
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
