@@ -112,19 +112,21 @@ def plan(p: Suppression) -> KernelPlan:
     params = {"center": bool(p.center_point_box), "thresholded": p.score_threshold is not None}
     order, counts = scratch_buffer(0, "order", writable=True), scratch_buffer(1, "counts", writable=True)
     chosen = scratch_buffer(2, "chosen", writable=True)
+    kept_ranges = scratch_buffer(3, "kept", writable=True)
     boxes, scores = input_buffer(0, "boxes"), input_buffer(1, "scores")
     dispatches = [Dispatch(TEMPLATE, {**params, "pass": "rank"}, (boxes, scores, order, counts), uniforms,
                            bc * n, WORKGROUP)]
     step = chunk(p)
     for first in range(0, n, step):
-        dispatches.append(Dispatch(TEMPLATE, {**params, "pass": "greedy"}, (boxes, order, counts, chosen),
+        dispatches.append(Dispatch(TEMPLATE, {**params, "pass": "greedy"}, (boxes, order, counts, chosen, kept_ranges),
                                    {**uniforms, "first": first, "last": min(n, first + step)}, bc * WORKGROUP,
                                    WORKGROUP))
     dispatches.append(Dispatch(TEMPLATE, {**params, "pass": "write"},
                                (counts, chosen, output_buffer(0, "count", 32), output_buffer(1, "selected", 64)),
                                uniforms, bc, WORKGROUP))
-    # counts: per class its candidates, then its selected number; chosen: K box indices per class
-    return KernelPlan(tuple(dispatches), scratch_bytes=(4 * bc * n, 8 * bc, 4 * bc * max(k, 1)))
+    # counts: per class its candidates, then its selected number; chosen: K box indices per
+    # class; kept: their ranges (4 floats each)
+    return KernelPlan(tuple(dispatches), scratch_bytes=(4 * bc * n, 8 * bc, 4 * bc * max(k, 1), 16 * bc * max(k, 1)))
 
 
 class SuppressionFamily(KernelFamily):
