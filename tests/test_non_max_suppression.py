@@ -179,3 +179,15 @@ def test_command_line(capsys):
         in (0, None)
     out = capsys.readouterr().out
     assert out.startswith("// NonMaxSuppression at") and "fn div_rn" in out and "dispatch 2:" in out
+
+
+def test_the_specs_example(vulkan_device):
+    """The spec's example (ONNX's test_nonmaxsuppression_suppress_by_IOU), through the
+    functional form and the reference."""
+    for example in nms.SPEC.examples:
+        args = dict(example.args)
+        scores = args.pop("scores")
+        got = dml.non_max_suppression(example.input, scores, device=vulkan_device, **args)
+        for g, r, w in zip(got, reference.non_max_suppression(example.input, scores, **args), example.expected):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(r, w)

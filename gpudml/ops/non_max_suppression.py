@@ -236,6 +236,7 @@ SPEC = OpSpec(
         # ONNX's test_nonmaxsuppression_suppress_by_IOU (its node test's data)
         Example("non_max_suppression-1", _BOXES, {"scores": _SCORES, "max_output_boxes_per_class": 3,
                                                   "iou_threshold": 0.5},
-                [np.array([3], np.uint32), np.array([[0, 0, 3], [0, 0, 0], [0, 0, 5]], np.int64)], "onnx"),
+                [np.array([3], np.uint32), np.array([[0, 0, 3], [0, 0, 0], [0, 0, 5]], np.int64)],
+                "onnx: node test test_nonmaxsuppression_suppress_by_IOU"),
     ),
 )
