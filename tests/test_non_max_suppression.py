@@ -191,3 +191,18 @@ def test_the_specs_example(vulkan_device):
         for g, r, w in zip(got, reference.non_max_suppression(example.input, scores, **args), example.expected):
             np.testing.assert_array_equal(g, w)
             np.testing.assert_array_equal(r, w)
+
+
+def test_nan_scores_rank_last(vulkan_device):
+    """NaN scores (outside what ONNX's reference defines: its Python sort) rank after every
+    other score, among themselves by index, so the order stays a permutation: the boxes
+    without NaN give the reference's selection first, every row a valid box."""
+    boxes, scores = _case(np.random.default_rng(7), 1, 1, 12)
+    scores[0, 0, [2, 5]] = np.nan
+    count, selected = dml.non_max_suppression(boxes, scores, 12, 0.5, device=vulkan_device)
+    clean = np.delete(np.arange(12), [2, 5])
+    want = reference.non_max_suppression(boxes[:, clean], scores[:, :, clean], 12, 0.5)
+    kept = clean[want[1][:int(want[0][0]), 2]]
+    got = selected[:int(count[0]), 2]
+    np.testing.assert_array_equal(got[:len(kept)], kept)
+    assert set(got[len(kept):]) <= {2, 5} and len(set(got)) == len(got)

@@ -13,10 +13,11 @@ sized for the worst case: `selected_indices` [B * C * K, 3] INT64 (K = min(max_o
 boxes)) whose first `count` rows are (b, c, box) in ONNX's order (b, then c, then the
 order of selection), zeros after them; `count` a UINT32 [1].
 
-Choices where ONNX's reference is silent: NaN or infinite coordinates and NaN scores are
-outside what it defines (gpudml's comparisons follow IEEE; the results may differ from a
-Python sort); a NaN threshold selects nothing (score) or suppresses nothing (IoU), as a
-comparison with NaN is false; a negative max_output_boxes_per_class selects nothing.
+Choices where ONNX's reference is silent: NaN scores rank after every other score (among
+themselves by box index: the order stays a permutation); NaN or infinite coordinates are
+outside what it defines (gpudml's comparisons follow IEEE); a NaN threshold selects
+nothing (score) or suppresses nothing (IoU), as a comparison with NaN is false; a negative
+max_output_boxes_per_class selects nothing.
 """
 
 from __future__ import annotations
