@@ -302,15 +302,21 @@ def functional_page(gpudml) -> str:
            "Generated from the operator registry: `gpudml.<name>` for each operator (numpy in, numpy "
            "out; Tensor in, Tensor out; an [Expression](gpudml.md) in records a graph node), and "
            "the desc classes that `Device.create_operator` takes.", "", "## Functions", ""]
-    by_name = {f.__name__: spec for spec in gpudml.SPECS for f in (spec.functional, *spec.aliases)}
+    from gpudml.ops import EXTENSIONS
+
+    every = (*gpudml.SPECS, *EXTENSIONS)
+    by_name = {f.__name__: spec for spec in every for f in (spec.functional, *spec.aliases)}
+
+    def page(spec) -> str:  # (an extension's notes are docs/extensions.md)
+        return "../extensions.md" if spec in EXTENSIONS else f"../operators/{spec.key}.md"
     for name, fn in gpudml.FUNCTIONS.items():
         spec = by_name[name]
         out += [f"### `{name}`", "", "```python", f"gpudml.{name}{_signature(fn)}", "```", "", _doc(fn), "",
-                f"Operator: [{spec.name}](../operators/{spec.key}.md).", ""]
+                f"Operator: [{spec.name}]({page(spec)}).", ""]
     out += ["## Desc classes", ""]
-    for spec in gpudml.SPECS:
+    for spec in every:
         out += [f"### `{spec.desc.__name__}`", "", f"`{spec.page}`; operator [{spec.name}]"
-                f"(../operators/{spec.key}.md).", "", _desc_markdown(spec.desc)]
+                f"({page(spec)}).", "", _desc_markdown(spec.desc)]
     return "\n".join(out)
 
 

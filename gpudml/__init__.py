@@ -63,13 +63,13 @@ def _import_public_names() -> None:
     from .functional import FUNCTIONS
     from .graph import CompiledGraph, Expression, Graph
     from .kernel import Kernel
-    from .ops import SPECS
+    from .ops import EXTENSIONS, SPECS
     from .ops.elementwise import FusedActivation, ScaleBias
     from .runtime import Tensor
     from .tensor_desc import TensorDesc, calc_buffer_tensor_size
     from .types import ENUMS
 
-    operators = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in SPECS}}
+    operators = {**FUNCTIONS, **{spec.desc.__name__: spec.desc for spec in (*SPECS, *EXTENSIONS)}}
     named = dict(CompiledGraph=CompiledGraph, CompiledOperator=CompiledOperator, Device=Device,
                  Expression=Expression, FusedActivation=FusedActivation, Graph=Graph, Kernel=Kernel,
                  Operator=Operator, ScaleBias=ScaleBias, Tensor=Tensor, TensorDesc=TensorDesc,

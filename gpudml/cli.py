@@ -20,7 +20,7 @@ from .caps import FEATURE_NAMES
 from .device import Device, tuning
 from .errors import DMLError, InvalidArgumentError, UnsupportedError
 from .kernels import templates
-from .ops import SPECS, spec_named, tensor_fields
+from .ops import EXTENSIONS, SPECS, spec_named, tensor_fields
 from .runtime import adapters
 from .tensor_desc import TensorDesc
 from .types import HIGHEST_FEATURE_LEVEL, DataType, FeatureLevel
@@ -354,7 +354,11 @@ def _subparser(sub, name: str, help: str, example: str, details: str = "", **kwa
     return parser
 
 
-def _per_operator(parser, command: str, details: str = "", specs=SPECS):
+#: The operators of `gpudml shader OP` and `gpudml lab OP`: DirectML's and gpudml's extensions.
+COMMAND_SPECS = (*SPECS, *EXTENSIONS)
+
+
+def _per_operator(parser, command: str, details: str = "", specs=COMMAND_SPECS):
     """A subcommand per operator of `specs` under `parser` (`gpudml COMMAND OP`), with the
     options that describe one of its descriptions: yields (spec, its parser)."""
     ops = parser.add_subparsers(dest="op", required=True, metavar="OP")
@@ -381,13 +385,13 @@ def _operators_built(argv: list[str] | None, command: str) -> tuple:
     all when it names none or an unknown one (for --help and the error's list of choices), or
     when there is no argv (build_parser() for tests and docs)."""
     if argv is None:
-        return SPECS
+        return COMMAND_SPECS
     words = list(_positionals(argv))[:2]
     if words and words[0] != command:
         return ()
     if len(words) < 2:
-        return SPECS
-    return tuple(s for s in SPECS if words[1] == s.key or words[1] in _aliases(s)) or SPECS
+        return COMMAND_SPECS
+    return tuple(s for s in COMMAND_SPECS if words[1] == s.key or words[1] in _aliases(s)) or COMMAND_SPECS
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:

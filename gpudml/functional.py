@@ -21,7 +21,7 @@ import numpy as np
 from .device import Device, default_device
 from .errors import InvalidArgumentError
 from .graph import Expression, record
-from .ops import SPECS
+from .ops import EXTENSIONS, SPECS
 from .ops.spec import Call, OpSpec, flat_tensors, per_argument
 from .runtime import Tensor
 from .runtime.tensor import checked_array
@@ -211,6 +211,6 @@ def _freeze(value):
 
 
 #: Every operator's functional form and its aliases, by name: what gpudml exports.
-FUNCTIONS = {f.__name__: public(spec, f) for spec in SPECS for f in (spec.functional, *spec.aliases)}
+FUNCTIONS = {f.__name__: public(spec, f) for spec in (*SPECS, *EXTENSIONS) for f in (spec.functional, *spec.aliases)}
 
 __all__ = ["Call", "FUNCTIONS", "call", "public"]

@@ -16,9 +16,9 @@ needed to compute raises a plain ValueError. No wgpu import.
 
 from __future__ import annotations
 
-from .ops import SPECS
+from .ops import EXTENSIONS, SPECS
 
-REFERENCES = {spec.functional_name: spec.reference for spec in SPECS}
+REFERENCES = {spec.functional_name: spec.reference for spec in (*SPECS, *EXTENSIONS)}
 globals().update(REFERENCES)
 
 __all__ = list(REFERENCES)

@@ -117,10 +117,10 @@ def test_run_node_and_run_model(device):
 
 
 def test_backend_refusals():
-    nonzero = helper.make_model(
-        helper.make_graph([helper.make_node("NonZero", ["x"], ["y"])], "g",
+    nonzero = helper.make_model(  # (Unique: no mapping)
+        helper.make_graph([helper.make_node("Unique", ["x"], ["y"])], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.INT64, None)]),
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
         opset_imports=[helper.make_opsetid("", 17)])
     assert not backend.is_compatible(nonzero)
     with pytest.raises(InvalidArgumentError, match="device 'CUDA' is not one gpudml runs on"):

@@ -11,8 +11,10 @@ the graph is built (gpudml/onnx/analysis.py; docs/onnx.md, "What happens to a mo
   computed on the host from their values, and the session builds per distinct value (a
   bounded cache) as per shape, through run() and IO binding alike.
 - What gpudml cannot run is refused at construction, listing every node, subgraph nodes by
-  their path: control flow on what gpudml cannot run, the shape of a data-dependent output
-  (NonZero) where a value known when the graph is built is needed.
+  their path: control flow on what gpudml cannot run, the shape of an output gpudml cannot
+  compute (Unique's) where a value known when the graph is built is needed.
+- A mapped node whose output sizes depend on the data (NonZero) splits the graph: the part
+  after it is built per observed count, so a Reshape to its shape and an If on it run.
 """
 
 from __future__ import annotations
@@ -188,59 +190,94 @@ def test_if_on_a_data_condition_runs_per_value(device):
 
 
 def test_control_flow_on_what_gpudml_cannot_run_is_refused_with_its_subgraph_nodes():
-    """An If on a condition computed from a NonZero (no mapping), with a NonZero in its
+    """An If on a condition computed from a Unique (no mapping), with a Unique in its
     then_branch: all listed at construction."""
-    then = helper.make_graph([helper.make_node("NonZero", ["x"], ["nzi"], name="nz"),
+    then = helper.make_graph([helper.make_node("Unique", ["x"], ["nzi"], name="uq"),
                               helper.make_node("Cast", ["nzi"], ["t"], to=TensorProto.FLOAT)],
                              "then", [], [_vi("t", None)])
     other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")], "else", [], [_vi("e", None)])
-    nodes = [helper.make_node("NonZero", ["x"], ["idx"], name="outer_nz"),
+    nodes = [helper.make_node("Unique", ["x"], ["idx"], name="outer_uq"),
              helper.make_node("ReduceSum", ["idx"], ["total"], keepdims=0),
              helper.make_node("Greater", ["total", "zero"], ["c"]),
              helper.make_node("If", ["c"], ["y"], name="cond_if", then_branch=then, else_branch=other)]
     model = _model(nodes, [_vi("x", ["N", 4])], [_vi("y", None)], [_init("zero", np.int64(0))])
     lines = _refusal(model)
     assert lines == [
-        "outer_nz (NonZero, opset 17): no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)",
+        "outer_uq (Unique, opset 17): no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)",
         "cond_if (If, opset 17): its condition (input 0) is computed from what gpudml cannot run: an If runs its "
         "branch when its condition is known when the graph is built (from initializers, input shapes and input "
         "values)",
-        "If 'cond_if' then_branch / nz (NonZero, opset 17): no DirectML mapping in gpudml (see docs/onnx.md for the "
+        "If 'cond_if' then_branch / uq (Unique, opset 17): no DirectML mapping in gpudml (see docs/onnx.md for the "
         "mapped ops)"]
 
 
-def test_the_shape_of_a_data_dependent_output_is_not_known():
-    """The shape of NonZero's output is known at run time only: a Reshape to it and an If on
-    it (a detection model's pattern) are refused with the NonZero, at construction."""
+def test_the_shape_of_a_data_dependent_output_is_known_after_the_split(device):
+    """NonZero's output sizes are known once its count is read back: a Reshape to them and
+    an If on them (a detection model's pattern) run, the part after the split built per
+    count and cached; as onnxruntime, an empty result included."""
     then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [_vi("t", None)])
     other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e", None)])
     nodes = [helper.make_node("NonZero", ["x"], ["idx"], name="nz"),
              helper.make_node("Shape", ["idx"], ["s"], name="shape"),
-             helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape"),
              helper.make_node("Gather", ["s", "one"], ["count"], axis=0, name="count"),
+             helper.make_node("Reshape", ["x", "shape2"], ["r"], name="reshape"),
+             helper.make_node("Unsqueeze", ["count", "zero1"], ["count1"]),
+             helper.make_node("Expand", ["fill", "count1"], ["e1"]),  # (its shape: the count)
              helper.make_node("Equal", ["count", "zero"], ["none"], name="none"),
              helper.make_node("If", ["none"], ["y"], name="det_if", then_branch=then, else_branch=other)]
-    model = _model(nodes, [_vi("x", [2, 3])], [_vi("r", None), _vi("y", None)],
-                   [_init("one", np.int64(1)), _init("zero", np.int64(0))])
-    lines = _refusal(model)
-    assert [line.split(":")[0] for line in lines] == [
-        "nz (NonZero, opset 17)", "reshape (Reshape, opset 17)", "det_if (If, opset 17)"]
-    assert "shape (input 1) is computed from what gpudml cannot run; DirectML needs it when the graph is built" \
-        in lines[1]
+    model = _model(nodes, [_vi("x", [2, 3])], [_vi("idx", None, TensorProto.INT64), _vi("r", None), _vi("y", None),
+                                               _vi("e1", None)],
+                   [_init("one", np.int64(1)), _init("zero", np.int64(0)), _init("zero1", np.array([0], np.int64)),
+                    _init("shape2", np.array([3, 2], np.int64)), _init("fill", np.array([2.5], np.float32))])
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.array([[1, 0, 2], [0, 0, 3]], np.float32)
+    for feed in (x, -x, x, np.zeros_like(x)):
+        got = session.run(None, {"x": feed})
+        want, _ = oracle(model, {"x": feed})
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+    (built,) = session._compiled.values()
+    assert built.split is not None and sorted(built._after) == [0, 3]  # one part after per count seen
+
+
+def test_a_split_graph_through_io_binding(device):
+    """Through IO binding, the parts before and after the split stay on the device (the
+    count alone is read back): the outputs of both parts as onnxruntime's; an output empty
+    for these inputs (a count of 0) is refused with its name, as an empty input is."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("NonZero", ["r"], ["idx"]),
+             helper.make_node("Cast", ["idx"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("ReduceSum", ["f"], ["total"], keepdims=0)]
+    model = _model(nodes, [_vi("x", ["N", 5])], [_vi("idx", None, TensorProto.INT64), _vi("total", None),
+                                                 _vi("r", None)])
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.random.default_rng(6).standard_normal((4, 5)).astype(np.float32)
+    binding = session.io_binding()
+    binding.bind_input("x", device.tensor(x))
+    for name in ("idx", "total", "r"):
+        binding.bind_output(name)
+    session.run_with_iobinding(binding)
+    want, _ = oracle(model, {"x": x})
+    for got, w in zip(binding.copy_outputs_to_cpu(), want):
+        np.testing.assert_array_equal(got.reshape(w.shape), w)
+    binding.bind_input("x", device.tensor(-np.abs(x) - 1))
+    with pytest.raises(InvalidArgumentError, match="output 'idx' is an empty tensor for these inputs"):
+        session.run_with_iobinding(binding)
 
 
 def test_loop_at_run_time_is_refused_with_its_body_nodes():
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
          helper.make_node("Add", ["v_in", "x"], ["v_out"]),
-         helper.make_node("NonZero", ["v_out"], ["dead"], name="loop_nz")],
+         helper.make_node("Unique", ["v_out"], ["dead"], name="loop_uq")],
         "body", [_vi("i", [], TensorProto.INT64), _vi("cond_in", [], TensorProto.BOOL), _vi("v_in", [4])],
         [_vi("cond_out", [], TensorProto.BOOL), _vi("v_out", [4])])
     nodes = [helper.make_node("Loop", ["trips", "", "x"], ["y"], name="loop", body=body)]
     model = _model(nodes, [_vi("x", [4]), _vi("trips", [], TensorProto.INT64)], [_vi("y", [4])])
     lines = _refusal(model)
     assert lines[0].startswith("loop (Loop, opset 17): gpudml runs no control flow")
-    assert lines[1:] == ["Loop 'loop' body / loop_nz (NonZero, opset 17): no DirectML mapping in gpudml (see "
+    assert lines[1:] == ["Loop 'loop' body / loop_uq (Unique, opset 17): no DirectML mapping in gpudml (see "
                          "docs/onnx.md for the mapped ops)"]
 
 

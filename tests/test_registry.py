@@ -18,7 +18,7 @@ from gpudml import caps, cli, compiler, examples, reference
 from gpudml.functional import FUNCTIONS
 from gpudml.kernels import templates
 from gpudml.kernels.base import Planner
-from gpudml.ops import SPECS, OpSpec, spec_for, spec_named
+from gpudml.ops import EXTENSIONS, SPECS, OpSpec, spec_for, spec_named
 from gpudml.ops.spec import regroup, tensor_fields, tensor_groups
 
 pytestmark = pytest.mark.any_class  # validation and registry facts: the same under either adapter class
@@ -34,8 +34,10 @@ def _declared(path: Path) -> set[str]:
 
 
 def test_every_operator_module_is_registered_in_its_order():
-    """Every module that declares specs is registered, each spec once, a module's specs
-    in its own order; a module of one operator is named by its key."""
+    """Every module that declares specs is registered (in SPECS, or an extension in
+    EXTENSIONS), each spec once, a module's specs in its own order; a module of one
+    operator is named by its key."""
+    registered = (*SPECS, *EXTENSIONS)
     found = []
     for path in sorted([*OPS_DIR.glob("*.py"), *OPS_DIR.glob("*/__init__.py")]):  # modules and packages
         declared = _declared(path)
@@ -46,12 +48,12 @@ def test_every_operator_module_is_registered_in_its_order():
         if "SPEC" in declared:
             assert module.SPEC.key == path.stem and module.OP == module.SPEC.name
         found += specs
-        positions = [SPECS.index(s) for s in specs]
+        positions = [registered.index(s) for s in specs]
         assert positions == sorted(positions), path.stem
-    assert sorted(id(s) for s in found) == sorted(id(s) for s in SPECS)
-    keys = [s.key for s in SPECS]
+    assert sorted(id(s) for s in found) == sorted(id(s) for s in registered)
+    keys = [s.key for s in registered]
     assert len(set(keys)) == len(keys)
-    names = [s.functional_name for s in SPECS] + [f.__name__ for s in SPECS for f in s.aliases]
+    names = [s.functional_name for s in registered] + [f.__name__ for s in registered for f in s.aliases]
     assert len(set(names)) == len(names)
 
 

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W41, float32 but W36-W39), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W41 and W51, float32 but W36-W39), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -658,6 +658,36 @@ def _mixed_graph_case(shape, quick, rng, device) -> Case:
                 dispatches=op.dispatch_count, compare=_close(1e-6),
                 peers={"one Slice1": lambda: single.execute([t])[0], f"{MIXED_LENGTH} calls": calls})
 
+#: W51: NMS of 5,000 boxes of one class (a detector's last stage): corner boxes of 1-30
+#: units across a 0-100 field, scores in [0, 1), IoU threshold 0.5, every box may be kept.
+_NMS_BOXES = 5000
+
+
+def _nms_onnx() -> OnnxNode:
+    n = _NMS_BOXES
+    return OnnxNode("NonMaxSuppression", (1, n, 4), {"scores": (1, 1, n), "k": np.array([n], np.int64),
+                                                     "iou": np.array([0.5], np.float32)}, {}, ONNX_INT64, opset=11)
+
+
+def _nms_case(quick, rng, device) -> Case:
+    """gpudml's NON_MAX_SUPPRESSION extension (DirectML has none: its provider runs ONNX's on
+    the CPU), bit-exact against the reference; the row's bytes: the boxes and scores read
+    and the worst-case rows written."""
+    n = _NMS_BOXES
+    corner = rng.uniform(0, 100, (1, n, 2)).astype(np.float32)
+    boxes = np.concatenate([corner, corner + rng.uniform(1, 30, (1, n, 2)).astype(np.float32)], axis=2)
+    scores = rng.random((1, 1, n), dtype=np.float32)
+    args = (n, 0.5)
+    count, expected = reference.non_max_suppression(boxes, scores, *args)
+    tb, ts = device.tensor(boxes), device.tensor(scores)
+    ort = (_nms_onnx().model({"scores": scores}), {"x": boxes})
+    return Case(
+        device_fn=lambda: F.non_max_suppression(tb, ts, *args)[1],
+        numpy_io_fn=lambda: F.non_max_suppression(boxes, scores, *args, device=device)[1],
+        numpy_fn=None, expected=expected, logical_bytes=boxes.nbytes + scores.nbytes + expected.nbytes,
+        ort=ort, ort_expected=expected[:int(count[0])], compare=None)
+
+
 
 WORKLOADS = [
     _workload("W1", "SUM last axis [4096,4096]", _reduce_case, [4096, 4096], "sum", 1, onnx=_reduce_onnx),
@@ -719,6 +749,8 @@ WORKLOADS = [
     Workload("W40", "gather_elements axis 1 [4096,1024]", lambda d, r, q: _gather_elements_case(q, r, d),
              _gather_elements_onnx),
     Workload("W41", "gather_nd 4096 rows of [32000,512]", lambda d, r, q: _gather_nd_case(q, r, d), _gather_nd_onnx),
+    Workload("W51", "non_max_suppression 5000 boxes, 1 class (gpudml's extension)",
+             lambda d, r, q: _nms_case(q, r, d), _nms_onnx),
 ]
 
 

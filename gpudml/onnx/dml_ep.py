@@ -101,7 +101,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # ImageScaler is not planned: below)
     # 44: indexing, sorting and generators
     **{(ONNX, op): 44 for op in ("Scatter", "ScatterElements", "ScatterND", "OneHot",
-                                 "TopK", "NonZero", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
+                                 "TopK", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
                                  "MaxUnpool", "Einsum")},
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
     **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
@@ -150,8 +150,9 @@ PARTLY: dict[tuple[str, str], str] = {
 #: gpudml's mapped ops (ai.onnx) that the provider does not register. The random ops (issue #44): the
 #: anchor's provider runs them on the CPU; a later provider source composes RandomNormalLike from
 #: DML_RANDOM_GENERATOR (DmlOperatorRandomNormalLike.cpp), whose conversion gpudml follows for all six.
-BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "RandomNormal", "RandomNormalLike",
-                           "RandomUniform", "RandomUniformLike", "Swish")
+#: NonMaxSuppression: the provider runs it on the CPU; gpudml's extension kernel on the GPU.
+BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "RandomNormal",
+                           "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Swish")
 
 
 def kind(domain: str, op: str) -> str:

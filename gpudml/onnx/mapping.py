@@ -209,6 +209,82 @@ def rank(x) -> int:
     return len(x.shape)
 
 
+# ------------------------------------------------------------------------------ data-dependent sizes
+@dataclass(frozen=True)
+class DataDependent:
+    """What a build function returns for a node whose output sizes depend on the data
+    (NonZero, NonMaxSuppression) on a graph: `count`, an Expression of one UINT32 element
+    (the rows the outputs have), `carried`, the worst-case tensors the outputs are cut
+    from, and `finish(ctx, count, carried)`, the node's outputs for that count (an int),
+    recorded on the graph after the split with `carried` as its inputs. An InferenceSession
+    runs the graph up to the node, reads the count back (one readback) and builds the rest
+    per observed count (cached: gpudml/onnx/session.py). Eagerly (`ctx.graph` None) the
+    build function finishes at once (`data_dependent`)."""
+
+    count: Expression
+    carried: tuple
+    finish: Callable
+
+
+def data_dependent(ctx, count, carried, finish):
+    """A build function's result for outputs whose sizes are `count`'s value: eagerly, the
+    outputs themselves (the count read back now); on a graph, a DataDependent."""
+    if ctx.graph is None:
+        return finish(ctx, int(np.asarray(count).reshape(-1)[0]), tuple(carried))
+    return DataDependent(count, tuple(carried), finish)
+
+
+def _rows(ctx, x, count: int):
+    """The first `count` rows of the 2-D x (a view of the same buffer)."""
+    if not isinstance(x, Expression):
+        return x[:count]
+    return ctx.graph.view(x, [count, x.shape[1]], list(x.desc.effective_strides))
+
+
+def _nonzero(ctx, n):
+    """NONZERO_COORDINATES of x padded to rank 4 (5 for a rank-5 x) with one column per axis
+    of x (the provider's {numElements, rank}); after the count is read back, its first
+    `count` rows transposed (a view) and cast to INT64 ([rank, count], ONNX's layout).
+    BOOL is UINT8. A rank-0 x is one element ([0, count] out); ranks past 5 have no
+    DirectML operator (NONZERO_COORDINATES takes 4 and 5)."""
+    x = as_expr(ctx, n.inputs[0])
+    r = len(np.shape(n.inputs[0])) if not isinstance(n.inputs[0], Expression) else rank(n.inputs[0])
+    if r > 5:
+        raise NotMapped(f"an input of rank {r}: DML_OPERATOR_NONZERO_COORDINATES takes DimensionCount 4 and 5")
+    sizes = shape(x)
+    padded = reshape(ctx, x, [1] * (max(4, len(sizes)) - len(sizes)) + sizes)
+    elements = int(np.prod(sizes))
+    count, coords = ctx.fn("nonzero_coordinates")(padded, columns=max(r, 1))
+
+    def finish(ctx, found: int, carried):
+        if r == 0 or found == 0:
+            return [np.zeros((r, found), np.int64)]
+        flat = reshape(ctx, carried[0], [elements, r])
+        return [_cast_to(ctx, transpose(ctx, _rows(ctx, flat, found), [1, 0]), np.dtype(np.int64))]
+    return data_dependent(ctx, count, (coords,), finish)
+
+
+def _nms(ctx, n):
+    """gpudml's extension NON_MAX_SUPPRESSION (the provider runs NonMaxSuppression on the
+    CPU): its worst-case rows and count; after the count is read back, the rows it counts
+    ([num_selected, 3] INT64, a view). No max_output_boxes_per_class (or 0) selects nothing."""
+    k = n.constant(2, "max_output_boxes_per_class")
+    iou = n.constant(3, "iou_threshold")
+    score = n.constant(4, "score_threshold")
+    k = 0 if k is None or np.size(k) == 0 else int(np.asarray(k).reshape(-1)[0])
+    iou = 0.0 if iou is None or np.size(iou) == 0 else float(np.asarray(iou).reshape(-1)[0])
+    score = None if score is None or np.size(score) == 0 else float(np.asarray(score).reshape(-1)[0])
+    if k <= 0:
+        return [np.zeros((0, 3), np.int64)]
+    count, selected = ctx.fn("non_max_suppression")(
+        as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]), k, iou, score,
+        center_point_box=n.attr("center_point_box", 0))
+
+    def finish(ctx, found: int, carried):
+        return [np.zeros((0, 3), np.int64) if found == 0 else _rows(ctx, carried[0], found)]
+    return data_dependent(ctx, count, (selected,), finish)
+
+
 # ------------------------------------------------------------------------------ element-wise
 def _dtype(x) -> np.dtype:
     return x.dtype.numpy if isinstance(x, Expression) else np.asarray(x).dtype
@@ -1414,6 +1490,11 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("LRN", "LOCAL_RESPONSE_NORMALIZATION", _lrn, ("local_response_normalization",)),
     # resampling and space-depth (issue #43): Col2Im
     Mapping("Col2Im", "FOLD", _col2im, ("fold",)),
+    # indexing (issue #44): data-dependent output sizes (the session splits its graph there)
+    Mapping("NonZero", "NONZERO_COORDINATES, its count read back, then the rows it counts (a view) as CAST to "
+            "INT64", _nonzero, ("nonzero_coordinates", "cast")),
+    Mapping("NonMaxSuppression", "none: gpudml's extension NON_MAX_SUPPRESSION (the provider runs it on the CPU), "
+            "its count read back, then the rows it counts (a view)", _nms, ("non_max_suppression",)),
     # resampling: RESAMPLE3 (cubic: gpudml's extension); tf_crop_and_resize's extrapolation: ELEMENT_WISE_IF
     Mapping("Resize", "RESAMPLE3 (scales and pixel offsets per coordinate_transformation_mode; cubic: gpudml's "
             "extension; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
@@ -1452,6 +1533,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
     "Col2Im": {1: "image_shape", 2: "block_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
+    "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
 }
 
 #: The inputs read for their type alone, per op type (their contents never: an empty one is
@@ -1489,5 +1571,6 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
     return None
 
 
-__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "RANDOM", "REDUCE", "TABLE", "Context", "Mapping", "Node",
-           "NotMapped", "markdown_table", "refusal", "view_strides"]
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS", "Context",
+           "DataDependent", "Mapping", "Node", "NotMapped", "data_dependent", "markdown_table", "refusal",
+           "view_strides"]

@@ -195,10 +195,17 @@ class InferenceSession:
                 if v.name in self.value_inputs or 0 in shape}
         built = self._built(shapes, host)
         self._last = built
-        shapes = {v.name: s for v, s in zip(self._outputs, built.out_shapes)}
-        iobinding._check_built(shapes)
+        if built.split is None:  # (where the graph splits, the output shapes are known after the run)
+            iobinding._check_built({v.name: s for v, s in zip(self._outputs, built.out_shapes)})
         with self._profiling("run_with_iobinding"):
-            results = built.run_tensors(dict(zip([v.name for v in self._inputs], values)), names)
+            results, shapes = built.run_tensors(dict(zip([v.name for v in self._inputs], values)), names)
+        if built.split is not None:
+            try:
+                iobinding._check_built(shapes)
+            except InvalidArgumentError:
+                for t in results:
+                    t.free()
+                raise
         iobinding._finish(names, results, shapes)
 
     def _profiling(self, name: str):
@@ -218,7 +225,7 @@ class InferenceSession:
         if self._last is None:
             raise InvalidArgumentError("InferenceSession.dispatch_count: the model has dynamic dimensions and has "
                                        "not run yet (it compiles per input shape)")
-        return self._last.compiled.dispatch_count if self._last.compiled is not None else 0
+        return self._last.dispatch_count
 
     def run(self, output_names, input_feed, run_options=None) -> list[np.ndarray]:
         """The outputs named (None: every output, in the model's order) for `input_feed`
@@ -292,7 +299,8 @@ class _Poisoned(Exception):
 class _Built:
     """The model recorded and compiled for one set of input shapes."""
 
-    def __init__(self, session: InferenceSession, shapes: tuple, host: dict[str, np.ndarray]):
+    def __init__(self, session: InferenceSession, shapes: tuple, host: dict[str, np.ndarray],
+                 resume: _Resume | None = None):
         self.session = session
         self.host = dict(host)  # the value inputs' values, then what is computed from them on the host
         self.graph = Graph(session.device)
@@ -300,20 +308,36 @@ class _Built:
         values: dict[str, object] = {"": None}
         values.update(session.initializers)
         self.bool_inputs = []
-        for v, sizes in zip(session._inputs, shapes):
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
-            self.bool_inputs.append(dtype == np.bool_)
-            if v.name in host and host[v.name].size == 0:  # an empty feed (axes, CastLike's like): a host value
-                values[v.name] = host[v.name]
-                continue
-            values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
-                                              name=v.name)
+        nodes = list(session.model.graph.node)
+        if resume is None:
+            for v, sizes in zip(session._inputs, shapes):
+                dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+                self.bool_inputs.append(dtype == np.bool_)
+                if v.name in host and host[v.name].size == 0:  # an empty feed (axes, CastLike's like): a host value
+                    values[v.name] = host[v.name]
+                    continue
+                values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
+                                                  name=v.name)
+            first = 0
+        else:  # the part after a data-dependent node: what the part before computed, as inputs
+            values.update(resume.host_values)
+            for name, (sizes, dtype) in resume.tensors.items():
+                values[name] = self.graph.input(list(sizes), dtype, name=name)
+            carried = tuple(values[name] for name in resume.carried)
+            outs = resume.pending.finish(self.ctx, resume.count, carried)
+            values.update({name: value for name, value in zip(resume.proto.output, outs) if name})
+            first = resume.index + 1
         self.readers = _readers(session.model.graph)
         self.problems: list[Unsupported] = []
         self.poisoned: set[str] = set()
-        self._record(session.model.graph.node, values, "")
+        #: Where the graph splits (a node whose output sizes depend on the data), or None.
+        self.split: _Split | None = None
+        self._record(nodes[first:], values, "", first=first)
         if self.problems:
             raise unsupported_error(self.problems)
+        if self.split is not None:
+            self._compile_split(values, nodes)
+            return
         self.results = [values[v.name] for v in session._outputs]
         self.bool_outputs = [v.type.tensor_type.elem_type == onnx.TensorProto.BOOL for v in session._outputs]
         self.out_shapes = [_out_shape(v, r) for v, r in zip(session._outputs, self.results)]
@@ -330,16 +354,28 @@ class _Built:
                 exprs.append(r)
         self.compiled = self.graph.compile(exprs, fuse=session.fuse) if exprs else None
 
-    def _record(self, nodes, values: dict, path: str) -> None:
+    def _record(self, nodes, values: dict, path: str, first: int | None = None) -> None:
         """Records `nodes` in order, their outputs into `values`; what a node cannot run is a
-        problem (its outputs poisoned: the nodes reading them are skipped)."""
+        problem (its outputs poisoned: the nodes reading them are skipped). `first`: `nodes`
+        are the model's graph from node `first` on; a node whose output sizes depend on the
+        data (mapping.DataDependent) ends the recording there (`self.split`), as long as no
+        problem was found before it; inside an inlined If branch (`first` None) it is a problem."""
         opset = self.session.opset
-        for proto in nodes:
+        for k, proto in enumerate(nodes):
             if any(name in self.poisoned for name in [*proto.input, *analysis.node_outer_names(proto)]):
                 self.poisoned.update(proto.output)
                 continue
             try:
                 results = self._node(proto, values, path)
+                if isinstance(results, mapping.DataDependent):
+                    if first is None:
+                        raise NotMapped("its output sizes depend on the data, inside an If branch inlined in the "
+                                        "graph: gpudml splits the graph at such a node in the main graph only")
+                    if not self.problems:
+                        self.split = _Split(first + k, proto, results)
+                        return
+                    self.poisoned.update(proto.output)
+                    continue
             except _Poisoned:
                 self.poisoned.update(proto.output)
                 continue
@@ -453,6 +489,70 @@ class _Built:
                     self.host[out] = result
         return self.host[name]
 
+    # -- a graph split at a data-dependent node ------------------------------------------
+    def _compile_split(self, values: dict, nodes: list) -> None:
+        """The graph up to the split compiled to compute the node's count, its carried
+        tensors and every tensor a later node or a graph output reads (`live`); the values
+        known on the host go to the part after as they are. That part is built per count
+        (`_after`)."""
+        split, s = self.split, self.session
+        later = set()
+        for proto in nodes[split.index + 1:]:
+            later.update(n for n in [*proto.input, *analysis.node_outer_names(proto)] if n)
+        later.update(v.name for v in s._outputs)
+        later.difference_update(split.proto.output)
+        self.live = [n for n in sorted(later) if isinstance(values.get(n), Expression)]
+        self.host_values = {n: values[n] for n in later if n in values and not isinstance(values[n], Expression)
+                            and values[n] is not None}
+        carried = [f"{split.proto.output[0] or split.proto.name}#carried{k}"
+                   for k in range(len(split.pending.carried))]
+        self.carried_names = carried
+        exprs = [split.pending.count, *split.pending.carried, *(values[n] for n in self.live)]
+        self.tensors = {name: (tuple(e.shape), e.dtype.numpy) for name, e in zip(carried + self.live, exprs[1:])}
+        self.compiled = self.graph.compile(exprs, fuse=s.fuse)
+        self._after: collections.OrderedDict[int, _Built] = collections.OrderedDict()
+        self.results = self.bool_outputs = self.out_shapes = None
+
+    def after(self, count: int) -> _Built:
+        """The build of the part after the split for `count` rows (cached, as the session's
+        builds are: the least recently used dropped past build_cache_size)."""
+        built = self._after.get(count)
+        if built is not None:
+            self._after.move_to_end(count)
+            return built
+        split = self.split
+        resume = _Resume(split.index, split.proto, split.pending, count, self.carried_names, self.tensors,
+                         self.host_values)
+        built = _Built(self.session, (), self.host, resume)
+        self._after[count] = built
+        while len(self._after) > self.session.build_cache_size:
+            self._after.popitem(last=False)
+        return built
+
+    def _computed(self, given: dict, readback: bool) -> tuple[_Built, list]:
+        """(the build whose graph computes the outputs, what its compiled graph returns) for
+        `given` ({input name: array or Tensor}): through every split, the part before run
+        with its results left on the device, the count read back (one readback per split)."""
+        used = {e.name for e in self.compiled.inputs}
+        if self.split is None:
+            return self, list(self.compiled({k: a for k, a in given.items() if k in used}, readback=readback))
+        made = self.compiled({k: a for k, a in given.items() if k in used}, readback=False)
+        try:
+            count = int(made[0].numpy().reshape(-1)[0])
+            after = self.after(count)
+            inner = dict(zip(self.carried_names + self.live, made[1:]))
+            if after.compiled is None:
+                return after, []
+            return after._computed({**after.random_states(), **inner}, readback)
+        finally:
+            for t in made:
+                if readback or t is made[0]:
+                    t.free()
+
+    @property
+    def dispatch_count(self) -> int:
+        return self.compiled.dispatch_count if self.compiled is not None else 0
+
     def random_states(self) -> dict[str, np.ndarray]:
         """The random nodes' generator states for this run (graph inputs of their own, by
         name), each advanced in the session for the next run by the blocks this one draws
@@ -471,36 +571,68 @@ class _Built:
         for v, array, is_bool in zip(self.session._inputs, feeds, self.bool_inputs):
             array = array.astype(np.uint8) if is_bool else array
             given[v.name] = array.reshape(array.shape or (1,))
-        if self.compiled is not None:
-            used = {e.name for e in self.compiled.inputs}
-            computed = iter(self.compiled({k: a for k, a in given.items() if k in used}))
+        final, results = self._computed(given, True) if self.compiled is not None else (self, [])
+        computed = iter(results)
         out = {}
-        for v, r, is_bool, sizes in zip(self.session._outputs, self.results, self.bool_outputs, self.out_shapes):
+        for v, r, is_bool, sizes in zip(self.session._outputs, final.results, final.bool_outputs, final.out_shapes):
             value = next(computed) if isinstance(r, Expression) else np.array(r)
             value = value.reshape(sizes)
             out[v.name] = value.astype(np.bool_) if is_bool else value
         return [out[name] for name in names]
 
-    def run_tensors(self, given: dict, names: list[str]) -> list[Tensor]:
-        """The outputs named, as Tensors on the device, for `given` ({input name: Tensor, or
-        numpy array of the graph input's dtype and sizes}): nothing is read back. An output the
-        model computes on the host (folded) is uploaded; a rank-0 output is a Tensor of shape [1]."""
+    def run_tensors(self, given: dict, names: list[str]) -> tuple[list[Tensor], dict[str, tuple]]:
+        """(the outputs named, as Tensors on the device; every output's ONNX shape) for
+        `given` ({input name: Tensor, or numpy array of the graph input's dtype and sizes}):
+        nothing is read back (but a split's count). An output the model computes on the host
+        (folded) is uploaded; a rank-0 output is a Tensor of shape [1]."""
         given = {**self.random_states(), **given}
-        if self.compiled is not None:
-            used = {e.name for e in self.compiled.inputs}
-            computed = iter(self.compiled({k: a for k, a in given.items() if k in used}, readback=False))
+        final, results = self._computed(given, False) if self.compiled is not None else (self, [])
+        computed = iter(results)
         out = {}
-        for v, r, is_bool in zip(self.session._outputs, self.results, self.bool_outputs):
+        for v, r, is_bool in zip(self.session._outputs, final.results, final.bool_outputs):
             if isinstance(r, Expression):
                 t = next(computed)
             else:
                 value = np.array(r)
+                if value.size == 0:  # (a data-dependent count of 0)
+                    for made in [*out.values(), *computed]:
+                        made.free()
+                    raise InvalidArgumentError(f"InferenceSession.run_with_iobinding: output {v.name!r} is an empty "
+                                               f"tensor for these inputs (shape {list(value.shape)}); DirectML sizes "
+                                               f"are at least 1: InferenceSession.run returns it")
                 t = self.session.device.tensor(value.reshape(value.shape or (1,)))
             t.is_bool = t.is_bool or is_bool
             out[v.name] = t
         for name in set(out) - set(names):  # computed with the others, not asked for
             out[name].free()
-        return [out[name] for name in names]
+        shapes = {v.name: s for v, s in zip(self.session._outputs, final.out_shapes)}
+        return [out[name] for name in names], shapes
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Where a build's graph ends: node `index` of the model's graph (`proto`), whose output
+    sizes depend on the data (`pending`: mapping.DataDependent)."""
+
+    index: int
+    proto: onnx.NodeProto
+    pending: mapping.DataDependent
+
+
+@dataclass(frozen=True)
+class _Resume:
+    """What the build of the part after a split starts from: the split (index, proto,
+    pending), the count read back, the names of the pending node's carried tensors, every
+    tensor the part before computed for it ({name: (sizes, numpy dtype)}: its graph inputs)
+    and the values known on the host."""
+
+    index: int
+    proto: onnx.NodeProto
+    pending: mapping.DataDependent
+    count: int
+    carried: list
+    tensors: dict
+    host_values: dict
 
 
 # ------------------------------------------------------------------------------ helpers

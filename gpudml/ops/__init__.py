@@ -24,6 +24,8 @@ from . import (
     gather_nd,
     gemm,
     join,
+    non_max_suppression,
+    nonzero_coordinates,
     normalization,
     padding,
     padding1,
@@ -56,11 +58,17 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
-    gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC,
+    gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC, nonzero_coordinates.SPEC,
 )
 
-_BY_DESC = {spec.desc: spec for spec in SPECS}
-_BY_NAME = {name: spec for spec in SPECS for name in (spec.key, spec.functional_name)}
+#: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
+#: their own), run on the GPU by kernels of gpudml's; outside SPECS (the DirectML operators
+#: that the conformance kit, the docs' operator pages and `gpudml examples` enumerate), but
+#: public (`gpudml.non_max_suppression`), recorded in graphs and run by sessions as SPECS' are.
+EXTENSIONS: tuple[OpSpec, ...] = (non_max_suppression.SPEC,)
+
+_BY_DESC = {spec.desc: spec for spec in (*SPECS, *EXTENSIONS)}
+_BY_NAME = {name: spec for spec in (*SPECS, *EXTENSIONS) for name in (spec.key, spec.functional_name)}
 
 
 def spec_for(desc) -> OpSpec:
@@ -81,4 +89,4 @@ def spec_named(name: str) -> OpSpec:
         raise InvalidArgumentError(f"{name!r} is not an operator (one of {', '.join(s.key for s in SPECS)})") from None
 
 
-__all__ = ["SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]
+__all__ = ["EXTENSIONS", "SPECS", "OpSpec", "spec_for", "spec_named", "tensor_fields"]

@@ -13,7 +13,7 @@ from .draws import FL, T
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEEDS_DIR, PAGES_DIR = DATA / "seeds", DATA / "pages"
 #: A printed tensor: `Label: (Sizes:{1, 2}, DataType:FLOAT32)` and its nested brackets.
-_PRINTED = re.compile(r"(\w+(?:\[\d+\])?): \(Sizes:\{([\d, ]+)\}, DataType:(\w+)\)\s*\n\s*(\[[\d\s,.\[\]-]*\])")
+_PRINTED = re.compile(r"(\w+(?:\[\d+\])?): \(Sizes:\{([\d, ]+)\}, DataType:(\w+)\)\s*\n\s*(\[[\d\s,.\[\]f-]*\])")
 #: A value printed inline: `argmax({3,2,1,2,3}) = 0`.
 _INLINE = re.compile(r"\w+\(\{([\d\s,.-]+)\}\) = (-?\d+(?:\.\d+)?)")
 _LEVEL = re.compile(r"DML_FEATURE_LEVEL_(\d)_(\d)")
@@ -68,13 +68,19 @@ def printed_tensors(text: str, name: str | None = None) -> set[tuple]:
     nor data type (None). With the page's `name`, a tensor of MISPRINTED_TYPES is also
     listed with the type its constraints give it."""
     numbers = lambda body: tuple(float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", body))  # noqa: E731
-    printed = {(tuple(int(v) for v in sizes.split(",")), data_type, numbers(body))
+    printed = {(tuple(int(v) for v in sizes.split(",")), data_type, _in_type(numbers(body), data_type))
                for _, sizes, data_type, body in _PRINTED.findall(re.sub(r"//[^\n]*", "", text))}
     for argument, result in _INLINE.findall(text):
         printed |= {(None, None, numbers(argument)), (None, None, numbers(result))}
     printed |= {(sizes, MISPRINTED_TYPES[name, sizes, data_type], values) for sizes, data_type, values in printed
                 if (name, sizes, data_type) in MISPRINTED_TYPES}
     return printed
+
+
+def _in_type(values: tuple, data_type: str) -> tuple:
+    """A float tensor's printed values (`-5.2f`, C's float literals too) rounded to its type."""
+    kind = {"FLOAT32": np.float32, "FLOAT16": np.float16}.get(data_type)
+    return values if kind is None else tuple(float(kind(v)) for v in values)
 
 
 def is_printed(array: np.ndarray, printed: set[tuple]) -> bool:
