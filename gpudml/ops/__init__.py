@@ -30,6 +30,7 @@ from . import (
     reduce,
     resample,
     reverse_subsequences,
+    roi_align,
     slice0,
     slice1,
     softmax,
@@ -52,7 +53,7 @@ SPECS: tuple[OpSpec, ...] = (
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
-    *space_depth.SPECS, value_scale_2d.SPEC,
+    *space_depth.SPECS, value_scale_2d.SPEC, *roi_align.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
