@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InternalError, InvalidArgumentError, UnsupportedError
+from ..errors import InternalError, InvalidArgumentError
 
 if TYPE_CHECKING:  # (annotations only)
     from ..caps import Caps
@@ -259,73 +259,3 @@ def element_bits(desc) -> int:
     """The element width of a TensorDesc in bits."""
     return desc.data_type.size * 8
 
-
-class OutputRunsFamily(KernelFamily):
-    """A family whose kernels write each output element from one invocation, element by
-    element (the fold and region families): `runs` (CPU-class) gives an invocation a run of
-    up to `run` consecutive outputs (row-major) within the loop budget, `elements`
-    (GPU-class) one output per invocation; the store epilogue applies element-wise
-    consumers in the store. A subclass gives `iterations(problem)` (the loop iterations
-    one output takes at most), `too_long(problem)` (the UnsupportedError message where one
-    output passes the budget) and `plan_runs(problem, caps, strategy, run)`."""
-
-    strategies = ("runs", "elements")
-    options = ("run",)
-    epilogue = True
-    #: Outputs per `runs` invocation unless the budget allows fewer.
-    RUN = 16
-    #: Loop iterations an invocation spends besides its outputs'.
-    OVERHEAD = 64
-
-    @abc.abstractmethod
-    def iterations(self, problem) -> int: ...
-
-    @abc.abstractmethod
-    def too_long(self, problem) -> str: ...
-
-    @abc.abstractmethod
-    def plan_runs(self, problem, caps: Caps | None, strategy: str, run: int) -> KernelPlan: ...
-
-    def max_run(self, problem) -> int:
-        return max(0, (LOOP_BUDGET - self.OVERHEAD) // self.iterations(problem))
-
-    def run_length(self, problem, strategy: str, run=None) -> int:
-        """The outputs per invocation: 1 for `elements`; for `runs` the option `run` (an
-        UnsupportedError past the budget), else RUN or what the budget allows."""
-        if strategy == "elements":
-            return 1
-        count_option(problem.op, "run", run)
-        wanted = self.RUN if run is None else run
-        if wanted > self.max_run(problem):
-            if run is not None:
-                raise UnsupportedError(f"{problem.op}: option run = {run}: {run} outputs of up to "
-                                       f"{self.iterations(problem)} loop iterations each pass one invocation's loop "
-                                       f"budget ({LOOP_BUDGET})")
-            wanted = self.max_run(problem)
-        return max(1, min(wanted, problem.output.element_count))
-
-    def strategies_for(self, problem, caps: Caps | None, run=None) -> tuple[str, ...]:
-        """Both strategies where one output fits the loop budget (`runs` first on software
-        adapters and without caps, `elements` first on GPUs)."""
-        if self.max_run(problem) < 1:
-            raise UnsupportedError(self.too_long(problem))
-        self.run_length(problem, "runs", run)
-        cpu = caps is None or caps.is_software
-        return ("runs", "elements") if cpu else ("elements", "runs")
-
-    def plan(self, problem, caps: Caps | None, strategy: str, run=None) -> KernelPlan:
-        if strategy not in self.strategies_for(problem, caps, run):
-            raise InternalError(f"{problem.op}: strategy {strategy} cannot run {problem}")
-        return self.plan_runs(problem, caps, strategy, self.run_length(problem, strategy, run))
-
-    def variants(self, problem, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
-        """Other run lengths of `runs` (what the budget allows)."""
-        if strategy != "runs":
-            return ()
-        return tuple({"run": r} for r in (4, 64) if r <= self.max_run(problem))
-
-    def plan_with_epilogue(self, problem, caps: Caps | None, strategy: str, epilogue: Epilogue) -> KernelPlan:
-        """Either strategy: the kernels store element by element already (output 0 is `output`)."""
-        from .epilogue import attach, check
-        check(epilogue, problem.output)
-        return attach(self.plan(problem, caps, strategy), epilogue, 1)

@@ -24,8 +24,9 @@ import math
 from typing import NamedTuple
 
 from ..tensor_desc import TensorDesc
-from .base import LOOP_BUDGET, OutputRunsFamily, element_bits
+from .base import LOOP_BUDGET, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .epilogue import OutputRunsFamily
 
 STRATEGIES = ("runs", "elements")
 WORKGROUP_SIZE = 64
@@ -51,7 +52,7 @@ class Fold(NamedTuple):
 
 
 class FoldFamily(OutputRunsFamily):
-    """The fold family over a `Fold` (base.OutputRunsFamily: `runs`, `elements`, the store epilogue)."""
+    """The fold family over a `Fold` (epilogue.OutputRunsFamily: `runs`, `elements`, the store epilogue)."""
 
     def iterations(self, problem: Fold) -> int:
         """One output walks the window's positions."""

@@ -15,7 +15,7 @@ into [0, W - 1] and reads bilinearly (ONNX RoiAlign's rule) or its nearest pixel
 the larger index). Average sums in float32 and divides by the sample count; maximum
 propagates NaN. float16 tensors are read exactly and rounded once on the store.
 
-Each output is written by exactly one invocation (base.OutputRunsFamily): `runs` (CPU-class)
+Each output is written by exactly one invocation (epilogue.OutputRunsFamily): `runs` (CPU-class)
 gives an invocation a run of consecutive outputs within the loop budget (base.LOOP_BUDGET:
 the samples per output are data-dependent, so the run is sized for the cap), `elements`
 (GPU-class) one output per invocation; the store epilogue applies element-wise consumers.
@@ -26,8 +26,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..tensor_desc import TensorDesc
-from .base import LOOP_BUDGET, OutputRunsFamily, element_bits
+from .base import LOOP_BUDGET, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .epilogue import OutputRunsFamily
 from .resample import f32_bits
 
 STRATEGIES = ("runs", "elements")
@@ -62,7 +63,7 @@ class RoiAlign(NamedTuple):
 
 
 class RoiFamily(OutputRunsFamily):
-    """The region family over a `RoiAlign` (base.OutputRunsFamily: `runs`, `elements`, the store epilogue)."""
+    """The region family over a `RoiAlign` (epilogue.OutputRunsFamily: `runs`, `elements`, the store epilogue)."""
 
     def iterations(self, problem: RoiAlign) -> int:
         """One output: n_y rows of n_x samples and the row loop, the sample counts at their cap."""

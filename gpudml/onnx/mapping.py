@@ -1102,6 +1102,47 @@ def _col2im(ctx, n):
                            end_padding=pads[count:])]
 
 
+def as_unsigned(ctx, x):
+    """Integer indices as the unsigned type of their width, bit for bit: the provider's
+    ForceUnsignedDataType (an INT64 tensor bound as UINT64; a negative index is a huge one).
+    Eagerly a numpy view; in a graph one CAST (integers wrap: the same bits), as a graph
+    value keeps its data type."""
+    unsigned = {np.dtype(np.int64): np.uint64, np.dtype(np.int32): np.uint32}
+    if not isinstance(x, Expression):
+        x = np.asarray(x)
+        return x.view(unsigned[x.dtype]) if x.dtype in unsigned else x
+    kind = np.dtype(x.dtype.numpy)
+    return ctx.fn("cast")(x, unsigned[kind]) if kind in unsigned else x
+
+
+def _roi_align(ctx, n):
+    """RoiAlign (opsets 10, 16) as the provider's DmlOperatorRoiAlign: one ROI_ALIGN1 with
+    SpatialScaleX = SpatialScaleY = spatial_scale, OutOfBoundsInputValue 0, the samples per
+    output sampling_ratio (0: Minimum 1, Maximum UINT32_MAX, i.e. ceil(region / output)),
+    `mode` avg or max as AVERAGE or MAX, LINEAR interpolation, InputPixelOffset 0.5 for
+    half_pixel (opset 16's default) and 0 for output_half_pixel (opset 10's only), and
+    OutputPixelOffset -0.5; batch_indices (INT64) read as UINT64."""
+    mode = n.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise NotMapped(f"mode {mode!r}: DirectML's ROI_ALIGN1 reduces by AVERAGE or MAX")
+    transform = n.attr("coordinate_transformation_mode", "half_pixel") if n.opset >= 16 else "output_half_pixel"
+    if transform not in ("half_pixel", "output_half_pixel"):
+        raise NotMapped(f"coordinate_transformation_mode {transform!r}: half_pixel or output_half_pixel only")
+    ratio = int(n.attr("sampling_ratio", 0))
+    if ratio < 0:
+        raise InvalidArgumentError(f"RoiAlign: sampling_ratio = {ratio} must be 0 or positive")
+    x, rois = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    indices = as_unsigned(ctx, as_expr(ctx, n.inputs[2]))
+    return [ctx.fn("roi_align")(x, rois, indices, float(n.attr("spatial_scale", 1.0)),
+                                (int(n.attr("output_height", 1)), int(n.attr("output_width", 1))),
+                                reduction_function="max" if mode == "max" else "average",
+                                interpolation_mode="linear",
+                                input_pixel_offset=0.5 if transform == "half_pixel" else 0.0,
+                                output_pixel_offset=-0.5, out_of_bounds_input_value=0.0,
+                                minimum_samples_per_output=ratio or 1,
+                                maximum_samples_per_output=ratio or 2**32 - 1)]
+
+
 TABLE: tuple[Mapping, ...] = tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
@@ -1231,6 +1272,9 @@ TABLE: tuple[Mapping, ...] = tuple([
             "extension; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
     Mapping("Upsample", "RESAMPLE3 (asymmetric; nearest rounds down where an axis grows, up where it shrinks)",
             _resize, ("resample",)),
+    # regions (issue #44)
+    Mapping("RoiAlign", "ROI_ALIGN1 (pixel offsets per coordinate_transformation_mode; batch_indices as UINT64)",
+            _roi_align, ("roi_align", "cast")),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -1280,4 +1324,4 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
 
 
 __all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping", "Node",
-           "NotMapped", "markdown_table", "refusal", "view_strides"]
+           "NotMapped", "as_unsigned", "markdown_table", "refusal", "view_strides"]
