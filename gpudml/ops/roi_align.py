@@ -42,9 +42,11 @@ The page's gaps, and gpudml's choices (each tested in tests/test_roi_align.py):
 
 Precision (`tolerance`, tested at the bound in tests/test_roi_align.py): the reference is
 float64 (positions, weights and sums; the sample counts from the float32 sizes, as the
-kernel). The kernel computes positions in float32: each within eps = 2^-18 (|x1| + |x2| +
-|size| + |offsets| + 1) of the exact one, so each sample is within the largest change of
-its float64 value over positions moved by up to eps on each axis (this covers the jumps at
+kernel). The kernel computes positions in float32: each within eps = 2^-21 (|x1| + |x2| +
+4 |size| + |offsets| + 1) of the exact one (x1, x2 and the size rounded once each, the
+step's division within 2.5 ULPs, three more roundings: under 2^-23 times that sum, and a
+margin), so each sample is within the largest change of its float64 value over positions
+moved by up to eps on each axis (this covers the jumps at
 the bounds -1, W and NEAREST's half-way points); its weights, products and the average's
 float32 sum add (count + 4) 2^-22 times the mean of the absolute terms (MAX: 2^-20 times the
 largest), and the store's rounding and the reference's a unit in the last place of the
@@ -355,10 +357,9 @@ def _evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, output_size, p
             result[r] = reduce(grid, np.max) if maximum else reduce(grid, np.sum) / (nx * ny)
         if not with_bound:
             continue
-        ex = 2.0**-18 * (abs(x1 * sx) + abs(x2 * sx) + abs((x2 - x1) * sx) + abs(p["input_pixel_offset"]) +
-                         abs(p["output_pixel_offset"]) + 1)
-        ey = 2.0**-18 * (abs(y1 * sy) + abs(y2 * sy) + abs((y2 - y1) * sy) + abs(p["input_pixel_offset"]) +
-                         abs(p["output_pixel_offset"]) + 1)
+        offsets = abs(p["input_pixel_offset"]) + abs(p["output_pixel_offset"]) + 1
+        ex = 2.0**-21 * (abs(x1 * sx) + abs(x2 * sx) + 4 * abs((x2 - x1) * sx) + offsets)
+        ey = 2.0**-21 * (abs(y1 * sy) + abs(y2 * sy) + 4 * abs((y2 - y1) * sy) + offsets)
         deviation = np.zeros_like(grid)
         with np.errstate(invalid="ignore", over="ignore"):
             for dy in (-ey, 0.0, ey):
@@ -504,11 +505,10 @@ def arguments(desc) -> dict:
 
 
 def traffic(desc) -> int:
-    """The output written once, the regions and indices read once, and each output's
-    samples' four input elements (nearest: one) read once per sample of the smallest count."""
+    """The bytes it must move at least: the output written once, the regions and indices
+    read once, and the input read once (no more than the output's samples could touch)."""
     taps = 1 if desc.interpolation_mode == InterpolationMode.NEAREST_NEIGHBOR else 4
-    per = desc.minimum_samples_per_output ** 2 * taps
-    reads = min(desc.output_tensor.element_count * per, desc.input_tensor.element_count * per)
+    reads = min(desc.input_tensor.element_count, desc.output_tensor.element_count * taps)
     return (element_bytes(desc.output_tensor) + element_bytes(desc.roi_tensor) +
             element_bytes(desc.batch_indices_tensor) + reads * desc.input_tensor.data_type.size)
 
