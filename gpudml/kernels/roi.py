@@ -1,4 +1,7 @@
-"""The region family (DML_ROI_ALIGN, DML_ROI_ALIGN1): each output element [r, c, y, x] of
+"""The region family (DML_ROI_ALIGN, DML_ROI_ALIGN1; DML_ROI_POOLING: ops/roi_pooling.py,
+shaders/roi_pooling.wgsl.j2, the maximum over each output's bin of whole pixels).
+
+ROI align: each output element [r, c, y, x] of
 [NumROIs, C, OH, OW] reduces (average or maximum) a regular grid of samples of channel c of
 image BatchIndices[r] of the input [N, C, H, W] inside region r (ROITensor[r] = [x1, y1,
 x2, y2], scaled by SpatialScaleX/Y), each sample interpolated (bilinear or nearest).
@@ -62,18 +65,38 @@ class RoiAlign(NamedTuple):
         return max(1, min(self.max_samples, SAMPLE_CAP))
 
 
-class RoiFamily(OutputRunsFamily):
-    """The region family over a `RoiAlign` (epilogue.OutputRunsFamily: `runs`, `elements`, the store epilogue)."""
+class RoiPool(NamedTuple):
+    """DML_ROI_POOLING (module docstring of ops/roi_pooling.py): the input [N, C, H, W], the
+    regions [1, 1, NumROIs, 5] of [batch, x1, y1, x2, y2], the output [NumROIs, C, PH, PW]."""
 
-    def iterations(self, problem: RoiAlign) -> int:
-        """One output: n_y rows of n_x samples and the row loop, the sample counts at their cap."""
+    op: str
+    input: TensorDesc
+    rois: TensorDesc
+    output: TensorDesc
+    spatial_scale: float
+
+
+class RoiFamily(OutputRunsFamily):
+    """The region family over a `RoiAlign` or a `RoiPool` (epilogue.OutputRunsFamily: `runs`,
+    `elements`, the store epilogue)."""
+
+    def iterations(self, problem) -> int:
+        """One output: ROI align's n_y rows of n_x samples and the row loop (the sample
+        counts at their cap); ROI pooling's bin, at most the whole plane, and its row loop."""
+        if isinstance(problem, RoiPool):
+            _, _, h, w = problem.input.sizes
+            return h * (w + 1)
         n = problem.samples_cap
         return n * (n + 1)
 
-    def too_long(self, problem: RoiAlign) -> str:  # (64 x 65 iterations always fit)
-        return f"{problem.op}: {self.iterations(problem)} samples per output pass the loop budget ({LOOP_BUDGET})"
+    def too_long(self, problem) -> str:  # (ROI align's 64 x 65 iterations always fit)
+        return (f"{problem.op}: an input plane of {list(problem.input.sizes[2:])} takes up to "
+                f"{self.iterations(problem)} loop iterations per output (a region over the whole plane), past one "
+                f"invocation's loop budget ({LOOP_BUDGET - self.OVERHEAD})")
 
-    def plan_runs(self, p: RoiAlign, caps, strategy: str, length: int) -> KernelPlan:
+    def plan_runs(self, p, caps, strategy: str, length: int) -> KernelPlan:
+        if isinstance(p, RoiPool):
+            return _plan_pool(p, length)
         bits = element_bits(p.input)
         count = p.output.element_count
         rs = p.rois.effective_strides
@@ -91,6 +114,18 @@ class RoiFamily(OutputRunsFamily):
                    input_buffer(2, "batch"))
         return KernelPlan((Dispatch("roi_align.wgsl.j2", params, buffers, uniforms, -(-count // length),
                                     WORKGROUP_SIZE),))
+
+
+def _plan_pool(p: RoiPool, length: int) -> KernelPlan:
+    bits = element_bits(p.input)
+    count = p.output.element_count
+    rs = p.rois.effective_strides
+    uniforms = {"count": count, "run": length, "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+                "in_sizes": p.input.sizes, "in_strides": p.input.effective_strides, "roi_stride": rs[-2],
+                "coord_stride": rs[-1], "scale": f32_bits(p.spatial_scale)}
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"), input_buffer(1, "rois"))
+    return KernelPlan((Dispatch("roi_pooling.wgsl.j2", {"bits": bits}, buffers, uniforms, -(-count // length),
+                                WORKGROUP_SIZE),))
 
 
 FAMILY = RoiFamily()

@@ -1143,6 +1143,16 @@ def _roi_align(ctx, n):
                                 maximum_samples_per_output=ratio or 2**32 - 1)]
 
 
+def _max_roi_pool(ctx, n):
+    """MaxRoiPool (opset 1) as the provider's DmlOperatorRoiPooling: one ROI_POOLING with
+    pooled_shape and spatial_scale; the rois [num_rois, 5] as DirectML's {1, 1, NumROIs, 5}
+    (a view)."""
+    x, rois = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    pooled = _ints(n.attr("pooled_shape"))
+    rois = reshape(ctx, rois, [1, 1, *shape(rois)]) if rank(rois) == 2 else rois
+    return [ctx.fn("roi_pooling")(x, rois, pooled, float(n.attr("spatial_scale", 1.0)))]
+
+
 TABLE: tuple[Mapping, ...] = tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
@@ -1275,6 +1285,7 @@ TABLE: tuple[Mapping, ...] = tuple([
     # regions (issue #44)
     Mapping("RoiAlign", "ROI_ALIGN1 (pixel offsets per coordinate_transformation_mode; batch_indices as UINT64)",
             _roi_align, ("roi_align", "cast")),
+    Mapping("MaxRoiPool", "ROI_POOLING (rois as {1, 1, NumROIs, 5})", _max_roi_pool, ("roi_pooling",)),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a

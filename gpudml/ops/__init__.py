@@ -31,6 +31,7 @@ from . import (
     resample,
     reverse_subsequences,
     roi_align,
+    roi_pooling,
     slice0,
     slice1,
     softmax,
@@ -53,7 +54,7 @@ SPECS: tuple[OpSpec, ...] = (
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
-    *space_depth.SPECS, value_scale_2d.SPEC, *roi_align.SPECS,
+    *space_depth.SPECS, value_scale_2d.SPEC, *roi_align.SPECS, roi_pooling.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
