@@ -102,7 +102,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 44: indexing, sorting and generators
     **{(ONNX, op): 44 for op in ("GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "OneHot",
                                  "TopK", "NonZero", "Range", "EyeLike", "Trilu",
-                                 "MaxUnpool", "Einsum")},
+                                 "Einsum")},
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
     **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
                                  "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",

@@ -1153,6 +1153,37 @@ def _max_roi_pool(ctx, n):
     return [ctx.fn("roi_pooling")(x, rois, pooled, float(n.attr("spatial_scale", 1.0)))]
 
 
+def _max_unpool(ctx, n):
+    """MaxUnpool (opsets 9, 11) as the provider's DmlOperatorMaxUnpool: one MAX_UNPOOLING of
+    X and I (INT64 read as UINT64) into the shape the attributes infer, (in - 1) * stride +
+    kernel - pads per spatial axis, whose flat positions the indices are (ONNX's definition);
+    an output_shape (a constant input) larger than that pads it with zeros at the end of
+    each axis (DML_PADDING, as ONNX's reference and onnxruntime's CPU kernel place it). A
+    tensor of other than 2 spatial axes runs as 4-D (its leading spatial axes merged: the
+    flat row-major indices are the same)."""
+    x, indices = as_expr(ctx, n.inputs[0]), as_unsigned(ctx, as_expr(ctx, n.inputs[1]))
+    spatial = shape(x)[2:]
+    kernel = _ints(n.attr("kernel_shape"))
+    strides = n.attr("strides", [1] * len(kernel))
+    pads = n.attr("pads", [0] * 2 * len(kernel))
+    inferred = [*shape(x)[:2], *((s - 1) * st + k - a - b for s, st, k, a, b in
+                                 zip(spatial, strides, kernel, pads[:len(kernel)], pads[len(kernel):]))]
+    out = _ints(n.constant(2, "output_shape")) if n.input(2) is not None else inferred
+    if len(out) != rank(x) or any(o < i for o, i in zip(out, inferred)):
+        raise NotMapped(f"output_shape {out}: it must have X's {rank(x)} dimensions and hold the inferred shape "
+                        f"{inferred}")
+
+    def as_4d(sizes):
+        return [*sizes[:2], math.prod(sizes[2:-1]), sizes[-1]] if len(sizes) >= 3 else [*sizes, 1, 1][:4]
+
+    if rank(x) != 4:
+        x, indices = reshape(ctx, x, as_4d(shape(x))), reshape(ctx, indices, as_4d(shape(indices)))
+    y = reshape(ctx, ctx.fn("max_unpooling")(x, indices, as_4d(inferred)), inferred)
+    if out != inferred:
+        y = ctx.fn("pad")(y, [0] * len(out), [o - i for o, i in zip(out, inferred)])
+    return [y]
+
+
 TABLE: tuple[Mapping, ...] = tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
@@ -1286,6 +1317,8 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("RoiAlign", "ROI_ALIGN1 (pixel offsets per coordinate_transformation_mode; batch_indices as UINT64)",
             _roi_align, ("roi_align", "cast")),
     Mapping("MaxRoiPool", "ROI_POOLING (rois as {1, 1, NumROIs, 5})", _max_roi_pool, ("roi_pooling",)),
+    Mapping("MaxUnpool", "MAX_UNPOOLING (I as UINT64; other than 2 spatial axes as 4-D); a larger output_shape: "
+            "PADDING", _max_unpool, ("max_unpooling", "cast", "pad")),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -1299,7 +1332,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
-    "Col2Im": {1: "image_shape", 2: "block_shape"},
+    "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
 }
 

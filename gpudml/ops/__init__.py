@@ -22,6 +22,7 @@ from . import (
     gather,
     gemm,
     join,
+    max_unpooling,
     normalization,
     padding,
     padding1,
@@ -54,7 +55,7 @@ SPECS: tuple[OpSpec, ...] = (
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
-    *space_depth.SPECS, value_scale_2d.SPEC, *roi_align.SPECS, roi_pooling.SPEC,
+    *space_depth.SPECS, value_scale_2d.SPEC, *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
