@@ -18,10 +18,13 @@ into [0, W - 1] and reads bilinearly (ONNX RoiAlign's rule) or its nearest pixel
 the larger index). Average sums in float32 and divides by the sample count; maximum
 propagates NaN. float16 tensors are read exactly and rounded once on the store.
 
-Each output is written by exactly one invocation (epilogue.OutputRunsFamily): `runs` (CPU-class)
-gives an invocation a run of consecutive outputs within the loop budget (base.LOOP_BUDGET:
-the samples per output are data-dependent, so the run is sized for the cap), `elements`
-(GPU-class) one output per invocation; the store epilogue applies element-wise consumers.
+Each output is written by exactly one invocation (epilogue.OutputRunsFamily): ROI align's
+`runs` (CPU-class) gives an invocation one output bin (r, y, x) of a block of consecutive
+channels (`run` of them, within the loop budget, base.LOOP_BUDGET: the samples per output
+are data-dependent, so the block is sized for the cap), whose sample positions, taps and
+weights it computes once and reads in every channel (ONNX Runtime's CPU kernel shares
+them so too); ROI pooling's `runs` a run of consecutive outputs; `elements` (GPU-class)
+one output per invocation. The store epilogue applies element-wise consumers.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ class RoiFamily(OutputRunsFamily):
             _, _, h, w = problem.input.sizes
             return h * (w + 1)
         n = problem.samples_cap
-        return n * (n + 1)
+        return 2 * n * n  # (per channel of a `runs` block: n * n * (lanes + 1) + n + 2 lanes in all)
 
     def too_long(self, problem) -> str:  # (ROI align's 64 x 65 iterations always fit)
         return (f"{problem.op}: an input plane of {list(problem.input.sizes[2:])} takes up to "
@@ -100,9 +103,14 @@ class RoiFamily(OutputRunsFamily):
         bits = element_bits(p.input)
         count = p.output.element_count
         rs = p.rois.effective_strides
+        r, channels, oh, ow = p.output.sizes
+        lanes = min(length, channels) if strategy == "runs" else 0
+        if lanes:  # one bin of `lanes` channels per invocation
+            count = r * oh * ow * -(-channels // lanes)
+            length = 1
         params = {"bits": bits, "index_bits": element_bits(p.batch_indices), "maximum": p.maximum,
-                  "nearest": p.nearest, "corners": p.align_corners}
-        uniforms = {"count": count, "run": length, "out_sizes": p.output.sizes,
+                  "nearest": p.nearest, "corners": p.align_corners, "lanes": lanes}
+        uniforms = {"count": count, "run": length, "channels": channels, "out_sizes": p.output.sizes,
                     "out_strides": p.output.effective_strides, "in_sizes": p.input.sizes,
                     "in_strides": p.input.effective_strides, "roi_stride": rs[-2], "coord_stride": rs[-1],
                     "index_stride": p.batch_indices.effective_strides[-1],
