@@ -205,3 +205,21 @@ def test_onnx_roialign_through_a_session(device):
     (got,) = gonnx.InferenceSession(model, device=device).run(None, feeds)
     want = ReferenceEvaluator(model).run(None, feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["roi_align", "roi_pooling"])
+def test_an_elementwise_chain_runs_in_the_store(device, op):
+    """A graph's sigmoid of the region operator's value plus a per-channel bias (a read
+    tensor, bound after the producer's own inputs) runs in its store (the region family's
+    epilogue): its dispatch only, the unfused graph's values."""
+    g = dml.Graph(device)
+    x = g.input(list(X.shape), name="x")
+    if op == "roi_align":
+        y = dml.roi_align(x, ROIS, BATCH, output_size=(3, 2))
+    else:
+        y = dml.roi_pooling(x, np.concatenate([BATCH[:, None].astype(np.float32), ROIS], axis=1), (3, 2))
+    out = dml.sigmoid(dml.add(y, np.array([0.5, -1.0, 2.0], np.float32).reshape(1, 3, 1, 1)))
+    fused, unfused = g.compile([out]), g.compile([out], fuse=False)
+    assert fused.dispatch_count == 1 < unfused.dispatch_count
+    (got,), (want,) = fused({"x": X}), unfused({"x": X})
+    np.testing.assert_allclose(got, want, rtol=4e-7, atol=4e-7)

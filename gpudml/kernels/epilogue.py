@@ -178,4 +178,8 @@ class OutputRunsFamily(base.KernelFamily):
     def plan_with_epilogue(self, problem, caps, strategy: str, epilogue: Epilogue) -> KernelPlan:
         """Either strategy: the kernels store element by element already (output 0 is `output`)."""
         check(epilogue, problem.output)
-        return attach(self.plan(problem, caps, strategy), epilogue, 1)
+        return attach(self.plan(problem, caps, strategy), epilogue, self.input_count(problem))
+
+    def input_count(self, problem) -> int:
+        """The producer's own inputs (the epilogue's read tensors are bound after them)."""
+        return 1

@@ -92,6 +92,10 @@ class RoiFamily(OutputRunsFamily):
         n = problem.samples_cap
         return 2 * n * n  # (per channel of a `runs` block: n * n * (lanes + 1) + n + 2 lanes in all)
 
+    def input_count(self, problem) -> int:
+        """ROI align's input, regions and batch indices; ROI pooling's input and regions."""
+        return 2 if isinstance(problem, RoiPool) else 3
+
     def too_long(self, problem) -> str:  # (ROI align's 64 x 65 iterations always fit)
         return (f"{problem.op}: an input plane of {list(problem.input.sizes[2:])} takes up to "
                 f"{self.iterations(problem)} loop iterations per output (a region over the whole plane), past one "
