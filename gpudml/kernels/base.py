@@ -258,4 +258,3 @@ def power_of_two_option(op: str, name: str, value, most: int) -> int | None:
 def element_bits(desc) -> int:
     """The element width of a TensorDesc in bits."""
     return desc.data_type.size * 8
-
