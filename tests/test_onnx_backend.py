@@ -36,7 +36,7 @@ from gpudml.errors import InvalidArgumentError
 from gpudml.onnx import mapping
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_onnx_nodes import FOREIGN, NODE_NAMES, NODE_TESTS, NOT_DIRECTML, RANDOM_NAMES  # noqa: E402
+from test_onnx_nodes import FOREIGN, NODE_NAMES, NODE_TESTS, NOT_DIRECTML, OTHER_EXPECTED, RANDOM_NAMES  # noqa: E402
 
 
 def _excluded() -> dict[str, str]:
@@ -50,6 +50,8 @@ def _excluded() -> dict[str, str]:
             elif name in RANDOM_NAMES:
                 reasons[name] = ("random values: the runner compares them with one draw of numpy's generator "
                                  "(tests/test_onnx_random.py checks Philox's draws)")
+            elif name in OTHER_EXPECTED:
+                reasons[name] = f"ONNX's expected output is not DirectML's: {OTHER_EXPECTED[name][0]}"
             continue
         if name in FOREIGN:
             reasons[name] = "a data type DirectML lacks"

@@ -33,7 +33,16 @@ from gpudml.onnx import mapping, models
 from gpudml.onnx.session import TOLERANCE
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_onnx_nodes import NODE_NAMES, NOT_DIRECTML, REFUSALS, check_refused, compare, load, refused_markdown  # noqa: E402
+from test_onnx_nodes import (  # noqa: E402
+    NODE_NAMES,
+    NOT_DIRECTML,
+    REFUSALS,
+    check_refused,
+    compare,
+    expected,
+    load,
+    refused_markdown,
+)
 
 
 @pytest.mark.parametrize("name", NODE_NAMES)
@@ -50,7 +59,7 @@ def test_node_through_session(name, device):
         check_refused(name, exc)
         return
     assert name not in NOT_DIRECTML, f"{name} runs through the session now: take it off NOT_DIRECTML"
-    compare(name, got, want)
+    compare(name, got, expected(name, model, inputs, want))
 
 
 # ------------------------------------------------------------------------------ networks

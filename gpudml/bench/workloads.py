@@ -1,5 +1,5 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W41 and W51, float32 but W36-W39), their numpy and onnxruntime
-counterparts, and the timing of one workload. See report.py for the table."""
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W41, W50 and W51, float32 but W36-W39), their numpy and
+onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
 
@@ -516,6 +516,43 @@ def _mvn_case(shape, axes, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare)
 
 
+#: W50: Mask R-CNN's box head on one FPN level: ROI_ALIGN of a [1, 256, 56, 56] feature map
+#: (a 224-pixel image at stride 4) with 1,000 boxes, output 7 x 7, sampling ratio 2.
+_ROI_IMAGE, _ROI_BOXES, _ROI_SCALE = (1, 256, 56, 56), 1000, 0.25
+_ROI_ARGS = {"spatial_scale": _ROI_SCALE, "output_size": (7, 7), "minimum_samples_per_output": 2,
+             "maximum_samples_per_output": 2}
+
+
+def _roi_align_onnx() -> OnnxNode:
+    """ONNX RoiAlign (opset 16: half_pixel, avg), the boxes as data, batch indices 0."""
+    return OnnxNode("RoiAlign", _ROI_IMAGE, {"rois": (_ROI_BOXES, 4), "batch_indices": np.zeros(_ROI_BOXES, np.int64)},
+                    {"output_height": 7, "output_width": 7, "sampling_ratio": 2, "spatial_scale": _ROI_SCALE},
+                    opset=16)
+
+
+def _roi_align_case(quick, rng, device) -> Case:
+    """ROI_ALIGN1 (dml.roi_align; ROI_ALIGN's pixel offsets) of boxes 8-224 pixels wide and
+    high over the image, within its documented precision. Bytes: the output, the boxes and
+    indices, and the feature map once (roi_align's traffic)."""
+    x = rng.uniform(-1, 1, _ROI_IMAGE).astype(np.float32)
+    corner = rng.uniform(-8, 216, (_ROI_BOXES, 2))
+    size = rng.uniform(8, 224, (_ROI_BOXES, 2))
+    rois = np.concatenate([corner, corner + size], axis=1).astype(np.float32)
+    batch = np.zeros(_ROI_BOXES, np.uint32)
+    spec = spec_named("roi_align")
+    expected = reference.roi_align(x, rois, batch, **_ROI_ARGS)
+    args = dict(_ROI_ARGS)
+    tolerance = spec.tolerance(expected, [x, rois, batch], args)
+    t, tr, tb = device.tensor(x), device.tensor(rois), device.tensor(batch)
+    desc = spec.infer_output(t.desc, tr.desc, tb.desc, **_ROI_ARGS)
+    model = _roi_align_onnx().model({"rois": rois})
+    return Case(
+        device_fn=lambda: F.roi_align(t, tr, tb, **_ROI_ARGS),
+        numpy_io_fn=lambda: F.roi_align(x, rois, batch, device=device, **_ROI_ARGS), numpy_fn=None,
+        expected=expected, logical_bytes=spec.traffic(desc), ort=(model, {"x": x}), ort_expected=expected,
+        compare=_within(tolerance))
+
+
 def _numpy_convolution(x, w, stride: int, pad: int, groups: int) -> np.ndarray:
     """numpy's 2-D convolution (cross-correlation, FORWARD) of one image: im2col (a strided
     window view, copied) and one matmul (OpenBLAS); depthwise (groups = channels): one
@@ -749,6 +786,9 @@ WORKLOADS = [
     Workload("W40", "gather_elements axis 1 [4096,1024]", lambda d, r, q: _gather_elements_case(q, r, d),
              _gather_elements_onnx),
     Workload("W41", "gather_nd 4096 rows of [32000,512]", lambda d, r, q: _gather_nd_case(q, r, d), _gather_nd_onnx),
+    # issue 44: regions (W50)
+    Workload("W50", "roi_align 1000 boxes [1,256,56,56] -> 7x7, 2x2 samples", lambda d, r, q: _roi_align_case(q, r, d),
+             _roi_align_onnx),
     Workload("W51", "non_max_suppression 5000 boxes, 1 class (gpudml's extension)",
              lambda d, r, q: _nms_case(q, r, d), _nms_onnx),
 ]

@@ -48,7 +48,10 @@ INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 #:   blocks    array<vec4<u32>>: 16-byte blocks (buffers are allocated in whole blocks)
 #:   stores    element-wise stores: array<atomic<u32>> for 8/16-bit elements, which share a
 #:             word with other elements (atomic read-modify-write), else array<u32>
-ACCESSES = ("words", "blocks", "stores")
+#:   atomics   array<atomic<u32>> of 32-bit words that several invocations update: NAME_at
+#:             (atomicLoad), NAME_set (atomicStore) and NAME_min (atomicMin, whose result no
+#:             order of the invocations changes: a deterministic scatter's claim)
+ACCESSES = ("words", "blocks", "stores", "atomics")
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ class Buffer:
 
     @property
     def atomic(self) -> bool:
-        return self.access == "stores" and self.writable and self.bits < 32
+        return (self.access == "stores" and self.writable and self.bits < 32) or self.access == "atomics"
 
     @property
     def wgsl_type(self) -> str:
@@ -155,8 +158,8 @@ def output_buffer(index: int, name: str, bits: int, access: str = "words") -> Bu
     return Buffer(name, OUTPUT, index, access, bits, writable=True)
 
 
-def scratch_buffer(index: int, name: str, *, writable: bool) -> Buffer:
-    return Buffer(name, SCRATCH, index, "words", 32, writable)
+def scratch_buffer(index: int, name: str, *, writable: bool, access: str = "words") -> Buffer:
+    return Buffer(name, SCRATCH, index, access, 32, writable)
 
 
 #: Dispatch.int64: the kernel's 64-bit integers ("": none).
@@ -310,7 +313,11 @@ def _accessors(b: Buffer) -> list[str]:
     lies in segment K)."""
     item = "vec4<u32>" if b.access == "blocks" else "u32"
     ops = []  # (name, parameters, result, body with {var} for the binding, j for the index)
-    if b.atomic:
+    if b.access == "atomics":
+        ops += [("at", "", " -> u32", "return atomicLoad(&{var}[j]);"),
+                ("set", ", v: u32", "", "atomicStore(&{var}[j], v);"),
+                ("min", ", v: u32", "", "atomicMin(&{var}[j], v);")]
+    elif b.atomic:
         ops += [("and", ", m: u32", "", "atomicAnd(&{var}[j], m);"), ("or", ", m: u32", "", "atomicOr(&{var}[j], m);")]
     else:
         ops.append(("at", "", f" -> {item}", "return {var}[j];"))

@@ -27,11 +27,13 @@ a scan's) binds the epilogue's tensors after the prologue's.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from ..errors import InternalError
+from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
+from . import base
 from .base import element_bits
 from .builder import INPUT, OUTPUT, KernelPlan, input_buffer
 from .elementwise import FusedProblem, input_kinds, steps
@@ -120,5 +122,73 @@ class ElementStores:
     def plan_with_epilogue(self, problem, caps, strategy: str, epilogue) -> KernelPlan:
         """Every strategy: the kernels store element by element already."""
         check(epilogue, problem.output)
-        return attach(self.plan(problem, caps, strategy), epilogue, 1)
+        return attach(self.plan(problem, caps, strategy), epilogue, self.input_count(problem))
+
+    def input_count(self, problem) -> int:
+        """The producer's own inputs (the epilogue's read tensors are bound after them)."""
+        return 1
+
+class OutputRunsFamily(ElementStores, base.KernelFamily):
+    """A family whose kernels write each output element from one invocation, element by
+    element (the fold and region families): `runs` (CPU-class) gives an invocation a run of
+    up to `run` consecutive outputs (row-major) within the loop budget, `elements`
+    (GPU-class) one output per invocation; the store epilogue applies element-wise
+    consumers in the store (ElementStores). A subclass gives `iterations(problem)` (the loop iterations
+    one output takes at most), `too_long(problem)` (the UnsupportedError message where one
+    output passes the budget) and `plan_runs(problem, caps, strategy, run)`."""
+
+    strategies = ("runs", "elements")
+    options = ("run",)
+    epilogue = True
+    #: Outputs per `runs` invocation unless the budget allows fewer.
+    RUN = 16
+    #: Loop iterations an invocation spends besides its outputs'.
+    OVERHEAD = 64
+
+    @abc.abstractmethod
+    def iterations(self, problem) -> int: ...
+
+    @abc.abstractmethod
+    def too_long(self, problem) -> str: ...
+
+    @abc.abstractmethod
+    def plan_runs(self, problem, caps, strategy: str, run: int) -> KernelPlan: ...
+
+    def max_run(self, problem) -> int:
+        return max(0, (base.LOOP_BUDGET - self.OVERHEAD) // self.iterations(problem))
+
+    def run_length(self, problem, strategy: str, run=None) -> int:
+        """The outputs per invocation: 1 for `elements`; for `runs` the option `run` (an
+        UnsupportedError past the budget), else RUN or what the budget allows."""
+        if strategy == "elements":
+            return 1
+        base.count_option(problem.op, "run", run)
+        wanted = self.RUN if run is None else run
+        if wanted > self.max_run(problem):
+            if run is not None:
+                raise UnsupportedError(f"{problem.op}: option run = {run}: {run} outputs of up to "
+                                       f"{self.iterations(problem)} loop iterations each pass one invocation's loop "
+                                       f"budget ({base.LOOP_BUDGET})")
+            wanted = self.max_run(problem)
+        return max(1, min(wanted, problem.output.element_count))
+
+    def strategies_for(self, problem, caps, run=None) -> tuple[str, ...]:
+        """Both strategies where one output fits the loop budget (`runs` first on software
+        adapters and without caps, `elements` first on GPUs)."""
+        if self.max_run(problem) < 1:
+            raise UnsupportedError(self.too_long(problem))
+        self.run_length(problem, "runs", run)
+        cpu = caps is None or caps.is_software
+        return ("runs", "elements") if cpu else ("elements", "runs")
+
+    def plan(self, problem, caps, strategy: str, run=None) -> KernelPlan:
+        if strategy not in self.strategies_for(problem, caps, run):
+            raise InternalError(f"{problem.op}: strategy {strategy} cannot run {problem}")
+        return self.plan_runs(problem, caps, strategy, self.run_length(problem, strategy, run))
+
+    def variants(self, problem, caps, strategy: str) -> tuple[dict, ...]:
+        """Other run lengths of `runs` (what the budget allows)."""
+        if strategy != "runs":
+            return ()
+        return tuple({"run": r} for r in (4, 64) if r <= self.max_run(problem))
 

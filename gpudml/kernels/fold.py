@@ -23,18 +23,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
-from .base import LOOP_BUDGET, KernelFamily, count_option, element_bits
+from .base import LOOP_BUDGET, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
-from .epilogue import ElementStores
+from .epilogue import OutputRunsFamily
 
 STRATEGIES = ("runs", "elements")
-#: Outputs per `runs` invocation (fewer where the window is large: the loop budget).
-RUN = 16
 WORKGROUP_SIZE = 64
-#: Loop iterations an invocation spends besides its window positions.
-_OVERHEAD = 64
 
 
 class Fold(NamedTuple):
@@ -56,69 +51,31 @@ class Fold(NamedTuple):
         return math.prod(self.window)
 
 
-def _max_run(p: Fold) -> int:
-    return max(0, (LOOP_BUDGET - _OVERHEAD) // p.window_count)
+class FoldFamily(OutputRunsFamily):
+    """The fold family over a `Fold` (epilogue.OutputRunsFamily: `runs`, `elements`, the store epilogue)."""
 
+    def iterations(self, problem: Fold) -> int:
+        """One output walks the window's positions."""
+        return problem.window_count
 
-def _run(p: Fold, strategy: str, run) -> int:
-    if strategy == "elements":
-        return 1
-    count_option(p.op, "run", run)
-    wanted = RUN if run is None else run
-    if wanted > _max_run(p):
-        if run is not None:
-            raise UnsupportedError(f"{p.op}: option run = {run}: {run} outputs of {p.window_count} window "
-                                   f"positions each pass one invocation's loop budget ({LOOP_BUDGET})")
-        wanted = _max_run(p)
-    return max(1, min(wanted, p.output.element_count))
+    def too_long(self, problem: Fold) -> str:
+        return (f"{problem.op}: a window of {problem.window_count} positions (prod(window_sizes)) passes one "
+                f"invocation's loop budget ({LOOP_BUDGET - self.OVERHEAD} positions): use a smaller window")
 
-
-def strategies_for(p: Fold, caps, run=None) -> tuple[str, ...]:
-    """Both strategies where the window fits the loop budget (`runs` first on software
-    adapters and without caps, `elements` first on GPUs)."""
-    if _max_run(p) < 1:
-        raise UnsupportedError(f"{p.op}: a window of {p.window_count} positions (prod(window_sizes)) passes one "
-                               f"invocation's loop budget ({LOOP_BUDGET - _OVERHEAD} positions): use a smaller window")
-    _run(p, "runs", run)
-    cpu = caps is None or caps.is_software
-    return ("runs", "elements") if cpu else ("elements", "runs")
-
-
-def plan(p: Fold, caps, strategy: str, run=None) -> KernelPlan:
-    if strategy not in strategies_for(p, caps, run):
-        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
-    dt = p.input.data_type
-    kind = "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
-    bits = element_bits(p.input)
-    length = _run(p, strategy, run)
-    count = p.output.element_count
-    params = {"kind": kind, "bits": bits, "rank": p.output.rank, "sr": p.output.rank - 2,
-              "unit": all(s == 1 for s in p.strides)}
-    uniforms = {"count": count, "run": length, "window_count": p.window_count,
-                "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
-                "in_strides": p.input.effective_strides, "win": p.window, "fold_strides": p.strides,
-                "dil": p.dilations, "pads": p.start_padding, "blocks": p.blocks}
-    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"))
-    return KernelPlan((Dispatch("fold.wgsl.j2", params, buffers, uniforms, -(-count // length), WORKGROUP_SIZE),))
-
-
-class FoldFamily(ElementStores, KernelFamily):
-    """The fold family: the module's functions over a `Fold`, with the store epilogue."""
-
-    strategies = STRATEGIES
-    options = ("run",)
-
-    def strategies_for(self, problem: Fold, caps, run=None) -> tuple[str, ...]:
-        return strategies_for(problem, caps, run)
-
-    def plan(self, problem: Fold, caps, strategy: str, run=None) -> KernelPlan:
-        return plan(problem, caps, strategy, run)
-
-    def variants(self, problem: Fold, caps, strategy: str) -> tuple[dict, ...]:
-        """Other run lengths of `runs` (what the budget allows)."""
-        if strategy != "runs":
-            return ()
-        return tuple({"run": r} for r in (4, 64) if r <= _max_run(problem))
+    def plan_runs(self, p: Fold, caps, strategy: str, length: int) -> KernelPlan:
+        dt = p.input.data_type
+        kind = "float" if dt.is_float else ("sint" if dt.is_signed else "uint")
+        bits = element_bits(p.input)
+        count = p.output.element_count
+        params = {"kind": kind, "bits": bits, "rank": p.output.rank, "sr": p.output.rank - 2,
+                  "unit": all(s == 1 for s in p.strides)}
+        uniforms = {"count": count, "run": length, "window_count": p.window_count,
+                    "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
+                    "in_strides": p.input.effective_strides, "win": p.window, "fold_strides": p.strides,
+                    "dil": p.dilations, "pads": p.start_padding, "blocks": p.blocks}
+        buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"))
+        return KernelPlan((Dispatch("fold.wgsl.j2", params, buffers, uniforms, -(-count // length),
+                                    WORKGROUP_SIZE),))
 
 
 FAMILY = FoldFamily()

@@ -101,8 +101,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # ImageScaler is not planned: below)
     # 44: indexing, sorting and generators
     **{(ONNX, op): 44 for op in ("Scatter", "ScatterElements", "ScatterND", "OneHot",
-                                 "TopK", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
-                                 "MaxUnpool", "Einsum")},
+                                 "TopK", "Range", "EyeLike", "Trilu", "Einsum")},
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
     **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
                                  "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",

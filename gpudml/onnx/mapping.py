@@ -1361,6 +1361,86 @@ def _multinomial(ctx, n):
     index = ctx.fn("reduce")(below, "sum", [2])
     index = ctx.fn("min")(index, np.array([classes - 1], np.uint32))
     return [reshape(ctx, ctx.fn("cast")(index, dtype), [batch, samples])]
+def as_unsigned(ctx, x):
+    """Integer indices as the unsigned type of their width, bit for bit: the provider's
+    ForceUnsignedDataType (an INT64 tensor bound as UINT64; a negative index is a huge one).
+    Eagerly a numpy view; in a graph one CAST (integers wrap: the same bits), as a graph
+    value keeps its data type."""
+    unsigned = {np.dtype(np.int64): np.uint64, np.dtype(np.int32): np.uint32}
+    if not isinstance(x, Expression):
+        x = np.asarray(x)
+        return x.view(unsigned[x.dtype]) if x.dtype in unsigned else x
+    kind = np.dtype(x.dtype.numpy)
+    return ctx.fn("cast")(x, unsigned[kind]) if kind in unsigned else x
+
+
+def _roi_align(ctx, n):
+    """RoiAlign (opsets 10, 16) as the provider's DmlOperatorRoiAlign: one ROI_ALIGN1 with
+    SpatialScaleX = SpatialScaleY = spatial_scale, OutOfBoundsInputValue 0, the samples per
+    output sampling_ratio (0: Minimum 1, Maximum UINT32_MAX, i.e. ceil(region / output)),
+    `mode` avg or max as AVERAGE or MAX, LINEAR interpolation, InputPixelOffset 0.5 for
+    half_pixel (opset 16's default) and 0 for output_half_pixel (opset 10's only), and
+    OutputPixelOffset -0.5; batch_indices (INT64) read as UINT64."""
+    mode = n.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise NotMapped(f"mode {mode!r}: DirectML's ROI_ALIGN1 reduces by AVERAGE or MAX")
+    transform = n.attr("coordinate_transformation_mode", "half_pixel") if n.opset >= 16 else "output_half_pixel"
+    if transform not in ("half_pixel", "output_half_pixel"):
+        raise NotMapped(f"coordinate_transformation_mode {transform!r}: half_pixel or output_half_pixel only")
+    ratio = int(n.attr("sampling_ratio", 0))
+    if ratio < 0:
+        raise InvalidArgumentError(f"RoiAlign: sampling_ratio = {ratio} must be 0 or positive")
+    x, rois = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    indices = as_unsigned(ctx, as_expr(ctx, n.inputs[2]))
+    return [ctx.fn("roi_align")(x, rois, indices, float(n.attr("spatial_scale", 1.0)),
+                                (int(n.attr("output_height", 1)), int(n.attr("output_width", 1))),
+                                reduction_function="max" if mode == "max" else "average",
+                                interpolation_mode="linear",
+                                input_pixel_offset=0.5 if transform == "half_pixel" else 0.0,
+                                output_pixel_offset=-0.5, out_of_bounds_input_value=0.0,
+                                minimum_samples_per_output=ratio or 1,
+                                maximum_samples_per_output=ratio or 2**32 - 1)]
+
+
+def _max_roi_pool(ctx, n):
+    """MaxRoiPool (opset 1) as the provider's DmlOperatorRoiPooling: one ROI_POOLING with
+    pooled_shape and spatial_scale; the rois [num_rois, 5] as DirectML's {1, 1, NumROIs, 5}
+    (a view)."""
+    x, rois = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    pooled = _ints(n.attr("pooled_shape"))
+    rois = reshape(ctx, rois, [1, 1, *shape(rois)]) if rank(rois) == 2 else rois
+    return [ctx.fn("roi_pooling")(x, rois, pooled, float(n.attr("spatial_scale", 1.0)))]
+
+
+def _max_unpool(ctx, n):
+    """MaxUnpool (opsets 9, 11) as the provider's DmlOperatorMaxUnpool: one MAX_UNPOOLING of
+    X and I (INT64 read as UINT64) into the shape the attributes infer, (in - 1) * stride +
+    kernel - pads per spatial axis, whose flat positions the indices are (ONNX's definition);
+    an output_shape (a constant input) larger than that pads it with zeros at the end of
+    each axis (DML_PADDING, as ONNX's reference and onnxruntime's CPU kernel place it). A
+    tensor of other than 2 spatial axes runs as 4-D (its leading spatial axes merged: the
+    flat row-major indices are the same)."""
+    x, indices = as_expr(ctx, n.inputs[0]), as_unsigned(ctx, as_expr(ctx, n.inputs[1]))
+    spatial = shape(x)[2:]
+    kernel = _ints(n.attr("kernel_shape"))
+    strides = n.attr("strides", [1] * len(kernel))
+    pads = n.attr("pads", [0] * 2 * len(kernel))
+    inferred = [*shape(x)[:2], *((s - 1) * st + k - a - b for s, st, k, a, b in
+                                 zip(spatial, strides, kernel, pads[:len(kernel)], pads[len(kernel):]))]
+    out = _ints(n.constant(2, "output_shape")) if n.input(2) is not None else inferred
+    if len(out) != rank(x) or any(o < i for o, i in zip(out, inferred)):
+        raise NotMapped(f"output_shape {out}: it must have X's {rank(x)} dimensions and hold the inferred shape "
+                        f"{inferred}")
+
+    def as_4d(sizes):
+        return [*sizes[:2], math.prod(sizes[2:-1]), sizes[-1]] if len(sizes) >= 3 else [*sizes, 1, 1][:4]
+
+    if rank(x) != 4:
+        x, indices = reshape(ctx, x, as_4d(shape(x))), reshape(ctx, indices, as_4d(shape(indices)))
+    y = reshape(ctx, ctx.fn("max_unpooling")(x, indices, as_4d(inferred)), inferred)
+    if out != inferred:
+        y = ctx.fn("pad")(y, [0] * len(out), [o - i for o, i in zip(out, inferred)])
+    return [y]
 
 
 TABLE: tuple[Mapping, ...] = tuple([
@@ -1518,6 +1598,12 @@ TABLE: tuple[Mapping, ...] = tuple([
             "SLICE1, MULTIPLY, LOGICAL_LESS_THAN (every class against every sample), REDUCE (SUM), MIN, CAST",
             _multinomial, ("random_generator", "bit_and", "cast", "identity", "softmax", "cumulative_sum", "slice",
                            "multiply", "logical_less_than", "reduce", "min")),
+    # regions (issue #44)
+    Mapping("RoiAlign", "ROI_ALIGN1 (pixel offsets per coordinate_transformation_mode; batch_indices as UINT64)",
+            _roi_align, ("roi_align", "cast")),
+    Mapping("MaxRoiPool", "ROI_POOLING (rois as {1, 1, NumROIs, 5})", _max_roi_pool, ("roi_pooling",)),
+    Mapping("MaxUnpool", "MAX_UNPOOLING (I as UINT64; other than 2 spatial axes as 4-D); a larger output_shape: "
+            "PADDING", _max_unpool, ("max_unpooling", "cast", "pad")),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a
@@ -1531,7 +1617,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
-    "Col2Im": {1: "image_shape", 2: "block_shape"},
+    "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
 }
@@ -1572,5 +1658,5 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
 
 
 __all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS", "Context",
-           "DataDependent", "Mapping", "Node", "NotMapped", "data_dependent", "markdown_table", "refusal",
-           "view_strides"]
+           "DataDependent", "Mapping", "Node", "NotMapped", "as_unsigned", "data_dependent", "markdown_table",
+           "refusal", "view_strides"]

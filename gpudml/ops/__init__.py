@@ -24,6 +24,7 @@ from . import (
     gather_nd,
     gemm,
     join,
+    max_unpooling,
     non_max_suppression,
     nonzero_coordinates,
     normalization,
@@ -35,6 +36,8 @@ from . import (
     reduce,
     resample,
     reverse_subsequences,
+    roi_align,
+    roi_pooling,
     slice0,
     slice1,
     softmax,
@@ -59,6 +62,7 @@ SPECS: tuple[OpSpec, ...] = (
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
     gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC, nonzero_coordinates.SPEC,
+    *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -38,6 +38,13 @@ class SupportRow:
     level: FeatureLevel
     ranks: frozenset[int]
     types: dict[str, frozenset[DataType]]  # tensor field name -> allowed data types
+    #: Tensors whose dimension counts the page lists apart from the first tensor's, `ranks`
+    #: (ROI_ALIGN's ROITensor 2-4 beside an InputTensor of 4): field name -> ranks.
+    tensor_ranks: dict[str, frozenset[int]] = dataclasses.field(default_factory=dict)
+
+    def ranks_of(self, field: str) -> frozenset[int]:
+        """The dimension counts the row allows tensor `field`."""
+        return self.tensor_ranks.get(field, self.ranks)
 
 
 class SupportTable:
@@ -77,6 +84,14 @@ class SupportTable:
                     f"(supported: {type_list(allowed)}){later}")
         return row
 
+    def check_rank(self, level: FeatureLevel, field: str, rank: int) -> None:
+        """Validate the DimensionCount of a tensor whose ranks the row lists apart (tensor_ranks)."""
+        allowed = self.row_for(level).ranks_of(field)
+        if rank not in allowed:
+            raise InvalidArgumentError(
+                f"{self.op}: {field} DimensionCount {rank} is not supported at {FeatureLevel(level).name} "
+                f"(supported: {_span(allowed)})")
+
     def _first_level(self, accepts) -> str:
         for row in reversed(self.rows):
             if accepts(row):
@@ -104,16 +119,23 @@ def signature_functional(signature: inspect.Signature, name: str, doc: str) -> C
 
 def support_table(op: str, tensors: tuple[str, ...], rows: Iterable[tuple]) -> SupportTable:
     """A SupportTable from the page's rows as written: `(level, ranks, types...)`, where
-    `ranks` is `(lo, hi)` (an inclusive range) or a set, and `types` is one set of data
-    types per name in `tensors`, or a single set that every tensor shares."""
+    `ranks` is `(lo, hi)` (an inclusive range) or a set, or a dict of them by tensor name
+    where the page lists the tensors' dimension counts apart (each tensor it leaves out takes
+    the first tensor's, which `check` validates), and `types` is one set of data types per
+    name in `tensors`, or a single set that every tensor shares."""
+    def span(dims) -> frozenset[int]:
+        return frozenset(range(dims[0], dims[1] + 1)) if isinstance(dims, tuple) else frozenset(dims)
+
     built = []
     for level, dims, *types in rows:
         if len(types) == 1:
             types = types * len(tensors)
         if len(types) != len(tensors):
             raise ValueError(f"{op}: a support row needs one type set per tensor of {tensors}")
-        dims = frozenset(range(dims[0], dims[1] + 1)) if isinstance(dims, tuple) else frozenset(dims)
-        built.append(SupportRow(level, dims, {t: frozenset(s) for t, s in zip(tensors, types)}))
+        per = {t: span(d) for t, d in dims.items()} if isinstance(dims, dict) else {}
+        first = per.pop(tensors[0]) if per else span(dims)
+        built.append(SupportRow(level, first, {t: frozenset(s) for t, s in zip(tensors, types)},
+                                {t: r for t, r in per.items() if r != first}))
     return SupportTable(op, built)
 
 

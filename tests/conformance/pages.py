@@ -105,7 +105,8 @@ def example_arrays(example) -> list[np.ndarray]:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    """CamelCase as snake_case, an acronym as one word (ROITensor: roi_tensor)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def page_tables(text: str) -> list[tuple[str, dict]]:
@@ -142,7 +143,7 @@ def page_tables(text: str) -> list[tuple[str, dict]]:
 
 def table_rows(table) -> dict:
     """A SupportTable in page_tables' terms: {level: {field: (ranks, types)}}."""
-    return {row.level: {field: (row.ranks, frozenset(types)) for field, types in row.types.items()}
+    return {row.level: {field: (row.ranks_of(field), frozenset(types)) for field, types in row.types.items()}
             for row in table.rows}
 
 
