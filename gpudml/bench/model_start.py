@@ -42,6 +42,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+import onnx
+
+from ..onnx import models
+from ..onnx.session import TOLERANCE
 from .cold_start import HOME
 
 GPUDML = """
@@ -108,12 +113,6 @@ def run(code: str, args: list[str], env: dict) -> dict:
 def measure(model: str, adapter: str, rounds: int, onnxruntime: bool = True) -> dict:
     """{variant: [samples]} over `rounds` rounds, and the largest difference between
     gpudml's and onnxruntime's output relative to onnxruntime's largest magnitude."""
-    import numpy as np
-    import onnx
-
-    from ..onnx import models
-    from ..onnx.session import TOLERANCE
-
     build = models.MODELS.get(model) or {"resnet50": models.resnet50}[model]
     proto, feeds = build()
     samples: dict[str, list] = {"gpudml, cold": [], "gpudml, caches warm": []}
