@@ -34,6 +34,7 @@ the same either way.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -444,4 +445,50 @@ def _render(template: str, params: tuple, buffers: tuple[Buffer, ...], arrays: t
     body = templates.render(template, params, search_path)
     # The 64-bit library: one, the builder's, whatever the template's parts compute with.
     wide = templates.render("lib/int64.wgsl.j2", (("native", int64 == "native"),), search_path) if int64 else ""
-    return _header(buffers, arrays, scalars) + wide + body + _entry(buffers, workgroup_size, subgroups)
+    return called_only(_header(buffers, arrays, scalars) + wide + body + _entry(buffers, workgroup_size, subgroups))
+
+
+#: What the scan of a kernel's top level reads: comments (skipped), braces, `fn NAME`.
+_TOKENS = re.compile(r"//[^\n]*|/\*.*?\*/|[{}]|\bfn\s+([A-Za-z_]\w*)", re.S)
+_CALLS = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def called_only(source: str) -> str:
+    """`source` without the functions its entry point `main` never calls, directly or not:
+    the libraries a template includes (the element-wise table's helpers an epilogue may
+    call, the 64-bit library) bring a hundred functions of which a kernel calls a few, and
+    every one costs wgpu's WGSL front end and the driver's compiler at pipeline creation
+    (docs/performance.md, a model's cold start). Top-level `fn` declarations only, found by
+    brace depth (comments skipped; WGSL has no strings); everything else stays."""
+    spans, depth, opened = {}, 0, None
+    for m in _TOKENS.finditer(source):
+        token = m.group(0)
+        if token[0] == "/":
+            continue
+        if m.group(1) is not None:
+            if depth == 0:
+                opened = (m.group(1), m.start())
+        elif token == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0 and opened is not None:
+                spans[opened[0]] = (opened[1], m.end())
+                opened = None
+    if "main" not in spans:
+        return source
+    kept, todo = set(), ["main"]
+    while todo:
+        name = todo.pop()
+        if name in kept:
+            continue
+        kept.add(name)
+        start, end = spans[name]
+        todo.extend(c for c in _CALLS.findall(source, start + 2, end) if c in spans and c not in kept)
+    out, at = [], 0
+    for name, (start, end) in sorted(spans.items(), key=lambda item: item[1][0]):
+        if name not in kept:
+            out.append(source[at:start])
+            at = end + (source[end:end + 1] == "\n")
+    out.append(source[at:])
+    return "".join(out)
