@@ -255,6 +255,38 @@ def power_of_two_option(op: str, name: str, value, most: int) -> int | None:
     return value
 
 
+#: The strategies of a kernel that writes its outputs one by one: `runs` (CPU-class) gives an
+#: invocation a run of consecutive outputs, `elements` (GPU-class) one output each.
+RUNS_ELEMENTS = ("runs", "elements")
+
+
+def runs_order(caps) -> tuple[str, ...]:
+    """RUNS_ELEMENTS in the documented order: `runs` first on software adapters and without
+    caps, `elements` first on GPUs."""
+    return RUNS_ELEMENTS if caps is None or caps.is_software else RUNS_ELEMENTS[::-1]
+
+
+def run_length(op: str, strategy: str, run, count: int, default: int) -> int:
+    """Outputs per invocation: 1 under `elements`; under `runs` the plan option `run` (an
+    integer of at least 1; None: `default`), at most the `count` outputs."""
+    if strategy == "elements":
+        return 1
+    count_option(op, "run", run)
+    return max(1, min(default if run is None else run, count))
+
+
+class RunsFamily(KernelFamily, abc.ABC):
+    """A family whose kernels write their outputs one by one (RUNS_ELEMENTS: runs_order, and
+    run_length for the plan option `run`), other run lengths of `runs` its variants."""
+
+    strategies = RUNS_ELEMENTS
+    options = ("run",)
+
+    def variants(self, problem, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
+        """Other run lengths of `runs`."""
+        return ({"run": 16}, {"run": 256}) if strategy == "runs" else ()
+
+
 def element_bits(desc) -> int:
     """The element width of a TensorDesc in bits."""
     return desc.data_type.size * 8

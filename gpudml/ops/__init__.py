@@ -17,7 +17,9 @@ from . import (
     batch_normalization,
     convolution,
     cumulative,
+    diagonal_matrix,
     elementwise,
+    fill_value,
     fold,
     gather,
     gemm,
@@ -53,6 +55,7 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
+    *fill_value.SPECS, *diagonal_matrix.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
