@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.base import ProblemPlanner
 from ..kernels.generator import FAMILY, Generator
-from ..tensor_desc import TensorDesc, as_int, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_tensor_desc
 from ..types import F16, F32, TYPES_8, TYPES_11, DataType, FeatureLevel
 from . import padding
 from .activations import as_float32
@@ -179,9 +179,10 @@ def infer_output1(input_tensor: TensorDesc | None = None, *, shape=None, dtype=N
     x, `shape` and `dtype`'s."""
     fn = "diagonal_matrix"
     if input_tensor is not None:
-        if shape is not None and tuple(as_int(v, f"{fn}: shape") for v in np.ravel(shape)) != input_tensor.sizes:
-            raise InvalidArgumentError(f"{fn}: shape {list(np.ravel(shape))} differs from x's "
-                                       f"{list(input_tensor.sizes)} (give one or the other)")
+        given = None if shape is None else as_int_tuple(shape, f"{fn}: shape")
+        if given is not None and given != input_tensor.sizes:
+            raise InvalidArgumentError(f"{fn}: shape {list(given)} differs from x's {list(input_tensor.sizes)} "
+                                       f"(give one or the other)")
         if dtype is not None and DataType.parse(dtype, f"{fn}: dtype") != input_tensor.data_type:
             raise InvalidArgumentError(f"{fn}: dtype {dtype!r} differs from x's {input_tensor.data_type.name}")
         out = TensorDesc(input_tensor.data_type, input_tensor.sizes)
