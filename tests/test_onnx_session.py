@@ -44,7 +44,7 @@ SESSION_RUNS = {
     "test_reduce_log_sum_exp_empty_set", "test_reduce_max_empty_set", "test_reduce_min_empty_set",
     "test_reduce_prod_empty_set", "test_reduce_sum_empty_set", "test_reduce_sum_empty_set_non_reduced_axis_zero",
     "test_reduce_sum_square_empty_set", "test_reshape_allowzero_reordered", "test_split_zero_size_splits_opset13",
-    "test_split_zero_size_splits_opset18",
+    "test_split_zero_size_splits_opset18", "test_tril_zero", "test_triu_zero",
 }
 
 

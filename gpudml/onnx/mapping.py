@@ -33,6 +33,7 @@ import onnx
 from .. import functional
 from ..errors import InvalidArgumentError
 from ..graph import Expression
+from ..ops import spec_named
 from ..tensor_desc import view_strides
 
 #: The newest opset of the onnx release gpudml is tested with (1.22.0).
@@ -518,6 +519,112 @@ def _depth_to_space(ctx, n):
 def _space_to_depth(ctx, n):
     """SpaceToDepth: SPACE_TO_DEPTH1 in DEPTH_COLUMN_ROW order (ONNX's only one)."""
     return [ctx.fn("space_to_depth")(as_expr(ctx, n.inputs[0]), n.attr("blocksize"), "depth_column_row")]
+
+
+# ------------------------------------------------------------------------------ generators (issue 44)
+#: INT32's limits: DIAGONAL_MATRIX(1)'s INT fields.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+#: Op types whose DirectML operator reads no tensor on the GPU (FILL_VALUE_CONSTANT,
+#: FILL_VALUE_SEQUENCE): a session folds such a node where its inputs are constants of the
+#: model (as onnxruntime's constant folding does before any provider) and records it as a
+#: graph node (a generator, no operand) where they derive from the graph's inputs (value
+#: inputs: computed on the host per build).
+GENERATORS = frozenset({"ConstantOfShape", "Range"})
+
+
+def generate(ctx, name: str, *args, **attributes):
+    """The output of the generator `name` (a functional form called with no tensor): a node
+    of no operand on the session's graph, or, eagerly, run at once (a numpy array)."""
+    if ctx.graph is None:
+        return ctx.fn(name)(*args, **attributes)
+    spec = spec_named(name)
+    call = spec.functional(*args, **attributes)
+    return ctx.graph.record(spec, None, call.tensors, call.attributes)
+
+
+def _empty(sizes) -> NotMapped:
+    return NotMapped(f"an empty tensor (sizes {list(sizes)}): DirectML sizes are at least 1")
+
+
+def _constant_of_shape(ctx, n):
+    """ConstantOfShape: FILL_VALUE_CONSTANT (the provider's DmlOperatorConstantOfShape.cpp: the
+    `value` attribute's bytes, zeros by default), over the elements as [1, 1, 1, N] (its
+    page's 4 dimensions) viewed as the shape. FILL_VALUE_CONSTANT's page lists no 64-bit
+    type: INT64, UINT64 and DOUBLE fill through DIAGONAL_MATRIX1 over [1, N] with the span
+    of every diagonal (its page's 11 types), the same bits."""
+    sizes = _ints(n.constant(0, "shape"))
+    value = n.attr("value")
+    value = np.zeros(1, np.float32) if value is None else onnx.numpy_helper.to_array(value).reshape(-1)
+    if value.dtype == np.bool_:
+        value = value.astype(np.uint8)
+    if 0 in sizes:
+        raise _empty(sizes)
+    count = math.prod(sizes)
+    if value.dtype.itemsize == 8:
+        out = generate(ctx, "diagonal_matrix", shape=[1, count], dtype=value.dtype, value=value[0].item(),
+                       diagonal_fill_begin=INT32_MIN, diagonal_fill_end=INT32_MAX)
+    else:
+        out = generate(ctx, "fill_value_constant", [1, 1, 1, count], value[0].item(), value.dtype)
+    return [reshape(ctx, out, sizes or [1])]
+
+
+def _range(ctx, n):
+    """Range: FILL_VALUE_SEQUENCE of max(ceil((limit - start) / delta), 0) elements (the
+    provider's DmlOperatorRange.cpp: every input on the CPU), start + i * delta."""
+    start, limit, delta = (np.asarray(n.constant(k, what)).reshape(-1)[0]
+                           for k, what in enumerate(("start", "limit", "delta")))
+    if start.dtype.kind in "iu":
+        a, b, d = int(start), int(limit), int(delta)
+        if d == 0:
+            raise NotMapped("Range with delta 0: no element count (ONNX leaves it undefined)")
+        count = max(-((a - b) // d), 0)
+    else:
+        count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    if count == 0:
+        raise _empty([0])
+    return [generate(ctx, "fill_value_sequence", [count], start.item(), delta.item(), start.dtype)]
+
+
+def _diagonal_offset(k: int) -> int:
+    """A diagonal's offset as an INT: beyond INT32's range no element of a tensor (fewer than
+    2^31 rows and columns) lies on it, as on INT32_MAX - 1 or INT32_MIN + 1."""
+    return min(max(int(k), INT32_MIN + 1), INT32_MAX - 1)
+
+
+def _eye_like(ctx, n):
+    """EyeLike: DIAGONAL_MATRIX over [1, 1, rows, columns] (the provider's DmlOperatorEyeLike.cpp:
+    Offset k, Value 1), of `dtype` (else the input's type); DIAGONAL_MATRIX's page lists no
+    64-bit type: those through DIAGONAL_MATRIX1 (Begin k, End k + 1: its page's
+    equivalence). BOOL is UINT8."""
+    sizes = shape(n.inputs[0])
+    if len(sizes) != 2:
+        raise NotMapped(f"EyeLike of {len(sizes)} dimensions: ONNX's EyeLike takes a 2-D input")
+    to = n.attr("dtype")
+    dtype = _dtype(n.inputs[0]) if to is None else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
+    dtype = np.dtype(np.uint8) if dtype == np.bool_ else dtype
+    k = _diagonal_offset(n.attr("k", 0))
+    if dtype.itemsize == 8:
+        out = generate(ctx, "diagonal_matrix", shape=sizes, dtype=dtype, value=1, diagonal_fill_begin=k,
+                       diagonal_fill_end=k + 1)
+        return [out]
+    return [reshape(ctx, generate(ctx, "diagonal_matrix0", [1, 1, *sizes], k, 1.0, dtype), sizes)]
+
+
+def _trilu(ctx, n):
+    """Trilu: DIAGONAL_MATRIX1 of the input, Value 0 (the provider's DmlOperatorTrilu.cpp):
+    upper keeps x - y >= k (DiagonalFillBegin INT32_MIN, End k), lower x - y <= k (Begin
+    k + 1, End INT32_MAX); 2 to 4 dimensions."""
+    x = as_expr(ctx, n.inputs[0])
+    if rank(x) > 4:
+        raise NotMapped(f"Trilu of {rank(x)} dimensions: DIAGONAL_MATRIX1 takes 2 to 4 (the provider refuses more "
+                        f"than 4 too)")
+    k = 0 if n.input(1) is None else _diagonal_offset(np.asarray(n.constant(1, "k")).reshape(-1)[0])
+    if n.attr("upper", 1):
+        begin, end = INT32_MIN, k
+    else:
+        begin, end = k + 1, INT32_MAX
+    return [ctx.fn("diagonal_matrix")(x, value=0, diagonal_fill_begin=begin, diagonal_fill_end=end)]
 
 
 def _cumsum(ctx, n):
@@ -1198,6 +1305,13 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("DepthToSpace", "DEPTH_TO_SPACE1 (mode DCR: DEPTH_COLUMN_ROW, CRD: COLUMN_ROW_DEPTH)", _depth_to_space,
             ("depth_to_space",)),
     Mapping("SpaceToDepth", "SPACE_TO_DEPTH1 (DEPTH_COLUMN_ROW)", _space_to_depth, ("space_to_depth",)),
+    # generators (issue #44): graph nodes of no operand where their inputs derive from graph inputs
+    Mapping("ConstantOfShape", "FILL_VALUE_CONSTANT (64-bit types: DIAGONAL_MATRIX1 over every diagonal)",
+            _constant_of_shape, ("fill_value_constant", "diagonal_matrix")),
+    Mapping("Range", "FILL_VALUE_SEQUENCE", _range, ("fill_value_sequence",)),
+    Mapping("EyeLike", "DIAGONAL_MATRIX (64-bit types: DIAGONAL_MATRIX1)", _eye_like,
+            ("diagonal_matrix0", "diagonal_matrix")),
+    Mapping("Trilu", "DIAGONAL_MATRIX1 (Value 0 outside the kept triangle)", _trilu, ("diagonal_matrix",)),
     # shapes: views (tensor descs), no operator
     Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
     Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),
@@ -1243,7 +1357,8 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     **{t: {1: "axes"} for t in REDUCE}, "Pad": {1: "pads", 2: "constant_value", 3: "axes"},
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
-    "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
+    "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"}, "Range": {0: "start", 1: "limit", 2: "delta"},
+    "Trilu": {1: "k"},
     "Col2Im": {1: "image_shape", 2: "block_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
 }
@@ -1251,7 +1366,6 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
 #: Folded at load, never run: their values are known when the graph is built.
 FOLDED = {
     "Constant": "its value", "Shape": "the input's sizes", "Size": "the input's element count",
-    "ConstantOfShape": "a constant of a known shape",
 }
 
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
@@ -1279,5 +1393,5 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
     return None
 
 
-__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping", "Node",
-           "NotMapped", "markdown_table", "refusal", "view_strides"]
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "GENERATORS", "NEWEST", "REDUCE", "TABLE", "Context", "Mapping",
+           "Node", "NotMapped", "generate", "markdown_table", "refusal", "view_strides"]
