@@ -627,6 +627,102 @@ def _trilu(ctx, n):
     return [ctx.fn("diagonal_matrix")(x, value=0, diagonal_fill_begin=begin, diagonal_fill_end=end)]
 
 
+# ------------------------------------------------------------------------------ Einsum (issue 44)
+def _strided(ctx, x, sizes, strides):
+    """x's elements read through `sizes` and element `strides` (0: broadcast; a sum of two
+    axes' strides: their diagonal): a graph view, or, eagerly, numpy's."""
+    if isinstance(x, Expression):
+        return ctx.graph.view(x, list(sizes), list(strides))
+    x = np.ascontiguousarray(x)
+    return np.lib.stride_tricks.as_strided(x, tuple(sizes), tuple(s * x.itemsize for s in strides), writeable=False)
+
+
+def _element_strides(x) -> list[int]:
+    if isinstance(x, Expression):
+        return list(x.desc.effective_strides)
+    x = np.asarray(x)
+    return [s // x.itemsize for s in x.strides]
+
+
+def _einsum_terms(equation: str, count: int) -> tuple[list[str], str]:
+    """(each input's labels, the output's): numpy's rule for an implicit output (the labels
+    seen once, in alphabetical order); NotMapped for what the provider leaves to its CPU."""
+    equation = equation.replace(" ", "")
+    if "." in equation:
+        raise NotMapped("Einsum with an ellipsis (...): the provider's EinSumHelper leaves it to another provider")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != count:
+        raise NotMapped(f"Einsum equation {equation!r} names {len(terms)} inputs, the node has {count}")
+    if count > 2:
+        raise NotMapped(f"Einsum of {count} inputs: the provider's DirectML operators take one or two (it runs more "
+                        f"on the CPU)")
+    if not arrow:
+        letters = "".join(terms)
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if not all(c.isalpha() for c in "".join(terms) + rhs) or len(set(rhs)) != len(rhs):
+        raise NotMapped(f"Einsum equation {equation!r}: labels are letters, each once in the output")
+    return terms, rhs
+
+
+def _einsum(ctx, n):
+    """Einsum as the provider's DmlOperatorEinSum.cpp builds it: each input reprojected onto the
+    product of every label (a view: permuted strides, stride 0 for a label it lacks, the sum
+    of a repeated label's strides for a diagonal), then one input: ELEMENT_WISE_IDENTITY
+    (a transpose) or REDUCE SUM over the labels the output lacks; two: ELEMENT_WISE_MULTIPLY,
+    a GEMM where the equation is a (batched) matrix product (one label summed, at most one
+    of A's and one of B's, at most two batch labels, floats), else ELEMENT_WISE_MULTIPLY
+    into the product tensor and REDUCE SUM; the result's axes permuted to the output's."""
+    xs = [as_expr(ctx, x) for x in n.inputs]
+    terms, out = _einsum_terms(n.attr("equation"), len(xs))
+    labels = list(dict.fromkeys("".join(terms) + out))
+    size: dict[str, int] = {}
+    for x, term in zip(xs, terms):
+        own = shape(x) if term else []
+        if len(own) != len(term) and not (term == "" and shape(x) == [1]):
+            raise InvalidArgumentError(f"Einsum: input of shape {shape(x)} for the labels {term!r}")
+        for c, m in zip(term, own):
+            if size.setdefault(c, m) != m:
+                raise InvalidArgumentError(f"Einsum: label {c!r} has sizes {size[c]} and {m}")
+    if any(c not in size for c in out):
+        raise InvalidArgumentError(f"Einsum: output label(s) {[c for c in out if c not in size]} name no input axis")
+    summed = [c for c in labels if c not in out]
+
+    def onto(x, term, axes):  # x over `axes` (labels; None: an axis of 1)
+        strides = _element_strides(x)
+        return _strided(ctx, x, [1 if c is None else size[c] for c in axes],
+                        [sum(strides[i] for i, t in enumerate(term) if t == c) for c in axes])
+
+    def ordered(y, axes):  # y over `axes` (product order) with the output's axes, in the output's order
+        y = transpose(ctx, y, [axes.index(c) for c in out]) if out else y
+        return reshape(ctx, y, [size[c] for c in out] or [1])
+
+    kept = [c for c in labels if c in out]
+    if not labels:  # (scalars alone: one element each)
+        return [ctx.fn("identity")(xs[0]) if len(xs) == 1 else ctx.fn("multiply")(*xs)]
+    if len(xs) == 1:
+        if not summed:
+            return [ctx.fn("identity")(onto(xs[0], terms[0], list(out)))]
+        y = ctx.fn("reduce")(onto(xs[0], terms[0], labels), "sum", [labels.index(c) for c in summed])
+        return [ordered(reshape(ctx, y, [size[c] for c in kept] or [1]), kept)]
+    (ta, tb), (a, b) = terms, xs
+    if not summed:
+        return [ctx.fn("multiply")(onto(a, ta, list(out)), onto(b, tb, list(out)))]
+    batch = [c for c in out if c in ta and c in tb]
+    rows, cols = [c for c in out if c in ta and c not in tb], [c for c in out if c in tb and c not in ta]
+    plain = all(len(set(t)) == len(t) for t in terms)
+    if (len(summed) == 1 and summed[0] in ta and summed[0] in tb and len(rows) <= 1 and len(cols) <= 1
+            and len(batch) <= 2 and plain and _dtype(a).kind == "f"):
+        k = summed[0]
+        a2 = onto(a, ta, [*batch, rows[0] if rows else None, k])
+        b2 = onto(b, tb, [*batch, cols[0] if cols else None, k])
+        y = ctx.fn("gemm")(a2, b2, trans_b=True)
+        return [ordered(reshape(ctx, y, [size[c] for c in batch + rows + cols] or [1]), batch + rows + cols)]
+    product = ctx.fn("multiply")(onto(a, ta, labels), onto(b, tb, labels))
+    y = ctx.fn("reduce")(product, "sum", [labels.index(c) for c in summed])
+    return [ordered(reshape(ctx, y, [size[c] for c in kept] or [1]), kept)]
+
+
 def _cumsum(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     axis = int(np.asarray(n.constant(1, "axis")).reshape(-1)[0]) % rank(x)
@@ -1312,6 +1408,9 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("EyeLike", "DIAGONAL_MATRIX (64-bit types: DIAGONAL_MATRIX1)", _eye_like,
             ("diagonal_matrix0", "diagonal_matrix")),
     Mapping("Trilu", "DIAGONAL_MATRIX1 (Value 0 outside the kept triangle)", _trilu, ("diagonal_matrix",)),
+    Mapping("Einsum", "one input: ELEMENT_WISE_IDENTITY or REDUCE (SUM) of the reprojected input; two: "
+            "ELEMENT_WISE_MULTIPLY, GEMM (a batched matrix product) or ELEMENT_WISE_MULTIPLY then REDUCE (SUM)",
+            _einsum, ("identity", "reduce", "multiply", "gemm")),
     # shapes: views (tensor descs), no operator
     Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
     Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),
