@@ -137,3 +137,15 @@ def test_functional_arguments_are_checked(device):
         dml.fill_value_sequence([4], 0, 1, None, device=device)
     with pytest.raises(dml.InvalidArgumentError, match="fill_value_sequence: shape: expected a sequence of integers"):
         dml.fill_value_sequence(4, 0, 1, np.int32, device=device)
+
+
+def test_run_lengths_within_the_loop_budget(device):
+    """The `runs` option: any length up to the loop budget (GL ends loops past 65,535
+    iterations); beyond, an UnsupportedError before any GPU work."""
+    op = device.create_operator(_sequence(sizes=(1, 1, 3, 7)))
+    for run in (1, 5, 64, 32768):
+        (got,) = device.compile_operator(op, "runs", options={"run": run}).execute([])
+        got = got.numpy() if isinstance(got, dml.Tensor) else got
+        assert_bits_equal(got, np.arange(21, dtype=np.int32).reshape(1, 1, 3, 7))
+    with pytest.raises(dml.UnsupportedError, match="option run = 32769 passes one invocation's loop budget"):
+        device.compile_operator(op, "runs", options={"run": 32769})

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InternalError, InvalidArgumentError
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 
 if TYPE_CHECKING:  # (annotations only)
     from ..caps import Caps
@@ -268,10 +268,13 @@ def runs_order(caps) -> tuple[str, ...]:
 
 def run_length(op: str, strategy: str, run, count: int, default: int) -> int:
     """Outputs per invocation: 1 under `elements`; under `runs` the plan option `run` (an
-    integer of at least 1; None: `default`), at most the `count` outputs."""
+    integer of at least 1, within LOOP_BUDGET: UnsupportedError beyond; None: `default`), at
+    most the `count` outputs."""
     if strategy == "elements":
         return 1
     count_option(op, "run", run)
+    if run is not None and run > LOOP_BUDGET:
+        raise UnsupportedError(f"{op}: option run = {run} passes one invocation's loop budget ({LOOP_BUDGET})")
     return max(1, min(default if run is None else run, count))
 
 
