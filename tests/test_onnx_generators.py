@@ -86,3 +86,32 @@ def test_trilu_of_five_dimensions_is_refused(device):
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 2, 2])])
     with pytest.raises(UnsupportedError, match="Trilu of 5 dimensions: DIAGONAL_MATRIX1 takes 2 to 4"):
         gonnx.InferenceSession(model, device=device)
+
+
+@pytest.mark.parametrize("start, limit, delta, want", [
+    (np.float32(0.1), np.float32(1.0), np.float32(0.3), None),           # ceil((1.0 - 0.1) / 0.3) elements
+    (np.int16(10), np.int16(-7), np.int16(-4), np.array([10, 6, 2, -2, -6], np.int16)),
+    (np.float32(1.0), np.float32(1.0), np.float32(1.0), "an empty tensor"),
+    (np.int32(1), np.int32(5), np.int32(0), "Range with delta 0"),
+    (np.float32(0.0), np.float32(np.inf), np.float32(1.0), "no finite element count"),
+])
+def test_range_counts_as_onnxruntime(device, start, limit, delta, want):
+    """limit - start in the inputs' type, divided in double, ceil: onnxruntime's count; none,
+    a zero step or an infinite span refused with the reason."""
+    elem = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int16): TensorProto.INT16,
+            np.dtype(np.int32): TensorProto.INT32}[np.asarray(start).dtype]
+    model = _model([helper.make_node("Range", ["a", "b", "d"], ["y"])],
+                   [helper.make_tensor_value_info(n, elem, []) for n in "abd"],
+                   [helper.make_tensor_value_info("y", elem, None)])
+    feeds = {"a": np.array(start), "b": np.array(limit), "d": np.array(delta)}
+    if isinstance(want, str):
+        with pytest.raises((UnsupportedError, gonnx.mapping.NotMapped), match=want):
+            gonnx.InferenceSession(model, device=device).run(None, feeds)
+        return
+    (got,) = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    if want is None:
+        count = int(np.ceil(float(np.float32(limit) - np.float32(start)) / float(delta)))
+        want = (start + np.arange(count, dtype=np.float64) * np.float64(delta)).astype(np.float32)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    else:
+        assert got.dtype == want.dtype and np.array_equal(got, want)

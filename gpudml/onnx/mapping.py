@@ -574,13 +574,16 @@ def _range(ctx, n):
     provider's DmlOperatorRange.cpp: every input on the CPU), start + i * delta."""
     start, limit, delta = (np.asarray(n.constant(k, what)).reshape(-1)[0]
                            for k, what in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise NotMapped("Range with delta 0: no element count (ONNX leaves it undefined)")
     if start.dtype.kind in "iu":
-        a, b, d = int(start), int(limit), int(delta)
-        if d == 0:
-            raise NotMapped("Range with delta 0: no element count (ONNX leaves it undefined)")
-        count = max(-((a - b) // d), 0)
-    else:
-        count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+        count = max(-((int(start) - int(limit)) // int(delta)), 0)
+    else:  # (limit - start in the inputs' type, then divided in double, as onnxruntime's Range counts)
+        with np.errstate(all="ignore"):
+            span = float(np.subtract(limit, start, dtype=start.dtype))
+        if not math.isfinite(span / float(delta)):
+            raise NotMapped(f"Range of start {start}, limit {limit}, delta {delta}: no finite element count")
+        count = max(math.ceil(span / float(delta)), 0)
     if count == 0:
         raise _empty([0])
     return [generate(ctx, "fill_value_sequence", [count], start.item(), delta.item(), start.dtype)]
