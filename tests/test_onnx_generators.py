@@ -91,7 +91,7 @@ def test_trilu_of_five_dimensions_is_refused(device):
 @pytest.mark.parametrize("start, limit, delta, want", [
     (np.float32(0.1), np.float32(1.0), np.float32(0.3), None),           # ceil((1.0 - 0.1) / 0.3) elements
     (np.int16(10), np.int16(-7), np.int16(-4), np.array([10, 6, 2, -2, -6], np.int16)),
-    (np.float32(1.0), np.float32(1.0), np.float32(1.0), "an empty tensor"),
+    (np.float32(1.0), np.float32(1.0), np.float32(1.0), np.zeros([0], np.float32)),
     (np.int32(1), np.int32(5), np.int32(0), "Range with delta 0"),
     (np.float32(0.0), np.float32(np.inf), np.float32(1.0), "no finite element count"),
 ])

@@ -166,7 +166,6 @@ NOT_DIRECTML = {
     "test_split_zero_size_splits_opset13": "an empty tensor",
     "test_split_zero_size_splits_opset18": "an empty tensor",
     "test_reshape_allowzero_reordered": "an empty tensor",
-    "test_constantofshape_int_shape_zero": "an empty tensor",
     "test_tril_zero": "an empty tensor",
     "test_triu_zero": "an empty tensor",
     "test_einsum_batch_diagonal": "Einsum with an ellipsis (...)",

@@ -543,10 +543,6 @@ def generate(ctx, name: str, *args, **attributes):
     return ctx.graph.record(spec, None, call.tensors, call.attributes)
 
 
-def _empty(sizes) -> NotMapped:
-    return NotMapped(f"an empty tensor (sizes {list(sizes)}): DirectML sizes are at least 1")
-
-
 def _constant_of_shape(ctx, n):
     """ConstantOfShape: FILL_VALUE_CONSTANT (the provider's DmlOperatorConstantOfShape.cpp: the
     `value` attribute's bytes, zeros by default), over the elements as [1, 1, 1, N] (its
@@ -558,8 +554,8 @@ def _constant_of_shape(ctx, n):
     value = np.zeros(1, np.float32) if value is None else onnx.numpy_helper.to_array(value).reshape(-1)
     if value.dtype == np.bool_:
         value = value.astype(np.uint8)
-    if 0 in sizes:
-        raise _empty(sizes)
+    if 0 in sizes:  # an empty result: a host value, no dispatch (DirectML sizes are at least 1)
+        return [np.zeros(sizes, value.dtype)]
     count = math.prod(sizes)
     if value.dtype.itemsize == 8:
         out = generate(ctx, "diagonal_matrix", shape=[1, count], dtype=value.dtype, value=value[0].item(),
@@ -584,8 +580,8 @@ def _range(ctx, n):
         if not math.isfinite(span / float(delta)):
             raise NotMapped(f"Range of start {start}, limit {limit}, delta {delta}: no finite element count")
         count = max(math.ceil(span / float(delta)), 0)
-    if count == 0:
-        raise _empty([0])
+    if count == 0:  # an empty result: a host value, no dispatch
+        return [np.zeros([0], start.dtype)]
     return [generate(ctx, "fill_value_sequence", [count], start.item(), delta.item(), start.dtype)]
 
 
