@@ -20,7 +20,11 @@ and 8/16-bit elements no native small types. Coordinates are 32-bit: x - y is co
 i32 (the operators' validation keeps the two last axes below 2^31).
 
 Strategies: `runs` (CPU-class) gives an invocation RUN consecutive outputs, `elements`
-(GPU-class) one output each; `runs` first on software adapters and without caps.
+(GPU-class) one output each; `runs` first on software adapters and without caps. Axes merge
+where contiguous in every tensor; a constant or a sequence whose output is then one axis of
+stride 1 (packed) is written a 16-byte block at a time (`runs`: RUN elements' worth of
+blocks per invocation; `elements`: one block), the last block keeping the bytes past the
+tensor (read, then written back whole): no per-element atomics for 8/16-bit elements.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, merge_axes
 from .base import RUNS_ELEMENTS, RunsFamily, element_bits, run_length, runs_order
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 
@@ -66,6 +70,9 @@ def strategies_for(p: Generator, caps, run=None) -> tuple[str, ...]:
     if p.kind not in KINDS or not 1 <= p.output.rank <= 8 or (p.kind == "diagonal" and p.output.rank < 2):
         raise UnsupportedError(f"{p.op}: the generator kernel has no rule {p.kind!r} for an output of "
                                f"{p.output.rank} dimensions")
+    if p.kind == "diagonal" and max(p.output.sizes[-2:]) >= 2**31:
+        raise UnsupportedError(f"{p.op}: the generator kernel computes x - y in 32 bits: the two last axes must be "
+                               f"shorter than 2^31 (output sizes {list(p.output.sizes)})")
     _run(p, "runs", run)
     return runs_order(caps)
 
@@ -83,16 +90,31 @@ def plan(p: Generator, caps, strategy: str, run=None) -> KernelPlan:
     count = p.output.element_count
     value, value_hi = _words(p.value, 64 if bits == 64 else 32)
     delta, delta_hi = _words(p.delta, 64 if bits == 64 else 32)
+    has_input = p.kind == "diagonal" and p.input is not None
+    layouts = [p.output.effective_strides] + ([p.input.effective_strides] if has_input else [])
+    # Axes merged where contiguous in every tensor (row-major order kept: a sequence's index is
+    # the element's); a diagonal keeps its two last axes apart. One axis of stride 1: packed,
+    # element i stored at offset i with no coordinates.
+    rank = p.output.rank
+    axes = merge_axes(p.output.sizes, *layouts, fixed=(rank - 2, rank - 1) if p.kind == "diagonal" else ())
+    sizes = tuple(a.size for a in axes)
+    packed = len(axes) == 1 and (axes[0].strides[0] == 1 or sizes[0] == 1)
     uniforms = {"count": count, "run": length, "value": value, "value_hi": value_hi, "delta": delta,
                 "delta_hi": delta_hi, "begin": p.begin, "end": p.end,
-                "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides}
-    buffers = [output_buffer(0, "output", bits, "stores")]
-    has_input = p.kind == "diagonal" and p.input is not None
-    if has_input:
-        uniforms["in_strides"] = p.input.effective_strides
-        buffers.append(input_buffer(0, "input"))
-    params = {"bits": bits, "rank": p.output.rank, "kind": p.kind, "number": p.number, "has_input": has_input}
+                "out_sizes": sizes, "out_strides": tuple(a.strides[0] for a in axes)}
+    params = {"bits": bits, "rank": len(axes), "kind": p.kind, "number": p.number, "has_input": has_input,
+              "packed": packed, "per_block": 128 // bits}
     int64 = "emulated" if p.kind == "sequence" and bits == 64 else ""
+    if packed:  # whole 16-byte blocks, `length` elements' worth per invocation under `runs`, one under `elements`
+        blocks = -(-count // params["per_block"])
+        per_invocation = 1 if strategy == "elements" else -(-length // params["per_block"])
+        uniforms.update(run=per_invocation, blocks=blocks)
+        return KernelPlan((Dispatch("generator.wgsl.j2", params, (output_buffer(0, "output", bits, "blocks"),),
+                                    uniforms, -(-blocks // per_invocation), WORKGROUP_SIZE, int64=int64),))
+    buffers = [output_buffer(0, "output", bits, "stores")]
+    if has_input:
+        uniforms["in_strides"] = tuple(a.strides[1] for a in axes)
+        buffers.append(input_buffer(0, "input"))
     return KernelPlan((Dispatch("generator.wgsl.j2", params, tuple(buffers), uniforms, -(-count // length),
                                 WORKGROUP_SIZE, int64=int64),))
 
