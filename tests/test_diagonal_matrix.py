@@ -118,3 +118,15 @@ def test_functional_arguments_are_checked(device):
         dml.diagonal_matrix(np.zeros((2, 2), np.float32), shape=[3, 3], device=device)
     with pytest.raises(dml.InvalidArgumentError, match="diagonal_matrix: dtype 'int8' differs from x's FLOAT32"):
         dml.diagonal_matrix(np.zeros((2, 2), np.float32), dtype="int8", device=device)
+
+
+def test_axes_past_int32_are_unsupported():
+    """x - y is computed in 32 bits: a last axis of 2^31 is an UnsupportedError when planned
+    (a description that large is never allocated here: planning is pure)."""
+    from gpudml.kernels import generator
+
+    wide = dml.TensorDesc(DT.UINT8, [1, 2**31])
+    with pytest.raises(dml.UnsupportedError, match="the two last axes must be shorter than 2\\^31"):
+        generator.strategies_for(generator.Generator("DiagonalMatrix1", wide, "diagonal", 1), None)
+    assert generator.strategies_for(generator.Generator("DiagonalMatrix1", dml.TensorDesc(DT.UINT8, [1, 2**31 - 1]),
+                                                        "diagonal", 1), None) == ("runs", "elements")
