@@ -164,7 +164,7 @@ def _example_desc(spec, example):
     from gpudml.tensor_desc import TensorDesc
     from gpudml.types import DataType
 
-    call = spec.functional(example.input, **example.args)
+    call = spec.functional(*([] if example.input is None else [example.input]), **example.args)
     flat, counts = flat_tensors(spec, call.tensors)
     descs = []
     for item in flat:
@@ -212,11 +212,12 @@ def _examples_markdown(gpudml, spec) -> str:
         return "The page has no worked example.\n"
     lines = ["From the DirectML page; `gpudml examples` runs each on the GPU and compares it with the "
              "expected output below.", ""]
-    first = spec.tensors[0]
     for e in spec.examples:
+        first = spec.tensors[0] if e.input is not None else ""  # (none: a generator's call)
         args = ", ".join(f"{k}={_value(v, 'dml.')}" for k, v in e.args.items())
-        call = f"dml.{spec.functional_name}({first}{', ' + args if args else ''})"
-        lines += [f"**`{e.name}`** (from `{e.source}`)", "", "```python", _array(first, e.input), call,
+        call = f"dml.{spec.functional_name}({', '.join(filter(None, [first, args]))})"
+        given = [_array(first, e.input)] if e.input is not None else []
+        lines += [f"**`{e.name}`** (from `{e.source}`)", "", "```python", *given, call,
                   "# expected output:", _array("", e.expected), "```", ""]
     return "\n".join(lines)
 

@@ -93,8 +93,9 @@ def cmd_examples(args) -> int:
             continue
         number = spec.examples.index(ex) + 1
         print(f"== {ex.name}: {spec.name} example {number} of {len(spec.examples)} (the {spec.page} page)")
-        print(f"{spec.functional_name}({', '.join(filter(None, [spec.tensors[0], _arguments(ex.args)]))})")
-        for label, array in examples.labelled(spec.tensors[0], ex.input):
+        shown = spec.tensors[0] if ex.input is not None else ""
+        print(f"{spec.functional_name}({', '.join(filter(None, [shown, _arguments(ex.args)]))})")
+        for label, array in examples.labelled(shown, ex.input):
             print(f"{label} {list(array.shape)} {array.dtype}:\n{array}")
         for label, array in examples.labelled("output", got):
             print(f"{label}:\n{array}")
@@ -243,8 +244,10 @@ def cmd_lab(args) -> int:
         defines[name.strip()] = value.strip() if eq else "1"
     rows = lab.run(device, desc, strategies=strategies, templates=args.templates, reps=args.reps, options=options,
                    hlsl=hlsl_files, grid=grid, defines=defines or None)
-    (_, x), *more = tensor_fields(desc)[0]
+    in_fields, out_fields = tensor_fields(desc)
+    (_, x), *more = in_fields or out_fields  # (a generator has no input: its output)
     inputs = f"{x.data_type.name} {list(x.sizes)}" + "".join(f", {list(d.sizes)}" for _, d in more)
+    inputs += "" if in_fields else " (output)"
     title = (f"{spec.name} of {inputs} ({_arguments(spec.arguments(desc))}) "
              f"on {device.adapter_name}")
     print(lab.table(rows, title))

@@ -50,18 +50,28 @@ def select(names: list[str]) -> tuple[tuple[Example, ...], tuple[OpSpec, ...]]:
     return tuple(e for spec in specs for e in spec.examples), tuple(spec for spec in specs if not spec.examples)
 
 
+def positional(example: Example) -> tuple:
+    """The example's positional arguments: its input, or none where the example has none
+    (`input` None: a generator, FILL_VALUE_CONSTANT's, whose arguments are all keywords)."""
+    return () if example.input is None else (example.input,)
+
+
 def run_reference(example: Example) -> np.ndarray:
     """The example's output as the operator's reference computes it."""
-    return spec_named(example.operator).reference(example.input, **example.args)
+    return spec_named(example.operator).reference(*positional(example), **example.args)
 
 
 def run_on(device, example: Example) -> np.ndarray:
     """The example's output as `device` computes it (through the functional API)."""
-    return FUNCTIONS[spec_named(example.operator).functional_name](example.input, device=device, **example.args)
+    return FUNCTIONS[spec_named(example.operator).functional_name](*positional(example), device=device,
+                                                                   **example.args)
 
 
 def arrays(value) -> list[np.ndarray]:
-    """An example's input or output as a list of arrays (one, or a list argument's/output's)."""
+    """An example's input or output as a list of arrays (one, or a list argument's/output's;
+    none for an example without input)."""
+    if value is None:
+        return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
@@ -76,7 +86,9 @@ def matches(got, expected) -> bool:
 
 
 def labelled(name: str, value) -> list[tuple[str, np.ndarray]]:
-    """(label, array) for printing: `name`, or name[i] for each array of a list."""
+    """(label, array) for printing: `name`, or name[i] for each array of a list (none for None)."""
+    if value is None:
+        return []
     if isinstance(value, (list, tuple)):
         return [(f"{name}[{i}]", a) for i, a in enumerate(value)]
     return [(name, value)]

@@ -42,7 +42,8 @@ def public(spec: OpSpec, signature) -> callable:
 def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=True):
     """Run `spec`'s operator on `tensors` (a Call's) with `attributes` (infer_output's
     keywords). The first tensor decides what comes back: a Tensor in gives Tensors out
-    (numpy inputs beside it are uploaded), numpy in gives numpy out; an operator with
+    (numpy inputs beside it are uploaded), numpy in gives numpy out, and so does a call of
+    no tensor (a generator's: FILL_VALUE_CONSTANT, on the default device unless given); an operator with
     several outputs returns them as its desc groups them (SPLIT: a list). An Expression
     among the inputs records a graph node instead (graph.record): nothing runs.
     `keepdims=False` (a reducing operator's: its desc has `axes`): the result without the
@@ -67,14 +68,14 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=
         device = found.device if found is not None else default_device()
     elif not isinstance(device, Device):
         raise InvalidArgumentError(f"{fn}: device must be a gpudml.Device or None, got {type(device).__name__}")
-    if resident:  # the device-resident call: Tensors in, Tensors out, nothing to convert
+    if resident and flat:  # the device-resident call: Tensors in, Tensors out, nothing to convert
         values = [item[1] for item in flat]
         for name_value, value in zip(flat, values):
             _check_device(fn, name_value[0], value, device)
         compiled = _compiled(device, spec, [t.desc for t in values], counts, attributes)
         result = compiled.grouped(compiled.run(values))
         return result if keepdims else without_reduced_axes(result, compiled.desc.axes)
-    tensor_out = type(flat[0][1]) is Tensor
+    tensor_out = bool(flat) and type(flat[0][1]) is Tensor  # (no tensor in, a generator's call: numpy out)
     if any(isinstance(item[1], np.ndarray) and item[1].size == 0 for item in flat):
         return _with_empty(spec, device, flat, counts, attributes, keepdims, tensor_out)
     values, descs = [], []
@@ -93,7 +94,10 @@ def call(spec: OpSpec, device, tensors: list[tuple], attributes: dict, keepdims=
         values.append(value)
         descs.append(desc)
     compiled = _compiled(device, spec, descs, counts, attributes)
-    result = compiled.grouped(compiled.execute(values))
+    outputs = compiled.execute(values)
+    if not flat:  # a generator's call (no tensor in): its results read back, as numpy in gives numpy out
+        outputs = _read_back(outputs)
+    result = compiled.grouped(outputs)
     return result if keepdims else without_reduced_axes(result, compiled.desc.axes)
 
 
@@ -142,6 +146,12 @@ def _with_empty(spec: OpSpec, device: Device, flat: list, counts: list, attribut
         results = [device.tensor(np.asarray(r)) for r in results]
     result = type(result)(results) if isinstance(result, (list, tuple)) else results[0]
     return result if keepdims else without_reduced_axes(result, desc.axes)
+def _read_back(tensors: list) -> list[np.ndarray]:
+    """Output Tensors as numpy arrays, the Tensors freed."""
+    arrays = [t.numpy() for t in tensors]
+    for t in tensors:
+        t.free()
+    return arrays
 
 
 def _check_keepdims(spec: OpSpec, keepdims) -> None:

@@ -23,11 +23,11 @@ T = dml.DataType
 
 def _example_descs():
     """(spec, desc) of every operator's documentation examples (a list input, JOIN's, is a
-    list of descs)."""
+    list of descs; a generator's example has none)."""
     for spec in SPECS:
         for ex in spec.examples:
             descs = [dml.TensorDesc(T.from_numpy(a.dtype), a.shape) for a in examples.arrays(ex.input)]
-            tensors = [descs if isinstance(ex.input, list) else descs[0]]
+            tensors = [] if ex.input is None else [descs if isinstance(ex.input, list) else descs[0]]
             attributes = dict(ex.args)
             for name in spec.tensors[1:]:  # further tensor arguments: their descs
                 arr = np.asarray(attributes.pop(name))

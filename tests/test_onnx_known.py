@@ -283,7 +283,8 @@ def test_loop_at_run_time_is_refused_with_its_body_nodes():
 
 def test_constant_of_shape_of_an_input_runs_per_value(device):
     """It raised KeyError: 'ConstantOfShape' from the builder; then it was refused; now the
-    shape is a value input: the result is a constant of each run's shape (no dispatch)."""
+    shape is a value input: each run's shape builds a DML_FILL_VALUE_CONSTANT node (as the
+    execution provider runs it), then the Add: two dispatches."""
     model = _model([helper.make_node("ConstantOfShape", ["shape"], ["z"], name="cos",
                                      value=numpy_helper.from_array(np.array([1.5], np.float32))),
                     helper.make_node("Add", ["z", "x"], ["y"])],
@@ -296,7 +297,7 @@ def test_constant_of_shape_of_an_input_runs_per_value(device):
         (got,) = session.run(None, feeds)
         (want,), _ = oracle(model, feeds)
         np.testing.assert_array_equal(got, want)
-        assert session.dispatch_count == 1
+        assert session.dispatch_count == 2
 
 
 def _reduce_with_axes_input():

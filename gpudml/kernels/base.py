@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InternalError, InvalidArgumentError
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 
 if TYPE_CHECKING:  # (annotations only)
     from ..caps import Caps
@@ -253,6 +253,41 @@ def power_of_two_option(op: str, name: str, value, most: int) -> int | None:
     if value is not None and value not in [1 << i for i in range(most.bit_length())]:
         raise InvalidArgumentError(f"{op}: option {name} = {value!r} must be a power of two in [1, {most}]")
     return value
+
+
+#: The strategies of a kernel that writes its outputs one by one: `runs` (CPU-class) gives an
+#: invocation a run of consecutive outputs, `elements` (GPU-class) one output each.
+RUNS_ELEMENTS = ("runs", "elements")
+
+
+def runs_order(caps) -> tuple[str, ...]:
+    """RUNS_ELEMENTS in the documented order: `runs` first on software adapters and without
+    caps, `elements` first on GPUs."""
+    return RUNS_ELEMENTS if caps is None or caps.is_software else RUNS_ELEMENTS[::-1]
+
+
+def run_length(op: str, strategy: str, run, count: int, default: int) -> int:
+    """Outputs per invocation: 1 under `elements`; under `runs` the plan option `run` (an
+    integer of at least 1, within LOOP_BUDGET: UnsupportedError beyond; None: `default`), at
+    most the `count` outputs."""
+    if strategy == "elements":
+        return 1
+    count_option(op, "run", run)
+    if run is not None and run > LOOP_BUDGET:
+        raise UnsupportedError(f"{op}: option run = {run} passes one invocation's loop budget ({LOOP_BUDGET})")
+    return max(1, min(default if run is None else run, count))
+
+
+class RunsFamily(KernelFamily, abc.ABC):
+    """A family whose kernels write their outputs one by one (RUNS_ELEMENTS: runs_order, and
+    run_length for the plan option `run`), other run lengths of `runs` its variants."""
+
+    strategies = RUNS_ELEMENTS
+    options = ("run",)
+
+    def variants(self, problem, caps: Caps | None, strategy: str) -> tuple[dict, ...]:
+        """Other run lengths of `runs`."""
+        return ({"run": 16}, {"run": 256}) if strategy == "runs" else ()
 
 
 def element_bits(desc) -> int:

@@ -128,7 +128,7 @@ class ElementStores:
         """The producer's own inputs (the epilogue's read tensors are bound after them)."""
         return 1
 
-class OutputRunsFamily(ElementStores, base.KernelFamily):
+class OutputRunsFamily(ElementStores, base.RunsFamily):
     """A family whose kernels write each output element from one invocation, element by
     element (the fold and region families): `runs` (CPU-class) gives an invocation a run of
     up to `run` consecutive outputs (row-major) within the loop budget, `elements`
@@ -137,9 +137,6 @@ class OutputRunsFamily(ElementStores, base.KernelFamily):
     one output takes at most), `too_long(problem)` (the UnsupportedError message where one
     output passes the budget) and `plan_runs(problem, caps, strategy, run)`."""
 
-    strategies = ("runs", "elements")
-    options = ("run",)
-    epilogue = True
     #: Outputs per `runs` invocation unless the budget allows fewer.
     RUN = 16
     #: Loop iterations an invocation spends besides its outputs'.
@@ -178,8 +175,7 @@ class OutputRunsFamily(ElementStores, base.KernelFamily):
         if self.max_run(problem) < 1:
             raise UnsupportedError(self.too_long(problem))
         self.run_length(problem, "runs", run)
-        cpu = caps is None or caps.is_software
-        return ("runs", "elements") if cpu else ("elements", "runs")
+        return base.runs_order(caps)
 
     def plan(self, problem, caps, strategy: str, run=None) -> KernelPlan:
         if strategy not in self.strategies_for(problem, caps, run):

@@ -26,11 +26,11 @@ from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
-from .base import KernelFamily, count_option, element_bits
+from .base import RUNS_ELEMENTS, RunsFamily, element_bits, run_length, runs_order
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from .epilogue import ElementStores
 
-STRATEGIES = ("runs", "elements")
+STRATEGIES = RUNS_ELEMENTS
 #: Outputs per `runs` invocation.
 RUN = 64
 WORKGROUP_SIZE = 64
@@ -54,10 +54,7 @@ def _f32_bits(value: float) -> int:
 
 
 def _run(p: ValueScale, strategy: str, run) -> int:
-    if strategy == "elements":
-        return 1
-    count_option(p.op, "run", run)
-    return max(1, min(RUN if run is None else run, p.output.element_count))
+    return run_length(p.op, strategy, run, p.output.element_count, RUN)
 
 
 def strategies_for(p: ValueScale, caps, run=None) -> tuple[str, ...]:
@@ -69,8 +66,7 @@ def strategies_for(p: ValueScale, caps, run=None) -> tuple[str, ...]:
                                f"{MAX_CHANNELS} channels (got {p.input.data_type.name} sizes "
                                f"{list(p.input.sizes)}, {len(p.bias)} biases)")
     _run(p, "runs", run)
-    cpu = caps is None or caps.is_software
-    return ("runs", "elements") if cpu else ("elements", "runs")
+    return runs_order(caps)
 
 
 def plan(p: ValueScale, caps, strategy: str, run=None) -> KernelPlan:
@@ -88,22 +84,15 @@ def plan(p: ValueScale, caps, strategy: str, run=None) -> KernelPlan:
                                 -(-count // length), WORKGROUP_SIZE),))
 
 
-class ValueScaleFamily(ElementStores, KernelFamily):
+class ValueScaleFamily(ElementStores, RunsFamily):
     """The value-scale family: the module's functions over a `ValueScale`, with the store
-    epilogue."""
-
-    strategies = STRATEGIES
-    options = ("run",)
+    epilogue (ElementStores)."""
 
     def strategies_for(self, problem: ValueScale, caps, run=None) -> tuple[str, ...]:
         return strategies_for(problem, caps, run)
 
     def plan(self, problem: ValueScale, caps, strategy: str, run=None) -> KernelPlan:
         return plan(problem, caps, strategy, run)
-
-    def variants(self, problem: ValueScale, caps, strategy: str) -> tuple[dict, ...]:
-        """Other run lengths of `runs`."""
-        return ({"run": 16}, {"run": 256}) if strategy == "runs" else ()
 
 
 

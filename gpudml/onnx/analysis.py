@@ -22,8 +22,10 @@ A build-time input (an axes, a shape, an If's condition) that is a TENSOR is no 
 its value is computed on the host when the graph is built, from the values of the graph
 inputs it derives from, which `analyze` returns as the model's *value inputs*: the session
 then builds per distinct value of those inputs as it builds per shape (a graph input that
-is also data stays a tensor on the GPU besides). The outputs of a FOLDED node (ConstantOfShape)
-whose input is such a value are VALUE: known when the graph is built, for the values given.
+is also data stays a tensor on the GPU besides). A generator (mapping.GENERATORS:
+ConstantOfShape, Range) whose inputs are such values is a TENSOR: a graph node of no operand,
+its parameters computed on the host per build (as DirectML's provider runs FILL_VALUE_* on
+the GPU where onnxruntime's constant folding leaves the node).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import onnx
 
 from . import mapping
 
-KNOWN, VALUE, TENSOR, UNKNOWN = "known", "value", "tensor", "unknown"
+KNOWN, TENSOR, UNKNOWN = "known", "tensor", "unknown"
 
 #: Control-flow op types: their GRAPH attributes are subgraphs.
 CONTROL_FLOW = ("If", "Loop", "Scan")
@@ -146,7 +148,7 @@ def analyze(graph: onnx.GraphProto, opset: int, initializers, inputs) -> tuple[l
 
 
 class _Walk:
-    """One walk of a model: each value's status and, for a TENSOR or VALUE, the graph inputs
+    """One walk of a model: each value's status and, for a TENSOR, the graph inputs
     it is computed from (`deps`); the problems found and the value inputs needed."""
 
     def __init__(self, opset: int):
@@ -172,13 +174,13 @@ class _Walk:
             for name, s in zip(node.output, statuses):
                 if name:
                     self.status[name] = s
-                    self.deps[name] = deps if s in (TENSOR, VALUE) else frozenset()  # (Shape: no input's value)
+                    self.deps[name] = deps if s == TENSOR else frozenset()  # (Shape: no input's value)
 
     def need(self, name: str) -> bool:
         """Input `name` is wanted when the graph is built: True where it can be (KNOWN, or
         computed from graph inputs whose values the build then takes)."""
         s = self.status.get(name, UNKNOWN)
-        if s in (TENSOR, VALUE):
+        if s == TENSOR:
             self.needed.update(self.deps.get(name, ()))
         return s != UNKNOWN
 
@@ -201,9 +203,10 @@ class _Walk:
                 branches.append([scope.status.get(v.name, UNKNOWN) for v in g.output])
             return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
         outer = node_outer_names(node)
-        if (standard and op != "Dropout" and all(s in (KNOWN, VALUE) for s in present)
-                and all(status.get(name) in (KNOWN, VALUE) for name in outer)):
-            return [_worst(*present, *(status[n] for n in outer))] * count  # folded on the host
+        generated = standard and op in mapping.GENERATORS and any(s != KNOWN for s in present)
+        if (standard and op != "Dropout" and not generated and all(s == KNOWN for s in present)
+                and all(status.get(name) == KNOWN for name in outer)):
+            return [KNOWN] * count  # folded on the host
         reasons = []
         if standard and op == "If":
             reasons.append(IF_AT_RUN_TIME)
@@ -217,9 +220,7 @@ class _Walk:
                 for k, what in mapping.CONSTANT_INPUTS.get(op, {}).items():
                     if k < len(ins) and ins[k] is not None and not self.need(node.input[k]):
                         reasons.append(runtime_input(what, k))
-        if not reasons:
-            if standard and op in mapping.FOLDED:
-                return [VALUE] * count  # (ConstantOfShape of a value computed on the host)
+        if not reasons:  # (a generator of host-computed values, ConstantOfShape's or Range's: a TENSOR)
             return [_worst(*present)] * count  # KNOWN for Dropout of constants: the input itself
         self.problems.append(Unsupported(node.name, op, self.opset, "; ".join(reasons), path))
         for attr, g in subgraphs(node):  # what in its subgraphs gpudml could not run either
@@ -230,11 +231,11 @@ class _Walk:
 
 
 def _worst(*statuses: str) -> str:
-    for s in (UNKNOWN, TENSOR, VALUE):
+    for s in (UNKNOWN, TENSOR):
         if s in statuses:
             return s
     return KNOWN
 
 
-__all__ = ["CONTROL_FLOW", "KNOWN", "TENSOR", "UNKNOWN", "VALUE", "Unsupported", "analyze", "check", "node_outer_names",
+__all__ = ["CONTROL_FLOW", "KNOWN", "TENSOR", "UNKNOWN", "Unsupported", "analyze", "check", "node_outer_names",
            "outer_names", "subgraphs"]

@@ -33,6 +33,7 @@ import onnx
 from .. import functional
 from ..errors import InvalidArgumentError
 from ..graph import Expression
+from ..ops import spec_named
 from ..ops.elementwise import ScaleBias
 from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
@@ -641,6 +642,207 @@ def _depth_to_space(ctx, n):
 def _space_to_depth(ctx, n):
     """SpaceToDepth: SPACE_TO_DEPTH1 in DEPTH_COLUMN_ROW order (ONNX's only one)."""
     return [ctx.fn("space_to_depth")(as_expr(ctx, n.inputs[0]), n.attr("blocksize"), "depth_column_row")]
+
+
+# ------------------------------------------------------------------------------ generators (issue 44)
+#: INT32's limits: DIAGONAL_MATRIX(1)'s INT fields.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+#: Op types whose DirectML operator reads no tensor on the GPU (FILL_VALUE_CONSTANT,
+#: FILL_VALUE_SEQUENCE): a session folds such a node where its inputs are constants of the
+#: model (as onnxruntime's constant folding does before any provider) and records it as a
+#: graph node (a generator, no operand) where they derive from the graph's inputs (value
+#: inputs: computed on the host per build).
+GENERATORS = frozenset({"ConstantOfShape", "Range"})
+
+
+def generate(ctx, name: str, *args, **attributes):
+    """The output of the generator `name` (a functional form called with no tensor): a node
+    of no operand on the session's graph, or, eagerly, run at once (a numpy array)."""
+    if ctx.graph is None:
+        return ctx.fn(name)(*args, **attributes)
+    spec = spec_named(name)
+    call = spec.functional(*args, **attributes)
+    return ctx.graph.record(spec, None, call.tensors, call.attributes)
+
+
+def _constant_of_shape(ctx, n):
+    """ConstantOfShape: FILL_VALUE_CONSTANT (the provider's DmlOperatorConstantOfShape.cpp: the
+    `value` attribute's bytes, zeros by default), over the elements as [1, 1, 1, N] (its
+    page's 4 dimensions) viewed as the shape. FILL_VALUE_CONSTANT's page lists no 64-bit
+    type: INT64, UINT64 and DOUBLE fill through DIAGONAL_MATRIX1 over [1, N] with the span
+    of every diagonal (its page's 11 types), the same bits."""
+    sizes = _ints(n.constant(0, "shape"))
+    value = n.attr("value")
+    value = np.zeros(1, np.float32) if value is None else onnx.numpy_helper.to_array(value).reshape(-1)
+    if value.dtype == np.bool_:
+        value = value.astype(np.uint8)
+    if 0 in sizes:  # an empty result: a host value, no dispatch (DirectML sizes are at least 1)
+        return [np.zeros(sizes, value.dtype)]
+    count = math.prod(sizes)
+    if value.dtype.itemsize == 8:
+        out = generate(ctx, "diagonal_matrix", shape=[1, count], dtype=value.dtype, value=value[0].item(),
+                       diagonal_fill_begin=INT32_MIN, diagonal_fill_end=INT32_MAX)
+    else:
+        out = generate(ctx, "fill_value_constant", [1, 1, 1, count], value[0].item(), value.dtype)
+    return [reshape(ctx, out, sizes or [1])]
+
+
+def _range(ctx, n):
+    """Range: FILL_VALUE_SEQUENCE of max(ceil((limit - start) / delta), 0) elements (the
+    provider's DmlOperatorRange.cpp: every input on the CPU), start + i * delta."""
+    start, limit, delta = (np.asarray(n.constant(k, what)).reshape(-1)[0]
+                           for k, what in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise NotMapped("Range with delta 0: no element count (ONNX leaves it undefined)")
+    if start.dtype.kind in "iu":
+        count = max(-((int(start) - int(limit)) // int(delta)), 0)
+    else:  # (limit - start in the inputs' type, then divided in double, as onnxruntime's Range counts)
+        with np.errstate(all="ignore"):
+            span = float(np.subtract(limit, start, dtype=start.dtype))
+        if not math.isfinite(span / float(delta)):
+            raise NotMapped(f"Range of start {start}, limit {limit}, delta {delta}: no finite element count")
+        count = max(math.ceil(span / float(delta)), 0)
+    if count == 0:  # an empty result: a host value, no dispatch
+        return [np.zeros([0], start.dtype)]
+    return [generate(ctx, "fill_value_sequence", [count], start.item(), delta.item(), start.dtype)]
+
+
+def _diagonal_offset(k: int) -> int:
+    """A diagonal's offset as an INT: beyond INT32's range no element of a tensor (fewer than
+    2^31 rows and columns) lies on it, as on INT32_MAX - 1 or INT32_MIN + 1."""
+    return min(max(int(k), INT32_MIN + 1), INT32_MAX - 1)
+
+
+def _eye_like(ctx, n):
+    """EyeLike: DIAGONAL_MATRIX over [1, 1, rows, columns] (the provider's DmlOperatorEyeLike.cpp:
+    Offset k, Value 1), of `dtype` (else the input's type); DIAGONAL_MATRIX's page lists no
+    64-bit type: those through DIAGONAL_MATRIX1 (Begin k, End k + 1: its page's
+    equivalence). BOOL is UINT8."""
+    sizes = shape(n.inputs[0])
+    if len(sizes) != 2:
+        raise NotMapped(f"EyeLike of {len(sizes)} dimensions: ONNX's EyeLike takes a 2-D input")
+    to = n.attr("dtype")
+    dtype = _dtype(n.inputs[0]) if to is None else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
+    dtype = np.dtype(np.uint8) if dtype == np.bool_ else dtype
+    k = _diagonal_offset(n.attr("k", 0))
+    if dtype.itemsize == 8:
+        out = generate(ctx, "diagonal_matrix", shape=sizes, dtype=dtype, value=1, diagonal_fill_begin=k,
+                       diagonal_fill_end=k + 1)
+        return [out]
+    return [reshape(ctx, generate(ctx, "diagonal_matrix0", [1, 1, *sizes], k, 1.0, dtype), sizes)]
+
+
+def _trilu(ctx, n):
+    """Trilu: DIAGONAL_MATRIX1 of the input, Value 0 (the provider's DmlOperatorTrilu.cpp):
+    upper keeps x - y >= k (DiagonalFillBegin INT32_MIN, End k), lower x - y <= k (Begin
+    k + 1, End INT32_MAX); 2 to 4 dimensions."""
+    x = as_expr(ctx, n.inputs[0])
+    if rank(x) > 4:
+        raise NotMapped(f"Trilu of {rank(x)} dimensions: DIAGONAL_MATRIX1 takes 2 to 4 (the provider refuses more "
+                        f"than 4 too)")
+    k = 0 if n.input(1) is None else _diagonal_offset(np.asarray(n.constant(1, "k")).reshape(-1)[0])
+    if n.attr("upper", 1):
+        begin, end = INT32_MIN, k
+    else:
+        begin, end = k + 1, INT32_MAX
+    return [ctx.fn("diagonal_matrix")(x, value=0, diagonal_fill_begin=begin, diagonal_fill_end=end)]
+
+
+# ------------------------------------------------------------------------------ Einsum (issue 44)
+def _strided(ctx, x, sizes, strides):
+    """x's elements read through `sizes` and element `strides` (0: broadcast; a sum of two
+    axes' strides: their diagonal): a graph view, or, eagerly, numpy's."""
+    if isinstance(x, Expression):
+        return ctx.graph.view(x, list(sizes), list(strides))
+    x = np.ascontiguousarray(x)
+    return np.lib.stride_tricks.as_strided(x, tuple(sizes), tuple(s * x.itemsize for s in strides), writeable=False)
+
+
+def _element_strides(x) -> list[int]:
+    if isinstance(x, Expression):
+        return list(x.desc.effective_strides)
+    x = np.asarray(x)
+    return [s // x.itemsize for s in x.strides]
+
+
+def _einsum_terms(equation: str, count: int) -> tuple[list[str], str]:
+    """(each input's labels, the output's): numpy's rule for an implicit output (the labels
+    seen once, in alphabetical order); NotMapped for what the provider leaves to its CPU."""
+    equation = equation.replace(" ", "")
+    if "." in equation:
+        raise NotMapped("Einsum with an ellipsis (...): the provider's EinSumHelper leaves it to another provider")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != count:
+        raise NotMapped(f"Einsum equation {equation!r} names {len(terms)} inputs, the node has {count}")
+    if count > 2:
+        raise NotMapped(f"Einsum of {count} inputs: the provider's DirectML operators take one or two (it runs more "
+                        f"on the CPU)")
+    if not arrow:
+        letters = "".join(terms)
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if not all(c.isalpha() for c in "".join(terms) + rhs) or len(set(rhs)) != len(rhs):
+        raise NotMapped(f"Einsum equation {equation!r}: labels are letters, each once in the output")
+    return terms, rhs
+
+
+def _einsum(ctx, n):
+    """Einsum as the provider's DmlOperatorEinSum.cpp builds it: each input reprojected onto the
+    product of every label (a view: permuted strides, stride 0 for a label it lacks, the sum
+    of a repeated label's strides for a diagonal), then one input: ELEMENT_WISE_IDENTITY
+    (a transpose) or REDUCE SUM over the labels the output lacks; two: ELEMENT_WISE_MULTIPLY,
+    a GEMM where the equation is a (batched) matrix product (one label summed, at most one
+    of A's and one of B's, at most two batch labels, floats), else ELEMENT_WISE_MULTIPLY
+    into the product tensor and REDUCE SUM; the result's axes permuted to the output's."""
+    xs = [as_expr(ctx, x) for x in n.inputs]
+    terms, out = _einsum_terms(n.attr("equation"), len(xs))
+    labels = list(dict.fromkeys("".join(terms) + out))
+    size: dict[str, int] = {}
+    for x, term in zip(xs, terms):
+        own = shape(x) if term else []
+        if len(own) != len(term) and not (term == "" and shape(x) == [1]):
+            raise InvalidArgumentError(f"Einsum: input of shape {shape(x)} for the labels {term!r}")
+        for c, m in zip(term, own):
+            if size.setdefault(c, m) != m:
+                raise InvalidArgumentError(f"Einsum: label {c!r} has sizes {size[c]} and {m}")
+    if any(c not in size for c in out):
+        raise InvalidArgumentError(f"Einsum: output label(s) {[c for c in out if c not in size]} name no input axis")
+    summed = [c for c in labels if c not in out]
+
+    def onto(x, term, axes):  # x over `axes` (labels; None: an axis of 1)
+        strides = _element_strides(x)
+        return _strided(ctx, x, [1 if c is None else size[c] for c in axes],
+                        [sum(strides[i] for i, t in enumerate(term) if t == c) for c in axes])
+
+    def ordered(y, axes):  # y over `axes` (product order) with the output's axes, in the output's order
+        y = transpose(ctx, y, [axes.index(c) for c in out]) if out else y
+        return reshape(ctx, y, [size[c] for c in out] or [1])
+
+    kept = [c for c in labels if c in out]
+    if not labels:  # (scalars alone: one element each)
+        return [ctx.fn("identity")(xs[0]) if len(xs) == 1 else ctx.fn("multiply")(*xs)]
+    if len(xs) == 1:
+        if not summed:
+            return [ctx.fn("identity")(onto(xs[0], terms[0], list(out)))]
+        y = ctx.fn("reduce")(onto(xs[0], terms[0], labels), "sum", [labels.index(c) for c in summed])
+        return [ordered(reshape(ctx, y, [size[c] for c in kept] or [1]), kept)]
+    (ta, tb), (a, b) = terms, xs
+    if not summed:
+        return [ctx.fn("multiply")(onto(a, ta, list(out)), onto(b, tb, list(out)))]
+    batch = [c for c in out if c in ta and c in tb]
+    rows, cols = [c for c in out if c in ta and c not in tb], [c for c in out if c in tb and c not in ta]
+    plain = all(len(set(t)) == len(t) for t in terms)
+    if (len(summed) == 1 and summed[0] in ta and summed[0] in tb and len(rows) <= 1 and len(cols) <= 1
+            and len(batch) <= 2 and plain and _dtype(a).kind == "f"):
+        k = summed[0]
+        a2 = onto(a, ta, [*batch, rows[0] if rows else None, k])
+        b2 = onto(b, tb, [*batch, cols[0] if cols else None, k])
+        y = ctx.fn("gemm")(a2, b2, trans_b=True)
+        return [ordered(reshape(ctx, y, [size[c] for c in batch + rows + cols] or [1]), batch + rows + cols)]
+    product = ctx.fn("multiply")(onto(a, ta, labels), onto(b, tb, labels))
+    y = ctx.fn("reduce")(product, "sum", [labels.index(c) for c in summed])
+    return [ordered(reshape(ctx, y, [size[c] for c in kept] or [1]), kept)]
 
 
 def _cumsum(ctx, n):
@@ -1542,6 +1744,16 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("DepthToSpace", "DEPTH_TO_SPACE1 (mode DCR: DEPTH_COLUMN_ROW, CRD: COLUMN_ROW_DEPTH)", _depth_to_space,
             ("depth_to_space",)),
     Mapping("SpaceToDepth", "SPACE_TO_DEPTH1 (DEPTH_COLUMN_ROW)", _space_to_depth, ("space_to_depth",)),
+    # generators (issue #44): graph nodes of no operand where their inputs derive from graph inputs
+    Mapping("ConstantOfShape", "FILL_VALUE_CONSTANT (64-bit types: DIAGONAL_MATRIX1 over every diagonal)",
+            _constant_of_shape, ("fill_value_constant", "diagonal_matrix")),
+    Mapping("Range", "FILL_VALUE_SEQUENCE", _range, ("fill_value_sequence",)),
+    Mapping("EyeLike", "DIAGONAL_MATRIX (64-bit types: DIAGONAL_MATRIX1)", _eye_like,
+            ("diagonal_matrix0", "diagonal_matrix")),
+    Mapping("Trilu", "DIAGONAL_MATRIX1 (Value 0 outside the kept triangle)", _trilu, ("diagonal_matrix",)),
+    Mapping("Einsum", "one input: ELEMENT_WISE_IDENTITY or REDUCE (SUM) of the reprojected input; two: "
+            "ELEMENT_WISE_MULTIPLY, GEMM (a batched matrix product) or ELEMENT_WISE_MULTIPLY then REDUCE (SUM)",
+            _einsum, ("identity", "reduce", "multiply", "gemm")),
     # shapes: views (tensor descs), no operator
     Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
     Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),
@@ -1616,7 +1828,8 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     **{t: {1: "axes"} for t in REDUCE}, "Pad": {1: "pads", 2: "constant_value", 3: "axes"},
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
-    "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"},
+    "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"}, "Range": {0: "start", 1: "limit", 2: "delta"},
+    "Trilu": {1: "k"},
     "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
@@ -1629,7 +1842,6 @@ TYPE_INPUTS: dict[str, set[int]] = {"CastLike": {1}}
 #: Folded at load, never run: their values are known when the graph is built.
 FOLDED = {
     "Constant": "its value", "Shape": "the input's sizes", "Size": "the input's element count",
-    "ConstantOfShape": "a constant of a known shape",
 }
 
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
@@ -1657,6 +1869,6 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
     return None
 
 
-__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "NEWEST", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS", "Context",
-           "DataDependent", "Mapping", "Node", "NotMapped", "as_unsigned", "data_dependent", "markdown_table",
-           "refusal", "view_strides"]
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "GENERATORS", "NEWEST", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS",
+           "Context", "DataDependent", "Mapping", "Node", "NotMapped", "as_unsigned", "data_dependent", "generate",
+           "markdown_table", "refusal", "view_strides"]

@@ -410,9 +410,11 @@ class _Built:
         if proto.domain not in ("", "ai.onnx"):
             raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
         wanted = {0: "condition"} if proto.op_type == "If" else mapping.CONSTANT_INPUTS.get(proto.op_type, {})
+        derived = False  # (a build-time input computed from the graph's inputs)
         for k in wanted:  # a value DirectML needs when the graph is built, computed on the host from the inputs'
             if k < len(inputs) and isinstance(inputs[k], Expression):
                 inputs[k] = self._host_value(proto.input[k], values)
+                derived = True
         if proto.op_type == "If" and not isinstance(inputs[0], Expression):
             return self._branch(proto, inputs[0], values, path)
         if proto.op_type == "Constant":
@@ -425,8 +427,9 @@ class _Built:
             start, end = attrs.get("start", 0), attrs.get("end", None)
             return [np.array(sizes[start:end], np.int64)]
         outer = {name: values[name] for name in analysis.node_outer_names(proto) if name in values}
+        generated = derived and proto.op_type in mapping.GENERATORS  # (a generator node, as the provider runs it)
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
-                and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM:
+                and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM and not generated:
             return _fold(proto, inputs, s.opset, outer)
         if any(_empty(v) for k, v in enumerate(inputs)
                if k not in wanted and k not in mapping.TYPE_INPUTS.get(proto.op_type, ())):
@@ -435,9 +438,6 @@ class _Built:
             raise NotMapped(analysis.IF_AT_RUN_TIME)
         if proto.op_type in analysis.CONTROL_FLOW:
             raise NotMapped(analysis.loop_at_run_time(proto.op_type))
-        if proto.op_type in mapping.FOLDED:  # ConstantOfShape of a run-time shape
-            ((k, what),) = mapping.CONSTANT_INPUTS[proto.op_type].items()
-            raise NotMapped(analysis.runtime_input(what, k))
         if proto.op_type not in mapping.BY_TYPE:
             raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
         wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})

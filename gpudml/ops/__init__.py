@@ -17,7 +17,9 @@ from . import (
     batch_normalization,
     convolution,
     cumulative,
+    diagonal_matrix,
     elementwise,
+    fill_value,
     fold,
     gather,
     gather_elements,
@@ -62,7 +64,7 @@ SPECS: tuple[OpSpec, ...] = (
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
     gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC, nonzero_coordinates.SPEC,
-    *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC,
+    *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC, *fill_value.SPECS, *diagonal_matrix.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

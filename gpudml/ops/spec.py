@@ -151,7 +151,8 @@ def _span(values) -> str:
 class Example:
     """A worked example of a DirectML page: the functional API's arguments (`args`, the
     first tensor argument `input` aside: a list of arrays where that argument takes a list,
-    JOIN's) and the output the page prints (a list of arrays for several, SPLIT's)."""
+    JOIN's; None where the call has no positional tensor, a generator's: FILL_VALUE_CONSTANT)
+    and the output the page prints (a list of arrays for several, SPLIT's)."""
 
     name: str
     input: np.ndarray | list

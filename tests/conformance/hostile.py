@@ -64,7 +64,8 @@ def broken_tensor(draw, desc, field: str):
     axis = draw(st.integers(0, rank - 1))
     # (A size below 1 never reaches an operator: TensorDesc refuses it when it is built,
     # tests/test_tensor_desc.py.)
-    kinds = ["size_huge", "count_overflow", "rank0", "rank9", "rank_mismatch",
+    alone = sum(map(len, tensor_fields(desc))) == 1  # (a generator's output: no other rank to mismatch)
+    kinds = ["size_huge", "count_overflow", "rank0", "rank9", *([] if alone else ["rank_mismatch"]),
              "strides_length", "stride_negative", "stride_huge", "span_overflow", "total_small", "flags", "alignment",
              "not_a_desc"]
     if field.startswith(OUTPUT_FIELDS) and any(n > 1 for n in sizes):
@@ -123,6 +124,10 @@ def hostile_inputs(draw, device, case: Case):
     in_fields, _ = tensor_fields(case.desc)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     good = [random_bits(rng, d.data_type.numpy, [d.required_elements]) for _, d in in_fields]
+    if not good:  # a generator (no input): an input too many, or no list
+        extra = random_bits(rng, np.float32, [4])
+        return draw(st.sampled_from([([extra], "inputs"), (extra, "inputs must be a list"),
+                                     (None, "inputs must be a list")]))
     i = draw(st.integers(0, len(good) - 1))
     field, d = in_fields[i]
     other = T.FLOAT64 if d.data_type != T.FLOAT64 else T.INT8

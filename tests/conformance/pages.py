@@ -12,8 +12,9 @@ from .draws import FL, T
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEEDS_DIR, PAGES_DIR = DATA / "seeds", DATA / "pages"
-#: A printed tensor: `Label: (Sizes:{1, 2}, DataType:FLOAT32)` and its nested brackets.
-_PRINTED = re.compile(r"(\w+(?:\[\d+\])?): \(Sizes:\{([\d, ]+)\}, DataType:(\w+)\)\s*\n\s*(\[[\d\s,.\[\]f-]*\])")
+#: A printed tensor: `Label: (Sizes:{1, 2}, DataType:FLOAT32)` (DIAGONAL_MATRIX1's page drops the
+#: comma; FILL_VALUE_CONSTANT's writes 13.0f) and its nested brackets.
+_PRINTED = re.compile(r"(\w+(?:\[\d+\])?): \(Sizes:\{([\d, ]+)\},? DataType:(\w+)\)\s*\n\s*(\[[\d\s,.f\[\]-]*\])")
 #: A value printed inline: `argmax({3,2,1,2,3}) = 0`.
 _INLINE = re.compile(r"\w+\(\{([\d\s,.-]+)\}\) = (-?\d+(?:\.\d+)?)")
 _LEVEL = re.compile(r"DML_FEATURE_LEVEL_(\d)_(\d)")
@@ -95,6 +96,8 @@ def as_printed(array: np.ndarray) -> tuple:
 
 
 def _listed(value) -> list:
+    if value is None:  # (an example without input: a generator's)
+        return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
