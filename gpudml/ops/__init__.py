@@ -30,6 +30,7 @@ from . import (
     reduce,
     resample,
     reverse_subsequences,
+    scatter_elements,
     slice0,
     slice1,
     softmax,
@@ -53,6 +54,7 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
+    scatter_elements.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
