@@ -31,6 +31,7 @@ from . import (
     resample,
     reverse_subsequences,
     scatter_elements,
+    scatter_nd,
     slice0,
     slice1,
     softmax,
@@ -54,7 +55,7 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
-    scatter_elements.SPEC,
+    scatter_elements.SPEC, scatter_nd.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
