@@ -23,6 +23,7 @@ from . import (
     gemm,
     join,
     normalization,
+    one_hot,
     padding,
     padding1,
     pooling,
@@ -55,7 +56,7 @@ SPECS: tuple[OpSpec, ...] = (
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
     *space_depth.SPECS, value_scale_2d.SPEC,
-    scatter_elements.SPEC, scatter_nd.SPEC,
+    scatter_elements.SPEC, scatter_nd.SPEC, one_hot.SPEC,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}
