@@ -165,10 +165,11 @@ def clamped_indices(values: np.ndarray, n: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- API
-def indices_array(indices) -> np.ndarray:
+def indices_array(indices, where: str = "gather") -> np.ndarray:
     """An integer array of indices as one of the index types: INT32, INT64, UINT32 and
-    UINT64 as they are, smaller integers widened to INT32 or UINT32 (values unchanged)."""
-    values = integer_array(indices, "gather: indices", "indices must be integers")
+    UINT64 as they are, smaller integers widened to INT32 or UINT32 (values unchanged);
+    `where`: the functional form whose messages name it."""
+    values = integer_array(indices, f"{where}: indices", "indices must be integers")
     if values.dtype.itemsize < 4:
         values = values.astype(np.int32 if values.dtype.kind == "i" else np.uint32)
     return values

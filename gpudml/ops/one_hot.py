@@ -8,6 +8,7 @@ leaves the whole sequence OffValue."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -110,7 +111,7 @@ def one_hot(indices, values, output_length, axis=-1, *, device=None):
     elements) has its DimensionCount and gives the output's type; the output has
     `output_length` on `axis`. A negative index of a signed type counts from the end; an
     index outside the sequence leaves it all OffValue."""
-    return Call([("indices", indices, indices_array), ("values", values)],
+    return Call([("indices", indices, partial(indices_array, where="one_hot")), ("values", values)],
                 {"output_length": output_length, "axis": axis}, device)
 
 
@@ -126,12 +127,14 @@ def sample(desc: OneHotOperatorDesc, rng) -> list:
 
 
 def from_cli(x: TensorDesc, a: dict) -> OneHotOperatorDesc:
-    """--shape and --dtype are the indices'; the values [1, ..., 2] of --values-dtype."""
+    """--shape and --dtype are the output's: the indices are its sizes with 1 on the axis,
+    of --indices-dtype; the values [1, ..., 1, 2] of the output's type."""
     axis = a["axis"] if a["axis"] is not None else x.rank - 1
     axis = axis + x.rank if axis < 0 else axis
-    indices = TensorDesc(x.data_type, [1 if d == axis else n for d, n in enumerate(x.sizes)])
-    values = TensorDesc(DataType.coerce(a["values_dtype"], "--values-dtype"), [1] * (x.rank - 1) + [2])
-    return infer_output(indices, values, a["output_length"] or 16, axis)
+    indices = TensorDesc(DataType.coerce(a["indices_dtype"], "--indices-dtype"),
+                         [1 if d == axis else n for d, n in enumerate(x.sizes)])
+    values = TensorDesc(x.data_type, [1] * (x.rank - 1) + [2])
+    return infer_output(indices, values, x.sizes[axis] if 0 <= axis < x.rank else 1, axis)
 
 
 _SOURCE = "ns-directml-dml_one_hot_operator_desc.md"  # tests/data/pages/
@@ -143,9 +146,8 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate, reference=reference, functional=one_hot,
     tensors=("indices", "values"), arguments=arguments, sample=sample, planner=ProblemPlanner(problem, FAMILY),
     cli=Cli((CliArg("--axis", "Axis: the axis of the sequences (default: the last)", "number"),
-             CliArg("--output-length", "the output's size on the axis (default 16)", "number"),
-             CliArg("--values-dtype", "ValuesTensor (and output) type", "str", "FLOAT32")),
-            from_cli, "--shape 64,1 --dtype INT64 --axis 1 --output-length 1000"),
+             CliArg("--indices-dtype", "IndicesTensor type: UINT32, INT32, UINT64 or INT64", "str", "UINT32")),
+            from_cli, "--shape 64,1000 --axis 1 --indices-dtype INT64"),
     page="DML_ONE_HOT_OPERATOR_DESC",
     examples=(
         Example("one_hot-1", _COLUMN, {"values": _01, "output_length": 4, "axis": 3},

@@ -15,6 +15,7 @@ such field. This module also holds what DML_SCATTER_ND shares (`reduction_name`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -135,30 +136,68 @@ def index_coordinates(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarra
     return np.where(inside, v, 0), inside
 
 
-_AT = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def apply_updates(x: np.ndarray, targets: np.ndarray, values: np.ndarray, reduction: str) -> np.ndarray:
+def _flushed(values: np.ndarray) -> np.ndarray:
+    """float32 subnormals as zeros of their sign (what an adapter that flushes them computes)."""
+    if values.dtype != np.float32:
+        return values
+    return np.where(np.abs(values) < np.float32(2.0**-126), np.copysign(np.float32(0), values), values)
+
+
+def apply_updates(x: np.ndarray, targets: np.ndarray, values: np.ndarray, reduction: str,
+                  flush: bool = False) -> np.ndarray:
     """x with values written to its flat elements `targets` (both in the order of the
-    updates' positions): none keeps the last of duplicates, the reductions combine in
-    order (numpy's ufunc.at: unbuffered, in the type's own arithmetic)."""
+    updates' positions): none keeps the last of duplicates; a reduction combines in that
+    order, in the type's own arithmetic (float16 through float32, as numpy does), one round
+    per duplicate rank (the k-th update of every target in round k). `flush`: as an
+    adapter that flushes float32 subnormals computes it (the tolerance's other end)."""
     out = np.array(x, copy=True).reshape(-1)
+    if not targets.size:
+        return out.reshape(np.shape(x))
     if reduction == "none":
-        if targets.size:
-            _, first_from_end = np.unique(targets[::-1], return_index=True)
-            keep = targets.size - 1 - first_from_end
-            out[targets[keep]] = values[keep]
-    else:
-        with np.errstate(all="ignore"):
-            _AT[reduction].at(out, targets, values)
+        _, first_from_end = np.unique(targets[::-1], return_index=True)
+        keep = targets.size - 1 - first_from_end
+        out[targets[keep]] = values[keep]
+        return out.reshape(np.shape(x))
+    order = np.argsort(targets, kind="stable")
+    sorted_targets = targets[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_targets)) + 1]
+    rank = np.arange(targets.size) - np.repeat(starts, np.diff(np.r_[starts, targets.size]))
+    if flush:
+        out, values = _flushed(out), _flushed(values)
+    with np.errstate(all="ignore"):
+        for k in range(int(rank.max()) + 1):
+            pick = order[rank == k]
+            t = targets[pick]
+            out[t] = _COMBINE[reduction](out[t], values[pick])
+            if flush:
+                out[t] = _flushed(out[t])
     return out.reshape(np.shape(x))
 
 
-def reference(x, indices, updates, axis=0, reduction=None) -> np.ndarray:
-    """output = x; then, for every update element in row-major order (its coordinate on
-    `axis` replaced by the index there, a signed one below 0 from the end, one outside the
-    axis dropped), the update written (none: the last of duplicates wins) or combined by
-    `reduction`. x, indices and updates have one rank; a negative axis counts from the end."""
+def flush_tolerance(targets_of):
+    """The spec's tolerance of a scatter whose updates' (targets, values) `targets_of(*inputs,
+    **arguments)` gives: bit-exact for none and integers; a float reduction exact in value
+    (NaN matching any NaN, -0.0 and 0.0 equal) up to what flushing float32 subnormals, in the
+    inputs and after every step, changes (0 on the software adapters, which keep them)."""
+    def tolerance(expected, inputs, arguments):
+        reduction = reduction_name(arguments.get("reduction"), "tolerance")
+        if reduction == "none" or np.asarray(expected).dtype.kind != "f":
+            return None
+        x = np.asarray(inputs[0])
+        targets, values = targets_of(*inputs, **arguments)
+        with np.errstate(invalid="ignore"):  # (a signaling NaN's cast)
+            exact = apply_updates(x, targets, values, reduction).astype(np.float64)
+            flushed = apply_updates(x, targets, values, reduction, flush=True).astype(np.float64)
+            return np.nan_to_num(np.abs(flushed - exact), nan=0.0, posinf=np.inf)
+    return tolerance
+
+
+def targets(x, indices, updates, axis=0, reduction=None) -> tuple[np.ndarray, np.ndarray]:
+    """(flat output element, value) of every update that is written, in row-major order of
+    the updates (along `axis`: index order)."""
     x, indices, updates = np.asarray(x), np.asarray(indices), np.asarray(updates)
     rank = x.ndim
     axis = int(axis)
@@ -168,16 +207,20 @@ def reference(x, indices, updates, axis=0, reduction=None) -> np.ndarray:
     coords, inside = index_coordinates(indices, x.shape[axis])
     grid = list(np.indices(indices.shape))
     grid[axis] = coords
-    targets = np.ravel_multi_index([g[inside] for g in grid], x.shape) if inside.any() else np.zeros(0, np.int64)
-    return apply_updates(x, targets, updates[inside].astype(x.dtype), reduction_name(reduction, "scatter_elements"))
+    flat = np.ravel_multi_index([g[inside] for g in grid], x.shape) if inside.any() else np.zeros(0, np.int64)
+    return flat, updates[inside].astype(x.dtype)
 
 
-def tolerance(expected, inputs, arguments):
-    """Bit-exact; float reductions exact in value (NaN's payload and the sign of a zero
-    from max/min are the adapter's: 0 absolute, NaN matching NaN)."""
-    if arguments.get("reduction") in (None, "none") or not np.asarray(expected).dtype.kind == "f":
-        return None
-    return 0.0
+def reference(x, indices, updates, axis=0, reduction=None) -> np.ndarray:
+    """output = x; then, for every update element in row-major order (its coordinate on
+    `axis` replaced by the index there, a signed one below 0 from the end, one outside the
+    axis dropped), the update written (none: the last of duplicates wins) or combined by
+    `reduction`. x, indices and updates have one rank; a negative axis counts from the end."""
+    flat, values = targets(x, indices, updates, axis)
+    return apply_updates(np.asarray(x), flat, values, reduction_name(reduction, "scatter_elements"))
+
+
+tolerance = flush_tolerance(targets)
 
 
 # ---------------------------------------------------------------------------- API
@@ -189,7 +232,8 @@ def scatter_elements(x, indices, updates, axis=0, reduction=None, *, device=None
     dropped. Duplicates: the update of the highest coordinate on `axis` wins.
     `reduction` (gpudml's extension, ONNX's): "add", "mul", "max" or "min" combine the
     updates with the element in index order; None or "none" replaces."""
-    return Call([("x", x), ("indices", indices, indices_array), ("updates", updates)],
+    return Call([("x", x), ("indices", indices, partial(indices_array, where="scatter_elements")),
+                 ("updates", updates)],
                 {"axis": axis, "reduction": reduction}, device)
 
 

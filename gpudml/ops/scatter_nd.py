@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -37,10 +38,10 @@ from .scatter_elements import (
     TENSORS,
     apply_updates,
     check_scatter_tensors,
+    flush_tolerance,
     index_coordinates,
     index_sample,
     reduction_name,
-    tolerance,
 )
 from .spec import Call, Cli, CliArg, OpSpec, random_buffer, support_table
 
@@ -158,12 +159,10 @@ def problem(desc: ScatterNdOperatorDesc) -> Scatter:
                    (0,) * (r - b) + tuple(ids[r - p:r - 1]), tuple(range(r - q, first_slice)), ids[r - 1])
 
 
-def reference(x, indices, updates, input_dimension_count=None, indices_dimension_count=None,
-              reduction=None) -> np.ndarray:
-    """output = x; then for each index tuple in row-major order (a signed coordinate below
-    0 from the end; a tuple with a coordinate outside its axis dropped), its slice of
-    updates written (none: the last of duplicates wins) or combined by `reduction`. x,
-    indices and updates have one rank; the dimension counts default as in `scatter_nd`."""
+def targets(x, indices, updates, input_dimension_count=None, indices_dimension_count=None,
+            reduction=None) -> tuple[np.ndarray, np.ndarray]:
+    """(flat output element, value) of every update that is written, tuple by tuple in
+    row-major order, each tuple's slice in row-major order."""
     x, indices, updates = np.asarray(x), np.asarray(indices), np.asarray(updates)
     r = x.ndim
     if indices.ndim != r or updates.ndim != r:
@@ -176,9 +175,21 @@ def reference(x, indices, updates, input_dimension_count=None, indices_dimension
     coords, inside = zip(*(index_coordinates(tuples[:, j], actual[j]) for j in range(k)))
     valid = np.logical_and.reduce(inside)
     prefix = np.ravel_multi_index([c[valid] for c in coords], actual[:k]) if valid.any() else np.zeros(0, np.int64)
-    targets = (prefix[:, None] * piece + np.arange(piece)).reshape(-1)
-    values = updates.reshape(-1, piece)[valid].reshape(-1).astype(x.dtype)
-    return apply_updates(x, targets, values, reduction_name(reduction, "scatter_nd"))
+    flat = (prefix[:, None] * piece + np.arange(piece)).reshape(-1)
+    return flat, updates.reshape(-1, piece)[valid].reshape(-1).astype(x.dtype)
+
+
+def reference(x, indices, updates, input_dimension_count=None, indices_dimension_count=None,
+              reduction=None) -> np.ndarray:
+    """output = x; then for each index tuple in row-major order (a signed coordinate below
+    0 from the end; a tuple with a coordinate outside its axis dropped), its slice of
+    updates written (none: the last of duplicates wins) or combined by `reduction`. x,
+    indices and updates have one rank; the dimension counts default as in `scatter_nd`."""
+    flat, values = targets(x, indices, updates, input_dimension_count, indices_dimension_count)
+    return apply_updates(np.asarray(x), flat, values, reduction_name(reduction, "scatter_nd"))
+
+
+tolerance = flush_tolerance(targets)
 
 
 def scatter_nd(x, indices, updates, *, input_dimension_count=None, indices_dimension_count=None, reduction=None,
@@ -192,7 +203,7 @@ def scatter_nd(x, indices, updates, *, input_dimension_count=None, indices_dimen
     K, and as many as the updates' sizes need). Negative indices of signed types count from
     the end; a tuple outside x is dropped; of duplicate tuples the last wins. `reduction`
     (gpudml's extension, ONNX's): "add", "mul", "max" or "min" combine in tuple order."""
-    return Call([("x", x), ("indices", indices, indices_array), ("updates", updates)],
+    return Call([("x", x), ("indices", indices, partial(indices_array, where="scatter_nd")), ("updates", updates)],
                 {"input_dimension_count": input_dimension_count, "indices_dimension_count": indices_dimension_count,
                  "reduction": reduction}, device)
 
