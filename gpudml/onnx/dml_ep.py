@@ -100,7 +100,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
     # ImageScaler is not planned: below)
     # 44: indexing, sorting and generators
-    **{(ONNX, op): 44 for op in ("GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "OneHot",
+    **{(ONNX, op): 44 for op in ("GatherElements", "GatherND",
                                  "TopK", "NonZero", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
                                  "MaxUnpool", "Einsum")},
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
