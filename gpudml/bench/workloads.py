@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W39, float32 but W36-W39), their numpy and onnxruntime
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W39 and W42-W43, float32 but W36-W39), their numpy and onnxruntime
 counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -215,6 +215,57 @@ def _depth_to_space_case(quick, rng, device) -> Case:
             x.reshape(8, 2, 2, 64, 64, 64).transpose(0, 3, 4, 1, 5, 2).reshape(8, 64, 128, 128)),
         expected=expected, logical_bytes=2 * x.nbytes,
         ort=(_depth_to_space_onnx().model(), {"x": x}), ort_expected=expected)
+
+
+def _scatter_nd_onnx(indices) -> OnnxNode:
+    return OnnxNode("ScatterND", (4096, 1024), {"indices": indices, "updates": (len(indices), 1024)})
+
+
+def _scatter_nd_case(quick, rng, device) -> Case:
+    """SCATTER_ND of whole rows: 2048 distinct rows of a [4096, 1024] float32 tensor replaced
+    (tuples of one coordinate, as a KV cache's writes; bit-exact; the bench's target on
+    lavapipe: 0.6x the copy kernel's bandwidth or better)."""
+    x = rng.random([4096, 1024], dtype=np.float32)
+    rows = rng.permutation(4096)[:2048].astype(np.int64).reshape(2048, 1)
+    updates = rng.random([2048, 1024], dtype=np.float32)
+    t, it, ut = device.tensor(x), device.tensor(rows), device.tensor(updates)
+    expected = reference.scatter_nd(x, rows, updates)
+
+    def numpy_fn():
+        out = x.copy()
+        out[rows[:, 0]] = updates
+        return out
+
+    return Case(
+        device_fn=lambda: F.scatter_nd(t, it, ut),
+        numpy_io_fn=lambda: F.scatter_nd(x, rows, updates, device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + updates.nbytes + rows.nbytes,
+        ort=(_scatter_nd_onnx(rows).model({"updates": updates}), {"x": x}), ort_expected=expected)
+
+
+def _scatter_elements_onnx(indices) -> OnnxNode:
+    return OnnxNode("ScatterElements", (4096, 1024), {"indices": indices, "updates": indices.shape}, {"axis": 1})
+
+
+def _scatter_elements_case(quick, rng, device) -> Case:
+    """SCATTER_ELEMENTS on axis 1 of a [4096, 1024] float32 tensor: every element written
+    once (a random permutation of each row's columns, INT64 indices; bit-exact)."""
+    x = rng.random([4096, 1024], dtype=np.float32)
+    indices = np.argsort(rng.random([4096, 1024]), axis=1).astype(np.int64)
+    updates = rng.random([4096, 1024], dtype=np.float32)
+    t, it, ut = device.tensor(x), device.tensor(indices), device.tensor(updates)
+    expected = reference.scatter_elements(x, indices, updates, 1)
+
+    def numpy_fn():
+        out = x.copy()
+        np.put_along_axis(out, indices, updates, axis=1)
+        return out
+
+    return Case(
+        device_fn=lambda: F.scatter_elements(t, it, ut, 1),
+        numpy_io_fn=lambda: F.scatter_elements(x, indices, updates, 1, device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + updates.nbytes + indices.nbytes,
+        ort=(_scatter_elements_onnx(indices).model({"updates": updates}), {"x": x}), ort_expected=expected)
 
 
 def _tiny_case(quick, rng, device) -> Case:
@@ -665,6 +716,11 @@ WORKLOADS = [
                    shape, "nearest_neighbor" if mode == "nearest" else mode, 2.0, False, q, r, d, dtype=np.float16))
       for k, (shape, mode) in enumerate([((1, 64, 128, 128), "nearest"), ((1, 64, 128, 128), "linear"),
                                          ((8, 256, 64, 64), "nearest"), ((8, 256, 64, 64), "linear")])],
+    # scatters (issue #44)
+    Workload("W42", "scatter_nd whole rows [4096,1024] <- [2048,1024]", lambda d, r, q: _scatter_nd_case(q, r, d),
+             lambda: _scatter_nd_onnx(np.zeros([2048, 1], np.int64))),
+    Workload("W43", "scatter_elements axis 1 [4096,1024]", lambda d, r, q: _scatter_elements_case(q, r, d),
+             lambda: _scatter_elements_onnx(np.zeros([4096, 1024], np.int64))),
 ]
 
 
