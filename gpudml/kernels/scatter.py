@@ -23,6 +23,12 @@ float32 as numpy's float16 arithmetic does). Every strategy gives this one resul
 
 - `lines` (CPU-class): one invocation per line walks its positions in order, reading
   and writing the output elements its line owns (no other invocation touches them).
+- `slices` (first where it runs: a replacing SCATTER_ND of 32/64-bit elements, whose index
+  tuples target the same output element of every line): first each tuple's target and
+  whether a later tuple has the same one (a scratch word pair per tuple), then every update
+  element of a tuple that is its target's last copied, one invocation per run of elements,
+  as data movement: parallel over all update elements, no invocation writes an element
+  another writes.
 - `elements` (GPU-class where lines are few): one invocation per output element walks
   every position of its line in order and keeps what targets it (work: output elements
   x positions; the choice where lines alone cannot fill a GPU).
@@ -42,12 +48,13 @@ import math
 from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
 from .base import LOOP_BUDGET, KernelFamily, count_option, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
+from .movement import family as movement
 
-STRATEGIES = ("lines", "elements")
+STRATEGIES = ("slices", "lines", "elements")
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 WORKGROUP_SIZE = 64
 #: Elements per invocation of the copy and store dispatches.
@@ -108,9 +115,14 @@ def strategies_for(p: Scatter, caps, chunk=None) -> tuple[str, ...]:
         raise UnsupportedError(f"{p.op}: reduction {p.reduction!r} of FLOAT64 needs f64 arithmetic, which gpudml's "
                                f"scatter kernels do not plan (FLOAT64 scatters with reduction 'none' only)")
     cpu = caps is None or caps.is_software
-    if cpu or (p.lines >= GPU_LINES or p.positions > 64):
-        return ("lines", "elements")
-    return ("elements", "lines")
+    order = ("lines", "elements") if cpu or (p.lines >= GPU_LINES or p.positions > 64) else ("elements", "lines")
+    return ("slices", *order) if slices_fit(p) else order
+
+
+def slices_fit(p: Scatter) -> bool:
+    """`slices` runs a replacing scatter of 32/64-bit elements whose positions target the
+    same element of every line (the indices do not move along the lines: SCATTER_ND)."""
+    return p.reduction == "none" and not p.scratch and not any(p.line_idx)
 
 
 def _kind(dt: DataType) -> str:
@@ -135,13 +147,18 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     needs64 = bits == 64 and p.reduction != "none" and not p.output.data_type.is_float
     int64 = int64_mode(needs64, native64)
     dispatches = []
-    # 1. The input copied to the target.
-    copy_buffers = ((scratch_buffer(0, "dest", writable=True) if p.scratch
-                     else output_buffer(0, "dest", bits)), input_buffer(0, "input"))
-    dispatches.append(Dispatch(
-        "scatter.wgsl.j2", {**params, "step": "copy"}, copy_buffers,
-        {**common, "in_strides": p.input.effective_strides, "count": count, "run": RUN}, -(-count // RUN),
-        WORKGROUP_SIZE))
+    # 1. The input copied to the target: the movement family's copy (32/64-bit), or into
+    # the scratch words (8/16-bit).
+    if p.scratch:
+        dispatches.append(Dispatch(
+            "scatter.wgsl.j2", {**params, "step": "copy"},
+            (scratch_buffer(0, "dest", writable=True), input_buffer(0, "input")),
+            {**common, "in_strides": p.input.effective_strides, "count": count, "run": RUN}, -(-count // RUN),
+            WORKGROUP_SIZE))
+    else:
+        copies = [movement.copy(p.output.data_type, p.output.sizes, p.output.effective_strides,
+                                p.input.effective_strides)]
+        dispatches += movement.copy_plan(copies, movement.copy_strategies(copies, caps)[0]).dispatches
     # 2. The updates, a chunk of positions per dispatch, in order.
     size = chunk or _chunk(p)
     if size > _chunk(p):
@@ -158,6 +175,15 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
                 "tuple_dims": tuple(p.tuple_dims) + (0,) * pad, "tuple_sizes": tuple(tuple_sizes) + (1,) * pad,
                 "tuple_tgt": tuple(tuple_tgt) + (0,) * pad, "tuple_count": len(p.tuple_dims),
                 "tuple_step": p.tuple_step}
+    # Positions on one merged axis step their offsets; else coordinates over pos_sizes.
+    pos_axes = [a for a in merge_axes(p.pos_sizes, p.pos_upd, p.pos_idx) if a.axes]
+    flat = len(pos_axes) <= 1
+    steps = pos_axes[0].strides if pos_axes else (0, 0)
+    params = {**params, "flat_pos": flat, "single": len(p.tuple_dims) == 1}
+    uniforms.update({"pos_upd_step": steps[0], "pos_idx_step": steps[1]})
+    if strategy == "slices":
+        return KernelPlan(tuple(dispatches) + _slices(p, params, uniforms, update_buffers),
+                          scratch_bytes=(8 * p.positions,))
     invocations = p.lines if strategy == "lines" else count
     for first in range(0, p.positions, size):
         dispatches.append(Dispatch(
@@ -173,6 +199,30 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
             WORKGROUP_SIZE))
     scratch = (4 * count,) if p.scratch else ()
     return KernelPlan(tuple(dispatches), scratch_bytes=scratch)
+
+
+def _slices(p: Scatter, params, uniforms, buffers) -> tuple[Dispatch, ...]:
+    """`slices`: marks, then writes. A first `marks` dispatch gives each position t (one
+    invocation each) two scratch words: its tuple's target offset (0xFFFFFFFF: dropped) and
+    whether it is valid; then a `marks` dispatch per chunk of positions clears the second
+    word where a later position of the chunk has the same target (the word says whether t
+    is its target's last). `writes` then copies, one invocation per run of RUN update elements (position
+    major, line minor), every element of a marked position to its target: each output
+    element is written by at most one invocation, the last position's, as `lines` gives."""
+    marks_buffers = (scratch_buffer(0, "marks", writable=True), input_buffer(1, "indices"))
+    out = [Dispatch("scatter.wgsl.j2", {**params, "step": "marks"}, marks_buffers,
+                    {**uniforms, "first": 0, "stop": 0, "invocations": p.positions}, p.positions, WORKGROUP_SIZE)]
+    for first in range(0, p.positions, LOOP_BUDGET - _OVERHEAD):
+        out.append(Dispatch(
+            "scatter.wgsl.j2", {**params, "step": "marks"}, marks_buffers,
+            {**uniforms, "first": first, "stop": min(first + LOOP_BUDGET - _OVERHEAD, p.positions),
+             "invocations": p.positions}, p.positions, WORKGROUP_SIZE))
+    count = p.positions * p.lines
+    out.append(Dispatch(
+        "scatter.wgsl.j2", {**params, "step": "writes"},
+        (buffers[0], scratch_buffer(0, "marks", writable=False), buffers[2]),
+        {**uniforms, "count": count, "run": RUN, "lines": p.lines}, -(-count // RUN), WORKGROUP_SIZE))
+    return tuple(out)
 
 
 class ScatterFamily(KernelFamily):
