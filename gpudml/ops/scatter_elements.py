@@ -24,7 +24,7 @@ from ..kernels.base import ProblemPlanner
 from ..kernels.scatter import FAMILY, REDUCTIONS, Scatter
 from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import F16, F32, I32, I64, TYPES_8, TYPES_11, U32, U64, DataType, FeatureLevel
-from .base import numpy_axis
+from .base import check_one_type, numpy_axis
 from .gather import indices_array
 from .spec import Call, Cli, CliArg, Example, OpSpec, random_buffer, support_table
 
@@ -76,16 +76,11 @@ def infer_output(input_tensor: TensorDesc, indices, updates, axis=0, reduction=N
 def check_scatter_tensors(op: str, support, level: FeatureLevel, desc) -> int:
     """Every tensor valid, one DimensionCount, input, updates and output of one type, the
     support row; the output of the input's sizes. Returns the rank."""
-    named = {f: getattr(desc, f) for f in TENSORS}
-    for field, td in named.items():
-        check_tensor_desc(op, field, td, is_output=field == "output_tensor")
-    rank = check_same_rank(op, named)
+    check_tensor_desc(op, "indices_tensor", desc.indices_tensor)
+    check_one_type(op, support, level, {f: getattr(desc, f) for f in TENSORS if f != "indices_tensor"})
+    rank = check_same_rank(op, {f: getattr(desc, f) for f in TENSORS})
+    support.check(level, rank, {"indices_tensor": desc.indices_tensor.data_type})
     inp = desc.input_tensor
-    for field in ("updates_tensor", "output_tensor"):
-        if named[field].data_type != inp.data_type:
-            raise InvalidArgumentError(f"{op}: {field}.data_type {named[field].data_type.name} must equal "
-                                       f"input_tensor.data_type {inp.data_type.name}")
-    support.check(level, rank, {f: td.data_type for f, td in named.items()})
     if desc.output_tensor.sizes != inp.sizes:
         raise InvalidArgumentError(f"{op}: output_tensor.sizes {list(desc.output_tensor.sizes)} must equal "
                                    f"input_tensor.sizes {list(inp.sizes)}")

@@ -27,8 +27,8 @@ def _scatter_fill(desc, rng) -> list:
 
 
 def broken_scatter_tensors(draw, desc, kind: str):
-    """(builder, fragment, kind) for the shared tensor rules of both scatters: an index type
-    the table lacks, updates of another type, the output's sizes or type."""
+    """(builder, fragment, kind) for the shared rules of both scatters: an index type the
+    table lacks, updates of another type or sizes, the output's sizes or type, the reduction."""
     out = desc.output_tensor
     if kind == "indices_type":
         dt = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.INT16, T.UINT16, T.INT8, T.UINT8, T.FLOAT64]))
@@ -41,6 +41,11 @@ def broken_scatter_tensors(draw, desc, kind: str):
     if kind == "output_type":
         dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
         return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
+    if kind == "updates_size":
+        upd = desc.updates_tensor
+        a = draw(st.integers(0, upd.rank - 1))
+        bad = with_entry(upd.sizes, a, upd.sizes[a] + draw(st.integers(1, 3)))
+        return replace_fields(desc, updates_tensor=dml.TensorDesc(upd.data_type, bad)), "updates_tensor.sizes", kind
     if kind == "reduction":
         return replace_fields(desc, reduction=draw(st.sampled_from(["sum", "", "ADD", 1, "mean"]))), "reduction", kind
     a = draw(st.integers(0, out.rank - 1))
@@ -48,21 +53,16 @@ def broken_scatter_tensors(draw, desc, kind: str):
     return replace_fields(desc, output_tensor=dml.TensorDesc(out.data_type, bad)), "output_tensor.sizes", kind
 
 
-SHARED_KINDS = ["indices_type", "updates_type", "output_type", "reduction", "output_size"]
+SHARED_KINDS = ["indices_type", "updates_type", "updates_size", "output_type", "reduction", "output_size"]
 
 
 @st.composite
 def _scatter_broken(draw, desc):
     rank = desc.input_tensor.rank
-    kind = draw(st.sampled_from(["axis", "updates_size", *SHARED_KINDS]))
+    kind = draw(st.sampled_from(["axis", *SHARED_KINDS]))
     if kind == "axis":
         value = draw(st.sampled_from([rank, rank + 3, -1, -5, 1.0, "1", None]))
         return replace_fields(desc, axis=value), "axis", kind
-    if kind == "updates_size":
-        upd = desc.updates_tensor
-        a = draw(st.integers(0, rank - 1))
-        bad = with_entry(upd.sizes, a, upd.sizes[a] + draw(st.integers(1, 3)))
-        return replace_fields(desc, updates_tensor=dml.TensorDesc(upd.data_type, bad)), "updates_tensor.sizes", kind
     return broken_scatter_tensors(draw, desc, kind)
 
 

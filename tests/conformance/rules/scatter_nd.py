@@ -43,19 +43,13 @@ def _nd_fill(desc, rng) -> list:
 @st.composite
 def _nd_broken(draw, desc):
     r = desc.input_tensor.rank
-    kind = draw(st.sampled_from(["input_dimension_count", "indices_dimension_count", "tuple_size", "updates_size",
-                                 *SHARED_KINDS]))
+    kind = draw(st.sampled_from(["input_dimension_count", "indices_dimension_count", "tuple_size", *SHARED_KINDS]))
     if kind in ("input_dimension_count", "indices_dimension_count"):
         return replace_fields(desc, **{kind: draw(st.sampled_from([0, r + 1, -1, 1.5, None]))}), kind, kind
     if kind == "tuple_size":
         idx = desc.indices_tensor
         bad = with_entry(idx.sizes, r - 1, desc.input_dimension_count + draw(st.integers(1, 3)))
         return replace_fields(desc, indices_tensor=dml.TensorDesc(idx.data_type, bad)), "indices_tensor.sizes", kind
-    if kind == "updates_size":
-        upd = desc.updates_tensor
-        a = draw(st.integers(0, r - 1))
-        bad = with_entry(upd.sizes, a, upd.sizes[a] + draw(st.integers(1, 3)))
-        return replace_fields(desc, updates_tensor=dml.TensorDesc(upd.data_type, bad)), "updates_tensor.sizes", kind
     return broken_scatter_tensors(draw, desc, kind)
 
 
