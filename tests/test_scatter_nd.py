@@ -122,3 +122,20 @@ def test_cli_shader(capsys):
     assert cli.main(["shader", "scatter_nd", "--shape", "64,16", "--indices-shape", "8,2", "--reduction", "add",
                      "--caps", "vulkan-cpu"]) == 0
     assert "// strategy lines" in capsys.readouterr().out
+
+
+def test_slices_of_whole_blocks(device):
+    """Rows of 8 float32 (two 16-byte blocks each), packed: `slices` writes whole blocks;
+    duplicate rows (the last wins), a dropped tuple, a negative one."""
+    rng = np.random.default_rng(8)
+    x = rng.random((6, 8), dtype=np.float32)
+    indices = np.array([[2], [5], [2], [9], [-1], [0]], np.int64)
+    updates = rng.random((6, 8), dtype=np.float32)
+    desc = _desc((6, 8), (6, 1), (6, 8))
+    plan = SPEC.planner.plan(desc, device.caps, "slices")
+    assert plan.dispatches[-1].params["blocks"]
+    (got,) = device.compile_operator(device.create_operator(desc), "slices").execute([x, indices, updates])
+    want = x.copy()
+    want[0], want[2], want[5] = updates[5], updates[2], updates[4]
+    assert_bits_equal(got, want)
+    assert_bits_equal(reference.scatter_nd(x, indices, updates), want)

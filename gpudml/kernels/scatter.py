@@ -207,7 +207,8 @@ def _slices(p: Scatter, params, uniforms, buffers) -> tuple[Dispatch, ...]:
     whether it is valid; then a `marks` dispatch per chunk of positions clears the second
     word where a later position of the chunk has the same target (the word says whether t
     is its target's last). `writes` then copies, one invocation per run of RUN update elements (position
-    major, line minor), every element of a marked position to its target: each output
+    major, line minor), every element of a marked position to its target (16-byte blocks
+    where the updates and the output are packed and a slice is whole blocks): each output
     element is written by at most one invocation, the last position's, as `lines` gives."""
     marks_buffers = (scratch_buffer(0, "marks", writable=True), input_buffer(1, "indices"))
     out = [Dispatch("scatter.wgsl.j2", {**params, "step": "marks"}, marks_buffers,
@@ -218,8 +219,20 @@ def _slices(p: Scatter, params, uniforms, buffers) -> tuple[Dispatch, ...]:
             {**uniforms, "first": first, "stop": min(first + LOOP_BUDGET - _OVERHEAD, p.positions),
              "invocations": p.positions}, p.positions, WORKGROUP_SIZE))
     count = p.positions * p.lines
+    per = 128 // element_bits(p.output)  # elements per 16-byte block
+    if p.output.is_packed and p.updates.is_packed and p.lines % per == 0:
+        # Whole blocks: a position's slice is whole blocks of the updates and of its target
+        # row (packed tensors, lines a multiple of the block: the targets are too).
+        blocks = count // per
+        out.append(Dispatch(
+            "scatter.wgsl.j2", {**params, "step": "writes", "blocks": True},
+            (output_buffer(0, "dest", element_bits(p.output), "blocks"), scratch_buffer(0, "marks", writable=False),
+             input_buffer(2, "updates", "blocks")),
+            {**uniforms, "count": blocks, "run": RUN, "lines": p.lines // per, "per": per}, -(-blocks // RUN),
+            WORKGROUP_SIZE))
+        return tuple(out)
     out.append(Dispatch(
-        "scatter.wgsl.j2", {**params, "step": "writes"},
+        "scatter.wgsl.j2", {**params, "step": "writes", "blocks": False},
         (buffers[0], scratch_buffer(0, "marks", writable=False), buffers[2]),
         {**uniforms, "count": count, "run": RUN, "lines": p.lines}, -(-count // RUN), WORKGROUP_SIZE))
     return tuple(out)
