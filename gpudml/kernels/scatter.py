@@ -59,6 +59,10 @@ REDUCTIONS = ("none", "add", "mul", "max", "min")
 WORKGROUP_SIZE = 64
 #: Elements per invocation of the copy and store dispatches.
 RUN = 16
+#: 16-byte blocks per invocation of the block copies on CPU adapters (GPUs: one each): the
+#: element-wise family's BLOCK_RUN_CPU (kernels/elementwise.py: longer runs outrun the
+#: prefetcher of lavapipe's SIMD lanes).
+BLOCK_RUN = 8
 #: Loop iterations an invocation spends besides its positions.
 _OVERHEAD = 64
 #: Below this many lines a GPU runs `elements` first (one invocation per output element).
@@ -119,10 +123,19 @@ def strategies_for(p: Scatter, caps, chunk=None) -> tuple[str, ...]:
     return ("slices", *order) if slices_fit(p) else order
 
 
+#: The most rows (tuple targets) `slices` keeps a scratch word for (256 MiB).
+SLICES_ROWS = 1 << 26
+
+
+def _rows(p: Scatter) -> int:
+    return math.prod(p.output.sizes[d] for d in p.tuple_dims)
+
+
 def slices_fit(p: Scatter) -> bool:
     """`slices` runs a replacing scatter of 32/64-bit elements whose positions target the
-    same element of every line (the indices do not move along the lines: SCATTER_ND)."""
-    return p.reduction == "none" and not p.scratch and not any(p.line_idx)
+    same element of every line (the indices do not move along the lines: SCATTER_ND), of at
+    most SLICES_ROWS rows."""
+    return p.reduction == "none" and not p.scratch and not any(p.line_idx) and _rows(p) <= SLICES_ROWS
 
 
 def _kind(dt: DataType) -> str:
@@ -142,7 +155,7 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     native64 = caps is not None and caps.has("shader-int64")
     params = {"kind": _kind(p.output.data_type), "bits": bits, "rank": rank, "reduction": p.reduction,
               "index_bits": index_bits, "index_signed": p.indices.data_type in (DataType.INT32, DataType.INT64),
-              "scratch": p.scratch}
+              "scratch": p.scratch, "blocks": False}
     common = {"out_sizes": p.output.sizes, "tgt_strides": tuple(target_strides)}
     needs64 = bits == 64 and p.reduction != "none" and not p.output.data_type.is_float
     int64 = int64_mode(needs64, native64)
@@ -155,6 +168,13 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
             (scratch_buffer(0, "dest", writable=True), input_buffer(0, "input")),
             {**common, "in_strides": p.input.effective_strides, "count": count, "run": RUN}, -(-count // RUN),
             WORKGROUP_SIZE))
+    elif _whole_blocks(p.input) and _whole_blocks(p.output) and p.input.sizes == p.output.sizes:
+        blocks = count * bits // 128
+        run = BLOCK_RUN if caps is None or caps.is_software else 1
+        dispatches.append(Dispatch(
+            "scatter.wgsl.j2", {**params, "step": "copy", "blocks": True},
+            (output_buffer(0, "dest", bits, "blocks"), input_buffer(0, "input", "blocks")),
+            {**common, "count": blocks, "run": run}, -(-blocks // run), WORKGROUP_SIZE))
     else:
         copies = [movement.copy(p.output.data_type, p.output.sizes, p.output.effective_strides,
                                 p.input.effective_strides)]
@@ -181,9 +201,13 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     steps = pos_axes[0].strides if pos_axes else (0, 0)
     params = {**params, "flat_pos": flat, "single": len(p.tuple_dims) == 1}
     uniforms.update({"pos_upd_step": steps[0], "pos_idx_step": steps[1]})
+    sizes = [p.output.sizes[d] for d in p.tuple_dims]
+    rows = [math.prod(sizes[k + 1:]) for k in range(len(sizes))]
+    uniforms["tuple_row"] = tuple(rows) + (0,) * pad
     if strategy == "slices":
-        return KernelPlan(tuple(dispatches) + _slices(p, params, uniforms, update_buffers),
-                          scratch_bytes=(8 * p.positions,))
+        run = BLOCK_RUN if caps is None or caps.is_software else 1
+        return KernelPlan(tuple(dispatches) + _slices(p, params, uniforms, update_buffers, run),
+                          scratch_bytes=(12 * p.positions, 4 * _rows(p)))
     invocations = p.lines if strategy == "lines" else count
     for first in range(0, p.positions, size):
         dispatches.append(Dispatch(
@@ -201,23 +225,36 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     return KernelPlan(tuple(dispatches), scratch_bytes=scratch)
 
 
-def _slices(p: Scatter, params, uniforms, buffers) -> tuple[Dispatch, ...]:
-    """`slices`: marks, then writes. A first `marks` dispatch gives each position t (one
-    invocation each) two scratch words: its tuple's target offset (0xFFFFFFFF: dropped) and
-    whether it is valid; then a `marks` dispatch per chunk of positions clears the second
-    word where a later position of the chunk has the same target (the word says whether t
-    is its target's last). `writes` then copies, one invocation per run of RUN update elements (position
-    major, line minor), every element of a marked position to its target (16-byte blocks
-    where the updates and the output are packed and a slice is whole blocks): each output
-    element is written by at most one invocation, the last position's, as `lines` gives."""
-    marks_buffers = (scratch_buffer(0, "marks", writable=True), input_buffer(1, "indices"))
-    out = [Dispatch("scatter.wgsl.j2", {**params, "step": "marks"}, marks_buffers,
-                    {**uniforms, "first": 0, "stop": 0, "invocations": p.positions}, p.positions, WORKGROUP_SIZE)]
-    for first in range(0, p.positions, LOOP_BUDGET - _OVERHEAD):
+def _whole_blocks(desc: TensorDesc) -> bool:
+    """A packed tensor of whole 16-byte blocks: copied a block at a time."""
+    return desc.is_packed and desc.element_count * element_bits(desc) % 128 == 0
+
+
+def _slices(p: Scatter, params, uniforms, buffers, run: int) -> tuple[Dispatch, ...]:
+    """`slices`: marks, owners, keep, then writes. `marks` gives each position t (one
+    invocation each) three scratch words: its tuple's target offset, whether the tuple is
+    valid, and its row (the tuple's coordinates packed over the tuple's axes); `owners`, one
+    invocation per loop budget of positions, in order, writes each valid position into its
+    row of a second scratch buffer (the last one stays); `keep` leaves position t marked
+    where it is valid and its row's owner. `writes` then copies, one invocation per run of
+    update elements (position major, line minor), every element of a marked position to its
+    target (16-byte blocks where the updates and the output are packed and a slice is whole
+    blocks): each output element is written by at most one invocation, the last position's,
+    as `lines` gives. The rows' words need no clearing: a row is read only where a valid
+    position of this call wrote it."""
+    marks = (scratch_buffer(0, "marks", writable=True), input_buffer(1, "indices"))
+    t = p.positions
+    out = [Dispatch("scatter.wgsl.j2", {**params, "step": "marks"}, marks, {**uniforms, "invocations": t}, t,
+                    WORKGROUP_SIZE)]
+    for first in range(0, t, LOOP_BUDGET - _OVERHEAD):
         out.append(Dispatch(
-            "scatter.wgsl.j2", {**params, "step": "marks"}, marks_buffers,
-            {**uniforms, "first": first, "stop": min(first + LOOP_BUDGET - _OVERHEAD, p.positions),
-             "invocations": p.positions}, p.positions, WORKGROUP_SIZE))
+            "scatter.wgsl.j2", {**params, "step": "owners"},
+            (scratch_buffer(0, "marks", writable=False), scratch_buffer(1, "owners", writable=True)),
+            {**uniforms, "first": first, "stop": min(first + LOOP_BUDGET - _OVERHEAD, t)}, 1, WORKGROUP_SIZE))
+    out.append(Dispatch(
+        "scatter.wgsl.j2", {**params, "step": "keep"},
+        (scratch_buffer(0, "marks", writable=True), scratch_buffer(1, "owners", writable=False)),
+        {**uniforms, "invocations": t}, t, WORKGROUP_SIZE))
     count = p.positions * p.lines
     per = 128 // element_bits(p.output)  # elements per 16-byte block
     if p.output.is_packed and p.updates.is_packed and p.lines % per == 0:
@@ -228,7 +265,7 @@ def _slices(p: Scatter, params, uniforms, buffers) -> tuple[Dispatch, ...]:
             "scatter.wgsl.j2", {**params, "step": "writes", "blocks": True},
             (output_buffer(0, "dest", element_bits(p.output), "blocks"), scratch_buffer(0, "marks", writable=False),
              input_buffer(2, "updates", "blocks")),
-            {**uniforms, "count": blocks, "run": RUN, "lines": p.lines // per, "per": per}, -(-blocks // RUN),
+            {**uniforms, "count": blocks, "run": run, "lines": p.lines // per, "per": per}, -(-blocks // run),
             WORKGROUP_SIZE))
         return tuple(out)
     out.append(Dispatch(
