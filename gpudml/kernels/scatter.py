@@ -24,11 +24,10 @@ float32 as numpy's float16 arithmetic does). Every strategy gives this one resul
 - `lines` (CPU-class): one invocation per line walks its positions in order, reading
   and writing the output elements its line owns (no other invocation touches them).
 - `slices` (first where it runs: a replacing SCATTER_ND of 32/64-bit elements, whose index
-  tuples target the same output element of every line): first each tuple's target and
-  whether a later tuple has the same one (a scratch word pair per tuple), then every update
-  element of a tuple that is its target's last copied, one invocation per run of elements,
-  as data movement: parallel over all update elements, no invocation writes an element
-  another writes.
+  tuples target the same output element of every line): each tuple's target and row, the
+  last valid tuple of each row found by one sequential pass over the tuples (a scratch word
+  per row), then every update element of a row's last tuple copied, as data movement:
+  parallel over all update elements, no invocation writes an element another writes.
 - `elements` (GPU-class where lines are few): one invocation per output element walks
   every position of its line in order and keeps what targets it (work: output elements
   x positions; the choice where lines alone cannot fill a GPU).
@@ -111,9 +110,10 @@ def _chunk(p: Scatter) -> int:
 
 
 def strategies_for(p: Scatter, caps, chunk=None) -> tuple[str, ...]:
-    """Both strategies (`lines` first on software adapters and without caps; on GPUs
-    `elements` first where the lines are fewer than GPU_LINES and a line has at most 64
-    positions, else `lines`). FLOAT64 reductions: UnsupportedError."""
+    """`slices` first where it runs (slices_fit), then `lines` and `elements` (`lines` first
+    on software adapters and without caps; on GPUs `elements` first where the lines are
+    fewer than GPU_LINES and a line has at most 64 positions). FLOAT64 reductions:
+    UnsupportedError."""
     count_option(p.op, "chunk", chunk)
     if p.output.data_type == DataType.FLOAT64 and p.reduction != "none":
         raise UnsupportedError(f"{p.op}: reduction {p.reduction!r} of FLOAT64 needs f64 arithmetic, which gpudml's "
