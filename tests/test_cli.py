@@ -224,7 +224,7 @@ def test_tune_and_bench_help_list_the_workloads_that_run(capsys):
         text = capsys.readouterr().out
         for w in workloads.WORKLOADS:
             assert f"  {w.id:4s} {w.title}" in text, (command, w.id)
-    assert f"benchmark suite W1-W{len(workloads.WORKLOADS)} " in text
+    assert f"benchmark suite W1-{workloads.WORKLOADS[-1].id} " in text  # (numbers are assigned: gaps may be)
     for column in report.COLUMNS:  # every column of the table explained
         assert f"\n  {column} " in text, column
     assert "pip install '.[bench]'" in text
