@@ -130,7 +130,7 @@ def test_validation_rule(vulkan_device, desc, message):
         vulkan_device.create_operator(desc())
 
 
-def test_fields_levels_and_float64_reductions(vulkan_device):
+def test_fields_and_levels(vulkan_device):
     with pytest.raises(dml.InvalidArgumentError, match=re.escape("scatter_elements: reduction = 'sum' must be one of")):
         _desc(reduction="sum")
     with pytest.raises(dml.InvalidArgumentError, match=re.escape("ScatterElements: reduction = 'sum' must be one of")):
@@ -149,9 +149,25 @@ def test_fields_levels_and_float64_reductions(vulkan_device):
         level.create_operator(_desc((1, 1, 3, 3), (1, 1, 2, 3), 2, DT.INT8))
     with pytest.raises(dml.InvalidArgumentError, match="needs FL_4_1 or later"):
         dml.Device(adapter="vulkan", feature_level="FL_3_0").create_operator(_desc(dtype=DT.INT64))
-    op = vulkan_device.create_operator(_desc(dtype=DT.FLOAT64, reduction="add"))
-    with pytest.raises(dml.UnsupportedError, match="reduction 'add' of FLOAT64 needs f64 arithmetic"):
-        vulkan_device.compile_operator(op)
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+def test_float64_reductions_where_the_adapter_computes_f64(device, reduction):
+    """FLOAT64 reductions in f64 (shader-f64 and shader-int64: lavapipe), NaN propagating;
+    UnsupportedError naming the features elsewhere (llvmpipe through GL)."""
+    rng = np.random.default_rng(6)
+    x, indices, updates = rng.standard_normal((3, 7)), rng.integers(-7, 7, (3, 9)), rng.standard_normal((3, 9))
+    updates[0, 0] = np.nan
+    desc = _desc((3, 7), (3, 9), 1, DT.FLOAT64, DT.INT64, reduction)
+    op = device.create_operator(desc)
+    if not (device.caps.has("shader-f64") and device.caps.has("shader-int64")):
+        with pytest.raises(dml.UnsupportedError, match="needs the shader features shader-f64 and shader-int64"):
+            device.compile_operator(op)
+        return
+    want = reference.scatter_elements(x, indices, updates, 1, reduction)
+    for strategy in ("lines", "elements"):
+        (got,) = device.compile_operator(op, strategy).execute([x, indices, updates])
+        assert np.array_equal(got, want, equal_nan=True)
 
 
 def test_cli_shader(capsys):

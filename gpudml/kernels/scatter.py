@@ -38,7 +38,8 @@ is the same for any split. 32/64-bit outputs are updated in place (a first dispa
 the input to the output); 8/16-bit elements share words with neighbours of other lines,
 so they are combined in a scratch buffer of one word per output element (the input
 copied in first, the output stored from it last). FLOAT64 moves as bits (none); its
-reductions need f64 arithmetic, which the family does not plan (UnsupportedError).
+reductions compute in f64, on adapters with shader-f64 and shader-int64 (else
+UnsupportedError).
 """
 
 from __future__ import annotations
@@ -115,9 +116,11 @@ def strategies_for(p: Scatter, caps, chunk=None) -> tuple[str, ...]:
     fewer than GPU_LINES and a line has at most 64 positions). FLOAT64 reductions:
     UnsupportedError."""
     count_option(p.op, "chunk", chunk)
-    if p.output.data_type == DataType.FLOAT64 and p.reduction != "none":
-        raise UnsupportedError(f"{p.op}: reduction {p.reduction!r} of FLOAT64 needs f64 arithmetic, which gpudml's "
-                               f"scatter kernels do not plan (FLOAT64 scatters with reduction 'none' only)")
+    if (p.output.data_type == DataType.FLOAT64 and p.reduction != "none" and caps is not None
+            and not (caps.has("shader-f64") and caps.has("shader-int64"))):
+        raise UnsupportedError(f"{p.op}: reduction {p.reduction!r} of FLOAT64 needs the shader features shader-f64 and "
+                               f"shader-int64, which the adapter {caps.name} lacks (FLOAT64 scatters with reduction "
+                               f"'none' move bits and run there)")
     cpu = caps is None or caps.is_software
     order = ("lines", "elements") if cpu or (p.lines >= GPU_LINES or p.positions > 64) else ("elements", "lines")
     return ("slices", *order) if slices_fit(p) else order
@@ -157,7 +160,7 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
               "index_bits": index_bits, "index_signed": p.indices.data_type in (DataType.INT32, DataType.INT64),
               "scratch": p.scratch, "blocks": False}
     common = {"out_sizes": p.output.sizes, "tgt_strides": tuple(target_strides)}
-    needs64 = bits == 64 and p.reduction != "none" and not p.output.data_type.is_float
+    needs64 = bits == 64 and p.reduction != "none"
     int64 = int64_mode(needs64, native64)
     dispatches = []
     # 1. The input copied to the target: the movement family's copy (32/64-bit), or into

@@ -98,7 +98,7 @@ def _scatter_functional(draw, x, shape):
       fields=("x", "input_tensor", "indices", "updates", "axis", "reduction", "device"))
 def scatter_elements_call(d: Draw, ask: Ask) -> Drawn:
     """Any axis; indices and updates of the input's sizes but on the axis (1 to a few);
-    any reduction (FLOAT64: none, the only one planned for it)."""
+    any reduction (FLOAT64: none, the one every adapter runs: its reductions need shader-f64)."""
     rank = ask.rank
     sizes = ask.input_sizes(d)
     axis = d.int(0, rank - 1)
