@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W41, W50 and W51, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W43, W50 and W51, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -266,6 +266,55 @@ def _gather_nd_case(quick, rng, device) -> Case:
         numpy_fn=lambda: x[indices[:, 0]],
         expected=expected, logical_bytes=2 * expected.nbytes + indices.nbytes,
         ort=(_gather_nd_onnx().model(), {"x": x}), ort_expected=expected)
+def _scatter_nd_onnx(indices) -> OnnxNode:
+    return OnnxNode("ScatterND", (4096, 1024), {"indices": indices, "updates": (len(indices), 1024)})
+
+
+def _scatter_nd_case(quick, rng, device) -> Case:
+    """SCATTER_ND of whole rows: 2048 distinct rows of a [4096, 1024] float32 tensor replaced
+    (tuples of one coordinate, as a KV cache's writes; bit-exact; the bench's target on
+    lavapipe: 0.6x the copy kernel's bandwidth or better)."""
+    x = rng.random([4096, 1024], dtype=np.float32)
+    rows = rng.permutation(4096)[:2048].astype(np.int64).reshape(2048, 1)
+    updates = rng.random([2048, 1024], dtype=np.float32)
+    t, it, ut = device.tensor(x), device.tensor(rows), device.tensor(updates)
+    expected = reference.scatter_nd(x, rows, updates)
+
+    def numpy_fn():
+        out = x.copy()
+        out[rows[:, 0]] = updates
+        return out
+
+    return Case(
+        device_fn=lambda: F.scatter_nd(t, it, ut),
+        numpy_io_fn=lambda: F.scatter_nd(x, rows, updates, device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + updates.nbytes + rows.nbytes,
+        ort=(_scatter_nd_onnx(rows).model({"updates": updates}), {"x": x}), ort_expected=expected)
+
+
+def _scatter_elements_onnx(indices) -> OnnxNode:
+    return OnnxNode("ScatterElements", (4096, 1024), {"indices": indices, "updates": indices.shape}, {"axis": 1})
+
+
+def _scatter_elements_case(quick, rng, device) -> Case:
+    """SCATTER_ELEMENTS on axis 1 of a [4096, 1024] float32 tensor: every element written
+    once (a random permutation of each row's columns, INT64 indices; bit-exact)."""
+    x = rng.random([4096, 1024], dtype=np.float32)
+    indices = np.argsort(rng.random([4096, 1024]), axis=1).astype(np.int64)
+    updates = rng.random([4096, 1024], dtype=np.float32)
+    t, it, ut = device.tensor(x), device.tensor(indices), device.tensor(updates)
+    expected = reference.scatter_elements(x, indices, updates, 1)
+
+    def numpy_fn():
+        out = x.copy()
+        np.put_along_axis(out, indices, updates, axis=1)
+        return out
+
+    return Case(
+        device_fn=lambda: F.scatter_elements(t, it, ut, 1),
+        numpy_io_fn=lambda: F.scatter_elements(x, indices, updates, 1, device=device),
+        numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + updates.nbytes + indices.nbytes,
+        ort=(_scatter_elements_onnx(indices).model({"updates": updates}), {"x": x}), ort_expected=expected)
 
 
 def _tiny_case(quick, rng, device) -> Case:
@@ -786,6 +835,11 @@ WORKLOADS = [
     Workload("W40", "gather_elements axis 1 [4096,1024]", lambda d, r, q: _gather_elements_case(q, r, d),
              _gather_elements_onnx),
     Workload("W41", "gather_nd 4096 rows of [32000,512]", lambda d, r, q: _gather_nd_case(q, r, d), _gather_nd_onnx),
+    # scatters (issue #44)
+    Workload("W42", "scatter_nd whole rows [4096,1024] <- [2048,1024]", lambda d, r, q: _scatter_nd_case(q, r, d),
+             lambda: _scatter_nd_onnx(np.zeros([2048, 1], np.int64))),
+    Workload("W43", "scatter_elements axis 1 [4096,1024]", lambda d, r, q: _scatter_elements_case(q, r, d),
+             lambda: _scatter_elements_onnx(np.zeros([4096, 1024], np.int64))),
     # issue 44: regions (W50)
     Workload("W50", "roi_align 1000 boxes [1,256,56,56] -> 7x7, 2x2 samples", lambda d, r, q: _roi_align_case(q, r, d),
              _roi_align_onnx),

@@ -632,6 +632,59 @@ def _tile(ctx, n):
     return [ctx.fn("tile")(as_expr(ctx, n.inputs[0]), _ints(n.constant(1, "repeats")))]
 
 
+# ------------------------------------------------------------------------------ scatters, one-hot (issue 44)
+def _scatter_elements(ctx, n):
+    """Scatter (opsets 9-10) and ScatterElements: SCATTER_ELEMENTS (== SCATTER) on `axis`,
+    as the provider's DmlOperatorScatter.cpp; `reduction` (opset 16+) is gpudml's extension
+    of the operator (the provider registers ScatterElements without it). Empty indices: x."""
+    x, indices, updates = as_expr(ctx, n.inputs[0]), n.inputs[1], n.inputs[2]
+    if rank(x) > 8:
+        raise NotMapped(f"rank {rank(x)}: DirectML tensors have at most 8 dimensions")
+    if math.prod(indices.shape) == 0:
+        return [x]
+    axis = n.attr("axis", 0) % rank(x)
+    if any(a != b for d, (a, b) in enumerate(zip(indices.shape, x.shape)) if d != axis):
+        raise NotMapped(f"indices {list(indices.shape)} differ from data {list(x.shape)} off axis {axis}: "
+                        f"DirectML's SCATTER takes the input's sizes there")
+    return [ctx.fn("scatter_elements")(x, indices, as_expr(ctx, updates), axis, reduction=n.attr("reduction", "none"))]
+
+
+def _scatter_nd(ctx, n):
+    """ScatterND: SCATTER_ND with InputDimensionCount and IndicesDimensionCount the
+    original ranks, the three tensors padded with leading 1s to one DimensionCount (the
+    provider's DmlOperatorScatterNd); `reduction` (opset 16+) is gpudml's extension. Empty
+    indices: x."""
+    x, indices, updates = as_expr(ctx, n.inputs[0]), n.inputs[1], as_expr(ctx, n.inputs[2])
+    q, p, u = rank(x), rank(indices), rank(updates)
+    r = max(q, p, u)
+    if r > 8:
+        raise NotMapped(f"rank {r}: DirectML tensors have at most 8 dimensions")
+    if math.prod(indices.shape) == 0:
+        return [x]
+    pad = lambda t: reshape(ctx, t, [1] * (r - rank(t)) + list(t.shape))  # noqa: E731
+    y = ctx.fn("scatter_nd")(pad(x), pad(indices), pad(updates), input_dimension_count=q,
+                             indices_dimension_count=p, reduction=n.attr("reduction", "none"))
+    return [reshape(ctx, y, x.shape)]
+
+
+def _one_hot(ctx, n):
+    """OneHot: ONE_HOT, the indices unsqueezed on `axis` and `values` [off, on] shaped to the
+    output's DimensionCount (the provider's DmlOperatorOneHot); indices of a float type
+    (which ONNX allows) are CAST to INT64 first (truncated, as ONNX's reference casts)."""
+    indices, values = n.inputs[0], as_expr(ctx, n.inputs[2])
+    depth = int(np.asarray(n.constant(1, "depth")).reshape(-1)[0])
+    out_rank = rank(indices) + 1
+    if out_rank > 8:
+        raise NotMapped(f"rank {out_rank}: DirectML tensors have at most 8 dimensions")
+    axis = n.attr("axis", -1) % out_rank
+    if _dtype(indices).kind == "f":
+        indices = ctx.fn("cast")(as_expr(ctx, indices), np.int64)
+    sizes = list(indices.shape)
+    sizes.insert(axis, 1)
+    return [ctx.fn("one_hot")(reshape(ctx, indices, sizes), reshape(ctx, values, [1] * (out_rank - 1) + [2]),
+                              depth, axis)]
+
+
 # ------------------------------------------------------------------------------ space-depth (issue 43)
 def _depth_to_space(ctx, n):
     """DepthToSpace: DEPTH_TO_SPACE1, `mode` DCR (the default) or CRD as its Order (the
@@ -1754,6 +1807,12 @@ TABLE: tuple[Mapping, ...] = tuple([
     Mapping("Einsum", "one input: ELEMENT_WISE_IDENTITY or REDUCE (SUM) of the reprojected input; two: "
             "ELEMENT_WISE_MULTIPLY, GEMM (a batched matrix product) or ELEMENT_WISE_MULTIPLY then REDUCE (SUM)",
             _einsum, ("identity", "reduce", "multiply", "gemm")),
+    # scatters, one-hot (issue 44)
+    Mapping("Scatter", "SCATTER_ELEMENTS (== SCATTER)", _scatter_elements, ("scatter_elements",)),
+    Mapping("ScatterElements", "SCATTER_ELEMENTS (reduction: gpudml's extension)", _scatter_elements,
+            ("scatter_elements",)),
+    Mapping("ScatterND", "SCATTER_ND (reduction: gpudml's extension)", _scatter_nd, ("scatter_nd",)),
+    Mapping("OneHot", "ONE_HOT (float indices: CAST to INT64 first)", _one_hot, ("one_hot", "cast")),
     # shapes: views (tensor descs), no operator
     Mapping("Reshape", "none: the same buffer, other sizes", _reshape, ()),
     Mapping("Flatten", "none: the same buffer, other sizes", _flatten, ()),
@@ -1833,6 +1892,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
+    "OneHot": {1: "depth"},
 }
 
 #: The inputs read for their type alone, per op type (their contents never: an empty one is

@@ -30,6 +30,7 @@ from . import (
     non_max_suppression,
     nonzero_coordinates,
     normalization,
+    one_hot,
     padding,
     padding1,
     pooling,
@@ -40,6 +41,8 @@ from . import (
     reverse_subsequences,
     roi_align,
     roi_pooling,
+    scatter_elements,
+    scatter_nd,
     slice0,
     slice1,
     softmax,
@@ -65,6 +68,7 @@ SPECS: tuple[OpSpec, ...] = (
     *space_depth.SPECS, value_scale_2d.SPEC,
     gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC, nonzero_coordinates.SPEC,
     *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC, *fill_value.SPECS, *diagonal_matrix.SPECS,
+    scatter_elements.SPEC, scatter_nd.SPEC, one_hot.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
