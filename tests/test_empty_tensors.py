@@ -80,7 +80,8 @@ def test_what_has_no_result_or_breaks_a_rule_is_refused(fresh):
         dml.add(np.ones((2, 3), np.float32), E)
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if s.examples], ids=lambda s: s.key)
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.examples and s.examples[0].input is not None],
+                         ids=lambda s: s.key)
 def test_every_operator_takes_an_empty_first_input(spec, fresh):
     """Every operator's first page example with its first tensor argument emptied (axis 0
     cut to 0): the reference's result with no GPU work, or an InvalidArgumentError naming
