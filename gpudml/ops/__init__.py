@@ -36,6 +36,7 @@ from . import (
     space_depth,
     split,
     tile,
+    top_k,
     unfold,
     value_scale_2d,
 )
@@ -52,7 +53,7 @@ SPECS: tuple[OpSpec, ...] = (
     convolution.SPEC, batch_normalization.SPEC, *normalization.SPECS, *pooling.SPECS,
     unfold.SPEC, fold.SPEC, *resample.SPECS,
     # (new operators last: the seeds the tests draw by an operator's index stay the others')
-    *space_depth.SPECS, value_scale_2d.SPEC,
+    *space_depth.SPECS, value_scale_2d.SPEC, *top_k.SPECS,
 )
 
 _BY_DESC = {spec.desc: spec for spec in SPECS}

@@ -310,7 +310,8 @@ def element_bytes(desc: TensorDesc) -> int:
 
 #: The names (prefixes) of output fields: `output_tensor*`, the _GRAD operators' `output_gradient_tensor` and
 #: MAX_POOLING1/2's `output_indices_tensor`.
-OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor")
+OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_value_tensor",
+                 "output_index_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
