@@ -101,7 +101,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # ImageScaler is not planned: below)
     # 44: indexing, sorting and generators
     **{(ONNX, op): 44 for op in ("GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND", "OneHot",
-                                 "TopK", "NonZero", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
+                                 "NonZero", "Range", "EyeLike", "Trilu", "RoiAlign", "MaxRoiPool",
                                  "MaxUnpool", "Einsum")},
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
     **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",

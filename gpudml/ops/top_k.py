@@ -157,7 +157,7 @@ TOP_K = ProblemPlanner(problem, family.FAMILY)
 
 
 # ---------------------------------------------------------------------------- reference
-def reference(x, k, axis=-1, axis_direction="decreasing", index_data_type="UINT32") -> tuple[np.ndarray, np.ndarray]:
+def reference(x, k, axis=-1, axis_direction="decreasing", index_data_type="UINT32") -> list[np.ndarray]:
     """(values, indices): along `axis` (negative: from the end), the k largest
     ("decreasing") or smallest ("increasing") elements of each sequence, best first, equal
     ones in ascending index order, found by numpy's stable lexsort: floats compared as
@@ -183,10 +183,10 @@ def reference(x, k, axis=-1, axis_direction="decreasing", index_data_type="UINT3
     index = order[..., :k]
     values = np.take_along_axis(rows, index, axis=-1)
     index_type = DataType.parse(index_data_type, "top_k: index_data_type")
-    return np.moveaxis(values, -1, axis).copy(), np.moveaxis(index, -1, axis).astype(index_type.numpy)
+    return [np.moveaxis(values, -1, axis).copy(), np.moveaxis(index, -1, axis).astype(index_type.numpy)]
 
 
-def reference0(x, k, axis=-1, index_data_type="UINT32") -> tuple[np.ndarray, np.ndarray]:
+def reference0(x, k, axis=-1, index_data_type="UINT32") -> list[np.ndarray]:
     """DML_TOP_K: `reference` with the largest first."""
     return reference(x, k, axis, "decreasing", index_data_type)
 
