@@ -224,11 +224,15 @@ def test_onnx_sorted_0_and_k_0(vulkan_device):
     assert v.shape == (3, 0) and i.shape == (3, 0) and i.dtype == np.int64
 
 
-def test_cli_shader(capsys):
+@pytest.mark.parametrize("argv, wanted", [
+    (["top_k1", "--shape", "64,32000", "--k", "5", "--caps", "vulkan-cpu"], ("// TopK1 at FL_6_4", "// strategy rows")),
+    (["top_k0", "--shape", "2,4096", "--k", "100", "--caps", "gpu"], ("// TopK at FL_6_4", "// strategy workgroups")),
+    (["top_k1", "--shape", "3,9", "--axis", "0", "--axis-direction", "increasing", "--index-data-type", "UINT64",
+      "--caps", "gl-cpu"], ("vec2<u32>(r.i, 0u)",)),
+])
+def test_cli_shader(capsys, argv, wanted):
     from gpudml import cli
 
-    assert cli.main(["shader", "top_k1", "--shape", "64,32000", "--k", "5", "--caps", "vulkan-cpu"]) == 0
+    assert cli.main(["shader", *argv]) == 0
     out = capsys.readouterr().out
-    assert "// TopK1 at FL_6_4" in out and "// strategy rows" in out
-    assert cli.main(["shader", "top_k0", "--shape", "2,4096", "--k", "100", "--caps", "gpu"]) == 0
-    assert "// strategy workgroups" in capsys.readouterr().out
+    assert all(w in out for w in wanted), out[:400]
