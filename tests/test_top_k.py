@@ -131,6 +131,30 @@ def test_strategies_agree_on_long_axes(device, adapter_class, data_type, sizes, 
             assert_bits_equal(np.asarray(g), w)
 
 
+@pytest.mark.parametrize("data_type", [DT.FLOAT32, DT.INT32, DT.UINT32])
+@pytest.mark.parametrize("direction", ["decreasing", "increasing"])
+def test_rows_16_byte_loads(device, data_type, direction):
+    """`rows` reads whole blocks of 32 elements as 16-byte blocks where the axis is
+    contiguous and aligned (rows of 100: 64-element chunks, the second ending in a tail of 4
+    read element by element), with ties, NaN and signed zeros: as the reference and as
+    `workgroups`."""
+    desc = top_k.infer_output1(TD(data_type, [3, 100]), 9, 1, direction)
+    plan = family.plan(top_k.problem(desc), None, "rows", chunk=64)
+    assert plan.dispatches[0].params["vec"] and [b.name for b in plan.dispatches[0].buffers][:2] == [
+        "input", "input_vec"]
+    rng = np.random.default_rng(7)
+    pool = random_bits(rng, data_type.numpy, [6])
+    if data_type == DT.FLOAT32:
+        pool[:3] = np.array([np.nan, -0.0, 0.0], np.float32)
+    x = pool[rng.integers(0, 6, 300)].reshape(3, 100)
+    op = device.create_operator(desc)
+    want = reference.top_k(x, 9, 1, direction)
+    for strategy, options in (("rows", {"chunk": 64}), ("workgroups", None)):
+        got = device.compile_operator(op, strategy, options=options).execute([x])
+        for g, w in zip(got, want, strict=True):
+            assert_bits_equal(np.asarray(g), w)
+
+
 def test_plans_stay_in_the_loop_budget():
     """`rows` chunks stay under the budget (an element costs two loop passes at most), a
     chunk option past it is refused, and an axis of a million elements plans merges only."""
