@@ -131,7 +131,12 @@ def strategies_for(p: TopK, caps, chunk=None, group=None) -> tuple[str, ...]:
     _chunk(p, "rows", chunk)
     _group(p, group)
     cpu = caps is None or caps.is_software
-    return ("rows", "workgroups") if cpu else ("workgroups", "rows")
+    order = ("rows", "workgroups") if cpu else ("workgroups", "rows")
+    # `workgroups` holds a chunk's records in workgroup memory (words per record, 4 bytes each)
+    size = _chunk(p, "workgroups", None)
+    fits = caps is None or (caps.max_workgroup_storage_size >= size * (3 if element_bits(p.input) == 64 else 2) * 4
+                            and caps.max_invocations_per_workgroup >= min(SORT_WG, size // 2))
+    return order if fits else ("rows",)
 
 
 def _row_axes(desc: TensorDesc, axis: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
