@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W43, W50 and W51, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ..ops import convolution as convolution_op
 from ..ops import gemm as gemm_op
 from ..ops import normalization as normalization_op
 from ..ops import slice1, spec_named
+from ..ops import top_k as top_k_op
 from . import anchors as _anchors
 from .report import Case, Row, check_result, median_ms, paired_ratio
 
@@ -315,6 +316,25 @@ def _scatter_elements_case(quick, rng, device) -> Case:
         numpy_io_fn=lambda: F.scatter_elements(x, indices, updates, 1, device=device),
         numpy_fn=numpy_fn, expected=expected, logical_bytes=2 * x.nbytes + updates.nbytes + indices.nbytes,
         ort=(_scatter_elements_onnx(indices).model({"updates": updates}), {"x": x}), ort_expected=expected)
+def _top_k_case(shape, k, quick, rng, device) -> Case:
+    """TOP_K1 (the k largest along the last axis, sorted), float32 normals: the indices
+    compared bit for bit (the values are the input's at them). Timed beside it, in the same
+    run (GPU time, medians): one Reduce MAX of the same tensor (issue #44's target on
+    lavapipe: k=5 over [64, 32000] within 2x of it). No onnxruntime column: TopK has two
+    outputs, the bench's OnnxNode one."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    t = device.tensor(x)
+    compiled = device.compile_operator(device.create_operator(
+        top_k_op.infer_output1(t.desc, k, -1)))
+    reduce_max = device.compile_operator(device.create_operator(
+        spec_named("reduce").infer_output(t.desc, "MAX", [len(shape) - 1])))
+    return Case(
+        device_fn=lambda: compiled.execute([t])[1],
+        numpy_io_fn=lambda: F.top_k(x, k, device=device)[1],
+        numpy_fn=lambda: np.argsort(-x, axis=-1, kind="stable")[..., :k].astype(np.uint32),
+        expected=reference.top_k(x, k)[1], logical_bytes=x.nbytes,
+        dispatches=len(compiled.program.kernels),
+        peers={"one Reduce MAX": lambda: reduce_max.execute([t])})
 
 
 def _tiny_case(quick, rng, device) -> Case:
@@ -840,6 +860,10 @@ WORKLOADS = [
              lambda: _scatter_nd_onnx(np.zeros([2048, 1], np.int64))),
     Workload("W43", "scatter_elements axis 1 [4096,1024]", lambda d, r, q: _scatter_elements_case(q, r, d),
              lambda: _scatter_elements_onnx(np.zeros([4096, 1024], np.int64))),
+    # issue #44: TOP_K over a vocabulary's rows and over one long row
+    *[_workload(f"W{44 + n}", f"TOP_K k={k} {list(shape)}".replace(", ", ","), _top_k_case, shape, k)
+      for n, (shape, k) in enumerate([((64, 32000), 1), ((64, 32000), 5), ((64, 32000), 100),
+                                      ((1, 1000000), 1), ((1, 1000000), 5), ((1, 1000000), 100)])],
     # issue 44: regions (W50)
     Workload("W50", "roi_align 1000 boxes [1,256,56,56] -> 7x7, 2x2 samples", lambda d, r, q: _roi_align_case(q, r, d),
              _roi_align_onnx),

@@ -8,7 +8,7 @@ its family here).
 - composite.py: `CompositeFamily`, an operator planned as kernels of several families;
 - chain.py: chains of data-movement stages, the currency of fusion;
 - the families: movement/ (data movement), reduction.py, scan.py, pooling.py, gemm.py,
-  convolution.py (composite, on GEMM), normalization.py, elementwise.py; epilogue.py, the
+  convolution.py (composite, on GEMM), normalization.py, elementwise.py, top_k.py; epilogue.py, the
   element-wise store epilogue the families take;
 - builder.py: from a plan's Dispatch to a Kernel (WGSL, bindings, uniforms, grid);
 - templates.py: where the Jinja2 templates (shaders/) are, and rendering them.

@@ -99,8 +99,6 @@ ISSUES: dict[int, str] = {
 NOT_YET: dict[tuple[str, str], int] = {
     # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
     # ImageScaler is not planned: below)
-    # 44: indexing, sorting and generators (the others are mapped)
-    **{(ONNX, op): 44 for op in ("TopK",)},
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
     **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
                                  "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",

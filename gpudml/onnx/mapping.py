@@ -509,6 +509,24 @@ def _arg(ctx, n):
     return [_keepdims(ctx, n, y, [axis])]
 
 
+def _top_k(ctx, n):
+    """TopK: DML_OPERATOR_TOP_K1 as the provider's DmlOperatorTopK builds it: k the attribute
+    (opset 1) or the constant input 1 (opset 10 on), `largest` as the axis direction
+    (DECREASING where 1), `sorted` ignored (DirectML sorts always: a sorted answer is one
+    that sorted=0 allows); the Indices as UINT64 (the provider forces the INT64 output
+    unsigned), cast to ONNX's INT64. k = 0 (DirectML asks k >= 1): the two empty outputs."""
+    x = as_expr(ctx, n.inputs[0])
+    k = int(n.attr("k")) if n.opset < 10 else int(np.asarray(n.constant(1, "k")).reshape(-1)[0])
+    axis = int(n.attr("axis", -1)) % rank(x)
+    direction = "decreasing" if n.attr("largest", 1) else "increasing"
+    if k == 0:
+        sizes = [0 if i == axis else s for i, s in enumerate(x.shape)]
+        return [np.zeros(sizes, np.asarray(x).dtype if isinstance(x, np.ndarray) else x.dtype.numpy),
+                np.zeros(sizes, np.int64)]
+    values, indices = ctx.fn("top_k")(x, k, axis, direction, index_data_type=np.uint64)
+    return [values, ctx.fn("cast")(indices, np.int64)]
+
+
 # ------------------------------------------------------------------------------ data movement
 _PAD_MODES = {"constant": "constant", "reflect": "reflection", "edge": "edge", "wrap": "wrap"}
 
@@ -1780,6 +1798,9 @@ TABLE: tuple[Mapping, ...] = tuple([
     # reductions
     *[Mapping(t, f"REDUCE ({f.upper()})", _reduce, ("reduce",)) for t, f in REDUCE.items()],
     Mapping("ArgMax", "ARGMAX", _arg, ("argmax",)), Mapping("ArgMin", "ARGMIN", _arg, ("argmin",)),
+    # indexing and sorting (issue #44)
+    Mapping("TopK", "TOP_K1 (largest: the axis direction; sorted=0 answered sorted; Indices: UINT64, then CAST to "
+            "INT64)", _top_k, ("top_k", "cast")),
     # data movement
     Mapping("Pad", "PADDING1 (negative pads: SLICE1 first)", _pad, ("pad", "slice")),
     Mapping("Slice", "SLICE1", _slice, ("slice",)),
@@ -1888,7 +1909,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"}, "Split": {1: "split"}, "Tile": {1: "repeats"},
     "CumSum": {1: "axis"}, "Reshape": {1: "shape"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "Expand": {1: "shape"}, "ConstantOfShape": {0: "shape"}, "Range": {0: "start", 1: "limit", 2: "delta"},
-    "Trilu": {1: "k"},
+    "Trilu": {1: "k"}, "TopK": {1: "k"},
     "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},

@@ -49,6 +49,7 @@ from . import (
     space_depth,
     split,
     tile,
+    top_k,
     unfold,
     value_scale_2d,
 )
@@ -69,6 +70,7 @@ SPECS: tuple[OpSpec, ...] = (
     gather_elements.SPEC, *gather_nd.SPECS, random_generator.SPEC, nonzero_coordinates.SPEC,
     *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC, *fill_value.SPECS, *diagonal_matrix.SPECS,
     scatter_elements.SPEC, scatter_nd.SPEC, one_hot.SPEC,
+    *top_k.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
