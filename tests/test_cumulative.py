@@ -466,3 +466,20 @@ def test_zeros_nan_and_infinities(device, strategy):
         for direction, exclusive in MODES:
             got = run(device, PRODUCT, x.astype(dtype), 1, strategy, direction, exclusive)
             assert_within(got, PRODUCT.reference(x.astype(dtype), 1, direction, exclusive), 0.0)  # NaN matches NaN
+
+
+@pytest.mark.parametrize("direction", ["increasing", "decreasing"])
+def test_products_whose_partial_products_overflow_are_not_bounded(device, direction):
+    """The documented precision holds while no partial product leaves float32's normal range:
+    [8e-37, -9e36, 2e5] scanned from its end multiplies -9e36 by 2e5 first (-1.8e42: +-inf in
+    any float32 evaluation), so the float64 reference's finite -1.4e6 cannot bind the first
+    output; the others keep their bound (the conformance kit's random graphs drew this row)."""
+    x = np.array([[8.08e-37, -9.37e36, 1.9e5], [1.5, 2.0, 3.0]], np.float32)
+    expected = np.asarray(PRODUCT.reference(x, 1, direction))
+    bound = PRODUCT.tolerance(expected, [x], {"axis": 1, "axis_direction": direction})
+    # (the second output is -inf exactly, checked exactly; increasing: the run -9e36 x 2e5 before the
+    # last output leaves the range too, in a tree's order)
+    overflowing = [[True, False, False]] if direction == "decreasing" else [[False, False, True]]
+    assert (np.isinf(bound[:1]) == np.array(overflowing)).all() and np.isfinite(bound[1:]).all()
+    got = dml.cumulative_product(x, 1, axis_direction=direction, device=device)
+    assert_within(got, expected, bound, "CumulativeProduct")
