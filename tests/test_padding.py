@@ -255,4 +255,8 @@ def test_cli_shader_pad(capsys):
     assert cli.main(["shader", "pad", "--mode", "symmetric", "--dtype", "INT8", "--shape", "2,3",
                      "--start", "5,0", "--end", "0,1"]) == 0
     out = capsys.readouterr().out
-    assert "fn value_at(at: array<u32, 2>)" in out and "x = x % p;" in out  # start 5 - 1 >= period 4: folds
+    assert "x = x % p;" in out  # start 5 - 1 >= period 4: folds
+    assert cli.main(["shader", "pad", "--mode", "symmetric", "--dtype", "INT8", "--shape", "2,3", "--start", "5,0",
+                     "--end", "0,1", "--strategy", "elements"]) == 0
+    out = capsys.readouterr().out  # (a kernel carries the functions it calls: `elements` reads value by value)
+    assert "fn value_at(at: array<u32, 2>)" in out and "x = x % p;" in out

@@ -136,7 +136,11 @@ def _check_flat(report: dict) -> None:
     assert after["allocations"] == before["allocations"], report
     assert after["pooled_bytes"] == before["pooled_bytes"], report
     assert after["buffers"] == before["buffers"] and after["buffer_bytes"] == before["buffer_bytes"], report
-    assert after["bind_groups"] <= before["bind_groups"], report
+    # A compiled operator keeps a bind group per combination of buffers it has run on (bounded:
+    # BIND_GROUP_CACHE_SIZE); which pooled buffers a staged input takes depends on the pool the
+    # tests before left, so an operation may meet a new combination after the warm-up: one each
+    # at most (seen: +3 under pytest-xdist's order), never a group per execute.
+    assert after["bind_groups"] <= before["bind_groups"] + len(report["per_operation"]), report
     assert after["rss"] - before["rss"] < RSS_SLACK_BYTES, report
 
 
