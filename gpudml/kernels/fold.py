@@ -28,7 +28,6 @@ from .base import LOOP_BUDGET, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from .epilogue import OutputRunsFamily
 
-STRATEGIES = ("runs", "elements")
 WORKGROUP_SIZE = 64
 
 

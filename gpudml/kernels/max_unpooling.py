@@ -21,10 +21,10 @@ from typing import NamedTuple
 
 from ..errors import InternalError
 from ..tensor_desc import TensorDesc
-from .base import KernelFamily, count_option, element_bits
+from .base import RUNS_ELEMENTS, KernelFamily, count_option, element_bits, runs_order
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
-STRATEGIES = ("runs", "elements")
+STRATEGIES = RUNS_ELEMENTS
 RUN = 16
 WORKGROUP_SIZE = 64
 
@@ -50,8 +50,7 @@ class UnpoolingFamily(KernelFamily):
     def strategies_for(self, problem: Unpooling, caps, run=None) -> tuple[str, ...]:
         """Both strategies (`runs` first on software adapters and without caps, `elements` first on GPUs)."""
         count_option(problem.op, "run", run)
-        cpu = caps is None or caps.is_software
-        return ("runs", "elements") if cpu else ("elements", "runs")
+        return runs_order(caps)
 
     def plan(self, p: Unpooling, caps, strategy: str, run=None) -> KernelPlan:
         if strategy not in self.strategies_for(p, caps, run):

@@ -15,10 +15,10 @@ from typing import NamedTuple
 from ..errors import InternalError
 from ..tensor_desc import TensorDesc
 from ..types import DataType
-from .base import KernelFamily, element_bits
+from .base import RUNS_ELEMENTS, KernelFamily, element_bits, runs_order
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 
-STRATEGIES = ("runs", "elements")
+STRATEGIES = RUNS_ELEMENTS
 RUN = 16
 WORKGROUP_SIZE = 64
 
@@ -37,7 +37,7 @@ class OneHot(NamedTuple):
 
 def strategies_for(p: OneHot, caps) -> tuple[str, ...]:
     """`runs` first on software adapters and without caps, `elements` first on GPUs."""
-    return ("runs", "elements") if caps is None or caps.is_software else ("elements", "runs")
+    return runs_order(caps)
 
 
 def plan(p: OneHot, caps, strategy: str) -> KernelPlan:

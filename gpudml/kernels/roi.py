@@ -37,7 +37,6 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from .epilogue import OutputRunsFamily
 from .resample import f32_bits
 
-STRATEGIES = ("runs", "elements")
 #: Samples per output along each axis at most: the loop budget of one invocation
 #: (64 x 65 loop iterations per output), whatever MaximumSamplesPerOutput says.
 SAMPLE_CAP = 64
