@@ -104,9 +104,11 @@ print(json.dumps({"import": t1 - t0, "numpy": tn - t0, "adapter": t2 - t1, "devi
 HOME = str(Path(__file__).resolve().parents[2])
 
 
-def run(code: str, adapter: str, env: dict) -> dict:
+def run(code: str, adapter: str, env: dict, *, args: tuple[str, ...] = (), timeout: int = 300) -> dict:
+    """The JSON line a fresh Python process running `code` prints last (its argv: `adapter`,
+    then `args`), gpudml imported from HOME, `env` over the environment."""
     path = os.pathsep.join(p for p in (HOME, os.environ.get("PYTHONPATH")) if p)
-    res = subprocess.run([sys.executable, "-c", code, adapter], capture_output=True, text=True, timeout=300,
+    res = subprocess.run([sys.executable, "-c", code, adapter, *args], capture_output=True, text=True, timeout=timeout,
                          cwd=tempfile.gettempdir(),
                          env={**os.environ, "PYTHONPATH": path, **env})
     if res.returncode:

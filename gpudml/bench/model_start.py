@@ -35,10 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -47,7 +44,7 @@ import onnx
 
 from ..onnx import models
 from ..onnx.session import TOLERANCE
-from .cold_start import HOME
+from .cold_start import run
 
 GPUDML = """
 import json, sys, time
@@ -57,7 +54,7 @@ import numpy as np
 import gpudml as dml
 import gpudml.onnx as gonnx
 t1 = T()
-path, adapter = sys.argv[1], sys.argv[2]
+adapter, path = sys.argv[1], sys.argv[2]
 feed = {"x": np.load(path + ".x.npy")}
 device = dml.Device(adapter=adapter)
 t2 = T()
@@ -86,7 +83,7 @@ t0 = T()
 import numpy as np
 import onnxruntime
 t1 = T()
-path = sys.argv[1]
+path = sys.argv[2]  # (argv[1]: the adapter, unused)
 feed = {"x": np.load(path + ".x.npy")}
 t2 = T()
 session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
@@ -99,15 +96,6 @@ np.save(path + ".ort.npy", first)
 print(json.dumps({"import": t1 - t0, "construct": t3 - t2, "first run": t4 - t3, "second run": t5 - t4,
                   "construct + first run": t4 - t2}))
 """
-
-
-def run(code: str, args: list[str], env: dict) -> dict:
-    path = os.pathsep.join(p for p in (HOME, os.environ.get("PYTHONPATH")) if p)
-    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=900,
-                         cwd=tempfile.gettempdir(), env={**os.environ, "PYTHONPATH": path, **env})
-    if res.returncode:
-        raise SystemExit(f"probe failed:\n{res.stderr}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def measure(model: str, adapter: str, rounds: int, onnxruntime: bool = True) -> dict:
@@ -124,14 +112,14 @@ def measure(model: str, adapter: str, rounds: int, onnxruntime: bool = True) -> 
         np.save(path + ".x.npy", feeds["x"])
         warm = {"GPUDML_CACHE_DIR": str(Path(folder) / "gpudml-warm"),
                 "MESA_SHADER_CACHE_DIR": str(Path(folder) / "mesa-warm")}
-        run(GPUDML, [path, adapter], warm)  # fills the warm caches
+        run(GPUDML, adapter, warm, args=(path,), timeout=900)  # fills the warm caches
         for k in range(rounds):
             cold = {"GPUDML_CACHE_DIR": str(Path(folder) / f"gpudml-cold{k}"),
                     "MESA_SHADER_CACHE_DIR": str(Path(folder) / f"mesa-cold{k}")}
-            samples["gpudml, cold"].append(run(GPUDML, [path, adapter], cold))
-            samples["gpudml, caches warm"].append(run(GPUDML, [path, adapter], warm))
+            samples["gpudml, cold"].append(run(GPUDML, adapter, cold, args=(path,), timeout=900))
+            samples["gpudml, caches warm"].append(run(GPUDML, adapter, warm, args=(path,), timeout=900))
             if onnxruntime:
-                samples["onnxruntime"].append(run(ORT, [path], {}))
+                samples["onnxruntime"].append(run(ORT, adapter, {}, args=(path,), timeout=900))
         difference = None
         if onnxruntime:
             got, want = np.load(path + ".gpudml.npy"), np.load(path + ".ort.npy")
