@@ -22,7 +22,7 @@ from .device import Device, default_device
 from .errors import InvalidArgumentError
 from .graph import Expression, record
 from .ops import EXTENSIONS, SPECS
-from .ops.spec import Call, OpSpec, flat_tensors, per_argument
+from .ops.spec import Call, OpSpec, flat_tensors, grouped_outputs, one_by_one_outputs, per_argument
 from .runtime import Tensor
 from .runtime.tensor import checked_array
 from .tensor_desc import TensorDesc
@@ -138,13 +138,13 @@ def _with_empty(spec: OpSpec, device: Device, flat: list, counts: list, attribut
             result = spec.reference(*per_argument(arrays, counts), **attributes)
     except ValueError as exc:
         raise InvalidArgumentError(f"{fn}: {empty}: {exc}") from None
-    results = result if isinstance(result, (list, tuple)) else [result]
+    results = one_by_one_outputs(desc, result)
     if tensor_out:
         if any(np.size(r) == 0 for r in results):
             raise InvalidArgumentError(f"{fn}: {empty}, and the result is empty: a Tensor cannot be (DirectML sizes "
                                        f"are at least 1); pass numpy arrays for a numpy result")
         results = [device.tensor(np.asarray(r)) for r in results]
-    result = type(result)(results) if isinstance(result, (list, tuple)) else results[0]
+    result = grouped_outputs(desc, results)
     return result if keepdims else without_reduced_axes(result, desc.axes)
 def _read_back(tensors: list) -> list[np.ndarray]:
     """Output Tensors as numpy arrays, the Tensors freed."""

@@ -129,7 +129,7 @@ def test_page_examples(device, example):
     want = example.expected if isinstance(example.expected, list) else [example.expected]
 
     def check(got, how):
-        got = got if isinstance(got, list) else [got]
+        got = got if isinstance(got, (list, tuple)) else [got]
         assert len(got) == len(want), how
         for g, w in zip(got, want):
             if spec.tolerance is None:

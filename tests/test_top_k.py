@@ -260,3 +260,19 @@ def test_cli_shader(capsys, argv, wanted):
     assert cli.main(["shader", *argv]) == 0
     out = capsys.readouterr().out
     assert all(w in out for w in wanted), out[:400]
+
+
+def test_several_outputs_are_a_tuple_on_every_path(vulkan_device):
+    """API.md section 15: an operator with several outputs returns a tuple in DirectML's
+    field order: numpy in, Tensors in, a graph's Expressions in, and an empty input's host
+    path alike."""
+    x = np.array([[3, 1, 2], [0, 5, 4]], np.float32)
+    values, indices = got = dml.top_k(x, 2, device=vulkan_device)
+    assert type(got) is tuple and values.tolist() == [[3, 2], [5, 4]] and indices.tolist() == [[0, 2], [1, 2]]
+    got = dml.top_k(vulkan_device.tensor(x), 2)
+    assert type(got) is tuple and [t.numpy().tolist() for t in got] == [[[3, 2], [5, 4]], [[0, 2], [1, 2]]]
+    graph = dml.Graph(vulkan_device)
+    recorded = dml.top_k(graph.input([2, 3], np.float32), 2)
+    assert type(recorded) is tuple and len(recorded) == 2
+    got = dml.top_k(np.zeros((0, 3), np.float32), 2, device=vulkan_device)
+    assert type(got) is tuple and [a.shape for a in got] == [(0, 2), (0, 2)]

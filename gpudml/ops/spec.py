@@ -408,10 +408,11 @@ def regroup(groups, flat) -> list:
 
 def grouped_outputs(desc, flat):
     """An operator's results as its functional form returns them: the one output field's
-    value (a list for a list field: SPLIT's outputs), or a list per field when there are
-    several."""
+    value (a list for a list field: SPLIT's outputs), or a tuple of one value per field in
+    DirectML's field order when there are several (API.md section 15: `values, indices =
+    dml.top_k(x, k=3)`)."""
     groups = regroup(tensor_groups(desc)[1], list(flat))
-    return groups[0] if len(groups) == 1 else groups
+    return groups[0] if len(groups) == 1 else tuple(groups)
 
 
 def one_by_one_outputs(desc, results) -> list:
