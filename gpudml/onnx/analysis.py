@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from . import mapping
+from . import mapping, sequences
 
 KNOWN, TENSOR, UNKNOWN = "known", "tensor", "unknown"
 
@@ -194,6 +194,8 @@ class _Walk:
             return [KNOWN]
         if standard and op in ("Shape", "Size"):
             return [UNKNOWN if present[0] == UNKNOWN else KNOWN]
+        if standard and op in sequences.KNOWN_AT_BUILD:  # (a sequence's length, an optional's presence)
+            return [UNKNOWN if UNKNOWN in present else KNOWN]
         if standard and op == "If" and ins[0] != UNKNOWN:  # its branch is recorded in its place: either may be taken
             self.need(node.input[0])
             branches = []

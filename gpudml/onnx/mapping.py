@@ -1716,7 +1716,10 @@ def _max_unpool(ctx, n):
     return [y]
 
 
-TABLE: tuple[Mapping, ...] = tuple([
+# The sequence and optional ops (issue #45): rows of their own module, which reads this one's helpers.
+from . import sequences as _sequences  # noqa: E402
+
+TABLE: tuple[Mapping, ...] = _sequences.TABLE + tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
             ("add", "add0")),
@@ -1913,7 +1916,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
-    "OneHot": {1: "depth"},
+    "OneHot": {1: "depth"}, **_sequences.CONSTANT_INPUTS,
 }
 
 #: The inputs read for their type alone, per op type (their contents never: an empty one is
