@@ -293,3 +293,19 @@ def test_both_adapter_classes(adapter_class, device):
     model = _model(nodes, [_tensor("x", shape=[6, 5])], [_tensor("y"), _seq("s")],
                    [numpy_helper.from_array(np.array(2, np.int64), "split")])
     _check(model, {"x": _x(6, 5, start=11)}, device)
+
+
+def test_sequence_map_records_its_body_per_item(device):
+    """SequenceMap over a sequence of tensors of several lengths and a tensor, its body
+    reading an outer value (Mul by `scale`) and computing a shape; against onnxruntime."""
+    body = h.make_graph([h.make_node("Add", ["item", "bias"], ["added"]),
+                         h.make_node("Mul", ["added", "scale"], ["out"]), h.make_node("Shape", ["item"], ["shape"])],
+                        "body",
+                        [_tensor("item", shape=None), _tensor("bias", shape=[1])],
+                        [_tensor("out", shape=None), _tensor("shape", T.INT64, [1])])
+    nodes = [h.make_node("Relu", ["x"], ["scale"]),
+             h.make_node("SequenceMap", ["s", "b"], ["outs", "shapes"], body=body)]
+    model = _model(nodes, [_seq("s"), _tensor("b", shape=[1]), _tensor("x", shape=[1])],
+                   [_seq("outs"), _seq("shapes", T.INT64)])
+    _check(model, {"s": [_x(3), _x(5, start=2), _x(1)], "b": np.array([0.5], np.float32),
+                   "x": np.array([2.0], np.float32)}, device)

@@ -204,6 +204,11 @@ class _Walk:
                 scope.graph(g, f"{here}If {node.name!r} {attr}")
                 branches.append([scope.status.get(v.name, UNKNOWN) for v in g.output])
             return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
+        if standard and op == "SequenceMap":  # its body, recorded per item: what in it gpudml cannot run
+            for attr, g in subgraphs(node):
+                scope = self.scoped()
+                scope.status.update({v.name: _worst(*present) for v in g.input})
+                scope.graph(g, f"{here}SequenceMap {node.name!r} {attr}")
         outer = node_outer_names(node)
         generated = standard and op in mapping.GENERATORS and any(s != KNOWN for s in present)
         if (standard and op != "Dropout" and not generated and all(s == KNOWN for s in present)

@@ -145,11 +145,12 @@ PARTLY: dict[tuple[str, str], str] = {
 #: anchor's provider runs them on the CPU; a later provider source composes RandomNormalLike from
 #: DML_RANDOM_GENERATOR (DmlOperatorRandomNormalLike.cpp), whose conversion gpudml follows for all six.
 #: NonMaxSuppression: the provider runs it on the CPU; gpudml's extension kernel on the GPU.
-#: SplitToSequence and Optional: onnxruntime's CPU provider runs them (the DirectML provider registers
-#: no kernel); gpudml splits with DML_SPLIT and keeps optionals as it keeps sequences (sequences.py).
+#: SplitToSequence, SequenceMap and Optional: onnxruntime's CPU provider runs them (the DirectML provider
+#: registers no kernel); gpudml splits with DML_SPLIT, records SequenceMap's body per item and keeps
+#: optionals as it keeps sequences (sequences.py).
 BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "Optional",
                            "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
-                           "SplitToSequence", "Swish")
+                           "SequenceMap", "SplitToSequence", "Swish")
 
 
 def kind(domain: str, op: str) -> str:

@@ -129,6 +129,9 @@ class Context:
         self._onnx_dtype = onnx_dtype
         #: The random nodes' generator states, as graph inputs: (input name, initial state, blocks a run draws).
         self.random_states: list[tuple[str, np.ndarray, int]] = []
+        #: In a session: (subgraph, {its input name: value}, label) -> its outputs, the subgraph recorded
+        #: in place (SequenceMap's body, gpudml/onnx/sequences.py); None eagerly.
+        self.subgraph = None
 
     def random_state(self, key: str, initial: np.ndarray, blocks: int):
         """The DML_RANDOM_GENERATOR state a random node (whose first output is `key`) reads:

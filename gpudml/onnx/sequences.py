@@ -279,6 +279,52 @@ def _get_element(ctx, n):
     return [value]
 
 
+def _sequence_map(ctx, n):
+    """SequenceMap: its body once per item of the first input (every sequence input of that
+    length, a tensor input the same in each), the body's outputs collected into sequences.
+    In a session the body is recorded in the graph per item, as an inlined If branch is
+    (`ctx.subgraph`: fused with the rest, no dispatch of its own); eagerly, it runs per item
+    as a model of its own on the context's device."""
+    body = n.attrs["body"]
+    if not isinstance(n.input(0), Sequence):
+        raise m.NotMapped("input 0 is not a sequence")
+    count = len(n.input(0))
+    for k, v in enumerate(n.inputs):
+        if isinstance(v, Sequence) and len(v) != count:
+            raise BadValue(f"{_label(n)}: every sequence input must have input 0's length, {count}: input {k} "
+                           f"has {len(v)}")
+    outs = [[] for _ in body.output]
+    for i in range(count):
+        bound = {g.name: (v.items[i] if isinstance(v, Sequence) else v) for g, v in zip(body.input, n.inputs)}
+        made = ctx.subgraph(body, bound, f"SequenceMap {n.name!r} body[{i}]") if ctx.subgraph is not None \
+            else _run_body(ctx, body, bound, n.opset)
+        for collected, value in zip(outs, made):
+            collected.append(value)
+    return [Sequence(tuple(items), elem_dtype(v.type) or (_dtype_of(items[0]) if items else np.dtype(np.float32)))
+            for items, v in zip(outs, body.output)]
+
+
+def _run_body(ctx, body: onnx.GraphProto, bound: dict, opset: int) -> list:
+    """The body run eagerly on `ctx.device` (an InferenceSession of it), its inputs `bound`."""
+    from .session import InferenceSession
+
+    if any(name not in bound for name in _outer(body)):
+        raise m.NotMapped("a SequenceMap body reading outer values runs in a session only")
+    model = onnx.helper.make_model(body, opset_imports=[onnx.helper.make_opsetid("", opset)])
+    feeds = {}
+    for v in body.input:
+        value = np.asarray(bound[v.name])
+        want = elem_dtype(v.type)
+        feeds[v.name] = value.astype(want) if want is not None else value
+    return InferenceSession(model, device=ctx.device).run(None, feeds)
+
+
+def _outer(body: onnx.GraphProto) -> set:
+    from .analysis import outer_names
+
+    return outer_names(body)
+
+
 #: The ops of this module, as rows of the mapping table (mapping.TABLE takes them).
 TABLE: tuple = (
     m.Mapping("SequenceConstruct", "none: a list of the inputs (the provider's CPU kernel)", _construct, ()),
@@ -291,6 +337,7 @@ TABLE: tuple = (
     m.Mapping("SequenceLength", "none: a host value (the provider's CPU kernel, output in CPU memory)", _length, ()),
     m.Mapping("ConcatFromSequence", "JOIN (new_axis: each item a view with a 1 inserted)", _concat, ("join",)),
     m.Mapping("SplitToSequence", "SPLIT (keepdims=0: views dropping the axis)", _split, ("split",)),
+    m.Mapping("SequenceMap", "none itself: its body's operators, recorded once per item", _sequence_map, ()),
     m.Mapping("Optional", "none: the value itself (the CPU provider's kernel)", _optional, ()),
     m.Mapping("OptionalHasElement", "none: a host value (the provider's CPU kernel)", _has_element, ()),
     m.Mapping("OptionalGetElement", "none: the value itself (the provider's CPU kernel)", _get_element, ()),

@@ -429,6 +429,15 @@ class _Built:
             raise _Poisoned
         return [scope[v.name] for v in branch.output]
 
+    def _inline(self, graph, values: dict, bound: dict, path: str) -> list:
+        """A subgraph recorded in place (SequenceMap's body, once per item): its inputs `bound`,
+        reading the outer `values` it names; its outputs."""
+        scope = {**values, **{t.name: numpy_helper.to_array(t) for t in graph.initializer}, **bound}
+        self._record(graph.node, scope, path)
+        if any(v.name in self.poisoned for v in graph.output):
+            raise _Poisoned
+        return [scope[v.name] for v in graph.output]
+
     def _node(self, proto, values: dict, path: str) -> list:
         s = self.session
         inputs = [values[name] if name else None for name in proto.input]
@@ -444,6 +453,8 @@ class _Built:
             return self._branch(proto, inputs[0], values, path)
         if sequences.handles(proto.op_type, inputs):  # sequences and optionals (never folded: plain lists)
             node = mapping.Node(proto, s.opset, inputs, [bool(name) for name in proto.output])
+            where = f"{path} / " if path else ""
+            self.ctx.subgraph = lambda g, bound, label: self._inline(g, values, bound, f"{where}{label}")
             return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
         if proto.op_type == "Constant":
             return [_constant_attr(proto)]
