@@ -7,6 +7,7 @@ tensors computed on the GPU inside sequences (no dispatch for the list itself)."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -309,3 +310,20 @@ def test_sequence_map_records_its_body_per_item(device):
                    [_seq("outs"), _seq("shapes", T.INT64)])
     _check(model, {"s": [_x(3), _x(5, start=2), _x(1)], "b": np.array([0.5], np.float32),
                    "x": np.array([2.0], np.float32)}, device)
+
+
+def test_cli_run_prints_and_compares_sequence_items(tmp_path, capsys, adapter):
+    """`gpudml run` of a model with a sequence output: each item named `name[k]`, compared
+    with onnxruntime's item by item; a sequence input is refused for --random with the reason."""
+    from gpudml import cli
+
+    split = _model([h.make_node("SplitToSequence", ["x"], ["s"], axis=0)], [_tensor("x", shape=[3, 2])], [_seq("s")])
+    path = tmp_path / "split.onnx"
+    onnx.save(split, str(path))
+    assert cli.main(["--adapter", adapter, "run", str(path), "--random", "--compare-onnxruntime"]) == 0
+    out = capsys.readouterr().out
+    assert "s[2]: float32 [1, 2]" in out and re.search(r"s\[2\]: largest difference 0 \(bound \S+\) ok", out), out
+    concat = _model([h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)], [_seq("s")], [_tensor("y")])
+    onnx.save(concat, str(path))
+    assert cli.main(["--adapter", adapter, "run", str(path), "--random"]) == 2
+    assert "input 's' is a seq(tensor(float)): --random and --input make tensors only" in capsys.readouterr().err
