@@ -327,3 +327,18 @@ def test_cli_run_prints_and_compares_sequence_items(tmp_path, capsys, adapter):
     onnx.save(concat, str(path))
     assert cli.main(["--adapter", adapter, "run", str(path), "--random"]) == 2
     assert "input 's' is a seq(tensor(float)): --random and --input make tensors only" in capsys.readouterr().err
+
+
+def test_sequence_across_a_data_dependent_split_is_refused(device):
+    """A graph split at NonZero carries tensors only: a sequence read after it is refused,
+    named; a position computed from a sequence input's values is refused at construction."""
+    model = _model([h.make_node("SequenceConstruct", ["x"], ["s"]), h.make_node("NonZero", ["x"], ["nz"])],
+                   [_tensor("x", shape=[4])], [_tensor("nz", T.INT64), _seq("s")])
+    with pytest.raises(UnsupportedError, match=r"the sequence or optional 's' is read after node '' \(NonZero\)"):
+        gonnx.InferenceSession(model, device=device)  # (built at construction: the input's shape is fixed)
+    position = _model([h.make_node("SequenceAt", ["s", "zero"], ["p"]), h.make_node("SequenceAt", ["s", "p"], ["y"])],
+                      [_seq("s", T.INT64)], [_tensor("y", T.INT64)],
+                      [numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    with pytest.raises(UnsupportedError, match=r"computed from input 's', a seq\(tensor\(int64\)\): gpudml computes "
+                                               r"such values on the host from tensor inputs only"):
+        gonnx.InferenceSession(position, device=device)

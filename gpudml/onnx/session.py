@@ -20,6 +20,9 @@ the host, kept in a bounded cache (build_cache_size).
 
 BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
 converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
+Sequences and optionals (gpudml/onnx/sequences.py) are tuples of recorded values while the
+graph is built; as graph inputs and outputs, Python lists of arrays (None: an empty
+optional), a fed sequence's items graph inputs of their own.
 """
 
 from __future__ import annotations
