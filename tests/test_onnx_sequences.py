@@ -342,3 +342,26 @@ def test_sequence_across_a_data_dependent_split_is_refused(device):
     with pytest.raises(UnsupportedError, match=r"computed from input 's', a seq\(tensor\(int64\)\): gpudml computes "
                                                r"such values on the host from tensor inputs only"):
         gonnx.InferenceSession(position, device=device)
+
+
+def test_scalar_items_and_repeated_items(device):
+    """Rank-0 tensors in a sequence (a type that declares them so: rank 0 out, as
+    onnxruntime), the same GPU tensor twice in one sequence output."""
+    scalar_seq = h.make_value_info("s", h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, [])))
+    nodes = [h.make_node("ReduceSum", ["x"], ["total"], keepdims=0), h.make_node("Relu", ["x"], ["r"]),
+             h.make_node("SequenceConstruct", ["total", "total"], ["s"]),
+             h.make_node("SequenceConstruct", ["r", "r", "x"], ["twice"])]
+    model = _model(nodes, [_tensor("x", shape=[3])], [scalar_seq, _seq("twice")], opset=13)
+    _check(model, {"x": _x(3, start=1)}, device)
+
+
+def test_strided_and_broadcast_items(device):
+    """A Transpose (a strided view) and an Expand (stride 0) in a sequence: concatenated, split
+    again and returned (written packed), as onnxruntime gives them."""
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), h.make_node("Expand", ["b", "shape"], ["e"]),
+             h.make_node("SequenceConstruct", ["t", "e"], ["s"]),
+             h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0),
+             h.make_node("SplitToSequence", ["t"], ["cols"], axis=1, keepdims=0)]
+    model = _model(nodes, [_tensor("x", shape=[2, 3]), _tensor("b", shape=[1, 2])],
+                   [_seq("s"), _tensor("y"), _seq("cols")], [numpy_helper.from_array(np.array([4, 2]), "shape")])
+    _check(model, {"x": _x(2, 3, start=2), "b": np.array([[7, -1]], np.float32)}, device)

@@ -39,7 +39,6 @@ import onnx
 
 from ..errors import InvalidArgumentError, OutOfBoundsError
 from ..graph import Expression
-from . import mapping as m
 
 
 class BadValue(InvalidArgumentError):
@@ -102,7 +101,7 @@ def _sequence(n, k: int) -> Sequence:
     if isinstance(value, OptionalValue):
         value = value.value
     if not isinstance(value, Sequence):
-        raise m.NotMapped(f"input {k} is not a sequence (got {type(value).__name__})")
+        raise BadValue(f"{_label(n)}: input {k} is not a sequence (got {type(value).__name__})")
     return value
 
 
@@ -198,13 +197,13 @@ def _concat(ctx, n):
     items = list(seq.items)
     if new_axis:
         shapes = [s[:axis] + [1] + s[axis:] for s in shapes]
-        items = [m.reshape(ctx, x, s) if not _empty_value(x) else np.reshape(x, s) for x, s in zip(items, shapes)]
+        items = [ctx.reshape(x, s) if not _empty_value(x) else np.reshape(x, s) for x, s in zip(items, shapes)]
     kept = [x for x in items if not _empty_value(x)]
     if _host(ctx, kept) or not kept:
         return [np.concatenate([np.asarray(x) for x in items], axis=axis)]
     if len(kept) == 1:
         return [kept[0]]
-    return [ctx.fn("join")([m.as_expr(ctx, x) for x in kept], axis)]
+    return [ctx.fn("join")([ctx.as_expr(x) for x in kept], axis)]
 
 
 def _empty_value(x) -> bool:
@@ -246,13 +245,13 @@ def _split(ctx, n):
     if _host(ctx, [x]):
         cut = iter(np.split(np.asarray(x), np.cumsum(parts)[:-1], axis=axis) if parts else [])
     else:
-        cut = iter(list(ctx.fn("split")(m.as_expr(ctx, x), axis, parts)) if len(parts) > 1 else [x])
+        cut = iter(list(ctx.fn("split")(ctx.as_expr(x), axis, parts)) if len(parts) > 1 else [x])
     items = []
     for s in sizes:
         shape = sizes_in[:axis] + [s] + sizes_in[axis + 1:]
         item = next(cut) if s else np.zeros(shape, dtype)
         if split is None and not n.attr("keepdims", 1):
-            item = m.reshape(ctx, item, shape[:axis] + shape[axis + 1:]) if isinstance(item, Expression) \
+            item = ctx.reshape(item, shape[:axis] + shape[axis + 1:]) if isinstance(item, Expression) \
                 else np.reshape(item, shape[:axis] + shape[axis + 1:])
         items.append(item)
     return [Sequence(tuple(items), np.dtype(dtype))]
@@ -283,12 +282,10 @@ def _sequence_map(ctx, n):
     """SequenceMap: its body once per item of the first input (every sequence input of that
     length, a tensor input the same in each), the body's outputs collected into sequences.
     In a session the body is recorded in the graph per item, as an inlined If branch is
-    (`ctx.subgraph`: fused with the rest, no dispatch of its own); eagerly, it runs per item
-    as a model of its own on the context's device."""
+    (`ctx.subgraph`: fused with the rest, no dispatch of its own); eagerly, its nodes run
+    per item through their rows on the context's device (mapping.Context.subgraph)."""
     body = n.attrs["body"]
-    if not isinstance(n.input(0), Sequence):
-        raise m.NotMapped("input 0 is not a sequence")
-    count = len(n.input(0))
+    count = len(_sequence(n, 0))
     for k, v in enumerate(n.inputs):
         if isinstance(v, Sequence) and len(v) != count:
             raise BadValue(f"{_label(n)}: every sequence input must have input 0's length, {count}: input {k} "
@@ -296,56 +293,34 @@ def _sequence_map(ctx, n):
     outs = [[] for _ in body.output]
     for i in range(count):
         bound = {g.name: (v.items[i] if isinstance(v, Sequence) else v) for g, v in zip(body.input, n.inputs)}
-        made = ctx.subgraph(body, bound, f"SequenceMap {n.name!r} body[{i}]") if ctx.subgraph is not None \
-            else _run_body(ctx, body, bound, n.opset)
+        made = ctx.subgraph(body, bound, f"SequenceMap {n.name!r} body[{i}]", n.opset)
         for collected, value in zip(outs, made):
             collected.append(value)
     return [Sequence(tuple(items), elem_dtype(v.type) or (_dtype_of(items[0]) if items else np.dtype(np.float32)))
             for items, v in zip(outs, body.output)]
 
 
-def _run_body(ctx, body: onnx.GraphProto, bound: dict, opset: int) -> list:
-    """The body run eagerly on `ctx.device` (an InferenceSession of it), its inputs `bound`."""
-    from .session import InferenceSession
-
-    if any(name not in bound for name in _outer(body)):
-        raise m.NotMapped("a SequenceMap body reading outer values runs in a session only")
-    model = onnx.helper.make_model(body, opset_imports=[onnx.helper.make_opsetid("", opset)])
-    feeds = {}
-    for v in body.input:
-        value = np.asarray(bound[v.name])
-        want = elem_dtype(v.type)
-        feeds[v.name] = value.astype(want) if want is not None else value
-    return InferenceSession(model, device=ctx.device).run(None, feeds)
-
-
-def _outer(body: onnx.GraphProto) -> set:
-    from .analysis import outer_names
-
-    return outer_names(body)
-
-
-#: The ops of this module, as rows of the mapping table (mapping.TABLE takes them).
-TABLE: tuple = (
-    m.Mapping("SequenceConstruct", "none: a list of the inputs (the provider's CPU kernel)", _construct, ()),
-    m.Mapping("SequenceEmpty", "none: an empty list (the provider's CPU kernel)", _empty, ()),
-    m.Mapping("SequenceAt", "none: the item itself (the provider's CPU kernel; position on the host)", _at, ()),
-    m.Mapping("SequenceInsert", "none: a list with the tensor itself (the provider's CPU kernel; position on the "
-              "host)", _insert, ()),
-    m.Mapping("SequenceErase", "none: a list without the item (the provider's CPU kernel; position on the host)",
-              _erase, ()),
-    m.Mapping("SequenceLength", "none: a host value (the provider's CPU kernel, output in CPU memory)", _length, ()),
-    m.Mapping("ConcatFromSequence", "JOIN (new_axis: each item a view with a 1 inserted)", _concat, ("join",)),
-    m.Mapping("SplitToSequence", "SPLIT (keepdims=0: views dropping the axis)", _split, ("split",)),
-    m.Mapping("SequenceMap", "none itself: its body's operators, recorded once per item", _sequence_map, ()),
-    m.Mapping("Optional", "none: the value itself (the CPU provider's kernel)", _optional, ()),
-    m.Mapping("OptionalHasElement", "none: a host value (the provider's CPU kernel)", _has_element, ()),
-    m.Mapping("OptionalGetElement", "none: the value itself (the provider's CPU kernel)", _get_element, ()),
+#: The ops of this module, as rows of the mapping table (mapping.TABLE makes them mapping.Mapping
+#: rows): (op type, what DirectML's execution provider runs, build(ctx, node), gpudml forms called).
+ROWS: tuple = (
+    ("SequenceConstruct", "none: a list of the inputs (the provider's CPU kernel)", _construct, ()),
+    ("SequenceEmpty", "none: an empty list (the provider's CPU kernel)", _empty, ()),
+    ("SequenceAt", "none: the item itself (the provider's CPU kernel; position on the host)", _at, ()),
+    ("SequenceInsert", "none: a list with the tensor itself (the provider's CPU kernel; position on the host)",
+     _insert, ()),
+    ("SequenceErase", "none: a list without the item (the provider's CPU kernel; position on the host)", _erase, ()),
+    ("SequenceLength", "none: a host value (the provider's CPU kernel, output in CPU memory)", _length, ()),
+    ("ConcatFromSequence", "JOIN (new_axis: each item a view with a 1 inserted)", _concat, ("join",)),
+    ("SplitToSequence", "SPLIT (keepdims=0: views dropping the axis)", _split, ("split",)),
+    ("SequenceMap", "none itself: its body's operators, recorded once per item", _sequence_map, ()),
+    ("Optional", "none: the value itself (the CPU provider's kernel)", _optional, ()),
+    ("OptionalHasElement", "none: a host value (the provider's CPU kernel)", _has_element, ()),
+    ("OptionalGetElement", "none: the value itself (the provider's CPU kernel)", _get_element, ()),
 )
 
-#: The op types of TABLE: a session records them even where their inputs are all known on
+#: The op types of ROWS: a session records them even where their inputs are all known on
 #: the host (onnx's reference evaluator is not asked to fold a sequence).
-OPS = frozenset(row.op_type for row in TABLE)
+OPS = frozenset(row[0] for row in ROWS)
 
 #: Build-time inputs (index: what), mapping.CONSTANT_INPUTS takes them.
 CONSTANT_INPUTS = {"SequenceAt": {1: "position"}, "SequenceInsert": {2: "position"},
@@ -460,18 +435,25 @@ def feeds(name: str, t: onnx.TypeProto, value) -> dict:
     return {name: array.reshape(array.shape or (1,))}
 
 
-def output(value, computed, is_bool: bool):
-    """A graph output that is a sequence or an optional, as onnxruntime's Python API returns
-    it: a list of numpy arrays, None for an empty optional; `computed` gives the compiled
-    graph's results in the order of `leaves`."""
+def output(value, computed, is_bool: bool, t: onnx.TypeProto | None = None):
+    """A graph output (of type `t`) that is a sequence or an optional, as onnxruntime's Python
+    API returns it: a list of numpy arrays, None for an empty optional; `computed` gives the
+    compiled graph's results in the order of `leaves`. An item of one element is rank 0 where
+    the type declares its tensors so (DirectML's rank-0 stand-in is [1])."""
+    kind = t.WhichOneof("value") if t is not None else None
     if isinstance(value, Sequence):
-        return [output(item, computed, is_bool) for item in value.items]
+        inner = t.sequence_type.elem_type if kind == "sequence_type" else None
+        return [output(item, computed, is_bool, inner) for item in value.items]
     if isinstance(value, OptionalValue):
-        return None if value.value is None else output(value.value, computed, is_bool)
+        inner = t.optional_type.elem_type if kind == "optional_type" else None
+        return None if value.value is None else output(value.value, computed, is_bool, inner)
     array = next(computed) if isinstance(value, Expression) else np.array(value)
+    scalar = kind == "tensor_type" and t.tensor_type.HasField("shape") and not t.tensor_type.shape.dim
+    if scalar and array.size == 1:
+        array = array.reshape(())
     return array.astype(np.bool_) if is_bool else array
 
 
-__all__ = ["CONSTANT_INPUTS", "KNOWN_AT_BUILD", "OPS", "TABLE", "BadPosition", "BadValue", "OptionalValue",
+__all__ = ["CONSTANT_INPUTS", "KNOWN_AT_BUILD", "OPS", "ROWS", "BadPosition", "BadValue", "OptionalValue",
            "Sequence", "check_feed", "feeds", "graph_input", "handles", "is_container", "leaves", "map_leaves",
            "output", "shape_key", "type_string"]

@@ -457,7 +457,7 @@ class _Built:
         if sequences.handles(proto.op_type, inputs):  # sequences and optionals (never folded: plain lists)
             node = mapping.Node(proto, s.opset, inputs, [bool(name) for name in proto.output])
             where = f"{path} / " if path else ""
-            self.ctx.subgraph = lambda g, bound, label: self._inline(g, values, bound, f"{where}{label}")
+            self.ctx.subgraph = lambda g, bound, label, opset: self._inline(g, values, bound, f"{where}{label}")
             return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
         if proto.op_type == "Constant":
             return [_constant_attr(proto)]
@@ -626,7 +626,7 @@ class _Built:
         out = {}
         for v, r, is_bool, sizes in zip(self.session._outputs, final.results, final.bool_outputs, final.out_shapes):
             if sizes is None:  # a sequence (a list of arrays) or an optional (None where empty)
-                out[v.name] = sequences.output(r, computed, is_bool)
+                out[v.name] = sequences.output(r, computed, is_bool, v.type)
                 continue
             value = next(computed) if isinstance(r, Expression) else np.array(r)
             value = value.reshape(sizes)
