@@ -365,3 +365,16 @@ def test_strided_and_broadcast_items(device):
     model = _model(nodes, [_tensor("x", shape=[2, 3]), _tensor("b", shape=[1, 2])],
                    [_seq("s"), _tensor("y"), _seq("cols")], [numpy_helper.from_array(np.array([4, 2]), "shape")])
     _check(model, {"x": _x(2, 3, start=2), "b": np.array([[7, -1]], np.float32)}, device)
+
+
+def test_position_from_what_gpudml_cannot_run_is_refused_at_construction():
+    """A position is a build-time value: one computed from a node gpudml cannot run (Unique)
+    is refused at construction, both nodes named; never read back from the GPU."""
+    nodes = [h.make_node("Unique", ["p"], ["u"], name="uniq"), h.make_node("SequenceConstruct", ["x"], ["s"]),
+             h.make_node("SequenceAt", ["s", "u"], ["y"], name="pick")]
+    model = _model(nodes, [_tensor("x", shape=[2]), _tensor("p", T.INT64, [1])], [_tensor("y")])
+    with pytest.raises(UnsupportedError) as caught:
+        gonnx.InferenceSession(model)
+    text = str(caught.value)
+    assert "uniq (Unique, opset 17)" in text and "pick (SequenceAt, opset 17): position (input 1) is computed from " \
+                                                  "what gpudml cannot run" in text, text
