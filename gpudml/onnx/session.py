@@ -459,6 +459,9 @@ class _Built:
             where = f"{path} / " if path else ""
             self.ctx.subgraph = lambda g, bound, label, opset: self._inline(g, values, bound, f"{where}{label}")
             return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
+        if any(sequences.is_container(v) for v in inputs):
+            raise NotMapped("it reads a sequence or an optional: gpudml runs the sequence and optional ops (and "
+                            "Identity) on them")
         if proto.op_type == "Constant":
             return [_constant_attr(proto)]
         if proto.op_type in ("Shape", "Size"):
