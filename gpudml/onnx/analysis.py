@@ -4,9 +4,9 @@ An InferenceSession builds its gpudml Graph once per set of input shapes. When i
 every value of the model is one of:
 
 - KNOWN: its value is known: initializers, Constant, Shape and Size of a value whose sizes
-  are known (SequenceLength of a sequence and OptionalHasElement of an optional, likewise:
-  gpudml/onnx/sequences.py), and what a node computes from KNOWN values alone (evaluated on the host, or,
-  for an If whose condition is KNOWN, its branch recorded in its place);
+  are known (SequenceLength of a sequence and OptionalHasElement of an optional likewise:
+  gpudml/onnx/sequences.py), and what a node computes from KNOWN values alone (evaluated on
+  the host, or, for an If whose condition is KNOWN, its branch recorded in its place);
 - TENSOR: a tensor computed at run time whose sizes are known: the graph inputs (once
   their shapes are given) and what DirectML's operators compute from them;
 - UNKNOWN: neither: what a node gpudml cannot run computes (a data-dependent shape such as

@@ -156,7 +156,7 @@ class Context:
             if proto.op_type == "Constant" and "value" in attrs:
                 outs = [onnx.numpy_helper.to_array(attrs["value"])]
             elif proto.op_type in ("Shape", "Size"):
-                sizes = list(np.shape(inputs[0]))
+                sizes = shape(inputs[0])
                 outs = [np.array(sizes[attrs.get("start", 0):attrs.get("end")] if proto.op_type == "Shape"
                                  else int(np.prod(sizes)), np.int64)]
             elif proto.op_type in BY_TYPE:
