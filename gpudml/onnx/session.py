@@ -241,7 +241,8 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None) -> list[np.ndarray]:
         """The outputs named (None: every output, in the model's order) for `input_feed`
-        ({input name: numpy array}), as numpy arrays."""
+        ({input name: numpy array}; a sequence input a list of arrays, an optional one None
+        where empty), as numpy arrays (a sequence output a list of them)."""
         if not isinstance(input_feed, dict):
             raise InvalidArgumentError(f"InferenceSession.run: input_feed must be a dict of input name -> numpy "
                                        f"array, got {type(input_feed).__name__}")
