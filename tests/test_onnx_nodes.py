@@ -31,7 +31,7 @@ from onnx import numpy_helper
 import gpudml as dml
 from gpudml import reference
 from gpudml.errors import InvalidArgumentError, UnsupportedError
-from gpudml.onnx import mapping
+from gpudml.onnx import mapping, sequences
 
 NODE_TESTS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
 
@@ -52,16 +52,17 @@ def load(name: str):
     (node,) = model.graph.node
     for value in list(model.graph.input) + list(model.graph.output):
         kind = value.type.WhichOneof("value")
-        if kind != "tensor_type":
+        if kind not in ("tensor_type", "sequence_type", "optional_type"):
             raise NotDirectML(f"a {kind.removesuffix('_type')} value ({value.name}): DirectML has tensors only")
     data = folder / "test_data_set_0"
-    given = [_read(p) for p in sorted(data.glob("input_*.pb"), key=_index)]
+    types = [v.type for v in model.graph.input]
+    given = [_read(p, t) for p, t in zip(sorted(data.glob("input_*.pb"), key=_index), types)]
     # Node inputs left empty ('') are omitted optional inputs; the graph's inputs are the others, in order.
     inputs, it = [], iter(given)
     for name_in in node.input:
         inputs.append(next(it) if name_in else None)
-    outputs = [_read(p) for p in sorted(data.glob("output_*.pb"), key=_index)]
-    for a in given + outputs:
+    outputs = [_read(p, v.type) for p, v in zip(sorted(data.glob("output_*.pb"), key=_index), model.graph.output)]
+    for a in [leaf for value in given + outputs for leaf in _leaves(value)]:
         if a.dtype.kind in "USO":
             raise NotDirectML(f"{a.dtype} tensors: DirectML has numeric types only")
         if a.dtype != np.bool_ and a.dtype not in _DIRECTML_DTYPES:
@@ -73,10 +74,51 @@ def _index(path: Path) -> int:
     return int(path.stem.split("_")[1])
 
 
-def _read(path: Path) -> np.ndarray:
+def _read(path: Path, kind: onnx.TypeProto | None = None):
+    """A test's value: a numpy array; a sequence (`kind`'s) a list of them, an optional its
+    value or None, as onnxruntime's Python API passes them."""
+    which = kind.WhichOneof("value") if kind is not None else "tensor_type"
+    if which == "sequence_type":
+        proto = onnx.SequenceProto()
+        proto.ParseFromString(path.read_bytes())
+        return numpy_helper.to_list(proto)
+    if which == "optional_type":
+        proto = onnx.OptionalProto()
+        proto.ParseFromString(path.read_bytes())
+        return numpy_helper.to_optional(proto)
     tensor = onnx.TensorProto()
     tensor.ParseFromString(path.read_bytes())
     return numpy_helper.to_array(tensor)
+
+
+def _leaves(value) -> list:
+    """The arrays a value of a test holds (a list's, none for None)."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _eager_value(value, kind: onnx.TypeProto):
+    """A test's value as a build function reads it eagerly: a sequence a sequences.Sequence,
+    an optional a sequences.OptionalValue, BOOL tensors UINT8 (as the provider passes them)."""
+    which = kind.WhichOneof("value")
+    if which == "sequence_type":
+        return sequences.Sequence(tuple(_eager_value(v, kind.sequence_type.elem_type) for v in value),
+                                  sequences.elem_dtype(kind))
+    if which == "optional_type":
+        return sequences.OptionalValue(None if value is None else _eager_value(value, kind.optional_type.elem_type))
+    return value.astype(np.uint8) if value is not None and value.dtype == np.bool_ else value
+
+
+def _plain(value):
+    """An eager output as the tests compare it: a Sequence a list, an OptionalValue its value."""
+    if isinstance(value, sequences.Sequence):
+        return [_plain(v) for v in value.items]
+    if isinstance(value, sequences.OptionalValue):
+        return None if value.value is None else _plain(value.value)
+    return value
 
 
 def opset_of(model) -> int:
@@ -91,12 +133,12 @@ def run_eagerly(model, inputs: list, device) -> list:
     reason = mapping.refusal(node.op_type, node.domain, opset)
     if reason is not None:
         raise mapping.NotMapped(reason)
-    types = {v.name: onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
-             for v in list(model.graph.input) + list(model.graph.output)}
+    types = {v.name: sequences.elem_dtype(v.type) for v in list(model.graph.input) + list(model.graph.output)}
     ctx = mapping.Context(device, onnx_dtype=types.__getitem__)
-    inputs = [a.astype(np.uint8) if a is not None and a.dtype == np.bool_ else a for a in inputs]
+    kinds = {v.name: v.type for v in model.graph.input}
+    inputs = [_eager_value(a, kinds[name]) if name else None for a, name in zip(inputs, node.input)]
     n = mapping.Node(node, opset, inputs, [bool(name) for name in node.output])
-    return mapping.BY_TYPE[node.op_type].build(ctx, n)
+    return [_plain(v) for v in mapping.BY_TYPE[node.op_type].build(ctx, n)]
 
 
 _SUPPORT_TABLE = re.compile(r"data_type (\w+) is not supported at (\w+) \(")
@@ -125,6 +167,11 @@ def compare(name: str, got: list, want: list) -> None:
     (tests/test_onnx_random.py checks the draws' statistics and their determinism)."""
     assert len(got) == len(want), f"{name}: {len(got)} outputs, ONNX {len(want)}"
     for k, (g, w) in enumerate(zip(got, want)):
+        if isinstance(w, list) or w is None:  # a sequence (a list of arrays), an empty optional (None)
+            assert isinstance(g, list) if w is not None else g is None, f"{name}: output {k}: {g!r}, ONNX {w!r}"
+            if w is not None:
+                compare(f"{name}: output {k}", g, w)
+            continue
         g = np.asarray(g)
         if w.ndim == 0 and g.shape == (1,):
             g = g.reshape(())
@@ -146,8 +193,6 @@ def compare(name: str, got: list, want: list) -> None:
 NOT_DIRECTML = {
     "test_equal_string": "tensors: DirectML has numeric types only",
     "test_equal_string_broadcast": "tensors: DirectML has numeric types only",
-    "test_identity_opt": "DirectML has tensors only",
-    "test_identity_sequence": "DirectML has tensors only",
     "test_max_float64": "FLOAT64: not in the operator's support table",
     "test_mod_mixed_sign_float64": "FLOAT64: not in the operator's support table",
     "test_quantizelinear_int16": "INT16: not in the operator's support table",
@@ -290,7 +335,11 @@ NODE_NAMES = _node_tests()
 
 #: Mapped op types the onnx 1.22.0 wheel has no node test of.
 NO_NODE_TEST = {"GlobalLpPool", "MaxRoiPool", "RandomUniform", "RandomUniformLike", "RandomNormal",
-                "RandomNormalLike", "Multinomial"}
+                "RandomNormalLike", "Multinomial",
+                # (the wheel's models of several sequence nodes, simple/test_sequence_model1-8, run in
+                # tests/test_onnx_sequences.py)
+                "ConcatFromSequence", "Optional", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase",
+                "SequenceLength"}
 
 
 @pytest.mark.parametrize("name", NODE_NAMES)

@@ -4,8 +4,9 @@ An InferenceSession builds its gpudml Graph once per set of input shapes. When i
 every value of the model is one of:
 
 - KNOWN: its value is known: initializers, Constant, Shape and Size of a value whose sizes
-  are known, and what a node computes from KNOWN values alone (evaluated on the host, or,
-  for an If whose condition is KNOWN, its branch recorded in its place);
+  are known (SequenceLength of a sequence and OptionalHasElement of an optional likewise:
+  gpudml/onnx/sequences.py), and what a node computes from KNOWN values alone (evaluated on
+  the host, or, for an If whose condition is KNOWN, its branch recorded in its place);
 - TENSOR: a tensor computed at run time whose sizes are known: the graph inputs (once
   their shapes are given) and what DirectML's operators compute from them;
 - UNKNOWN: neither: what a node gpudml cannot run computes (a data-dependent shape such as
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from . import mapping
+from . import mapping, sequences
 
 KNOWN, TENSOR, UNKNOWN = "known", "tensor", "unknown"
 
@@ -194,6 +195,8 @@ class _Walk:
             return [KNOWN]
         if standard and op in ("Shape", "Size"):
             return [UNKNOWN if present[0] == UNKNOWN else KNOWN]
+        if standard and op in sequences.KNOWN_AT_BUILD:  # (a sequence's length, an optional's presence)
+            return [UNKNOWN if UNKNOWN in present else KNOWN]
         if standard and op == "If" and ins[0] != UNKNOWN:  # its branch is recorded in its place: either may be taken
             self.need(node.input[0])
             branches = []
@@ -202,6 +205,11 @@ class _Walk:
                 scope.graph(g, f"{here}If {node.name!r} {attr}")
                 branches.append([scope.status.get(v.name, UNKNOWN) for v in g.output])
             return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
+        if standard and op == "SequenceMap":  # its body, recorded per item: what in it gpudml cannot run
+            for attr, g in subgraphs(node):
+                scope = self.scoped()
+                scope.status.update({v.name: _worst(*present) for v in g.input})
+                scope.graph(g, f"{here}SequenceMap {node.name!r} {attr}")
         outer = node_outer_names(node)
         generated = standard and op in mapping.GENERATORS and any(s != KNOWN for s in present)
         if (standard and op != "Dropout" and not generated and all(s == KNOWN for s in present)

@@ -54,7 +54,9 @@ class GpudmlBackendRep(BackendRep):
                 raise InvalidArgumentError(f"gpudml.onnx.backend: the model takes {len(self._names)} inputs "
                                            f"({', '.join(map(repr, self._names))}), given {len(inputs)}")
             feeds = dict(zip(self._names, inputs))
-        outputs = self.session.run(None, {k: np.asarray(v) for k, v in feeds.items()})
+        # (a sequence is a list of arrays, an empty optional None: given as they are)
+        outputs = self.session.run(None, {k: v if isinstance(v, (list, tuple)) or v is None else np.asarray(v)
+                                          for k, v in feeds.items()})
         fields = [_field(n, k) for k, n in enumerate(self._outputs)]
         if len(set(fields)) < len(fields):
             fields = [f"output_{k}" for k in range(len(fields))]

@@ -99,10 +99,8 @@ ISSUES: dict[int, str] = {
 NOT_YET: dict[tuple[str, str], int] = {
     # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
     # ImageScaler is not planned: below)
-    # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
-    **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
-                                 "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
-                                 "SequenceLength", "OptionalGetElement", "OptionalHasElement")},
+    # 45: recurrence and control flow (the sequences and optionals are mapped: gpudml/onnx/sequences.py)
+    **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If")},
     # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization it registers in ai.onnx)
     (ONNX, "SimplifiedLayerNormalization"): 46,
     **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "SkipLayerNormalization",
@@ -147,8 +145,12 @@ PARTLY: dict[tuple[str, str], str] = {
 #: anchor's provider runs them on the CPU; a later provider source composes RandomNormalLike from
 #: DML_RANDOM_GENERATOR (DmlOperatorRandomNormalLike.cpp), whose conversion gpudml follows for all six.
 #: NonMaxSuppression: the provider runs it on the CPU; gpudml's extension kernel on the GPU.
-BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "RandomNormal",
-                           "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Swish")
+#: SplitToSequence, SequenceMap and Optional: onnxruntime's CPU provider runs them (the DirectML provider
+#: registers no kernel); gpudml splits with DML_SPLIT, records SequenceMap's body per item and keeps
+#: optionals as it keeps sequences (sequences.py).
+BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "Optional",
+                           "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+                           "SequenceMap", "SplitToSequence", "Swish")
 
 
 def kind(domain: str, op: str) -> str:

@@ -37,6 +37,7 @@ from ..ops import spec_named
 from ..ops.elementwise import ScaleBias
 from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
+from . import sequences
 
 #: The newest opset of the onnx release gpudml is tested with (1.22.0).
 NEWEST = onnx.defs.onnx_opset_version()
@@ -129,6 +130,42 @@ class Context:
         self._onnx_dtype = onnx_dtype
         #: The random nodes' generator states, as graph inputs: (input name, initial state, blocks a run draws).
         self.random_states: list[tuple[str, np.ndarray, int]] = []
+        #: (subgraph, {its input name: value}, label, opset) -> its outputs (SequenceMap's body, once per
+        #: item: gpudml/onnx/sequences.py): a session records the subgraph in place; eagerly, its
+        #: nodes run one by one (`eager_subgraph`).
+        self.subgraph = self.eager_subgraph
+
+    def as_expr(self, x):
+        return as_expr(self, x)
+
+    def reshape(self, x, sizes):
+        return reshape(self, x, sizes)
+
+    def eager_subgraph(self, graph: onnx.GraphProto, bound: dict, label: str, opset: int) -> list:
+        """A subgraph run eagerly, its inputs `bound`: Constant, Shape and Size on the host,
+        every other node through its row (what the subgraph reads from outside it is not known
+        eagerly: NotMapped)."""
+        values = {"": None, **{t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}, **bound}
+        for proto in graph.node:
+            missing = [name for name in proto.input if name not in values]
+            if missing:
+                raise NotMapped(f"{label}: {proto.op_type} reads {missing[0]!r} from outside the subgraph, which "
+                                f"runs in a session only")
+            inputs = [values[name] for name in proto.input]
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
+            if proto.op_type == "Constant" and "value" in attrs:
+                outs = [onnx.numpy_helper.to_array(attrs["value"])]
+            elif proto.op_type in ("Shape", "Size"):
+                sizes = shape(inputs[0])
+                outs = [np.array(sizes[attrs.get("start", 0):attrs.get("end")] if proto.op_type == "Shape"
+                                 else int(np.prod(sizes)), np.int64)]
+            elif proto.op_type in BY_TYPE:
+                node = Node(proto, opset, inputs, [bool(name) for name in proto.output])
+                outs = BY_TYPE[proto.op_type].build(self, node)
+            else:
+                raise NotMapped(f"{label}: {proto.op_type}: {refusal(proto.op_type, proto.domain, opset)}")
+            values.update(zip(proto.output, outs))
+        return [values[v.name] for v in graph.output]
 
     def random_state(self, key: str, initial: np.ndarray, blocks: int):
         """The DML_RANDOM_GENERATOR state a random node (whose first output is `key`) reads:
@@ -1716,7 +1753,7 @@ def _max_unpool(ctx, n):
     return [y]
 
 
-TABLE: tuple[Mapping, ...] = tuple([
+TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tuple([
     # element-wise and activations (gpudml/ops/elementwise/)
     Mapping("Add", "ELEMENT_WISE_ADD1 (floats), ELEMENT_WISE_ADD (integers)", _binary("add", ints="add0"),
             ("add", "add0")),
@@ -1913,7 +1950,7 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Col2Im": {1: "image_shape", 2: "block_shape"}, "MaxUnpool": {2: "output_shape"},
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
-    "OneHot": {1: "depth"},
+    "OneHot": {1: "depth"}, **sequences.CONSTANT_INPUTS,
 }
 
 #: The inputs read for their type alone, per op type (their contents never: an empty one is

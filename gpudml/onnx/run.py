@@ -67,6 +67,9 @@ def feeds_for(session: InferenceSession, inputs: list[str], random: bool, seed: 
         if not random:
             raise InvalidArgumentError(f"gpudml run: no value for input {arg.name!r} ({arg.type} {arg.shape}); give "
                                        f"--input {arg.name}=FILE.npy, or --random")
+        if not arg.type.startswith("tensor("):
+            raise InvalidArgumentError(f"gpudml run: input {arg.name!r} is a {arg.type}: --random and --input make "
+                                       f"tensors only; run the model from Python (InferenceSession.run takes a list)")
         shape = []
         for axis, d in enumerate(arg.shape):
             if isinstance(d, int) and d > 0:
@@ -96,6 +99,19 @@ def _summary(a: np.ndarray) -> str:
     return f"min {f.min():.6g}  max {f.max():.6g}  mean {f.mean():.6g}"
 
 
+def _flat(names: list[str], outputs: list) -> tuple[list[str], list]:
+    """The outputs with each sequence's items in its place, named `name[k]`."""
+    flat_names, flat = [], []
+    for name, value in zip(names, outputs):
+        if isinstance(value, list):
+            flat_names += [f"{name}[{k}]" for k in range(len(value))]
+            flat += value
+        else:
+            flat_names.append(name)
+            flat.append(value)
+    return flat_names, flat
+
+
 def cmd_run(args) -> int:
     dims = parse_dims(args.dim)
     device = Device(adapter=args.adapter)
@@ -110,7 +126,11 @@ def cmd_run(args) -> int:
         outputs = session.run(None, feeds)
     names = [o.name for o in session.get_outputs()]
     print(f"{args.model} on {device.adapter_name}: {session.dispatch_count} dispatches per run")
+    names, outputs = _flat(names, outputs)
     for name, value in zip(names, outputs):
+        if value is None:
+            print(f"  {name}: an empty optional")
+            continue
         print(f"  {name}: {value.dtype} {list(value.shape)}  {_summary(value)}")
     if args.profile:
         print(prof.summary())
@@ -125,7 +145,15 @@ def cmd_run(args) -> int:
     status = 0
     print(f"against onnxruntime {onnxruntime.__version__} (CPU), tolerance {TOLERANCE:g} of the largest "
           f"magnitude for floats, exact otherwise:")
-    for name, got, want in zip(names, outputs, ort.run(None, feeds)):
+    theirs = _flat([o.name for o in session.get_outputs()], ort.run(None, feeds))[1]
+    if len(theirs) != len(outputs):
+        print(f"  MISMATCH: {len(outputs)} tensors out (sequences' items counted), onnxruntime {len(theirs)}")
+        return 1
+    for name, got, want in zip(names, outputs, theirs):
+        if got is None or want is None:
+            print(f"  {name}: {'ok' if got is want else 'MISMATCH'} (an empty optional)")
+            status = status or int(got is not want)
+            continue
         if got.shape != want.shape or got.dtype != want.dtype:
             print(f"  {name}: MISMATCH {got.dtype}{list(got.shape)} vs onnxruntime {want.dtype}{list(want.shape)}")
             status = 1

@@ -20,6 +20,9 @@ the host, kept in a bounded cache (build_cache_size).
 
 BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
 converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
+Sequences and optionals (gpudml/onnx/sequences.py) are tuples of recorded values while the
+graph is built; as graph inputs and outputs, Python lists of arrays (None: an empty
+optional), a fed sequence's items graph inputs of their own.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
 from ..ops.random_generator import counter_value, counter_words
 from ..runtime.tensor import Tensor
-from . import analysis, mapping, options
+from . import analysis, mapping, options, sequences
 from .analysis import Unsupported
 from .binding import IOBinding
 from .mapping import NotMapped
@@ -117,6 +120,11 @@ class InferenceSession:
         #: The inputs whose values a build needs (a Reshape's shape, a reduction's axes, an If's
         #: condition computed from them: analysis.analyze), in the model's order.
         self.value_inputs = [v.name for v in self._inputs if v.name in needed]
+        for v in self._inputs:
+            if v.name in needed and not sequences.is_tensor_type(v.type):
+                raise UnsupportedError(f"InferenceSession: a value DirectML needs when the graph is built is computed "
+                                       f"from input {v.name!r}, a {sequences.type_string(v.type)}: gpudml computes "
+                                       f"such values on the host from tensor inputs only")
         #: Each value's producing node, for computing what the value inputs give on the host.
         self.producers = _producers(graph) if self.value_inputs else {}
         if isinstance(build_cache_size, bool) or not isinstance(build_cache_size, int) or build_cache_size < 1:
@@ -181,6 +189,10 @@ class InferenceSession:
 
     def io_binding(self) -> IOBinding:
         """A new IOBinding of this session: inputs and outputs that stay on the GPU (binding.py)."""
+        for v in [*self._inputs, *self._outputs]:
+            if not sequences.is_tensor_type(v.type):
+                raise UnsupportedError(f"InferenceSession.io_binding: {v.name!r} is a {sequences.type_string(v.type)}: "
+                                       f"an IOBinding binds tensors; run() takes and returns sequences as lists")
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding, run_options=None) -> None:
@@ -229,7 +241,8 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None) -> list[np.ndarray]:
         """The outputs named (None: every output, in the model's order) for `input_feed`
-        ({input name: numpy array}), as numpy arrays."""
+        ({input name: numpy array}; a sequence input a list of arrays, an optional one None
+        where empty), as numpy arrays (a sequence output a list of them)."""
         if not isinstance(input_feed, dict):
             raise InvalidArgumentError(f"InferenceSession.run: input_feed must be a dict of input name -> numpy "
                                        f"array, got {type(input_feed).__name__}")
@@ -240,8 +253,11 @@ class InferenceSession:
                 raise InvalidArgumentError(f"InferenceSession.run: unknown output name {name!r} (the model's "
                                            f"outputs: {', '.join(map(repr, known))})")
         feeds = self._check_feed(input_feed)
-        host = {v.name: f for v, f in zip(self._inputs, feeds) if v.name in self.value_inputs or f.size == 0}
-        built = self._built(tuple(tuple(f.shape) for f in feeds), host)
+        tensor = [sequences.is_tensor_type(v.type) for v in self._inputs]
+        host = {v.name: f for v, f, t in zip(self._inputs, feeds, tensor) if t and (v.name in self.value_inputs
+                                                                                    or f.size == 0)}
+        built = self._built(tuple(tuple(f.shape) if t else sequences.shape_key(f) for f, t in zip(feeds, tensor)),
+                            host)
         self._last = built
         with self._profiling("model_run"):
             return built.run(feeds, names)
@@ -257,6 +273,9 @@ class InferenceSession:
         for v in self._inputs:
             if v.name not in input_feed:
                 raise InvalidArgumentError(f"InferenceSession.run: missing input {v.name!r} ({_describe(v)})")
+            if not sequences.is_tensor_type(v.type):  # a sequence (a list of arrays) or an optional
+                feeds.append(sequences.check_feed(v.name, v.type, input_feed[v.name]))
+                continue
             array = np.asarray(input_feed[v.name])
             want = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
             if array.dtype != want:
@@ -311,6 +330,10 @@ class _Built:
         nodes = list(session.model.graph.node)
         if resume is None:
             for v, sizes in zip(session._inputs, shapes):
+                if not sequences.is_tensor_type(v.type):  # its tensors, graph inputs of their own
+                    self.bool_inputs.append(False)
+                    values[v.name] = sequences.graph_input(self.graph, v.name, v.type, sizes)
+                    continue
                 dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
                 self.bool_inputs.append(dtype == np.bool_)
                 if v.name in host and host[v.name].size == 0:  # an empty feed (axes, CastLike's like): a host value
@@ -339,19 +362,23 @@ class _Built:
             self._compile_split(values, nodes)
             return
         self.results = [values[v.name] for v in session._outputs]
-        self.bool_outputs = [v.type.tensor_type.elem_type == onnx.TensorProto.BOOL for v in session._outputs]
-        self.out_shapes = [_out_shape(v, r) for v, r in zip(session._outputs, self.results)]
+        self.bool_outputs = [sequences.elem_dtype(v.type) == np.bool_ for v in session._outputs]
+        self.out_shapes = [_out_shape(v, r) if sequences.is_tensor_type(v.type) else None
+                           for v, r in zip(session._outputs, self.results)]
         exprs = []
         seen = set()
-        for k, r in enumerate(self.results):
+
+        def packed(r):
             if isinstance(r, Expression):
                 own = self.graph.values[r.value_id]
                 if r.desc != own.desc and not (r.desc.is_packed and own.desc.is_packed
                                                and r.value_id not in seen and own.kind != "input"):
                     r = mapping.materialize(self.ctx, r)  # a strided view as an output: written packed
                 seen.add(r.value_id)
-                self.results[k] = r
                 exprs.append(r)
+            return r
+        # (a sequence's tensors are outputs each: sequences.leaves' order)
+        self.results = [sequences.map_leaves(r, packed) for r in self.results]
         self.compiled = self.graph.compile(exprs, fuse=session.fuse) if exprs else None
 
     def _record(self, nodes, values: dict, path: str, first: int | None = None) -> None:
@@ -383,6 +410,8 @@ class _Built:
                 self.problems.append(Unsupported(proto.name, proto.op_type, opset, str(exc), path))
                 self.poisoned.update(proto.output)
                 continue
+            except sequences.BadValue:  # what onnxruntime fails the run for (a position out of range)
+                raise
             except InvalidArgumentError as exc:  # what DirectML's operator rejects (a type, a rank)
                 self.problems.append(Unsupported(proto.name, proto.op_type, opset, f"DirectML: {exc}", path))
                 self.poisoned.update(proto.output)
@@ -404,6 +433,15 @@ class _Built:
             raise _Poisoned
         return [scope[v.name] for v in branch.output]
 
+    def _inline(self, graph, values: dict, bound: dict, path: str) -> list:
+        """A subgraph recorded in place (SequenceMap's body, once per item): its inputs `bound`,
+        reading the outer `values` it names; its outputs."""
+        scope = {**values, **{t.name: numpy_helper.to_array(t) for t in graph.initializer}, **bound}
+        self._record(graph.node, scope, path)
+        if any(v.name in self.poisoned for v in graph.output):
+            raise _Poisoned
+        return [scope[v.name] for v in graph.output]
+
     def _node(self, proto, values: dict, path: str) -> list:
         s = self.session
         inputs = [values[name] if name else None for name in proto.input]
@@ -417,6 +455,14 @@ class _Built:
                 derived = True
         if proto.op_type == "If" and not isinstance(inputs[0], Expression):
             return self._branch(proto, inputs[0], values, path)
+        if sequences.handles(proto.op_type, inputs):  # sequences and optionals (never folded: plain lists)
+            node = mapping.Node(proto, s.opset, inputs, [bool(name) for name in proto.output])
+            where = f"{path} / " if path else ""
+            self.ctx.subgraph = lambda g, bound, label, opset: self._inline(g, values, bound, f"{where}{label}")
+            return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
+        if any(sequences.is_container(v) for v in inputs):
+            raise NotMapped("it reads a sequence or an optional: gpudml runs the sequence and optional ops (and "
+                            "Identity) on them")
         if proto.op_type == "Constant":
             return [_constant_attr(proto)]
         if proto.op_type in ("Shape", "Size"):
@@ -501,6 +547,11 @@ class _Built:
             later.update(n for n in [*proto.input, *analysis.node_outer_names(proto)] if n)
         later.update(v.name for v in s._outputs)
         later.difference_update(split.proto.output)
+        carried_lists = sorted(n for n in later if sequences.is_container(values.get(n)))
+        if carried_lists:
+            raise UnsupportedError(f"gpudml cannot run this model: the sequence or optional {carried_lists[0]!r} is "
+                                   f"read after node {split.proto.name!r} ({split.proto.op_type}), whose output sizes "
+                                   f"depend on the data: the graph splits there and carries tensors only")
         self.live = [n for n in sorted(later) if isinstance(values.get(n), Expression)]
         self.host_values = {n: values[n] for n in later if n in values and not isinstance(values[n], Expression)
                             and values[n] is not None}
@@ -569,12 +620,18 @@ class _Built:
     def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
         given = self.random_states()
         for v, array, is_bool in zip(self.session._inputs, feeds, self.bool_inputs):
+            if not sequences.is_tensor_type(v.type):
+                given.update(sequences.feeds(v.name, v.type, array))
+                continue
             array = array.astype(np.uint8) if is_bool else array
             given[v.name] = array.reshape(array.shape or (1,))
         final, results = self._computed(given, True) if self.compiled is not None else (self, [])
         computed = iter(results)
         out = {}
         for v, r, is_bool, sizes in zip(self.session._outputs, final.results, final.bool_outputs, final.out_shapes):
+            if sizes is None:  # a sequence (a list of arrays) or an optional (None where empty)
+                out[v.name] = sequences.output(r, computed, is_bool, v.type)
+                continue
             value = next(computed) if isinstance(r, Expression) else np.array(r)
             value = value.reshape(sizes)
             out[v.name] = value.astype(np.bool_) if is_bool else value
@@ -899,6 +956,8 @@ def _check_dims(v, array: np.ndarray) -> None:
 
 
 def _describe(v) -> str:
+    if not sequences.is_tensor_type(v.type):
+        return sequences.type_string(v.type)
     dtype = onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
     dims = _dims(v)
     return f"{dtype} of shape {dims}" if dims is not None else f"{dtype} of any shape"
@@ -906,6 +965,8 @@ def _describe(v) -> str:
 
 def _node_arg(v) -> NodeArg:
     """onnxruntime's NodeArg: a negative dim_value (-1) reads None, no shape []."""
+    if not sequences.is_tensor_type(v.type):  # onnxruntime's: "seq(tensor(float))", shape []
+        return NodeArg(v.name, [], sequences.type_string(v.type))
     dims = [None if isinstance(d, int) and d < 0 else d for d in _dims(v) or []]
     return NodeArg(v.name, dims, _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
 
