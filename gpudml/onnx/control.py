@@ -81,15 +81,19 @@ def check_trips(built, proto, inputs: list) -> None:
                                 f"(gpudml.onnx.session.LOOP_ITERATION_LIMIT)")
 
 
-def run(built, proto, env: dict, tally: list) -> list:
+def run(built, proto, env: dict, tally: list, fed: dict | None = None) -> list:
     """The outputs of control-flow node `proto` (Tensors or host arrays; None for an output
-    left unnamed), its inputs and outer values from `env` (by name)."""
+    left unnamed), its inputs and outer values from `env` (by name). `fed`: the arrays fed
+    from the host of those of its inputs that are graph inputs: a scalar the host needs
+    (an If's condition, a Loop's M and cond) is read from there, not read back."""
+    fed = fed or {}
     inputs = [env.get(name) if name else None for name in proto.input]
+    scalars = [fed.get(name, v) for name, v in zip(proto.input, inputs)]
     outer = {name: env[name] for name in sorted(analysis.node_outer_names(proto)) if name in env}
     if proto.op_type == "If":
-        return _if(built, proto, inputs, outer, tally)
+        return _if(built, proto, scalars[:1], outer, tally)
     if proto.op_type == "Loop":
-        return _loop(built, proto, inputs, outer, tally)
+        return _loop(built, proto, [*scalars[:2], *inputs[2:]], outer, tally)
     return _scan(built, proto, inputs, outer, tally)
 
 

@@ -631,7 +631,9 @@ class _Built:
             if isinstance(self.split.pending, _Control):
                 n = len(self.control_live)
                 env = {**self.control_host, **dict(zip(self.control_live, made[:n]))}
-                outputs = control.run(self, self.split.proto, env, tally)
+                # (what was fed from the host as it was: a Loop's M and cond, an If's condition, read with no readback)
+                fed = {k: given[k] for k in self.control_live if isinstance(given.get(k), np.ndarray)}
+                outputs = control.run(self, self.split.proto, env, tally, fed)
                 after = self.after(control.key(outputs), outputs)
                 inner = dict(zip(self.live, made[n:]))
                 inner.update({name: v for name, v in zip(self.split.proto.output, outputs)
