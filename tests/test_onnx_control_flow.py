@@ -158,6 +158,61 @@ def test_loop_reads_back_the_condition_only_where_the_body_computes_it(device, m
     assert reads.count("Tensor") == 4  # one per iteration: the sums 4, 12, 24, 40 (the last false)
 
 
+def test_loop_trip_count_computed_on_the_gpu_is_read_back_once(device, monkeypatch):
+    """M = the number of positive elements of x, computed on the GPU: one readback before the
+    loop, none per iteration (no condition input)."""
+    reads = []
+    original = control.host
+    monkeypatch.setattr(control, "host", lambda value: reads.append(type(value).__name__) or original(value))
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Mul", ["v_in", "x"], ["v_out"])],
+                             "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [3])],
+                             [_vi("cond_out", [], B), _vi("v_out", [3])])
+    nodes = [helper.make_node("Greater", ["x", "zero"], ["pos"]),
+             helper.make_node("Cast", ["pos"], ["pos_i"], to=I64),
+             helper.make_node("ReduceSum", ["pos_i"], ["M"], keepdims=0),
+             helper.make_node("Loop", ["M", "", "x"], ["y"], name="power", body=body)]
+    model = _model(nodes, [_vi("x", [3])], [_vi("y", [3])], [_init("zero", np.float32(0))])
+    session = gonnx.InferenceSession(model, device=device)
+    for x in ([1.5, -1.0, 2.0], [-1.0, -2.0, -0.5], [1.1, 1.2, 1.3]):
+        reads.clear()
+        _check(session, model, {"x": np.array(x, np.float32)})
+        assert reads == ["Tensor"]
+
+
+def test_loop_body_parameter_from_the_iteration_number(device):
+    """A Slice starting at iteration_num (a value input of the body: the host's own count,
+    no readback): the body builds per value, each iteration's row a scan output."""
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Unsqueeze", ["i", "axes0"], ["start"]),
+                              helper.make_node("Add", ["start", "one_i"], ["end"]),
+                              helper.make_node("Slice", ["x", "start", "end"], ["row"]),
+                              helper.make_node("Add", ["v_in", "row"], ["v_out"])],
+                             "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [1, 2])],
+                             [_vi("cond_out", [], B), _vi("v_out", [1, 2]), _vi("row", [1, 2])])
+    nodes = [helper.make_node("Relu", ["x0"], ["x"]),
+             helper.make_node("Loop", ["M", "", "v0"], ["v", "rows"], name="rows", body=body)]
+    model = _model(nodes, [_vi("x0", [4, 2]), _vi("v0", [1, 2])], [_vi("v", [1, 2]), _vi("rows", None)],
+                   [_init("M", np.int64(4)), _init("axes0", np.array([0], np.int64)), _init("one_i", np.int64(1))])
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.random.default_rng(4).standard_normal((4, 2)).astype(np.float32)
+    _check(session, model, {"x0": x, "v0": np.zeros((1, 2), np.float32)})
+
+
+def test_control_flow_through_io_binding(device):
+    """run_with_iobinding: the input bound as a Tensor, the output left on the device."""
+    model = _if_model()
+    session = gonnx.InferenceSession(model, device=device)
+    for sign in (1, -1):
+        x = sign * np.abs(np.random.default_rng(5).standard_normal((2, 4)).astype(np.float32))
+        binding = session.io_binding()
+        binding.bind_input("x", device.tensor(x))
+        binding.bind_output("y")
+        session.run_with_iobinding(binding)
+        (got,) = binding.copy_outputs_to_cpu()
+        np.testing.assert_allclose(got, oracle(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
 def test_loop_dispatch_count_counts_every_iteration(device):
     model = _loop_model("M", "", False)
     session = gonnx.InferenceSession(model, device=device)
