@@ -36,7 +36,7 @@ import numpy as np
 import onnx
 
 from ..errors import InvalidArgumentError
-from ..graph import Graph
+from ..graph import Expression, Graph
 from ..runtime.tensor import Tensor
 from . import analysis, mapping
 
@@ -101,8 +101,6 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
     """The subgraph `attr` of `proto` as a session._Scope for these formal inputs ((name,
     numpy dtype, ONNX rank)) and outer values (cached in `built`, whose outer values are the
     same on every run)."""
-    from .session import _Scope
-
     types = tuple((np.dtype(d).str, r) for _, d, r in formal)
     where = tuple((n, isinstance(v, Tensor), v.data_type.name if isinstance(v, Tensor) else np.asarray(v).dtype.str)
                   for n, v in outer.items())
@@ -111,7 +109,7 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
     if scope is None:
         (graph,) = [g for a, g in analysis.subgraphs(proto) if a == attr]
         ranks = {n: rank(built, n, v) for n, v in outer.items()}
-        scope = built.scopes[k] = (_Scope(built, graph, formal, outer, ranks), proto)  # (the proto kept: its id)
+        scope = built.scopes[k] = (built.subgraph(graph, formal, outer, ranks), proto)  # (the proto kept: its id)
     return scope[0]
 
 
@@ -152,8 +150,6 @@ def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
     else:
         final, results = built, []
     computed = iter(results)
-    from ..graph import Expression
-
     out = [next(computed) if isinstance(r, Expression) else np.asarray(r) for r in final.results]
     return out, list(final.out_shapes)
 

@@ -582,6 +582,10 @@ class _Built:
         self._after: collections.OrderedDict[object, _Built] = collections.OrderedDict()
         self.results = self.bool_outputs = self.out_shapes = None
 
+    def subgraph(self, graph, formal: list, outer: dict, ranks: dict) -> _Scope:
+        """A subgraph of control flow this build runs, as a graph of its own (control.py)."""
+        return _Scope(self, graph, formal, outer, ranks)
+
     @property
     def runs_control(self) -> bool:
         """The build splits at control flow run at run time (here or in a part after)."""
