@@ -8,15 +8,17 @@ set of input shapes, the nodes are recorded on a gpudml Graph in order; a node w
 are all known (initializers, Constant, Shape of a tensor of known sizes, and anything
 computed from those) is evaluated on the host with onnx's reference evaluator (folded:
 shape arithmetic never reaches the GPU), an If whose condition is known replaced by its
-taken branch; the others become DirectML operators or views. Dimensions: a dim_value of
-at least 1 is fixed; a dim_param, -1, 0, no value or no shape at all is dynamic. The Graph is
-compiled once with fusion, its constants (the initializers it reads) uploaded once;
-repeated runs take pooled buffers and allocate nothing new. A model whose inputs have
-fixed sizes is built at construction; one with dynamic dimensions is built at the first
-run of each distinct shape and cached. A parameter DirectML needs when the graph is built
-(axes, a shape, an If's condition) computed from graph inputs makes those inputs value
-inputs (analysis.analyze): the builds are then per distinct shapes and values, computed on
-the host, kept in a bounded cache (build_cache_size).
+taken branch; an If on a condition computed on the GPU, a Loop and a Scan split the graph
+and run as control flow (control.py); the others become DirectML operators or views.
+Dimensions: a dim_value of at least 1 is fixed; a dim_param, -1, 0, no value or no shape
+at all is dynamic. The Graph is compiled once with fusion, its constants (the initializers
+it reads) uploaded once; repeated runs take pooled buffers and allocate nothing new. A
+model whose inputs have fixed sizes is built at construction; one with dynamic dimensions
+is built at the first run of each distinct shape and cached. A parameter DirectML needs
+when the graph is built (axes, a shape, an If's condition that is a graph input) computed
+from graph inputs makes those inputs value inputs (analysis.analyze): the builds are then
+per distinct shapes and values, computed on the host, kept in a bounded cache
+(build_cache_size).
 
 BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
 converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
