@@ -214,6 +214,7 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
     scans: list[list] = [[] for _ in range(len(body.output) - 1 - n)]
     shapes: list = [None] * len(scans)
+    true = None  # the condition fed to the body, true while it runs: a Tensor uploaded once per run
     i = 0
     while (trips is None or i < trips) and cond:
         if i >= limit:
@@ -221,6 +222,10 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
                                        f"session's loop_iteration_limit {limit} (a body that never ends?)")
         values = [np.array(i, np.int64), np.array(cond), *carried]
         scope = _scope(built, proto, "body", _formal_types(body, values, [0, 0, *ranks]), outer)
+        if names[1] not in scope.value_inputs:  # (an upload flushes the work recorded: once, not per iteration)
+            if true is None:
+                true = built.session.device.tensor(np.ones(1, np.uint8))
+            values[1] = true
         outs, out_shapes = run_scope(scope, {**dict(zip(names, values)), **device_outer}, tally)
         if read_cond:
             cond = bool(host(outs[0]).reshape(-1)[0])  # (one readback per iteration)
