@@ -262,6 +262,37 @@ def test_nested_if_in_loop_reads_values_two_levels_up(device):
                             "M": np.array(6, np.int64)})
 
 
+def test_if_in_loop_in_if_reads_the_top_graph_three_scopes_up(device):
+    """If (a GPU condition) > Loop > If (a GPU condition): the innermost branches read w and k
+    of the top graph; the Loop's scan output is a constant (stacked on the host)."""
+    deep_then = helper.make_graph([helper.make_node("Add", ["v_in", "w"], ["dt"])], "dt", [], [_vi("dt", None)])
+    deep_else = helper.make_graph([helper.make_node("Sub", ["v_in", "k"], ["de"])], "de", [], [_vi("de", None)])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "ten"], ["dc"]),
+         helper.make_node("If", ["dc"], ["v_out"], name="deep", then_branch=deep_then, else_branch=deep_else),
+         helper.make_node("Constant", [], ["mark"], value=numpy_helper.from_array(np.array([1.0], np.float32)))],
+        "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [2])],
+        [_vi("cond_out", [], B), _vi("v_out", [2]), _vi("mark", [1])])
+    then = helper.make_graph([helper.make_node("Loop", ["three", "", "x"], ["tv", "tm"], name="middle", body=body)],
+                             "then", [], [_vi("tv", None), _vi("tm", None)])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["ev"]),
+                               helper.make_node("Constant", [], ["em"],
+                                                value=numpy_helper.from_array(np.zeros((3, 1), np.float32)))],
+                              "else", [], [_vi("ev", None), _vi("em", None)])
+    nodes = [helper.make_node("Mul", ["x", "x"], ["w"]),
+             helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+             helper.make_node("Greater", ["total", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y", "marks"], name="top", then_branch=then, else_branch=other)]
+    model = _model(nodes, [_vi("x", [2])], [_vi("y", None), _vi("marks", None)],
+                   [_init("zero", np.float32(0)), _init("ten", np.float32(10)), _init("k", np.float32(0.5)),
+                    _init("three", np.int64(3))])
+    session = gonnx.InferenceSession(model, device=device)
+    for x in ([1.0, 2.0], [-1.0, -2.0], [2.0, 1.5]):
+        _check(session, model, {"x": np.array(x, np.float32)})
+
+
 def test_if_inside_a_build_time_if_runs_as_control_flow(device):
     """An If whose condition is known when the graph is built (x's batch size) around an If on
     the GPU: the outer If then runs its branch as a graph of its own."""
