@@ -336,6 +336,7 @@ def test_scan_axes_and_directions(device, in_axis, in_dir, out_axis, out_dir):
 
 
 # ------------------------------------------------------------------------------ refusals
+@pytest.mark.any_class  # (refused before any GPU work / a page: the same under either class)
 def test_if_branches_of_other_types_are_refused_at_construction():
     then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [_vi("t", None)])
     other = helper.make_graph([helper.make_node("Cast", ["x"], ["e"], to=I64)], "else", [], [_vi("e", None, I64)])
@@ -349,6 +350,7 @@ def test_if_branches_of_other_types_are_refused_at_construction():
         gonnx.InferenceSession(model)
 
 
+@pytest.mark.any_class  # (refused before any GPU work / a page: the same under either class)
 def test_loop_without_trip_count_or_condition_is_refused_at_construction():
     nodes = [helper.make_node("Loop", ["", "", "v0"], ["v"], name="forever", body=_loop_body(False))]
     model = _model(nodes, [_vi("v0", [4]), _vi("x", [4])], [_vi("v", [4])], [_init("one", np.float32(1))])
@@ -370,6 +372,7 @@ def test_a_body_that_never_ends_stops_at_the_iteration_limit(device):
     _check(session, model, {**feeds, "c0": np.array(False)})
 
 
+@pytest.mark.any_class  # (refused before any GPU work / a page: the same under either class)
 def test_a_known_trip_count_past_the_limit_is_refused_at_construction():
     nodes = [helper.make_node("Abs", ["x0"], ["x"]),
              helper.make_node("Loop", ["M", "", "v0"], ["v", "sums"], name="long", body=_loop_body(False))]
@@ -414,10 +417,15 @@ NOT_RUN = {
 CONTROL_TESTS = _control_tests()
 
 
-def test_the_control_flow_node_tests_are_found():
+@pytest.mark.any_class  # (refused before any GPU work / a page: the same under either class)
+def test_the_control_flow_node_tests_are_found_and_the_page_counts_them():
     assert {"test_if", "test_loop11", "test_scan9_sum", "test_range_float_type_positive_delta_expanded"} \
         <= set(CONTROL_TESTS)
     assert set(NOT_RUN) <= set(CONTROL_TESTS)
+    page = " ".join((Path(__file__).resolve().parent.parent / "docs" / "onnx.md").read_text().split())
+    assert (f"a function expanded into a Loop: {len(CONTROL_TESTS)}) run through a session in "
+            f"`tests/test_onnx_control_flow.py`: {len(CONTROL_TESTS) - len(NOT_RUN)} pass; {len(NOT_RUN)} are "
+            f"refused") in page
 
 
 @pytest.mark.parametrize("name", CONTROL_TESTS)
