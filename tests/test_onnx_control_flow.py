@@ -240,19 +240,26 @@ def test_loop_carried_values_may_change_shape(device):
     _check(session, model, {"x": np.array([1.0, -2.0, 3.0], np.float32), "M": np.array(3, np.int64)})
 
 
+def _body_with_if(limit: str, other: str, scanned, scan_shape: list):
+    """A Loop body: v_out = v_in + w if sum(v_in) < `limit` else v_in - `other` (an If whose
+    branches read w and `other` from the scopes around the Loop); `scanned`, the node giving
+    its scan output, of `scan_shape`."""
+    then = helper.make_graph([helper.make_node("Add", ["v_in", "w"], ["t"])], "then", [], [_vi("t", None)])
+    other_branch = helper.make_graph([helper.make_node("Sub", ["v_in", other], ["e"])], "else", [], [_vi("e", None)])
+    return helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", limit], ["body_c"]),
+         helper.make_node("If", ["body_c"], ["v_out"], name="inner_if", then_branch=then, else_branch=other_branch),
+         scanned],
+        "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [2])],
+        [_vi("cond_out", [], B), _vi("v_out", [2]), _vi(scanned.output[0], scan_shape)])
+
+
 def test_nested_if_in_loop_reads_values_two_levels_up(device):
     """A Loop whose body holds an If (on a condition the body computes) whose branches read w,
     computed in the main graph (two scopes up), and the body's v."""
-    then = helper.make_graph([helper.make_node("Add", ["v_in", "w"], ["t"])], "then", [], [_vi("t", None)])
-    other = helper.make_graph([helper.make_node("Sub", ["v_in", "w"], ["e"])], "else", [], [_vi("e", None)])
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-         helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
-         helper.make_node("Less", ["s", "five"], ["c"]),
-         helper.make_node("If", ["c"], ["v_out"], name="inner_if", then_branch=then, else_branch=other),
-         helper.make_node("Identity", ["v_out"], ["trace"])],
-        "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [2])],
-        [_vi("cond_out", [], B), _vi("v_out", [2]), _vi("trace", [2])])
+    body = _body_with_if("five", "w", helper.make_node("Identity", ["v_out"], ["trace"]), [2])
     nodes = [helper.make_node("Mul", ["x", "x"], ["w"]),
              helper.make_node("Loop", ["M", "", "v0"], ["v", "traces"], name="outer_loop", body=body)]
     model = _model(nodes, [_vi("x", [2]), _vi("v0", [2]), _vi("M", [], I64)],
@@ -265,16 +272,8 @@ def test_nested_if_in_loop_reads_values_two_levels_up(device):
 def test_if_in_loop_in_if_reads_the_top_graph_three_scopes_up(device):
     """If (a GPU condition) > Loop > If (a GPU condition): the innermost branches read w and k
     of the top graph; the Loop's scan output is a constant (stacked on the host)."""
-    deep_then = helper.make_graph([helper.make_node("Add", ["v_in", "w"], ["dt"])], "dt", [], [_vi("dt", None)])
-    deep_else = helper.make_graph([helper.make_node("Sub", ["v_in", "k"], ["de"])], "de", [], [_vi("de", None)])
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-         helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
-         helper.make_node("Less", ["s", "ten"], ["dc"]),
-         helper.make_node("If", ["dc"], ["v_out"], name="deep", then_branch=deep_then, else_branch=deep_else),
-         helper.make_node("Constant", [], ["mark"], value=numpy_helper.from_array(np.array([1.0], np.float32)))],
-        "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [2])],
-        [_vi("cond_out", [], B), _vi("v_out", [2]), _vi("mark", [1])])
+    body = _body_with_if("ten", "k", helper.make_node(
+        "Constant", [], ["mark"], value=numpy_helper.from_array(np.array([1.0], np.float32))), [1])
     then = helper.make_graph([helper.make_node("Loop", ["three", "", "x"], ["tv", "tm"], name="middle", body=body)],
                              "then", [], [_vi("tv", None), _vi("tm", None)])
     other = helper.make_graph([helper.make_node("Neg", ["x"], ["ev"]),
@@ -333,6 +332,30 @@ def test_scan_axes_and_directions(device, in_axis, in_dir, out_axis, out_dir):
     session = gonnx.InferenceSession(model, device=device)
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     _check(session, model, {"x": x, "acc0": np.ones(3, np.float32)})
+
+
+def _scan8_model(directions):
+    body = helper.make_graph([helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+                              helper.make_node("Mul", ["acc_out", "row"], ["out"])],
+                             "body", [_vi("acc_in", [2]), _vi("row", [2])], [_vi("acc_out", [2]), _vi("out", [2])])
+    nodes = [helper.make_node("Scan", ["lens", "acc0", "x"], ["acc", "outs"], name="scan8", body=body,
+                              num_scan_inputs=1, directions=directions)]
+    return _model(nodes, [_vi("lens", [3], I64), _vi("acc0", [3, 2]), _vi("x", [3, 4, 2])],
+                  [_vi("acc", [3, 2]), _vi("outs", [3, 4, 2])], opset=8)
+
+
+@pytest.mark.parametrize("directions", [[0], [1]])
+def test_scan_of_opset_8_scans_each_batch_row(device, directions):
+    """Scan-8: a batch axis before the scanned one; sequence_lens giving whole sequences."""
+    model = _scan8_model(directions)
+    session = gonnx.InferenceSession(model, device=device)
+    rng = np.random.default_rng(6)
+    feeds = {"lens": np.full(3, 4, np.int64), "acc0": rng.standard_normal((3, 2)).astype(np.float32),
+             "x": rng.standard_normal((3, 4, 2)).astype(np.float32)}
+    _check(session, model, feeds)
+    with pytest.raises(InvalidArgumentError, match="Scan 'scan8': sequence_lens \\[4, 2, 4\\]: gpudml runs Scan-8 "
+                                                   "over whole sequences only \\(each 4\\)"):
+        session.run(None, {**feeds, "lens": np.array([4, 2, 4], np.int64)})
 
 
 # ------------------------------------------------------------------------------ refusals
@@ -411,7 +434,6 @@ NOT_RUN = {
         "test_sequence_map_extract_shapes_expanded", "test_sequence_map_identity_1_sequence_1_tensor_expanded",
         "test_sequence_map_identity_1_sequence_expanded", "test_sequence_map_identity_2_sequences_expanded")},
     "test_range_bfloat16_type_positive_delta_expanded": "numpy dtype bfloat16 has no DirectML data type",
-    "test_scan_sum": "Scan of opset 8 (a batch axis and sequence_lens): gpudml runs Scan from opset 9",
 }
 
 CONTROL_TESTS = _control_tests()

@@ -19,7 +19,7 @@ model that constructs never fails later for such a reason: a node with no mappin
 not folded), an input that DirectML needs when the graph is built
 (mapping.CONSTANT_INPUTS) or an If's condition UNKNOWN, a Loop or Scan whose inputs are
 UNKNOWN, and what `control_refusal` refuses whatever the inputs (an If whose branches give
-other element types, a Loop with neither M nor cond, Scan-8). A subgraph node is named
+other element types, a Loop with neither M nor cond). A subgraph node is named
 with its path ("If 'cond_if' then_branch / ...").
 
 A build-time input (an axes, a shape, an If's condition that is a graph input) that is a
@@ -135,7 +135,7 @@ def loop_at_run_time(op_type: str) -> str:
 def control_refusal(node: onnx.NodeProto, opset: int) -> str | None:
     """Why gpudml refuses a control-flow node whatever its inputs, or None: an If whose
     branches give different element types, a Loop with neither a trip count nor a condition
-    (ONNX's infinite loop), a Scan of opset 8 (its batch axis and sequence_lens)."""
+    (ONNX's infinite loop)."""
     op = node.op_type
     if op == "If":
         branches = dict(subgraphs(node))
@@ -158,8 +158,6 @@ def control_refusal(node: onnx.NodeProto, opset: int) -> str | None:
         if not any(given):
             return ("neither a trip count M (input 0) nor a condition (input 1): ONNX's infinite loop, which gpudml "
                     "refuses (give M, or a condition the body computes)")
-    if op == "Scan" and opset < 9:
-        return "Scan of opset 8 (a batch axis and sequence_lens): gpudml runs Scan from opset 9"
     return None
 
 
