@@ -648,7 +648,7 @@ class _Built:
                 count = int(made[0].numpy().reshape(-1)[0])
                 after = self.after(count)
                 inner = dict(zip(self.carried_names + self.live, made[1:]))
-            if after.compiled is None:
+            if not after._runs:
                 return after, []
             return after._computed({**after.random_states(), **inner}, readback, tally)
         finally:
@@ -734,9 +734,8 @@ class _Scope(_Builds):
 
     def __init__(self, parent: _Built, graph, formal: list[tuple[str, np.dtype, int | None]], outer: dict,
                  ranks: dict):
-        up = parent.session
-        self.device, self.opset, self.fuse = up.device, up.opset, up.fuse
-        self.build_cache_size, self.loop_iteration_limit = up.build_cache_size, up.loop_iteration_limit
+        up = self._up = parent.session
+        self.device, self.opset, self.fuse, self.build_cache_size = up.device, up.opset, up.fuse, up.build_cache_size
         self.random_states, self.random_lock = up.random_states, up.random_lock
         self.initializers = {n: np.asarray(v) for n, v in outer.items() if not isinstance(v, Tensor)}
         self.initializers.update({t.name: numpy_helper.to_array(t) for t in graph.initializer})
@@ -773,6 +772,11 @@ class _Scope(_Builds):
         self.value_inputs = [v.name for v in self._inputs if v.name in needed]
         self.producers = _producers(g) if self.value_inputs else {}
         self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
+
+    @property
+    def loop_iteration_limit(self) -> int:
+        """The session's, as it is now."""
+        return self._up.loop_iteration_limit
 
 
 @dataclass(frozen=True)
