@@ -314,6 +314,47 @@ def test_if_inside_a_build_time_if_runs_as_control_flow(device):
         _check(session, model, {"x": feed})
 
 
+def test_control_flow_after_control_flow(device):
+    """An If on the GPU, then a Loop over its output, then a NonZero (three splits in a row)."""
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [_vi("t", None)])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e", None)])
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Sub", ["v_in", "one"], ["v_out"])],
+                             "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [4])],
+                             [_vi("cond_out", [], B), _vi("v_out", [4])])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["b"], name="first", then_branch=then, else_branch=other),
+             helper.make_node("Loop", ["M", "", "b"], ["v"], name="second", body=body),
+             helper.make_node("NonZero", ["v"], ["nz"])]
+    model = _model(nodes, [_vi("x", [4])], [_vi("v", [4]), _vi("nz", None, I64)],
+                   [_init("zero", np.float32(0)), _init("one", np.float32(1)), _init("M", np.int64(2))])
+    session = gonnx.InferenceSession(model, device=device)
+    for x in ([3.0, -1.0, 2.0, 0.5], [-3.0, -1.0, 2.0, -0.5], [1.0, 2.0, 2.0, 3.0]):
+        _check(session, model, {"x": np.array(x, np.float32)})
+
+
+def test_the_limit_binds_a_loop_nested_in_a_loop(device):
+    """The session's loop_iteration_limit, set after construction, stops an inner Loop that
+    never ends, with the inner node named."""
+    inner = helper.make_graph([helper.make_node("Identity", ["ic_in"], ["ic_out"]),
+                               helper.make_node("Add", ["iv_in", "one"], ["iv_out"])],
+                              "inner_body", [_vi("j", [], I64), _vi("ic_in", [], B), _vi("iv_in", [1])],
+                              [_vi("ic_out", [], B), _vi("iv_out", [1])])
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Loop", ["", "yes", "v_in"], ["v_out"], name="inner", body=inner)],
+                             "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [1])],
+                             [_vi("cond_out", [], B), _vi("v_out", [1])])
+    nodes = [helper.make_node("Abs", ["x"], ["ax"]),
+             helper.make_node("Loop", ["M", "", "ax"], ["y"], name="outer", body=body)]
+    model = _model(nodes, [_vi("x", [1])], [_vi("y", [1])],
+                   [_init("one", np.float32(1)), _init("M", np.int64(2)), _init("yes", np.array(True))])
+    session = gonnx.InferenceSession(model, device=device)
+    session.loop_iteration_limit = 5
+    with pytest.raises(InvalidArgumentError, match="Loop 'inner': 5 iterations ran and its condition is still true"):
+        session.run(None, {"x": np.ones(1, np.float32)})
+
+
 # ------------------------------------------------------------------------------ Scan
 @pytest.mark.parametrize("in_axis,in_dir,out_axis,out_dir", [(0, 0, 0, 0), (1, 1, 1, 0), (0, 1, -1, 1)])
 def test_scan_axes_and_directions(device, in_axis, in_dir, out_axis, out_dir):
