@@ -256,6 +256,40 @@ def _body_with_if(limit: str, other: str, scanned, scan_shape: list):
         [_vi("cond_out", [], B), _vi("v_out", [2]), _vi(scanned.output[0], scan_shape)])
 
 
+def test_greedy_decoder_loop(device):
+    """A generation loop as exporters write one: the carried token embedded (Gather), a
+    recurrent state updated (MatMul, Tanh), the next token its ArgMax, the loop ending at
+    the end token (a condition computed from data) or after M steps; the tokens scanned out."""
+    rng = np.random.default_rng(7)
+    vocab, hidden = 6, 8
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["emb", "tok_in"], ["e"], axis=0),
+         helper.make_node("MatMul", ["h_in", "wh"], ["hh"]),
+         helper.make_node("Add", ["e", "hh"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("MatMul", ["h_out", "wo"], ["logits"]),
+         helper.make_node("ArgMax", ["logits"], ["tok_out"], axis=-1, keepdims=0),
+         helper.make_node("Equal", ["tok_out", "eos"], ["done"]),
+         helper.make_node("Not", ["done"], ["go"]),
+         helper.make_node("Squeeze", ["go"], ["cond_out"])],
+        "step", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("tok_in", [1], I64), _vi("h_in", [1, hidden])],
+        [_vi("cond_out", [], B), _vi("tok_out", [1], I64), _vi("h_out", [1, hidden]), _vi("tok_out", [1], I64)])
+    nodes = [helper.make_node("Loop", ["M", "start", "bos", "h0"], ["last", "h", "tokens"], name="decode", body=body)]
+    inits = [_init("emb", rng.standard_normal((vocab, hidden)).astype(np.float32)),
+             _init("wh", rng.standard_normal((hidden, hidden)).astype(np.float32) * 0.5),
+             _init("wo", rng.standard_normal((hidden, vocab)).astype(np.float32)),
+             _init("eos", np.array([0], np.int64)), _init("start", np.array(True)), _init("M", np.int64(12))]
+    model = _model(nodes, [_vi("bos", [1], I64), _vi("h0", [1, hidden])],
+                   [_vi("last", [1], I64), _vi("h", [1, hidden]), _vi("tokens", None, I64)], inits)
+    session = gonnx.InferenceSession(model, device=device)
+    lengths = set()
+    for k in range(4):
+        feeds = {"bos": np.array([k + 1], np.int64), "h0": rng.standard_normal((1, hidden)).astype(np.float32)}
+        got = _check(session, model, feeds, atol=1e-4)
+        lengths.add(got[2].shape[0])
+    assert len(lengths) > 1  # (the end token reached after different numbers of steps)
+
+
 def test_nested_if_in_loop_reads_values_two_levels_up(device):
     """A Loop whose body holds an If (on a condition the body computes) whose branches read w,
     computed in the main graph (two scopes up), and the body's v."""
