@@ -8,7 +8,9 @@ every value of the model is one of:
   gpudml/onnx/sequences.py), and what a node computes from KNOWN values alone (evaluated on
   the host, or, for an If whose condition is KNOWN, its branch recorded in its place);
 - TENSOR: a tensor computed at run time whose sizes are known: the graph inputs (once
-  their shapes are given) and what DirectML's operators compute from them;
+  their shapes are given), what DirectML's operators compute from them, and the outputs of
+  control flow run at run time (an If on a TENSOR condition, a Loop or a Scan of TENSOR
+  inputs: gpudml/onnx/control.py);
 - UNKNOWN: neither: what a node gpudml cannot run computes (a data-dependent shape such as
   NonZero's included), and what is computed from that.
 
@@ -17,9 +19,12 @@ Scan included, and lists every node gpudml cannot run, whatever the input shapes
 model that constructs never fails later for such a reason: a node with no mapping (and
 not folded), an input that DirectML needs when the graph is built
 (mapping.CONSTANT_INPUTS) or an If's condition UNKNOWN, a Loop or Scan whose inputs are
-not all KNOWN. A subgraph node is named with its path ("If 'cond_if' then_branch / ...").
+UNKNOWN, and what `control_refusal` refuses whatever the inputs (an If whose branches give
+other element types, a Loop with neither M nor cond). A subgraph node is named
+with its path ("If 'cond_if' then_branch / ...").
 
-A build-time input (an axes, a shape, an If's condition) that is a TENSOR is no refusal:
+A build-time input (an axes, a shape, an If's condition that is a graph input) that is a
+TENSOR is no refusal:
 its value is computed on the host when the graph is built, from the values of the graph
 inputs it derives from, which `analyze` returns as the model's *value inputs*: the session
 then builds per distinct value of those inputs as it builds per shape (a graph input that
@@ -121,13 +126,40 @@ def runtime_input(what: str, k: int) -> str:
             f"is built")
 
 
-IF_AT_RUN_TIME = ("its condition (input 0) is computed from what gpudml cannot run: an If runs its branch when its "
-                  "condition is known when the graph is built (from initializers, input shapes and input values)")
+IF_AT_RUN_TIME = "its condition (input 0) is computed from what gpudml cannot run"
 
 
 def loop_at_run_time(op_type: str) -> str:
-    return (f"gpudml runs no control flow: a {op_type} runs only when its inputs and the outer values its body reads "
-            f"are all known when the graph is built (it is evaluated on the host then)")
+    return f"its inputs or the outer values its body reads are computed from what gpudml cannot run ({op_type})"
+
+
+def control_refusal(node: onnx.NodeProto, opset: int) -> str | None:
+    """Why gpudml refuses a control-flow node whatever its inputs, or None: an If whose
+    branches give different element types, a Loop with neither a trip count nor a condition
+    (ONNX's infinite loop)."""
+    op = node.op_type
+    if op == "If":
+        branches = dict(subgraphs(node))
+        then, other = branches.get("then_branch"), branches.get("else_branch")
+        if then is None or other is None:
+            return "an If needs both then_branch and else_branch"
+        if len(then.output) != len(other.output):
+            return (f"then_branch gives {len(then.output)} outputs, else_branch {len(other.output)}: an If's "
+                    f"branches give the same outputs")
+        for k, (a, b) in enumerate(zip(then.output, other.output)):
+            ka, kb = a.type.WhichOneof("value"), b.type.WhichOneof("value")
+            if ka == kb == "tensor_type" and a.type.tensor_type.elem_type and b.type.tensor_type.elem_type \
+                    and a.type.tensor_type.elem_type != b.type.tensor_type.elem_type:
+                name = onnx.TensorProto.DataType.Name
+                return (f"output {k}: then_branch gives {name(a.type.tensor_type.elem_type)} ({a.name!r}), "
+                        f"else_branch {name(b.type.tensor_type.elem_type)} ({b.name!r}): an If's branches give the "
+                        f"same element types")
+    if op == "Loop":
+        given = [k < len(node.input) and bool(node.input[k]) for k in (0, 1)]
+        if not any(given):
+            return ("neither a trip count M (input 0) nor a condition (input 1): ONNX's infinite loop, which gpudml "
+                    "refuses (give M, or a condition the body computes)")
+    return None
 
 
 def check(graph: onnx.GraphProto, opset: int, initializers, inputs) -> list[Unsupported]:
@@ -144,6 +176,7 @@ def analyze(graph: onnx.GraphProto, opset: int, initializers, inputs) -> tuple[l
     w.status.update({name: KNOWN for name in initializers})
     w.status.update({name: TENSOR for name in inputs})
     w.deps.update({name: frozenset([name]) for name in inputs})
+    w.graph_inputs = frozenset(inputs)
     w.graph(graph, "")
     return w.problems, w.needed
 
@@ -158,11 +191,13 @@ class _Walk:
         self.deps: dict[str, frozenset] = {}
         self.problems: list[Unsupported] = []
         self.needed: set[str] = set()
+        self.graph_inputs: frozenset = frozenset()  # the top graph's inputs (an If on one is inlined per value)
 
     def scoped(self):
         """A copy for a subgraph's walk (its names do not leak out), sharing the findings."""
         w = _Walk(self.opset)
         w.status, w.deps, w.problems, w.needed = dict(self.status), dict(self.deps), self.problems, self.needed
+        w.graph_inputs = self.graph_inputs
         return w
 
     def graph(self, graph, path: str) -> None:
@@ -197,14 +232,25 @@ class _Walk:
             return [UNKNOWN if present[0] == UNKNOWN else KNOWN]
         if standard and op in sequences.KNOWN_AT_BUILD:  # (a sequence's length, an optional's presence)
             return [UNKNOWN if UNKNOWN in present else KNOWN]
-        if standard and op == "If" and ins[0] != UNKNOWN:  # its branch is recorded in its place: either may be taken
-            self.need(node.input[0])
+        if standard and op in CONTROL_FLOW:
+            refused = control_refusal(node, self.opset)
+            if refused is not None:
+                self.problems.append(Unsupported(node.name, op, self.opset, refused, path))
+                return [UNKNOWN] * count
+        if standard and op == "If" and ins[0] != UNKNOWN:
+            # A condition KNOWN, or a graph input (its value is on the host: a value input), is known when the graph
+            # is built: the taken branch is recorded in its place. One computed on the GPU is read back at run time
+            # (the graph split at the If). Either branch may be taken.
+            if ins[0] == KNOWN or node.input[0] in self.graph_inputs:
+                self.need(node.input[0])
             branches = []
             for attr, g in subgraphs(node):
                 scope = self.scoped()
                 scope.graph(g, f"{here}If {node.name!r} {attr}")
                 branches.append([scope.status.get(v.name, UNKNOWN) for v in g.output])
-            return [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
+            outs = [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
+            return [TENSOR if s == KNOWN and ins[0] == TENSOR and node.input[0] not in self.graph_inputs else s
+                    for s in outs]
         if standard and op == "SequenceMap":  # its body, recorded per item: what in it gpudml cannot run
             for attr, g in subgraphs(node):
                 scope = self.scoped()
@@ -216,6 +262,16 @@ class _Walk:
                 and all(status.get(name) == KNOWN for name in outer)):
             return [KNOWN] * count  # folded on the host
         reasons = []
+        if standard and op in ("Loop", "Scan") and UNKNOWN not in present \
+                and all(status.get(name) != UNKNOWN for name in outer):
+            # Run at run time: the body compiled once per input shapes, run per iteration (session.py).
+            for attr, g in subgraphs(node):
+                scope = self.scoped()
+                scope.status.update({v.name: TENSOR for v in g.input})
+                scope.graph(g, f"{here}{op} {node.name!r} {attr}")
+                if any(scope.status.get(v.name, UNKNOWN) == UNKNOWN for v in g.output):
+                    return [UNKNOWN] * count
+            return [TENSOR] * count
         if standard and op == "If":
             reasons.append(IF_AT_RUN_TIME)
         elif standard and op in CONTROL_FLOW:

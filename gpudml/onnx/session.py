@@ -8,15 +8,17 @@ set of input shapes, the nodes are recorded on a gpudml Graph in order; a node w
 are all known (initializers, Constant, Shape of a tensor of known sizes, and anything
 computed from those) is evaluated on the host with onnx's reference evaluator (folded:
 shape arithmetic never reaches the GPU), an If whose condition is known replaced by its
-taken branch; the others become DirectML operators or views. Dimensions: a dim_value of
-at least 1 is fixed; a dim_param, -1, 0, no value or no shape at all is dynamic. The Graph is
-compiled once with fusion, its constants (the initializers it reads) uploaded once;
-repeated runs take pooled buffers and allocate nothing new. A model whose inputs have
-fixed sizes is built at construction; one with dynamic dimensions is built at the first
-run of each distinct shape and cached. A parameter DirectML needs when the graph is built
-(axes, a shape, an If's condition) computed from graph inputs makes those inputs value
-inputs (analysis.analyze): the builds are then per distinct shapes and values, computed on
-the host, kept in a bounded cache (build_cache_size).
+taken branch; an If on a condition computed on the GPU, a Loop and a Scan split the graph
+and run as control flow (control.py); the others become DirectML operators or views.
+Dimensions: a dim_value of at least 1 is fixed; a dim_param, -1, 0, no value or no shape
+at all is dynamic. The Graph is compiled once with fusion, its constants (the initializers
+it reads) uploaded once; repeated runs take pooled buffers and allocate nothing new. A
+model whose inputs have fixed sizes is built at construction; one with dynamic dimensions
+is built at the first run of each distinct shape and cached. A parameter DirectML needs
+when the graph is built (axes, a shape, an If's condition that is a graph input) computed
+from graph inputs makes those inputs value inputs (analysis.analyze): the builds are then
+per distinct shapes and values, computed on the host, kept in a bounded cache
+(build_cache_size).
 
 BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
 converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
@@ -42,7 +44,7 @@ from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
 from ..ops.random_generator import counter_value, counter_words
 from ..runtime.tensor import Tensor
-from . import analysis, mapping, options, sequences
+from . import analysis, control, mapping, options, sequences
 from .analysis import Unsupported
 from .binding import IOBinding
 from .mapping import NotMapped
@@ -57,6 +59,11 @@ TOLERANCE = 1e-4
 #: How many builds (one per distinct input shapes and, for a model with value inputs, their
 #: values) a session keeps by default, the least recently used dropped first.
 BUILD_CACHE_SIZE = 16
+
+#: How many iterations a Loop (or Scan) may run in one run, by default (the session's
+#: `loop_iteration_limit`): a body whose condition never turns false stops with an
+#: InvalidArgumentError naming the node there, rather than running on.
+LOOP_ITERATION_LIMIT = 1 << 16
 
 #: ONNX element type -> onnxruntime's type string (NodeArg.type).
 _ORT_TYPES = {
@@ -85,7 +92,41 @@ def unsupported_error(nodes: list[Unsupported]) -> UnsupportedError:
                             f"{listed}")
 
 
-class InferenceSession:
+class _Builds:
+    """What a graph that builds per input shapes has: the session's main graph, or a
+    subgraph of If, Loop or Scan run at run time (_Scope). Needs device, opset, fuse,
+    build_cache_size, model (its .graph), initializers, _inputs, _outputs, value_inputs,
+    producers, random_states, random_lock, loop_iteration_limit and _compiled."""
+
+    def _built(self, shapes: tuple, host: dict[str, np.ndarray]) -> _Built:
+        """The build for these input shapes and values of the value inputs (`host`): the
+        cached one, or a new one (the least recently used dropped past build_cache_size)."""
+        key = (shapes, tuple((name, a.dtype.str, a.shape, a.tobytes()) for name, a in sorted(host.items())))
+        built = self._compiled.get(key)
+        if built is not None:
+            self._compiled.move_to_end(key)
+            return built
+        built = _Built(self, shapes, host)
+        self._compiled[key] = built
+        while len(self._compiled) > self.build_cache_size:
+            self._compiled.popitem(last=False)
+        return built
+
+    def onnx_dtype(self, name: str) -> np.dtype:
+        if self._types is None:
+            self._types = _value_types(self.model)
+        return onnx.helper.tensor_dtype_to_np_dtype(self._types[name])
+
+    def onnx_rank(self, name: str) -> int | None:
+        """The rank ONNX gives value `name` (declared, or by shape inference), None where
+        unknown: the session's tensors hold rank 0 as one element, control flow needs the
+        rank of what it stacks (control.py)."""
+        if getattr(self, "_ranks", None) is None:
+            self._ranks = _value_ranks(self.model)
+        return self._ranks.get(name)
+
+
+class InferenceSession(_Builds):
     """An ONNX model on a gpudml Device, with onnxruntime's calls: `run(output_names,
     input_feed)`, `get_inputs()`, `get_outputs()`, `io_binding()` and `run_with_iobinding()`,
     `get_modelmeta()`, `get_providers()`, `get_provider_options()`, `get_session_options()`,
@@ -135,8 +176,12 @@ class InferenceSession:
         #: taken and advanced under their lock: runs from several threads draw disjoint blocks.
         self.random_states: dict[str, np.ndarray] = {}
         self.random_lock = threading.Lock()
+        #: The most iterations a Loop or Scan runs in one run (LOOP_ITERATION_LIMIT): past it the run stops with
+        #: an InvalidArgumentError naming the node; a trip count known above it is refused when the graph is built.
+        self.loop_iteration_limit = LOOP_ITERATION_LIMIT
         self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
         self._last: _Built | None = None
+        self._last_dispatches: int | None = None  # the last run's, where it ran control flow (dispatch_count)
         shapes = [_static_shape(v) for v in self._inputs]
         if all(s is not None for s in shapes) and not self.value_inputs:
             self._last = self._built(tuple(tuple(s) for s in shapes), {})
@@ -209,8 +254,10 @@ class InferenceSession:
         self._last = built
         if built.split is None:  # (where the graph splits, the output shapes are known after the run)
             iobinding._check_built({v.name: s for v, s in zip(self._outputs, built.out_shapes)})
+        tally = [0]
         with self._profiling("run_with_iobinding"):
-            results, shapes = built.run_tensors(dict(zip([v.name for v in self._inputs], values)), names)
+            results, shapes = built.run_tensors(dict(zip([v.name for v in self._inputs], values)), names, tally)
+        self._last_dispatches = tally[0]
         if built.split is not None:
             try:
                 iobinding._check_built(shapes)
@@ -233,10 +280,15 @@ class InferenceSession:
 
     @property
     def dispatch_count(self) -> int:
-        """Compute dispatches per run (the last shape compiled), after fusion."""
+        """Compute dispatches per run (the last shape compiled), after fusion. A model that
+        ran control flow at run time (an If on a condition computed on the GPU, a Loop, a
+        Scan): the dispatches its last run made, all parts and iterations counted (a Loop's:
+        its body's per iteration times the iterations, plus the stacking of its scan outputs)."""
         if self._last is None:
             raise InvalidArgumentError("InferenceSession.dispatch_count: the model has dynamic dimensions and has "
                                        "not run yet (it compiles per input shape)")
+        if self._last_dispatches is not None and self._last.runs_control:
+            return self._last_dispatches
         return self._last.dispatch_count
 
     def run(self, output_names, input_feed, run_options=None) -> list[np.ndarray]:
@@ -259,8 +311,11 @@ class InferenceSession:
         built = self._built(tuple(tuple(f.shape) if t else sequences.shape_key(f) for f, t in zip(feeds, tensor)),
                             host)
         self._last = built
+        tally = [0]
         with self._profiling("model_run"):
-            return built.run(feeds, names)
+            results = built.run(feeds, names, tally)
+        self._last_dispatches = tally[0]
+        return results
 
     # -- checks -------------------------------------------------------------------------
     def _check_feed(self, input_feed: dict) -> list[np.ndarray]:
@@ -286,33 +341,29 @@ class InferenceSession:
         return feeds
 
     # -- building -----------------------------------------------------------------------
-    def _built(self, shapes: tuple, host: dict[str, np.ndarray]) -> _Built:
-        """The build for these input shapes and values of the value inputs (`host`): the
-        cached one, or a new one (the least recently used dropped past build_cache_size)."""
-        key = (shapes, tuple((name, a.dtype.str, a.shape, a.tobytes()) for name, a in sorted(host.items())))
-        built = self._compiled.get(key)
-        if built is not None:
-            self._compiled.move_to_end(key)
-            return built
-        built = _Built(self, shapes, host)
-        self._compiled[key] = built
-        while len(self._compiled) > self.build_cache_size:
-            self._compiled.popitem(last=False)
-        return built
-
     def input_dtype(self, name: str) -> np.dtype:
         """The numpy dtype a feed of input `name` must have."""
         (v,) = [v for v in self._inputs if v.name == name]
         return onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
 
-    def onnx_dtype(self, name: str) -> np.dtype:
-        if self._types is None:
-            self._types = _value_types(self.model)
-        return onnx.helper.tensor_dtype_to_np_dtype(self._types[name])
-
 
 class _Poisoned(Exception):
     """An inlined branch read what a node gpudml cannot run computes (listed already)."""
+
+
+class _SplitInBranch(Exception):
+    """An inlined If branch reached a node that splits the graph (control flow at run time,
+    a data-dependent output size): the If then runs as control flow, its branch a graph of
+    its own that splits there (control.py)."""
+
+
+@dataclass(frozen=True)
+class _Control:
+    """What `_Built._node` returns for control flow run at run time: an If on a condition
+    computed on the GPU (or one whose branch splits), a Loop, a Scan (control.py runs it)."""
+
+    proto: onnx.NodeProto
+    path: str
 
 
 class _Built:
@@ -342,19 +393,22 @@ class _Built:
                 values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
                                                   name=v.name)
             first = 0
-        else:  # the part after a data-dependent node: what the part before computed, as inputs
+        else:  # the part after a split: what the part before (and the control flow) computed, as inputs
             values.update(resume.host_values)
             for name, (sizes, dtype) in resume.tensors.items():
                 values[name] = self.graph.input(list(sizes), dtype, name=name)
-            carried = tuple(values[name] for name in resume.carried)
-            outs = resume.pending.finish(self.ctx, resume.count, carried)
-            values.update({name: value for name, value in zip(resume.proto.output, outs) if name})
+            if resume.pending is not None:  # (control flow's outputs are among the tensors and host values)
+                carried = tuple(values[name] for name in resume.carried)
+                outs = resume.pending.finish(self.ctx, resume.count, carried)
+                values.update({name: value for name, value in zip(resume.proto.output, outs) if name})
             first = resume.index + 1
         self.readers = _readers(session.model.graph)
         self.problems: list[Unsupported] = []
         self.poisoned: set[str] = set()
         #: Where the graph splits (a node whose output sizes depend on the data), or None.
         self.split: _Split | None = None
+        #: The subgraphs this build runs at run time (control.py), by node, branch and input types.
+        self.scopes: dict = {}
         self._record(nodes[first:], values, "", first=first)
         if self.problems:
             raise unsupported_error(self.problems)
@@ -394,10 +448,9 @@ class _Built:
                 continue
             try:
                 results = self._node(proto, values, path)
-                if isinstance(results, mapping.DataDependent):
-                    if first is None:
-                        raise NotMapped("its output sizes depend on the data, inside an If branch inlined in the "
-                                        "graph: gpudml splits the graph at such a node in the main graph only")
+                if isinstance(results, (mapping.DataDependent, _Control)):
+                    if first is None:  # (the If whose branch this is runs as control flow: its branch splits)
+                        raise _SplitInBranch
                     if not self.problems:
                         self.split = _Split(first + k, proto, results)
                         return
@@ -450,11 +503,18 @@ class _Built:
         wanted = {0: "condition"} if proto.op_type == "If" else mapping.CONSTANT_INPUTS.get(proto.op_type, {})
         derived = False  # (a build-time input computed from the graph's inputs)
         for k in wanted:  # a value DirectML needs when the graph is built, computed on the host from the inputs'
+            if proto.op_type == "If" and proto.input[0] not in self.host:
+                continue  # (an If's condition is on the host when it is a value input; else read back at run time)
             if k < len(inputs) and isinstance(inputs[k], Expression):
                 inputs[k] = self._host_value(proto.input[k], values)
                 derived = True
         if proto.op_type == "If" and not isinstance(inputs[0], Expression):
-            return self._branch(proto, inputs[0], values, path)
+            try:
+                return self._branch(proto, inputs[0], values, path)
+            except _SplitInBranch:
+                return _Control(proto, path)
+        if proto.op_type == "If":  # a condition computed on the GPU: read back at run time
+            return _Control(proto, path)
         if sequences.handles(proto.op_type, inputs):  # sequences and optionals (never folded: plain lists)
             node = mapping.Node(proto, s.opset, inputs, [bool(name) for name in proto.output])
             where = f"{path} / " if path else ""
@@ -477,13 +537,12 @@ class _Built:
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
                 and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM and not generated:
             return _fold(proto, inputs, s.opset, outer)
+        if proto.op_type in analysis.CONTROL_FLOW:  # (Loop, Scan) run at run time, iteration by iteration
+            control.check_trips(self, proto, inputs)
+            return _Control(proto, path)
         if any(_empty(v) for k, v in enumerate(inputs)
                if k not in wanted and k not in mapping.TYPE_INPUTS.get(proto.op_type, ())):
             return self._with_empty(proto, inputs, outer)
-        if proto.op_type == "If":
-            raise NotMapped(analysis.IF_AT_RUN_TIME)
-        if proto.op_type in analysis.CONTROL_FLOW:
-            raise NotMapped(analysis.loop_at_run_time(proto.op_type))
         if proto.op_type not in mapping.BY_TYPE:
             raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
         wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
@@ -555,49 +614,98 @@ class _Built:
         self.live = [n for n in sorted(later) if isinstance(values.get(n), Expression)]
         self.host_values = {n: values[n] for n in later if n in values and not isinstance(values[n], Expression)
                             and values[n] is not None}
-        carried = [f"{split.proto.output[0] or split.proto.name}#carried{k}"
-                   for k in range(len(split.pending.carried))]
-        self.carried_names = carried
-        exprs = [split.pending.count, *split.pending.carried, *(values[n] for n in self.live)]
-        self.tensors = {name: (tuple(e.shape), e.dtype.numpy) for name, e in zip(carried + self.live, exprs[1:])}
-        self.compiled = self.graph.compile(exprs, fuse=s.fuse)
-        self._after: collections.OrderedDict[int, _Built] = collections.OrderedDict()
+        if isinstance(split.pending, _Control):  # what the control flow reads: its inputs and outer values
+            read = [n for n in [*split.proto.input, *sorted(analysis.node_outer_names(split.proto))]
+                    if n and n in values]
+            self.control_live = [n for n in dict.fromkeys(read) if isinstance(values[n], Expression)]
+            self.control_host = {n: values[n] for n in read if not isinstance(values[n], Expression)}
+            self.carried_names = []
+            for n in [*self.control_live, *self.live]:  # (a view passed on: written packed, as graph inputs are)
+                if not values[n].desc.is_packed:
+                    values[n] = mapping.materialize(self.ctx, values[n])
+            exprs = [*(values[n] for n in self.control_live), *(values[n] for n in self.live)]
+            self.tensors = {name: (tuple(values[name].shape), values[name].dtype.numpy) for name in self.live}
+        else:
+            carried = [f"{split.proto.output[0] or split.proto.name}#carried{k}"
+                       for k in range(len(split.pending.carried))]
+            self.carried_names = carried
+            exprs = [split.pending.count, *split.pending.carried, *(values[n] for n in self.live)]
+            self.tensors = {name: (tuple(e.shape), e.dtype.numpy) for name, e in zip(carried + self.live, exprs[1:])}
+        self.compiled = self.graph.compile(exprs, fuse=s.fuse) if exprs else None
+        self._after: collections.OrderedDict[object, _Built] = collections.OrderedDict()
         self.results = self.bool_outputs = self.out_shapes = None
 
-    def after(self, count: int) -> _Built:
-        """The build of the part after the split for `count` rows (cached, as the session's
-        builds are: the least recently used dropped past build_cache_size)."""
+    def subgraph(self, graph, formal: list, outer: dict, ranks: dict) -> _Scope:
+        """A subgraph of control flow this build runs, as a graph of its own (control.py)."""
+        return _Scope(self, graph, formal, outer, ranks)
+
+    @property
+    def runs_control(self) -> bool:
+        """The build splits at control flow run at run time (here or in a part after)."""
+        return self.split is not None and (isinstance(self.split.pending, _Control)
+                                           or any(b.runs_control for b in self._after.values()))
+
+    def after(self, count: int, outputs: list | None = None) -> _Built:
+        """The build of the part after the split for `count` rows, or, after control flow,
+        for its `outputs` (Tensors and host values; `count` then their key: control.key),
+        cached as the session's builds are (the least recently used dropped past
+        build_cache_size)."""
         built = self._after.get(count)
         if built is not None:
             self._after.move_to_end(count)
             return built
         split = self.split
-        resume = _Resume(split.index, split.proto, split.pending, count, self.carried_names, self.tensors,
-                         self.host_values)
+        if outputs is None:
+            resume = _Resume(split.index, split.proto, split.pending, count, self.carried_names, self.tensors,
+                             self.host_values)
+        else:
+            named = [(n, v) for n, v in zip(split.proto.output, outputs) if n]
+            tensors = {**self.tensors, **{n: (tuple(v.shape), v.data_type.numpy) for n, v in named
+                                          if isinstance(v, Tensor)}}
+            hosted = {**self.host_values, **{n: v for n, v in named if not isinstance(v, Tensor)}}
+            resume = _Resume(split.index, split.proto, None, None, [], tensors, hosted)
         built = _Built(self.session, (), self.host, resume)
         self._after[count] = built
         while len(self._after) > self.session.build_cache_size:
             self._after.popitem(last=False)
         return built
 
-    def _computed(self, given: dict, readback: bool) -> tuple[_Built, list]:
+    def _computed(self, given: dict, readback: bool, tally: list | None = None) -> tuple[_Built, list]:
         """(the build whose graph computes the outputs, what its compiled graph returns) for
         `given` ({input name: array or Tensor}): through every split, the part before run
-        with its results left on the device, the count read back (one readback per split)."""
-        used = {e.name for e in self.compiled.inputs}
-        if self.split is None:
-            return self, list(self.compiled({k: a for k, a in given.items() if k in used}, readback=readback))
-        made = self.compiled({k: a for k, a in given.items() if k in used}, readback=False)
+        with its results left on the device, the count read back (one readback per split),
+        or the control flow run (control.py). `tally`: [dispatches so far], counted on."""
+        tally = [0] if tally is None else tally
+        made = []
+        if self.compiled is not None:
+            used = {e.name for e in self.compiled.inputs}
+            tally[0] += self.compiled.dispatch_count
+            if self.split is None:
+                return self, list(self.compiled({k: a for k, a in given.items() if k in used}, readback=readback))
+            made = self.compiled({k: a for k, a in given.items() if k in used}, readback=False)
+        outputs = []
         try:
-            count = int(made[0].numpy().reshape(-1)[0])
-            after = self.after(count)
-            inner = dict(zip(self.carried_names + self.live, made[1:]))
-            if after.compiled is None:
+            if isinstance(self.split.pending, _Control):
+                n = len(self.control_live)
+                env = {**self.control_host, **dict(zip(self.control_live, made[:n]))}
+                # (what was fed from the host as it was: a Loop's M and cond, an If's condition, read with no readback)
+                fed = {k: given[k] for k in self.control_live if isinstance(given.get(k), np.ndarray)}
+                outputs = control.run(self, self.split.proto, env, tally, fed)
+                after = self.after(control.key(outputs), outputs)
+                inner = dict(zip(self.live, made[n:]))
+                inner.update({name: v for name, v in zip(self.split.proto.output, outputs)
+                              if name and isinstance(v, Tensor)})
+            else:
+                count = int(made[0].numpy().reshape(-1)[0])
+                after = self.after(count)
+                inner = dict(zip(self.carried_names + self.live, made[1:]))
+            if not after._runs:
                 return after, []
-            return after._computed({**after.random_states(), **inner}, readback)
+            return after._computed({**after.random_states(), **inner}, readback, tally)
         finally:
-            for t in made:
-                if readback or t is made[0]:
+            count_tensor = None if isinstance(self.split.pending, _Control) else made[0]
+            for t in [*made, *outputs]:
+                if isinstance(t, Tensor) and (readback or t is count_tensor):
                     t.free()
 
     @property
@@ -617,7 +725,7 @@ class _Built:
                 states[name] = advanced_state(state, blocks)
         return given
 
-    def run(self, feeds: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
+    def run(self, feeds: list[np.ndarray], names: list[str], tally: list | None = None) -> list[np.ndarray]:
         given = self.random_states()
         for v, array, is_bool in zip(self.session._inputs, feeds, self.bool_inputs):
             if not sequences.is_tensor_type(v.type):
@@ -625,7 +733,7 @@ class _Built:
                 continue
             array = array.astype(np.uint8) if is_bool else array
             given[v.name] = array.reshape(array.shape or (1,))
-        final, results = self._computed(given, True) if self.compiled is not None else (self, [])
+        final, results = self._computed(given, True, tally) if self._runs else (self, [])
         computed = iter(results)
         out = {}
         for v, r, is_bool, sizes in zip(self.session._outputs, final.results, final.bool_outputs, final.out_shapes):
@@ -637,13 +745,19 @@ class _Built:
             out[v.name] = value.astype(np.bool_) if is_bool else value
         return [out[name] for name in names]
 
-    def run_tensors(self, given: dict, names: list[str]) -> tuple[list[Tensor], dict[str, tuple]]:
+    @property
+    def _runs(self) -> bool:
+        """Anything runs on the device (a compiled graph, or control flow after a split)."""
+        return self.compiled is not None or self.split is not None
+
+    def run_tensors(self, given: dict, names: list[str], tally: list | None = None
+                    ) -> tuple[list[Tensor], dict[str, tuple]]:
         """(the outputs named, as Tensors on the device; every output's ONNX shape) for
         `given` ({input name: Tensor, or numpy array of the graph input's dtype and sizes}):
         nothing is read back (but a split's count). An output the model computes on the host
         (folded) is uploaded; a rank-0 output is a Tensor of shape [1]."""
         given = {**self.random_states(), **given}
-        final, results = self._computed(given, False) if self.compiled is not None else (self, [])
+        final, results = self._computed(given, False, tally) if self._runs else (self, [])
         computed = iter(results)
         out = {}
         for v, r, is_bool in zip(self.session._outputs, final.results, final.bool_outputs):
@@ -666,10 +780,67 @@ class _Built:
         return [out[name] for name in names], shapes
 
 
+class _Scope(_Builds):
+    """A subgraph of an If, Loop or Scan run at run time (control.py): built and compiled
+    per input shapes (and values of its value inputs) as the session's graph is, with the
+    same machinery (_Built: folding, inlined Ifs, splits, control flow inside, at any
+    depth). Its inputs: the subgraph's own (`formal`: Loop's iteration_num, cond and carried
+    values; Scan's states and one slice of each scanned input; none for an If's branch),
+    then the outer values it reads that live on the device (Tensors, bound as they are: no
+    copy); the outer values known on the host are its constants, as initializers."""
+
+    def __init__(self, parent: _Built, graph, formal: list[tuple[str, np.dtype, int | None]], outer: dict,
+                 ranks: dict):
+        up = self._up = parent.session
+        self.device, self.opset, self.fuse, self.build_cache_size = up.device, up.opset, up.fuse, up.build_cache_size
+        self.random_states, self.random_lock = up.random_states, up.random_lock
+        self.initializers = {n: np.asarray(v) for n, v in outer.items() if not isinstance(v, Tensor)}
+        self.initializers.update({t.name: numpy_helper.to_array(t) for t in graph.initializer})
+
+        def info(name: str, dtype, shape=None) -> onnx.ValueInfoProto:
+            if isinstance(shape, int):  # a rank: symbolic sizes
+                shape = [f"{name}#{k}" for k in range(shape)]
+            return onnx.helper.make_tensor_value_info(name, onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                                      shape)
+
+        def outer_dtype(name: str, t: Tensor) -> np.dtype:
+            try:
+                return up.onnx_dtype(name)
+            except (KeyError, NotMapped):
+                return t.dtype
+
+        self._inputs = [info(n, d, r) for n, d, r in formal]
+        self._inputs += [info(n, outer_dtype(n, v), ranks.get(n)) for n, v in outer.items() if isinstance(v, Tensor)]
+        known = [info(n, v.dtype, list(v.shape)) for n, v in self.initializers.items()]
+        g = onnx.helper.make_graph(list(graph.node), graph.name or "subgraph", self._inputs, list(graph.output),
+                                   value_info=[*graph.value_info, *known])
+        self.model = onnx.helper.make_model(g, opset_imports=list(up.model.opset_import))
+        self._types = self._ranks = None
+        self._outputs = []  # each output's shape: declared, else the rank shape inference gives it
+        for v in graph.output:
+            rank = self.onnx_rank(v.name)
+            if _dims(v) is None and rank is not None:
+                with contextlib.suppress(KeyError, NotMapped):
+                    v = info(v.name, self.onnx_dtype(v.name), rank)
+            self._outputs.append(v)
+        problems, needed = analysis.analyze(g, self.opset, self.initializers, [v.name for v in self._inputs])
+        if problems:
+            raise unsupported_error(problems)
+        self.value_inputs = [v.name for v in self._inputs if v.name in needed]
+        self.producers = _producers(g) if self.value_inputs else {}
+        self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
+
+    @property
+    def loop_iteration_limit(self) -> int:
+        """The session's, as it is now."""
+        return self._up.loop_iteration_limit
+
+
 @dataclass(frozen=True)
 class _Split:
     """Where a build's graph ends: node `index` of the model's graph (`proto`), whose output
-    sizes depend on the data (`pending`: mapping.DataDependent)."""
+    sizes depend on the data (`pending`: mapping.DataDependent), or control flow run at run
+    time (`pending`: _Control)."""
 
     index: int
     proto: onnx.NodeProto
@@ -917,6 +1088,22 @@ def _value_types(model) -> dict[str, int]:
     except Exception:  # noqa: BLE001  (inference is a help for CastLike only)
         pass
     return types
+
+
+def _value_ranks(model) -> dict[str, int]:
+    """Each value's rank, where declared or given by shape inference (main graph values)."""
+    ranks = {}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model).graph
+    except Exception:  # noqa: BLE001  (what is declared then)
+        inferred = model.graph
+    for v in [*inferred.input, *inferred.output, *inferred.value_info]:
+        dims = _dims(v) if v.type.HasField("tensor_type") else None
+        if dims is not None:
+            ranks.setdefault(v.name, len(dims))
+    for t in model.graph.initializer:
+        ranks[t.name] = len(t.dims)
+    return ranks
 
 
 def _readers(graph, count: dict[str, int] | None = None) -> dict[str, int]:
