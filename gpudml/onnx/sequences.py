@@ -353,7 +353,9 @@ def type_string(t: onnx.TypeProto) -> str:
 
 
 def is_tensor_type(t: onnx.TypeProto) -> bool:
-    return t.WhichOneof("value") == "tensor_type"
+    """A tensor's type, or no type at all (a subgraph's outputs may leave theirs out: tensors
+    unless a sequence or optional type says otherwise)."""
+    return t.WhichOneof("value") in ("tensor_type", None)
 
 
 def elem_dtype(t: onnx.TypeProto) -> np.dtype | None:
