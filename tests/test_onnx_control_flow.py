@@ -517,15 +517,8 @@ def _control_tests() -> list[str]:
     return names
 
 
-_SEQUENCES = "a sequence or optional value: DirectML has tensors only (issue #45's sequence ops: branch w6-seq)"
-
 #: ONNX's node tests with control flow that the session refuses, and why.
 NOT_RUN = {
-    **{name: _SEQUENCES for name in (
-        "test_if_opt", "test_if_seq", "test_loop13_seq", "test_loop16_seq_none",
-        "test_sequence_map_add_1_sequence_1_tensor_expanded", "test_sequence_map_add_2_sequences_expanded",
-        "test_sequence_map_extract_shapes_expanded", "test_sequence_map_identity_1_sequence_1_tensor_expanded",
-        "test_sequence_map_identity_1_sequence_expanded", "test_sequence_map_identity_2_sequences_expanded")},
     "test_range_bfloat16_type_positive_delta_expanded": "numpy dtype bfloat16 has no DirectML data type",
 }
 
@@ -539,8 +532,8 @@ def test_the_control_flow_node_tests_are_found_and_the_page_counts_them():
     assert set(NOT_RUN) <= set(CONTROL_TESTS)
     page = " ".join((Path(__file__).resolve().parent.parent / "docs" / "onnx.md").read_text().split())
     assert (f"a function expanded into a Loop: {len(CONTROL_TESTS)}) run through a session in "
-            f"`tests/test_onnx_control_flow.py`: {len(CONTROL_TESTS) - len(NOT_RUN)} pass; {len(NOT_RUN)} are "
-            f"refused") in page
+            f"`tests/test_onnx_control_flow.py`: {len(CONTROL_TESTS) - len(NOT_RUN)} pass; {len(NOT_RUN)} "
+            f"{'is' if len(NOT_RUN) == 1 else 'are'} refused") in page
 
 
 @pytest.mark.parametrize("name", CONTROL_TESTS)
@@ -548,12 +541,9 @@ def test_control_flow_node_test_through_session(name, device):
     folder = NODE_TESTS / name
     try:
         model = onnx.load(str(folder / "model.onnx"))
-        for v in [*model.graph.input, *model.graph.output]:
-            if v.type.WhichOneof("value") != "tensor_type":
-                raise UnsupportedError(f"{_SEQUENCES} ({v.name})")
-        data = folder / "test_data_set_0"
-        inputs = [_read(p) for p in sorted(data.glob("input_*.pb"), key=_index)]
-        want = [_read(p) for p in sorted(data.glob("output_*.pb"), key=_index)]
+        data = folder / "test_data_set_0"  # (a sequence a list of arrays, an optional None or its value)
+        inputs = [_read(p, v.type) for p, v in zip(sorted(data.glob("input_*.pb"), key=_index), model.graph.input)]
+        want = [_read(p, v.type) for p, v in zip(sorted(data.glob("output_*.pb"), key=_index), model.graph.output)]
         session = gonnx.InferenceSession(model, device=device)
         got = session.run(None, dict(zip([v.name for v in session.get_inputs()], inputs)))
     except REFUSALS as exc:

@@ -329,13 +329,16 @@ def test_cli_run_prints_and_compares_sequence_items(tmp_path, capsys, adapter):
     assert "input 's' is a seq(tensor(float)): --random and --input make tensors only" in capsys.readouterr().err
 
 
-def test_sequence_across_a_data_dependent_split_is_refused(device):
-    """A graph split at NonZero carries tensors only: a sequence read after it is refused,
-    named; a position computed from a sequence input's values is refused at construction."""
-    model = _model([h.make_node("SequenceConstruct", ["x"], ["s"]), h.make_node("NonZero", ["x"], ["nz"])],
-                   [_tensor("x", shape=[4])], [_tensor("nz", T.INT64), _seq("s")])
-    with pytest.raises(UnsupportedError, match=r"the sequence or optional 's' is read after node '' \(NonZero\)"):
-        gonnx.InferenceSession(model, device=device)  # (built at construction: the input's shape is fixed)
+def test_sequence_across_a_data_dependent_split(device):
+    """A graph split at NonZero passes a sequence read after it (its GPU items, tensors of
+    the part after, a host item as it is); a position computed from a sequence input's
+    values is refused at construction."""
+    nodes = [h.make_node("Relu", ["x"], ["r"]), h.make_node("SequenceConstruct", ["r", "x", "c"], ["s"]),
+             h.make_node("NonZero", ["x"], ["nz"]), h.make_node("SequenceErase", ["s"], ["t"]),
+             h.make_node("ConcatFromSequence", ["t"], ["joined"], axis=0)]
+    model = _model(nodes, [_tensor("x", shape=[4])], [_tensor("nz", T.INT64), _seq("s"), _tensor("joined")],
+                   [numpy_helper.from_array(np.array([9, 8, 7, 6], np.float32), "c")])
+    _check(model, {"x": np.array([0, -2, 0, 3], np.float32)}, device)
     position = _model([h.make_node("SequenceAt", ["s", "zero"], ["p"]), h.make_node("SequenceAt", ["s", "p"], ["y"])],
                       [_seq("s", T.INT64)], [_tensor("y", T.INT64)],
                       [numpy_helper.from_array(np.array(0, np.int64), "zero")])

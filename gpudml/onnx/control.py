@@ -38,7 +38,7 @@ import onnx
 from ..errors import InvalidArgumentError
 from ..graph import Expression, Graph
 from ..runtime.tensor import Tensor
-from . import analysis, mapping
+from . import analysis, mapping, sequences
 
 #: The most Tensors one join of the stacking reads (a tree of joins past it).
 JOIN_WIDTH = 64
@@ -46,17 +46,28 @@ JOIN_WIDTH = 64
 
 def key(values: list) -> tuple:
     """What the build after control flow depends on: each output's shape and type (a
-    Tensor's) or value (a host array's)."""
-    out = []
-    for v in values:
-        if isinstance(v, Tensor):
-            out.append(("tensor", tuple(v.shape), v.data_type.name))
-        elif v is None:
-            out.append(None)
-        else:
-            a = np.asarray(v)
-            out.append(("host", a.dtype.str, a.shape, a.tobytes()))
-    return tuple(out)
+    Tensor's) or value (a host array's); a sequence's or an optional's structure and the key
+    of each tensor it holds."""
+    return tuple(_key(v) for v in values)
+
+
+def _key(v):
+    if isinstance(v, Tensor):
+        return ("tensor", tuple(v.shape), v.data_type.name)
+    if v is None:
+        return None
+    if isinstance(v, sequences.Sequence):
+        return ("seq", np.dtype(v.dtype).str, tuple(_key(item) for item in v.items))
+    if isinstance(v, sequences.OptionalValue):
+        return ("optional", _key(v.value))
+    a = np.asarray(v)
+    return ("host", a.dtype.str, a.shape, a.tobytes())
+
+
+def passed(value: object) -> bool:
+    """A value a subgraph reads as one of its inputs (a device Tensor, a sequence or an
+    optional), not as a constant (a host array)."""
+    return isinstance(value, Tensor) or sequences.is_container(value)
 
 
 def host(value) -> np.ndarray:
@@ -101,8 +112,10 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
     """The subgraph `attr` of `proto` as a session._Scope for these formal inputs ((name,
     numpy dtype, ONNX rank)) and outer values (cached in `built`, whose outer values are the
     same on every run)."""
-    types = tuple((np.dtype(d).str, r) for _, d, r in formal)
-    where = tuple((n, isinstance(v, Tensor), v.data_type.name if isinstance(v, Tensor) else np.asarray(v).dtype.str)
+    types = tuple((d.SerializeToString() if isinstance(d, onnx.TypeProto) else np.dtype(d).str, r)
+                  for _, d, r in formal)
+    where = tuple((n, sequences.type_string(sequences.type_of(v))) if sequences.is_container(v) else
+                  (n, isinstance(v, Tensor), v.data_type.name if isinstance(v, Tensor) else np.asarray(v).dtype.str)
                   for n, v in outer.items())
     k = (id(proto), attr, types, where)
     scope = built.scopes.get(k)
@@ -115,7 +128,9 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
 
 def rank(built, name: str, value) -> int:
     """The ONNX rank of value `name` of `built`'s graph: a host array's; a Tensor's, but 0
-    where ONNX gives the value rank 0 (held as one element)."""
+    where ONNX gives the value rank 0 (held as one element); None for a sequence or an optional."""
+    if sequences.is_container(value):
+        return None
     if not isinstance(value, Tensor):
         return np.ndim(value)
     r = built.session.onnx_rank(name)
@@ -126,10 +141,14 @@ def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
     """(the subgraph's outputs, Tensors or host arrays; their ONNX shapes) for `feeds` ({input
     name: Tensor or array}: its formal inputs and the outer Tensors)."""
     values = [feeds[v.name] for v in scope._inputs]
-    shapes = tuple(tuple(v.shape) if isinstance(v, Tensor) else np.shape(v) for v in values)
+    shapes = tuple(sequences.structure(v) if sequences.is_container(v) else
+                   tuple(v.shape) if isinstance(v, Tensor) else np.shape(v) for v in values)
     given_host = {}
     given = {}
     for v, value in zip(scope._inputs, values):
+        if sequences.is_container(value):  # (its tensors, graph inputs of their own: sequences.graph_input)
+            given.update(sequences.leaf_feeds(v.name, value))
+            continue
         if not isinstance(value, Tensor):
             value = np.asarray(value)
             if value.size == 0:
@@ -150,7 +169,8 @@ def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
     else:
         final, results = built, []
     computed = iter(results)
-    out = [next(computed) if isinstance(r, Expression) else np.asarray(r) for r in final.results]
+    out = [sequences.map_leaves(r, lambda leaf: next(computed) if isinstance(leaf, Expression) else np.asarray(leaf))
+           for r in final.results]
     return out, list(final.out_shapes)
 
 
@@ -158,7 +178,7 @@ def _if(built, proto, inputs: list, outer: dict, tally: list) -> list:
     cond = bool(host(inputs[0]).reshape(-1)[0])  # (a host value where the If runs as control for its branch)
     attr = "then_branch" if cond else "else_branch"
     scope = _scope(built, proto, attr, [], outer)
-    outs, _ = run_scope(scope, {n: v for n, v in outer.items() if isinstance(v, Tensor)}, tally)
+    outs, _ = run_scope(scope, {n: v for n, v in outer.items() if passed(v)}, tally)
     return [o if name else None for o, name in zip(outs, proto.output)]
 
 
@@ -178,9 +198,13 @@ def _passes_condition(body) -> bool:
 
 def _formal_types(graph, values: list, ranks: list) -> list:
     """The subgraph's inputs as (name, numpy dtype, ONNX rank): the declared type, else the
-    value's; the ranks as the values have them."""
+    value's; the ranks as the values have them. A sequence or an optional: (name, its ONNX
+    type, None), the declared type where there is one (sequences.type_of)."""
     formal = []
     for v, value, r in zip(graph.input, values, ranks):
+        if sequences.is_container(value) or not sequences.is_tensor_type(v.type) and v.type.WhichOneof("value"):
+            formal.append((v.name, sequences.type_of(value, v.type), None))
+            continue
         elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
         if elem:
             dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
@@ -205,7 +229,7 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
                                    f"{limit}")
     read_cond = cond_given and not _passes_condition(body)
     names = [v.name for v in body.input]
-    device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
+    device_outer = {k: v for k, v in outer.items() if passed(v)}
     scans: list[list] = [[] for _ in range(len(body.output) - 1 - n)]
     shapes: list = [None] * len(scans)
     true = None  # the condition fed to the body, true while it runs: a Tensor uploaded once per run
@@ -224,8 +248,13 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
         if read_cond:  # (one readback per iteration, where the body computes it on the device)
             cond = bool(host(outs[0]).reshape(-1)[0])
         carried = outs[1:1 + n]
-        ranks = [len(s) for s in out_shapes[1:1 + n]]
+        ranks = [rank_of(v, s) for v, s in zip(carried, out_shapes[1:1 + n])]
         for k, (part, sizes) in enumerate(zip(outs[1 + n:], out_shapes[1 + n:])):
+            if sequences.is_container(part):
+                raise InvalidArgumentError(f"{where}: scan output {k} ({body.output[1 + n + k].name!r}) is a "
+                                           f"{'sequence' if isinstance(part, sequences.Sequence) else 'optional'}: "
+                                           f"a Loop's scan outputs are tensors, stacked (ONNX concatenates them; "
+                                           f"carry a sequence as a loop-carried value instead)")
             scans[k].append(part)
             if shapes[k] is not None and tuple(sizes) != shapes[k]:
                 raise InvalidArgumentError(f"{where}: scan output {k} ({body.output[1 + n + k].name!r}) has shape "
@@ -236,6 +265,11 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     stacked = [stack(built, parts, sizes, body.output[1 + n + k], 0, False, tally)
                for k, (parts, sizes) in enumerate(zip(scans, shapes))]
     return [v if name else None for v, name in zip([*carried, *stacked], proto.output)]
+
+
+def rank_of(value, sizes) -> int | None:
+    """A body output's ONNX rank, its shape `sizes` (None for a sequence or an optional)."""
+    return None if sequences.is_container(value) or sizes is None else len(sizes)
 
 
 def _scan(built, proto, inputs: list, outer: dict, tally: list) -> list:
@@ -320,7 +354,7 @@ def _scan_over(built, proto, body, states: list, scanned: list, ranks: list, in_
                                    f"{built.session.loop_iteration_limit}")
     slices = [_slices(built, x, in_axes[j], steps, tally) for j, x in enumerate(scanned)]
     names = [v.name for v in body.input]
-    device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
+    device_outer = {k: v for k, v in outer.items() if passed(v)}
     parts: list[list] = [[] for _ in range(k_out)]
     shapes: list = [None] * k_out
     state_shapes = [tuple(v.shape) if isinstance(v, Tensor) and r else np.shape(v) if r else ()
