@@ -499,6 +499,158 @@ def test_a_known_trip_count_past_the_limit_is_refused_at_construction():
         gonnx.InferenceSession(model)
 
 
+# ------------------------------------------------------------------------------ sequences and optionals
+def _same_as_ort(got, want, atol=1e-5):
+    """Outputs against onnxruntime's: a sequence item by item (a list), an empty optional
+    None, arrays of the same shape and dtype within `atol`."""
+    if isinstance(want, list) or want is None:
+        assert (isinstance(got, list) and len(got) == len(want)) if want is not None else got is None, (got, want)
+        for g, w in zip(got or [], want or []):
+            _same_as_ort(g, w, atol)
+        return
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol)
+
+
+def _check_seq(session, model, feeds):
+    got = session.run(None, feeds)
+    want = oracle(model, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _same_as_ort(g, w)
+    return got
+
+
+def _appending_loop(m_from_input: bool = False, reads_length: bool = False):
+    """h = tanh(h * 0.5 + x) per iteration, each h appended to a sequence carried by the Loop
+    (SequenceInsert, as torch.jit.script's list append exports); after the loop the
+    sequence stacked (ConcatFromSequence, new_axis=1), counted, and returned.
+    `reads_length`: the body reads the sequence too (h * 0.5 * its length, plus 1)."""
+    scale = [helper.make_node("SequenceLength", ["seq_in"], ["len"]), helper.make_node("Cast", ["len"], ["lf"], to=F),
+             helper.make_node("Add", ["lf", "one"], ["l1"]), helper.make_node("Mul", ["half", "l1"], ["factor"])] \
+        if reads_length else [helper.make_node("Identity", ["half"], ["factor"])]
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), *scale,
+         helper.make_node("Mul", ["h_in", "factor"], ["hm"]), helper.make_node("Add", ["hm", "x"], ["ha"]),
+         helper.make_node("Tanh", ["ha"], ["h_out"]),
+         helper.make_node("SequenceInsert", ["seq_in", "h_out"], ["seq_out"])],
+        "body", [_vi("i", [], I64), _vi("cond_in", [], B), helper.make_tensor_sequence_value_info("seq_in", F, None),
+                 _vi("h_in", None)],
+        [_vi("cond_out", [], B), helper.make_tensor_sequence_value_info("seq_out", F, None), _vi("h_out", None)])
+    nodes = [helper.make_node("Relu", ["x"], ["h0"]), helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+             helper.make_node("Loop", ["M", "", "empty", "h0"], ["hs", "h"], name="append", body=body),
+             helper.make_node("ConcatFromSequence", ["hs"], ["stacked"], axis=0, new_axis=1),
+             helper.make_node("SequenceLength", ["hs"], ["n"])]
+    inputs = [_vi("x", ["N", 4])] + ([_vi("M", [], I64)] if m_from_input else [])
+    inits = [_init("half", np.float32(0.5))] + ([_init("one", np.float32(1))] if reads_length else []) + \
+        ([] if m_from_input else [_init("M", np.int64(5))])
+    return _model(nodes, inputs, [_vi("stacked", None), _vi("n", [], I64), _vi("h", None),
+                                  helper.make_tensor_sequence_value_info("hs", F, None)], inits)
+
+
+@pytest.mark.parametrize("reads_length", [False, True], ids=["appends", "reads"])
+def test_loop_appends_a_gpu_tensor_to_a_carried_sequence(device, reads_length):
+    """A Loop carrying a sequence that grows by a GPU-computed tensor per iteration, stacked
+    and counted after the loop; against onnxruntime. The sequence's tensors stay on the
+    device. A body that only appends builds once (fed an empty sequence, its items kept
+    on the host: control.appended_only); one that reads the sequence (its length) builds
+    per length, a new structure each iteration; the builds kept for the next run."""
+    model = _appending_loop(reads_length=reads_length)
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    stacked, n, _, hs = _check_seq(session, model, {"x": x})
+    assert stacked.shape == (5, 3, 4) and int(n) == 5 and len(hs) == 5
+    (built,) = session._compiled.values()
+    (scope,) = [v[0] for k, v in built.scopes.items() if isinstance(v, tuple) and k[1] == "body"]
+    builds = 5 if reads_length else 1  # (sequences of 0..4 items in, or always an empty one)
+    assert len(scope._compiled) == builds
+    _check_seq(session, model, {"x": -x})
+    assert len(scope._compiled) == builds  # (the second run builds nothing new)
+
+
+def test_loop_appending_from_a_fed_trip_count(device):
+    """The trip count fed (0, 1, 3 iterations): no iteration leaves the sequence empty,
+    which ConcatFromSequence refuses as onnxruntime does; the others against onnxruntime."""
+    model = _appending_loop(m_from_input=True)
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    for m in (1, 3):
+        _check_seq(session, model, {"x": x, "M": np.array(m, np.int64)})
+    with pytest.raises(InvalidArgumentError, match="ConcatFromSequence .*: input 0 is an empty sequence"):
+        session.run(None, {"x": x, "M": np.array(0, np.int64)})
+
+
+def test_loop_body_reads_a_sequence_of_the_outer_scope(device):
+    """A sequence of GPU tensors made before the Loop (SplitToSequence of a Relu's output)
+    read inside its body at the iteration number (SequenceAt: a build-time position, the
+    host's iteration number), its length the trip count; against onnxruntime."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("SequenceAt", ["parts", "i"], ["p"]),
+         helper.make_node("Mul", ["p", "p"], ["pp"]), helper.make_node("Add", ["acc_in", "pp"], ["acc_out"])],
+        "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("acc_in", None)],
+        [_vi("cond_out", [], B), _vi("acc_out", None)])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("SplitToSequence", ["r"], ["parts"], axis=0, keepdims=0),
+             helper.make_node("SequenceLength", ["parts"], ["count"]),
+             helper.make_node("Loop", ["count", "", "zeros"], ["acc"], name="sum_squares", body=body)]
+    model = _model(nodes, [_vi("x", [4, 3])], [_vi("acc", None)], [_init("zeros", np.zeros(3, np.float32))])
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.arange(-5, 7, dtype=np.float32).reshape(4, 3) / 3
+    _check(session, model, {"x": x})
+
+
+def test_if_on_a_gpu_condition_returns_a_sequence_and_an_optional(device):
+    """An If on a condition computed on the GPU whose branches give a sequence (of 2 GPU
+    tensors, or of 1) and an optional (a GPU tensor, or empty); after it, the sequence
+    concatenated and the optional's presence; both branches, against onnxruntime."""
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, None))
+    then = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["tr"]), helper.make_node("SequenceConstruct", ["tr", "x"], ["ts"]),
+         helper.make_node("Optional", ["tr"], ["to"])],
+        "then", [], [helper.make_tensor_sequence_value_info("ts", F, None), helper.make_value_info("to", opt_type)])
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["en"]), helper.make_node("SequenceConstruct", ["en"], ["es"]),
+         helper.make_node("Optional", [], ["eo"], type=helper.make_tensor_type_proto(F, None))],
+        "else", [], [helper.make_tensor_sequence_value_info("es", F, None), helper.make_value_info("eo", opt_type)])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+             helper.make_node("Greater", ["total", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["s", "o"], name="pick", then_branch=then, else_branch=other),
+             helper.make_node("ConcatFromSequence", ["s"], ["joined"], axis=0),
+             helper.make_node("OptionalHasElement", ["o"], ["has"])]
+    model = _model(nodes, [_vi("x", [2, 3])], [_vi("joined", None), _vi("has", [], B),
+                                              helper.make_tensor_sequence_value_info("s", F, None)],
+                   [_init("zero", np.float32(0))], opset=18)
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 1
+    for feed in (x, -x, x):
+        joined, has, s = _check_seq(session, model, {"x": feed})
+        assert bool(has) == (feed.sum() > 0) and len(s) == (2 if has else 1)
+
+
+@pytest.mark.any_class  # (refused before any GPU work: the same under either class)
+def test_a_sequence_as_a_loop_scan_output_is_refused(device):
+    """A Loop's scan outputs are stacked tensors: a body declaring a sequence there is
+    refused at construction, the node named (onnxruntime refuses it when it loads the model);
+    one whose type is not declared, when the body gives it."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Relu", ["v_in"], ["v_out"]),
+         helper.make_node("SequenceConstruct", ["v_out"], ["scan"])],
+        "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", None)],
+        [_vi("cond_out", [], B), _vi("v_out", None), helper.make_tensor_sequence_value_info("scan", F, None)])
+    nodes = [helper.make_node("Abs", ["x"], ["a"]),
+             helper.make_node("Loop", ["M", "", "a"], ["v", "scans"], name="seq_scan", body=body)]
+    model = _model(nodes, [_vi("x", [3])], [_vi("v", None), helper.make_tensor_sequence_value_info("scans", F, None)],
+                   [_init("M", np.int64(2))])
+    with pytest.raises(UnsupportedError, match="seq_scan \\(Loop, opset 17\\): its body's scan output 0 "
+                                               "\\('scan'\\) is a seq\\(tensor\\(float\\)\\): a Loop's scan outputs "
+                                               "are tensors"):
+        gonnx.InferenceSession(model, device=device)
+    model.graph.node[1].attribute[0].g.output[2].type.Clear()  # (no type declared: found when the body gives it)
+    session = gonnx.InferenceSession(model, device=device)
+    with pytest.raises(InvalidArgumentError, match="Loop 'seq_scan': scan output 0 \\('scan'\\) is a sequence"):
+        session.run(None, {"x": np.ones(3, np.float32)})
+
+
 # ------------------------------------------------------------------------------ ONNX's node tests
 def _control_tests() -> list[str]:
     def ops(graph):

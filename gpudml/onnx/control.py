@@ -81,7 +81,16 @@ def _where(built, proto) -> str:
 
 def check_trips(built, proto, inputs: list) -> None:
     """A Loop whose trip count is known when the graph is built, above the session's
-    loop_iteration_limit, refused then (a NotMapped: listed at construction)."""
+    loop_iteration_limit, refused then (a NotMapped: listed at construction); so is one whose
+    body declares a scan output a sequence or an optional (scan outputs are stacked tensors:
+    ONNX's type inference and onnxruntime refuse it; an undeclared one is refused at run time)."""
+    if proto.op_type == "Loop":
+        (body,) = [g for a, g in analysis.subgraphs(proto) if a == "body"]
+        for k, v in enumerate(body.output[len(proto.input) - 1:]):
+            if v.type.WhichOneof("value") in ("sequence_type", "optional_type"):
+                raise mapping.NotMapped(f"its body's scan output {k} ({v.name!r}) is a "
+                                        f"{sequences.type_string(v.type)}: a Loop's scan outputs are tensors, "
+                                        f"stacked (carry a sequence as a loop-carried value instead)")
     if proto.op_type != "Loop" or not inputs or inputs[0] is None or not isinstance(inputs[0], np.ndarray):
         return
     trips = int(np.asarray(inputs[0]).reshape(-1)[0])
@@ -214,6 +223,39 @@ def _formal_types(graph, values: list, ranks: list) -> list:
     return formal
 
 
+def appended_only(body) -> list[bool]:
+    """Per loop-carried value of Loop body `body`: the body only appends to it, a sequence
+    (as torch.jit.script's list append exports): its input read by nothing but a chain of
+    SequenceInserts at the end (no position; Identity too) whose last value is that carried
+    output, each value of the chain read once, by the chain, and by no subgraph. Such a
+    sequence's items pass from one iteration to the next on the host, as a list of device
+    Tensors: the body is fed an empty sequence and gives the items it appends (`_loop`), so
+    it builds once, not once per length."""
+    readers: dict[str, list] = {}
+    for node in body.node:
+        for k, name in enumerate(node.input):
+            readers.setdefault(name, []).append((node, k))
+        for name in analysis.node_outer_names(node):
+            readers.setdefault(name, []).append((node, -1))
+    outputs = [v.name for v in body.output]
+    found = []
+    for k, v in enumerate(body.input[2:]):
+        name, ok = v.name, v.type.WhichOneof("value") in ("sequence_type", None)
+        while ok:
+            users = readers.get(name, [])
+            is_output = outputs.count(name)
+            if not users:
+                ok = is_output == 1 and outputs.index(name) == 1 + k
+                break
+            (node, slot), = users if len(users) == 1 and not is_output else [(None, None)]
+            ok = node is not None and slot == 0 and (
+                node.op_type == "Identity" or node.op_type == "SequenceInsert" and len(node.input) == 2) \
+                and node.domain in ("", "ai.onnx")
+            name = node.output[0] if ok else name
+        found.append(ok)
+    return found
+
+
 def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     (body,) = [g for a, g in analysis.subgraphs(proto) if a == "body"]
     where = _where(built, proto)
@@ -222,6 +264,10 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     cond = bool(host(inputs[1]).reshape(-1)[0]) if cond_given else True
     carried = list(inputs[2:])
     n = len(carried)
+    appends = built.scopes.get(("appends", id(proto)))
+    if appends is None:
+        appends = built.scopes[("appends", id(proto))] = (appended_only(body), proto)
+    appends = [a and isinstance(v, sequences.Sequence) for a, v in zip(appends[0], carried)]
     ranks = [rank(built, name, v) for name, v in zip(proto.input[2:], carried)]
     limit = built.session.loop_iteration_limit
     if trips is not None and trips > limit and not cond_given:
@@ -238,7 +284,8 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
         if i >= limit:
             raise InvalidArgumentError(f"{where}: {i} iterations ran and its condition is still true: past the "
                                        f"session's loop_iteration_limit {limit} (a body that never ends?)")
-        values = [np.array(i, np.int64), np.array(cond), *carried]
+        values = [np.array(i, np.int64), np.array(cond),
+                  *(sequences.Sequence((), v.dtype) if a else v for a, v in zip(appends, carried))]
         scope = _scope(built, proto, "body", _formal_types(body, values, [0, 0, *ranks]), outer)
         if names[1] not in scope.value_inputs:  # (an upload flushes the work recorded: once, not per iteration)
             if true is None:
@@ -247,7 +294,8 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
         outs, out_shapes = run_scope(scope, {**dict(zip(names, values)), **device_outer}, tally)
         if read_cond:  # (one readback per iteration, where the body computes it on the device)
             cond = bool(host(outs[0]).reshape(-1)[0])
-        carried = outs[1:1 + n]
+        carried = [sequences.Sequence(v.items + out.items, v.dtype) if a else out
+                   for a, v, out in zip(appends, carried, outs[1:1 + n])]
         ranks = [rank_of(v, s) for v, s in zip(carried, out_shapes[1:1 + n])]
         for k, (part, sizes) in enumerate(zip(outs[1 + n:], out_shapes[1 + n:])):
             if sequences.is_container(part):
