@@ -627,6 +627,38 @@ def test_if_on_a_gpu_condition_returns_a_sequence_and_an_optional(device):
         assert bool(has) == (feed.sum() > 0) and len(s) == (2 if has else 1)
 
 
+def test_torch_jit_script_loop_appending_to_a_list(device):
+    """A real export: a loop over time steps compiled with torch.jit.script that appends
+    each step's output to a Python list and stacks it (scripts/export_script_loop.py: a Loop
+    carrying a sequence grown by SequenceInsert, ConcatFromSequence after it), over two
+    sequence lengths and batches; against onnxruntime within the session's TOLERANCE of the
+    largest output. The body only appends: it builds once per input shapes."""
+    path = Path(__file__).resolve().parent / "data" / "models" / "script_loop.onnx"
+    model = onnx.load(str(path))
+    assert {"Loop", "SequenceEmpty", "ConcatFromSequence"} <= {n.op_type for n in model.graph.node}
+    session = gonnx.InferenceSession(str(path), device=device)
+    rng = np.random.default_rng(3)
+    for shape in ((2, 5, 8), (3, 7, 8), (2, 5, 8)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        (got,), (want,) = session.run(None, {"x": x}), oracle(model, {"x": x})
+        assert got.shape == want.shape == (shape[1], shape[0], 4)
+        np.testing.assert_allclose(got, want, rtol=0, atol=gonnx.session.TOLERANCE * np.abs(want).max())
+    bodies = [v[0] for b in session._compiled.values() for k, v in b.scopes.items()
+              if isinstance(v, tuple) and k[1] == "body"]
+    assert len(bodies) == 2 and all(len(b._compiled) == 1 for b in bodies)  # (per batch size; not per step)
+
+
+def test_gather_at_a_rank_0_index_computed_on_the_gpu(device):
+    """Gather's indices of ONNX rank 0 held as one element (a graph input declared [], as a
+    Loop body's iteration number is): the gathered axis dropped, as onnxruntime does."""
+    nodes = [helper.make_node("Gather", ["x", "i"], ["y"], axis=1)]
+    model = _model(nodes, [_vi("x", [2, 5, 3]), _vi("i", [], I64)], [_vi("y", None)])
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.arange(30, dtype=np.float32).reshape(2, 5, 3)
+    (y,) = _check(session, model, {"x": x, "i": np.array(3, np.int64)})
+    assert y.shape == (2, 3)
+
+
 @pytest.mark.any_class  # (refused before any GPU work: the same under either class)
 def test_a_sequence_as_a_loop_scan_output_is_refused(device):
     """A Loop's scan outputs are stacked tensors: a body declaring a sequence there is

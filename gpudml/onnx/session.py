@@ -374,7 +374,7 @@ class _Built:
         self.session = session
         self.host = dict(host)  # the value inputs' values, then what is computed from them on the host
         self.graph = Graph(session.device)
-        self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype)
+        self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype, session.onnx_rank)
         values: dict[str, object] = {"": None}
         values.update(session.initializers)
         self.bool_inputs = []
