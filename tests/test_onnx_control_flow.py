@@ -631,8 +631,9 @@ def test_torch_jit_script_loop_appending_to_a_list(device):
     """A real export: a loop over time steps compiled with torch.jit.script that appends
     each step's output to a Python list and stacks it (scripts/export_script_loop.py: a Loop
     carrying a sequence grown by SequenceInsert, ConcatFromSequence after it), over two
-    sequence lengths and batches; against onnxruntime within the session's TOLERANCE of the
-    largest output. The body only appends: it builds once per input shapes."""
+    sequence lengths and batches, and through an IOBinding; against onnxruntime within the
+    session's TOLERANCE of the largest output. The body only appends: it builds once per
+    input shapes."""
     path = Path(__file__).resolve().parent / "data" / "models" / "script_loop.onnx"
     model = onnx.load(str(path))
     assert {"Loop", "SequenceEmpty", "ConcatFromSequence"} <= {n.op_type for n in model.graph.node}
@@ -646,6 +647,12 @@ def test_torch_jit_script_loop_appending_to_a_list(device):
     bodies = [v[0] for b in session._compiled.values() for k, v in b.scopes.items()
               if isinstance(v, tuple) and k[1] == "body"]
     assert len(bodies) == 2 and all(len(b._compiled) == 1 for b in bodies)  # (per batch size; not per step)
+    binding = session.io_binding()  # (the sequence inside, the tensors bound on the device)
+    binding.bind_cpu_input("x", x)
+    binding.bind_output("y")
+    session.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=0,
+                               atol=gonnx.session.TOLERANCE * np.abs(want).max())
 
 
 def test_gather_at_a_rank_0_index_computed_on_the_gpu(device):
