@@ -666,6 +666,39 @@ def test_gather_at_a_rank_0_index_computed_on_the_gpu(device):
     assert y.shape == (2, 3)
 
 
+def _shape_from_a_sequence(on_gpu: bool):
+    """A Loop carrying a sequence of shapes whose body reshapes by its first item: the item
+    computed on the GPU (Abs of an input) or known on the host (an initializer)."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("SequenceAt", ["s_in", "zero"], ["shp"]), helper.make_node("Reshape", ["v_in", "shp"], ["v"]),
+         helper.make_node("Neg", ["v"], ["v_out"]), helper.make_node("Identity", ["s_in"], ["s_out"])],
+        "body", [_vi("i", [], I64), _vi("cond_in", [], B), helper.make_tensor_sequence_value_info("s_in", I64, None),
+                 _vi("v_in", None)],
+        [_vi("cond_out", [], B), helper.make_tensor_sequence_value_info("s_out", I64, None), _vi("v_out", None)])
+    nodes = [helper.make_node("Abs", ["shape_in"], ["sa"]) if on_gpu else helper.make_node("Identity", ["k"], ["sa"]),
+             helper.make_node("SequenceConstruct", ["sa"], ["s"]),
+             helper.make_node("Loop", ["M", "", "s", "x"], ["s2", "y"], name="reshaping", body=body)]
+    inputs = [_vi("x", [6])] + ([_vi("shape_in", [2], I64)] if on_gpu else [])
+    return _model(nodes, inputs, [_vi("y", None)],
+                  [_init("M", np.int64(2)), _init("zero", np.int64(0)), _init("k", np.array([2, 3], np.int64))])
+
+
+def test_a_build_time_value_from_a_carried_sequence(device):
+    """A body's Reshape by an item of a carried sequence: an item known on the host is a
+    constant of the body's build (against onnxruntime); one on the device is never read back
+    for it: refused, naming the node, the value and the sequence."""
+    x = np.arange(6, dtype=np.float32)
+    model = _shape_from_a_sequence(on_gpu=False)
+    (y,) = _check(gonnx.InferenceSession(model, device=device), model, {"x": x})
+    assert y.shape == (2, 3)
+    session = gonnx.InferenceSession(_shape_from_a_sequence(on_gpu=True), device=device)
+    with pytest.raises(UnsupportedError, match="\\(Reshape, opset 17\\): the value of 'shp' is needed when the graph "
+                                               "is built, and is computed from the sequence or optional 's_in', whose "
+                                               "tensors are on the device"):
+        session.run(None, {"x": x, "shape_in": np.array([2, 3], np.int64)})
+
+
 @pytest.mark.any_class  # (refused before any GPU work: the same under either class)
 def test_a_sequence_as_a_loop_scan_output_is_refused(device):
     """A Loop's scan outputs are stacked tensors: a body declaring a sequence there is

@@ -594,6 +594,11 @@ class _Built:
             proto = self.session.producers.get(name)
             if proto is None:  # analysis.analyze named every graph input a value derives from
                 raise NotMapped(f"the value of {name!r} is needed when the graph is built, and is not known")
+            held = [n for n in proto.input if sequences.is_container(values.get(n))]
+            if held:  # (a sequence's tensors on the device: never read back for a build-time value)
+                raise NotMapped(f"the value of {name!r} is needed when the graph is built, and is computed from the "
+                                f"sequence or optional {held[0]!r}, whose tensors are on the device: gpudml computes "
+                                f"such values on the host from host values and tensor inputs only")
             inputs = [self._host_value(n, values) if n else None for n in proto.input]
             outer = {n: self._host_value(n, values) for n in analysis.node_outer_names(proto)}
             for out, result in zip(proto.output, _fold(proto, inputs, self.session.opset, outer)):
