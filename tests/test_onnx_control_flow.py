@@ -699,7 +699,6 @@ def test_a_build_time_value_from_a_carried_sequence(device):
         session.run(None, {"x": x, "shape_in": np.array([2, 3], np.int64)})
 
 
-@pytest.mark.any_class  # (refused before any GPU work: the same under either class)
 def test_a_sequence_as_a_loop_scan_output_is_refused(device):
     """A Loop's scan outputs are stacked tensors: a body declaring a sequence there is
     refused at construction, the node named (onnxruntime refuses it when it loads the model);
