@@ -666,6 +666,35 @@ def test_gather_at_a_rank_0_index_computed_on_the_gpu(device):
     assert y.shape == (2, 3)
 
 
+def test_nested_loops_carry_one_sequence(device):
+    """A Loop whose body runs a Loop: the inner one appends GPU tensors to the sequence the
+    outer one carries (fed to it, given back), the outer body reads the length after it;
+    against onnxruntime."""
+    def seq(name):
+        return helper.make_tensor_sequence_value_info(name, F, None)
+
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["c2"], ["c2o"]), helper.make_node("Mul", ["h2", "x"], ["h2o"]),
+         helper.make_node("SequenceInsert", ["s2", "h2o"], ["s2o"])],
+        "inner", [_vi("j", [], I64), _vi("c2", [], B), seq("s2"), _vi("h2", None)],
+        [_vi("c2o", [], B), seq("s2o"), _vi("h2o", None)])
+    outer = helper.make_graph(
+        [helper.make_node("Identity", ["c1"], ["c1o"]),
+         helper.make_node("Loop", ["two", "", "s1", "h1"], ["s1o", "h1o"], body=inner),
+         helper.make_node("SequenceLength", ["s1o"], ["len"]), helper.make_node("Cast", ["len"], ["lenf"], to=F),
+         helper.make_node("Add", ["h1o", "lenf"], ["h1x"])],
+        "outer", [_vi("i", [], I64), _vi("c1", [], B), seq("s1"), _vi("h1", None)],
+        [_vi("c1o", [], B), seq("s1o"), _vi("h1x", None)])
+    nodes = [helper.make_node("SequenceEmpty", [], ["e"]), helper.make_node("Relu", ["x"], ["h0"]),
+             helper.make_node("Loop", ["three", "", "e", "h0"], ["s", "h"], body=outer),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)]
+    model = _model(nodes, [_vi("x", [3])], [_vi("y", None), _vi("h", None), seq("s")],
+                   [_init("two", np.int64(2)), _init("three", np.int64(3))])
+    session = gonnx.InferenceSession(model, device=device)
+    y, _, items = _check_seq(session, model, {"x": np.array([0.5, 1.0, -0.7], np.float32)})
+    assert y.shape == (18,) and len(items) == 6
+
+
 def _shape_from_a_sequence(on_gpu: bool):
     """A Loop carrying a sequence of shapes whose body reshapes by its first item: the item
     computed on the GPU (Abs of an input) or known on the host (an initializer)."""
