@@ -24,6 +24,13 @@ nor read back, except where the host needs its value:
   per slice in its direction, the states carried as a Loop's, the scan outputs stacked
   in their direction and moved to their axis.
 
+Sequences and optionals (sequences.py) pass as their tensors: each a Tensor (or a host
+array, a constant of the next graph, by value), the container rebuilt around them where it
+is read (a subgraph's sequence inputs by sequences.graph_input, per structure:
+sequences.structure); a Loop body that only appends to a carried sequence
+(`appended_only`) is fed an empty one, the items kept on the host as a list of Tensors, so
+it builds once rather than once per length. A sequence as a scan output is refused.
+
 Limits: a Loop with neither M nor a condition is refused at construction (analysis); one
 whose iterations would pass the session's `loop_iteration_limit` stops with an
 InvalidArgumentError naming the node (a trip count known above it when the graph is built

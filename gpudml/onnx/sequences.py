@@ -481,9 +481,8 @@ def _leaf_dtype(value) -> np.dtype:
 
 def leaf_feeds(name: str, value) -> dict:
     """What a graph made by `graph_input` for graph input `name` is given for run-time value
-    `value` ({graph input name: a Tensor as it is, or a host array: BOOL as UINT8, rank 0 as
-    [1]}): the names graph_input gives its tensors; a host tensor none (a constant there:
-    `structure`)."""
+    `value` ({graph input name: a device Tensor, bound as it is}), under the names graph_input
+    gives its tensors; a host tensor is given none (a constant of that graph: `structure`)."""
     if isinstance(value, OptionalValue):
         return {} if value.value is None else leaf_feeds(name, value.value)
     if isinstance(value, Sequence):
