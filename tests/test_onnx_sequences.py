@@ -329,13 +329,16 @@ def test_cli_run_prints_and_compares_sequence_items(tmp_path, capsys, adapter):
     assert "input 's' is a seq(tensor(float)): --random and --input make tensors only" in capsys.readouterr().err
 
 
-def test_sequence_across_a_data_dependent_split_is_refused(device):
-    """A graph split at NonZero carries tensors only: a sequence read after it is refused,
-    named; a position computed from a sequence input's values is refused at construction."""
-    model = _model([h.make_node("SequenceConstruct", ["x"], ["s"]), h.make_node("NonZero", ["x"], ["nz"])],
-                   [_tensor("x", shape=[4])], [_tensor("nz", T.INT64), _seq("s")])
-    with pytest.raises(UnsupportedError, match=r"the sequence or optional 's' is read after node '' \(NonZero\)"):
-        gonnx.InferenceSession(model, device=device)  # (built at construction: the input's shape is fixed)
+def test_sequence_across_a_data_dependent_split(device):
+    """A graph split at NonZero passes a sequence read after it (its GPU items, tensors of
+    the part after, a host item as it is); a position computed from a sequence input's
+    values is refused at construction."""
+    nodes = [h.make_node("Relu", ["x"], ["r"]), h.make_node("SequenceConstruct", ["r", "x", "c"], ["s"]),
+             h.make_node("NonZero", ["x"], ["nz"]), h.make_node("SequenceErase", ["s"], ["t"]),
+             h.make_node("ConcatFromSequence", ["t"], ["joined"], axis=0)]
+    model = _model(nodes, [_tensor("x", shape=[4])], [_tensor("nz", T.INT64), _seq("s"), _tensor("joined")],
+                   [numpy_helper.from_array(np.array([9, 8, 7, 6], np.float32), "c")])
+    _check(model, {"x": np.array([0, -2, 0, 3], np.float32)}, device)
     position = _model([h.make_node("SequenceAt", ["s", "zero"], ["p"]), h.make_node("SequenceAt", ["s", "p"], ["y"])],
                       [_seq("s", T.INT64)], [_tensor("y", T.INT64)],
                       [numpy_helper.from_array(np.array(0, np.int64), "zero")])
@@ -380,10 +383,10 @@ def test_position_from_what_gpudml_cannot_run_is_refused_at_construction():
                                                   "what gpudml cannot run" in text, text
 
 
-def test_other_ops_reading_a_sequence_are_refused_with_the_node(device):
-    """A node that takes a sequence and is no sequence op (a Loop carrying one, all its inputs
-    known: folded otherwise) is refused with the node named and the reason, or, once the
-    session runs Loops (issue #45's control flow), gives onnxruntime's result."""
+def test_a_loop_carrying_a_sequence_of_known_values(device):
+    """A Loop carrying a sequence whose inputs are all known (never folded on the host: a
+    sequence is no array) runs as control flow, its items host values, and gives
+    onnxruntime's result."""
     body = h.make_graph([h.make_node("Identity", ["cond_in"], ["cond_out"]),
                          h.make_node("SequenceInsert", ["seq_in", "item"], ["seq_out"])], "body",
                         [_tensor("i", T.INT64, []), _tensor("cond_in", T.BOOL, []), _seq("seq_in")],
@@ -394,8 +397,4 @@ def test_other_ops_reading_a_sequence_are_refused_with_the_node(device):
     model = _model(nodes, [_tensor("x", shape=[6])], [_tensor("z")],
                    [numpy_helper.from_array(np.array(3, np.int64), "n"),
                     numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "item")], opset=13)
-    try:
-        _check(model, {"x": _x(6)}, device)
-    except UnsupportedError as exc:
-        assert "loop (Loop, opset 13): it reads a sequence or an optional: gpudml runs the sequence and optional " \
-               "ops (and Identity) on them" in str(exc), exc
+    _check(model, {"x": _x(6)}, device)

@@ -24,6 +24,13 @@ nor read back, except where the host needs its value:
   per slice in its direction, the states carried as a Loop's, the scan outputs stacked
   in their direction and moved to their axis.
 
+Sequences and optionals (sequences.py) pass as their tensors: each a Tensor (or a host
+array, a constant of the next graph, by value), the container rebuilt around them where it
+is read (a subgraph's sequence inputs by sequences.graph_input, per structure:
+sequences.structure); a Loop body that only appends to a carried sequence
+(`appended_only`) is fed an empty one, the items kept on the host as a list of Tensors, so
+it builds once rather than once per length. A sequence as a scan output is refused.
+
 Limits: a Loop with neither M nor a condition is refused at construction (analysis); one
 whose iterations would pass the session's `loop_iteration_limit` stops with an
 InvalidArgumentError naming the node (a trip count known above it when the graph is built
@@ -38,7 +45,7 @@ import onnx
 from ..errors import InvalidArgumentError
 from ..graph import Expression, Graph
 from ..runtime.tensor import Tensor
-from . import analysis, mapping
+from . import analysis, mapping, sequences
 
 #: The most Tensors one join of the stacking reads (a tree of joins past it).
 JOIN_WIDTH = 64
@@ -46,17 +53,28 @@ JOIN_WIDTH = 64
 
 def key(values: list) -> tuple:
     """What the build after control flow depends on: each output's shape and type (a
-    Tensor's) or value (a host array's)."""
-    out = []
-    for v in values:
-        if isinstance(v, Tensor):
-            out.append(("tensor", tuple(v.shape), v.data_type.name))
-        elif v is None:
-            out.append(None)
-        else:
-            a = np.asarray(v)
-            out.append(("host", a.dtype.str, a.shape, a.tobytes()))
-    return tuple(out)
+    Tensor's) or value (a host array's); a sequence's or an optional's structure and the key
+    of each tensor it holds."""
+    return tuple(_key(v) for v in values)
+
+
+def _key(v):
+    if isinstance(v, Tensor):
+        return ("tensor", tuple(v.shape), v.data_type.name)
+    if v is None:
+        return None
+    if isinstance(v, sequences.Sequence):
+        return ("seq", np.dtype(v.dtype).str, tuple(_key(item) for item in v.items))
+    if isinstance(v, sequences.OptionalValue):
+        return ("optional", _key(v.value))
+    a = np.asarray(v)
+    return ("host", a.dtype.str, a.shape, a.tobytes())
+
+
+def passed(value: object) -> bool:
+    """A value a subgraph reads as one of its inputs (a device Tensor, a sequence or an
+    optional), not as a constant (a host array)."""
+    return isinstance(value, Tensor) or sequences.is_container(value)
 
 
 def host(value) -> np.ndarray:
@@ -70,7 +88,16 @@ def _where(built, proto) -> str:
 
 def check_trips(built, proto, inputs: list) -> None:
     """A Loop whose trip count is known when the graph is built, above the session's
-    loop_iteration_limit, refused then (a NotMapped: listed at construction)."""
+    loop_iteration_limit, refused then (a NotMapped: listed at construction); so is one whose
+    body declares a scan output a sequence or an optional (scan outputs are stacked tensors:
+    ONNX's type inference and onnxruntime refuse it; an undeclared one is refused at run time)."""
+    if proto.op_type == "Loop":
+        (body,) = [g for a, g in analysis.subgraphs(proto) if a == "body"]
+        for k, v in enumerate(body.output[len(proto.input) - 1:]):
+            if v.type.WhichOneof("value") in ("sequence_type", "optional_type"):
+                raise mapping.NotMapped(f"its body's scan output {k} ({v.name!r}) is a "
+                                        f"{sequences.type_string(v.type)}: a Loop's scan outputs are tensors, "
+                                        f"stacked (carry a sequence as a loop-carried value instead)")
     if proto.op_type != "Loop" or not inputs or inputs[0] is None or not isinstance(inputs[0], np.ndarray):
         return
     trips = int(np.asarray(inputs[0]).reshape(-1)[0])
@@ -101,8 +128,10 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
     """The subgraph `attr` of `proto` as a session._Scope for these formal inputs ((name,
     numpy dtype, ONNX rank)) and outer values (cached in `built`, whose outer values are the
     same on every run)."""
-    types = tuple((np.dtype(d).str, r) for _, d, r in formal)
-    where = tuple((n, isinstance(v, Tensor), v.data_type.name if isinstance(v, Tensor) else np.asarray(v).dtype.str)
+    types = tuple((d.SerializeToString() if isinstance(d, onnx.TypeProto) else np.dtype(d).str, r)
+                  for _, d, r in formal)
+    where = tuple((n, sequences.type_string(sequences.type_of(v))) if sequences.is_container(v) else
+                  (n, isinstance(v, Tensor), v.data_type.name if isinstance(v, Tensor) else np.asarray(v).dtype.str)
                   for n, v in outer.items())
     k = (id(proto), attr, types, where)
     scope = built.scopes.get(k)
@@ -115,7 +144,9 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
 
 def rank(built, name: str, value) -> int:
     """The ONNX rank of value `name` of `built`'s graph: a host array's; a Tensor's, but 0
-    where ONNX gives the value rank 0 (held as one element)."""
+    where ONNX gives the value rank 0 (held as one element); None for a sequence or an optional."""
+    if sequences.is_container(value):
+        return None
     if not isinstance(value, Tensor):
         return np.ndim(value)
     r = built.session.onnx_rank(name)
@@ -126,10 +157,14 @@ def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
     """(the subgraph's outputs, Tensors or host arrays; their ONNX shapes) for `feeds` ({input
     name: Tensor or array}: its formal inputs and the outer Tensors)."""
     values = [feeds[v.name] for v in scope._inputs]
-    shapes = tuple(tuple(v.shape) if isinstance(v, Tensor) else np.shape(v) for v in values)
+    shapes = tuple(sequences.structure(v) if sequences.is_container(v) else
+                   tuple(v.shape) if isinstance(v, Tensor) else np.shape(v) for v in values)
     given_host = {}
     given = {}
     for v, value in zip(scope._inputs, values):
+        if sequences.is_container(value):  # (its tensors, graph inputs of their own: sequences.graph_input)
+            given.update(sequences.leaf_feeds(v.name, value))
+            continue
         if not isinstance(value, Tensor):
             value = np.asarray(value)
             if value.size == 0:
@@ -150,7 +185,8 @@ def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
     else:
         final, results = built, []
     computed = iter(results)
-    out = [next(computed) if isinstance(r, Expression) else np.asarray(r) for r in final.results]
+    out = [sequences.map_leaves(r, lambda leaf: next(computed) if isinstance(leaf, Expression) else np.asarray(leaf))
+           for r in final.results]
     return out, list(final.out_shapes)
 
 
@@ -158,7 +194,7 @@ def _if(built, proto, inputs: list, outer: dict, tally: list) -> list:
     cond = bool(host(inputs[0]).reshape(-1)[0])  # (a host value where the If runs as control for its branch)
     attr = "then_branch" if cond else "else_branch"
     scope = _scope(built, proto, attr, [], outer)
-    outs, _ = run_scope(scope, {n: v for n, v in outer.items() if isinstance(v, Tensor)}, tally)
+    outs, _ = run_scope(scope, {n: v for n, v in outer.items() if passed(v)}, tally)
     return [o if name else None for o, name in zip(outs, proto.output)]
 
 
@@ -178,9 +214,13 @@ def _passes_condition(body) -> bool:
 
 def _formal_types(graph, values: list, ranks: list) -> list:
     """The subgraph's inputs as (name, numpy dtype, ONNX rank): the declared type, else the
-    value's; the ranks as the values have them."""
+    value's; the ranks as the values have them. A sequence or an optional: (name, its ONNX
+    type, None), the declared type where there is one (sequences.type_of)."""
     formal = []
     for v, value, r in zip(graph.input, values, ranks):
+        if sequences.is_container(value) or not sequences.is_tensor_type(v.type) and v.type.WhichOneof("value"):
+            formal.append((v.name, sequences.type_of(value, v.type), None))
+            continue
         elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
         if elem:
             dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
@@ -188,6 +228,39 @@ def _formal_types(graph, values: list, ranks: list) -> list:
             dtype = value.dtype if isinstance(value, Tensor) else np.asarray(value).dtype
         formal.append((v.name, dtype, r))
     return formal
+
+
+def appended_only(body) -> list[bool]:
+    """Per loop-carried value of Loop body `body`: the body only appends to it, a sequence
+    (as torch.jit.script's list append exports): its input read by nothing but a chain of
+    SequenceInserts at the end (no position; Identity too) whose last value is that carried
+    output, each value of the chain read once, by the chain, and by no subgraph. Such a
+    sequence's items pass from one iteration to the next on the host, as a list of device
+    Tensors: the body is fed an empty sequence and gives the items it appends (`_loop`), so
+    it builds once, not once per length."""
+    readers: dict[str, list] = {}
+    for node in body.node:
+        for k, name in enumerate(node.input):
+            readers.setdefault(name, []).append((node, k))
+        for name in analysis.node_outer_names(node):
+            readers.setdefault(name, []).append((node, -1))
+    outputs = [v.name for v in body.output]
+    found = []
+    for k, v in enumerate(body.input[2:]):
+        name, ok = v.name, v.type.WhichOneof("value") in ("sequence_type", None)
+        while ok:
+            users = readers.get(name, [])
+            is_output = outputs.count(name)
+            if not users:
+                ok = is_output == 1 and outputs.index(name) == 1 + k
+                break
+            (node, slot), = users if len(users) == 1 and not is_output else [(None, None)]
+            ok = node is not None and slot == 0 and (
+                node.op_type == "Identity" or node.op_type == "SequenceInsert" and len(node.input) == 2) \
+                and node.domain in ("", "ai.onnx")
+            name = node.output[0] if ok else name
+        found.append(ok)
+    return found
 
 
 def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
@@ -198,6 +271,10 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     cond = bool(host(inputs[1]).reshape(-1)[0]) if cond_given else True
     carried = list(inputs[2:])
     n = len(carried)
+    appends = built.scopes.get(("appends", id(proto)))
+    if appends is None:
+        appends = built.scopes[("appends", id(proto))] = (appended_only(body), proto)
+    appends = [a and isinstance(v, sequences.Sequence) for a, v in zip(appends[0], carried)]
     ranks = [rank(built, name, v) for name, v in zip(proto.input[2:], carried)]
     limit = built.session.loop_iteration_limit
     if trips is not None and trips > limit and not cond_given:
@@ -205,7 +282,7 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
                                    f"{limit}")
     read_cond = cond_given and not _passes_condition(body)
     names = [v.name for v in body.input]
-    device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
+    device_outer = {k: v for k, v in outer.items() if passed(v)}
     scans: list[list] = [[] for _ in range(len(body.output) - 1 - n)]
     shapes: list = [None] * len(scans)
     true = None  # the condition fed to the body, true while it runs: a Tensor uploaded once per run
@@ -214,7 +291,8 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
         if i >= limit:
             raise InvalidArgumentError(f"{where}: {i} iterations ran and its condition is still true: past the "
                                        f"session's loop_iteration_limit {limit} (a body that never ends?)")
-        values = [np.array(i, np.int64), np.array(cond), *carried]
+        values = [np.array(i, np.int64), np.array(cond),
+                  *(sequences.Sequence((), v.dtype) if a else v for a, v in zip(appends, carried))]
         scope = _scope(built, proto, "body", _formal_types(body, values, [0, 0, *ranks]), outer)
         if names[1] not in scope.value_inputs:  # (an upload flushes the work recorded: once, not per iteration)
             if true is None:
@@ -223,9 +301,15 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
         outs, out_shapes = run_scope(scope, {**dict(zip(names, values)), **device_outer}, tally)
         if read_cond:  # (one readback per iteration, where the body computes it on the device)
             cond = bool(host(outs[0]).reshape(-1)[0])
-        carried = outs[1:1 + n]
-        ranks = [len(s) for s in out_shapes[1:1 + n]]
+        carried = [sequences.Sequence(v.items + out.items, v.dtype) if a else out
+                   for a, v, out in zip(appends, carried, outs[1:1 + n])]
+        ranks = [rank_of(v, s) for v, s in zip(carried, out_shapes[1:1 + n])]
         for k, (part, sizes) in enumerate(zip(outs[1 + n:], out_shapes[1 + n:])):
+            if sequences.is_container(part):
+                raise InvalidArgumentError(f"{where}: scan output {k} ({body.output[1 + n + k].name!r}) is a "
+                                           f"{'sequence' if isinstance(part, sequences.Sequence) else 'optional'}: "
+                                           f"a Loop's scan outputs are tensors, stacked (ONNX concatenates them; "
+                                           f"carry a sequence as a loop-carried value instead)")
             scans[k].append(part)
             if shapes[k] is not None and tuple(sizes) != shapes[k]:
                 raise InvalidArgumentError(f"{where}: scan output {k} ({body.output[1 + n + k].name!r}) has shape "
@@ -236,6 +320,11 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     stacked = [stack(built, parts, sizes, body.output[1 + n + k], 0, False, tally)
                for k, (parts, sizes) in enumerate(zip(scans, shapes))]
     return [v if name else None for v, name in zip([*carried, *stacked], proto.output)]
+
+
+def rank_of(value, sizes) -> int | None:
+    """A body output's ONNX rank, its shape `sizes` (None for a sequence or an optional)."""
+    return None if sequences.is_container(value) or sizes is None else len(sizes)
 
 
 def _scan(built, proto, inputs: list, outer: dict, tally: list) -> list:
@@ -320,7 +409,7 @@ def _scan_over(built, proto, body, states: list, scanned: list, ranks: list, in_
                                    f"{built.session.loop_iteration_limit}")
     slices = [_slices(built, x, in_axes[j], steps, tally) for j, x in enumerate(scanned)]
     names = [v.name for v in body.input]
-    device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
+    device_outer = {k: v for k, v in outer.items() if passed(v)}
     parts: list[list] = [[] for _ in range(k_out)]
     shapes: list = [None] * k_out
     state_shapes = [tuple(v.shape) if isinstance(v, Tensor) and r else np.shape(v) if r else ()

@@ -122,12 +122,14 @@ class Context:
     or, `graph` None, eagerly on `device` (values are numpy arrays, each functional form runs
     at once, views are numpy's; tests/test_onnx_nodes.py runs ONNX's node tests so).
     `onnx_dtype(name)`: the element type (a numpy dtype) of the model's value `name` (CastLike's
-    target)."""
+    target); `onnx_rank(name)`: its ONNX rank, None where unknown (a session's rank-0 values
+    are held as one element, [1]: `scalar`)."""
 
-    def __init__(self, device, graph=None, onnx_dtype=None):
+    def __init__(self, device, graph=None, onnx_dtype=None, onnx_rank=None):
         self.device = device
         self.graph = graph
         self._onnx_dtype = onnx_dtype
+        self._onnx_rank = onnx_rank
         #: The random nodes' generator states, as graph inputs: (input name, initial state, blocks a run draws).
         self.random_states: list[tuple[str, np.ndarray, int]] = []
         #: (subgraph, {its input name: value}, label, opset) -> its outputs (SequenceMap's body, once per
@@ -137,6 +139,16 @@ class Context:
 
     def as_expr(self, x):
         return as_expr(self, x)
+
+    def scalar(self, name: str, x) -> bool:
+        """Value `name`, recorded as `x`, is rank 0 in ONNX though held as one element ([1]): a
+        graph input or a subgraph's input declared so (a Loop body's iteration number)."""
+        if self._onnx_rank is None or not isinstance(x, Expression) or list(x.shape) != [1]:
+            return False
+        try:
+            return self._onnx_rank(name) == 0
+        except (KeyError, NotMapped):
+            return False
 
     def reshape(self, x, sizes):
         return reshape(self, x, sizes)
@@ -642,13 +654,14 @@ def _gather(ctx, n):
     x, indices = as_expr(ctx, n.inputs[0]), n.inputs[1]
     r = rank(x)
     axis = n.attr("axis", 0) % r
-    q = len(indices.shape)
-    out = list(x.shape[:axis]) + list(indices.shape) + list(x.shape[axis + 1:])
+    index_shape = [] if ctx.scalar(n.proto.input[1], indices) else list(indices.shape)  # (rank 0 held as [1])
+    q = len(index_shape)
+    out = list(x.shape[:axis]) + index_shape + list(x.shape[axis + 1:])
     full = max(r + q - 1, r)
     if full > 8:
         raise NotMapped(f"rank {full}: DirectML tensors have at most 8 dimensions")
     xs = reshape(ctx, x, [1] * (full - r) + list(x.shape))
-    index_sizes = [1] * (full - max(q, 1)) + (list(indices.shape) or [1])
+    index_sizes = [1] * (full - max(q, 1)) + (index_shape or [1])
     idx = reshape(ctx, indices, index_sizes)
     y = ctx.fn("gather")(xs, idx, axis + full - r, index_dimensions=max(q, 1))
     return [reshape(ctx, y, out or [1])]

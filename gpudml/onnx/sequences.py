@@ -39,6 +39,7 @@ import onnx
 
 from ..errors import InvalidArgumentError, OutOfBoundsError
 from ..graph import Expression
+from ..runtime.tensor import Tensor
 
 
 class BadValue(InvalidArgumentError):
@@ -405,8 +406,11 @@ def shape_key(value):
 
 def graph_input(graph, name: str, t: onnx.TypeProto, key):
     """The recorded value of graph input `name` of non-tensor type `t` fed with the
-    structure `key` (shape_key): each tensor of a sequence a graph input of its own
-    (`name[k]`, BOOL as UINT8, rank 0 as [1]), an empty one a host value."""
+    structure `key` (shape_key, or `structure` for a value control flow passes): each tensor
+    of a sequence a graph input of its own (`name[k]`, BOOL as UINT8, rank 0 as [1]), an
+    empty one a host value, as is one given by value (a "host" key)."""
+    if key and key[0] == "host":
+        return np.frombuffer(key[3], np.dtype(key[1])).reshape(key[2]).copy()
     kind = t.WhichOneof("value")
     if kind == "optional_type":
         return OptionalValue(None if key == ("none",) else graph_input(graph, name, t.optional_type.elem_type, key))
@@ -437,6 +441,60 @@ def feeds(name: str, t: onnx.TypeProto, value) -> dict:
     return {name: array.reshape(array.shape or (1,))}
 
 
+# ------------------------------------------------------------------------------ across control flow
+def structure(value):
+    """What the build of a graph fed with run-time value `value` (a Sequence or OptionalValue
+    whose tensors are device Tensors or host arrays, as control flow passes them) depends on,
+    in the form `shape_key` gives a checked feed and `graph_input` reads: an empty optional
+    ("none",), a sequence ("seq", its items'), a device tensor its shape, a host tensor its
+    value ("host", dtype, shape, bytes: a constant of the graph, as host values are, its rank
+    kept)."""
+    if isinstance(value, OptionalValue):
+        return ("none",) if value.value is None else structure(value.value)
+    if isinstance(value, Sequence):
+        return ("seq", tuple(structure(item) for item in value.items))
+    if isinstance(value, Tensor):
+        return tuple(value.shape)
+    a = np.asarray(value)
+    return ("host", a.dtype.str, a.shape, a.tobytes())
+
+
+def type_of(value, declared: onnx.TypeProto | None = None) -> onnx.TypeProto:
+    """The ONNX type of run-time value `value`: `declared` where it declares a sequence or an
+    optional, else made from the value (a sequence of tensors of its element type; an empty
+    optional of a tensor, its element type unknown)."""
+    if declared is not None and declared.WhichOneof("value") in ("sequence_type", "optional_type"):
+        return declared
+    if isinstance(value, OptionalValue):
+        inner = onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None) if value.value is None \
+            else type_of(value.value)
+        return onnx.helper.make_optional_type_proto(inner)
+    if isinstance(value, Sequence):
+        elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(value.dtype))
+        inner = type_of(value.items[0]) if value.items and is_container(value.items[0]) \
+            else onnx.helper.make_tensor_type_proto(elem, None)
+        return onnx.helper.make_sequence_type_proto(inner)
+    return onnx.helper.make_tensor_type_proto(onnx.helper.np_dtype_to_tensor_dtype(_leaf_dtype(value)), None)
+
+
+def _leaf_dtype(value) -> np.dtype:
+    return np.dtype(value.data_type.numpy) if isinstance(value, Tensor) else np.asarray(value).dtype
+
+
+def leaf_feeds(name: str, value) -> dict:
+    """What a graph made by `graph_input` for graph input `name` is given for run-time value
+    `value` ({graph input name: a device Tensor, bound as it is}), under the names graph_input
+    gives its tensors; a host tensor is given none (a constant of that graph: `structure`)."""
+    if isinstance(value, OptionalValue):
+        return {} if value.value is None else leaf_feeds(name, value.value)
+    if isinstance(value, Sequence):
+        found = {}
+        for k, item in enumerate(value.items):
+            found.update(leaf_feeds(f"{name}[{k}]", item))
+        return found
+    return {name: value} if isinstance(value, Tensor) else {}  # (a device Tensor: bound as it is)
+
+
 def output(value, computed, is_bool: bool, t: onnx.TypeProto | None = None):
     """A graph output (of type `t`) that is a sequence or an optional, as onnxruntime's Python
     API returns it: a list of numpy arrays, None for an empty optional; `computed` gives the
@@ -458,4 +516,4 @@ def output(value, computed, is_bool: bool, t: onnx.TypeProto | None = None):
 
 __all__ = ["CONSTANT_INPUTS", "KNOWN_AT_BUILD", "OPS", "ROWS", "BadPosition", "BadValue", "OptionalValue",
            "Sequence", "check_feed", "feeds", "graph_input", "handles", "is_container", "leaves", "map_leaves",
-           "output", "shape_key", "type_string"]
+           "leaf_feeds", "output", "shape_key", "structure", "type_of", "type_string"]

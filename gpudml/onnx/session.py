@@ -374,7 +374,7 @@ class _Built:
         self.session = session
         self.host = dict(host)  # the value inputs' values, then what is computed from them on the host
         self.graph = Graph(session.device)
-        self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype)
+        self.ctx = mapping.Context(session.device, self.graph, session.onnx_dtype, session.onnx_rank)
         values: dict[str, object] = {"": None}
         values.update(session.initializers)
         self.bool_inputs = []
@@ -397,6 +397,8 @@ class _Built:
             values.update(resume.host_values)
             for name, (sizes, dtype) in resume.tensors.items():
                 values[name] = self.graph.input(list(sizes), dtype, name=name)
+            for name, container in resume.containers.items():
+                values[name] = _rebuilt(name, container, values)
             if resume.pending is not None:  # (control flow's outputs are among the tensors and host values)
                 carried = tuple(values[name] for name in resume.carried)
                 outs = resume.pending.finish(self.ctx, resume.count, carried)
@@ -417,7 +419,8 @@ class _Built:
             return
         self.results = [values[v.name] for v in session._outputs]
         self.bool_outputs = [sequences.elem_dtype(v.type) == np.bool_ for v in session._outputs]
-        self.out_shapes = [_out_shape(v, r) if sequences.is_tensor_type(v.type) else None
+        self.out_shapes = [None if sequences.is_container(r) or not sequences.is_tensor_type(v.type)
+                           and v.type.WhichOneof("value") else _out_shape(v, r)
                            for v, r in zip(session._outputs, self.results)]
         exprs = []
         seen = set()
@@ -520,9 +523,14 @@ class _Built:
             where = f"{path} / " if path else ""
             self.ctx.subgraph = lambda g, bound, label, opset: self._inline(g, values, bound, f"{where}{label}")
             return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
+        outer = {name: values[name] for name in analysis.node_outer_names(proto) if name in values}
+        if proto.op_type in analysis.CONTROL_FLOW and any(sequences.is_container(v)
+                                                          for v in [*inputs, *outer.values()]):
+            control.check_trips(self, proto, inputs)  # (a sequence or an optional carried or read: never folded)
+            return _Control(proto, path)
         if any(sequences.is_container(v) for v in inputs):
             raise NotMapped("it reads a sequence or an optional: gpudml runs the sequence and optional ops (and "
-                            "Identity) on them")
+                            "Identity, If, Loop) on them")
         if proto.op_type == "Constant":
             return [_constant_attr(proto)]
         if proto.op_type in ("Shape", "Size"):
@@ -532,7 +540,6 @@ class _Built:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
             start, end = attrs.get("start", 0), attrs.get("end", None)
             return [np.array(sizes[start:end], np.int64)]
-        outer = {name: values[name] for name in analysis.node_outer_names(proto) if name in values}
         generated = derived and proto.op_type in mapping.GENERATORS  # (a generator node, as the provider runs it)
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
                 and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM and not generated:
@@ -587,6 +594,11 @@ class _Built:
             proto = self.session.producers.get(name)
             if proto is None:  # analysis.analyze named every graph input a value derives from
                 raise NotMapped(f"the value of {name!r} is needed when the graph is built, and is not known")
+            held = [n for n in proto.input if sequences.is_container(values.get(n))]
+            if held:  # (a sequence's tensors on the device: never read back for a build-time value)
+                raise NotMapped(f"the value of {name!r} is needed when the graph is built, and is computed from the "
+                                f"sequence or optional {held[0]!r}, whose tensors are on the device: gpudml computes "
+                                f"such values on the host from host values and tensor inputs only")
             inputs = [self._host_value(n, values) if n else None for n in proto.input]
             outer = {n: self._host_value(n, values) for n in analysis.node_outer_names(proto)}
             for out, result in zip(proto.output, _fold(proto, inputs, self.session.opset, outer)):
@@ -606,17 +618,24 @@ class _Built:
             later.update(n for n in [*proto.input, *analysis.node_outer_names(proto)] if n)
         later.update(v.name for v in s._outputs)
         later.difference_update(split.proto.output)
-        carried_lists = sorted(n for n in later if sequences.is_container(values.get(n)))
-        if carried_lists:
-            raise UnsupportedError(f"gpudml cannot run this model: the sequence or optional {carried_lists[0]!r} is "
-                                   f"read after node {split.proto.name!r} ({split.proto.op_type}), whose output sizes "
-                                   f"depend on the data: the graph splits there and carries tensors only")
-        self.live = [n for n in sorted(later) if isinstance(values.get(n), Expression)]
+        # (a sequence or an optional holding recorded tensors: each such tensor passed on as one, `_leaf_name`s,
+        # the container rebuilt from them where it is read: `self.containers` by the part after, the control flow's
+        # `self.control_containers`)
+        read = [n for n in [*split.proto.input, *sorted(analysis.node_outer_names(split.proto))] if n and n in values] \
+            if isinstance(split.pending, _Control) else []
+        passed = {n: values[n] for n in sorted({*later, *read}) if sequences.is_container(values.get(n))
+                  and any(isinstance(leaf, Expression) for leaf in sequences.leaves(values[n]))}
+        for n, container in passed.items():
+            values.update(_leaf_names(n, container))
+        self.containers = {n: c for n, c in passed.items() if n in later}
+        self.control_containers = {n: c for n, c in passed.items() if n in read}
+        leaf_names = {n: list(_leaf_names(n, v)) for n, v in passed.items()}
+        later = [m for n in sorted(later) for m in leaf_names.get(n, [n])]
+        self.live = [n for n in later if isinstance(values.get(n), Expression)]
         self.host_values = {n: values[n] for n in later if n in values and not isinstance(values[n], Expression)
                             and values[n] is not None}
         if isinstance(split.pending, _Control):  # what the control flow reads: its inputs and outer values
-            read = [n for n in [*split.proto.input, *sorted(analysis.node_outer_names(split.proto))]
-                    if n and n in values]
+            read = [m for n in read for m in leaf_names.get(n, [n])]
             self.control_live = [n for n in dict.fromkeys(read) if isinstance(values[n], Expression)]
             self.control_host = {n: values[n] for n in read if not isinstance(values[n], Expression)}
             self.carried_names = []
@@ -657,13 +676,16 @@ class _Built:
         split = self.split
         if outputs is None:
             resume = _Resume(split.index, split.proto, split.pending, count, self.carried_names, self.tensors,
-                             self.host_values)
+                             self.host_values, self.containers)
         else:
             named = [(n, v) for n, v in zip(split.proto.output, outputs) if n]
+            containers = {**self.containers, **{n: v for n, v in named if sequences.is_container(v)}}
+            named = [(m, t) for n, v in named for m, t in
+                     (_leaf_names(n, v).items() if sequences.is_container(v) else [(n, v)])]
             tensors = {**self.tensors, **{n: (tuple(v.shape), v.data_type.numpy) for n, v in named
                                           if isinstance(v, Tensor)}}
             hosted = {**self.host_values, **{n: v for n, v in named if not isinstance(v, Tensor)}}
-            resume = _Resume(split.index, split.proto, None, None, [], tensors, hosted)
+            resume = _Resume(split.index, split.proto, None, None, [], tensors, hosted, containers)
         built = _Built(self.session, (), self.host, resume)
         self._after[count] = built
         while len(self._after) > self.session.build_cache_size:
@@ -688,13 +710,15 @@ class _Built:
             if isinstance(self.split.pending, _Control):
                 n = len(self.control_live)
                 env = {**self.control_host, **dict(zip(self.control_live, made[:n]))}
+                env.update({name: _rebuilt(name, c, env) for name, c in self.control_containers.items()})
                 # (what was fed from the host as it was: a Loop's M and cond, an If's condition, read with no readback)
                 fed = {k: given[k] for k in self.control_live if isinstance(given.get(k), np.ndarray)}
                 outputs = control.run(self, self.split.proto, env, tally, fed)
                 after = self.after(control.key(outputs), outputs)
                 inner = dict(zip(self.live, made[n:]))
-                inner.update({name: v for name, v in zip(self.split.proto.output, outputs)
-                              if name and isinstance(v, Tensor)})
+                for name, v in zip(self.split.proto.output, outputs):
+                    named = _leaf_names(name, v) if sequences.is_container(v) else {name: v}
+                    inner.update({m: t for m, t in named.items() if name and isinstance(t, Tensor)})
             else:
                 count = int(made[0].numpy().reshape(-1)[0])
                 after = self.after(count)
@@ -704,7 +728,7 @@ class _Built:
             return after._computed({**after.random_states(), **inner}, readback, tally)
         finally:
             count_tensor = None if isinstance(self.split.pending, _Control) else made[0]
-            for t in [*made, *outputs]:
+            for t in [*made, *(leaf for v in outputs for leaf in sequences.leaves(v))]:
                 if isinstance(t, Tensor) and (readback or t is count_tensor):
                     t.free()
 
@@ -794,10 +818,12 @@ class _Scope(_Builds):
         up = self._up = parent.session
         self.device, self.opset, self.fuse, self.build_cache_size = up.device, up.opset, up.fuse, up.build_cache_size
         self.random_states, self.random_lock = up.random_states, up.random_lock
-        self.initializers = {n: np.asarray(v) for n, v in outer.items() if not isinstance(v, Tensor)}
+        self.initializers = {n: np.asarray(v) for n, v in outer.items() if not control.passed(v)}
         self.initializers.update({t.name: numpy_helper.to_array(t) for t in graph.initializer})
 
         def info(name: str, dtype, shape=None) -> onnx.ValueInfoProto:
+            if isinstance(dtype, onnx.TypeProto):  # a sequence or an optional (sequences.graph_input makes it)
+                return onnx.helper.make_value_info(name, dtype)
             if isinstance(shape, int):  # a rank: symbolic sizes
                 shape = [f"{name}#{k}" for k in range(shape)]
             return onnx.helper.make_tensor_value_info(name, onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
@@ -810,7 +836,8 @@ class _Scope(_Builds):
                 return t.dtype
 
         self._inputs = [info(n, d, r) for n, d, r in formal]
-        self._inputs += [info(n, outer_dtype(n, v), ranks.get(n)) for n, v in outer.items() if isinstance(v, Tensor)]
+        self._inputs += [info(n, sequences.type_of(v) if sequences.is_container(v) else outer_dtype(n, v), ranks.get(n))
+                         for n, v in outer.items() if control.passed(v)]
         known = [info(n, v.dtype, list(v.shape)) for n, v in self.initializers.items()]
         g = onnx.helper.make_graph(list(graph.node), graph.name or "subgraph", self._inputs, list(graph.output),
                                    value_info=[*graph.value_info, *known])
@@ -861,9 +888,25 @@ class _Resume:
     carried: list
     tensors: dict
     host_values: dict
+    containers: dict  # {name: a sequence or optional whose recorded tensors are passed as `_leaf_names` (tensors)}
 
 
 # ------------------------------------------------------------------------------ helpers
+def _leaf_names(name: str, container) -> dict:
+    """The tensors of a sequence or optional `container` that pass from one part of a split
+    graph to the next (recorded Expressions, or the device Tensors control flow gave), each
+    under a name of its own ({"name#leaf<k>": tensor}, k its place in sequences.leaves)."""
+    return {f"{name}#leaf{k}": leaf for k, leaf in enumerate(sequences.leaves(container))
+            if isinstance(leaf, (Expression, Tensor))}
+
+
+def _rebuilt(name: str, container, values: dict):
+    """`container` with each tensor _leaf_names named replaced by `values`' value of that name."""
+    names = iter(_leaf_names(name, container))
+    return sequences.map_leaves(container, lambda leaf: values[next(names)] if isinstance(leaf, (Expression, Tensor))
+                                else leaf)
+
+
 def advanced_state(state: np.ndarray, blocks: int) -> np.ndarray:
     """A PHILOX_4X32_10 state with its 128-bit counter (words 0-3, the least significant
     first) advanced by `blocks`, the key kept: DML_RANDOM_GENERATOR's output state."""
