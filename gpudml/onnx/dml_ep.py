@@ -100,7 +100,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
     # ImageScaler is not planned: below)
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
-    **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
+    **{(ONNX, op): 45 for op in ("If", "ConcatFromSequence", "SequenceAt",
                                  "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
                                  "SequenceLength", "OptionalGetElement", "OptionalHasElement")},
     # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization it registers in ai.onnx)
