@@ -333,10 +333,12 @@ def element_bytes(desc: TensorDesc) -> int:
 
 #: The names (prefixes) of output fields: `output_tensor*`, the _GRAD operators' `output_gradient_tensor`,
 #: MAX_POOLING1/2's `output_indices_tensor`, RANDOM_GENERATOR's `output_state_tensor`,
-#: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor` and TOP_K's
-#: `output_value_tensor` and `output_index_tensor`.
+#: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor`, TOP_K's
+#: `output_value_tensor` and `output_index_tensor` and RNN's, LSTM's and GRU's
+#: `output_sequence_tensor`, `output_single_tensor` and `output_cell_single_tensor`.
 OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor",
-                 "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor")
+                 "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor",
+                 "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
