@@ -131,6 +131,8 @@ class _RecurrentDesc:
     """What the three descs share: normalization of the attributes."""
 
     CELL = ""
+    #: The functional form returns the outputs asked for as a tuple, in the struct's order.
+    TUPLE_OUTPUTS = True
 
     def __post_init__(self):
         op = CELLS[self.CELL][0]
@@ -881,7 +883,7 @@ def _sample(desc, rng) -> list:
         scale = 1.0
         if f in ("weight_tensor", "recurrence_tensor"):
             scale = 1.0 / max(1, td.sizes[3])
-        v = (rng.uniform(-1, 1, size=n) * scale).astype(td.data_type.numpy_dtype)
+        v = (rng.uniform(-1, 1, size=n) * scale).astype(np.float16 if td.data_type == F16 else np.float32)
         out.append(v.view(np.uint16 if td.data_type == F16 else np.uint32))
     return out
 

@@ -411,9 +411,12 @@ def regroup(groups, flat) -> list:
 def grouped_outputs(desc, flat):
     """An operator's results as its functional form returns them: the one output field's
     value (a list for a list field: SPLIT's outputs), or a list per field when there are
-    several."""
+    several (a tuple where the desc class says TUPLE_OUTPUTS: RNN, LSTM, GRU, as API.md
+    section 15 asks)."""
     groups = regroup(tensor_groups(desc)[1], list(flat))
-    return groups[0] if len(groups) == 1 else groups
+    if len(groups) == 1:
+        return groups[0]
+    return tuple(groups) if getattr(type(desc), "TUPLE_OUTPUTS", False) else groups
 
 
 def one_by_one_outputs(desc, results) -> list:
