@@ -333,10 +333,12 @@ def element_bytes(desc: TensorDesc) -> int:
 
 #: The names (prefixes) of output fields: `output_tensor*`, the _GRAD operators' `output_gradient_tensor`,
 #: MAX_POOLING1/2's `output_indices_tensor`, RANDOM_GENERATOR's `output_state_tensor`,
-#: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor` and TOP_K's
-#: `output_value_tensor` and `output_index_tensor`.
+#: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor`, TOP_K's
+#: `output_value_tensor` and `output_index_tensor` and RNN's, LSTM's and GRU's
+#: `output_sequence_tensor`, `output_single_tensor` and `output_cell_single_tensor`.
 OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor",
-                 "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor")
+                 "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor",
+                 "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
@@ -409,9 +411,12 @@ def regroup(groups, flat) -> list:
 def grouped_outputs(desc, flat):
     """An operator's results as its functional form returns them: the one output field's
     value (a list for a list field: SPLIT's outputs), or a list per field when there are
-    several."""
+    several (a tuple where the desc class says TUPLE_OUTPUTS: RNN, LSTM, GRU, as API.md
+    section 15 asks)."""
     groups = regroup(tensor_groups(desc)[1], list(flat))
-    return groups[0] if len(groups) == 1 else groups
+    if len(groups) == 1:
+        return groups[0]
+    return tuple(groups) if getattr(type(desc), "TUPLE_OUTPUTS", False) else groups
 
 
 def one_by_one_outputs(desc, results) -> list:
