@@ -94,9 +94,24 @@ def feeds_for(model, seed=1) -> dict:
     return feeds
 
 
-def check(model, feeds, device):
-    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+def oracle(args: dict, feeds: dict) -> list:
+    """onnxruntime's outputs; for layout 1, which its CPU provider refuses ("Batchwise
+    recurrent operations (layout == 1) are not supported"), those of the layout-0 model with
+    the same weights, its inputs and outputs transposed (ONNX's definition of layout 1)."""
+    layout = args.get("layout", 0)
+    model = recurrent_model(**{**args, "layout": 0})
+    if layout:
+        feeds = {k: v.transpose(1, 0, 2) if k in ("X", "initial_h", "initial_c") else v for k, v in feeds.items()}
+    outputs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    if not layout:
+        return outputs
+    names = [o.name for o in model.graph.output]
+    return [o.transpose(2, 0, 1, 3) if name == "Y" else o.transpose(1, 0, 2) for name, o in zip(names, outputs)]
+
+
+def check(args: dict, feeds: dict, device):
+    want = oracle(args, feeds)
+    got = gonnx.InferenceSession(recurrent_model(**args), device=device).run(None, feeds)
     assert len(got) == len(want)
     for k, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape and g.dtype == w.dtype, (k, g.shape, w.shape)
@@ -115,10 +130,11 @@ CASES = {
     "LSTM-7 Y_c alone": dict(op="LSTM", opset=7, bias=False, outputs=("Y_c",)),
     # sequence_lens a graph input (INT32 read as UINT32: one CAST in the graph)
     "LSTM lengths at run time": dict(op="LSTM", lengths=[1, 4, 2], runtime=("sequence_lens",)),
-    # bidirectional with one direction's activations given (repeated for the backward direction)
-    "LSTM bidirectional one direction's activations": dict(
-        op="LSTM", direction="bidirectional", activations=["Sigmoid", "Softsign", "ScaledTanh"],
-        activation_alpha=[0.9], activation_beta=[1.2]),
+    # bidirectional with each direction's own activations (the stacks run on into the backward direction's)
+    "LSTM bidirectional activations": dict(
+        op="LSTM", direction="bidirectional", activations=["Sigmoid", "Softsign", "ScaledTanh", "HardSigmoid",
+                                                           "Tanh", "Softplus"],
+        activation_alpha=[0.9, 0.3], activation_beta=[1.2]),
     "GRU reverse layout 1 linear_before_reset": dict(
         op="GRU", direction="reverse", layout=1, initial=True, lengths=[3, 4, 1], linear_before_reset=1),
     "GRU bidirectional": dict(op="GRU", direction="bidirectional", initial=True, outputs=("Y",)),
@@ -132,11 +148,10 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_matches_onnxruntime(case, device):
-    model = recurrent_model(**CASES[case])
-    feeds = feeds_for(model)
+    feeds = feeds_for(recurrent_model(**CASES[case]))
     if "sequence_lens" in CASES[case].get("runtime", ()):
         feeds["sequence_lens"] = np.asarray(CASES[case]["lengths"], np.int32)
-    check(model, feeds, device)
+    check(CASES[case], feeds, device)
 
 
 REFUSED = {
@@ -153,6 +168,9 @@ REFUSED = {
     "activations of the wrong length": (dict(op="LSTM", activations=["Sigmoid", "Tanh"]),
                                         "activations must name 3 function(s) per direction (3 for direction "
                                         "'forward'), got 2"),
+    "one direction's activations on a bidirectional node": (
+        dict(op="GRU", direction="bidirectional", activations=["Sigmoid", "Tanh"]),
+        "activations must name 2 function(s) per direction (4 for direction 'bidirectional'), got 2"),
     "an unknown activation": (dict(op="RNN", activations=["Swish"]), "activation 'Swish' is not one of"),
     "an unknown direction": (dict(op="GRU", direction="sideways"),
                              "direction 'sideways' is not one of forward, reverse, bidirectional"),

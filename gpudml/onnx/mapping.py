@@ -1523,16 +1523,14 @@ def _rnn_activations(n, directions: int) -> list:
     """The node's activations as gpudml's FusedActivation list, one direction's then the
     other's, as the provider reads them: none given, the op's defaults per direction; the
     alpha and beta lists consumed in order by the functions that take them (stacks), each
-    missing value the provider's default. One direction's list for a bidirectional node is
-    repeated for the backward direction (as onnxruntime's CPU provider does; DirectML's
-    provider pads the list with empty names and refuses it); any other length is refused."""
+    missing value the provider's default. A list of another length than the functions of
+    every direction is refused (the provider pads a short list with empty names, which it
+    refuses, and drops the rest of a long one; onnxruntime's CPU provider refuses both)."""
     _, defaults, _ = RECURRENT[n.op_type]
     names = list(n.attr("activations", []) or [])
     per = len(defaults)
     if not names:
         names = list(defaults) * directions
-    elif len(names) == per and directions == 2:
-        names = names * 2
     if len(names) != per * directions:
         raise InvalidArgumentError(
             f"{n.op_type}-{n.opset} {n.name!r}: activations must name {per} function(s) per direction "
