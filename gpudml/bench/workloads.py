@@ -891,8 +891,8 @@ def _silero_case(quick, rng, device) -> Case:
     def stream():
         binding.bind_cpu_input("input", audio)
         binding.bind_input("state", states[0])
+        binding.bind_output("output")  # (get_outputs: in the order bound)
         binding.bind_output("stateN", states[1])
-        binding.bind_output("output")
         session.run_with_iobinding(binding)
         states.reverse()
         return binding.get_outputs()[0]

@@ -1562,7 +1562,8 @@ def _recurrent(ctx, n):
     input_forget (CoupleInputForget); GRU's linear_before_reset. `layout` 1 (opset 14 on:
     batch first) as strides: X, initial_h and initial_c read transposed, Y and Y_h / Y_c
     returned as transposed views (the provider reads hidden_size only and ignores layout).
-    GRU's and RNN's `clip` has no DirectML field: refused (the provider drops it)."""
+    GRU's and RNN's `clip` has no DirectML field: refused (the provider drops it). Only the
+    outputs read are asked of the operator (the provider passes a null desc for the others)."""
     gates, _, form = RECURRENT[n.op_type]
     where = f"{n.op_type}-{n.opset} {n.name!r}"
     direction = n.attr("direction", "forward")
@@ -1625,13 +1626,25 @@ def _recurrent(ctx, n):
                       couple_input_forget=bool(n.attr("input_forget", 0)))
     if n.op_type == "GRU":
         kwargs["linear_before_reset"] = bool(n.attr("linear_before_reset", 0))
-    outputs = ctx.fn(form)(four_d(x, [1, seq, batch, inputs]), four_d(w, [1, dirs, gates * hidden, inputs]),
-                           four_d(r, [1, dirs, gates * hidden, hidden]),
-                           four_d(n.input(3), [1, 1, dirs, 2 * gates * hidden]), **kwargs)
-    sequence, *finals = outputs
-    y = transpose(ctx, sequence, [2, 0, 1, 3]) if layout else sequence
-    finals = [reshape(ctx, f, [dirs, batch, hidden]) for f in finals]
-    return [y, *[transpose(ctx, f, [1, 0, 2]) if layout else f for f in finals]]
+    count = 3 if n.op_type == "LSTM" else 2
+    wanted = [k < len(n.outputs_wanted) and n.outputs_wanted[k] for k in range(count)]
+    if not any(wanted):  # nothing reads the node (the provider refuses a node with no output; a dead one is none)
+        return [None] * count
+    flags = dict(zip(("output_sequence", "output_single", "output_cell_single")[:count], wanted))
+    made = ctx.fn(form)(four_d(x, [1, seq, batch, inputs]), four_d(w, [1, dirs, gates * hidden, inputs]),
+                        four_d(r, [1, dirs, gates * hidden, hidden]),
+                        four_d(n.input(3), [1, 1, dirs, 2 * gates * hidden]), **kwargs, **flags)
+    made = iter(made if isinstance(made, tuple) else (made,))
+    results = []
+    for k, asked in enumerate(wanted):
+        value = next(made) if asked else None
+        if value is not None and k == 0:
+            value = transpose(ctx, value, [2, 0, 1, 3]) if layout else value
+        elif value is not None:
+            value = reshape(ctx, value, [dirs, batch, hidden])
+            value = transpose(ctx, value, [1, 0, 2]) if layout else value
+        results.append(value)
+    return results
 
 
 # ------------------------------------------------------------------------------ random numbers (issue 44)
