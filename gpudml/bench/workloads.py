@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W58, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -872,6 +872,7 @@ def _silero_case(quick, rng, device) -> Case:
     The first call (zero state) is checked against onnxruntime's CPU provider (the bench
     extra's; onnx's reference evaluator has no LSTM Y_c) within the session's tolerance of
     the largest magnitude."""
+    # (here, not at the top: the onnx package is the bench extra's; tests/test_architecture.py allows it)
     from ..onnx import InferenceSession
     from ..onnx.session import TOLERANCE
 
