@@ -795,6 +795,40 @@ def _nms_case(quick, rng, device) -> Case:
 
 
 
+#: W52-W57: one LSTM layer (ONNX's gates i, o, f, c; sigmoid, tanh, tanh), 100 time steps,
+#: input size = hidden size, weights scaled by 1/sqrt(size) (a trained layer's magnitudes):
+#: the output sequence [T, D, B, H] (no state outputs).
+_LSTM_STEPS = 100
+
+
+def _lstm_onnx(hidden: int, batch: int, directions: int) -> OnnxNode:
+    """ONNX LSTM (opset 14) with x [T, B, I], W, R, B as data initializers, Y as the output."""
+    h, d = hidden, directions
+    return OnnxNode("LSTM", (_LSTM_STEPS, batch, h), {"w": (d, 4 * h, h), "r": (d, 4 * h, h), "b": (d, 8 * h)},
+                    {"hidden_size": h, "direction": "bidirectional" if d == 2 else "forward"}, opset=14)
+
+
+def _lstm_case(hidden: int, batch: int, directions: int, quick, rng, device) -> Case:
+    """DML_OPERATOR_LSTM (dml.lstm: one GEMM for the input projection, then the recurrence),
+    within its documented precision; the row's bytes: x, W, R, B read and Y written once."""
+    h, d, t = hidden, directions, _LSTM_STEPS
+    x = rng.uniform(-1, 1, (1, t, batch, h)).astype(np.float32)
+    w = (rng.uniform(-1, 1, (1, d, 4 * h, h)) / np.sqrt(h)).astype(np.float32)
+    r = (rng.uniform(-1, 1, (1, d, 4 * h, h)) / np.sqrt(h)).astype(np.float32)
+    b = (rng.uniform(-1, 1, (1, 1, d, 8 * h)) * 0.1).astype(np.float32)
+    args = {"direction": "bidirectional" if d == 2 else "forward", "output_single": False,
+            "output_cell_single": False}
+    expected = reference.lstm(x, w, r, b, **args)
+    tolerance = spec_named("lstm").tolerance(expected, [x, w, r, b], {"bias": b, **args})
+    tx, tw, tr, tb = (device.tensor(a) for a in (x, w, r, b))
+    model = _lstm_onnx(h, batch, d).model({"w": w[0], "r": r[0], "b": b[0, 0]})
+    return Case(
+        device_fn=lambda: F.lstm(tx, tw, tr, tb, **args),
+        numpy_io_fn=lambda: F.lstm(x, w, r, b, device=device, **args), numpy_fn=None,
+        expected=expected, logical_bytes=x.nbytes + w.nbytes + r.nbytes + b.nbytes + expected.nbytes,
+        ort=(model, {"x": x[0]}), ort_expected=expected, compare=_within(tolerance))
+
+
 #: W58: a Silero-VAD-shaped streaming call (Silero v5's 16 kHz branch, random weights): 512
 #: new samples behind the previous call's last 64, the LSTM state [2, 1, 128] in and out.
 _SILERO_SAMPLES, _SILERO_CONTEXT, _SILERO_HIDDEN = 512, 64, 128
@@ -981,6 +1015,10 @@ WORKLOADS = [
              _roi_align_onnx),
     Workload("W51", "non_max_suppression 5000 boxes, 1 class (gpudml's extension)",
              lambda d, r, q: _nms_case(q, r, d), _nms_onnx),
+    # issue #45: LSTM, 100 time steps, input size = hidden size (W52-W57)
+    *[_workload(f"W{52 + n}", f"LSTM T=100 hidden {h} batch {b} {'bidirectional' if d == 2 else 'forward'}",
+                _lstm_case, h, b, d, onnx=_lstm_onnx)
+      for n, (h, b, d) in enumerate([(64, 1, 1), (256, 1, 1), (1024, 1, 1), (256, 32, 1), (256, 1, 2), (1024, 32, 2)])],
     # issue 45: a Silero-VAD-shaped streaming call through the ONNX session (its onnxruntime column: the whole model)
     Workload("W58", "Silero-VAD-shaped streaming call, 512 samples, LSTM state in and out (session)",
              lambda d, r, q: _silero_case(q, r, d)),

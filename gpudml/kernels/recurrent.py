@@ -169,6 +169,12 @@ def projection(p: Recurrence) -> gemm.Problem:
     return gemm.Problem(p.op, a, wt, c, out)
 
 
+def vectorized(p: Recurrence) -> bool:
+    """R read 4 k per 16-byte block: FLOAT32, contiguous along k, every row on a block boundary."""
+    rs = p.r.effective_strides
+    return p.r.data_type.size == 4 and rs[3] == 1 and p.hidden % 4 == 0 and rs[2] % 4 == 0 and rs[1] % 4 == 0
+
+
 def units_per_invocation(p: Recurrence, workgroup: int) -> int:
     return -(-p.hidden // workgroup)
 
@@ -235,7 +241,8 @@ class RecurrenceFamily(KernelFamily):
         if strategy not in self.strategies_for(p, caps, **options):
             raise InternalError(f"{p.op}: strategy {strategy} cannot run {p.hidden} hidden units")
         present = [name for name in OPTIONAL_INPUTS if getattr(p, name) is not None]
-        buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")]
+        vec = vectorized(p)
+        buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")] + ([input_buffer(1, "rw_vec", "blocks")] if vec else [])
         buffers += [input_buffer(2 + k, name) for k, name in enumerate(present)]
         outs = [name for name in OUTPUTS if getattr(p, name) is not None]
         bits = p.x.data_type.size * 8
@@ -251,6 +258,7 @@ class RecurrenceFamily(KernelFamily):
             "couple": p.couple_input_forget,
             "lbr": p.linear_before_reset,
             "directions": p.directions,
+            "vec": vec,
             **{"has_" + n: getattr(p, n) is not None for n in OPTIONAL_INPUTS + OUTPUTS},
         }
         act_params = []
