@@ -186,3 +186,25 @@ def test_refused_at_construction(case, device):
     with pytest.raises(UnsupportedError, match=args["op"].lower()) as info:
         gonnx.InferenceSession(model, device=device)
     assert reason in str(info.value)
+
+
+def test_unread_outputs_are_not_asked_for(device):
+    """An LSTM whose Y nobody reads asks DirectML for Y_h only (the provider's null desc for
+    Y); one whose outputs nobody reads records nothing: the session runs the Relu beside it."""
+    model = recurrent_model("LSTM", outputs=("Y_h",))
+    graph = model.graph
+    graph.node[0].output[0] = "unread_y"  # named, read by nothing
+    graph.node.append(helper.make_node("Relu", ["X"], ["relu"]))
+    graph.output.append(helper.make_tensor_value_info("relu", TensorProto.FLOAT, None))
+    feeds = feeds_for(model)
+    session = gonnx.InferenceSession(model, device=device)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for g, w in zip(session.run(None, feeds), want):
+        np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max())
+    dead = recurrent_model("LSTM", outputs=("Y_h",))
+    dead.graph.node.append(helper.make_node("Relu", ["X"], ["relu"]))
+    del dead.graph.output[:]
+    dead.graph.output.append(helper.make_tensor_value_info("relu", TensorProto.FLOAT, None))
+    alone = gonnx.InferenceSession(dead, device=device)
+    np.testing.assert_array_equal(alone.run(None, feeds)[0], np.maximum(feeds["X"], 0))
+    assert alone.dispatch_count == 1
