@@ -142,7 +142,8 @@ CASES = {
                                activation_beta=[0.55]),
     "RNN bidirectional activations": dict(
         op="RNN", direction="bidirectional", activations=["Relu", "ThresholdedRelu"], activation_alpha=[0.1]),
-    "RNN layout 1 lengths": dict(op="RNN", layout=1, lengths=[2, 4, 3], initial=True),
+    "RNN layout 1 lengths Affine": dict(op="RNN", layout=1, lengths=[2, 4, 3], initial=True, activations=["Affine"],
+                                        activation_alpha=[0.5], activation_beta=[0.1]),
 }
 
 

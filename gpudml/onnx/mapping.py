@@ -1501,15 +1501,17 @@ def _col2im(ctx, n):
 
 # ------------------------------------------------------------------------------ recurrent networks (issue 45)
 #: ONNX's activation names (RNN, GRU, LSTM's `activations`) -> (gpudml's fused activation, the
-#: attributes it takes from activation_alpha / activation_beta, in that order, with the
-#: provider's defaults: ActivationHelper::GetDefaultAlpha/Beta of DmlOperatorRecurrentNeuralNetwork.cpp).
-RNN_ACTIVATIONS: dict[str, tuple[str, tuple[tuple[str, str, float], ...]]] = {
+#: attributes it takes from the activation_alpha and activation_beta stacks, in that order,
+#: with the provider's defaults: ActivationHelper::GetDefaultAlpha/Beta, which
+#: DmlOperatorRecurrentNeuralNetwork.cpp calls). Affine (alpha*x + beta), which the provider
+#: refuses, is DirectML's ACTIVATION_LINEAR; Softplus DirectML's with Steepness 1 (ONNX's).
+RNN_ACTIVATIONS: dict[str, tuple[str, tuple[tuple[str, float], ...]]] = {
     "Relu": ("relu", ()), "Tanh": ("tanh", ()), "Sigmoid": ("sigmoid", ()), "Softsign": ("softsign", ()),
-    "Softplus": ("softplus", ()), "LeakyRelu": ("leaky_relu", (("alpha", "alpha", 0.01),)),
-    "ThresholdedRelu": ("thresholded_relu", (("alpha", "alpha", 1.0),)),
-    "ScaledTanh": ("scaled_tanh", (("alpha", "alpha", 1.0), ("beta", "beta", 1.0))),
-    "HardSigmoid": ("hard_sigmoid", (("alpha", "alpha", 0.2), ("beta", "beta", 0.5))),
-    "Elu": ("elu", (("alpha", "alpha", 1.0),)), "Affine": ("linear", (("alpha", "alpha", 1.0), ("beta", "beta", 0.0))),
+    "Softplus": ("softplus", ()), "LeakyRelu": ("leaky_relu", (("alpha", 0.01),)),
+    "ThresholdedRelu": ("thresholded_relu", (("alpha", 1.0),)),
+    "ScaledTanh": ("scaled_tanh", (("alpha", 1.0), ("beta", 1.0))),
+    "HardSigmoid": ("hard_sigmoid", (("alpha", 0.2), ("beta", 0.5))),
+    "Elu": ("elu", (("alpha", 1.0),)), "Affine": ("linear", (("alpha", 1.0), ("beta", 0.0))),
 }
 
 #: op type -> (gates, default activations of one direction, the functional form).
@@ -1543,9 +1545,9 @@ def _rnn_activations(n, directions: int) -> list:
                                        f"{', '.join(RNN_ACTIVATIONS)}")
         fused, params = RNN_ACTIVATIONS[name]
         values = {}
-        for key, stack, default in params:
-            source = alphas if stack == "alpha" else betas
-            values[key] = float(source.pop(0)) if source else default
+        for key, default in params:
+            stack = alphas if key == "alpha" else betas
+            values[key] = float(stack.pop(0)) if stack else default
         made.append(FusedActivation(fused, **values))
     return made
 
