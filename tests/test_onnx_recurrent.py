@@ -8,7 +8,9 @@ at DirectML's 4-D sizes. Here, per op: both directions (bidirectional, reverse),
 graph input), activation lists with alpha and beta (consumed as stacks, defaults where the
 list runs out), LSTM's clip, input_forget and peepholes, GRU's linear_before_reset, opset 7
 (no layout) and 22, any subset of the outputs; and what gpudml refuses at construction,
-naming the node, the rule and the values.
+naming the node, the rule and the values. onnxruntime's CPU provider refuses layout 1
+("Batchwise recurrent operations (layout == 1) are not supported"): those cases compare with
+the layout-0 model of the same weights, its inputs and outputs transposed (`oracle`).
 """
 
 from __future__ import annotations
