@@ -57,6 +57,8 @@ from .elementwise import Attribute, attribute_uniforms
 MAX_PERSISTENT_HIDDEN = 1024
 #: Invocations of a `cells` workgroup.
 CELLS_WORKGROUP = 64
+#: Batch rows one `cells` invocation computes (R read once for them).
+CELLS_ROWS = 4
 #: Gates per cell type.
 GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 #: Loop iterations a step costs a unit beyond its dot product (state copies, output stores).
@@ -210,12 +212,6 @@ def steps_per_dispatch(p: Recurrence, caps) -> int:
     return max(1, min(p.steps, (LOOP_BUDGET - state) // step_cost(p, "persistent")))
 
 
-def _scratch_layout(p: Recurrence) -> tuple[int, int, int, int]:
-    """Word offsets in the state scratch buffer: h (two halves: ping-pong), c, r*h; total words."""
-    n = p.directions * p.batch * p.hidden
-    return 0, 2 * n, 3 * n, 4 * n
-
-
 class RecurrenceFamily(KernelFamily):
     """The recurrence kernel alone (step 2 of the composite): input 0 the value XW, then R
     and the present optional inputs; outputs the present outputs; scratch 0 the state."""
@@ -247,7 +243,7 @@ class RecurrenceFamily(KernelFamily):
         outs = [name for name in OUTPUTS if getattr(p, name) is not None]
         bits = p.x.data_type.size * 8
         buffers += [output_buffer(k, "out_" + name, bits, "stores") for k, name in enumerate(outs)]
-        buffers.append(scratch_buffer(0, "state", writable=True))
+        buffers.append(scratch_buffer(2, "cst", writable=True))
         uniforms = _uniforms(p)
         params = {
             "cell": p.cell,
@@ -268,45 +264,48 @@ class RecurrenceFamily(KernelFamily):
                 uniforms.update(values)
                 act_params.append((f"act{d}_{k}", expr, declared))
         params["activations"] = tuple(act_params)
-        words = _scratch_layout(p)[3]
+        n = p.directions * p.batch * p.hidden
         t = p.steps
         dispatches = []
+        h_blocks = vec and strategy == "cells"
+
+        def states(k: int) -> tuple:
+            """Dispatch k's state: h_in scratch k % 2, h_out the other (module docstring)."""
+            return (scratch_buffer(k % 2, "h_in", writable=False, access="blocks" if h_blocks else "words"),
+                    scratch_buffer((k + 1) % 2, "h_out", writable=True))
+
+        params["h_blocks"] = h_blocks
         if strategy == "persistent":
             wg = persistent_workgroup(p)
             per = steps_per_dispatch(p, caps)
-            params.update(workgroup=wg, units=units_per_invocation(p, wg))
-            for s0 in range(0, t, per):
+            params.update(workgroup=wg, units=units_per_invocation(p, wg), bt=1, phase=0)
+            for k, s0 in enumerate(range(0, t, per)):
                 u = {**uniforms, "s0": s0, "s1": min(t, s0 + per)}
-                dispatches.append(
-                    Dispatch(
-                        "recurrent.wgsl.j2", {**params, "phase": 0}, tuple(buffers), u, p.directions * p.batch * wg, wg
-                    )
-                )
+                dispatches.append(Dispatch("recurrent.wgsl.j2", params, tuple(buffers) + states(k), u,
+                                           p.directions * p.batch * wg, wg))
         else:
-            count = p.directions * p.batch * p.hidden
+            bt = min(CELLS_ROWS, p.batch)
+            count = p.directions * -(-p.batch // bt) * p.hidden
             phases = (1, 2) if p.two_phase else (0,)
             for s in range(t):
                 for phase in phases:
                     u = {**uniforms, "s0": s, "s1": s + 1}
-                    dispatches.append(
-                        Dispatch(
-                            "recurrent.wgsl.j2", {**params, "phase": phase}, tuple(buffers), u, count, CELLS_WORKGROUP
-                        )
-                    )
-        return KernelPlan(tuple(dispatches), scratch_bytes=(words * 4,))
+                    dispatches.append(Dispatch("recurrent.wgsl.j2", {**params, "phase": phase, "bt": bt},
+                                               tuple(buffers) + states(s), u, count, CELLS_WORKGROUP))
+        return KernelPlan(tuple(dispatches), scratch_bytes=(n * 4, n * 4, 2 * n * 4))
 
 
 def _uniforms(p: Recurrence) -> dict:
-    _, c0, rh, _ = _scratch_layout(p)
+    n = p.directions * p.batch * p.hidden
     u = {
         "steps": p.steps,
         "batch": p.batch,
         "hidden": p.hidden,
         "backward": sum(1 << d for d, b in enumerate(p.backward) if b),
         "r_strides": p.r.effective_strides,
-        "st_c": c0,
-        "st_rh": rh,
-        "half": p.directions * p.batch * p.hidden,
+        "st_rh": n,
+        "half": n,
+        "directions": p.directions,
         "clip": _f32_bits(p.clip or 0.0),
     }
     for name in ("bias", "h0", "c0", "lens", "peephole", "y", "yh", "yc"):
