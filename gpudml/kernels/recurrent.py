@@ -238,7 +238,9 @@ class RecurrenceFamily(KernelFamily):
             raise InternalError(f"{p.op}: strategy {strategy} cannot run {p.hidden} hidden units")
         present = [name for name in OPTIONAL_INPUTS if getattr(p, name) is not None]
         vec = vectorized(p)
-        buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")] + ([input_buffer(1, "rw_vec", "blocks")] if vec else [])
+        buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")] + (
+            [input_buffer(1, "rw_vec", "blocks")] if vec else []
+        )
         buffers += [input_buffer(2 + k, name) for k, name in enumerate(present)]
         outs = [name for name in OUTPUTS if getattr(p, name) is not None]
         bits = p.x.data_type.size * 8
@@ -271,8 +273,10 @@ class RecurrenceFamily(KernelFamily):
 
         def states(k: int) -> tuple:
             """Dispatch k's state: h_in scratch k % 2, h_out the other (module docstring)."""
-            return (scratch_buffer(k % 2, "h_in", writable=False, access="blocks" if h_blocks else "words"),
-                    scratch_buffer((k + 1) % 2, "h_out", writable=True))
+            return (
+                scratch_buffer(k % 2, "h_in", writable=False, access="blocks" if h_blocks else "words"),
+                scratch_buffer((k + 1) % 2, "h_out", writable=True),
+            )
 
         params["h_blocks"] = h_blocks
         if strategy == "persistent":
@@ -281,8 +285,11 @@ class RecurrenceFamily(KernelFamily):
             params.update(workgroup=wg, units=units_per_invocation(p, wg), bt=1, phase=0)
             for k, s0 in enumerate(range(0, t, per)):
                 u = {**uniforms, "s0": s0, "s1": min(t, s0 + per)}
-                dispatches.append(Dispatch("recurrent.wgsl.j2", params, tuple(buffers) + states(k), u,
-                                           p.directions * p.batch * wg, wg))
+                dispatches.append(
+                    Dispatch(
+                        "recurrent.wgsl.j2", params, tuple(buffers) + states(k), u, p.directions * p.batch * wg, wg
+                    )
+                )
         else:
             bt = min(CELLS_ROWS, p.batch)
             count = p.directions * -(-p.batch // bt) * p.hidden
@@ -290,8 +297,16 @@ class RecurrenceFamily(KernelFamily):
             for s in range(t):
                 for phase in phases:
                     u = {**uniforms, "s0": s, "s1": s + 1}
-                    dispatches.append(Dispatch("recurrent.wgsl.j2", {**params, "phase": phase, "bt": bt},
-                                               tuple(buffers) + states(s), u, count, CELLS_WORKGROUP))
+                    dispatches.append(
+                        Dispatch(
+                            "recurrent.wgsl.j2",
+                            {**params, "phase": phase, "bt": bt},
+                            tuple(buffers) + states(s),
+                            u,
+                            count,
+                            CELLS_WORKGROUP,
+                        )
+                    )
         return KernelPlan(tuple(dispatches), scratch_bytes=(n * 4, n * 4, 2 * n * 4))
 
 
