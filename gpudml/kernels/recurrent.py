@@ -237,15 +237,21 @@ class RecurrenceFamily(KernelFamily):
         if strategy not in self.strategies_for(p, caps, **options):
             raise InternalError(f"{p.op}: strategy {strategy} cannot run {p.hidden} hidden units")
         present = [name for name in OPTIONAL_INPUTS if getattr(p, name) is not None]
-        vec = vectorized(p)
+        outs = [name for name in OUTPUTS if getattr(p, name) is not None]
+        # Bindings: xw, R (and R as blocks), the optional inputs, the outputs, three state
+        # buffers; where the adapter allows fewer (WebGPU's default of 8), `merged`: R as words
+        # only and one state buffer (h's halves, the cell and r * h at offsets).
+        full = 2 + 1 + len(present) + len(outs) + 3
+        merged = caps is not None and full > caps.max_storage_buffers_per_shader_stage
+        vec = vectorized(p) and not merged
         buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")] + (
             [input_buffer(1, "rw_vec", "blocks")] if vec else []
         )
         buffers += [input_buffer(2 + k, name) for k, name in enumerate(present)]
-        outs = [name for name in OUTPUTS if getattr(p, name) is not None]
         bits = p.x.data_type.size * 8
         buffers += [output_buffer(k, "out_" + name, bits, "stores") for k, name in enumerate(outs)]
-        buffers.append(scratch_buffer(2, "cst", writable=True))
+        n = p.directions * p.batch * p.hidden
+        buffers.append(scratch_buffer(0 if merged else 2, "st" if merged else "cst", writable=True))
         uniforms = _uniforms(p)
         params = {
             "cell": p.cell,
@@ -273,18 +279,24 @@ class RecurrenceFamily(KernelFamily):
 
         def states(k: int) -> tuple:
             """Dispatch k's state: h_in scratch k % 2, h_out the other (module docstring)."""
+            if merged:
+                return ()
             return (
                 scratch_buffer(k % 2, "h_in", writable=False, access="blocks" if h_blocks else "words"),
                 scratch_buffer((k + 1) % 2, "h_out", writable=True),
             )
 
-        params["h_blocks"] = h_blocks
+        def offsets(k: int) -> dict:
+            """`merged`: dispatch k's h_in and h_out halves in the one state buffer."""
+            return {"h_in_off": (k % 2) * n, "h_out_off": ((k + 1) % 2) * n, "c_off": 2 * n} if merged else {}
+
+        params.update(h_blocks=h_blocks, merged=merged)
         if strategy == "persistent":
             wg = persistent_workgroup(p)
             per = steps_per_dispatch(p, caps)
             params.update(workgroup=wg, units=units_per_invocation(p, wg), bt=1, phase=0)
             for k, s0 in enumerate(range(0, t, per)):
-                u = {**uniforms, "s0": s0, "s1": min(t, s0 + per)}
+                u = {**uniforms, "s0": s0, "s1": min(t, s0 + per), **offsets(k)}
                 dispatches.append(
                     Dispatch(
                         "recurrent.wgsl.j2", params, tuple(buffers) + states(k), u, p.directions * p.batch * wg, wg
@@ -296,7 +308,7 @@ class RecurrenceFamily(KernelFamily):
             phases = (1, 2) if p.two_phase else (0,)
             for s in range(t):
                 for phase in phases:
-                    u = {**uniforms, "s0": s, "s1": s + 1}
+                    u = {**uniforms, "s0": s, "s1": s + 1, **offsets(s)}
                     dispatches.append(
                         Dispatch(
                             "recurrent.wgsl.j2",
@@ -307,7 +319,7 @@ class RecurrenceFamily(KernelFamily):
                             CELLS_WORKGROUP,
                         )
                     )
-        return KernelPlan(tuple(dispatches), scratch_bytes=(n * 4, n * 4, 2 * n * 4))
+        return KernelPlan(tuple(dispatches), scratch_bytes=(4 * n * 4,) if merged else (n * 4, n * 4, 2 * n * 4))
 
 
 def _uniforms(p: Recurrence) -> dict:
