@@ -212,3 +212,21 @@ def test_bad_input_names_operator_field_rule_and_values(device, change, message)
         dml.lstm(*args, **kw, device=device)
     if before is not None:
         assert device.stats() == before
+
+
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+def test_eight_storage_bindings_merge_the_state(device, adapter_class):
+    """Where an adapter allows WebGPU's default of 8 storage buffers, the recurrence binds R
+    once and one state buffer (`merged`), and gives the same bits."""
+    from isolated import limited_device
+
+    small = limited_device(device.adapter_name, adapter_class=adapter_class, max_storage_buffers_per_shader_stage=8)
+    args, kw = _layer("lstm", full=False)
+    kw["hidden_init"] = np.full((1, 1, 3, 6), 0.5, np.float32)
+    want = dml.lstm(*args, **kw, device=dml.Device(adapter=device.adapter_name, adapter_class=adapter_class))
+    op = small.create_operator(_desc("lstm", args, {**kw, "direction": "forward"}))
+    compiled = small.compile_operator(op)
+    assert all(len(k.buffers) <= 8 for k in compiled.program.kernels)
+    got = dml.lstm(*args, **kw, device=small)
+    for g, w in zip(got, want):
+        assert np.array_equal(g.view(np.uint32), w.view(np.uint32))

@@ -57,6 +57,8 @@ from .elementwise import Attribute, attribute_uniforms
 MAX_PERSISTENT_HIDDEN = 1024
 #: Invocations of a `cells` workgroup.
 CELLS_WORKGROUP = 64
+#: Batch rows one `cells` invocation computes (R read once for them).
+CELLS_ROWS = 4
 #: Gates per cell type.
 GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 #: Loop iterations a step costs a unit beyond its dot product (state copies, output stores).
@@ -210,12 +212,6 @@ def steps_per_dispatch(p: Recurrence, caps) -> int:
     return max(1, min(p.steps, (LOOP_BUDGET - state) // step_cost(p, "persistent")))
 
 
-def _scratch_layout(p: Recurrence) -> tuple[int, int, int, int]:
-    """Word offsets in the state scratch buffer: h (two halves: ping-pong), c, r*h; total words."""
-    n = p.directions * p.batch * p.hidden
-    return 0, 2 * n, 3 * n, 4 * n
-
-
 class RecurrenceFamily(KernelFamily):
     """The recurrence kernel alone (step 2 of the composite): input 0 the value XW, then R
     and the present optional inputs; outputs the present outputs; scratch 0 the state."""
@@ -241,13 +237,21 @@ class RecurrenceFamily(KernelFamily):
         if strategy not in self.strategies_for(p, caps, **options):
             raise InternalError(f"{p.op}: strategy {strategy} cannot run {p.hidden} hidden units")
         present = [name for name in OPTIONAL_INPUTS if getattr(p, name) is not None]
-        vec = vectorized(p)
-        buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")] + ([input_buffer(1, "rw_vec", "blocks")] if vec else [])
-        buffers += [input_buffer(2 + k, name) for k, name in enumerate(present)]
         outs = [name for name in OUTPUTS if getattr(p, name) is not None]
+        # Bindings: xw, R (and R as blocks), the optional inputs, the outputs, three state
+        # buffers; where the adapter allows fewer (WebGPU's default of 8), `merged`: R as words
+        # only and one state buffer (h's halves, the cell and r * h at offsets).
+        full = 2 + 1 + len(present) + len(outs) + 3
+        merged = caps is not None and full > caps.max_storage_buffers_per_shader_stage
+        vec = vectorized(p) and not merged
+        buffers = [input_buffer(0, "xw"), input_buffer(1, "rw")] + (
+            [input_buffer(1, "rw_vec", "blocks")] if vec else []
+        )
+        buffers += [input_buffer(2 + k, name) for k, name in enumerate(present)]
         bits = p.x.data_type.size * 8
         buffers += [output_buffer(k, "out_" + name, bits, "stores") for k, name in enumerate(outs)]
-        buffers.append(scratch_buffer(0, "state", writable=True))
+        n = p.directions * p.batch * p.hidden
+        buffers.append(scratch_buffer(0 if merged else 2, "st" if merged else "cst", writable=True))
         uniforms = _uniforms(p)
         params = {
             "cell": p.cell,
@@ -268,45 +272,67 @@ class RecurrenceFamily(KernelFamily):
                 uniforms.update(values)
                 act_params.append((f"act{d}_{k}", expr, declared))
         params["activations"] = tuple(act_params)
-        words = _scratch_layout(p)[3]
+        n = p.directions * p.batch * p.hidden
         t = p.steps
         dispatches = []
+        h_blocks = vec and strategy == "cells"
+
+        def states(k: int) -> tuple:
+            """Dispatch k's state: h_in scratch k % 2, h_out the other (module docstring)."""
+            if merged:
+                return ()
+            return (
+                scratch_buffer(k % 2, "h_in", writable=False, access="blocks" if h_blocks else "words"),
+                scratch_buffer((k + 1) % 2, "h_out", writable=True),
+            )
+
+        def offsets(k: int) -> dict:
+            """`merged`: dispatch k's h_in and h_out halves in the one state buffer."""
+            return {"h_in_off": (k % 2) * n, "h_out_off": ((k + 1) % 2) * n, "c_off": 2 * n} if merged else {}
+
+        params.update(h_blocks=h_blocks, merged=merged)
         if strategy == "persistent":
             wg = persistent_workgroup(p)
             per = steps_per_dispatch(p, caps)
-            params.update(workgroup=wg, units=units_per_invocation(p, wg))
-            for s0 in range(0, t, per):
-                u = {**uniforms, "s0": s0, "s1": min(t, s0 + per)}
+            params.update(workgroup=wg, units=units_per_invocation(p, wg), bt=1, phase=0)
+            for k, s0 in enumerate(range(0, t, per)):
+                u = {**uniforms, "s0": s0, "s1": min(t, s0 + per), **offsets(k)}
                 dispatches.append(
                     Dispatch(
-                        "recurrent.wgsl.j2", {**params, "phase": 0}, tuple(buffers), u, p.directions * p.batch * wg, wg
+                        "recurrent.wgsl.j2", params, tuple(buffers) + states(k), u, p.directions * p.batch * wg, wg
                     )
                 )
         else:
-            count = p.directions * p.batch * p.hidden
+            bt = min(CELLS_ROWS, p.batch)
+            count = p.directions * -(-p.batch // bt) * p.hidden
             phases = (1, 2) if p.two_phase else (0,)
             for s in range(t):
                 for phase in phases:
-                    u = {**uniforms, "s0": s, "s1": s + 1}
+                    u = {**uniforms, "s0": s, "s1": s + 1, **offsets(s)}
                     dispatches.append(
                         Dispatch(
-                            "recurrent.wgsl.j2", {**params, "phase": phase}, tuple(buffers), u, count, CELLS_WORKGROUP
+                            "recurrent.wgsl.j2",
+                            {**params, "phase": phase, "bt": bt},
+                            tuple(buffers) + states(s),
+                            u,
+                            count,
+                            CELLS_WORKGROUP,
                         )
                     )
-        return KernelPlan(tuple(dispatches), scratch_bytes=(words * 4,))
+        return KernelPlan(tuple(dispatches), scratch_bytes=(4 * n * 4,) if merged else (n * 4, n * 4, 2 * n * 4))
 
 
 def _uniforms(p: Recurrence) -> dict:
-    _, c0, rh, _ = _scratch_layout(p)
+    n = p.directions * p.batch * p.hidden
     u = {
         "steps": p.steps,
         "batch": p.batch,
         "hidden": p.hidden,
         "backward": sum(1 << d for d, b in enumerate(p.backward) if b),
         "r_strides": p.r.effective_strides,
-        "st_c": c0,
-        "st_rh": rh,
-        "half": p.directions * p.batch * p.hidden,
+        "st_rh": n,
+        "half": n,
+        "directions": p.directions,
         "clip": _f32_bits(p.clip or 0.0),
     }
     for name in ("bias", "h0", "c0", "lens", "peephole", "y", "yh", "yc"):

@@ -385,21 +385,24 @@ def validate(desc, level: FeatureLevel) -> None:
     cell = desc.CELL
     op, gates, per_dir = CELLS[cell][0], CELLS[cell][1], len(CELLS[cell][2])
     fields = INPUTS[cell] + OUTPUTS[cell]
-    named = {f: getattr(desc, f) for f in fields if getattr(desc, f) is not None}
+    optional = type(desc).OPTIONAL_TENSORS
+    named = {f: getattr(desc, f) for f in fields if getattr(desc, f) is not None or f not in optional}
     if not any(f in named for f in OUTPUTS[cell]):
         raise InvalidArgumentError(
             f"{op}: no output is given ({', '.join(OUTPUTS[cell])} are all None): at least one must be written"
         )
     for f, td in named.items():
         check_tensor_desc(op, f, td, is_output=f.startswith("output_"))
-    rank = check_same_rank(op, named)
+    for f, td in named.items():  # (each tensor's rank and type against the table first: the page's own rows)
+        SUPPORT[cell].check_rank(level, f, td.rank)
+        SUPPORT[cell].check(level, 4, {f: td.data_type})
+    check_same_rank(op, named)
     first = desc.input_tensor.data_type
     for f, td in named.items():
         if f != "sequence_lengths_tensor" and td.data_type != first:
             raise InvalidArgumentError(
                 f"{op}: {f}.data_type {td.data_type.name} must equal input_tensor.data_type {first.name}"
             )
-    SUPPORT[cell].check(level, rank, {f: td.data_type for f, td in named.items()})
     d = directions_of(desc.direction)
     x, r = desc.input_tensor.sizes, desc.recurrence_tensor.sizes
     if x[0] != 1:
@@ -869,8 +872,8 @@ def _arguments(desc) -> dict:
 
 
 def _sample(desc, rng) -> list:
-    """Values that keep the layer tame: x and weights in [-1, 1] scaled by 1/sqrt of the
-    sums' lengths, states in [-1, 1], lengths in [0, T]."""
+    """Values that keep the layer tame: x, states and biases in [-1, 1], weights in [-1, 1]
+    divided by the sums' lengths, lengths in [0, T]."""
     out = []
     for f in INPUTS[desc.CELL]:
         td = getattr(desc, f)
@@ -883,8 +886,7 @@ def _sample(desc, rng) -> list:
         scale = 1.0
         if f in ("weight_tensor", "recurrence_tensor"):
             scale = 1.0 / max(1, td.sizes[3])
-        v = (rng.uniform(-1, 1, size=n) * scale).astype(np.float16 if td.data_type == F16 else np.float32)
-        out.append(v.view(np.uint16 if td.data_type == F16 else np.uint32))
+        out.append((rng.uniform(-1, 1, size=n) * scale).astype(td.data_type.numpy))
     return out
 
 

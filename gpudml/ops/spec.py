@@ -379,7 +379,8 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     input after an optional one: QUANTIZED_LINEAR_ADD's b): by name (`spec.tensors`) from there on."""
     optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
     given = {name for name, _ in tensor_groups(desc)[0]}
-    fields = [f.name for f in dataclasses.fields(desc) if f.name in given or f.name in optional]
+    fields = [f.name for f in dataclasses.fields(desc)
+              if (f.name in given or f.name in optional) and not f.name.startswith(OUTPUT_FIELDS)]  # (inputs only)
     if not optional or len(fields) != len(spec.tensors):
         return list(values), {}
     parameters = inspect.signature(spec.functional).parameters

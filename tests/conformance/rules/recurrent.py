@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 import gpudml as dml
 from gpudml import reference
 from gpudml.ops import recurrent as rec
+from gpudml.ops import spec_named
+from gpudml.testing import assert_within
 
 from ..draws import Draw
 from ..hostile import broken_choice, maybe_hostile, with_entry
@@ -23,11 +25,11 @@ def _call(cell: str):
     def call(d: Draw, ask: Ask) -> Drawn:
         """A small layer (the asked rank's sizes where another rank: rejected)."""
         dt = ask.data_type
-        if ask.sizes is not None or ask.rank != 4:
+        if ask.rank != 4:  # (rejected: the table's rank is 4)
             x = ask.input(d, 4)
-            t, b, i = (x.sizes + (1, 1, 1))[1:4] if x.rank >= 1 else (1, 1, 1)
+            t, b, i = (tuple(x.sizes) + (1, 1, 1))[1:4]
         else:
-            t, b, i = d.int(1, 6), d.int(1, 3), d.int(1, 8)
+            t, b, i = ask.sizes[1:] if ask.sizes is not None else (d.int(1, 6), d.int(1, 3), d.int(1, 8))
             x = dml.TensorDesc(dt, [1, t, b, i])
         h = d.int(1, 8)
         direction = d.pick(["forward", "backward", "bidirectional"])
@@ -68,8 +70,11 @@ def _broken(cell: str):
             "activations": ("activation_descs", desc.activation_descs + ("tanh",)),
             "direction": ("direction", "sideways"),
         }
-        out = desc.output_single_tensor or desc.output_sequence_tensor
-        return broken_choice(draw, desc, choices, with_entry(out.sizes, 3, out.sizes[3] + 1))
+        for f in rec.OUTPUTS[cell]:
+            out = getattr(desc, f)
+            if out is not None:
+                choices["output_sizes"] = (f, dml.TensorDesc(out.data_type, with_entry(out.sizes, 3, out.sizes[3] + 1)))
+        return broken_choice(draw, desc, choices)
     return broken
 
 
@@ -88,9 +93,20 @@ def _functional(cell: str):
     return functional
 
 
+def _compare(cell: str):
+    def compare(got, want, x, args):
+        """Within the documented precision, output by output."""
+        spec = spec_named(cell)
+        tolerance = spec.tolerance(want, [x, args["weight"], args["recurrence"]], args)
+        for g, w in zip(got, want, strict=True):
+            assert_within(g, w, tolerance, spec.name)
+    return compare
+
+
 _FIELDS = ("x", "input_tensor", "weight", "weight_tensor", "recurrence", "recurrence_tensor", "activation_descs",
            "direction", "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor", "device",
            "DimensionCount")
 
 for _cell in ("rnn", "lstm", "gru"):
-    rule(_cell, broken=_broken(_cell), functional=_functional(_cell), fields=_FIELDS)(_call(_cell))
+    rule(_cell, broken=_broken(_cell), functional=_functional(_cell), compare=_compare(_cell), fields=_FIELDS)(
+        _call(_cell))
