@@ -15,6 +15,7 @@ from gpudml import reference
 from gpudml.errors import InvalidArgumentError
 from gpudml.kernels import recurrent as family
 from gpudml.ops import recurrent as rec
+from gpudml.ops.activations import FUSABLE
 
 FUNCS = {"rnn": dml.rnn, "gru": dml.gru, "lstm": dml.lstm}
 
@@ -230,3 +231,16 @@ def test_eight_storage_bindings_merge_the_state(device, adapter_class):
     got = dml.lstm(*args, **kw, device=small)
     for g, w in zip(got, want):
         assert np.array_equal(g.view(np.uint32), w.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", sorted(FUSABLE))
+def test_every_fusable_activation_reaches_the_recurrence(device, name):
+    """Each activation row that fuses (its attributes off their defaults, as
+    tests/test_activation_reach.py draws them) as RNN's f, both directions: the table's
+    formula reaches the recurrence with no edit in the recurrent modules."""
+    from test_activation_reach import ATTRIBUTES
+
+    act = dml.FusedActivation(name, **ATTRIBUTES.get(name, {}))
+    args, kw = _layer("rnn", t=3, b=2, i=4, h=4, direction="bidirectional", full=False)
+    kw["activations"] = [act, "tanh"]
+    _check(dml.rnn(*args, **kw, device=device), reference.rnn(*args, **kw), args, kw)
