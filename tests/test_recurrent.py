@@ -244,3 +244,16 @@ def test_every_fusable_activation_reaches_the_recurrence(device, name):
     args, kw = _layer("rnn", t=3, b=2, i=4, h=4, direction="bidirectional", full=False)
     kw["activations"] = [act, "tanh"]
     _check(dml.rnn(*args, **kw, device=device), reference.rnn(*args, **kw), args, kw)
+
+
+def test_a_step_past_the_loop_budget_is_unsupported():
+    """One invocation's step must stay inside the loop budget (llvmpipe ends longer loops):
+    GRU's candidate reads r * h of every unit once per batch row of the invocation."""
+    from gpudml.errors import UnsupportedError
+
+    p = _problem("gru", 1, h=4)
+    big = p._replace(r=dml.TensorDesc(dml.DataType.FLOAT32, [1, 1, 3 * 9000, 9000]), x=dml.TensorDesc(
+        dml.DataType.FLOAT32, [1, 1, 4, 4]))
+    with pytest.raises(UnsupportedError, match="hidden size 9000 passes one invocation's loop budget"):
+        family.RECURRENCE.strategies_for(big, None)
+    assert family.RECURRENCE.strategies_for(big._replace(linear_before_reset=True), None) == ("cells",)

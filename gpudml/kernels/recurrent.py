@@ -38,8 +38,9 @@ BIDIRECTIONAL): G gates of H hidden units (RNN 1, GRU 3: z r h, LSTM 4: i o f c)
    Both compute every gate the same way (the sum of R[g*H + j, k] h[k] in order of k, then
    XW + that + the recurrence bias, the peephole, clip, the activation, the state update)
    and give the same bits.
-   Hidden sizes above MAX_PERSISTENT_HIDDEN run `cells` only; a hidden size whose one unit's
-   step passes the loop budget (H > LOOP_BUDGET - 64) is an UnsupportedError.
+   Hidden sizes above MAX_PERSISTENT_HIDDEN run `cells` only; a hidden size whose one
+   invocation's step passes the loop budget (`step_cost`: H > about 32,700, or 8,170 for
+   GRU without LinearBeforeReset at batch 4 and more) is an UnsupportedError.
 
 Sequence lengths (UINT32 per batch row, clamped to T in the kernel): a step t >= L_b of row b
 writes zeros to the output sequence and leaves the state as it is, so that the final state
@@ -199,9 +200,10 @@ def persistent_workgroup(p: Recurrence) -> int:
 
 def step_cost(p: Recurrence, strategy: str) -> int:
     """Upper bound of the loop iterations one step costs one invocation."""
+    if strategy == "cells":  # one dot product loop for its rows (GRU's candidate: one per row)
+        rows = min(CELLS_ROWS, p.batch)
+        return p.hidden * (rows if p.two_phase else 1) + rows * _UNIT_OVERHEAD + _STEP_OVERHEAD
     per_unit = p.hidden * (2 if p.two_phase else 1) + _UNIT_OVERHEAD
-    if strategy == "cells":
-        return per_unit + _STEP_OVERHEAD
     return units_per_invocation(p, persistent_workgroup(p)) * (per_unit + 2 * _UNIT_OVERHEAD) + _STEP_OVERHEAD
 
 
