@@ -257,3 +257,16 @@ def test_a_step_past_the_loop_budget_is_unsupported():
     with pytest.raises(UnsupportedError, match="hidden size 9000 passes one invocation's loop budget"):
         family.RECURRENCE.strategies_for(big, None)
     assert family.RECURRENCE.strategies_for(big._replace(linear_before_reset=True), None) == ("cells",)
+
+
+def test_recorded_in_a_graph(device):
+    """In a graph the functional form records a node whose outputs are a tuple of
+    Expressions, which later nodes read."""
+    args, kw = _layer("lstm", full=False)
+    g = dml.Graph(device)
+    x = g.input(list(args[0].shape), dtype=np.float32, name="x")
+    seq, hidden, _ = dml.lstm(x, *args[1:], **kw)
+    op = g.compile([dml.add(seq, seq), hidden])
+    got = op({"x": args[0]})
+    want = reference.lstm(*args, **kw)
+    _check(got, [2 * want[0], want[1]], args, {**kw, "bias": args[3]})
