@@ -15,6 +15,7 @@ from gpudml import reference
 from gpudml.errors import InvalidArgumentError
 from gpudml.kernels import recurrent as family
 from gpudml.ops import recurrent as rec
+from gpudml.ops.activations import FUSABLE
 
 FUNCS = {"rnn": dml.rnn, "gru": dml.gru, "lstm": dml.lstm}
 
@@ -230,3 +231,42 @@ def test_eight_storage_bindings_merge_the_state(device, adapter_class):
     got = dml.lstm(*args, **kw, device=small)
     for g, w in zip(got, want):
         assert np.array_equal(g.view(np.uint32), w.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", sorted(FUSABLE))
+def test_every_fusable_activation_reaches_the_recurrence(device, name):
+    """Each activation row that fuses (its attributes off their defaults, as
+    tests/test_activation_reach.py draws them) as RNN's f, both directions: the table's
+    formula reaches the recurrence with no edit in the recurrent modules."""
+    from test_activation_reach import ATTRIBUTES
+
+    act = dml.FusedActivation(name, **ATTRIBUTES.get(name, {}))
+    args, kw = _layer("rnn", t=3, b=2, i=4, h=4, direction="bidirectional", full=False)
+    kw["activations"] = [act, "tanh"]
+    _check(dml.rnn(*args, **kw, device=device), reference.rnn(*args, **kw), args, kw)
+
+
+def test_a_step_past_the_loop_budget_is_unsupported():
+    """One invocation's step must stay inside the loop budget (llvmpipe ends longer loops):
+    GRU's candidate reads r * h of every unit once per batch row of the invocation."""
+    from gpudml.errors import UnsupportedError
+
+    p = _problem("gru", 1, h=4)
+    big = p._replace(r=dml.TensorDesc(dml.DataType.FLOAT32, [1, 1, 3 * 9000, 9000]), x=dml.TensorDesc(
+        dml.DataType.FLOAT32, [1, 1, 4, 4]))
+    with pytest.raises(UnsupportedError, match="hidden size 9000 passes one invocation's loop budget"):
+        family.RECURRENCE.strategies_for(big, None)
+    assert family.RECURRENCE.strategies_for(big._replace(linear_before_reset=True), None) == ("cells",)
+
+
+def test_recorded_in_a_graph(device):
+    """In a graph the functional form records a node whose outputs are a tuple of
+    Expressions, which later nodes read."""
+    args, kw = _layer("lstm", full=False)
+    g = dml.Graph(device)
+    x = g.input(list(args[0].shape), dtype=np.float32, name="x")
+    seq, hidden, _ = dml.lstm(x, *args[1:], **kw)
+    op = g.compile([dml.add(seq, seq), hidden])
+    got = op({"x": args[0]})
+    want = reference.lstm(*args, **kw)
+    _check(got, [2 * want[0], want[1]], args, {**kw, "bias": args[3]})

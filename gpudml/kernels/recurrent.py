@@ -13,25 +13,34 @@ BIDIRECTIONAL): G gates of H hidden units (RNN 1, GRU 3: z r h, LSTM 4: i o f c)
    loop budget).
 2. **The recurrence**, `recurrent.wgsl.j2`, one of two strategies:
    - `persistent` (GPU-class): one workgroup of WG invocations per (direction, batch row);
-     the hidden state (and the cell, or GRU's reset-gated state) lives in workgroup memory
-     (3 arrays of MAX_PERSISTENT_HIDDEN f32: 12 KiB, inside WebGPU's guaranteed 16 KiB), and the
-     time steps loop inside the kernel, workgroupBarrier between the phases of a step;
+     h_{t-1} (and GRU's r * h_{t-1}) lives in workgroup memory (at most MAX_PERSISTENT_HIDDEN
+     f32 each: 8 KiB, inside WebGPU's guaranteed 16 KiB), each unit's cell in its invocation's
+     private memory, and the time steps loop inside the kernel, workgroupBarrier between the
+     phases of a step;
      invocation `tid` computes the gates of hidden units tid, tid + WG, ... (each a dot
      product of a row of R with h_{t-1}, in order of k). On GPUs the whole sequence is one
      dispatch: 2 dispatches per sequence (3 where the GEMM cuts K), whatever T. On software
      adapters (llvmpipe ends an invocation's loops after 65,535 iterations: base.LOOP_BUDGET)
      a dispatch runs as many steps as the budget holds (`steps_per_dispatch`) and hands the
      state on through a scratch buffer; the count is then ceil(T / steps) + 1.
-   - `cells` (CPU-class): one invocation per (direction, batch row, hidden unit), one
-     dispatch per time step (GRU without LinearBeforeReset: two, the reset-gated state
-     first), the state ping-ponging between two halves of a scratch buffer: no barrier,
-     no workgroup memory, every invocation busy (llvmpipe runs 8 as SIMD lanes), T + 1
-     dispatches (2T + 1).
-   Both compute every gate sum in the same order (XW + sum_k R[g, j, k] h[k] in order of k +
-   the recurrence bias, then peephole, clip, the activation, the state update) and give the
-   same bits.
-   Hidden sizes above MAX_PERSISTENT_HIDDEN run `cells` only; a hidden size whose one unit's
-   step passes the loop budget (H > LOOP_BUDGET - 64) is an UnsupportedError.
+   - `cells` (CPU-class): one invocation per (direction, hidden unit) and CELLS_ROWS batch
+     rows (R read once for them), one dispatch per time step (GRU without
+     LinearBeforeReset: two, the reset-gated state first): no barrier, no workgroup memory,
+     every invocation busy (llvmpipe runs 8 as SIMD lanes), T + 1 dispatches (2T + 1).
+     Measured on lavapipe (LSTM, T = 100, device-resident): H 256 B 1 36 ms against the
+     persistent kernel's 60 (one workgroup is one thread there), H 256 B 32 529 against 965,
+     H 1024 B 1 327 against 932; H 64 B 1 4.3 against 4.7.
+   The state h_{t-1} lives in two scratch buffers that swap roles from one dispatch to the
+   next (`h_in`, read, in 16-byte blocks where R is; `h_out`, written), the cell and GRU's z
+   and r * h in a third. Where the adapter allows fewer storage buffers than that takes
+   (WebGPU's default of 8), the plan is `merged`: R bound once, one state buffer with the
+   halves at offsets (the same bits).
+   Both compute every gate the same way (the sum of R[g*H + j, k] h[k] in order of k, then
+   XW + that + the recurrence bias, the peephole, clip, the activation, the state update)
+   and give the same bits.
+   Hidden sizes above MAX_PERSISTENT_HIDDEN run `cells` only; a hidden size whose one
+   invocation's step passes the loop budget (`step_cost`: H > about 32,700, or 8,170 for
+   GRU without LinearBeforeReset at batch 4 and more) is an UnsupportedError.
 
 Sequence lengths (UINT32 per batch row, clamped to T in the kernel): a step t >= L_b of row b
 writes zeros to the output sequence and leaves the state as it is, so that the final state
@@ -191,9 +200,10 @@ def persistent_workgroup(p: Recurrence) -> int:
 
 def step_cost(p: Recurrence, strategy: str) -> int:
     """Upper bound of the loop iterations one step costs one invocation."""
+    if strategy == "cells":  # one dot product loop for its rows (GRU's candidate: one per row)
+        rows = min(CELLS_ROWS, p.batch)
+        return p.hidden * (rows if p.two_phase else 1) + rows * _UNIT_OVERHEAD + _STEP_OVERHEAD
     per_unit = p.hidden * (2 if p.two_phase else 1) + _UNIT_OVERHEAD
-    if strategy == "cells":
-        return per_unit + _STEP_OVERHEAD
     return units_per_invocation(p, persistent_workgroup(p)) * (per_unit + 2 * _UNIT_OVERHEAD) + _STEP_OVERHEAD
 
 

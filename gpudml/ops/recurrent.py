@@ -68,33 +68,13 @@ CELLS = {
     "lstm": ("Lstm", 4, ("sigmoid", "tanh", "tanh")),
 }
 #: The desc fields per cell, inputs then outputs (the struct's order).
+_RNN_INPUTS = ("input_tensor", "weight_tensor", "recurrence_tensor", "bias_tensor", "hidden_init_tensor",
+               "sequence_lengths_tensor")
 INPUTS = {
-    "rnn": (
-        "input_tensor",
-        "weight_tensor",
-        "recurrence_tensor",
-        "bias_tensor",
-        "hidden_init_tensor",
-        "sequence_lengths_tensor",
-    ),
-    "gru": (
-        "input_tensor",
-        "weight_tensor",
-        "recurrence_tensor",
-        "bias_tensor",
-        "hidden_init_tensor",
-        "sequence_lengths_tensor",
-    ),
-    "lstm": (
-        "input_tensor",
-        "weight_tensor",
-        "recurrence_tensor",
-        "bias_tensor",
-        "hidden_init_tensor",
-        "cell_mem_init_tensor",
-        "sequence_lengths_tensor",
-        "peephole_tensor",
-    ),
+    "rnn": _RNN_INPUTS,
+    "gru": _RNN_INPUTS,
+    "lstm": ("input_tensor", "weight_tensor", "recurrence_tensor", "bias_tensor", "hidden_init_tensor",
+             "cell_mem_init_tensor", "sequence_lengths_tensor", "peephole_tensor"),
 }
 OUTPUTS = {
     "rnn": ("output_sequence_tensor", "output_single_tensor"),
@@ -160,8 +140,8 @@ class _RecurrentDesc:
 
 
 @dataclass(frozen=True)
-class RnnOperatorDesc(_RecurrentDesc):
-    """DML_RNN_OPERATOR_DESC: H_t = f(X_t W^T + H_{t-1} R^T + W_b + R_b) (module docstring)."""
+class _RnnGruFields(_RecurrentDesc):
+    """The fields RNN's and GRU's descs share (GRU adds linear_before_reset)."""
 
     input_tensor: TensorDesc
     weight_tensor: TensorDesc
@@ -174,34 +154,24 @@ class RnnOperatorDesc(_RecurrentDesc):
     activation_descs: tuple = ()
     direction: RecurrentNetworkDirection = RecurrentNetworkDirection.FORWARD
 
-    CELL = "rnn"
-    OPTIONAL_TENSORS = (
-        "bias_tensor",
-        "hidden_init_tensor",
-        "sequence_lengths_tensor",
-        "output_sequence_tensor",
-        "output_single_tensor",
-    )
+    OPTIONAL_TENSORS = ("bias_tensor", "hidden_init_tensor", "sequence_lengths_tensor", "output_sequence_tensor",
+                        "output_single_tensor")
 
 
 @dataclass(frozen=True)
-class GruOperatorDesc(_RecurrentDesc):
+class RnnOperatorDesc(_RnnGruFields):
+    """DML_RNN_OPERATOR_DESC: H_t = f(X_t W^T + H_{t-1} R^T + W_b + R_b) (module docstring)."""
+
+    CELL = "rnn"
+
+
+@dataclass(frozen=True)
+class GruOperatorDesc(_RnnGruFields):
     """DML_GRU_OPERATOR_DESC: gates z, r, h (module docstring)."""
 
-    input_tensor: TensorDesc
-    weight_tensor: TensorDesc
-    recurrence_tensor: TensorDesc
-    bias_tensor: TensorDesc | None
-    hidden_init_tensor: TensorDesc | None
-    sequence_lengths_tensor: TensorDesc | None
-    output_sequence_tensor: TensorDesc | None
-    output_single_tensor: TensorDesc | None
-    activation_descs: tuple = ()
-    direction: RecurrentNetworkDirection = RecurrentNetworkDirection.FORWARD
     linear_before_reset: bool = False
 
     CELL = "gru"
-    OPTIONAL_TENSORS = RnnOperatorDesc.OPTIONAL_TENSORS
 
 
 @dataclass(frozen=True)
@@ -300,66 +270,23 @@ def _given(cell: str, optional, descs: tuple) -> dict:
     return out
 
 
-def infer_rnn(
-    x,
-    w,
-    r,
-    *optional_descs,
-    optional_inputs=None,
-    direction="forward",
-    activations=None,
-    output_sequence=True,
-    output_single=True,
-):
-    return _infer(
-        "rnn",
-        x,
-        w,
-        r,
-        _given("rnn", optional_inputs, optional_descs),
-        {"direction": direction, "activations": activations},
-        {"output_sequence": output_sequence, "output_single": output_single},
-    )
+def infer_rnn(x, w, r, *optional_descs, optional_inputs=None, direction="forward", activations=None,
+              output_sequence=True, output_single=True):
+    return _infer("rnn", x, w, r, _given("rnn", optional_inputs, optional_descs),
+                  {"direction": direction, "activations": activations},
+                  {"output_sequence": output_sequence, "output_single": output_single})
 
 
-def infer_gru(
-    x,
-    w,
-    r,
-    *optional_descs,
-    optional_inputs=None,
-    direction="forward",
-    activations=None,
-    linear_before_reset=False,
-    output_sequence=True,
-    output_single=True,
-):
-    return _infer(
-        "gru",
-        x,
-        w,
-        r,
-        _given("gru", optional_inputs, optional_descs),
-        {"direction": direction, "activations": activations, "linear_before_reset": linear_before_reset},
-        {"output_sequence": output_sequence, "output_single": output_single},
-    )
+def infer_gru(x, w, r, *optional_descs, optional_inputs=None, direction="forward", activations=None,
+              linear_before_reset=False, output_sequence=True, output_single=True):
+    return _infer("gru", x, w, r, _given("gru", optional_inputs, optional_descs),
+                  {"direction": direction, "activations": activations, "linear_before_reset": linear_before_reset},
+                  {"output_sequence": output_sequence, "output_single": output_single})
 
 
-def infer_lstm(
-    x,
-    w,
-    r,
-    *optional_descs,
-    optional_inputs=None,
-    direction="forward",
-    activations=None,
-    clip=None,
-    use_clip=False,
-    couple_input_forget=False,
-    output_sequence=True,
-    output_single=True,
-    output_cell_single=True,
-):
+def infer_lstm(x, w, r, *optional_descs, optional_inputs=None, direction="forward", activations=None, clip=None,
+               use_clip=False, couple_input_forget=False, output_sequence=True, output_single=True,
+               output_cell_single=True):
     return _infer(
         "lstm",
         x,
@@ -556,114 +483,30 @@ def _reference(cell: str, x, w, r, bias, h0, c0, lens, peephole, direction, acti
     return tuple(outs) if len(outs) > 1 else outs[0]
 
 
-def reference_rnn(
-    x,
-    weight,
-    recurrence,
-    bias=None,
-    *,
-    hidden_init=None,
-    sequence_lengths=None,
-    direction="forward",
-    activations=None,
-    output_sequence=True,
-    output_single=True,
-    optional_inputs=None,
-):
+def reference_rnn(x, weight, recurrence, bias=None, *, hidden_init=None, sequence_lengths=None, direction="forward",
+                  activations=None, output_sequence=True, output_single=True, optional_inputs=None):
     """DML_OPERATOR_RNN in float64, rounded once to x's type."""
-    return _reference(
-        "rnn",
-        x,
-        weight,
-        recurrence,
-        bias,
-        hidden_init,
-        None,
-        sequence_lengths,
-        None,
-        direction,
-        activations,
-        None,
-        False,
-        False,
-        (output_sequence, output_single),
-    )
+    return _reference("rnn", x, weight, recurrence, bias, hidden_init, None, sequence_lengths, None, direction,
+                      activations, None, False, False, (output_sequence, output_single))
 
 
-def reference_gru(
-    x,
-    weight,
-    recurrence,
-    bias=None,
-    *,
-    hidden_init=None,
-    sequence_lengths=None,
-    direction="forward",
-    activations=None,
-    linear_before_reset=False,
-    output_sequence=True,
-    output_single=True,
-    optional_inputs=None,
-):
+def reference_gru(x, weight, recurrence, bias=None, *, hidden_init=None, sequence_lengths=None, direction="forward",
+                  activations=None, linear_before_reset=False, output_sequence=True, output_single=True,
+                  optional_inputs=None):
     """DML_OPERATOR_GRU in float64, rounded once to x's type."""
-    return _reference(
-        "gru",
-        x,
-        weight,
-        recurrence,
-        bias,
-        hidden_init,
-        None,
-        sequence_lengths,
-        None,
-        direction,
-        activations,
-        None,
-        False,
-        linear_before_reset,
-        (output_sequence, output_single),
-    )
+    return _reference("gru", x, weight, recurrence, bias, hidden_init, None, sequence_lengths, None, direction,
+                      activations, None, False, linear_before_reset, (output_sequence, output_single))
 
 
-def reference_lstm(
-    x,
-    weight,
-    recurrence,
-    bias=None,
-    *,
-    hidden_init=None,
-    cell_init=None,
-    sequence_lengths=None,
-    peephole=None,
-    direction="forward",
-    activations=None,
-    clip=None,
-    use_clip=False,
-    couple_input_forget=False,
-    output_sequence=True,
-    output_single=True,
-    output_cell_single=True,
-    optional_inputs=None,
-):
+def reference_lstm(x, weight, recurrence, bias=None, *, hidden_init=None, cell_init=None, sequence_lengths=None,
+                   peephole=None, direction="forward", activations=None, clip=None, use_clip=False,
+                   couple_input_forget=False, output_sequence=True, output_single=True, output_cell_single=True,
+                   optional_inputs=None):
     """DML_OPERATOR_LSTM in float64, rounded once to x's type."""
     threshold = as_float32(clip, "lstm: clip") if use_clip and clip is not None else None
-    return _reference(
-        "lstm",
-        x,
-        weight,
-        recurrence,
-        bias,
-        hidden_init,
-        cell_init,
-        sequence_lengths,
-        peephole,
-        direction,
-        activations,
-        threshold,
-        couple_input_forget,
-        False,
-        (output_sequence, output_single, output_cell_single),
-    )
+    return _reference("lstm", x, weight, recurrence, bias, hidden_init, cell_init, sequence_lengths, peephole,
+                      direction, activations, threshold, couple_input_forget, False,
+                      (output_sequence, output_single, output_cell_single))
 
 
 for _fn, _name in ((reference_rnn, "rnn"), (reference_gru, "gru"), (reference_lstm, "lstm")):
@@ -693,23 +536,25 @@ def _lengths(value):
     return a.astype(np.uint32).reshape(1, 1, 1, -1) if a.ndim == 1 else a.astype(np.uint32)
 
 
-def _call(cell: str, x, weight, recurrence, optional: dict, attributes: dict, device):
-    """The Call: X, W, R, the given optional inputs (named in `optional_inputs`), the attributes."""
-    fn = cell
-    tensors = [("x", x), ("weight", weight), ("recurrence", recurrence)]
+def _call(cell: str, arguments: dict) -> Call:
+    """The Call of a functional form's `arguments` (its locals()): X, W, R, the given optional
+    inputs (named in the attribute `optional_inputs`), the other arguments as attributes."""
+    arguments = dict(arguments)
+    x, device = arguments.pop("x"), arguments.pop("device")
+    tensors = [("x", x), ("weight", arguments.pop("weight")), ("recurrence", arguments.pop("recurrence"))]
     given = []
     for field in INPUTS[cell][3:]:
         name = KEYWORDS[field]
-        value = optional.get(name)
+        value = arguments.pop(name)
         if value is None:
             continue
         if name == "sequence_lengths":
-            _check_lengths(fn, x, value)
+            _check_lengths(cell, x, value)
             tensors.append((name, value, _lengths))
         else:
             tensors.append((name, value))
         given.append(name)
-    return Call(tensors, {"optional_inputs": tuple(given), **attributes}, device)
+    return Call(tensors, {"optional_inputs": tuple(given), **arguments}, device)
 
 
 def _check_lengths(fn: str, x, value) -> None:
@@ -730,128 +575,36 @@ def _check_lengths(fn: str, x, value) -> None:
         )
 
 
-def rnn(
-    x,
-    weight,
-    recurrence,
-    bias=None,
-    *,
-    hidden_init=None,
-    sequence_lengths=None,
-    direction="forward",
-    activations=None,
-    output_sequence=True,
-    output_single=True,
-    device=None,
-):
+def rnn(x, weight, recurrence, bias=None, *, hidden_init=None, sequence_lengths=None, direction="forward",
+        activations=None, output_sequence=True, output_single=True, device=None):
     """DML_OPERATOR_RNN: H_t = f(X_t W^T + H_{t-1} R^T + W_b + R_b) over x {1, T, B, I},
     weight {1, D, H, I}, recurrence {1, D, H, H}, bias {1, 1, D, 2H}; hidden_init {1, D, B,
     H}; sequence_lengths {1, 1, 1, B} (integers in [0, T]); direction "forward", "backward"
     or "bidirectional" (D = 2); activations: one per direction (default tanh). Returns
     (output_sequence {T, D, B, H}, output_single {1, D, B, H}), the outputs asked for
     (gpudml/ops/recurrent.py states the semantics and the precision)."""
-    return _call(
-        "rnn",
-        x,
-        weight,
-        recurrence,
-        {"bias": bias, "hidden_init": hidden_init, "sequence_lengths": sequence_lengths},
-        {
-            "direction": direction,
-            "activations": activations,
-            "output_sequence": output_sequence,
-            "output_single": output_single,
-        },
-        device,
-    )
+    return _call("rnn", locals())
 
 
-def gru(
-    x,
-    weight,
-    recurrence,
-    bias=None,
-    *,
-    hidden_init=None,
-    sequence_lengths=None,
-    direction="forward",
-    activations=None,
-    linear_before_reset=False,
-    output_sequence=True,
-    output_single=True,
-    device=None,
-):
+def gru(x, weight, recurrence, bias=None, *, hidden_init=None, sequence_lengths=None, direction="forward",
+        activations=None, linear_before_reset=False, output_sequence=True, output_single=True, device=None):
     """DML_OPERATOR_GRU (gates z, r, h): weight {1, D, 3H, I}, recurrence {1, D, 3H, H}, bias
     {1, 1, D, 6H}; activations f, g per direction (default sigmoid, tanh);
     linear_before_reset: ONNX's. Returns (output_sequence, output_single), the outputs
     asked for (gpudml/ops/recurrent.py)."""
-    return _call(
-        "gru",
-        x,
-        weight,
-        recurrence,
-        {"bias": bias, "hidden_init": hidden_init, "sequence_lengths": sequence_lengths},
-        {
-            "direction": direction,
-            "activations": activations,
-            "linear_before_reset": linear_before_reset,
-            "output_sequence": output_sequence,
-            "output_single": output_single,
-        },
-        device,
-    )
+    return _call("gru", locals())
 
 
-def lstm(
-    x,
-    weight,
-    recurrence,
-    bias=None,
-    *,
-    hidden_init=None,
-    cell_init=None,
-    sequence_lengths=None,
-    peephole=None,
-    direction="forward",
-    activations=None,
-    clip=None,
-    use_clip=False,
-    couple_input_forget=False,
-    output_sequence=True,
-    output_single=True,
-    output_cell_single=True,
-    device=None,
-):
+def lstm(x, weight, recurrence, bias=None, *, hidden_init=None, cell_init=None, sequence_lengths=None,
+         peephole=None, direction="forward", activations=None, clip=None, use_clip=False, couple_input_forget=False,
+         output_sequence=True, output_single=True, output_cell_single=True, device=None):
     """DML_OPERATOR_LSTM (gates i, o, f, c; peepholes i, o, f): weight {1, D, 4H, I},
     recurrence {1, D, 4H, H}, bias {1, 1, D, 8H}, hidden_init and cell_init {1, D, B, H},
     peephole {1, 1, D, 3H}; activations f, g, h per direction (default sigmoid, tanh,
     tanh); clip (ClipThreshold) bounds the gates' pre-activations where use_clip is True;
     couple_input_forget: f = 1 - i. Returns (sequence {T, D, B, H}, hidden {1, D, B, H},
     cell {1, D, B, H}), the outputs asked for (gpudml/ops/recurrent.py)."""
-    return _call(
-        "lstm",
-        x,
-        weight,
-        recurrence,
-        {
-            "bias": bias,
-            "hidden_init": hidden_init,
-            "cell_init": cell_init,
-            "sequence_lengths": sequence_lengths,
-            "peephole": peephole,
-        },
-        {
-            "direction": direction,
-            "activations": activations,
-            "clip": clip,
-            "use_clip": use_clip,
-            "couple_input_forget": couple_input_forget,
-            "output_sequence": output_sequence,
-            "output_single": output_single,
-            "output_cell_single": output_cell_single,
-        },
-        device,
-    )
+    return _call("lstm", locals())
 
 
 def _arguments(desc) -> dict:
