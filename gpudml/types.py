@@ -314,3 +314,17 @@ def _coerce_enum(cls, value, field, aliases=None):
 def type_list(types) -> str:
     """'FLOAT32, FLOAT16, ...' in DataType order, for error messages."""
     return ", ".join(t.name for t in sorted(types))
+
+
+class RecurrentNetworkDirection(DMLEnum, field="direction"):
+    """DML_RECURRENT_NETWORK_DIRECTION (RNN, LSTM, GRU): FORWARD (t = 0 .. T-1), BACKWARD
+    (t = T-1 .. 0), BIDIRECTIONAL (both, direction 0 forward and 1 backward)."""
+
+    FORWARD = 0
+    BACKWARD = 1
+    BIDIRECTIONAL = 2
+
+    @classmethod
+    def _aliases(cls) -> dict:
+        """ONNX's names: "reverse" is BACKWARD."""
+        return {"REVERSE": RecurrentNetworkDirection.BACKWARD}

@@ -173,8 +173,13 @@ def export(model: nn.Module, x: torch.Tensor) -> bytes:
     program = torch.onnx.export(model, (x,), dynamo=True, opset_version=OPSET, input_names=["x"],
                                 external_data=False)
     program.save(buffer)
-    proto = onnx.load_from_string(buffer.getvalue())
-    proto.producer_name = f"{proto.producer_name} (gpudml scripts/export_models.py)"
+    return stamped(buffer.getvalue(), "export_models.py")
+
+
+def stamped(data: bytes, script: str) -> bytes:
+    """An exported model, its producer name stamped with the script that wrote it, checked by onnx."""
+    proto = onnx.load_from_string(data)
+    proto.producer_name = f"{proto.producer_name} (gpudml scripts/{script})"
     onnx.checker.check_model(proto)
     return proto.SerializeToString()
 

@@ -350,6 +350,8 @@ def test_onnx_node(name, device):
     except REFUSALS as exc:
         check_refused(name, exc)
         return
+    # the outputs the node names (an optional output left '' has no expected value: LSTM's Y in test_lstm_defaults)
+    got = [g for g, output in zip(got, model.graph.node[0].output) if output]
     assert name not in NOT_DIRECTML, f"{name} runs now: take it off NOT_DIRECTML"
     compare(name, got, expected(name, model, inputs, want))
 

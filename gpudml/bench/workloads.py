@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W58, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -795,6 +795,152 @@ def _nms_case(quick, rng, device) -> Case:
 
 
 
+#: W52-W57: one LSTM layer (ONNX's gates i, o, f, c; sigmoid, tanh, tanh), 100 time steps,
+#: input size = hidden size, weights scaled by 1/sqrt(size) (a trained layer's magnitudes):
+#: the output sequence [T, D, B, H] (no state outputs).
+_LSTM_STEPS = 100
+
+
+def _lstm_onnx(hidden: int, batch: int, directions: int) -> OnnxNode:
+    """ONNX LSTM (opset 14) with x [T, B, I], W, R, B as data initializers, Y as the output."""
+    h, d = hidden, directions
+    return OnnxNode("LSTM", (_LSTM_STEPS, batch, h), {"w": (d, 4 * h, h), "r": (d, 4 * h, h), "b": (d, 8 * h)},
+                    {"hidden_size": h, "direction": "bidirectional" if d == 2 else "forward"}, opset=14)
+
+
+def _lstm_case(hidden: int, batch: int, directions: int, quick, rng, device) -> Case:
+    """DML_OPERATOR_LSTM (dml.lstm: one GEMM for the input projection, then the recurrence),
+    within its documented precision; the row's bytes: x, W, R, B read and Y written once."""
+    h, d, t = hidden, directions, _LSTM_STEPS
+    x = rng.uniform(-1, 1, (1, t, batch, h)).astype(np.float32)
+    w = (rng.uniform(-1, 1, (1, d, 4 * h, h)) / np.sqrt(h)).astype(np.float32)
+    r = (rng.uniform(-1, 1, (1, d, 4 * h, h)) / np.sqrt(h)).astype(np.float32)
+    b = (rng.uniform(-1, 1, (1, 1, d, 8 * h)) * 0.1).astype(np.float32)
+    args = {"direction": "bidirectional" if d == 2 else "forward", "output_single": False,
+            "output_cell_single": False}
+    expected = reference.lstm(x, w, r, b, **args)
+    tolerance = spec_named("lstm").tolerance(expected, [x, w, r, b], {"bias": b, **args})
+    tx, tw, tr, tb = (device.tensor(a) for a in (x, w, r, b))
+    model = _lstm_onnx(h, batch, d).model({"w": w[0], "r": r[0], "b": b[0, 0]})
+    return Case(
+        device_fn=lambda: F.lstm(tx, tw, tr, tb, **args),
+        numpy_io_fn=lambda: F.lstm(x, w, r, b, device=device, **args), numpy_fn=None,
+        expected=expected, logical_bytes=x.nbytes + w.nbytes + r.nbytes + b.nbytes + expected.nbytes,
+        ort=(model, {"x": x[0]}), ort_expected=expected, compare=_within(tolerance))
+
+
+#: W58: a Silero-VAD-shaped streaming call (Silero v5's 16 kHz branch, random weights): 512
+#: new samples behind the previous call's last 64, the LSTM state [2, 1, 128] in and out.
+_SILERO_SAMPLES, _SILERO_CONTEXT, _SILERO_HIDDEN = 512, 64, 128
+
+
+def silero_shaped_model(rng) -> bytes:
+    """Silero VAD v5's 16 kHz graph with random weights (onnx.helper): the input [1, 576]
+    reflect-padded by 64, an STFT as a strided Conv (258 filters of 256 taps, stride 128),
+    the magnitude (Slice, Mul, Add, Sqrt), four Conv+Relu encoder blocks (129->128, 128->64 /2,
+    64->64 /2, 64->128) down to one frame, an LSTM of hidden size 128 from the state input
+    (h, c: Slice) whose Y_h and Y_c are concatenated into stateN, and the decoder (Relu,
+    1x1 Conv, Sigmoid, ReduceMean): output [1, 1]."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    h = _SILERO_HIDDEN
+    inits, nodes = [], []
+
+    def const(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def weights(name, shape, fan_in):
+        return const(name, (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
+
+    def node(op, inputs, name, **attrs):
+        nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
+        return name
+
+    x = node("Pad", ["input", const("pads", np.array([0, 0, 0, _SILERO_CONTEXT], np.int64))], "padded",
+             mode="reflect")
+    x = node("Unsqueeze", [x, const("axis1", np.array([1], np.int64))], "signal")
+    spec = node("Conv", [x, weights("stft", [258, 1, 256], 256)], "stft_out", strides=[128])
+    re = node("Slice", [spec, const("s0", np.array([0], np.int64)), const("s129", np.array([129], np.int64)),
+                        const("ax1", np.array([1], np.int64))], "re")
+    im = node("Slice", [spec, "s129", const("s258", np.array([258], np.int64)), "ax1"], "im")
+    power = node("Add", [node("Mul", [re, re], "re2"), node("Mul", [im, im], "im2")], "power")
+    x = node("Sqrt", [power], "magnitude")
+    for k, (c_in, c_out, stride) in enumerate([(129, 128, 1), (128, 64, 2), (64, 64, 2), (64, h, 1)]):
+        x = node("Conv", [x, weights(f"enc{k}_w", [c_out, c_in, 3], 3 * c_in), weights(f"enc{k}_b", [c_out], c_in)],
+                 f"enc{k}", pads=[1, 1], strides=[stride])
+        x = node("Relu", [x], f"enc{k}_relu")
+    x = node("Transpose", [x], "frames", perm=[2, 0, 1])  # [1 frame, batch 1, 128]
+    h0 = node("Slice", ["state", "s0", const("s1", np.array([1], np.int64)), const("ax0", np.array([0], np.int64))],
+              "h0")
+    c0 = node("Slice", ["state", "s1", const("s2", np.array([2], np.int64)), "ax0"], "c0")
+    nodes.append(helper.make_node(
+        "LSTM", [x, weights("lstm_w", [1, 4 * h, h], h), weights("lstm_r", [1, 4 * h, h], h),
+                 weights("lstm_b", [1, 8 * h], h), "", h0, c0], ["", "hn", "cn"], name="lstm", hidden_size=h))
+    node("Concat", ["hn", "cn"], "stateN", axis=0)
+    x = node("Reshape", ["hn", const("chw", np.array([1, h, 1], np.int64))], "decoder_in")
+    x = node("Conv", [node("Relu", [x], "decoder_relu"), weights("dec_w", [1, h, 1], h),
+                      weights("dec_b", [1], 1)], "decoder")
+    x = node("Sigmoid", [x], "probability")
+    node("ReduceMean", [node("Reshape", [x, const("flat", np.array([1, 1, -1], np.int64))], "frames_out")],
+         "mean", axes=[2], keepdims=0)
+    nodes[-1].output[0] = "output"
+    samples = _SILERO_SAMPLES + _SILERO_CONTEXT
+    graph = helper.make_graph(
+        nodes, "silero_shaped",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, samples]),
+         helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, 1, h])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1]),
+         helper.make_tensor_value_info("stateN", TensorProto.FLOAT, [2, 1, h])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _silero_case(quick, rng, device) -> Case:
+    """W58 through gpudml.onnx.InferenceSession: the timed call binds the audio as a CPU
+    input (uploaded at each run, as a stream's new samples are), the state as the previous
+    call's stateN Tensor (written into a second Tensor: two swapped, the state never leaves
+    the device) and the output as a new Tensor: one streaming call. numpy in and out:
+    session.run with the state read back and fed again, as onnxruntime's column runs it.
+    The first call (zero state) is checked against onnxruntime's CPU provider (the bench
+    extra's; onnx's reference evaluator has no LSTM Y_c) within the session's tolerance of
+    the largest magnitude."""
+    # (here, not at the top: the onnx package is the bench extra's; tests/test_architecture.py allows it)
+    from ..onnx import InferenceSession
+    from ..onnx.session import TOLERANCE
+
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError as exc:  # the row says "not run" (run_workload)
+        raise AttributeError(f"W58 checks its result against onnxruntime, which is not installed ({exc})") from None
+    model = silero_shaped_model(rng)
+    audio = (0.1 * rng.standard_normal([1, _SILERO_SAMPLES + _SILERO_CONTEXT])).astype(np.float32)
+    state = np.zeros([2, 1, _SILERO_HIDDEN], np.float32)
+    feeds = {"input": audio, "state": state}
+    expected = _ort_session(model).run(None, feeds)[0]
+    session = InferenceSession(model, device=device)
+    binding = session.io_binding()
+    states = [device.tensor(state), device.tensor(state)]
+
+    def stream():
+        binding.bind_cpu_input("input", audio)
+        binding.bind_input("state", states[0])
+        binding.bind_output("output")  # (get_outputs: in the order bound)
+        binding.bind_output("stateN", states[1])
+        session.run_with_iobinding(binding)
+        states.reverse()
+        return binding.get_outputs()[0]
+
+    def numpy_io():
+        return session.run(None, feeds)[0]
+
+    return Case(device_fn=stream, numpy_io_fn=numpy_io, numpy_fn=None, expected=expected,
+                logical_bytes=audio.nbytes + 2 * state.nbytes + expected.nbytes, ort=(model, feeds),
+                ort_expected=expected, compare=_within(TOLERANCE * float(np.abs(expected).max())),
+                dispatches=session.dispatch_count)
+
+
 WORKLOADS = [
     _workload("W1", "SUM last axis [4096,4096]", _reduce_case, [4096, 4096], "sum", 1, onnx=_reduce_onnx),
     _workload("W2", "SUM axis 0 [4096,4096]", _reduce_case, [4096, 4096], "sum", 0, onnx=_reduce_onnx),
@@ -869,6 +1015,13 @@ WORKLOADS = [
              _roi_align_onnx),
     Workload("W51", "non_max_suppression 5000 boxes, 1 class (gpudml's extension)",
              lambda d, r, q: _nms_case(q, r, d), _nms_onnx),
+    # issue #45: LSTM, 100 time steps, input size = hidden size (W52-W57)
+    *[_workload(f"W{52 + n}", f"LSTM T=100 hidden {h} batch {b} {'bidirectional' if d == 2 else 'forward'}",
+                _lstm_case, h, b, d, onnx=_lstm_onnx)
+      for n, (h, b, d) in enumerate([(64, 1, 1), (256, 1, 1), (1024, 1, 1), (256, 32, 1), (256, 1, 2), (1024, 32, 2)])],
+    # issue 45: a Silero-VAD-shaped streaming call through the ONNX session (its onnxruntime column: the whole model)
+    Workload("W58", "Silero-VAD-shaped streaming call, 512 samples, LSTM state in and out (session)",
+             lambda d, r, q: _silero_case(q, r, d)),
 ]
 
 

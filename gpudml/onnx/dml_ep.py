@@ -100,9 +100,8 @@ ISSUES: dict[int, str] = {
 NOT_YET: dict[tuple[str, str], int] = {
     # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
     # ImageScaler is not planned: below)
-    # 45: recurrence (the sequences and optionals are mapped: gpudml/onnx/sequences.py; If, Loop and Scan run as
-    # the session's control flow: gpudml/onnx/control.py)
-    **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN")},
+    # 45: recurrence, control flow, sequences: done (LSTM, GRU and RNN are mapped; If, Loop and Scan run as the
+    # session's control flow: gpudml/onnx/control.py; the sequences and optionals: gpudml/onnx/sequences.py)
     # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization it registers in ai.onnx)
     (ONNX, "SimplifiedLayerNormalization"): 46,
     **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "SkipLayerNormalization",

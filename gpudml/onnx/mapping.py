@@ -35,6 +35,7 @@ from ..errors import InvalidArgumentError
 from ..graph import Expression
 from ..ops import spec_named
 from ..ops.elementwise import ScaleBias
+from ..ops.elementwise.fused import FusedActivation
 from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
 from . import sequences
@@ -1548,6 +1549,156 @@ def _col2im(ctx, n):
                            end_padding=pads[count:])]
 
 
+# ------------------------------------------------------------------------------ recurrent networks (issue 45)
+#: ONNX's activation names (RNN, GRU, LSTM's `activations`) -> (gpudml's fused activation, the
+#: attributes it takes from the activation_alpha and activation_beta stacks, in that order,
+#: with the provider's defaults: ActivationHelper::GetDefaultAlpha/Beta, which
+#: DmlOperatorRecurrentNeuralNetwork.cpp calls). Affine (alpha*x + beta), which the provider
+#: refuses, is DirectML's ACTIVATION_LINEAR; Softplus DirectML's with Steepness 1 (ONNX's).
+RNN_ACTIVATIONS: dict[str, tuple[str, tuple[tuple[str, float], ...]]] = {
+    "Relu": ("relu", ()), "Tanh": ("tanh", ()), "Sigmoid": ("sigmoid", ()), "Softsign": ("softsign", ()),
+    "Softplus": ("softplus", ()), "LeakyRelu": ("leaky_relu", (("alpha", 0.01),)),
+    "ThresholdedRelu": ("thresholded_relu", (("alpha", 1.0),)),
+    "ScaledTanh": ("scaled_tanh", (("alpha", 1.0), ("beta", 1.0))),
+    "HardSigmoid": ("hard_sigmoid", (("alpha", 0.2), ("beta", 0.5))),
+    "Elu": ("elu", (("alpha", 1.0),)), "Affine": ("linear", (("alpha", 1.0), ("beta", 0.0))),
+}
+
+#: op type -> (gates, default activations of one direction, the functional form).
+RECURRENT = {"RNN": (1, ("Tanh",), "rnn"), "GRU": (3, ("Sigmoid", "Tanh"), "gru"),
+             "LSTM": (4, ("Sigmoid", "Tanh", "Tanh"), "lstm")}
+
+_DIRECTIONS = {"forward": "forward", "reverse": "backward", "bidirectional": "bidirectional"}
+
+
+def _rnn_activations(n, directions: int) -> list:
+    """The node's activations as gpudml's FusedActivation list, one direction's then the
+    other's, as the provider reads them: none given, the op's defaults per direction; the
+    alpha and beta lists consumed in order by the functions that take them (stacks), each
+    missing value the provider's default. A list of another length than the functions of
+    every direction is refused (the provider pads a short list with empty names, which it
+    refuses, and drops the rest of a long one; onnxruntime's CPU provider refuses both)."""
+    _, defaults, _ = RECURRENT[n.op_type]
+    names = list(n.attr("activations", []) or [])
+    per = len(defaults)
+    if not names:
+        names = list(defaults) * directions
+    if len(names) != per * directions:
+        raise InvalidArgumentError(
+            f"{n.op_type}-{n.opset} {n.name!r}: activations must name {per} function(s) per direction "
+            f"({per * directions} for direction {n.attr('direction', 'forward')!r}), got {len(names)}: {names}")
+    alphas, betas = list(n.attr("activation_alpha", []) or []), list(n.attr("activation_beta", []) or [])
+    made = []
+    for name in names:
+        if name not in RNN_ACTIVATIONS:
+            raise InvalidArgumentError(f"{n.op_type}-{n.opset} {n.name!r}: activation {name!r} is not one of "
+                                       f"{', '.join(RNN_ACTIVATIONS)}")
+        fused, params = RNN_ACTIVATIONS[name]
+        values = {}
+        for key, default in params:
+            stack = alphas if key == "alpha" else betas
+            values[key] = float(stack.pop(0)) if stack else default
+        made.append(FusedActivation(fused, **values))
+    return made
+
+
+def _recurrent(ctx, n):
+    """RNN, GRU, LSTM (opsets 7, 14, 22) as the provider's DmlOperatorRecurrentNeuralNetwork.cpp:
+    one DML_OPERATOR_RNN / GRU / LSTM whose tensors are ONNX's, viewed at DirectML's 4-D sizes
+    (X [1, seq, batch, input], W [1, dirs, gates*hidden, input], R [1, dirs, gates*hidden,
+    hidden], B [1, 1, dirs, 2*gates*hidden], initial_h / initial_c [1, dirs, batch, hidden],
+    sequence_lens [1, 1, 1, batch] read as UINT32 (the provider's ForceUnsignedDataType), P
+    [1, 1, dirs, 3*hidden]); ONNX's gate orders are DirectML's (LSTM iofc, GRU zrh: the
+    provider passes the weights as they are). direction forward / reverse / bidirectional:
+    FORWARD / BACKWARD / BIDIRECTIONAL. LSTM's `clip` (present: UseClipThreshold) and
+    input_forget (CoupleInputForget); GRU's linear_before_reset. `layout` 1 (opset 14 on:
+    batch first) as strides: X, initial_h and initial_c read transposed, Y and Y_h / Y_c
+    returned as transposed views (the provider reads hidden_size only and ignores layout).
+    GRU's and RNN's `clip` has no DirectML field: refused (the provider drops it). Only the
+    outputs read are asked of the operator (the provider passes a null desc for the others)."""
+    gates, _, form = RECURRENT[n.op_type]
+    where = f"{n.op_type}-{n.opset} {n.name!r}"
+    direction = n.attr("direction", "forward")
+    if direction not in _DIRECTIONS:
+        raise InvalidArgumentError(f"{where}: direction {direction!r} is not one of forward, reverse, bidirectional")
+    dirs = 2 if direction == "bidirectional" else 1
+    layout = int(n.attr("layout", 0)) if n.opset >= 14 else 0
+    if layout not in (0, 1):
+        raise InvalidArgumentError(f"{where}: layout {layout} is not 0 (sequence first) or 1 (batch first)")
+    if n.op_type != "LSTM" and n.attr("clip") is not None:
+        raise NotMapped(f"clip on {n.op_type}: DML_{n.op_type}_OPERATOR_DESC has no clip threshold")
+    x, w, r = n.inputs[:3]
+    for k, what in enumerate(("X", "W", "R")):
+        if len(np.shape(n.inputs[k])) != 3:
+            raise InvalidArgumentError(f"{where}: {what} must have rank 3, got shape {list(np.shape(n.inputs[k]))}")
+    if layout:
+        x = transpose(ctx, x, [1, 0, 2])
+    seq, batch, inputs = (int(s) for s in np.shape(x))
+    hidden = int(np.shape(r)[-1])
+    if n.attr("hidden_size") is not None and int(n.attr("hidden_size")) != hidden:
+        raise InvalidArgumentError(f"{where}: hidden_size {n.attr('hidden_size')} but R has shape {list(np.shape(r))} "
+                                   f"(R: [num_directions, {gates}*hidden_size, hidden_size])")
+    expected = {"W": (w, [dirs, gates * hidden, inputs]), "R": (r, [dirs, gates * hidden, hidden])}
+    optional = {3: ("B", [dirs, 2 * gates * hidden]), 4: ("sequence_lens", [batch]),
+                5: ("initial_h", [batch, dirs, hidden] if layout else [dirs, batch, hidden])}
+    if n.op_type == "LSTM":
+        optional[6] = ("initial_c", optional[5][1])
+        optional[7] = ("P", [dirs, 3 * hidden])
+    for k, (what, sizes) in optional.items():
+        if n.input(k) is not None:
+            expected[what] = (n.input(k), sizes)
+    for what, (value, sizes) in expected.items():
+        if list(np.shape(value)) != sizes:
+            raise InvalidArgumentError(f"{where}: {what} must have shape {sizes} (X {list(np.shape(n.inputs[0]))}, "
+                                       f"layout {layout}, direction {direction!r}, {gates} gate(s) of hidden size "
+                                       f"{hidden}), got {list(np.shape(value))}")
+    lengths = n.input(4)
+    if lengths is not None and not isinstance(lengths, Expression):
+        values = np.asarray(lengths).reshape(-1)
+        if values.size and (values.min() < 0 or values.max() > seq):
+            raise InvalidArgumentError(f"{where}: sequence_lens must lie in [0, {seq}] (the sequence length), "
+                                       f"got {values.tolist()}")
+
+    def four_d(value, sizes):
+        return None if value is None else as_expr(ctx, reshape(ctx, as_expr(ctx, value), sizes))
+
+    def state(k):
+        value = n.input(k)
+        if value is None:
+            return None
+        return four_d(transpose(ctx, value, [1, 0, 2]) if layout else value, [1, dirs, batch, hidden])
+
+    kwargs = {"hidden_init": state(5), "direction": _DIRECTIONS[direction],
+              "activations": _rnn_activations(n, dirs),
+              "sequence_lengths": None if lengths is None else four_d(as_unsigned(ctx, lengths), [1, 1, 1, batch])}
+    if n.op_type == "LSTM":
+        clip = n.attr("clip")
+        kwargs.update(cell_init=state(6), peephole=four_d(n.input(7), [1, 1, dirs, 3 * hidden]),
+                      clip=None if clip is None else float(clip), use_clip=clip is not None,
+                      couple_input_forget=bool(n.attr("input_forget", 0)))
+    if n.op_type == "GRU":
+        kwargs["linear_before_reset"] = bool(n.attr("linear_before_reset", 0))
+    count = 3 if n.op_type == "LSTM" else 2
+    wanted = [k < len(n.outputs_wanted) and n.outputs_wanted[k] for k in range(count)]
+    if not any(wanted):  # nothing reads the node (the provider refuses a node with no output; a dead one is none)
+        return [None] * count
+    flags = dict(zip(("output_sequence", "output_single", "output_cell_single")[:count], wanted))
+    made = ctx.fn(form)(four_d(x, [1, seq, batch, inputs]), four_d(w, [1, dirs, gates * hidden, inputs]),
+                        four_d(r, [1, dirs, gates * hidden, hidden]),
+                        four_d(n.input(3), [1, 1, dirs, 2 * gates * hidden]), **kwargs, **flags)
+    made = iter(made if isinstance(made, tuple) else (made,))
+    results = []
+    for k, asked in enumerate(wanted):
+        value = next(made) if asked else None
+        if value is not None and k == 0:
+            value = transpose(ctx, value, [2, 0, 1, 3]) if layout else value
+        elif value is not None:
+            value = reshape(ctx, value, [dirs, batch, hidden])
+            value = transpose(ctx, value, [1, 0, 2]) if layout else value
+        results.append(value)
+    return results
+
+
 # ------------------------------------------------------------------------------ random numbers (issue 44)
 #: The random ops: never folded on the host (their values are drawn when the graph runs).
 RANDOM = ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli", "Multinomial")
@@ -1946,6 +2097,13 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("MaxRoiPool", "ROI_POOLING (rois as {1, 1, NumROIs, 5})", _max_roi_pool, ("roi_pooling",)),
     Mapping("MaxUnpool", "MAX_UNPOOLING (I as UINT64; other than 2 spatial axes as 4-D); a larger output_shape: "
             "PADDING", _max_unpool, ("max_unpooling", "cast", "pad")),
+    # recurrent networks (issue 45): ONNX's tensors at DirectML's 4-D sizes (views); layout 1 as strides
+    Mapping("RNN", "RNN (sequence_lens: CAST to UINT32 where computed; layout 1: transposed views)", _recurrent,
+            ("rnn", "cast")),
+    Mapping("GRU", "GRU (LinearBeforeReset; sequence_lens: CAST to UINT32 where computed; layout 1: transposed "
+            "views)", _recurrent, ("gru", "cast")),
+    Mapping("LSTM", "LSTM (clip: UseClipThreshold; input_forget: CoupleInputForget; sequence_lens: CAST to UINT32 "
+            "where computed; layout 1: transposed views)", _recurrent, ("lstm", "cast")),
 ])
 
 #: The inputs (index: what) that DirectML needs when the graph is built, per op type: a

@@ -36,6 +36,7 @@ from . import (
     pooling,
     quantized_linear_add,
     random_generator,
+    recurrent,
     reduce,
     resample,
     reverse_subsequences,
@@ -71,6 +72,7 @@ SPECS: tuple[OpSpec, ...] = (
     *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC, *fill_value.SPECS, *diagonal_matrix.SPECS,
     scatter_elements.SPEC, scatter_nd.SPEC, one_hot.SPEC,
     *top_k.SPECS,
+    *recurrent.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -333,10 +333,12 @@ def element_bytes(desc: TensorDesc) -> int:
 
 #: The names (prefixes) of output fields: `output_tensor*`, the _GRAD operators' `output_gradient_tensor`,
 #: MAX_POOLING1/2's `output_indices_tensor`, RANDOM_GENERATOR's `output_state_tensor`,
-#: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor` and TOP_K's
-#: `output_value_tensor` and `output_index_tensor`.
+#: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor`, TOP_K's
+#: `output_value_tensor` and `output_index_tensor` and RNN's, LSTM's and GRU's
+#: `output_sequence_tensor`, `output_single_tensor` and `output_cell_single_tensor`.
 OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor",
-                 "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor")
+                 "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor",
+                 "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
@@ -377,7 +379,8 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     input after an optional one: QUANTIZED_LINEAR_ADD's b): by name (`spec.tensors`) from there on."""
     optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
     given = {name for name, _ in tensor_groups(desc)[0]}
-    fields = [f.name for f in dataclasses.fields(desc) if f.name in given or f.name in optional]
+    fields = [f.name for f in dataclasses.fields(desc)
+              if (f.name in given or f.name in optional) and not f.name.startswith(OUTPUT_FIELDS)]  # (inputs only)
     if not optional or len(fields) != len(spec.tensors):
         return list(values), {}
     parameters = inspect.signature(spec.functional).parameters
