@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import gpudml.onnx as gonnx
 from gpudml.errors import InvalidArgumentError, UnsupportedError
-from gpudml.onnx import control
+from gpudml.onnx import analysis, control
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_onnx_nodes import NODE_TESTS, REFUSALS, _index, _read, compare  # noqa: E402
@@ -73,6 +73,28 @@ def test_if_on_a_gpu_condition_takes_each_branch_and_caches_them(device):
     assert len(built.scopes) == 2 and len(built._after) == 1
     # The part before (Abs, ReduceSum, Greater), the branch, the Add after.
     assert session.dispatch_count == built.compiled.dispatch_count + 2
+
+
+def test_if_on_a_condition_from_a_parameter_input_is_taken_when_built(device):
+    """An If whose condition is computed from small integer inputs alone (Silero's
+    `sr == 16000`: analysis.parameter_inputs) takes its branch when the graph is built, per
+    value (a value input, no split, no readback); the same condition from a float tensor of
+    the data is read back at run time (the graph split at the If)."""
+    model = _if_model()
+    nodes = [helper.make_node("Abs", ["x"], ["w"]),
+             helper.make_node("Equal", ["sr", "rate"], ["c"]),
+             *[n for n in model.graph.node if n.op_type in ("If", "Add")]]
+    model = _model(nodes, [_vi("x", ["N", 4]), _vi("sr", [], I64)], [_vi("y", None)],
+                   [_init("rate", np.int64(16000)), _init("one", np.float32(1))])
+    session = gonnx.InferenceSession(model, device=device)
+    assert session.value_inputs == ["sr"]
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    for rate in (16000, 8000, 16000):
+        _check(session, model, {"x": x, "sr": np.array(rate, np.int64)})
+        assert session.dispatch_count == 1  # (Abs, the branch and the Add fused in one kernel: no split)
+    assert len(session._compiled) == 2 and all(b.split is None for b in session._compiled.values())
+    assert analysis.parameter_inputs(model.graph.input) == ["sr"]
+    assert gonnx.InferenceSession(_if_model(), device=device).value_inputs == []  # (a float condition: read back)
 
 
 def test_if_branch_outputs_of_other_shapes_build_the_rest_per_shape(device):

@@ -36,6 +36,7 @@ the GPU where onnxruntime's constant folding leaves the node).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import onnx
@@ -162,21 +163,49 @@ def control_refusal(node: onnx.NodeProto, opset: int) -> str | None:
     return None
 
 
+#: A graph input of at most this many elements, of an integer or boolean type, is a parameter
+#: (analyze): an If's condition computed from parameters alone is computed on the host.
+PARAMETER_ELEMENTS = 16
+_PARAMETER_TYPES = frozenset({onnx.TensorProto.BOOL, onnx.TensorProto.INT8, onnx.TensorProto.INT16,
+                              onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.UINT8,
+                              onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64})
+
+
+def parameter_inputs(inputs) -> list[str]:
+    """The names of the graph inputs (ValueInfoProtos) that are parameters: tensors of an
+    integer or boolean type whose sizes are fixed, PARAMETER_ELEMENTS elements at most."""
+    found = []
+    for v in inputs:
+        t = v.type.tensor_type if v.type.WhichOneof("value") == "tensor_type" else None
+        if t is None or t.elem_type not in _PARAMETER_TYPES or not t.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim]
+        if None not in dims and math.prod(dims) <= PARAMETER_ELEMENTS:
+            found.append(v.name)
+    return found
+
+
 def check(graph: onnx.GraphProto, opset: int, initializers, inputs) -> list[Unsupported]:
     """Every node of `graph` (subgraphs included) gpudml cannot run, for any input shapes;
     `initializers` and `inputs` are the names of the KNOWN values and of the graph inputs."""
     return analyze(graph, opset, initializers, inputs)[0]
 
 
-def analyze(graph: onnx.GraphProto, opset: int, initializers, inputs) -> tuple[list[Unsupported], set[str]]:
+def analyze(graph: onnx.GraphProto, opset: int, initializers, inputs,
+            parameters=()) -> tuple[list[Unsupported], set[str]]:
     """(every node gpudml cannot run, for any input shapes; the value inputs: the graph
     inputs whose values a build needs, for a parameter DirectML needs when the graph is built
-    or an If's condition computed from them)."""
+    or an If's condition computed from them). `parameters`: the graph inputs that are small
+    integer or boolean tensors (`parameter_inputs`: a sample rate, a flag, a step count): an
+    If whose condition is one of the graph inputs or is computed from parameters alone takes
+    its branch when the graph is built (per value: value inputs); any other condition
+    computed at run time is read back (the graph split at the If)."""
     w = _Walk(opset)
     w.status.update({name: KNOWN for name in initializers})
     w.status.update({name: TENSOR for name in inputs})
     w.deps.update({name: frozenset([name]) for name in inputs})
     w.graph_inputs = frozenset(inputs)
+    w.parameters = frozenset(parameters)
     w.graph(graph, "")
     return w.problems, w.needed
 
@@ -192,12 +221,13 @@ class _Walk:
         self.problems: list[Unsupported] = []
         self.needed: set[str] = set()
         self.graph_inputs: frozenset = frozenset()  # the top graph's inputs (an If on one is inlined per value)
+        self.parameters: frozenset = frozenset()  # those that are small integer or boolean tensors (analyze)
 
     def scoped(self):
         """A copy for a subgraph's walk (its names do not leak out), sharing the findings."""
         w = _Walk(self.opset)
         w.status, w.deps, w.problems, w.needed = dict(self.status), dict(self.deps), self.problems, self.needed
-        w.graph_inputs = self.graph_inputs
+        w.graph_inputs, w.parameters = self.graph_inputs, self.parameters
         return w
 
     def graph(self, graph, path: str) -> None:
@@ -211,6 +241,13 @@ class _Walk:
                 if name:
                     self.status[name] = s
                     self.deps[name] = deps if s == TENSOR else frozenset()  # (Shape: no input's value)
+
+    def condition_on_host(self, name: str) -> bool:
+        """An If's condition `name` is known when the graph is built: KNOWN, a graph input, or
+        computed from parameters (small integer or boolean graph inputs) alone."""
+        s = self.status.get(name, UNKNOWN)
+        deps = self.deps.get(name, frozenset())
+        return s == KNOWN or name in self.graph_inputs or (s == TENSOR and bool(deps) and deps <= self.parameters)
 
     def need(self, name: str) -> bool:
         """Input `name` is wanted when the graph is built: True where it can be (KNOWN, or
@@ -241,7 +278,8 @@ class _Walk:
             # A condition KNOWN, or a graph input (its value is on the host: a value input), is known when the graph
             # is built: the taken branch is recorded in its place. One computed on the GPU is read back at run time
             # (the graph split at the If). Either branch may be taken.
-            if ins[0] == KNOWN or node.input[0] in self.graph_inputs:
+            on_host = self.condition_on_host(node.input[0])
+            if on_host:
                 self.need(node.input[0])
             branches = []
             for attr, g in subgraphs(node):
@@ -249,8 +287,7 @@ class _Walk:
                 scope.graph(g, f"{here}If {node.name!r} {attr}")
                 branches.append([scope.status.get(v.name, UNKNOWN) for v in g.output])
             outs = [_worst(*outs) for outs in zip(*branches)] if branches else [UNKNOWN] * count
-            return [TENSOR if s == KNOWN and ins[0] == TENSOR and node.input[0] not in self.graph_inputs else s
-                    for s in outs]
+            return [TENSOR if s == KNOWN and not on_host else s for s in outs]
         if standard and op == "SequenceMap":  # its body, recorded per item: what in it gpudml cannot run
             for attr, g in subgraphs(node):
                 scope = self.scoped()

@@ -155,7 +155,8 @@ class InferenceSession(_Builds):
         self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
-        problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs])
+        problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs],
+                                            analysis.parameter_inputs(self._inputs))
         if problems:
             raise unsupported_error(problems)
         #: The inputs whose values a build needs (a Reshape's shape, a reduction's axes, an If's
@@ -506,9 +507,13 @@ class _Built:
         wanted = {0: "condition"} if proto.op_type == "If" else mapping.CONSTANT_INPUTS.get(proto.op_type, {})
         derived = False  # (a build-time input computed from the graph's inputs)
         for k in wanted:  # a value DirectML needs when the graph is built, computed on the host from the inputs'
-            if proto.op_type == "If" and proto.input[0] not in self.host:
-                continue  # (an If's condition is on the host when it is a value input; else read back at run time)
             if k < len(inputs) and isinstance(inputs[k], Expression):
+                if proto.op_type == "If":  # on the host when computed from value inputs (analysis: parameters)
+                    try:
+                        inputs[k] = self._host_value(proto.input[k], values)
+                    except NotMapped:
+                        pass  # (computed from data: read back at run time)
+                    continue
                 inputs[k] = self._host_value(proto.input[k], values)
                 derived = True
         if proto.op_type == "If" and not isinstance(inputs[0], Expression):

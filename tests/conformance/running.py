@@ -150,7 +150,7 @@ def run_random_variant(device, case: Case, seed: int, numpy_layout: str | None) 
 def assert_outputs_equal(got, want) -> None:
     """Bit-exact, output by output where an operator has several (`want` a list)."""
     if isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), (type(got), len(want))
+        assert isinstance(got, (list, tuple)) and len(got) == len(want), (type(got), len(want))
         for g, w in zip(got, want):
             assert_bits_equal(g, w)
     else:
