@@ -241,3 +241,26 @@ def test_rows_and_refusals():
     assert mapping.refusal("SkipLayerNormalization", MS, 17) is None
     assert "domain 'com.example'" in mapping.refusal("Foo", "com.example", 17)
     assert "SimplifiedLayerNormalization" in mapping.BY_TYPE and mapping.row("Gelu", MS).domain == MS
+
+
+def test_rms_forms_run_mean_variance_normalization2_and_below_fl_6_3(adapter, monkeypatch):
+    """The RMS forms record MEAN_VARIANCE_NORMALIZATION2 (UseMean FALSE) as the provider does; on a
+    device below FL 6_3 (no version 2) the same results from REDUCE and element-wise operators."""
+    import gpudml as dml
+    from gpudml import functional
+
+    calls = []
+    form = functional.FUNCTIONS["mean_variance_normalization2"]
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("use_mean"))
+        return form(*args, **kwargs)
+
+    monkeypatch.setitem(functional.FUNCTIONS, "mean_variance_normalization2", counted)
+    r = _rng(12)
+    ins = {"x": _f(r, 2, 3, 8), "skip": _f(r, 2, 3, 8), "gamma": _f(r, 8)}
+    model = _model("SkipSimplifiedLayerNormalization", ins, ["y"], {"epsilon": 1e-4})
+    _check(dml.Device(adapter=adapter, feature_level="FL_6_4"), model, _feeds(ins))
+    assert calls == [False]
+    _check(dml.Device(adapter=adapter, feature_level="FL_6_2"), model, _feeds(ins))
+    assert calls == [False]  # (below FL 6_3: not called)
