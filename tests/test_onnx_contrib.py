@@ -264,3 +264,21 @@ def test_rms_forms_run_mean_variance_normalization2_and_below_fl_6_3(adapter, mo
     assert calls == [False]
     _check(dml.Device(adapter=adapter, feature_level="FL_6_2"), model, _feeds(ins))
     assert calls == [False]  # (below FL 6_3: not called)
+
+
+@pytest.mark.parametrize("op", ["SkipSimplifiedLayerNormalization", "SkipLayerNormalization", "RotaryEmbedding"])
+def test_float16(device, op):
+    """float16 models (onnxruntime's CPU provider computes these in float32 and rounds): within
+    float16's rounding of the result and of the sums, a few ULP."""
+    r = _rng(13)
+    h = np.float16
+    if op == "RotaryEmbedding":
+        ins = {"x": _f(r, 1, 3, 16).astype(h), "pos": np.array([[0, 2, 4]], np.int64), "cos": _f(r, 6, 4).astype(h),
+               "sin": _f(r, 6, 4).astype(h)}
+        attrs = {"num_heads": 2}
+    else:
+        ins = {"x": _f(r, 2, 3, 16).astype(h), "skip": _f(r, 2, 3, 16).astype(h), "gamma": _f(r, 16).astype(h)}
+        attrs = {"epsilon": 1e-4}
+    model = _model(op, ins, ["y"], attrs)
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    _check(device, model, _feeds(ins), atol=1e-2, rtol=1e-2)
