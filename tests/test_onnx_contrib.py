@@ -187,6 +187,8 @@ def test_bias_add_and_bias_split_gelu(device):
     ({"alpha": 0.5, "transB": 1}, [2, 3, 4], [2, 5, 4]),
     ({"transA": 1}, [4, 3], [4, 5]),
     ({"transBatchB": 1, "alpha": 2.0}, [3, 2, 4], [4, 3, 5]),
+    ({"transBatchA": 1, "transA": 1}, [4, 2, 3], [2, 4, 5]),
+    ({"transBatchA": 1, "transBatchB": 1}, [3, 2, 2, 4], [4, 2, 2, 5]),
 ])
 def test_fused_matmul(device, attrs, a_shape, b_shape):
     r = _rng(10)
