@@ -284,3 +284,18 @@ def test_float16(device, op):
     model = _model(op, ins, ["y"], attrs)
     model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
     _check(device, model, _feeds(ins), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_contrib_ops_in_if_branches(device, cond):
+    """Contrib nodes inside an If's branches (a graph input as condition: the taken branch recorded)."""
+    then_g = helper.make_graph([helper.make_node("QuickGelu", ["x"], ["t"], domain=MS)], "then", [],
+                               [helper.make_tensor_value_info("t", F, [2, 4])])
+    else_g = helper.make_graph([helper.make_node("FastGelu", ["x"], ["e"], domain=MS)], "else", [],
+                               [helper.make_tensor_value_info("e", F, [2, 4])])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                            helper.make_tensor_value_info("x", F, [2, 4])],
+                              [helper.make_tensor_value_info("y", F, [2, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    _check(device, model, {"c": np.array(cond), "x": _f(_rng(14), 2, 4)})
