@@ -9,7 +9,8 @@ section "Operators implemented by DmlExecutionProvider", at commit
 Corporation, licensed under the MIT License; only facts are taken from it here: op names,
 domains and opset versions.
 
-Beside each op, gpudml's status: mapped (a row of `mapping.BY_TYPE`, with its opsets),
+Beside each op, gpudml's status: mapped (a row of `mapping.BY_TYPE`, or of `mapping.CONTRIB` for
+com.microsoft's: `mapping.row`, with its opsets),
 folded on the host (`mapping.FOLDED`), not yet (`NOT_YET`: the open issue that brings it)
 or not planned (`NOT_PLANNED`: why). `BEYOND` lists gpudml's mapped ops the provider lacks.
 
@@ -102,12 +103,11 @@ NOT_YET: dict[tuple[str, str], int] = {
     # ImageScaler is not planned: below)
     # 45: recurrence, control flow, sequences: done (LSTM, GRU and RNN are mapped; If, Loop and Scan run as the
     # session's control flow: gpudml/onnx/control.py; the sequences and optionals: gpudml/onnx/sequences.py)
-    # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization it registers in ai.onnx)
-    (ONNX, "SimplifiedLayerNormalization"): 46,
-    **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "SkipLayerNormalization",
-                               "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization", "RotaryEmbedding",
-                               "FastGelu", "BiasGelu", "QuickGelu", "Gelu", "BiasAdd", "BiasSplitGelu", "GroupNorm",
-                               "FusedMatMul")},
+    # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization, which it registers in ai.onnx, is
+    # mapped)
+    # (SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, FastGelu,
+    # BiasGelu, QuickGelu, Gelu, BiasAdd, BiasSplitGelu and FusedMatMul are mapped: gpudml/onnx/contrib.py)
+    **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "GroupNorm")},
     # 47: quantized operators
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                                  "DynamicQuantizeLinear")},
@@ -147,15 +147,17 @@ PARTLY: dict[tuple[str, str], str] = {}
 #: SplitToSequence, SequenceMap and Optional: onnxruntime's CPU provider runs them (the DirectML provider
 #: registers no kernel); gpudml splits with DML_SPLIT, records SequenceMap's body per item and keeps
 #: optionals as it keeps sequences (sequences.py).
+#: RMSNormalization and RotaryEmbedding (opset 23): newer than the anchor's kernel list; mapped as the provider
+#: maps SimplifiedLayerNormalization and com.microsoft's RotaryEmbedding (gpudml/onnx/contrib.py).
 BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "Optional",
-                           "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
-                           "SequenceMap", "SplitToSequence", "Swish")
+                           "RMSNormalization", "RandomNormal", "RandomNormalLike", "RandomUniform",
+                           "RandomUniformLike", "RotaryEmbedding", "SequenceMap", "SplitToSequence", "Swish")
 
 
 def kind(domain: str, op: str) -> str:
     """gpudml's status of an op of the anchor: "mapped", "folded", "control flow" (run by the
     session: analysis.CONTROL_FLOW), "not yet" or "not planned"."""
-    if domain == ONNX and op in mapping.BY_TYPE:
+    if mapping.row(op, domain) is not None:
         return "mapped"
     if domain == ONNX and op in CONTROL_FLOW:
         return "control flow"
@@ -172,7 +174,7 @@ def status(domain: str, op: str) -> str:
     """gpudml's status of an op of the anchor, as the table says it."""
     found = kind(domain, op)
     if found == "mapped":
-        return f"mapped (opsets {mapping.BY_TYPE[op].opsets})"
+        return f"mapped (opsets {mapping.row(op, domain).opsets})"
     if found == "folded":
         return "folded on the host"
     if found == "control flow":
