@@ -141,6 +141,18 @@ def _empty_cases():
         [_vi("a", [2, 5]), _vi("s", [1], i64), _vi("t", [1], i64), _vi("p", [3], i64)],
         [_vi("y", None), _vi("c", None), _vi("u", None), _vi("v", None), _vi("x", None)]),\
         {"a": a, "s": np.array([1], np.int64), "t": np.array([1], np.int64), "p": np.array([2, 0, 3], np.int64)}, 3
+    none = np.zeros((0,), np.int64)
+    yield "gather of no index keeps the data's other axes", _model(  # (Faster R-CNN's empty pyramid level)
+        [helper.make_node("Gather", ["a", "i"], ["g"], axis=0), helper.make_node("Gather", ["g", "c"], ["y"], axis=1),
+         helper.make_node("Mul", ["a", "a"], ["m"])],
+        [_vi("a", [2, 5]), _vi("i", ["n"], i64), _vi("c", [1], i64)], [_vi("y", None), _vi("m", None)]),\
+        {"a": a, "i": none, "c": np.array([1], np.int64)}, 1
+    yield "scatter of no update is its data", _model(
+        [helper.make_node("ScatterElements", ["a", "i", "u"], ["s"], axis=0), helper.make_node("Relu", ["s"], ["y"]),
+         helper.make_node("ScatterND", ["a", "j", "v"], ["t"]), helper.make_node("Neg", ["t"], ["z"])],
+        [_vi("a", [2, 5]), _vi("i", ["n", 5], i64), _vi("u", ["n", 5]), _vi("j", ["n", 1], i64), _vi("v", ["n", 5])],
+        [_vi("y", None), _vi("z", None)]),\
+        {"a": a, "i": none.reshape(0, 5), "u": n, "j": none.reshape(0, 1), "v": n}, 2
 
 
 @pytest.mark.parametrize("case", list(_empty_cases()), ids=lambda c: c[0])

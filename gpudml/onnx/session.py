@@ -505,9 +505,10 @@ class _Built:
     def _with_empty(self, proto, inputs: list, outer: dict) -> list:
         """A node that reads an empty tensor (a host value) beside data computed on the GPU,
         as DirectML's execution provider handles empties (DirectML sizes are at least 1): a
-        Concat leaves the empty parts out; any other node whose outputs are all empty yields
-        them with no dispatch (their shapes as ONNX's reference computes them from the
-        inputs' shapes: the GPU's data is never read); a non-empty output computed from GPU
+        Concat leaves the empty parts out; a scatter of no update is its data; any other node
+        whose outputs are all empty yields them with no dispatch (their shapes as ONNX's
+        reference computes them from the inputs' shapes, Gather's by numpy where the reference
+        errs: the GPU's data is never read); a non-empty output computed from GPU
         data and an empty tensor is refused with the node named."""
         s = self.session
         if proto.op_type == "Concat":
@@ -519,6 +520,8 @@ class _Built:
             del node.input[:]
             node.input.extend(proto.input[k] for k in kept)
             return self._node(node, {**{n: inputs[k] for k, n in zip(kept, node.input)}, "": None}, "")
+        if proto.op_type in ("Scatter", "ScatterElements", "ScatterND") and not _empty(inputs[0]):
+            return [inputs[0]]  # no index, no update (ONNX gives both the same shape): the data
         stand_ins = [np.zeros(v.shape, s.onnx_dtype(name)) if isinstance(v, Expression) else v
                      for name, v in zip(proto.input, inputs)]
         results = _fold(proto, stand_ins, s.opset, outer)
@@ -1119,6 +1122,9 @@ def _fold(proto, inputs: list, opset: int, outer: dict | None = None) -> list:
     from onnx.reference import ReferenceEvaluator
 
     outer = outer or {}
+    if proto.op_type == "Gather" and np.size(inputs[1]) == 0:  # onnx's reference evaluator answers shape (0,),
+        axis = next((a.i for a in proto.attribute if a.name == "axis"), 0)  # whatever the data's rank (1.23.2)
+        return [np.take(np.asarray(inputs[0]), np.asarray(inputs[1], np.int64), axis=axis)]
     if proto.op_type == "Loop" and (len(inputs) < 2 or inputs[1] is None):  # an omitted cond is true (the
         inputs = [inputs[0], np.array(True), *inputs[2:]]                    # reference evaluator's: false)
     prefix = "_"  # the outer names stay theirs (the subgraphs read them so): the node's own differ
