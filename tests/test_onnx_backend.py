@@ -13,6 +13,9 @@ and the lists of tests/test_onnx_nodes.py:
 - random values (RANDOM_NAMES: the runner compares one draw of numpy's generator),
 - an expanded function body (`*_expanded`: the op's own test runs).
 
+The node tests of control flow (If, Loop, Scan: run by the session, no mapping row) run too,
+but those tests/test_onnx_control_flow.py lists in NOT_RUN, with its reason.
+
 test_the_runner_covers_the_mapped_node_tests checks the accounting and the target (at least
 95% of the node tests of mapped op types, those of types DirectML lacks aside, pass); the
 runner's own tests say the rest. Only the CPU tests are collected: gpudml never runs on CUDA
@@ -36,7 +39,11 @@ from gpudml.errors import InvalidArgumentError
 from gpudml.onnx import mapping
 
 sys.path.insert(0, str(Path(__file__).parent))
+from test_onnx_control_flow import CONTROL_TESTS, NOT_RUN  # noqa: E402
 from test_onnx_nodes import FOREIGN, NODE_NAMES, NODE_TESTS, NOT_DIRECTML, OTHER_EXPECTED, RANDOM_NAMES  # noqa: E402
+
+#: The node tests of control flow the runner runs (its ops' own tests, the expanded ones aside).
+CONTROL_NAMES = [n for n in CONTROL_TESTS if not n.endswith("_expanded") and n not in NODE_NAMES]
 
 
 def _excluded() -> dict[str, str]:
@@ -53,6 +60,10 @@ def _excluded() -> dict[str, str]:
             elif name in OTHER_EXPECTED:
                 reasons[name] = f"ONNX's expected output is not DirectML's: {OTHER_EXPECTED[name][0]}"
             continue
+        if name in CONTROL_NAMES:
+            if name in NOT_RUN:
+                reasons[name] = f"control flow the session refuses: {NOT_RUN[name]}"
+            continue
         if name in FOREIGN:
             reasons[name] = "a data type DirectML lacks"
         elif name.endswith("_expanded"):
@@ -66,7 +77,7 @@ def _excluded() -> dict[str, str]:
 
 
 EXCLUDED = _excluded()
-RUN = [name for name in NODE_NAMES if name not in EXCLUDED]
+RUN = [name for name in [*NODE_NAMES, *CONTROL_NAMES] if name not in EXCLUDED]
 
 _runner = onnx.backend.test.BackendTest(backend, __name__)
 for _name in RUN:

@@ -7,7 +7,9 @@ every value of the model is one of:
   are known, and what a node computes from KNOWN values alone (evaluated on the host, or,
   for an If whose condition is KNOWN, its branch recorded in its place);
 - TENSOR: a tensor computed at run time whose sizes are known: the graph inputs (once
-  their shapes are given) and what DirectML's operators compute from them;
+  their shapes are given), what DirectML's operators compute from them, and the outputs of
+  control flow run at run time (an If on a TENSOR condition, a Loop or a Scan of TENSOR
+  inputs: gpudml/onnx/control.py);
 - UNKNOWN: neither: what a node gpudml cannot run computes (a data-dependent shape such as
   NonZero's included), and what is computed from that.
 
@@ -16,9 +18,12 @@ Scan included, and lists every node gpudml cannot run, whatever the input shapes
 model that constructs never fails later for such a reason: a node with no mapping (and
 not folded), an input that DirectML needs when the graph is built
 (mapping.CONSTANT_INPUTS) or an If's condition UNKNOWN, a Loop or Scan whose inputs are
-not all KNOWN. A subgraph node is named with its path ("If 'cond_if' then_branch / ...").
+UNKNOWN, and what `control_refusal` refuses whatever the inputs (an If whose branches give
+other element types, a Loop with neither M nor cond). A subgraph node is named
+with its path ("If 'cond_if' then_branch / ...").
 
-A build-time input (an axes, a shape, an If's condition) that is a TENSOR is no refusal:
+A build-time input (an axes, a shape, an If's condition that is a graph input) that is a
+TENSOR is no refusal:
 its value is computed on the host when the graph is built, from the values of the graph
 inputs it derives from, which `analyze` returns as the model's *value inputs*: the session
 then builds per distinct value of those inputs as it builds per shape (a graph input that
@@ -130,7 +135,7 @@ def loop_at_run_time(op_type: str) -> str:
 def control_refusal(node: onnx.NodeProto, opset: int) -> str | None:
     """Why gpudml refuses a control-flow node whatever its inputs, or None: an If whose
     branches give different element types, a Loop with neither a trip count nor a condition
-    (ONNX's infinite loop), a Scan of opset 8 (its batch axis and sequence_lens)."""
+    (ONNX's infinite loop)."""
     op = node.op_type
     if op == "If":
         branches = dict(subgraphs(node))
@@ -153,8 +158,6 @@ def control_refusal(node: onnx.NodeProto, opset: int) -> str | None:
         if not any(given):
             return ("neither a trip count M (input 0) nor a condition (input 1): ONNX's infinite loop, which gpudml "
                     "refuses (give M, or a condition the body computes)")
-    if op == "Scan" and opset < 9:
-        return "Scan of opset 8 (a batch axis and sequence_lens): gpudml runs Scan from opset 9"
     return None
 
 

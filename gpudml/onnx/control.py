@@ -36,7 +36,7 @@ import numpy as np
 import onnx
 
 from ..errors import InvalidArgumentError
-from ..graph import Graph
+from ..graph import Expression, Graph
 from ..runtime.tensor import Tensor
 from . import analysis, mapping
 
@@ -81,15 +81,19 @@ def check_trips(built, proto, inputs: list) -> None:
                                 f"(gpudml.onnx.session.LOOP_ITERATION_LIMIT)")
 
 
-def run(built, proto, env: dict, tally: list) -> list:
+def run(built, proto, env: dict, tally: list, fed: dict | None = None) -> list:
     """The outputs of control-flow node `proto` (Tensors or host arrays; None for an output
-    left unnamed), its inputs and outer values from `env` (by name)."""
+    left unnamed), its inputs and outer values from `env` (by name). `fed`: the arrays fed
+    from the host of those of its inputs that are graph inputs: a scalar the host needs
+    (an If's condition, a Loop's M and cond) is read from there, not read back."""
+    fed = fed or {}
     inputs = [env.get(name) if name else None for name in proto.input]
+    scalars = [fed.get(name, v) for name, v in zip(proto.input, inputs)]
     outer = {name: env[name] for name in sorted(analysis.node_outer_names(proto)) if name in env}
     if proto.op_type == "If":
-        return _if(built, proto, inputs, outer, tally)
+        return _if(built, proto, scalars[:1], outer, tally)
     if proto.op_type == "Loop":
-        return _loop(built, proto, inputs, outer, tally)
+        return _loop(built, proto, [*scalars[:2], *inputs[2:]], outer, tally)
     return _scan(built, proto, inputs, outer, tally)
 
 
@@ -97,8 +101,6 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
     """The subgraph `attr` of `proto` as a session._Scope for these formal inputs ((name,
     numpy dtype, ONNX rank)) and outer values (cached in `built`, whose outer values are the
     same on every run)."""
-    from .session import _Scope
-
     types = tuple((np.dtype(d).str, r) for _, d, r in formal)
     where = tuple((n, isinstance(v, Tensor), v.data_type.name if isinstance(v, Tensor) else np.asarray(v).dtype.str)
                   for n, v in outer.items())
@@ -107,7 +109,7 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
     if scope is None:
         (graph,) = [g for a, g in analysis.subgraphs(proto) if a == attr]
         ranks = {n: rank(built, n, v) for n, v in outer.items()}
-        scope = built.scopes[k] = (_Scope(built, graph, formal, outer, ranks), proto)  # (the proto kept: its id)
+        scope = built.scopes[k] = (built.subgraph(graph, formal, outer, ranks), proto)  # (the proto kept: its id)
     return scope[0]
 
 
@@ -148,8 +150,6 @@ def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
     else:
         final, results = built, []
     computed = iter(results)
-    from ..graph import Expression
-
     out = [next(computed) if isinstance(r, Expression) else np.asarray(r) for r in final.results]
     return out, list(final.out_shapes)
 
@@ -214,6 +214,7 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
     device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
     scans: list[list] = [[] for _ in range(len(body.output) - 1 - n)]
     shapes: list = [None] * len(scans)
+    true = None  # the condition fed to the body, true while it runs: a Tensor uploaded once per run
     i = 0
     while (trips is None or i < trips) and cond:
         if i >= limit:
@@ -221,6 +222,10 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
                                        f"session's loop_iteration_limit {limit} (a body that never ends?)")
         values = [np.array(i, np.int64), np.array(cond), *carried]
         scope = _scope(built, proto, "body", _formal_types(body, values, [0, 0, *ranks]), outer)
+        if names[1] not in scope.value_inputs:  # (an upload flushes the work recorded: once, not per iteration)
+            if true is None:
+                true = built.session.device.tensor(np.ones(1, np.uint8))
+            values[1] = true
         outs, out_shapes = run_scope(scope, {**dict(zip(names, values)), **device_outer}, tally)
         if read_cond:
             cond = bool(host(outs[0]).reshape(-1)[0])  # (one readback per iteration)
@@ -241,17 +246,69 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
 
 def _scan(built, proto, inputs: list, outer: dict, tally: list) -> list:
     (body,) = [g for a, g in analysis.subgraphs(proto) if a == "body"]
-    where = _where(built, proto)
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
     m = int(attrs["num_scan_inputs"])
+    if built.session.opset < 9:
+        return _scan8(built, proto, body, attrs, inputs, outer, tally)
     states = list(inputs[:len(inputs) - m])
     scanned = inputs[len(inputs) - m:]
     n = len(states)
     k_out = len(body.output) - n
-    in_axes = list(attrs.get("scan_input_axes", [0] * m))
-    in_dirs = list(attrs.get("scan_input_directions", [0] * m))
-    out_axes = list(attrs.get("scan_output_axes", [0] * k_out))
-    out_dirs = list(attrs.get("scan_output_directions", [0] * k_out))
+    ranks = [rank(built, name, v) for name, v in zip(proto.input, states)]
+    ranks += [rank(built, name, v) - 1 for name, v in zip(proto.input[n:], scanned)]
+    states, _, stacked, _ = _scan_over(
+        built, proto, body, states, scanned, ranks, list(attrs.get("scan_input_axes", [0] * m)),
+        list(attrs.get("scan_input_directions", [0] * m)), list(attrs.get("scan_output_axes", [0] * k_out)),
+        list(attrs.get("scan_output_directions", [0] * k_out)), outer, tally)
+    return [v if name else None for v, name in zip([*states, *stacked], proto.output)]
+
+
+def _scan8(built, proto, body, attrs: dict, inputs: list, outer: dict, tally: list) -> list:
+    """Scan of opset 8: a batch axis 0 before the scanned axis 1 of every input (and of its
+    outputs), the states per batch row; each row scanned as opset 9's Scan, the rows stacked.
+    sequence_lens (input 0) may only give every row the whole sequence."""
+    where = _where(built, proto)
+    m = int(attrs["num_scan_inputs"])
+    lens, rest = inputs[0], list(inputs[1:])
+    states, scanned = rest[:len(rest) - m], rest[len(rest) - m:]
+    n = len(states)
+    k_out = len(body.output) - n
+    everything = [*states, *scanned]
+    if not everything:
+        raise InvalidArgumentError(f"{where}: no state and no scanned input")
+    batch = everything[0].shape[0] if isinstance(everything[0], Tensor) else np.shape(everything[0])[0]
+    length = (scanned[0].shape[1] if isinstance(scanned[0], Tensor) else np.shape(scanned[0])[1]) if scanned else 0
+    if lens is not None:
+        given = host(lens).reshape(-1)
+        if np.any(given != length):
+            raise InvalidArgumentError(f"{where}: sequence_lens {given.tolist()}: gpudml runs Scan-8 over whole "
+                                       f"sequences only (each {length})")
+    rows = [_slices(built, x, 0, batch, tally) for x in everything]
+    names = [name for name in proto.input[1:]]
+    ranks = [rank(built, name, v) - 1 for name, v in zip(names, everything)]
+    ranks[n:] = [r - 1 for r in ranks[n:]]
+    per_row = []
+    for b in range(batch):
+        values = [r[b] for r in rows]
+        row_states, state_shapes, stacked, stacked_shapes = _scan_over(
+            built, proto, body, values[:n], values[n:], list(ranks), [0] * m, list(attrs.get("directions", [0] * m)),
+            [0] * k_out, [0] * k_out, outer, tally)
+        per_row.append(([*row_states, *stacked], [*state_shapes, *stacked_shapes]))
+    results = []
+    for k in range(n + k_out):
+        parts = [values[k] for values, _ in per_row]
+        sizes = per_row[0][1][k] if per_row else ()
+        results.append(stack(built, parts, sizes, body.output[k], 0, False, tally))
+    return [v if name else None for v, name in zip(results, proto.output)]
+
+
+def _scan_over(built, proto, body, states: list, scanned: list, ranks: list, in_axes: list, in_dirs: list,
+               out_axes: list, out_dirs: list, outer: dict, tally: list) -> tuple[list, list, list, list]:
+    """Scan's iterations (opset 9 on): (the final states, their ONNX shapes, the scan outputs
+    stacked, their ONNX shapes)."""
+    where = _where(built, proto)
+    n = len(states)
+    k_out = len(body.output) - n
     lengths = set()
     for j, x in enumerate(scanned):
         r = len(x.shape) if isinstance(x, Tensor) else np.ndim(x)
@@ -264,8 +321,6 @@ def _scan(built, proto, inputs: list, outer: dict, tally: list) -> list:
         raise InvalidArgumentError(f"{where}: its scanned inputs have lengths {sorted(lengths)} along their scan "
                                    f"axes: they must agree")
     steps = lengths.pop() if lengths else 0
-    ranks = [rank(built, name, v) for name, v in zip(proto.input, states)]
-    ranks += [rank(built, name, v) - 1 for name, v in zip(proto.input[n:], scanned)]
     if steps > built.session.loop_iteration_limit:
         raise InvalidArgumentError(f"{where}: {steps} iterations, past the session's loop_iteration_limit "
                                    f"{built.session.loop_iteration_limit}")
@@ -274,12 +329,14 @@ def _scan(built, proto, inputs: list, outer: dict, tally: list) -> list:
     device_outer = {k: v for k, v in outer.items() if isinstance(v, Tensor)}
     parts: list[list] = [[] for _ in range(k_out)]
     shapes: list = [None] * k_out
+    state_shapes = [tuple(v.shape) if isinstance(v, Tensor) and r else np.shape(v) if r else ()
+                    for v, r in zip(states, ranks)]
     for t in range(steps):
         values = [*states, *(s[steps - 1 - t if in_dirs[j] else t] for j, s in enumerate(slices))]
         scope = _scope(built, proto, "body", _formal_types(body, values, ranks), outer)
         outs, out_shapes = run_scope(scope, {**dict(zip(names, values)), **device_outer}, tally)
-        states = outs[:n]
-        ranks[:n] = [len(s) for s in out_shapes[:n]]
+        states, state_shapes = outs[:n], [tuple(s) for s in out_shapes[:n]]
+        ranks[:n] = [len(s) for s in state_shapes]
         for k, (part, sizes) in enumerate(zip(outs[n:], out_shapes[n:])):
             parts[k].append(part)
             if shapes[k] is not None and tuple(sizes) != shapes[k]:
@@ -288,7 +345,12 @@ def _scan(built, proto, inputs: list, outer: dict, tally: list) -> list:
             shapes[k] = tuple(sizes)
     stacked = [stack(built, parts[k], shapes[k], body.output[n + k], out_axes[k], bool(out_dirs[k]), tally)
                for k in range(k_out)]
-    return [v if name else None for v, name in zip([*states, *stacked], proto.output)]
+    stacked_shapes = []
+    for k in range(k_out):
+        sizes = [steps, *(shapes[k] or ())]
+        axis = out_axes[k] % len(sizes)
+        stacked_shapes.append(tuple(sizes[1:axis + 1] + [steps] + sizes[axis + 1:]))
+    return states, state_shapes, stacked, stacked_shapes
 
 
 def _slices(built, x, axis: int, steps: int, tally: list) -> list:

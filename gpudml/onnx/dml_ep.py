@@ -21,6 +21,7 @@ has it and that every op of the anchor has exactly one status.
 from __future__ import annotations
 
 from . import mapping
+from .analysis import CONTROL_FLOW
 
 #: Where the anchor was read.
 SOURCE = {"repository": "microsoft/onnxruntime", "path": "docs/OperatorKernels.md",
@@ -100,7 +101,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 43: resampling and space-depth: done (Resize, Upsample, DepthToSpace, SpaceToDepth and Col2Im are mapped;
     # ImageScaler is not planned: below)
     # 45: recurrence and control flow, sequences (and optionals, the other values that are not tensors)
-    **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "If", "ConcatFromSequence", "SequenceAt",
+    **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN", "ConcatFromSequence", "SequenceAt",
                                  "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
                                  "SequenceLength", "OptionalGetElement", "OptionalHasElement")},
     # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization it registers in ai.onnx)
@@ -139,9 +140,7 @@ NOT_PLANNED: dict[tuple[str, str], str] = {
 }
 
 #: (domain, op) -> what gpudml already does of an op it does not map.
-PARTLY: dict[tuple[str, str], str] = {
-    (ONNX, "If"): "an If whose condition is known at load runs its taken branch",
-}
+PARTLY: dict[tuple[str, str], str] = {}
 
 #: gpudml's mapped ops (ai.onnx) that the provider does not register. The random ops (issue #44): the
 #: anchor's provider runs them on the CPU; a later provider source composes RandomNormalLike from
@@ -152,9 +151,12 @@ BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "Non
 
 
 def kind(domain: str, op: str) -> str:
-    """gpudml's status of an op of the anchor: "mapped", "folded", "not yet" or "not planned"."""
+    """gpudml's status of an op of the anchor: "mapped", "folded", "control flow" (run by the
+    session: analysis.CONTROL_FLOW), "not yet" or "not planned"."""
     if domain == ONNX and op in mapping.BY_TYPE:
         return "mapped"
+    if domain == ONNX and op in CONTROL_FLOW:
+        return "control flow"
     if domain == ONNX and op in mapping.FOLDED:
         return "folded"
     if (domain, op) in NOT_YET:
@@ -171,6 +173,8 @@ def status(domain: str, op: str) -> str:
         return f"mapped (opsets {mapping.BY_TYPE[op].opsets})"
     if found == "folded":
         return "folded on the host"
+    if found == "control flow":
+        return "control flow, run by the session (docs/onnx.md, Control flow)"
     if found == "not yet":
         issue = NOT_YET[domain, op]
         note = f"; {PARTLY[domain, op]}" if (domain, op) in PARTLY else ""
@@ -181,7 +185,8 @@ def status(domain: str, op: str) -> str:
 def counts() -> dict[str, int]:
     """How many ops of the anchor there are ("anchor") and how many have each status (`kind`)."""
     kinds = [kind(d, op) for d, ops in DML_EP.items() for op in ops]
-    return {"anchor": len(kinds), **{k: kinds.count(k) for k in ("mapped", "folded", "not yet", "not planned")}}
+    return {"anchor": len(kinds),
+            **{k: kinds.count(k) for k in ("mapped", "folded", "control flow", "not yet", "not planned")}}
 
 
 def markdown() -> str:
@@ -194,7 +199,9 @@ def markdown() -> str:
         "",
         f"ONNX Runtime's DirectML execution provider registers kernels for {n['anchor']} ops ({per_domain}; "
         f"its generated kernel list, [{SOURCE['path']}]({url}) at commit {SOURCE['commit'][:12]}). "
-        f"gpudml maps {n['mapped']} of them, folds {n['folded']} on the host, {n['not yet']} are not yet mapped "
+        f"gpudml maps {n['mapped']} of them, folds {n['folded']} on the host, runs {n['control flow']} as control "
+        f"flow in the session (If; Loop and Scan too, which the provider leaves to onnxruntime's CPU provider), "
+        f"{n['not yet']} are not yet mapped "
         f"(each with the open issue that brings it) and {n['not planned']} are not planned (each with why). "
         "The provider's opsets are the versions it registers a kernel at, each serving up to the next; "
         "gpudml's, those of its row in the mapping table above (`gpudml/onnx/dml_ep.py` holds the list; "

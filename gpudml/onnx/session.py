@@ -8,15 +8,17 @@ set of input shapes, the nodes are recorded on a gpudml Graph in order; a node w
 are all known (initializers, Constant, Shape of a tensor of known sizes, and anything
 computed from those) is evaluated on the host with onnx's reference evaluator (folded:
 shape arithmetic never reaches the GPU), an If whose condition is known replaced by its
-taken branch; the others become DirectML operators or views. Dimensions: a dim_value of
-at least 1 is fixed; a dim_param, -1, 0, no value or no shape at all is dynamic. The Graph is
-compiled once with fusion, its constants (the initializers it reads) uploaded once;
-repeated runs take pooled buffers and allocate nothing new. A model whose inputs have
-fixed sizes is built at construction; one with dynamic dimensions is built at the first
-run of each distinct shape and cached. A parameter DirectML needs when the graph is built
-(axes, a shape, an If's condition) computed from graph inputs makes those inputs value
-inputs (analysis.analyze): the builds are then per distinct shapes and values, computed on
-the host, kept in a bounded cache (build_cache_size).
+taken branch; an If on a condition computed on the GPU, a Loop and a Scan split the graph
+and run as control flow (control.py); the others become DirectML operators or views.
+Dimensions: a dim_value of at least 1 is fixed; a dim_param, -1, 0, no value or no shape
+at all is dynamic. The Graph is compiled once with fusion, its constants (the initializers
+it reads) uploaded once; repeated runs take pooled buffers and allocate nothing new. A
+model whose inputs have fixed sizes is built at construction; one with dynamic dimensions
+is built at the first run of each distinct shape and cached. A parameter DirectML needs
+when the graph is built (axes, a shape, an If's condition that is a graph input) computed
+from graph inputs makes those inputs value inputs (analysis.analyze): the builds are then
+per distinct shapes and values, computed on the host, kept in a bounded cache
+(build_cache_size).
 
 BOOL tensors are UINT8 0/1, as DirectML's execution provider passes them: feeds are
 converted, outputs given back as numpy bools. Rank-0 tensors are one element ([1]).
@@ -585,6 +587,10 @@ class _Built:
         self._after: collections.OrderedDict[object, _Built] = collections.OrderedDict()
         self.results = self.bool_outputs = self.out_shapes = None
 
+    def subgraph(self, graph, formal: list, outer: dict, ranks: dict) -> _Scope:
+        """A subgraph of control flow this build runs, as a graph of its own (control.py)."""
+        return _Scope(self, graph, formal, outer, ranks)
+
     @property
     def runs_control(self) -> bool:
         """The build splits at control flow run at run time (here or in a part after)."""
@@ -634,7 +640,9 @@ class _Built:
             if isinstance(self.split.pending, _Control):
                 n = len(self.control_live)
                 env = {**self.control_host, **dict(zip(self.control_live, made[:n]))}
-                outputs = control.run(self, self.split.proto, env, tally)
+                # (what was fed from the host as it was: a Loop's M and cond, an If's condition, read with no readback)
+                fed = {k: given[k] for k in self.control_live if isinstance(given.get(k), np.ndarray)}
+                outputs = control.run(self, self.split.proto, env, tally, fed)
                 after = self.after(control.key(outputs), outputs)
                 inner = dict(zip(self.live, made[n:]))
                 inner.update({name: v for name, v in zip(self.split.proto.output, outputs)
@@ -643,7 +651,7 @@ class _Built:
                 count = int(made[0].numpy().reshape(-1)[0])
                 after = self.after(count)
                 inner = dict(zip(self.carried_names + self.live, made[1:]))
-            if after.compiled is None:
+            if not after._runs:
                 return after, []
             return after._computed({**after.random_states(), **inner}, readback, tally)
         finally:
@@ -729,9 +737,8 @@ class _Scope(_Builds):
 
     def __init__(self, parent: _Built, graph, formal: list[tuple[str, np.dtype, int | None]], outer: dict,
                  ranks: dict):
-        up = parent.session
-        self.device, self.opset, self.fuse = up.device, up.opset, up.fuse
-        self.build_cache_size, self.loop_iteration_limit = up.build_cache_size, up.loop_iteration_limit
+        up = self._up = parent.session
+        self.device, self.opset, self.fuse, self.build_cache_size = up.device, up.opset, up.fuse, up.build_cache_size
         self.random_states, self.random_lock = up.random_states, up.random_lock
         self.initializers = {n: np.asarray(v) for n, v in outer.items() if not isinstance(v, Tensor)}
         self.initializers.update({t.name: numpy_helper.to_array(t) for t in graph.initializer})
@@ -768,6 +775,11 @@ class _Scope(_Builds):
         self.value_inputs = [v.name for v in self._inputs if v.name in needed]
         self.producers = _producers(g) if self.value_inputs else {}
         self._compiled: collections.OrderedDict[tuple, _Built] = collections.OrderedDict()
+
+    @property
+    def loop_iteration_limit(self) -> int:
+        """The session's, as it is now."""
+        return self._up.loop_iteration_limit
 
 
 @dataclass(frozen=True)
