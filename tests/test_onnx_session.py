@@ -169,6 +169,21 @@ def test_empty_tensors_as_onnxruntime(case, device):
     assert session.dispatch_count == dispatches
 
 
+def test_a_rank_0_boolean_constant_is_a_broadcast_operand(device):
+    """And(a rank-0 comparison computed on the GPU, a rank-0 BOOL constant): the constant a
+    one-element UINT8 operand, as a numeric one is (a scripted loop's `break` exports this)."""
+    zero = helper.make_tensor("z", TensorProto.FLOAT, [], [0.0])
+    true = helper.make_tensor("c", TensorProto.BOOL, [], [True])
+    model = _model([helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                    helper.make_node("Constant", [], ["z"], value=zero), helper.make_node("Greater", ["s", "z"], ["g"]),
+                    helper.make_node("Constant", [], ["c"], value=true), helper.make_node("And", ["g", "c"], ["y"])],
+                   [_vi("x", [3])], [_vi("y", None, TensorProto.BOOL)])
+    session = gonnx.InferenceSession(model, device=device)
+    for x in (np.ones(3, np.float32), -np.ones(3, np.float32)):
+        (got,), (want,) = session.run(None, {"x": x}), oracle(model, {"x": x})
+        assert got.shape == want.shape == () and got == want
+
+
 def test_empty_tensor_into_a_non_empty_result_of_gpu_data_is_refused_with_the_node(device):
     """A Gemm over an empty inner dimension whose C is computed on the GPU: refused at that
     build, the node, the empty inputs and the output named."""

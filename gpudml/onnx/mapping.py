@@ -311,7 +311,8 @@ def _operand(ctx, b):
     if isinstance(b, Expression):
         return b
     b = np.asarray(b)
-    return b.astype(np.uint8) if b.dtype == np.bool_ else b.reshape(b.shape or (1,))
+    b = b.astype(np.uint8) if b.dtype == np.bool_ else b
+    return b.reshape(b.shape or (1,))  # (a BOOL one too)
 
 
 def _variadic(name: str, ints: str | None = None):
