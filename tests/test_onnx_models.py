@@ -29,6 +29,7 @@ import numpy as np
 import onnx
 import pytest
 
+import gpudml as dml
 import gpudml.onnx as gonnx
 from gpudml import UnsupportedError
 from gpudml.onnx.session import TOLERANCE
@@ -150,6 +151,19 @@ def test_greedy_decoder_loop_matches_onnxruntime(name, device):
     if name == "greedy_decoder_eos":  # the end token did end the loop early
         feeds = _decoder_feeds(*DECODER_RUNS[1])
         assert not np.array_equal(oracle(model, feeds)[1], oracle(load("greedy_decoder"), feeds)[1])
+
+
+def test_control_flow_models_under_the_other_adapter_class(device):
+    """The If model and the Loop with an If in its body on a Device of the other adapter
+    class (its kernels' strategies, the same control flow): onnxruntime's outputs."""
+    other = dml.Device(adapter=device.adapter_name, adapter_class="gpu" if device.adapter_class == "cpu" else "cpu")
+    runs = {"scripted_if": [{"x": np.full((2, 8), v, np.float32)} for v in (3.0, -3.0)],
+            "greedy_decoder_eos": [_decoder_feeds(*run) for run in DECODER_RUNS[:2]]}
+    for name, feeds_list in runs.items():
+        model = load(name)
+        session = gonnx.InferenceSession(model, device=other)
+        for feeds in feeds_list:
+            assert_close(session.run(None, feeds), oracle(model, feeds), f"{name} ({other.adapter_class} class)")
 
 
 def assert_same_detections(got: list, want: list, names: list[str], name: str) -> None:
