@@ -153,10 +153,15 @@ def test_greedy_decoder_loop_matches_onnxruntime(name, device):
         assert not np.array_equal(oracle(model, feeds)[1], oracle(load("greedy_decoder"), feeds)[1])
 
 
+def other_class_device(device: dml.Device) -> dml.Device:
+    """A Device of the same adapter, of the other adapter class (the other kernel strategies)."""
+    return dml.Device(adapter=device.adapter_name, adapter_class="gpu" if device.adapter_class == "cpu" else "cpu")
+
+
 def test_control_flow_models_under_the_other_adapter_class(device):
     """The If model and the Loop with an If in its body on a Device of the other adapter
     class (its kernels' strategies, the same control flow): onnxruntime's outputs."""
-    other = dml.Device(adapter=device.adapter_name, adapter_class="gpu" if device.adapter_class == "cpu" else "cpu")
+    other = other_class_device(device)
     runs = {"scripted_if": [{"x": np.full((2, 8), v, np.float32)} for v in (3.0, -3.0)],
             "greedy_decoder_eos": [_decoder_feeds(*run) for run in DECODER_RUNS[:2]]}
     for name, feeds_list in runs.items():
@@ -186,14 +191,18 @@ def assert_same_detections(got: list, want: list, names: list[str], name: str) -
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("other_class", [False, True], ids=["class", "other_class"])
 @pytest.mark.parametrize("name", DETECTORS)
-def test_torchvision_detector_matches_onnxruntime(name, device):
+def test_torchvision_detector_matches_onnxruntime(name, other_class, device):
     """torchvision's detector with its transform (Resize of a 64x64 image to 320x320) and
     postprocess: the session splits at each data-dependent node (NonZero, TopK over a
     computed count, NonMaxSuppression in an If on a run-time condition) and builds the rest
-    per observed size; two images on one session."""
+    per observed size; two images on one session, on the device and on a Device of the
+    other adapter class."""
     model = load(name)
     names = [o.name for o in model.graph.output]
+    if other_class:
+        device = other_class_device(device)
     session = gonnx.InferenceSession(model, device=device)
     for seed in (0, 1):
         feeds = {"image": np.random.default_rng(seed).random((3, 64, 64), dtype=np.float32)}
