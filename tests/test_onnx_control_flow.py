@@ -158,6 +158,24 @@ def test_loop_reads_back_the_condition_only_where_the_body_computes_it(device, m
     assert reads.count("Tensor") == 4  # one per iteration: the sums 4, 12, 24, 40 (the last false)
 
 
+def test_loop_condition_output_a_constant_is_read_without_a_readback(device, monkeypatch):
+    """A body whose condition output is a constant false: one iteration (of M = 5), its
+    condition a host value."""
+    reads = []
+    original = control.host
+    monkeypatch.setattr(control, "host", lambda value: reads.append(type(value).__name__) or original(value))
+    body = helper.make_graph([helper.make_node("Constant", [], ["cond_out"], value=_init("no", np.array(False))),
+                              helper.make_node("Add", ["v_in", "x"], ["v_out"])],
+                             "body", [_vi("i", [], I64), _vi("cond_in", [], B), _vi("v_in", [2])],
+                             [_vi("cond_out", [], B), _vi("v_out", [2]), _vi("v_out", [2])])
+    nodes = [helper.make_node("Loop", ["M", "go", "x"], ["y", "ys"], name="once", body=body)]
+    model = _model(nodes, [_vi("x", [2])], [_vi("y", [2]), _vi("ys", None)],
+                   [_init("M", np.int64(5)), _init("go", np.array(True))])
+    session = gonnx.InferenceSession(model, device=device)
+    got = _check(session, model, {"x": np.array([1.0, 2.0], np.float32)})
+    assert got[1].shape == (1, 2) and "Tensor" not in reads
+
+
 def test_loop_trip_count_computed_on_the_gpu_is_read_back_once(device, monkeypatch):
     """M = the number of positive elements of x, computed on the GPU: one readback before the
     loop, none per iteration (no condition input)."""

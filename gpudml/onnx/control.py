@@ -114,12 +114,12 @@ def _scope(built, proto, attr: str, formal: list, outer: dict):
 
 
 def rank(built, name: str, value) -> int:
-    """The ONNX rank of value `name` of `built`'s graph: a host array's; a Tensor's as ONNX
-    gives it (rank 0 held as one element), else the Tensor's."""
+    """The ONNX rank of value `name` of `built`'s graph: a host array's; a Tensor's, but 0
+    where ONNX gives the value rank 0 (held as one element)."""
     if not isinstance(value, Tensor):
         return np.ndim(value)
     r = built.session.onnx_rank(name)
-    return r if r is not None and (r > 0 or value.size == 1) else len(value.shape)
+    return 0 if r == 0 and value.size == 1 else len(value.shape)
 
 
 def run_scope(scope, feeds: dict, tally: list) -> tuple[list, list]:
@@ -163,23 +163,17 @@ def _if(built, proto, inputs: list, outer: dict, tally: list) -> list:
 
 
 def _passes_condition(body) -> bool:
-    """The body's condition output is its condition input (directly or through Identity) or
-    a constant: the Loop's condition then needs no readback per iteration."""
+    """The body's condition output is its condition input (directly or through Identity):
+    the Loop's condition then stays as it is, with no readback per iteration. (A condition
+    the body folds, a constant, is a host value: read with no readback either.)"""
     producers = {o: n for n in body.node for o in n.output}
     name = body.output[0].name
-    while True:
-        if name == body.input[1].name:
-            return True
-        if name in {t.name for t in body.initializer}:
-            return True
+    while name != body.input[1].name:
         node = producers.get(name)
-        if node is None:
-            return False
-        if node.op_type == "Constant":
-            return True
-        if node.op_type != "Identity":
+        if node is None or node.op_type != "Identity":
             return False
         name = node.input[0]
+    return True
 
 
 def _formal_types(graph, values: list, ranks: list) -> list:
@@ -227,8 +221,8 @@ def _loop(built, proto, inputs: list, outer: dict, tally: list) -> list:
                 true = built.session.device.tensor(np.ones(1, np.uint8))
             values[1] = true
         outs, out_shapes = run_scope(scope, {**dict(zip(names, values)), **device_outer}, tally)
-        if read_cond:
-            cond = bool(host(outs[0]).reshape(-1)[0])  # (one readback per iteration)
+        if read_cond:  # (one readback per iteration, where the body computes it on the device)
+            cond = bool(host(outs[0]).reshape(-1)[0])
         carried = outs[1:1 + n]
         ranks = [len(s) for s in out_shapes[1:1 + n]]
         for k, (part, sizes) in enumerate(zip(outs[1 + n:], out_shapes[1 + n:])):
