@@ -147,6 +147,11 @@ def _empty_cases():
          helper.make_node("Mul", ["a", "a"], ["m"])],
         [_vi("a", [2, 5]), _vi("i", ["n"], i64), _vi("c", [1], i64)], [_vi("y", None), _vi("m", None)]),\
         {"a": a, "i": none, "c": np.array([1], np.int64)}, 1
+    yield "flatten of no element", _model(  # (RetinaNet's empty pyramid level)
+        [helper.make_node("Flatten", ["e"], ["f"], axis=1), helper.make_node("Flatten", ["e"], ["g"], axis=0),
+         helper.make_node("Concat", ["f", "a"], ["y"], axis=0), helper.make_node("Mul", ["a", "a"], ["m"])],
+        [_vi("e", ["n", 5]), _vi("a", [2, 5])], [_vi("y", None), _vi("g", None), _vi("m", None)]),\
+        {"e": n, "a": a}, 1
     yield "scatter of no update is its data", _model(
         [helper.make_node("ScatterElements", ["a", "i", "u"], ["s"], axis=0), helper.make_node("Relu", ["s"], ["y"]),
          helper.make_node("ScatterND", ["a", "j", "v"], ["t"]), helper.make_node("Neg", ["t"], ["z"])],

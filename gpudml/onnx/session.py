@@ -1128,15 +1128,29 @@ def _constant_attr(proto) -> np.ndarray:
     raise NotMapped(f"Constant's {attr.name}: not a numeric tensor")
 
 
+def _fold_empty(proto, inputs: list) -> list | None:
+    """What onnx's reference evaluator (1.23.2) gets wrong of an empty tensor, folded by
+    numpy: a Gather of no index (it answers shape (0,) whatever the data's rank), a Flatten
+    of no element (its reshape to (n, -1) is ambiguous there); None for any other node."""
+    axis = next((a.i for a in proto.attribute if a.name == "axis"), None)
+    if proto.op_type == "Gather" and np.size(inputs[1]) == 0:
+        return [np.take(np.asarray(inputs[0]), np.asarray(inputs[1], np.int64), axis=axis or 0)]
+    if proto.op_type == "Flatten" and np.size(inputs[0]) == 0:
+        x = np.asarray(inputs[0])
+        cut = (1 if axis is None else axis) % (x.ndim + 1)
+        return [x.reshape(int(np.prod(x.shape[:cut])), int(np.prod(x.shape[cut:])))]
+    return None
+
+
 def _fold(proto, inputs: list, opset: int, outer: dict | None = None) -> list:
     """A node whose inputs are all known, evaluated on the host (onnx's reference evaluator);
     `outer`: the values of the enclosing graph its subgraphs read (Loop, Scan), by name."""
     from onnx.reference import ReferenceEvaluator
 
     outer = outer or {}
-    if proto.op_type == "Gather" and np.size(inputs[1]) == 0:  # onnx's reference evaluator answers shape (0,),
-        axis = next((a.i for a in proto.attribute if a.name == "axis"), 0)  # whatever the data's rank (1.23.2)
-        return [np.take(np.asarray(inputs[0]), np.asarray(inputs[1], np.int64), axis=axis)]
+    empty = _fold_empty(proto, inputs)
+    if empty is not None:
+        return empty
     if proto.op_type == "Loop" and (len(inputs) < 2 or inputs[1] is None):  # an omitted cond is true (the
         inputs = [inputs[0], np.array(True), *inputs[2:]]                    # reference evaluator's: false)
     prefix = "_"  # the outer names stay theirs (the subgraphs read them so): the node's own differ
