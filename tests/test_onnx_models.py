@@ -136,7 +136,8 @@ def test_greedy_decoder_loop_matches_onnxruntime(name, device):
     summed logits and the token carried (ArgMax fed back through Gather); _eos ends when every
     row's token is the end token (the body computes the condition, an If in it);
     _tokens collects every step's tokens (SequenceInsert, ConcatFromSequence). Consecutive
-    runs of one session, trip counts 5, 5 (ending after 1 in _eos), 1 and 5 again."""
+    runs of one session, trip counts 5, 5 (ending after 1 in _eos), 1 and 5 again, then two
+    calls of 3 steps each from the state the call before returned."""
     model = load(name)
     try:
         session = gonnx.InferenceSession(model, device=device)
@@ -147,7 +148,12 @@ def test_greedy_decoder_loop_matches_onnxruntime(name, device):
         return
     for seed, steps in DECODER_RUNS:
         feeds = _decoder_feeds(seed, steps)
-        assert_close(session.run(None, feeds), oracle(model, feeds), f"{name} {seed} {steps}")
+        got = session.run(None, feeds)
+        assert_close(got, oracle(model, feeds), f"{name} {seed} {steps}")
+    for call in range(2):  # streaming: the last state fed back (gpudml's, to both)
+        feeds = {"h": got[0], "steps": np.array(3, np.int64)}
+        got = session.run(None, feeds)
+        assert_close(got, oracle(model, feeds), f"{name} state fed back, call {call}")
     if name == "greedy_decoder_eos":  # the end token did end the loop early
         feeds = _decoder_feeds(*DECODER_RUNS[1])
         assert not np.array_equal(oracle(model, feeds)[1], oracle(load("greedy_decoder"), feeds)[1])
