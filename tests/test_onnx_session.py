@@ -142,6 +142,23 @@ def _empty_cases():
         [_vi("a", [2, 5]), _vi("s", [1], i64), _vi("t", [1], i64), _vi("p", [3], i64)],
         [_vi("y", None), _vi("c", None), _vi("u", None), _vi("v", None), _vi("x", None)]),\
         {"a": a, "s": np.array([1], np.int64), "t": np.array([1], np.int64), "p": np.array([2, 0, 3], np.int64)}, 3
+    none = np.zeros((0,), np.int64)
+    yield "gather of no index keeps the data's other axes", _model(  # (Faster R-CNN's empty pyramid level)
+        [helper.make_node("Gather", ["a", "i"], ["g"], axis=0), helper.make_node("Gather", ["g", "c"], ["y"], axis=1),
+         helper.make_node("Mul", ["a", "a"], ["m"])],
+        [_vi("a", [2, 5]), _vi("i", ["n"], i64), _vi("c", [1], i64)], [_vi("y", None), _vi("m", None)]),\
+        {"a": a, "i": none, "c": np.array([1], np.int64)}, 1
+    yield "flatten of no element", _model(  # (RetinaNet's empty pyramid level)
+        [helper.make_node("Flatten", ["e"], ["f"], axis=1), helper.make_node("Flatten", ["e"], ["g"], axis=0),
+         helper.make_node("Concat", ["f", "a"], ["y"], axis=0), helper.make_node("Mul", ["a", "a"], ["m"])],
+        [_vi("e", ["n", 5]), _vi("a", [2, 5])], [_vi("y", None), _vi("g", None), _vi("m", None)]),\
+        {"e": n, "a": a}, 1
+    yield "scatter of no update is its data", _model(
+        [helper.make_node("ScatterElements", ["a", "i", "u"], ["s"], axis=0), helper.make_node("Relu", ["s"], ["y"]),
+         helper.make_node("ScatterND", ["a", "j", "v"], ["t"]), helper.make_node("Neg", ["t"], ["z"])],
+        [_vi("a", [2, 5]), _vi("i", ["n", 5], i64), _vi("u", ["n", 5]), _vi("j", ["n", 1], i64), _vi("v", ["n", 5])],
+        [_vi("y", None), _vi("z", None)]),\
+        {"a": a, "i": none.reshape(0, 5), "u": n, "j": none.reshape(0, 1), "v": n}, 2
 
 
 @pytest.mark.parametrize("case", list(_empty_cases()), ids=lambda c: c[0])
@@ -156,6 +173,21 @@ def test_empty_tensors_as_onnxruntime(case, device):
         assert g.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
     assert session.dispatch_count == dispatches
+
+
+def test_a_rank_0_boolean_constant_is_a_broadcast_operand(device):
+    """And(a rank-0 comparison computed on the GPU, a rank-0 BOOL constant): the constant a
+    one-element UINT8 operand, as a numeric one is (a scripted loop's `break` exports this)."""
+    zero = helper.make_tensor("z", TensorProto.FLOAT, [], [0.0])
+    true = helper.make_tensor("c", TensorProto.BOOL, [], [True])
+    model = _model([helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                    helper.make_node("Constant", [], ["z"], value=zero), helper.make_node("Greater", ["s", "z"], ["g"]),
+                    helper.make_node("Constant", [], ["c"], value=true), helper.make_node("And", ["g", "c"], ["y"])],
+                   [_vi("x", [3])], [_vi("y", None, TensorProto.BOOL)])
+    session = gonnx.InferenceSession(model, device=device)
+    for x in (np.ones(3, np.float32), -np.ones(3, np.float32)):
+        (got,), (want,) = session.run(None, {"x": x}), oracle(model, {"x": x})
+        assert got.shape == want.shape == () and got == want
 
 
 def test_empty_tensor_into_a_non_empty_result_of_gpu_data_is_refused_with_the_node(device):

@@ -207,6 +207,29 @@ def test_onnx_roialign_through_a_session(device):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("opset", [10, 16])
+def test_onnx_output_half_pixel_regions_are_at_least_a_pixel(device, opset):
+    """output_half_pixel (opset 10's only mode) as ONNX's reference and onnxruntime compute
+    it: a region under one input pixel on a side (after spatial_scale) is taken one pixel
+    wide or high (its end raised), which ROI_ALIGN1 alone does not do: Faster R-CNN's thin
+    proposals at an image's edge. Against onnxruntime: ONNX's reference evaluator (1.23.2)
+    computes opset 10's RoiAlign as half_pixel."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    attrs = {} if opset == 10 else {"coordinate_transformation_mode": "output_half_pixel"}
+    node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], output_height=3, output_width=2, sampling_ratio=2,
+                            spatial_scale=0.5, **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None),
+                                            helper.make_tensor_value_info("r", TensorProto.FLOAT, None),
+                                            helper.make_tensor_value_info("b", TensorProto.INT64, None)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    rois = np.array([[2, 2, 2.4, 2.6], [0, 0, 14, 0.5], [3, 1, 3, 12], [4, 6, 20, 16]], np.float32)
+    feeds = {"x": X, "r": rois, "b": np.array([0, 1, 1, 0], np.int64)}
+    (got,) = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_allclose(got, want[0], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("op", ["roi_align", "roi_pooling"])
 def test_an_elementwise_chain_runs_in_the_store(device, op):
     """A graph's sigmoid of the region operator's value plus a per-channel bias (a read

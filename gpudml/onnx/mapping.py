@@ -314,7 +314,8 @@ def _operand(ctx, b):
     if isinstance(b, Expression):
         return b
     b = np.asarray(b)
-    return b.astype(np.uint8) if b.dtype == np.bool_ else b.reshape(b.shape or (1,))
+    b = b.astype(np.uint8) if b.dtype == np.bool_ else b
+    return b.reshape(b.shape or (1,))  # (a BOOL one too)
 
 
 def _variadic(name: str, ints: str | None = None):
@@ -1791,7 +1792,15 @@ def _roi_align(ctx, n):
     output sampling_ratio (0: Minimum 1, Maximum UINT32_MAX, i.e. ceil(region / output)),
     `mode` avg or max as AVERAGE or MAX, LINEAR interpolation, InputPixelOffset 0.5 for
     half_pixel (opset 16's default) and 0 for output_half_pixel (opset 10's only), and
-    OutputPixelOffset -0.5; batch_indices (INT64) read as UINT64."""
+    OutputPixelOffset -0.5; batch_indices (INT64) read as UINT64.
+
+    output_half_pixel takes a region at least one input pixel wide and high, as ONNX's
+    reference and onnxruntime's CPU kernel do (max(x2 * s - x1 * s, 1): "malformed ROIs"
+    forced to 1x1, the legacy mode's rule); ROI_ALIGN1's page has no such floor and the
+    provider passes the regions as they are, which differs from onnxruntime wherever a
+    region is under a pixel (torchvision's Faster R-CNN proposals, thin boxes at an image
+    edge): the regions' ends are raised to x1 + 1/s, y1 + 1/s first (element-wise, before the
+    ROI_ALIGN1)."""
     mode = n.attr("mode", "avg")
     if mode not in ("avg", "max"):
         raise NotMapped(f"mode {mode!r}: DirectML's ROI_ALIGN1 reduces by AVERAGE or MAX")
@@ -1803,7 +1812,13 @@ def _roi_align(ctx, n):
         raise InvalidArgumentError(f"RoiAlign: sampling_ratio = {ratio} must be 0 or positive")
     x, rois = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
     indices = as_unsigned(ctx, as_expr(ctx, n.inputs[2]))
-    return [ctx.fn("roi_align")(x, rois, indices, float(n.attr("spatial_scale", 1.0)),
+    scale = float(n.attr("spatial_scale", 1.0))
+    if transform == "output_half_pixel":  # (x1, y1, max(x2, x1 + 1/s), max(y2, y1 + 1/s))
+        count = rois.shape[0]
+        start, end = ctx.fn("slice")(rois, [0, 0], [count, 2]), ctx.fn("slice")(rois, [0, 2], [count, 2])
+        end = ctx.fn("max")(end, ctx.fn("identity")(start, scale_bias=(1.0, 1.0 / scale)))
+        rois = ctx.fn("join")([start, end], 1)
+    return [ctx.fn("roi_align")(x, rois, indices, scale,
                                 (int(n.attr("output_height", 1)), int(n.attr("output_width", 1))),
                                 reduction_function="max" if mode == "max" else "average",
                                 interpolation_mode="linear",
@@ -2029,8 +2044,9 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
             _multinomial, ("random_generator", "bit_and", "cast", "identity", "softmax", "cumulative_sum", "slice",
                            "multiply", "logical_less_than", "reduce", "min")),
     # regions (issue #44)
-    Mapping("RoiAlign", "ROI_ALIGN1 (pixel offsets per coordinate_transformation_mode; batch_indices as UINT64)",
-            _roi_align, ("roi_align", "cast")),
+    Mapping("RoiAlign", "ROI_ALIGN1 (pixel offsets per coordinate_transformation_mode; batch_indices as UINT64; "
+                        "output_half_pixel's regions at least a pixel: SLICE, ELEMENT_WISE_IDENTITY, ELEMENT_WISE_MAX, "
+                        "JOIN)", _roi_align, ("roi_align", "cast", "slice", "identity", "max", "join")),
     Mapping("MaxRoiPool", "ROI_POOLING (rois as {1, 1, NumROIs, 5})", _max_roi_pool, ("roi_pooling",)),
     Mapping("MaxUnpool", "MAX_UNPOOLING (I as UINT64; other than 2 spatial axes as 4-D); a larger output_shape: "
             "PADDING", _max_unpool, ("max_unpooling", "cast", "pad")),

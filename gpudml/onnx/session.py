@@ -573,9 +573,10 @@ class _Built:
     def _with_empty(self, proto, inputs: list, outer: dict) -> list:
         """A node that reads an empty tensor (a host value) beside data computed on the GPU,
         as DirectML's execution provider handles empties (DirectML sizes are at least 1): a
-        Concat leaves the empty parts out; any other node whose outputs are all empty yields
-        them with no dispatch (their shapes as ONNX's reference computes them from the
-        inputs' shapes: the GPU's data is never read); a non-empty output computed from GPU
+        Concat leaves the empty parts out; a scatter of no update is its data; any other node
+        whose outputs are all empty yields them with no dispatch (their shapes as ONNX's
+        reference computes them from the inputs' shapes, Gather's by numpy where the reference
+        errs: the GPU's data is never read); a non-empty output computed from GPU
         data and an empty tensor is refused with the node named."""
         s = self.session
         if proto.op_type == "Concat":
@@ -587,6 +588,8 @@ class _Built:
             del node.input[:]
             node.input.extend(proto.input[k] for k in kept)
             return self._node(node, {**{n: inputs[k] for k, n in zip(kept, node.input)}, "": None}, "")
+        if proto.op_type in ("Scatter", "ScatterElements", "ScatterND") and not _empty(inputs[0]):
+            return [inputs[0]]  # no index, no update (ONNX gives both the same shape): the data
         stand_ins = [np.zeros(v.shape, s.onnx_dtype(name)) if isinstance(v, Expression) else v
                      for name, v in zip(proto.input, inputs)]
         results = _fold(proto, stand_ins, s.opset, outer)
@@ -1258,12 +1261,29 @@ def _constant_attr(proto) -> np.ndarray:
     raise NotMapped(f"Constant's {attr.name}: not a numeric tensor")
 
 
+def _fold_empty(proto, inputs: list) -> list | None:
+    """What onnx's reference evaluator (1.23.2) gets wrong of an empty tensor, folded by
+    numpy: a Gather of no index (it answers shape (0,) whatever the data's rank), a Flatten
+    of no element (its reshape to (n, -1) is ambiguous there); None for any other node."""
+    axis = next((a.i for a in proto.attribute if a.name == "axis"), None)
+    if proto.op_type == "Gather" and np.size(inputs[1]) == 0:
+        return [np.take(np.asarray(inputs[0]), np.asarray(inputs[1], np.int64), axis=axis or 0)]
+    if proto.op_type == "Flatten" and np.size(inputs[0]) == 0:
+        x = np.asarray(inputs[0])
+        cut = (1 if axis is None else axis) % (x.ndim + 1)
+        return [x.reshape(int(np.prod(x.shape[:cut])), int(np.prod(x.shape[cut:])))]
+    return None
+
+
 def _fold(proto, inputs: list, opset: int, outer: dict | None = None) -> list:
     """A node whose inputs are all known, evaluated on the host (onnx's reference evaluator);
     `outer`: the values of the enclosing graph its subgraphs read (Loop, Scan), by name."""
     from onnx.reference import ReferenceEvaluator
 
     outer = outer or {}
+    empty = _fold_empty(proto, inputs)
+    if empty is not None:
+        return empty
     if proto.op_type == "Loop" and (len(inputs) < 2 or inputs[1] is None):  # an omitted cond is true (the
         inputs = [inputs[0], np.array(True), *inputs[2:]]                    # reference evaluator's: false)
     prefix = "_"  # the outer names stay theirs (the subgraphs read them so): the node's own differ
