@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, W63, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -869,7 +869,53 @@ WORKLOADS = [
              _roi_align_onnx),
     Workload("W51", "non_max_suppression 5000 boxes, 1 class (gpudml's extension)",
              lambda d, r, q: _nms_case(q, r, d), _nms_onnx),
+    # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
+    Workload("W63", "LLaMA-shaped decoder, 1 token after 31 cached (session + IO binding)",
+             lambda d, r, q: _decode_step_case(q, r, d)),
 ]
+
+
+#: W63: the small LLaMA-shaped decoder of tests/data/models/llama_past.onnx (transformers'
+#: LlamaForCausalLM from a random config: 2 layers, hidden 32, 4 query and 2 key/value heads,
+#: vocab 96; scripts/export_transformers.py), one token after 31 cached positions:
+#: the session's run with IO binding, the key/value cache bound as device Tensors, against
+#: onnxruntime's CPU provider on the same feeds (its column: the same token's latency).
+_DECODER_FILE = "tests/data/models/llama_past.onnx"
+
+
+def _decode_step_case(quick, rng, device) -> Case:
+    from pathlib import Path
+
+    from ..onnx import InferenceSession
+    from ..onnx.session import TOLERANCE
+
+    path = Path(__file__).resolve().parents[2] / _DECODER_FILE
+    if not path.exists():  # an installed package: the model lives in the repository's tests
+        raise AttributeError(f"{_DECODER_FILE} is in gpudml's repository, not in its package")
+    model = path.read_bytes()
+    past = 31
+    feeds = {"input_ids": rng.integers(0, 96, (1, 1)), "position_ids": np.array([[past]], np.int64),
+             "attention_mask": np.ones((1, past + 1), np.int64)}
+    cache = {f"past_key_values.{i}.{kind}": rng.standard_normal((1, 2, past, 8)).astype(np.float32)
+             for i in range(2) for kind in ("key", "value")}
+    session = InferenceSession(model, device=device)
+    binding = session.io_binding()
+    for name, value in feeds.items():
+        binding.bind_cpu_input(name, value)
+    for name, value in cache.items():
+        binding.bind_input(name, value)  # uploaded once: the cache stays on the device
+    binding.bind_output("logits")
+
+    def step():
+        session.run_with_iobinding(binding)
+        return binding.get_outputs()[0]
+
+    ort_feeds = {**feeds, **cache}
+    expected = _ort_session(model).run(["logits"], ort_feeds)[0]  # [1, 1, 96]
+    step()
+    return Case(step, None, None, expected, 4 * (sum(v.size for v in cache.values()) + 96),
+                ort=(model, ort_feeds), ort_expected=expected,
+                compare=_within(TOLERANCE * float(np.abs(expected).max())), dispatches=session.dispatch_count)
 
 
 def measure_anchors(device, reps: int, quick: bool) -> dict:

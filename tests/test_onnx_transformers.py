@@ -1,0 +1,205 @@
+"""Transformers as Hugging Face builds them and as onnxruntime's transformer optimizer rewrites
+them, through gpudml.onnx.InferenceSession, against onnxruntime's CPU provider.
+
+tests/data/models/ holds, made by scripts/export_transformers.py from small random configs
+(2 layers, hidden 32, 4 heads, vocab 96; nothing downloads):
+
+- gpt2_past, llama_past: GPT-2- and LLaMA-shaped decoders (LLaMA: 2 key/value heads, RMSNorm,
+  rotary embedding, SwiGLU) exported with past key values (inputs past_key_values.{i}.{key,
+  value}, outputs present.{i}.{key,value}); bert: a BERT-shaped encoder;
+- NAME_opt: each rewritten by onnxruntime.transformers.optimizer (model type gpt2 for the
+  decoders, bert for the encoder), which writes com.microsoft operators.
+
+The files: gpt2_past.onnx, llama_past.onnx, bert.onnx, gpt2_past_opt.onnx, llama_past_opt.onnx,
+bert_opt.onnx. Every output matches onnxruntime within gpudml.onnx.session.TOLERANCE of the largest reference
+magnitude. Greedy decoding of 32 tokens through the session's IO binding, the key/value cache
+fed from one step to the next as device Tensors, gives onnxruntime's 32 tokens, under both
+adapter classes; the cache makes no trip through the host (the runtime's transfers counted).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import gpudml as dml
+import gpudml.onnx as gonnx
+from gpudml.errors import InvalidArgumentError, UnsupportedError
+from gpudml.onnx.session import TOLERANCE
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_onnx_session import oracle  # noqa: E402
+
+ort = pytest.importorskip("onnxruntime")
+
+MODELS = Path(__file__).parent / "data" / "models"
+DECODERS = {"gpt2_past": 4, "llama_past": 2}  # name -> key/value heads (head size 8, 2 layers)
+VOCAB = 96
+PAST = [f"past_key_values.{i}.{kind}" for i in range(2) for kind in ("key", "value")]
+PRESENT = [name.replace("past_key_values", "present") for name in PAST]
+PROMPT = np.array([[5, 17, 42, 7]], np.int64)
+STEPS = 32
+
+#: The optimized models' operators that gpudml does not run yet (issue 46: the com.microsoft
+#: operators come from branch w7-mvn, Attention from w7-attn): each such model's session is
+#: refused at construction naming them; an empty set: it matches onnxruntime.
+MISSING = {
+    "gpt2_past_opt": {"SkipLayerNormalization", "FastGelu"},
+    "llama_past_opt": {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"},
+    "bert_opt": {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"},
+}
+
+
+def load(name: str) -> onnx.ModelProto:
+    return onnx.load(str(MODELS / f"{name}.onnx"))
+
+
+def decoder_feeds(name: str, ids: np.ndarray, past: int, cache=None) -> dict[str, np.ndarray]:
+    """The decoder's inputs for token ids `ids` [1, S] after `past` cached positions (cache:
+    the past key/value arrays; None: random ones)."""
+    feeds = {"input_ids": ids, "position_ids": np.arange(past, past + ids.shape[1], dtype=np.int64)[None],
+             "attention_mask": np.ones((1, past + ids.shape[1]), np.int64)}
+    if cache is None:
+        rng = np.random.default_rng(1)
+        cache = [rng.standard_normal((1, DECODERS[name], past, 8)).astype(np.float32) for _ in PAST]
+    return {**feeds, **dict(zip(PAST, cache))}
+
+
+def encoder_feeds() -> dict[str, np.ndarray]:
+    """Two sequences of 7 tokens, the second padded after 5 (attention_mask 0)."""
+    ids = np.random.default_rng(0).integers(0, VOCAB, (2, 7))
+    mask = np.array([[1] * 7, [1] * 5 + [0] * 2], np.int64)
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros((2, 7), np.int64)}
+
+
+def feeds_for(name: str) -> dict[str, np.ndarray]:
+    base = name.removesuffix("_opt")
+    if base == "bert":
+        return encoder_feeds()
+    return decoder_feeds(base, np.array([[3, 1, 4]], np.int64), past=5)
+
+
+def test_files_are_small_and_fused_where_the_optimizer_fuses():
+    for name in (*DECODERS, "bert"):
+        for file in (name, f"{name}_opt"):
+            assert (MODELS / f"{file}.onnx").stat().st_size < 400_000, file
+        fused = {n.op_type for n in load(f"{name}_opt").graph.node}
+        assert MISSING[f"{name}_opt"] <= fused
+
+
+@pytest.mark.parametrize("name", [*DECODERS, "bert"])
+def test_exported_model_matches_onnxruntime(name, device):
+    model, feeds = load(name), feeds_for(name)
+    want = oracle(model, feeds)
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max(), err_msg=name)
+
+
+@pytest.mark.parametrize("name", MISSING)
+def test_optimized_model(name, device):
+    """Refused at construction naming each com.microsoft operator not mapped yet; once they
+    all are (MISSING empty), the outputs match onnxruntime's."""
+    model, feeds = load(name), feeds_for(name)
+    if MISSING[name]:
+        with pytest.raises((UnsupportedError, InvalidArgumentError)) as caught:
+            gonnx.InferenceSession(model, device=device)
+        # the nodes named: "NAME (OpType, opset 17): ..." (UnsupportedError's list), or onnx.checker's
+        # "node 'NAME' (OpType, output ...)" for SimplifiedLayerNormalization, which onnxruntime's
+        # optimizer writes in the ONNX domain (onnxruntime registers it there; ONNX has no such op)
+        named = set(re.findall(r"\((\w+), (?:opset \d+\): domain 'com\.microsoft'|output)", str(caught.value)))
+        assert named and named <= MISSING[name], str(caught.value)
+        if isinstance(caught.value, UnsupportedError):
+            assert named == MISSING[name]
+        return
+    want = oracle(model, feeds)
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max(), err_msg=name)
+
+
+def reference_tokens(name: str, steps: int = STEPS) -> list[int]:
+    """Greedy decoding by onnxruntime's CPU provider from PROMPT."""
+    session = ort.InferenceSession(load(name).SerializeToString(), providers=["CPUExecutionProvider"])
+    empty = [np.zeros((1, DECODERS[name], 0, 8), np.float32) for _ in PAST]
+    feeds, tokens = decoder_feeds(name, PROMPT, 0, empty), []
+    for _ in range(steps):
+        logits, *cache = session.run(None, feeds)
+        tokens.append(int(logits[0, -1].argmax()))
+        feeds = decoder_feeds(name, np.array([[tokens[-1]]], np.int64), cache[0].shape[2], cache)
+    return tokens
+
+
+def greedy(session, name: str, steps: int = STEPS, on_step=None) -> list[int]:
+    """Greedy decoding through the session's IO binding (the documented loop of
+    docs/transformers.md): the prompt's step binds empty past arrays (bind_cpu_input), each
+    later step binds the last step's present Tensors as the past; token ids, positions and
+    mask are bound from the host, the logits read back."""
+    binding = session.io_binding()
+    for key, value in decoder_feeds(name, PROMPT, 0, [np.zeros((1, DECODERS[name], 0, 8), np.float32)] * 4).items():
+        binding.bind_cpu_input(key, value)
+    for output in ("logits", *PRESENT):
+        binding.bind_output(output)
+    tokens, past, ids = [], 0, PROMPT
+    for _ in range(steps):
+        session.run_with_iobinding(binding)
+        logits, *cache = binding.get_outputs()
+        tokens.append(int(logits.numpy().reshape(ids.shape[1], VOCAB)[-1].argmax()))
+        past, ids = past + ids.shape[1], np.array([[tokens[-1]]], np.int64)
+        for key in ("input_ids", "position_ids", "attention_mask"):
+            binding.bind_cpu_input(key, decoder_feeds(name, ids, past, cache)[key])
+        for key, tensor in zip(PAST, cache):
+            binding.bind_input(key, tensor)
+        if on_step is not None:
+            on_step(cache)
+    return tokens
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+def test_greedy_decoding_gives_onnxruntimes_tokens(adapter, adapter_class):
+    """32 tokens of the LLaMA-shaped decoder, the cache on the device, under both adapter
+    classes' strategies; each step's cache is the last step's present (no copy)."""
+    device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+    session = gonnx.InferenceSession(load("llama_past"), device=device)
+    want = reference_tokens("llama_past")
+    assert len(set(want)) > 8, "a decoding that does not repeat one token"
+    assert greedy(session, "llama_past") == want
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_the_cache_never_crosses_the_host(name, device, monkeypatch):
+    """One download per step, the logits' (VOCAB floats per token); no upload writes into a
+    buffer of the cache (each step's present Tensors are kept, so that no buffer of theirs is
+    recycled during the test). Uploads there are, besides the token ids, positions and mask:
+    each new past length builds the graph anew, with its constants."""
+    session = gonnx.InferenceSession(load(name), device=device)
+    want = reference_tokens(name, steps=6)
+    transfers = device._ctx.transfers
+    upload, download = transfers.upload, transfers.download
+    written, read = [], []
+
+    def watched_upload(buffer, data):
+        written.append(buffer)
+        return upload(buffer, data)
+
+    def watched_download(buffer, nbytes=None):
+        read.append((buffer, nbytes))
+        return download(buffer, nbytes)
+
+    monkeypatch.setattr(transfers, "upload", watched_upload)
+    monkeypatch.setattr(transfers, "download", watched_download)
+    caches = []
+    assert greedy(session, name, steps=6, on_step=caches.append) == want
+    cache_buffers = {id(t.buffer) for step in caches for t in step}
+    assert len(cache_buffers) == 4 * 6
+    assert not cache_buffers & {id(b) for b in written}
+    assert not cache_buffers & {id(b) for b, _ in read}
+    assert [n for _, n in read] == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
