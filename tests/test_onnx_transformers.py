@@ -92,7 +92,7 @@ def test_files_are_small_and_fused_where_the_optimizer_fuses():
         assert MISSING[f"{name}_opt"] <= fused
 
 
-@pytest.mark.parametrize("name", [*DECODERS, "bert"])
+@pytest.mark.parametrize("name", [*DECODERS, pytest.param("bert", marks=pytest.mark.slow)])  # bert: 18 s on gl, cold
 def test_exported_model_matches_onnxruntime(name, device):
     model, feeds = load(name), feeds_for(name)
     want = oracle(model, feeds)
@@ -203,3 +203,13 @@ def test_the_cache_never_crosses_the_host(name, device, monkeypatch):
     assert not cache_buffers & {id(b) for b in written}
     assert not cache_buffers & {id(b) for b, _ in read}
     assert [n for _, n in read] == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
+
+
+@pytest.mark.slow
+def test_the_documented_loop_decodes_onnxruntimes_tokens():
+    """docs/transformers.md's decoding loop, run as written (the default device)."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "transformers.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    namespace = {}
+    exec(compile(code.replace("tests/data/models/", f"{MODELS}/"), "docs/transformers.md", "exec"), namespace)
+    assert namespace["tokens"] == reference_tokens("llama_past")
