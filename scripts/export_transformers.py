@@ -25,9 +25,8 @@ onnxruntime; outside the repository):
 
     python scripts/export_transformers.py [--out tests/data/models]
 
-With torch 2.13.0 (CPU), transformers 5.24.0, onnx 1.23.2 and onnxruntime 1.22 (its
-optimizer; run from the package's environment with --optimize-only when the export
-environment lacks onnxruntime) it writes the committed files.
+With torch 2.13.0 (CPU), transformers 5.24.0, onnx 1.23.2, onnxruntime 1.32.0 and sympy (the
+optimizer's shape inference needs it) it rewrites the committed files byte for byte.
 """
 
 from __future__ import annotations
