@@ -20,12 +20,21 @@ onnxruntime.transformers.optimizer (model type gpt2 for the decoders, bert for t
 opt_level 0: the fusions only, no onnxruntime graph optimizations baked in), which replaces
 subgraphs with com.microsoft operators (SkipLayerNormalization, FastGelu, Attention, ...).
 
+And llama_genai.onnx: onnxruntime-genai's model builder (`onnxruntime_genai.models.builder
+-p fp32 -e cpu`) run on a LLaMA checkpoint saved to a temporary folder (LlamaForCausalLM, 2
+layers, hidden 64, 4 query and 2 key/value heads of 16: onnxruntime's CPU GroupQueryAttention
+needs head sizes that are multiples of 16; a word-level tokenizer of the 96 ids, which the
+builder copies), its external data folded into the one file: GroupQueryAttention with the
+rotary embedding inside (do_rotary), SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization;
+inputs input_ids, attention_mask, past_key_values.{i}.{key,value} [1, 2, P, 16] (P: the past,
+or a preallocated maximum length, the builder's past_present_share_buffer).
+
 Usage (a virtualenv with the "export" extra of pyproject.toml: torch, transformers, onnx,
 onnxruntime; outside the repository):
 
     python scripts/export_transformers.py [--out tests/data/models]
 
-With torch 2.13.0 (CPU), transformers 5.24.0, onnx 1.23.2, onnxruntime 1.32.0 and sympy (the
+With torch 2.13.0 (CPU), transformers 5.24.0, onnx 1.23.2, onnxruntime 1.32.0, onnxruntime-genai 0.18.0 and sympy (the
 optimizer's shape inference needs it) it rewrites the committed files byte for byte.
 """
 
@@ -66,6 +75,10 @@ def _config(name: str):
         return transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
                                         num_hidden_layers=LAYERS, num_attention_heads=4, num_key_value_heads=2,
                                         max_position_embeddings=128, attn_implementation="eager")
+    if name == "llama_genai":
+        return transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=96,
+                                        num_hidden_layers=LAYERS, num_attention_heads=4, num_key_value_heads=2,
+                                        max_position_embeddings=128)
     return transformers.BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=4,
                                    intermediate_size=64, max_position_embeddings=64, attn_implementation="eager")
 
@@ -151,14 +164,46 @@ def optimize(name: str, source: Path, target: Path) -> None:
     optimized.save_model_to_file(str(target))  # adds the com.microsoft opset import
 
 
+def genai(path: Path) -> None:
+    """llama_genai.onnx by onnxruntime-genai's model builder from a checkpoint saved here."""
+    import runpy
+    import tempfile
+
+    import onnx
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    transformers = _transformers()
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as folder:
+        checkpoint, built = Path(folder) / "checkpoint", Path(folder) / "built"
+        transformers.LlamaForCausalLM(_config("llama_genai")).eval().save_pretrained(checkpoint)
+        words = Tokenizer(models.WordLevel(vocab={f"t{i}": i for i in range(VOCAB)}, unk_token="t0"))
+        words.pre_tokenizer = pre_tokenizers.Whitespace()
+        transformers.PreTrainedTokenizerFast(tokenizer_object=words, unk_token="t0", bos_token="t1",
+                                             eos_token="t2").save_pretrained(checkpoint)
+        argv = sys.argv
+        sys.argv = ["builder", "-i", str(checkpoint), "-o", str(built), "-p", "fp32", "-e", "cpu",
+                    "-c", str(Path(folder) / "cache")]
+        try:
+            runpy.run_module("onnxruntime_genai.models.builder", run_name="__main__")
+        finally:
+            sys.argv = argv
+        onnx.save(onnx.load(str(built / "model.onnx")), str(path))  # the external data loaded, saved inline
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests/data/models")
     parser.add_argument("--export-only", action="store_true", help="write NAME.onnx only (no onnxruntime here)")
     parser.add_argument("--optimize-only", action="store_true", help="write NAME_opt.onnx from NAME.onnx")
-    parser.add_argument("names", nargs="*", default=list(MODELS))
+    parser.add_argument("names", nargs="*", default=[*MODELS, "llama_genai"])
     options = parser.parse_args()
     for name in options.names:
+        if name == "llama_genai":
+            if not options.optimize_only:
+                genai(options.out / f"{name}.onnx")
+            continue
         plain, fused = options.out / f"{name}.onnx", options.out / f"{name}_opt.onnx"
         if not options.optimize_only:
             export(name, plain)

@@ -53,7 +53,7 @@ def load(name: str) -> onnx.ModelProto:
 #: Model files of tests/data/models/ tested in another file (the file).
 ELSEWHERE = {"script_loop": "tests/test_onnx_control_flow.py",
              **{f"{name}{suffix}": "tests/test_onnx_transformers.py" for name in ("gpt2_past", "llama_past", "bert")
-                for suffix in ("", "_opt")}}
+                for suffix in ("", "_opt")}, "llama_genai": "tests/test_onnx_transformers.py"}
 
 
 def test_every_model_file_is_tested():

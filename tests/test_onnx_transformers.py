@@ -8,13 +8,18 @@ tests/data/models/ holds, made by scripts/export_transformers.py from small rand
   rotary embedding, SwiGLU) exported with past key values (inputs past_key_values.{i}.{key,
   value}, outputs present.{i}.{key,value}); bert: a BERT-shaped encoder;
 - NAME_opt: each rewritten by onnxruntime.transformers.optimizer (model type gpt2 for the
-  decoders, bert for the encoder), which writes com.microsoft operators.
+  decoders, bert for the encoder), which writes com.microsoft operators;
+- llama_genai: a LLaMA-shaped decoder (heads of 16, 2 key/value heads) written by
+  onnxruntime-genai's model builder: GroupQueryAttention (rotary inside), SkipSimplified- and
+  SimplifiedLayerNormalization, a past that may be a preallocated maximum length.
 
 The files: gpt2_past.onnx, llama_past.onnx, bert.onnx, gpt2_past_opt.onnx, llama_past_opt.onnx,
-bert_opt.onnx. Every output matches onnxruntime within gpudml.onnx.session.TOLERANCE of the largest reference
-magnitude. Greedy decoding of 32 tokens through the session's IO binding, the key/value cache
-fed from one step to the next as device Tensors, gives onnxruntime's 32 tokens, under both
-adapter classes; the cache makes no trip through the host (the runtime's transfers counted).
+bert_opt.onnx, llama_genai.onnx. Every output matches onnxruntime within
+gpudml.onnx.session.TOLERANCE of the largest reference magnitude. Greedy decoding of 32 tokens
+through the session's IO binding, the key/value cache fed from one step to the next as device
+Tensors, gives onnxruntime's 32 tokens, under both adapter classes; the cache makes no trip
+through the host (the runtime's transfers watched). The models with com.microsoft operators are
+refused at construction, naming them, until those are mapped (MISSING).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ MISSING = {
     "gpt2_past_opt": {"SkipLayerNormalization", "FastGelu"},
     "llama_past_opt": {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"},
     "bert_opt": {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"},
+    "llama_genai": {"GroupQueryAttention", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization"},
 }
 
 
@@ -77,10 +83,20 @@ def encoder_feeds() -> dict[str, np.ndarray]:
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros((2, 7), np.int64)}
 
 
+def genai_feeds(ids: np.ndarray, past: int, cache) -> dict[str, np.ndarray]:
+    """llama_genai's inputs: no position ids (GroupQueryAttention's rotary takes the positions
+    from the mask's lengths); the cache [1, 2, P or the maximum length, 16]."""
+    return {"input_ids": ids, "attention_mask": np.ones((1, past + ids.shape[1]), np.int64), **dict(zip(PAST, cache))}
+
+
 def feeds_for(name: str) -> dict[str, np.ndarray]:
     base = name.removesuffix("_opt")
     if base == "bert":
         return encoder_feeds()
+    if base == "llama_genai":
+        rng = np.random.default_rng(1)
+        return genai_feeds(np.array([[3, 1, 4]], np.int64), 5,
+                           [rng.standard_normal((1, 2, 5, 16)).astype(np.float32) for _ in PAST])
     return decoder_feeds(base, np.array([[3, 1, 4]], np.int64), past=5)
 
 
@@ -90,6 +106,8 @@ def test_files_are_small_and_fused_where_the_optimizer_fuses():
             assert (MODELS / f"{file}.onnx").stat().st_size < 400_000, file
         fused = {n.op_type for n in load(f"{name}_opt").graph.node}
         assert MISSING[f"{name}_opt"] <= fused
+    assert (MODELS / "llama_genai.onnx").stat().st_size < 400_000
+    assert MISSING["llama_genai"] <= {n.op_type for n in load("llama_genai").graph.node}
 
 
 @pytest.mark.parametrize("name", [*DECODERS, pytest.param("bert", marks=pytest.mark.slow)])  # bert: 18 s on gl, cold
