@@ -16,7 +16,7 @@ pytestmark = pytest.mark.any_class  # tables and a page: the same under either a
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "onnx.md"
 ANCHOR = {(domain, op) for domain, ops in dml_ep.DML_EP.items() for op in ops}
-MAPPED = {(dml_ep.ONNX, op) for op in mapping.BY_TYPE}
+MAPPED = {(dml_ep.ONNX, op) for op in mapping.BY_TYPE} | {(dml_ep.MS, op) for op in mapping.CONTRIB}
 FOLDED = {(dml_ep.ONNX, op) for op in mapping.FOLDED}
 CONTROL = {(dml_ep.ONNX, op) for op in dml_ep.CONTROL_FLOW}  # (run by the session, not by a mapping row)
 

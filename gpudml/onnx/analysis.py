@@ -284,6 +284,8 @@ class _Walk:
                 for k, what in mapping.CONSTANT_INPUTS.get(op, {}).items():
                     if k < len(ins) and ins[k] is not None and not self.need(node.input[k]):
                         reasons.append(runtime_input(what, k))
+        if not reasons and not standard:  # (a contrib op: built on the GPU, even from constants)
+            return [TENSOR] * count
         if not reasons:  # (a generator of host-computed values, ConstantOfShape's or Range's: a TENSOR)
             return [_worst(*present)] * count  # KNOWN for Dropout of constants: the input itself
         self.problems.append(Unsupported(node.name, op, self.opset, "; ".join(reasons), path))

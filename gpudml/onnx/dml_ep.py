@@ -103,12 +103,11 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 45: recurrence (the sequences and optionals are mapped: gpudml/onnx/sequences.py; If, Loop and Scan run as
     # the session's control flow: gpudml/onnx/control.py)
     **{(ONNX, op): 45 for op in ("LSTM", "GRU", "RNN")},
-    # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization it registers in ai.onnx)
-    (ONNX, "SimplifiedLayerNormalization"): 46,
-    **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "SkipLayerNormalization",
-                               "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization", "RotaryEmbedding",
-                               "FastGelu", "BiasGelu", "QuickGelu", "Gelu", "BiasAdd", "BiasSplitGelu", "GroupNorm",
-                               "FusedMatMul")},
+    # 46: transformers: onnxruntime's contrib ops (SimplifiedLayerNormalization, which it registers in ai.onnx, is
+    # mapped)
+    # (SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, FastGelu,
+    # BiasGelu, QuickGelu, Gelu, BiasAdd, BiasSplitGelu and FusedMatMul are mapped: gpudml/onnx/contrib.py)
+    **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "GroupNorm")},
     # 47: quantized operators
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                                  "DynamicQuantizeLinear")},
@@ -148,15 +147,17 @@ PARTLY: dict[tuple[str, str], str] = {}
 #: SplitToSequence, SequenceMap and Optional: onnxruntime's CPU provider runs them (the DirectML provider
 #: registers no kernel); gpudml splits with DML_SPLIT, records SequenceMap's body per item and keeps
 #: optionals as it keeps sequences (sequences.py).
+#: RMSNormalization and RotaryEmbedding (opset 23): newer than the anchor's kernel list; mapped as the provider
+#: maps SimplifiedLayerNormalization and com.microsoft's RotaryEmbedding (gpudml/onnx/contrib.py).
 BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "Optional",
-                           "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
-                           "SequenceMap", "SplitToSequence", "Swish")
+                           "RMSNormalization", "RandomNormal", "RandomNormalLike", "RandomUniform",
+                           "RandomUniformLike", "RotaryEmbedding", "SequenceMap", "SplitToSequence", "Swish")
 
 
 def kind(domain: str, op: str) -> str:
     """gpudml's status of an op of the anchor: "mapped", "folded", "control flow" (run by the
     session: analysis.CONTROL_FLOW), "not yet" or "not planned"."""
-    if domain == ONNX and op in mapping.BY_TYPE:
+    if mapping.row(op, domain) is not None:
         return "mapped"
     if domain == ONNX and op in CONTROL_FLOW:
         return "control flow"
@@ -173,7 +174,7 @@ def status(domain: str, op: str) -> str:
     """gpudml's status of an op of the anchor, as the table says it."""
     found = kind(domain, op)
     if found == "mapped":
-        return f"mapped (opsets {mapping.BY_TYPE[op].opsets})"
+        return f"mapped (opsets {mapping.row(op, domain).opsets})"
     if found == "folded":
         return "folded on the host"
     if found == "control flow":

@@ -38,6 +38,16 @@ from ..ops.elementwise import ScaleBias
 from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
 from . import sequences
+from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
+from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
+from .values import dtype_of as _dtype
+
+#: onnxruntime's contrib domain: its ops the DirectML execution provider runs are `CONTRIB`'s rows.
+MS = "com.microsoft"
+
+#: Ops onnxruntime registers in the ONNX domain that onnx has no schema for (its transformer optimizer
+#: writes them there): mapped as ONNX ops; the session's onnx.checker sees them in MS's domain.
+ORT_ONNX_DOMAIN = ("SimplifiedLayerNormalization",)
 
 #: The newest opset of the onnx release gpudml is tested with (1.22.0).
 NEWEST = onnx.defs.onnx_opset_version()
@@ -50,25 +60,25 @@ for _schema in onnx.defs.get_all_schemas_with_history():
         FIRST_VERSION[_schema.name] = min(FIRST_VERSION.get(_schema.name, 10**6), _schema.since_version)
 
 
-class NotMapped(Exception):
-    """A node gpudml cannot run as DirectML's execution provider would (the message says why)."""
-
-
 @dataclass(frozen=True)
 class Mapping:
     op_type: str
     directml: str  # the DirectML operator(s) the execution provider uses
     build: Callable  # (ctx, node) -> list of outputs (Expressions or numpy constants)
     needs: tuple[str, ...]  # gpudml functional forms it calls
+    domain: str = "ai.onnx"  # or MS: onnxruntime's contrib ops (`CONTRIB`)
 
     @property
     def since(self) -> int:
-        """The first opset covered: 7, or the op's first version in ONNX."""
-        return max(7, FIRST_VERSION[self.op_type])
+        """The first opset covered: 7, or the op's first version in ONNX; a contrib op's, 1 (the
+        only version of the com.microsoft domain the provider registers)."""
+        if self.domain == MS:
+            return 1
+        return max(7, FIRST_VERSION.get(self.op_type, 1))  # (ORT_ONNX_DOMAIN's: onnxruntime registers version 1)
 
     @property
     def opsets(self) -> str:
-        return f"{self.since}-{NEWEST}"
+        return "1" if self.domain == MS else f"{self.since}-{NEWEST}"
 
 
 class Node:
@@ -171,9 +181,9 @@ class Context:
                 sizes = shape(inputs[0])
                 outs = [np.array(sizes[attrs.get("start", 0):attrs.get("end")] if proto.op_type == "Shape"
                                  else int(np.prod(sizes)), np.int64)]
-            elif proto.op_type in BY_TYPE:
+            elif row(proto.op_type, proto.domain) is not None:
                 node = Node(proto, opset, inputs, [bool(name) for name in proto.output])
-                outs = BY_TYPE[proto.op_type].build(self, node)
+                outs = row(proto.op_type, proto.domain).build(self, node)
             else:
                 raise NotMapped(f"{label}: {proto.op_type}: {refusal(proto.op_type, proto.domain, opset)}")
             values.update(zip(proto.output, outs))
@@ -202,61 +212,6 @@ class Context:
 
 
 # ------------------------------------------------------------------------------ views
-def shape(x) -> list[int]:
-    return list(x.shape)
-
-
-def as_expr(ctx, x):
-    """x as an operand of a gpudml operator: an Expression (a numpy constant becomes a graph
-    constant) or, eagerly, a numpy array; BOOL as UINT8 (DirectML's), rank 0 as one element."""
-    if isinstance(x, Expression):
-        return x
-    x = np.asarray(x)
-    if x.dtype == np.bool_:
-        x = x.astype(np.uint8)
-    x = x.reshape(x.shape or (1,))
-    return x if ctx.graph is None else ctx.graph.constant(x)
-
-
-def materialize(ctx, x: Expression) -> Expression:
-    """x written as a packed tensor: DML_OPERATOR_ELEMENT_WISE_IDENTITY of its view."""
-    return ctx.fn("identity")(x)
-
-
-def reshape(ctx, x, sizes):
-    """x with other sizes of its element count: the same buffer (a view), as the provider's
-    Reshape; a strided x is written packed first."""
-    sizes = [int(s) for s in sizes]
-    if not isinstance(x, Expression):
-        return np.reshape(x, sizes)
-    if list(x.shape) == sizes and x.desc.is_packed:
-        return x
-    if x.desc.is_packed:
-        return ctx.graph.view(x, sizes or [1])
-    strides = view_strides(list(x.shape), list(x.desc.effective_strides), sizes or [1])
-    if strides is None:  # axes merged across a layout change: written packed first (the provider copies too)
-        return ctx.graph.view(materialize(ctx, x), sizes or [1])
-    return ctx.graph.view(x, sizes or [1], strides)
-
-
-def transpose(ctx, x, perm):
-    if not isinstance(x, Expression):
-        return np.transpose(x, perm)
-    strides = x.desc.effective_strides
-    return ctx.graph.view(x, [x.shape[p] for p in perm], [strides[p] for p in perm])
-
-
-def broadcast(ctx, x, sizes):
-    """x broadcast to `sizes` (numpy's rule): stride 0 on the broadcast axes."""
-    if not isinstance(x, Expression):
-        return np.broadcast_to(x, sizes)
-    pad = len(sizes) - rank(x)
-    own, base = [1] * pad + list(x.shape), [0] * pad + list(x.desc.effective_strides)
-    return ctx.graph.view(x, list(sizes), [0 if o == 1 and s != 1 else st for o, s, st in zip(own, sizes, base)])
-
-
-def rank(x) -> int:
-    return len(x.shape)
 
 
 # ------------------------------------------------------------------------------ data-dependent sizes
@@ -336,8 +291,6 @@ def _nms(ctx, n):
 
 
 # ------------------------------------------------------------------------------ element-wise
-def _dtype(x) -> np.dtype:
-    return x.dtype.numpy if isinstance(x, Expression) else np.asarray(x).dtype
 
 
 def _unary(name: str):
@@ -455,12 +408,7 @@ def _gelu(ctx, n):
     x = as_expr(ctx, n.inputs[0])
     if n.attr("approximate", "none") == "none":
         return [ctx.fn("gelu")(x)]
-    # The tanh form, as element-wise operators: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    dt = _dtype(x)
-    cube = ctx.fn("multiply")(ctx.fn("multiply")(x, x), x)
-    inner = ctx.fn("add")(x, ctx.fn("multiply")(cube, np.array([0.044715], dt)))
-    t = ctx.fn("tanh")(ctx.fn("multiply")(inner, np.array([math.sqrt(2 / math.pi)], dt)))
-    return [ctx.fn("multiply")(ctx.fn("multiply")(x, np.array([0.5], dt)), ctx.fn("add")(t, np.array([1.0], dt)))]
+    return [gelu_tanh(ctx, x)]
 
 
 def _dropout(ctx, n):
@@ -652,19 +600,8 @@ def _split(ctx, n):
 
 def _gather(ctx, n):
     x, indices = as_expr(ctx, n.inputs[0]), n.inputs[1]
-    r = rank(x)
-    axis = n.attr("axis", 0) % r
     index_shape = [] if ctx.scalar(n.proto.input[1], indices) else list(indices.shape)  # (rank 0 held as [1])
-    q = len(index_shape)
-    out = list(x.shape[:axis]) + index_shape + list(x.shape[axis + 1:])
-    full = max(r + q - 1, r)
-    if full > 8:
-        raise NotMapped(f"rank {full}: DirectML tensors have at most 8 dimensions")
-    xs = reshape(ctx, x, [1] * (full - r) + list(x.shape))
-    index_sizes = [1] * (full - max(q, 1)) + (index_shape or [1])
-    idx = reshape(ctx, indices, index_sizes)
-    y = ctx.fn("gather")(xs, idx, axis + full - r, index_dimensions=max(q, 1))
-    return [reshape(ctx, y, out or [1])]
+    return [gather_axis(ctx, x, indices, n.attr("axis", 0) % rank(x), index_shape)]
 
 
 def _gather_elements(ctx, n):
@@ -1975,31 +1912,55 @@ FOLDED = {
     "Constant": "its value", "Shape": "the input's sizes", "Size": "the input's element count",
 }
 
+TABLE += tuple(Mapping(*r) for r in ONNX_ROWS)
+
+#: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
+CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS)
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
+
+#: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.
+CONTRIB: dict[str, Mapping] = {m.op_type: m for m in CONTRIB_TABLE}
+
+
+def row(op_type: str, domain: str) -> Mapping | None:
+    """The mapping row of `op_type` in `domain` ("" and "ai.onnx": ONNX's; MS: onnxruntime's
+    contrib ops), None where gpudml has none."""
+    if domain in ("", "ai.onnx"):
+        return BY_TYPE.get(op_type)
+    return CONTRIB.get(op_type) if domain == MS else None
 
 
 def markdown_table() -> str:
     """The table as docs/onnx.md shows it (tests/test_onnx_session.py checks the page has it)."""
-    lines = ["| ONNX op | opsets | DirectML operator(s) | gpudml forms |", "|---|---|---|---|"]
+    lines = ["| ONNX op | domain | opsets | DirectML operator(s) | gpudml forms |", "|---|---|---|---|---|"]
     for m in sorted(TABLE, key=lambda m: m.op_type):
         forms = ", ".join(f"`{n}`" for n in m.needs) or "none"
-        lines.append(f"| {m.op_type} | {m.opsets} | {m.directml} | {forms} |")
+        lines.append(f"| {m.op_type} | ai.onnx | {m.opsets} | {m.directml} | {forms} |")
     for op, what in FOLDED.items():
-        lines.append(f"| {op} | {max(7, FIRST_VERSION[op])}-{NEWEST} | none: folded at load ({what}) | none |")
+        opsets = f"{max(7, FIRST_VERSION[op])}-{NEWEST}"
+        lines.append(f"| {op} | ai.onnx | {opsets} | none: folded at load ({what}) | none |")
+    for m in sorted(CONTRIB_TABLE, key=lambda m: m.op_type):
+        forms = ", ".join(f"`{n}`" for n in m.needs) or "none"
+        lines.append(f"| {m.op_type} | {MS} | {m.opsets} | {m.directml} | {forms} |")
     return "\n".join(lines)
 
 
 def refusal(op_type: str, domain: str, opset: int) -> str | None:
     """Why a node of `op_type` in `domain` at `opset` has no row to run it (None: it has one)."""
-    if domain not in ("", "ai.onnx"):
-        return f"domain {domain!r}: gpudml maps the ONNX domain (ai.onnx) only"
-    if op_type not in BY_TYPE:
+    if domain not in ("", "ai.onnx", MS):
+        return f"domain {domain!r}: gpudml maps the ONNX domain (ai.onnx) and onnxruntime's {MS} only"
+    if row(op_type, domain) is None:
         return "no DirectML mapping in gpudml (see docs/onnx.md for the mapped ops)"
+    if domain == MS:
+        return None  # (the provider registers version 1 of each contrib op, the domain's only one)
     if opset < BY_TYPE[op_type].since:
         return f"opset {opset} is older than the mapping's first, {BY_TYPE[op_type].since}"
     return None
 
 
-__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "FOLDED", "GENERATORS", "NEWEST", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS",
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "CONTRIB", "CONTRIB_TABLE", "FOLDED", "GENERATORS", "MS", "NEWEST",
+           "ORT_ONNX_DOMAIN", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS",
            "Context", "DataDependent", "Mapping", "Node", "NotMapped", "as_unsigned", "data_dependent", "generate",
-           "markdown_table", "refusal", "view_strides"]
+           "markdown_table", "refusal", "row", "view_strides",
+           # (gpudml/onnx/values.py's, read here by the session and control flow)
+           "as_expr", "broadcast", "materialize", "rank", "reshape", "shape", "transpose"]

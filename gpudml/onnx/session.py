@@ -501,8 +501,16 @@ class _Built:
     def _node(self, proto, values: dict, path: str) -> list:
         s = self.session
         inputs = [values[name] if name else None for name in proto.input]
-        if proto.domain not in ("", "ai.onnx"):
-            raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
+        standard = proto.domain in ("", "ai.onnx")
+        if not standard:  # (onnxruntime's contrib ops: their rows build them, never folded, no control flow)
+            row = mapping.row(proto.op_type, proto.domain)
+            if row is None:
+                raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
+            if any(_empty(v) for v in inputs):
+                raise NotMapped("an empty input: DirectML sizes are at least 1")
+            wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
+                      for name in proto.output]
+            return row.build(self.ctx, mapping.Node(proto, s.opset, inputs, wanted))
         wanted = {0: "condition"} if proto.op_type == "If" else mapping.CONSTANT_INPUTS.get(proto.op_type, {})
         derived = False  # (a build-time input computed from the graph's inputs)
         for k in wanted:  # a value DirectML needs when the graph is built, computed on the host from the inputs'
@@ -1075,13 +1083,29 @@ def _checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
     def shapeless(v) -> bool:
         return v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")
 
-    if not any(shapeless(v) for v in [*proto.graph.input, *proto.graph.output]):
+    def unschemed(graph) -> list:  # onnxruntime's ops of the ONNX domain that onnx has no schema for
+        found = []
+        for node in graph.node:
+            if node.domain in ("", "ai.onnx") and node.op_type in mapping.ORT_ONNX_DOMAIN:
+                found.append(node)
+            for attr in node.attribute:
+                for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                    found += unschemed(g)
+        return found
+
+    if not any(shapeless(v) for v in [*proto.graph.input, *proto.graph.output]) and not unschemed(proto.graph):
         return proto
     copy = onnx.ModelProto()
     copy.CopyFrom(proto)
     for v in [*copy.graph.input, *copy.graph.output]:
         if shapeless(v):
             v.type.tensor_type.shape.SetInParent()
+    # SimplifiedLayerNormalization: onnxruntime registers it in the ONNX domain (its transformer optimizer writes
+    # it there), onnx has no schema for it: the checker sees it in onnxruntime's contrib domain, whose ops it skips.
+    for node in unschemed(copy.graph):
+        node.domain = mapping.MS
+    if unschemed(proto.graph) and all(o.domain != mapping.MS for o in copy.opset_import):
+        copy.opset_import.append(onnx.helper.make_opsetid(mapping.MS, 1))
     return copy
 
 

@@ -1,0 +1,243 @@
+"""onnxruntime's contrib ops (domain com.microsoft) and the ONNX ops of opset 23 that follow them
+(RMSNormalization, RotaryEmbedding) through gpudml's sessions (gpudml/onnx/contrib.py), each in a
+hand-built model against onnxruntime's CPU provider (which implements the contrib ops): every
+attribute, the optional inputs and outputs; wrong shapes refused at construction with the node
+and the rule named. The fixture `device` runs each test on both software adapters and both
+adapter classes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import gpudml.onnx as gonnx
+from gpudml.errors import UnsupportedError
+from gpudml.onnx import mapping
+
+onnxruntime = pytest.importorskip("onnxruntime")
+
+MS = "com.microsoft"
+F = TensorProto.FLOAT
+
+
+def _model(op, inputs, outputs, attrs=None, domain=MS, initializers=(), opset=23):
+    """One node `op` reading `inputs` ({name: array} fed, or None for an omitted optional input)
+    and writing `outputs` (names, "" for an omitted one)."""
+    names = [name if value is not None else "" for name, value in inputs.items()]
+    while names and not names[-1]:  # (trailing omitted inputs are left off)
+        names.pop()
+    node = helper.make_node(op, names, outputs, domain=domain, name=f"the_{op}", **(attrs or {}))
+    ins = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+           for name, v in inputs.items() if v is not None and name not in initializers]
+    inits = [onnx.numpy_helper.from_array(inputs[name], name) for name in initializers]
+    outs = [helper.make_tensor_value_info(name, F, None) for name in outputs if name]
+    graph = helper.make_graph([node], op, ins, outs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)],
+                             ir_version=10)
+
+
+def _feeds(inputs, initializers=()):
+    return {k: v for k, v in inputs.items() if v is not None and k not in initializers}
+
+
+def _check(device, model, feeds, atol=2e-5, rtol=2e-5):
+    want = onnxruntime.InferenceSession(model.SerializeToString(),
+                                        providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert list(g.shape) == list(w.shape), (g.shape, w.shape)
+        if g.dtype.kind == "f":
+            np.testing.assert_allclose(g, w, atol=atol, rtol=rtol)
+        else:
+            np.testing.assert_array_equal(g, w)
+    return got
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _f(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------ layer normalizations
+@pytest.mark.parametrize("bias, beta, outputs", [
+    (True, True, ["y", "mean", "inv", "sum"]),
+    (False, True, ["y", "", "", "sum"]),
+    (True, False, ["y"]),
+    (False, False, ["y", "mean", "inv"]),
+])
+def test_skip_layer_normalization(device, bias, beta, outputs):
+    """input + skip (+ bias) normalized with gamma (and beta), epsilon given; the optional mean,
+    inv_std_var and input_skip_bias_sum; a rank-2 input."""
+    r = _rng(1)
+    shape = [2, 3, 8] if bias else [3, 8]
+    ins = {"x": _f(r, *shape), "skip": _f(r, *shape), "gamma": _f(r, 8), "beta": _f(r, 8) if beta else None,
+           "bias": _f(r, 8) if bias else None}
+    _check(device, _model("SkipLayerNormalization", ins, outputs, {"epsilon": 1e-3}), _feeds(ins))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_skip_simplified_layer_normalization(device, bias):
+    r = _rng(2)
+    ins = {"x": _f(r, 2, 3, 16), "skip": _f(r, 2, 3, 16), "gamma": _f(r, 16), "bias": _f(r, 16) if bias else None}
+    _check(device, _model("SkipSimplifiedLayerNormalization", ins, ["y", "", "inv", "sum"], {"epsilon": 1e-4}),
+           _feeds(ins))
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_simplified_layer_normalization(device, axis):
+    """SimplifiedLayerNormalization in the ONNX domain, as onnxruntime's optimizer writes it (onnx has
+    no schema for it): RMS over the axes from `axis` on, inv_std_var."""
+    r = _rng(3)
+    ins = {"x": _f(r, 2, 3, 8), "scale": _f(r, *([8] if axis == -1 else [3, 8]))}
+    _check(device, _model("SimplifiedLayerNormalization", ins, ["y", "inv"], {"axis": axis, "epsilon": 1e-3},
+                          domain="", opset=17), _feeds(ins))
+
+
+def test_rms_normalization(device):
+    r = _rng(4)
+    ins = {"x": _f(r, 2, 4, 6), "scale": _f(r, 6)}
+    _check(device, _model("RMSNormalization", ins, ["y"], {"epsilon": 1e-2}, domain=""), _feeds(ins))
+
+
+@pytest.mark.parametrize("segments, mask, positions", [(True, True, False), (False, False, True)])
+def test_embed_layer_normalization(device, segments, mask, positions):
+    """Word + position + segment embeddings normalized; mask_index (the mask's sum per batch, zeros
+    without one) and embedding_sum; position ids given or 0..S-1."""
+    r = _rng(5)
+    ins = {"ids": r.integers(0, 10, [2, 5]).astype(np.int32),
+           "seg": r.integers(0, 2, [2, 5]).astype(np.int32) if segments else None,
+           "word": _f(r, 10, 8), "pos": _f(r, 6, 8), "segemb": _f(r, 2, 8) if segments else None,
+           "gamma": _f(r, 8), "beta": _f(r, 8),
+           "mask": (r.random([2, 5]) < 0.7).astype(np.int32) if mask else None,
+           "pids": r.integers(0, 6, [2, 5]).astype(np.int32) if positions else None}
+    model = _model("EmbedLayerNormalization", ins, ["y", "mask_index", "sum"], {"epsilon": 1e-5})
+    model.graph.output[1].type.tensor_type.elem_type = TensorProto.INT32
+    _check(device, model, _feeds(ins))
+
+
+# ------------------------------------------------------------------------------ rotary embedding
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("layout", ["3d", "4d", "offset", "partial"])
+def test_rotary_embedding(device, interleaved, layout):
+    """com.microsoft's RotaryEmbedding: [B, S, hidden] with num_heads or [B, N, S, H]; position ids
+    [B, S] or one offset; the whole head or its first rotary_embedding_dim dims; interleaved or halves."""
+    r = _rng(6)
+    attrs = {"interleaved": interleaved}
+    half = 4
+    if layout == "4d":
+        x = _f(r, 2, 3, 4, 8)
+    else:
+        x = _f(r, 2, 4, 3 * (8 if layout != "partial" else 12))
+        attrs["num_heads"] = 3
+    if layout == "partial":
+        attrs["rotary_embedding_dim"] = 8
+    pos = (np.array([3], np.int64) if layout == "offset"
+           else r.integers(0, 10, [2, 4]).astype(np.int64))
+    ins = {"x": x, "pos": pos, "cos": _f(r, 10, half), "sin": _f(r, 10, half)}
+    _check(device, _model("RotaryEmbedding", ins, ["y"], attrs), _feeds(ins))
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+def test_rotary_embedding_onnx(device, interleaved):
+    """ONNX's RotaryEmbedding (opset 23): [B, S, hidden] with num_heads, partial rotation."""
+    r = _rng(7)
+    ins = {"x": _f(r, 1, 3, 2 * 8), "cos": _f(r, 6, 2), "sin": _f(r, 6, 2),
+           "pos": r.integers(0, 6, [1, 3]).astype(np.int64)}
+    _check(device, _model("RotaryEmbedding", ins, ["y"], {"interleaved": interleaved, "num_heads": 2,
+                                                          "rotary_embedding_dim": 4}, domain=""), _feeds(ins))
+
+
+# ------------------------------------------------------------------------------ activations and GEMM
+@pytest.mark.parametrize("op, bias, attrs", [
+    ("FastGelu", True, {}), ("FastGelu", False, {}), ("BiasGelu", True, {}), ("Gelu", False, {}),
+    ("QuickGelu", False, {}), ("QuickGelu", False, {"alpha": -0.75}),
+])
+def test_gelus(device, op, bias, attrs):
+    r = _rng(8)
+    ins = {"x": _f(r, 2, 3, 8) * 3, "bias": _f(r, 8) if bias else None}
+    _check(device, _model(op, ins, ["y"], attrs), _feeds(ins))
+
+
+def _gelu(x):
+    from math import erf, sqrt
+    return x * 0.5 * (1 + np.vectorize(lambda v: erf(v / sqrt(2)))(x.astype(np.float64)))
+
+
+def test_bias_add_and_bias_split_gelu(device):
+    """BiasAdd and BiasSplitGelu (no kernel in onnxruntime's CPU provider): against float64 numpy."""
+    r = _rng(9)
+    x, bias, skip = _f(r, 2, 3, 8), _f(r, 8), _f(r, 2, 3, 8)
+    ins = {"x": x, "bias": bias, "skip": skip}
+    (y,) = gonnx.InferenceSession(_model("BiasAdd", ins, ["y"]), device=device).run(None, ins)
+    np.testing.assert_allclose(y, x.astype(np.float64) + bias + skip, atol=1e-6)
+    ins = {"x": x, "bias": bias}
+    (y,) = gonnx.InferenceSession(_model("BiasSplitGelu", ins, ["y"]), device=device).run(None, ins)
+    s = x.astype(np.float64) + bias
+    np.testing.assert_allclose(y, s[..., :4] * _gelu(s[..., 4:]), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("attrs, a_shape, b_shape", [
+    ({"alpha": 0.5, "transB": 1}, [2, 3, 4], [2, 5, 4]),
+    ({"transA": 1}, [4, 3], [4, 5]),
+    ({"transBatchB": 1, "alpha": 2.0}, [3, 2, 4], [4, 3, 5]),
+])
+def test_fused_matmul(device, attrs, a_shape, b_shape):
+    r = _rng(10)
+    ins = {"a": _f(r, *a_shape), "b": _f(r, *b_shape)}
+    _check(device, _model("FusedMatMul", ins, ["y"], attrs), _feeds(ins), atol=1e-4, rtol=1e-4)
+
+
+# ------------------------------------------------------------------------------ graphs and refusals
+def test_contrib_in_a_graph_fuses_with_its_neighbours(device):
+    """A contrib op beside ONNX ops in one model: FastGelu's element-wise chain fuses with the Add
+    before it (fewer dispatches than nodes' operators unfused), the same result as onnxruntime."""
+    r = _rng(11)
+    x, w = _f(r, 2, 8), _f(r, 8, 8)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("FastGelu", ["h"], ["g"], domain=MS),
+             helper.make_node("Add", ["g", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 8])],
+                              [helper.make_tensor_value_info("y", F, [2, 8])],
+                              [onnx.numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    _check(device, model, {"x": x}, atol=1e-4, rtol=1e-4)
+    fused = gonnx.InferenceSession(model, device=device)
+    unfused = gonnx.InferenceSession(model, device=device, fuse=False)
+    fused.run(None, {"x": x})
+    unfused.run(None, {"x": x})
+    assert fused.dispatch_count < unfused.dispatch_count, (fused.dispatch_count, unfused.dispatch_count)
+
+
+@pytest.mark.any_class
+@pytest.mark.parametrize("op, ins, attrs, rule", [
+    ("SkipLayerNormalization", {"x": [2, 3, 8], "skip": [2, 3, 6], "gamma": [8]}, {}, "skip [2, 3, 6]"),
+    ("SkipLayerNormalization", {"x": [2, 3, 8], "skip": [2, 3, 8], "gamma": [4]}, {}, "gamma [4]"),
+    ("RotaryEmbedding", {"x": [1, 2, 12], "pos": [1, 2], "cos": [4, 2], "sin": [4, 2]}, {"num_heads": 5},
+     "hidden size 12 is no multiple"),
+    ("RotaryEmbedding", {"x": [1, 2, 8], "pos": [1, 3], "cos": [4, 2], "sin": [4, 2]}, {"num_heads": 2},
+     "position_ids [1, 3]"),
+    ("BiasSplitGelu", {"x": [1, 2, 7], "bias": [7]}, {}, "that width even"),
+    ("Attention", {"x": [1, 2, 8]}, {}, "no DirectML mapping"),
+])
+def test_bad_input_is_refused_at_construction(device, op, ins, attrs, rule):
+    """Wrong shapes: refused when the session is built, the node and the rule named."""
+    arrays = {k: (np.zeros(v, np.int64) if k == "pos" else np.zeros(v, np.float32)) for k, v in ins.items()}
+    with pytest.raises(UnsupportedError) as info:
+        gonnx.InferenceSession(_model(op, arrays, ["y"], attrs), device=device)
+    assert f"the_{op}" in str(info.value) and rule in str(info.value), str(info.value)
+
+
+@pytest.mark.any_class
+def test_rows_and_refusals():
+    assert {"SkipLayerNormalization", "RotaryEmbedding", "FusedMatMul"} <= set(mapping.CONTRIB)
+    assert mapping.row("RotaryEmbedding", MS) is not mapping.row("RotaryEmbedding", "")
+    assert mapping.refusal("SkipLayerNormalization", MS, 17) is None
+    assert "domain 'com.example'" in mapping.refusal("Foo", "com.example", 17)
+    assert "SimplifiedLayerNormalization" in mapping.BY_TYPE and mapping.row("Gelu", MS).domain == MS
