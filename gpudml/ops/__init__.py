@@ -27,6 +27,7 @@ from . import (
     gemm,
     join,
     max_unpooling,
+    multihead_attention,
     non_max_suppression,
     nonzero_coordinates,
     normalization,
@@ -71,6 +72,7 @@ SPECS: tuple[OpSpec, ...] = (
     *roi_align.SPECS, roi_pooling.SPEC, max_unpooling.SPEC, *fill_value.SPECS, *diagonal_matrix.SPECS,
     scatter_elements.SPEC, scatter_nd.SPEC, one_hot.SPEC,
     *top_k.SPECS,
+    *multihead_attention.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
