@@ -18,8 +18,8 @@ bert_opt.onnx, llama_genai.onnx. Every output matches onnxruntime within
 gpudml.onnx.session.TOLERANCE of the largest reference magnitude. Greedy decoding of 32 tokens
 through the session's IO binding, the key/value cache fed from one step to the next as device
 Tensors, gives onnxruntime's 32 tokens, under both adapter classes; the cache makes no trip
-through the host (the runtime's transfers watched). The models with com.microsoft operators are
-refused at construction, naming them, until those are mapped (MISSING).
+through the host (the runtime's transfers watched); the same with onnxruntime-genai's model and
+its preallocated cache.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import pytest
 
 import gpudml as dml
 import gpudml.onnx as gonnx
-from gpudml.errors import InvalidArgumentError, UnsupportedError
 from gpudml.onnx.session import TOLERANCE
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -50,15 +49,10 @@ PRESENT = [name.replace("past_key_values", "present") for name in PAST]
 PROMPT = np.array([[5, 17, 42, 7]], np.int64)
 STEPS = 32
 
-#: The optimized models' operators that gpudml does not run yet (issue 46: the com.microsoft
-#: operators come from branch w7-mvn, Attention from w7-attn): each such model's session is
-#: refused at construction naming them; an empty set: it matches onnxruntime.
-MISSING = {
-    "gpt2_past_opt": {"SkipLayerNormalization", "FastGelu"},
-    "llama_past_opt": {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"},
-    "bert_opt": {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"},
-    "llama_genai": {"GroupQueryAttention", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization"},
-}
+#: The com.microsoft operators (and onnxruntime's SimplifiedLayerNormalization) each optimized file holds.
+FUSED = {"gpt2_past_opt": {"SkipLayerNormalization", "FastGelu"},
+         "llama_past_opt": {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"},
+         "bert_opt": {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"}}
 
 
 def load(name: str) -> onnx.ModelProto:
@@ -95,7 +89,7 @@ def feeds_for(name: str) -> dict[str, np.ndarray]:
         return encoder_feeds()
     if base == "llama_genai":
         rng = np.random.default_rng(1)
-        return genai_feeds(np.array([[3, 1, 4]], np.int64), 5,
+        return genai_feeds(np.array([[3]], np.int64), 5,
                            [rng.standard_normal((1, 2, 5, 16)).astype(np.float32) for _ in PAST])
     return decoder_feeds(base, np.array([[3, 1, 4]], np.int64), past=5)
 
@@ -105,13 +99,14 @@ def test_files_are_small_and_fused_where_the_optimizer_fuses():
         for file in (name, f"{name}_opt"):
             assert (MODELS / f"{file}.onnx").stat().st_size < 400_000, file
         fused = {n.op_type for n in load(f"{name}_opt").graph.node}
-        assert MISSING[f"{name}_opt"] <= fused
+        assert FUSED[f"{name}_opt"] <= fused
     assert (MODELS / "llama_genai.onnx").stat().st_size < 400_000
-    assert MISSING["llama_genai"] <= {n.op_type for n in load("llama_genai").graph.node}
+    fused = {n.op_type for n in load("llama_genai").graph.node}
+    assert {"GroupQueryAttention", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization"} <= fused
 
 
-@pytest.mark.parametrize("name", [*DECODERS, pytest.param("bert", marks=pytest.mark.slow)])  # bert: 18 s on gl, cold
-def test_exported_model_matches_onnxruntime(name, device):
+def matches_onnxruntime(name: str, device) -> None:
+    """Every output of model `name` on its feeds_for within TOLERANCE of the largest reference."""
     model, feeds = load(name), feeds_for(name)
     want = oracle(model, feeds)
     got = gonnx.InferenceSession(model, device=device).run(None, feeds)
@@ -121,26 +116,16 @@ def test_exported_model_matches_onnxruntime(name, device):
         np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max(), err_msg=name)
 
 
-@pytest.mark.parametrize("name", MISSING)
-def test_optimized_model(name, device):
-    """Refused at construction naming each com.microsoft operator not mapped yet; once they
-    all are (MISSING empty), the outputs match onnxruntime's."""
-    model, feeds = load(name), feeds_for(name)
-    if MISSING[name]:
-        with pytest.raises((UnsupportedError, InvalidArgumentError)) as caught:
-            gonnx.InferenceSession(model, device=device)
-        # the nodes named: "NAME (OpType, opset 17): ..." (UnsupportedError's list), or onnx.checker's
-        # "node 'NAME' (OpType, output ...)" for SimplifiedLayerNormalization, which onnxruntime's
-        # optimizer writes in the ONNX domain (onnxruntime registers it there; ONNX has no such op)
-        named = set(re.findall(r"\((\w+), (?:opset \d+\): domain 'com\.microsoft'|output)", str(caught.value)))
-        assert named and named <= MISSING[name], str(caught.value)
-        if isinstance(caught.value, UnsupportedError):
-            assert named == MISSING[name]
-        return
-    want = oracle(model, feeds)
-    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max(), err_msg=name)
+@pytest.mark.parametrize("name", [*DECODERS, pytest.param("bert", marks=pytest.mark.slow)])  # bert: 18 s on gl, cold
+def test_exported_model_matches_onnxruntime(name, device):
+    matches_onnxruntime(name, device)
+
+
+@pytest.mark.parametrize("name", [*FUSED, "llama_genai"])
+def test_optimized_model_matches_onnxruntime(name, device):
+    """The com.microsoft operators (gpudml/onnx/contrib.py, gpudml/onnx/attention.py) in the
+    models onnxruntime's optimizer and onnxruntime-genai's builder write."""
+    matches_onnxruntime(name, device)
 
 
 def reference_tokens(name: str, steps: int = STEPS) -> list[int]:
@@ -231,3 +216,66 @@ def test_the_documented_loop_decodes_onnxruntimes_tokens():
     namespace = {}
     exec(compile(code.replace("tests/data/models/", f"{MODELS}/"), "docs/transformers.md", "exec"), namespace)
     assert namespace["tokens"] == reference_tokens("llama_past")
+
+
+def genai_reference(capacity: int, steps: int = STEPS) -> list[int]:
+    """onnxruntime's greedy tokens of llama_genai: a past that grows (capacity 0) or the
+    builder's shared buffer of `capacity` positions."""
+    session = ort.InferenceSession(load("llama_genai").SerializeToString(), providers=["CPUExecutionProvider"])
+    cache, ids, past, tokens = [np.zeros((1, 2, capacity, 16), np.float32)] * 4, PROMPT, 0, []
+    for _ in range(steps):
+        logits, *cache = session.run(["logits", *PRESENT], genai_feeds(ids, past, cache))  # (its order differs)
+        tokens.append(int(logits[0, -1].argmax()))
+        past, ids = past + ids.shape[1], np.array([[tokens[-1]]], np.int64)
+    return tokens
+
+
+def greedy_shared(session, steps: int = STEPS, capacity: int = 64) -> tuple[list[int], list]:
+    """Greedy decoding of llama_genai with the cache preallocated on the device: each
+    present.{i} written into the Tensor bound as past_key_values.{i} (bind_output with a
+    Tensor), so that every token step has the same shapes (one build). (tokens, cache Tensors)."""
+    cache = [session.device.tensor(np.zeros((1, 2, capacity, 16), np.float32)) for _ in PAST]
+    binding = session.io_binding()
+    for past_name, present_name, tensor in zip(PAST, PRESENT, cache):
+        binding.bind_input(past_name, tensor)
+        binding.bind_output(present_name, tensor)
+    binding.bind_output("logits")
+    tokens, past, ids = [], 0, PROMPT
+    for _ in range(steps):
+        binding.bind_cpu_input("input_ids", ids)
+        binding.bind_cpu_input("attention_mask", np.ones((1, past + ids.shape[1]), np.int64))
+        session.run_with_iobinding(binding)
+        logits = binding.get_outputs()[-1]
+        tokens.append(int(logits.numpy().reshape(ids.shape[1], VOCAB)[-1].argmax()))
+        past, ids = past + ids.shape[1], np.array([[tokens[-1]]], np.int64)
+    return tokens, cache
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+def test_genai_model_decodes_with_a_preallocated_cache(adapter, adapter_class):
+    """onnxruntime-genai's LLaMA (GroupQueryAttention, rotary inside) decodes onnxruntime's 32
+    tokens with its cache preallocated to 64 positions on the device, under both classes."""
+    want = genai_reference(64)
+    assert want == genai_reference(0) and len(set(want)) > 8
+    session = gonnx.InferenceSession(load("llama_genai"), device=dml.Device(adapter=adapter,
+                                                                             adapter_class=adapter_class))
+    assert greedy_shared(session)[0] == want
+
+
+def test_genai_cache_stays_on_the_device(device, monkeypatch):
+    """The preallocated cache: never read back, never uploaded after its zeros; one download a
+    step (the logits); 6 tokens as onnxruntime's."""
+    session = gonnx.InferenceSession(load("llama_genai"), device=device)
+    transfers = device._ctx.transfers
+    download = transfers.download
+    read = []
+
+    def watched_download(buffer, nbytes=None):
+        read.append(nbytes)
+        return download(buffer, nbytes)
+
+    monkeypatch.setattr(transfers, "download", watched_download)
+    tokens, _ = greedy_shared(session, steps=6)
+    assert tokens == genai_reference(64, steps=6)
+    assert read == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
