@@ -172,3 +172,47 @@ def test_group_query_attention_refuses_a_prompt_after_a_short_past(device):
     model, _ = _gqa(3, 4, [6], 7)
     with pytest.raises(UnsupportedError, match="a prompt of 3 tokens after a past of 4 < total_sequence_length 7"):
         gonnx.InferenceSession(model, device=device)
+
+
+# -- MultiHeadAttention -------------------------------------------------------------------
+def _mha(case: str):
+    """(A MultiHeadAttention node, the node onnxruntime computes its reference on: the same but
+    for the packed key-value, which its CPU kernel does not run: then the separate key and
+    value). N = 3 heads of 4, S = 5 queries, L = 5 keys, P = 4 past."""
+    q = RNG.standard_normal((B, S, 12)).astype(np.float32)
+    k = RNG.standard_normal((B, S, 12)).astype(np.float32)
+    v = RNG.standard_normal((B, S, 12)).astype(np.float32)
+    inputs = {"query": q, "key": k, "value": v}
+    outputs = ["out"]
+    if case == "packed key-value":
+        inputs = {"query": q, "key": np.stack([k.reshape(B, S, N, 4), v.reshape(B, S, N, 4)], axis=3), "_v": None}
+    if case in ("bias and key lengths", "raw mask, past and present"):
+        inputs["bias"] = RNG.standard_normal(36).astype(np.float32) * 0.1
+    if case == "bias and key lengths":
+        inputs["key_padding_mask"] = np.array([5, 2], np.int32)
+    if case == "raw mask, past and present":
+        inputs["key_padding_mask"] = np.array([[1] * 9, [1, 1, 0, 1, 1, 1, 1, 0, 1]], np.int32)
+        inputs["attention_bias"] = RNG.standard_normal((B, N, S, 9)).astype(np.float32)
+        inputs["past_key"] = RNG.standard_normal((B, N, 4, 4)).astype(np.float32)
+        inputs["past_value"] = RNG.standard_normal((B, N, 4, 4)).astype(np.float32)
+        outputs = ["out", "present_key", "present_value"]
+    attrs = {"num_heads": N, "scale": 0.4}
+    model = _model("MultiHeadAttention", inputs, outputs, attrs)
+    if case == "packed key-value":
+        return model, _model("MultiHeadAttention", {"query": q, "key": k, "value": v}, outputs, attrs)
+    return model, model
+
+
+@pytest.mark.parametrize("case", ["separate", "packed key-value", "bias and key lengths", "raw mask, past and present"])
+def test_multi_head_attention(case, device):
+    (model, feeds), reference = _mha(case)
+    _compare(model, feeds, device, reference)
+
+
+@pytest.mark.any_class
+def test_multi_head_attention_refuses_a_projected_cross_attention_key(device):
+    q = np.zeros((B, S, 12), np.float32)
+    model, _ = _model("MultiHeadAttention", {"query": q, "key": np.zeros((B, N, 7, 4), np.float32),
+                                             "value": np.zeros((B, N, 7, 4), np.float32)}, ["out"], {"num_heads": N})
+    with pytest.raises(UnsupportedError, match=r"key \[2, 3, 7, 4\]: \[B, L, N H\] with a value"):
+        gonnx.InferenceSession(model, device=device)

@@ -13,6 +13,9 @@ DmlOperatorGroupQueryAttention.cpp):
   [B, 1, S, S]). relative_position_bias passes through. As the provider's support query,
   `past`, `past_sequence_length`, the `present` output, unidirectional=1 and do_rotary=1 are
   refused (NotMapped: the node is named at construction).
+- MultiHeadAttention: MULTIHEAD_ATTENTION with its inputs as they come (see _multi_head_attention);
+  a key of [B, N, L, H] (cross-attention's projected keys, which the provider passes as the
+  past) is refused, as are past_sequence_length and cache_indirection.
 - GroupQueryAttention: MULTIHEAD_ATTENTION1 with QueryHeadCount num_heads and
   KeyValueHeadCount kv_num_heads, causal; for a prompt (S > 1) the past sequence lengths are
   zeros (the provider's FILL_VALUE_CONSTANT: its comment explains the first-prompt rule),
@@ -202,11 +205,71 @@ def _group_query_attention(ctx, n):
     return [out, present_k, present_v][:len(n.outputs_wanted)]
 
 
+def _multi_head_attention(ctx, n):
+    """com.microsoft MultiHeadAttention (the provider's DmlOperatorMultiHeadAttention): one
+    MULTIHEAD_ATTENTION, its inputs passed through: query [B, S, N H] or packed [B, S, N, 3, H],
+    key [B, L, N H] or packed with the value [B, L, N, 2, H], value, bias, key_padding_mask
+    ([B] key lengths: KEY_SEQUENCE_LENGTH; [B, T]: BOOLEAN as [B, 1, 1, T]), attention bias,
+    past key/value [B, N, P, H] and the present outputs."""
+    for k, what in ((8, "past_sequence_length"), (9, "cache_indirection")):
+        if n.input(k) is not None:
+            raise NotMapped(f"input {what}: ONNX Runtime's DirectML provider does not run MultiHeadAttention with it")
+    if n.attr("unidirectional", 0):
+        raise NotMapped("unidirectional=1: ONNX Runtime's DirectML provider does not run MultiHeadAttention with it")
+    heads = int(n.attr("num_heads", 0))
+    q, key, value = as_expr(ctx, n.inputs[0]), n.input(1), n.input(2)
+    if heads <= 0:
+        raise NotMapped(f"num_heads {heads}: at least 1")
+    args = {}
+    if rank(q) == 5:
+        args["stacked_query_key_value"] = q
+        batch, seq, head = q.shape[0], q.shape[1], q.shape[4]
+    elif rank(q) == 3:
+        args["query"] = q
+        batch, seq = q.shape[:2]
+        if q.shape[2] % heads:
+            raise NotMapped(f"query {list(q.shape)}: num_heads {heads} does not divide its hidden size")
+        head = q.shape[2] // heads
+        if key is None:
+            raise NotMapped("a 3-D query without a key: the key (or the packed key-value) is needed")
+        if rank(key) == 5:
+            args["stacked_key_value"] = as_expr(ctx, key)
+        elif rank(key) == 3 and value is not None:
+            args["key"], args["value"] = as_expr(ctx, key), as_expr(ctx, value)
+        else:
+            raise NotMapped(f"key {list(key.shape)}: [B, L, N H] with a value, or [B, L, N, 2, H] (a key of "
+                            f"[B, N, L, H], the cross-attention's projected past, is not mapped)")
+    else:
+        raise NotMapped(f"query {list(q.shape)}: [B, S, N H] or [B, S, N, 3, H]")
+    for k, field in ((3, "bias"), (5, "relative_position_bias"), (6, "past_key"), (7, "past_value")):
+        if n.input(k) is not None:
+            args[field] = as_expr(ctx, n.inputs[k])
+    mask = n.input(4)
+    if mask is not None:
+        m = _int32(ctx, mask)
+        if rank(mask) == 1 and mask.shape[0] == batch:
+            args["mask"], args["mask_type"] = reshape(ctx, m, [1, batch]), "key_sequence_length"
+        elif rank(mask) == 2 and mask.shape[0] == batch:
+            args["mask"], args["mask_type"] = reshape(ctx, m, [batch, 1, 1, mask.shape[1]]), "boolean"
+        else:
+            raise NotMapped(f"key_padding_mask {list(mask.shape)}: [B] key lengths or [B, T] (B = {batch})")
+    wanted = list(n.outputs_wanted) + [False] * 2
+    present = wanted[1] or wanted[2]
+    out = ctx.fn("multihead_attention0")(head_count=heads, scale=n.attr("scale", 0.0) or 1.0 / math.sqrt(head),
+                                         mask_filter_value=n.attr("mask_filter_value", -10000.0), present=present,
+                                         **args)
+    outs = list(out) if present else [out, None, None]
+    return outs[:len(n.outputs_wanted)]
+
+
 #: The attention rows (domain com.microsoft), as contrib.CONTRIB_ROWS.
 ATTENTION_ROWS: tuple[tuple, ...] = (
     ("Attention", "GEMM (input x weights), ELEMENT_WISE_ADD (bias), MULTIHEAD_ATTENTION (stacked query-key-value "
      "as strides; mask_index: KEY_SEQUENCE_LENGTH, KEY_SEQUENCE_END_START or BOOLEAN; SLICE1 of a 4-D mask)",
      _attention, ("gemm", "add", "split", "cast", "slice", "multihead_attention0")),
+    ("MultiHeadAttention", "MULTIHEAD_ATTENTION (query or stacked query-key-value, key and value or stacked "
+     "key-value, bias, key_padding_mask: KEY_SEQUENCE_LENGTH or BOOLEAN, attention bias, past and present)",
+     _multi_head_attention, ("cast", "multihead_attention0")),
     ("GroupQueryAttention", "MULTIHEAD_ATTENTION1 (QueryHeadCount, KeyValueHeadCount, PastSequenceLengths: zeros "
      "for a prompt, seqlens_k for one token); do_rotary: GATHER, SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
      _group_query_attention, ("multihead_attention", "split", "cast", "add0", "gather", "multiply", "subtract",
