@@ -208,16 +208,6 @@ def test_the_cache_never_crosses_the_host(name, device, monkeypatch):
     assert [n for _, n in read] == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
 
 
-@pytest.mark.slow
-def test_the_documented_loop_decodes_onnxruntimes_tokens():
-    """docs/transformers.md's decoding loop, run as written (the default device)."""
-    page = (Path(__file__).resolve().parent.parent / "docs" / "transformers.md").read_text()
-    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
-    namespace = {}
-    exec(compile(code.replace("tests/data/models/", f"{MODELS}/"), "docs/transformers.md", "exec"), namespace)
-    assert namespace["tokens"] == reference_tokens("llama_past")
-
-
 def genai_reference(capacity: int, steps: int = STEPS) -> list[int]:
     """onnxruntime's greedy tokens of llama_genai: a past that grows (capacity 0) or the
     builder's shared buffer of `capacity` positions."""
@@ -279,3 +269,16 @@ def test_genai_cache_stays_on_the_device(device, monkeypatch):
     tokens, _ = greedy_shared(session, steps=6)
     assert tokens == genai_reference(64, steps=6)
     assert read == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
+
+
+@pytest.mark.slow
+def test_the_documented_loops_decode_onnxruntimes_tokens():
+    """docs/transformers.md's two decoding loops, run as written (the default device): the
+    exported LLaMA's and onnxruntime-genai's with its preallocated cache."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "transformers.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(blocks) == 2
+    for code, want in zip(blocks, (reference_tokens("llama_past"), genai_reference(64))):
+        namespace = {}
+        exec(compile(code.replace("tests/data/models/", f"{MODELS}/"), "docs/transformers.md", "exec"), namespace)
+        assert namespace["tokens"] == want
