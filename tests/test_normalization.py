@@ -203,3 +203,64 @@ def test_lrn_modes_and_window_limit(device):
     wide = spec.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 300, 300]), local_size=300, cross_channel=False)
     with pytest.raises(dml.UnsupportedError, match="loop budget"):
         device.compile_operator(device.create_operator(wide))
+
+
+# ------------------------------------------------------------------------------ MEAN_VARIANCE_NORMALIZATION2
+MVN2 = spec_named("mean_variance_normalization2")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("shape, axes", [((3, 5, 40), [2]), ((1, 70_000), [1]), ((2, 3, 4, 5), [1, 3])])
+def test_mvn2_use_mean_and_use_variance_every_strategy(device, dtype, shape, axes):
+    """UseMean FALSE (RMSNorm: x / sqrt(mean(x^2) + eps) * scale + bias, checked against that
+    formula in float64 too) and UseVariance FALSE, every strategy: a last axis, a row past
+    llvmpipe's 65,535 loop iterations (`chunks`), two axes apart; a mean far from 0."""
+    x = (rng.normal(size=shape) * 2 + 3).astype(dtype)
+    scale = rng.normal(size=shape[-1:]).astype(dtype)
+    bias = rng.normal(size=shape[-1:]).astype(dtype)
+    dt = T.FLOAT32 if dtype == np.float32 else T.FLOAT16
+    for use_mean in (True, False):
+        for use_variance in (True, False):
+            desc = MVN2.infer_output(dml.TensorDesc(dt, shape), dml.TensorDesc(dt, scale.shape),
+                                     dml.TensorDesc(dt, bias.shape), axes=axes, use_mean=use_mean,
+                                     use_variance=use_variance, epsilon=1e-3)
+            check(device, MVN2, desc, [x, scale, bias])
+    wide = x.astype(np.float64)
+    rms = wide / np.sqrt((wide * wide).mean(axis=tuple(axes), keepdims=True) + 1e-3) * scale + bias
+    got = dml.mean_variance_normalization2(x, scale, bias, axes=axes, use_mean=False, epsilon=1e-3, device=device)
+    np.testing.assert_allclose(np.asarray(got, np.float64), rms, atol=2e-2 if dtype == np.float16 else 1e-5)
+
+
+def test_mvn2_transposed_input_and_bias_alone(device):
+    """A transposed input; a bias without a scale runs as a description (the functional form asks
+    for a scale, as version 1's)."""
+    x = rng.normal(size=(6, 4)).astype(np.float32).T  # (4, 6)
+    b = rng.normal(size=(1, 6)).astype(np.float32)
+    tdx = dml.TensorDesc(T.FLOAT32, x.shape)
+    desc = dml.MeanVarianceNormalization2OperatorDesc(tdx, None, dml.TensorDesc(T.FLOAT32, b.shape), tdx, [1],
+                                                      use_mean=False)
+    (got,) = device.compile_operator(device.create_operator(desc)).execute([np.ascontiguousarray(x), b])
+    want = MVN2.reference(x, None, b, axes=[1], use_mean=False)
+    assert_within(got, want, MVN2.tolerance(want, [x, None, b], {"axes": [1], "use_mean": False}))
+    got = dml.mean_variance_normalization2(x, np.ones_like(b), b, axes=[1], use_mean=False, device=device)
+    assert_within(got, want, MVN2.tolerance(want, [x, None, b], {"axes": [1], "use_mean": False}))
+    with pytest.raises(dml.InvalidArgumentError, match="mean_variance_normalization2: bias without scale"):
+        dml.mean_variance_normalization2(x, bias=b, axes=[1], device=device)
+
+
+@pytest.mark.parametrize("make, level, message", [
+    (lambda: MVN2.infer_output(td(2, 3), axes=[1], use_mean=False), FL.FL_6_3, None),
+    (lambda: MVN2.infer_output(td(2, 3), axes=[1], use_mean=False), FL.FL_6_2,
+     r"not available at feature level FL_6_2 \(introduced at FL_6_3\)"),
+    (lambda: MVN2.infer_output(td(2, 3), axes=[1], use_mean="no"), FL.FL_6_4, "use_mean: expected True or False"),
+    (lambda: MVN2.infer_output(td(2, 3), axes=[1], use_variance=2), FL.FL_6_4,
+     "use_variance: expected True or False"),
+    (lambda: dml.MeanVarianceNormalization2OperatorDesc(td(2, 3), None, None, td(2, 3), [1, 1]), FL.FL_6_4,
+     r"axes\[1\] = 1 repeats an axis"),
+    (lambda: MVN2.infer_output(td(2, 3), axes=[1], epsilon=-1.0), FL.FL_6_4, "epsilon = -1.0 must be finite"),
+    (lambda: MVN2.infer_output(td(2, 3), td(2), axes=[1]), FL.FL_6_4,
+     r"scale_tensor.sizes\[1\] = 2 must be 1 \(broadcast\) or input_tensor.sizes\[1\] = 3"),
+])
+def test_mvn2_bad_descriptions(make, level, message):
+    """MEAN_VARIANCE_NORMALIZATION2's rules: FL 6_3, BOOLs, version 1's axes, epsilon and broadcasting."""
+    test_bad_descriptions(make, level, message)

@@ -187,6 +187,8 @@ def test_bias_add_and_bias_split_gelu(device):
     ({"alpha": 0.5, "transB": 1}, [2, 3, 4], [2, 5, 4]),
     ({"transA": 1}, [4, 3], [4, 5]),
     ({"transBatchB": 1, "alpha": 2.0}, [3, 2, 4], [4, 3, 5]),
+    ({"transBatchA": 1, "transA": 1}, [4, 2, 3], [2, 4, 5]),
+    ({"transBatchA": 1, "transBatchB": 1}, [3, 2, 2, 4], [4, 2, 2, 5]),
 ])
 def test_fused_matmul(device, attrs, a_shape, b_shape):
     r = _rng(10)
@@ -241,3 +243,59 @@ def test_rows_and_refusals():
     assert mapping.refusal("SkipLayerNormalization", MS, 17) is None
     assert "domain 'com.example'" in mapping.refusal("Foo", "com.example", 17)
     assert "SimplifiedLayerNormalization" in mapping.BY_TYPE and mapping.row("Gelu", MS).domain == MS
+
+
+def test_rms_forms_run_mean_variance_normalization2_and_below_fl_6_3(adapter, monkeypatch):
+    """The RMS forms record MEAN_VARIANCE_NORMALIZATION2 (UseMean FALSE) as the provider does; on a
+    device below FL 6_3 (no version 2) the same results from REDUCE and element-wise operators."""
+    import gpudml as dml
+    from gpudml import functional
+
+    calls = []
+    form = functional.FUNCTIONS["mean_variance_normalization2"]
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("use_mean"))
+        return form(*args, **kwargs)
+
+    monkeypatch.setitem(functional.FUNCTIONS, "mean_variance_normalization2", counted)
+    r = _rng(12)
+    ins = {"x": _f(r, 2, 3, 8), "skip": _f(r, 2, 3, 8), "gamma": _f(r, 8)}
+    model = _model("SkipSimplifiedLayerNormalization", ins, ["y"], {"epsilon": 1e-4})
+    _check(dml.Device(adapter=adapter, feature_level="FL_6_4"), model, _feeds(ins))
+    assert calls == [False]
+    _check(dml.Device(adapter=adapter, feature_level="FL_6_2"), model, _feeds(ins))
+    assert calls == [False]  # (below FL 6_3: not called)
+
+
+@pytest.mark.parametrize("op", ["SkipSimplifiedLayerNormalization", "SkipLayerNormalization", "RotaryEmbedding"])
+def test_float16(device, op):
+    """float16 models (onnxruntime's CPU provider computes these in float32 and rounds): within
+    float16's rounding of the result and of the sums, a few ULP."""
+    r = _rng(13)
+    h = np.float16
+    if op == "RotaryEmbedding":
+        ins = {"x": _f(r, 1, 3, 16).astype(h), "pos": np.array([[0, 2, 4]], np.int64), "cos": _f(r, 6, 4).astype(h),
+               "sin": _f(r, 6, 4).astype(h)}
+        attrs = {"num_heads": 2}
+    else:
+        ins = {"x": _f(r, 2, 3, 16).astype(h), "skip": _f(r, 2, 3, 16).astype(h), "gamma": _f(r, 16).astype(h)}
+        attrs = {"epsilon": 1e-4}
+    model = _model(op, ins, ["y"], attrs)
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    _check(device, model, _feeds(ins), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_contrib_ops_in_if_branches(device, cond):
+    """Contrib nodes inside an If's branches (a graph input as condition: the taken branch recorded)."""
+    then_g = helper.make_graph([helper.make_node("QuickGelu", ["x"], ["t"], domain=MS)], "then", [],
+                               [helper.make_tensor_value_info("t", F, [2, 4])])
+    else_g = helper.make_graph([helper.make_node("FastGelu", ["x"], ["e"], domain=MS)], "else", [],
+                               [helper.make_tensor_value_info("e", F, [2, 4])])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                            helper.make_tensor_value_info("x", F, [2, 4])],
+                              [helper.make_tensor_value_info("y", F, [2, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    _check(device, model, {"c": np.array(cond), "x": _f(_rng(14), 2, 4)})

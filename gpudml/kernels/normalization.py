@@ -24,7 +24,9 @@ result is rounded once, on the store):
 - MEAN_VARIANCE (shaders/normalization.wgsl.j2): two passes, mean = sum(x) / n, then
   var = sum((x - mean)^2) / n (not the one-pass E[x^2] - mean^2, which cancels), each
   result activation(scale * (x - mean) / sqrt(var + epsilon) + bias) (without
-  normalize_variance: activation(scale * (x - mean) + bias)); `chunks` saves each chunk's
+  normalize_variance: activation(scale * (x - mean) + bias); without use_mean,
+  MEAN_VARIANCE_NORMALIZATION2's UseMean FALSE, mean = 0 and var = sum(x^2) / n: RMSNorm,
+  `rows` and `workgroup` then skip the sum pass); `chunks` saves each chunk's
   (mean_c, M2_c = sum over the chunk of (x - mean_c)^2) and merges them as Chan et al.:
   mean = sum(n_c mean_c) / n, M2 = sum(M2_c + n_c (mean_c - mean)^2); `workgroup` sums the
   lanes' sums, then their sums of squared deviations from the row's mean.
@@ -134,6 +136,9 @@ class Problem:
     p: int = 2
     activation: str | None = None
     activation_attributes: tuple[Attribute, ...] = ()
+    #: MEAN_VARIANCE (MEAN_VARIANCE_NORMALIZATION2's UseMean): False takes the mean as 0 (the
+    #: variance is then the mean of x^2: RMSNorm).
+    use_mean: bool = True
 
     @property
     def tensors(self) -> tuple[tuple[str, TensorDesc], ...]:
@@ -311,7 +316,8 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
         act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
         uniforms.update(act_uniforms)
         uniforms.update(attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
-        params.update(normalize_variance=p.normalize_variance, p=p.p, activation=p.activation or "",
+        params.update(normalize_variance=p.normalize_variance, use_mean=p.use_mean, p=p.p,
+                      activation=p.activation or "",
                       activation_attributes=act_attrs)
         extra = tuple(input_buffer(k, t, access[t]) for k, t in enumerate(names[2:], 1))
     inp = (input_buffer(0, "input", access["in"]),) + extra

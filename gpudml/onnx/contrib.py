@@ -11,8 +11,9 @@ plus the offset where the ids are one offset), splits the head into halves (or p
 and joins x1 cos - x2 sin, x2 cos + x1 sin (SPLIT, MULTIPLY, ADD, JOIN); BiasGelu, FastGelu, QuickGelu,
 BiasAdd and BiasSplitGelu are element-wise operators; FusedMatMul is GEMM with alpha and transposes.
 The RMS forms (SimplifiedLayerNormalization's, SkipSimplifiedLayerNormalization's,
-RMSNormalization's) are x / sqrt(mean(x^2) + epsilon) * scale as REDUCE (AVERAGE of x x), ADD, SQRT,
-RECIP and MULTIPLY. Element-wise chains fuse with their neighbours as any element-wise node does
+RMSNormalization's) are x / sqrt(mean(x^2) + epsilon) * scale: MEAN_VARIANCE_NORMALIZATION2 with
+UseMean FALSE (FL 6_3; below it REDUCE (AVERAGE of x x), ADD, SQRT, RECIP and MULTIPLY), their
+inv_std_var REDUCE, ADD, SQRT and RECIP. Element-wise chains fuse with their neighbours as any element-wise node does
 (gpudml.graph's fusion).
 
 What onnxruntime's CPU provider computes is the reference (tests/test_onnx_contrib.py)."""
@@ -24,6 +25,7 @@ import math
 import numpy as np
 
 from ..graph import Expression
+from ..types import FeatureLevel
 from .values import NotMapped, as_expr, dtype_of, rank, reshape, transpose
 
 
@@ -79,12 +81,21 @@ def mean_inv_std(ctx, x, axes, eps):
     return mean, ctx.fn("recip")(ctx.fn("sqrt")(ctx.fn("add")(var, _eps(ctx, x, eps))))
 
 
-def rms(ctx, x, scale, axes, eps):
-    """x / sqrt(mean(x^2) + epsilon) * scale, and that 1 / sqrt(...) (the RMS forms' inv_std_var)."""
-    ms = ctx.fn("reduce")(ctx.fn("multiply")(x, x), "average", axes)
-    inv = ctx.fn("recip")(ctx.fn("sqrt")(ctx.fn("add")(ms, _eps(ctx, x, eps))))
-    y = ctx.fn("multiply")(x, inv)
-    return (y if scale is None else ctx.fn("multiply")(y, scale)), inv
+def rms(ctx, x, scale, axes, eps, inv_wanted=True):
+    """x / sqrt(mean(x^2) + epsilon) * scale: MEAN_VARIANCE_NORMALIZATION2 with UseMean FALSE (as
+    the provider), where the device's feature level has it (6_3), else REDUCE (AVERAGE of x x),
+    ADD, SQRT, RECIP, MULTIPLY; and, `inv_wanted`, that 1 / sqrt(...) (the RMS forms' inv_std_var:
+    REDUCE, ADD, SQRT, RECIP), else None."""
+    inv = None
+    if inv_wanted or ctx.device.feature_level < FeatureLevel.FL_6_3:
+        ms = ctx.fn("reduce")(ctx.fn("multiply")(x, x), "average", axes)
+        inv = ctx.fn("recip")(ctx.fn("sqrt")(ctx.fn("add")(ms, _eps(ctx, x, eps))))
+    if ctx.device.feature_level < FeatureLevel.FL_6_3:
+        y = ctx.fn("multiply")(x, inv)
+        return (y if scale is None else ctx.fn("multiply")(y, scale)), inv
+    scale = None if scale is None else reshape(ctx, scale, [1] * (rank(x) - rank(scale)) + list(scale.shape))
+    y = ctx.fn("mean_variance_normalization2")(x, scale, axes=axes, use_mean=False, use_variance=True, epsilon=eps)
+    return y, inv
 
 
 def _skip_sum(ctx, n, bias_at: int):
@@ -131,7 +142,7 @@ def _skip_simplified(ctx, n):
     wanted = list(n.outputs_wanted) + [False] * 4
     if wanted[1]:
         raise NotMapped("output 1 (mean): the RMS form computes no mean (onnxruntime leaves it unset)")
-    y, inv = rms(ctx, total, gamma, [rank(total) - 1], n.attr("epsilon", 1e-12))
+    y, inv = rms(ctx, total, gamma, [rank(total) - 1], n.attr("epsilon", 1e-12), inv_wanted=wanted[2])
     return [y, None, inv if wanted[2] else None, total if wanted[3] else None][:len(n.outputs_wanted)]
 
 
@@ -152,14 +163,14 @@ def _simplified_layer_norm(ctx, n):
     """SimplifiedLayerNormalization (RMSNorm): x / sqrt(mean(x^2 over the axes from `axis` on) +
     epsilon) * scale; output 1, inv_std_var, where read."""
     x, scale, axes, eps = _rms_axis(ctx, n, 1e-5)
-    y, inv = rms(ctx, x, scale, axes, eps)
+    y, inv = rms(ctx, x, scale, axes, eps, inv_wanted=len(n.outputs_wanted) > 1 and n.outputs_wanted[1])
     return [y, inv][:len(n.outputs_wanted)]
 
 
 def _rms_normalization(ctx, n):
     """RMSNormalization (opset 23): as SimplifiedLayerNormalization."""
     x, scale, axes, eps = _rms_axis(ctx, n, 1e-5)
-    return [rms(ctx, x, scale, axes, eps)[0]]
+    return [rms(ctx, x, scale, axes, eps, inv_wanted=False)[0]]
 
 
 def _bias_add(ctx, n):
@@ -356,15 +367,16 @@ def _rotary_embedding(onnx_domain: bool):
 
 
 _NORM = ("mean_variance_normalization", "reduce", "subtract", "multiply", "add", "sqrt", "recip")
-_RMS = ("reduce", "multiply", "add", "sqrt", "recip")
+_RMS = ("mean_variance_normalization2", "reduce", "multiply", "add", "sqrt", "recip")
 
 #: The contrib rows (domain com.microsoft): (op type, DirectML operators, build, gpudml forms), as mapping.Mapping
 #: takes them.
 CONTRIB_ROWS: tuple[tuple, ...] = tuple([
     ("SkipLayerNormalization", "ELEMENT_WISE_ADD (input + skip + bias), MEAN_VARIANCE_NORMALIZATION1 (the hidden "
      "axis); mean and inv_std_var: REDUCE (AVERAGE), SUBTRACT, MULTIPLY, ADD, SQRT, RECIP", _skip_layer_norm, _NORM),
-    ("SkipSimplifiedLayerNormalization", "ELEMENT_WISE_ADD (input + skip + bias), then RMS: REDUCE (AVERAGE of x x), "
-     "ADD, SQRT, RECIP, MULTIPLY", _skip_simplified, _RMS),
+    ("SkipSimplifiedLayerNormalization", "ELEMENT_WISE_ADD (input + skip + bias), MEAN_VARIANCE_NORMALIZATION2 "
+     "(UseMean FALSE: RMS; below FL 6_3 REDUCE, ADD, SQRT, RECIP, MULTIPLY); inv_std_var: REDUCE (AVERAGE of x x), "
+     "ADD, SQRT, RECIP", _skip_simplified, _RMS),
     ("EmbedLayerNormalization", "GATHER (word, position, segment), ELEMENT_WISE_ADD, MEAN_VARIANCE_NORMALIZATION1; "
      "mask_index: LOGICAL_EQUALS (mask == 1), CAST, REDUCE (SUM)", _embed_layer_norm,
      ("gather", "add", "mean_variance_normalization", "logical_equals", "cast", "reduce")),
@@ -384,12 +396,13 @@ CONTRIB_ROWS: tuple[tuple, ...] = tuple([
 
 #: Rows of the ONNX domain (ai.onnx) that follow the contrib ops (appended to mapping.TABLE).
 ONNX_ROWS: tuple[tuple, ...] = (
-    ("SimplifiedLayerNormalization", "RMS: REDUCE (AVERAGE of x x over the axes from `axis` on), ADD, SQRT, "
-            "RECIP, MULTIPLY; inv_std_var where read", _simplified_layer_norm, _RMS),
-    ("RMSNormalization", "RMS: REDUCE (AVERAGE of x x over the axes from `axis` on), ADD, SQRT, RECIP, "
-            "MULTIPLY", _rms_normalization, _RMS),
+    ("SimplifiedLayerNormalization", "MEAN_VARIANCE_NORMALIZATION2 (UseMean FALSE: RMS over the axes from `axis` on; "
+     "below FL 6_3 REDUCE, ADD, SQRT, RECIP, MULTIPLY); inv_std_var: REDUCE (AVERAGE of x x), ADD, SQRT, RECIP",
+     _simplified_layer_norm, _RMS),
+    ("RMSNormalization", "MEAN_VARIANCE_NORMALIZATION2 (UseMean FALSE: RMS over the axes from `axis` on; below FL "
+     "6_3 REDUCE, ADD, SQRT, RECIP, MULTIPLY)", _rms_normalization, _RMS),
     ("RotaryEmbedding", "GATHER (cos, sin at the position ids), SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
-            _rotary_embedding(True), ("gather", "split", "multiply", "subtract", "add", "join")),
+     _rotary_embedding(True), ("gather", "split", "multiply", "subtract", "add", "join")),
 )
 
 __all__ = ["CONTRIB_ROWS", "ONNX_ROWS", "gather_axis", "gelu_tanh", "mean_inv_std", "rms"]

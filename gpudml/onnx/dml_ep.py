@@ -9,7 +9,8 @@ section "Operators implemented by DmlExecutionProvider", at commit
 Corporation, licensed under the MIT License; only facts are taken from it here: op names,
 domains and opset versions.
 
-Beside each op, gpudml's status: mapped (a row of `mapping.BY_TYPE`, with its opsets),
+Beside each op, gpudml's status: mapped (a row of `mapping.BY_TYPE`, or of `mapping.CONTRIB` for
+com.microsoft's: `mapping.row`, with its opsets),
 folded on the host (`mapping.FOLDED`), not yet (`NOT_YET`: the open issue that brings it)
 or not planned (`NOT_PLANNED`: why). `BEYOND` lists gpudml's mapped ops the provider lacks.
 

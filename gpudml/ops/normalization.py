@@ -1,6 +1,8 @@
 """DirectML's normalization operators (not BATCH_NORMALIZATION): DML_OPERATOR_MEAN_VARIANCE_
-NORMALIZATION1 (`mean_variance_normalization1`, `dml.mean_variance_normalization`: LayerNorm
-and InstanceNorm are this), its first version DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION
+NORMALIZATION2 (`dml.mean_variance_normalization2`, FL 6_3: UseMean and UseVariance, so RMSNorm),
+DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 (`mean_variance_normalization1`,
+`dml.mean_variance_normalization`: LayerNorm and InstanceNorm are this), its first version
+DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION
 (`mean_variance_normalization0`: CrossChannel instead of Axes), DML_OPERATOR_LP_NORMALIZATION
 (`dml.lp_normalization`) and DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION
 (`dml.local_response_normalization`). The normalization kernel family runs the first three
@@ -24,7 +26,19 @@ What the pages say (sdk-api, the 05/2023 versions of the MVN pages), as implemen
 - LOCAL_RESPONSE_NORMALIZATION (FL 1_0): Output = Input / (Bias + (Alpha / LocalSize) *
   sum(Input^2 over the local region))^Beta; LocalSize at least 1; DimensionCount 4.
 
+- MEAN_VARIANCE_NORMALIZATION2 (FL 6_3; its page, ms.date 02/14/2025, says "TBD" for the
+  description, UseMean and UseVariance): version 1 with Axes, UseMean and UseVariance; 1 to 8
+  dimensions, FLOAT32 or FLOAT16, one DataType and DimensionCount for every tensor.
+
 What gpudml decides where the pages are silent (documented, tested):
+
+- MEAN_VARIANCE_NORMALIZATION2: UseMean FALSE takes Mean = 0, so Variance = mean(x^2) over
+  the axes and the result Scale * x / sqrt(mean(x^2) + Epsilon) + Bias (RMSNorm, as
+  DirectML's execution provider uses it for SimplifiedLayerNormalization); UseVariance FALSE
+  leaves the division out (version 1's NormalizeVariance FALSE). The plain functional name
+  stays version 1's (`dml.mean_variance_normalization`: renaming would make it need FL 6_3
+  and change the description its callers record); version 2 is
+  `dml.mean_variance_normalization2` (docs/operators/mean_variance_normalization2.md).
 
 - Variance is the population variance (divided by n), as ONNX's LayerNormalization,
   InstanceNormalization and MeanVarianceNormalization have it.
@@ -50,7 +64,7 @@ subtotals (kernels/normalization.py) through D(n) = 136 + 2 ceil(n / 64) roundin
 most (ops/softmax.py's rounding_depth). With n a row's elements, m its mean, v its variance,
 A its largest |x|:
 
-- MEAN_VARIANCE: the mean within dm = D u mean|x| + 2u |m|; the variance within
+- MEAN_VARIANCE: the mean within dm = D u mean|x| + 2u |m| (0 without UseMean: the mean is 0); the variance within
   dv = (D + 6) u v + dx^2 + 4 sqrt(v) dx (dx = (D + 2) u A: the two-pass sum of squared
   deviations about the computed mean, and Chan's merge of chunks); r = 1 / sqrt(v + eps)
   within 1.01 (0.5 dv / (v + eps) + 6u) (inverseSqrt's 2 ULP); (x - m) r within (dm + u |x
@@ -87,10 +101,11 @@ from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 FL = FeatureLevel
 FLOATS = frozenset({F32, F16})
-MVN1, MVN0, LP, LRN = ("MeanVarianceNormalization1", "MeanVarianceNormalization", "LpNormalization",
-                       "LocalResponseNormalization")
+MVN2, MVN1, MVN0, LP, LRN = ("MeanVarianceNormalization2", "MeanVarianceNormalization1", "MeanVarianceNormalization",
+                             "LpNormalization", "LocalResponseNormalization")
 MVN_TENSORS = ("input_tensor", "scale_tensor", "bias_tensor", "output_tensor")
 TENSORS = ("input_tensor", "output_tensor")
+MVN2_SUPPORT = support_table(MVN2, MVN_TENSORS, [(FL.FL_6_3, (1, 8), FLOATS)])
 MVN1_SUPPORT = support_table(MVN1, MVN_TENSORS, [(FL.FL_3_1, (1, 8), FLOATS), (FL.FL_2_1, {4}, FLOATS)])
 MVN0_SUPPORT = support_table(MVN0, MVN_TENSORS, [(FL.FL_1_0, {4}, FLOATS)])
 LP_SUPPORT = support_table(LP, TENSORS, [(FL.FL_3_1, (1, 8), FLOATS), (FL.FL_1_0, {4}, FLOATS)])
@@ -115,6 +130,36 @@ def check_epsilon(op: str, epsilon: float) -> None:
 
 
 # ============================================================================ MEAN_VARIANCE_NORMALIZATION(1)
+@dataclass(frozen=True)
+class MeanVarianceNormalization2OperatorDesc:
+    """DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC (FL_6_3): FusedActivation(Scale * (Input -
+    Mean) / sqrt(Variance + Epsilon) + Bias) over `axes`, Mean 0 where use_mean is False (the
+    variance then the mean of Input^2: RMSNorm), no division where use_variance is False;
+    scale_tensor and bias_tensor optional (None)."""
+
+    input_tensor: TensorDesc
+    scale_tensor: TensorDesc | None
+    bias_tensor: TensorDesc | None
+    output_tensor: TensorDesc
+    axes: tuple[int, ...]
+    use_mean: bool = True
+    use_variance: bool = True
+    epsilon: float = 1e-5
+    fused_activation: FusedActivation | None = None
+    OPTIONAL_TENSORS = ("scale_tensor", "bias_tensor")
+
+    def __post_init__(self):
+        object.__setattr__(self, "axes", as_int_tuple(self.axes, f"{MVN2}: axes"))
+        object.__setattr__(self, "use_mean", as_bool(self.use_mean, f"{MVN2}: use_mean"))
+        object.__setattr__(self, "use_variance", as_bool(self.use_variance, f"{MVN2}: use_variance"))
+        _coerce_mvn(self, MVN2)
+
+    @property
+    def normalize_variance(self) -> bool:
+        """UseVariance, version 1's NormalizeVariance."""
+        return self.use_variance
+
+
 @dataclass(frozen=True)
 class MeanVarianceNormalization1OperatorDesc:
     """DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC: FusedActivation(Scale * (Input - Mean)
@@ -156,7 +201,8 @@ class MeanVarianceNormalizationOperatorDesc:
 
 
 def _coerce_mvn(desc, op: str) -> None:
-    object.__setattr__(desc, "normalize_variance", as_bool(desc.normalize_variance, f"{op}: normalize_variance"))
+    if op != MVN2:
+        object.__setattr__(desc, "normalize_variance", as_bool(desc.normalize_variance, f"{op}: normalize_variance"))
     object.__setattr__(desc, "epsilon", as_float32(desc.epsilon, f"{op}: epsilon"))
     object.__setattr__(desc, "fused_activation",
                        FusedActivation.coerce(desc.fused_activation, f"{op}: fused_activation"))
@@ -171,8 +217,9 @@ def mvn_axes(desc) -> tuple[int, ...]:
 
 def _validate_mvn(desc, level: FeatureLevel) -> None:
     """The pages' rules (module docstring)."""
-    v1 = isinstance(desc, MeanVarianceNormalization1OperatorDesc)
-    op, support = (MVN1, MVN1_SUPPORT) if v1 else (MVN0, MVN0_SUPPORT)
+    v2 = isinstance(desc, MeanVarianceNormalization2OperatorDesc)
+    v1 = v2 or isinstance(desc, MeanVarianceNormalization1OperatorDesc)  # (an axes field)
+    op, support = (MVN2, MVN2_SUPPORT) if v2 else (MVN1, MVN1_SUPPORT) if v1 else (MVN0, MVN0_SUPPORT)
     named = {"input_tensor": desc.input_tensor}
     for field in ("scale_tensor", "bias_tensor"):
         if getattr(desc, field) is not None:
@@ -228,9 +275,11 @@ def mvn_problem(desc) -> Problem:
     inp = desc.input_tensor
     activation, attributes = _activation(desc.fused_activation)
     scale, bias = (None if td is None else _over(td, inp.sizes) for td in (desc.scale_tensor, desc.bias_tensor))
-    op = MVN1 if isinstance(desc, MeanVarianceNormalization1OperatorDesc) else MVN0
+    op = {MeanVarianceNormalization2OperatorDesc: MVN2, MeanVarianceNormalization1OperatorDesc: MVN1}.get(
+        type(desc), MVN0)
     return Problem(op, "MEAN_VARIANCE", inp, desc.output_tensor, mvn_axes(desc), scale, bias,
-                   desc.normalize_variance, desc.epsilon, 2, activation, attributes)
+                   desc.normalize_variance, desc.epsilon, 2, activation, attributes,
+                   use_mean=getattr(desc, "use_mean", True))
 
 
 def _prepended(td: TensorDesc | None, rank: int) -> TensorDesc | None:
@@ -256,6 +305,14 @@ def mvn1_infer(x: TensorDesc, scale: TensorDesc | None = None, bias: TensorDesc 
         normalize_variance, epsilon, fused_activation)
 
 
+def mvn2_infer(x: TensorDesc, scale: TensorDesc | None = None, bias: TensorDesc | None = None, *, axes,
+               use_mean=True, use_variance=True, epsilon=1e-5, fused_activation=None):
+    axes = normalize_axes(axes, x.rank, "mean_variance_normalization2: axes")
+    return MeanVarianceNormalization2OperatorDesc(
+        x, _prepended(scale, x.rank), _prepended(bias, x.rank), TensorDesc(x.data_type, x.sizes), axes,
+        use_mean, use_variance, epsilon, fused_activation)
+
+
 def mvn0_infer(x: TensorDesc, scale: TensorDesc | None = None, bias: TensorDesc | None = None, *,
                cross_channel=False, normalize_variance=True, epsilon=1e-5, fused_activation=None):
     return MeanVarianceNormalizationOperatorDesc(
@@ -278,6 +335,20 @@ def mean_variance_normalization(x, scale=None, bias=None, *, axes, normalize_var
                  "fused_activation": fused_activation}, device)
 
 
+def mean_variance_normalization2(x, scale=None, bias=None, *, axes, use_mean=True, use_variance=True, epsilon=1e-5,
+                                 fused_activation=None, device=None):
+    """DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2 (FL_6_3): fused_activation(scale * (x - mean) /
+    sqrt(var + epsilon) + bias) over `axes`, as mean_variance_normalization; use_mean False
+    takes the mean as 0 (var is then mean(x^2): RMSNorm, `use_mean=False`), use_variance False
+    leaves the division out. scale and bias (optional; bias needs scale, as version 1's: a bias
+    alone is a description's) broadcast to x as numpy's. FLOAT32 or FLOAT16, computed in
+    float32; gpudml/ops/normalization.py states the precision."""
+    _bias_alone("mean_variance_normalization2", scale, bias)
+    return Call([("x", x)] + [(n, t) for n, t in (("scale", scale), ("bias", bias)) if t is not None],
+                {"axes": axes, "use_mean": use_mean, "use_variance": use_variance, "epsilon": epsilon,
+                 "fused_activation": fused_activation}, device)
+
+
 def mean_variance_normalization0(x, scale=None, bias=None, *, cross_channel=False, normalize_variance=True,
                                  epsilon=1e-5, fused_activation=None, device=None):
     """DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION: mean_variance_normalization over axes
@@ -288,11 +359,12 @@ def mean_variance_normalization0(x, scale=None, bias=None, *, cross_channel=Fals
                  "fused_activation": fused_activation}, device)
 
 
-def _mvn_exact(x, scale, bias, axes, normalize_variance, epsilon):
-    """(y before the activation, mean, variance, the deviations) in float64, unrounded."""
+def _mvn_exact(x, scale, bias, axes, normalize_variance, epsilon, use_mean=True):
+    """(y before the activation, mean, variance, the deviations) in float64, unrounded; the mean
+    0 without use_mean."""
     with np.errstate(all="ignore"):
         v = np.asarray(x).astype(np.float64)
-        mean = v.mean(axis=axes, keepdims=True)
+        mean = v.mean(axis=axes, keepdims=True) if use_mean else np.zeros_like(v.sum(axis=axes, keepdims=True))
         d = v - mean
         var = (d * d).mean(axis=axes, keepdims=True)
         y = d / np.sqrt(var + epsilon) if normalize_variance else d
@@ -303,10 +375,11 @@ def _mvn_exact(x, scale, bias, axes, normalize_variance, epsilon):
     return y, mean, var, d
 
 
-def _mvn_reference(x, scale, bias, axes, normalize_variance, epsilon, fused_activation):
+def _mvn_reference(x, scale, bias, axes, normalize_variance, epsilon, fused_activation, use_mean=True):
     fused = FusedActivation.coerce(fused_activation)
     epsilon = as_float32(epsilon, "epsilon")
-    y = _mvn_exact(x, scale, bias, axes, as_bool(normalize_variance, "normalize_variance"), epsilon)[0]
+    y = _mvn_exact(x, scale, bias, axes, as_bool(normalize_variance, "normalize_variance"), epsilon,
+                   as_bool(use_mean, "use_mean"))[0]
     with np.errstate(all="ignore"):
         if fused is not None:
             y = np.asarray(fused.row.numpy(y, **dict(fused.attributes)), np.float64)
@@ -320,6 +393,14 @@ def mvn1_reference(x, scale=None, bias=None, *, axes, normalize_variance=True, e
     return _mvn_reference(x, scale, bias, axes, normalize_variance, epsilon, fused_activation)
 
 
+def mvn2_reference(x, scale=None, bias=None, *, axes, use_mean=True, use_variance=True, epsilon=1e-5,
+                   fused_activation=None):
+    """DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2 on numpy arrays: float64, rounded once to x's type."""
+    x = np.asarray(x)
+    axes = normalize_axes(axes, x.ndim, "mean_variance_normalization2: axes")
+    return _mvn_reference(x, scale, bias, axes, use_variance, epsilon, fused_activation, use_mean)
+
+
 def mvn0_reference(x, scale=None, bias=None, *, cross_channel=False, normalize_variance=True, epsilon=1e-5,
                    fused_activation=None):
     """DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION on numpy arrays: float64, rounded once to x's type."""
@@ -327,6 +408,7 @@ def mvn0_reference(x, scale=None, bias=None, *, cross_channel=False, normalize_v
     return _mvn_reference(np.asarray(x), scale, bias, axes, normalize_variance, epsilon, fused_activation)
 
 
+mvn2_reference.__name__ = mvn2_reference.__qualname__ = "mean_variance_normalization2"
 mvn1_reference.__name__ = mvn1_reference.__qualname__ = "mean_variance_normalization"
 mvn0_reference.__name__ = mvn0_reference.__qualname__ = "mean_variance_normalization0"
 
@@ -351,16 +433,19 @@ def _mvn_tolerance(axes_of):
         scale = inputs[1] if len(inputs) > 1 else arguments.get("scale")
         bias = inputs[2] if len(inputs) > 2 else arguments.get("bias")
         axes = axes_of(x, arguments)
-        nv = bool(arguments.get("normalize_variance", True))
+        nv = bool(arguments.get("normalize_variance", arguments.get("use_variance", True)))
+        centred = bool(arguments.get("use_mean", True))
         eps = as_float32(arguments.get("epsilon", 1e-5), "epsilon")
         fused = FusedActivation.coerce(arguments.get("fused_activation"))
         n = math.prod(x.shape[a] for a in axes)
         depth = rounding_depth(n)
         with np.errstate(all="ignore"):
-            pre, m, v, d = _mvn_exact(x, scale, bias, axes, nv, eps)
+            pre, m, v, d = _mvn_exact(x, scale, bias, axes, nv, eps, centred)
             ax = np.abs(x.astype(np.float64))
             big = np.max(ax, axis=axes, keepdims=True)
             dm = depth * UNIT * np.mean(ax, axis=axes, keepdims=True) + 2 * UNIT * np.abs(m)
+            if not centred:  # (the mean is 0, exactly)
+                dm = np.zeros_like(dm)
             overflow = np.sum(ax, axis=axes, keepdims=True) >= _F32_MAX
             if nv:
                 dx = (depth + 2) * UNIT * big
@@ -412,11 +497,18 @@ def _mvn_cli(version: int):
         scale = TensorDesc(x.data_type, [1] + list(x.sizes[1:2]) + [1] * max(0, x.rank - 2)) if o.get("affine") \
             else None
         bias = scale
+        if version == 2:
+            axes = (-1,) if o.get("axes") is None else o["axes"]
+            return mvn2_infer(x, scale, bias, axes=axes, use_mean=not o.get("rms"))
         if version == 1:
             axes = (-1,) if o.get("axes") is None else o["axes"]
             return mvn1_infer(x, scale, bias, axes=axes)
         return mvn0_infer(x, scale, bias, cross_channel=bool(o.get("cross_channel")))
     args = (CliArg("--affine", "1: a scale and bias per channel (axis 1)", "number"),)
+    if version == 2:
+        return Cli((CliArg("--axes", "normalized axes, comma-separated (default the last)"),
+                    CliArg("--rms", "1: UseMean FALSE (RMSNorm)", "number")) + args, desc,
+                   "--shape 4096,1024 --axes 1 --rms 1")
     if version == 1:
         return Cli((CliArg("--axes", "normalized axes, comma-separated (default the last)"),) + args, desc,
                    "--shape 4096,1024 --axes 1")
@@ -428,6 +520,11 @@ def _mvn_traffic(desc) -> int:
     """Every element of every tensor once (the input is read twice or three times more)."""
     tds = [t for t in (desc.input_tensor, desc.scale_tensor, desc.bias_tensor, desc.output_tensor) if t is not None]
     return sum(t.element_count * t.data_type.size for t in tds)
+
+
+def _mvn2_arguments(desc) -> dict:
+    return {"axes": desc.axes, "use_mean": desc.use_mean, "use_variance": desc.use_variance,
+            "epsilon": desc.epsilon, "fused_activation": desc.fused_activation}
 
 
 def _mvn1_arguments(desc) -> dict:
@@ -447,6 +544,13 @@ MVN1_SPEC = OpSpec(
     support=MVN1_SUPPORT, infer_output=mvn1_infer, validate=_validate_mvn, reference=mvn1_reference,
     functional=mean_variance_normalization, tensors=("x", "scale", "bias"), arguments=_mvn1_arguments,
     planner=MVN_PLANNER, cli=_mvn_cli(1), page="DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC",
+    tolerance=_mvn_tolerance(_mvn1_axes), traffic=_mvn_traffic, sample=_mvn_sample,
+)
+MVN2_SPEC = OpSpec(
+    name=MVN2, key="mean_variance_normalization2", desc=MeanVarianceNormalization2OperatorDesc,
+    support=MVN2_SUPPORT, infer_output=mvn2_infer, validate=_validate_mvn, reference=mvn2_reference,
+    functional=mean_variance_normalization2, tensors=("x", "scale", "bias"), arguments=_mvn2_arguments,
+    planner=MVN_PLANNER, cli=_mvn_cli(2), page="DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC",
     tolerance=_mvn_tolerance(_mvn1_axes), traffic=_mvn_traffic, sample=_mvn_sample,
 )
 MVN0_SPEC = OpSpec(
@@ -682,6 +786,6 @@ LRN_SPEC = OpSpec(
     page="DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC", tolerance=_lrn_tolerance, sample=_lrn_sample,
 )
 
-SPECS = (MVN1_SPEC, MVN0_SPEC, LP_SPEC, LRN_SPEC)
+SPECS = (MVN1_SPEC, MVN0_SPEC, LP_SPEC, LRN_SPEC, MVN2_SPEC)  # (MVN2_SPEC: registered last in gpudml.ops.SPECS)
 
 __all__ = ["SPECS"]

@@ -1,4 +1,4 @@
-"""The rules of DML_MEAN_VARIANCE_NORMALIZATION (versions 0 and 1),
+"""The rules of DML_MEAN_VARIANCE_NORMALIZATION (versions 0, 1 and 2),
 DML_LP_NORMALIZATION and DML_LOCAL_RESPONSE_NORMALIZATION."""
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def _mvn_call(version: int):
         epsilon, a fused activation a third of the time."""
         x = ask.input(d)
         attributes = {"normalize_variance": d.int(0, 3) > 0, "epsilon": _epsilon(d)}
-        if version == 1:
+        if version == 2:  # (UseMean and UseVariance: each FALSE a third of the time)
+            del attributes["normalize_variance"]
+            attributes.update(use_mean=d.int(0, 2) > 0, use_variance=d.int(0, 2) > 0)
+        if version >= 1:
             attributes["axes"] = [a - ask.rank if d.bool() else a for a in d.subset(ask.rank)]
         else:
             attributes["cross_channel"] = d.bool()
@@ -57,8 +60,9 @@ def _mvn_broken(version: int):
     @st.composite
     def broken(draw, desc):
         inp, out = desc.input_tensor, desc.output_tensor
-        kinds = ["output_sizes", "epsilon", "normalize_variance", "fused_activation"]
-        kinds += ["axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type"] if version == 1 \
+        kinds = ["output_sizes", "epsilon", "fused_activation"]
+        kinds += ["use_mean", "use_variance"] if version == 2 else ["normalize_variance"]
+        kinds += ["axes_empty", "axis_out", "axis_negative", "axes_repeat", "axes_type"] if version >= 1 \
             else ["cross_channel"]
         kinds += ["scale_sizes"] if desc.scale_tensor is not None else []
         kind = draw(st.sampled_from(kinds))
@@ -93,7 +97,10 @@ def _mvn_functional(version: int, key: str):
             size = draw(st.sampled_from([last, 1, last + 1]))
             args["scale"] = rng.uniform(-2, 2, [size]).astype(dtype)
             args["bias"] = rng.uniform(-1, 1, [size]).astype(dtype)
-        if version == 1:
+        if version == 2:
+            args["use_mean"] = maybe_hostile(draw, draw(st.booleans()))
+            args["use_variance"] = draw(st.booleans())
+        if version >= 1:
             rank = len(shape)
             args["axes"] = maybe_hostile(draw, draw(st.lists(st.integers(-rank, max(rank - 1, 0)), min_size=1,
                                                             max_size=max(rank, 1), unique=True)))
@@ -115,11 +122,13 @@ def _within(key: str, tensors=()):
     return compare
 
 
-for _version, _key in ((1, "mean_variance_normalization1"), (0, "mean_variance_normalization0")):
+for _version, _key in ((1, "mean_variance_normalization1"), (0, "mean_variance_normalization0"),
+                       (2, "mean_variance_normalization2")):
     rule(_key, broken=_mvn_broken(_version), functional=_mvn_functional(_version, _key),
          compare=_within(_key, ("scale", "bias")), light=True,
          fields=("x", "scale", "bias", "input_tensor", "scale_tensor", "bias_tensor", "output_tensor", "axes",
-                 "cross_channel", "normalize_variance", "epsilon", "fused_activation", "device",
+                 "cross_channel", "normalize_variance", "use_mean", "use_variance", "epsilon", "fused_activation",
+                 "device",
                  "DimensionCount"))(_mvn_call(_version))
 
 
