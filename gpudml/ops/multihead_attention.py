@@ -52,6 +52,7 @@ It grows with the key count T (the sums' roundings) and the head size D (the dot
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -63,7 +64,7 @@ from ..kernels.base import ProblemPlanner
 from ..tensor_desc import TensorDesc, as_int, check_tensor_desc
 from ..types import F16, F32, I32, DataType, FeatureLevel
 from .activations import as_float32
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
 
 OP0, OP1 = "MultiheadAttention", "MultiheadAttention1"
 FLOATS = frozenset({F32, F16})
@@ -108,73 +109,34 @@ def _normalize(desc, op):
             object.__setattr__(desc, f, as_int(getattr(desc, f), f"{op}: {f}"))
 
 
-@dataclass(frozen=True)
-class MultiheadAttentionOperatorDesc:
-    """DML_MULTIHEAD_ATTENTION_OPERATOR_DESC (FL 6.1): every tensor but output_tensor optional (None)."""
-
-    query_tensor: TensorDesc | None
-    key_tensor: TensorDesc | None
-    value_tensor: TensorDesc | None
-    stacked_query_key_tensor: TensorDesc | None
-    stacked_key_value_tensor: TensorDesc | None
-    stacked_query_key_value_tensor: TensorDesc | None
-    bias_tensor: TensorDesc | None
-    mask_tensor: TensorDesc | None
-    relative_position_bias_tensor: TensorDesc | None
-    past_key_tensor: TensorDesc | None
-    past_value_tensor: TensorDesc | None
-    output_tensor: TensorDesc
-    output_present_key_tensor: TensorDesc | None
-    output_present_value_tensor: TensorDesc | None
-    scale: float
-    mask_filter_value: float
-    head_count: int
-    mask_type: str = "none"
-
-    OPTIONAL_TENSORS = INPUTS0
-
-    def __post_init__(self):
-        _normalize(self, OP0)
-
-    @property
-    def heads(self) -> tuple[int, int]:
-        return self.head_count, self.head_count
+def _heads0(self) -> tuple[int, int]:
+    return self.head_count, self.head_count
 
 
-@dataclass(frozen=True)
-class MultiheadAttention1OperatorDesc:
-    """DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC (FL 6.3): version 0's fields, a
-    past_sequence_lengths_tensor, and query_head_count / key_value_head_count (grouped heads)."""
+def _heads1(self) -> tuple[int, int]:
+    return self.query_head_count, self.key_value_head_count
 
-    query_tensor: TensorDesc | None
-    key_tensor: TensorDesc | None
-    value_tensor: TensorDesc | None
-    stacked_query_key_tensor: TensorDesc | None
-    stacked_key_value_tensor: TensorDesc | None
-    stacked_query_key_value_tensor: TensorDesc | None
-    bias_tensor: TensorDesc | None
-    mask_tensor: TensorDesc | None
-    relative_position_bias_tensor: TensorDesc | None
-    past_key_tensor: TensorDesc | None
-    past_value_tensor: TensorDesc | None
-    past_sequence_lengths_tensor: TensorDesc | None
-    output_tensor: TensorDesc
-    output_present_key_tensor: TensorDesc | None
-    output_present_value_tensor: TensorDesc | None
-    scale: float
-    mask_filter_value: float
-    query_head_count: int
-    key_value_head_count: int
-    mask_type: str = "none"
 
-    OPTIONAL_TENSORS = INPUTS1
+def _desc_class(name: str, op: str, inputs: tuple[str, ...], heads: tuple[str, ...], doc: str) -> type:
+    """The desc class of one version: its tensor fields (all optional but output_tensor), then
+    Scale, MaskFilterValue, its head counts and MaskType, in the struct's order."""
+    fields = [(f, "TensorDesc | None") for f in inputs] + [("output_tensor", "TensorDesc")]
+    fields += [(f, "TensorDesc | None") for f in OUTPUTS[1:]]
+    fields += [("scale", "float"), ("mask_filter_value", "float")] + [(h, "int") for h in heads]
+    fields.append(("mask_type", "str", dataclasses.field(default="none")))
+    return desc_class(name, __name__, doc=doc, fields=fields, OPTIONAL_TENSORS=inputs,
+                      __post_init__=lambda self: _normalize(self, op),
+                      heads=property(_heads1 if len(heads) == 2 else _heads0))
 
-    def __post_init__(self):
-        _normalize(self, OP1)
 
-    @property
-    def heads(self) -> tuple[int, int]:
-        return self.query_head_count, self.key_value_head_count
+MultiheadAttentionOperatorDesc = _desc_class(
+    "MultiheadAttentionOperatorDesc", OP0, INPUTS0, ("head_count",),
+    "DML_MULTIHEAD_ATTENTION_OPERATOR_DESC (FL 6.1): every tensor but output_tensor optional (None); "
+    "`heads` is (head_count, head_count).")
+MultiheadAttention1OperatorDesc = _desc_class(
+    "MultiheadAttention1OperatorDesc", OP1, INPUTS1, ("query_head_count", "key_value_head_count"),
+    "DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC (FL 6.3): version 0's fields, a past_sequence_lengths_tensor, and "
+    "query_head_count / key_value_head_count (grouped heads); `heads` is (query, key/value) head counts.")
 
 
 def _version(desc) -> tuple[str, tuple[str, ...], object]:
