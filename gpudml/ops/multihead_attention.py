@@ -854,8 +854,9 @@ def _from_cli(version: int):
     return from_cli
 
 
-_CLI = (CliArg("--heads", "query heads (default 2)"), CliArg("--kv-length", "key/value rows (default: the query's)"),
-        CliArg("--past", "past key/value rows (default 0: none; P > 0 adds the present outputs)"))
+_CLI = (CliArg("--heads", "query heads (default 2)", "number"),
+        CliArg("--kv-length", "key/value rows (default: the query's)", "number"),
+        CliArg("--past", "past key/value rows (default 0: none; P > 0 adds the present outputs)", "number"))
 PAGE = "ns-directml-dml_multihead_attention_operator_desc.md"
 
 
