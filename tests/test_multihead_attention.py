@@ -172,7 +172,8 @@ def test_every_strategy_on_both_classes(device, adapter_class, name, version, ma
 
 def test_decoding_split_over_a_long_cache(device):
     """One query row against 700 cached keys: `split` is the first choice (many chunks, then
-    the merge), within the bound; the present outputs the cache and the new row."""
+    the merge), its keys and values read as 16-byte blocks, within the bound; the present
+    outputs the cache and the new row."""
     rng = np.random.default_rng(7)
     arrays = {"query": _rand(rng, (1, 1, 4 * 16)), "key": _rand(rng, (1, 1, 4 * 16)),
               "value": _rand(rng, (1, 1, 4 * 16)), "past_key": _rand(rng, (1, 4, 700, 16)),
@@ -181,8 +182,9 @@ def test_decoding_split_over_a_long_cache(device):
     spec, desc, buffers, logical = _case(1, arrays, **attrs)
     op = device.create_operator(desc)
     assert device.compile_operator(op).strategy == "split"
-    plan = family.plan(mha.problem(desc), None, "split")
+    plan = family.plan(mha.problem(desc), device.caps, "split")
     assert len(plan.dispatches) == 3  # chunks, merge, present
+    assert plan.dispatches[0].params["vec"] == ("k", "v", "pk", "pv")  # 16-byte key/value loads
     _check(device, spec, desc, buffers, logical, attrs, strategies=("split", "rows"))
 
 

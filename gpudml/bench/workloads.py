@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, W63, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W51, W59-W63, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -869,10 +869,77 @@ WORKLOADS = [
              _roi_align_onnx),
     Workload("W51", "non_max_suppression 5000 boxes, 1 class (gpudml's extension)",
              lambda d, r, q: _nms_case(q, r, d), _nms_onnx),
+    # issue 46: attention (W59-W62), fused, beside the unfused GEMM-softmax-GEMM graph (peer)
+    *[Workload(f"W{59 + n}", title, lambda d, r, q, a=a: _attention_case(*a, q, r, d))
+      for n, (title, a) in enumerate([
+          ("multihead_attention prefill [1,32,2048,128] float32", (2048, 0, np.float32)),
+          ("multihead_attention prefill [1,32,2048,128] float16", (2048, 0, np.float16)),
+          ("multihead_attention decode [1,32,1,128] x 4096 cache float32", (1, 4096, np.float32)),
+          ("multihead_attention decode [1,32,1,128] x 4096 cache float16", (1, 4096, np.float16))])],
     # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
     Workload("W63", "LLaMA-shaped decoder (genai, GQA), 1 token after 31 cached (session + IO binding)",
              lambda d, r, q: _decode_step_case(q, r, d)),
 ]
+
+
+#: W59-W62 (issue 46): attention, [batch 1, 32 heads, sequence, head size 128]: prefill of
+#: 2048 tokens (causal-free self-attention) and one token's decoding against a 4096-token cache.
+#: Quick runs (and the note's lavapipe figures, where the full prefill takes minutes) take
+#: 8 heads of 512 tokens, head size 64, for the prefill; the decode rows keep their shape.
+_ATTN_HEADS, _ATTN_HEAD = 32, 128
+
+
+def _attention_case(seq, cache, dtype, quick, rng, device) -> Case:
+    """MULTIHEAD_ATTENTION1 (dml.multihead_attention, the fused family), query/key/value [1,
+    seq, 32 * 128] (decode: the new token, and past key/value [1, 32, cache, 128]); beside it
+    (peer "unfused") the GEMM-softmax-GEMM graph of the same shape: gemm(Q, K^T) * scale, softmax
+    over the keys, gemm(P, V) on head-major [32, seq, 128] copies, which writes the [32, seq,
+    keys] scores. Checked per head within the operator's documented precision."""
+    heads, d = (8, 64) if quick and seq > 1 else (_ATTN_HEADS, _ATTN_HEAD)
+    if quick:
+        seq = min(seq, 512)
+    q = rng.uniform(-1, 1, (1, seq, heads * d)).astype(dtype)
+    k = rng.uniform(-1, 1, (1, seq, heads * d)).astype(dtype)
+    v = rng.uniform(-1, 1, (1, seq, heads * d)).astype(dtype)
+    past = {}
+    if cache:
+        past = {"past_key": rng.uniform(-1, 1, (1, heads, cache, d)).astype(dtype),
+                "past_value": rng.uniform(-1, 1, (1, heads, cache, d)).astype(dtype)}
+    tq, tk, tv = device.tensor(q), device.tensor(k), device.tensor(v)
+    tpast = {n: device.tensor(a) for n, a in past.items()}
+    spec = spec_named("multihead_attention1")
+    expected = np.empty_like(q)
+    tolerance = np.empty(q.shape)
+    for h in range(heads):  # the reference and its bound a head at a time (float64 scores of one head)
+        cols = slice(h * d, (h + 1) * d)
+        one = {n: a[:, h:h + 1] for n, a in past.items()}
+        inputs = [q[..., cols], k[..., cols], v[..., cols]]
+        expected[..., cols] = reference.multihead_attention(*inputs, head_count=1, **one)
+        args = {n: None for n in spec.tensors[3:] if n not in one} | {"head_count": 1}
+        tolerance[..., cols] = spec.tolerance(expected[..., cols], [*inputs, *one.values()], args)
+    # the unfused graph's inputs: head-major [heads, keys, d]
+    qh = device.tensor(np.ascontiguousarray(q.reshape(seq, heads, d).transpose(1, 0, 2)))
+    keys = np.concatenate([past["past_key"][0], k.reshape(seq, heads, d).transpose(1, 0, 2)], axis=1) if past \
+        else k.reshape(seq, heads, d).transpose(1, 0, 2)
+    values = np.concatenate([past["past_value"][0], v.reshape(seq, heads, d).transpose(1, 0, 2)], axis=1) if past \
+        else v.reshape(seq, heads, d).transpose(1, 0, 2)
+    kh, vh = device.tensor(np.ascontiguousarray(keys)), device.tensor(np.ascontiguousarray(values))
+    scale = 1.0 / float(np.sqrt(d))
+
+    def unfused():
+        scores = F.gemm(qh, kh, trans_b=True, alpha=scale)
+        return F.gemm(F.softmax(scores, axes=[2]), vh)
+
+    def fused():
+        return F.multihead_attention(tq, tk, tv, head_count=heads, **tpast)
+
+    nbytes = q.nbytes + k.nbytes + v.nbytes + expected.nbytes + sum(a.nbytes for a in past.values())
+    desc = spec.infer_output(tq.desc, tk.desc, tv.desc, *(t.desc for t in tpast.values()),
+                             given=("query", "key", "value", *tpast), head_count=heads)
+    compiled = device.compile_operator(device.create_operator(desc))
+    return Case(device_fn=fused, numpy_io_fn=None, numpy_fn=None, expected=expected, logical_bytes=nbytes,
+                compare=_within(tolerance), peers={"unfused": unfused}, dispatches=len(compiled.program.kernels),
+                flops=4 * heads * seq * (seq + cache) * d)
 
 
 #: W63: a small LLaMA-shaped decoder as onnxruntime-genai's model builder writes it

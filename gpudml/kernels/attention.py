@@ -168,6 +168,23 @@ def _buffers(p: Attention):
     return names, tuple(bufs)
 
 
+def _vec_roles(p: Attention, caps, names: dict) -> tuple[str, ...]:
+    """The key/value roles read as 16-byte blocks (`rows`, `split`): FLOAT32 without a bias,
+    head sizes of whole blocks, every key and value row starting on a block (offsets and the
+    b, s, h strides multiples of 4, d's 1), where the adapter has the bindings for them."""
+    if p.bits != 32 or p.bias is not None or p.head_size % 4 or p.value_head_size % 4 or caps is None:
+        return ()
+    roles = {"k": p.k, "v": p.v, "pk": p.past_key, "pv": p.past_value}
+    ok = tuple(r for r, x in roles.items() if x is not None)
+    if any(roles[r].strides[3] != 1 or roles[r].offset % 4 or any(st % 4 for st in roles[r].strides[:3])
+           for r in ok):
+        return ()
+    blocks = {names[r] for r in ok}
+    if len(set(names.values())) + len(blocks) + 2 > caps.max_storage_buffers_per_shader_stage:
+        return ()
+    return ok
+
+
 def _uniforms(p: Attention, splits: int, chunk: int) -> dict:
     zero = (0, 0, 0, 0)
 
@@ -187,10 +204,11 @@ def _uniforms(p: Attention, splits: int, chunk: int) -> dict:
     return u
 
 
-def _params(p: Attention, names: dict, mode: str) -> dict:
+def _params(p: Attention, names: dict, mode: str, vec: tuple[str, ...] = ()) -> dict:
     return {"mode": mode, "bits": p.bits, "D": p.head_size, "DV": p.value_head_size, "shared": p.shared,
             "past": p.past_key is not None, "mask": None if p.mask is None else p.mask.kind,
-            "bias": p.bias is not None, "rpb": p.rpb is not None, "names": tuple(sorted(names.items()))}
+            "bias": p.bias is not None, "rpb": p.rpb is not None, "names": tuple(sorted(names.items())),
+            "vec": vec}
 
 
 def plan(p: Attention, caps, strategy: str, splits=None) -> KernelPlan:
@@ -229,19 +247,22 @@ def plan(p: Attention, caps, strategy: str, splits=None) -> KernelPlan:
             raise UnsupportedError(f"{p.op}: option splits = {splits} leaves {chunk} keys per invocation, beyond its "
                                    f"loop budget ({budget} keys)")
         uni = _uniforms(p, splits, chunk)
+        vec = _vec_roles(p, caps, names)
+        blocks = {names[r] for r in vec}
+        inputs = inputs + tuple(input_buffer(b.index, b.name + "_vec", "blocks") for b in inputs if b.name in blocks)
         if splits == 1:
-            dispatches.append(Dispatch("attention.wgsl.j2", _params(p, names, "direct"), (*inputs, out), uni,
+            dispatches.append(Dispatch("attention.wgsl.j2", _params(p, names, "direct", vec), (*inputs, out), uni,
                                        p.rows, WORKGROUP_SIZE))
         else:
             record = p.value_head_size + 2
             scratch = (p.rows * splits * record * 4,)
-            dispatches.append(Dispatch("attention.wgsl.j2", _params(p, names, "partials"),
+            dispatches.append(Dispatch("attention.wgsl.j2", _params(p, names, "partials", vec),
                                        (*inputs, scratch_buffer(0, "part", writable=True)), uni,
                                        p.rows * splits, WORKGROUP_SIZE))
             merge = _params(p, {}, "merge")
             dispatches.append(Dispatch("attention.wgsl.j2", merge, (scratch_buffer(0, "part", writable=False), out),
                                        uni, p.rows * p.value_head_size, WORKGROUP_SIZE))
-    present = _present(p, names, inputs)
+    present = _present(p, names, tuple(b for b in inputs if not b.name.endswith("_vec")))
     if present is not None:
         dispatches.append(present)
     return KernelPlan(tuple(dispatches), scratch_bytes=scratch)

@@ -45,12 +45,14 @@ delta_j = (D + 2) u |scale| sum_d |q_d k_jd| + 2 u (|s_j| + |bias_j|) (s_j with 
 d_j = s_j - max s and the softmax weights p_j: a weight is within p_j (delta_j + eps (3 +
 2.5 |d_j|) + 2 u) =: p_j e_j (WGSL's exp; the online softmax's rescalings are exp's too), and
 the output within 1.05 (sum_j p_j |v_j| e_j + (sum_j p_j e_j) A + (2 T + 40) u A), A = sum_j
-p_j |v_j|, plus half a float16 ULP of the result for FLOAT16 and 2^-126 (flushed subnormals).
+p_j |v_j|, plus a float16 ULP of the result for FLOAT16 (the rounding of float32's result, against the
+reference's own rounding) and 2^-126 (flushed subnormals).
 It grows with the key count T (the sums' roundings) and the head size D (the dot products).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -62,7 +64,7 @@ from ..kernels.base import ProblemPlanner
 from ..tensor_desc import TensorDesc, as_int, check_tensor_desc
 from ..types import F16, F32, I32, DataType, FeatureLevel
 from .activations import as_float32
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, desc_class, support_table
 
 OP0, OP1 = "MultiheadAttention", "MultiheadAttention1"
 FLOATS = frozenset({F32, F16})
@@ -107,73 +109,34 @@ def _normalize(desc, op):
             object.__setattr__(desc, f, as_int(getattr(desc, f), f"{op}: {f}"))
 
 
-@dataclass(frozen=True)
-class MultiheadAttentionOperatorDesc:
-    """DML_MULTIHEAD_ATTENTION_OPERATOR_DESC (FL 6.1): every tensor but output_tensor optional (None)."""
-
-    query_tensor: TensorDesc | None
-    key_tensor: TensorDesc | None
-    value_tensor: TensorDesc | None
-    stacked_query_key_tensor: TensorDesc | None
-    stacked_key_value_tensor: TensorDesc | None
-    stacked_query_key_value_tensor: TensorDesc | None
-    bias_tensor: TensorDesc | None
-    mask_tensor: TensorDesc | None
-    relative_position_bias_tensor: TensorDesc | None
-    past_key_tensor: TensorDesc | None
-    past_value_tensor: TensorDesc | None
-    output_tensor: TensorDesc
-    output_present_key_tensor: TensorDesc | None
-    output_present_value_tensor: TensorDesc | None
-    scale: float
-    mask_filter_value: float
-    head_count: int
-    mask_type: str = "none"
-
-    OPTIONAL_TENSORS = (*INPUTS0, "output_present_key_tensor", "output_present_value_tensor")
-
-    def __post_init__(self):
-        _normalize(self, OP0)
-
-    @property
-    def heads(self) -> tuple[int, int]:
-        return self.head_count, self.head_count
+def _heads0(self) -> tuple[int, int]:
+    return self.head_count, self.head_count
 
 
-@dataclass(frozen=True)
-class MultiheadAttention1OperatorDesc:
-    """DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC (FL 6.3): version 0's fields, a
-    past_sequence_lengths_tensor, and query_head_count / key_value_head_count (grouped heads)."""
+def _heads1(self) -> tuple[int, int]:
+    return self.query_head_count, self.key_value_head_count
 
-    query_tensor: TensorDesc | None
-    key_tensor: TensorDesc | None
-    value_tensor: TensorDesc | None
-    stacked_query_key_tensor: TensorDesc | None
-    stacked_key_value_tensor: TensorDesc | None
-    stacked_query_key_value_tensor: TensorDesc | None
-    bias_tensor: TensorDesc | None
-    mask_tensor: TensorDesc | None
-    relative_position_bias_tensor: TensorDesc | None
-    past_key_tensor: TensorDesc | None
-    past_value_tensor: TensorDesc | None
-    past_sequence_lengths_tensor: TensorDesc | None
-    output_tensor: TensorDesc
-    output_present_key_tensor: TensorDesc | None
-    output_present_value_tensor: TensorDesc | None
-    scale: float
-    mask_filter_value: float
-    query_head_count: int
-    key_value_head_count: int
-    mask_type: str = "none"
 
-    OPTIONAL_TENSORS = (*INPUTS1, "output_present_key_tensor", "output_present_value_tensor")
+def _desc_class(name: str, op: str, inputs: tuple[str, ...], heads: tuple[str, ...], doc: str) -> type:
+    """The desc class of one version: its tensor fields (all optional but output_tensor), then
+    Scale, MaskFilterValue, its head counts and MaskType, in the struct's order."""
+    fields = [(f, "TensorDesc | None") for f in inputs] + [("output_tensor", "TensorDesc")]
+    fields += [(f, "TensorDesc | None") for f in OUTPUTS[1:]]
+    fields += [("scale", "float"), ("mask_filter_value", "float")] + [(h, "int") for h in heads]
+    fields.append(("mask_type", "str", dataclasses.field(default="none")))
+    return desc_class(name, __name__, doc=doc, fields=fields, OPTIONAL_TENSORS=inputs,
+                      __post_init__=lambda self: _normalize(self, op),
+                      heads=property(_heads1 if len(heads) == 2 else _heads0))
 
-    def __post_init__(self):
-        _normalize(self, OP1)
 
-    @property
-    def heads(self) -> tuple[int, int]:
-        return self.query_head_count, self.key_value_head_count
+MultiheadAttentionOperatorDesc = _desc_class(
+    "MultiheadAttentionOperatorDesc", OP0, INPUTS0, ("head_count",),
+    "DML_MULTIHEAD_ATTENTION_OPERATOR_DESC (FL 6.1): every tensor but output_tensor optional (None); "
+    "`heads` is (head_count, head_count).")
+MultiheadAttention1OperatorDesc = _desc_class(
+    "MultiheadAttention1OperatorDesc", OP1, INPUTS1, ("query_head_count", "key_value_head_count"),
+    "DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC (FL 6.3): version 0's fields, a past_sequence_lengths_tensor, and "
+    "query_head_count / key_value_head_count (grouped heads); `heads` is (query, key/value) head counts.")
 
 
 def _version(desc) -> tuple[str, tuple[str, ...], object]:
@@ -233,7 +196,13 @@ def _div(op: str, what: str, total: int, heads: int, head_field: str) -> int:
 
 def geometry(desc) -> Geometry:
     """The sizes of `desc` (InvalidArgumentError naming the field, the rule and the values)."""
-    op, _, _ = _version(desc)
+    op, inputs, _ = _version(desc)
+    for field in (*inputs, *OUTPUTS):
+        td = getattr(desc, field)
+        lo, hi = _RANKS[field]
+        if td is not None and not lo <= td.rank <= hi:
+            raise InvalidArgumentError(f"{op}: {field} DimensionCount {td.rank} is not supported (supported: "
+                                       f"{lo}-{hi}; sizes {list(td.sizes)})")
     hq, hkv = desc.heads
     hf = "head_count" if op == OP0 else "query_head_count"
     kf = "head_count" if op == OP0 else "key_value_head_count"
@@ -354,8 +323,8 @@ def validate(desc, feature_level: FeatureLevel) -> None:
         support.check_rank(feature_level, field, td.rank)
         if td.data_type not in row.types[field]:
             allowed = " or ".join(sorted(t.name for t in row.types[field]))
-            raise InvalidArgumentError(f"{op}: {field}.data_type {td.data_type.name} is not supported (supported: "
-                                       f"{allowed})")
+            raise InvalidArgumentError(f"{op}: {field}.data_type {td.data_type.name} is not supported at "
+                                       f"{FeatureLevel(feature_level).name} (supported: {allowed})")
     floats = {f: td for f, td in named.items() if f not in ("mask_tensor", "past_sequence_lengths_tensor")}
     first, want = next(iter(floats.items()))
     for field, td in floats.items():
@@ -663,7 +632,7 @@ def reference(query=None, key=None, value=None, *, stacked_query_key=None, stack
 def tolerance(expected: np.ndarray, inputs, arguments: dict):
     """The documented precision (module docstring) of the output, per element; the present
     outputs are copies: bit-exact without a bias, else one float32 addition (half an ULP of
-    the result, float16's where FLOAT16)."""
+    the result; FLOAT16: one float16 ULP, float32's sum rounded again)."""
     args = {k: v for k, v in arguments.items() if k not in TENSORS1 and k not in ("present", "given")}
     names = [n for n in TENSORS1 if not (n in arguments and arguments[n] is None)]
     named = dict(zip(names, [np.asarray(a) for a in inputs]))
@@ -676,7 +645,13 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
 
 def _copy_bound(expected):
     e = np.abs(expected.astype(np.float64))
-    return (2.0**-11 if expected.dtype == np.float16 else 2.0**-24) * e + 2.0**-126
+    if expected.dtype == np.float16:  # float32's sum rounded to float16: one float16 ULP off at most
+        return _f16_ulp(expected) + 2.0**-126
+    return 2.0**-24 * e + 2.0**-126
+
+
+def _f16_ulp(expected):
+    return np.spacing(np.minimum(np.abs(expected), 65504).astype(np.float16)).astype(np.float64)
 
 
 def _output_bound(expected, parts):
@@ -697,7 +672,7 @@ def _output_bound(expected, parts):
     bb, h, s, dv = bound.shape
     bound = bound.transpose(0, 2, 1, 3).reshape(bb, s, h * dv).reshape(expected.shape)
     if expected.dtype == np.float16:
-        bound = bound + 2.0**-11 * np.abs(expected.astype(np.float64)) + 2.0**-25
+        bound = bound + _f16_ulp(expected)
     return np.nan_to_num(bound, nan=np.inf)
 
 
@@ -879,8 +854,9 @@ def _from_cli(version: int):
     return from_cli
 
 
-_CLI = (CliArg("--heads", "query heads (default 2)"), CliArg("--kv-length", "key/value rows (default: the query's)"),
-        CliArg("--past", "past key/value rows (default 0: none; P > 0 adds the present outputs)"))
+_CLI = (CliArg("--heads", "query heads (default 2)", "number"),
+        CliArg("--kv-length", "key/value rows (default: the query's)", "number"),
+        CliArg("--past", "past key/value rows (default 0: none; P > 0 adds the present outputs)", "number"))
 PAGE = "ns-directml-dml_multihead_attention_operator_desc.md"
 
 
