@@ -116,7 +116,7 @@ def test_attention_refusals(attrs, extra, rule, device):
 HQ, HKV, D = 4, 2, 16
 
 
-def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batch=1):
+def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batch=1, positions=64, **attrs):
     """A GroupQueryAttention node: query/key/value [batch, seq, H D] (or packed), past
     [batch, HKV, P, D] (None: absent), seqlens_k, total_sequence_length (an initializer)."""
     q = RNG.standard_normal((batch, seq, HQ * D)).astype(np.float32)
@@ -132,9 +132,8 @@ def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batc
         inputs.update({"_pk": None, "_pv": None})
     inputs["seqlens_k"] = np.asarray(seqlens, np.int32)
     inputs["total_sequence_length"] = np.array(total, np.int32)
-    attrs = {"num_heads": HQ, "kv_num_heads": HKV}
+    attrs = {"num_heads": HQ, "kv_num_heads": HKV, **attrs}
     if rotary is not None:
-        positions = 64
         angles = np.arange(positions)[:, None] * (0.5 ** np.arange(D // 2))[None]
         inputs["cos_cache"] = np.cos(angles).astype(np.float32)
         inputs["sin_cache"] = np.sin(angles).astype(np.float32)
@@ -168,9 +167,17 @@ def test_group_query_attention(case, device):
 
 
 @pytest.mark.any_class
-def test_group_query_attention_refuses_a_prompt_after_a_short_past(device):
-    model, _ = _gqa(3, 4, [6], 7)
-    with pytest.raises(UnsupportedError, match="a prompt of 3 tokens after a past of 4 < total_sequence_length 7"):
+@pytest.mark.parametrize("build, rule", [
+    (lambda: _gqa(3, 4, [6], 7), "a prompt of 3 tokens after a past of 4 < total_sequence_length 7"),
+    (lambda: _gqa(1, 12, [6], 7, kv_num_heads=3), "kv_num_heads 3 must divide num_heads 4"),
+    (lambda: _gqa(5, None, [4], 5, rotary="halves", positions=4), "sequence length 5 exceeds cos_cache's 4"),
+    (lambda: _gqa(1, 12, [6], 7, local_window_size=4), "local_window_size=4"),
+    (lambda: _gqa(1, 4, [6], 7), "past of 4 and total_sequence_length 7: the past is the shared buffer"),
+])
+def test_group_query_attention_refusals(build, rule, device):
+    """Named at construction, before any GPU work."""
+    model, _ = build()
+    with pytest.raises(UnsupportedError, match=rule):
         gonnx.InferenceSession(model, device=device)
 
 
