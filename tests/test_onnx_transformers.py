@@ -213,13 +213,17 @@ def test_the_cache_never_crosses_the_host(name, device, monkeypatch):
     assert [n for _, n in read] == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
 
 
-def genai_reference(capacity: int, steps: int = STEPS) -> list[int]:
+def genai_reference(capacity: int, steps: int = STEPS, padded: bool = False) -> list[int]:
     """onnxruntime's greedy tokens of llama_genai: a past that grows (capacity 0) or the
-    builder's shared buffer of `capacity` positions."""
+    builder's shared buffer of `capacity` positions, its mask `padded` to the capacity or not."""
     session = ort.InferenceSession(load("llama_genai").SerializeToString(), providers=["CPUExecutionProvider"])
     cache, ids, past, tokens = [np.zeros((1, 2, capacity, 16), np.float32)] * 4, PROMPT, 0, []
     for _ in range(steps):
-        logits, *cache = session.run(["logits", *PRESENT], genai_feeds(ids, past, cache))  # (its order differs)
+        feeds = genai_feeds(ids, past, cache)
+        if padded:
+            feeds["attention_mask"] = np.zeros((1, capacity), np.int64)
+            feeds["attention_mask"][0, :past + ids.shape[1]] = 1
+        logits, *cache = session.run(["logits", *PRESENT], feeds)  # (its outputs' order differs)
         tokens.append(int(logits[0, -1].argmax()))
         past, ids = past + ids.shape[1], np.array([[tokens[-1]]], np.int64)
     return tokens
@@ -228,7 +232,9 @@ def genai_reference(capacity: int, steps: int = STEPS) -> list[int]:
 def greedy_shared(session, steps: int = STEPS, capacity: int = 64) -> tuple[list[int], list]:
     """Greedy decoding of llama_genai with the cache preallocated on the device: each
     present.{i} written into the Tensor bound as past_key_values.{i} (bind_output with a
-    Tensor), so that every token step has the same shapes (one build). (tokens, cache Tensors)."""
+    Tensor), the attention mask padded to the capacity (ones for the positions so far, zeros
+    after: GroupQueryAttention reads the lengths from it, total_sequence_length from its shape),
+    so that every token step has the same shapes (one build). (tokens, cache Tensors)."""
     cache = [session.device.tensor(np.zeros((1, 2, capacity, 16), np.float32)) for _ in PAST]
     binding = session.io_binding()
     for past_name, present_name, tensor in zip(PAST, PRESENT, cache):
@@ -238,7 +244,9 @@ def greedy_shared(session, steps: int = STEPS, capacity: int = 64) -> tuple[list
     tokens, past, ids = [], 0, PROMPT
     for _ in range(steps):
         binding.bind_cpu_input("input_ids", ids)
-        binding.bind_cpu_input("attention_mask", np.ones((1, past + ids.shape[1]), np.int64))
+        mask = np.zeros((1, capacity), np.int64)
+        mask[0, :past + ids.shape[1]] = 1
+        binding.bind_cpu_input("attention_mask", mask)
         session.run_with_iobinding(binding)
         logits = binding.get_outputs()[-1]
         tokens.append(int(logits.numpy().reshape(ids.shape[1], VOCAB)[-1].argmax()))
@@ -250,12 +258,14 @@ def greedy_shared(session, steps: int = STEPS, capacity: int = 64) -> tuple[list
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_genai_model_decodes_with_a_preallocated_cache(adapter, adapter_class):
     """onnxruntime-genai's LLaMA (GroupQueryAttention, rotary inside) decodes onnxruntime's 32
-    tokens with its cache preallocated to 64 positions on the device, under both classes."""
-    want = genai_reference(64)
-    assert want == genai_reference(0) and len(set(want)) > 8
+    tokens (which its unpadded, growing forms give too) with its cache preallocated to 64
+    positions on the device, under both classes, the session built twice in all."""
+    want = genai_reference(64, padded=True)
+    assert want == genai_reference(0) == genai_reference(64) and len(set(want)) > 8
     session = gonnx.InferenceSession(load("llama_genai"), device=dml.Device(adapter=adapter,
                                                                              adapter_class=adapter_class))
     assert greedy_shared(session)[0] == want
+    assert len(session._compiled) == 2  # built for the prompt's shapes and for a token's: once each
 
 
 def test_genai_cache_stays_on_the_device(device, monkeypatch):
@@ -272,7 +282,7 @@ def test_genai_cache_stays_on_the_device(device, monkeypatch):
 
     monkeypatch.setattr(transfers, "download", watched_download)
     tokens, _ = greedy_shared(session, steps=6)
-    assert tokens == genai_reference(64, steps=6)
+    assert tokens == genai_reference(64, steps=6, padded=True)
     assert read == [4 * VOCAB * PROMPT.shape[1]] + [4 * VOCAB] * 5
 
 

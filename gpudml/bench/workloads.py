@@ -967,7 +967,9 @@ def _decode_step_case(quick, rng, device) -> Case:
         raise AttributeError(f"{_DECODER_FILE} is in gpudml's repository, not in its package")
     model = path.read_bytes()
     past, capacity = 31, 64
-    feeds = {"input_ids": rng.integers(0, 96, (1, 1)), "attention_mask": np.ones((1, past + 1), np.int64)}
+    mask = np.zeros((1, capacity), np.int64)
+    mask[0, :past + 1] = 1  # padded to the cache (docs/transformers.md's loop: every token step one build)
+    feeds = {"input_ids": rng.integers(0, 96, (1, 1)), "attention_mask": mask}
     cache = {f"past_key_values.{i}.{kind}": rng.standard_normal((1, 2, capacity, 16)).astype(np.float32)
              for i in range(2) for kind in ("key", "value")}
     session = InferenceSession(model, device=device)
