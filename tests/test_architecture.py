@@ -118,7 +118,8 @@ def test_no_gpudml_import_inside_a_function_but_the_cli_subcommands():
     lazy = {m: inner for m in MODULES if (inner := imports(m)[1])}
     allowed = {"gpudml.cli": {"gpudml.lab", "gpudml.bench.suite", "gpudml.bench.workloads",
                               "gpudml.onnx.run"},  # gpudml run: the onnx package only when asked
-               # W58 runs a model through the ONNX session: the onnx package (the bench extra's) only when it runs
+               # W58 and W63 run a model through the ONNX session (W63 a decoding): the onnx package (the
+               # bench extra's) only when such a row runs
                "gpudml.bench.workloads": {"gpudml.onnx", "gpudml.onnx.session"},
                # the package's public names, loaded on their first use (PEP 562): `import gpudml`
                # stays light (gpudml/__init__.py)

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W58, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -1022,7 +1022,130 @@ WORKLOADS = [
     # issue 45: a Silero-VAD-shaped streaming call through the ONNX session (its onnxruntime column: the whole model)
     Workload("W58", "Silero-VAD-shaped streaming call, 512 samples, LSTM state in and out (session)",
              lambda d, r, q: _silero_case(q, r, d)),
+    # issue 46: attention (W59-W62), fused, beside the unfused GEMM-softmax-GEMM graph (peer)
+    *[Workload(f"W{59 + n}", title, lambda d, r, q, a=a: _attention_case(*a, q, r, d))
+      for n, (title, a) in enumerate([
+          ("multihead_attention prefill [1,32,2048,128] float32", (2048, 0, np.float32)),
+          ("multihead_attention prefill [1,32,2048,128] float16", (2048, 0, np.float16)),
+          ("multihead_attention decode [1,32,1,128] x 4096 cache float32", (1, 4096, np.float32)),
+          ("multihead_attention decode [1,32,1,128] x 4096 cache float16", (1, 4096, np.float16))])],
+    # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
+    Workload("W63", "LLaMA-shaped decoder (genai, GQA), 1 token after 31 cached (session + IO binding)",
+             lambda d, r, q: _decode_step_case(q, r, d)),
 ]
+
+
+#: W59-W62 (issue 46): attention, [batch 1, 32 heads, sequence, head size 128]: prefill of
+#: 2048 tokens (causal-free self-attention) and one token's decoding against a 4096-token cache.
+#: Quick runs (and the note's lavapipe figures, where the full prefill takes minutes) take
+#: 8 heads of 512 tokens, head size 64, for the prefill; the decode rows keep their shape.
+_ATTN_HEADS, _ATTN_HEAD = 32, 128
+
+
+def _attention_case(seq, cache, dtype, quick, rng, device) -> Case:
+    """MULTIHEAD_ATTENTION1 (dml.multihead_attention, the fused family), query/key/value [1,
+    seq, 32 * 128] (decode: the new token, and past key/value [1, 32, cache, 128]); beside it
+    (peer "unfused") the GEMM-softmax-GEMM graph of the same shape: gemm(Q, K^T) * scale, softmax
+    over the keys, gemm(P, V) on head-major [32, seq, 128] copies, which writes the [32, seq,
+    keys] scores. Checked per head within the operator's documented precision."""
+    heads, d = (8, 64) if quick and seq > 1 else (_ATTN_HEADS, _ATTN_HEAD)
+    if quick:
+        seq = min(seq, 512)
+    q = rng.uniform(-1, 1, (1, seq, heads * d)).astype(dtype)
+    k = rng.uniform(-1, 1, (1, seq, heads * d)).astype(dtype)
+    v = rng.uniform(-1, 1, (1, seq, heads * d)).astype(dtype)
+    past = {}
+    if cache:
+        past = {"past_key": rng.uniform(-1, 1, (1, heads, cache, d)).astype(dtype),
+                "past_value": rng.uniform(-1, 1, (1, heads, cache, d)).astype(dtype)}
+    tq, tk, tv = device.tensor(q), device.tensor(k), device.tensor(v)
+    tpast = {n: device.tensor(a) for n, a in past.items()}
+    spec = spec_named("multihead_attention1")
+    expected = np.empty_like(q)
+    tolerance = np.empty(q.shape)
+    for h in range(heads):  # the reference and its bound a head at a time (float64 scores of one head)
+        cols = slice(h * d, (h + 1) * d)
+        one = {n: a[:, h:h + 1] for n, a in past.items()}
+        inputs = [q[..., cols], k[..., cols], v[..., cols]]
+        expected[..., cols] = reference.multihead_attention(*inputs, head_count=1, **one)
+        args = {n: None for n in spec.tensors[3:] if n not in one} | {"head_count": 1}
+        tolerance[..., cols] = spec.tolerance(expected[..., cols], [*inputs, *one.values()], args)
+    # the unfused graph's inputs: head-major [heads, keys, d]
+    qh = device.tensor(np.ascontiguousarray(q.reshape(seq, heads, d).transpose(1, 0, 2)))
+    keys = np.concatenate([past["past_key"][0], k.reshape(seq, heads, d).transpose(1, 0, 2)], axis=1) if past \
+        else k.reshape(seq, heads, d).transpose(1, 0, 2)
+    values = np.concatenate([past["past_value"][0], v.reshape(seq, heads, d).transpose(1, 0, 2)], axis=1) if past \
+        else v.reshape(seq, heads, d).transpose(1, 0, 2)
+    kh, vh = device.tensor(np.ascontiguousarray(keys)), device.tensor(np.ascontiguousarray(values))
+    scale = 1.0 / float(np.sqrt(d))
+
+    def unfused():
+        scores = F.gemm(qh, kh, trans_b=True, alpha=scale)
+        return F.gemm(F.softmax(scores, axes=[2]), vh)
+
+    def fused():
+        return F.multihead_attention(tq, tk, tv, head_count=heads, **tpast)
+
+    nbytes = q.nbytes + k.nbytes + v.nbytes + expected.nbytes + sum(a.nbytes for a in past.values())
+    desc = spec.infer_output(tq.desc, tk.desc, tv.desc, *(t.desc for t in tpast.values()),
+                             given=("query", "key", "value", *tpast), head_count=heads)
+    compiled = device.compile_operator(device.create_operator(desc))
+    return Case(device_fn=fused, numpy_io_fn=None, numpy_fn=None, expected=expected, logical_bytes=nbytes,
+                compare=_within(tolerance), peers={"unfused": unfused}, dispatches=len(compiled.program.kernels),
+                flops=4 * heads * seq * (seq + cache) * d)
+
+
+#: W63: a small LLaMA-shaped decoder as onnxruntime-genai's model builder writes it
+#: (tests/data/models/llama_genai.onnx: LlamaForCausalLM from a random config, 2 layers, hidden
+#: 64, 4 query and 2 key/value heads of 16, vocab 96; GroupQueryAttention with the rotary
+#: embedding inside; scripts/export_transformers.py), one token after 31 cached positions of a
+#: cache preallocated to 64 (the builder's shared buffer): the session's run with IO binding,
+#: the cache bound as device Tensors (each present written into its past's Tensor), against
+#: onnxruntime's CPU provider on the same feeds (its column: the same token's latency).
+_DECODER_FILE = "tests/data/models/llama_genai.onnx"
+
+
+def _decode_step_case(quick, rng, device) -> Case:
+    from pathlib import Path
+
+    try:
+        import onnxruntime  # noqa: F401 (the reference column)
+
+        from ..onnx import InferenceSession
+        from ..onnx.session import TOLERANCE
+    except ImportError as exc:  # (run_workload notes a row it cannot run: "not run: ...")
+        raise AttributeError(f"W63 runs a model: it needs onnx and onnxruntime (the bench extra): {exc}") from exc
+    path = Path(__file__).resolve().parents[2] / _DECODER_FILE
+    if not path.exists():  # an installed package: the model lives in the repository's tests
+        raise AttributeError(f"{_DECODER_FILE} is in gpudml's repository, not in its package")
+    model = path.read_bytes()
+    past, capacity = 31, 64
+    mask = np.zeros((1, capacity), np.int64)
+    mask[0, :past + 1] = 1  # padded to the cache (docs/transformers.md's loop: every token step one build)
+    feeds = {"input_ids": rng.integers(0, 96, (1, 1)), "attention_mask": mask}
+    cache = {f"past_key_values.{i}.{kind}": rng.standard_normal((1, 2, capacity, 16)).astype(np.float32)
+             for i in range(2) for kind in ("key", "value")}
+    session = InferenceSession(model, device=device)
+    binding = session.io_binding()
+    for name, value in feeds.items():
+        binding.bind_cpu_input(name, value)
+    for name, value in cache.items():
+        tensor = device.tensor(value)  # uploaded once: the cache stays on the device
+        binding.bind_input(name, tensor)
+        binding.bind_output(name.replace("past_key_values", "present"), tensor)
+    binding.bind_output("logits")
+
+    def step():
+        session.run_with_iobinding(binding)
+        return binding.get_outputs()[-1]
+
+    ort_feeds = {**feeds, **cache}
+    expected = _ort_session(model).run(["logits"], ort_feeds)[0]  # [1, 1, 96]
+    step()  # (built; a step writes its token's key/value at row 31 again: every call computes the same)
+    return Case(step, None, None, expected, 4 * (sum(v.size for v in cache.values()) + 96),
+                ort=(model, ort_feeds), ort_expected=expected,
+                compare=_within(TOLERANCE * float(np.abs(expected).max())),
+                dispatches=session.dispatch_count)
 
 
 def measure_anchors(device, reps: int, quick: bool) -> dict:
@@ -1095,6 +1218,9 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
         row.numpy_ms = median_ms(case.numpy_fn, reps, inner=inner * 10 if inner > 1 else 1)
     if case.ort is not None:
         row.ort_ms = _time_ort(case, reps, inner, row)
+    if w.id == "W63":  # per-token decoding: the dispatches and the ratio the issue's target names
+        ratio = f", {row.device_ms / row.ort_ms:.1f}x onnxruntime CPU" if row.ort_ms else ""
+        row.note = f"{case.dispatches} dispatches per token{ratio}" + (f"; {row.note}" if row.note else "")
     if case.flops:
         rates = [f"{case.flops / ms / 1e6:.3g} GFLOP/s{label}" for ms, label in (
             (row.kernel_ms, " (GPU timestamps)"), (row.device_ms, ""), (row.numpy_ms, " numpy"),

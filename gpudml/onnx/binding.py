@@ -56,7 +56,7 @@ class IOBinding:
         """Bind input `name` to a numpy array, kept and uploaded at each run (as onnxruntime's
         bind_cpu_input, it reads what the array holds then)."""
         session = self._session("bind_cpu_input")
-        self._inputs[name] = self._check_array(session, name, array, "bind_cpu_input")
+        self._inputs[name] = self._check_array(session, name, array, "bind_cpu_input", empty_ok=True)
 
     def bind_ortvalue_input(self, name: str, value) -> None:
         """onnxruntime's name for bind_input with a value: the same (a Tensor or a numpy array)."""
@@ -177,10 +177,13 @@ class IOBinding:
                                        f"the session whose io_binding() made it, while it lives)")
         return session
 
-    def _check_array(self, session, name: str, value, where: str) -> np.ndarray:
+    def _check_array(self, session, name: str, value, where: str, empty_ok: bool = False) -> np.ndarray:
+        """`value` as a numpy array fitting input `name`; an empty one only with `empty_ok`
+        (bind_cpu_input: kept on the host, as session.run takes it, e.g. a decoder's empty past
+        key/value at its first step; a Tensor is never empty)."""
         spec = self._input(session, name, where)
         array = np.asarray(value)
-        self._check_like(name, array.dtype, tuple(array.shape), spec, where)
+        self._check_like(name, array.dtype, tuple(array.shape), spec, where, empty_ok=empty_ok)
         return array
 
     def _check_tensor(self, session, name: str, t: Tensor, where: str, output: bool = False,
@@ -219,7 +222,8 @@ class IOBinding:
         return spec
 
     @staticmethod
-    def _check_like(name: str, dtype, shape: tuple, spec, where: str, what: str = "input") -> None:
+    def _check_like(name: str, dtype, shape: tuple, spec, where: str, what: str = "input",
+                    empty_ok: bool = False) -> None:
         want, dims = spec
         prefix = _prefix(where)
         if np.dtype(dtype) != want:
@@ -228,9 +232,9 @@ class IOBinding:
         problem = analysis.shape_error(what, name, shape, dims)
         if problem:
             raise InvalidArgumentError(f"{prefix}: {problem}")
-        if 0 in shape:
+        if 0 in shape and not empty_ok:
             raise InvalidArgumentError(f"{prefix}: {what} {name!r} is an empty tensor (shape {list(shape)}); "
-                                       f"DirectML sizes are at least 1")
+                                       f"a Tensor has sizes of at least 1; bind_cpu_input takes an empty array")
 
 
 def _prefix(where: str) -> str:

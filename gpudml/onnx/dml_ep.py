@@ -107,7 +107,8 @@ NOT_YET: dict[tuple[str, str], int] = {
     # mapped)
     # (SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, FastGelu,
     # BiasGelu, QuickGelu, Gelu, BiasAdd, BiasSplitGelu and FusedMatMul are mapped: gpudml/onnx/contrib.py)
-    **{(MS, op): 46 for op in ("Attention", "MultiHeadAttention", "GroupQueryAttention", "GroupNorm")},
+    # (Attention, MultiHeadAttention and GroupQueryAttention are mapped: gpudml/onnx/attention.py)
+    (MS, "GroupNorm"): 46,
     # 47: quantized operators
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                                  "DynamicQuantizeLinear")},

@@ -39,6 +39,7 @@ from ..ops.elementwise.fused import FusedActivation
 from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
 from . import sequences
+from .attention import ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
@@ -2075,11 +2076,15 @@ CONSTANT_INPUTS: dict[str, dict[int, str]] = {
     "Resize": {1: "roi (scales before opset 11)", 2: "scales", 3: "sizes"}, "Upsample": {1: "scales"},
     "NonMaxSuppression": {2: "max_output_boxes_per_class", 3: "iou_threshold", 4: "score_threshold"},
     "OneHot": {1: "depth"}, **sequences.CONSTANT_INPUTS,
+    "GroupQueryAttention": {6: "total_sequence_length"},
 }
 
 #: The inputs read for their type alone, per op type (their contents never: an empty one is
 #: no empty tensor reaching an operator).
 TYPE_INPUTS: dict[str, set[int]] = {"CastLike": {1}}
+
+#: The inputs a contrib row reads empty, per op type (a decoder's first past: no past).
+EMPTY_INPUTS: dict[str, set[int]] = {"GroupQueryAttention": {3, 4}}
 
 #: Folded at load, never run: their values are known when the graph is built.
 FOLDED = {
@@ -2089,7 +2094,7 @@ FOLDED = {
 TABLE += tuple(Mapping(*r) for r in ONNX_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
-CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS)
+CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS)
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.
@@ -2132,7 +2137,8 @@ def refusal(op_type: str, domain: str, opset: int) -> str | None:
     return None
 
 
-__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "CONTRIB", "CONTRIB_TABLE", "FOLDED", "GENERATORS", "MS", "NEWEST",
+__all__ = ["BY_TYPE", "CONSTANT_INPUTS", "CONTRIB", "CONTRIB_TABLE", "EMPTY_INPUTS", "FOLDED", "GENERATORS", "MS",
+           "NEWEST",
            "ORT_ONNX_DOMAIN", "RANDOM", "REDUCE", "TABLE", "TYPE_INPUTS",
            "Context", "DataDependent", "Mapping", "Node", "NotMapped", "as_unsigned", "data_dependent", "generate",
            "markdown_table", "refusal", "row", "view_strides",

@@ -507,7 +507,7 @@ class _Built:
             row = mapping.row(proto.op_type, proto.domain)
             if row is None:
                 raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
-            if any(_empty(v) for v in inputs):
+            if any(_empty(v) for k, v in enumerate(inputs) if k not in mapping.EMPTY_INPUTS.get(proto.op_type, ())):
                 raise NotMapped("an empty input: DirectML sizes are at least 1")
             wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
                       for name in proto.output]

@@ -27,6 +27,7 @@ from . import (
     gemm,
     join,
     max_unpooling,
+    multihead_attention,
     non_max_suppression,
     nonzero_coordinates,
     normalization,
@@ -73,6 +74,7 @@ SPECS: tuple[OpSpec, ...] = (
     scatter_elements.SPEC, scatter_nd.SPEC, one_hot.SPEC,
     *top_k.SPECS,
     *recurrent.SPECS,
+    *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
 )
 

@@ -1,0 +1,279 @@
+"""onnxruntime's attention contrib ops (domain com.microsoft) on DirectML's MULTIHEAD_ATTENTION
+operators, as ONNX Runtime's DirectML execution provider maps them (microsoft/onnxruntime,
+onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorAttention.cpp and
+DmlOperatorGroupQueryAttention.cpp):
+
+- Attention: GEMM (input x weights + bias) gives the packed [B, S, 3, N, H] query, key and
+  value; viewed as [B, S, N, 3, H] (strides: the provider's ELEMENT_WISE_IDENTITY transposes,
+  gpudml's a view) it is MULTIHEAD_ATTENTION's stacked query-key-value (or, where the value's
+  hidden size differs, the query-key stack beside the value sliced off). mask_index: of one
+  dimension, [B] key lengths (KEY_SEQUENCE_LENGTH) or [2B] ends and starts
+  (KEY_SEQUENCE_END_START), [3B + 2] KEY_QUERY_SEQUENCE_LENGTH_START_END; of 2-4 dimensions a
+  BOOLEAN mask ([B, T] as [B, 1, 1, T], [B, S, T] as [B, 1, S, T], [B, 1, M, M] sliced to
+  [B, 1, S, S]). relative_position_bias passes through. As the provider's support query,
+  `past`, `past_sequence_length`, the `present` output, unidirectional=1 and do_rotary=1 are
+  refused (NotMapped: the node is named at construction).
+- MultiHeadAttention: MULTIHEAD_ATTENTION with its inputs as they come (see _multi_head_attention);
+  a key of [B, N, L, H] (cross-attention's projected keys, which the provider passes as the
+  past) is refused, as are past_sequence_length and cache_indirection.
+- GroupQueryAttention: MULTIHEAD_ATTENTION1 with QueryHeadCount num_heads and
+  KeyValueHeadCount kv_num_heads, causal; for a prompt (S > 1) the past sequence lengths are
+  zeros (the provider's FILL_VALUE_CONSTANT: its comment explains the first-prompt rule),
+  for one token seqlens_k (the past length). The past and present key/value are the shared
+  buffer [B, Hkv, C, D] when the past is at least total_sequence_length long
+  (onnxruntime-genai's past_present_share_buffer); the provider binds no past tensor, the
+  present aliasing it: gpudml, without aliasing, passes the past (MULTIHEAD_ATTENTION1 copies
+  it into the present). gpudml's extensions, documented in docs/transformers.md:
+  a past that grows by the new tokens (present [B, Hkv, P + 1, D], the keys beyond seqlens_k
+  + 1 masked: KEY_SEQUENCE_LENGTH), the packed query-key-value input (key and value absent:
+  SPLIT), and do_rotary (the provider runs no rotary inside GQA: its model builder writes a
+  RotaryEmbedding node then): the query and key rotated as contrib.RotaryEmbedding's mapping
+  does, at positions 0..S-1 for a prompt and seqlens_k for one token. Refused: local_window_size,
+  softcap, smooth_softmax, position_ids, attention_bias, head_sink and q/k norm weights (which
+  the provider refuses or lacks), and a prompt after a past shorter than the total length.
+
+What onnxruntime's CPU provider computes is the reference (tests/test_onnx_attention.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..graph import Expression
+from .contrib import _rotary, gather_axis
+from .values import NotMapped, as_expr, dtype_of, rank, reshape, transpose
+
+_I32 = np.dtype(np.int32)
+
+
+def _int32(ctx, x):
+    """x as INT32 (a mask or sequence lengths: DirectML's type for them)."""
+    if not isinstance(x, Expression):
+        return as_expr(ctx, np.asarray(x).astype(np.int32))
+    return x if dtype_of(x) == _I32 else ctx.fn("cast")(x, _I32)
+
+
+def _mask(ctx, mask, batch: int, heads: int, seq: int):
+    """(mask, mask_type) for MULTIHEAD_ATTENTION from Attention's mask_index."""
+    m = _int32(ctx, mask)
+    sizes = list(mask.shape)
+    if len(sizes) == 1:
+        kinds = {batch: ("key_sequence_length", [1, batch]), 2 * batch: ("key_sequence_end_start", [2, batch]),
+                 3 * batch + 2: ("key_query_sequence_length_start_end", [3 * batch + 2])}
+        if sizes[0] not in kinds:
+            raise NotMapped(f"mask_index {sizes}: a 1-D mask index has B, 2B or 3B + 2 elements (B = {batch})")
+        kind, at = kinds[sizes[0]]
+        return reshape(ctx, m, at), kind
+    if len(sizes) == 2:
+        return reshape(ctx, m, [sizes[0], 1, 1, sizes[1]]), "boolean"
+    if len(sizes) == 3:
+        return reshape(ctx, m, [sizes[0], 1, sizes[1], sizes[2]]), "boolean"
+    if len(sizes) == 4:
+        if sizes[2] != seq:
+            if sizes[2] != sizes[3] or sizes[2] < seq:
+                raise NotMapped(f"mask_index {sizes}: a 4-D mask is [B, 1, S, T] or [B, 1, M, M] with M >= S = {seq}")
+            m = ctx.fn("slice")(m, [0, 0, 0, 0], [sizes[0], sizes[1], seq, seq], [1, 1, 1, 1])
+        return m, "boolean"
+    raise NotMapped(f"mask_index {sizes}: of 1-4 dimensions")
+
+
+def _attention(ctx, n):
+    """com.microsoft Attention (the provider's DmlOperatorAttention)."""
+    for k, what in ((4, "past"), (6, "past_sequence_length")):
+        if n.input(k) is not None:
+            raise NotMapped(f"input {what}: ONNX Runtime's DirectML provider does not run Attention with it")
+    if len(n.outputs_wanted) > 1 and n.outputs_wanted[1]:
+        raise NotMapped("output present: ONNX Runtime's DirectML provider does not run Attention with it")
+    for attr in ("unidirectional", "do_rotary"):
+        if n.attr(attr, 0):
+            raise NotMapped(f"{attr}=1: ONNX Runtime's DirectML provider does not run Attention with it")
+    x, w = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    heads = int(n.attr("num_heads", 0))
+    if rank(x) != 3 or rank(w) != 2 or w.shape[0] != x.shape[2]:
+        raise NotMapped(f"input {list(x.shape)} and weights {list(w.shape)}: [B, S, W] and [W, 3 hidden] expected")
+    sizes = list(n.attr("qkv_hidden_sizes", []) or [])
+    if sizes and (len(sizes) != 3 or sizes[0] != sizes[1] or sum(sizes) != w.shape[1]):
+        raise NotMapped(f"qkv_hidden_sizes {sizes}: three sizes, the query's and key's equal, summing to the "
+                        f"weights' {w.shape[1]} columns")
+    if not sizes and w.shape[1] % 3:
+        raise NotMapped(f"weights {list(w.shape)}: 3 x hidden columns expected")
+    hidden, vhidden = (sizes[0], sizes[2]) if sizes else (w.shape[1] // 3,) * 2
+    if heads <= 0 or hidden % heads or vhidden % heads:
+        raise NotMapped(f"num_heads {heads} does not divide the hidden sizes {hidden}, {vhidden}")
+    batch, seq, width = x.shape
+    head = hidden // heads
+    y = ctx.fn("gemm")(reshape(ctx, x, [batch * seq, width]), w)
+    if n.input(2) is not None:
+        y = ctx.fn("add")(y, reshape(ctx, as_expr(ctx, n.inputs[2]), [1, w.shape[1]]))
+    y = reshape(ctx, y, [batch, seq, w.shape[1]])
+    args = {}
+    if hidden == vhidden:
+        stacked = transpose(ctx, reshape(ctx, y, [batch, seq, 3, heads, head]), [0, 1, 3, 2, 4])
+        args["stacked_query_key_value"] = stacked
+    else:
+        qk, v = ctx.fn("split")(y, 2, [2 * hidden, vhidden])
+        args["stacked_query_key"] = transpose(ctx, reshape(ctx, qk, [batch, seq, 2, heads, head]), [0, 1, 3, 2, 4])
+        args["value"] = v
+    if n.input(3) is not None:
+        args["mask"], args["mask_type"] = _mask(ctx, n.inputs[3], batch, heads, seq)
+    if n.input(5) is not None:
+        args["relative_position_bias"] = as_expr(ctx, n.inputs[5])
+    out = ctx.fn("multihead_attention0")(head_count=heads, scale=n.attr("scale", 1.0 / math.sqrt(head)),
+                                         mask_filter_value=n.attr("mask_filter_value", -10000.0), **args)
+    return [out] + [None] * (len(n.outputs_wanted) - 1)
+
+
+def _rotate(ctx, x, heads: int, cos_c, sin_c, ids, interleaved: bool):
+    """x [B, S, heads * D] rotated at positions `ids` [B, S] (contrib.RotaryEmbedding's way)."""
+    batch, seq, hidden = x.shape
+    half = cos_c.shape[-1]
+    head = hidden // heads
+    if 2 * half > head:
+        raise NotMapped(f"cos_cache {list(cos_c.shape)}: half the rotated dims, at most half the head size {head}")
+    cos = reshape(ctx, as_expr(ctx, gather_axis(ctx, cos_c, ids, 0, [batch, seq])), [batch, seq, 1, half])
+    sin = reshape(ctx, as_expr(ctx, gather_axis(ctx, sin_c, ids, 0, [batch, seq])), [batch, seq, 1, half])
+    y = _rotary(ctx, reshape(ctx, x, [batch, seq, heads, head]), cos, sin, interleaved, 2 * half)
+    return reshape(ctx, y, [batch, seq, hidden])
+
+
+def _group_query_attention(ctx, n):
+    """com.microsoft GroupQueryAttention (the provider's DmlOperatorGroupQueryAttention)."""
+    for attr, default in (("local_window_size", -1), ("softcap", 0.0), ("smooth_softmax", 0)):
+        if n.attr(attr, default) != default:
+            raise NotMapped(f"{attr}={n.attr(attr)}: ONNX Runtime's DirectML provider does not run it")
+    for k, what in ((9, "position_ids"), (10, "attention_bias"), (11, "head_sink"), (12, "q_norm_weight"),
+                    (13, "k_norm_weight"), (14, "q_norm_weight"), (15, "k_norm_weight")):
+        if n.input(k) is not None:
+            raise NotMapped(f"input {k} ({what}): gpudml maps GroupQueryAttention without it")
+    hq, hkv = int(n.attr("num_heads", 0)), int(n.attr("kv_num_heads", 0))
+    q = as_expr(ctx, n.inputs[0])
+    if rank(q) != 3:
+        raise NotMapped(f"query {list(q.shape)}: [B, S, hidden] expected")
+    batch, seq, width = q.shape
+    if hq <= 0 or hkv <= 0 or hq % hkv:
+        raise NotMapped(f"kv_num_heads {hkv} must divide num_heads {hq}")
+    if n.input(1) is None:  # packed query-key-value [B, S, (Hq + 2 Hkv) D]
+        if width % (hq + 2 * hkv):
+            raise NotMapped(f"packed query {list(q.shape)}: its last size is no multiple of num_heads + 2 "
+                            f"kv_num_heads = {hq + 2 * hkv}")
+        head = width // (hq + 2 * hkv)
+        q, k, v = ctx.fn("split")(q, 2, [hq * head, hkv * head, hkv * head])
+    else:
+        k, v = as_expr(ctx, n.inputs[1]), as_expr(ctx, n.inputs[2])
+        head = width // hq
+        if width % hq or list(k.shape) != [batch, seq, hkv * head] or list(v.shape) != list(k.shape):
+            raise NotMapped(f"query {list(q.shape)}, key {list(k.shape)}, value {list(v.shape)}: [B, S, Hq D] and "
+                            f"[B, S, Hkv D] with Hq = {hq}, Hkv = {hkv}")
+    past_k, past_v = n.input(3), n.input(4)
+    past = 0 if past_k is None else int(past_k.shape[2])  # (an empty past, the first step's: mapping.EMPTY_INPUTS)
+    total = int(np.asarray(n.constant(6, "total_sequence_length")).reshape(-1)[0])
+    seqlens = n.inputs[5]
+    if n.attr("do_rotary", 0):
+        cos_c, sin_c = n.input(7), n.input(8)
+        if cos_c is None or sin_c is None:
+            raise NotMapped("do_rotary=1 without cos_cache and sin_cache")
+        if seq > 1:
+            ids = np.broadcast_to(np.arange(seq, dtype=np.int32), [batch, seq])
+            if seq > cos_c.shape[0]:
+                raise NotMapped(f"sequence length {seq} exceeds cos_cache's {cos_c.shape[0]} positions")
+        else:
+            ids = reshape(ctx, _int32(ctx, seqlens), [batch, 1])
+        interleaved = bool(n.attr("rotary_interleaved", 0))
+        cos_c, sin_c = as_expr(ctx, cos_c), as_expr(ctx, sin_c)
+        q = _rotate(ctx, q, hq, cos_c, sin_c, ids, interleaved)
+        k = _rotate(ctx, k, hkv, cos_c, sin_c, ids, interleaved)
+    args = {"head_count": hq, "key_value_head_count": hkv, "present": True,
+            "scale": n.attr("scale", 0.0) or 1.0 / math.sqrt(head)}
+    if past:
+        args["past_key"], args["past_value"] = as_expr(ctx, past_k), as_expr(ctx, past_v)
+    if seq > 1:
+        if 0 < past < total:
+            raise NotMapped(f"a prompt of {seq} tokens after a past of {past} < total_sequence_length {total}: the "
+                            f"provider reads a prompt's past as empty")
+        args["past_sequence_lengths"] = np.zeros([batch], np.int32)
+    elif past >= total or not past:  # the shared buffer (or a first token without a past)
+        args["past_sequence_lengths"] = (_int32(ctx, seqlens) if past
+                                         else np.zeros([batch], np.int32))
+    elif past + 1 == total:  # a past that grows: the keys beyond each batch's total length masked
+        lengths = ctx.fn("add0")(_int32(ctx, seqlens), np.ones([1], np.int32))  # (ADD of INT32)
+        args["mask"], args["mask_type"] = reshape(ctx, lengths, [1, batch]), "key_sequence_length"
+    else:
+        raise NotMapped(f"past of {past} and total_sequence_length {total}: the past is the shared buffer (at least "
+                        f"the total) or one shorter than the total")
+    out, present_k, present_v = ctx.fn("multihead_attention")(q, k, v, **args)
+    return [out, present_k, present_v][:len(n.outputs_wanted)]
+
+
+def _multi_head_attention(ctx, n):
+    """com.microsoft MultiHeadAttention (the provider's DmlOperatorMultiHeadAttention): one
+    MULTIHEAD_ATTENTION, its inputs passed through: query [B, S, N H] or packed [B, S, N, 3, H],
+    key [B, L, N H] or packed with the value [B, L, N, 2, H], value, bias, key_padding_mask
+    ([B] key lengths: KEY_SEQUENCE_LENGTH; [B, T]: BOOLEAN as [B, 1, 1, T]), attention bias,
+    past key/value [B, N, P, H] and the present outputs."""
+    for k, what in ((8, "past_sequence_length"), (9, "cache_indirection")):
+        if n.input(k) is not None:
+            raise NotMapped(f"input {what}: ONNX Runtime's DirectML provider does not run MultiHeadAttention with it")
+    if n.attr("unidirectional", 0):
+        raise NotMapped("unidirectional=1: ONNX Runtime's DirectML provider does not run MultiHeadAttention with it")
+    heads = int(n.attr("num_heads", 0))
+    q, key, value = as_expr(ctx, n.inputs[0]), n.input(1), n.input(2)
+    if heads <= 0:
+        raise NotMapped(f"num_heads {heads}: at least 1")
+    args = {}
+    if rank(q) == 5:
+        args["stacked_query_key_value"] = q
+        batch, seq, head = q.shape[0], q.shape[1], q.shape[4]
+    elif rank(q) == 3:
+        args["query"] = q
+        batch, seq = q.shape[:2]
+        if q.shape[2] % heads:
+            raise NotMapped(f"query {list(q.shape)}: num_heads {heads} does not divide its hidden size")
+        head = q.shape[2] // heads
+        if key is None:
+            raise NotMapped("a 3-D query without a key: the key (or the packed key-value) is needed")
+        if rank(key) == 5:
+            args["stacked_key_value"] = as_expr(ctx, key)
+        elif rank(key) == 3 and value is not None:
+            args["key"], args["value"] = as_expr(ctx, key), as_expr(ctx, value)
+        else:
+            raise NotMapped(f"key {list(key.shape)}: [B, L, N H] with a value, or [B, L, N, 2, H] (a key of "
+                            f"[B, N, L, H], the cross-attention's projected past, is not mapped)")
+    else:
+        raise NotMapped(f"query {list(q.shape)}: [B, S, N H] or [B, S, N, 3, H]")
+    for k, field in ((3, "bias"), (5, "relative_position_bias"), (6, "past_key"), (7, "past_value")):
+        if n.input(k) is not None:
+            args[field] = as_expr(ctx, n.inputs[k])
+    mask = n.input(4)
+    if mask is not None:
+        m = _int32(ctx, mask)
+        if rank(mask) == 1 and mask.shape[0] == batch:
+            args["mask"], args["mask_type"] = reshape(ctx, m, [1, batch]), "key_sequence_length"
+        elif rank(mask) == 2 and mask.shape[0] == batch:
+            args["mask"], args["mask_type"] = reshape(ctx, m, [batch, 1, 1, mask.shape[1]]), "boolean"
+        else:
+            raise NotMapped(f"key_padding_mask {list(mask.shape)}: [B] key lengths or [B, T] (B = {batch})")
+    wanted = list(n.outputs_wanted) + [False] * 2
+    present = wanted[1] or wanted[2]
+    out = ctx.fn("multihead_attention0")(head_count=heads, scale=n.attr("scale", 0.0) or 1.0 / math.sqrt(head),
+                                         mask_filter_value=n.attr("mask_filter_value", -10000.0), present=present,
+                                         **args)
+    outs = list(out) if present else [out, None, None]
+    return outs[:len(n.outputs_wanted)]
+
+
+#: The attention rows (domain com.microsoft), as contrib.CONTRIB_ROWS.
+ATTENTION_ROWS: tuple[tuple, ...] = (
+    ("Attention", "GEMM (input x weights), ELEMENT_WISE_ADD (bias), MULTIHEAD_ATTENTION (stacked query-key-value "
+     "as strides; mask_index: KEY_SEQUENCE_LENGTH, KEY_SEQUENCE_END_START or BOOLEAN; SLICE1 of a 4-D mask)",
+     _attention, ("gemm", "add", "split", "cast", "slice", "multihead_attention0")),
+    ("MultiHeadAttention", "MULTIHEAD_ATTENTION (query or stacked query-key-value, key and value or stacked "
+     "key-value, bias, key_padding_mask: KEY_SEQUENCE_LENGTH or BOOLEAN, attention bias, past and present)",
+     _multi_head_attention, ("cast", "multihead_attention0")),
+    ("GroupQueryAttention", "MULTIHEAD_ATTENTION1 (QueryHeadCount, KeyValueHeadCount, PastSequenceLengths: zeros "
+     "for a prompt, seqlens_k for one token); do_rotary: GATHER, SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
+     _group_query_attention, ("multihead_attention", "split", "cast", "add0", "gather", "multiply", "subtract",
+                              "join")),
+)
+
+__all__ = ["ATTENTION_ROWS"]
