@@ -168,6 +168,9 @@ def test_every_strategy_on_both_classes(device, adapter_class, name, version, ma
     assert _check(dev, spec, desc, buffers, logical, attrs, strategies=("split",), options={"splits": 3})
     first = dev.compile_operator(dev.create_operator(desc)).strategy
     assert first == ("tiles" if adapter_class == "gpu" else "rows")
+    if name == "shared":  # FLOAT16 keys and values (and their past) read as blocks of 8
+        plan = family.plan(mha.problem(desc), dev.caps, "rows")
+        assert plan.dispatches[0].params["vec"] == ("k", "v", "pk", "pv")
 
 
 def test_decoding_split_over_a_long_cache(device):

@@ -175,14 +175,16 @@ def _buffers(p: Attention):
 
 
 def _vec_roles(p: Attention, caps, names: dict) -> tuple[str, ...]:
-    """The key/value roles read as 16-byte blocks (`rows`, `split`): FLOAT32 without a bias,
-    head sizes of whole blocks, every key and value row starting on a block (offsets and the
-    b, s, h strides multiples of 4, d's 1), where the adapter has the bindings for them."""
-    if p.bits != 32 or p.bias is not None or p.head_size % 4 or p.value_head_size % 4 or caps is None:
+    """The key/value roles read as 16-byte blocks (`rows`, `split`): without a bias, head
+    sizes of whole blocks (4 FLOAT32 or 8 FLOAT16 elements), every key and value row starting
+    on a block (offsets and the b, s, h strides multiples of a block, d's 1), where the
+    adapter has the bindings for them."""
+    per = 128 // p.bits  # elements per block: 4 (FLOAT32), 8 (FLOAT16)
+    if p.bias is not None or p.head_size % per or p.value_head_size % per or caps is None:
         return ()
     roles = {"k": p.k, "v": p.v, "pk": p.past_key, "pv": p.past_value}
     ok = tuple(r for r, x in roles.items() if x is not None)
-    if any(roles[r].strides[3] != 1 or roles[r].offset % 4 or any(st % 4 for st in roles[r].strides[:3])
+    if any(roles[r].strides[3] != 1 or roles[r].offset % per or any(st % per for st in roles[r].strides[:3])
            for r in ok):
         return ()
     blocks = {names[r] for r in ok}
