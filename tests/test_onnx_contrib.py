@@ -143,6 +143,19 @@ def test_ms_group_norm(device, channels_last, activation):
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
 
 
+def test_ms_group_norm_float16(device):
+    """A float16 input with float32 gamma and beta (cast to the input's type, as the provider
+    does); numpy in float64 is the reference, within float16's rounding of the result."""
+    r = _rng(8)
+    x, gamma, beta = _f(r, 1, 2, 3, 8).astype(np.float16), _f(r, 8), _f(r, 8)
+    ins = {"x": x, "gamma": gamma, "beta": beta}
+    (got,) = gonnx.InferenceSession(_model("GroupNorm", ins, ["y"], {"groups": 2, "activation": 1}),
+                                    device=device).run(None, _feeds(ins))
+    want = _group_norm_numpy(x.astype(np.float32), gamma, beta, 2, 1e-5, 1, 1)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=1e-2, rtol=1e-2)
+
+
 def test_group_norm_refused(device):
     """Channels that do not split into the groups: refused at construction, naming the node's op."""
     r = _rng(7)

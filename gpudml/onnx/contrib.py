@@ -176,8 +176,8 @@ def _rms_normalization(ctx, n):
 def _group_norm(ctx, x, scale, bias, groups: int, eps: float, channels_last: bool, what: str):
     """x [N, C, spatial...] (or [N, spatial..., C]) normalized per group of C / groups channels:
     MEAN_VARIANCE_NORMALIZATION1 over a view with the groups as an axis ([N, G, C/G, S], or
-    [N, S, G, C/G] channels last), scale and bias [C] broadcast in that view,
-    as the provider's DmlOperatorGroupNorm."""
+    [N, S, G, C/G] channels last), scale and bias [C] broadcast in that view (CAST to the input's
+    type where theirs differs), as the provider's DmlOperatorGroupNorm."""
     if rank(x) < 2:
         raise NotMapped(f"{what}: input of rank {rank(x)}: at least [N, C]")
     shape = list(x.shape)
@@ -192,7 +192,9 @@ def _group_norm(ctx, x, scale, bias, groups: int, eps: float, channels_last: boo
         view, axes, pshape = [shape[0], s, groups, c // groups], [1, 3], [1, 1, groups, c // groups]
     else:
         view, axes, pshape = [shape[0], groups, c // groups, s], [2, 3], [1, groups, c // groups, 1]
+    dt = dtype_of(x)
     sc, b = (as_expr(ctx, reshape(ctx, v, pshape)) for v in (scale, bias))
+    sc, b = (v if dtype_of(v) == dt else ctx.fn("cast")(v, dt) for v in (sc, b))
     y = ctx.fn("mean_variance_normalization")(as_expr(ctx, reshape(ctx, x, view)), sc, b, axes=axes,
                                               normalize_variance=True, epsilon=eps)
     return reshape(ctx, y, shape)
@@ -441,7 +443,8 @@ CONTRIB_ROWS: tuple[tuple, ...] = tuple([
      ("add", "split", "gelu", "multiply")),
     ("FusedMatMul", "GEMM (TransA, TransB, Alpha; batch transposes as strides)", _fused_matmul, ("gemm",)),
     ("GroupNorm", "MEAN_VARIANCE_NORMALIZATION1 (a view [N, S, G, C/G] of the channels-last input, gamma and beta "
-     "per channel), ACTIVATION_SWISH (activation 1: SiLU)", _ms_group_norm, ("mean_variance_normalization", "swish")),
+     "per channel), ACTIVATION_SWISH (activation 1: SiLU)", _ms_group_norm,
+     ("mean_variance_normalization", "swish", "cast")),
 ])
 
 #: Rows of the ONNX domain (ai.onnx) that follow the contrib ops (appended to mapping.TABLE).
@@ -454,7 +457,8 @@ ONNX_ROWS: tuple[tuple, ...] = (
     ("RotaryEmbedding", "GATHER (cos, sin at the position ids), SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
      _rotary_embedding(True), ("gather", "split", "multiply", "subtract", "add", "join")),
     ("GroupNormalization", "MEAN_VARIANCE_NORMALIZATION1 (a view [N, G, C/G, S]: groups as an axis; scale and bias "
-     "per channel)", _group_normalization, ("mean_variance_normalization",)),
+     "per channel)", _group_normalization,
+     ("mean_variance_normalization", "cast")),
 )
 
 __all__ = ["CONTRIB_ROWS", "ONNX_ROWS", "gather_axis", "gelu_tanh", "mean_inv_std", "rms"]
