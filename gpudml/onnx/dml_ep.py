@@ -152,8 +152,9 @@ PARTLY: dict[tuple[str, str], str] = {}
 #: maps SimplifiedLayerNormalization and com.microsoft's RotaryEmbedding (gpudml/onnx/contrib.py).
 #: GroupNormalization (opset 21; the anchor's list names it "GroupNorm"): mapped as the provider's
 #: DmlOperatorGroupNorm (gpudml/onnx/contrib.py); opsets 18-20's per-group form is deprecated (onnx.checker
-#: refuses such a model).
-BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "GroupNormalization", "HardSwish", "Multinomial",
+#: refuses such a model). Attention (opset 23): newer than the anchor's kernel list; one MULTIHEAD_ATTENTION1
+#: (gpudml/onnx/attention.py).
+BEYOND: tuple[str, ...] = ("Attention", "Bernoulli", "Gelu", "GroupNormalization", "HardSwish", "Multinomial",
                            "NonMaxSuppression", "Optional", "RMSNormalization", "RandomNormal", "RandomNormalLike",
                            "RandomUniform", "RandomUniformLike", "RotaryEmbedding", "SequenceMap",
                            "SplitToSequence", "Swish")
