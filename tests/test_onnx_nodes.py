@@ -260,7 +260,6 @@ NOT_DIRECTML = {
         "test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask",
         "test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask_causal", "test_attention_4d_with_qk_matmul",
         "test_attention_4d_with_qk_matmul_bias", "test_attention_4d_with_qk_matmul_softmax",)},
-    "test_attention_4d_diff_heads_mask4d_padded_kv": "input nonpad_kv_seqlen: not mapped",
 }
 
 

@@ -283,13 +283,12 @@ def _onnx_attention(ctx, n):
     keys) are the relative position bias, a bool attn_mask the BOOLEAN mask
     (MaskFilterValue -1e30: DirectML takes a finite one; ONNX masks with -inf, the same softmax but
     where a whole row is masked); past and present key/value [B, Hkv, P, D] as they come.
-    Refused: softcap, the qk_matmul_output output and opset 24's nonpad_kv_seqlen."""
+    Opset 24's nonpad_kv_seqlen: KEY_SEQUENCE_LENGTH (refused beside a bool attn_mask). Refused:
+    softcap and the qk_matmul_output output."""
     if n.attr("softcap", 0.0):
         raise NotMapped(f"softcap {n.attr('softcap')}: DirectML's MULTIHEAD_ATTENTION has no soft cap")
     if len(n.outputs_wanted) > 3 and n.outputs_wanted[3]:
         raise NotMapped("output qk_matmul_output: MULTIHEAD_ATTENTION does not output its scores")
-    if n.input(6) is not None:
-        raise NotMapped("input nonpad_kv_seqlen: not mapped")
     q0 = as_expr(ctx, n.inputs[0])
     q, hq, d = _onnx_heads(ctx, q0, n.attr("q_num_heads", 0), "Q")
     k, hkv, dk = _onnx_heads(ctx, as_expr(ctx, n.inputs[1]), n.attr("kv_num_heads", 0), "K")
@@ -308,10 +307,20 @@ def _onnx_attention(ctx, n):
         if rank(mask) > 4:
             raise NotMapped(f"attn_mask {list(mask.shape)}: at most 4 dimensions")
         m4 = reshape(ctx, mask, [1] * (4 - rank(mask)) + list(mask.shape))
-        if np.dtype(dtype_of(mask) if isinstance(mask, Expression) else mask.dtype).kind != "f":  # bool (UINT8)
+        mdt = np.dtype(dtype_of(mask) if isinstance(mask, Expression) else mask.dtype)
+        short = total - m4.shape[3]
+        if short > 0:  # (ONNX: a shorter last dimension is padded with -inf, False for a bool mask: JOIN)
+            fill = np.full(list(m4.shape[:3]) + [short], -np.inf if mdt.kind == "f" else 0, mdt)
+            m4 = ctx.fn("join")([as_expr(ctx, m4), as_expr(ctx, fill)], 3)
+        if mdt.kind != "f":  # bool (UINT8)
             args["mask"], args["mask_type"] = as_expr(ctx, _int32(ctx, m4)), "boolean"
         else:
             bias = as_expr(ctx, m4)
+    lengths = n.input(6)
+    if lengths is not None:  # opset 24: [B] valid keys per batch, KEY_SEQUENCE_LENGTH
+        if "mask" in args:
+            raise NotMapped("nonpad_kv_seqlen with a bool attn_mask: MULTIHEAD_ATTENTION takes one mask")
+        args["mask"], args["mask_type"] = reshape(ctx, _int32(ctx, lengths), [1, batch]), "key_sequence_length"
     if n.attr("is_causal", 0):
         past = total - k.shape[1]  # (the past keys all seen; the new ones up to the query's own place)
         causal = np.where(np.tril(np.ones((seq, total), bool), k=past), 0, -np.inf).astype(dt).reshape(1, 1, seq, total)
@@ -350,8 +359,9 @@ ATTENTION_ROWS: tuple[tuple, ...] = (
 #: The ONNX-domain Attention row (ai.onnx, opset 23), as contrib.ONNX_ROWS.
 ONNX_ATTENTION_ROWS: tuple[tuple, ...] = (
     ("Attention", "MULTIHEAD_ATTENTION1 (QueryHeadCount, KeyValueHeadCount; float attn_mask and is_causal as the "
-     "relative position bias, a bool attn_mask BOOLEAN; past and present)", _onnx_attention,
-     ("multihead_attention", "cast", "add")),
+     "relative position bias, a bool attn_mask BOOLEAN, a short one JOINed to the key count; nonpad_kv_seqlen: "
+     "KEY_SEQUENCE_LENGTH; past and present)", _onnx_attention,
+     ("multihead_attention", "cast", "add", "join")),
 )
 
 __all__ = ["ATTENTION_ROWS", "ONNX_ATTENTION_ROWS"]
