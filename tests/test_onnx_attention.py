@@ -237,3 +237,45 @@ def test_group_query_attention_float16(device):
             value.type.tensor_type.elem_type = TensorProto.FLOAT16
     feeds = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds.items()}
     _compare(model, feeds, device, valid=[7], tolerance=2.0**-10)
+
+
+# ------------------------------------------------------------------ ONNX Attention (ai.onnx, opset 23)
+def _onnx_attention_model(inputs: dict, outputs: list[str], attrs: dict):
+    """One ai.onnx Attention node (opset 23); `inputs` name -> array ('' prefix: omitted)."""
+    names = [n if not n.startswith("_") else "" for n in inputs]
+    types = {np.dtype(np.bool_): TensorProto.BOOL, **_TYPES}
+    node = helper.make_node("Attention", names, outputs, **attrs)
+    graph = helper.make_graph(
+        [node], "attention", [helper.make_tensor_value_info(n, types[a.dtype], list(a.shape))
+                              for n, a in inputs.items() if not n.startswith("_")],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs if o])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+    return model, {n: a for n, a in inputs.items() if not n.startswith("_")}
+
+
+def test_onnx_attention_3d_gqa_past_causal_bool_mask(device):
+    """What the node tests do not combine: 3-D inputs with grouped heads (4 query heads on 2),
+    a past, is_causal (the upper-left triangle over past and new keys) and a 2-D bool mask
+    broadcast over batch and heads, all the outputs but the scores; onnxruntime's CPU provider
+    is the reference."""
+    b, s, past, hq, hkv, d = 2, 3, 2, 4, 2, 4
+    mask = RNG.random((s, past + s)) > 0.3
+    mask[:, 0] = True  # (no row fully masked: DirectML's finite MaskFilterValue and ONNX's -inf differ there)
+    inputs = {"q": RNG.standard_normal((b, s, hq * d)).astype(np.float32),
+              "k": RNG.standard_normal((b, s, hkv * d)).astype(np.float32),
+              "v": RNG.standard_normal((b, s, hkv * d)).astype(np.float32), "mask": mask,
+              "past_k": RNG.standard_normal((b, hkv, past, d)).astype(np.float32),
+              "past_v": RNG.standard_normal((b, hkv, past, d)).astype(np.float32)}
+    model, feeds = _onnx_attention_model(inputs, ["y", "present_k", "present_v"],
+                                         {"q_num_heads": hq, "kv_num_heads": hkv, "is_causal": 1, "scale": 0.3})
+    _compare(model, feeds, device)
+
+
+def test_onnx_attention_refusals_name_the_rule(device):
+    """softcap and the qk_matmul_output output: refused when the session is built."""
+    x = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    for outputs, attrs, rule in ((["y"], {"softcap": 2.0}, "no soft cap"),
+                                 (["y", "", "", "qk"], {}, "does not output its scores")):
+        model, _ = _onnx_attention_model({"q": x, "k": x, "v": x}, outputs, attrs)
+        with pytest.raises(UnsupportedError, match=rule):
+            gonnx.InferenceSession(model, device=device)

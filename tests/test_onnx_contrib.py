@@ -106,6 +106,64 @@ def test_rms_normalization(device):
     _check(device, _model("RMSNormalization", ins, ["y"], {"epsilon": 1e-2}, domain=""), _feeds(ins))
 
 
+@pytest.mark.parametrize("shape", [(2, 6, 3, 5), (1, 4, 7), (2, 6, 3, 2, 2)])
+def test_group_normalization(device, shape):
+    """ONNX GroupNormalization (opset 21: scale and bias per channel) against onnxruntime's CPU
+    provider; ranks 3-5."""
+    r = _rng(5)
+    ins = {"x": _f(r, *shape), "scale": _f(r, shape[1]), "bias": _f(r, shape[1])}
+    _check(device, _model("GroupNormalization", ins, ["y"], {"num_groups": 2, "epsilon": 1e-3}, domain=""),
+           _feeds(ins), atol=1e-4, rtol=1e-4)
+
+
+def _group_norm_numpy(x, gamma, beta, groups, eps, channels_last, activation):
+    if channels_last:
+        x = np.moveaxis(x, -1, 1)
+    n, c = x.shape[:2]
+    g = x.reshape(n, groups, -1).astype(np.float64)
+    g = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + eps)
+    y = g.reshape(x.shape) * gamma.reshape(c, *[1] * (x.ndim - 2)) + beta.reshape(c, *[1] * (x.ndim - 2))
+    if activation:
+        y = y / (1 + np.exp(-y))
+    return (np.moveaxis(y, 1, -1) if channels_last else y).astype(np.float32)
+
+
+@pytest.mark.parametrize("channels_last, activation", [(1, 1), (1, 0), (0, 1)])
+def test_ms_group_norm(device, channels_last, activation):
+    """com.microsoft GroupNorm (onnxruntime's CPU provider has no kernel for it: numpy is the
+    reference): channels-last and channels-first, SiLU or none."""
+    r = _rng(6)
+    x = _f(r, 2, 3, 4, 8) if channels_last else _f(r, 2, 8, 3, 4)
+    gamma, beta = _f(r, 8), _f(r, 8)
+    ins = {"x": x, "gamma": gamma, "beta": beta}
+    model = _model("GroupNorm", ins, ["y"], {"groups": 4, "epsilon": 1e-4, "channels_last": channels_last,
+                                             "activation": activation})
+    (got,) = gonnx.InferenceSession(model, device=device).run(None, _feeds(ins))
+    want = _group_norm_numpy(x, gamma, beta, 4, 1e-4, channels_last, activation)
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_ms_group_norm_float16(device):
+    """A float16 input with float32 gamma and beta (cast to the input's type, as the provider
+    does); numpy in float64 is the reference, within float16's rounding of the result."""
+    r = _rng(8)
+    x, gamma, beta = _f(r, 1, 2, 3, 8).astype(np.float16), _f(r, 8), _f(r, 8)
+    ins = {"x": x, "gamma": gamma, "beta": beta}
+    (got,) = gonnx.InferenceSession(_model("GroupNorm", ins, ["y"], {"groups": 2, "activation": 1}),
+                                    device=device).run(None, _feeds(ins))
+    want = _group_norm_numpy(x.astype(np.float32), gamma, beta, 2, 1e-5, 1, 1)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=1e-2, rtol=1e-2)
+
+
+def test_group_norm_refused(device):
+    """Channels that do not split into the groups: refused at construction, naming the node's op."""
+    r = _rng(7)
+    ins = {"x": _f(r, 1, 2, 2, 6), "gamma": _f(r, 6), "beta": _f(r, 6)}
+    with pytest.raises(Exception, match="GroupNorm: 6 channels do not split into 4 groups"):
+        gonnx.InferenceSession(_model("GroupNorm", ins, ["y"], {"groups": 4}), device=device)
+
+
 @pytest.mark.parametrize("segments, mask, positions", [(True, True, False), (False, False, True)])
 def test_embed_layer_normalization(device, segments, mask, positions):
     """Word + position + segment embeddings normalized; mask_index (the mask's sum per batch, zeros

@@ -244,6 +244,22 @@ NOT_DIRECTML = {
                                                       "1 / scale > 2",
     "test_resize_downsample_sizes_linear_antialias": "DirectML's Antialiased widens the linear filter only where "
                                                      "1 / scale > 2",
+    **{name: "DirectML's MULTIHEAD_ATTENTION has no soft cap" for name in (
+        "test_attention_3d_diff_heads_sizes_softcap", "test_attention_3d_gqa_softcap", "test_attention_3d_softcap",
+        "test_attention_3d_with_past_and_present_qk_matmul_softcap", "test_attention_4d_diff_heads_sizes_softcap",
+        "test_attention_4d_gqa_softcap", "test_attention_4d_softcap", "test_attention_4d_softcap_neginf_mask",
+        "test_attention_4d_softcap_neginf_mask_poison", "test_attention_4d_with_qk_matmul_softcap",)},
+    **{name: "MULTIHEAD_ATTENTION does not output its scores" for name in (
+        "test_attention_3d_with_past_and_present_qk_matmul",
+        "test_attention_3d_with_past_and_present_qk_matmul_bias",
+        "test_attention_3d_with_past_and_present_qk_matmul_softmax",
+        "test_attention_4d_with_past_and_present_qk_matmul",
+        "test_attention_4d_with_past_and_present_qk_matmul_bias",
+        "test_attention_4d_with_past_and_present_qk_matmul_bias_3d_mask",
+        "test_attention_4d_with_past_and_present_qk_matmul_bias_3d_mask_causal",
+        "test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask",
+        "test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask_causal", "test_attention_4d_with_qk_matmul",
+        "test_attention_4d_with_qk_matmul_bias", "test_attention_4d_with_qk_matmul_softmax",)},
 }
 
 

@@ -262,6 +262,86 @@ def _multi_head_attention(ctx, n):
     return outs[:len(n.outputs_wanted)]
 
 
+def _onnx_heads(ctx, x, heads, what: str):
+    """An ONNX Attention input as MULTIHEAD_ATTENTION's [B, S, heads * D]: a 3-D one as it comes
+    (its heads from the attribute), a 4-D [B, heads, S, D] transposed (a view) and merged."""
+    if rank(x) == 3:
+        if not heads or x.shape[2] % heads:
+            raise NotMapped(f"{what} {list(x.shape)}: a 3-D input needs q_num_heads and kv_num_heads that divide "
+                            f"its hidden size (got {heads})")
+        return x, heads, x.shape[2] // heads
+    if rank(x) != 4:
+        raise NotMapped(f"{what} {list(x.shape)}: [B, S, hidden] or [B, heads, S, head size]")
+    b, h, s, d = x.shape
+    return reshape(ctx, transpose(ctx, x, [0, 2, 1, 3]), [b, s, h * d]), h, d
+
+
+def _onnx_attention(ctx, n):
+    """ONNX Attention (opset 23): one MULTIHEAD_ATTENTION1, the query heads and the key/value heads
+    (grouped-query attention) given; a float attn_mask and is_causal's lower triangle (0 and -inf,
+    ONNX's: every past key and the new keys up to the query's own place, upper-left over the new
+    keys) are the relative position bias, a bool attn_mask the BOOLEAN mask
+    (MaskFilterValue -1e30: DirectML takes a finite one; ONNX masks with -inf, the same softmax but
+    where a whole row is masked); past and present key/value [B, Hkv, P, D] as they come.
+    Opset 24's nonpad_kv_seqlen: KEY_SEQUENCE_LENGTH (refused beside a bool attn_mask). Refused:
+    softcap and the qk_matmul_output output."""
+    if n.attr("softcap", 0.0):
+        raise NotMapped(f"softcap {n.attr('softcap')}: DirectML's MULTIHEAD_ATTENTION has no soft cap")
+    if len(n.outputs_wanted) > 3 and n.outputs_wanted[3]:
+        raise NotMapped("output qk_matmul_output: MULTIHEAD_ATTENTION does not output its scores")
+    q0 = as_expr(ctx, n.inputs[0])
+    q, hq, d = _onnx_heads(ctx, q0, n.attr("q_num_heads", 0), "Q")
+    k, hkv, dk = _onnx_heads(ctx, as_expr(ctx, n.inputs[1]), n.attr("kv_num_heads", 0), "K")
+    v, hv, dv = _onnx_heads(ctx, as_expr(ctx, n.inputs[2]), n.attr("kv_num_heads", 0), "V")
+    if dk != d or hv != hkv or hq % hkv:
+        raise NotMapped(f"Q heads {hq} of {d}, K heads {hkv} of {dk}, V heads {hv}: the key's head size must be "
+                        f"the query's and the key/value heads divide the query heads")
+    batch, seq = q.shape[0], q.shape[1]
+    past_k, past_v = n.input(4), n.input(5)
+    total = k.shape[1] + (0 if past_k is None else past_k.shape[2])
+    dt = dtype_of(q0)
+    args = {}
+    bias = None
+    mask = n.input(3)
+    if mask is not None:
+        if rank(mask) > 4:
+            raise NotMapped(f"attn_mask {list(mask.shape)}: at most 4 dimensions")
+        m4 = reshape(ctx, mask, [1] * (4 - rank(mask)) + list(mask.shape))
+        mdt = np.dtype(dtype_of(mask) if isinstance(mask, Expression) else mask.dtype)
+        short = total - m4.shape[3]
+        if short > 0:  # (ONNX: a shorter last dimension is padded with -inf, False for a bool mask: JOIN)
+            fill = np.full(list(m4.shape[:3]) + [short], -np.inf if mdt.kind == "f" else 0, mdt)
+            m4 = ctx.fn("join")([as_expr(ctx, m4), as_expr(ctx, fill)], 3)
+        if mdt.kind != "f":  # bool (UINT8)
+            args["mask"], args["mask_type"] = as_expr(ctx, _int32(ctx, m4)), "boolean"
+        else:
+            bias = as_expr(ctx, m4)
+    lengths = n.input(6)
+    if lengths is not None:  # opset 24: [B] valid keys per batch, KEY_SEQUENCE_LENGTH
+        if "mask" in args:
+            raise NotMapped("nonpad_kv_seqlen with a bool attn_mask: MULTIHEAD_ATTENTION takes one mask")
+        args["mask"], args["mask_type"] = reshape(ctx, _int32(ctx, lengths), [1, batch]), "key_sequence_length"
+    if n.attr("is_causal", 0):
+        past = total - k.shape[1]  # (the past keys all seen; the new ones up to the query's own place)
+        causal = np.where(np.tril(np.ones((seq, total), bool), k=past), 0, -np.inf).astype(dt).reshape(1, 1, seq, total)
+        bias = as_expr(ctx, causal) if bias is None else ctx.fn("add")(bias, causal)
+    if bias is not None:
+        args["relative_position_bias"] = bias
+    if (past_k is None) != (past_v is None):
+        raise NotMapped("past_key and past_value: both or neither")
+    if past_k is not None:
+        args["past_key"], args["past_value"] = as_expr(ctx, past_k), as_expr(ctx, past_v)
+    wanted = list(n.outputs_wanted) + [False] * 3
+    present = wanted[1] or wanted[2]
+    out = ctx.fn("multihead_attention")(q, k, v, head_count=hq, key_value_head_count=hkv,
+                                        scale=n.attr("scale", None) or 1.0 / math.sqrt(d),
+                                        mask_filter_value=-1e30, present=present, **args)
+    outs = list(out) if present else [out, None, None]
+    if rank(q0) == 4:
+        outs[0] = transpose(ctx, reshape(ctx, outs[0], [batch, seq, hq, dv]), [0, 2, 1, 3])
+    return (outs + [None])[:len(n.outputs_wanted)]
+
+
 #: The attention rows (domain com.microsoft), as contrib.CONTRIB_ROWS.
 ATTENTION_ROWS: tuple[tuple, ...] = (
     ("Attention", "GEMM (input x weights), ELEMENT_WISE_ADD (bias), MULTIHEAD_ATTENTION (stacked query-key-value "
@@ -276,4 +356,12 @@ ATTENTION_ROWS: tuple[tuple, ...] = (
                               "join")),
 )
 
-__all__ = ["ATTENTION_ROWS"]
+#: The ONNX-domain Attention row (ai.onnx, opset 23), as contrib.ONNX_ROWS.
+ONNX_ATTENTION_ROWS: tuple[tuple, ...] = (
+    ("Attention", "MULTIHEAD_ATTENTION1 (QueryHeadCount, KeyValueHeadCount; float attn_mask and is_causal as the "
+     "relative position bias, a bool attn_mask BOOLEAN, a short one JOINed to the key count; nonpad_kv_seqlen: "
+     "KEY_SEQUENCE_LENGTH; past and present)", _onnx_attention,
+     ("multihead_attention", "cast", "add", "join")),
+)
+
+__all__ = ["ATTENTION_ROWS", "ONNX_ATTENTION_ROWS"]

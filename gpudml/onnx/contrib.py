@@ -173,6 +173,56 @@ def _rms_normalization(ctx, n):
     return [rms(ctx, x, scale, axes, eps, inv_wanted=False)[0]]
 
 
+def _group_norm(ctx, x, scale, bias, groups: int, eps: float, channels_last: bool, what: str):
+    """x [N, C, spatial...] (or [N, spatial..., C]) normalized per group of C / groups channels:
+    MEAN_VARIANCE_NORMALIZATION1 over a view with the groups as an axis ([N, G, C/G, S], or
+    [N, S, G, C/G] channels last), scale and bias [C] broadcast in that view (CAST to the input's
+    type where theirs differs), as the provider's DmlOperatorGroupNorm."""
+    if rank(x) < 2:
+        raise NotMapped(f"{what}: input of rank {rank(x)}: at least [N, C]")
+    shape = list(x.shape)
+    c = shape[-1] if channels_last else shape[1]
+    if groups < 1 or c % groups:
+        raise NotMapped(f"{what}: {c} channels do not split into {groups} groups")
+    for name, v in (("scale", scale), ("bias", bias)):
+        if list(v.shape) != [c]:
+            raise NotMapped(f"{what}: {name} {list(v.shape)}, not [{c}] (one per channel)")
+    s = math.prod(shape[1:-1] if channels_last else shape[2:])
+    if channels_last:
+        view, axes, pshape = [shape[0], s, groups, c // groups], [1, 3], [1, 1, groups, c // groups]
+    else:
+        view, axes, pshape = [shape[0], groups, c // groups, s], [2, 3], [1, groups, c // groups, 1]
+    dt = dtype_of(x)
+    sc, b = (as_expr(ctx, reshape(ctx, v, pshape)) for v in (scale, bias))
+    sc, b = (v if dtype_of(v) == dt else ctx.fn("cast")(v, dt) for v in (sc, b))
+    y = ctx.fn("mean_variance_normalization")(as_expr(ctx, reshape(ctx, x, view)), sc, b, axes=axes,
+                                              normalize_variance=True, epsilon=eps)
+    return reshape(ctx, y, shape)
+
+
+def _group_normalization(ctx, n):
+    """GroupNormalization (opset 21: scale and bias per channel; opset 18's per-group form is
+    deprecated: onnx.checker refuses a model that imports opsets 18-20 with it, so no session
+    reaches it); stash_type 1 (float32 statistics) only."""
+    x = as_expr(ctx, n.inputs[0])
+    if n.attr("stash_type", 1) != 1:
+        raise NotMapped(f"stash_type {n.attr('stash_type')}: only 1 (float32 statistics)")
+    return [_group_norm(ctx, x, n.inputs[1], n.inputs[2], n.attr("num_groups"), n.attr("epsilon", 1e-5), False,
+                        "GroupNormalization")]
+
+
+def _ms_group_norm(ctx, n):
+    """com.microsoft GroupNorm: channels_last (default 1) input, gamma and beta [C], `activation` 1:
+    SiLU (the provider's fused ACTIVATION_SWISH)."""
+    x = as_expr(ctx, n.inputs[0])
+    y = _group_norm(ctx, x, n.inputs[1], n.inputs[2], n.attr("groups"), n.attr("epsilon", 1e-5),
+                    bool(n.attr("channels_last", 1)), "GroupNorm")
+    act = n.attr("activation", 0)
+    if act not in (0, 1):
+        raise NotMapped(f"GroupNorm: activation {act}: 0 (none) or 1 (SiLU)")
+    return [ctx.fn("swish")(y) if act == 1 else y]
+
+
 def _bias_add(ctx, n):
     """BiasAdd: X + bias + skip (two ELEMENT_WISE_ADDs)."""
     x, bias, skip = (as_expr(ctx, v) for v in n.inputs[:3])
@@ -392,6 +442,9 @@ CONTRIB_ROWS: tuple[tuple, ...] = tuple([
     ("BiasSplitGelu", "ELEMENT_WISE_ADD, SPLIT (halves), ACTIVATION_GELU, MULTIPLY", _bias_split_gelu,
      ("add", "split", "gelu", "multiply")),
     ("FusedMatMul", "GEMM (TransA, TransB, Alpha; batch transposes as strides)", _fused_matmul, ("gemm",)),
+    ("GroupNorm", "MEAN_VARIANCE_NORMALIZATION1 (a view [N, S, G, C/G] of the channels-last input, gamma and beta "
+     "per channel), ACTIVATION_SWISH (activation 1: SiLU)", _ms_group_norm,
+     ("mean_variance_normalization", "swish", "cast")),
 ])
 
 #: Rows of the ONNX domain (ai.onnx) that follow the contrib ops (appended to mapping.TABLE).
@@ -403,6 +456,9 @@ ONNX_ROWS: tuple[tuple, ...] = (
      "6_3 REDUCE, ADD, SQRT, RECIP, MULTIPLY)", _rms_normalization, _RMS),
     ("RotaryEmbedding", "GATHER (cos, sin at the position ids), SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
      _rotary_embedding(True), ("gather", "split", "multiply", "subtract", "add", "join")),
+    ("GroupNormalization", "MEAN_VARIANCE_NORMALIZATION1 (a view [N, G, C/G, S]: groups as an axis; scale and bias "
+     "per channel)", _group_normalization,
+     ("mean_variance_normalization", "cast")),
 )
 
 __all__ = ["CONTRIB_ROWS", "ONNX_ROWS", "gather_axis", "gelu_tanh", "mean_inv_std", "rms"]

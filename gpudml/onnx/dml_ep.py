@@ -108,7 +108,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, FastGelu,
     # BiasGelu, QuickGelu, Gelu, BiasAdd, BiasSplitGelu and FusedMatMul are mapped: gpudml/onnx/contrib.py)
     # (Attention, MultiHeadAttention and GroupQueryAttention are mapped: gpudml/onnx/attention.py)
-    (MS, "GroupNorm"): 46,
+    # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                                  "DynamicQuantizeLinear")},
@@ -150,9 +150,14 @@ PARTLY: dict[tuple[str, str], str] = {}
 #: optionals as it keeps sequences (sequences.py).
 #: RMSNormalization and RotaryEmbedding (opset 23): newer than the anchor's kernel list; mapped as the provider
 #: maps SimplifiedLayerNormalization and com.microsoft's RotaryEmbedding (gpudml/onnx/contrib.py).
-BEYOND: tuple[str, ...] = ("Bernoulli", "Gelu", "HardSwish", "Multinomial", "NonMaxSuppression", "Optional",
-                           "RMSNormalization", "RandomNormal", "RandomNormalLike", "RandomUniform",
-                           "RandomUniformLike", "RotaryEmbedding", "SequenceMap", "SplitToSequence", "Swish")
+#: GroupNormalization (opset 21; the anchor's list names it "GroupNorm"): mapped as the provider's
+#: DmlOperatorGroupNorm (gpudml/onnx/contrib.py); opsets 18-20's per-group form is deprecated (onnx.checker
+#: refuses such a model). Attention (opset 23): newer than the anchor's kernel list; one MULTIHEAD_ATTENTION1
+#: (gpudml/onnx/attention.py).
+BEYOND: tuple[str, ...] = ("Attention", "Bernoulli", "Gelu", "GroupNormalization", "HardSwish", "Multinomial",
+                           "NonMaxSuppression", "Optional", "RMSNormalization", "RandomNormal", "RandomNormalLike",
+                           "RandomUniform", "RandomUniformLike", "RotaryEmbedding", "SequenceMap",
+                           "SplitToSequence", "Swish")
 
 
 def kind(domain: str, op: str) -> str:

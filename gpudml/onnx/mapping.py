@@ -39,7 +39,7 @@ from ..ops.elementwise.fused import FusedActivation
 from ..ops.random_generator import philox_state
 from ..tensor_desc import view_strides
 from . import sequences
-from .attention import ATTENTION_ROWS
+from .attention import ATTENTION_ROWS, ONNX_ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
@@ -2091,7 +2091,7 @@ FOLDED = {
     "Constant": "its value", "Shape": "the input's sizes", "Size": "the input's element count",
 }
 
-TABLE += tuple(Mapping(*r) for r in ONNX_ROWS)
+TABLE += tuple(Mapping(*r) for r in ONNX_ROWS + ONNX_ATTENTION_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
 CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS)
