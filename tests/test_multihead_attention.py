@@ -173,6 +173,27 @@ def test_every_strategy_on_both_classes(device, adapter_class, name, version, ma
         assert plan.dispatches[0].params["vec"] == ("k", "v", "pk", "pv")
 
 
+def test_unseen_cache_rows_are_never_read(device):
+    """A shared cache's rows past each batch's past length hold anything (NaN and infinities
+    here): no strategy lets them reach the output (a key a row does not see weighs 0, and
+    0 * NaN would be NaN), under both adapter classes."""
+    rng = np.random.default_rng(5)
+    b, s, hq, hkv, d, cap = 2, 3, 2, 1, 4, 8
+    lengths = np.array([1, 4], np.int32)
+    past_key, past_value = _rand(rng, (b, hkv, cap, d), np.float16), _rand(rng, (b, hkv, cap, d), np.float16)
+    for k, n in enumerate(lengths):
+        past_key[k, :, n + s:] = np.inf
+        past_value[k, :, n + s:] = np.nan
+    arrays = {"query": _rand(rng, (b, s, hq * d), np.float16), "key": _rand(rng, (b, s, hkv * d), np.float16),
+              "value": _rand(rng, (b, s, hkv * d), np.float16), "past_key": past_key, "past_value": past_value,
+              "past_sequence_lengths": lengths}
+    attrs = {"head_count": hq, "key_value_head_count": hkv}
+    for adapter_class in ("cpu", "gpu"):
+        dev = dml.Device(adapter=device.adapter_name, adapter_class=adapter_class)
+        spec, desc, buffers, logical = _case(1, arrays, **attrs)
+        assert set(_check(dev, spec, desc, buffers, logical, attrs)) == {"rows", "split", "tiles"}
+
+
 def test_decoding_split_over_a_long_cache(device):
     """One query row against 700 cached keys: `split` is the first choice (many chunks, then
     the merge), its keys and values read as 16-byte blocks, within the bound; the present

@@ -606,6 +606,20 @@ def _softmax(parts: _Parts):
         return e / np.sum(e, axis=-1, keepdims=True), d
 
 
+def _weighted_values(p, ve, visible):
+    """sum_j p[..., i, j] * ve[..., j, :] over the keys row i sees only: a key a row does not
+    see weighs 0 and its value is never read (a shared cache's rows past the past length hold
+    anything: 0 * NaN would be NaN); a non-finite value a row sees reaches its output."""
+    finite = np.isfinite(ve)
+    visible = np.broadcast_to(visible, p.shape)
+    with np.errstate(all="ignore"):
+        o = np.einsum("bhij,bhjd->bhid", p, np.where(finite, ve, 0.0))
+        for b, h, j, d in zip(*np.nonzero(~finite)):
+            seen = visible[b, h, :, j]
+            o[b, h, seen, d] += p[b, h, seen, j] * ve[b, h, j, d]
+    return o
+
+
 def reference(query=None, key=None, value=None, *, stacked_query_key=None, stacked_key_value=None,
               stacked_query_key_value=None, bias=None, mask=None, relative_position_bias=None, past_key=None,
               past_value=None, past_sequence_lengths=None, head_count, key_value_head_count=None, mask_type=None,
@@ -620,7 +634,7 @@ def reference(query=None, key=None, value=None, *, stacked_query_key=None, stack
                      key_value_head_count=key_value_head_count, mask_type=mask_type, scale=scale,
                      mask_filter_value=mask_filter_value)
     p, _ = _softmax(parts)
-    o = np.einsum("bhij,bhjd->bhid", p, parts["ve"])
+    o = _weighted_values(p, parts["ve"], parts["visible"])
     b, h, s, dv = o.shape
     dtype = parts["dtype"]
     out = o.transpose(0, 2, 1, 3).reshape(b, s, h * dv).astype(dtype)
