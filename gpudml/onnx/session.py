@@ -155,6 +155,7 @@ class InferenceSession(_Builds):
         self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
+        self.output_names = frozenset(v.name for v in self._outputs)
         problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs],
                                             analysis.parameter_inputs(self._inputs))
         if problems:
@@ -482,16 +483,11 @@ class _Built:
         in its place, reading the outer values it names."""
         taken = "then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"
         (branch,) = [g for attr, g in analysis.subgraphs(proto) if attr == taken]
-        scope = dict(values)
-        scope.update({t.name: numpy_helper.to_array(t) for t in branch.initializer})
         where = f"{path} / " if path else ""
-        self._record(branch.node, scope, f"{where}If {proto.name!r} {taken}")
-        if any(v.name in self.poisoned for v in branch.output):
-            raise _Poisoned
-        return [scope[v.name] for v in branch.output]
+        return self._inline(branch, values, {}, f"{where}If {proto.name!r} {taken}")
 
     def _inline(self, graph, values: dict, bound: dict, path: str) -> list:
-        """A subgraph recorded in place (SequenceMap's body, once per item): its inputs `bound`,
+        """A subgraph recorded in place (an If's taken branch; SequenceMap's body, once per item): its inputs `bound`,
         reading the outer `values` it names; its outputs."""
         scope = {**values, **{t.name: numpy_helper.to_array(t) for t in graph.initializer}, **bound}
         self._record(graph.node, scope, path)
@@ -509,28 +505,24 @@ class _Built:
                 raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
             if any(_empty(v) for k, v in enumerate(inputs) if k not in mapping.EMPTY_INPUTS.get(proto.op_type, ())):
                 raise NotMapped("an empty input: DirectML sizes are at least 1")
-            wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
-                      for name in proto.output]
-            return row.build(self.ctx, mapping.Node(proto, s.opset, inputs, wanted))
-        wanted = {0: "condition"} if proto.op_type == "If" else mapping.CONSTANT_INPUTS.get(proto.op_type, {})
+            return row.build(self.ctx, mapping.Node(proto, s.opset, inputs, self._wanted(proto)))
+        if proto.op_type == "If":
+            cond = inputs[0]
+            if isinstance(cond, Expression):  # on the host when computed from value inputs (analysis: parameters)
+                try:
+                    cond = self._host_value(proto.input[0], values)
+                except NotMapped:  # computed from data on the GPU: read back at run time
+                    return _Control(proto, path)
+            try:
+                return self._branch(proto, cond, values, path)
+            except _SplitInBranch:
+                return _Control(proto, path)
+        wanted = mapping.CONSTANT_INPUTS.get(proto.op_type, {})
         derived = False  # (a build-time input computed from the graph's inputs)
         for k in wanted:  # a value DirectML needs when the graph is built, computed on the host from the inputs'
             if k < len(inputs) and isinstance(inputs[k], Expression):
-                if proto.op_type == "If":  # on the host when computed from value inputs (analysis: parameters)
-                    try:
-                        inputs[k] = self._host_value(proto.input[k], values)
-                    except NotMapped:
-                        pass  # (computed from data: read back at run time)
-                    continue
                 inputs[k] = self._host_value(proto.input[k], values)
                 derived = True
-        if proto.op_type == "If" and not isinstance(inputs[0], Expression):
-            try:
-                return self._branch(proto, inputs[0], values, path)
-            except _SplitInBranch:
-                return _Control(proto, path)
-        if proto.op_type == "If":  # a condition computed on the GPU: read back at run time
-            return _Control(proto, path)
         if sequences.handles(proto.op_type, inputs):  # sequences and optionals (never folded: plain lists)
             node = mapping.Node(proto, s.opset, inputs, [bool(name) for name in proto.output])
             where = f"{path} / " if path else ""
@@ -565,10 +557,13 @@ class _Built:
             return self._with_empty(proto, inputs, outer)
         if proto.op_type not in mapping.BY_TYPE:
             raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
-        wanted = [bool(name) and (self.readers.get(name, 0) > 0 or name in {v.name for v in s._outputs})
-                  for name in proto.output]
-        node = mapping.Node(proto, s.opset, inputs, wanted)
+        node = mapping.Node(proto, s.opset, inputs, self._wanted(proto))
         return mapping.BY_TYPE[proto.op_type].build(self.ctx, node)
+
+    def _wanted(self, proto) -> list[bool]:
+        """Per output of `proto`: whether a later node or a graph output reads it."""
+        return [bool(name) and (self.readers.get(name, 0) > 0 or name in self.session.output_names)
+                for name in proto.output]
 
     def _with_empty(self, proto, inputs: list, outer: dict) -> list:
         """A node that reads an empty tensor (a host value) beside data computed on the GPU,
@@ -866,6 +861,7 @@ class _Scope(_Builds):
                 with contextlib.suppress(KeyError, NotMapped):
                     v = info(v.name, self.onnx_dtype(v.name), rank)
             self._outputs.append(v)
+        self.output_names = frozenset(v.name for v in self._outputs)
         problems, needed = analysis.analyze(g, self.opset, self.initializers, [v.name for v in self._inputs])
         if problems:
             raise unsupported_error(problems)
