@@ -36,11 +36,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
 from ..errors import UnsupportedError
 from .base import LOOP_BUDGET, KernelFamily, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .resample import f32_bits
 
 WORKGROUP_SIZE = 64
 #: Query rows one `rows` / `split` invocation takes (each key element loaded serves them all;
@@ -121,10 +120,6 @@ class Attention(NamedTuple):
         return self.present_len
 
 
-def _f32_bits(x: float) -> int:
-    return int(np.array([x], np.float32).view(np.uint32)[0])
-
-
 def key_budget(p: Attention) -> int:
     """Keys one invocation may walk (one loop iteration each: the unrolled head sizes)."""
     return max(1, LOOP_BUDGET - _FIXED - 2 * (p.head_size + p.value_head_size))
@@ -201,7 +196,7 @@ def _uniforms(p: Attention, splits: int, chunk: int) -> dict:
     group = p.q_heads // p.kv_heads
     u = {"rows": p.rows, "batch": p.batch, "q_len": p.q_len, "kv_len": p.kv_len, "past_len": p.past_len,
          "present_len": p.present_len, "q_heads": p.q_heads, "kv_heads": p.kv_heads, "group": group,
-         "splits": splits, "chunk": chunk, "scale": _f32_bits(p.scale), "mask_filter": _f32_bits(p.filter),
+         "splits": splits, "chunk": chunk, "scale": f32_bits(p.scale), "mask_filter": f32_bits(p.filter),
          "q_off": p.q.offset, "k_off": p.k.offset, "v_off": p.v.offset, "q_st": st(p.q), "k_st": st(p.k),
          "v_st": st(p.v), "pk_st": st(p.past_key), "pv_st": st(p.past_value), "mask_st": st(p.mask),
          "rpb_st": st(p.rpb), "out_st": st(p.output), "pl_st": 0 if p.lengths is None else p.lengths.strides[0],

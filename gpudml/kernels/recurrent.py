@@ -61,6 +61,7 @@ from . import composite, gemm
 from .base import LOOP_BUDGET, KernelFamily
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
+from .resample import f32_bits
 
 #: Hidden units the persistent kernel holds in workgroup memory (3 f32 arrays: 12 KiB).
 MAX_PERSISTENT_HIDDEN = 1024
@@ -343,19 +344,13 @@ def _uniforms(p: Recurrence) -> dict:
         "st_rh": n,
         "half": n,
         "directions": p.directions,
-        "clip": _f32_bits(p.clip or 0.0),
+        "clip": f32_bits(p.clip or 0.0),
     }
     for name in ("bias", "h0", "c0", "lens", "peephole", "y", "yh", "yc"):
         td = getattr(p, name)
         if td is not None:
             u[name + "_strides"] = td.effective_strides
     return u
-
-
-def _f32_bits(v: float) -> int:
-    import struct
-
-    return struct.unpack("<I", struct.pack("<f", v))[0]
 
 
 class RecurrentFamily(composite.CompositeFamily):

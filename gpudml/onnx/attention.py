@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from ..graph import Expression
-from .contrib import _rotary, gather_axis
+from .contrib import gather_axis, rotary
 from .values import NotMapped, as_expr, dtype_of, rank, reshape, transpose
 
 _I32 = np.dtype(np.int32)
@@ -133,7 +133,7 @@ def _rotate(ctx, x, heads: int, cos_c, sin_c, ids, interleaved: bool):
         raise NotMapped(f"cos_cache {list(cos_c.shape)}: half the rotated dims, at most half the head size {head}")
     cos = reshape(ctx, as_expr(ctx, gather_axis(ctx, cos_c, ids, 0, [batch, seq])), [batch, seq, 1, half])
     sin = reshape(ctx, as_expr(ctx, gather_axis(ctx, sin_c, ids, 0, [batch, seq])), [batch, seq, 1, half])
-    y = _rotary(ctx, reshape(ctx, x, [batch, seq, heads, head]), cos, sin, interleaved, 2 * half)
+    y = rotary(ctx, reshape(ctx, x, [batch, seq, heads, head]), cos, sin, interleaved, 2 * half)
     return reshape(ctx, y, [batch, seq, hidden])
 
 

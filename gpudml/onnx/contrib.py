@@ -329,7 +329,7 @@ def _embed_layer_norm(ctx, n):
     return [y, index, total if wanted[2] else None][:len(n.outputs_wanted)]
 
 
-def _rotary(ctx, x, cos, sin, interleaved: bool, rot: int):
+def rotary(ctx, x, cos, sin, interleaved: bool, rot: int):
     """x [..., H] rotated on its first `rot` dims by cos, sin (broadcast to [..., rot/2])."""
     head = x.shape[-1]
     parts = ctx.fn("split")(x, rank(x) - 1, [rot, head - rot]) if rot < head else [x]
@@ -411,7 +411,7 @@ def _rotary_embedding(onnx_domain: bool):
         # cos, sin [B, S, rot/2] broadcast over the heads: [B, S, 1, rot/2] or [B, 1, S, rot/2]
         at = [batch, seq, 1, half] if rank(x) == 3 else [batch, 1, seq, half]
         cos, sin = reshape(ctx, as_expr(ctx, cos), at), reshape(ctx, as_expr(ctx, sin), at)
-        y = _rotary(ctx, view, cos, sin, bool(n.attr("interleaved", 0)), rot)
+        y = rotary(ctx, view, cos, sin, bool(n.attr("interleaved", 0)), rot)
         return [reshape(ctx, y, list(x.shape))]
     return build
 
