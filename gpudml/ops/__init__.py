@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..errors import InvalidArgumentError
 from . import (
+    adam_optimizer,
     argminmax,
     batch_normalization,
     convolution,
@@ -76,6 +77,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    adam_optimizer.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
