@@ -36,6 +36,7 @@ from . import (
     padding,
     padding1,
     pooling,
+    pooling_grad,
     quantized_linear_add,
     random_generator,
     recurrent,
@@ -78,6 +79,7 @@ SPECS: tuple[OpSpec, ...] = (
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
     adam_optimizer.SPEC,
+    *pooling_grad.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -235,37 +235,52 @@ def validate(row: Row, support, desc, level: FeatureLevel) -> None:
     check_window_fields(op, desc, arrays, spatial, "dimension_count")
     if row.extra == "p" and not 1 <= desc.p <= MAX_ELEMENTS:
         raise InvalidArgumentError(f"{op}: p = {desc.p} must be in [1, {MAX_ELEMENTS}] (a UINT of at least 1)")
-    want = list(inp.sizes[:2])
-    dil = desc.effective_dilations
-    for i in range(spatial):
-        n, w, s, a, b, d = (inp.sizes[i + 2], desc.window_size[i], desc.strides[i], desc.start_padding[i],
-                            desc.end_padding[i], dil[i])
-        if _extent(w, d) > n + a + b:
-            raise InvalidArgumentError(
-                f"{op}: window_size[{i}] = {w} (dilated: (window_size - 1) * dilations + 1 = {_extent(w, d)}) is "
-                f"larger than the padded input: input_tensor.sizes[{i + 2}] + start_padding + end_padding = "
-                f"{n} + {a} + {b} = {n + a + b}")
-        want.append(output_size(n, w, s, a, b, d))
+    want = window_output_sizes(op, inp.sizes, desc.window_size, desc.strides, desc.start_padding, desc.end_padding,
+                               desc.effective_dilations)
     for field in ("output_tensor", "output_indices_tensor"):
         td = named.get(field)
         if td is not None and list(td.sizes) != want:
             raise InvalidArgumentError(
                 f"{op}: {field}.sizes {list(td.sizes)} must be {want} (batch and channel of input_tensor, then "
                 f"(size + start_padding + end_padding - dilated window) / strides + 1 per spatial axis)")
-    for i in range(spatial):
-        o = _empty_window(inp.sizes[i + 2], desc.window_size[i], desc.strides[i], desc.start_padding[i], dil[i],
-                          want[i + 2])
+    check_no_empty_window(op, inp.sizes, want, desc.window_size, desc.strides, desc.start_padding, desc.end_padding,
+                          desc.effective_dilations)
+
+
+def window_output_sizes(op: str, sizes, window, strides, start_padding, end_padding, dilations,
+                        field: str = "input_tensor") -> list[int]:
+    """The forward output's sizes for an input of `sizes` ([N, C, spatial...], the tensor
+    `field`): N, C, then the pages' formula per spatial axis; InvalidArgumentError where a
+    dilated window is larger than the padded input (the fields' lengths and least values
+    checked before)."""
+    want = list(sizes[:2])
+    for i in range(len(sizes) - 2):
+        n, w, s, a, b, d = sizes[i + 2], window[i], strides[i], start_padding[i], end_padding[i], dilations[i]
+        if _extent(w, d) > n + a + b:
+            raise InvalidArgumentError(
+                f"{op}: window_size[{i}] = {w} (dilated: (window_size - 1) * dilations + 1 = {_extent(w, d)}) is "
+                f"larger than the padded input: {field}.sizes[{i + 2}] + start_padding + end_padding = "
+                f"{n} + {a} + {b} = {n + a + b}")
+        want.append(output_size(n, w, s, a, b, d))
+    return want
+
+
+def check_no_empty_window(op: str, sizes, out_sizes, window, strides, start_padding, end_padding, dilations) -> None:
+    """gpudml's rule: every window holds at least one input element (InvalidArgumentError
+    naming the output position, the axis and the fields)."""
+    for i in range(len(sizes) - 2):
+        o = _empty_window(sizes[i + 2], window[i], strides[i], start_padding[i], dilations[i], out_sizes[i + 2])
         if o is not None:
-            start = o * desc.strides[i] - desc.start_padding[i]
+            start = o * strides[i] - start_padding[i]
             raise InvalidArgumentError(
                 f"{op}: the window of output position {o} on spatial axis {i} covers padding only (input positions "
-                f"{start} + k * {dil[i]} for k < {desc.window_size[i]}, none in [0, {inp.sizes[i + 2]})): "
-                f"start_padding {desc.start_padding[i]}, end_padding {desc.end_padding[i]}, strides "
-                f"{desc.strides[i]}; such a window has no value")
+                f"{start} + k * {dilations[i]} for k < {window[i]}, none in [0, {sizes[i + 2]})): "
+                f"start_padding {start_padding[i]}, end_padding {end_padding[i]}, strides "
+                f"{strides[i]}; such a window has no value")
 
 
 # ============================================================================ the functional forms
-def _per_axis(value, spatial: int, field: str, default: int, where: str) -> tuple:
+def per_axis(value, spatial: int, field: str, default: int, where: str) -> tuple:
     """A functional form's per-axis argument: None (the default on every axis), one int (the
     same on every axis) or one entry per spatial axis."""
     if value is None:
@@ -296,11 +311,11 @@ def _infer(row: Row, desc_cls, x: TensorDesc, window_size=None, *, strides=None,
     validation names the window that does not fit)."""
     where = row.functional_name
     spatial = max(0, x.rank - 2)
-    window = tuple(x.sizes[2:]) if window_size is None else _per_axis(window_size, spatial, "window_size", 1, where)
-    fields = {"strides": _per_axis(strides, spatial, "strides", 1, where), "window_size": window,
-              "start_padding": _per_axis(start_padding, spatial, "start_padding", 0, where),
-              "end_padding": _per_axis(end_padding, spatial, "end_padding", 0, where)}
-    dil = _per_axis(dilations, spatial, "dilations", 1, where)
+    window = tuple(x.sizes[2:]) if window_size is None else per_axis(window_size, spatial, "window_size", 1, where)
+    fields = {"strides": per_axis(strides, spatial, "strides", 1, where), "window_size": window,
+              "start_padding": per_axis(start_padding, spatial, "start_padding", 0, where),
+              "end_padding": per_axis(end_padding, spatial, "end_padding", 0, where)}
+    dil = per_axis(dilations, spatial, "dilations", 1, where)
     out = list(x.sizes[:2])
     for i in range(spatial):
         try:
@@ -397,7 +412,7 @@ _GLOBAL = {"MAX": global_max_pooling, "AVERAGE": global_average_pooling, "LP": g
 
 
 # ============================================================================ the reference
-def _gather(x: np.ndarray, window, strides, start_padding, end_padding, dilations):
+def window_elements(x: np.ndarray, window, strides, start_padding, end_padding, dilations):
     """x's window elements: an array [N, C, out..., window positions] (row-major window order),
     the flat input index of each and whether it is an input element (not padding)."""
     spatial = x.ndim - 2
@@ -423,7 +438,7 @@ def _gather(x: np.ndarray, window, strides, start_padding, end_padding, dilation
     return values.reshape(tail), flats.reshape(tail), valid.reshape(tail[2:])
 
 
-def _max(values, flats, valid):
+def first_max(values, flats, valid):
     """The first maximum of each window's input elements (NaN first), its element and flat index."""
     with np.errstate(invalid="ignore"):
         if values.dtype.kind == "f":
@@ -446,14 +461,14 @@ def _reference(row: Row, x, window_size=None, *, strides=None, start_padding=Non
     spatial = x.ndim - 2
     if spatial < 1:
         raise ValueError(f"x of shape {list(x.shape)}: pooling needs [N, C, spatial...]")
-    window = tuple(x.shape[2:]) if window_size is None else _per_axis(window_size, spatial, "window_size", 1, "ref")
-    st = _per_axis(strides, spatial, "strides", 1, "reference")
-    a = _per_axis(start_padding, spatial, "start_padding", 0, "reference")
-    b = _per_axis(end_padding, spatial, "end_padding", 0, "reference")
-    d = _per_axis(dilations if row.dilations else None, spatial, "dilations", 1, "reference")
-    values, flats, valid = _gather(x, window, st, a, b, d)
+    window = tuple(x.shape[2:]) if window_size is None else per_axis(window_size, spatial, "window_size", 1, "ref")
+    st = per_axis(strides, spatial, "strides", 1, "reference")
+    a = per_axis(start_padding, spatial, "start_padding", 0, "reference")
+    b = per_axis(end_padding, spatial, "end_padding", 0, "reference")
+    d = per_axis(dilations if row.dilations else None, spatial, "dilations", 1, "reference")
+    values, flats, valid = window_elements(x, window, st, a, b, d)
     if row.function == "MAX":
-        y, index = _max(values, flats, valid)
+        y, index = first_max(values, flats, valid)
         kind = _indices_type(output_indices, row.functional_name) if row.indices else None
         return y if kind is None else (y, index.astype(kind.numpy))
     with np.errstate(all="ignore"):
@@ -481,13 +496,13 @@ def _tolerance(row: Row, expected: np.ndarray, inputs, arguments: dict):
         return None
     x = np.asarray(inputs[0])
     spatial = x.ndim - 2
-    window = tuple(x.shape[2:]) if arguments.get("window_size") is None else _per_axis(
+    window = tuple(x.shape[2:]) if arguments.get("window_size") is None else per_axis(
         arguments["window_size"], spatial, "window_size", 1, "tolerance")
-    st = _per_axis(arguments.get("strides"), spatial, "strides", 1, "tolerance")
-    a = _per_axis(arguments.get("start_padding"), spatial, "start_padding", 0, "tolerance")
-    b = _per_axis(arguments.get("end_padding"), spatial, "end_padding", 0, "tolerance")
-    d = _per_axis(arguments.get("dilations") if row.dilations else None, spatial, "dilations", 1, "tolerance")
-    values, _, valid = _gather(x, window, st, a, b, d)
+    st = per_axis(arguments.get("strides"), spatial, "strides", 1, "tolerance")
+    a = per_axis(arguments.get("start_padding"), spatial, "start_padding", 0, "tolerance")
+    b = per_axis(arguments.get("end_padding"), spatial, "end_padding", 0, "tolerance")
+    d = per_axis(arguments.get("dilations") if row.dilations else None, spatial, "dilations", 1, "tolerance")
+    values, _, valid = window_elements(x, window, st, a, b, d)
     with np.errstate(all="ignore"):
         v = np.where(valid, np.abs(values.astype(np.float64)), 0.0)
         n = valid.sum(axis=-1)

@@ -64,8 +64,7 @@ def _pool_broken(row):
     def broken(draw, desc):
         out, spatial = desc.output_tensor, desc.dimension_count
         i = draw(st.integers(0, max(0, spatial - 1)))
-        kinds = ["output_sizes", "output_type", "dimension_count", "window_zero", "strides_zero", "window_big",
-                 "length"]
+        kinds = ["output_sizes", "output_type", *WINDOW_KINDS]
         kinds += ["dilations_zero"] if row.dilations else []
         kinds += ["indices_sizes"] if row.indices and desc.output_indices_tensor is not None else []
         kinds += ["p"] if row.extra == "p" else ["include_padding"] if row.extra else []
@@ -80,22 +79,31 @@ def _pool_broken(row):
         if kind == "output_type":
             dt = draw(st.sampled_from([t for t in T if t != out.data_type]))
             return replace_fields(desc, output_tensor=dml.TensorDesc(dt, out.sizes)), "output_tensor.data_type", kind
-        if kind == "dimension_count":
-            return replace_fields(desc, dimension_count=draw(st.sampled_from([spatial + 1, 0, "2", None]))), \
-                "dimension_count", kind
-        if kind == "length":
-            field = draw(st.sampled_from(["strides", "window_size", "start_padding", "end_padding"]))
-            return replace_fields(desc, **{field: list(getattr(desc, field)) + [1]}), field, kind
         if kind == "p":
             return replace_fields(desc, p=draw(st.sampled_from([0, -1, 1.5, "2"]))), "p", kind
-        if kind == "include_padding":
-            return replace_fields(desc, include_padding=draw(st.sampled_from(["yes", 2, None]))), \
-                "include_padding", kind
-        field = {"window_zero": "window_size", "strides_zero": "strides", "dilations_zero": "dilations",
-                 "window_big": "window_size"}[kind]
-        value = 10**6 if kind == "window_big" else draw(st.sampled_from([0, -1]))
-        return replace_fields(desc, **{field: with_entry(getattr(desc, field), i, value)}), field, kind
+        return broken_window(draw, desc, kind, i)
     return broken
+
+
+#: The window breakages `broken_window` makes (the forward poolings' and their gradients').
+WINDOW_KINDS = ("dimension_count", "window_zero", "strides_zero", "window_big", "length")
+
+
+def broken_window(draw, desc, kind: str, i: int):
+    """(builder, fragment, kind) of a pooling desc's window fields broken as `kind` says (one
+    of WINDOW_KINDS, "dilations_zero" or "include_padding"), spatial axis i."""
+    if kind == "dimension_count":
+        return replace_fields(desc, dimension_count=draw(st.sampled_from([desc.dimension_count + 1, 0, "2",
+                                                                          None]))), "dimension_count", kind
+    if kind == "length":
+        field = draw(st.sampled_from(["strides", "window_size", "start_padding", "end_padding"]))
+        return replace_fields(desc, **{field: list(getattr(desc, field)) + [1]}), field, kind
+    if kind == "include_padding":
+        return replace_fields(desc, include_padding=draw(st.sampled_from(["yes", 2, None]))), "include_padding", kind
+    field = {"window_zero": "window_size", "strides_zero": "strides", "dilations_zero": "dilations",
+             "window_big": "window_size"}[kind]
+    value = 10**6 if kind == "window_big" else draw(st.sampled_from([0, -1]))
+    return replace_fields(desc, **{field: with_entry(getattr(desc, field), i, value)}), field, kind
 
 
 def _pool_functional(row, spec):

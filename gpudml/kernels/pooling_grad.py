@@ -1,0 +1,183 @@
+"""The pooling family's gradients: DML_MAX_POOLING_GRAD and DML_AVERAGE_POOLING_GRAD
+(gpudml/ops/pooling_grad.py), the pooling family's window walk (kernels/pooling.py) turned
+into a GATHER over the windows that cover each input element (shaders/pooling_grad.wgsl.j2).
+
+A description arrives as a `Problem`: the forward pooling's input X (MAX only: its maxima
+decide where a gradient goes), the forward output's gradient dY (the operator's
+InputGradientTensor), the input gradient dX (OutputGradientTensor), with their own strides
+(0 broadcasts; dX's gaps keep their bytes), and the forward window (sizes, strides, start
+padding, dilations per spatial axis).
+
+Each dX element is written once, by one invocation, which sums its contributions in a fixed
+order (the covering forward outputs in row-major order): deterministic, no atomics, the same
+bits on every adapter and strategy. Along spatial axis d, the forward outputs whose windows
+cover input position x are o in [ceil((x + pad - (win - 1) dil) / stride), floor((x + pad) /
+stride)] (clipped to the output) whose window position (x + pad - o stride) / dil is an
+integer: at most ceil(((win - 1) dil + 1) / stride) of them.
+
+- AVERAGE: one pass, dX[x] = sum over covering o of dY[o] / divisor(o) (the window's element
+  count with include_padding, else its input elements: a product of per-axis counts, closed
+  form).
+- MAX: two passes. `argmax`: one invocation per forward output walks its window in
+  row-major order (the forward family's walk and tie rule: the first maximum, NaN first)
+  and saves the flat window index of its maximum to scratch (a u32 per forward output);
+  `gather`: dX[x] = sum over covering o whose saved maximum is x's position in o's window of
+  dY[o].
+
+Strategies (both passes): `runs` (CPU-class: an invocation per run of up to RUN neighbouring
+elements of the innermost axis, coordinates decoded once) and `elements` (GPU-class: an
+invocation per element). The loop budget (llvmpipe ends an invocation's loops after 65,535
+iterations: base.LOOP_BUDGET, 32,768, with margin) bounds a run: `cost` counts an element's
+loop iterations (its window's positions for `argmax`, its covering outputs and their outer
+loops for `gather`); a run is shortened to fit, and an element whose cost alone passes the
+budget (a MAX window of more than 32,704 positions: global max pooling over 181 x 181) is an
+UnsupportedError naming the limit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
+from ..tensor_desc import TensorDesc, packed_strides
+from .base import LOOP_BUDGET, KernelFamily, count_option, runs_order
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+
+STRATEGIES = ("runs", "elements")
+OPTIONS = ("run",)
+FUNCTIONS = ("MAX", "AVERAGE")
+#: `runs`: elements of the innermost axis per invocation (as the pooling family's RUN).
+RUN = 8
+WORKGROUP_SIZE = 64
+#: Loop iterations an invocation spends besides its elements' own (the run loop, set-up).
+_OVERHEAD = 64
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A pooling gradient as the kernels see it (module docstring). `x`: the forward input
+    (MAX; None for AVERAGE), `dy`: the forward output's gradient, `dx`: the input gradient."""
+
+    op: str
+    function: str
+    x: TensorDesc | None
+    dy: TensorDesc
+    dx: TensorDesc
+    window: tuple[int, ...]
+    strides: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    dilations: tuple[int, ...]
+    include_padding: bool = False
+
+    @property
+    def window_count(self) -> int:
+        return math.prod(self.window)
+
+
+def covering(p: Problem) -> tuple[int, ...]:
+    """Per spatial axis, the most forward outputs whose windows cover one input position."""
+    return tuple(min(o, -(-((w - 1) * d + 1) // s))
+                 for o, w, s, d in zip(p.dy.sizes[2:], p.window, p.strides, p.dilations, strict=True))
+
+
+def costs(p: Problem) -> dict[str, int]:
+    """Loop iterations of one element, per pass: `argmax` its window's positions, `gather` its
+    covering outputs (each axis' loop iterations counted, outer ones too)."""
+    counts = covering(p)
+    gather = sum(math.prod(counts[: i + 1]) for i in range(len(counts)))
+    return {"argmax": p.window_count, "gather": gather} if p.function == "MAX" else {"gather": gather}
+
+
+def _max_run(p: Problem) -> int:
+    """The most elements one `runs` invocation may take within the loop budget (0: not one)."""
+    return max(0, (LOOP_BUDGET - _OVERHEAD) // (max(costs(p).values()) + 1))
+
+
+def _run(p: Problem, requested) -> int:
+    count_option(p.op, "run", requested)
+    if requested is None:
+        return max(1, min(RUN, _max_run(p)))
+    if requested > 64:
+        raise InvalidArgumentError(f"{p.op}: option run = {requested} must be an integer in [1, 64]")
+    if requested > _max_run(p):
+        raise UnsupportedError(f"{p.op}: option run = {requested}: {requested} elements of "
+                               f"{max(costs(p).values())} loop steps pass one invocation's loop budget "
+                               f"({LOOP_BUDGET})")
+    return requested
+
+
+def strategies_for(p: Problem, caps, run=None) -> tuple[str, ...]:
+    """`runs` and `elements` (runs_order: `runs` first on software adapters) where one element
+    fits the loop budget; UnsupportedError where none does."""
+    if _max_run(p) < 1:
+        raise UnsupportedError(
+            f"{p.op}: a window of {p.window_count} positions takes {max(costs(p).values())} loop steps per element, "
+            f"more than one invocation's loop budget ({LOOP_BUDGET - _OVERHEAD} steps, llvmpipe's 65,535 with "
+            f"margin). Use a smaller window")
+    order = runs_order(caps)
+    if run is not None:
+        _run(p, run)
+    return order
+
+
+def _uniforms(p: Problem, sizes: tuple[int, ...], run: int) -> dict:
+    units = tuple(sizes[:-1]) + (-(-sizes[-1] // run),)
+    x_strides = p.x.effective_strides if p.x is not None else (0,) * p.dx.rank
+    return {"count": math.prod(units), "units": units, "sizes": sizes, "x_sizes": p.dx.sizes,
+            "x_strides": x_strides, "dy_sizes": p.dy.sizes, "dy_strides": p.dy.effective_strides,
+            "dx_strides": p.dx.effective_strides, "win": p.window, "pool_strides": p.strides,
+            "pads": p.start_padding, "dil": p.dilations, "win_flat": packed_strides(p.window),
+            "window_count": p.window_count}
+
+
+def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
+    """AVERAGE: the gather pass; MAX: the argmax pass (scratch: a u32 per forward output),
+    then the gather pass."""
+    if strategy not in strategies_for(p, caps, run):
+        raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
+    length = _run(p, run) if strategy == "runs" else 1
+    bits = p.dx.data_type.size * 8
+    params = {"function": p.function, "bits": bits, "rank": p.dx.rank, "sr": p.dx.rank - 2, "run": length,
+              "include_padding": p.include_padding}
+    gather_uniforms = _uniforms(p, p.dx.sizes, length)
+    out = output_buffer(0, "output", bits, "stores")
+    if p.function == "AVERAGE":
+        return KernelPlan((Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "gather"},
+                                    (out, input_buffer(0, "input_gradient")), gather_uniforms,
+                                    gather_uniforms["count"], WORKGROUP_SIZE),))
+    argmax_uniforms = _uniforms(p, p.dy.sizes, length)
+    argmax = Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "argmax"},
+                      (scratch_buffer(0, "argmax", writable=True), input_buffer(0, "input")), argmax_uniforms,
+                      argmax_uniforms["count"], WORKGROUP_SIZE)
+    gather = Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "gather"},
+                      (out, input_buffer(1, "input_gradient"), scratch_buffer(0, "argmax", writable=False)),
+                      gather_uniforms, gather_uniforms["count"], WORKGROUP_SIZE)
+    return KernelPlan((argmax, gather), scratch_bytes=(4 * p.dy.element_count,))
+
+
+def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
+    """Other run lengths of `runs`; those the description cannot take are the tuner's to drop."""
+    if strategy == "runs":
+        return tuple({"run": r} for r in (2, 4, 16) if r <= _max_run(p))
+    return ()
+
+
+# ------------------------------------------------------------------------------ the family
+class PoolingGradFamily(KernelFamily):
+    """The pooling gradients: the module's functions over a `Problem`. No hooks."""
+
+    strategies = STRATEGIES
+    options = OPTIONS
+
+    def strategies_for(self, problem: Problem, caps, run=None) -> tuple[str, ...]:
+        return strategies_for(problem, caps, run)
+
+    def plan(self, problem: Problem, caps, strategy: str, run=None) -> KernelPlan:
+        return plan(problem, caps, strategy, run)
+
+    def variants(self, problem: Problem, caps, strategy: str) -> tuple[dict, ...]:
+        return variants(problem, caps, strategy)
+
+
+FAMILY = PoolingGradFamily()
