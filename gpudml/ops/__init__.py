@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError
 from . import (
     argminmax,
     batch_normalization,
+    batch_normalization_training,
     convolution,
     cumulative,
     diagonal_matrix,
@@ -76,6 +77,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    *batch_normalization_training.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
