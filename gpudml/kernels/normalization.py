@@ -90,9 +90,10 @@ from .reduction import Rows
 
 STRATEGIES = ("rows", "chunks", "workgroup")
 OPTIONS = ("chunks", "lanes", "subgroups")
-FUNCTIONS = ("SOFTMAX", "LOG_SOFTMAX", "HARDMAX", "MEAN_VARIANCE", "LP")
+FUNCTIONS = ("SOFTMAX", "LOG_SOFTMAX", "HARDMAX", "MEAN_VARIANCE", "LP", "BN_GRAD")
 #: The template of each function's kernels.
-TEMPLATES = {"MEAN_VARIANCE": "normalization.wgsl.j2", "LP": "normalization.wgsl.j2"}
+TEMPLATES = {"MEAN_VARIANCE": "normalization.wgsl.j2", "LP": "normalization.wgsl.j2",
+             "BN_GRAD": "batch_normalization_grad.wgsl.j2"}
 #: Elements added into a subtotal before the running sum takes it (as Reduce's float sums):
 #: the rounding error of a sum of n terms grows with SUBTOTAL + n / SUBTOTAL additions, not n.
 SUBTOTAL = 64
@@ -139,12 +140,27 @@ class Problem:
     #: MEAN_VARIANCE (MEAN_VARIANCE_NORMALIZATION2's UseMean): False takes the mean as 0 (the
     #: variance is then the mean of x^2: RMSNorm).
     use_mean: bool = True
+    #: More inputs, (template name, desc over the input's sizes), bound after the scale and
+    #: bias in this order: MEAN_VARIANCE's "add" (BATCH_NORMALIZATION_TRAINING's FusedAdd,
+    #: added before the activation); BN_GRAD's "grad", "mean", "variance", "scale" (the last
+    #: three constant along a row: stride 0 on the reduced axes).
+    more: tuple[tuple[str, TensorDesc], ...] = ()
+    #: Outputs 1, 2, ... ("s0", "s1", ...): one value per row, described over the input's
+    #: sizes with stride 0 on the reduced axes: MEAN_VARIANCE's mean and variance
+    #: (BATCH_NORMALIZATION_TRAINING's), BN_GRAD's sum(dy (x - mean)) / sqrt(var + epsilon)
+    #: and sum(dy).
+    stats: tuple[TensorDesc, ...] = ()
+    #: BN_GRAD: True for BATCH_NORMALIZATION_TRAINING_GRAD's input gradient (the batch's
+    #: statistics' own gradient subtracted), False for BATCH_NORMALIZATION_GRAD's.
+    training: bool = False
 
     @property
     def tensors(self) -> tuple[tuple[str, TensorDesc], ...]:
-        """The tensors a kernel addresses, by their template name: "in", "out", "scale", "bias"."""
+        """The tensors a kernel addresses, by their template name: "in", "out", "scale", "bias",
+        `more`'s, then the statistics' outputs "s0", "s1", ..."""
         extra = tuple((t, d) for t, d in (("scale", self.scale), ("bias", self.bias)) if d is not None)
-        return (("in", self.input), ("out", self.output)) + extra
+        stats = tuple((f"s{k}", d) for k, d in enumerate(self.stats))
+        return (("in", self.input), ("out", self.output)) + extra + tuple(self.more) + stats
 
 
 @dataclass(frozen=True)
@@ -191,10 +207,11 @@ def passes(function: str) -> int:
 def costs_as(p: Problem) -> str:
     """The function whose passes and chunk merges `p`'s match: MEAN_VARIANCE's mean, sum of
     squared deviations and write (2 words a chunk) are SOFTMAX's; LP's sum and write (1
-    word a chunk), and MEAN_VARIANCE's without normalize_variance, are HARDMAX's."""
+    word a chunk), and MEAN_VARIANCE's without normalize_variance, are HARDMAX's; BN_GRAD's
+    two sums in one pass and its write (2 words a chunk) cost at most SOFTMAX's."""
     if p.function == "LP" or (p.function == "MEAN_VARIANCE" and not p.normalize_variance):
         return "HARDMAX"
-    return "SOFTMAX" if p.function == "MEAN_VARIANCE" else p.function
+    return "SOFTMAX" if p.function in ("MEAN_VARIANCE", "BN_GRAD") else p.function
 
 
 def rows_fit(p: Problem, lay: Layout) -> bool:
@@ -318,12 +335,14 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
         uniforms.update(attribute_uniforms("", (Attribute("epsilon", "f32", p.epsilon),), "float", 32)[0])
         params.update(normalize_variance=p.normalize_variance, use_mean=p.use_mean, p=p.p,
                       activation=p.activation or "",
-                      activation_attributes=act_attrs)
-        extra = tuple(input_buffer(k, t, access[t]) for k, t in enumerate(names[2:], 1))
+                      activation_attributes=act_attrs, stats=len(p.stats), training=p.training)
+        inputs = names[2:len(names) - len(p.stats)]
+        extra = tuple(input_buffer(k, t, access[t]) for k, t in enumerate(inputs, 1))
     inp = (input_buffer(0, "input", access["in"]),) + extra
-    out = output_buffer(0, "output", bits, "blocks" if modes.get("out") == "blocks" else "stores")
+    out = (output_buffer(0, "output", bits, "blocks" if modes.get("out") == "blocks" else "stores"),) + tuple(
+        output_buffer(k, f"s{k - 1}", bits, "stores") for k in range(1, len(p.stats) + 1))
     if strategy == "rows":
-        return KernelPlan((Dispatch(template, {**params, "pass": "rows"}, (out, *inp), uniforms,
+        return KernelPlan((Dispatch(template, {**params, "pass": "rows"}, (*out, *inp), uniforms,
                                     lay.count, WORKGROUP_SIZE),))
     if strategy == "chunks":
         count = chunks_for(p, lay, chunks)
@@ -332,11 +351,19 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
             length = -(-length // per_block) * per_block
             count = -(-lay.n // length)
         uniforms = {**uniforms, "chunks": count, "chunk_length": length}
+        # (BN_GRAD's partial sums read every input; the others' the input alone)
         first = Dispatch(template, {**params, "pass": "partials"},
-                         (scratch_buffer(0, "partials", writable=True), inp[0]), uniforms, lay.count * count,
-                         WORKGROUP_SIZE)
-        second = Dispatch(template, {**params, "pass": "finish"},
-                          (out, *inp, scratch_buffer(0, "partials", writable=False)), uniforms, lay.count * count,
+                         (scratch_buffer(0, "partials", writable=True), *(inp if p.function == "BN_GRAD" else inp[:1])),
+                         uniforms, lay.count * count, WORKGROUP_SIZE)
+        partials = scratch_buffer(0, "partials", writable=False)
+        if p.function == "BN_GRAD":  # (its row's gradients a third dispatch's: 8 storage bindings at most each)
+            second = Dispatch(template, {**params, "pass": "finish"}, (out[0], *inp, partials), uniforms,
+                              lay.count * count, WORKGROUP_SIZE)
+            third = Dispatch(template, {**params, "pass": "stats"},
+                             (*out[1:], input_buffer(names.index("variance") - 1, "variance"), partials), uniforms,
+                             lay.count, WORKGROUP_SIZE)
+            return KernelPlan((first, second, third), scratch_bytes=(lay.count * count * 8,))
+        second = Dispatch(template, {**params, "pass": "finish"}, (*out, *inp, partials), uniforms, lay.count * count,
                           WORKGROUP_SIZE)
         return KernelPlan((first, second), scratch_bytes=(lay.count * count * 8,))
     lanes = lanes_for(p, lay, lanes)
@@ -347,7 +374,7 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     invocations = -(-lay.count // per_group) * GPU_WORKGROUP_SIZE
     return KernelPlan((Dispatch(template, {**params, "pass": "workgroup", "lanes": lanes,
                                            "workgroup_size": GPU_WORKGROUP_SIZE},
-                                (out, *inp), uniforms, invocations, GPU_WORKGROUP_SIZE, sg),))
+                                (*out, *inp), uniforms, invocations, GPU_WORKGROUP_SIZE, sg),))
 
 
 #: Experiments: False walks every tensor element by element (`_modes`).
@@ -362,12 +389,14 @@ def _modes(p: Problem, lay: Layout) -> dict[str, str]:
     "elements" otherwise. The scale and bias go by blocks only where the input does, the
     output where the input does too (an epilogue stores element by element: the template
     then stores the blocks' elements one by one)."""
-    if not BLOCKS:
+    if not BLOCKS or p.function == "BN_GRAD":  # (BN_GRAD reads two tensors along the row: by elements)
         return {t: "elements" for t, _ in p.tensors}
     per_block = 128 // (p.input.data_type.size * 8)
     modes = {}
     for (t, _), kept, red in zip(p.tensors, lay.kept_strides, lay.red_strides, strict=True):
-        if (red == (1,) and lay.n % per_block == 0 and all(s % per_block == 0 for s in kept)
+        if t.startswith("s") and t[1:].isdigit():  # (a statistic: one store a row)
+            modes[t] = "elements"
+        elif (red == (1,) and lay.n % per_block == 0 and all(s % per_block == 0 for s in kept)
                 and (t == "in" or modes["in"] == "blocks")):
             modes[t] = "blocks"
         elif t in ("scale", "bias") and all(s == 0 for s in red):
@@ -412,10 +441,21 @@ class NormalizationFamily(KernelFamily):
         applies it to the rounded value it stores; its tensors are bound after the
         operator's own inputs (MEAN_VARIANCE's scale and bias)."""
         check_epilogue(epilogue, problem.output)
-        return attach_epilogue(plan(problem, caps, strategy), epilogue, len(problem.tensors) - 1)
+        return attach_epilogue(plan(problem, caps, strategy), epilogue, len(problem.tensors) - 1 - len(problem.stats))
 
 
 FAMILY = NormalizationFamily()
+
+
+class StatisticsFamily(NormalizationFamily):
+    """The normalization family for operators with statistics' outputs besides output 0
+    (BATCH_NORMALIZATION_TRAINING's mean and variance, the batch-normalization gradients'
+    scale and bias gradients): no epilogue (a graph fuses nothing into several outputs)."""
+
+    epilogue = False
+
+
+STATISTICS_FAMILY = StatisticsFamily()
 
 
 class NormalizationPlanner(ProblemPlanner):

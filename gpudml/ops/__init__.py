@@ -16,6 +16,7 @@ from . import (
     adam_optimizer,
     argminmax,
     batch_normalization,
+    batch_normalization_training,
     convolution,
     cumulative,
     diagonal_matrix,
@@ -80,6 +81,7 @@ SPECS: tuple[OpSpec, ...] = (
     normalization.MVN2_SPEC,
     adam_optimizer.SPEC,
     *pooling_grad.SPECS,
+    *batch_normalization_training.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -150,7 +150,7 @@ def problem(desc: BatchNormalizationOperatorDesc) -> Problem:
 
 
 # ============================================================================ shapes, the reference
-def _parameter_shape(shape: tuple, rank: int) -> tuple:
+def parameter_shape(shape: tuple, rank: int) -> tuple:
     """A parameter's shape against an input of `rank`: [C] per channel (axis 1) for an input
     of two or more dimensions, else leading 1s (numpy's)."""
     if len(shape) == 1 and rank >= 2:
@@ -158,8 +158,8 @@ def _parameter_shape(shape: tuple, rank: int) -> tuple:
     return (1,) * (rank - len(shape)) + tuple(shape)
 
 
-def _parameter_desc(td: TensorDesc, rank: int) -> TensorDesc:
-    shape = _parameter_shape(tuple(td.sizes), rank)
+def parameter_desc(td: TensorDesc, rank: int) -> TensorDesc:
+    shape = parameter_shape(tuple(td.sizes), rank)
     if shape == tuple(td.sizes):
         return td
     strides = list(td.effective_strides)
@@ -171,7 +171,7 @@ def _parameter_desc(td: TensorDesc, rank: int) -> TensorDesc:
 def infer_output(x: TensorDesc, mean: TensorDesc, variance: TensorDesc, scale: TensorDesc, bias: TensorDesc, *,
                  epsilon=1e-5, fused_activation=None, spatial=True) -> BatchNormalizationOperatorDesc:
     """The desc of the functional call: the parameters at the input's rank (module docstring)."""
-    params = [_parameter_desc(td, x.rank) for td in (mean, variance, scale, bias)]
+    params = [parameter_desc(td, x.rank) for td in (mean, variance, scale, bias)]
     return BatchNormalizationOperatorDesc(x, *params, TensorDesc(x.data_type, x.sizes), spatial=spatial,
                                           epsilon=epsilon, fused_activation=fused_activation)
 
@@ -181,7 +181,7 @@ def reference(x, mean, variance, scale, bias, *, epsilon=1e-5, fused_activation=
     (a [C] one per channel), computed in float64 and rounded once to x's type; `spatial` has
     no effect on the values."""
     x = np.asarray(x)
-    params = [np.asarray(p).reshape(_parameter_shape(np.shape(p), x.ndim)) for p in (mean, variance, scale, bias)]
+    params = [np.asarray(p).reshape(parameter_shape(np.shape(p), x.ndim)) for p in (mean, variance, scale, bias)]
     eps = as_float32(epsilon, "batch_normalization: epsilon")
     fused = FusedActivation.coerce(fused_activation)
     with np.errstate(all="ignore"):
@@ -198,7 +198,7 @@ def tolerance(expected, inputs, arguments: dict):
     """The documented precision (module docstring), per element; `arguments` as the
     functional form takes them (epsilon 1e-5 where it is left out)."""
     x = np.asarray(inputs[0])
-    params = [np.asarray(p).reshape(_parameter_shape(np.shape(p), x.ndim)) for p in inputs[1:]]
+    params = [np.asarray(p).reshape(parameter_shape(np.shape(p), x.ndim)) for p in inputs[1:]]
     return _ROW_TOLERANCE(expected, [x, *params],
                           {"epsilon": 1e-5, **{k: v for k, v in arguments.items() if k != "spatial"}})
 

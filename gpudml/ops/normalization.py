@@ -413,7 +413,7 @@ mvn1_reference.__name__ = mvn1_reference.__qualname__ = "mean_variance_normaliza
 mvn0_reference.__name__ = mvn0_reference.__qualname__ = "mean_variance_normalization0"
 
 
-def _finish(e, y, expected, fused, pre):
+def finish_error(e, y, expected, fused, pre):
     """The activation's part of the error (as GEMM's), rounding, float16, the edges."""
     with np.errstate(all="ignore"):
         if fused is not None:
@@ -424,6 +424,57 @@ def _finish(e, y, expected, fused, pre):
         e = np.nan_to_num(e, nan=np.inf, posinf=np.inf)
         edge = np.abs(y) + e >= float(np.finfo(expected.dtype).max)
         return np.broadcast_to(np.where(edge, np.inf, e), expected.shape)
+
+
+def moments_error(x, axes, epsilon, centred=True, normalize_variance=True):
+    """The statistics of the rows of x over `axes` (float64, keepdims) and their documented
+    errors (module docstring), shared by MEAN_VARIANCE and BATCH_NORMALIZATION_TRAINING
+    (ops/batch_normalization_training.py): (m, v, d, dm, dv, r, rel_r, lost, overflow): the
+    mean, the variance, the deviations x - m, the bounds dm and dv of the kernel's mean and
+    variance, r = 1 / sqrt(v + eps) and its relative bound, where the variance is lost in
+    its own rounding, where a sum may overflow float32."""
+    n = math.prod(x.shape[a] for a in axes)
+    depth = rounding_depth(n)
+    with np.errstate(all="ignore"):
+        _, m, v, d = _mvn_exact(x, None, None, axes, normalize_variance, epsilon, centred)
+        ax = np.abs(x.astype(np.float64))
+        big = np.max(ax, axis=axes, keepdims=True)
+        dm = depth * UNIT * np.mean(ax, axis=axes, keepdims=True) + 2 * UNIT * np.abs(m)
+        if not centred:  # (the mean is 0, exactly)
+            dm = np.zeros_like(dm)
+        overflow = np.sum(ax, axis=axes, keepdims=True) >= _F32_MAX
+        dx = (depth + 2) * UNIT * big
+        dv = (depth + 6) * UNIT * v + dx * dx + 4 * np.sqrt(v) * dx
+        if normalize_variance:
+            lost = dv >= 0.5 * (v + epsilon)
+            r = 1 / np.sqrt(v + epsilon)
+            rel_r = 1.01 * (0.5 * dv / (v + epsilon) + 6 * UNIT)
+            overflow = overflow | (np.sum(ax * ax, axis=axes, keepdims=True) * 4 >= _F32_MAX)
+        else:
+            lost, r, rel_r = False, 1.0, 0.0
+    return m, v, d, dm, dv, r, rel_r, lost, overflow
+
+
+def normalized_error(x, axes, epsilon, scale=None, bias=None, add=None, centred=True, normalize_variance=True):
+    """(y, e): scale (x - m) r + bias + add in float64 (before any activation) and the
+    documented bound of the kernel's value of it (module docstring; `add`,
+    BATCH_NORMALIZATION_TRAINING's FusedAdd, one more correctly rounded sum), inf where the
+    variance is lost or a sum may overflow."""
+    m, v, d, dm, dv, r, rel_r, lost, overflow = moments_error(x, axes, epsilon, centred, normalize_variance)
+    with np.errstate(all="ignore"):
+        z = d * r
+        e = (dm + UNIT * np.abs(d)) * r + np.abs(z) * (rel_r + UNIT) + TINY * (1 + r)
+        y = z
+        if scale is not None:
+            s = np.abs(np.asarray(scale).astype(np.float64))
+            y = z * np.asarray(scale).astype(np.float64)
+            e = s * e + UNIT * np.abs(y) + TINY
+        for term in (bias, add):
+            if term is not None:
+                y = y + np.asarray(term).astype(np.float64)
+                e = e + UNIT * np.abs(y) + TINY
+        e = np.where(lost | overflow, np.inf, 1.01 * e)
+    return y, e
 
 
 def _mvn_tolerance(axes_of):
@@ -437,38 +488,10 @@ def _mvn_tolerance(axes_of):
         centred = bool(arguments.get("use_mean", True))
         eps = as_float32(arguments.get("epsilon", 1e-5), "epsilon")
         fused = FusedActivation.coerce(arguments.get("fused_activation"))
-        n = math.prod(x.shape[a] for a in axes)
-        depth = rounding_depth(n)
         with np.errstate(all="ignore"):
-            pre, m, v, d = _mvn_exact(x, scale, bias, axes, nv, eps, centred)
-            ax = np.abs(x.astype(np.float64))
-            big = np.max(ax, axis=axes, keepdims=True)
-            dm = depth * UNIT * np.mean(ax, axis=axes, keepdims=True) + 2 * UNIT * np.abs(m)
-            if not centred:  # (the mean is 0, exactly)
-                dm = np.zeros_like(dm)
-            overflow = np.sum(ax, axis=axes, keepdims=True) >= _F32_MAX
-            if nv:
-                dx = (depth + 2) * UNIT * big
-                dv = (depth + 6) * UNIT * v + dx * dx + 4 * np.sqrt(v) * dx
-                lost = dv >= 0.5 * (v + eps)
-                r = 1 / np.sqrt(v + eps)
-                rel_r = 1.01 * (0.5 * dv / (v + eps) + 6 * UNIT)
-                overflow = overflow | (np.sum(ax * ax, axis=axes, keepdims=True) * 4 >= _F32_MAX)
-            else:
-                lost, r, rel_r = False, 1.0, 0.0
-            z = d * r
-            e = (dm + UNIT * np.abs(d)) * r + np.abs(z) * (rel_r + UNIT) + TINY * (1 + r)
-            y = z
-            if scale is not None:
-                s = np.abs(np.asarray(scale).astype(np.float64))
-                y = z * np.asarray(scale).astype(np.float64)
-                e = s * e + UNIT * np.abs(y) + TINY
-            if bias is not None:
-                y = y + np.asarray(bias).astype(np.float64)
-                e = e + UNIT * np.abs(y) + TINY
-            e = 1.01 * e
-            e = np.where(lost | overflow, np.inf, e)
-        return _finish(np.broadcast_to(e, x.shape), np.broadcast_to(y, x.shape), expected, fused,
+            pre = _mvn_exact(x, scale, bias, axes, nv, eps, centred)[0]
+            y, e = normalized_error(x, axes, eps, scale, bias, None, centred, nv)
+        return finish_error(np.broadcast_to(e, x.shape), np.broadcast_to(y, x.shape), expected, fused,
                        np.broadcast_to(pre, x.shape))
     return tolerance
 
@@ -639,7 +662,7 @@ def _lp_tolerance(expected, inputs, arguments):
         power = np.abs(v) if p == 1 else v * v
         overflow = np.sum(power, axis=axis, keepdims=True) * 2 >= _F32_MAX
         e = np.where(overflow, np.inf, e)
-    return _finish(e, y, expected, None, None)
+    return finish_error(e, y, expected, None, None)
 
 
 def _lp_sample(desc, rng) -> list:
@@ -763,7 +786,7 @@ def _lrn_tolerance(expected, inputs, arguments):
         rel_pow = (3 + 2 * np.abs(t)) * 2 * UNIT + math.log(2) * err_t * 1.01
         e = 1.01 * np.abs(y) * (rel_pow + 5 * UNIT) + TINY * (1 + np.abs(y))
         e = np.where((base <= 0) | (rel_pow > 0.5) | (s * 2 >= _F32_MAX) | ~np.isfinite(base), np.inf, e)
-    return _finish(e, y, expected, None, None)
+    return finish_error(e, y, expected, None, None)
 
 
 def _lrn_sample(desc, rng) -> list:

@@ -335,12 +335,15 @@ def element_bytes(desc: TensorDesc) -> int:
 #: MAX_POOLING1/2's `output_indices_tensor`, RANDOM_GENERATOR's `output_state_tensor`,
 #: NONZERO_COORDINATES' `output_count_tensor` and `output_coordinates_tensor`, TOP_K's
 #: `output_value_tensor` and `output_index_tensor` and RNN's, LSTM's and GRU's
-#: `output_sequence_tensor`, `output_single_tensor` and `output_cell_single_tensor`.
+#: `output_sequence_tensor`, `output_single_tensor` and `output_cell_single_tensor`, BATCH_NORMALIZATION_TRAINING's
+#: `output_mean_tensor` and `output_variance_tensor`, the batch-normalization gradients'
+#: `output_scale_gradient_tensor` and `output_bias_gradient_tensor`.
 OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor",
                  "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor",
                  "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor",
                  "output_present_key_tensor", "output_present_value_tensor", "output_parameters_tensor",
-                 "output_first_moment_tensor", "output_second_moment_tensor")
+                 "output_first_moment_tensor", "output_second_moment_tensor", "output_mean_tensor",
+                 "output_variance_tensor", "output_scale_gradient_tensor", "output_bias_gradient_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
