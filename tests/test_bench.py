@@ -236,9 +236,10 @@ def test_hints_name_commands_that_work():
 #: chains, graphs and per-call rows time gpudml against itself; ONNX has no im2col, the
 #: bench's opset-13 Resize has no antialias, its ONNX models are float32 (and opset 13 has no
 #: attention: W59-W62), and its one-output OnnxNode cannot hold TopK's two outputs; W58 and W63
-#: are whole models, which their cases give onnxruntime themselves).
+#: are whole models, which their cases give onnxruntime themselves; W70 is a training step,
+#: which onnxruntime's inference sessions do not run).
 NO_ONNX = {"W7", "W9", "W10", "W11", "W12", "W24", "W28", "W34", "W36", "W37", "W38", "W39", "W44", "W45", "W46", "W47",
-           "W48", "W49", "W58", "W59", "W60", "W61", "W62", "W63"}
+           "W48", "W49", "W58", "W59", "W60", "W61", "W62", "W63", "W70"}
 
 
 @pytest.mark.slow
@@ -291,3 +292,15 @@ def test_onnx_nodes_refuse_clashing_names_and_wrong_data():
     y = np.arange(4, dtype=np.float32).reshape(2, 2)
     session = ort.InferenceSession(node.model({"y": y}), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(session.run(None, {"x": y})[0], 2 * y)
+
+
+# ------------------------------------------------------------------ issue 48: a training step
+def test_training_step_workload_checks_its_first_step(vulkan_device):
+    """W70: the checked call is the CNN's first training step (its loss the float64
+    reference's within GAMMA), its dispatches counted from one step's profile (forward,
+    gradients, 7 Adam steps of 3 kernels each, the counter), and every later call trains on."""
+    case, got, strategy = workloads.first_call(vulkan_device, next(w for w in workloads.WORKLOADS if w.id == "W70"),
+                                               True)
+    assert report.check_result(got.numpy(), case.expected, case.compare) and strategy
+    assert 7 * 3 + 1 < case.dispatches < 80
+    assert case.device_fn().numpy().item() < got.numpy().item()  # the second step's loss is lower

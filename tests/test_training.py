@@ -24,9 +24,10 @@ def reference_run():
 @pytest.mark.parametrize("adapter", ["vulkan", "gl"])
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_cnn_trains_on_the_device_as_the_float64_reference(adapter, adapter_class, reference_run, monkeypatch):
-    """50 steps on the device: no Tensor read back while training (Tensor.numpy and .raw
-    raise), under both adapter classes' strategies, then the loss curve and every final weight within the derived tolerance of the
-    float64 steps; and it did train (the loss falls below a tenth of its first value)."""
+    """50 steps on the device under both adapter classes' strategies: no Tensor read back
+    while training (Tensor.numpy and .raw raise), then the loss curve and every final weight
+    within the derived tolerance of the float64 steps; and it did train (the loss falls below
+    a tenth of its first value)."""
     device = dml.Device(adapter=adapter, adapter_class=adapter_class)
     x, labels = training.data()
     trainer = training.DeviceTrainer(device, training.initial_weights())

@@ -54,6 +54,8 @@ import numpy as np
 
 import gpudml as dml
 
+from .. import tensor_methods  # noqa: F401 (Tensor.reshape and .transpose, whoever made the Device)
+
 CLASSES, C1, C2, SIDE = 4, 4, 8, 8
 BN_EPSILON = 1e-5
 #: The parameters in Adam's order, and each one's shape.
@@ -240,9 +242,11 @@ def reference_step(w: dict, x, y_onehot):
     return loss, g
 
 
-def reference_train(steps: int = 50, n: int = 16, hyper: Hyper = Hyper()):
+def reference_train(steps: int = 50, n: int = 16, hyper: Hyper = Hyper(), torch_epsilon: bool = False):
     """`train` in float64 numpy (ADAM_OPTIMIZER's formula with the float32 hyperparameters):
-    (the losses, the final weights, each step's gradients' L1 norm), float64."""
+    (the losses, the final weights, each step's gradients' L1 norm), float64. `torch_epsilon`:
+    epsilon added to sqrt(v / (1 - beta2^t)), as torch.optim.Adam adds it, instead of to sqrt(v)
+    (scripts/train_cnn_vs_torch.py: the only difference between DirectML's step and PyTorch's)."""
     x, labels = data(n)
     x, y = x.astype(np.float64), one_hot(labels).astype(np.float64)
     w = {k: v.astype(np.float64) for k, v in initial_weights().items()}
@@ -258,7 +262,10 @@ def reference_train(steps: int = 50, n: int = 16, hyper: Hyper = Hyper()):
         for k in w:
             m[k] = b1 * m[k] + (1 - b1) * g[k]
             v[k] = b2 * v[k] + (1 - b2) * g[k] * g[k]
-            w[k] = w[k] - lr * alpha * m[k] / (np.sqrt(v[k]) + eps)
+            if torch_epsilon:
+                w[k] = w[k] - lr / (1 - b1**t) * m[k] / (np.sqrt(v[k] / (1 - b2**t)) + eps)
+            else:
+                w[k] = w[k] - lr * alpha * m[k] / (np.sqrt(v[k]) + eps)
     return np.array(losses), w, np.array(norms)
 
 

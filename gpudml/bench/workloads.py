@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W63 and W70, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -941,6 +941,31 @@ def _silero_case(quick, rng, device) -> Case:
                 dispatches=session.dispatch_count)
 
 
+#: W70 (issue 48): one training step of gpudml/bench/training.py's CNN at batch 32, every
+#: tensor on the device (forward, the gradient operators, ADAM_OPTIMIZER on its 7 parameter
+#: tensors, the step counter): ms per step and dispatches per step (the numpy column: the
+#: same step's forward and backward in float64 numpy). Each timed call trains one more step;
+#: the checked first call is step 1, whose loss is the float64 reference's within GAMMA.
+def _training_step_case(quick, rng, device) -> Case:
+    from . import training
+
+    x, labels = training.data(32)
+    y = training.one_hot(labels)
+    weights = training.initial_weights()
+    tx, ty = device.tensor(x), device.tensor(y)
+    with device.profile() as prof:  # the dispatches of one step (a trainer of its own: compiles them too)
+        training.DeviceTrainer(device, weights).step(tx, ty)
+        device.synchronize()
+    trainer = training.DeviceTrainer(device, weights)
+    w64, x64, y64 = {k: v.astype(np.float64) for k, v in weights.items()}, x.astype(np.float64), y.astype(np.float64)
+    loss = training.reference_step(w64, x64, y64)[0]
+    moved = sum(v.nbytes for v in weights.values()) * 7  # Adam reads x, m, v, g and writes x, m, v
+    return Case(device_fn=lambda: trainer.step(tx, ty), numpy_io_fn=None,
+                numpy_fn=lambda: training.reference_step(w64, x64, y64)[0], expected=np.array([[loss]]),
+                logical_bytes=x.nbytes + y.nbytes + moved, compare=_within(training.GAMMA * abs(loss)),
+                dispatches=len(prof.rows))
+
+
 WORKLOADS = [
     _workload("W1", "SUM last axis [4096,4096]", _reduce_case, [4096, 4096], "sum", 1, onnx=_reduce_onnx),
     _workload("W2", "SUM axis 0 [4096,4096]", _reduce_case, [4096, 4096], "sum", 0, onnx=_reduce_onnx),
@@ -1032,6 +1057,9 @@ WORKLOADS = [
     # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
     Workload("W63", "LLaMA-shaped decoder (genai, GQA), 1 token after 31 cached (session + IO binding)",
              lambda d, r, q: _decode_step_case(q, r, d)),
+    # issue 48: one training step of bench/training.py's CNN (forward, gradients, Adam) at batch 32
+    Workload("W70", "CNN training step, batch 32 [32,1,8,8]: forward, gradients, 7 Adam steps",
+             lambda d, r, q: _training_step_case(q, r, d)),
 ]
 
 
@@ -1221,6 +1249,8 @@ def run_workload(device, w: Workload, reps: int, quick: bool, yard=None) -> Row:
     if w.id == "W63":  # per-token decoding: the dispatches and the ratio the issue's target names
         ratio = f", {row.device_ms / row.ort_ms:.1f}x onnxruntime CPU" if row.ort_ms else ""
         row.note = f"{case.dispatches} dispatches per token{ratio}" + (f"; {row.note}" if row.note else "")
+    if w.id == "W70":  # a training step: the dispatches it takes (issue 48's figures)
+        row.note = f"{case.dispatches} dispatches per step" + (f"; {row.note}" if row.note else "")
     if case.flops:
         rates = [f"{case.flops / ms / 1e6:.3g} GFLOP/s{label}" for ms, label in (
             (row.kernel_ms, " (GPU timestamps)"), (row.device_ms, ""), (row.numpy_ms, " numpy"),
