@@ -68,3 +68,16 @@ def test_reference_gradients_are_the_loss_derivative():
             down = training.reference_step({**w, name: w[name] - h * d}, x, y)[0]
             numeric = (up - down) / (2 * h)
             assert abs(numeric - float((grads[name] * d).sum())) <= 1e-6 * max(1.0, abs(numeric)), name
+
+
+def test_docs_example_runs():
+    """docs/training.md's first example runs as written (its 50 steps) and trains."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "training.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "docs/training.md", "exec"), namespace)
+    curve = namespace["curve"]
+    assert curve.shape == (50,) and curve[-1] < 0.1 * curve[0]

@@ -18,6 +18,7 @@ from ..ops import normalization as normalization_op
 from ..ops import slice1, spec_named
 from ..ops import top_k as top_k_op
 from . import anchors as _anchors
+from . import training
 from .report import Case, Row, check_result, median_ms, paired_ratio
 
 
@@ -947,8 +948,6 @@ def _silero_case(quick, rng, device) -> Case:
 #: same step's forward and backward in float64 numpy). Each timed call trains one more step;
 #: the checked first call is step 1, whose loss is the float64 reference's within GAMMA.
 def _training_step_case(quick, rng, device) -> Case:
-    from . import training
-
     x, labels = training.data(32)
     y = training.one_hot(labels)
     weights = training.initial_weights()
