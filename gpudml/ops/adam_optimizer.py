@@ -1,7 +1,6 @@
 """DML_OPERATOR_ADAM_OPTIMIZER (FL 3.0): one Adam step, element-wise over the parameters,
-run by the optimizer family (kernels/optimizer.py: three kernels of the element-wise
-family, one per output). docs/operators/adam_optimizer.md and docs/training.md say the same
-for users.
+run by the optimizer family (kernels/optimizer.py: one kernel writing the three outputs).
+docs/operators/adam_optimizer.md and docs/training.md say the same for users.
 
 What the page says (sdk-api's DML_ADAM_OPTIMIZER_OPERATOR_DESC, stored under
 tests/data/pages/), as implemented:
@@ -67,7 +66,6 @@ from ..tensor_desc import TensorDesc
 from ..types import F16, F32, FeatureLevel
 from .activations import as_float32
 from .base import check_one_type
-from .elementwise import read_broadcast
 from .precision import ulp
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
@@ -135,12 +133,9 @@ def validate(desc: AdamOptimizerOperatorDesc, level: FeatureLevel) -> None:
 
 
 def problem(desc: AdamOptimizerOperatorDesc) -> optimizer.Adam:
-    """The optimizer family's problem: the training step read at the parameters' sizes (stride 0)."""
-    sizes = desc.input_parameters_tensor.sizes
-    return optimizer.Adam(*(getattr(desc, f) for f in INPUTS[:4]),
-                          read_broadcast(desc.training_step_tensor, sizes),
-                          *(getattr(desc, f) for f in OUTPUTS),
-                          desc.learning_rate, desc.beta1, desc.beta2, desc.epsilon)
+    """The optimizer family's problem: the desc's tensors and hyperparameters."""
+    return optimizer.Adam(OP, *(getattr(desc, f) for f in TENSORS), desc.learning_rate, desc.beta1, desc.beta2,
+                          desc.epsilon)
 
 
 # ============================================================================ shapes, the reference
