@@ -78,6 +78,7 @@ SPECS: tuple[OpSpec, ...] = (
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
     *pooling_grad.SPECS,
+    normalization.LRN_GRAD_SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
