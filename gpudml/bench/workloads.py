@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W63 and W70, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, W68 and W70, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -487,6 +487,34 @@ def _pool_case(kind: str, quick, rng, device) -> Case:
         expected=expected, logical_bytes=x.nbytes + expected.nbytes,
         ort=(_pool_onnx(kind).model(), {"x": x}),
         ort_expected=expected, compare=compare)
+
+
+#: W68 (issue 48): the pooling gradients of a training step, float32, batch 32 of ResNet's
+#: [64, 56, 56] stage: MAX_POOLING_GRAD 3 x 3 / 2 padding 1 (x and dy in, dx out) and, timed
+#: beside it (a peer), AVERAGE_POOLING_GRAD 2 x 2 / 2 (dy in, dx out). Quick runs: batch 4.
+POOL_GRAD_SHAPE = (32, 64, 56, 56)
+
+
+def _pool_grad_case(quick, rng, device) -> Case:
+    """MAX_POOLING_GRAD (two dispatches: the windows' maxima to scratch, then each dx element
+    gathers its windows) and AVERAGE_POOLING_GRAD (one) over the same input; the bound is the
+    adapter's copy of x, dy and dx (the average's: dy and dx). Results within their documented
+    precision."""
+    shape = (4, *POOL_GRAD_SHAPE[1:]) if quick else POOL_GRAD_SHAPE
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    window = {"window_size": 3, "strides": 2, "start_padding": 1, "end_padding": 1}
+    dy = rng.uniform(-1, 1, reference.max_pooling(x, **window).shape).astype(np.float32)
+    average = {"window_size": 2, "strides": 2}
+    g = rng.uniform(-1, 1, reference.average_pooling(x, **average).shape).astype(np.float32)
+    tx, tdy, tg = device.tensor(x), device.tensor(dy), device.tensor(g)
+    expected = reference.max_pooling_grad(x, dy, **window)
+    spec = spec_named("max_pooling_grad")
+    tolerance = spec.tolerance(expected, [x, dy], window)
+    return Case(
+        device_fn=lambda: F.max_pooling_grad(tx, tdy, **window),
+        numpy_io_fn=lambda: F.max_pooling_grad(x, dy, device=device, **window), numpy_fn=None,
+        expected=expected, logical_bytes=x.nbytes + dy.nbytes + expected.nbytes, compare=_within(tolerance),
+        dispatches=2, peers={"average_pooling_grad 2x2 /2": lambda: F.average_pooling_grad(tg, shape, **average)})
 
 
 #: W28, W29: ResNet's 3 x 3 convolution of 64 channels at 56 x 56 (padding 1) as im2col and
@@ -1056,6 +1084,9 @@ WORKLOADS = [
     # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
     Workload("W63", "LLaMA-shaped decoder (genai, GQA), 1 token after 31 cached (session + IO binding)",
              lambda d, r, q: _decode_step_case(q, r, d)),
+    # issue 48: the pooling gradients (W68): max 3x3 /2 pad 1, the average 2x2 /2 beside it
+    Workload("W68", "max_pooling_grad 3x3 /2 pad 1 [32,64,56,56] (+ average_pooling_grad 2x2 /2)",
+             lambda d, r, q: _pool_grad_case(q, r, d)),
     # issue 48: one training step of bench/training.py's CNN (forward, gradients, Adam) at batch 32
     Workload("W70", "CNN training step, batch 32 [32,1,8,8]: forward, gradients, 7 Adam steps",
              lambda d, r, q: _training_step_case(q, r, d)),

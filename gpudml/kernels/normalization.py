@@ -80,7 +80,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, merge_axes
+from ..tensor_desc import TensorDesc, merge_axes, packed_strides
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option, power_of_two_option
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
@@ -480,6 +480,7 @@ class LocalResponseFamily(KernelFamily):
     is an UnsupportedError."""
 
     strategies = ("runs", "elements")
+    op = "LocalResponseNormalization"
 
     @staticmethod
     def window(desc) -> int:
@@ -490,35 +491,72 @@ class LocalResponseFamily(KernelFamily):
 
     def strategies_for(self, desc, caps, **options) -> tuple[str, ...]:
         if options:
-            raise InvalidArgumentError(f"LocalResponseNormalization: no plan options (got {sorted(options)})")
+            raise InvalidArgumentError(f"{self.op}: no plan options (got {sorted(options)})")
         cost = self.window(desc) + 2
         if cost + _OVERHEAD > LOOP_BUDGET:
-            raise UnsupportedError(f"LocalResponseNormalization: a window of {self.window(desc)} elements takes "
+            raise UnsupportedError(f"{self.op}: a window of {self.window(desc)} elements takes "
                                    f"{cost} loop steps per output, more than one invocation's loop budget "
                                    f"({LOOP_BUDGET - _OVERHEAD} steps). Use a smaller local_size (a window of at "
                                    f"most {LOOP_BUDGET - _OVERHEAD - 2} elements)")
         runs = ("runs",) if LRN_RUN * cost + _OVERHEAD <= LOOP_BUDGET else ()
         return runs + ("elements",) if caps is None or caps.is_software else ("elements",) + runs
 
-    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+    def _setup(self, desc, caps, strategy: str, options) -> tuple[dict, dict, int]:
+        """(params, uniforms, invocations) every pass shares."""
         if strategy not in self.strategies_for(desc, caps, **options):
-            raise InternalError(f"LocalResponseNormalization: strategy {strategy} cannot run {desc}")
-        inp, out = desc.input_tensor, desc.output_tensor
-        bits = inp.data_type.size * 8
+            raise InternalError(f"{self.op}: strategy {strategy} cannot run {desc}")
+        inp = desc.input_tensor
         k = desc.local_size
         run = LRN_RUN if strategy == "runs" else 1
         units = tuple(inp.sizes[:3]) + (-(-inp.sizes[3] // run),)
         attrs = tuple(Attribute(name, "f32", getattr(desc, name)) for name in ("alpha", "beta", "bias"))
         uniforms = {"sizes": inp.sizes, "units": units, "in_strides": inp.effective_strides,
-                    "out_strides": out.effective_strides, "count": math.prod(units), "local_size": k,
+                    "count": math.prod(units), "local_size": k,
                     "before": (k - 1) // 2, "after": k // 2, **attribute_uniforms("", attrs, "float", 32)[0]}
-        params = {"bits": bits, "cross_channel": desc.cross_channel, "run": run}
-        return KernelPlan((Dispatch("local_response_normalization.wgsl.j2", params,
-                                    (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input")),
-                                    uniforms, math.prod(units), WORKGROUP_SIZE),))
+        params = {"bits": inp.data_type.size * 8, "cross_channel": desc.cross_channel, "run": run}
+        return params, uniforms, math.prod(units)
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        params, uniforms, count = self._setup(desc, caps, strategy, options)
+        uniforms["out_strides"] = desc.output_tensor.effective_strides
+        return KernelPlan((Dispatch("local_response_normalization.wgsl.j2", {**params, "pass": "forward"},
+                                    (output_buffer(0, "output", params["bits"], "stores"), input_buffer(0, "input")),
+                                    uniforms, count, WORKGROUP_SIZE),))
+
+
+class LocalResponseGradFamily(LocalResponseFamily):
+    """DML_LOCAL_RESPONSE_NORMALIZATION_GRAD's kernels (ops/normalization.py): the forward's
+    window walk twice. With b_i = bias + alpha / local_size * sum(x^2 over i's window) and
+    y_i = x_i b_i^-beta, dx_j = dy_j b_j^-beta - (2 alpha beta / local_size) x_j sum(dy_i x_i
+    b_i^(-beta-1)) over the elements i whose windows hold j: the window transposed ([j -
+    after, j + before] where i's is [i - before, i + after]). Pass `terms` (an invocation per
+    run of elements, as the forward) writes each element's dy_i x_i b_i^(-beta-1) and b_i^-beta
+    to scratch (two f32 words per element, at its row-major index); pass `gather` sums each
+    element's transposed window of terms in window order and writes dx_j once: deterministic,
+    no atomics. The desc's input_tensor is x, input_gradient_tensor dy, output_gradient_tensor
+    dx; strategies and the loop budget as the forward's (each pass walks one window)."""
+
+    op = "LocalResponseNormalizationGrad"
+
+    def plan(self, desc, caps, strategy: str, **options) -> KernelPlan:
+        params, uniforms, count = self._setup(desc, caps, strategy, options)
+        uniforms.update(dy_strides=desc.input_gradient_tensor.effective_strides,
+                        out_strides=desc.output_gradient_tensor.effective_strides,
+                        flat_strides=packed_strides(desc.input_tensor.sizes))
+        bits = params["bits"]
+        inputs = (input_buffer(0, "input"), input_buffer(1, "input_gradient"))
+        terms = Dispatch("local_response_normalization.wgsl.j2", {**params, "pass": "terms"},
+                         (scratch_buffer(0, "terms", writable=True),) + inputs, uniforms, count, WORKGROUP_SIZE)
+        transposed = {**uniforms, "before": uniforms["after"], "after": uniforms["before"]}
+        gather = Dispatch("local_response_normalization.wgsl.j2", {**params, "pass": "gather"},
+                          (output_buffer(0, "output", bits, "stores"),) + inputs
+                          + (scratch_buffer(0, "terms", writable=False),), transposed, count, WORKGROUP_SIZE)
+        return KernelPlan((terms, gather), scratch_bytes=(8 * desc.input_tensor.element_count,))
 
 
 #: `runs`: elements of a W row per invocation.
 LRN_RUN = 16
 LRN_FAMILY = LocalResponseFamily()
 LRN_PLANNER = ProblemPlanner(lambda desc: desc, LRN_FAMILY)
+LRN_GRAD_FAMILY = LocalResponseGradFamily()
+LRN_GRAD_PLANNER = ProblemPlanner(lambda desc: desc, LRN_GRAD_FAMILY)

@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc, packed_strides
+from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, KernelFamily, count_option, runs_order
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
@@ -82,11 +82,13 @@ def covering(p: Problem) -> tuple[int, ...]:
 
 
 def costs(p: Problem) -> dict[str, int]:
-    """Loop iterations of one element, per pass: `argmax` its window's positions, `gather` its
-    covering outputs (each axis' loop iterations counted, outer ones too)."""
+    """Loop iterations of one element, per pass: `argmax` its window's positions (and the outer
+    axes' loop steps), `gather` its covering outputs (each axis' loop iterations counted, outer
+    ones too)."""
     counts = covering(p)
     gather = sum(math.prod(counts[: i + 1]) for i in range(len(counts)))
-    return {"argmax": p.window_count, "gather": gather} if p.function == "MAX" else {"gather": gather}
+    argmax = p.window_count + math.prod(p.window[:-1])  # (the outer axes' loops count too)
+    return {"argmax": argmax, "gather": gather} if p.function == "MAX" else {"gather": gather}
 
 
 def _max_run(p: Problem) -> int:
@@ -127,8 +129,7 @@ def _uniforms(p: Problem, sizes: tuple[int, ...], run: int) -> dict:
     return {"count": math.prod(units), "units": units, "sizes": sizes, "x_sizes": p.dx.sizes,
             "x_strides": x_strides, "dy_sizes": p.dy.sizes, "dy_strides": p.dy.effective_strides,
             "dx_strides": p.dx.effective_strides, "win": p.window, "pool_strides": p.strides,
-            "pads": p.start_padding, "dil": p.dilations, "win_flat": packed_strides(p.window),
-            "window_count": p.window_count}
+            "pads": p.start_padding, "dil": p.dilations, "window_count": p.window_count}
 
 
 def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
@@ -141,16 +142,18 @@ def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
     params = {"function": p.function, "bits": bits, "rank": p.dx.rank, "sr": p.dx.rank - 2, "run": length,
               "include_padding": p.include_padding}
     gather_uniforms = _uniforms(p, p.dx.sizes, length)
+    params.update({"win": p.window, "strides": p.strides, "dil": p.dilations})
+    gather_params = {**params, "pass": "gather"}
     out = output_buffer(0, "output", bits, "stores")
     if p.function == "AVERAGE":
-        return KernelPlan((Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "gather"},
+        return KernelPlan((Dispatch("pooling_grad.wgsl.j2", gather_params,
                                     (out, input_buffer(0, "input_gradient")), gather_uniforms,
                                     gather_uniforms["count"], WORKGROUP_SIZE),))
     argmax_uniforms = _uniforms(p, p.dy.sizes, length)
     argmax = Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "argmax"},
                       (scratch_buffer(0, "argmax", writable=True), input_buffer(0, "input")), argmax_uniforms,
                       argmax_uniforms["count"], WORKGROUP_SIZE)
-    gather = Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "gather"},
+    gather = Dispatch("pooling_grad.wgsl.j2", gather_params,
                       (out, input_buffer(1, "input_gradient"), scratch_buffer(0, "argmax", writable=False)),
                       gather_uniforms, gather_uniforms["count"], WORKGROUP_SIZE)
     return KernelPlan((argmax, gather), scratch_bytes=(4 * p.dy.element_count,))

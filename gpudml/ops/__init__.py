@@ -82,6 +82,7 @@ SPECS: tuple[OpSpec, ...] = (
     adam_optimizer.SPEC,
     *pooling_grad.SPECS,
     *batch_normalization_training.SPECS,
+    normalization.LRN_GRAD_SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

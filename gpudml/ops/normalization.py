@@ -25,6 +25,17 @@ What the pages say (sdk-api, the 05/2023 versions of the MVN pages), as implemen
   from FL 3_1.
 - LOCAL_RESPONSE_NORMALIZATION (FL 1_0): Output = Input / (Bias + (Alpha / LocalSize) *
   sum(Input^2 over the local region))^Beta; LocalSize at least 1; DimensionCount 4.
+- LOCAL_RESPONSE_NORMALIZATION_GRAD (FL 3_1; `dml.local_response_normalization_grad`): its
+  backpropagation gradient: InputTensor (the forward input x), InputGradientTensor (dy, the
+  gradient of the forward output), OutputGradientTensor (dx); one DataType and one Sizes for
+  the three, DimensionCount 4, FLOAT32 or FLOAT16; the forward's fields. The page gives no
+  formula: gpudml computes the forward's derivative, with b = Bias + Alpha / LocalSize *
+  sum(x^2 over the window), dx_j = dy_j b_j^-Beta - (2 Alpha Beta / LocalSize) x_j sum(dy_i
+  x_i b_i^(-Beta-1)) over the elements i whose windows hold j (the window mirrored: [j -
+  ceil((LocalSize - 1) / 2), j + floor((LocalSize - 1) / 2)] per axis), the local region as
+  the forward's below. Two passes (kernels/normalization.py's LocalResponseGradFamily): the
+  per-element terms to scratch, then each dx element sums its mirrored window in window
+  order and is written once (deterministic, no atomics).
 
 - MEAN_VARIANCE_NORMALIZATION2 (FL 6_3; its page, ms.date 02/14/2025, says "TBD" for the
   description, UseMean and UseVariance): version 1 with Axes, UseMean and UseVariance; 1 to 8
@@ -77,6 +88,13 @@ A its largest |x|:
   (Alpha / LocalSize) sum within |Alpha / LocalSize| sum (w + 4) u + u |b|; b^Beta =
   exp2(Beta log2 b) within WGSL's bounds (log2: 3 ULP, 2^-21 absolute in [0.5, 2]; exp2:
   3 + 2|t| ULP); the division 2.5 ULP. Any value where b <= 0 (WGSL's pow is undefined).
+- LRN_GRAD: with rp and rb the relative errors of b^Beta and b above (per element), the
+  terms t_i = dy_i x_i / (b_i^Beta b_i) within (rp + rb + 7 u) |t_i|, their f32 sum S over w
+  elements within sum(|t_i| (rp_i + rb_i + 7 u)) + 1.01 w u sum|t_i|; dy b^-Beta within (rp +
+  6 u) of itself (the reciprocal's 2.5 ULP and the product); c = 2 Alpha Beta / LocalSize
+  times x and S within 8 u |c x| sum|t| plus |c x| times S's error; the difference one u of
+  each side; all times 1.01, plus (w + 2) 2^-126 (1 + |c x|). Any value where an element of
+  the window has an unbounded b^Beta (above).
 - Everywhere: the subnormals an adapter may flush (2^-126), and any value where a sum
   may overflow float32 or the result is within its error of the output type's largest value.
 """
@@ -90,11 +108,11 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.elementwise import Attribute
-from ..kernels.normalization import LRN_PLANNER, NormalizationPlanner, Problem
+from ..kernels.normalization import LRN_GRAD_PLANNER, LRN_PLANNER, NormalizationPlanner, Problem
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_same_rank, check_tensor_desc
 from ..types import F16, F32, FeatureLevel
 from .activations import FusedActivation, as_activation, as_float32
-from .base import check_copy_tensors, normalize_axes, numpy_axis
+from .base import check_copy_tensors, check_one_type, normalize_axes, numpy_axis
 from .precision import activation_error, ulp
 from .softmax import check_axes, rounding_depth
 from .spec import Call, Cli, CliArg, OpSpec, support_table
@@ -708,11 +726,7 @@ def _validate_lrn(desc: LocalResponseNormalizationOperatorDesc, level: FeatureLe
     if desc.output_tensor.sizes != desc.input_tensor.sizes:
         raise InvalidArgumentError(f"{LRN}: output_tensor.sizes {list(desc.output_tensor.sizes)} must equal "
                                    f"input_tensor.sizes {list(desc.input_tensor.sizes)}")
-    if not 1 <= desc.local_size <= 0xFFFFFFFF:
-        raise InvalidArgumentError(f"{LRN}: local_size = {desc.local_size} must be at least 1 (a UINT)")
-    for name in ("alpha", "beta", "bias"):
-        if not math.isfinite(getattr(desc, name)):
-            raise InvalidArgumentError(f"{LRN}: {name} = {getattr(desc, name)!r} must be finite")
+    _check_lrn_fields(LRN, desc)
 
 
 def lrn_infer(x: TensorDesc, *, local_size, cross_channel=True, alpha=1e-4, beta=0.75, bias=1.0):
@@ -767,13 +781,16 @@ def lrn_reference(x, local_size, *, cross_channel=True, alpha=1e-4, beta=0.75, b
 lrn_reference.__name__ = lrn_reference.__qualname__ = "local_response_normalization"
 
 
-def _lrn_tolerance(expected, inputs, arguments):
-    """The documented precision (module docstring), per element."""
-    x = np.asarray(inputs[0])
-    ls = int(arguments["local_size"])
-    cross = bool(arguments.get("cross_channel", True))
+def _lrn_arguments(arguments) -> tuple:
+    """(local_size, cross_channel, alpha, beta, bias) of LRN's (or its gradient's) arguments."""
     alpha, beta, bias = (as_float32(arguments.get(k, d), k) for k, d in (("alpha", 1e-4), ("beta", 0.75),
                                                                          ("bias", 1.0)))
+    return int(arguments["local_size"]), bool(arguments.get("cross_channel", True)), alpha, beta, bias
+
+
+def _lrn_power_error(x, ls, cross, alpha, beta, bias):
+    """(y, base, base^beta's relative error, the base's, where either is unbounded) of the
+    kernels' f32 sum of squares, base and WGSL's pow (module docstring)."""
     y, s, base = _lrn_exact(x, ls, cross, alpha, beta, bias)
     w = min(ls, x.shape[1]) if cross else min(ls, x.shape[2]) * min(ls, x.shape[3])
     with np.errstate(all="ignore"):
@@ -784,8 +801,16 @@ def _lrn_tolerance(expected, inputs, arguments):
         t = beta * lg
         err_t = abs(beta) * err_log + UNIT * np.abs(t)
         rel_pow = (3 + 2 * np.abs(t)) * 2 * UNIT + math.log(2) * err_t * 1.01
+        bad = (base <= 0) | (rel_pow > 0.5) | (s * 2 >= _F32_MAX) | ~np.isfinite(base)
+    return y, base, rel_pow, np.abs(rel_base), bad
+
+
+def _lrn_tolerance(expected, inputs, arguments):
+    """The documented precision (module docstring), per element."""
+    y, _, rel_pow, _, bad = _lrn_power_error(np.asarray(inputs[0]), *_lrn_arguments(arguments))
+    with np.errstate(all="ignore"):
         e = 1.01 * np.abs(y) * (rel_pow + 5 * UNIT) + TINY * (1 + np.abs(y))
-        e = np.where((base <= 0) | (rel_pow > 0.5) | (s * 2 >= _F32_MAX) | ~np.isfinite(base), np.inf, e)
+        e = np.where(bad, np.inf, e)
     return finish_error(e, y, expected, None, None)
 
 
@@ -809,6 +834,147 @@ LRN_SPEC = OpSpec(
     page="DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC", tolerance=_lrn_tolerance, sample=_lrn_sample,
 )
 
-SPECS = (MVN1_SPEC, MVN0_SPEC, LP_SPEC, LRN_SPEC, MVN2_SPEC)  # (MVN2_SPEC: registered last in gpudml.ops.SPECS)
+# ============================================================================ LOCAL_RESPONSE_NORMALIZATION_GRAD
+LRN_GRAD = "LocalResponseNormalizationGrad"
+LRN_GRAD_TENSORS = ("input_tensor", "input_gradient_tensor", "output_gradient_tensor")
+LRN_GRAD_SUPPORT = support_table(LRN_GRAD, LRN_GRAD_TENSORS, [(FL.FL_3_1, {4}, FLOATS)])
+
+
+@dataclass(frozen=True)
+class LocalResponseNormalizationGradOperatorDesc:
+    """DML_LOCAL_RESPONSE_NORMALIZATION_GRAD_OPERATOR_DESC: the gradient of
+    LOCAL_RESPONSE_NORMALIZATION with respect to its input (input_tensor: the forward input,
+    input_gradient_tensor: the gradient of its output, output_gradient_tensor: of its input)."""
+
+    input_tensor: TensorDesc
+    input_gradient_tensor: TensorDesc
+    output_gradient_tensor: TensorDesc
+    cross_channel: bool
+    local_size: int
+    alpha: float = 1e-4
+    beta: float = 0.75
+    bias: float = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "cross_channel", as_bool(self.cross_channel, f"{LRN_GRAD}: cross_channel"))
+        object.__setattr__(self, "local_size", as_int(self.local_size, f"{LRN_GRAD}: local_size"))
+        for name in ("alpha", "beta", "bias"):
+            object.__setattr__(self, name, as_float32(getattr(self, name), f"{LRN_GRAD}: {name}"))
+
+
+def _check_lrn_fields(op: str, desc) -> None:
+    """LRN's own fields (the forward's and the gradient's): local_size a UINT of at least 1,
+    alpha, beta and bias finite."""
+    if not 1 <= desc.local_size <= 0xFFFFFFFF:
+        raise InvalidArgumentError(f"{op}: local_size = {desc.local_size} must be at least 1 (a UINT)")
+    for name in ("alpha", "beta", "bias"):
+        if not math.isfinite(getattr(desc, name)):
+            raise InvalidArgumentError(f"{op}: {name} = {getattr(desc, name)!r} must be finite")
+
+
+def _validate_lrn_grad(desc: LocalResponseNormalizationGradOperatorDesc, level: FeatureLevel) -> None:
+    """The page's rules: the three tensors valid, 4-D, one DataType and one Sizes; LRN's fields."""
+    named = {name: getattr(desc, name) for name in LRN_GRAD_TENSORS}
+    check_one_type(LRN_GRAD, LRN_GRAD_SUPPORT, level, named)
+    for name in LRN_GRAD_TENSORS[1:]:
+        if named[name].sizes != desc.input_tensor.sizes:
+            raise InvalidArgumentError(f"{LRN_GRAD}: {name}.sizes {list(named[name].sizes)} must equal "
+                                       f"input_tensor.sizes {list(desc.input_tensor.sizes)} (the page: the same "
+                                       f"Sizes for every tensor)")
+    _check_lrn_fields(LRN_GRAD, desc)
+
+
+def lrn_grad_infer(x: TensorDesc, dy: TensorDesc, *, local_size, cross_channel=True, alpha=1e-4, beta=0.75,
+                   bias=1.0):
+    return LocalResponseNormalizationGradOperatorDesc(x, dy, TensorDesc(x.data_type, x.sizes), cross_channel,
+                                                      local_size, alpha, beta, bias)
+
+
+def local_response_normalization_grad(x, dy, local_size, *, cross_channel=True, alpha=1e-4, beta=0.75, bias=1.0,
+                                      device=None):
+    """DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD: the gradient of
+    local_response_normalization(x, local_size, ...) with respect to x, given dy (the gradient
+    of its output, x's sizes): with b = bias + alpha / local_size * sum(x^2 over the window),
+    dx_j = dy_j b_j^-beta - (2 alpha beta / local_size) x_j sum(dy_i x_i b_i^(-beta-1)) over
+    the elements i whose windows hold j. 4-D, FLOAT32 or FLOAT16, computed in float32;
+    precision: gpudml/ops/normalization.py."""
+    return Call([("x", x), ("dy", dy)], {"local_size": local_size, "cross_channel": cross_channel, "alpha": alpha,
+                                         "beta": beta, "bias": bias}, device)
+
+
+def _transposed_window_sum(q: np.ndarray, local_size: int, cross_channel: bool) -> np.ndarray:
+    """Sum of q over the elements whose windows hold each element: the window mirrored
+    ([j - ceil((size - 1) / 2), j + floor((size - 1) / 2)]), as _window_sum of the axes reversed."""
+    axes = (1,) if cross_channel else (2, 3)
+    flipped = np.flip(q, axes)
+    for axis in axes:
+        flipped = _window_sum(flipped, axis, local_size)
+    return np.flip(flipped, axes)
+
+
+def lrn_grad_reference(x, dy, local_size, *, cross_channel=True, alpha=1e-4, beta=0.75, bias=1.0):
+    """DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD on numpy arrays: float64 (the
+    derivative of the forward's formula), rounded once to dy's type."""
+    x, dy = np.asarray(x), np.asarray(dy)
+    ls, cross = int(local_size), as_bool(cross_channel, "cross_channel")
+    alpha, beta, bias = (as_float32(v, name) for v, name in ((alpha, "alpha"), (beta, "beta"), (bias, "bias")))
+    _, _, base = _lrn_exact(x, ls, cross, alpha, beta, bias)
+    with np.errstate(all="ignore"):
+        v, g = x.astype(np.float64), dy.astype(np.float64)
+        terms = g * v * base ** (-beta - 1)
+        dx = g * base**-beta - 2 * alpha * beta / ls * v * _transposed_window_sum(terms, ls, cross)
+        return dx.astype(dy.dtype)
+
+
+lrn_grad_reference.__name__ = lrn_grad_reference.__qualname__ = "local_response_normalization_grad"
+
+
+def _lrn_grad_tolerance(expected, inputs, arguments):
+    """The documented precision (module docstring), per element."""
+    x, dy = np.asarray(inputs[0]), np.asarray(inputs[1])
+    ls, cross, alpha, beta, bias = _lrn_arguments(arguments)
+    _, base, rel_pow, rel_base, bad = _lrn_power_error(x, ls, cross, alpha, beta, bias)
+    w = min(ls, x.shape[1]) if cross else min(ls, x.shape[2]) * min(ls, x.shape[3])
+    with np.errstate(all="ignore"):
+        v, g = x.astype(np.float64), dy.astype(np.float64)
+        terms = np.abs(g * v * base ** (-beta - 1))
+        total = _transposed_window_sum(terms, ls, cross)
+        err_sum = _transposed_window_sum(terms * (rel_pow + rel_base + 7 * UNIT), ls, cross) + 1.01 * w * UNIT * total
+        scaled = abs(2 * alpha * beta / ls) * np.abs(v)
+        first = np.abs(g * base**-beta)
+        y = g * base**-beta - 2 * alpha * beta / ls * v * _transposed_window_sum(g * v * base ** (-beta - 1), ls,
+                                                                                  cross)
+        e = (first * (rel_pow + 6 * UNIT) + scaled * total * 8 * UNIT + scaled * err_sum
+             + UNIT * (first + scaled * total) + TINY * (w + 2) * (1 + scaled))
+        unbounded = _transposed_window_sum(bad.astype(np.float64), ls, cross) > 0
+        e = np.where(bad | unbounded | (total * np.maximum(scaled, 1) >= _F32_MAX / 4), np.inf, 1.01 * e)
+    return finish_error(e, y, expected, None, None)
+
+
+def _lrn_grad_sample(desc, rng) -> list:
+    """x uniform in [-4, 4], dy in [-1, 1]."""
+    x, dy = desc.input_tensor, desc.input_gradient_tensor
+    return [rng.uniform(-4, 4, x.required_elements).astype(x.data_type.numpy),
+            rng.uniform(-1, 1, dy.required_elements).astype(dy.data_type.numpy)]
+
+
+LRN_GRAD_SPEC = OpSpec(
+    name=LRN_GRAD, key="local_response_normalization_grad", desc=LocalResponseNormalizationGradOperatorDesc,
+    support=LRN_GRAD_SUPPORT, infer_output=lrn_grad_infer, validate=_validate_lrn_grad,
+    reference=lrn_grad_reference, functional=local_response_normalization_grad, tensors=("x", "dy"),
+    arguments=lambda d: {"local_size": d.local_size, "cross_channel": d.cross_channel, "alpha": d.alpha,
+                         "beta": d.beta, "bias": d.bias},
+    planner=LRN_GRAD_PLANNER,
+    cli=Cli((CliArg("--local-size", "the window (default 5)"),
+             CliArg("--within-channel", "1: a local_size x local_size window of H x W", "number")),
+            lambda x, o: lrn_grad_infer(x, x, local_size=(o.get("local_size") or [5])[0],
+                                        cross_channel=not o.get("within_channel")),
+            "--shape 1,64,56,56 --local-size 5"),
+    page="DML_LOCAL_RESPONSE_NORMALIZATION_GRAD_OPERATOR_DESC", tolerance=_lrn_grad_tolerance,
+    sample=_lrn_grad_sample,
+)
+
+# (MVN2_SPEC and LRN_GRAD_SPEC: registered apart, after the others, in gpudml.ops.SPECS)
+SPECS = (MVN1_SPEC, MVN0_SPEC, LP_SPEC, LRN_SPEC, MVN2_SPEC, LRN_GRAD_SPEC)
 
 __all__ = ["SPECS"]

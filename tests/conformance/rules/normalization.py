@@ -1,5 +1,5 @@
 """The rules of DML_MEAN_VARIANCE_NORMALIZATION (versions 0, 1 and 2),
-DML_LP_NORMALIZATION and DML_LOCAL_RESPONSE_NORMALIZATION."""
+DML_LP_NORMALIZATION, DML_LOCAL_RESPONSE_NORMALIZATION and its gradient."""
 
 from __future__ import annotations
 
@@ -163,18 +163,23 @@ def lp_call(d: Draw, ask: Ask) -> Drawn:
                                   "epsilon": _epsilon(d)})
 
 
-@st.composite
-def _lrn_broken(draw, desc):
-    kind = draw(st.sampled_from(["local_size", "alpha", "beta", "bias", "cross_channel", "output_sizes"]))
-    if kind == "local_size":
-        return replace_fields(desc, local_size=draw(st.sampled_from([0, -1, 0.5, None]))), "local_size", kind
-    if kind in ("alpha", "beta", "bias"):
-        return replace_fields(desc, **{kind: draw(st.sampled_from([float("nan"), float("inf"), "x"]))}), kind, kind
-    if kind == "cross_channel":
-        return replace_fields(desc, cross_channel=draw(st.sampled_from([2, "yes", None]))), kind, kind
-    out = desc.output_tensor
-    return replace_fields(desc, output_tensor=one_more(out, draw(st.integers(0, out.rank - 1)))), \
-        "output_tensor.sizes", kind
+def _lrn_broken(output: str, sized=()):
+    @st.composite
+    def broken(draw, desc):
+        """LRN's fields broken, or the sizes of the output (or of another tensor of `sized`)."""
+        kind = draw(st.sampled_from(["local_size", "alpha", "beta", "bias", "cross_channel", "output_sizes",
+                                     *sized]))
+        if kind == "local_size":
+            return replace_fields(desc, local_size=draw(st.sampled_from([0, -1, 0.5, None]))), "local_size", kind
+        if kind in ("alpha", "beta", "bias"):
+            return replace_fields(desc, **{kind: draw(st.sampled_from([float("nan"), float("inf"), "x"]))}), kind, \
+                kind
+        if kind == "cross_channel":
+            return replace_fields(desc, cross_channel=draw(st.sampled_from([2, "yes", None]))), kind, kind
+        field = output if kind == "output_sizes" else kind
+        td = getattr(desc, field)
+        return replace_fields(desc, **{field: one_more(td, draw(st.integers(0, td.rank - 1)))}), f"{field}.sizes", kind
+    return broken
 
 
 @st.composite
@@ -184,7 +189,7 @@ def _lrn_functional(draw, x, shape):
     return args, lambda a: spec_named("local_response_normalization").reference(a, **args)
 
 
-@rule("local_response_normalization", broken=_lrn_broken, functional=_lrn_functional,
+@rule("local_response_normalization", broken=_lrn_broken("output_tensor"), functional=_lrn_functional,
       compare=_within("local_response_normalization"), light=True,
       fields=("x", "input_tensor", "output_tensor", "local_size", "cross_channel", "alpha", "beta", "bias", "device",
               "DimensionCount"))
@@ -193,3 +198,27 @@ def lrn_call(d: Draw, ask: Ask) -> Drawn:
     [0.5, 3] (the base stays positive: WGSL's pow is undefined below 0)."""
     return Drawn([ask.input(d)], {"local_size": d.int(1, 6), "cross_channel": d.bool(), "alpha": d.real(0.0, 2.0),
                                   "beta": d.real(-1.0, 1.5), "bias": d.real(0.5, 3.0)})
+
+
+@st.composite
+def _lrn_grad_functional(draw, x, shape):
+    """LRN's arguments, dy of x's shape and type (now and then hostile)."""
+    args = {"local_size": maybe_hostile(draw, draw(st.integers(1, 5))), "cross_channel": draw(st.booleans()),
+            "alpha": draw(st.sampled_from([1e-4, 0.5, "x"])), "beta": 0.75, "bias": draw(st.sampled_from([1.0, 2.0]))}
+    dtype = getattr(x, "dtype", None)
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    dy = rng.uniform(-1, 1, shape).astype(dtype if dtype in (np.float16, np.float32) else np.float32)
+    args["dy"] = draw(st.sampled_from([dy, dy, dy, dy[..., :1] if dy.ndim else dy, None]))
+    return args, lambda a: spec_named("local_response_normalization_grad").reference(a, **args)
+
+
+@rule("local_response_normalization_grad", broken=_lrn_broken("output_gradient_tensor", ("input_gradient_tensor",)),
+      functional=_lrn_grad_functional, compare=_within("local_response_normalization_grad", ("dy",)), light=True,
+      fields=("x", "dy", "input_tensor", "input_gradient_tensor", "output_gradient_tensor", "local_size",
+              "cross_channel", "alpha", "beta", "bias", "device", "DimensionCount", "data_type"))
+def lrn_grad_call(d: Draw, ask: Ask) -> Drawn:
+    """LRN's call (lrn_call) and dy of x's sizes."""
+    x = ask.input(d)
+    return Drawn([x, dml.TensorDesc(ask.types.get("input_gradient_tensor", ask.data_type), x.sizes)],
+                 {"local_size": d.int(1, 6), "cross_channel": d.bool(), "alpha": d.real(0.0, 2.0),
+                  "beta": d.real(-1.0, 1.5), "bias": d.real(0.5, 3.0)})
