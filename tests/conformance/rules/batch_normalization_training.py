@@ -48,6 +48,19 @@ def _wrong(td: dml.TensorDesc, x: dml.TensorDesc, axis: int) -> dml.TensorDesc:
     return one_more(td, axis, x.sizes[axis] + 1)
 
 
+def _functional_parameters(draw, x, shape):
+    """(a generator, the arrays' dtype, a parameter's shape): per channel ([C]) half the time,
+    else of x's rank (sizes 1 or x's), or of a size that does not fit."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    numeric = isinstance(x, np.ndarray) and x.dtype.kind in "fiu"
+    dtype = x.dtype.newbyteorder("=") if numeric else np.dtype(np.float32)
+    channels = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
+    how = draw(st.sampled_from(["channel", "channel", "rank", "wrong"]))
+    own = {"channel": [channels], "rank": [n if draw(st.booleans()) else 1 for n in shape] or [1],
+           "wrong": [channels + 1]}[how]
+    return rng, dtype, own
+
+
 # ============================================================================ BATCH_NORMALIZATION_TRAINING
 @st.composite
 def _training_broken(draw, desc):
@@ -73,13 +86,7 @@ def _training_broken(draw, desc):
 def _training_functional(draw, x, shape):
     """Scale and bias per channel ([C]), of x's rank, or (now and then) of a size that does
     not fit; a fused_add a third of the time; epsilon and the activation now and then hostile."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    numeric = isinstance(x, np.ndarray) and x.dtype.kind in "fiu"
-    dtype = x.dtype.newbyteorder("=") if numeric else np.dtype(np.float32)
-    channels = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
-    how = draw(st.sampled_from(["channel", "channel", "rank", "wrong"]))
-    own = {"channel": [channels], "rank": [n if draw(st.booleans()) else 1 for n in shape] or [1],
-           "wrong": [channels + 1]}[how]
+    rng, dtype, own = _functional_parameters(draw, x, shape)
     args = {"scale": rng.uniform(-2, 2, own).astype(dtype), "bias": rng.uniform(-1, 1, own).astype(dtype)}
     if draw(st.integers(0, 2)) == 0:
         args["fused_add"] = rng.uniform(-1, 1, shape).astype(dtype)
@@ -129,13 +136,7 @@ def _grad_functional(key: str):
     def calls(draw, x, shape):
         """The gradient of x's shape (now and then not), mean, variance and scale per channel
         ([C]), of x's rank, or of a size that does not fit; epsilon now and then hostile."""
-        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-        numeric = isinstance(x, np.ndarray) and x.dtype.kind in "fiu"
-        dtype = x.dtype.newbyteorder("=") if numeric else np.dtype(np.float32)
-        channels = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
-        how = draw(st.sampled_from(["channel", "channel", "rank", "wrong"]))
-        own = {"channel": [channels], "rank": [n if draw(st.booleans()) else 1 for n in shape] or [1],
-               "wrong": [channels + 1]}[how]
+        rng, dtype, own = _functional_parameters(draw, x, shape)
         gradient_shape = list(shape) if draw(st.integers(0, 5)) else list(shape) + [2]
         args = {"input_gradient": rng.uniform(-1, 1, gradient_shape).astype(dtype),
                 "mean": rng.uniform(-1, 1, own).astype(dtype), "variance": rng.uniform(0.25, 2, own).astype(dtype),
