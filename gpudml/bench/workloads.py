@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, W68 and W70, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, W68-W70, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -614,6 +614,46 @@ def _mvn_case(shape, axes, quick, rng, device) -> Case:
         ort_expected=expected, compare=compare)
 
 
+#: W69 (issue 48): batch-normalization training's forward pass and its gradient over a
+#: ResNet-50 stage's activations at batch 32.
+_BN_TRAINING_SHAPE = (32, 64, 56, 56)
+
+
+def _batch_normalization_training_case(quick, rng, device) -> Case:
+    """BATCH_NORMALIZATION_TRAINING over [32, 64, 56, 56] float32 (25.7 MB), per channel: the
+    mean and variance (two passes, chunks merged as Chan's) and the output; checked within its
+    documented precision. Timed beside it, in the same run (GPU time, medians):
+    BATCH_NORMALIZATION_TRAINING_GRAD of the same shape (its sums, then dx: x and dy read,
+    dx written, 1.5x the forward pass's bytes). No onnxruntime column: ONNX's training-mode
+    BatchNormalization has outputs the bench's one-output OnnxNode cannot hold."""
+    x = rng.normal(size=_BN_TRAINING_SHAPE).astype(np.float32) + 1
+    dy = rng.normal(size=_BN_TRAINING_SHAPE).astype(np.float32)
+    c = _BN_TRAINING_SHAPE[1]
+    scale, bias = rng.uniform(0.5, 2, [c]).astype(np.float32), rng.uniform(-1, 1, [c]).astype(np.float32)
+    t, tdy, ts, tb = (device.tensor(a) for a in (x, dy, scale, bias))
+    forward = device.compile_operator(device.create_operator(
+        spec_named("batch_normalization_training").infer_output(t.desc, ts.desc, tb.desc)))
+    _, mean, variance = reference.batch_normalization_training(x, scale, bias)
+    tm, tv = device.tensor(mean.reshape(-1)), device.tensor(variance.reshape(-1))
+    backward = device.compile_operator(device.create_operator(
+        spec_named("batch_normalization_training_grad").infer_output(t.desc, tdy.desc, tm.desc, tv.desc, ts.desc)))
+    expected = reference.batch_normalization_training(x, scale, bias)[0]
+    tolerance = spec_named("batch_normalization_training").tolerance(expected, [x, scale, bias], {})
+    axes = (0, 2, 3)
+
+    def numpy_fn():
+        m = x.mean(axis=axes, keepdims=True)
+        return (x - m) / np.sqrt(x.var(axis=axes, keepdims=True) + 1e-5) * scale.reshape(-1, 1, 1) + \
+            bias.reshape(-1, 1, 1)
+
+    return Case(
+        device_fn=lambda: forward.execute([t, ts, tb])[0],
+        numpy_io_fn=lambda: F.batch_normalization_training(x, scale, bias, device=device)[0], numpy_fn=numpy_fn,
+        expected=expected, logical_bytes=2 * x.nbytes, compare=_within(tolerance),
+        dispatches=len(forward.program.kernels),
+        peers={"training_grad": lambda: backward.execute([t, tdy, tm, tv, ts])[0]})
+
+
 #: W50: Mask R-CNN's box head on one FPN level: ROI_ALIGN of a [1, 256, 56, 56] feature map
 #: (a 224-pixel image at stride 4) with 1,000 boxes, output 7 x 7, sampling ratio 2.
 _ROI_IMAGE, _ROI_BOXES, _ROI_SCALE = (1, 256, 56, 56), 1000, 0.25
@@ -1087,6 +1127,9 @@ WORKLOADS = [
     # issue 48: the pooling gradients (W68): max 3x3 /2 pad 1, the average 2x2 /2 beside it
     Workload("W68", "max_pooling_grad 3x3 /2 pad 1 [32,64,56,56] (+ average_pooling_grad 2x2 /2)",
              lambda d, r, q: _pool_grad_case(q, r, d)),
+    # issue 48: batch-normalization training, forward beside its gradient (W69)
+    Workload("W69", "batch_normalization_training [32,64,56,56] (+ training_grad beside it)",
+             lambda d, r, q: _batch_normalization_training_case(q, r, d)),
     # issue 48: one training step of bench/training.py's CNN (forward, gradients, Adam) at batch 32
     Workload("W70", "CNN training step, batch 32 [32,1,8,8]: forward, gradients, 7 Adam steps",
              lambda d, r, q: _training_step_case(q, r, d)),
