@@ -26,13 +26,13 @@ neighbouring elements). `Adam` is the problem; `FAMILY` the family.
 from __future__ import annotations
 
 import math
-import struct
 from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import RunsFamily, element_bits, run_length, runs_order
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .resample import f32_bits
 
 #: Elements per `runs` invocation.
 RUN = 64
@@ -58,10 +58,6 @@ class Adam(NamedTuple):
     beta1: float
     beta2: float
     epsilon: float
-
-
-def _f32_bits(value: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
 def _log2(beta: float) -> float:
@@ -92,7 +88,7 @@ def plan(p: Adam, caps, strategy: str, run=None) -> KernelPlan:
                "x": p.parameters, "m": p.first_moment, "v": p.second_moment, "g": p.gradient}
     uniforms = {"count": count, "run": length, "sizes": p.parameters.sizes,
                 **{f"strides_{name}": td.effective_strides for name, td in strides.items()},
-                **{name: _f32_bits(value) for name, value in (
+                **{name: f32_bits(value) for name, value in (
                     ("lr", p.learning_rate), ("b1", p.beta1), ("b2", p.beta2), ("c1", 1.0 - p.beta1),
                     ("c2", 1.0 - p.beta2), ("l1", _log2(p.beta1)), ("l2", _log2(p.beta2)), ("eps", p.epsilon))}}
     buffers = (output_buffer(0, "out_x", bits, "stores"), output_buffer(1, "out_m", bits, "stores"),
