@@ -193,3 +193,6 @@ def test_training_step_forms():
     for step in (3, np.array([3.0], np.float32), np.float32(3.0).reshape(())):
         got = dml.adam_optimizer(x, m, v, g, step, device=device)
         assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    tensors = [device.tensor(a) for a in (x, m, v, g)]
+    got = dml.adam_optimizer(*tensors, device.tensor(np.array([3.0], np.float32)))  # a [1] Tensor read as {1, 1, 1, 1}
+    assert all(isinstance(a, dml.Tensor) and np.array_equal(a.numpy(), b) for a, b in zip(got, want))
