@@ -174,6 +174,22 @@ def test_strided_inputs_and_output(device):
         assert np.array_equal(got, want), strategy
 
 
+def test_the_first_pass_is_the_forward_kernel_where_dx_fills_its_buffer():
+    """MAX's maxima come from the forward pooling family's kernel (its value output into dx's
+    buffer, which the gather then overwrites) where dx is packed and at least as large as the
+    forward output; elsewhere (a strided dx whose gaps keep their bytes: test_strided_inputs_and_output;
+    a forward output larger than x) from the gradient family's own argmax pass."""
+    f32 = lambda sizes, strides=None: dml.TensorDesc(T.FLOAT32, sizes, strides)  # noqa: E731
+    packed = MAX.infer_output(f32([1, 2, 8, 8]), f32([1, 2, 4, 4]), 3, strides=2, start_padding=1, end_padding=1)
+    templates = [d.template for d in MAX.planner.plan(packed, None, "runs").dispatches]
+    assert templates == ["pooling.wgsl.j2", "pooling_grad.wgsl.j2"]
+    larger = MAX.infer_output(f32([1, 1, 2, 2]), f32([1, 1, 3, 3]), 2, start_padding=1, end_padding=1)
+    assert [d.params["pass"] for d in MAX.planner.plan(larger, None, "elements").dispatches] == ["argmax", "gather"]
+    x = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    got = dml.max_pooling_grad(x, np.ones((1, 1, 3, 3), np.float32), 2, start_padding=1, end_padding=1)
+    assert np.array_equal(got, np.array([[[[1, 2], [2, 4]]]], np.float32))  # 9 windows: 1, 2, 2 and 4 of them
+
+
 def test_gpu_class_runs_elements_first_on_a_software_adapter(vulkan_device):
     """The GPU-class order (`elements` first) on the software adapter: its default runs and is right."""
     device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class="gpu")
@@ -261,7 +277,7 @@ def test_shader_command(capsys):
     assert cli.main(["shader", "max_pooling_grad", "--shape", "1,8,16,16", "--window", "3,3", "--strides", "2,2",
                      "--pads", "1", "--caps", "gl-cpu"]) == 0
     out = capsys.readouterr().out
-    assert out.count("fn kernel(gid: u32)") == 2 and "argmax_set" in out and "argmax_at" in out
+    assert out.count("fn kernel(gid: u32)") == 2 and "store_index" in out and "argmax_at" in out
     assert cli.main(["shader", "average_pooling_grad", "--shape", "1,8,16,16,16", "--window", "2,2,2", "--strides",
                      "2,2,2", "--include-padding", "1", "--caps", "gpu"]) == 0
     assert "uni.window_count" in capsys.readouterr().out

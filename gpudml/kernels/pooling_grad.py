@@ -18,31 +18,46 @@ integer: at most ceil(((win - 1) dil + 1) / stride) of them.
 - AVERAGE: one pass, dX[x] = sum over covering o of dY[o] / divisor(o) (the window's element
   count with include_padding, else its input elements: a product of per-axis counts, closed
   form).
-- MAX: two passes. `argmax`: one invocation per forward output walks its window in
-  row-major order (the forward family's walk and tie rule: the first maximum, NaN first)
-  and saves the flat window index of its maximum to scratch (a u32 per forward output);
-  `gather`: dX[x] = sum over covering o whose saved maximum is x's position in o's window of
-  dY[o].
+- MAX: two passes. First each window's maximum as a flat index into X (row-major over X's
+  sizes; a u32 per forward output, scratch): the forward pooling family's own MAX_POOLING2
+  kernel with its OutputIndicesTensor (kernels/pooling.py, the same strategy: its `runs`
+  unroll the window's innermost axis; the window's first maximum, NaN first: the tie rule of
+  DirectML's page), its value output written into dX's buffer where dX is packed, fills its
+  buffer and is at least as large (the gather then writes every dX element); elsewhere this
+  family's `argmax` pass (the same walk and rule, a loop per outer window axis, the innermost
+  unrolled). Then `gather`: dX[x] = sum over covering o whose maximum is x of dY[o].
 
-Strategies (both passes): `runs` (CPU-class: an invocation per run of up to RUN neighbouring
-elements of the innermost axis, coordinates decoded once) and `elements` (GPU-class: an
-invocation per element). The loop budget (llvmpipe ends an invocation's loops after 65,535
+Strategies (both passes): `runs` (CPU-class) and `elements` (GPU-class: an invocation per
+element). `runs`: an invocation takes a run of up to RUN neighbouring elements of the
+innermost axis (coordinates decoded once); the gather pass walks the covering outputs of the
+whole run (outer axes as one element's, the innermost over the run's span), reads each dY
+(and maximum or divisor) once and adds it to the run's accumulators (registers), each
+element's terms in the order `elements` adds them: the same bits under both. The window's
+sizes, strides and dilations are compile-time parameters (divisions by constants: a CPU
+adapter has no vector integer division). The loop budget (llvmpipe ends an invocation's loops after 65,535
 iterations: base.LOOP_BUDGET, 32,768, with margin) bounds a run: `cost` counts an element's
 loop iterations (its window's positions for `argmax`, its covering outputs and their outer
 loops for `gather`); a run is shortened to fit, and an element whose cost alone passes the
-budget (a MAX window of more than 32,704 positions: global max pooling over 181 x 181) is an
-UnsupportedError naming the limit.
+budget (a MAX window of more than about 32,500 positions: global max pooling over 181 x 181)
+is an UnsupportedError naming the limit.
+
+Measured on lavapipe (`gpudml lab`, float32 [8, 64, 56, 56], GPU ms, the machine shared):
+MAX 3 x 3 / 2 padding 1: 536 -> 67 ms under `runs` (window facts compile-time, the run's
+span gathered at once, the forward family's kernel as the first pass), `elements` 368 ms;
+AVERAGE 2 x 2 / 2: 309 -> 53 ms (`elements` 212 ms).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
-from ..tensor_desc import TensorDesc
+from ..tensor_desc import TensorDesc, packed_strides
+from ..types import DataType
+from . import pooling
 from .base import LOOP_BUDGET, KernelFamily, count_option, runs_order
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import OUTPUT, SCRATCH, Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 
 STRATEGIES = ("runs", "elements")
 OPTIONS = ("run",)
@@ -129,34 +144,61 @@ def _uniforms(p: Problem, sizes: tuple[int, ...], run: int) -> dict:
     return {"count": math.prod(units), "units": units, "sizes": sizes, "x_sizes": p.dx.sizes,
             "x_strides": x_strides, "dy_sizes": p.dy.sizes, "dy_strides": p.dy.effective_strides,
             "dx_strides": p.dx.effective_strides, "win": p.window, "pool_strides": p.strides,
-            "pads": p.start_padding, "dil": p.dilations, "window_count": p.window_count}
+            "pads": p.start_padding, "dil": p.dilations, "window_count": p.window_count,
+            "x_flat": packed_strides(p.dx.sizes)}
+
+
+def _forward(p: Problem, caps, strategy: str):
+    """MAX's first pass as the forward pooling family's own MAX_POOLING2 kernel with its
+    OutputIndicesTensor (kernels/pooling.py: its `runs` unroll the window's innermost axis,
+    the window's first maximum, NaN first), where it can run: its value output written into
+    dx's buffer (dx packed and filling its buffer, at least as large as the forward's output:
+    the gather pass then writes every dx element), its UINT32 indices to scratch 0. None
+    where it cannot (then gpudml's own argmax pass runs)."""
+    if not p.dx.covers_buffer or p.dy.element_count > p.dx.element_count:
+        return None
+    y = TensorDesc(p.dx.data_type, p.dy.sizes)
+    forward = pooling.Problem(p.op, "MAX", p.x, y, TensorDesc(DataType.UINT32, p.dy.sizes), p.window, p.strides,
+                              p.start_padding, p.dilations)
+    try:
+        if strategy not in pooling.strategies_for(forward, caps):
+            return None
+    except UnsupportedError:
+        return None
+    plan = pooling.plan(forward, caps, strategy)
+    if plan.scratch_bytes:
+        return None
+    indices = lambda b: replace(b, role=SCRATCH, index=0) if (b.role, b.index) == (OUTPUT, 1) else b  # noqa: E731
+    return tuple(replace(d, buffers=tuple(indices(b) for b in d.buffers)) for d in plan.dispatches)
 
 
 def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
-    """AVERAGE: the gather pass; MAX: the argmax pass (scratch: a u32 per forward output),
-    then the gather pass."""
+    """AVERAGE: the gather pass; MAX: the maxima's flat indices into x (a u32 per forward
+    output, scratch: the forward family's kernel, `_forward`, or the argmax pass), then the
+    gather pass."""
     if strategy not in strategies_for(p, caps, run):
         raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
     length = _run(p, run) if strategy == "runs" else 1
     bits = p.dx.data_type.size * 8
     params = {"function": p.function, "bits": bits, "rank": p.dx.rank, "sr": p.dx.rank - 2, "run": length,
-              "include_padding": p.include_padding}
+              "include_padding": p.include_padding, "win": p.window, "strides": p.strides, "dil": p.dilations}
     gather_uniforms = _uniforms(p, p.dx.sizes, length)
-    params.update({"win": p.window, "strides": p.strides, "dil": p.dilations})
     gather_params = {**params, "pass": "gather"}
     out = output_buffer(0, "output", bits, "stores")
     if p.function == "AVERAGE":
         return KernelPlan((Dispatch("pooling_grad.wgsl.j2", gather_params,
                                     (out, input_buffer(0, "input_gradient")), gather_uniforms,
                                     gather_uniforms["count"], WORKGROUP_SIZE),))
-    argmax_uniforms = _uniforms(p, p.dy.sizes, length)
-    argmax = Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "argmax"},
-                      (scratch_buffer(0, "argmax", writable=True), input_buffer(0, "input")), argmax_uniforms,
-                      argmax_uniforms["count"], WORKGROUP_SIZE)
+    first = _forward(p, caps, strategy)
+    if first is None:
+        argmax_uniforms = _uniforms(p, p.dy.sizes, length)
+        first = (Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "argmax"},
+                          (scratch_buffer(0, "argmax", writable=True), input_buffer(0, "input")), argmax_uniforms,
+                          argmax_uniforms["count"], WORKGROUP_SIZE),)
     gather = Dispatch("pooling_grad.wgsl.j2", gather_params,
                       (out, input_buffer(1, "input_gradient"), scratch_buffer(0, "argmax", writable=False)),
                       gather_uniforms, gather_uniforms["count"], WORKGROUP_SIZE)
-    return KernelPlan((argmax, gather), scratch_bytes=(4 * p.dy.element_count,))
+    return KernelPlan((*first, gather), scratch_bytes=(4 * p.dy.element_count,))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
