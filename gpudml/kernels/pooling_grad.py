@@ -184,11 +184,14 @@ def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
     params = {"function": p.function, "bits": bits, "rank": p.dx.rank, "sr": p.dx.rank - 2, "run": length,
               "include_padding": p.include_padding, "win": p.window, "strides": p.strides, "dil": p.dilations}
     gather_uniforms = _uniforms(p, p.dx.sizes, length)
-    gather_params = {**params, "pass": "gather"}
-    out = output_buffer(0, "output", bits, "stores")
+    outs = p.dx.effective_strides
+    vec_out = bits == 32 and length % 4 == 0 and outs[-1] == 1 and all(s % 4 == 0 for s in outs[:-1])
+    gather_params = {**params, "pass": "gather", "vec_out": vec_out}
+    out = (output_buffer(0, "output", bits, "stores"),) + ((output_buffer(0, "output_vec", bits, "blocks"),)
+                                                           if vec_out else ())
     if p.function == "AVERAGE":
         return KernelPlan((Dispatch("pooling_grad.wgsl.j2", gather_params,
-                                    (out, input_buffer(0, "input_gradient")), gather_uniforms,
+                                    (*out, input_buffer(0, "input_gradient")), gather_uniforms,
                                     gather_uniforms["count"], WORKGROUP_SIZE),))
     first = _forward(p, caps, strategy)
     if first is None:
@@ -197,7 +200,7 @@ def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
                           (scratch_buffer(0, "argmax", writable=True), input_buffer(0, "input")), argmax_uniforms,
                           argmax_uniforms["count"], WORKGROUP_SIZE),)
     gather = Dispatch("pooling_grad.wgsl.j2", gather_params,
-                      (out, input_buffer(1, "input_gradient"), scratch_buffer(0, "argmax", writable=False)),
+                      (*out, input_buffer(1, "input_gradient"), scratch_buffer(0, "argmax", writable=False)),
                       gather_uniforms, gather_uniforms["count"], WORKGROUP_SIZE)
     return KernelPlan((*first, gather), scratch_bytes=(4 * p.dy.element_count,))
 
