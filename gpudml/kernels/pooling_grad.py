@@ -41,11 +41,14 @@ loops for `gather`); a run is shortened to fit, and an element whose cost alone 
 budget (a MAX window of more than about 32,500 positions: global max pooling over 181 x 181)
 is an UnsupportedError naming the limit.
 
-Measured on lavapipe (`gpudml lab`, float32 [8, 64, 56, 56], GPU ms, the machine shared):
-MAX 3 x 3 / 2 padding 1: 536 -> 67 ms under `runs` (window facts compile-time, the run's
-span gathered at once, the forward family's kernel as the first pass), `elements` 368 ms;
-AVERAGE 2 x 2 / 2: 309 -> 53 ms (`elements` 212 ms). Bench W68 (batch 32, one run, the copy
-kernel at 1.67 GB/s): MAX 353 ms, 0.10x copy; AVERAGE 154 ms, 0.12x; the forward W16 0.37x.
+Measured on lavapipe (`gpudml lab`, float32 [8, 64, 56, 56], GPU ms, the machine shared;
+interleaved runs drift 2-10x, so each step against the one before in the same minutes):
+MAX 3 x 3 / 2 padding 1 under `runs`: 536 ms (uniform window facts, one element per
+iteration) -> 108 (window facts compile-time, the run's span gathered at once) -> 67 (the
+forward family's kernel as the first pass) -> 45 (16-byte block stores); `elements` 240-370.
+AVERAGE 2 x 2 / 2: 309 -> 89 -> 53 -> 20 ms; `elements` 112-212. Bench W68 (batch 32, one
+run, the copy kernel at 1.72 GB/s): MAX 265 ms, 0.13x copy; AVERAGE 100 ms, 0.19x; the
+forward W16 0.59x in the same run.
 """
 
 from __future__ import annotations
