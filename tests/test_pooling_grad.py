@@ -113,9 +113,9 @@ def test_non_overlapping_max_is_bit_exact(device):
 
 
 def test_precision_at_the_bound(device):
-    """Many overlapping windows (3 x 3, stride 1: 9 per element) with values that cancel: the
-    f32 sums err, within the documented bound, and the bound is tight (within 64x the
-    error measured: not vacuous)."""
+    """Many overlapping windows (3 x 3, stride 1: 9 per element) with values of magnitudes
+    10^-3 to 10^3: the f32 sums err within the documented bound, and the bound is not vacuous
+    (the largest error is more than 5% of it: 36% measured; MAX's 97%)."""
     rng = np.random.default_rng(6)
     dy = (rng.standard_normal((1, 4, 30, 30)) * 10.0 ** rng.integers(-3, 4, (1, 4, 30, 30))).astype(np.float32)
     desc = AVERAGE.infer_output(dml.TensorDesc(T.FLOAT32, dy.shape), (1, 4, 32, 32), 3)
@@ -128,13 +128,15 @@ def test_precision_at_the_bound(device):
             exact[:, :, i:i + 30, j:j + 30] += dy.astype(np.float64) / 9
     error = np.abs(got.astype(np.float64) - exact)
     assert np.all(error <= tolerance + np.abs(want.astype(np.float64) - exact))
-    assert error.max() > 0 and np.max(tolerance) < 64 * error.max() * 1e3
+    assert np.max(error / tolerance) > 0.05  # the bound is tight: measured 0.36 of it at most
     x = rng.integers(0, 2, (1, 4, 32, 32)).astype(np.float32)  # ties: an element is the max of many windows
     dym = dy[:, :, :30, :30]
     got = dml.max_pooling_grad(x, dym, 3, device=device)
     want = MAX.reference(x, dym, 3)
     tolerance = MAX.tolerance(want, [x, dym], {"window_size": 3})
     assert_within(got, want, tolerance, "max_pooling_grad")
+    error = np.abs(got.astype(np.float64) - want)
+    assert np.max(np.where(tolerance > 0, error / np.where(tolerance > 0, tolerance, 1), 0)) > 0.05
 
 
 def test_float16(device):
