@@ -210,17 +210,36 @@ def test_gpu_class_runs_elements_first_on_a_software_adapter(vulkan_device):
 
 
 def test_loop_budget():
-    """Runs shortened to fit the budget; a global MAX window past it is an UnsupportedError
-    naming the budget; the global AVERAGE gradient (one covering window) fits."""
-    big = MAX.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 200, 200]), dml.TensorDesc(T.FLOAT32, [1, 1, 1, 1]))
+    """Runs shortened to fit the budget; a MAX window past it is an UnsupportedError naming the
+    budget where dx is strided (the gradient family's own argmax pass walks it); the global
+    AVERAGE gradient (one covering window per element) fits."""
+    f32 = lambda sizes, strides=None: dml.TensorDesc(T.FLOAT32, sizes, strides)  # noqa: E731
+    big = MAX.infer_output(f32([1, 1, 200, 200]), f32([1, 1, 1, 1]))
+    strided = type(big)(**{**big.__dict__, "output_gradient_tensor": f32([1, 1, 200, 200], [80000, 80000, 400, 2])})
     with pytest.raises(dml.UnsupportedError, match="loop budget"):
-        MAX.planner.strategies_for(big, None)
-    p = grad_op.problem(MAX.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 100, 100]),
-                                         dml.TensorDesc(T.FLOAT32, [1, 1, 1, 1])))
+        MAX.planner.strategies_for(strided, None)
+    p = grad_op.problem(type(big)(**{**MAX.infer_output(f32([1, 1, 100, 100]), f32([1, 1, 1, 1])).__dict__,
+                                     "output_gradient_tensor": f32([1, 1, 100, 100], [20000, 20000, 200, 2])}))
     assert family.costs(p)["argmax"] == 10100 and family._run(p, None) == 3
     avg = AVERAGE.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 1, 1]), (1, 1, 300, 300))
     assert AVERAGE.planner.strategies_for(avg, caps_module.PROFILES["gl-cpu"]) == ("runs", "elements")
     assert family.costs(grad_op.problem(avg)) == {"gather": 2}
+
+
+def test_global_max_gradient_past_the_loop_budget(device):
+    """Global max pooling over 256 x 256 (65,536 positions): the first pass is the forward
+    family's `chunks` (its partial results in a scratch of their own), the gradient goes to
+    each channel's first maximum."""
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, (1, 2, 256, 256)).astype(np.float32)
+    x[0, 0, 7, 9] = x[0, 0, 200, 3] = 5.0  # a tie: the first (lower flat index) wins
+    x[0, 1, 255, 255] = 5.0
+    dy = np.array([2.0, -3.0], np.float32).reshape(1, 2, 1, 1)
+    desc = MAX.infer_output(dml.TensorDesc(T.FLOAT32, x.shape), dml.TensorDesc(T.FLOAT32, dy.shape))
+    kinds = [d.params.get("pass") for d in MAX.planner.plan(desc, device.caps, "runs").dispatches]
+    assert kinds == ["partials", "combine", "gather"]
+    got = dml.max_pooling_grad(x, dy, None, device=device)
+    assert got[0, 0, 7, 9] == 2 and got[0, 1, 255, 255] == -3 and np.count_nonzero(got) == 2
 
 
 def test_global_average_gradient_on_a_large_window(device):

@@ -37,9 +37,10 @@ sizes, strides and dilations are compile-time parameters (divisions by constants
 adapter has no vector integer division). The loop budget (llvmpipe ends an invocation's loops after 65,535
 iterations: base.LOOP_BUDGET, 32,768, with margin) bounds a run: `cost` counts an element's
 loop iterations (its window's positions for `argmax`, its covering outputs and their outer
-loops for `gather`); a run is shortened to fit, and an element whose cost alone passes the
-budget (a MAX window of more than about 32,500 positions: global max pooling over 181 x 181)
-is an UnsupportedError naming the limit.
+loops for `gather`); a run is shortened to fit. A MAX window past the budget (global max
+pooling over 181 x 181 or more) runs where the forward family makes the first pass (its
+`chunks`, their partial results in scratch 1); where dx is strided (the own argmax pass) it is
+an UnsupportedError naming the limit.
 
 Measured on lavapipe (`gpudml lab`, float32 [8, 64, 56, 56], GPU ms, the machine shared;
 interleaved runs drift 2-10x, so each step against the one before in the same minutes):
@@ -106,8 +107,9 @@ def costs(p: Problem) -> dict[str, int]:
     ones too)."""
     counts = covering(p)
     gather = sum(math.prod(counts[: i + 1]) for i in range(len(counts)))
-    argmax = p.window_count + math.prod(p.window[:-1])  # (the outer axes' loops count too)
-    return {"argmax": argmax, "gather": gather} if p.function == "MAX" else {"gather": gather}
+    if p.function == "AVERAGE" or _forward_problem(p) is not None:  # (the forward family budgets its own)
+        return {"gather": gather}
+    return {"argmax": p.window_count + math.prod(p.window[:-1]), "gather": gather}  # (outer loops count too)
 
 
 def _max_run(p: Problem) -> int:
@@ -131,6 +133,9 @@ def _run(p: Problem, requested) -> int:
 def strategies_for(p: Problem, caps, run=None) -> tuple[str, ...]:
     """`runs` and `elements` (runs_order: `runs` first on software adapters) where one element
     fits the loop budget; UnsupportedError where none does."""
+    forward = _forward_problem(p)
+    if forward is not None:
+        pooling.strategies_for(forward, caps)  # (UnsupportedError where its chunks' scratch cannot fit either)
     if _max_run(p) < 1:
         raise UnsupportedError(
             f"{p.op}: a window of {p.window_count} positions takes {max(costs(p).values())} loop steps per element, "
@@ -152,28 +157,36 @@ def _uniforms(p: Problem, sizes: tuple[int, ...], run: int) -> dict:
             "x_flat": packed_strides(p.dx.sizes)}
 
 
+def _forward_problem(p: Problem):
+    """The forward MAX_POOLING2 (with UINT32 indices) whose kernels make MAX's first pass,
+    where they can: dx packed and filling its buffer, at least as large as the forward's
+    output (its values go there; the gather pass then writes every dx element). None
+    elsewhere (AVERAGE; then MAX's own argmax pass runs)."""
+    if p.function != "MAX" or not p.dx.covers_buffer or p.dy.element_count > p.dx.element_count:
+        return None
+    return pooling.Problem(p.op, "MAX", p.x, TensorDesc(p.dx.data_type, p.dy.sizes),
+                           TensorDesc(DataType.UINT32, p.dy.sizes), p.window, p.strides, p.start_padding, p.dilations)
+
+
 def _forward(p: Problem, caps, strategy: str):
     """MAX's first pass as the forward pooling family's own MAX_POOLING2 kernel with its
-    OutputIndicesTensor (kernels/pooling.py: its `runs` unroll the window's innermost axis,
-    the window's first maximum, NaN first), where it can run: its value output written into
-    dx's buffer (dx packed and filling its buffer, at least as large as the forward's output:
-    the gather pass then writes every dx element), its UINT32 indices to scratch 0. None
-    where it cannot (then gpudml's own argmax pass runs)."""
-    if not p.dx.covers_buffer or p.dy.element_count > p.dx.element_count:
+    OutputIndicesTensor (kernels/pooling.py: its `runs` unroll the window's innermost axis;
+    the window's first maximum, NaN first), where `_forward_problem` gives one: the same
+    strategy, or its `chunks` for a window past one invocation's loop budget (global max
+    pooling: its partial results in scratch 1). Its value output goes to dx's buffer, its
+    indices to scratch 0. (dispatches, the forward's scratch bytes), or None."""
+    forward = _forward_problem(p)
+    if forward is None:
         return None
-    y = TensorDesc(p.dx.data_type, p.dy.sizes)
-    forward = pooling.Problem(p.op, "MAX", p.x, y, TensorDesc(DataType.UINT32, p.dy.sizes), p.window, p.strides,
-                              p.start_padding, p.dilations)
-    try:
-        if strategy not in pooling.strategies_for(forward, caps):
-            return None
-    except UnsupportedError:
-        return None
-    plan = pooling.plan(forward, caps, strategy)
-    if plan.scratch_bytes:
-        return None
-    indices = lambda b: replace(b, role=SCRATCH, index=0) if (b.role, b.index) == (OUTPUT, 1) else b  # noqa: E731
-    return tuple(replace(d, buffers=tuple(indices(b) for b in d.buffers)) for d in plan.dispatches)
+    found = pooling.strategies_for(forward, caps)
+    chosen = strategy if strategy in found else "chunks"
+    plan = pooling.plan(forward, caps, chosen)
+
+    def rebind(b):
+        if (b.role, b.index) == (OUTPUT, 1):
+            return replace(b, role=SCRATCH, index=0)
+        return replace(b, index=b.index + 1) if b.role == SCRATCH else b
+    return tuple(replace(d, buffers=tuple(rebind(b) for b in d.buffers)) for d in plan.dispatches), plan.scratch_bytes
 
 
 def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
@@ -196,8 +209,8 @@ def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
         return KernelPlan((Dispatch("pooling_grad.wgsl.j2", gather_params,
                                     (*out, input_buffer(0, "input_gradient")), gather_uniforms,
                                     gather_uniforms["count"], WORKGROUP_SIZE),))
-    first = _forward(p, caps, strategy)
-    if first is None:
+    first, more = _forward(p, caps, strategy) or ((), ())
+    if not first:
         argmax_uniforms = _uniforms(p, p.dy.sizes, length)
         first = (Dispatch("pooling_grad.wgsl.j2", {**params, "pass": "argmax"},
                           (scratch_buffer(0, "argmax", writable=True), input_buffer(0, "input")), argmax_uniforms,
@@ -205,7 +218,7 @@ def plan(p: Problem, caps, strategy: str, run=None) -> KernelPlan:
     gather = Dispatch("pooling_grad.wgsl.j2", gather_params,
                       (*out, input_buffer(1, "input_gradient"), scratch_buffer(0, "argmax", writable=False)),
                       gather_uniforms, gather_uniforms["count"], WORKGROUP_SIZE)
-    return KernelPlan((*first, gather), scratch_bytes=(4 * p.dy.element_count,))
+    return KernelPlan((*first, gather), scratch_bytes=(4 * p.dy.element_count, *more))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
