@@ -63,7 +63,8 @@ def test_every_strategy_within_the_documented_precision(device, cross_channel, l
 
 def test_precision_at_the_bound(device):
     """A large alpha and beta (the power's error grows with |beta log2 b|): the error stays
-    within the bound, and the bound is within 1000x of the error measured (not vacuous)."""
+    within the bound, and the bound is not vacuous (the largest error 11% of it measured;
+    7% across H x W with the defaults' scale)."""
     rng = np.random.default_rng(3)
     x = rng.uniform(-4, 4, (1, 16, 8, 8)).astype(np.float32)
     dy = rng.uniform(-1, 1, x.shape).astype(np.float32)
@@ -73,7 +74,7 @@ def test_precision_at_the_bound(device):
     tolerance = SPEC.tolerance(want, [x, dy], {"local_size": 5, **kw})
     error = np.abs(got - want)
     assert np.all(error <= tolerance)
-    assert 0 < error.max() and tolerance.max() < 1000 * error.max()
+    assert np.max(error / tolerance) > 0.02  # not vacuous: 0.11 of the bound measured
 
 
 def test_float16(device):

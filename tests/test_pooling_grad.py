@@ -113,9 +113,9 @@ def test_non_overlapping_max_is_bit_exact(device):
 
 
 def test_precision_at_the_bound(device):
-    """Many overlapping windows (3 x 3, stride 1: 9 per element) with values that cancel: the
-    f32 sums err, within the documented bound, and the bound is tight (within 64x the
-    error measured: not vacuous)."""
+    """Many overlapping windows (3 x 3, stride 1: 9 per element) with values of magnitudes
+    10^-3 to 10^3: the f32 sums err within the documented bound, and the bound is not vacuous
+    (the largest error is more than 5% of it: 36% measured; MAX's 97%)."""
     rng = np.random.default_rng(6)
     dy = (rng.standard_normal((1, 4, 30, 30)) * 10.0 ** rng.integers(-3, 4, (1, 4, 30, 30))).astype(np.float32)
     desc = AVERAGE.infer_output(dml.TensorDesc(T.FLOAT32, dy.shape), (1, 4, 32, 32), 3)
@@ -128,13 +128,15 @@ def test_precision_at_the_bound(device):
             exact[:, :, i:i + 30, j:j + 30] += dy.astype(np.float64) / 9
     error = np.abs(got.astype(np.float64) - exact)
     assert np.all(error <= tolerance + np.abs(want.astype(np.float64) - exact))
-    assert error.max() > 0 and np.max(tolerance) < 64 * error.max() * 1e3
+    assert np.max(error / tolerance) > 0.05  # the bound is tight: measured 0.36 of it at most
     x = rng.integers(0, 2, (1, 4, 32, 32)).astype(np.float32)  # ties: an element is the max of many windows
     dym = dy[:, :, :30, :30]
     got = dml.max_pooling_grad(x, dym, 3, device=device)
     want = MAX.reference(x, dym, 3)
     tolerance = MAX.tolerance(want, [x, dym], {"window_size": 3})
     assert_within(got, want, tolerance, "max_pooling_grad")
+    error = np.abs(got.astype(np.float64) - want)
+    assert np.max(np.where(tolerance > 0, error / np.where(tolerance > 0, tolerance, 1), 0)) > 0.05
 
 
 def test_float16(device):
@@ -174,6 +176,22 @@ def test_strided_inputs_and_output(device):
         assert np.array_equal(got, want), strategy
 
 
+def test_the_first_pass_is_the_forward_kernel_where_dx_fills_its_buffer():
+    """MAX's maxima come from the forward pooling family's kernel (its value output into dx's
+    buffer, which the gather then overwrites) where dx is packed and at least as large as the
+    forward output; elsewhere (a strided dx whose gaps keep their bytes: test_strided_inputs_and_output;
+    a forward output larger than x) from the gradient family's own argmax pass."""
+    f32 = lambda sizes, strides=None: dml.TensorDesc(T.FLOAT32, sizes, strides)  # noqa: E731
+    packed = MAX.infer_output(f32([1, 2, 8, 8]), f32([1, 2, 4, 4]), 3, strides=2, start_padding=1, end_padding=1)
+    templates = [d.template for d in MAX.planner.plan(packed, None, "runs").dispatches]
+    assert templates == ["pooling.wgsl.j2", "pooling_grad.wgsl.j2"]
+    larger = MAX.infer_output(f32([1, 1, 2, 2]), f32([1, 1, 3, 3]), 2, start_padding=1, end_padding=1)
+    assert [d.params["pass"] for d in MAX.planner.plan(larger, None, "elements").dispatches] == ["argmax", "gather"]
+    x = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    got = dml.max_pooling_grad(x, np.ones((1, 1, 3, 3), np.float32), 2, start_padding=1, end_padding=1)
+    assert np.array_equal(got, np.array([[[[1, 2], [2, 4]]]], np.float32))  # 9 windows: 1, 2, 2 and 4 of them
+
+
 def test_gpu_class_runs_elements_first_on_a_software_adapter(vulkan_device):
     """The GPU-class order (`elements` first) on the software adapter: its default runs and is right."""
     device = dml.Device(adapter=vulkan_device.adapter_name, adapter_class="gpu")
@@ -192,17 +210,36 @@ def test_gpu_class_runs_elements_first_on_a_software_adapter(vulkan_device):
 
 
 def test_loop_budget():
-    """Runs shortened to fit the budget; a global MAX window past it is an UnsupportedError
-    naming the budget; the global AVERAGE gradient (one covering window) fits."""
-    big = MAX.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 200, 200]), dml.TensorDesc(T.FLOAT32, [1, 1, 1, 1]))
+    """Runs shortened to fit the budget; a MAX window past it is an UnsupportedError naming the
+    budget where dx is strided (the gradient family's own argmax pass walks it); the global
+    AVERAGE gradient (one covering window per element) fits."""
+    f32 = lambda sizes, strides=None: dml.TensorDesc(T.FLOAT32, sizes, strides)  # noqa: E731
+    big = MAX.infer_output(f32([1, 1, 200, 200]), f32([1, 1, 1, 1]))
+    strided = type(big)(**{**big.__dict__, "output_gradient_tensor": f32([1, 1, 200, 200], [80000, 80000, 400, 2])})
     with pytest.raises(dml.UnsupportedError, match="loop budget"):
-        MAX.planner.strategies_for(big, None)
-    p = grad_op.problem(MAX.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 100, 100]),
-                                         dml.TensorDesc(T.FLOAT32, [1, 1, 1, 1])))
+        MAX.planner.strategies_for(strided, None)
+    p = grad_op.problem(type(big)(**{**MAX.infer_output(f32([1, 1, 100, 100]), f32([1, 1, 1, 1])).__dict__,
+                                     "output_gradient_tensor": f32([1, 1, 100, 100], [20000, 20000, 200, 2])}))
     assert family.costs(p)["argmax"] == 10100 and family._run(p, None) == 3
     avg = AVERAGE.infer_output(dml.TensorDesc(T.FLOAT32, [1, 1, 1, 1]), (1, 1, 300, 300))
     assert AVERAGE.planner.strategies_for(avg, caps_module.PROFILES["gl-cpu"]) == ("runs", "elements")
     assert family.costs(grad_op.problem(avg)) == {"gather": 2}
+
+
+def test_global_max_gradient_past_the_loop_budget(device):
+    """Global max pooling over 256 x 256 (65,536 positions): the first pass is the forward
+    family's `chunks` (its partial results in a scratch of their own), the gradient goes to
+    each channel's first maximum."""
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, (1, 2, 256, 256)).astype(np.float32)
+    x[0, 0, 7, 9] = x[0, 0, 200, 3] = 5.0  # a tie: the first (lower flat index) wins
+    x[0, 1, 255, 255] = 5.0
+    dy = np.array([2.0, -3.0], np.float32).reshape(1, 2, 1, 1)
+    desc = MAX.infer_output(dml.TensorDesc(T.FLOAT32, x.shape), dml.TensorDesc(T.FLOAT32, dy.shape))
+    kinds = [d.params.get("pass") for d in MAX.planner.plan(desc, device.caps, "runs").dispatches]
+    assert kinds == ["partials", "combine", "gather"]
+    got = dml.max_pooling_grad(x, dy, None, device=device)
+    assert got[0, 0, 7, 9] == 2 and got[0, 1, 255, 255] == -3 and np.count_nonzero(got) == 2
 
 
 def test_global_average_gradient_on_a_large_window(device):
@@ -261,7 +298,7 @@ def test_shader_command(capsys):
     assert cli.main(["shader", "max_pooling_grad", "--shape", "1,8,16,16", "--window", "3,3", "--strides", "2,2",
                      "--pads", "1", "--caps", "gl-cpu"]) == 0
     out = capsys.readouterr().out
-    assert out.count("fn kernel(gid: u32)") == 2 and "argmax_set" in out and "argmax_at" in out
+    assert out.count("fn kernel(gid: u32)") == 2 and "store_index" in out and "argmax_at" in out
     assert cli.main(["shader", "average_pooling_grad", "--shape", "1,8,16,16,16", "--window", "2,2,2", "--strides",
                      "2,2,2", "--include-padding", "1", "--caps", "gpu"]) == 0
     assert "uni.window_count" in capsys.readouterr().out

@@ -715,10 +715,16 @@ class LocalResponseNormalizationOperatorDesc:
     bias: float = 1.0
 
     def __post_init__(self):
-        object.__setattr__(self, "cross_channel", as_bool(self.cross_channel, f"{LRN}: cross_channel"))
-        object.__setattr__(self, "local_size", as_int(self.local_size, f"{LRN}: local_size"))
-        for name in ("alpha", "beta", "bias"):
-            object.__setattr__(self, name, as_float32(getattr(self, name), f"{LRN}: {name}"))
+        normalize_lrn_fields(self, LRN)
+
+
+def normalize_lrn_fields(desc, op: str) -> None:
+    """LRN's fields (the forward's and the gradient's desc): cross_channel a BOOL, local_size
+    an int, alpha, beta and bias FLOATs (float32)."""
+    object.__setattr__(desc, "cross_channel", as_bool(desc.cross_channel, f"{op}: cross_channel"))
+    object.__setattr__(desc, "local_size", as_int(desc.local_size, f"{op}: local_size"))
+    for name in ("alpha", "beta", "bias"):
+        object.__setattr__(desc, name, as_float32(getattr(desc, name), f"{op}: {name}"))
 
 
 def _validate_lrn(desc: LocalResponseNormalizationOperatorDesc, level: FeatureLevel) -> None:
@@ -856,10 +862,7 @@ class LocalResponseNormalizationGradOperatorDesc:
     bias: float = 1.0
 
     def __post_init__(self):
-        object.__setattr__(self, "cross_channel", as_bool(self.cross_channel, f"{LRN_GRAD}: cross_channel"))
-        object.__setattr__(self, "local_size", as_int(self.local_size, f"{LRN_GRAD}: local_size"))
-        for name in ("alpha", "beta", "bias"):
-            object.__setattr__(self, name, as_float32(getattr(self, name), f"{LRN_GRAD}: {name}"))
+        normalize_lrn_fields(self, LRN_GRAD)
 
 
 def _check_lrn_fields(op: str, desc) -> None:

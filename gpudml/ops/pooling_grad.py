@@ -73,7 +73,7 @@ from .pooling import (
     window_elements,
     window_output_sizes,
 )
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 FL, T = FeatureLevel, DataType
 MAX, AVERAGE = "MaxPoolingGrad", "AveragePoolingGrad"
@@ -418,6 +418,14 @@ def _average_from_cli(x: TensorDesc, o: dict):
                          include_padding=bool(o.get("include_padding") or 0))
 
 
+_MAX_PAGE, _AVERAGE_PAGE = ("ns-directml-dml_max_pooling_grad_operator_desc.md",
+                            "ns-directml-dml_average_pooling_grad_operator_desc.md")
+
+
+def _f32(rows) -> np.ndarray:
+    return np.array(rows, np.float32).reshape(1, 1, len(rows), len(rows[0]))
+
+
 MAX_SPEC = OpSpec(
     name=MAX, key="max_pooling_grad", desc=MaxPoolingGradOperatorDesc, support=MAX_SUPPORT, infer_output=max_infer,
     validate=_validate_max, reference=max_reference, functional=max_pooling_grad, tensors=("x", "dy"),
@@ -425,6 +433,9 @@ MAX_SPEC = OpSpec(
     cli=Cli(_CLI_ARGS + (CliArg("--dilations", "dilations per spatial axis (default 1)"),), _max_from_cli,
             "--shape 32,64,56,56 --window 3,3 --strides 2,2 --pads 1"),
     page="DML_MAX_POOLING_GRAD_OPERATOR_DESC", tolerance=max_tolerance, traffic=_traffic, sample=_sample_max,
+    examples=(Example("max_pooling_grad-1", _f32([[1, 2, 3], [2, 4, 2], [5, 6, 7]]),
+                      {"dy": _f32([[1, 2], [4, 5]]), "window_size": 2},
+                      _f32([[0, 0, 0], [0, 3, 0], [0, 4, 5]]), _MAX_PAGE),),
 )
 
 AVERAGE_SPEC = OpSpec(
@@ -435,6 +446,9 @@ AVERAGE_SPEC = OpSpec(
             _average_from_cli, "--shape 32,64,56,56 --window 2,2 --strides 2,2"),
     page="DML_AVERAGE_POOLING_GRAD_OPERATOR_DESC", tolerance=average_tolerance, traffic=_traffic,
     sample=_sample_average,
+    examples=(Example("average_pooling_grad-1", _f32([[1, 2], [3, 4]]),
+                      {"input_sizes": [1, 1, 3, 3], "window_size": 2},
+                      _f32([[0.25, 0.75, 0.5], [1, 2.5, 1.5], [0.75, 1.75, 1]]), _AVERAGE_PAGE),),
 )
 
 SPECS = (MAX_SPEC, AVERAGE_SPEC)

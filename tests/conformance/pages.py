@@ -65,17 +65,42 @@ MISPRINTED_TYPES = {
 
 def printed_tensors(text: str, name: str | None = None) -> set[tuple]:
     """(sizes, data type name, values) of every tensor the page's examples print; of a call
-    printed inline (`argmax({3,2,1,2,3}) = 0`), its argument and result with neither sizes
-    nor data type (None). With the page's `name`, a tensor of MISPRINTED_TYPES is also
-    listed with the type its constraints give it."""
+    printed inline (`argmax({3,2,1,2,3}) = 0`) and of tensors printed side by side without
+    sizes (`side_by_side`), their values with neither sizes nor data type (None). With the
+    page's `name`, a tensor of MISPRINTED_TYPES is also listed with the type its constraints
+    give it."""
     numbers = lambda body: tuple(float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", body))  # noqa: E731
     printed = {(tuple(int(v) for v in sizes.split(",")), data_type, _in_type(numbers(body), data_type))
                for _, sizes, data_type, body in _PRINTED.findall(re.sub(r"//[^\n]*", "", text))}
     for argument, result in _INLINE.findall(text):
         printed |= {(None, None, numbers(argument)), (None, None, numbers(result))}
+    printed |= {(None, None, values) for values in side_by_side(text)}
     printed |= {(sizes, MISPRINTED_TYPES[name, sizes, data_type], values) for sizes, data_type, values in printed
                 if (name, sizes, data_type) in MISPRINTED_TYPES}
     return printed
+
+
+#: A tensor's opening brackets in a code block where tensors stand side by side
+#: (MAX_POOLING_GRAD's page: `[[1, 2, 3],   MaxPool    [[4, 4],`).
+_OPENING = re.compile(r"(?:^|(?<=\s))\[\[")
+
+
+def side_by_side(text: str) -> list[tuple]:
+    """The values of each tensor printed side by side in a page's code blocks (no sizes, no
+    type): a tensor's column starts where its `[[` opens; each number belongs to the column
+    of the nearest opening at or before it, read line by line."""
+    found = []
+    for block in re.findall(r"```[^\n]*\n(.*?)```", text, re.S):
+        lines = block.split("\n")
+        starts = sorted({m.start() for line in lines for m in _OPENING.finditer(line)})
+        columns: dict[int, list[float]] = {start: [] for start in starts}
+        for line in lines:
+            for m in re.finditer(r"-?\d+(?:\.\d+)?", line):
+                owners = [start for start in starts if start <= m.start()]
+                if owners:
+                    columns[owners[-1]].append(float(m.group()))
+        found += [tuple(values) for values in columns.values() if values]
+    return found
 
 
 def _in_type(values: tuple, data_type: str) -> tuple:
