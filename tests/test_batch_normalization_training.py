@@ -236,3 +236,30 @@ def test_bad_input_named_before_any_gpu_work(vulkan_device, at_level):
     # BATCH_NORMALIZATION_GRAD is there at FL_3_1.
     got = dml.batch_normalization_grad(x, x, c, c, c, device=at_level(FL.FL_3_1))
     assert [g.shape for g in got] == [(2, 3, 4), (1, 3, 1), (1, 3, 1)]
+
+
+@pytest.mark.parametrize("spec", [TRAINING, GRAD, TRAINING_GRAD], ids=lambda s: s.key)
+def test_chunks_inside_runs_of_the_innermost_axis(device, spec):
+    """A channel's N x W elements (two reduced axes) in chunks that each lie inside one run of
+    W (`segmented`: an offset a multiply-add from the chunk's first, no division), the
+    input transposed (strides): within the documented precision; the plan says so."""
+    x = (rng.normal(size=(2048, 2, 4)) + 3).astype(np.float32)  # x.T is [4, 2, 2048]
+    inp = dml.TensorDesc(T.FLOAT32, [4, 2, 2048], [1, 4, 8])
+    param = dml.TensorDesc(T.FLOAT32, [1, 2, 1])
+    p = rng.uniform(0.5, 2, 2).astype(np.float32)
+    if spec is TRAINING:
+        desc = spec.infer_output(inp, param, param)
+        arrays, logical = [x.reshape(-1), p, p], [x.T, p.reshape(1, 2, 1), p.reshape(1, 2, 1)]
+    else:
+        dy = rng.normal(size=(4, 2, 2048)).astype(np.float32)
+        desc = spec.infer_output(inp, td(dy), param, param, param)
+        arrays = [x.reshape(-1), dy, p - 3, p, p]
+        logical = [x.T, dy, *(a.reshape(1, 2, 1) for a in (p - 3, p, p))]
+    plan = spec.planner.plan(desc, device.caps, "chunks")
+    assert all(d.params["segmented"] for d in plan.dispatches if d.params["pass"] != "stats")
+    operator = device.create_operator(desc)
+    want = spec.reference_outputs(desc, logical)
+    for strategy in device.compile_operator(operator).strategies:
+        got = device.compile_operator(operator, strategy).execute(arrays)
+        for g, w in zip(got, want):
+            assert_within(g, w, spec.tolerance(w, logical, spec.arguments(desc)), f"{spec.key} {strategy}")
