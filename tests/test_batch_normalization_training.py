@@ -66,6 +66,14 @@ def test_training_every_strategy(device, dtype):
                                      fused_add=td(params[2]) if len(params) > 2 else None, **kwargs)
         ran = check(device, TRAINING, desc, [x, *params])
         assert set(ran) == {"rows", "chunks", "workgroup"}
+    # Rows of whole 16-byte blocks (the last axis reduced, stride 1): x, the output and the
+    # FusedAdd read and written a block at a time by `rows` and `chunks`.
+    x2 = (rng.normal(size=(6, 32)) + 2).astype(dtype)
+    s2, add2 = rng.uniform(-2, 2, (6, 1)).astype(dtype), rng.uniform(-1, 1, x2.shape).astype(dtype)
+    desc = TRAINING.infer_output(td(x2), td(s2), td(s2), td(add2), fused_activation="sigmoid")
+    plan = TRAINING.planner.plan(desc, device.caps, "rows")
+    assert dict(plan.dispatches[0].params["modes"])["add"] == "blocks"
+    check(device, TRAINING, desc, [x2, s2, s2 - 1, add2])
     out, mean, variance = dml.batch_normalization_training(x, x[0, :, 0, 0], x[1, :, 0, 0], device=device)
     assert out.shape == x.shape and mean.shape == variance.shape == (1, 4, 1, 1)
     want = reference.batch_normalization_training(x, x[0, :, 0, 0], x[1, :, 0, 0])
