@@ -271,3 +271,20 @@ def test_chunks_inside_runs_of_the_innermost_axis(device, spec):
         got = device.compile_operator(operator, strategy).execute(arrays)
         for g, w in zip(got, want):
             assert_within(g, w, spec.tolerance(w, logical, spec.arguments(desc)), f"{spec.key} {strategy}")
+
+
+def test_every_strategy_gives_the_same_bits_on_every_run(device):
+    """Deterministic sums (each in a fixed order, no atomics deciding it): two runs of each
+    strategy give the same bits, for the forward pass and the gradient."""
+    x = (rng.normal(size=(4, 3, 40, 40)) + 2).astype(np.float32)
+    dy = rng.normal(size=x.shape).astype(np.float32)
+    c = rng.uniform(0.5, 2, (1, 3, 1, 1)).astype(np.float32)
+    for spec, desc, arrays in (
+            (TRAINING, TRAINING.infer_output(td(x), td(c), td(c)), [x, c, c]),
+            (TRAINING_GRAD, TRAINING_GRAD.infer_output(td(x), td(dy), td(c), td(c), td(c)), [x, dy, c - 1, c, c])):
+        operator = device.create_operator(desc)
+        for strategy in device.compile_operator(operator).strategies:
+            compiled = device.compile_operator(operator, strategy)
+            first, second = compiled.execute(arrays), compiled.execute(arrays)
+            for a, b in zip(first, second):
+                assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), (spec.key, strategy)
