@@ -66,6 +66,14 @@ def test_training_every_strategy(device, dtype):
                                      fused_add=td(params[2]) if len(params) > 2 else None, **kwargs)
         ran = check(device, TRAINING, desc, [x, *params])
         assert set(ran) == {"rows", "chunks", "workgroup"}
+    # Rows of whole 16-byte blocks (the last axis reduced, stride 1): x, the output and the
+    # FusedAdd read and written a block at a time by `rows` and `chunks`.
+    x2 = (rng.normal(size=(6, 32)) + 2).astype(dtype)
+    s2, add2 = rng.uniform(-2, 2, (6, 1)).astype(dtype), rng.uniform(-1, 1, x2.shape).astype(dtype)
+    desc = TRAINING.infer_output(td(x2), td(s2), td(s2), td(add2), fused_activation="sigmoid")
+    plan = TRAINING.planner.plan(desc, device.caps, "rows")
+    assert dict(plan.dispatches[0].params["modes"])["add"] == "blocks"
+    check(device, TRAINING, desc, [x2, s2, s2 - 1, add2])
     out, mean, variance = dml.batch_normalization_training(x, x[0, :, 0, 0], x[1, :, 0, 0], device=device)
     assert out.shape == x.shape and mean.shape == variance.shape == (1, 4, 1, 1)
     want = reference.batch_normalization_training(x, x[0, :, 0, 0], x[1, :, 0, 0])
@@ -236,3 +244,47 @@ def test_bad_input_named_before_any_gpu_work(vulkan_device, at_level):
     # BATCH_NORMALIZATION_GRAD is there at FL_3_1.
     got = dml.batch_normalization_grad(x, x, c, c, c, device=at_level(FL.FL_3_1))
     assert [g.shape for g in got] == [(2, 3, 4), (1, 3, 1), (1, 3, 1)]
+
+
+@pytest.mark.parametrize("spec", [TRAINING, GRAD, TRAINING_GRAD], ids=lambda s: s.key)
+def test_chunks_inside_runs_of_the_innermost_axis(device, spec):
+    """A channel's N x W elements (two reduced axes) in chunks that each lie inside one run of
+    W (`segmented`: an offset a multiply-add from the chunk's first, no division), the
+    input transposed (strides): within the documented precision; the plan says so."""
+    x = (rng.normal(size=(2048, 2, 4)) + 3).astype(np.float32)  # x.T is [4, 2, 2048]
+    inp = dml.TensorDesc(T.FLOAT32, [4, 2, 2048], [1, 4, 8])
+    param = dml.TensorDesc(T.FLOAT32, [1, 2, 1])
+    p = rng.uniform(0.5, 2, 2).astype(np.float32)
+    if spec is TRAINING:
+        desc = spec.infer_output(inp, param, param)
+        arrays, logical = [x.reshape(-1), p, p], [x.T, p.reshape(1, 2, 1), p.reshape(1, 2, 1)]
+    else:
+        dy = rng.normal(size=(4, 2, 2048)).astype(np.float32)
+        desc = spec.infer_output(inp, td(dy), param, param, param)
+        arrays = [x.reshape(-1), dy, p - 3, p, p]
+        logical = [x.T, dy, *(a.reshape(1, 2, 1) for a in (p - 3, p, p))]
+    plan = spec.planner.plan(desc, device.caps, "chunks")
+    assert all(d.params["segmented"] for d in plan.dispatches if d.params["pass"] != "stats")
+    operator = device.create_operator(desc)
+    want = spec.reference_outputs(desc, logical)
+    for strategy in device.compile_operator(operator).strategies:
+        got = device.compile_operator(operator, strategy).execute(arrays)
+        for g, w in zip(got, want):
+            assert_within(g, w, spec.tolerance(w, logical, spec.arguments(desc)), f"{spec.key} {strategy}")
+
+
+def test_every_strategy_gives_the_same_bits_on_every_run(device):
+    """Deterministic sums (each in a fixed order, no atomics deciding it): two runs of each
+    strategy give the same bits, for the forward pass and the gradient."""
+    x = (rng.normal(size=(4, 3, 40, 40)) + 2).astype(np.float32)
+    dy = rng.normal(size=x.shape).astype(np.float32)
+    c = rng.uniform(0.5, 2, (1, 3, 1, 1)).astype(np.float32)
+    for spec, desc, arrays in (
+            (TRAINING, TRAINING.infer_output(td(x), td(c), td(c)), [x, c, c]),
+            (TRAINING_GRAD, TRAINING_GRAD.infer_output(td(x), td(dy), td(c), td(c), td(c)), [x, dy, c - 1, c, c])):
+        operator = device.create_operator(desc)
+        for strategy in device.compile_operator(operator).strategies:
+            compiled = device.compile_operator(operator, strategy)
+            first, second = compiled.execute(arrays), compiled.execute(arrays)
+            for a, b in zip(first, second):
+                assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), (spec.key, strategy)

@@ -30,8 +30,19 @@ result is rounded once, on the store):
   (mean_c, M2_c = sum over the chunk of (x - mean_c)^2) and merges them as Chan et al.:
   mean = sum(n_c mean_c) / n, M2 = sum(M2_c + n_c (mean_c - mean)^2); `workgroup` sums the
   lanes' sums, then their sums of squared deviations from the row's mean.
+  BATCH_NORMALIZATION_TRAINING (ops/batch_normalization_training.py) is MEAN_VARIANCE with
+  `more`'s "add" (its FusedAdd, added after the bias, before the activation) and `stats`:
+  outputs 1 and 2, the row's mean and m2 / n, stored once a row (rows: by the row's
+  invocation; chunks: by chunk 0's; workgroup: by lane 0).
 - LP: s = sum(|x|) (p = 1) or sum(x^2) (p = 2), norm = s or sqrt(s), each result x /
   max(norm, epsilon).
+- BN_GRAD (shaders/batch_normalization_grad.wgsl.j2; BATCH_NORMALIZATION_GRAD and
+  BATCH_NORMALIZATION_TRAINING_GRAD): `more` holds dy, the mean, variance and scale (constant
+  along a row); s1 = sum(dy) and s2 = sum(dy (x - mean)) in one pass (each in subtotals),
+  then dx; `stats` are the scale and bias gradients s2 / sqrt(var + epsilon) and s1.
+  `chunks` writes them from a third dispatch (one invocation a row, the chunks' partial
+  sums added in chunk order): each dispatch binds at most 8 storage buffers (WebGPU's
+  default limit).
 
 Strategies, CPU-class:
 
@@ -51,6 +62,13 @@ GPU-class:
   subgroupShuffleXor inside a subgroup where the adapter has subgroups, through workgroup
   memory elsewhere (every lane ends with the row's value). Runs rows whose L = 256 lanes'
   passes fit the loop budget.
+
+`chunks` of MEAN_VARIANCE and BN_GRAD over rows of several reduced axes (a channel's N x H
+x W: N and H x W) cut each row into chunks that lie inside one run of the innermost reduced
+axis where a length within a factor 2 of the planned one divides it (`segmented`): each
+element's offset is then one multiply-add from its chunk's first (`enter_segment`), not a
+division per reduced axis: batch-normalization training over [32, 64, 56, 56] float32 on
+lavapipe 3.5x faster (about 600 -> 170 ms, interleaved).
 
 `rows` and `chunks` walk each tensor along the row by 16-byte blocks where its row is
 whole blocks (`_modes`: one reduced axis of stride 1, n and the kept strides multiples of a
@@ -350,6 +368,18 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
         if modes.get("in") == "blocks":  # chunks of whole blocks (fewer loop iterations: within the budget)
             length = -(-length // per_block) * per_block
             count = -(-lay.n // length)
+        # Chunks inside one run of the innermost reduced axis (MEAN_VARIANCE, BN_GRAD: the
+        # rows of several reduced axes, a channel's N x HW): each element's offset one
+        # multiply-add from its chunk's first one, no division (`segmented`).
+        inner = lay.red_sizes[-1]
+        segmented = (p.function in ("MEAN_VARIANCE", "BN_GRAD") and len(lay.red_sizes) > 1
+                     and modes.get("in") != "blocks" and chunks is None)
+        if segmented:
+            aligned = _aligned_length(inner, length)
+            segmented = aligned is not None and _chunk_cost(costs_as(p), aligned, -(-lay.n // aligned)) <= LOOP_BUDGET
+            if segmented:
+                length, count = aligned, -(-lay.n // aligned)
+        params = {**params, "segmented": segmented}
         uniforms = {**uniforms, "chunks": count, "chunk_length": length}
         # (BN_GRAD's partial sums read every input; the others' the input alone)
         first = Dispatch(template, {**params, "pass": "partials"},
@@ -375,6 +405,15 @@ def plan(p: Problem, caps, strategy: str, chunks=None, lanes=None, subgroups=Non
     return KernelPlan((Dispatch(template, {**params, "pass": "workgroup", "lanes": lanes,
                                            "workgroup_size": GPU_WORKGROUP_SIZE},
                                 (*out, *inp), uniforms, invocations, GPU_WORKGROUP_SIZE, sg),))
+
+
+def _aligned_length(inner: int, length: int) -> int | None:
+    """A chunk length that divides `inner` (every chunk inside one run of the innermost
+    reduced axis) within a factor 2 of `length`, the nearest; None where none is."""
+    if inner % length == 0:
+        return length
+    found = [d for d in range(max(1, length // 2), min(inner, 2 * length) + 1) if inner % d == 0]
+    return min(found, key=lambda d: abs(d - length)) if found else None
 
 
 #: Experiments: False walks every tensor element by element (`_modes`).
