@@ -17,6 +17,7 @@ from . import (
     batch_normalization,
     convolution,
     cumulative,
+    dequantize,
     diagonal_matrix,
     elementwise,
     fill_value,
@@ -76,6 +77,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    dequantize.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
