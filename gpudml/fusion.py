@@ -68,6 +68,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .fusion_operand import SPEC as OPERAND_SPEC
+from .fusion_operand import dequantized_operands, fused_desc
 from .kernels import elementwise
 from .kernels.base import Planner, ProblemPlanner
 from .kernels.builder import KernelPlan
@@ -452,11 +454,17 @@ def group_nodes(nodes, outputs, value_descs, max_bindings: int | None = None) ->
     epilogues = _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual, computing,
                                     movement_node, materialized)
     stored = {p: root for root, (p, _, _) in epilogues.items()}  # producer -> the root its kernel stores
+    operands = dequantized_operands(nodes, producer, needed, set(outputs), value_descs, max_bindings,
+                                    set(stored) | set(epilogues))  # GEMM -> the DEQUANTIZE of its B (fusion_operand)
     groups = []
     for i in sorted(needed):
         node = nodes[i]
-        if i in stored:
-            continue  # its kernel is the root's group
+        if i in stored or i in operands.values():
+            continue  # its kernel is the root's group, or the GEMM's that reads its value
+        if i in operands:
+            desc, inputs = fused_desc(node, nodes[operands[i]])
+            groups.append(Group(desc, OPERAND_SPEC, inputs, tuple(node.outputs), (operands[i], i)))
+            continue
         if i in epilogues:
             groups.append(_epilogue_group(nodes, i, *epilogues[i]))
             continue

@@ -114,7 +114,7 @@ NOT_YET: dict[tuple[str, str], int] = {
                                  "DynamicQuantizeLinear")},
     **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearAveragePool",
                                "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
-                               "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
+                               "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.
