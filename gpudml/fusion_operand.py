@@ -8,7 +8,8 @@ its B, as it is (the GEMM's b_tensor is the value's desc: packed, 2-D) in a 2-D 
 same float type; the GEMM applies no graph epilogue (a GEMM that stores element-wise nodes
 keeps that fusion, and its DEQUANTIZE runs alone); the kernel's bindings fit the adapter's.
 Results: the GEMM of the dequantized weight (each weight rounds to float32 as DEQUANTIZE
-rounds it), within GEMM's documented precision.
+rounds it; the gemv strategy takes the scale out of each block's sum), within GEMM's
+documented precision.
 """
 
 from __future__ import annotations
