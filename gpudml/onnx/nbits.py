@@ -37,7 +37,7 @@ def _four_bit(x) -> bool:
 
 
 def _host_scale(scale, where: str) -> None:
-    """Scales known at build time (initializers): finite and above zero (gpudml's rule: ops/dequantize.py)."""
+    """Scales known at build time (initializers): finite and not zero (gpudml's rule: ops/dequantize.py)."""
     if not isinstance(scale, Expression):
         check_scale_values(scale, where)
 

@@ -24,9 +24,11 @@ with the reason, says "TBD" for every field); what gpudml takes where DirectML s
   too: packed the same way (its last size half the scale's) or one element a byte (the
   scale's sizes; the low nibble, sign-extended for INT4). The functional form takes
   `bits=4` with such byte tensors, or an ml_dtypes int4/uint4 numpy array as it is.
-- Scales of zero, NaN, infinity or below zero are refused where they are on the host (a
-  numpy array; the ONNX session's initializers) before any GPU work; a Tensor's are not
-  read back to be checked (they give what the formula gives).
+- Scales of zero, NaN or infinity are refused where they are on the host (a numpy array;
+  the ONNX session's initializers) before any GPU work; a Tensor's are not read back to be
+  checked (they give what the formula gives). Negative scales are taken: ONNX does not
+  forbid them and onnxruntime's symmetric MatMulNBitsQuantizer writes them (each block's
+  largest magnitude mapped to -8).
 
 Precision: (input - zero_point) is exact in float32 (|difference| <= 510); the product with
 the scale is rounded once to float32 (correctly rounded multiplication), and for a FLOAT16
@@ -312,11 +314,13 @@ def sample(desc: DequantizeOperatorDesc, rng) -> list:
 
 # ---------------------------------------------------------------------------- API
 def check_scale_values(scale, where: str = "dequantize") -> None:
-    """Scales on the host: each finite and above zero; InvalidArgumentError naming the first other."""
+    """Scales on the host: each finite and not zero; InvalidArgumentError naming the first
+    other. (Negative scales are taken: onnxruntime's symmetric MatMulNBitsQuantizer writes
+    them, mapping each block's largest magnitude to -8.)"""
     s = np.asarray(scale).astype(np.float64).reshape(-1)
-    bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))
+    bad = np.flatnonzero(~(np.isfinite(s) & (s != 0)))
     if bad.size:
-        raise InvalidArgumentError(f"{where}: scale[{int(bad[0])}] = {s[bad[0]]} must be finite and above zero "
+        raise InvalidArgumentError(f"{where}: scale[{int(bad[0])}] = {s[bad[0]]} must be finite and not zero "
                                    f"({bad.size} of {s.size} scales are not)")
 
 
@@ -333,7 +337,7 @@ def dequantize(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8,
     first, with bits=4), scale FLOAT32 or FLOAT16 (the output's type), the zero point x's
     type. The scale: one element (per tensor), one per index of `axis` (per axis), of x's
     shape divided by block_size on `axis` (blocked), or of x's rank with sizes that divide
-    x's (DirectML's form). Scales on the host must be finite and above zero."""
+    x's (DirectML's form). Scales on the host must be finite and not zero."""
     x, four = _host(x, "int4")
     zero_point, _ = _host(zero_point, "int4")
     if isinstance(scale, np.ndarray) or np.isscalar(scale):

@@ -1,0 +1,179 @@
+"""4-bit weights end to end: llama_past.onnx (scripts/export_transformers.py) quantized by
+onnxruntime's MatMulNBitsQuantizer (scripts/quantize_nbits.py: blocks of 32, symmetric and
+asymmetric; every MatMul with a constant weight a com.microsoft MatMulNBits) against
+onnxruntime's CPU provider; a MatMulNBits node of every form (zero points packed, one a byte,
+none; 8 bits; bias; a batch of rows); and what is refused.
+
+Tolerance: 1e-4 of the largest reference value. Both providers dequantize each weight to the
+same float32 ((q - z) * scale, one rounding) and sum float32 products; onnxruntime's CPU
+MatMulNBits at accuracy_level 0 (the quantizer's default, written as no attribute) blocks K
+differently and uses fused multiply-adds, gpudml sums in order of k (the decode-shaped gemv:
+the scale once per block), so the sums differ by a few ULP of their magnitude, carried
+through 2 layers of RMSNorm, attention and SwiGLU (the float model's own test:
+tests/test_onnx_transformers.py, 5e-5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import gpudml as dml
+import gpudml.onnx as gonnx
+from gpudml import reference
+from gpudml.errors import UnsupportedError
+from gpudml.ops import gemm as gemm_op
+from gpudml.ops.dequantize import pack4
+
+ort = pytest.importorskip("onnxruntime")
+
+MODELS = Path(__file__).parent / "data" / "models"
+TOLERANCE = 1e-4
+PAST = [f"past_key_values.{i}.{kind}" for i in range(2) for kind in ("key", "value")]
+
+
+def _oracle(model: onnx.ModelProto, feeds: dict) -> list:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def _feeds(tokens: int, past: int) -> dict:
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 96, (1, tokens))
+    return {"input_ids": ids, "position_ids": np.arange(past, past + tokens, dtype=np.int64)[None],
+            "attention_mask": np.ones((1, past + tokens), np.int64),
+            **{name: rng.standard_normal((1, 2, past, 8)).astype(np.float32) for name in PAST}}
+
+
+@pytest.mark.parametrize("name", ["llama_past_nbits_sym", "llama_past_nbits_asym"])
+@pytest.mark.parametrize("tokens", [1, 3])
+def test_quantized_llama_matches_onnxruntime(name, tokens, device):
+    """A decode step (one token: the gemv strategy) and a prompt of 3 (registers/workgroup)."""
+    model = onnx.load(str(MODELS / f"{name}.onnx"))
+    assert sum(n.op_type == "MatMulNBits" for n in model.graph.node) == 15
+    assert (MODELS / f"{name}.onnx").stat().st_size < 400_000
+    feeds = _feeds(tokens, 5)
+    want = _oracle(model, feeds)
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=0, atol=TOLERANCE * np.abs(w).max(), err_msg=name)
+
+
+def _nbits_model(k, n, block, bits=4, zero="packed", bias=False, rows=(1,), g_idx=False, seed=0) -> onnx.ModelProto:
+    rng = np.random.default_rng(seed)
+    blocks = k // block
+    per_byte = 8 // bits
+    blob = rng.integers(0, 256, (n, blocks, block // per_byte)).astype(np.uint8)
+    scales = rng.uniform(0.01, 0.1, n * blocks).astype(np.float32)
+    inits = [numpy_helper.from_array(blob, "b"), numpy_helper.from_array(scales, "s")]
+    inputs = ["a", "b", "s"]
+    if zero == "packed":
+        count = n * (-(-blocks // per_byte))
+        inits.append(numpy_helper.from_array(rng.integers(0, 256, count).astype(np.uint8), "z"))
+        inputs.append("z")
+    elif zero == "float":
+        inits.append(numpy_helper.from_array(np.ones(n * blocks, np.float32), "z"))
+        inputs.append("z")
+    if g_idx or bias:
+        inputs.append("")
+        if g_idx:
+            inits.append(numpy_helper.from_array(np.arange(k, dtype=np.int32) // block, "g"))
+            inputs[-1] = "g"
+    if bias:
+        if "z" not in inputs:
+            inputs.insert(3, "")
+        inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "bias"))
+        inputs.append("bias")
+    node = helper.make_node("MatMulNBits", inputs, ["y"], domain="com.microsoft", K=k, N=n, bits=bits,
+                            block_size=block, accuracy_level=4)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [*rows, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [*rows, n])], inits)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 10
+    return model
+
+
+@pytest.mark.parametrize("k, n, block, bits, zero, bias, rows", [
+    (64, 24, 32, 4, "packed", False, (1,)),     # an even block count: zero points packed
+    (96, 20, 32, 4, "packed", False, (1,)),     # odd: each row's last half byte pads (unpacked on the host)
+    (64, 24, 32, 4, None, False, (1,)),         # none: 8
+    (64, 24, 16, 4, "packed", True, (2, 3)),    # blocks of 16 (no gemv), a bias, a batch of rows
+    (64, 16, 32, 8, "packed", False, (1,)),     # 8 bits
+    (64, 16, 32, 8, None, False, (4,)),         # 8 bits, zero point 128
+])
+def test_matmulnbits_forms_match_onnxruntime(k, n, block, bits, zero, bias, rows, device):
+    """accuracy_level is ignored (gpudml computes float32 products, as at level 0): the
+    reference is onnxruntime at level 0."""
+    model = _nbits_model(k, n, block, bits, zero, bias, rows)
+    level0 = onnx.ModelProto()
+    level0.CopyFrom(model)
+    for a in level0.graph.node[0].attribute:
+        if a.name == "accuracy_level":
+            a.i = 0
+    x = np.random.default_rng(5).standard_normal((*rows, k)).astype(np.float32)
+    (want,) = _oracle(level0, {"a": x})
+    (got,) = gonnx.InferenceSession(model, device=device).run(None, {"a": x})
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max() + 1e-6)
+
+
+@pytest.mark.any_class
+@pytest.mark.parametrize("kwargs, words", [
+    ({"g_idx": True}, "g_idx"),
+    ({"zero": "float"}, "float zero_points"),
+    ({"block": 48}, "K a multiple of block_size"),
+])
+def test_matmulnbits_refusals_say_why(kwargs, words):
+    args = {"k": 64, "n": 8, "block": 32} | kwargs
+    if args["block"] == 48:
+        args["k"] = 96 + 24  # not a multiple of 48
+    model = _nbits_model(args.pop("k"), args.pop("n"), args.pop("block"), **args)
+    with pytest.raises(UnsupportedError, match=words):
+        gonnx.InferenceSession(model)
+
+
+def test_a_matmulnbits_is_one_dispatch(device):
+    """The session's graph runs a MatMulNBits as one kernel (DEQUANTIZE fused into the
+    GEMM's operand load: the weight never expanded); unfused it is two."""
+    model = _nbits_model(64, 24, 32)
+    x = np.random.default_rng(5).standard_normal((1, 64)).astype(np.float32)
+    fused, unfused = gonnx.InferenceSession(model, device=device), gonnx.InferenceSession(model, device=device,
+                                                                                          fuse=False)
+    np.testing.assert_allclose(fused.run(None, {"a": x})[0], unfused.run(None, {"a": x})[0], rtol=0, atol=1e-5)
+    assert fused.dispatch_count == 1 and unfused.dispatch_count == 2
+
+
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+@pytest.mark.parametrize("m, k, n, block, zero, signed", [
+    (1, 128, 40, 32, "packed", False),   # gemv, 8 rows an invocation with a partial last group
+    (1, 64, 24, 16, "bytes", True),      # blocks of 16: registers / workgroup; INT4, zero points one a byte
+    (3, 96, 17, 32, None, False),        # M = 3: registers / workgroup
+])
+def test_fused_dequantize_gemm_both_classes(adapter, adapter_class, m, k, n, block, zero, signed):
+    """The fused kernel of every strategy against the reference GEMM of the dequantized weight,
+    within GEMM's documented precision, on both adapter classes."""
+    device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+    rng = np.random.default_rng(m * k + n)
+    q = rng.integers(-8, 8, (n, k)) if signed else rng.integers(0, 16, (n, k))
+    blob = pack4(q).view(np.int8 if signed else np.uint8)
+    scales = rng.uniform(-0.1, 0.1, (n, k // block)).astype(np.float32)
+    z = rng.integers(-8, 8, (n, k // block)) if signed else rng.integers(0, 16, (n, k // block))
+    zbytes = pack4(z).view(blob.dtype) if zero == "packed" else z.astype(blob.dtype) if zero == "bytes" else None
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    g = dml.Graph(device)
+    xs, ws = g.input([m, k], dtype=np.float32, name="x"), g.input(list(blob.shape), dtype=blob.dtype, name="w")
+    ss = g.input(list(scales.shape), dtype=np.float32, name="s")
+    zs = None if zbytes is None else g.input(list(zbytes.shape), dtype=zbytes.dtype, name="z")
+    y = dml.gemm(xs, dml.dequantize(ws, ss, zs, axis=1, block_size=block, bits=4), trans_b=True)
+    op = g.compile([y])
+    assert op.dispatch_count == 1
+    feeds = {"x": x, "w": blob, "s": scales} | ({} if zbytes is None else {"z": zbytes})
+    (got,) = op(feeds)
+    weight = reference.dequantize(blob, scales, zbytes, axis=1, block_size=block, bits=4)
+    want = reference.gemm(x, weight, trans_b=True)
+    tolerance = gemm_op.tolerance(want, [x, weight], {"trans_b": True})
+    assert np.all(np.abs(got.astype(np.float64) - want) <= tolerance)
