@@ -379,10 +379,10 @@ SPEC = OpSpec(
     infer_output=infer_output, validate=validate, reference=reference, functional=dequantize,
     tensors=("x", "scale", "zero_point"), arguments=arguments, planner=DEQUANTIZE,
     cli=Cli((CliArg("--block-size", "the block along the last axis (default 32 where it divides, else per tensor)",
-                    "int"),
-             CliArg("--bits", "8 or 4 (two elements a byte)", "int"),
-             CliArg("--zero-point", "give a zero point (any value)", "flag")),
-            _from_cli, "--shape 4096,4096 --data-type int8 --bits 4 --block-size 32"),
+                    "number"),
+             CliArg("--bits", "8 or 4 (two elements a byte; default 8)", "number"),
+             CliArg("--zero-point", "1: give a zero point (default 0: none)", "number")),
+            _from_cli, "--shape 4096,4096 --dtype int8 --bits 4 --block-size 32 --zero-point 1"),
     page="DML_DEQUANTIZE_OPERATOR_DESC", tolerance=tolerance, sample=sample,
 )
 
