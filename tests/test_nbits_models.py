@@ -2,7 +2,8 @@
 onnxruntime's MatMulNBitsQuantizer (scripts/quantize_nbits.py: blocks of 32, symmetric and
 asymmetric; every MatMul with a constant weight a com.microsoft MatMulNBits) against
 onnxruntime's CPU provider; a MatMulNBits node of every form (zero points packed, one a byte,
-none; 8 bits; bias; a batch of rows); and what is refused.
+none; 8 bits; bias; a batch of rows); what is refused; the fused kernel on both adapter
+classes; DequantizeLinear at opset 21 on DEQUANTIZE (4-bit constants, blocked, per axis).
 
 Tolerance: 1e-4 of the largest reference value. Both providers dequantize each weight to the
 same float32 ((q - z) * scale, one rounding) and sum float32 products; onnxruntime's CPU
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 import gpudml as dml
 import gpudml.onnx as gonnx
@@ -177,3 +180,43 @@ def test_fused_dequantize_gemm_both_classes(adapter, adapter_class, m, k, n, blo
     want = reference.gemm(x, weight, trans_b=True)
     tolerance = gemm_op.tolerance(want, [x, weight], {"trans_b": True})
     assert np.all(np.abs(got.astype(np.float64) - want) <= tolerance)
+
+
+def _dequantize_linear_model(x, scale, zero, axis, block, x_is_input: bool) -> tuple[onnx.ModelProto, dict]:
+    """DequantizeLinear at opset 21, the scale a graph input (so that the node is not folded
+    on the host), x an initializer (4-bit: a constant) or an input."""
+    kinds = {"int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "int4": TensorProto.INT4, "uint4": TensorProto.UINT4}
+    inits = [numpy_helper.from_array(zero, "z")] if zero is not None else []
+    inputs = [helper.make_tensor_value_info("s", TensorProto.FLOAT, list(scale.shape))]
+    feeds = {"s": scale}
+    if x_is_input:
+        inputs.append(helper.make_tensor_value_info("x", kinds[x.dtype.name], list(x.shape)))
+        feeds["x"] = x
+    else:
+        inits.append(numpy_helper.from_array(x, "x"))
+    node = helper.make_node("DequantizeLinear", ["x", "s"] + (["z"] if zero is not None else []), ["y"], axis=axis,
+                            block_size=block)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    return model, feeds
+
+
+@pytest.mark.parametrize("form", ["int4_blocked", "uint4_axis", "int8_axis", "uint8_blocked"])
+def test_dequantize_linear_opset21_runs_dequantize(form, device):
+    """Opset 21's DequantizeLinear through the session on DEQUANTIZE (4-bit constants packed on
+    the host; 8-bit inputs at run time), against onnx's reference evaluator."""
+    rng = np.random.default_rng(7)
+    kind, how = form.split("_")
+    dtype = {"int4": ml_dtypes.int4, "uint4": ml_dtypes.uint4, "int8": np.int8, "uint8": np.uint8}[kind]
+    lo, hi = {"int4": (-8, 8), "uint4": (0, 16), "int8": (-128, 128), "uint8": (0, 256)}[kind]
+    x = rng.integers(lo, hi, (6, 32)).astype(dtype)
+    axis, block = (1, 16) if how == "blocked" else (0, 0)
+    shape = [6, 2] if how == "blocked" else [6]
+    scale = rng.uniform(-0.5, 0.5, shape).astype(np.float32)
+    zero = rng.integers(lo, hi, shape).astype(dtype)
+    model, feeds = _dequantize_linear_model(x, scale, zero, axis, block, x_is_input=kind in ("int8", "uint8"))
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)[0]
+    np.testing.assert_array_equal(got, want)
