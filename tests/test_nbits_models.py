@@ -101,6 +101,16 @@ def _nbits_model(k, n, block, bits=4, zero="packed", bias=False, rows=(1,), g_id
     return model
 
 
+def _level0(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with accuracy_level 0 (onnxruntime's float32 products)."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for a in out.graph.node[0].attribute:
+        if a.name == "accuracy_level":
+            a.i = 0
+    return out
+
+
 @pytest.mark.parametrize("k, n, block, bits, zero, bias, rows", [
     (64, 24, 32, 4, "packed", False, (1,)),     # an even block count: zero points packed
     (96, 20, 32, 4, "packed", False, (1,)),     # odd: each row's last half byte pads (unpacked on the host)
@@ -113,13 +123,8 @@ def test_matmulnbits_forms_match_onnxruntime(k, n, block, bits, zero, bias, rows
     """accuracy_level is ignored (gpudml computes float32 products, as at level 0): the
     reference is onnxruntime at level 0."""
     model = _nbits_model(k, n, block, bits, zero, bias, rows)
-    level0 = onnx.ModelProto()
-    level0.CopyFrom(model)
-    for a in level0.graph.node[0].attribute:
-        if a.name == "accuracy_level":
-            a.i = 0
     x = np.random.default_rng(5).standard_normal((*rows, k)).astype(np.float32)
-    (want,) = _oracle(level0, {"a": x})
+    (want,) = _oracle(_level0(model), {"a": x})
     (got,) = gonnx.InferenceSession(model, device=device).run(None, {"a": x})
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max() + 1e-6)
 
@@ -223,3 +228,34 @@ def test_dequantize_linear_opset21_runs_dequantize(form, device):
     want = ReferenceEvaluator(model).run(None, feeds)[0]
     got = gonnx.InferenceSession(model, device=device).run(None, feeds)[0]
     np.testing.assert_array_equal(got, want)
+
+
+def test_dequantize_linear_output_dtype(device):
+    """Opset 25's output_dtype (FLOAT16 from a FLOAT scale): DEQUANTIZE, then CAST."""
+    x = np.arange(-4, 4, dtype=np.int8).reshape(2, 4)
+    scale = np.array([0.5, 0.25], np.float32)
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=0, output_dtype=TensorProto.FLOAT16)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [2, 4]),
+                                            helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    model.ir_version = 10
+    got = gonnx.InferenceSession(model, device=device).run(None, {"x": x, "s": scale})[0]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, (x * scale[:, None]).astype(np.float16))
+
+
+def test_matmulnbits_float16(device):
+    """A FLOAT16 A and scales: the fused kernel's float16 operands (registers / workgroup)."""
+    model = _nbits_model(64, 24, 32)
+    for init in model.graph.initializer:
+        if init.name == "s":
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), "s"))
+    for value in (*model.graph.input, *model.graph.output):
+        value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    x = np.random.default_rng(5).standard_normal((1, 64)).astype(np.float16)
+    got = gonnx.InferenceSession(model, device=device).run(None, {"a": x})[0]
+    want = _oracle(_level0(model), {"a": x})[0]
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=0,
+                               atol=2e-3 * np.abs(want).max())

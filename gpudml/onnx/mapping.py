@@ -1942,7 +1942,8 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
     Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",)),
     Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR; from opset 21 (8- and 4-bit inputs, blocked) "
-            "DEQUANTIZE", functools.partial(dequantize_linear, linear=_quantize), ("dequantize_linear", "dequantize")),
+            "DEQUANTIZE (opset 25's output_dtype: CAST)", functools.partial(dequantize_linear, linear=_quantize),
+            ("dequantize_linear", "dequantize", "cast")),
     # GEMM
     Mapping("MatMul", "GEMM (batched over the leading axes, broadcast by strides)", _matmul, ("gemm",)),
     Mapping("Gemm", "GEMM", _gemm, ("gemm",)),

@@ -24,6 +24,7 @@ Where gpudml differs from the provider, and why:
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
 from ..graph import Expression
 from ..ops.dequantize import check_scale_values, pack4
@@ -84,7 +85,11 @@ def dequantize_linear(ctx, n, linear):
     axis = n.attr("axis", 1) if (len(sizes) >= 1 and int(np.prod(sizes)) > 1) or block else None
     scale = as_expr(ctx, scale)
     zero = None if zero is None else as_expr(ctx, zero)
-    return [ctx.fn("dequantize")(x, scale, zero, axis=axis, block_size=block or None, bits=bits)]
+    y = ctx.fn("dequantize")(x, scale, zero, axis=axis, block_size=block or None, bits=bits)
+    to = n.attr("output_dtype", 0)  # (opset 25: the output's type where it is not the scale's; CAST)
+    if to and onnx.helper.tensor_dtype_to_np_dtype(to) != dtype_of(y):
+        y = ctx.fn("cast")(y, onnx.helper.tensor_dtype_to_np_dtype(to))
+    return [y]
 
 
 def matmul_nbits(ctx, n):
