@@ -47,7 +47,7 @@ from ..kernels import dequantize as family
 from ..kernels.base import ProblemPlanner
 from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc, view_strides
 from ..types import F16, F32, I8, U8, FeatureLevel, QuantizationType
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
 
 OP = "Dequantize"
 FL = FeatureLevel
@@ -374,6 +374,12 @@ def _from_cli(x: TensorDesc, o: dict) -> DequantizeOperatorDesc:
     return infer_output(TensorDesc(dt, packed), TensorDesc(F32, scale), zero, bits=bits)
 
 
+#: The worked example of gpudml's reading of the page (tests/data/pages: blocks of 2 along axis 1).
+_X = np.array([[-8, -1, 0, 7], [1, 2, 3, 4]], np.int8)
+_SCALE = np.array([[0.5, 2.0], [0.25, 1.0]], np.float32)
+_ZERO = np.array([[0, 1], [-1, 2]], np.int8)
+_BLOCKED = np.array([[-4.0, -0.5, -2.0, 12.0], [0.5, 0.75, 1.0, 2.0]], np.float32)
+
 SPEC = OpSpec(
     name=OP, key="dequantize", desc=DequantizeOperatorDesc, support=SUPPORT,
     infer_output=infer_output, validate=validate, reference=reference, functional=dequantize,
@@ -384,6 +390,8 @@ SPEC = OpSpec(
              CliArg("--zero-point", "1: give a zero point (default 0: none)", "number")),
             _from_cli, "--shape 4096,4096 --dtype int8 --bits 4 --block-size 32 --zero-point 1"),
     page="DML_DEQUANTIZE_OPERATOR_DESC", tolerance=tolerance, sample=sample,
+    examples=(Example("dequantize-blocked", _X, {"scale": _SCALE, "zero_point": _ZERO, "axis": 1, "block_size": 2},
+                      _BLOCKED, "ns-directml-dml_dequantize_operator_desc.md"),),
 )
 
 __all__ = ["SPEC", "DequantizeOperatorDesc", "pack4", "unpack4"]
