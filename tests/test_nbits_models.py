@@ -259,3 +259,32 @@ def test_matmulnbits_float16(device):
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=0,
                                atol=2e-3 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("kind", ["int8", "uint4"])
+def test_contrib_dequantize_linear(kind, device):
+    """com.microsoft's DequantizeLinear: per axis on ELEMENT_WISE_DEQUANTIZE_LINEAR (int8 at run
+    time), a 4-bit constant on DEQUANTIZE; the scale a graph input (no folding on the host)."""
+    rng = np.random.default_rng(9)
+    dtype, (lo, hi) = (np.int8, (-128, 128)) if kind == "int8" else (ml_dtypes.uint4, (0, 16))
+    x = rng.integers(lo, hi, (3, 8)).astype(dtype)
+    scale = rng.uniform(0.1, 1, 3).astype(np.float32)
+    zero = rng.integers(lo, hi, 3).astype(dtype)
+    types = {"int8": TensorProto.INT8, "uint4": TensorProto.UINT4}
+    node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=0, domain="com.microsoft")
+    inputs = [helper.make_tensor_value_info("s", TensorProto.FLOAT, [3])]
+    inits = [numpy_helper.from_array(zero, "z")]
+    feeds = {"s": scale}
+    if kind == "int8":
+        inputs.append(helper.make_tensor_value_info("x", types[kind], [3, 8]))
+        feeds["x"] = x
+    else:
+        inits.append(numpy_helper.from_array(x, "x"))
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 10
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)[0]
+    want = (x.astype(np.int64) - zero.astype(np.int64)[:, None]) * scale.astype(np.float64)[:, None]
+    np.testing.assert_array_equal(got, want.astype(np.float32))

@@ -112,7 +112,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 47: quantized operators
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                                  "DynamicQuantizeLinear")},
-    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearAveragePool",
+    **{(MS, op): 47 for op in ("QuantizeLinear", "QLinearAdd", "QLinearAveragePool",
                                "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
                                "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
 }

@@ -2097,8 +2097,11 @@ FOLDED = {
 TABLE += tuple(Mapping(*r) for r in ONNX_ROWS + ONNX_ATTENTION_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
-CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS
-                                           + NBITS_ROWS)
+_MS_DEQUANTIZE = ("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR (per tensor or per axis); 4-bit inputs: "
+                  "DEQUANTIZE", functools.partial(dequantize_linear, linear=_quantize, contrib=True),
+                  ("dequantize_linear", "dequantize"))
+CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS + NBITS_ROWS
+                                           + (_MS_DEQUANTIZE,))
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.

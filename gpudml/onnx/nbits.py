@@ -64,14 +64,16 @@ def _zero_bytes(zero):
     return z.astype(np.int64).astype(np.int8 if z.dtype.name == "int4" else np.uint8)
 
 
-def dequantize_linear(ctx, n, linear):
+def dequantize_linear(ctx, n, linear, contrib: bool = False):
     """DequantizeLinear: from opset 21 (blocked, 4-bit: DmlOperatorQuantization21) DEQUANTIZE for
-    8- and 4-bit inputs; before it, and for 16/32-bit inputs, `linear` (ELEMENT_WISE_DEQUANTIZE_LINEAR)."""
+    8- and 4-bit inputs; before it, and for 16/32-bit inputs, `linear` (ELEMENT_WISE_DEQUANTIZE_LINEAR).
+    com.microsoft's (`contrib`: per tensor or per axis, as ONNX's opset 13) takes `linear` but for
+    4-bit inputs."""
     x, scale, zero = n.inputs[0], n.inputs[1], n.input(2)
     block = n.attr("block_size", 0)
     four = _four_bit(x)
     eight = dtype_of(x) in (np.dtype(np.int8), np.dtype(np.uint8))
-    if not four and not (eight and (n.opset >= 21 or block)):
+    if not four and not (eight and not contrib and (n.opset >= 21 or block)):
         if block:
             raise NotMapped(f"blocked dequantization of {dtype_of(x)}: DEQUANTIZE takes 8- and 4-bit inputs")
         return linear(ctx, n)
