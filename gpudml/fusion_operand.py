@@ -5,8 +5,9 @@ MatMulNBits: the 4-bit weight is read as it is stored, never expanded in memory.
 
 The rule: the DEQUANTIZE's value is no graph output, is read by that GEMM alone and only as
 its B, as it is (the GEMM's b_tensor is the value's desc: packed, 2-D) in a 2-D GEMM of the
-same float type; the GEMM applies no graph epilogue (a GEMM that stores element-wise nodes
-keeps that fusion, and its DEQUANTIZE runs alone); the kernel's bindings fit the adapter's.
+same float type; the kernel's bindings fit the adapter's (BINDINGS, and a graph epilogue's
+tensors where the GEMM stores element-wise nodes: the fused kernel is then the epilogue's
+producer, `residual + MatMulNBits(x)` one kernel).
 Results: the GEMM of the dequantized weight (each weight rounds to float32 as DEQUANTIZE
 rounds it; the gemv strategy takes the scale out of each block's sum), within GEMM's
 documented precision.
@@ -86,7 +87,7 @@ SPEC = FusedDequantizeGemmSpec()
 
 def dequantized_operands(nodes, producer, needed, outputs, value_descs, max_bindings, taken) -> dict[int, int]:
     """{GEMM node: DEQUANTIZE node} of the pairs that fuse (module docstring); `taken`: nodes
-    already fused otherwise (epilogue producers and their roots)."""
+    already fused otherwise (the roots of epilogues)."""
     readers: dict[int, int] = {}
     for i in needed:
         for v in nodes[i].inputs:

@@ -288,3 +288,25 @@ def test_contrib_dequantize_linear(kind, device):
     got = gonnx.InferenceSession(model, device=device).run(None, feeds)[0]
     want = (x.astype(np.int64) - zero.astype(np.int64)[:, None]) * scale.astype(np.float64)[:, None]
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_fused_kernel_stores_a_residual_add(m, device):
+    """`residual + gemm(x, dequantize(w))`: the fused kernel is the epilogue's producer (one
+    dispatch, the weight never written), within GEMM's precision of the reference."""
+    rng = np.random.default_rng(m)
+    k, n, block = 64, 40, 32
+    blob = pack4(rng.integers(0, 16, (n, k)))
+    scales = rng.uniform(-0.1, 0.1, (n, k // block)).astype(np.float32)
+    x, r = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((m, n)).astype(np.float32)
+    g = dml.Graph(device)
+    xs, ws = g.input([m, k], dtype=np.float32, name="x"), g.input([n, k // 2], dtype=np.uint8, name="w")
+    ss, rs = g.input([n, k // block], dtype=np.float32, name="s"), g.input([m, n], dtype=np.float32, name="r")
+    y = dml.add(dml.gemm(xs, dml.dequantize(ws, ss, axis=1, block_size=block, bits=4), trans_b=True), rs)
+    op = g.compile([y])
+    assert op.dispatch_count == 1 and op.steps[0].compiled.name == "Fused(Dequantize>Gemm>ElementWiseAdd1)"
+    (got,) = op({"x": x, "w": blob, "s": scales, "r": r})
+    weight = reference.dequantize(blob, scales, axis=1, block_size=block, bits=4)
+    product = reference.gemm(x, weight, trans_b=True)
+    tolerance = gemm_op.tolerance(product, [x, weight], {"trans_b": True}) + 2.0**-24 * np.abs(product + r)
+    assert np.all(np.abs(got.astype(np.float64) - (product.astype(np.float64) + r)) <= tolerance)
