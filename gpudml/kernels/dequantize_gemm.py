@@ -41,6 +41,7 @@ from .dequantize import Dequantize
 from .elementwise import attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
+from .resample import f32_bits
 
 OPERANDS = "lib/gemm_dequantize.wgsl.j2"
 GEMV_WORKGROUP = 64
@@ -135,7 +136,7 @@ def _gemv(p: DequantizedGemm) -> KernelPlan:
                 "row_quads": dq.input.effective_strides[0] // 16,
                 "block_words": cols // dq.scale.sizes[1] // (8 if dq.bits == 4 else 4),
                 "scale_s": dq.scale.effective_strides, "a_base": 0, "c_m": lay.c_m, "c_n": lay.c_n,
-                "o_m": lay.o_m, "o_n": lay.o_n, "alpha": gemm._f32_bits(g.alpha), "beta": gemm._f32_bits(g.beta),
+                "o_m": lay.o_m, "o_n": lay.o_n, "alpha": f32_bits(g.alpha), "beta": f32_bits(g.beta),
                 "batch_sizes": lay.batch_sizes, "out_bs": lay.batch_strides[0], "a_bs": lay.batch_strides[1],
                 "b_bs": lay.batch_strides[2], "c_bs": lay.batch_strides[3]}
     params = {"rows": GEMV_ROWS, "bits": 32, "four": dq.bits == 4, "signed": dq.input.data_type.is_signed,
