@@ -23,7 +23,9 @@ Strategies:
   a 2-D GEMM of one row, FLOAT32, A contiguous along K, the DEQUANTIZE's input rows packed
   (stride 1 along a row, rows of whole 16-byte blocks), its blocks along the row whole
   16-byte blocks (block_size a multiple of 32 for 4 bits, 16 for 8), one scale per row
-  block (the scale's rows the output's columns), K within the loop budget.
+  block (the scale's rows the output's columns), K within the loop budget. Unmeasured on a GPU (no
+  device was lent): there a row per subgroup would spread K over lanes; the autotuner can time it
+  against `workgroup`.
 
 The GEMM's epilogue (alpha, C, its fused activation, a graph's element-wise steps in the
 store) applies in every strategy.
