@@ -68,6 +68,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .fusion_operand import BINDINGS as OPERAND_BINDINGS
+from .fusion_operand import SPEC as OPERAND_SPEC
+from .fusion_operand import FusedDequantizeGemmDesc, dequantized_operands, fused_desc
 from .kernels import elementwise
 from .kernels.base import Planner, ProblemPlanner
 from .kernels.builder import KernelPlan
@@ -451,12 +454,25 @@ def group_nodes(nodes, outputs, value_descs, max_bindings: int | None = None) ->
     materialized = set(value_descs) - virtual
     epilogues = _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual, computing,
                                     movement_node, materialized)
+    # GEMM -> the DEQUANTIZE of its B (fusion_operand): one kernel, an epilogue producer's too
+    operands = dequantized_operands(nodes, producer, needed, set(outputs), value_descs, max_bindings, set(epilogues))
+    for root, (p, made, tree) in list(epilogues.items()):
+        if p in operands:
+            if max_bindings is not None and OPERAND_BINDINGS + len(tree.inputs) - 1 > max_bindings:
+                del operands[p]  # (the DEQUANTIZE is written; the GEMM keeps its epilogue)
+                continue
+            desc, inputs = fused_desc(nodes[p], nodes[operands[p]])
+            epilogues[root] = (p, Group(desc, OPERAND_SPEC, inputs, made.outputs, (operands[p], p)), tree)
     stored = {p: root for root, (p, _, _) in epilogues.items()}  # producer -> the root its kernel stores
     groups = []
     for i in sorted(needed):
         node = nodes[i]
-        if i in stored:
-            continue  # its kernel is the root's group
+        if i in stored or i in operands.values():
+            continue  # its kernel is the root's group, or the GEMM's that reads its value
+        if i in operands:
+            desc, inputs = fused_desc(node, nodes[operands[i]])
+            groups.append(Group(desc, OPERAND_SPEC, inputs, tuple(node.outputs), (operands[i], i)))
+            continue
         if i in epilogues:
             groups.append(_epilogue_group(nodes, i, *epilogues[i]))
             continue
@@ -714,6 +730,8 @@ def _producer_spec(producer):
         return read_spec(producer)
     if isinstance(producer, FusedElementWiseReadDesc):
         return elementwise_spec(producer)
+    if isinstance(producer, FusedDequantizeGemmDesc):
+        return OPERAND_SPEC
     return spec_for(producer)
 
 

@@ -246,6 +246,15 @@ class MatrixTransform(DMLEnum, field="trans"):
     TRANSPOSE = 1
 
 
+class QuantizationType(DMLEnum, field="quantization_type"):
+    """DML_QUANTIZATION_TYPE (QUANTIZE, DEQUANTIZE; FL 6.3): what QuantizationTensors hold:
+    nothing (NONE), a scale (SCALE), a scale and a zero point (SCALE_ZERO_POINT)."""
+
+    NONE = 0
+    SCALE = 1
+    SCALE_ZERO_POINT = 2
+
+
 class ConvolutionMode(DMLEnum, field="mode"):
     """DML_CONVOLUTION_MODE: CONVOLUTION flips the filter along every spatial axis;
     CROSS_CORRELATION (what ML models mean by convolution) reads it as it is."""

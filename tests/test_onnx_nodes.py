@@ -197,7 +197,6 @@ NOT_DIRECTML = {
     "test_mod_mixed_sign_float64": "FLOAT64: not in the operator's support table",
     "test_quantizelinear_int16": "INT16: not in the operator's support table",
     "test_quantizelinear_uint16": "UINT16: not in the operator's support table",
-    "test_dequantizelinear_blocked": "blocked quantization",
     "test_quantizelinear_blocked_asymmetric": "blocked quantization",
     "test_quantizelinear_blocked_symmetric": "blocked quantization",
     "test_min_float64": "FLOAT64: not in the operator's support table",

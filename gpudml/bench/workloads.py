@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, W68-W70, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W63, W67-W70, float32 but W36-W39), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import gpudml as F
 
 from .. import reference
 from ..ops import convolution as convolution_op
+from ..ops import dequantize as dequantize_op
 from ..ops import gemm as gemm_op
 from ..ops import normalization as normalization_op
 from ..ops import slice1, spec_named
@@ -1124,6 +1125,9 @@ WORKLOADS = [
     # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
     Workload("W63", "LLaMA-shaped decoder (genai, GQA), 1 token after 31 cached (session + IO binding)",
              lambda d, r, q: _decode_step_case(q, r, d)),
+    # issue 47: 4-bit weights (W64-W66: the integer GEMMs and convolutions)
+    Workload("W67", "MatMulNBits [1,4096] x [4096,4096] 4-bit block 32 (decode; GB/s of the packed weight)",
+             lambda d, r, q: _nbits_case(q, r, d)),
     # issue 48: the pooling gradients (W68): max 3x3 /2 pad 1, the average 2x2 /2 beside it
     Workload("W68", "max_pooling_grad 3x3 /2 pad 1 [32,64,56,56] (+ average_pooling_grad 2x2 /2)",
              lambda d, r, q: _pool_grad_case(q, r, d)),
@@ -1134,6 +1138,58 @@ WORKLOADS = [
     Workload("W70", "CNN training step, batch 32 [32,1,8,8]: forward, gradients, 7 Adam steps",
              lambda d, r, q: _training_step_case(q, r, d)),
 ]
+
+
+def _nbits_onnx(k: int, n: int, block: int, blob, scales, zero) -> bytes | None:
+    """W67's onnxruntime counterpart: one com.microsoft MatMulNBits node (accuracy_level 0:
+    float32 products, as gpudml's), or None without onnx."""
+    try:
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
+    node = helper.make_node("MatMulNBits", ["x", "b", "scales", "zero_points"], ["output"], domain="com.microsoft",
+                            K=k, N=n, bits=4, block_size=block, accuracy_level=0)
+    graph = helper.make_graph([node], "MatMulNBits", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, n])],
+                              [numpy_helper.from_array(blob, "b"), numpy_helper.from_array(scales, "scales"),
+                               numpy_helper.from_array(zero, "zero_points")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _nbits_case(quick, rng, device) -> Case:
+    """W67: MatMulNBits at one token: y [1, N] = x [1, K] x W^T, W [N, K] 4-bit (UINT4, blocks
+    of 32 along K, a scale and a packed zero point per block), as the ONNX session runs it: a
+    graph of DEQUANTIZE and GEMM fused into one kernel reading the packed weight (the gemv
+    strategy, kernels/dequantize_gemm.py). Bandwidth-bound: its GB/s count the packed weight's
+    bytes (N K / 2) alone, beside the copy kernel's; checked within GEMM's documented
+    precision of the dequantized weight. Quick runs: 1024 x 1024."""
+    k = n = 1024 if quick else 4096
+    block = 32
+    w = rng.integers(0, 16, (n, k)).astype(np.uint8)
+    blob = dequantize_op.pack4(w)
+    scales = (2.0 ** rng.uniform(-9, -5, (n, k // block))).astype(np.float32)
+    zero = rng.integers(0, 16, (n, k // block)).astype(np.uint8)
+    zero_packed = dequantize_op.pack4(zero)
+    x = rng.standard_normal((1, k)).astype(np.float32)
+    g = F.Graph(device)
+    xs, ws = g.input([1, k], dtype=np.float32, name="x"), g.input([n, k // 2], dtype=np.uint8, name="w")
+    ss, zs = g.input([n, k // block], dtype=np.float32, name="s"), g.input([n, k // block // 2], dtype=np.uint8,
+                                                                          name="z")
+    y = F.gemm(xs, F.dequantize(ws, ss, zs, axis=1, block_size=block, bits=4), trans_b=True)
+    op = g.compile([y])
+    bound = {"x": device.tensor(x), "w": device.tensor(blob), "s": device.tensor(scales),
+             "z": device.tensor(zero_packed)}
+    weight = reference.dequantize(blob, scales, zero_packed, axis=1, block_size=block, bits=4)
+    expected = reference.gemm(x, weight, trans_b=True)
+    tolerance = gemm_op.tolerance(expected, [x, weight], {"trans_b": True})
+    model = _nbits_onnx(k, n, block, blob.reshape(n, k // block, block // 2), scales.reshape(-1),
+                        zero_packed.reshape(-1))
+    return Case(device_fn=lambda: op(bound, readback=False)[0], numpy_io_fn=None,
+                numpy_fn=lambda: x @ weight.T, expected=expected, logical_bytes=blob.nbytes,
+                ort=(model, {"x": x}), ort_expected=expected, compare=_within(tolerance), dispatches=op.dispatch_count)
 
 
 #: W59-W62 (issue 46): attention, [batch 1, 32 heads, sequence, head size 128]: prefill of

@@ -112,9 +112,9 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 47: quantized operators
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                                  "DynamicQuantizeLinear")},
-    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearAveragePool",
+    **{(MS, op): 47 for op in ("QuantizeLinear", "QLinearAdd", "QLinearAveragePool",
                                "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
-                               "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
+                               "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.

@@ -41,6 +41,7 @@ from ..tensor_desc import view_strides
 from . import sequences
 from .attention import ATTENTION_ROWS, ONNX_ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
+from .nbits import NBITS_ROWS, dequantize_linear
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
 
@@ -1940,7 +1941,9 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("Identity", "none: the same buffer", _identity, ()),
     Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
     Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",)),
-    Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR", _quantize, ("dequantize_linear",)),
+    Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR; from opset 21 (8- and 4-bit inputs, blocked) "
+            "DEQUANTIZE (opset 25's output_dtype: CAST)", functools.partial(dequantize_linear, linear=_quantize),
+            ("dequantize_linear", "dequantize", "cast")),
     # GEMM
     Mapping("MatMul", "GEMM (batched over the leading axes, broadcast by strides)", _matmul, ("gemm",)),
     Mapping("Gemm", "GEMM", _gemm, ("gemm",)),
@@ -2094,7 +2097,11 @@ FOLDED = {
 TABLE += tuple(Mapping(*r) for r in ONNX_ROWS + ONNX_ATTENTION_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
-CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS)
+_MS_DEQUANTIZE = ("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR (per tensor or per axis); 4-bit inputs: "
+                  "DEQUANTIZE", functools.partial(dequantize_linear, linear=_quantize, contrib=True),
+                  ("dequantize_linear", "dequantize"))
+CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS + NBITS_ROWS
+                                           + (_MS_DEQUANTIZE,))
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.

@@ -19,6 +19,7 @@ from . import (
     batch_normalization_training,
     convolution,
     cumulative,
+    dequantize,
     diagonal_matrix,
     elementwise,
     fill_value,
@@ -83,6 +84,7 @@ SPECS: tuple[OpSpec, ...] = (
     *pooling_grad.SPECS,
     *batch_normalization_training.SPECS,
     normalization.LRN_GRAD_SPEC,
+    dequantize.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -1,0 +1,162 @@
+"""A GEMM whose B is the value of a DEQUANTIZE (gpudml/fusion.py fuses the pair: ONNX Runtime's
+DirectML execution provider maps MatMulNBits to this graph): B's elements are dequantized in
+the GEMM's operand load, so that a 4-bit weight is never expanded in memory.
+
+Strategies:
+
+- `registers`, `workgroup`: the GEMM family's own kernels (kernels/gemm.py) with its operand
+  hook (`Problem.operands`): shaders/lib/gemm_dequantize.wgsl.j2 gives `b_load(col, k)`, which
+  reads B's element from the quantized bytes, the scale and the zero point of its block
+  (element reads: no 16-byte blocks of B). Every product and sum as the GEMM of the
+  dequantized value computes it (the same f32 value of each weight, the same order of k).
+- `gemv` (decode-shaped, M = 1: MatMulNBits at one token): one invocation per GEMV_ROWS
+  output columns walks their weight rows (the DEQUANTIZE's rows: B read transposed,
+  MatMulNBits' layout) a 16-byte block of each at a time (32 4-bit or 16 8-bit elements), A
+  as 16-byte blocks read once for all its rows, the scale and zero point once per block
+  of the quantization, so that the packed weight is read once, at bandwidth. Per block it
+  sums a_k (q_k - z) (the differences exact in f32) and adds that sum times the scale: the
+  scale's product once per block instead of once per weight (a reassociation of the
+  unfused GEMM's sum, within GEMM's documented precision). Measured on lavapipe (W67, 4096 x
+  4096, blocks of 32, GPU timestamps, the machine shared): 4 rows 16 ms, 8 rows 8.6 ms, 16
+  rows 31-35 ms (registers spill); the scale per weight 8.6 ms, per block 4.0 ms, beside a
+  copy of the 8 MB weight in 1.9 ms. Offered first (both adapter classes) where it applies:
+  a 2-D GEMM of one row, FLOAT32, A contiguous along K, the DEQUANTIZE's input rows packed
+  (stride 1 along a row, rows of whole 16-byte blocks), its blocks along the row whole
+  16-byte blocks (block_size a multiple of 32 for 4 bits, 16 for 8), one scale per row
+  block (the scale's rows the output's columns), K within the loop budget. Unmeasured on a GPU (no
+  device was lent): there a row per subgroup would spread K over lanes; the autotuner can time it
+  against `workgroup`.
+
+The GEMM's epilogue (alpha, C, its fused activation, a graph's element-wise steps in the
+store) applies in every strategy.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import InternalError, UnsupportedError
+from . import gemm
+from .base import LOOP_BUDGET, KernelFamily, element_bits
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .dequantize import Dequantize
+from .elementwise import attribute_uniforms
+from .epilogue import attach as attach_epilogue
+from .epilogue import check as check_epilogue
+from .resample import f32_bits
+
+OPERANDS = "lib/gemm_dequantize.wgsl.j2"
+GEMV_WORKGROUP = 64
+#: `gemv`: the weight rows (outputs) of one invocation, which share its reads of A.
+GEMV_ROWS = 8
+
+
+class DequantizedGemm(NamedTuple):
+    """`gemm`: the GEMM as the family sees it, B the DEQUANTIZE's 2-D value as the GEMM reads
+    it; `dequantize`: the DEQUANTIZE; `b_rows_n`: the GEMM reads it transposed (its row r is
+    the GEMM's column n)."""
+
+    gemm: gemm.Problem
+    dequantize: Dequantize
+    b_rows_n: bool
+
+
+def _operand_parts(p: DequantizedGemm) -> tuple[gemm.Problem, dict, tuple, dict]:
+    """(the GEMM problem with the dequantizing operands, its extra uniforms, inputs, params)."""
+    dq = p.dequantize
+    out = dq.output
+    has_c = p.gemm.c is not None
+    uniforms = {"dq_in": dq.input.effective_strides, "dq_scale_s": dq.scale.effective_strides,
+                "dq_ratio": tuple(n // s for n, s in zip(out.sizes, dq.scale.sizes, strict=True))}
+    inputs = (input_buffer(2 + has_c, "dq_scale"),)
+    if dq.zero_point is not None:
+        uniforms["dq_zero_s"] = dq.zero_point.effective_strides
+        inputs += (input_buffer(3 + has_c, "dq_zero"),)
+    params = {"four": dq.bits == 4, "signed": dq.input.data_type.is_signed, "zero": dq.zero_point is not None,
+              "zero_packed": dq.zero_packed, "b_rows_n": p.b_rows_n, "scale_bits": element_bits(dq.scale)}
+    problem = gemm.Problem(p.gemm.op, p.gemm.a, p.gemm.b, p.gemm.c, p.gemm.output, p.gemm.alpha, p.gemm.beta,
+                           p.gemm.activation, p.gemm.activation_attributes, OPERANDS)
+    return problem, uniforms, inputs, params
+
+
+def gemv_fits(p: DequantizedGemm) -> bool:
+    """Does the `gemv` strategy apply (module docstring)?"""
+    g, dq = p.gemm, p.dequantize
+    if g.output.rank != 2 or g.output.sizes[0] != 1 or not p.b_rows_n or element_bits(g.output) != 32:
+        return False
+    if g.a.effective_strides[-1] != 1 or g.a.data_type.size != 4:
+        return False
+    rows, cols = dq.output.sizes
+    per_word = 8 if dq.bits == 4 else 4
+    in_s = dq.input.effective_strides
+    ratio_r, ratio_c = rows // dq.scale.sizes[0], cols // dq.scale.sizes[1]
+    return (in_s[1] == 1 and in_s[0] % 16 == 0 and cols % per_word == 0 and ratio_c % (4 * per_word) == 0
+            and ratio_r == 1 and cols // per_word + cols // ratio_c + 64 < LOOP_BUDGET
+            and g.a.buffer_bytes >= 16)
+
+
+class DequantizedGemmFamily(KernelFamily):
+    """`gemv` (M = 1, where it fits), `registers` and `workgroup` (the GEMM family's, through
+    its operand hook), with the GEMM's store epilogue."""
+
+    strategies = ("gemv",) + gemm.STRATEGIES
+    options = gemm.OPTIONS
+    epilogue = True
+
+    def strategies_for(self, p: DequantizedGemm, caps, **options) -> tuple[str, ...]:
+        if element_bits(p.dequantize.output) != element_bits(p.gemm.output):
+            raise UnsupportedError(f"{p.gemm.op}: a DEQUANTIZE of another type than the GEMM's")
+        problem, *_ = _operand_parts(p)
+        own = gemm.strategies_for(problem, caps, **options)
+        return (("gemv",) if gemv_fits(p) and not options else ()) + own
+
+    def plan(self, p: DequantizedGemm, caps, strategy: str, **options) -> KernelPlan:
+        if strategy == "gemv":
+            if not gemv_fits(p) or options:
+                raise InternalError(f"{p.gemm.op}: strategy gemv cannot run {p}")
+            return _gemv(p)
+        problem, uniforms, inputs, params = _operand_parts(p)
+        return gemm.plan(problem, caps, strategy, extra_uniforms=uniforms, extra_inputs=inputs,
+                         extra_params=params, **options)
+
+    def variants(self, p: DequantizedGemm, caps, strategy: str) -> tuple[dict, ...]:
+        return () if strategy == "gemv" else gemm.variants(_operand_parts(p)[0], caps, strategy)
+
+    def plan_with_epilogue(self, p: DequantizedGemm, caps, strategy: str, epilogue) -> KernelPlan:
+        check_epilogue(epilogue, p.gemm.output)
+        own = 2 + (p.gemm.c is not None) + 1 + (p.dequantize.zero_point is not None)
+        return attach_epilogue(self.plan(p, caps, strategy), epilogue, own)
+
+
+def _gemv(p: DequantizedGemm) -> KernelPlan:
+    """One invocation per output column (module docstring)."""
+    g, dq = p.gemm, p.dequantize
+    rows, cols = dq.output.sizes
+    lay = gemm.layout(g)
+    has_c = g.c is not None
+    uniforms = {"n": rows, "words": cols // (8 if dq.bits == 4 else 4),
+                "row_quads": dq.input.effective_strides[0] // 16,
+                "block_words": cols // dq.scale.sizes[1] // (8 if dq.bits == 4 else 4),
+                "scale_s": dq.scale.effective_strides, "a_base": 0, "c_m": lay.c_m, "c_n": lay.c_n,
+                "o_m": lay.o_m, "o_n": lay.o_n, "alpha": f32_bits(g.alpha), "beta": f32_bits(g.beta),
+                "batch_sizes": lay.batch_sizes, "out_bs": lay.batch_strides[0], "a_bs": lay.batch_strides[1],
+                "b_bs": lay.batch_strides[2], "c_bs": lay.batch_strides[3]}
+    params = {"rows": GEMV_ROWS, "bits": 32, "four": dq.bits == 4, "signed": dq.input.data_type.is_signed,
+              "zero": dq.zero_point is not None, "zero_packed": dq.zero_packed, "scale_bits": element_bits(dq.scale),
+              "has_c": has_c, "activation": g.activation or "", "batch_rank": len(lay.batch_sizes)}
+    act_uniforms, act_attrs = attribute_uniforms("act_", g.activation_attributes, "float", 32)
+    uniforms.update(act_uniforms)
+    params["activation_attributes"] = act_attrs
+    buffers = [output_buffer(0, "output", 32, "stores"), input_buffer(0, "a_vec", "blocks"),
+               input_buffer(1, "b_vec", "blocks"),
+               input_buffer(2 + has_c, "dq_scale")]
+    if dq.zero_point is not None:
+        uniforms["zero_s"] = dq.zero_point.effective_strides
+        buffers.append(input_buffer(3 + has_c, "dq_zero"))
+    if has_c:
+        buffers.append(input_buffer(2, "c"))
+    return KernelPlan((Dispatch("dequantize_gemv.wgsl.j2", params, tuple(buffers), uniforms, -(-rows // GEMV_ROWS),
+                                GEMV_WORKGROUP),))
+
+
+FAMILY = DequantizedGemmFamily()

@@ -1,0 +1,149 @@
+"""DequantizeLinear (blocked, INT4/UINT4) and com.microsoft's MatMulNBits as ONNX Runtime's
+DirectML execution provider maps them (DmlOperatorQuantization21.cpp, DmlOperatorMatMulNBits.cpp):
+DML_OPERATOR_DEQUANTIZE (gpudml/ops/dequantize.py), and for MatMulNBits a DEQUANTIZE of the
+weight feeding a GEMM (TransB) in one DirectML graph, which gpudml's graph fusion runs as one
+GEMM kernel reading the 4-bit weight (gpudml/fusion.py: the GEMM's B operand dequantized in its
+load; the weight is never expanded in memory).
+
+Where gpudml differs from the provider, and why:
+
+- MatMulNBits without zero_points: the contrib op's definition and onnxruntime's CPU kernel
+  take 2^(bits - 1) (8 for 4 bits); the provider hands DEQUANTIZE no zero point (0). gpudml
+  gives DEQUANTIZE the zero point 8 (the CPU provider's results, which symmetric models from
+  onnxruntime's MatMulNBitsQuantizer need).
+- MatMulNBits' optional g_idx (act-order) and a float zero point (zero_points of A's type)
+  are refused (NotMapped, with the reason): DEQUANTIZE takes blocks in order and an integer
+  zero point; the provider has neither either (it reads input 3 as a UINT4/UINT8 zero point
+  and takes no input past it). Its `bias` (input 5) is added after the GEMM (ELEMENT_WISE_ADD).
+  accuracy_level is ignored, as the provider ignores it (float32 products and sums).
+- 4-bit tensors: gpudml takes them as bytes (two elements a byte, low nibble first): a
+  constant's (an initializer's) ml_dtypes int4/uint4 values are packed on the host; a 4-bit
+  graph input is refused (the session's feeds have no 4-bit type).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from ..graph import Expression
+from ..ops.dequantize import check_scale_values, pack4
+from .values import NotMapped, as_expr, dtype_of, rank, reshape
+
+FOUR_BIT = ("int4", "uint4")
+
+
+def _four_bit(x) -> bool:
+    return dtype_of(x).name in FOUR_BIT
+
+
+def _host_scale(scale, where: str) -> None:
+    """Scales known at build time (initializers): finite and not zero (gpudml's rule: ops/dequantize.py)."""
+    if not isinstance(scale, Expression):
+        check_scale_values(scale, where)
+
+
+def _as_bytes(x, field: str):
+    """A constant 4-bit tensor as its bytes (pack4: the last axis of even size), INT8 for INT4,
+    UINT8 for UINT4."""
+    if isinstance(x, Expression):
+        raise NotMapped(f"a 4-bit {field} that is not a constant: gpudml takes 4-bit tensors as their bytes, and "
+                        f"a session's feeds have no 4-bit type")
+    x = np.asarray(x)
+    if x.ndim == 0 or x.shape[-1] % 2:
+        raise NotMapped(f"a 4-bit {field} of shape {list(x.shape)}: gpudml packs 4-bit rows two elements a byte and "
+                        f"takes an even last axis")
+    return pack4(x.astype(np.int64)).view(np.int8 if dtype_of(x).name == "int4" else np.uint8)
+
+
+def _zero_bytes(zero):
+    """A 4-bit zero point, one element a byte (DEQUANTIZE reads the low nibble), as INT8/UINT8."""
+    if isinstance(zero, Expression):
+        raise NotMapped("a 4-bit zero point that is not a constant (a session's feeds have no 4-bit type)")
+    z = np.asarray(zero)
+    return z.astype(np.int64).astype(np.int8 if z.dtype.name == "int4" else np.uint8)
+
+
+def dequantize_linear(ctx, n, linear, contrib: bool = False):
+    """DequantizeLinear: from opset 21 (blocked, 4-bit: DmlOperatorQuantization21) DEQUANTIZE for
+    8- and 4-bit inputs; before it, and for 16/32-bit inputs, `linear` (ELEMENT_WISE_DEQUANTIZE_LINEAR).
+    com.microsoft's (`contrib`: per tensor or per axis, as ONNX's opset 13) takes `linear` but for
+    4-bit inputs."""
+    x, scale, zero = n.inputs[0], n.inputs[1], n.input(2)
+    block = n.attr("block_size", 0)
+    four = _four_bit(x)
+    eight = dtype_of(x) in (np.dtype(np.int8), np.dtype(np.uint8))
+    if not four and not (eight and not contrib and (n.opset >= 21 or block)):
+        if block:
+            raise NotMapped(f"blocked dequantization of {dtype_of(x)}: DEQUANTIZE takes 8- and 4-bit inputs")
+        return linear(ctx, n)
+    _host_scale(scale, f"{n.name or 'DequantizeLinear'}: x_scale")
+    bits = 8
+    if four:
+        x, bits = _as_bytes(x, "DequantizeLinear input"), 4
+        zero = None if zero is None else _zero_bytes(zero)
+    x = as_expr(ctx, x)
+    sizes = list(np.shape(scale)) if not isinstance(scale, Expression) else list(scale.shape)
+    axis = n.attr("axis", 1) if (len(sizes) >= 1 and int(np.prod(sizes)) > 1) or block else None
+    scale = as_expr(ctx, scale)
+    zero = None if zero is None else as_expr(ctx, zero)
+    y = ctx.fn("dequantize")(x, scale, zero, axis=axis, block_size=block or None, bits=bits)
+    to = n.attr("output_dtype", 0)  # (opset 25: the output's type where it is not the scale's; CAST)
+    if to and onnx.helper.tensor_dtype_to_np_dtype(to) != dtype_of(y):
+        y = ctx.fn("cast")(y, onnx.helper.tensor_dtype_to_np_dtype(to))
+    return [y]
+
+
+def matmul_nbits(ctx, n):
+    """MatMulNBits: Y = A x dequantize(B)^T (+ bias), B [N, K] in blocks of block_size along K,
+    as the provider's graph of DEQUANTIZE and GEMM (TransB); the module docstring for its zero
+    point, g_idx and bias."""
+    a, blob, scales = n.inputs[0], n.inputs[1], n.inputs[2]
+    zero, g_idx = n.input(3), n.input(4)
+    bias = n.input(5) if len(n.inputs) > 5 else None
+    k, cols, bits, block = n.attr("K"), n.attr("N"), n.attr("bits", 4), n.attr("block_size")
+    if bits not in (4, 8):
+        raise NotMapped(f"MatMulNBits bits={bits}: the provider runs 4 and 8 bits")
+    if g_idx is not None:
+        raise NotMapped("MatMulNBits g_idx (act-order): DEQUANTIZE takes K's blocks in order, and the provider "
+                        "reads no input past zero_points")
+    if zero is not None and dtype_of(zero).kind == "f":
+        raise NotMapped("MatMulNBits with float zero_points: DEQUANTIZE takes an integer zero point (the provider "
+                        "reads zero_points as UINT4/UINT8)")
+    if not block or k % block:
+        raise NotMapped(f"MatMulNBits K={k}, block_size={block}: gpudml takes K a multiple of block_size "
+                        f"(DEQUANTIZE's blocks divide the axis)")
+    blocks = k // block
+    _host_scale(scales, f"{n.name or 'MatMulNBits'}: scales")
+    per_byte = 8 // bits
+    w = reshape(ctx, as_expr(ctx, blob), [cols, k // per_byte])
+    s = reshape(ctx, as_expr(ctx, scales), [cols, blocks])
+    if zero is None:
+        z = np.full([cols, blocks], 1 << (bits - 1), np.uint8)
+    elif isinstance(zero, Expression):
+        if bits == 4 and blocks % 2:
+            raise NotMapped("MatMulNBits with zero_points computed at run time and an odd block count: each row's "
+                            "last half byte pads (gpudml takes runtime zero points packed whole)")
+        z = reshape(ctx, zero, [cols, blocks // per_byte])
+    else:
+        z = np.asarray(zero).view(np.uint8).reshape(cols, -1)
+        if bits == 4:  # each row's zero points, two a byte (the last half byte padding an odd count)
+            z = np.stack([z & 0xF, z >> 4], axis=-1).reshape(cols, -1)[:, :blocks].astype(np.uint8)
+    weight = ctx.fn("dequantize")(w, s, as_expr(ctx, z), axis=1, block_size=block, bits=bits)
+    x = as_expr(ctx, a)
+    lead = list(x.shape[:-1])
+    rows = int(np.prod(lead)) if lead else 1
+    y = ctx.fn("gemm")(reshape(ctx, x, [rows, k]), weight, trans_b=True)
+    if bias is not None:
+        y = ctx.fn("add")(y, reshape(ctx, as_expr(ctx, bias), [1, cols]))
+    return [reshape(ctx, y, lead + [cols]) if rank(x) != 2 else y]
+
+
+#: Contrib rows (domain com.microsoft), as mapping.CONTRIB_ROWS: (op, DirectML, build, needs).
+NBITS_ROWS: tuple[tuple, ...] = (
+    ("MatMulNBits", "DEQUANTIZE (the weight: UINT4/UINT8 blocks of block_size along K, a zero point of 2^(bits-1) "
+     "where none is given), GEMM (TransB; fused: the weight dequantized in the GEMM's operand load); bias: "
+     "ELEMENT_WISE_ADD", matmul_nbits, ("dequantize", "gemm", "add")),
+)
+
+__all__ = ["NBITS_ROWS", "dequantize_linear", "matmul_nbits"]
