@@ -46,7 +46,9 @@ element's offset is its index for every tensor the kernel reads (those read thro
 own strides at the element's coordinates, broadcast included); every tensor of the kernel
 and the value are at most 32 bits wide (no FLOAT64 step, no 64-bit integers: a producer's
 kernel picks its own 64-bit representation; ArgMax's default INT64 output is not fused);
-and the producer's kernel with the epilogue's tensors fits the adapter's storage bindings.
+and the producer's kernel with the epilogue's tensors fits the adapter's storage bindings;
+and no step of the kernel is one NOT_IN_STORE lists (QUANTIZE_LINEAR: its element-wise
+kernel is written instead).
 One producer per kernel (the first input that qualifies: `add(gemm1, gemm2)` runs in
 gemm1's store, gemm2 is written).
 
@@ -820,6 +822,14 @@ def _inner(name: str) -> str:
     return name[len("Fused("):-1] if name.startswith("Fused(") else name
 
 
+#: Element-wise operators whose steps never run in a producer's store: QUANTIZE_LINEAR's exact
+#: round(x / scale) (a long division: tens of instructions) inlined in every store of a GEMM's
+#: or convolution's register tile (128 outputs an invocation) made one kernel that LLVM-based
+#: adapters (lavapipe, llvmpipe) compiled in minutes; its element-wise kernel compiles in a
+#: second, at the cost of one dispatch and the producer's float value written and read again.
+NOT_IN_STORE = frozenset({"quantize_linear"})
+
+
 def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindings, virtual: set, computing: set,
                         movement_node, materialized: set) -> dict[int, tuple[int, Group, Group]]:
     """{element-wise root node: (the node whose kernel computes the root's nodes in its
@@ -841,7 +851,8 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
         if not _is_elementwise(node) or node.outputs[0] in virtual or not _problem(node).output.is_packed:
             continue
         tree = _expression_group(nodes, producer, virtual, movement_node, root, value_descs)
-        if tree.desc.paths or tree.desc.moves or any(_wide(nodes[i]) for i in tree.nodes):
+        if tree.desc.paths or tree.desc.moves or any(_wide(nodes[i]) or nodes[i].spec.key in NOT_IN_STORE
+                                                     for i in tree.nodes):
             continue
         for v, read in zip(tree.inputs, tree.desc.input_tensors):
             p = producer.get(v)

@@ -373,11 +373,12 @@ def scripted_models() -> dict[str, tuple[torch.jit.ScriptModule, tuple, list[str
     return {name: (torch.jit.script(m.eval()), args, ins, outs) for name, (m, args, ins, outs) in built.items()}
 
 
-def export_torchscript(model: nn.Module, args: tuple, input_names: list[str], output_names: list[str]) -> bytes:
+def export_torchscript(model: nn.Module, args: tuple, input_names: list[str], output_names: list[str],
+                       opset: int = OPSET) -> bytes:
     """The TorchScript exporter's file (dynamo=False): how scripted control flow and
     torchvision's detection models are exported."""
     buffer = io.BytesIO()
-    torch.onnx.export(model, args, buffer, dynamo=False, opset_version=OPSET, input_names=input_names,
+    torch.onnx.export(model, args, buffer, dynamo=False, opset_version=opset, input_names=input_names,
                       output_names=output_names)
     return stamped(buffer.getvalue(), "export_models.py")
 

@@ -548,7 +548,11 @@ class _Built:
         generated = derived and proto.op_type in mapping.GENERATORS  # (a generator node, as the provider runs it)
         if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
                 and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM and not generated:
-            return _fold(proto, inputs, s.opset, outer)
+            try:
+                return _fold(proto, inputs, s.opset, outer)
+            except NoHostImplementation:  # (run on the device as any node: its constant inputs uploaded)
+                if proto.op_type not in mapping.BY_TYPE:
+                    raise
         if proto.op_type in analysis.CONTROL_FLOW:  # (Loop, Scan) run at run time, iteration by iteration
             control.check_trips(self, proto, inputs)
             return _Control(proto, path)
@@ -1271,10 +1275,43 @@ def _fold_empty(proto, inputs: list) -> list | None:
     return None
 
 
+#: Operators whose older versions onnx's reference evaluator (1.23) has no implementation of,
+#: folded by its implementation of a later version that computes the same for every input the
+#: older schema admits (ONNX's Changelog): DequantizeLinear-10 and -13 (what onnxruntime's
+#: quantization tool writes at opsets below 19) by -19, which added float8 inputs and
+#: float16/bfloat16 scales only.
+FOLD_AS = {"DequantizeLinear": 19}
+
+
+class NoHostImplementation(NotMapped):
+    """onnx's reference evaluator has no implementation of the node's operator at its version:
+    the node is not folded on the host but run on the device (its constant inputs uploaded)."""
+
+
+def _host_implemented(proto, opset: int) -> bool:
+    """Whether onnx's reference evaluator implements `proto`'s operator at `opset` (a function
+    operator, expanded by the evaluator, counts; a contrib domain does not)."""
+    from onnx.reference.ops import load_op
+
+    if proto.domain not in ("", "ai.onnx"):
+        return False
+    try:
+        load_op("", proto.op_type, opset)
+    except Exception:  # noqa: BLE001 (the evaluator's own error for "no implementation")
+        schema = onnx.defs.get_schema(proto.op_type, opset) if onnx.defs.has(proto.op_type) else None
+        return schema is not None and schema.has_function
+    return True
+
+
 def _fold(proto, inputs: list, opset: int, outer: dict | None = None) -> list:
     """A node whose inputs are all known, evaluated on the host (onnx's reference evaluator);
-    `outer`: the values of the enclosing graph its subgraphs read (Loop, Scan), by name."""
+    `outer`: the values of the enclosing graph its subgraphs read (Loop, Scan), by name.
+    NoHostImplementation where the evaluator has no implementation of it (FOLD_AS aside)."""
     from onnx.reference import ReferenceEvaluator
+
+    opset = max(opset, FOLD_AS.get(proto.op_type, 0)) if proto.domain in ("", "ai.onnx") else opset
+    if not _host_implemented(proto, opset):
+        raise NoHostImplementation(f"onnx's reference evaluator has no {proto.op_type} at opset {opset}")
 
     outer = outer or {}
     empty = _fold_empty(proto, inputs)

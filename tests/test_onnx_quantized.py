@@ -1,0 +1,140 @@
+"""Quantized ONNX models through gpudml.onnx.InferenceSession, against onnxruntime's CPU provider.
+
+Host folding that does not depend on onnx's reference evaluator's opset coverage (a constant
+DequantizeLinear before opset 19, what onnxruntime's quantization tool writes at opset 17; a
+constant node the evaluator has no implementation of runs on the device); QuantizeLinear kept
+out of a GEMM's or convolution's store (fusion.NOT_IN_STORE: inlined in a register tile's
+every store it made kernels that LLVM-based adapters compiled for minutes); and the QDQ models
+of tests/data/models/quantized/ (scripts/export_quantized.py) run as written.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+import gpudml as dml
+import gpudml.onnx as gonnx
+from gpudml.graph import Graph
+
+ort = pytest.importorskip("onnxruntime")
+
+QUANTIZED = Path(__file__).parent / "data" / "models" / "quantized"
+
+
+def _model(nodes, inputs, outputs, initializers, opset: int) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def _ort(model, feeds, level=None):
+    options = ort.SessionOptions()
+    if level is not None:
+        options.graph_optimization_level = level
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+@pytest.mark.parametrize("opset", [10, 13, 17, 19, 21])
+def test_constant_dequantize_folds_at_every_opset(opset, device):
+    """DequantizeLinear of an initializer (a QDQ model's weights) is folded on the host at
+    every opset: onnx's reference evaluator has no DequantizeLinear before 19 (session.FOLD_AS)."""
+    rng = np.random.default_rng(opset)
+    w = rng.integers(-128, 128, (16, 8), dtype=np.int8)
+    axis = {} if opset < 13 else {"axis": 1}
+    scale = np.float32(0.02) if opset < 13 else rng.uniform(0.01, 0.05, 8).astype(np.float32)
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"], **axis),
+             helper.make_node("MatMul", ["x", "wf"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 16])],
+                   [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 8])],
+                   [numpy_helper.from_array(w, "w"), numpy_helper.from_array(scale, "s")], opset)
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    session = gonnx.InferenceSession(model, device=device)
+    # (onnxruntime's optimizations off: at its default level its CPU provider rewrites the
+    # DequantizeLinear-MatMul pair into an integer product of x quantized: 1% apart)
+    (got,), (want,) = session.run(None, {"x": x}), _ort(model, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    np.testing.assert_allclose(got, want, rtol=0, atol=gonnx.session.TOLERANCE * np.abs(want).max())
+    assert session.dispatch_count == 1  # the MatMul alone: the dequantized weights are a constant
+
+
+def test_constant_node_without_host_implementation_runs_on_device(device):
+    """A node whose inputs are all constants and which onnx's reference evaluator cannot run
+    (GlobalLpPool: no implementation at any version) runs on the device instead of refusing
+    the model."""
+    c = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    nodes = [helper.make_node("GlobalLpPool", ["c"], ["p"], p=2), helper.make_node("Add", ["x", "p"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 1, 1])],
+                   [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 1, 1])],
+                   [numpy_helper.from_array(c, "c")], 17)
+    x = np.ones((1, 3, 1, 1), np.float32)
+    got = gonnx.InferenceSession(model, device=device).run(None, {"x": x})[0]
+    want = x + np.sqrt((c.astype(np.float64) ** 2).sum(axis=(2, 3), keepdims=True))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("producer", ["gemm", "convolution"])
+def test_quantize_linear_not_fused_into_a_store(producer, device):
+    """GEMM/convolution then QuantizeLinear: two kernels (the quantization's own element-wise
+    kernel), whose bytes equal the unfused graph's; the graph compiles and runs in seconds."""
+    rng = np.random.default_rng(1)
+    graph = Graph(device)
+    if producer == "gemm":
+        a = rng.standard_normal((24, 40)).astype(np.float32)
+        x = graph.input(a.shape, np.float32, "x")
+        value = dml.gemm(x, graph.constant(rng.standard_normal((40, 16)).astype(np.float32)))
+    else:
+        a = rng.standard_normal((1, 8, 12, 12)).astype(np.float32)
+        x = graph.input(a.shape, np.float32, "x")
+        value = dml.convolution(x, graph.constant(rng.standard_normal((8, 8, 3, 3)).astype(np.float32)),
+                                start_padding=[1, 1], end_padding=[1, 1])
+    y = dml.quantize_linear(value, graph.constant(np.array([0.07], np.float32)), graph.constant(np.array([3], np.int8)))
+    fused, unfused = graph.compile([y]), graph.compile([y], fuse=False)
+    assert fused.dispatch_count == 2 and [s.name for s in fused.steps][1] == "ElementWiseQuantizeLinear"
+    got, want = fused({"x": a})[0], unfused({"x": a})[0]
+    assert got.dtype == np.int8 and np.array_equal(got, want)
+    assert len(np.unique(got)) > 20  # (values spread over the int8 range: not all saturated or zero)
+
+
+def _load(name: str) -> onnx.ModelProto:
+    return onnx.load_from_string(gzip.decompress((QUANTIZED / f"{name}.onnx.gz").read_bytes()))
+
+
+def _image(seed: int = 7) -> np.ndarray:
+    return np.random.default_rng(seed).random((1, 3, 64, 64), dtype=np.float32)
+
+
+@pytest.mark.slow
+def test_qdq_resnet18_as_written(device):
+    """onnxruntime's quantize_static QDQ ResNet-18 at opset 17 (int8 activations, per-channel
+    weights), every QuantizeLinear/DequantizeLinear run as written, against onnxruntime's CPU
+    provider with its graph optimizations off (the same arithmetic: float operators between the
+    pairs). A float operator's result that lands within rounding of a half step of the next
+    QuantizeLinear's scale may round to the neighbouring level (the sums' order differs):
+    the logits agree within a few steps of the output's scale."""
+    model = _load("resnet18_qdq")
+    x = _image()
+    session = gonnx.InferenceSession(model, device=device)
+    got = session.run(None, {"x": x})[0]
+    want = _ort(model, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
+    step = _output_step(model)
+    assert np.abs(got - want).max() <= 4 * step, (np.abs(got - want).max(), step)
+    assert np.argmax(got) == np.argmax(want)
+
+
+def _output_step(model) -> float:
+    """The scale of the last DequantizeLinear before the graph's output (one quantization step
+    of the logits)."""
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producers = {o: n for n in model.graph.node for o in n.output}
+    node = producers[model.graph.output[0].name]
+    while node.op_type != "DequantizeLinear":
+        node = producers[node.input[0]]
+    return float(inits[node.input[1]])
