@@ -111,6 +111,8 @@ class _Graph:
         if len(node.input) > 2 and node.input[2]:
             return node.input[2]
         name = f"{node.output[0]}_gpudml_zero_point"
+        if name in self.constants:  # (made for an earlier rule's try)
+            return name
         self.constants[name] = np.zeros((), helper.tensor_dtype_to_np_dtype(self.quant_type(node)))
         added.append(numpy_helper.from_array(self.constants[name], name))
         return name
