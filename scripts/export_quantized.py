@@ -14,6 +14,9 @@ TorchScript-based exporter at opset 17 (what most published quantized models car
   (QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm);
 - mobilenet_v2_qop: torchvision's MobileNetV2 (10 classes) through `quantize_static`, QOperator
   format, uint8 activations and weights per tensor (the tool's format of its first versions);
+- mobilenet_v2_qdq: MobileNetV2 through `quantize_static` in the QDQ format, uint8 activations
+  and int8 weights per channel (the groups DirectML's provider fuses into QLinearConv: x86-64
+  fuses uint8 activations only);
 - bert_dynamic: tests/data/models/bert.onnx (scripts/export_transformers.py) through
   `quantize_dynamic` (DynamicQuantizeLinear and MatMulInteger around each MatMul with a
   constant weight).
@@ -105,6 +108,7 @@ def models() -> dict:
         "resnet18_qdq": lambda: _static(_float_model("resnet18"), "QDQ", True, "QInt8", "QInt8"),
         "resnet18_qop": lambda: _static(_float_model("resnet18"), "QOperator", True, "QUInt8", "QInt8"),
         "mobilenet_v2_qop": lambda: _static(_float_model("mobilenet_v2"), "QOperator", False, "QUInt8", "QUInt8"),
+        "mobilenet_v2_qdq": lambda: _static(_float_model("mobilenet_v2"), "QDQ", True, "QUInt8", "QInt8"),
         "bert_dynamic": lambda: _dynamic(ROOT / "tests" / "data" / "models" / "bert.onnx"),
     }
 

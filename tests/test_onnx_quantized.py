@@ -138,3 +138,55 @@ def _output_step(model) -> float:
     while node.op_type != "DequantizeLinear":
         node = producers[node.input[0]]
     return float(inits[node.input[1]])
+
+
+# ------------------------------------------------------------- QDQ groups as the provider gets them
+def _qdq_pool_model(same_params: bool = True) -> onnx.ModelProto:
+    """x -> Q -> DQ -> MaxPool -> Q -> DQ -> ArgMax over the channels, and the pooled values."""
+    out_scale = 0.05 if same_params else 0.06
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+             helper.make_node("MaxPool", ["xd"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("QuantizeLinear", ["p", "s2", "z"], ["pq"]),
+             helper.make_node("DequantizeLinear", ["pq", "s2", "z"], ["y"]),
+             helper.make_node("DequantizeLinear", ["pq", "s2", "z"], ["pd"]),
+             helper.make_node("ArgMax", ["pd"], ["best"], axis=1)]
+    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.float32(out_scale), "s2"),
+             numpy_helper.from_array(np.uint8(128), "z")]
+    return _model(nodes, [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4, 6, 6])],
+                  [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4, 3, 3]),
+                   helper.make_tensor_value_info("best", onnx.TensorProto.INT64, [1, 1, 3, 3])], inits, 17)
+
+
+def test_qdq_drop_rules_run_on_the_integers(device):
+    """DQ -> MaxPool -> Q with one scale and zero point runs MaxPool on the integers; DQ ->
+    ArgMax reads them: the results equal the model run as written (onnxruntime, optimizations
+    off) exactly; a group whose scales differ stays as written."""
+    from gpudml.onnx import qdq
+
+    model = _qdq_pool_model()
+    fused = qdq.fuse(model)
+    ops = [n.op_type for n in fused.graph.node]
+    assert ops == ["QuantizeLinear", "MaxPool", "DequantizeLinear", "ArgMax"], ops
+    x = np.random.default_rng(3).standard_normal((1, 4, 6, 6)).astype(np.float32) * 3
+    want = _ort(model, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    for options in (None, gonnx.SessionOptions(graph_optimization_level=gonnx.GraphOptimizationLevel.ORT_DISABLE_ALL)):
+        got = gonnx.InferenceSession(model, options, device=device).run(None, {"x": x})
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert [n.op_type for n in qdq.fuse(_qdq_pool_model(same_params=False)).graph.node].count("MaxPool") == 1
+    assert len(qdq.fuse(_qdq_pool_model(same_params=False)).graph.node) == 6  # (only ArgMax's DQ dropped)
+
+
+def test_qdq_int8_conv_stays_float_unless_allowed():
+    """An INT8-activation DQ -> Conv -> Q group is not rewritten by default (onnxruntime's
+    QDQIsInt8Allowed() is false on x86-64, where DirectML's provider runs), and the session
+    config entry turns the rule on (QLinearConv where gpudml maps it)."""
+    from gpudml.onnx import mapping, qdq
+
+    model = _load("resnet18_qdq")
+    assert [n.op_type for n in qdq.fuse(model).graph.node].count("Conv") == 20
+    allowed = gonnx.SessionOptions()
+    allowed.add_session_config_entry(qdq.INT8_ALLOWED_KEY, "1")
+    convs = [n.op_type for n in qdq.fuse(model, qdq.int8_allowed(allowed)).graph.node].count("Conv")
+    assert convs == (0 if mapping.row("QLinearConv", "") is not None else 20)
+    assert not qdq.int8_allowed(gonnx.SessionOptions()) and not qdq.int8_allowed(None)

@@ -49,9 +49,11 @@ class ExecutionMode(enum.IntEnum):
 @dataclass
 class SessionOptions:
     """onnxruntime.SessionOptions' attributes, for code that builds its options without
-    onnxruntime installed. Honoured: `graph_optimization_level` (ORT_DISABLE_ALL: no fusion),
-    `enable_profiling` and `profile_file_prefix` (gpudml's profiler; `end_profiling()` writes
-    the file). The others are accepted and kept (docs/onnx.md says why each has no effect)."""
+    onnxruntime installed. Honoured: `graph_optimization_level` (ORT_DISABLE_ALL: no fusion;
+    below ORT_ENABLE_EXTENDED: QDQ groups run as written, gpudml/onnx/qdq.py), `enable_profiling`
+    and `profile_file_prefix` (gpudml's profiler; `end_profiling()` writes the file), and the
+    session config entry "session.qdqisint8allowed" (qdq.INT8_ALLOWED_KEY). The others are
+    accepted and kept (docs/onnx.md says why each has no effect)."""
 
     graph_optimization_level: GraphOptimizationLevel = GraphOptimizationLevel.ORT_ENABLE_ALL
     enable_profiling: bool = False
@@ -70,7 +72,8 @@ class SessionOptions:
     _config: dict = field(default_factory=dict, repr=False)
 
     def add_session_config_entry(self, key: str, value: str) -> None:
-        """Kept (get_session_config_entry gives it back); no entry changes what gpudml does."""
+        """Kept (get_session_config_entry gives it back); of the entries, only
+        "session.qdqisint8allowed" changes what gpudml does (gpudml/onnx/qdq.py)."""
         self._config[str(key)] = str(value)
 
     def get_session_config_entry(self, key: str) -> str:
@@ -89,6 +92,16 @@ def optimization_disabled(options) -> bool:
     if name is not None:
         return name == "ORT_DISABLE_ALL"
     return int(level) == 0
+
+
+def optimization_basic(options) -> bool:
+    """True where `options` set graph_optimization_level to ORT_ENABLE_BASIC (onnxruntime's
+    level-1 rewrites only: no QDQ group becomes a quantized operator, gpudml/onnx/qdq.py)."""
+    level = getattr(options, "graph_optimization_level", None)
+    if level is None:
+        return False
+    name = getattr(level, "name", None)
+    return name == "ORT_ENABLE_BASIC" if name is not None else int(level) == 1
 
 
 def check_options(options, where: str) -> None:

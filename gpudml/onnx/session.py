@@ -44,7 +44,7 @@ from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
 from ..ops.random_generator import counter_value, counter_words
 from ..runtime.tensor import Tensor
-from . import analysis, control, mapping, options, sequences
+from . import analysis, control, mapping, options, qdq, sequences
 from .analysis import Unsupported
 from .binding import IOBinding
 from .mapping import NotMapped
@@ -145,6 +145,8 @@ class InferenceSession(_Builds):
                                                                       provider_options, "InferenceSession")
         self.model = load_model(model, "InferenceSession")
         self.fuse = bool(fuse) and not options.optimization_disabled(sess_options)
+        if self.fuse and not options.optimization_basic(sess_options):  # (QDQ groups as the provider gets them)
+            self.model = qdq.fuse(self.model, qdq.int8_allowed(sess_options))
         self._sess_options = sess_options
         self._profile = (SessionProfile(self.device, getattr(sess_options, "profile_file_prefix",
                                                              "onnxruntime_profile_"), options.PROVIDER)
