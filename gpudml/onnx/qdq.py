@@ -34,7 +34,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from . import mapping
+from . import analysis, mapping
 
 #: The session config entry (SessionOptions.add_session_config_entry) onnxruntime reads for
 #: QDQIsInt8Allowed; "1" lets INT8 activations fuse into QLinearConv.
@@ -129,9 +129,7 @@ class _Graph:
 
 
 def _subgraph_reads(node) -> list[str]:
-    from .analysis import node_outer_names
-
-    return list(node_outer_names(node)) if any(a.type in (5, 10) for a in node.attribute) else []
+    return list(analysis.node_outer_names(node)) if any(a.type in (5, 10) for a in node.attribute) else []
 
 
 def _mapped(op_type: str, domain: str = "") -> bool:
