@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..caps import WANTED_FEATURES, Caps
 from ..errors import InternalError, UnsupportedError
+from ..kernels.quantized import PACKED_DOT, probe_packed_dot
 from . import adapters as _adapters
 from . import guard
 from .batching import Recorder
@@ -198,11 +199,13 @@ def _create_context(adapter) -> GpuContext:
         raise UnsupportedError(
             f"gpudml: could not open a device on {adapter.summary} ({exc}); {_adapters.INSTALL_HINT}") from exc
     lim = device.limits
+    with _adapters.WGPU_LOCK:
+        languages = {PACKED_DOT} if probe_packed_dot(device) else set()
     caps = Caps(
         name=adapter.summary,
         backend=str(adapter.info.get("backend_type", "")),
         adapter_type=str(adapter.info.get("adapter_type", "")),
-        features=frozenset(str(f) for f in device.features),
+        features=frozenset(str(f) for f in device.features) | languages,
         max_workgroups_per_dimension=lim["max-compute-workgroups-per-dimension"],
         max_storage_binding_size=lim["max-storage-buffer-binding-size"],
         max_buffer_size=lim["max-buffer-size"],
