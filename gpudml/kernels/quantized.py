@@ -10,7 +10,10 @@ The arithmetic, in the order the kernels do it:
   and sum wrapping modulo 2^32 (WGSL's i32 arithmetic): bit-exact with the sum in int64
   wrapped to int32 (`accumulate`). 8-bit operands cannot wrap below K = 33,025 (255^2 K <
   2^31); 16/32-bit ones (MATRIX_MULTIPLY_INTEGER_TO_FLOAT) wrap as int32 arithmetic does;
-- packed products (`PACKED_DOT`): where both operands are 8-bit and 4 k lie in one word,
+- packed products (`PACKED_DOT`: the Caps feature of WGSL's packed_4x8_integer_dot_product,
+  which runtime/context.py probes by compiling a kernel, as wgpu-native reports no WGSL
+  language features; both software adapters here have it, naga writing a polyfill where a
+  backend lacks the instruction): where both operands are 8-bit and 4 k lie in one word,
   dot4I8Packed sums four products at once; UINT8 bytes are read as INT8 ones (x - 128, an
   XOR of 0x80 per byte: `as_i8x4`) and the zero points shifted by 128, and the zero points
   enter after the products (sum (a - za)(b - zb) = sum a b - zb sum a - za sum b + K za zb,
@@ -35,32 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..caps import PACKED_DOT
 from ..errors import InvalidArgumentError
 from ..tensor_desc import TensorDesc
 
-#: The Caps feature (runtime/context.py probes it: wgpu-native reports no WGSL language
-#: features) of WGSL's packed_4x8_integer_dot_product: dot4I8Packed and dot4U8Packed.
-#: Both software adapters here (lavapipe, llvmpipe through GL) have it (naga writes a
-#: polyfill where the backend lacks an instruction).
-PACKED_DOT = "packed-4x8-integer-dot-product"
-
-#: A kernel that must compile where the feature is there.
-PROBE = """
-@group(0) @binding(0) var<storage, read_write> o: array<i32>;
-@compute @workgroup_size(1) fn main() { o[0] = dot4I8Packed(0x01020304u, 0xFF010101u); }
-"""
-
 #: The stores of the integer path.
 STORES = ("int32", "requantize", "float")
-
-
-def probe_packed_dot(device) -> bool:
-    """Does `device` (a wgpu device) compile dot4I8Packed?"""
-    try:
-        device.create_shader_module(code=PROBE)
-    except Exception:  # noqa: BLE001 (wgpu raises its own error types for a refused shader)
-        return False
-    return True
 
 
 def packed_dot(caps) -> bool:
@@ -153,11 +136,13 @@ def scale_product(a_scale, b_scale, flush: bool = False) -> np.ndarray:
 def requantize_reference(acc, scale, out_scale, out_zero, dtype, flush: bool = False) -> np.ndarray:
     """The kernels' `requantize`: dequantized_reference(acc, scale) divided by out_scale
     exactly, rounded half to even (saturated at +-4096), plus out_zero, clamped to dtype."""
-    from ..ops.elementwise.quantize import quantize_reference
-
-    x = dequantized_reference(acc, scale, flush)
-    zero = None if out_zero is None else np.asarray(out_zero)
-    q = quantize_reference(x, _flushed(out_scale, flush), zero, np.dtype(dtype).name.upper())
+    x = dequantized_reference(acc, scale, flush).astype(np.float64)
+    with np.errstate(all="ignore"):
+        q = x / _flushed(out_scale, flush).astype(np.float64)  # exact enough to decide every tie of f32 / f32
+        q = np.clip(np.rint(np.nan_to_num(q, nan=0.0, posinf=4096.0, neginf=-4096.0)), -4096, 4096).astype(np.int64)
+    z = 0 if out_zero is None else np.asarray(out_zero).astype(np.int64)
+    info = np.iinfo(np.dtype(dtype))
+    q = np.clip(q + z, int(info.min), int(info.max))
     return q.astype(dtype)
 
 
@@ -182,5 +167,5 @@ def checked_scale(where: str, field: str):
     return convert
 
 
-__all__ = ["PACKED_DOT", "PROBE", "STORES", "Quantized", "accumulate", "checked_scale", "dequantized_reference",
-           "packed_dot", "per_line_stride", "probe_packed_dot", "requantize_reference", "scale_product"]
+__all__ = ["PACKED_DOT", "STORES", "Quantized", "accumulate", "checked_scale", "dequantized_reference",
+           "packed_dot", "per_line_stride", "requantize_reference", "scale_product"]

@@ -12,9 +12,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..caps import WANTED_FEATURES, Caps
+from ..caps import PACKED_DOT, PACKED_DOT_PROBE, WANTED_FEATURES, Caps
 from ..errors import InternalError, UnsupportedError
-from ..kernels.quantized import PACKED_DOT, probe_packed_dot
 from . import adapters as _adapters
 from . import guard
 from .batching import Recorder
@@ -218,6 +217,15 @@ def _create_context(adapter) -> GpuContext:
     _poll_under_lock(device, ctx.lock)
     _ALIVE.append(ctx)  # (atomic; get_context may hold _CONTEXTS_LOCK here)
     return ctx
+
+
+def probe_packed_dot(device) -> bool:
+    """Does `device` compile WGSL's dot4I8Packed (caps.PACKED_DOT)?"""
+    try:
+        device.create_shader_module(code=PACKED_DOT_PROBE)
+    except Exception:  # noqa: BLE001 (wgpu raises its own error types for a refused shader)
+        return False
+    return True
 
 
 def _poll_under_lock(device, lock) -> None:
