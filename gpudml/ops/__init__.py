@@ -26,6 +26,7 @@ from . import (
     gather_nd,
     gemm,
     join,
+    matrix_multiply_integer,
     max_unpooling,
     multihead_attention,
     non_max_suppression,
@@ -76,6 +77,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    *matrix_multiply_integer.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
