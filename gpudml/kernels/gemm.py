@@ -383,7 +383,7 @@ def quantized_params(p: Problem) -> tuple | None:
     q = p.quantized
     if q is None:
         return None
-    out = {"store": q.store}
+    out = {"store": q.store, "staged": q.store == "requantize"}
     for role, td in (("a", p.a), ("b", p.b)) + tuple((r, getattr(q, r)) for r in q.present()):
         out[f"{role}_bits"], out[f"{role}_signed"] = td.data_type.size * 8, td.data_type.is_signed
     if q.store == "requantize":
@@ -435,9 +435,19 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
               "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue,
               "q": quantized_params(p)}
     roles = dict(q.inputs) if q is not None else {"a": 0, "b": 1, "c": 2}
+    staged = ()  # (QUANTIZED_LINEAR: its quantization values gathered first, into scratch 0)
     if q is not None:
-        uniforms.update({f"q_{r}": dict(q.strides)[r] for r in q.present()})
-        extra_inputs = tuple(extra_inputs) + tuple(input_buffer(roles[r], r) for r in q.present())
+        q_uniforms = {f"q_{r}": dict(q.strides)[r] for r in q.present()}
+        uniforms.update(q_uniforms)
+        q_inputs = tuple(input_buffer(roles[r], r) for r in q.present())
+        if params["q"] and dict(params["q"])["staged"]:
+            staged = (Dispatch("quantized_params.wgsl.j2", {"q": params["q"]},
+                               (scratch_buffer(0, "qparams", writable=True),) + q_inputs,
+                               {"m": lay.m, "n": lay.n, **q_uniforms}, lay.m + lay.n, CPU_WORKGROUP),)
+            q_inputs = (scratch_buffer(0, "qparams", writable=False),)
+        extra_inputs = tuple(extra_inputs) + q_inputs
+    first = (4 * (4 * lay.m + 2 * lay.n),) if staged else ()
+    pi = len(first)  # the partial sums' scratch index
     ops = (input_buffer(roles["a"], "a"), input_buffer(roles["b"], "b")) + tuple(extra_inputs)
     ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a or blocks[0] else ()
     ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or blocks[1] else ()
@@ -452,16 +462,18 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     else:
         invocations, size = units * GPU_THREADS * GPU_THREADS, GPU_THREADS * GPU_THREADS
     if count == 1:
-        return KernelPlan((Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in, uniforms,
-                                    invocations, size, subgroups=shuffle or bool(share_a)),))
+        return KernelPlan(staged + (Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in,
+                                             uniforms, invocations, size, subgroups=shuffle or bool(share_a)),),
+                          scratch_bytes=first)
     partials = Dispatch("gemm.wgsl.j2", {**params, "pass": "partials"},
-                        (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size,
+                        (scratch_buffer(pi, "partials", writable=True),) + ops, uniforms, invocations, size,
                         subgroups=shuffle or bool(share_a))
     outputs = lay.batches * lay.m * lay.n
     combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "block_a": "",
                                                    "block_b": "", "share_a": 0, "sg_share": 0},
-                       (out, scratch_buffer(0, "partials", writable=False)) + c_in, uniforms, outputs, CPU_WORKGROUP)
-    return KernelPlan((partials, combine), scratch_bytes=(count * outputs * 4,))
+                       (out, scratch_buffer(pi, "partials", writable=False)) + c_in
+                       + (q_inputs if q is not None and q.store != "int32" else ()), uniforms, outputs, CPU_WORKGROUP)
+    return KernelPlan(staged + (partials, combine), scratch_bytes=first + (count * outputs * 4,))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
@@ -514,7 +526,8 @@ class GemmFamily(KernelFamily):
         the epilogue's result of activation(alpha A x B + beta C), rounded to the GEMM's
         output type first."""
         check_epilogue(epilogue, problem.output)
-        return attach_epilogue(plan(problem, caps, strategy), epilogue, 2 + (problem.c is not None))
+        first = None if problem.quantized is not None else 2 + (problem.c is not None)  # (None: after every input)
+        return attach_epilogue(plan(problem, caps, strategy), epilogue, first)
 
 
 FAMILY = GemmFamily()
