@@ -28,9 +28,11 @@ def _line(d: Draw, dt, count: int):
 
 def _operands(d: Draw, ask: Ask, b_type):
     """A of the input's sizes ([batch..., M, K]), B of K x N (batch axes of 1 broadcast half
-    the time); (a, b, m, n)."""
+    the time); (a, b, m, n). Inputs of fewer than 2 dimensions as they are (M = N = 1)."""
     x = ask.input(d)
     sizes = list(x.sizes)
+    if ask.rank < 2:  # (as it is: validation's to reject)
+        return x, dml.TensorDesc(b_type, sizes), 1, 1
     k, m = sizes[-1], sizes[-2]
     n = d.int(1, MAX_SIZE[min(ask.rank, 8)])
     batch = [s if d.bool() else 1 for s in sizes[:-2]]
