@@ -110,11 +110,11 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (Attention, MultiHeadAttention and GroupQueryAttention are mapped: gpudml/onnx/attention.py)
     # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
-    **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
-                                 "DynamicQuantizeLinear")},
+    # (MatMulInteger, QLinearMatMul, com.microsoft's MatMulIntegerToFloat, MatMulNBits and DequantizeLinear are mapped)
+    **{(ONNX, op): 47 for op in ("QLinearConv", "ConvInteger", "DynamicQuantizeLinear")},
     **{(MS, op): 47 for op in ("QuantizeLinear", "QLinearAdd", "QLinearAveragePool",
                                "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
-                               "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
+                               "DynamicQuantizeMatMul")},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.

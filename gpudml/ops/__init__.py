@@ -29,6 +29,7 @@ from . import (
     gather_nd,
     gemm,
     join,
+    matrix_multiply_integer,
     max_unpooling,
     multihead_attention,
     non_max_suppression,
@@ -85,6 +86,7 @@ SPECS: tuple[OpSpec, ...] = (
     *batch_normalization_training.SPECS,
     normalization.LRN_GRAD_SPEC,
     dequantize.SPEC,
+    *matrix_multiply_integer.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
