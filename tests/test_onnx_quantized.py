@@ -190,3 +190,34 @@ def test_qdq_int8_conv_stays_float_unless_allowed():
     convs = [n.op_type for n in qdq.fuse(model, qdq.int8_allowed(allowed)).graph.node].count("Conv")
     assert convs == (0 if mapping.row("QLinearConv", "") is not None else 20)
     assert not qdq.int8_allowed(gonnx.SessionOptions()) and not qdq.int8_allowed(None)
+
+
+@pytest.mark.parametrize("quantized_output", [False, True])
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_qgemm_matches_onnxruntime_exactly(quantized_output, trans_b, device):
+    """com.microsoft QGemm (quantize_static's QOperator Gemm): uint8 A, int8 B with a scale
+    per column, an INT32 bias, alpha; float output, or uint8 requantized: onnxruntime's CPU
+    kernel's values exactly (one rounding of acc * alpha a_scale b_scale / y_scale)."""
+    rng = np.random.default_rng(trans_b)
+    m, k, n = 5, 64, 10
+    a = rng.integers(0, 256, (m, k), dtype=np.uint8)
+    b = rng.integers(-128, 128, (n, k) if trans_b else (k, n), dtype=np.int8)
+    inits = [numpy_helper.from_array(np.float32(0.02), "as"), numpy_helper.from_array(np.uint8(120), "az"),
+             numpy_helper.from_array(b, "B"),
+             numpy_helper.from_array(rng.uniform(0.001, 0.01, n).astype(np.float32), "bs"),
+             numpy_helper.from_array(np.zeros(n, np.int8), "bz"),
+             numpy_helper.from_array(rng.integers(-5000, 5000, n, dtype=np.int32), "C")]
+    inputs = ["A", "as", "az", "B", "bs", "bz", "C"]
+    out_type = onnx.TensorProto.FLOAT
+    if quantized_output:
+        inits += [numpy_helper.from_array(np.float32(0.05), "ys"), numpy_helper.from_array(np.uint8(7), "yz")]
+        inputs += ["ys", "yz"]
+        out_type = onnx.TensorProto.UINT8
+    node = helper.make_node("QGemm", inputs, ["Y"], domain="com.microsoft", alpha=0.75, transB=trans_b)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("A", onnx.TensorProto.UINT8, [m, k])],
+                              [helper.make_tensor_value_info("Y", out_type, [m, n])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    got, want = gonnx.InferenceSession(model, device=device).run(None, {"A": a})[0], _ort(model, {"A": a})[0]
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert len(np.unique(want)) > 10

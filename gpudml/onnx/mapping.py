@@ -556,6 +556,38 @@ def _matmul_integer_to_float(ctx, n):
     return [_vector_result(ctx, y, out)]
 
 
+
+def _qgemm(ctx, n):
+    """com.microsoft QGemm (onnxruntime's QOperator Gemm; its DirectML provider has none):
+    MATRIX_MULTIPLY_INTEGER of A and B (transA, transB as views) less their zero points, the
+    INT32 bias C added to the sums (ELEMENT_WISE_ADD), CAST to FLOAT32, MULTIPLY by the
+    output scale, as onnxruntime's CPU kernel: alpha a_scale b_scale (b_scale per column where
+    it has N values), divided by y_scale where Y is quantized, then QUANTIZE_LINEAR with scale
+    1 and y's zero point (round half to even, saturation): one rounding of acc * multiplier,
+    as its requantization. Scales must be constants (the multiplier is computed on the host)."""
+    a, b = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[3])
+    if n.attr("transA", 0):
+        a = transpose(ctx, a, [1, 0])
+    if n.attr("transB", 0):
+        b = transpose(ctx, b, [1, 0])
+    scales = {"a_scale": n.inputs[1], "b_scale": n.inputs[4], "y_scale": n.input(7)}
+    for what, v in scales.items():
+        if isinstance(v, Expression):
+            raise NotMapped(f"QGemm's {what} is computed at run time; gpudml needs it when the graph is built")
+    acc = ctx.fn("matrix_multiply_integer")(a, b, _quant_value(ctx, n.inputs[2]), _quant_value(ctx, n.input(5)))
+    if n.input(6) is not None:
+        acc = ctx.fn("add0")(acc, as_expr(ctx, n.input(6)))
+    multiplier = np.float32(n.attr("alpha", 1.0)) * np.asarray(scales["a_scale"], np.float32).reshape(-1)[0] \
+        * np.asarray(scales["b_scale"], np.float32).reshape(-1)
+    y_scale, y_zero = scales["y_scale"], n.input(8)
+    if y_scale is not None:
+        multiplier = (multiplier / np.asarray(y_scale, np.float32).reshape(-1)[0]).astype(np.float32)
+    y = ctx.fn("multiply")(ctx.fn("cast")(acc, np.float32), multiplier.astype(np.float32))
+    if y_scale is None:
+        return [y]
+    zero = _quant_value(ctx, y_zero) if y_zero is not None else np.zeros(1, np.uint8)
+    return [ctx.fn("quantize_linear")(y, np.ones(1, np.float32), zero)]
+
 # ------------------------------------------------------------------------------ reductions
 REDUCE = {"ReduceSum": "sum", "ReduceMean": "average", "ReduceMax": "max", "ReduceMin": "min",
           "ReduceProd": "multiply", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",
@@ -2190,7 +2222,10 @@ CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTR
 CONTRIB_TABLE += (Mapping("MatMulIntegerToFloat", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT; A and B of different types: "
                           "MATRIX_MULTIPLY_INTEGER, CAST, ELEMENT_WISE_MULTIPLY, ELEMENT_WISE_ADD",
                           _matmul_integer_to_float, ("matrix_multiply_integer_to_float", "matrix_multiply_integer",
-                                                     "cast", "multiply", "add"), domain=MS),)
+                                                     "cast", "multiply", "add"), domain=MS),
+                  Mapping("QGemm", "MATRIX_MULTIPLY_INTEGER, ELEMENT_WISE_ADD (C), CAST, ELEMENT_WISE_MULTIPLY (alpha "
+                          "a_scale b_scale / y_scale), ELEMENT_WISE_QUANTIZE_LINEAR (y quantized)", _qgemm,
+                          ("matrix_multiply_integer", "add0", "cast", "multiply", "quantize_linear"), domain=MS))
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.
