@@ -221,3 +221,42 @@ def test_qgemm_matches_onnxruntime_exactly(quantized_output, trans_b, device):
     got, want = gonnx.InferenceSession(model, device=device).run(None, {"A": a})[0], _ort(model, {"A": a})[0]
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert len(np.unique(want)) > 10
+
+
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+@pytest.mark.parametrize("per_column", [False, True])
+def test_dynamic_quantize_lstm(direction, per_column, device):
+    """com.microsoft DynamicQuantizeLSTM: the float LSTM of the dequantized weights (onnxruntime's
+    LSTM on those weights, within the session's tolerance), and within 2% of the largest output
+    of onnxruntime's DynamicQuantizeLSTM (which also quantizes X and the hidden state to uint8
+    at every step)."""
+    rng = np.random.default_rng(per_column)
+    steps, batch, size, hidden = 6, 2, 5, 8
+    dirs = 2 if direction == "bidirectional" else 1
+    w = rng.integers(-128, 128, (dirs, size, 4 * hidden), dtype=np.int8)
+    r = rng.integers(-128, 128, (dirs, hidden, 4 * hidden), dtype=np.int8)
+    sizes = (dirs, 4 * hidden) if per_column else (dirs,)
+    ws, rs = (rng.uniform(0.002, 0.004, sizes).astype(np.float32) for _ in range(2))
+    wz, rz = np.zeros(sizes, np.int8), np.zeros(sizes, np.int8)  # (onnxruntime's kernel requires 0)
+    bias = (rng.standard_normal((dirs, 8 * hidden)) * 0.1).astype(np.float32)
+    outputs = [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in ("Y", "Yh", "Yc")]
+    x_info = [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [steps, batch, size])]
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             {"W": w, "R": r, "B": bias, "ws": ws, "wz": wz, "rs": rs, "rz": rz}.items()]
+    node = helper.make_node("DynamicQuantizeLSTM", ["X", "W", "R", "B", "", "", "", "", "ws", "wz", "rs", "rz"],
+                            ["Y", "Yh", "Yc"], domain="com.microsoft", hidden_size=hidden, direction=direction)
+    model = helper.make_model(helper.make_graph([node], "g", x_info, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    per = (slice(None), None, None) if not per_column else (slice(None), None, slice(None))
+    wf = ((w.astype(np.float32) - wz.astype(np.float32)[per]) * ws[per]).transpose(0, 2, 1)
+    rf = ((r.astype(np.float32) - rz.astype(np.float32)[per]) * rs[per]).transpose(0, 2, 1)
+    float_inits = [numpy_helper.from_array(np.ascontiguousarray(v), k)
+                   for k, v in {"W": wf, "R": rf, "B": bias}.items()]
+    lstm = helper.make_node("LSTM", ["X", "W", "R", "B"], ["Y", "Yh", "Yc"], hidden_size=hidden, direction=direction)
+    float_model = helper.make_model(helper.make_graph([lstm], "g", x_info, outputs, float_inits),
+                                    opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((steps, batch, size)).astype(np.float32)
+    got = gonnx.InferenceSession(model, device=device).run(None, {"X": x})
+    for g, f, q in zip(got, _ort(float_model, {"X": x}), _ort(model, {"X": x})):
+        np.testing.assert_allclose(g, f, rtol=0, atol=gonnx.session.TOLERANCE * np.abs(f).max())
+        assert np.abs(g - q).max() <= 0.02 * np.abs(q).max()

@@ -588,6 +588,36 @@ def _qgemm(ctx, n):
     zero = _quant_value(ctx, y_zero) if y_zero is not None else np.zeros(1, np.uint8)
     return [ctx.fn("quantize_linear")(y, np.ones(1, np.float32), zero)]
 
+
+def _dynamic_quantize_lstm(ctx, n):
+    """com.microsoft DynamicQuantizeLSTM (onnxruntime's quantize_dynamic LSTM; its DirectML
+    provider has none): W [dirs, input, 4 hidden] and R [dirs, hidden, 4 hidden], 8-bit with a
+    scale and zero point per direction or per direction and column, dequantized on the host
+    ((w - zero) scale in float32, transposed to ONNX LSTM's [dirs, 4 hidden, input]), then the
+    LSTM row (DML_OPERATOR_LSTM). onnxruntime's CPU kernel also quantizes X and the hidden state
+    to uint8 at every step (dynamic ranges) before its integer products: gpudml keeps them
+    float, so its results are the float LSTM of the dequantized weights (within about one
+    activation quantization step of onnxruntime's, tests/test_onnx_quantized.py)."""
+    weights = {}
+    for k, zero_k, scale_k, what in ((1, 9, 8, "W"), (2, 11, 10, "R")):
+        values = [n.inputs[k], n.inputs[scale_k], n.input(zero_k)]
+        if any(isinstance(v, Expression) for v in values):
+            raise NotMapped(f"DynamicQuantizeLSTM's {what}, its scale and zero point must be constants")
+        q, scale = np.asarray(n.inputs[k]), np.asarray(n.inputs[scale_k], np.float32)
+        zero = np.zeros_like(scale, dtype=q.dtype) if n.input(zero_k) is None else np.asarray(n.input(zero_k))
+        if q.ndim != 3 or scale.shape not in ((q.shape[0],), (q.shape[0], q.shape[2])) or zero.shape != scale.shape:
+            raise InvalidArgumentError(f"DynamicQuantizeLSTM {n.name!r}: {what} {list(q.shape)} needs a scale and zero "
+                                       f"point of shape [{q.shape[0]}] or [{q.shape[0]}, {q.shape[2]}], got "
+                                       f"{list(scale.shape)} and {list(zero.shape)}")
+        per = (slice(None), None, None) if scale.ndim == 1 else (slice(None), None, slice(None))
+        dequantized = (q.astype(np.float32) - zero.astype(np.float32)[per]) * scale[per]
+        weights[k] = np.ascontiguousarray(dequantized.transpose(0, 2, 1))
+    proto = onnx.NodeProto()
+    proto.CopyFrom(n.proto)
+    proto.op_type, proto.domain = "LSTM", ""
+    inputs = [n.inputs[0], weights[1], weights[2], *[n.input(k) for k in range(3, 8)]]
+    return _recurrent(ctx, Node(proto, 7, inputs, n.outputs_wanted))
+
 # ------------------------------------------------------------------------------ reductions
 REDUCE = {"ReduceSum": "sum", "ReduceMean": "average", "ReduceMax": "max", "ReduceMin": "min",
           "ReduceProd": "multiply", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",
@@ -2223,6 +2253,8 @@ CONTRIB_TABLE += (Mapping("MatMulIntegerToFloat", "MATRIX_MULTIPLY_INTEGER_TO_FL
                           "MATRIX_MULTIPLY_INTEGER, CAST, ELEMENT_WISE_MULTIPLY, ELEMENT_WISE_ADD",
                           _matmul_integer_to_float, ("matrix_multiply_integer_to_float", "matrix_multiply_integer",
                                                      "cast", "multiply", "add"), domain=MS),
+                  Mapping("DynamicQuantizeLSTM", "LSTM (W and R dequantized on the host)", _dynamic_quantize_lstm,
+                          ("lstm",), domain=MS),
                   Mapping("QGemm", "MATRIX_MULTIPLY_INTEGER, ELEMENT_WISE_ADD (C), CAST, ELEMENT_WISE_MULTIPLY (alpha "
                           "a_scale b_scale / y_scale), ELEMENT_WISE_QUANTIZE_LINEAR (y quantized)", _qgemm,
                           ("matrix_multiply_integer", "add0", "cast", "multiply", "quantize_linear"), domain=MS))
