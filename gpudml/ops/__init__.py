@@ -47,6 +47,7 @@ from . import (
     scatter_nd,
     slice0,
     slice1,
+    slice_grad,
     softmax,
     space_depth,
     split,
@@ -76,6 +77,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    slice_grad.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
