@@ -40,6 +40,7 @@ from . import (
     recurrent,
     reduce,
     resample,
+    resample_grad,
     reverse_subsequences,
     roi_align,
     roi_pooling,
@@ -78,6 +79,7 @@ SPECS: tuple[OpSpec, ...] = (
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
     slice_grad.SPEC,
+    *resample_grad.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
