@@ -167,7 +167,7 @@ def _infer(row: Row, dy: TensorDesc, output_sizes, scales=None, *, mode="nearest
 
 def _signature(row: Row) -> inspect.Signature:
     pk, kw = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
-    params = [inspect.Parameter("x", pk), inspect.Parameter("output_sizes", pk),
+    params = [inspect.Parameter("dy", pk), inspect.Parameter("output_sizes", pk),
               inspect.Parameter("scales", pk, default=None), inspect.Parameter("mode", kw, default="nearest_neighbor")]
     if row.version == 1:
         params.append(inspect.Parameter("rounding_direction", kw, default="decreasing"))
@@ -314,7 +314,7 @@ def spec(row: Row) -> OpSpec:
         name=row.op, key=row.key, desc=DESCS[row.key], support=support,
         infer_output=infer, validate=lambda d, level: validate(row, support, d, level),
         reference=ref, functional=signature_functional(_signature(row), row.functional_name, _functional_doc(row)),
-        tensors=("x",), arguments=lambda d: _arguments(row, d), planner=PLANNER,
+        tensors=("dy",), arguments=lambda d: _arguments(row, d), planner=PLANNER,
         cli=Cli(_cli_args(row), _from_cli(row, infer), "--shape 1,16,64,64 --output-sizes 1,16,32,32 --mode linear"),
         page=f"DML_{row.op.upper().replace('RESAMPLEGRAD', 'RESAMPLE_GRAD')}_OPERATOR_DESC",
         tolerance=lambda e, i, a: _tolerance(row, e, i, a), sample=_sample,

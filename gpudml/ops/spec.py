@@ -100,15 +100,18 @@ class SupportTable:
 
 
 def signature_functional(signature: inspect.Signature, name: str, doc: str) -> Callable:
-    """The functional form `name` of `signature` (its first parameter `x`, the one tensor; the
-    others infer_output's keywords) with a keyword `device` added: a Call of x with the other
-    arguments, defaults applied (the table modules' rows: pooling, resampling)."""
+    """The functional form `name` of `signature` (its first parameter, `x` or `dy`, the one
+    tensor; the others infer_output's keywords) with a keyword `device` added: a Call of that
+    tensor with the other arguments, defaults applied (the table modules' rows: pooling,
+    resampling, the resampling gradients)."""
+    tensor = next(iter(signature.parameters))
+
     def functional(*args, device=None, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         attrs = dict(bound.arguments)
-        x = attrs.pop("x")
-        return Call([("x", x)], attrs, device)
+        x = attrs.pop(tensor)
+        return Call([(tensor, x)], attrs, device)
 
     device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
     functional.__signature__ = signature.replace(parameters=[*signature.parameters.values(), device])

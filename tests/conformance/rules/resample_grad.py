@@ -78,6 +78,6 @@ def _functional(row, spec):
 for _row in resample_grad_op.TABLE:
     _spec = spec_named(_row.key)
     rule(_spec.key, broken=_broken(_row), functional=_functional(_row, _spec), compare=resample_compare(_spec),
-         fields=("x", "input_gradient_tensor", "output_gradient_tensor", "interpolation_mode", "rounding_direction",
+         fields=("dy", "input_gradient_tensor", "output_gradient_tensor", "interpolation_mode", "rounding_direction",
                  "scales", "output_sizes", "input_pixel_offsets", "output_pixel_offsets", "mode", "DimensionCount",
                  "device"))(_call(_row))
