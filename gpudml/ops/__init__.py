@@ -43,6 +43,7 @@ from . import (
     resample_grad,
     reverse_subsequences,
     roi_align,
+    roi_align_grad,
     roi_pooling,
     scatter_elements,
     scatter_nd,
@@ -80,6 +81,7 @@ SPECS: tuple[OpSpec, ...] = (
     normalization.MVN2_SPEC,
     slice_grad.SPEC,
     *resample_grad.SPECS,
+    *roi_align_grad.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
