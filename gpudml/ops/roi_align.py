@@ -210,7 +210,8 @@ def check_regions(op: str, rois: TensorDesc, batch: TensorDesc) -> int:
                                    f"4}} or {{1, 1, NumROIs, 4}}")
     if batch.sizes != (1,) * (batch.rank - 1) + (count,):
         raise InvalidArgumentError(f"{op}: batch_indices_tensor.sizes {list(batch.sizes)} must be NumROIs = {count} "
-                                   f"after leading 1s ({{NumROIs}}, {{1, NumROIs}}, ...: one index per region)")
+                                   f"after leading 1s ({{NumROIs}}, {{1, NumROIs}}, ...: one index per region of "
+                                   f"roi_tensor.sizes {list(rois.sizes)})")
     return count
 
 
@@ -325,7 +326,7 @@ def taps(v: np.ndarray, size: int, nearest: bool):
     return outside, lo, hi, frac
 
 
-def grid(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray, nearest: bool, oob: float, inside: bool):
+def sample_grid(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray, nearest: bool, oob: float, inside: bool):
     """The samples [C, Sy, Sx] of the image `plane` [C, H, W] at positions ys x xs (float64),
     and the sum of the absolute values of each sample's four terms."""
     h, w = plane.shape[1:]
@@ -364,7 +365,7 @@ def _evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, output_size, p
         ny = samples_per_output(y1, y2, sy, oh, low, high)
         xs = positions(x1, x2, sx, ow, nx, p)
         ys = positions(y1, y2, sy, oh, ny, p)
-        grid, magnitude = grid(plane, ys, xs, nearest, oob, inside)
+        grid, magnitude = sample_grid(plane, ys, xs, nearest, oob, inside)
 
         def reduce(v, how, shape=(channels, oh, ny, ow, nx)):
             return how(how(v.reshape(shape), axis=4), axis=2)
@@ -381,7 +382,7 @@ def _evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, output_size, p
             for dy in (-ey, 0.0, ey):
                 for dx in (-ex, 0.0, ex):
                     if dy or dx:
-                        moved = grid(plane, ys + dy, xs + dx, nearest, oob, inside)[0]
+                        moved = sample_grid(plane, ys + dy, xs + dx, nearest, oob, inside)[0]
                         change = np.abs(moved - grid)
                         deviation = np.maximum(deviation, np.where(np.isnan(change) & ~(np.isnan(moved) &
                                                                                           np.isnan(grid)),

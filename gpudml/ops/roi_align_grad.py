@@ -58,11 +58,10 @@ import numpy as np
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..kernels import roi_align_grad as grad_family
 from ..kernels.base import ProblemPlanner
-from ..tensor_desc import TensorDesc, as_int_tuple
+from ..tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
 from ..types import F16, F32, U32, FeatureLevel, InterpolationMode, ReduceFunction
 from . import roi_align as forward_ops
-from .base import check_one_type
-from .spec import Call, Cli, CliArg, Example, OpSpec, support_table
+from .spec import Call, Cli, OpSpec, support_table
 
 OP = "RoiAlignGrad"
 UINT32_MAX = forward_ops.UINT32_MAX
@@ -149,12 +148,14 @@ def validate(desc: RoiAlignGradOperatorDesc, level: FeatureLevel) -> None:
     if x is None and (droi is not None or desc.reduction_function == ReduceFunction.MAX):
         why = "output_roi_gradient_tensor is supplied" if droi is not None else "reduction_function is MAX"
         raise InvalidArgumentError(f"{OP}: input_tensor must be supplied when {why} (the page)")
+    for field in ("input_gradient_tensor", "roi_tensor", "batch_indices_tensor"):
+        check_tensor_desc(OP, field, getattr(desc, field))
     floats = {f: getattr(desc, f) for f in ("input_gradient_tensor", "input_tensor", "roi_tensor",
                                             "output_gradient_tensor", "output_roi_gradient_tensor")}
     present = {f: td for f, td in floats.items() if td is not None}
+    forward_ops.check_tensor_descs(OP, present)
     for field, td in present.items():
         SUPPORT.check_rank(level, field, td.rank)
-    forward_ops.check_tensor_descs(OP, {**present, "batch_indices_tensor": batch})
     SUPPORT.check_rank(level, "batch_indices_tensor", batch.rank)
     SUPPORT.check(level, dy.rank, {**{f: td.data_type for f, td in present.items()},
                                    "batch_indices_tensor": batch.data_type})
@@ -163,11 +164,12 @@ def validate(desc: RoiAlignGradOperatorDesc, level: FeatureLevel) -> None:
             raise InvalidArgumentError(f"{OP}: {field}.data_type {td.data_type.name} must equal "
                                        f"input_gradient_tensor.data_type {dy.data_type.name} (one type)")
     count = forward_ops.check_regions(OP, rois, batch)
-    channels = (x or dx).sizes[1] if (x or dx) is not None else dy.sizes[1]
+    source = "input_tensor" if x is not None else "output_gradient_tensor" if dx is not None else None
+    channels = getattr(desc, source).sizes[1] if source else dy.sizes[1]
     if dy.sizes[:2] != (count, channels):
         raise InvalidArgumentError(f"{OP}: input_gradient_tensor.sizes {list(dy.sizes)} must be {{NumROIs, "
                                    f"ChannelCount, OutputHeight, OutputWidth}} with NumROIs = {count} (roi_tensor) "
-                                   f"and ChannelCount = {channels} (the forward input's)")
+                                   f"and ChannelCount = {channels} ({source}.sizes[1])")
     if x is not None and dx is not None and dx.sizes != x.sizes:
         raise InvalidArgumentError(f"{OP}: output_gradient_tensor.sizes {list(dx.sizes)} must equal "
                                    f"input_tensor.sizes {list(x.sizes)}")
@@ -184,7 +186,7 @@ def problem(desc: RoiAlignGradOperatorDesc) -> grad_family.RoiAlignGrad:
                                f"implemented in gpudml; supply output_gradient_tensor alone")
     dx, dy = desc.output_gradient_tensor, desc.input_gradient_tensor
     forward = forward_ops.RoiAlign1OperatorDesc(
-        desc.input_tensor or dx, desc.roi_tensor, desc.batch_indices_tensor, dy, desc.reduction_function,
+        dx if desc.input_tensor is None else desc.input_tensor, desc.roi_tensor, desc.batch_indices_tensor, dy, desc.reduction_function,
         desc.interpolation_mode, desc.spatial_scale_x, desc.spatial_scale_y, desc.input_pixel_offset,
         desc.output_pixel_offset, 0.0, desc.minimum_samples_per_output, desc.maximum_samples_per_output,
         desc.align_regions_to_corners)
@@ -254,7 +256,7 @@ def _evaluate(x, dy, rois, batch, size, p: dict, with_bound: bool):
                 bound[b] += np.einsum("yh,xw,cyx->chw", ay + my, ax + mx, np.abs(dyf[r])) - s
                 bound[b] += terms * 2.0**-23 * s
             continue
-        grid, magnitude = forward_ops.grid(x[b].astype(np.float64), ys, xs, nearest, 0.0, True)
+        grid, magnitude = forward_ops.sample_grid(x[b].astype(np.float64), ys, xs, nearest, 0.0, True)
         g = grid.reshape(channels, oh, ny, ow, nx).transpose(0, 1, 3, 2, 4).reshape(channels, oh, ow, ny * nx)
         pick = _first_pick(g)
         iy, ix = pick // nx, pick % nx
@@ -318,10 +320,13 @@ def reference(dy, rois, batch_indices, *, x=None, input_size=None, **kwargs) -> 
 
 
 def tolerance(expected: np.ndarray, inputs, arguments: dict):
-    """The documented precision per element (module docstring)."""
+    """The documented precision per element (module docstring); `inputs` the desc's (x first
+    where given) or the functional form's positional ones (x then among `arguments`)."""
     kwargs = dict(arguments)
     x = kwargs.pop("x", None)
-    dy, rois, batch, x, size, p = _prepare(*inputs[:3], x, kwargs.pop("input_size", None), kwargs)
+    if len(inputs) == 4:
+        x, inputs = inputs[0], inputs[1:]
+    dy, rois, batch, x, size, p = _prepare(*inputs, x, kwargs.pop("input_size", None), kwargs)
     _, bound = _evaluate(x, dy, rois, batch, size, p, True)
     ulp = {np.dtype(np.float16): 2.0**-10, np.dtype(np.float32): 2.0**-23}[expected.dtype]
     floor = {np.dtype(np.float16): 2.0**-24, np.dtype(np.float32): 2.0**-149}[expected.dtype]
@@ -368,7 +373,7 @@ def arguments(desc: RoiAlignGradOperatorDesc) -> dict:
 def sample(desc: RoiAlignGradOperatorDesc, rng) -> list:
     """ROI align's sample (boxes over the image and beyond it, a few inverted or empty;
     batch indices mostly in range), dy in [-4, 4]."""
-    image = desc.input_tensor or desc.output_gradient_tensor
+    image = desc.output_gradient_tensor if desc.input_tensor is None else desc.input_tensor
     x, rois, indices = forward_ops.sample(types.SimpleNamespace(
         input_tensor=image, roi_tensor=desc.roi_tensor, batch_indices_tensor=desc.batch_indices_tensor,
         spatial_scale_x=desc.spatial_scale_x, spatial_scale_y=desc.spatial_scale_y), rng)
@@ -401,16 +406,6 @@ def traffic(desc: RoiAlignGradOperatorDesc) -> int:
     return total
 
 
-_PAGE = "ns-directml-dml_roi_align_grad_operator_desc.md"
-EXAMPLES = (
-    Example("roi_align_grad-1", np.arange(1, 13, dtype=np.float32).reshape(4, 1, 1, 3),
-            {"rois": np.array([[0, 0, 2, 2], [2, 0, 4, 2], [0, 2, 2, 4], [2, 2, 4, 4]], np.float32),
-             "batch_indices": np.zeros(4, np.uint32), "input_size": [1, 1, 4, 4],
-             "interpolation_mode": "nearest_neighbor", "input_pixel_offset": 0.5, "output_pixel_offset": 0.0,
-             "minimum_samples_per_output": 1, "maximum_samples_per_output": 1},
-            np.array([[[[3, 3, 9, 6], [0, 0, 0, 0], [15, 9, 21, 12], [0, 0, 0, 0]]]], np.float32), _PAGE),
-)
-
 CLI_ARGS = tuple(a for a in forward_ops.CLI_ARGS if a.flag != "--indices-dtype")
 
 SPECS = (OpSpec(
@@ -418,5 +413,5 @@ SPECS = (OpSpec(
     validate=validate, reference=reference, functional=roi_align_grad,
     tensors=("x", "dy", "rois", "batch_indices"), arguments=arguments, planner=PLANNER,
     cli=Cli(CLI_ARGS, from_cli, "--shape 1,64,28,28 --rois 16 --output-size 7,7 --samples 2"),
-    page="DML_ROI_ALIGN_GRAD_OPERATOR_DESC", examples=EXAMPLES, tolerance=tolerance, traffic=traffic,
+    page="DML_ROI_ALIGN_GRAD_OPERATOR_DESC", tolerance=tolerance, traffic=traffic,
     sample=sample),)
