@@ -218,8 +218,14 @@ def test_validation_rule(vulkan_device, desc, message):
 
 
 def test_functional_bad_input():
-    """The functional form: dx's sizes from x or input_size (one of them; equal where both)."""
+    """The functional form: dx's sizes from x or input_size (one of them; equal where both);
+    numpy's default (64-bit) integers as batch indices where they fit UINT32."""
     dy, rois, batch = np.zeros((1, 1, 2, 2), np.float32), np.zeros((1, 4), np.float32), np.zeros(1, np.uint32)
+    ones = np.ones((1, 1, 1, 1), np.float32)
+    assert_bits_equal(dml.roi_align_grad(ones, [[0, 0, 2, 2]], [0], input_size=[1, 1, 2, 2]),
+                      np.full((1, 1, 2, 2), 0.25, np.float32))
+    with pytest.raises(dml.InvalidArgumentError, match="batch_indices_tensor.data_type UINT64 is not supported"):
+        dml.roi_align_grad(ones, [[0, 0, 2, 2]], [-1], input_size=[1, 1, 2, 2])
     with pytest.raises(dml.InvalidArgumentError, match=r"RoiAlignGrad: input_size \(the forward input's"):
         dml.roi_align_grad(dy, rois, batch)
     with pytest.raises(dml.InvalidArgumentError, match=r"RoiAlignGrad: input_size \[1, 1, 3, 3\] must equal x's"):

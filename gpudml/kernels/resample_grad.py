@@ -27,7 +27,7 @@ offsets that push the whole output off the input).
 
 Accumulation in float32 (float16 read exactly), rounded once on the store.
 
-Strategies (RunsFamily): `runs` (CPU-class) computes RUN consecutive dx elements per
+Strategies (base.GatherRunsFamily): `runs` (CPU-class) computes RUN consecutive dx elements per
 invocation (fewer where the loop budget asks), `elements` (GPU-class) one.
 
 An outer axis' candidate of weight 0 skips the axes inside it (their products are all 0).
@@ -42,15 +42,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InternalError, UnsupportedError
-from .base import LOOP_BUDGET, RunsFamily, element_bits, run_length, runs_order
+from ..errors import UnsupportedError
+from .base import LOOP_BUDGET, GatherRunsFamily, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from .resample import Resampling, f32, f32_bits
 
-RUN = 16
+RUN = GatherRunsFamily.RUN
 WORKGROUP_SIZE = 64
 #: Iterations an element spends besides its candidates (set-up, the ranges).
-_OVERHEAD = 16
+_OVERHEAD = GatherRunsFamily.OVERHEAD
 
 
 def candidate_ranges(p: Resampling, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -87,26 +87,21 @@ def _check_budget(p: Resampling) -> int:
     return per
 
 
-class ResampleGradFamily(RunsFamily):
+class ResampleGradFamily(GatherRunsFamily):
     """The gradients' gather (module docstring) over a forward `Resampling`."""
 
-    def strategies_for(self, problem: Resampling, caps, run=None) -> tuple[str, ...]:
-        """Both (`runs` first on software adapters and without caps, `elements` first on
-        GPUs), where one element's candidates fit the loop budget."""
-        _check_budget(problem)
-        run_length(problem.op, "runs", run, problem.input.element_count, RUN)
-        return runs_order(caps)
+    def per_element(self, problem: Resampling) -> int:
+        return _check_budget(problem)
+
+    def op_of(self, problem: Resampling) -> str:
+        return problem.op
+
+    def count_of(self, problem: Resampling) -> int:
+        return problem.input.element_count
 
     def plan(self, p: Resampling, caps, strategy: str, run=None) -> KernelPlan:
-        if strategy not in self.strategies_for(p, caps, run):
-            raise InternalError(f"{p.op}: strategy {strategy} cannot run {p}")
-        per = _check_budget(p)
-        most = max(1, (LOOP_BUDGET - _OVERHEAD) // (per + _OVERHEAD))
-        if strategy == "runs" and run is not None and run > most:
-            raise UnsupportedError(f"{p.op}: option run = {run}: {run} elements of up to {per} candidates pass one "
-                                   f"invocation's loop budget ({LOOP_BUDGET})")
+        length = self.run_for(p, caps, strategy, run)
         count = p.input.element_count
-        length = run_length(p.op, strategy, run, count, min(RUN, most))
         bits = element_bits(p.input)
         params = {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "bits": bits}
         uniforms = {"count": count, "run": length,

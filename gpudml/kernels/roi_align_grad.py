@@ -23,7 +23,7 @@ run time: every region is a candidate); past one invocation's loop budget (LOOP_
 llvmpipe's GL ends loops after 65,535 iterations) the plan is an UnsupportedError, before
 any GPU work.
 
-Strategies (RunsFamily): `runs` (CPU-class) gathers RUN consecutive dx elements per
+Strategies (base.GatherRunsFamily): `runs` (CPU-class) gathers RUN consecutive dx elements per
 invocation (fewer where the budget asks), `elements` (GPU-class) one.
 """
 
@@ -31,17 +31,17 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..errors import InternalError, UnsupportedError
+from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc
-from .base import LOOP_BUDGET, RunsFamily, element_bits, run_length, runs_order
+from .base import LOOP_BUDGET, GatherRunsFamily, element_bits
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .resample import f32_bits
 from .roi import RoiAlign
 
-RUN = 16
+RUN = GatherRunsFamily.RUN
 WORKGROUP_SIZE = 64
 #: Iterations an element spends besides its candidates (set-up, the store).
-_OVERHEAD = 16
+_OVERHEAD = GatherRunsFamily.OVERHEAD
 
 
 class RoiAlignGrad(NamedTuple):
@@ -72,27 +72,22 @@ def _check_budget(p: RoiAlignGrad) -> int:
     return per
 
 
-class RoiAlignGradFamily(RunsFamily):
+class RoiAlignGradFamily(GatherRunsFamily):
     """The gather (module docstring) over a `RoiAlignGrad`."""
 
-    def strategies_for(self, problem: RoiAlignGrad, caps, run=None) -> tuple[str, ...]:
-        """Both (`runs` first on software adapters and without caps, `elements` first on
-        GPUs), where one element's gather fits the loop budget."""
-        _check_budget(problem)
-        run_length(problem.forward.op, "runs", run, problem.dx.element_count, RUN)
-        return runs_order(caps)
+    def per_element(self, problem: RoiAlignGrad) -> int:
+        return _check_budget(problem)
+
+    def op_of(self, problem: RoiAlignGrad) -> str:
+        return problem.forward.op
+
+    def count_of(self, problem: RoiAlignGrad) -> int:
+        return problem.dx.element_count
 
     def plan(self, p: RoiAlignGrad, caps, strategy: str, run=None) -> KernelPlan:
-        if strategy not in self.strategies_for(p, caps, run):
-            raise InternalError(f"{p.forward.op}: strategy {strategy} cannot run {p}")
-        per = _check_budget(p)
-        most = max(1, (LOOP_BUDGET - _OVERHEAD) // (per + _OVERHEAD))
-        if strategy == "runs" and run is not None and run > most:
-            raise UnsupportedError(f"{p.forward.op}: option run = {run}: {run} elements of {per} iterations pass one "
-                                   f"invocation's loop budget ({LOOP_BUDGET})")
+        length = self.run_for(p, caps, strategy, run)
         f = p.forward
         count = p.dx.element_count
-        length = run_length(f.op, strategy, run, count, min(RUN, most))
         bits = element_bits(p.dy)
         regions, _, oh, ow = p.dy.sizes
         _, _, h, w = p.dx.sizes

@@ -185,11 +185,11 @@ def problem(desc: RoiAlignGradOperatorDesc) -> grad_family.RoiAlignGrad:
         raise UnsupportedError(f"{OP}: output_roi_gradient_tensor (the gradient with respect to roi_tensor) is not "
                                f"implemented in gpudml; supply output_gradient_tensor alone")
     dx, dy = desc.output_gradient_tensor, desc.input_gradient_tensor
+    image = dx if desc.input_tensor is None else desc.input_tensor
     forward = forward_ops.RoiAlign1OperatorDesc(
-        dx if desc.input_tensor is None else desc.input_tensor, desc.roi_tensor, desc.batch_indices_tensor, dy, desc.reduction_function,
-        desc.interpolation_mode, desc.spatial_scale_x, desc.spatial_scale_y, desc.input_pixel_offset,
-        desc.output_pixel_offset, 0.0, desc.minimum_samples_per_output, desc.maximum_samples_per_output,
-        desc.align_regions_to_corners)
+        image, desc.roi_tensor, desc.batch_indices_tensor, dy, desc.reduction_function, desc.interpolation_mode,
+        desc.spatial_scale_x, desc.spatial_scale_y, desc.input_pixel_offset, desc.output_pixel_offset, 0.0,
+        desc.minimum_samples_per_output, desc.maximum_samples_per_output, desc.align_regions_to_corners)
     return grad_family.RoiAlignGrad(forward_ops.problem(forward)._replace(op=OP), dy, dx,
                                     desc.input_tensor is not None)
 
@@ -345,9 +345,9 @@ def roi_align_grad(dy, rois, batch_indices, *, x=None, input_size=None, spatial_
     input_size [N, C, H, W] gives dx's sizes); the other keywords roi_align's. Returns dx
     [N, C, H, W]. output_roi_gradient (the gradient with respect to rois) is not implemented:
     an UnsupportedError. See docs/operators/roi_align_grad.md."""
-    to_rois, to_indices = forward_ops.converters("roi_align_grad")
+    to_rois, _ = forward_ops.converters("roi_align_grad")
     tensors = ([("x", x)] if x is not None else []) + [("dy", dy), ("rois", rois, to_rois),
-                                                          ("batch_indices", batch_indices, to_indices)]
+                                                          ("batch_indices", batch_indices, _indices)]
     return Call(tensors, {"input_size": input_size, "spatial_scale": spatial_scale,
                           "reduction_function": reduction_function, "interpolation_mode": interpolation_mode,
                           "input_pixel_offset": input_pixel_offset, "output_pixel_offset": output_pixel_offset,
@@ -355,6 +355,13 @@ def roi_align_grad(dy, rois, batch_indices, *, x=None, input_size=None, spatial_
                           "maximum_samples_per_output": maximum_samples_per_output,
                           "align_regions_to_corners": align_regions_to_corners, "output_gradient": output_gradient,
                           "output_roi_gradient": output_roi_gradient}, device)
+
+
+def _indices(values) -> np.ndarray:
+    """Batch indices as UINT32 (the page's one type): 64-bit integers too where every value
+    fits 32 bits (numpy's default integers), else as UINT64 (which validation refuses)."""
+    values = forward_ops.batch_indices_array(values, "roi_align_grad")
+    return values.astype(np.uint32) if values.dtype == np.uint64 and bool(np.all(values < 2**32)) else values
 
 
 def arguments(desc: RoiAlignGradOperatorDesc) -> dict:

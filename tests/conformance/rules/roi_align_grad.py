@@ -12,12 +12,11 @@ from hypothesis import strategies as st
 
 import gpudml as dml
 from gpudml.ops import roi_align_grad as grad_op
-from gpudml.testing import assert_within
 
 from ..draws import Draw
 from ..hostile import broken_choice, maybe_hostile, with_entry
 from ..registry import Ask, Drawn, rule
-from ..running import assert_outputs_equal
+from .roi_align import region_choices, region_compare
 
 FIELDS = ("x", "dy", "input_tensor", "input_gradient_tensor", "rois", "roi_tensor", "batch_indices",
           "batch_indices_tensor", "output_gradient_tensor", "output_roi_gradient_tensor", "input_size",
@@ -31,28 +30,16 @@ def _broken(draw, desc):
     """One of the operator's own rules broken: the ROI or index tensor's shape or type, dy's
     sizes against the regions, dx's against the input, both outputs left out, MAX without
     InputTensor, the reduction, the interpolation, the sample bounds, a scale or offset."""
-    rois, batch, dy = desc.roi_tensor, desc.batch_indices_tensor, desc.input_gradient_tensor
-    other = dml.DataType.FLOAT16 if rois.data_type == dml.DataType.FLOAT32 else dml.DataType.FLOAT32
-    choices = {
-        "roi_five": ("roi_tensor", dml.TensorDesc(rois.data_type, with_entry(rois.sizes, rois.rank - 1, 5))),
-        "roi_type": ("roi_tensor", dml.TensorDesc(other, rois.sizes)),
-        "roi_rank": ("roi_tensor", dml.TensorDesc(rois.data_type, [4])),
-        "index_count": ("batch_indices_tensor", dml.TensorDesc(batch.data_type, [*batch.sizes[:-1],
-                                                                               batch.sizes[-1] + 1])),
-        "index_type": ("batch_indices_tensor", dml.TensorDesc(draw(st.sampled_from(
-            [dml.DataType.INT32, dml.DataType.FLOAT32, dml.DataType.UINT64, dml.DataType.INT64])), batch.sizes)),
+    dy = desc.input_gradient_tensor
+    choices = region_choices(draw, desc, [dml.DataType.INT32, dml.DataType.FLOAT32, dml.DataType.UINT64,
+                                          dml.DataType.INT64])
+    choices.update({
         "dy_regions": ("input_gradient_tensor", dml.TensorDesc(dy.data_type, with_entry(dy.sizes, 0, dy.sizes[0] + 1))),
         "dy_rank": ("input_gradient_tensor", dml.TensorDesc(dy.data_type, dy.sizes[1:])),
         "no_output": ("output_gradient_tensor", None),
-        "reduction": ("reduction_function", draw(st.sampled_from(["sum", "min", 99, None, 1.5]))),
-        "interpolation": ("interpolation_mode", draw(st.sampled_from(["cubic", 7, None]))),
-        "minimum_zero": ("minimum_samples_per_output", 0),
-        "minimum_above": ("minimum_samples_per_output", desc.maximum_samples_per_output + 1),
-        "maximum_huge": ("maximum_samples_per_output", 2**32),
-        "scale_nan": ("spatial_scale_x", float("nan")),
         "offset_inf": ("input_pixel_offset", float("inf")),
         "corners": ("align_regions_to_corners", draw(st.sampled_from([2, "yes", None]))),
-    }
+    })
     if desc.input_tensor is None:
         choices["max_without_input"] = ("reduction_function", "max")
     dx = desc.output_gradient_tensor
@@ -83,21 +70,8 @@ def _functional(draw, dy, shape):
     return args, lambda a: grad_op.reference(a, **args)
 
 
-def _compare(got, want, dy, args):
-    """Within the documented precision, where the float64 terms stay in float32's range."""
-    inputs = [dy, np.asarray(args["rois"]), np.asarray(args["batch_indices"]).astype(np.uint32)]
-    tolerance = grad_op.tolerance(want, inputs, {k: v for k, v in args.items()
-                                                 if k not in ("rois", "batch_indices")})
-    if tolerance is None:
-        assert_outputs_equal(got, want)
-        return
-    unbounded = ~np.isfinite(tolerance) | (tolerance > 2.0**100)
-    got, want = np.asarray(got), np.asarray(want)
-    assert_within(np.where(unbounded, want, got), want, np.where(unbounded, 0.0, tolerance), "roi_align_grad")
-
-
-@rule("roi_align_grad", broken=_broken, functional=_functional, compare=_compare, fields=FIELDS,
-      free=("batch_indices_tensor",))
+@rule("roi_align_grad", broken=_broken, functional=_functional,
+      compare=region_compare(grad_op.tolerance, "roi_align_grad"), fields=FIELDS, free=("batch_indices_tensor",))
 def _call(d: Draw, ask: Ask) -> Drawn:
     """dy [NumROIs, C, OH, OW] (the asked sizes where given: NumROIs their first), the forward
     input [1-2, C, 1-6, 1-6], regions of the drawn ROI rank (2-4), indices of the drawn rank
