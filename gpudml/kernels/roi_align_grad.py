@@ -14,8 +14,9 @@ words, one invocation per entry, n_y or n_x <= 64 iterations each); then
 MAX: the `argmax` dispatch recomputes the forward (kernels/roi.py's sample rule, the input
 InputTensor, OutOfBoundsInputValue 0: the grad's desc has none) and keeps per dy element the
 sample it picks (the first NaN, else the first largest in row-major sample order: a tie goes
-to the first sample, as the forward's strict comparison keeps the first); the gather weighs
-each bin's picked sample.
+to the first sample, as the forward's strict comparison keeps the first) as its taps and
+fractions (scratch: 4 words per dy element); the gather weighs each bin's picked sample
+(a bin whose taps miss the element's row costs a compare).
 
 A weight of exactly 0 adds nothing (a NaN dy reaches only the dx elements it weighs). The
 gather loops NumROIs (OH (OW + 1) + 1) times per dx element (the ROI data is known only at
@@ -106,7 +107,7 @@ class RoiAlignGradFamily(GatherRunsFamily):
         regions_in = (input_buffer(first + 1, "rois"), input_buffer(first + 2, "batch"))
         params = {"bits": bits, "maximum": f.maximum, "nearest": f.nearest, "corners": f.align_corners}
         if f.maximum:
-            pre, pre_count, words = "argmax", p.dy.element_count, p.dy.element_count
+            pre, pre_count, words = "argmax", p.dy.element_count, 4 * p.dy.element_count
             pre_buffers = (input_buffer(0, "input"), *regions_in, scratch_buffer(0, "tables", writable=True))
         else:
             pre, pre_count, words = "tables", table_x + regions * ow * w, table_x + regions * ow * w
