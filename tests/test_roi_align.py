@@ -143,7 +143,7 @@ def test_page_silences(device):
     point = _run(device, 1, x, np.array([[4, 3, 4, 3]], np.float32), np.zeros(1, np.uint32), output_size=(2, 2),
                  input_pixel_offset=0.0)
     assert np.allclose(point, x[0, :, 3, 4][:, None, None] * np.ones((2, 2)), atol=1e-6)
-    assert ra._samples_per_output(0, 1e6, 1.0, 1, 1, ra.UINT32_MAX) == roi_family.SAMPLE_CAP
+    assert ra.samples_per_output(0, 1e6, 1.0, 1, 1, ra.UINT32_MAX) == roi_family.SAMPLE_CAP
     big = np.array([[0, 0, 200, 150]], np.float32)
     kwargs = {"output_size": (1, 1), "spatial_scale": 0.05}
     _check(_run(device, 1, x, big, np.zeros(1, np.uint32), **kwargs), x, big, np.zeros(1, np.uint32), 1, **kwargs)

@@ -290,6 +290,48 @@ class RunsFamily(KernelFamily, abc.ABC):
         return ({"run": 16}, {"run": 256}) if strategy == "runs" else ()
 
 
+class GatherRunsFamily(RunsFamily):
+    """A RunsFamily whose output elements each loop over a host-bounded number of
+    contributions (the gradients' gathers: kernels/resample_grad.py, kernels/roi_align_grad.py):
+    `per_element(problem)` returns that bound or raises the UnsupportedError past the loop
+    budget; `op_of` and `count_of` name the operator and count its output elements."""
+
+    #: Output elements per `runs` invocation by default; iterations an element spends besides
+    #: its contributions (set-up, the store).
+    RUN = 16
+    OVERHEAD = 16
+
+    @abc.abstractmethod
+    def per_element(self, problem) -> int: ...
+
+    @abc.abstractmethod
+    def op_of(self, problem) -> str: ...
+
+    @abc.abstractmethod
+    def count_of(self, problem) -> int: ...
+
+    def strategies_for(self, problem, caps, run=None) -> tuple[str, ...]:
+        """Both (`runs` first on software adapters and without caps, `elements` first on
+        GPUs), where one element's loop fits the budget."""
+        self.per_element(problem)
+        run_length(self.op_of(problem), "runs", run, self.count_of(problem), self.RUN)
+        return runs_order(caps)
+
+    def run_for(self, problem, caps, strategy: str, run=None) -> int:
+        """The elements per invocation of a valid strategy: `run_length`'s, at most what the
+        budget allows for elements of `per_element` iterations (UnsupportedError for a larger
+        option `run`)."""
+        op = self.op_of(problem)
+        if strategy not in self.strategies_for(problem, caps, run):
+            raise InternalError(f"{op}: strategy {strategy} cannot run {problem}")
+        per = self.per_element(problem)
+        most = max(1, (LOOP_BUDGET - self.OVERHEAD) // (per + self.OVERHEAD))
+        if strategy == "runs" and run is not None and run > most:
+            raise UnsupportedError(f"{op}: option run = {run}: {run} elements of up to {per} iterations pass one "
+                                   f"invocation's loop budget ({LOOP_BUDGET})")
+        return run_length(op, strategy, run, self.count_of(problem), min(self.RUN, most))
+
+
 def element_bits(desc) -> int:
     """The element width of a TensorDesc in bits."""
     return desc.data_type.size * 8

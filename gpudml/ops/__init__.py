@@ -45,13 +45,16 @@ from . import (
     recurrent,
     reduce,
     resample,
+    resample_grad,
     reverse_subsequences,
     roi_align,
+    roi_align_grad,
     roi_pooling,
     scatter_elements,
     scatter_nd,
     slice0,
     slice1,
+    slice_grad,
     softmax,
     space_depth,
     split,
@@ -87,6 +90,9 @@ SPECS: tuple[OpSpec, ...] = (
     normalization.LRN_GRAD_SPEC,
     dequantize.SPEC,
     *matrix_multiply_integer.SPECS,
+    slice_grad.SPEC,
+    *resample_grad.SPECS,
+    *roi_align_grad.SPECS,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

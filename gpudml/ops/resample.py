@@ -103,7 +103,7 @@ ROWS = {row.key: row for row in TABLE}
 
 
 # ============================================================================ descs
-class _Floats:
+class ResampleFields:
     """Normalizing a resampling desc's fields (each class: its fields in DirectML's order)."""
 
     OP = ""
@@ -114,7 +114,7 @@ class _Floats:
                            IM.coerce(self.interpolation_mode, f"{self.OP}: interpolation_mode"))
         for name in ("scales", "input_pixel_offsets", "output_pixel_offsets"):
             if name in names:
-                object.__setattr__(self, name, _float_tuple(getattr(self, name), f"{self.OP}: {name}"))
+                object.__setattr__(self, name, float_tuple(getattr(self, name), f"{self.OP}: {name}"))
         if "rounding_direction" in names:
             object.__setattr__(self, "rounding_direction",
                                AxisDirection.coerce(self.rounding_direction, f"{self.OP}: rounding_direction"))
@@ -124,14 +124,14 @@ class _Floats:
             object.__setattr__(self, "cubic_coeff_a", as_float32(self.cubic_coeff_a, f"{self.OP}: cubic_coeff_a"))
 
 
-def _float_tuple(values, field: str) -> tuple[float, ...]:
+def float_tuple(values, field: str) -> tuple[float, ...]:
     if isinstance(values, (str, bytes)) or values is None or np.ndim(values) != 1:
         raise InvalidArgumentError(f"{field}: expected a sequence of numbers (FLOATs), got {values!r}")
     return tuple(as_float32(v, f"{field}[{i}]") for i, v in enumerate(values))
 
 
 @dataclass(frozen=True)
-class ResampleOperatorDesc(_Floats):
+class ResampleOperatorDesc(ResampleFields):
     """DML_RESAMPLE_OPERATOR_DESC: pixel centers (offsets 0.5 and -0.5), nearest rounds half up."""
 
     OP = "Resample"
@@ -142,7 +142,7 @@ class ResampleOperatorDesc(_Floats):
 
 
 @dataclass(frozen=True)
-class Resample1OperatorDesc(_Floats):
+class Resample1OperatorDesc(ResampleFields):
     """DML_RESAMPLE1_OPERATOR_DESC: RESAMPLE with the pixel offsets per axis."""
 
     OP = "Resample1"
@@ -155,7 +155,7 @@ class Resample1OperatorDesc(_Floats):
 
 
 @dataclass(frozen=True)
-class Resample2OperatorDesc(_Floats):
+class Resample2OperatorDesc(ResampleFields):
     """DML_RESAMPLE2_OPERATOR_DESC: RESAMPLE1 with nearest's rounding direction."""
 
     OP = "Resample2"
@@ -169,7 +169,7 @@ class Resample2OperatorDesc(_Floats):
 
 
 @dataclass(frozen=True)
-class Resample3OperatorDesc(_Floats):
+class Resample3OperatorDesc(ResampleFields):
     """DML_RESAMPLE3_OPERATOR_DESC: RESAMPLE2 with Antialiased; cubic_coeff_a and
     exclude_outside are gpudml's extension (InterpolationMode CUBIC, ONNX Resize's)."""
 
@@ -208,7 +208,7 @@ DESCS = {"resample0": ResampleOperatorDesc, "resample1": Resample1OperatorDesc,
 
 
 # ============================================================================ what a desc computes
-def _mode_name(mode: InterpolationMode) -> str:
+def mode_name(mode: InterpolationMode) -> str:
     return {IM.NEAREST_NEIGHBOR: "nearest", IM.LINEAR: "linear", IM.CUBIC: "cubic"}[mode]
 
 
@@ -216,7 +216,7 @@ def mapping(desc) -> family.Resampling:
     """Every desc's resampling in one form (RESAMPLE3's fields, the kernel family's problem):
     what the reference, the tolerance and the kernels read."""
     rank = desc.input_tensor.rank
-    mode = _mode_name(desc.interpolation_mode)
+    mode = mode_name(desc.interpolation_mode)
     op = type(desc).__name__.removesuffix("OperatorDesc")
 
     def form(rounding, scales, input_offsets=(0.5,) * rank, output_offsets=(-0.5,) * rank, *extension):
@@ -256,14 +256,8 @@ def validate(row: Row, support, desc, level: FeatureLevel) -> None:
     if row.version is None:
         _validate_upsample(desc, rank)
         return
-    names = ("scales",) + (("input_pixel_offsets", "output_pixel_offsets") if row.version >= 1 else ())
-    for name in names:
-        values = getattr(desc, name)
-        check_length(op, name, values, rank)
-        for i, v in enumerate(values):
-            if not math.isfinite(v) or (name == "scales" and v <= 0):
-                rule = "a finite number larger than 0" if name == "scales" else "a finite number"
-                raise InvalidArgumentError(f"{op}: {name}[{i}] = {v!r} must be {rule} ({name} {list(values)})")
+    check_scales_offsets(op, desc, rank, ("scales",) + (("input_pixel_offsets", "output_pixel_offsets")
+                                                        if row.version >= 1 else ()))
     if row.version == 3:
         if desc.antialiased and mode == IM.NEAREST_NEIGHBOR:
             raise InvalidArgumentError(
@@ -271,6 +265,17 @@ def validate(row: Row, support, desc, level: FeatureLevel) -> None:
                 f"widen)")
         if not math.isfinite(desc.cubic_coeff_a):
             raise InvalidArgumentError(f"{op}: cubic_coeff_a = {desc.cubic_coeff_a!r} must be a finite number")
+
+
+def check_scales_offsets(op: str, desc, rank: int, names) -> None:
+    """The desc's FLOAT arrays `names`: one entry per dimension, finite, scales larger than 0."""
+    for name in names:
+        values = getattr(desc, name)
+        check_length(op, name, values, rank)
+        for i, v in enumerate(values):
+            if not math.isfinite(v) or (name == "scales" and v <= 0):
+                rule = "a finite number larger than 0" if name == "scales" else "a finite number"
+                raise InvalidArgumentError(f"{op}: {name}[{i}] = {v!r} must be {rule} ({name} {list(values)})")
 
 
 def _validate_upsample(desc: Upsample2DOperatorDesc, rank: int) -> None:
@@ -304,8 +309,8 @@ def _resolved(where: str, x: TensorDesc, scales, output_sizes) -> tuple[tuple, t
                                        f"{rank} dimensions")
         if scales is None:
             scales = tuple(m / n for m, n in zip(sizes, x.sizes, strict=True))
-        return _float_tuple(scales, f"{where}: scales"), sizes
-    scales = _float_tuple(scales, f"{where}: scales")
+        return float_tuple(scales, f"{where}: scales"), sizes
+    scales = float_tuple(scales, f"{where}: scales")
     if len(scales) != rank:
         return scales, x.sizes  # validation names the length
     sizes = []
@@ -319,7 +324,7 @@ def _resolved(where: str, x: TensorDesc, scales, output_sizes) -> tuple[tuple, t
 
 
 def _offsets(where: str, name: str, values, rank: int, default: float) -> tuple:
-    return (default,) * rank if values is None else _float_tuple(values, f"{where}: {name}")
+    return (default,) * rank if values is None else float_tuple(values, f"{where}: {name}")
 
 
 def _infer(row: Row, x: TensorDesc, scales=None, *, output_sizes=None, mode="nearest_neighbor",

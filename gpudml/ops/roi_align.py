@@ -87,7 +87,7 @@ SUPPORT1 = _support(OP1, FeatureLevel.FL_4_0)
 UINT32_MAX = 2**32 - 1
 
 
-def _normalize(desc, op: str) -> None:
+def normalize(desc, op: str) -> None:
     """The enum, float, integer and bool fields as their types (InvalidArgumentError naming the field)."""
     put = object.__setattr__
     put(desc, "reduction_function", ReduceFunction.coerce(desc.reduction_function, f"{op}: reduction_function"))
@@ -126,7 +126,7 @@ class RoiAlignOperatorDesc(_Regions):
     maximum_samples_per_output: int
 
     def __post_init__(self):
-        _normalize(self, OP0)
+        normalize(self, OP0)
 
 
 @dataclass(frozen=True)
@@ -139,11 +139,11 @@ class RoiAlign1OperatorDesc(_Regions):
     align_regions_to_corners: bool
 
     def __post_init__(self):
-        _normalize(self, OP1)
+        normalize(self, OP1)
 
 
 # ---------------------------------------------------------------------------- shapes
-def _pair(value, field: str, where: str) -> tuple:
+def pair(value, field: str, where: str) -> tuple:
     """A number for both axes, or an (x, y) / (height, width) pair, as given."""
     if isinstance(value, (list, tuple, np.ndarray)):
         values = list(np.asarray(value).reshape(-1)) if isinstance(value, np.ndarray) else list(value)
@@ -165,7 +165,7 @@ def infer_output(input_tensor: TensorDesc, rois: TensorDesc, batch_indices: Tens
                  align_regions_to_corners=False) -> RoiAlign1OperatorDesc:
     """The desc of `roi_align(x, rois, batch_indices, ...)`: the output [NumROIs, C, OH, OW]
     with output_size = (OH, OW) (one int: both), spatial_scale one number or (x, y)."""
-    sx, sy = _pair(spatial_scale, "spatial_scale", OP1)
+    sx, sy = pair(spatial_scale, "spatial_scale", OP1)
     return RoiAlign1OperatorDesc(input_tensor, rois, batch_indices, _output(input_tensor, rois, output_size, OP1),
                                  reduction_function, interpolation_mode, sx, sy, input_pixel_offset,
                                  output_pixel_offset, out_of_bounds_input_value, minimum_samples_per_output,
@@ -177,14 +177,14 @@ def infer_output0(input_tensor: TensorDesc, rois: TensorDesc, batch_indices: Ten
                   out_of_bounds_input_value=0.0, minimum_samples_per_output=1,
                   maximum_samples_per_output=UINT32_MAX) -> RoiAlignOperatorDesc:
     """The desc of `roi_align0(...)`: roi_align's without the pixel offsets and corners."""
-    sx, sy = _pair(spatial_scale, "spatial_scale", OP0)
+    sx, sy = pair(spatial_scale, "spatial_scale", OP0)
     return RoiAlignOperatorDesc(input_tensor, rois, batch_indices, _output(input_tensor, rois, output_size, OP0),
                                 reduction_function, interpolation_mode, sx, sy, out_of_bounds_input_value,
                                 minimum_samples_per_output, maximum_samples_per_output)
 
 
 def _output(x: TensorDesc, rois: TensorDesc, output_size, where: str) -> TensorDesc:
-    oh, ow = (as_int(v, f"{where}: output_size[{i}]") for i, v in enumerate(_pair(output_size, "output_size", where)))
+    oh, ow = (as_int(v, f"{where}: output_size[{i}]") for i, v in enumerate(pair(output_size, "output_size", where)))
     if oh < 1 or ow < 1:
         raise InvalidArgumentError(f"{where}: output_size ({oh}, {ow}) must be at least 1 on both axes")
     channels = x.sizes[1] if x.rank >= 2 else 1
@@ -196,31 +196,27 @@ def _support_of(desc):
     return (OP1, SUPPORT1) if isinstance(desc, RoiAlign1OperatorDesc) else (OP0, SUPPORT0)
 
 
-def validate(desc, feature_level: FeatureLevel) -> None:
-    op, support = _support_of(desc)
-    inp, rois, batch, out = desc.input_tensor, desc.roi_tensor, desc.batch_indices_tensor, desc.output_tensor
-    for field in TENSORS:
-        check_tensor_desc(op, field, getattr(desc, field), is_output=field == "output_tensor")
-    for field in TENSORS:  # (each tensor its own DimensionCount: the message names which)
-        support.check_rank(feature_level, field, getattr(desc, field).rank)
-    support.check(feature_level, inp.rank, {f: getattr(desc, f).data_type for f in TENSORS})
-    for field in ("roi_tensor", "output_tensor"):
-        td = getattr(desc, field)
-        if td.data_type != inp.data_type:
-            raise InvalidArgumentError(f"{op}: {field}.data_type {td.data_type.name} must equal "
-                                       f"input_tensor.data_type {inp.data_type.name}")
+def check_tensor_descs(op: str, named: dict) -> None:
+    """Each tensor desc valid (outputs: fields named output_*)."""
+    for field, td in named.items():
+        check_tensor_desc(op, field, td, is_output=field.startswith("output"))
+
+
+def check_regions(op: str, rois: TensorDesc, batch: TensorDesc) -> int:
+    """ROITensor {NumROIs, 4} and BatchIndicesTensor {NumROIs} (each after leading 1s); returns NumROIs."""
     count = region_count(rois)
     if rois.sizes != (1,) * (rois.rank - 2) + (count, 4):
         raise InvalidArgumentError(f"{op}: roi_tensor.sizes {list(rois.sizes)} must be {{NumROIs, 4}}, {{1, NumROIs, "
                                    f"4}} or {{1, 1, NumROIs, 4}}")
     if batch.sizes != (1,) * (batch.rank - 1) + (count,):
         raise InvalidArgumentError(f"{op}: batch_indices_tensor.sizes {list(batch.sizes)} must be NumROIs = {count} "
-                                   f"after leading 1s ({{NumROIs}}, {{1, NumROIs}}, ...: one index per region)")
-    want = (count, inp.sizes[1], *out.sizes[2:])
-    if out.sizes != want:
-        raise InvalidArgumentError(f"{op}: output_tensor.sizes {list(out.sizes)} must be {{NumROIs, ChannelCount, "
-                                   f"OutputHeight, OutputWidth}} = {list(want)} (NumROIs of roi_tensor, ChannelCount "
-                                   f"of input_tensor)")
+                                   f"after leading 1s ({{NumROIs}}, {{1, NumROIs}}, ...: one index per region of "
+                                   f"roi_tensor.sizes {list(rois.sizes)})")
+    return count
+
+
+def check_fields(desc, op: str) -> None:
+    """ROI_ALIGN1's non-tensor fields (the reduction, the interpolation, the sample counts, finite floats)."""
     if desc.reduction_function not in (ReduceFunction.AVERAGE, ReduceFunction.MAX):
         raise InvalidArgumentError(f"{op}: reduction_function {desc.reduction_function.name} must be AVERAGE or MAX")
     if desc.interpolation_mode not in (InterpolationMode.NEAREST_NEIGHBOR, InterpolationMode.LINEAR):
@@ -234,6 +230,27 @@ def validate(desc, feature_level: FeatureLevel) -> None:
     for f in ("spatial_scale_x", "spatial_scale_y", "input_pixel_offset", "output_pixel_offset"):
         if hasattr(desc, f) and not math.isfinite(getattr(desc, f)):
             raise InvalidArgumentError(f"{op}: {f} = {getattr(desc, f)} must be finite")
+
+
+def validate(desc, feature_level: FeatureLevel) -> None:
+    op, support = _support_of(desc)
+    inp, rois, batch, out = desc.input_tensor, desc.roi_tensor, desc.batch_indices_tensor, desc.output_tensor
+    check_tensor_descs(op, {f: getattr(desc, f) for f in TENSORS})
+    for field in TENSORS:  # (each tensor its own DimensionCount: the message names which)
+        support.check_rank(feature_level, field, getattr(desc, field).rank)
+    support.check(feature_level, inp.rank, {f: getattr(desc, f).data_type for f in TENSORS})
+    for field in ("roi_tensor", "output_tensor"):
+        td = getattr(desc, field)
+        if td.data_type != inp.data_type:
+            raise InvalidArgumentError(f"{op}: {field}.data_type {td.data_type.name} must equal "
+                                       f"input_tensor.data_type {inp.data_type.name}")
+    count = check_regions(op, rois, batch)
+    want = (count, inp.sizes[1], *out.sizes[2:])
+    if out.sizes != want:
+        raise InvalidArgumentError(f"{op}: output_tensor.sizes {list(out.sizes)} must be {{NumROIs, ChannelCount, "
+                                   f"OutputHeight, OutputWidth}} = {list(want)} (NumROIs of roi_tensor, ChannelCount "
+                                   f"of input_tensor)")
+    check_fields(desc, op)
 
 
 def _params(desc) -> dict:
@@ -264,7 +281,7 @@ ROI_ALIGN = ProblemPlanner(problem, family.FAMILY)
 
 
 # ---------------------------------------------------------------------------- reference
-def _samples_per_output(a: float, b: float, scale: float, out: int, low: int, high: int) -> int:
+def samples_per_output(a: float, b: float, scale: float, out: int, low: int, high: int) -> int:
     """n for one axis: the float32 size's exact ceil(|size| / out), clamped (kernels/roi.py)."""
     with np.errstate(all="ignore"):
         first = np.float32(a) * np.float32(scale)
@@ -282,7 +299,7 @@ def _samples_per_output(a: float, b: float, scale: float, out: int, low: int, hi
     return min(max(k, low), cap)
 
 
-def _positions(a: float, b: float, scale: float, out: int, n: int, p: dict) -> np.ndarray:
+def positions(a: float, b: float, scale: float, out: int, n: int, p: dict) -> np.ndarray:
     """The out * n sample positions along one axis, in float64 (the module's rule)."""
     with np.errstate(all="ignore"):
         first = float(a) * float(scale)
@@ -293,7 +310,7 @@ def _positions(a: float, b: float, scale: float, out: int, n: int, p: dict) -> n
             p["input_pixel_offset"]
 
 
-def _taps(v: np.ndarray, size: int, nearest: bool):
+def taps(v: np.ndarray, size: int, nearest: bool):
     """(outside, lo, hi, frac) per position: ONNX RoiAlign's clamping (module docstring)."""
     with np.errstate(invalid="ignore"):
         outside = ~((v >= -1.0) & (v <= size))
@@ -309,12 +326,12 @@ def _taps(v: np.ndarray, size: int, nearest: bool):
     return outside, lo, hi, frac
 
 
-def _grid(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray, nearest: bool, oob: float, inside: bool):
+def sample_grid(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray, nearest: bool, oob: float, inside: bool):
     """The samples [C, Sy, Sx] of the image `plane` [C, H, W] at positions ys x xs (float64),
     and the sum of the absolute values of each sample's four terms."""
     h, w = plane.shape[1:]
-    oy, y0, y1, fy = _taps(ys, h, nearest)
-    ox, x0, x1, fx = _taps(xs, w, nearest)
+    oy, y0, y1, fy = taps(ys, h, nearest)
+    ox, x0, x1, fx = taps(xs, w, nearest)
     hy, hx = (1 - fy)[:, None], (1 - fx)[None, :]
     ly, lx = fy[:, None], fx[None, :]
     terms = [hy * hx * plane[:, y0[:, None], x0[None, :]], hy * lx * plane[:, y0[:, None], x1[None, :]],
@@ -344,11 +361,11 @@ def _evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, output_size, p
         b = int(batch[r])
         inside = 0 <= b < n_img
         plane = xf[b] if inside else np.zeros((channels, h, w))
-        nx = _samples_per_output(x1, x2, sx, ow, low, high)
-        ny = _samples_per_output(y1, y2, sy, oh, low, high)
-        xs = _positions(x1, x2, sx, ow, nx, p)
-        ys = _positions(y1, y2, sy, oh, ny, p)
-        grid, magnitude = _grid(plane, ys, xs, nearest, oob, inside)
+        nx = samples_per_output(x1, x2, sx, ow, low, high)
+        ny = samples_per_output(y1, y2, sy, oh, low, high)
+        xs = positions(x1, x2, sx, ow, nx, p)
+        ys = positions(y1, y2, sy, oh, ny, p)
+        grid, magnitude = sample_grid(plane, ys, xs, nearest, oob, inside)
 
         def reduce(v, how, shape=(channels, oh, ny, ow, nx)):
             return how(how(v.reshape(shape), axis=4), axis=2)
@@ -365,7 +382,7 @@ def _evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, output_size, p
             for dy in (-ey, 0.0, ey):
                 for dx in (-ex, 0.0, ex):
                     if dy or dx:
-                        moved = _grid(plane, ys + dy, xs + dx, nearest, oob, inside)[0]
+                        moved = sample_grid(plane, ys + dy, xs + dx, nearest, oob, inside)[0]
                         change = np.abs(moved - grid)
                         deviation = np.maximum(deviation, np.where(np.isnan(change) & ~(np.isnan(moved) &
                                                                                           np.isnan(grid)),
@@ -390,9 +407,9 @@ def _arrays(x, rois, batch_indices):
     return x, rois, batch.astype(np.uint64) if batch.dtype.kind in "iu" else batch
 
 
-def _reference_params(spatial_scale, output_size, kwargs) -> tuple[dict, tuple]:
-    sx, sy = _pair(spatial_scale, "spatial_scale", "roi_align")
-    oh, ow = (int(v) for v in _pair(output_size, "output_size", "roi_align"))
+def reference_params(spatial_scale, output_size, kwargs) -> tuple[dict, tuple]:
+    sx, sy = pair(spatial_scale, "spatial_scale", "roi_align")
+    oh, ow = (int(v) for v in pair(output_size, "output_size", "roi_align"))
     p = {"spatial_scale": (float(np.float32(sx)), float(np.float32(sy))), "input_pixel_offset": 0.5,
          "output_pixel_offset": -0.5, "out_of_bounds_input_value": 0.0, "minimum_samples_per_output": 1,
          "maximum_samples_per_output": UINT32_MAX, "align_regions_to_corners": False,
@@ -411,7 +428,7 @@ def reference(x, rois, batch_indices, spatial_scale=1.0, output_size=(7, 7), **k
     """ROI align in float64 (the module's rule: positions, weights and sums in float64, the
     sample counts from the float32 sizes), rounded once to x's type; roi_align's keywords."""
     x, rois, batch = _arrays(x, rois, batch_indices)
-    p, size = _reference_params(spatial_scale, output_size, kwargs)
+    p, size = reference_params(spatial_scale, output_size, kwargs)
     return _evaluate(x, rois, batch, size, p, False)[0].astype(x.dtype)
 
 
@@ -422,7 +439,7 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
     x, rois, batch = _arrays(*inputs[:3])
     kwargs = dict(arguments)
     spatial_scale, output_size = kwargs.pop("spatial_scale"), kwargs.pop("output_size")
-    p, size = _reference_params(spatial_scale, output_size, kwargs)
+    p, size = reference_params(spatial_scale, output_size, kwargs)
     _, bound = _evaluate(x, rois, batch, size, p, True)
     # (the kernel's rounding and the expected value's: a unit in the last place, float16's or float32's)
     ulp = {np.dtype(np.float16): 2.0**-10, np.dtype(np.float32): 2.0**-23}[expected.dtype]
@@ -457,7 +474,7 @@ def rois_array(values, where: str = "roi_align") -> np.ndarray:
     return array
 
 
-def _converters(where: str) -> tuple:
+def converters(where: str) -> tuple:
     return (lambda v: rois_array(v, where)), (lambda v: batch_indices_array(v, where))
 
 
@@ -471,7 +488,7 @@ def roi_align(x, rois, batch_indices, spatial_scale=1.0, output_size=(7, 7), *, 
     number or (x, y). reduction_function "average" or "max", interpolation_mode "linear" or
     "nearest_neighbor". Samples per output: ceil(region / output) clamped to [minimum,
     maximum] (at most 64). See docs/operators/roi_align.md for the whole rule."""
-    to_rois, to_indices = _converters("roi_align")
+    to_rois, to_indices = converters("roi_align")
     return Call([("x", x), ("rois", rois, to_rois), ("batch_indices", batch_indices, to_indices)],
                 {"spatial_scale": spatial_scale, "output_size": output_size,
                  "reduction_function": reduction_function, "interpolation_mode": interpolation_mode,
@@ -486,7 +503,7 @@ def roi_align0(x, rois, batch_indices, spatial_scale=1.0, output_size=(7, 7), *,
                interpolation_mode="linear", out_of_bounds_input_value=0.0, minimum_samples_per_output=1,
                maximum_samples_per_output=UINT32_MAX, device=None):
     """DML_ROI_ALIGN: roi_align with pixel offsets 0.5 and -0.5 and no corner alignment."""
-    to_rois, to_indices = _converters("roi_align0")
+    to_rois, to_indices = converters("roi_align0")
     return Call([("x", x), ("rois", rois, to_rois), ("batch_indices", batch_indices, to_indices)],
                 {"spatial_scale": spatial_scale, "output_size": output_size,
                  "reduction_function": reduction_function, "interpolation_mode": interpolation_mode,

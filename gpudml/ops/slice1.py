@@ -34,8 +34,13 @@ class Slice1OperatorDesc:
     input_window_strides: tuple[int, ...]
 
     def __post_init__(self):
-        for name in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
-            object.__setattr__(self, name, as_int_tuple(getattr(self, name), f"{OP}: {name}"))
+        normalize_window(self, OP)
+
+
+def normalize_window(desc, op: str) -> None:
+    """A window desc's (Slice1's, SliceGrad's) three arrays as tuples of ints (__post_init__)."""
+    for name in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
+        object.__setattr__(desc, name, as_int_tuple(getattr(desc, name), f"{op}: {name}"))
 
 
 def max_output_size(window_size: int, window_stride: int) -> int:
@@ -59,28 +64,38 @@ def infer_output(input_tensor: TensorDesc, offsets, sizes, strides=None, output_
 def validate(desc: Slice1OperatorDesc, feature_level: FeatureLevel) -> None:
     inp, out = desc.input_tensor, desc.output_tensor
     rank = check_copy_tensors(OP, SUPPORT, feature_level, inp, out)
+    check_window(OP, desc, inp.sizes, out.sizes, rank, lambda i: f"input size {inp.sizes[i]} on axis {i}",
+                 "output_tensor")
+
+
+def check_window(op: str, desc, input_sizes, output_sizes, rank: int, reach, output_field: str,
+                 output_note: str = "", zero_note: str = "") -> None:
+    """The window's rules (Slice1's, SliceGrad's): one entry per axis of each array; offsets
+    UINT, sizes at least 1, offset + size within the forward input's `input_sizes` (`reach(i)`
+    names that bound), strides non-zero INT32 (`zero_note` says why), and the forward
+    output's `output_sizes` (the tensor `output_field`) in 1..what the window holds."""
     offsets, sizes, strides = desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides
     for name, values in (("input_window_offsets", offsets), ("input_window_sizes", sizes),
                          ("input_window_strides", strides)):
-        check_length(OP, name, values, rank)
+        check_length(op, name, values, rank)
     for i in range(rank):
         if not 0 <= offsets[i] <= UINT32_MAX:
-            raise InvalidArgumentError(f"{OP}: input_window_offsets[{i}] = {offsets[i]} must be in 0..{UINT32_MAX}")
+            raise InvalidArgumentError(f"{op}: input_window_offsets[{i}] = {offsets[i]} must be in 0..{UINT32_MAX}")
         if sizes[i] < 1:
-            raise InvalidArgumentError(f"{OP}: input_window_sizes[{i}] = {sizes[i]} must be >= 1 (empty window)")
-        if offsets[i] + sizes[i] > inp.sizes[i]:
+            raise InvalidArgumentError(f"{op}: input_window_sizes[{i}] = {sizes[i]} must be >= 1 (empty window)")
+        if offsets[i] + sizes[i] > input_sizes[i]:
             raise InvalidArgumentError(
-                f"{OP}: input_window_offsets[{i}] + input_window_sizes[{i}] = {offsets[i] + sizes[i]} "
-                f"exceeds input size {inp.sizes[i]} on axis {i}")
+                f"{op}: input_window_offsets[{i}] + input_window_sizes[{i}] = {offsets[i] + sizes[i]} "
+                f"exceeds {reach(i)}")
         if strides[i] == 0:
-            raise InvalidArgumentError(f"{OP}: input_window_strides[{i}] must not be 0")
+            raise InvalidArgumentError(f"{op}: input_window_strides[{i}] must not be 0{zero_note}")
         if not -INT32_MAX - 1 <= strides[i] <= INT32_MAX:
-            raise InvalidArgumentError(f"{OP}: input_window_strides[{i}] = {strides[i]} does not fit INT32")
+            raise InvalidArgumentError(f"{op}: input_window_strides[{i}] = {strides[i]} does not fit INT32")
         most = max_output_size(sizes[i], strides[i])
-        if not 1 <= out.sizes[i] <= most:
+        if not 1 <= output_sizes[i] <= most:
             raise InvalidArgumentError(
-                f"{OP}: output_tensor.sizes[{i}] = {out.sizes[i]} must be in 1..{most} "
-                f"(1 + (input_window_sizes[{i}] - 1) // |input_window_strides[{i}]| = "
+                f"{op}: {output_field}.sizes[{i}] = {output_sizes[i]} must be in 1..{most} ({output_note}"
+                f"1 + (input_window_sizes[{i}] - 1) // |input_window_strides[{i}]| = "
                 f"1 + ({sizes[i]} - 1) // {abs(strides[i])})")
 
 
@@ -101,12 +116,12 @@ def reference(x, offsets, sizes, strides=None, output_sizes=None) -> np.ndarray:
     if output_sizes is None:
         output_sizes = [max_output_size(n, s) for n, s in zip(sizes, strides, strict=True)]
     output_sizes = int_list(output_sizes, rank, "output_sizes")
-    index = [_source_indices(i, o, n, s, m, x.shape[i])
+    index = [source_indices(i, o, n, s, m, x.shape[i])
              for i, (o, n, s, m) in enumerate(zip(offsets, sizes, strides, output_sizes, strict=True))]
     return gather(x, index)
 
 
-def _source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
+def source_indices(axis, offset, size, stride, out_size, dim) -> np.ndarray:
     start = offset + (size - 1 if stride < 0 else 0)
     idx = start + stride * np.arange(out_size, dtype=np.int64)
     lo, hi = offset, offset + size
@@ -123,14 +138,14 @@ def slice(x, offsets=None, sizes=None, strides=None, *, output_sizes=None, devic
     `output_sizes=None` takes the largest valid output, 1 + (sizes[i] - 1) // |strides[i]|.
     DirectMLX's names (`dml::Slice`, the `directml` package) are accepted too:
     `input_window_offsets`, `input_window_sizes`, `input_window_strides`."""
-    offsets = _one_spelling("offsets", offsets, "input_window_offsets", input_window_offsets, required=True)
-    sizes = _one_spelling("sizes", sizes, "input_window_sizes", input_window_sizes, required=True)
-    strides = _one_spelling("strides", strides, "input_window_strides", input_window_strides, required=False)
+    offsets = one_spelling("offsets", offsets, "input_window_offsets", input_window_offsets, required=True)
+    sizes = one_spelling("sizes", sizes, "input_window_sizes", input_window_sizes, required=True)
+    strides = one_spelling("strides", strides, "input_window_strides", input_window_strides, required=False)
     return Call([("x", x)], {"offsets": offsets, "sizes": sizes, "strides": strides, "output_sizes": output_sizes},
                 device)
 
 
-def _one_spelling(name: str, value, directml_name: str, directml_value, required: bool):
+def one_spelling(name: str, value, directml_name: str, directml_value, required: bool):
     """The argument given as `name` or as DirectMLX's `directml_name`, not both."""
     if value is not None and directml_value is not None:
         raise InvalidArgumentError(

@@ -100,15 +100,18 @@ class SupportTable:
 
 
 def signature_functional(signature: inspect.Signature, name: str, doc: str) -> Callable:
-    """The functional form `name` of `signature` (its first parameter `x`, the one tensor; the
-    others infer_output's keywords) with a keyword `device` added: a Call of x with the other
-    arguments, defaults applied (the table modules' rows: pooling, resampling)."""
+    """The functional form `name` of `signature` (its first parameter, `x` or `dy`, the one
+    tensor; the others infer_output's keywords) with a keyword `device` added: a Call of that
+    tensor with the other arguments, defaults applied (the table modules' rows: pooling,
+    resampling, the resampling gradients)."""
+    tensor = next(iter(signature.parameters))
+
     def functional(*args, device=None, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         attrs = dict(bound.arguments)
-        x = attrs.pop("x")
-        return Call([("x", x)], attrs, device)
+        x = attrs.pop(tensor)
+        return Call([(tensor, x)], attrs, device)
 
     device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
     functional.__signature__ = signature.replace(parameters=[*signature.parameters.values(), device])
@@ -343,7 +346,8 @@ OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tens
                  "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor",
                  "output_present_key_tensor", "output_present_value_tensor", "output_parameters_tensor",
                  "output_first_moment_tensor", "output_second_moment_tensor", "output_mean_tensor",
-                 "output_variance_tensor", "output_scale_gradient_tensor", "output_bias_gradient_tensor")
+                 "output_variance_tensor", "output_scale_gradient_tensor", "output_bias_gradient_tensor",
+                 "output_roi_gradient_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:

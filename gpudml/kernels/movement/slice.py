@@ -49,3 +49,64 @@ class SlicePlanner(AffinePlanner):
 
 SLICE1 = Slice1Planner()
 SLICE = SlicePlanner()
+
+
+class SliceGradPlanner(MovementPlanner):
+    """DML_SLICE_GRAD's Planner: Slice1's map transposed (shaders/slice_grad.wgsl.j2), a stage
+    that fills 0 where the forward slice read nothing. The desc's input_tensor and
+    output_tensor are its two gradients (ops/slice_grad.py)."""
+
+    def stage(self, desc) -> StageRule:
+        """Every axis of the desc (fused chains: no axis merges)."""
+        return _slice_grad_stage(desc, [(i,) for i in range(desc.output_gradient_tensor.rank)],
+                                 desc.output_gradient_tensor.sizes)
+
+    def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
+        """Axes the window leaves alone (the whole axis, stride 1) merge with their
+        neighbours where contiguous in both tensors; size-1 axes drop."""
+        dy, dx = desc.input_gradient_tensor, desc.output_gradient_tensor
+        windowed = set(_windowed(desc))
+        axes = merge_axes(dx.sizes, dy.effective_strides, dx.effective_strides, fixed=windowed)
+        rule = _slice_grad_stage(desc, [a.axes for a in axes], [a.size for a in axes])
+        kernel_out = TensorDesc(dx.data_type, [a.size for a in axes], [a.strides[1] for a in axes])
+        return chain_plan(strategy, kernel_out, chain([rule], [a.strides[0] for a in axes]), block=block)
+
+
+def _windowed(desc) -> list[int]:
+    """The axes where the output gradient is not the input gradient itself."""
+    dy, dx = desc.input_gradient_tensor, desc.output_gradient_tensor
+    return [i for i, (off, step, n, m) in enumerate(zip(desc.input_window_offsets, desc.input_window_strides,
+                                                        dy.sizes, dx.sizes, strict=True))
+            if not (off == 0 and step == 1 and n == m)]
+
+
+def _slice_grad_stage(desc, axes, sizes) -> StageRule:
+    """The stage over kernel axes `axes` (each the desc's axes it stands for) of sizes
+    `sizes`: a windowed axis' lowest read element, |stride|, input-gradient size and flip;
+    another axis maps to itself (lo 0, step 1, its merged size)."""
+    windowed = set(_windowed(desc))
+    los, steps, counts, flips, mapped = [], [], [], [], []
+    for k, (original, size) in enumerate(zip(axes, sizes, strict=True)):
+        i = original[0] if len(original) == 1 and original[0] in windowed else None
+        if i is None:
+            los.append(0)
+            steps.append(1)
+            counts.append(size)
+            flips.append(0)
+            continue
+        off, size_w, step = desc.input_window_offsets[i], desc.input_window_sizes[i], desc.input_window_strides[i]
+        n = desc.input_gradient_tensor.sizes[i]
+        start = off + (size_w - 1 if step < 0 else 0)
+        los.append(start + step * (n - 1) if step < 0 else start)
+        steps.append(abs(step))
+        counts.append(n)
+        flips.append(1 if step < 0 else 0)
+        mapped.append(k)
+    return StageRule("slice_grad.wgsl.j2",
+                     params={"axes": tuple(mapped), "fills": True, "divides": any(s > 1 for s in steps),
+                             "bits": desc.input_gradient_tensor.data_type.size * 8},
+                     uniforms={"sg_lo": tuple(los), "sg_step": tuple(steps), "sg_count": tuple(counts),
+                               "sg_flip": tuple(flips)})
+
+
+SLICE_GRAD = SliceGradPlanner()

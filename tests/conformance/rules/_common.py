@@ -109,3 +109,42 @@ def sliding_window(d: Draw, spatial) -> dict:
         for field, v in zip(fields, (w, st_, dil, a, b), strict=True):
             fields[field].append(v)
     return fields
+
+
+def slice_window(d: Draw, shape) -> tuple[list, list, list, list]:
+    """A Slice1 window on an input of `shape`: (offsets, sizes, strides, output sizes): per
+    axis an offset and a size inside it, a step of either sign (small, or up to the
+    window), an output size up to what the window holds (Slice1's rule, SliceGrad's)."""
+    from gpudml.ops.slice1 import max_output_size
+
+    offsets, sizes, strides, out_sizes = [], [], [], []
+    for n in shape:
+        offset = d.int(0, n - 1)
+        size = d.int(1, n - offset)
+        step = (d.int(1, 3) if d.bool() else d.int(1, size + 1)) * d.pick([1, -1])
+        offsets.append(offset)
+        sizes.append(size)
+        strides.append(step)
+        out_sizes.append(d.int(1, max_output_size(size, step)))
+    return offsets, sizes, strides, out_sizes
+
+
+def window_choices(draw, desc, i: int, n: int, not_int) -> dict:
+    """The ways to break a window desc's (Slice1's, SliceGrad's) arrays on axis i of a
+    forward input of n elements ({kind: (field, value)}, hostile.broken_choice's)."""
+    from .. import hostile
+
+    off, entry = desc.input_window_offsets[i], hostile.with_entry
+    return {
+        "offset_past_end": ("input_window_offsets", entry(desc.input_window_offsets, i, n)),
+        "offset_negative": ("input_window_offsets", entry(desc.input_window_offsets, i, -1)),
+        "offset_huge": ("input_window_offsets", entry(desc.input_window_offsets, i, 2**40)),
+        "window_empty": ("input_window_sizes", entry(desc.input_window_sizes, i, 0)),
+        "window_too_long": ("input_window_sizes", entry(desc.input_window_sizes, i, n - off + 1)),
+        "stride_zero": ("input_window_strides", entry(desc.input_window_strides, i, 0)),
+        "stride_int32": ("input_window_strides",
+                         entry(desc.input_window_strides, i, draw(st.sampled_from([2**31, -2**31 - 1])))),
+        "length": ("input_window_offsets", list(desc.input_window_offsets) + [0]),
+        "not_int": ("input_window_sizes", entry(desc.input_window_sizes, i, not_int)),
+        "not_a_list": ("input_window_strides", draw(st.sampled_from([None, 3, "1,1"]))),
+    }

@@ -62,17 +62,7 @@ def _resample_broken(row):
             choices["scale_length"] = ("scale_size", [1, 1, 1])
             choices["scale_huge"] = ("scale_size", [2**32, 1])
             return broken_choice(draw, desc, choices, one_more(out, draw(st.integers(0, rank - 1))).sizes)
-        bad = draw(st.sampled_from([0.0, -1.0, float("nan"), float("inf"), -float("inf")]))
-        choices.update({
-            "scale": ("scales", with_entry(desc.scales, i, bad)),
-            "scales_length": ("scales", list(desc.scales) + [1.0]),
-            "scales_type": ("scales", draw(st.sampled_from([None, "2", 2.0, [[1.0]], ["x"]]))),
-        })
-        if row.version >= 1:
-            field = draw(st.sampled_from(["input_pixel_offsets", "output_pixel_offsets"]))
-            choices["offset"] = (field, with_entry(getattr(desc, field), i, draw(st.sampled_from(
-                [float("nan"), float("inf")]))))
-            choices["offsets_length"] = (field, list(getattr(desc, field))[1:])
+        choices.update(scale_choices(draw, desc, i, offsets=row.version >= 1))
         if row.version >= 2:
             choices["rounding"] = ("rounding_direction", draw(st.sampled_from([2, "up", None])))
         if row.version == 3:
@@ -87,6 +77,23 @@ def _resample_broken(row):
         name, value = choices[kind]
         return replace_fields(desc, **{name: value}), name, kind
     return broken
+
+
+def scale_choices(draw, desc, i: int, offsets: bool) -> dict:
+    """Broken scales (and, with `offsets`, pixel offsets) on axis i: {kind: (field, value)}
+    (the resampling operators' and their gradients')."""
+    bad = draw(st.sampled_from([0.0, -1.0, float("nan"), float("inf"), -float("inf")]))
+    choices = {
+        "scale": ("scales", with_entry(desc.scales, i, bad)),
+        "scales_length": ("scales", list(desc.scales) + [1.0]),
+        "scales_type": ("scales", draw(st.sampled_from([None, "2", 2.0, [[1.0]], ["x"]]))),
+    }
+    if offsets:
+        field = draw(st.sampled_from(["input_pixel_offsets", "output_pixel_offsets"]))
+        choices["offset"] = (field, with_entry(getattr(desc, field), i, draw(st.sampled_from(
+            [float("nan"), float("inf")]))))
+        choices["offsets_length"] = (field, list(getattr(desc, field))[1:])
+    return choices
 
 
 def _resample_functional(row, spec):
@@ -107,7 +114,7 @@ def _resample_functional(row, spec):
     return calls
 
 
-def _resample_compare(spec):
+def resample_compare(spec):
     def compare(got, want, x, args):
         """Nearest bit-exact; interpolation within the documented precision."""
         tolerance = spec.tolerance(want, [x], args)
@@ -124,7 +131,7 @@ def _resample_compare(spec):
 for _row in resample_op.TABLE:
     _spec = spec_named(_row.key)
     rule(_spec.key, broken=_resample_broken(_row), functional=_resample_functional(_row, _spec),
-         compare=_resample_compare(_spec),
+         compare=resample_compare(_spec),
          fields=("x", "input_tensor", "output_tensor", "interpolation_mode", "rounding_direction", "scales",
                  "output_sizes", "input_pixel_offsets", "output_pixel_offsets", "antialiased", "cubic_coeff_a",
                  "exclude_outside", "scale_size", "mode", "DimensionCount", "device"),

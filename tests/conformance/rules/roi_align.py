@@ -23,20 +23,19 @@ FIELDS = ("x", "input_tensor", "rois", "roi_tensor", "batch_indices", "batch_ind
           "align_regions_to_corners", "device", "DimensionCount")
 
 
-@st.composite
-def _broken(draw, desc):
-    """One of the operator's own rules broken: the ROI or index tensor's shape, the ROI
-    type, the reduction, the interpolation, the sample bounds, a scale or offset."""
+def region_choices(draw, desc, index_types: list) -> dict:
+    """The broken fields ROI align and its gradient share ({kind: (field, value)}): the ROI or
+    index tensor's shape or type (`index_types`: types the table refuses), the reduction, the
+    interpolation, the sample bounds, a scale."""
     rois, batch = desc.roi_tensor, desc.batch_indices_tensor
     other = dml.DataType.FLOAT16 if rois.data_type == dml.DataType.FLOAT32 else dml.DataType.FLOAT32
-    choices = {
+    return {
         "roi_five": ("roi_tensor", dml.TensorDesc(rois.data_type, with_entry(rois.sizes, rois.rank - 1, 5))),
         "roi_type": ("roi_tensor", dml.TensorDesc(other, rois.sizes)),
         "roi_rank": ("roi_tensor", dml.TensorDesc(rois.data_type, [4])),
         "index_count": ("batch_indices_tensor", dml.TensorDesc(batch.data_type, [*batch.sizes[:-1],
                                                                                batch.sizes[-1] + 1])),
-        "index_type": ("batch_indices_tensor", dml.TensorDesc(draw(st.sampled_from(
-            [dml.DataType.INT32, dml.DataType.FLOAT32, dml.DataType.UINT16, dml.DataType.INT64])), batch.sizes)),
+        "index_type": ("batch_indices_tensor", dml.TensorDesc(draw(st.sampled_from(index_types)), batch.sizes)),
         "reduction": ("reduction_function", draw(st.sampled_from(["sum", "min", 99, None, 1.5]))),
         "interpolation": ("interpolation_mode", draw(st.sampled_from(["cubic", 7, None]))),
         "minimum_zero": ("minimum_samples_per_output", 0),
@@ -46,6 +45,14 @@ def _broken(draw, desc):
         "scale_nan": ("spatial_scale_x", float("nan")),
         "scale_huge": ("spatial_scale_y", 1e300),
     }
+
+
+@st.composite
+def _broken(draw, desc):
+    """One of the operator's own rules broken: the ROI or index tensor's shape, the ROI
+    type, the reduction, the interpolation, the sample bounds, a scale or offset."""
+    choices = region_choices(draw, desc, [dml.DataType.INT32, dml.DataType.FLOAT32, dml.DataType.UINT16,
+                                          dml.DataType.INT64])
     if isinstance(desc, roi_op.RoiAlign1OperatorDesc):
         choices["offset_inf"] = ("input_pixel_offset", float("inf"))
         choices["corners"] = ("align_regions_to_corners", draw(st.sampled_from([2, "yes", None])))
@@ -77,17 +84,24 @@ def _functional_of(version: int):
     return calls
 
 
-def _compare(got, want, x, args):
-    """Within ROI align's documented precision, where the float64 terms stay in float32's
-    range (random bits near FLOAT_MAX overflow the float32 terms: not a documented result)."""
-    inputs = [x, np.asarray(args["rois"]), roi_op.batch_indices_array(args["batch_indices"])]
-    tolerance = roi_op.tolerance(want, inputs, {k: v for k, v in args.items() if k not in ("rois", "batch_indices")})
-    if tolerance is None:
-        assert_outputs_equal(got, want)
-        return
-    unbounded = ~np.isfinite(tolerance) | (tolerance > 2.0**100)
-    got, want = np.asarray(got), np.asarray(want)
-    assert_within(np.where(unbounded, want, got), want, np.where(unbounded, 0.0, tolerance), "roi_align")
+def region_compare(tolerance_of, name: str):
+    """A rule's compare: within `tolerance_of`'s documented precision (the spec's tolerance of
+    the call's first tensor, its regions and indices and its other arguments), where the
+    float64 terms stay in float32's range (random bits near FLOAT_MAX overflow the float32
+    terms: not a documented result)."""
+    def compare(got, want, first, args):
+        inputs = [first, np.asarray(args["rois"]), roi_op.batch_indices_array(args["batch_indices"])]
+        tolerance = tolerance_of(want, inputs, {k: v for k, v in args.items() if k not in ("rois", "batch_indices")})
+        if tolerance is None:
+            assert_outputs_equal(got, want)
+            return
+        unbounded = ~np.isfinite(tolerance) | (tolerance > 2.0**100)
+        got, want = np.asarray(got), np.asarray(want)
+        assert_within(np.where(unbounded, want, got), want, np.where(unbounded, 0.0, tolerance), name)
+    return compare
+
+
+_compare = region_compare(roi_op.tolerance, "roi_align")
 
 
 def _call(d: Draw, ask: Ask) -> Drawn:

@@ -10,26 +10,15 @@ from gpudml.ops.slice1 import max_output_size
 from ..draws import Draw
 from ..hostile import broken_choice, maybe_hostile, pick_axis, with_entry
 from ..registry import Ask, Drawn, rule
+from ._common import slice_window, window_choices
 
 
 @st.composite
 def _slice1_broken(draw, desc):
     rank, i, not_int = pick_axis(draw, desc)
     n = desc.input_tensor.sizes[i]
-    off, size = desc.input_window_offsets[i], desc.input_window_sizes[i]
-    choices = {
-        "offset_past_end": ("input_window_offsets", with_entry(desc.input_window_offsets, i, n)),
-        "offset_negative": ("input_window_offsets", with_entry(desc.input_window_offsets, i, -1)),
-        "offset_huge": ("input_window_offsets", with_entry(desc.input_window_offsets, i, 2**40)),
-        "window_empty": ("input_window_sizes", with_entry(desc.input_window_sizes, i, 0)),
-        "window_too_long": ("input_window_sizes", with_entry(desc.input_window_sizes, i, n - off + 1)),
-        "stride_zero": ("input_window_strides", with_entry(desc.input_window_strides, i, 0)),
-        "stride_int32": ("input_window_strides",
-                         with_entry(desc.input_window_strides, i, draw(st.sampled_from([2**31, -2**31 - 1])))),
-        "length": ("input_window_offsets", list(desc.input_window_offsets) + [0]),
-        "not_int": ("input_window_sizes", with_entry(desc.input_window_sizes, i, not_int)),
-        "not_a_list": ("input_window_strides", draw(st.sampled_from([None, 3, "1,1"]))),
-    }
+    size = desc.input_window_sizes[i]
+    choices = window_choices(draw, desc, i, n, not_int)
     return broken_choice(draw, desc, choices, with_entry(desc.output_tensor.sizes, i, max_output_size(
         size, desc.input_window_strides[i]) + 1))
 
@@ -51,13 +40,5 @@ def slice1_call(d: Draw, ask: Ask) -> Drawn:
     """A window of each axis (offset, size), a step of either sign (small, or up to the
     window), an output size up to what the window holds."""
     x = ask.input(d)
-    offsets, sizes, strides, out_sizes = [], [], [], []
-    for n in x.sizes:
-        offset = d.int(0, n - 1)
-        size = d.int(1, n - offset)
-        step = (d.int(1, 3) if d.bool() else d.int(1, size + 1)) * d.pick([1, -1])
-        offsets.append(offset)
-        sizes.append(size)
-        strides.append(step)
-        out_sizes.append(d.int(1, max_output_size(size, step)))
+    offsets, sizes, strides, out_sizes = slice_window(d, x.sizes)
     return Drawn([x], {"offsets": offsets, "sizes": sizes, "strides": strides, "output_sizes": out_sizes})
