@@ -328,3 +328,13 @@ class RecurrentNetworkDirection(DMLEnum, field="direction"):
     def _aliases(cls) -> dict:
         """ONNX's names: "reverse" is BACKWARD."""
         return {"REVERSE": RecurrentNetworkDirection.BACKWARD}
+
+
+class QuantizationType(DMLEnum, field="quantization_type"):
+    """DML_QUANTIZATION_TYPE (QUANTIZE, DEQUANTIZE: FL_6_3): which quantization tensors a
+    description holds: NONE (none; neither operator takes it), SCALE (a scale), SCALE_ZERO_POINT
+    (a scale, then a zero point)."""
+
+    NONE = 0
+    SCALE = 1
+    SCALE_ZERO_POINT = 2

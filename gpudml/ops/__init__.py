@@ -35,6 +35,7 @@ from . import (
     padding,
     padding1,
     pooling,
+    quantize,
     quantized_linear_add,
     random_generator,
     recurrent,
@@ -76,6 +77,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    quantize.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -378,6 +378,8 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     input the desc leaves out (a field of its class' OPTIONAL_TENSORS that is None, named by
     `spec.arguments` as None) before a given one, or from a keyword-only one on (a required
     input after an optional one: QUANTIZED_LINEAR_ADD's b): by name (`spec.tensors`) from there on."""
+    if not spec.tensor_lists:  # a list field whose tensors the functional form takes one by one (QUANTIZE's
+        values = [v for value in values for v in (value if isinstance(value, list) else [value])]  # scale, zero point)
     optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
     given = {name for name, _ in tensor_groups(desc)[0]}
     fields = [f.name for f in dataclasses.fields(desc)
