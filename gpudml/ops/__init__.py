@@ -18,6 +18,7 @@ from . import (
     convolution,
     cumulative,
     diagonal_matrix,
+    dynamic_quantize_linear,
     elementwise,
     fill_value,
     fold,
@@ -78,6 +79,7 @@ SPECS: tuple[OpSpec, ...] = (
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
     quantize.SPEC,
+    dynamic_quantize_linear.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

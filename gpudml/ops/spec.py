@@ -339,7 +339,8 @@ def element_bytes(desc: TensorDesc) -> int:
 OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor",
                  "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor",
                  "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor",
-                 "output_present_key_tensor", "output_present_value_tensor")
+                 "output_present_key_tensor", "output_present_value_tensor", "output_scale_tensor",
+                 "output_zero_point_tensor")
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:

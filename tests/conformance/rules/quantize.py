@@ -29,13 +29,14 @@ def _quantize_broken(draw, desc):
     n = inp.sizes[axis]
     bad_size = next(s for s in range(2, n + 3) if n % s)  # (n + 1 at most: never a divisor)
     zero_type = desc.output_tensor.data_type
+    rest = desc.quantization_tensors[1:]
+    bad_sizes = with_entry(scale.sizes, axis, bad_size)
     choices = {
         "type_none": ("quantization_type", dml.QuantizationType.NONE),
         "type_count": ("quantization_type", dml.QuantizationType.SCALE if zero is not None
                        else dml.QuantizationType.SCALE_ZERO_POINT),
-        "scale_type": ("quantization_tensors", (dml.TensorDesc(other_float, scale.sizes),) + desc.quantization_tensors[1:]),
-        "scale_size": ("quantization_tensors", (dml.TensorDesc(scale.data_type, with_entry(scale.sizes, axis, bad_size)),)
-                       + desc.quantization_tensors[1:]),
+        "scale_type": ("quantization_tensors", (dml.TensorDesc(other_float, scale.sizes), *rest)),
+        "scale_size": ("quantization_tensors", (dml.TensorDesc(scale.data_type, bad_sizes), *rest)),
         "zero_type": ("quantization_tensors", (scale, dml.TensorDesc(T.INT8 if zero_type == T.UINT8 else T.UINT8,
                                                                         scale.sizes))),
         "zero_size": ("quantization_tensors", (scale, dml.TensorDesc(zero_type, with_entry(
