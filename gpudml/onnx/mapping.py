@@ -924,9 +924,17 @@ def _reverse_sequence(ctx, n):
 
 
 def _quantize(ctx, n):
-    """QuantizeLinear / DequantizeLinear: per tensor or per axis (the scale broadcast along it)."""
+    """QuantizeLinear / DequantizeLinear: per tensor or per axis (the scale broadcast along it:
+    ELEMENT_WISE_(DE)QUANTIZE_LINEAR, as the provider's DmlOperatorElementwiseQLinear); a
+    blocked QuantizeLinear (block_size, opset 21 on) runs DML_OPERATOR_QUANTIZE (FL 6_3), the
+    scale and zero point x's shape but x.shape[axis] / block_size along `axis`. `saturate`
+    (opset 19 on) concerns float8 outputs only: the integer outputs always saturate."""
     x, scale, zero = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
-    if n.attr("block_size", 0):
+    block = n.attr("block_size", 0)
+    if block and n.op_type == "QuantizeLinear":
+        return [ctx.fn("quantize")(x, scale, zero, dtype=_quantize_type(n, zero), axis=n.attr("axis", 1),
+                                   block_size=block)]
+    if block:
         raise NotMapped("blocked quantization (block_size): DirectML quantizes per tensor or per axis")
     if rank(scale) == 1 and scale.shape[0] > 1:
         sizes = [1] * rank(x)
@@ -936,12 +944,24 @@ def _quantize(ctx, n):
     scale = reshape(ctx, scale, list(scale.shape) or [1])
     zero = None if zero is None else reshape(ctx, zero, list(zero.shape) or [1])
     if n.op_type == "QuantizeLinear":
-        kwargs = {}
-        if zero is None:
-            to = n.attr("output_dtype", 0)
-            kwargs["output_data_type"] = onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
+        kwargs = {} if zero is not None else {"output_data_type": _quantize_type(n, None)}
         return [ctx.fn("quantize_linear")(x, scale, zero, **kwargs)]
     return [ctx.fn("dequantize_linear")(x, scale, zero)]
+
+
+def _quantize_type(n, zero):
+    """QuantizeLinear's output type: the zero point's, else `output_dtype` (opset 21 on), else UINT8."""
+    if zero is not None:
+        return _dtype(zero)
+    to = n.attr("output_dtype", 0)
+    return onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
+
+
+def _dynamic_quantize_linear(ctx, n):
+    """DynamicQuantizeLinear: DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR (UINT8), as the provider's
+    DmlOperatorDynamicQuantizeLinear; the scale and zero point ONNX's scalars."""
+    y, scale, zero = ctx.fn("dynamic_quantize_linear")(as_expr(ctx, n.inputs[0]), dtype=np.uint8)
+    return [y, reshape(ctx, scale, [1]), reshape(ctx, zero, [1])]
 
 
 # ------------------------------------------------------------------------------ shapes as views
@@ -1939,7 +1959,9 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("CastLike", "CAST", _cast_like, ("cast",)),
     Mapping("Identity", "none: the same buffer", _identity, ()),
     Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
-    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",)),
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR; blocked (block_size): QUANTIZE", _quantize,
+            ("quantize_linear", "quantize")),
+    Mapping("DynamicQuantizeLinear", "DYNAMIC_QUANTIZE_LINEAR", _dynamic_quantize_linear, ("dynamic_quantize_linear",)),
     Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR", _quantize, ("dequantize_linear",)),
     # GEMM
     Mapping("MatMul", "GEMM (batched over the leading axes, broadcast by strides)", _matmul, ("gemm",)),

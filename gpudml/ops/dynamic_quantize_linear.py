@@ -52,6 +52,8 @@ class DynamicQuantizeLinearOperatorDesc:
     """DML_DYNAMIC_QUANTIZE_LINEAR_OPERATOR_DESC: the input, the quantized output, its scale
     and its zero point (one element each), in DirectML's field order."""
 
+    OUTPUT_TENSORS = ("output_tensor", "output_scale_tensor", "output_zero_point_tensor")
+
     input_tensor: TensorDesc
     output_tensor: TensorDesc
     output_scale_tensor: TensorDesc

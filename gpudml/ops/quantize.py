@@ -158,7 +158,11 @@ def out_type(dtype, where: str = "quantize") -> DataType:
 def infer_output(input_tensor: TensorDesc, scale_tensor: TensorDesc, zero_point_tensor: TensorDesc | None = None,
                  *, dtype, axis=None, block_size=None) -> QuantizeOperatorDesc:
     """The desc of the functional call: the scale (and zero point) at x's rank
-    (`quantization_sizes`), the output x's sizes of type `dtype`."""
+    (`quantization_sizes`), the output x's sizes of type `dtype`. `scale_tensor` may also be
+    the desc's quantization_tensors as one list (the scale, then the zero point: how the
+    registry regroups a desc's list field)."""
+    if isinstance(scale_tensor, (list, tuple)) and zero_point_tensor is None:
+        scale_tensor, zero_point_tensor = (list(scale_tensor) + [None])[:2]
     sizes = quantization_sizes(input_tensor.sizes, scale_tensor.sizes, axis, block_size)
     tensors = [_at_rank(scale_tensor, sizes)]
     if zero_point_tensor is not None:

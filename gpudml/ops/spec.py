@@ -339,8 +339,17 @@ def element_bytes(desc: TensorDesc) -> int:
 OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tensor", "output_state_tensor",
                  "output_count_tensor", "output_coordinates_tensor", "output_value_tensor", "output_index_tensor",
                  "output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor",
-                 "output_present_key_tensor", "output_present_value_tensor", "output_scale_tensor",
-                 "output_zero_point_tensor")
+                 "output_present_key_tensor", "output_present_value_tensor")
+
+
+def is_output(desc, name: str) -> bool:
+    """Whether field `name` of `desc` (a desc or its class) is an output: one its class'
+    OUTPUT_TENSORS names, where it has them (DYNAMIC_QUANTIZE_LINEAR's output_scale_tensor, an
+    output, where QUANTIZED_LINEAR_ADD's field of that name is an input), else one whose name
+    starts with an OUTPUT_FIELDS name."""
+    cls = desc if isinstance(desc, type) else type(desc)
+    named = getattr(cls, "OUTPUT_TENSORS", None)
+    return name in named if named is not None else name.startswith(OUTPUT_FIELDS)
 
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
@@ -358,7 +367,7 @@ def tensor_groups(desc) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     inputs, outputs = [], []
     for f in dataclasses.fields(desc):
         value = getattr(desc, f.name)
-        side = outputs if f.name.startswith(OUTPUT_FIELDS) else inputs
+        side = outputs if is_output(desc, f.name) else inputs
         if isinstance(value, TensorDesc):
             side.append((f.name, value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, TensorDesc) for v in value):
@@ -384,7 +393,7 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
     given = {name for name, _ in tensor_groups(desc)[0]}
     fields = [f.name for f in dataclasses.fields(desc)
-              if (f.name in given or f.name in optional) and not f.name.startswith(OUTPUT_FIELDS)]  # (inputs only)
+              if (f.name in given or f.name in optional) and not is_output(desc, f.name)]  # (inputs only)
     if not optional or len(fields) != len(spec.tensors):
         return list(values), {}
     parameters = inspect.signature(spec.functional).parameters
