@@ -110,10 +110,11 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (Attention, MultiHeadAttention and GroupQueryAttention are mapped: gpudml/onnx/attention.py)
     # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
-    **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
-                                 "DynamicQuantizeLinear")},
-    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearAveragePool",
-                               "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
+    # (DynamicQuantizeLinear is mapped: DYNAMIC_QUANTIZE_LINEAR)
+    **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger")},
+    # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py)
+    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAveragePool",
+                               "QLinearGlobalAveragePool", "QAttention",
                                "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
 }
 

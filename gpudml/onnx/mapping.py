@@ -41,6 +41,7 @@ from ..tensor_desc import view_strides
 from . import sequences
 from .attention import ATTENTION_ROWS, ONNX_ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
+from .quantized import QUANTIZED_ROWS
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
 
@@ -2116,7 +2117,8 @@ FOLDED = {
 TABLE += tuple(Mapping(*r) for r in ONNX_ROWS + ONNX_ATTENTION_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
-CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS)
+CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS
+                                                + QUANTIZED_ROWS)
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.

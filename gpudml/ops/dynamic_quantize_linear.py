@@ -107,13 +107,16 @@ def reference(x, *, dtype="uint8") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.asarray(x)
     out = np.dtype(DataType.parse(dtype, "dtype").numpy)
     qmin, qmax = (-128, 127) if out == np.int8 else (0, 255)
+    f32 = np.float32
     with np.errstate(all="ignore"):
-        lo = np.minimum(np.float32(0), np.min(x).astype(np.float32))
-        hi = np.maximum(np.float32(0), np.max(x).astype(np.float32))
-        scale = np.float32(hi - lo) / np.float32(qmax - qmin)
-        q = np.float64(lo) / np.float64(scale)  # (exact enough to decide a tie: float32 operands)
-        q = 0.0 if np.isnan(q) else float(np.clip(np.rint(q), -4096, 4096))
-    zero = int(np.clip(qmin - q, qmin, qmax))
+        lo = np.minimum(f32(0), np.min(x).astype(f32))
+        hi = np.maximum(f32(0), np.max(x).astype(f32))
+        scale = f32(hi - lo) / f32(qmax - qmin)
+        if np.isnan(scale) or scale == 0:
+            zero = qmin
+        else:
+            z = f32(qmin) + f32(-lo) / scale  # (float32 operations, each rounded to nearest even)
+            zero = qmax if not z < qmax else int(np.clip(np.rint(z), qmin, qmax))
     shape = (1,) * x.ndim
     scale_arr = np.full(shape, scale, np.float32)
     zero_arr = np.full(shape, zero, out)

@@ -44,7 +44,6 @@ from ..errors import InvalidArgumentError
 from ..kernels.elementwise import ElementWisePlanner, Problem, value_kind
 from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import F16, F32, I8, U8, DataType, FeatureLevel, QuantizationType, type_list
-from .elementwise.quantize import quantize_reference
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "Quantize"
@@ -265,13 +264,26 @@ def problem(desc: QuantizeOperatorDesc) -> Problem:
     inputs, output = _blocked(desc)
     zero = desc.zero_point_tensor
     z = "0i" if zero is None else ("c" if zero.data_type.is_signed else "i32(c)")
-    q = f"quantize_f32(a, b) + {z}"
+    q = f"quantize_f32_rn(a, b) + {z}"
     out_kind = value_kind(output.data_type)
     expression = f"clamp({q}, -128i, 127i)" if out_kind == "sint" else f"u32(clamp({q}, 0i, 255i))"
     return Problem(OP, inputs, output, tuple(value_kind(t.data_type) for t in inputs), out_kind, expression)
 
 
 # ---------------------------------------------------------------------------- the reference
+def quantize_reference(x, scale, zero_point=None, output_data_type="UINT8") -> np.ndarray:
+    """clamp(round(x / scale) + zero_point, the output type's range) in ONNX's float32
+    arithmetic: x / scale rounded to float32 (FLOAT16 values read exactly), then to an integer
+    half to even; NaN 0, saturating (x / 0, infinities)."""
+    out = np.dtype(DataType.parse(output_data_type, "dtype").numpy)
+    with np.errstate(all="ignore"):
+        q = (np.asarray(x).astype(np.float32) / np.asarray(scale).astype(np.float32)).astype(np.float64)
+        q = np.clip(np.rint(np.nan_to_num(q, nan=0.0, posinf=4096.0, neginf=-4096.0)), -4096, 4096).astype(np.int64)
+    z = 0 if zero_point is None else np.asarray(zero_point).astype(np.int64)
+    info = np.iinfo(out)
+    return np.clip(q + z, int(info.min), int(info.max)).astype(out)
+
+
 def _expanded(q: np.ndarray, x_shape) -> np.ndarray:
     """`q` (at x's rank) repeated along each axis to x's shape (each value over its block)."""
     for axis, (n, d) in enumerate(zip(x_shape, q.shape)):
