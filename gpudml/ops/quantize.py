@@ -89,7 +89,8 @@ class QuantizeOperatorDesc:
 
 
 # ---------------------------------------------------------------------------- shapes
-def quantization_sizes(x_shape, q_shape, axis=None, block_size=None, where: str = "quantize") -> tuple[int, ...]:
+def quantization_sizes(x_shape, q_shape, axis=None, block_size=None, where: str = "quantize",
+                       name: str = "scale") -> tuple[int, ...]:
     """The sizes, at x's rank, of a scale (or zero point) of shape `q_shape` as the functional
     form takes it: one element (per tensor), a 1-D tensor of x.shape[axis] elements (per axis,
     `axis` given), x's shape but x.shape[axis] / block_size along `axis` (`block_size` given;
@@ -113,7 +114,7 @@ def quantization_sizes(x_shape, q_shape, axis=None, block_size=None, where: str 
         want = x_shape[:a] + (n // b,) + x_shape[a + 1:]
         if q_shape != want:
             raise InvalidArgumentError(
-                f"{where}: scale shape {list(q_shape)} must be x's {list(x_shape)} with x.shape[{a}] / block_size = "
+                f"{where}: {name} shape {list(q_shape)} must be x's {list(x_shape)} with x.shape[{a}] / block_size = "
                 f"{n} / {b} = {n // b} along axis {a}: {list(want)} (blocked quantization)")
         return want
     if count == 1:
@@ -121,12 +122,12 @@ def quantization_sizes(x_shape, q_shape, axis=None, block_size=None, where: str 
     if axis is not None:
         if len(q_shape) != 1 or q_shape[0] != x_shape[a]:
             raise InvalidArgumentError(
-                f"{where}: scale shape {list(q_shape)} must be one element or 1-D of x.shape[{a}] = {x_shape[a]} "
+                f"{where}: {name} shape {list(q_shape)} must be one element or 1-D of x.shape[{a}] = {x_shape[a]} "
                 f"elements (per-axis quantization along axis {a})")
         return tuple(x_shape[a] if k == a else 1 for k in range(rank))
     if len(q_shape) != rank:
         raise InvalidArgumentError(
-            f"{where}: scale shape {list(q_shape)}: without axis or block_size, the scale must hold one element or "
+            f"{where}: {name} shape {list(q_shape)}: without axis or block_size, the scale must hold one element or "
             f"have x's {rank} dimensions (x.shape {list(x_shape)})")
     return q_shape
 
@@ -165,8 +166,7 @@ def infer_output(input_tensor: TensorDesc, scale_tensor: TensorDesc, zero_point_
     sizes = quantization_sizes(input_tensor.sizes, scale_tensor.sizes, axis, block_size)
     tensors = [_at_rank(scale_tensor, sizes)]
     if zero_point_tensor is not None:
-        zsizes = quantization_sizes(input_tensor.sizes, zero_point_tensor.sizes, axis, block_size,
-                                    "quantize: zero_point")
+        zsizes = quantization_sizes(input_tensor.sizes, zero_point_tensor.sizes, axis, block_size, name="zero_point")
         tensors.append(_at_rank(zero_point_tensor, zsizes))
     kind = QuantizationType.SCALE if zero_point_tensor is None else QuantizationType.SCALE_ZERO_POINT
     return QuantizeOperatorDesc(input_tensor, kind, tuple(tensors), TensorDesc(out_type(dtype), input_tensor.sizes))
@@ -302,7 +302,8 @@ def reference(x, scale, zero_point=None, *, dtype, axis=None, block_size=None) -
     z = None
     if zero_point is not None:
         zero_point = np.asarray(zero_point)
-        z = _expanded(zero_point.reshape(quantization_sizes(x.shape, zero_point.shape, axis, block_size)), x.shape)
+        zsizes = quantization_sizes(x.shape, zero_point.shape, axis, block_size, name="zero_point")
+        z = _expanded(zero_point.reshape(zsizes), x.shape)
     return quantize_reference(x, s, z, out_type(dtype).name)
 
 
