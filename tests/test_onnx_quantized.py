@@ -159,3 +159,15 @@ def test_a_bad_output_scale_is_refused_when_the_session_is_built(device, bad):
                                                                      "y_zero_point"])
     with pytest.raises(UnsupportedError, match=r"QLinearSigmoid.*quantize: scale: every scale must be positive"):
         gonnx.InferenceSession(model, device=device)  # (the session names the node and gpudml's refusal)
+
+
+def test_com_microsoft_quantize_linear_per_axis(device):
+    """onnxruntime's contrib QuantizeLinear (per tensor or per axis, as ONNX's of opset 13)."""
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((2, 3, 4)) * 10).astype(np.float32)
+    inputs = {"x": x, "y_scale": np.array([0.5, 0.25, 2.0], np.float32), "y_zero_point": np.array([0, 5, -3], np.int8)}
+    model = _model("QuantizeLinear", inputs, np.int8, attrs={"axis": 1}, initializers=["y_scale", "y_zero_point"])
+    got = _run(device, model, {"x": x})
+    want = reference.quantize_linear(x, inputs["y_scale"].reshape(1, 3, 1), inputs["y_zero_point"].reshape(1, 3, 1))
+    np.testing.assert_array_equal(got, want)
+    _against_onnxruntime(model, {"x": x}, got)

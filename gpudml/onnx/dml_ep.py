@@ -112,8 +112,8 @@ NOT_YET: dict[tuple[str, str], int] = {
     # 47: quantized operators
     # (DynamicQuantizeLinear is mapped: DYNAMIC_QUANTIZE_LINEAR)
     **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger")},
-    # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py)
-    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAveragePool",
+    # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py; QuantizeLinear as ONNX's)
+    **{(MS, op): 47 for op in ("DequantizeLinear", "QLinearAveragePool",
                                "QLinearGlobalAveragePool", "QAttention",
                                "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
 }

@@ -2118,7 +2118,10 @@ TABLE += tuple(Mapping(*r) for r in ONNX_ROWS + ONNX_ATTENTION_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
 CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS
-                                                + QUANTIZED_ROWS)
+                                                + QUANTIZED_ROWS) + (
+    # (onnxruntime's QuantizeLinear of its contrib domain: ONNX's of opset 13, per tensor or per axis)
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",), domain=MS),
+)
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.
