@@ -26,6 +26,22 @@ def test_rounding_is_onnx_float32_quotient(device):
     np.testing.assert_array_equal(got, reference.quantize(x, np.array([scale], F32), dtype="int8"))
 
 
+@pytest.mark.parametrize("scale", [5 / 255, 0.1, 1 / 3, 7.77, 3 * 2.0**-10])
+def test_quotients_near_a_half_are_decided_exactly(device, scale):
+    """x within 3 ULP of (k + 1/2) scale: the kernel's integer decision near a half (and its
+    fast path elsewhere) against numpy's correctly rounded float32 quotient."""
+    rng = np.random.default_rng(11)
+    s = F32(scale)
+    exact = ((np.arange(-130, 130) + F32(0.5)) * s).astype(F32)
+    x = exact.copy()
+    for step in range(3):
+        x = np.concatenate([x, np.nextafter(x[-exact.size:], F32(np.inf)), np.nextafter(exact, F32(-np.inf))])
+    x = np.concatenate([x, (rng.standard_normal(500) * 40 * s).astype(F32), [s / 2, np.nextafter(s / 2, F32(1))]])
+    for dtype in ("int8", "uint8"):
+        got = dml.quantize(x.astype(F32), np.array([s], F32), dtype=dtype, device=device)
+        np.testing.assert_array_equal(got, reference.quantize(x.astype(F32), np.array([s], F32), dtype=dtype))
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
 def test_blocked_scales_on_a_strided_input(device, dtype):
     """Blocks of 4 along axis 2 of a transposed view (Tensor strides), a zero point per block."""
