@@ -354,7 +354,8 @@ def is_output(desc, name: str) -> bool:
 
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
     """(inputs, outputs) as (field name, TensorDesc) in the desc's field order: fields named
-    `output_tensor*` (OUTPUT_FIELDS) are outputs, every other TensorDesc field an input; a field holding a
+    `output_tensor*` (OUTPUT_FIELDS; or those its class' OUTPUT_TENSORS names: `is_output`) are
+    outputs, every other TensorDesc field an input; a field holding a
     list of TensorDescs gives one entry per element, named `field[i]`."""
     inputs, outputs = tensor_groups(desc)
     return _one_by_one(inputs), _one_by_one(outputs)
