@@ -33,9 +33,11 @@ def test_quotients_near_a_half_are_decided_exactly(device, scale):
     rng = np.random.default_rng(11)
     s = F32(scale)
     exact = ((np.arange(-130, 130) + F32(0.5)) * s).astype(F32)
-    x = exact.copy()
-    for step in range(3):
-        x = np.concatenate([x, np.nextafter(x[-exact.size:], F32(np.inf)), np.nextafter(exact, F32(-np.inf))])
+    parts, up, down = [exact], exact, exact
+    for _ in range(3):  # 1, 2 and 3 ULP either side
+        up, down = np.nextafter(up, F32(np.inf)), np.nextafter(down, F32(-np.inf))
+        parts += [up, down]
+    x = np.concatenate(parts)
     x = np.concatenate([x, (rng.standard_normal(500) * 40 * s).astype(F32), [s / 2, np.nextafter(s / 2, F32(1))]])
     for dtype in ("int8", "uint8"):
         got = dml.quantize(x.astype(F32), np.array([s], F32), dtype=dtype, device=device)
@@ -151,3 +153,21 @@ def test_dynamic_quantize_linear_is_onnxs_on_a_large_input(device):
     assert scale.shape == (1, 1, 1) and scale[0, 0, 0] == s and zero[0, 0, 0] == z
     want = np.clip(np.rint(x / s) + z, 0, 255).astype(np.uint8)
     np.testing.assert_array_equal(y, want)
+
+
+def test_quantize_in_a_graph_fuses_with_element_wise_producers(device):
+    """x * 3 + 1 quantized per block of 4 (a graph): fused into fewer kernels, the same bits
+    as the operators one by one and as the reference."""
+    rng = np.random.default_rng(12)
+    g = dml.Graph(device)
+    x = g.input([3, 8], dtype=np.float32, name="x")
+    scale = rng.uniform(0.05, 0.5, (3, 2)).astype(F32)
+    zero = rng.integers(-10, 10, (3, 2)).astype(np.int8)
+    y = dml.quantize(dml.add(dml.multiply(x, np.full([1, 1], 3, F32)), np.ones([1, 1], F32)), scale, zero,
+                     dtype="int8", axis=1, block_size=4)
+    fused, unfused = g.compile([y]), g.compile([y], fuse=False)
+    a = (rng.standard_normal((3, 8)) * 4).astype(F32)
+    want = reference.quantize(a * F32(3) + F32(1), scale, zero, dtype="int8", axis=1, block_size=4)
+    np.testing.assert_array_equal(fused({"x": a})[0], want)
+    np.testing.assert_array_equal(unfused({"x": a})[0], want)
+    assert fused.dispatch_count < unfused.dispatch_count
