@@ -171,3 +171,17 @@ def test_quantize_in_a_graph_fuses_with_element_wise_producers(device):
     np.testing.assert_array_equal(fused({"x": a})[0], want)
     np.testing.assert_array_equal(unfused({"x": a})[0], want)
     assert fused.dispatch_count < unfused.dispatch_count
+
+
+def test_rank_8_strided_blocked(device):
+    """A rank-8 view with every stride doubled, blocked along its last axis: nine axes in the
+    kernel (the blocked one split), none mergeable."""
+    rng = np.random.default_rng(13)
+    shape = [2, 3, 2, 3, 2, 3, 2, 4]
+    base = rng.standard_normal([2 * n for n in shape]).astype(F32)
+    strides = [2 * int(np.prod([2 * m for m in shape[k + 1:]])) for k in range(8)]
+    x = device.tensor(base).with_desc(dml.TensorDesc(dml.DataType.FLOAT32, shape, strides))
+    logical = np.ascontiguousarray(base[tuple(slice(None, None, 2) for _ in shape)])
+    scale = rng.uniform(0.1, 1, shape[:7] + [2]).astype(F32)
+    got = np.asarray(dml.quantize(x, scale, dtype="int8", axis=7, block_size=2, device=device))
+    np.testing.assert_array_equal(got, reference.quantize(logical, scale, dtype="int8", axis=7, block_size=2))
