@@ -171,3 +171,40 @@ def test_com_microsoft_quantize_linear_per_axis(device):
     want = reference.quantize_linear(x, inputs["y_scale"].reshape(1, 3, 1), inputs["y_zero_point"].reshape(1, 3, 1))
     np.testing.assert_array_equal(got, want)
     _against_onnxruntime(model, {"x": x}, got)
+
+
+@pytest.mark.parametrize("b_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_dynamic_quantize_matmul(device, b_type, with_bias):
+    """com.microsoft DynamicQuantizeMatMul as the provider composes it: A quantized by
+    DYNAMIC_QUANTIZE_LINEAR into B's type, then MATRIX_MULTIPLY_INTEGER_TO_FLOAT: against that
+    composition in numpy (float32 rounding of the products: 1e-5 relative), and against
+    onnxruntime's CPU provider for UINT8 B (which quantizes A to UINT8 whatever B's type)."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    b = _quantized(rng, b_type, (16, 5))
+    b_scale = rng.uniform(0.01, 0.1, 5).astype(np.float32)
+    b_zero = rng.integers(-3, 4, 5).astype(b_type) if b_type == np.int8 else rng.integers(100, 150, 5).astype(b_type)
+    bias = rng.standard_normal(5).astype(np.float32) if with_bias else None
+    inputs = {"A": a, "B": b, "b_scale": b_scale, "b_zero_point": b_zero, "bias": bias}
+    model = _model("DynamicQuantizeMatMul", inputs, np.float32,
+                   initializers=[k for k in ("B", "b_scale", "b_zero_point", "bias") if inputs[k] is not None])
+    got = _run(device, model, {"A": a})
+    q, s, z = reference.dynamic_quantize_linear(a, dtype=np.dtype(b_type).name)
+    acc = (q.astype(np.int64) - z.astype(np.int64).reshape(1)) @ (b.astype(np.int64) - b_zero.astype(np.int64))
+    want = acc.astype(np.float64) * float(s.reshape(-1)[0]) * b_scale.astype(np.float64)
+    want = want + (0 if bias is None else bias)
+    assert got.dtype == np.float32 and got.shape == (2, 3, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    if b_type == np.uint8:
+        _against_onnxruntime_float(model, {"A": a}, got)
+
+
+def _against_onnxruntime_float(model, feeds, got):
+    try:
+        import onnxruntime
+    except ImportError:
+        return
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

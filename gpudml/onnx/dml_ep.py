@@ -110,12 +110,13 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (Attention, MultiHeadAttention and GroupQueryAttention are mapped: gpudml/onnx/attention.py)
     # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
-    # (DynamicQuantizeLinear is mapped: DYNAMIC_QUANTIZE_LINEAR)
-    **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger")},
+    # (MatMulInteger, QLinearMatMul and com.microsoft's MatMulIntegerToFloat are mapped)
+    # (DynamicQuantizeLinear is mapped: DYNAMIC_QUANTIZE_LINEAR; com.microsoft's DynamicQuantizeMatMul:
+    # DYNAMIC_QUANTIZE_LINEAR, MATRIX_MULTIPLY_INTEGER_TO_FLOAT)
+    **{(ONNX, op): 47 for op in ("QLinearConv", "ConvInteger")},
     # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py; QuantizeLinear as ONNX's)
-    **{(MS, op): 47 for op in ("DequantizeLinear", "QLinearAveragePool",
-                               "QLinearGlobalAveragePool", "QAttention",
-                               "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
+    **{(MS, op): 47 for op in ("DequantizeLinear", "QLinearAveragePool", "QLinearGlobalAveragePool", "QAttention",
+                               "MatMulNBits")},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.
