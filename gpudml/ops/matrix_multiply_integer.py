@@ -66,7 +66,7 @@ from ..kernels.quantized import (
 )
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
 from ..types import F16, F32, I8, I16, I32, U8, U16, U32, DataType, FeatureLevel
-from .gemm import _broadcast_batch, _stretched
+from .gemm import broadcast_batch, stretched
 from .spec import Call, Cli, CliArg, OpSpec, support_table, tensor_fields
 
 FL = FeatureLevel
@@ -296,9 +296,9 @@ def _infer(v: Variant, descs, given, out_type: DataType | None):
     if a.rank < 2 or b.rank < 2:
         out = TensorDesc(out_type or I32, a.sizes)
         return v.desc(**{f: named.get(f) for f in v.fields if f != "output_tensor"}, output_tensor=out)
-    batch = _broadcast_batch([a.sizes[:-2], b.sizes[:-2]], ["a", "b"])
+    batch = broadcast_batch([a.sizes[:-2], b.sizes[:-2]], ["a", "b"], v.key)
     rank = len(batch) + 2
-    a2, b2 = _stretched(a, batch + list(a.sizes[-2:])), _stretched(b, batch + list(b.sizes[-2:]))
+    a2, b2 = stretched(a, batch + list(a.sizes[-2:])), stretched(b, batch + list(b.sizes[-2:]))
     m, n = a.sizes[-2], b.sizes[-1]
     out = batch + [m, n]
     fields = {"a_tensor": a2, "b_tensor": b2}
@@ -311,7 +311,7 @@ def _infer(v: Variant, descs, given, out_type: DataType | None):
             if bias.rank > len(out) or any(s not in (1, o) for s, o in zip(reversed(bias.sizes), reversed(out))):
                 raise InvalidArgumentError(f"{v.key}: bias {list(bias.sizes)} does not broadcast to the result's "
                                            f"shape {out} (numpy's rule, one way)")
-            bias = _stretched(bias, out)
+            bias = stretched(bias, out)
         fields["bias_tensor"] = bias
     return v.desc(**fields, output_tensor=TensorDesc(out_type, out))
 
