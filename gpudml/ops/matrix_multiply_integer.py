@@ -605,27 +605,22 @@ _CLI_ARGS = (CliArg("--n", "N, the output's columns (default: K, the last size o
              CliArg("--quantization", "tensor (one zero point and scale per tensor) or line (per row of A and "
                                       "the output, per column of B)", "str"))
 
+def _spec(v: Variant, support, infer_output, validate, reference, functional, tensors, problem, dtype: str,
+          page: str, tolerance=None) -> OpSpec:
+    return OpSpec(name=v.op, key=v.key, desc=v.desc, support=support, infer_output=infer_output, validate=validate,
+                  reference=reference, functional=functional, tensors=tensors, arguments=_arguments_of(v),
+                  planner=GemmPlanner(problem),
+                  cli=Cli(_CLI_ARGS, _from_cli_of(v), f"--shape 256,256 --dtype {dtype} --n 256"),
+                  page=page, tolerance=tolerance, traffic=traffic, sample=sample)
+
+
 SPECS = (
-    OpSpec(name=MMI, key=MMI_V.key, desc=MatrixMultiplyIntegerOperatorDesc, support=MMI_SUPPORT,
-           infer_output=mmi_infer_output, validate=mmi_validate, reference=mmi_reference,
-           functional=matrix_multiply_integer, tensors=("a", "a_zero_point", "b", "b_zero_point"),
-           arguments=_arguments_of(MMI_V), planner=GemmPlanner(mmi_problem),
-           cli=Cli(_CLI_ARGS, _from_cli_of(MMI_V), "--shape 256,256 --dtype INT8 --n 256"),
-           page="DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC", traffic=traffic, sample=sample),
-    OpSpec(name=QLMM, key=QLMM_V.key, desc=QuantizedLinearMatrixMultiplyOperatorDesc, support=QLMM_SUPPORT,
-           infer_output=qlmm_infer_output, validate=qlmm_validate, reference=qlmm_reference,
-           functional=quantized_linear_matrix_multiply, tensors=_QL_NAMES,
-           arguments=_arguments_of(QLMM_V), planner=GemmPlanner(qlmm_problem),
-           cli=Cli(_CLI_ARGS, _from_cli_of(QLMM_V), "--shape 256,256 --dtype UINT8 --n 256"),
-           page="DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC", tolerance=qlmm_tolerance, traffic=traffic,
-           sample=sample),
-    OpSpec(name=MMITF, key=MMITF_V.key, desc=MatrixMultiplyIntegerToFloatOperatorDesc, support=MMITF_SUPPORT,
-           infer_output=mmitf_infer_output, validate=mmitf_validate, reference=mmitf_reference,
-           functional=matrix_multiply_integer_to_float, tensors=_TF_NAMES,
-           arguments=_arguments_of(MMITF_V), planner=GemmPlanner(mmitf_problem),
-           cli=Cli(_CLI_ARGS, _from_cli_of(MMITF_V), "--shape 256,256 --dtype INT8 --n 256"),
-           page="DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC", tolerance=mmitf_tolerance, traffic=traffic,
-           sample=sample),
+    _spec(MMI_V, MMI_SUPPORT, mmi_infer_output, mmi_validate, mmi_reference, matrix_multiply_integer,
+          ("a", "a_zero_point", "b", "b_zero_point"), mmi_problem, "INT8", "DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC"),
+    _spec(QLMM_V, QLMM_SUPPORT, qlmm_infer_output, qlmm_validate, qlmm_reference, quantized_linear_matrix_multiply,
+          _QL_NAMES, qlmm_problem, "UINT8", "DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC", qlmm_tolerance),
+    _spec(MMITF_V, MMITF_SUPPORT, mmitf_infer_output, mmitf_validate, mmitf_reference, matrix_multiply_integer_to_float,
+          _TF_NAMES, mmitf_problem, "INT8", "DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC", mmitf_tolerance),
 )
 
 __all__ = ["MatrixMultiplyIntegerOperatorDesc", "MatrixMultiplyIntegerToFloatOperatorDesc",
