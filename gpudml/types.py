@@ -337,3 +337,5 @@ class RecurrentNetworkDirection(DMLEnum, field="direction"):
     def _aliases(cls) -> dict:
         """ONNX's names: "reverse" is BACKWARD."""
         return {"REVERSE": RecurrentNetworkDirection.BACKWARD}
+
+

@@ -111,10 +111,11 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
     # (MatMulInteger, QLinearMatMul, com.microsoft's MatMulIntegerToFloat, MatMulNBits and DequantizeLinear are mapped)
-    **{(ONNX, op): 47 for op in ("QLinearConv", "ConvInteger", "DynamicQuantizeLinear")},
-    **{(MS, op): 47 for op in ("QuantizeLinear", "QLinearAdd", "QLinearAveragePool",
-                               "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
-                               "DynamicQuantizeMatMul")},
+    # (DynamicQuantizeLinear is mapped: DYNAMIC_QUANTIZE_LINEAR; com.microsoft's DynamicQuantizeMatMul:
+    # DYNAMIC_QUANTIZE_LINEAR, MATRIX_MULTIPLY_INTEGER_TO_FLOAT)
+    **{(ONNX, op): 47 for op in ("QLinearConv", "ConvInteger")},
+    # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py; QuantizeLinear as ONNX's)
+    **{(MS, op): 47 for op in ("QLinearAveragePool", "QLinearGlobalAveragePool", "QAttention")},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.

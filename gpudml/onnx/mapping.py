@@ -42,6 +42,7 @@ from . import sequences
 from .attention import ATTENTION_ROWS, ONNX_ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
 from .nbits import NBITS_ROWS, dequantize_linear
+from .quantized import QUANTIZED_ROWS
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
 
@@ -618,6 +619,21 @@ def _dynamic_quantize_lstm(ctx, n):
     inputs = [n.inputs[0], weights[1], weights[2], *[n.input(k) for k in range(3, 8)]]
     return _recurrent(ctx, Node(proto, 7, inputs, n.outputs_wanted))
 
+
+def _dynamic_quantize_matmul(ctx, n):
+    """com.microsoft DynamicQuantizeMatMul as the provider's DmlOperatorDynamicQuantizeMatMul
+    composes it: DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR of A into B's type (INT8 or UINT8; the
+    CPU provider quantizes A to UINT8 always), then MATRIX_MULTIPLY_INTEGER_TO_FLOAT with B,
+    its scale and zero point and the bias."""
+    b = as_expr(ctx, n.inputs[1])
+    a_q, a_scale, a_zero = ctx.fn("dynamic_quantize_linear")(as_expr(ctx, n.inputs[0]), dtype=_dtype(b))
+    a, b, out = _vector_operands(ctx, a_q, b)
+    y = ctx.fn("matrix_multiply_integer_to_float")(a, reshape(ctx, a_scale, [1]), reshape(ctx, a_zero, [1]), b=b,
+                                                   b_scale=_quant_value(ctx, n.inputs[2]),
+                                                   b_zero_point=_quant_value(ctx, n.input(3)), bias=n.input(4))
+    return [_vector_result(ctx, y, out)]
+
+
 # ------------------------------------------------------------------------------ reductions
 REDUCE = {"ReduceSum": "sum", "ReduceMean": "average", "ReduceMax": "max", "ReduceMin": "min",
           "ReduceProd": "multiply", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",
@@ -1068,9 +1084,17 @@ def _reverse_sequence(ctx, n):
 
 
 def _quantize(ctx, n):
-    """QuantizeLinear / DequantizeLinear: per tensor or per axis (the scale broadcast along it)."""
+    """QuantizeLinear / DequantizeLinear: per tensor or per axis (the scale broadcast along it:
+    ELEMENT_WISE_(DE)QUANTIZE_LINEAR, as the provider's DmlOperatorElementwiseQLinear); a
+    blocked QuantizeLinear (block_size, opset 21 on) runs DML_OPERATOR_QUANTIZE (FL 6_3), the
+    scale and zero point x's shape but x.shape[axis] / block_size along `axis`. `saturate`
+    (opset 19 on) concerns float8 outputs only: the integer outputs always saturate."""
     x, scale, zero = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
-    if n.attr("block_size", 0):
+    block = n.attr("block_size", 0)
+    if block and n.op_type == "QuantizeLinear":
+        return [ctx.fn("quantize")(x, scale, zero, dtype=_quantize_type(n, zero), axis=n.attr("axis", 1),
+                                   block_size=block)]
+    if block:
         raise NotMapped("blocked quantization (block_size): DirectML quantizes per tensor or per axis")
     if rank(scale) == 1 and scale.shape[0] > 1:
         sizes = [1] * rank(x)
@@ -1080,12 +1104,24 @@ def _quantize(ctx, n):
     scale = reshape(ctx, scale, list(scale.shape) or [1])
     zero = None if zero is None else reshape(ctx, zero, list(zero.shape) or [1])
     if n.op_type == "QuantizeLinear":
-        kwargs = {}
-        if zero is None:
-            to = n.attr("output_dtype", 0)
-            kwargs["output_data_type"] = onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
+        kwargs = {} if zero is not None else {"output_data_type": _quantize_type(n, None)}
         return [ctx.fn("quantize_linear")(x, scale, zero, **kwargs)]
     return [ctx.fn("dequantize_linear")(x, scale, zero)]
+
+
+def _quantize_type(n, zero):
+    """QuantizeLinear's output type: the zero point's, else `output_dtype` (opset 21 on), else UINT8."""
+    if zero is not None:
+        return _dtype(zero)
+    to = n.attr("output_dtype", 0)
+    return onnx.helper.tensor_dtype_to_np_dtype(to) if to else np.uint8
+
+
+def _dynamic_quantize_linear(ctx, n):
+    """DynamicQuantizeLinear: DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR (UINT8), as the provider's
+    DmlOperatorDynamicQuantizeLinear; the scale and zero point ONNX's scalars."""
+    y, scale, zero = ctx.fn("dynamic_quantize_linear")(as_expr(ctx, n.inputs[0]), dtype=np.uint8)
+    return [y, reshape(ctx, scale, [1]), reshape(ctx, zero, [1])]
 
 
 # ------------------------------------------------------------------------------ shapes as views
@@ -2083,7 +2119,9 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("CastLike", "CAST", _cast_like, ("cast",)),
     Mapping("Identity", "none: the same buffer", _identity, ()),
     Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
-    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",)),
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR; blocked (block_size): QUANTIZE", _quantize,
+            ("quantize_linear", "quantize")),
+    Mapping("DynamicQuantizeLinear", "DYNAMIC_QUANTIZE_LINEAR", _dynamic_quantize_linear, ("dynamic_quantize_linear",)),
     Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR; from opset 21 (8- and 4-bit inputs, blocked) "
             "DEQUANTIZE (opset 25's output_dtype: CAST)", functools.partial(dequantize_linear, linear=_quantize),
             ("dequantize_linear", "dequantize", "cast")),
@@ -2248,7 +2286,10 @@ _MS_DEQUANTIZE = ("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR (per tenso
                   "DEQUANTIZE", functools.partial(dequantize_linear, linear=_quantize, contrib=True),
                   ("dequantize_linear", "dequantize"))
 CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS + NBITS_ROWS
-                                           + (_MS_DEQUANTIZE,))
+                                           + QUANTIZED_ROWS + (_MS_DEQUANTIZE,)) + (
+    # (onnxruntime's QuantizeLinear of its contrib domain: ONNX's of opset 13, per tensor or per axis)
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",), domain=MS),
+)
 CONTRIB_TABLE += (Mapping("MatMulIntegerToFloat", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT; A and B of different types: "
                           "MATRIX_MULTIPLY_INTEGER, CAST, ELEMENT_WISE_MULTIPLY, ELEMENT_WISE_ADD",
                           _matmul_integer_to_float, ("matrix_multiply_integer_to_float", "matrix_multiply_integer",
@@ -2257,7 +2298,10 @@ CONTRIB_TABLE += (Mapping("MatMulIntegerToFloat", "MATRIX_MULTIPLY_INTEGER_TO_FL
                           ("lstm",), domain=MS),
                   Mapping("QGemm", "MATRIX_MULTIPLY_INTEGER, ELEMENT_WISE_ADD (C), CAST, ELEMENT_WISE_MULTIPLY (alpha "
                           "a_scale b_scale / y_scale), ELEMENT_WISE_QUANTIZE_LINEAR (y quantized)", _qgemm,
-                          ("matrix_multiply_integer", "add0", "cast", "multiply", "quantize_linear"), domain=MS))
+                          ("matrix_multiply_integer", "add0", "cast", "multiply", "quantize_linear"), domain=MS),
+                  Mapping("DynamicQuantizeMatMul", "DYNAMIC_QUANTIZE_LINEAR (A into B's type), "
+                          "MATRIX_MULTIPLY_INTEGER_TO_FLOAT", _dynamic_quantize_matmul,
+                          ("dynamic_quantize_linear", "matrix_multiply_integer_to_float"), domain=MS))
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.

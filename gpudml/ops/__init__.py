@@ -21,6 +21,7 @@ from . import (
     cumulative,
     dequantize,
     diagonal_matrix,
+    dynamic_quantize_linear,
     elementwise,
     fill_value,
     fold,
@@ -40,6 +41,7 @@ from . import (
     padding1,
     pooling,
     pooling_grad,
+    quantize,
     quantized_linear_add,
     random_generator,
     recurrent,
@@ -93,6 +95,8 @@ SPECS: tuple[OpSpec, ...] = (
     slice_grad.SPEC,
     *resample_grad.SPECS,
     *roi_align_grad.SPECS,
+    quantize.SPEC,
+    dynamic_quantize_linear.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -161,20 +161,20 @@ def _transform(value, field: str) -> MatrixTransform:
     return MatrixTransform.coerce(value, f"gemm: {field}")
 
 
-def _broadcast_batch(shapes: list[tuple[int, ...]], names: list[str]) -> list[int]:
+def broadcast_batch(shapes: list[tuple[int, ...]], names: list[str], where: str = "gemm") -> list[int]:
     rank = max(len(s) for s in shapes)
     out = []
     for axis in range(rank):
         sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
         if len(sizes) > 1:
             listed = ", ".join(f"{n} {list(s)}" for n, s in zip(names, shapes))
-            raise InvalidArgumentError(f"gemm: the batch axes do not broadcast ({listed}: sizes {sorted(sizes)} meet "
-                                       f"on batch axis {axis - rank})")
+            raise InvalidArgumentError(f"{where}: the batch axes do not broadcast ({listed}: sizes {sorted(sizes)} "
+                                       f"meet on batch axis {axis - rank})")
         out.append(sizes.pop() if sizes else 1)
     return out
 
 
-def _stretched(td: TensorDesc, sizes: list[int]) -> TensorDesc:
+def stretched(td: TensorDesc, sizes: list[int]) -> TensorDesc:
     """`td` described with `sizes` (as many axes or more): axes prepended, and each axis of
     size 1 against a larger one read with stride 0 (numpy broadcasting, no copy)."""
     if list(td.sizes) == list(sizes):
@@ -193,9 +193,9 @@ def infer_output(a: TensorDesc, b: TensorDesc, c: TensorDesc | None = None, *, t
     attrs = {"trans_a": ta, "trans_b": tb, "alpha": alpha, "beta": beta, "fused_activation": fused_activation}
     if a.rank < 2 or b.rank < 2:
         return GemmOperatorDesc(a, b, c, TensorDesc(a.data_type, a.sizes), **attrs)
-    batch = _broadcast_batch([a.sizes[:-2], b.sizes[:-2]], ["a", "b"])
-    a2 = _stretched(a, batch + list(a.sizes[-2:]))
-    b2 = _stretched(b, batch + list(b.sizes[-2:]))
+    batch = broadcast_batch([a.sizes[:-2], b.sizes[:-2]], ["a", "b"])
+    a2 = stretched(a, batch + list(a.sizes[-2:]))
+    b2 = stretched(b, batch + list(b.sizes[-2:]))
     m = a.sizes[-1] if ta == TRANSPOSE else a.sizes[-2]
     n = b.sizes[-2] if tb == TRANSPOSE else b.sizes[-1]
     out = batch + [m, n]
@@ -203,7 +203,7 @@ def infer_output(a: TensorDesc, b: TensorDesc, c: TensorDesc | None = None, *, t
         if c.rank > len(out) or any(s not in (1, o) for s, o in zip(reversed(c.sizes), reversed(out))):
             raise InvalidArgumentError(f"gemm: c {list(c.sizes)} does not broadcast to the result's shape {out} "
                                        f"(numpy's rule, one way: c's axes of size 1 are repeated)")
-        c = _stretched(c, out)
+        c = stretched(c, out)
     return GemmOperatorDesc(a2, b2, c, TensorDesc(a.data_type, out), **attrs)
 
 

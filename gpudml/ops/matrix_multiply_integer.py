@@ -66,7 +66,7 @@ from ..kernels.quantized import (
 )
 from ..tensor_desc import TensorDesc, check_same_rank, check_tensor_desc
 from ..types import F16, F32, I8, I16, I32, U8, U16, U32, DataType, FeatureLevel
-from .gemm import _broadcast_batch, _stretched
+from .gemm import broadcast_batch, stretched
 from .spec import Call, Cli, CliArg, OpSpec, support_table, tensor_fields
 
 FL = FeatureLevel
@@ -296,9 +296,9 @@ def _infer(v: Variant, descs, given, out_type: DataType | None):
     if a.rank < 2 or b.rank < 2:
         out = TensorDesc(out_type or I32, a.sizes)
         return v.desc(**{f: named.get(f) for f in v.fields if f != "output_tensor"}, output_tensor=out)
-    batch = _broadcast_batch([a.sizes[:-2], b.sizes[:-2]], ["a", "b"])
+    batch = broadcast_batch([a.sizes[:-2], b.sizes[:-2]], ["a", "b"], v.key)
     rank = len(batch) + 2
-    a2, b2 = _stretched(a, batch + list(a.sizes[-2:])), _stretched(b, batch + list(b.sizes[-2:]))
+    a2, b2 = stretched(a, batch + list(a.sizes[-2:])), stretched(b, batch + list(b.sizes[-2:]))
     m, n = a.sizes[-2], b.sizes[-1]
     out = batch + [m, n]
     fields = {"a_tensor": a2, "b_tensor": b2}
@@ -311,7 +311,7 @@ def _infer(v: Variant, descs, given, out_type: DataType | None):
             if bias.rank > len(out) or any(s not in (1, o) for s, o in zip(reversed(bias.sizes), reversed(out))):
                 raise InvalidArgumentError(f"{v.key}: bias {list(bias.sizes)} does not broadcast to the result's "
                                            f"shape {out} (numpy's rule, one way)")
-            bias = _stretched(bias, out)
+            bias = stretched(bias, out)
         fields["bias_tensor"] = bias
     return v.desc(**fields, output_tensor=TensorDesc(out_type, out))
 
@@ -605,27 +605,22 @@ _CLI_ARGS = (CliArg("--n", "N, the output's columns (default: K, the last size o
              CliArg("--quantization", "tensor (one zero point and scale per tensor) or line (per row of A and "
                                       "the output, per column of B)", "str"))
 
+def _spec(v: Variant, support, infer_output, validate, reference, functional, tensors, problem, dtype: str,
+          page: str, tolerance=None) -> OpSpec:
+    return OpSpec(name=v.op, key=v.key, desc=v.desc, support=support, infer_output=infer_output, validate=validate,
+                  reference=reference, functional=functional, tensors=tensors, arguments=_arguments_of(v),
+                  planner=GemmPlanner(problem),
+                  cli=Cli(_CLI_ARGS, _from_cli_of(v), f"--shape 256,256 --dtype {dtype} --n 256"),
+                  page=page, tolerance=tolerance, traffic=traffic, sample=sample)
+
+
 SPECS = (
-    OpSpec(name=MMI, key=MMI_V.key, desc=MatrixMultiplyIntegerOperatorDesc, support=MMI_SUPPORT,
-           infer_output=mmi_infer_output, validate=mmi_validate, reference=mmi_reference,
-           functional=matrix_multiply_integer, tensors=("a", "a_zero_point", "b", "b_zero_point"),
-           arguments=_arguments_of(MMI_V), planner=GemmPlanner(mmi_problem),
-           cli=Cli(_CLI_ARGS, _from_cli_of(MMI_V), "--shape 256,256 --type INT8 --n 256"),
-           page="DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC", traffic=traffic, sample=sample),
-    OpSpec(name=QLMM, key=QLMM_V.key, desc=QuantizedLinearMatrixMultiplyOperatorDesc, support=QLMM_SUPPORT,
-           infer_output=qlmm_infer_output, validate=qlmm_validate, reference=qlmm_reference,
-           functional=quantized_linear_matrix_multiply, tensors=_QL_NAMES,
-           arguments=_arguments_of(QLMM_V), planner=GemmPlanner(qlmm_problem),
-           cli=Cli(_CLI_ARGS, _from_cli_of(QLMM_V), "--shape 256,256 --type UINT8 --n 256"),
-           page="DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC", tolerance=qlmm_tolerance, traffic=traffic,
-           sample=sample),
-    OpSpec(name=MMITF, key=MMITF_V.key, desc=MatrixMultiplyIntegerToFloatOperatorDesc, support=MMITF_SUPPORT,
-           infer_output=mmitf_infer_output, validate=mmitf_validate, reference=mmitf_reference,
-           functional=matrix_multiply_integer_to_float, tensors=_TF_NAMES,
-           arguments=_arguments_of(MMITF_V), planner=GemmPlanner(mmitf_problem),
-           cli=Cli(_CLI_ARGS, _from_cli_of(MMITF_V), "--shape 256,256 --type INT8 --n 256"),
-           page="DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC", tolerance=mmitf_tolerance, traffic=traffic,
-           sample=sample),
+    _spec(MMI_V, MMI_SUPPORT, mmi_infer_output, mmi_validate, mmi_reference, matrix_multiply_integer,
+          ("a", "a_zero_point", "b", "b_zero_point"), mmi_problem, "INT8", "DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC"),
+    _spec(QLMM_V, QLMM_SUPPORT, qlmm_infer_output, qlmm_validate, qlmm_reference, quantized_linear_matrix_multiply,
+          _QL_NAMES, qlmm_problem, "UINT8", "DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC", qlmm_tolerance),
+    _spec(MMITF_V, MMITF_SUPPORT, mmitf_infer_output, mmitf_validate, mmitf_reference, matrix_multiply_integer_to_float,
+          _TF_NAMES, mmitf_problem, "INT8", "DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC", mmitf_tolerance),
 )
 
 __all__ = ["MatrixMultiplyIntegerOperatorDesc", "MatrixMultiplyIntegerToFloatOperatorDesc",

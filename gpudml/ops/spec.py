@@ -350,9 +350,20 @@ OUTPUT_FIELDS = ("output_tensor", "output_gradient_tensor", "output_indices_tens
                  "output_roi_gradient_tensor")
 
 
+def is_output(desc, name: str) -> bool:
+    """Whether field `name` of `desc` (a desc or its class) is an output: one its class'
+    OUTPUT_TENSORS names, where it has them (DYNAMIC_QUANTIZE_LINEAR's output_scale_tensor, an
+    output, where QUANTIZED_LINEAR_ADD's field of that name is an input), else one whose name
+    starts with an OUTPUT_FIELDS name."""
+    cls = desc if isinstance(desc, type) else type(desc)
+    named = getattr(cls, "OUTPUT_TENSORS", None)
+    return name in named if named is not None else name.startswith(OUTPUT_FIELDS)
+
+
 def tensor_fields(desc) -> tuple[list[tuple[str, TensorDesc]], list[tuple[str, TensorDesc]]]:
     """(inputs, outputs) as (field name, TensorDesc) in the desc's field order: fields named
-    `output_tensor*` (OUTPUT_FIELDS) are outputs, every other TensorDesc field an input; a field holding a
+    `output_tensor*` (OUTPUT_FIELDS; or those its class' OUTPUT_TENSORS names: `is_output`) are
+    outputs, every other TensorDesc field an input; a field holding a
     list of TensorDescs gives one entry per element, named `field[i]`."""
     inputs, outputs = tensor_groups(desc)
     return _one_by_one(inputs), _one_by_one(outputs)
@@ -365,7 +376,7 @@ def tensor_groups(desc) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     inputs, outputs = [], []
     for f in dataclasses.fields(desc):
         value = getattr(desc, f.name)
-        side = outputs if f.name.startswith(OUTPUT_FIELDS) else inputs
+        side = outputs if is_output(desc, f.name) else inputs
         if isinstance(value, TensorDesc):
             side.append((f.name, value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, TensorDesc) for v in value):
@@ -388,10 +399,12 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     (MATRIX_MULTIPLY_INTEGER's (a, b, a_zero_point, b_zero_point) against its fields' a,
     a_zero_point, b, b_zero_point), or from a keyword-only one on (a required
     input after an optional one: QUANTIZED_LINEAR_ADD's b): by name (`spec.tensors`) from there on."""
+    if not spec.tensor_lists:  # a list field whose tensors the functional form takes one by one (QUANTIZE's
+        values = [v for value in values for v in (value if isinstance(value, list) else [value])]  # scale, zero point)
     optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
     given = {name for name, _ in tensor_groups(desc)[0]}
     fields = [f.name for f in dataclasses.fields(desc)
-              if (f.name in given or f.name in optional) and not f.name.startswith(OUTPUT_FIELDS)]  # (inputs only)
+              if (f.name in given or f.name in optional) and not is_output(desc, f.name)]  # (inputs only)
     if not optional or len(fields) != len(spec.tensors):
         return list(values), {}
     parameters = inspect.signature(spec.functional).parameters

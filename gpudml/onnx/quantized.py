@@ -1,0 +1,92 @@
+"""onnxruntime's element-wise quantized contrib ops (domain com.microsoft) as DirectML
+operators, as ONNX Runtime's DirectML execution provider composes them (microsoft/onnxruntime,
+onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorQLinear*.cpp):
+
+- QLinearAdd: DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD (DmlOperatorQLinearAdd), a and b
+  broadcast as numpy;
+- QLinearSigmoid: dequantize, sigmoid, quantize (DmlOperatorQLinearSigmoid's operator graph);
+- QLinearConcat: each input dequantized, joined, quantized (DmlOperatorQLinearConcat's);
+- QLinearMul (the provider registers no kernel of it: onnxruntime runs it on its CPU provider;
+  gpudml maps it as QLinearSigmoid is composed): a and b dequantized, multiplied, quantized.
+
+Every scale and zero point is per tensor (one element: the contrib schemas' rule). The
+dequantization is ELEMENT_WISE_DEQUANTIZE_LINEAR (float32, as the provider's intermediate
+tensors are), the float op the element-wise operator, and the requantization DML_OPERATOR_QUANTIZE
+(FL 6_3: ONNX's float32 arithmetic, the quotient rounded to float32 then to an integer half
+to even, as onnxruntime's CPU kernels compute it) rather than the provider's
+ELEMENT_WISE_QUANTIZE_LINEAR, whose exact quotient can differ from onnxruntime's by one where
+the float32 quotient rounds onto a half. A zero point left out is 0 (the output then the type
+of the first input). QLinearSigmoid's sigmoid is gpudml's float32 ACTIVATION_SIGMOID; onnxruntime's CPU kernel
+tabulates its own float32 logistic approximation, so their outputs may differ by one where
+the float value lies near a rounding boundary (tests/test_onnx_quantized_ops.py)."""
+
+from __future__ import annotations
+
+from .values import as_expr, dtype_of, rank, reshape
+
+
+def _one(ctx, v):
+    """A per-tensor scale or zero point (any shape of one element) as a 1-element tensor, or None."""
+    return None if v is None else reshape(ctx, v, [1])
+
+
+def _dequantized(ctx, x, scale, zero):
+    """x (INT8 or UINT8) as float32: ELEMENT_WISE_DEQUANTIZE_LINEAR, per tensor."""
+    return ctx.fn("dequantize_linear")(as_expr(ctx, x), _one(ctx, scale), _one(ctx, zero))
+
+
+def _quantized(ctx, y, scale, zero, like):
+    """Float y quantized per tensor (DML_OPERATOR_QUANTIZE) into the zero point's type, else `like`'s."""
+    dtype = dtype_of(zero if zero is not None else like)
+    return ctx.fn("quantize")(y, _one(ctx, scale), _one(ctx, zero), dtype=dtype)
+
+
+def _qlinear_add(ctx, n):
+    """QLinearAdd: DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD (inputs A, A_scale, A_zero_point,
+    B, B_scale, B_zero_point, C_scale, C_zero_point)."""
+    a, b = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[3])
+    zero = n.input(7)
+    kwargs = {} if zero is not None else {"output_data_type": dtype_of(a)}
+    return [ctx.fn("quantized_linear_add")(a, _one(ctx, n.inputs[1]), _one(ctx, n.input(2)), b=b,
+                                           b_scale=_one(ctx, n.inputs[4]), b_zero_point=_one(ctx, n.input(5)),
+                                           output_scale=_one(ctx, n.inputs[6]), output_zero_point=_one(ctx, zero),
+                                           **kwargs)]
+
+
+def _qlinear_mul(ctx, n):
+    """QLinearMul: a and b dequantized, multiplied in float32 (numpy's broadcasting), quantized."""
+    a = _dequantized(ctx, n.inputs[0], n.inputs[1], n.input(2))
+    b = _dequantized(ctx, n.inputs[3], n.inputs[4], n.input(5))
+    return [_quantized(ctx, ctx.fn("multiply")(a, b), n.inputs[6], n.input(7), n.inputs[0])]
+
+
+def _qlinear_sigmoid(ctx, n):
+    """QLinearSigmoid: dequantized, ACTIVATION_SIGMOID in float32, quantized (X, X_scale,
+    X_zero_point, Y_scale, Y_zero_point)."""
+    x = _dequantized(ctx, n.inputs[0], n.inputs[1], n.input(2))
+    return [_quantized(ctx, ctx.fn("sigmoid")(x), n.inputs[3], n.input(4), n.inputs[0])]
+
+
+def _qlinear_concat(ctx, n):
+    """QLinearConcat: inputs Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input;
+    each dequantized, joined along `axis`, quantized."""
+    triples = [n.inputs[k:k + 3] for k in range(2, len(n.inputs), 3)]
+    xs = [_dequantized(ctx, x, scale, zero) for x, scale, zero in triples]
+    y = ctx.fn("join")(xs, n.attr("axis") % rank(xs[0]))
+    return [_quantized(ctx, y, n.inputs[0], n.inputs[1], triples[0][0])]
+
+
+_DQ_Q = ("dequantize_linear", "quantize")
+
+#: The rows (op type, DirectML operators, build, gpudml forms), domain com.microsoft.
+QUANTIZED_ROWS: tuple[tuple, ...] = (
+    ("QLinearAdd", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD", _qlinear_add, ("quantized_linear_add",)),
+    ("QLinearMul", "ELEMENT_WISE_DEQUANTIZE_LINEAR (a, b), MULTIPLY, QUANTIZE (not the provider's: onnxruntime runs "
+     "it on its CPU provider)", _qlinear_mul, ("multiply", *_DQ_Q)),
+    ("QLinearSigmoid", "ELEMENT_WISE_DEQUANTIZE_LINEAR, ACTIVATION_SIGMOID, QUANTIZE", _qlinear_sigmoid,
+     ("sigmoid", *_DQ_Q)),
+    ("QLinearConcat", "ELEMENT_WISE_DEQUANTIZE_LINEAR (each input), JOIN, QUANTIZE", _qlinear_concat,
+     ("join", *_DQ_Q)),
+)
+
+__all__ = ["QUANTIZED_ROWS"]
