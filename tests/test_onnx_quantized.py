@@ -260,3 +260,62 @@ def test_dynamic_quantize_lstm(direction, per_column, device):
     for g, f, q in zip(got, _ort(float_model, {"X": x}), _ort(model, {"X": x})):
         np.testing.assert_allclose(g, f, rtol=0, atol=gonnx.session.TOLERANCE * np.abs(f).max())
         assert np.abs(g - q).max() <= 0.02 * np.abs(q).max()
+
+
+# ------------------------------------------------------------------- models quantized by onnxruntime's tool
+def test_dynamically_quantized_bert(device):
+    """bert.onnx through quantize_dynamic: each MatMul with a constant weight a
+    DynamicQuantizeLinear of its input (uint8, ONNX's min/max range), MatMulInteger with the int8
+    weights and a float rescale: within the session's tolerance of onnxruntime's CPU provider
+    (the integer sums are exact; the float rescales and everything after them are float32)."""
+    rng = np.random.default_rng(0)
+    feeds = {"input_ids": rng.integers(0, 96, (2, 7)).astype(np.int64), "attention_mask": np.ones((2, 7), np.int64),
+             "token_type_ids": np.zeros((2, 7), np.int64)}
+    feeds["attention_mask"][1, 5:] = 0
+    model = _load("bert_dynamic")
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    for g, w in zip(got, _ort(model, feeds)):
+        np.testing.assert_allclose(g, w, rtol=0, atol=gonnx.session.TOLERANCE * np.abs(w).max())
+
+
+def _steps_apart(model, got, want) -> np.ndarray:
+    """|got - want| in quantization steps of the logits (the last DequantizeLinear's scale)."""
+    return np.abs(got.astype(np.float64) - want.astype(np.float64)) / _output_step(model)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["resnet18_qop", "mobilenet_v2_qop"])
+def test_qoperator_models(name, device):
+    """quantize_static's QOperator models (QLinearConv per channel, QLinearAdd,
+    QLinearGlobalAveragePool, QGemm; uint8 activations) against onnxruntime's CPU provider:
+    integer arithmetic throughout, each requantization one rounding; the logits within one
+    quantization step of onnxruntime's (its QLinearAdd and QLinearGlobalAveragePool round
+    through their own fixed-point scale ratios, one level apart where a value is within
+    rounding of a half step), the same class."""
+    model = _load(name)
+    x = _image()
+    got = gonnx.InferenceSession(model, device=device).run(None, {"x": x})[0]
+    want = _ort(model, {"x": x})[0]
+    assert _steps_apart(model, got, want).max() <= 1 and np.argmax(got) == np.argmax(want)
+
+
+@pytest.mark.slow
+def test_qdq_mobilenet_v2_fused_as_the_provider_does(device):
+    """A uint8-activation QDQ MobileNetV2: its 52 DQ -> Conv -> Q groups run as QLinearConv and
+    its 10 residual Adds as QLinearAdd (gpudml/onnx/qdq.py), within one quantization step of
+    onnxruntime's CPU provider running the same rewritten model, and within a few steps of the
+    model run as written (float operators between the pairs: ORT_DISABLE_ALL on both sides)."""
+    from gpudml.onnx import qdq
+
+    model = _load("mobilenet_v2_qdq")
+    fused = qdq.fuse(model)
+    ops = [n.op_type for n in fused.graph.node]
+    assert (ops.count("QLinearConv"), ops.count("QLinearAdd"), ops.count("Conv")) == (52, 10, 0)
+    x = _image()
+    got = gonnx.InferenceSession(model, device=device).run(None, {"x": x})[0]
+    want = _ort(fused, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
+    assert _steps_apart(model, got, want).max() <= 1 and np.argmax(got) == np.argmax(want)
+    off = gonnx.SessionOptions(graph_optimization_level=gonnx.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+    written = gonnx.InferenceSession(model, off, device=device).run(None, {"x": x})[0]
+    as_written = _ort(model, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
+    assert _steps_apart(model, written, as_written).max() <= 4
