@@ -834,4 +834,22 @@ def wgsl_parts(params: dict) -> dict[str, str]:
     else:
         found = _workgroup_parts(p["tm"], p["tn"], p["threads"], p["bk"], p["sg_share"], p["vec_a"], p["vec_b"],
                                  p["a_k_inner"], p["b_n_inner"], zero)
+    q = dict(p["q"]) if p.get("q") else None
+    if q is not None and q["store"] != "int32" and p["pass"] == "direct":
+        found["puts"] = _looped_puts(p["tm"], p["tn"], p["strategy"], p["threads"])
     return {"put": put, **found}
+
+
+def _looped_puts(tm: int, tn: int, strategy: str, threads: int) -> str:
+    """The stores of a register tile as one loop over an array of the sums: the integer
+    path's requantizing or dequantizing `finish` is large, and one call per output of a
+    16 x 8 tile, each inlined, took lavapipe's compiler minutes."""
+    sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
+    if strategy == "registers":
+        row, col = f"m0 + t / {tn}u", f"n0 + t % {tn}u"
+    else:
+        row, col = f"bm0 + (t / {tn}u) * {threads}u + ty", f"bn0 + (t % {tn}u) * {threads}u + tx"
+    return _lines([f"    let sums = array<i32, {tm * tn}>({sums});",
+                   f"    for (var t = 0u; t < {tm * tn}u; t++) {{",
+                   f"        put(u.x, u.y, bo, {row}, {col}, sums[t]);",
+                   "    }"])

@@ -239,6 +239,11 @@ def _validate(v: Variant, desc, level: FeatureLevel) -> None:
             f"bias is a stride of 0 in the description)")
     for f, td in named.items():
         if f in QUANT_FIELDS:
+            if td.rank != rank:
+                raise InvalidArgumentError(
+                    f"{op}: {f} has {td.rank} dimensions, a_tensor {rank}: gpudml takes the zero points and scales "
+                    f"at the operands' DimensionCount (as ONNX Runtime's DirectML provider describes them: "
+                    f"{{1, ..., 1}}, {{1, ..., M, 1}} or {{1, ..., 1, N}})")
             axis = QUANT_FIELDS[f][1]
             per_line_stride(op, f, td, axis, m if axis == -2 else n, rank)
 
@@ -325,8 +330,9 @@ def _vector(value):
 def _present(pairs) -> tuple[list, tuple[str, ...]]:
     """A Call's tensors (those given, in the fields' order; a zero point's scalar as one
     value of 1 dimension) and their names."""
+    optional = ("a_zero_point", "b_zero_point", "output_zero_point", "bias")
     tensors = [p if len(p) > 2 or not p[0].endswith("zero_point") else (*p, _vector) for p in pairs
-               if p[1] is not None]
+               if p[1] is not None or p[0] not in optional]  # (a required one None: the conversion names it)
     return tensors, tuple(p[0] for p in tensors)
 
 
