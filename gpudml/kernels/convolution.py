@@ -63,6 +63,7 @@ from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner
 from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from .composite import CompositeFamily, Composition, Step, own
 from .elementwise import Attribute, attribute_uniforms
+from .epilogue import OutputRunsFamily
 
 
 @dataclass(frozen=True)
@@ -337,3 +338,106 @@ class ConvolutionPlanner(ProblemPlanner):
     ops/convolution.py) says what a description computes."""
 
     family = FAMILY
+
+
+# ---------------------------------------------------------------------------- the integer convolutions
+@dataclass(frozen=True)
+class IntegerConvolution:
+    """An integer convolution as its kernels see it (DML_CONVOLUTION_INTEGER,
+    DML_QUANTIZED_LINEAR_CONVOLUTION: FORWARD, cross-correlation): the input, the filter and
+    the output, per spatial axis the strides, dilations and start paddings, the group count,
+    and every input tensor by role, in the desc's input order (`tensors`: "x",
+    "x_zero_point", "filter", "filter_zero_point"; QUANTIZED_LINEAR_CONVOLUTION's also
+    "x_scale", "filter_scale", "bias", "output_scale", "output_zero_point"; an optional one
+    left out is absent). `quantized`: the int32 sum requantized to the output's 8-bit type
+    (else stored as INT32)."""
+
+    op: str
+    input: TensorDesc
+    filter: TensorDesc
+    output: TensorDesc
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    groups: int
+    tensors: tuple[tuple[str, TensorDesc], ...]
+    quantized: bool
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return tuple(self.filter.sizes[2:])
+
+    @property
+    def channels_in(self) -> int:
+        return self.input.sizes[1] // self.groups
+
+    @property
+    def channels_out(self) -> int:
+        return self.output.sizes[1] // self.groups
+
+    def role(self, name: str) -> TensorDesc | None:
+        return dict(self.tensors).get(name)
+
+
+#: The kernels' buffer names of the integer convolutions' roles.
+_INTEGER_BUFFERS = {"x": "x", "x_zero_point": "xz", "filter": "f", "filter_zero_point": "fz", "x_scale": "xs",
+                    "filter_scale": "fs", "bias": "bias", "output_scale": "ys", "output_zero_point": "yz"}
+
+
+def channel_stride(td: TensorDesc | None, channels: int) -> int:
+    """The element stride between the channels of a per-channel tensor (a scale, a zero point,
+    a bias: one element, or `channels` along one axis and 1 along the others; validated by
+    the operator): 0 for one element."""
+    if td is None or td.element_count == 1:
+        return 0
+    axis = next(i for i, n in enumerate(td.sizes) if n != 1)
+    if td.sizes[axis] != channels:
+        raise InternalError(f"a per-channel tensor {list(td.sizes)} of {channels} channels")
+    return td.effective_strides[axis]
+
+
+class IntegerConvolutionFamily(OutputRunsFamily):
+    """The integer convolutions' kernels (shaders/convolution_integer.wgsl.j2) over an
+    `IntegerConvolution`: each output element sums its group's channels x window in i32
+    (epilogue.OutputRunsFamily: `runs` of consecutive outputs on CPU-class adapters,
+    `elements` on GPUs, the store epilogue). A reduction of more positions than one
+    invocation's loop budget is an UnsupportedError."""
+
+    def iterations(self, problem: IntegerConvolution) -> int:
+        """One output walks C_in / groups x prod(window) positions (one more per channel: its loop)."""
+        return problem.channels_in * (math.prod(problem.window) + 1)
+
+    def too_long(self, problem: IntegerConvolution) -> str:
+        return (f"{problem.op}: an output's reduction of C_in / group_count x prod(window) = {problem.channels_in} "
+                f"x {math.prod(problem.window)} positions passes one invocation's loop budget "
+                f"({LOOP_BUDGET - self.OVERHEAD})")
+
+    def plan_runs(self, p: IntegerConvolution, caps, strategy: str, run: int) -> KernelPlan:
+        x, f, out = p.input, p.filter, p.output
+        xs, fs = x.effective_strides, f.effective_strides
+        count = out.element_count
+        cout = out.sizes[1]
+        roles = [name for name, _ in p.tensors]
+        buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+            input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles))
+        params = {"spatial": len(p.window), "x_signed": x.data_type.is_signed, "f_signed": f.data_type.is_signed,
+                  "has_xz": "x_zero_point" in roles, "has_fz": "filter_zero_point" in roles,
+                  "quantized": p.quantized, "has_bias": "bias" in roles, "has_yz": "output_zero_point" in roles,
+                  "out_signed": out.data_type.is_signed, "out_bits": out.data_type.size * 8}
+        uniforms = {"count": count, "run": run, "out_sizes": out.sizes, "out_strides": out.effective_strides,
+                    "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]),
+                    "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding, "window": p.window,
+                    "window_size": math.prod(p.window), "cin_g": p.channels_in, "cout_g": p.channels_out,
+                    "f_n": fs[0], "f_ci": fs[1], "f_k": tuple(fs[2:]),
+                    "fz_c": channel_stride(p.role("filter_zero_point"), cout),
+                    "fs_c": channel_stride(p.role("filter_scale"), cout), "b_c": channel_stride(p.role("bias"), cout)}
+        for d, (o, i, w, st, dl, p0) in enumerate(zip(out.sizes[2:], x.sizes[2:], p.window, p.strides, p.dilations,
+                                                      p.start_padding)):
+            if max(o, i) * st + (w - 1) * dl + p0 >= 2**31:  # the kernel's window coordinates are i32
+                raise UnsupportedError(f"{p.op}: spatial axis {d} reaches past the kernels' 2^31 - 1")
+        return KernelPlan((Dispatch("convolution_integer.wgsl.j2", params, buffers, uniforms, -(-count // run),
+                                    _INTEGER_WORKGROUP),))
+
+
+_INTEGER_WORKGROUP = 64
+INTEGER_FAMILY = IntegerConvolutionFamily()

@@ -16,6 +16,7 @@ from . import (
     argminmax,
     batch_normalization,
     convolution,
+    convolution_integer,
     cumulative,
     diagonal_matrix,
     elementwise,
@@ -36,6 +37,7 @@ from . import (
     padding1,
     pooling,
     quantized_linear_add,
+    quantized_linear_convolution,
     random_generator,
     recurrent,
     reduce,
@@ -76,6 +78,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    convolution_integer.SPEC, quantized_linear_convolution.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
