@@ -37,6 +37,7 @@ from . import (
     padding1,
     pooling,
     quantized_linear_add,
+    quantized_linear_average_pooling,
     quantized_linear_convolution,
     random_generator,
     recurrent,
@@ -78,7 +79,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
-    convolution_integer.SPEC, quantized_linear_convolution.SPEC,
+    convolution_integer.SPEC, quantized_linear_convolution.SPEC, quantized_linear_average_pooling.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of
