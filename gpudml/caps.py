@@ -118,11 +118,22 @@ class Caps:
         return caps
 
 
+#: WGSL's language feature packed_4x8_integer_dot_product (dot4I8Packed, dot4U8Packed), as a
+#: Caps feature: the runtime probes it by compiling PACKED_DOT_PROBE (runtime/context.py;
+#: wgpu-native reports no language features); kernels/quantized.py's packed products use it.
+PACKED_DOT = "packed-4x8-integer-dot-product"
+PACKED_DOT_PROBE = """
+@group(0) @binding(0) var<storage, read_write> o: array<i32>;
+@compute @workgroup_size(1) fn main() { o[0] = dot4I8Packed(0x01020304u, 0xFF010101u); }
+"""
+
 #: The native features gpudml asks for, by wgpu's names, with the short names `gpudml info`
 #: prints.
 FEATURE_NAMES = {
     "shader-f16": "f16", "shader-f64": "f64", "shader-int64": "int64", "shader-i16": "i16",
     "subgroup": "subgroups", "timestamp-query": "timestamps", "mappable-primary-buffers": "mappable buffers",
+    # (a WGSL language feature, probed by compiling a kernel: kernels/quantized.py)
+    PACKED_DOT: "packed 4x8 dot",
 }
 
 
@@ -194,15 +205,17 @@ _MESA_LIMITS = {
 PROFILES: dict[str, Caps] = {
     # Mesa 22.3 lavapipe, as `gpudml info` reports it on Debian 12.
     "vulkan-cpu": Caps("profile vulkan-cpu (Mesa lavapipe via Vulkan)", "Vulkan", "CPU",
-                       frozenset(WANTED_FEATURES), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=32),
+                       frozenset(WANTED_FEATURES) | {PACKED_DOT}, **_MESA_LIMITS,
+                       max_storage_buffers_per_shader_stage=32),
     # Mesa 22.3 llvmpipe through wgpu's OpenGL backend: no 16/64-bit shader types, no subgroups.
     "gl-cpu": Caps("profile gl-cpu (Mesa llvmpipe via OpenGL)", "OpenGL", "CPU",
-                   frozenset({"timestamp-query"}), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=16),
+                   frozenset({"timestamp-query", PACKED_DOT}), **_MESA_LIMITS, max_storage_buffers_per_shader_stage=16),
     # A discrete GPU through Vulkan (the limits wgpu reports for a recent NVIDIA card; storage
     # buffers per kernel: WebGPU's default 8, what Metal-class adapters offer, so that what
     # this profile prints runs anywhere).
     "gpu": Caps("profile gpu (a discrete GPU via Vulkan)", "Vulkan", "DiscreteGPU",
-                frozenset({"shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup", "timestamp-query"}),
+                frozenset({"shader-f16", "shader-f64", "shader-int64", "shader-i16", "subgroup", "timestamp-query",
+                           PACKED_DOT}),
                 max_workgroups_per_dimension=65535, max_storage_binding_size=2**31 - 1, max_buffer_size=2**32 - 1,
                 max_invocations_per_workgroup=1024, max_workgroup_storage_size=49152),
 }

@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..caps import WANTED_FEATURES, Caps
+from ..caps import PACKED_DOT, PACKED_DOT_PROBE, WANTED_FEATURES, Caps
 from ..errors import InternalError, UnsupportedError
 from . import adapters as _adapters
 from . import guard
@@ -198,11 +198,13 @@ def _create_context(adapter) -> GpuContext:
         raise UnsupportedError(
             f"gpudml: could not open a device on {adapter.summary} ({exc}); {_adapters.INSTALL_HINT}") from exc
     lim = device.limits
+    with _adapters.WGPU_LOCK:
+        languages = {PACKED_DOT} if probe_packed_dot(device) else set()
     caps = Caps(
         name=adapter.summary,
         backend=str(adapter.info.get("backend_type", "")),
         adapter_type=str(adapter.info.get("adapter_type", "")),
-        features=frozenset(str(f) for f in device.features),
+        features=frozenset(str(f) for f in device.features) | languages,
         max_workgroups_per_dimension=lim["max-compute-workgroups-per-dimension"],
         max_storage_binding_size=lim["max-storage-buffer-binding-size"],
         max_buffer_size=lim["max-buffer-size"],
@@ -215,6 +217,15 @@ def _create_context(adapter) -> GpuContext:
     _poll_under_lock(device, ctx.lock)
     _ALIVE.append(ctx)  # (atomic; get_context may hold _CONTEXTS_LOCK here)
     return ctx
+
+
+def probe_packed_dot(device) -> bool:
+    """Does `device` compile WGSL's dot4I8Packed (caps.PACKED_DOT)?"""
+    try:
+        device.create_shader_module(code=PACKED_DOT_PROBE)
+    except Exception:  # noqa: BLE001 (wgpu raises its own error types for a refused shader)
+        return False
+    return True
 
 
 def _poll_under_lock(device, lock) -> None:
