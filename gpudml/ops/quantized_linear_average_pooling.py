@@ -53,6 +53,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.base import ProblemPlanner
 from ..kernels.pooling import QUANTIZED_AVERAGE, QuantizedAverage
+from ..kernels.quantized import requantize_reference, scale_product
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_window_fields
 from ..types import F32, DataType, FeatureLevel
 from . import convolution_integer as ci
@@ -61,6 +62,7 @@ from .quantized_linear_convolution import positive_scales
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "QuantizedLinearAveragePooling"
+FN = "quantized_linear_average_pooling"
 FL = FeatureLevel
 TENSORS = ("input_tensor", "input_scale_tensor", "input_zero_point_tensor", "output_scale_tensor",
            "output_zero_point_tensor", "output_tensor")
@@ -188,10 +190,10 @@ def quantized_linear_average_pooling(x, x_scale, x_zero_point=None, *, output_sc
     (round half to even, saturating) to the output zero point's type (else
     output_data_type, else x's). window_size None: global pooling; strides, paddings and
     dilations per spatial axis (lists or one int). Scales must be positive."""
-    tensors = [("x", x), ("x_scale", x_scale, positive_scales("quantized_linear_average_pooling: x_scale"))]
+    tensors = [("x", x), ("x_scale", x_scale, positive_scales(FN, "x_scale"))]
     tensors += [("x_zero_point", x_zero_point, ci.as_array)] if x_zero_point is not None else []
     tensors += [("output_scale", output_scale,
-                 positive_scales("quantized_linear_average_pooling: output_scale"))]
+                 positive_scales(FN, "output_scale"))]
     tensors += [("output_zero_point", output_zero_point, ci.as_array)] if output_zero_point is not None else []
     return Call(tensors, {"given": tuple(t[0] for t in tensors), "output_data_type": output_data_type,
                           "window_size": window_size, "strides": strides, "start_padding": start_padding,
@@ -212,37 +214,32 @@ def _channel(value, channels: int, spatial: int, dtype) -> np.ndarray | None:
     return ci.per_channel(np.asarray(value).astype(dtype), channels).reshape((1, -1) + (1,) * spatial)
 
 
-def _average(x, x_scale, x_zero_point, output_scale, window, strides, start_padding, end_padding, dilations,
-             include_padding, flush: bool = False):
-    """(v, d): the float32 dequantized window sum and divisor x output scale (module docstring);
-    with `flush`, subnormal float32 values as 0 (an adapter may flush them)."""
-    def f32(v):
-        v = np.asarray(v, np.float64).astype(np.float32)
-        if flush:
-            v = np.where(np.abs(v) < np.float32(2.0**-126), np.copysign(np.float32(0), v), v).astype(np.float32)
-        return v.astype(np.float64)
+def _sums(x, x_zero_point, window, strides, start_padding, end_padding, dilations, include_padding):
+    """(the int sums of x - x_zero_point over each window's input positions, the divisors)."""
     x = np.asarray(x)
     spatial, channels = x.ndim - 2, x.shape[1]
     values, _, valid = pooling._gather(x, window, strides, start_padding, end_padding, dilations)
     z = _channel(x_zero_point, channels, spatial, np.int64)
-    d = values.astype(np.int64) - (0 if z is None else z[..., None])
-    total = np.where(valid, d, 0).sum(axis=-1)
-    divisor = np.full(total.shape, valid.shape[-1]) if include_padding else np.broadcast_to(valid.sum(axis=-1),
-                                                                                           total.shape)
-    with np.errstate(all="ignore"):
-        v = f32(total.astype(np.float64) * f32(_channel(x_scale, channels, spatial, np.float32)))
-        den = f32(divisor.astype(np.float64) * f32(_channel(output_scale, channels, spatial, np.float32)))
-    return v, den
+    total = np.where(valid, values.astype(np.int64) - (0 if z is None else z[..., None]), 0).sum(axis=-1)
+    count = valid.shape[-1] if include_padding else valid.sum(axis=-1)
+    return total, np.broadcast_to(count, total.shape)
 
 
-def _quantize(v, den, output_zero_point, channels: int, spatial: int, out_dtype):
-    z = _channel(output_zero_point, channels, spatial, np.asarray(output_zero_point).dtype) \
-        if output_zero_point is not None else None
+def _average(x, x_scale, x_zero_point, output_scale, output_zero_point, out_dtype, geometry, include_padding,
+             flush: bool = False):
+    """The module docstring's computation (kernels/quantized's requantization of the integer
+    sum with the input scale, over the divisor times the output scale); with `flush`, subnormal
+    float32 values as 0 (an adapter may flush them)."""
+    x = np.asarray(x)
+    spatial, channels = x.ndim - 2, x.shape[1]
+    total, count = _sums(x, x_zero_point, *geometry, include_padding)
+    ys = _channel(output_scale, channels, spatial, np.float32)
     with np.errstate(all="ignore"):
-        q = np.clip(np.rint(np.nan_to_num(v / den, nan=0.0, posinf=4096.0, neginf=-4096.0)), -4096, 4096)
-    q = q.astype(np.int64) + (0 if z is None else z.astype(np.int64))
-    info = np.iinfo(out_dtype)
-    return np.clip(q, int(info.min), int(info.max)).astype(out_dtype)
+        den = scale_product(count.astype(np.float32), ys, flush)
+    z = None if output_zero_point is None else _channel(output_zero_point, channels, spatial,
+                                                        np.asarray(output_zero_point).dtype)
+    return requantize_reference(total.astype(np.int32), _channel(x_scale, channels, spatial, np.float32), den, z,
+                                out_dtype, flush)
 
 
 def _geometry(x, window_size, strides, start_padding, end_padding, dilations) -> tuple:
@@ -268,9 +265,8 @@ def reference(x, x_scale, x_zero_point=None, *, output_scale, output_zero_point=
     arguments): the module docstring's computation."""
     x = np.asarray(x)
     geometry = _geometry(x, window_size, strides, start_padding, end_padding, dilations)
-    v, den = _average(x, x_scale, x_zero_point, output_scale, *geometry, include_padding)
-    return _quantize(v, den, output_zero_point, x.shape[1], x.ndim - 2,
-                     _out_dtype(x, output_zero_point, output_data_type))
+    return _average(x, x_scale, x_zero_point, output_scale, output_zero_point,
+                    _out_dtype(x, output_zero_point, output_data_type), geometry, include_padding)
 
 
 reference.__name__ = reference.__qualname__ = "quantized_linear_average_pooling"
@@ -294,8 +290,8 @@ def tolerance(expected, inputs, arguments: dict):
                                                          "dilations")))
     include = bool(arguments.get("include_padding", False))
     out = np.asarray(expected).dtype
-    q = [_quantize(*_average(x, t["x_scale"], t["x_zero_point"], t["output_scale"], *geometry, include, flush),
-                   t["output_zero_point"], x.shape[1], x.ndim - 2, out).astype(np.int64) for flush in (False, True)]
+    q = [_average(x, t["x_scale"], t["x_zero_point"], t["output_scale"], t["output_zero_point"], out, geometry,
+                  include, flush).astype(np.int64) for flush in (False, True)]
     return np.abs(q[0] - q[1]).astype(np.float64)
 
 

@@ -57,13 +57,14 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.base import ProblemPlanner
 from ..kernels.convolution import INTEGER_FAMILY, IntegerConvolution
+from ..kernels.quantized import checked_scale, requantize_reference, scale_product
 from ..tensor_desc import TensorDesc
 from ..types import F32, I32, DataType, FeatureLevel
 from . import convolution_integer as ci
-from .elementwise.quantize import quantize_reference
 from .spec import Call, Cli, OpSpec, support_table
 
 OP = "QuantizedLinearConvolution"
+FN = "quantized_linear_convolution"
 FL = FeatureLevel
 INT8S = ci.INT8S
 TENSORS = ("input_tensor", "input_scale_tensor", "input_zero_point_tensor", "filter_tensor", "filter_scale_tensor",
@@ -166,22 +167,12 @@ def infer_output(*descs, given=None, output_data_type=None, strides=None, dilati
         ci.channel_desc(t.get("bias"), spatial), one("output_scale"), one("output_zero_point"), out, **attrs)
 
 
-def positive_scales(field: str):
-    """A `convert` of a functional form's scale argument: the array as float32, refused
-    (InvalidArgumentError naming the field, the rule and the values) where a value is 0, NaN
-    or negative."""
-    def convert(value) -> np.ndarray:
-        a = ci.as_array(value)
-        if a.dtype.kind == "f":
-            bad = ~(a > 0)
-            if bad.any():
-                where = np.flatnonzero(bad.reshape(-1))
-                raise InvalidArgumentError(
-                    f"{field} must hold positive scales (DirectML: a scale of 0 is undefined; NaN and negative "
-                    f"scales have no meaning), got {a.reshape(-1)[where[:4]].tolist()} at flat indices "
-                    f"{where[:4].tolist()}{' ...' if len(where) > 4 else ''}")
-        return a
-    return convert
+def positive_scales(where: str, field: str):
+    """A functional form's convert for a scale argument: kernels/quantized's checked_scale
+    (InvalidArgumentError where a value is 0, negative, NaN or infinite, before any GPU work),
+    a scalar as one element."""
+    check = checked_scale(where, field)
+    return lambda value: ci.as_array(check(value))
 
 
 def quantized_linear_convolution(x, x_scale, x_zero_point=None, *, filter, filter_scale,  # noqa: A002
@@ -195,13 +186,13 @@ def quantized_linear_convolution(x, x_scale, x_zero_point=None, *, filter, filte
     quantized with output_scale and output_zero_point (round half to even, saturating) to the
     output zero point's type (else output_data_type, else x's); strides, dilations, paddings
     (holding x's zero point), group_count as convolution's. Scales must be positive."""
-    tensors = [("x", x), ("x_scale", x_scale, positive_scales("quantized_linear_convolution: x_scale"))]
+    tensors = [("x", x), ("x_scale", x_scale, positive_scales(FN, "x_scale"))]
     tensors += [("x_zero_point", x_zero_point, ci.as_array)] if x_zero_point is not None else []
     tensors += [("filter", filter),
-                ("filter_scale", filter_scale, positive_scales("quantized_linear_convolution: filter_scale"))]
+                ("filter_scale", filter_scale, positive_scales(FN, "filter_scale"))]
     tensors += [("filter_zero_point", filter_zero_point, ci.as_array)] if filter_zero_point is not None else []
     tensors += [("bias", bias, ci.as_array)] if bias is not None else []
-    tensors += [("output_scale", output_scale, positive_scales("quantized_linear_convolution: output_scale"))]
+    tensors += [("output_scale", output_scale, positive_scales(FN, "output_scale"))]
     tensors += [("output_zero_point", output_zero_point, ci.as_array)] if output_zero_point is not None else []
     return Call(tensors, {"given": tuple(t[0] for t in tensors), "output_data_type": output_data_type,
                           "strides": strides, "dilations": dilations,
@@ -215,38 +206,26 @@ def arguments(desc) -> dict:
 
 
 # ============================================================================ the reference
-def requantize(acc, scale, output_scale, output_zero_point, out_type, flush: bool = False) -> np.ndarray:
-    """The module docstring's requantization of int32 sums `acc` [N, C, ...] with the float32
-    product scale per channel `scale` ([C, 1] or [1, 1]); with `flush`, subnormal float32
-    values (the scale product, r) as 0 (an adapter may flush them)."""
-    def f32(v):
-        v = np.asarray(v, np.float64).astype(np.float32)
-        if flush:
-            v = np.where(np.abs(v) < np.float32(2.0**-126), np.copysign(np.float32(0), v), v).astype(np.float32)
-        return v
-    spatial = acc.ndim - 2
-    with np.errstate(all="ignore"):
-        s = f32(scale).reshape((1, -1) + (1,) * spatial)
-        r = f32(acc.astype(np.float32).astype(np.float64) * s.astype(np.float64))
-    ys = np.asarray(output_scale, np.float32).reshape(-1)[:1].reshape(())
-    if flush:
-        ys = f32(ys)
-    zp = None if output_zero_point is None else np.asarray(output_zero_point).reshape(-1)[:1].reshape(())
-    return quantize_reference(r, ys, zp, out_type)
-
-
 def _parts(x, x_scale, x_zero_point, filter, filter_scale, filter_zero_point, bias, strides, dilations,  # noqa: A002
            start_padding, end_padding, group_count):
-    """(the int32 sums with the bias, the float32 scale products per channel [C_out, 1])."""
+    """(the int32 sums with the bias, x's scale, the filter's scales per channel [1, C_out, 1, 1])."""
     acc = ci.integer_sums(x, x_zero_point, filter, filter_zero_point, strides, dilations, start_padding,
                           end_padding, group_count)
     cout = np.asarray(filter).shape[0]
     if bias is not None:
         acc = acc + ci.per_channel(bias, cout).astype(np.int64).reshape((1, -1) + (1,) * (acc.ndim - 2))
-    acc = ci.wrap32(acc)
-    xs = np.asarray(x_scale, np.float32).reshape(-1)[:1].astype(np.float64)
-    ws = ci.per_channel(np.asarray(filter_scale, np.float32), cout).astype(np.float64)
-    return acc, (xs * ws)
+    xs = np.asarray(x_scale, np.float32).reshape(-1)[:1]
+    ws = ci.per_channel(np.asarray(filter_scale, np.float32), cout).reshape((1, -1) + (1,) * (acc.ndim - 2))
+    return ci.wrap32(acc), xs, ws
+
+
+def requantized(acc, xs, ws, output_scale, output_zero_point, dtype, flush: bool = False) -> np.ndarray:
+    """The module docstring's requantization (kernels/quantized's numpy twin of the kernel's):
+    acc times the float32 scale product, divided by the output scale, rounded, shifted, clamped;
+    with `flush`, subnormal float32 values as 0 (an adapter may flush them)."""
+    ys = np.asarray(output_scale, np.float32).reshape(-1)[:1].reshape(())
+    zp = None if output_zero_point is None else np.asarray(output_zero_point).reshape(-1)[:1].reshape(())
+    return requantize_reference(acc, scale_product(xs, ws, flush), ys, zp, dtype, flush)
 
 
 def _out_dtype(x, output_zero_point, output_data_type):
@@ -262,9 +241,9 @@ def reference(x, x_scale, x_zero_point=None, *, filter, filter_scale, filter_zer
               dilations=None, start_padding=None, end_padding=None, group_count=1):
     """DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION on numpy arrays (the functional form's
     arguments): the int32 sums plus the bias, requantized (module docstring)."""
-    acc, scale = _parts(x, x_scale, x_zero_point, filter, filter_scale, filter_zero_point, bias, strides, dilations,
-                        start_padding, end_padding, group_count)
-    return requantize(acc, scale, output_scale, output_zero_point, _out_dtype(x, output_zero_point, output_data_type))
+    parts = _parts(x, x_scale, x_zero_point, filter, filter_scale, filter_zero_point, bias, strides, dilations,
+                   start_padding, end_padding, group_count)
+    return requantized(*parts, output_scale, output_zero_point, _out_dtype(x, output_zero_point, output_data_type))
 
 
 reference.__name__ = reference.__qualname__ = "quantized_linear_convolution"
@@ -291,12 +270,11 @@ def tolerance(expected, inputs, arguments: dict):
     difference flushing makes (module docstring)."""
     named = _named(inputs)
     geometry = {k: arguments.get(k) for k in ("strides", "dilations", "start_padding", "end_padding")}
-    acc, scale = _parts(named["x"], named["x_scale"], named["x_zero_point"], named["filter"], named["filter_scale"],
-                        named["filter_zero_point"], named["bias"], group_count=arguments.get("group_count", 1),
-                        **geometry)
+    parts = _parts(named["x"], named["x_scale"], named["x_zero_point"], named["filter"], named["filter_scale"],
+                   named["filter_zero_point"], named["bias"], group_count=arguments.get("group_count", 1), **geometry)
     out = np.asarray(expected).dtype
-    plain = requantize(acc, scale, named["output_scale"], named["output_zero_point"], out).astype(np.int64)
-    flushed = requantize(acc, scale, named["output_scale"], named["output_zero_point"], out, True).astype(np.int64)
+    plain, flushed = (requantized(*parts, named["output_scale"], named["output_zero_point"], out, f).astype(np.int64)
+                      for f in (False, True))
     return np.abs(plain - flushed).astype(np.float64)
 
 
