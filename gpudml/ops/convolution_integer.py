@@ -29,10 +29,9 @@ Where the page is silent, gpudml's choices:
 - The sum is int32 arithmetic: it wraps modulo 2^32 where it passes int32's range (the
   8-bit differences' products are exact; a reduction of K products overflows only past K =
   2^31 / 255^2 = 33,025).
-- A per-channel zero point may have any DimensionCount the row allows, OutputChannelCount
-  elements along one axis and 1 along the others (the page prints {1, C, 1, 1}; from FL 4.0
-  it allows 1 to 4 dimensions without saying where C goes), read with its strides (0
-  broadcasts).
+- A zero point has the input's DimensionCount or 1 (the page's FL 4.0 row allows 1 to 4
+  without saying where OutputChannelCount goes in the others): per channel {1, C_out, 1...}
+  or [C_out], read with its strides (0 broadcasts).
 - The page's text says "only a DimensionCount (the field) of 2"; its FL 4.0 table lists 3-D
   tensors: gpudml takes the table (DimensionCount 1 for 3-D tensors).
 
@@ -110,11 +109,11 @@ class ConvolutionIntegerOperatorDesc:
 
 
 # ============================================================================ validation helpers
-def check_tensors(op: str, support, level: FeatureLevel, named: dict, main: tuple[str, ...]) -> int:
+def check_tensors(op: str, support, level: FeatureLevel, named: dict, main: tuple[str, ...], optional) -> int:
     """Valid tensors (None: an optional one left out), the support row for the DimensionCount
     of `main` (one for all of them) and each tensor's type; the other tensors' DimensionCounts
     within the row's own ranges. Returns the main tensors' DimensionCount."""
-    named = {f: td for f, td in named.items() if td is not None}
+    named = {f: td for f, td in named.items() if td is not None or f not in optional}
     for field, td in named.items():
         check_tensor_desc(op, field, td, is_output=field.startswith("output_tensor"))
     rank = check_same_rank(op, {f: named[f] for f in main})
@@ -133,21 +132,26 @@ def check_same_type(op: str, named: dict, pairs) -> None:
                                        f"{named[a].data_type.name}")
 
 
-def check_parameter(op: str, field: str, td: TensorDesc | None, channels: int | None, what: str) -> None:
-    """A scale, zero point or bias: one element, or (where `channels` is given: per channel)
-    `channels` elements along one axis and 1 along the others; `what` names the channels."""
+def check_parameter(op: str, field: str, td: TensorDesc | None, channels: int | None, what: str, rank: int) -> None:
+    """A scale, zero point or bias: of the input's DimensionCount `rank` or of 1, one element,
+    or (where `channels` is given: per channel) `channels` elements along the channel axis (1
+    of `rank` axes, 0 of one) and 1 along the others; `what` names the channels."""
     if td is None:
         return
+    if td.rank not in (1, rank):
+        raise InvalidArgumentError(f"{op}: {field} DimensionCount {td.rank} must be input_tensor's {rank} or 1 "
+                                   f"(sizes {list(td.sizes)})")
     if td.element_count == 1:
         return
-    long = [i for i, n in enumerate(td.sizes) if n != 1]
+    axis = 1 if td.rank > 1 else 0
     if channels is None:
         raise InvalidArgumentError(f"{op}: {field}.sizes {list(td.sizes)} must hold one element (every size 1: "
                                    f"per-tensor quantization)")
-    if len(long) != 1 or td.sizes[long[0]] != channels:
+    if td.sizes[axis] != channels or td.element_count != channels:
+        want = [1, channels] + [1] * (rank - 2)
         raise InvalidArgumentError(
-            f"{op}: {field}.sizes {list(td.sizes)} must hold one element (per tensor) or {what} = {channels} "
-            f"along one axis and 1 along the others (per channel, e.g. {{1, {channels}, 1, 1}})")
+            f"{op}: {field}.sizes {list(td.sizes)} must hold one element (per tensor) or {what} = {channels} (per "
+            f"channel: {want} or [{channels}])")
 
 
 def check_same_parameter_ranks(op: str, named: dict, fields) -> None:
@@ -161,14 +165,15 @@ def validate(desc: ConvolutionIntegerOperatorDesc, level: FeatureLevel) -> None:
     support row, each zero point of its tensor's DataType, one element (the filter's: or one
     per output channel), the zero points of one DimensionCount, the convolution's geometry."""
     named = {f: getattr(desc, f) for f in TENSORS}
-    rank = check_tensors(OP, SUPPORT, level, named, ("input_tensor", "filter_tensor", "output_tensor"))
+    rank = check_tensors(OP, SUPPORT, level, named, ("input_tensor", "filter_tensor", "output_tensor"),
+                         desc.OPTIONAL_TENSORS)
     check_same_type(OP, named, (("input_tensor", "input_zero_point_tensor"),
                                 ("filter_tensor", "filter_zero_point_tensor")))
     check_same_parameter_ranks(OP, named, ("input_zero_point_tensor", "filter_zero_point_tensor"))
     channels = float_convolution.check_geometry(OP, desc, rank)
-    check_parameter(OP, "input_zero_point_tensor", desc.input_zero_point_tensor, None, "")
+    check_parameter(OP, "input_zero_point_tensor", desc.input_zero_point_tensor, None, "", rank)
     check_parameter(OP, "filter_zero_point_tensor", desc.filter_zero_point_tensor, channels,
-                    "OutputChannelCount")
+                    "OutputChannelCount", rank)
 
 
 def integer_convolution_of(op: str, desc, roles: dict[str, str], quantized: bool) -> IntegerConvolution:
@@ -209,11 +214,12 @@ def geometry(x: TensorDesc, strides, dilations, start_padding, end_padding, grou
     """The geometry attributes of a functional call (defaults: strides and dilations 1,
     paddings 0, one group)."""
     spatial = max(0, x.rank - 2)
-    return {"dimension_count": spatial,
-            "strides": float_convolution._array(strides, "strides", spatial, 1),
-            "dilations": float_convolution._array(dilations, "dilations", spatial, 1),
-            "start_padding": float_convolution._array(start_padding, "start_padding", spatial, 0),
-            "end_padding": float_convolution._array(end_padding, "end_padding", spatial, 0),
+
+    def array(value, name, fill):
+        return (fill,) * spatial if value is None else as_int_tuple(value, f"{where}: {name}")
+    return {"dimension_count": spatial, "strides": array(strides, "strides", 1),
+            "dilations": array(dilations, "dilations", 1), "start_padding": array(start_padding, "start_padding", 0),
+            "end_padding": array(end_padding, "end_padding", 0),
             "group_count": as_int(group_count, f"{where}: group_count")}
 
 
@@ -288,9 +294,13 @@ def left_out(desc, roles: dict) -> dict:
     return {roles[f]: None for f in type(desc).OPTIONAL_TENSORS if getattr(desc, f) is None}
 
 
-def arguments(desc) -> dict:
-    return {**left_out(desc, ROLES), "strides": desc.strides, "dilations": desc.dilations,
+def geometry_arguments(desc) -> dict:
+    return {"strides": desc.strides, "dilations": desc.dilations,
             "start_padding": desc.start_padding, "end_padding": desc.end_padding, "group_count": desc.group_count}
+
+
+def arguments(desc) -> dict:
+    return {**left_out(desc, ROLES), **geometry_arguments(desc)}
 
 
 # ============================================================================ the reference

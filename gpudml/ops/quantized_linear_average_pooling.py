@@ -29,7 +29,8 @@ Where the page is silent, gpudml's choices (what the kernel computes exactly):
   the two differ where the mean lies within float32 rounding of a half.
 - The float pooling rules (gpudml/ops/pooling.py): strides, windows and dilations of at
   least 1, the dilated window within the padded input, no window over padding only.
-- Per-channel tensors: C elements along one axis and 1 along the others.
+- Scales and zero points have the input's DimensionCount or 1 (the page allows 1 to 5
+  without saying where C goes in the others): {1, C, 1...} or [C] per channel.
 - Scales of 0, NaN or negative values are refused by the functional form (its arrays:
   InvalidArgumentError before any GPU work); the page calls a scale of 0 undefined.
 
@@ -120,7 +121,7 @@ def validate(desc: QuantizedLinearAveragePoolingOperatorDesc, level: FeatureLeve
     scales and zero points of one element or one per channel, DimensionCount = the spatial
     axes, the arrays, the windows and the output's sizes (gpudml/ops/pooling.py's rules)."""
     named = {f: getattr(desc, f) for f in TENSORS}
-    rank = ci.check_tensors(OP, SUPPORT, level, named, ("input_tensor", "output_tensor"))
+    rank = ci.check_tensors(OP, SUPPORT, level, named, ("input_tensor", "output_tensor"), desc.OPTIONAL_TENSORS)
     ci.check_same_type(OP, named, (("input_tensor", "input_zero_point_tensor"),
                                    ("output_tensor", "output_zero_point_tensor")))
     spatial = rank - 2
@@ -130,7 +131,7 @@ def validate(desc: QuantizedLinearAveragePoolingOperatorDesc, level: FeatureLeve
     check_window_fields(OP, desc, ARRAYS, spatial, "dimension_count")
     channels = desc.input_tensor.sizes[1]
     for field in TENSORS[1:5]:
-        ci.check_parameter(OP, field, named[field], channels, "ChannelCount")
+        ci.check_parameter(OP, field, named[field], channels, "ChannelCount", rank)
     pooling.check_windows(OP, desc, desc.input_tensor, desc.dilations, {"output_tensor": desc.output_tensor})
 
 

@@ -34,7 +34,7 @@ provider maps to this operator, and what the kernels compute exactly):
 - Scales of 0, NaN or negative values: DirectML calls a scale of 0 undefined; gpudml's
   functional form refuses such scales given as arrays (InvalidArgumentError naming the field,
   the rule and the values, before any GPU work); a device-resident scale is not read back.
-- Per-channel tensors: C_out elements along one axis and 1 along the others.
+- Per-channel tensors: {1, C_out, 1, 1} or [C_out] (the input's DimensionCount or 1).
 
 Precision (`tolerance`): exact against the computation above; where the adapter flushes
 subnormal float32 values (WGSL allows it: scales near 2^-126), the result of that
@@ -114,15 +114,16 @@ def validate(desc: QuantizedLinearConvolutionOperatorDesc, level: FeatureLevel) 
     output's scale and zero point one element, the filter's and the bias one or C_out (the
     bias: C_out), the convolution's geometry."""
     named = {f: getattr(desc, f) for f in TENSORS}
-    rank = ci.check_tensors(OP, SUPPORT, level, named, tuple(f for f in TENSORS if named[f] is not None))
+    rank = ci.check_tensors(OP, SUPPORT, level, named, ("input_tensor", "filter_tensor", "output_tensor"),
+                            desc.OPTIONAL_TENSORS)
     ci.check_same_type(OP, named, (("input_tensor", "input_zero_point_tensor"),
                                    ("filter_tensor", "filter_zero_point_tensor"),
                                    ("output_tensor", "output_zero_point_tensor")))
     channels = ci.float_convolution.check_geometry(OP, desc, rank)
     for field in ("input_scale_tensor", "input_zero_point_tensor", "output_scale_tensor", "output_zero_point_tensor"):
-        ci.check_parameter(OP, field, named[field], None, "")
+        ci.check_parameter(OP, field, named[field], None, "", rank)
     for field in ("filter_scale_tensor", "filter_zero_point_tensor"):
-        ci.check_parameter(OP, field, named[field], channels, "OutputChannelCount")
+        ci.check_parameter(OP, field, named[field], channels, "OutputChannelCount", rank)
     bias = desc.bias_tensor
     if bias is not None and (list(bias.sizes) != [1, channels, 1, 1]):
         raise InvalidArgumentError(f"{OP}: bias_tensor.sizes {list(bias.sizes)} must be [1, {channels}, 1, 1] "
@@ -164,7 +165,7 @@ def infer_output(*descs, given=None, output_data_type=None, strides=None, dilati
         return ci.channel_desc(ci.one_desc(t.get(name), rank), spatial)
     return QuantizedLinearConvolutionOperatorDesc(
         x, one("x_scale"), one("x_zero_point"), filter, channel("filter_scale"), channel("filter_zero_point"),
-        ci.channel_desc(t.get("bias"), spatial), one("output_scale"), one("output_zero_point"), out, **attrs)
+        channel("bias"), one("output_scale"), one("output_zero_point"), out, **attrs)
 
 
 def positive_scales(where: str, field: str):
@@ -202,7 +203,7 @@ def quantized_linear_convolution(x, x_scale, x_zero_point=None, *, filter, filte
 
 def arguments(desc) -> dict:
     return {**ci.left_out(desc, ROLES), "output_data_type": desc.output_tensor.data_type.name,
-            **{k: v for k, v in ci.arguments(desc).items() if k in ci.GEOMETRY or k == "group_count"}}
+            **ci.geometry_arguments(desc)}
 
 
 # ============================================================================ the reference
