@@ -404,8 +404,8 @@ class IntegerConvolutionFamily(OutputRunsFamily):
     invocation's loop budget is an UnsupportedError."""
 
     def iterations(self, problem: IntegerConvolution) -> int:
-        """One output walks C_in / groups x prod(window) positions (one more per channel: its loop)."""
-        return problem.channels_in * (math.prod(problem.window) + 1)
+        """One output walks C_in / groups x prod(window) positions (one loop)."""
+        return problem.channels_in * math.prod(problem.window)
 
     def too_long(self, problem: IntegerConvolution) -> str:
         return (f"{problem.op}: an output's reduction of C_in / group_count x prod(window) = {problem.channels_in} "
@@ -426,8 +426,9 @@ class IntegerConvolutionFamily(OutputRunsFamily):
                   "out_signed": out.data_type.is_signed, "out_bits": out.data_type.size * 8}
         uniforms = {"count": count, "run": run, "out_sizes": out.sizes, "out_strides": out.effective_strides,
                     "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]),
-                    "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding, "window": p.window,
-                    "window_size": math.prod(p.window), "cin_g": p.channels_in, "cout_g": p.channels_out,
+                    "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding,
+                    "k_sizes": (p.channels_in, *p.window), "k_count": p.channels_in * math.prod(p.window),
+                    "cin_g": p.channels_in, "cout_g": p.channels_out,
                     "f_n": fs[0], "f_ci": fs[1], "f_k": tuple(fs[2:]),
                     "fz_c": channel_stride(p.role("filter_zero_point"), cout),
                     "fs_c": channel_stride(p.role("filter_scale"), cout), "b_c": channel_stride(p.role("bias"), cout)}

@@ -110,10 +110,10 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (Attention, MultiHeadAttention and GroupQueryAttention are mapped: gpudml/onnx/attention.py)
     # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
-    **{(ONNX, op): 47 for op in ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
-                                 "DynamicQuantizeLinear")},
-    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearAveragePool",
-                               "QLinearConcat", "QLinearGlobalAveragePool", "QLinearSigmoid", "QAttention",
+    # (ConvInteger, QLinearConv, com.microsoft's QLinearAveragePool and QLinearGlobalAveragePool are mapped)
+    **{(ONNX, op): 47 for op in ("QLinearMatMul", "MatMulInteger", "DynamicQuantizeLinear")},
+    **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd",
+                               "QLinearConcat", "QLinearSigmoid", "QAttention",
                                "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
 }
 
