@@ -97,6 +97,7 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, parts, s
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
+from .quantized import Quantized
 
 STRATEGIES = ("registers", "workgroup")
 OPTIONS = ("tile", "block_k", "chunks", "subgroups")
@@ -171,6 +172,9 @@ class Problem:
     #: "") and of B ("k", "n" or "") along which its operands template's `a_block` / `b_block`
     #: read 4 float32 elements as one 16-byte block.
     blocks: tuple[str, str] = ("", "")
+    #: The integer path (kernels/quantized.py): 8/16/32-bit integer A and B summed in i32,
+    #: the zero points subtracted, the store's dequantization or requantization; None: float.
+    quantized: Quantized | None = None
 
 
 @dataclass(frozen=True)
@@ -371,6 +375,24 @@ def _f32_bits(value: float) -> int:
     return struct.unpack("<I", struct.pack("<f", float(value)))[0]
 
 
+def quantized_params(p: Problem) -> tuple | None:
+    """The integer path's compile-time parameters (shaders/lib/gemm.wgsl.j2's `p.q`, as
+    (name, value) pairs): the store, the element bits and signedness of the operands
+    (ROLE_bits, ROLE_signed) and of each quantization tensor present, the output type's
+    range (requantize: lo, hi); None for a float GEMM."""
+    q = p.quantized
+    if q is None:
+        return None
+    out = {"store": q.store, "staged": q.store == "requantize"}
+    for role, td in (("a", p.a), ("b", p.b)) + tuple((r, getattr(q, r)) for r in q.present()):
+        out[f"{role}_bits"], out[f"{role}_signed"] = td.data_type.size * 8, td.data_type.is_signed
+    if q.store == "requantize":
+        bits = p.output.data_type.size * 8
+        signed = p.output.data_type.is_signed
+        out.update(lo=-(1 << (bits - 1)) if signed else 0, hi=(1 << (bits - (1 if signed else 0))) - 1)
+    return tuple(sorted(out.items()))
+
+
 def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, subgroups=None,
          extra_uniforms=None, extra_inputs=(), extra_params=None) -> KernelPlan:
     """The dispatches of `strategy`: one (the product and its epilogue), or with several
@@ -384,8 +406,9 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     bk = _block_k(p.op, block_k)
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
-    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS else ("", "")
-    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0
+    q = p.quantized
+    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS and q is None else ("", "")
+    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and q is None
                               and _subgroups(p.op, caps, subgroups)) else 0
     if strategy == "workgroup" or any(blocks):  # whole steps of BK / of 4 k (blocks start on 16-byte boundaries)
         step = bk if strategy == "workgroup" else 4
@@ -403,17 +426,32 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)
     uniforms.update(act_uniforms)
     epilogue = {"has_c": p.c is not None, "activation": p.activation or "", "activation_attributes": act_attrs}
-    vec_a, vec_b = _vec(p, lay, tile, bk) if strategy == "workgroup" else (False, False)
-    shuffle = strategy == "workgroup" and _subgroups(p.op, caps, subgroups)
+    vec_a, vec_b = _vec(p, lay, tile, bk) if strategy == "workgroup" and q is None else (False, False)
+    shuffle = strategy == "workgroup" and _subgroups(p.op, caps, subgroups) and q is None
     params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
               "bk": bk, "threads": GPU_THREADS, "sg_share": SG_SHARE if shuffle else 0, "operands": p.operands,
               "vec_a": vec_a, "vec_b": vec_b, "block_a": blocks[0], "block_b": blocks[1], "share_a": share_a,
               "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
-              "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue}
-    ops = (input_buffer(0, "a"), input_buffer(1, "b")) + tuple(extra_inputs)
+              "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue,
+              "q": quantized_params(p)}
+    roles = dict(q.inputs) if q is not None else {"a": 0, "b": 1, "c": 2}
+    staged = ()  # (QUANTIZED_LINEAR: its quantization values gathered first, into scratch 0)
+    if q is not None:
+        q_uniforms = {f"q_{r}": dict(q.strides)[r] for r in q.present()}
+        uniforms.update(q_uniforms)
+        q_inputs = tuple(input_buffer(roles[r], r) for r in q.present())
+        if params["q"] and dict(params["q"])["staged"]:
+            staged = (Dispatch("quantized_params.wgsl.j2", {"q": params["q"]},
+                               (scratch_buffer(0, "qparams", writable=True),) + q_inputs,
+                               {"m": lay.m, "n": lay.n, **q_uniforms}, lay.m + lay.n, CPU_WORKGROUP),)
+            q_inputs = (scratch_buffer(0, "qparams", writable=False),)
+        extra_inputs = tuple(extra_inputs) + q_inputs
+    first = (4 * (4 * lay.m + 2 * lay.n),) if staged else ()
+    pi = len(first)  # the partial sums' scratch index
+    ops = (input_buffer(roles["a"], "a"), input_buffer(roles["b"], "b")) + tuple(extra_inputs)
     ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a or blocks[0] else ()
     ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or blocks[1] else ()
-    c_in = (input_buffer(2, "c"),) if p.c is not None else ()
+    c_in = (input_buffer(roles["c"], "c"),) if p.c is not None else ()
     out = output_buffer(0, "output", bits, "stores")
     tiles_m, tiles_n = -(-lay.m // (tile[0] * (GPU_THREADS if strategy == "workgroup" else 1))), \
         -(-lay.n // (tile[1] * (GPU_THREADS if strategy == "workgroup" else 1)))
@@ -424,16 +462,18 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     else:
         invocations, size = units * GPU_THREADS * GPU_THREADS, GPU_THREADS * GPU_THREADS
     if count == 1:
-        return KernelPlan((Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in, uniforms,
-                                    invocations, size, subgroups=shuffle or bool(share_a)),))
+        return KernelPlan(staged + (Dispatch("gemm.wgsl.j2", {**params, "pass": "direct"}, (out,) + ops + c_in,
+                                             uniforms, invocations, size, subgroups=shuffle or bool(share_a)),),
+                          scratch_bytes=first)
     partials = Dispatch("gemm.wgsl.j2", {**params, "pass": "partials"},
-                        (scratch_buffer(0, "partials", writable=True),) + ops, uniforms, invocations, size,
+                        (scratch_buffer(pi, "partials", writable=True),) + ops, uniforms, invocations, size,
                         subgroups=shuffle or bool(share_a))
     outputs = lay.batches * lay.m * lay.n
     combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "block_a": "",
                                                    "block_b": "", "share_a": 0, "sg_share": 0},
-                       (out, scratch_buffer(0, "partials", writable=False)) + c_in, uniforms, outputs, CPU_WORKGROUP)
-    return KernelPlan((partials, combine), scratch_bytes=(count * outputs * 4,))
+                       (out, scratch_buffer(pi, "partials", writable=False)) + c_in
+                       + (q_inputs if q is not None and q.store != "int32" else ()), uniforms, outputs, CPU_WORKGROUP)
+    return KernelPlan(staged + (partials, combine), scratch_bytes=first + (count * outputs * 4,))
 
 
 def variants(p: Problem, caps, strategy: str) -> tuple[dict, ...]:
@@ -486,7 +526,8 @@ class GemmFamily(KernelFamily):
         the epilogue's result of activation(alpha A x B + beta C), rounded to the GEMM's
         output type first."""
         check_epilogue(epilogue, problem.output)
-        return attach_epilogue(plan(problem, caps, strategy), epilogue, 2 + (problem.c is not None))
+        first = None if problem.quantized is not None else 2 + (problem.c is not None)  # (None: after every input)
+        return attach_epilogue(plan(problem, caps, strategy), epilogue, first)
 
 
 FAMILY = GemmFamily()
@@ -508,8 +549,8 @@ def _lines(*groups) -> str:
     return "\n".join(out)
 
 
-def _acc_decls(tm: int, tn: int) -> list[str]:
-    return [f"    var acc{i}_{j} = 0.0;" for i in range(tm) for j in range(tn)]
+def _acc_decls(tm: int, tn: int, zero: str = "0.0") -> list[str]:
+    return [f"    var acc{i}_{j} = {zero};" for i in range(tm) for j in range(tn)]
 
 
 def _register_step(tm: int, tn: int, ba: str, bb: str, sl: int, pad: str, shared: bool) -> list[str]:
@@ -557,7 +598,7 @@ def _register_step(tm: int, tn: int, ba: str, bb: str, sl: int, pad: str, shared
     return out + [""]  # (an empty line after each step: the WGSL the template wrote before)
 
 
-def _registers_parts(tm: int, tn: int, ba: str, bb: str, sl: int) -> dict[str, str]:
+def _registers_parts(tm: int, tn: int, ba: str, bb: str, sl: int, zero: str = "0.0") -> dict[str, str]:
     """`registers`' unrolled parts: the row and column handles and the accumulators
     (`setup`), the steps of 4 k (`blocks`: "" without blocks or sharing), the loop of single
     k (from `tail_start`: its body `tail`) and the stores (`puts`)."""
@@ -568,7 +609,7 @@ def _registers_parts(tm: int, tn: int, ba: str, bb: str, sl: int) -> dict[str, s
         setup += [f"    let qa{q} = a_row(bo, min(m0 + {4 * q}u, (uni.m - 1u) & ~3u));" for q in range(tm // 4)]
     if bb == "n":
         setup += [f"    let qb{q} = b_col(bo, min(n0 + {4 * q}u, (uni.n - 1u) & ~3u));" for q in range(tn // 4)]
-    setup += _acc_decls(tm, tn)
+    setup += _acc_decls(tm, tn, zero)
     blocks = []
     if ba or bb or sl:
         blocks += [
@@ -613,7 +654,7 @@ def _registers_parts(tm: int, tn: int, ba: str, bb: str, sl: int) -> dict[str, s
             "tail": _lines(tail), "puts": _lines(puts)}
 
 
-def _tile_loads(operand: str, vec: bool, inner: bool, bm: int, bk: int, wg: int) -> list[str]:
+def _tile_loads(operand: str, vec: bool, inner: bool, bm: int, bk: int, wg: int, zero: str = "0.0") -> list[str]:
     """`workgroup`: the invocations' share of one operand's tile (A: `bm` rows, B: `bm`
     columns, by `bk` k) into workgroup memory, each invocation every wg-th element (or
     16-byte block, `vec`) from its own, neighbouring ones on neighbouring addresses of the
@@ -648,7 +689,7 @@ def _tile_loads(operand: str, vec: bool, inner: bool, bm: int, bk: int, wg: int)
         else:
             handle = "a_row" if a else "b_col"
             out.append(f"            let v = {operand}_load({handle}(bo, min({m}, uni.{m} - 1u)), min(k, k1 - 1u));")
-            out.append(f"            {tile}[kk * {bm}u + {mm}] = select(0.0, v, {m} < uni.{m} && k < k1);")
+            out.append(f"            {tile}[kk * {bm}u + {mm}] = select({zero}, v, {m} < uni.{m} && k < k1);")
         out += ["            }"] if guard else []
         out.append("        }")
     return out
@@ -662,7 +703,7 @@ def _workgroup_step(tm: int, tn: int, t: int, bn: int, kk: str, pad: str) -> lis
 
 
 def _workgroup_parts(tm: int, tn: int, t: int, bk: int, share: int, vec_a: bool, vec_b: bool,
-                     a_k_inner: bool, b_n_inner: bool) -> dict[str, str]:
+                     a_k_inner: bool, b_n_inner: bool, zero: str = "0.0") -> dict[str, str]:
     """`workgroup`'s unrolled parts: the accumulators (`setup`, after the subgroup group's
     first invocation where A's operands are shared), the tile loads (`load_a`, `load_b`), the
     products of a tile (`products`) and the stores (`puts`); the tiles' sizes."""
@@ -671,7 +712,7 @@ def _workgroup_parts(tm: int, tn: int, t: int, bk: int, share: int, vec_a: bool,
     if share:
         setup += [f"    // The subgroup's invocation of this one's group of {share} holding k = kb + 0.",
                   f"    let group = lid % max(sg_size, 1u) - tx % {share}u;"]
-    setup += _acc_decls(tm, tn)
+    setup += _acc_decls(tm, tn, zero)
     a_ops = [f"let a{i} = tile_a[kk * {bm}u + {i * t}u + ty];" for i in range(tm)]
     if share:
         v = share
@@ -703,8 +744,8 @@ def _workgroup_parts(tm: int, tn: int, t: int, bk: int, share: int, vec_a: bool,
                     "        }"]
     puts = [f"    put(u.x, u.y, bo, bm0 + {i * t}u + ty, bn0 + {j * t}u + tx, acc{i}_{j});"
             for i in range(tm) for j in range(tn)]
-    return {"setup": _lines(setup), "load_a": _lines(_tile_loads("a", vec_a, a_k_inner, bm, bk, wg)),
-            "load_b": _lines(_tile_loads("b", vec_b, b_n_inner, bn, bk, wg)), "products": _lines(products),
+    return {"setup": _lines(setup), "load_a": _lines(_tile_loads("a", vec_a, a_k_inner, bm, bk, wg, zero)),
+            "load_b": _lines(_tile_loads("b", vec_b, b_n_inner, bn, bk, wg, zero)), "products": _lines(products),
             "puts": _lines(puts), "tile_a": str(bk * bm), "tile_b": str(bk * bn), "bm": str(bm), "bn": str(bn),
             "workgroup": str(wg)}
 
@@ -720,9 +761,10 @@ def wgsl_parts(params: dict) -> dict[str, str]:
            if p["pass"] == "partials" else "finish(bo, m, n, acc);")
     if p["pass"] == "combine":
         return {"put": put}
+    zero = "0i" if p.get("q") else "0.0"  # (the integer path's accumulators: kernels/quantized.py)
     if p["strategy"] == "registers":
-        found = _registers_parts(p["tm"], p["tn"], p["block_a"], p["block_b"], p["share_a"])
+        found = _registers_parts(p["tm"], p["tn"], p["block_a"], p["block_b"], p["share_a"], zero)
     else:
         found = _workgroup_parts(p["tm"], p["tn"], p["threads"], p["bk"], p["sg_share"], p["vec_a"], p["vec_b"],
-                                 p["a_k_inner"], p["b_n_inner"])
+                                 p["a_k_inner"], p["b_n_inner"], zero)
     return {"put": put, **found}

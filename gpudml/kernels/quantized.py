@@ -148,7 +148,7 @@ def requantize_reference(acc, scale, out_scale, out_zero, dtype, flush: bool = F
 
 def checked_scale(where: str, field: str):
     """A functional form's convert for a scale argument: the values as they are (float32 or
-    float16), InvalidArgumentError where one is zero, negative, NaN or infinite (a
+    float16; a scalar as one value of 1 dimension), InvalidArgumentError where one is zero, negative, NaN or infinite (a
     dequantization's scale is a positive finite number), before any GPU work."""
 
     def convert(value):
@@ -162,7 +162,7 @@ def checked_scale(where: str, field: str):
             raise InvalidArgumentError(
                 f"{where}: {field} must be positive and finite (a scale of zero, a negative or NaN scale has no "
                 f"dequantization): {field}{list(i) if i else ''} = {arr[i] if i else arr.item()}")
-        return arr
+        return arr.reshape(1) if arr.ndim == 0 else arr
 
     return convert
 

@@ -27,6 +27,7 @@ from . import (
     gather_nd,
     gemm,
     join,
+    matrix_multiply_integer,
     max_unpooling,
     multihead_attention,
     non_max_suppression,
@@ -79,6 +80,7 @@ SPECS: tuple[OpSpec, ...] = (
     *recurrent.SPECS,
     *multihead_attention.SPECS,
     normalization.MVN2_SPEC,
+    *matrix_multiply_integer.SPECS,
     convolution_integer.SPEC, quantized_linear_convolution.SPEC, quantized_linear_average_pooling.SPEC,
 )
 

@@ -376,7 +376,9 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     """`values` (one per input field `desc` gives, as `regroup` makes them) as the tensor
     arguments of the functional form and the reference: positional, except after an optional
     input the desc leaves out (a field of its class' OPTIONAL_TENSORS that is None, named by
-    `spec.arguments` as None) before a given one, or from a keyword-only one on (a required
+    `spec.arguments` as None) before a given one, from one the signature places elsewhere
+    (MATRIX_MULTIPLY_INTEGER's (a, b, a_zero_point, b_zero_point) against its fields' a,
+    a_zero_point, b, b_zero_point), or from a keyword-only one on (a required
     input after an optional one: QUANTIZED_LINEAR_ADD's b): by name (`spec.tensors`) from there on."""
     optional = getattr(type(desc), "OPTIONAL_TENSORS", ())
     given = {name for name, _ in tensor_groups(desc)[0]}
@@ -389,7 +391,8 @@ def tensor_arguments(spec: OpSpec, desc, values: list) -> tuple[list, dict]:
     for field, name in zip(fields, spec.tensors):
         if field not in given:
             continue
-        if kwargs or len(args) < fields.index(field) or parameters[name].kind is inspect.Parameter.KEYWORD_ONLY:
+        if kwargs or len(args) < fields.index(field) or parameters[name].kind is inspect.Parameter.KEYWORD_ONLY \
+                or list(parameters).index(name) != len(args):  # (a signature of another order than the fields')
             kwargs[name] = next(rest)
         else:
             args.append(next(rest))
