@@ -238,7 +238,7 @@ def test_hints_name_commands_that_work():
 #: attention: W59-W62), and its one-output OnnxNode cannot hold TopK's two outputs; W58 and W63
 #: are whole models, which their cases give onnxruntime themselves).
 NO_ONNX = {"W7", "W9", "W10", "W11", "W12", "W24", "W28", "W34", "W36", "W37", "W38", "W39", "W44", "W45", "W46", "W47",
-           "W48", "W49", "W58", "W59", "W60", "W61", "W62", "W63"}
+           "W48", "W49", "W58", "W59", "W60", "W61", "W62", "W63", "W66"}
 
 
 @pytest.mark.slow
