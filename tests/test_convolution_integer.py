@@ -120,9 +120,24 @@ def test_bad_input_named_before_gpu_work(adapter, kwargs, message):
 
 
 @pytest.mark.any_class
-def test_reduction_past_the_loop_budget_is_unsupported(adapter):
-    x = np.zeros((1, 4000, 3, 3), np.uint8)
-    w = np.zeros((1, 4000, 3, 3), np.uint8)
+def test_groups_past_the_loop_budget_are_unsupported(adapter):
+    """Groups run on the direct kernel, one output's reduction in one invocation: past the loop
+    budget an UnsupportedError naming the sizes (one group cuts K on the GEMM path instead)."""
+    x = np.zeros((1, 8000, 3, 3), np.uint8)
+    w = np.zeros((2, 4000, 3, 3), np.uint8)
     with pytest.raises(dml.UnsupportedError, match="ConvolutionInteger: an output's reduction of C_in / group_count "
                                                    "x prod\\(window\\) = 4000 x 9 positions passes"):
-        dml.convolution_integer(x, filter=w, device=dml.Device(adapter=adapter))
+        dml.convolution_integer(x, filter=w, group_count=2, device=dml.Device(adapter=adapter))
+
+
+def test_one_group_past_the_loop_budget_wraps_modulo_2_32(classed):
+    """One group past the loop budget: the GEMM path's chunks of K, summed in i32. 36,000
+    products of (255 - 0) (-128 - 127) = -65,025 make -2,340,900,000, past int32: the output is
+    that sum wrapped (two's complement), as int32 arithmetic."""
+    k = 36000
+    x = np.full((1, k, 1, 2), 255, np.uint8)
+    w = np.full((1, k, 1, 1), -128, np.int8)
+    y = dml.convolution_integer(x, filter=w, filter_zero_point=np.int8(127), device=classed)
+    exact = k * 255 * -255
+    assert exact < -(2**31)
+    assert y.ravel().tolist() == [exact + 2**32] * 2

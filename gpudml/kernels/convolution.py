@@ -53,6 +53,7 @@ operator's input, filter and bias.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
 from .composite import CompositeFamily, Composition, Step, own
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import OutputRunsFamily
+from .quantized import Quantized
 
 
 @dataclass(frozen=True)
@@ -396,8 +398,8 @@ def channel_stride(td: TensorDesc | None, channels: int) -> int:
     return td.effective_strides[axis]
 
 
-class IntegerConvolutionFamily(OutputRunsFamily):
-    """The integer convolutions' kernels (shaders/convolution_integer.wgsl.j2) over an
+class IntegerDirectFamily(OutputRunsFamily):
+    """The integer convolutions' direct kernels (shaders/convolution_integer.wgsl.j2) over an
     `IntegerConvolution`: each output element sums its group's channels x window in i32
     (epilogue.OutputRunsFamily: `runs` of consecutive outputs on CPU-class adapters,
     `elements` on GPUs, the store epilogue). A reduction of more positions than one
@@ -441,4 +443,90 @@ class IntegerConvolutionFamily(OutputRunsFamily):
 
 
 _INTEGER_WORKGROUP = 64
+INTEGER_DIRECT = IntegerDirectFamily()
+
+
+def integer_gemm_of(p: IntegerConvolution) -> tuple[gemm.Problem, dict, dict]:
+    """The implicit GEMM of an integer convolution of one group on the GEMM family's integer
+    path (kernels/quantized.py): the float convolution's problem (gemm_of: A the im2col view
+    of x, B the filter, C the bias) with A and B of their integer types, C INT32, and the
+    quantization tensors by GEMM role: x's zero point and scale per row (one value), the
+    filter's per column (output channel), the output's per row (one value)."""
+    if p.groups != 1:
+        raise InternalError(f"{p.op}: the integer implicit GEMM takes one group, not {p.groups}")
+    roles = dict(p.tensors)
+    index = {role: k for k, (role, _) in enumerate(p.tensors)}
+    cv = Convolution(p.op, p.input, p.filter, roles.get("bias"), p.output, False, False, p.strides, p.dilations,
+                     p.start_padding, 1)
+    problem, uniforms, params = gemm_of(cv)
+    cout = p.output.sizes[1]
+    b = _virtual(p.filter.data_type, problem.b.sizes, problem.b.strides)
+    c = None if problem.c is None else _virtual(roles["bias"].data_type, problem.c.sizes, problem.c.strides)
+    gemm_roles = {"a_zero": "x_zero_point", "b_zero": "filter_zero_point", "a_scale": "x_scale",
+                  "b_scale": "filter_scale", "out_scale": "output_scale", "out_zero": "output_zero_point"}
+    present = {g: o for g, o in gemm_roles.items() if o in roles}
+    per_column = {"b_zero", "b_scale"}
+    q = Quantized("requantize" if p.quantized else "int32", **{g: roles[o] for g, o in present.items()},
+                  strides=tuple((g, channel_stride(roles[o], cout) if g in per_column else 0)
+                                for g, o in present.items()),
+                  inputs=(("a", index["x"]), ("b", index["filter"]))
+                  + ((("c", index["bias"]),) if "bias" in roles else ())
+                  + tuple((g, index[o]) for g, o in present.items()))
+    return dataclasses.replace(problem, b=b, c=c, quantized=q), uniforms, params
+
+
+class IntegerConvolutionFamily(CompositeFamily):
+    """The integer convolutions' kernels over an `IntegerConvolution`: each strategy one step,
+    the GEMM family's integer path (`registers`, `workgroup`: the implicit GEMM of
+    `integer_gemm_of`, one group; K cut into chunks past the loop budget) or the direct
+    kernels' (`runs`, `elements`: IntegerDirectFamily, every group count, K within one
+    invocation's loop budget). The GEMM's strategies come first where they run (one group),
+    in the GEMM family's order for the adapter."""
+
+    strategies = gemm.STRATEGIES + ("runs", "elements")
+    options = gemm.OPTIONS + ("run",)
+    epilogue = True
+
+    def strategies_for(self, problem: IntegerConvolution, caps, run=None, **options) -> tuple[str, ...]:
+        found = ()
+        if problem.groups == 1 and run is None:
+            found = gemm.FAMILY.strategies_for(integer_gemm_of(problem)[0], caps, **options)
+        if not options:
+            try:
+                found += INTEGER_DIRECT.strategies_for(problem, caps, run)
+            except UnsupportedError:
+                if not found:
+                    raise
+        return found
+
+    def steps(self, problem: IntegerConvolution, caps, strategy: str, *, element_stores: bool = False, run=None,
+              **options) -> Composition:
+        tensors = own(len(problem.tensors))
+        if strategy in ("runs", "elements"):
+            if options:
+                raise InvalidArgumentError(f"{problem.op}: strategy {strategy} takes the option run only, not "
+                                           f"{sorted(options)}")
+            return Composition((Step(INTEGER_DIRECT, problem, strategy, tensors, options={"run": run}),))
+        if run is not None:
+            raise InvalidArgumentError(f"{problem.op}: option run is strategy runs', not {strategy}'s")
+        gp, uniforms, params = integer_gemm_of(problem)
+        return Composition((Step(gemm.FAMILY, gp, strategy, tensors,
+                                 options={**options, "extra_uniforms": uniforms, "extra_params": params}),))
+
+    def output(self, problem: IntegerConvolution) -> TensorDesc:
+        return problem.output
+
+    def input_count(self, problem: IntegerConvolution) -> int:
+        return len(problem.tensors)
+
+    def variants(self, problem: IntegerConvolution, caps, strategy: str) -> tuple[dict, ...]:
+        """The direct kernels' runs; GEMM's: one other tile per strategy (registers 8 x 8,
+        workgroup 2 x 2) and twice the chunks where the plan cuts K."""
+        if strategy in ("runs", "elements"):
+            return INTEGER_DIRECT.variants(problem, caps, strategy)
+        keep = {"registers": {"tile": (8, 8)}, "workgroup": {"tile": (2, 2)}}[strategy]
+        return tuple(v for v in gemm.FAMILY.variants(integer_gemm_of(problem)[0], caps, strategy)
+                     if v == keep or "chunks" in v)
+
+
 INTEGER_FAMILY = IntegerConvolutionFamily()
