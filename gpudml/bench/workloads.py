@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W66, float32 but W36-W39), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W66, float32 but W36-W39 and W64-W66), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -419,6 +419,27 @@ def _big_gemm_case(quick, rng, device) -> Case:
     137 GFLOP, minutes on a software adapter, where it is 2048^3 (17 GFLOP) instead."""
     n = 2048 if device.caps.is_software else 4096
     return _gemm_case([n, n], [n, n], quick, rng, device)
+
+
+def _int8_gemm_case(n: int, small: int, quick, rng, device) -> Case:
+    """int8 GEMM [n, n] x [n, n] (issue 47): MATRIX_MULTIPLY_INTEGER, INT8 operands, INT32
+    sums (2 n^3 integer operations: the note gives GOP/s), bit-exact against numpy's int64
+    product; beside it (peer "float32 gemm"), the float32 GEMM of the same shape in the same
+    run, interleaved (target on lavapipe: the int8 rate >= the float32 one). On a software
+    adapter, where n^3 takes minutes, [small, small] instead (the title says which)."""
+    if device.caps.is_software:
+        n = small
+    a = rng.integers(-128, 128, (n, n)).astype(np.int8)
+    b = rng.integers(-128, 128, (n, n)).astype(np.int8)
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    ta, tb, tfa, tfb = (device.tensor(x) for x in (a, b, af, bf))
+    expected = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    return Case(
+        device_fn=lambda: F.matrix_multiply_integer(ta, tb),
+        numpy_io_fn=lambda: F.matrix_multiply_integer(a, b, device=device),
+        numpy_fn=lambda: (a.astype(np.int32) @ b.astype(np.int32)),
+        expected=expected, logical_bytes=a.nbytes + b.nbytes + expected.nbytes,
+        peers={"float32 gemm": lambda: F.gemm(tfa, tfb)}, flops=2 * n**3)
 
 
 def _batch_normalization_onnx() -> OnnxNode:
@@ -1032,6 +1053,11 @@ WORKLOADS = [
     # issue 46: per-token decoding latency of a small LLaMA-shaped model, its cache on the device
     Workload("W63", "LLaMA-shaped decoder (genai, GQA), 1 token after 31 cached (session + IO binding)",
              lambda d, r, q: _decode_step_case(q, r, d)),
+    # issue 47: int8 GEMM (MATRIX_MULTIPLY_INTEGER), beside the float32 GEMM of the same shape (peer)
+    Workload("W64", "matrix_multiply_integer int8 [1024,1024] x [1024,1024] (GOP/s; peer: float32 gemm)",
+             lambda d, r, q: _int8_gemm_case(1024, 1024, q, r, d)),
+    Workload("W65", "matrix_multiply_integer int8 4096^3 (software adapters: 2048^3; peer: float32 gemm)",
+             lambda d, r, q: _int8_gemm_case(4096, 2048, q, r, d)),
     # issue 47: the quantized convolution of ResNet-50's 3x3 layer, beside the float32 one (peer)
     Workload("W66", "QLinearConv 3x3 64->64 [1,64,56,56] pad 1 uint8 x int8 (peer: float32 conv)",
              lambda d, r, q: _qlinear_conv_case(q, r, d)),

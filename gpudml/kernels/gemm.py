@@ -97,7 +97,7 @@ from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, parts, s
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
-from .quantized import Quantized
+from .quantized import Quantized, packed_dot
 
 STRATEGIES = ("registers", "workgroup")
 OPTIONS = ("tile", "block_k", "chunks", "subgroups")
@@ -149,6 +149,10 @@ CPU_BLOCKS = True
 SHARE_LANES = 8
 #: ... as long as the partial sums stay within this much scratch.
 CPU_SCRATCH_BYTES = 64 << 20
+#: The integer path's packed products (`registers`, 8-bit operands, 4 k per word: _packed)
+#: call WGSL's dot4I8Packed where the adapter has it (caps.PACKED_DOT); False: the
+#: byte-by-byte fallback everywhere (tests compare both: monkeypatch it between compiles).
+PACKED_DOT_INSTRUCTION = True
 
 
 @dataclass(frozen=True)
@@ -297,6 +301,26 @@ def _vec(p: Problem, lay: Layout, tile, block_k: int) -> tuple[bool, bool]:
     return a, b
 
 
+def _packed(p: Problem, lay: Layout, tile) -> str:
+    """The integer path's packed layout of B for `registers` ("" where the operands do not
+    allow it): 8-bit A and B, A's rows along K contiguous in whole words (a_k 1, a_m and A's
+    batch strides multiples of 4); B "k" (its columns along K contiguous the same way) or "n"
+    (its rows along N contiguous: b_n 1, b_k and the batch strides multiples of 4, the tile's
+    columns whole words). 4 k per word of each operand: kernels/quantized.py."""
+    if p.quantized is None or p.a.data_type.size != 1 or p.b.data_type.size != 1 or p.operands != "lib/gemm.wgsl.j2":
+        return ""
+    bs = lay.batch_strides
+    if not (lay.a_k == 1 and lay.a_m % 4 == 0 and all(s % 4 == 0 for s in bs[1])):
+        return ""
+    if not all(s % 4 == 0 for s in bs[2]):
+        return ""
+    if lay.b_k == 1 and lay.b_n % 4 == 0:
+        return "k"
+    if lay.b_n == 1 and lay.b_k % 4 == 0 and tile[1] % 4 == 0:
+        return "n"
+    return ""
+
+
 def _blocks(p: Problem, lay: Layout, tile) -> tuple[str, str]:
     """(A, B): the axis along which `registers` reads the operand as 16-byte blocks of 4
     float32 elements ("k", "m" for A; "k", "n" for B; "" for element by element): FLOAT32,
@@ -408,9 +432,10 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     chunk_len = -(-lay.k // count)
     q = p.quantized
     blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS and q is None else ("", "")
+    packed = _packed(p, lay, tile) if strategy == "registers" else ""
     share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and q is None
                               and _subgroups(p.op, caps, subgroups)) else 0
-    if strategy == "workgroup" or any(blocks):  # whole steps of BK / of 4 k (blocks start on 16-byte boundaries)
+    if strategy == "workgroup" or any(blocks) or packed:  # whole steps of BK / of 4 k (blocks, words: aligned)
         step = bk if strategy == "workgroup" else 4
         chunk_len = -(-chunk_len // step) * step
         count = -(-lay.k // chunk_len)
@@ -433,7 +458,8 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
               "vec_a": vec_a, "vec_b": vec_b, "block_a": blocks[0], "block_b": blocks[1], "share_a": share_a,
               "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
               "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue,
-              "q": quantized_params(p)}
+              "q": quantized_params(p), "packed": packed,
+              "dot4": bool(packed) and PACKED_DOT_INSTRUCTION and packed_dot(caps)}
     roles = dict(q.inputs) if q is not None else {"a": 0, "b": 1, "c": 2}
     staged = ()  # (QUANTIZED_LINEAR: its quantization values gathered first, into scratch 0)
     if q is not None:
@@ -470,7 +496,8 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
                         subgroups=shuffle or bool(share_a))
     outputs = lay.batches * lay.m * lay.n
     combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "block_a": "",
-                                                   "block_b": "", "share_a": 0, "sg_share": 0},
+                                                   "block_b": "", "share_a": 0, "sg_share": 0, "packed": "",
+                                                   "dot4": False},
                        (out, scratch_buffer(pi, "partials", writable=False)) + c_in
                        + (q_inputs if q is not None and q.store != "int32" else ()), uniforms, outputs, CPU_WORKGROUP)
     return KernelPlan(staged + (partials, combine), scratch_bytes=first + (count * outputs * 4,))
@@ -654,6 +681,44 @@ def _registers_parts(tm: int, tn: int, ba: str, bb: str, sl: int, zero: str = "0
             "tail": _lines(tail), "puts": _lines(puts)}
 
 
+def _packed_parts(tm: int, tn: int, b_layout: str, q: dict) -> dict[str, str]:
+    """`registers` on the integer path's packed words (kernels/quantized.py): per step of 4 k
+    one word of A per tile row and one of B per tile column ("k": a word of the column;
+    "n": 4 words of 4 columns, their bytes regrouped by column), dot4_i8 per output; the
+    operands read as INT8 (UINT8 bytes XOR 0x80), so the zero points (shifted by 128 for
+    UINT8) enter after the steps through the rows' and columns' sums of those bytes; the
+    K % 4 last k one by one (a_load, b_load: zero points subtracted), as `_registers_parts`."""
+    parts = _registers_parts(tm, tn, "", "", 0, "0i")
+    signed_a, signed_b = q["a_signed"], q["b_signed"]
+    correct = not (signed_a and signed_b and not q.get("a_zero_bits") and not q.get("b_zero_bits")
+                   and not q.get("staged"))
+    steps = ["    let k4 = k1 - (k1 - k0) % 4u;"]
+    if correct:
+        steps += [f"    var sa{i} = 0i;" for i in range(tm)] + [f"    var sb{j} = 0i;" for j in range(tn)]
+    steps.append("    for (var k = k0; k < k4; k += 4u) {")
+    steps += [f"        let a{i} = a_word(ra{i}, k);" for i in range(tm)]
+    if b_layout == "k":
+        steps += [f"        let b{j} = b_word(cb{j}, k);" for j in range(tn)]
+    else:
+        for g in range(tn // 4):
+            steps.append(f"        let g{g} = b_words(cb{4 * g}, k);")
+            steps += [f"        let b{4 * g + c} = g{g}[{c}];" for c in range(4)]
+    if correct:
+        steps += [f"        sa{i} += dot4_i8(a{i}, 0x01010101u);" for i in range(tm)]
+        steps += [f"        sb{j} += dot4_i8(b{j}, 0x01010101u);" for j in range(tn)]
+    steps += [f"        acc{i}_{j} += dot4_i8(a{i}, b{j});" for i in range(tm) for j in range(tn)]
+    steps.append("    }")
+    if correct:
+        steps += ["    // The zero points of the packed steps: sum (a - za)(b - zb) = sum a b - zb sum a - za sum b",
+                  "    // + n za zb over their n k (i32, wrapping: the same bits).",
+                  "    let cnt = bitcast<i32>(k4 - k0);"]
+        steps += [f"    let za{i} = a_zs(ra{i});" for i in range(tm)]
+        steps += [f"    let zb{j} = b_zs(cb{j});" for j in range(tn)]
+        steps += [f"    acc{i}_{j} += cnt * za{i} * zb{j} - za{i} * sb{j} - zb{j} * sa{i};"
+                  for i in range(tm) for j in range(tn)]
+    return {**parts, "blocks": _lines(steps), "tail_start": "k4"}
+
+
 def _tile_loads(operand: str, vec: bool, inner: bool, bm: int, bk: int, wg: int, zero: str = "0.0") -> list[str]:
     """`workgroup`: the invocations' share of one operand's tile (A: `bm` rows, B: `bm`
     columns, by `bk` k) into workgroup memory, each invocation every wg-th element (or
@@ -762,7 +827,9 @@ def wgsl_parts(params: dict) -> dict[str, str]:
     if p["pass"] == "combine":
         return {"put": put}
     zero = "0i" if p.get("q") else "0.0"  # (the integer path's accumulators: kernels/quantized.py)
-    if p["strategy"] == "registers":
+    if p["strategy"] == "registers" and p.get("packed"):
+        found = _packed_parts(p["tm"], p["tn"], p["packed"], dict(p["q"]))
+    elif p["strategy"] == "registers":
         found = _registers_parts(p["tm"], p["tn"], p["block_a"], p["block_b"], p["share_a"], zero)
     else:
         found = _workgroup_parts(p["tm"], p["tn"], p["threads"], p["bk"], p["sg_share"], p["vec_a"], p["vec_b"],

@@ -111,10 +111,11 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (com.microsoft's GroupNorm and ONNX's GroupNormalization are mapped: gpudml/onnx/contrib.py)
     # 47: quantized operators
     # (ConvInteger, QLinearConv, com.microsoft's QLinearAveragePool and QLinearGlobalAveragePool are mapped)
-    **{(ONNX, op): 47 for op in ("QLinearMatMul", "MatMulInteger", "DynamicQuantizeLinear")},
+    # (MatMulInteger, QLinearMatMul and com.microsoft's MatMulIntegerToFloat are mapped)
+    **{(ONNX, op): 47 for op in ("DynamicQuantizeLinear",)},
     **{(MS, op): 47 for op in ("QuantizeLinear", "DequantizeLinear", "QLinearAdd",
                                "QLinearConcat", "QLinearSigmoid", "QAttention",
-                               "MatMulNBits", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")},
+                               "MatMulNBits", "DynamicQuantizeMatMul")},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.

@@ -474,6 +474,87 @@ def _gemm(ctx, n):
                        alpha=n.attr("alpha", 1.0), beta=n.attr("beta", 1.0))]
 
 
+# ------------------------------------------------------------------------------ integer GEMMs
+def _vector_operands(ctx, a, b):
+    """MatMul's vector operands as matrices (a: one row, b: one column) and which axes of the
+    result to drop (as _matmul)."""
+    out = ""
+    if rank(a) == 1:
+        a, out = reshape(ctx, a, [1, a.shape[0]]), "a"
+    if rank(b) == 1:
+        b, out = reshape(ctx, b, [b.shape[0], 1]), out + "b"
+    return a, b, out
+
+
+def _vector_result(ctx, y, out: str):
+    if not out:
+        return y
+    sizes = shape(y)
+    if "b" in out:
+        sizes.pop(-1)
+    if "a" in out:
+        sizes.pop(-1 if "b" in out else -2)
+    return reshape(ctx, y, sizes or [1])
+
+
+def _quant_value(ctx, v, f32: bool = False):
+    """A zero point or scale as the integer GEMMs take it (a scalar as one value; 1-D [M]
+    per row of A or the output, [N] per column of B, as the provider aligns them); a scale
+    of another float type (QLinearMatMul-21's FLOAT16) as FLOAT32, exactly."""
+    if v is None:
+        return None
+    if isinstance(v, Expression):
+        if rank(v) == 0:
+            v = reshape(ctx, v, [1])
+        if f32 and v.dtype.numpy != np.float32:
+            v = ctx.fn("cast")(v, np.float32)
+        return v
+    v = np.asarray(v)
+    v = v.reshape(1) if v.ndim == 0 else v
+    return v.astype(np.float32) if f32 and v.dtype != np.float32 else v
+
+
+def _matmul_integer(ctx, n):
+    """MatMulInteger: DML_OPERATOR_MATRIX_MULTIPLY_INTEGER, batched as MatMul; a 1-D
+    a_zero_point per row, b_zero_point per column."""
+    a, b, out = _vector_operands(ctx, as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]))
+    y = ctx.fn("matrix_multiply_integer")(a, b, _quant_value(ctx, n.input(2)), _quant_value(ctx, n.input(3)))
+    return [_vector_result(ctx, y, out)]
+
+
+def _qlinear_matmul(ctx, n):
+    """QLinearMatMul (10, 21): DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY; opset 21's
+    FLOAT16 scales read as FLOAT32 (exact)."""
+    a, b, out = _vector_operands(ctx, as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[3]))
+    q = [_quant_value(ctx, n.input(k), f32=k in (1, 4, 6)) for k in (1, 2, 4, 5, 6, 7)]
+    y_type = _dtype(n.inputs[7]) if n.input(7) is not None else _dtype(n.inputs[0])
+    y = ctx.fn("quantized_linear_matrix_multiply")(a, q[0], q[1], b=b, b_scale=q[2], b_zero_point=q[3],
+                                                   output_scale=q[4], output_zero_point=q[5],
+                                                   output_data_type=np.dtype(y_type).name.upper())
+    return [_vector_result(ctx, y, out)]
+
+
+def _matmul_integer_to_float(ctx, n):
+    """com.microsoft MatMulIntegerToFloat: DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT,
+    whose A and B share one type; A and B of different types (UINT8 activations, INT8
+    weights: onnxruntime's quantize_dynamic): MATRIX_MULTIPLY_INTEGER, then CAST to the scales'
+    type, MULTIPLY by a_scale b_scale and ADD the bias (onnxruntime's CPU kernel's steps)."""
+    a, b, out = _vector_operands(ctx, as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]))
+    a_scale, b_scale = _quant_value(ctx, n.inputs[2]), _quant_value(ctx, n.inputs[3])
+    a_zero, b_zero, bias = _quant_value(ctx, n.input(4)), _quant_value(ctx, n.input(5)), n.input(6)
+    if a.dtype == b.dtype:
+        y = ctx.fn("matrix_multiply_integer_to_float")(a, a_scale, a_zero, b=b, b_scale=b_scale,
+                                                       b_zero_point=b_zero, bias=bias)
+        return [_vector_result(ctx, y, out)]
+    acc = ctx.fn("matrix_multiply_integer")(a, b, a_zero, b_zero)
+    dtype = _dtype(n.inputs[2])
+    row = a_scale if not isinstance(a_scale, np.ndarray) or a_scale.size == 1 else a_scale.reshape(-1, 1)
+    y = ctx.fn("multiply")(ctx.fn("multiply")(ctx.fn("cast")(acc, dtype), row), b_scale)
+    if bias is not None:
+        y = ctx.fn("add")(y, bias)
+    return [_vector_result(ctx, y, out)]
+
+
 # ------------------------------------------------------------------------------ reductions
 REDUCE = {"ReduceSum": "sum", "ReduceMean": "average", "ReduceMax": "max", "ReduceMin": "min",
           "ReduceProd": "multiply", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "log_sum",
@@ -2020,6 +2101,10 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR", _quantize, ("dequantize_linear",)),
     # GEMM
     Mapping("MatMul", "GEMM (batched over the leading axes, broadcast by strides)", _matmul, ("gemm",)),
+    Mapping("MatMulInteger", "MATRIX_MULTIPLY_INTEGER (batched as MatMul)", _matmul_integer,
+            ("matrix_multiply_integer",)),
+    Mapping("QLinearMatMul", "QUANTIZED_LINEAR_MATRIX_MULTIPLY (batched as MatMul)", _qlinear_matmul,
+            ("quantized_linear_matrix_multiply",)),
     Mapping("Gemm", "GEMM", _gemm, ("gemm",)),
     # softmax family
     Mapping("Softmax", "ACTIVATION_SOFTMAX1 (axes from `axis` on before opset 13)", _softmax("softmax"),
@@ -2182,6 +2267,10 @@ QUANTIZED_POOL_ROWS: tuple[tuple, ...] = (
 )
 CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS)
                                            for r in CONTRIB_ROWS + ATTENTION_ROWS + QUANTIZED_POOL_ROWS)
+CONTRIB_TABLE += (Mapping("MatMulIntegerToFloat", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT; A and B of different types: "
+                          "MATRIX_MULTIPLY_INTEGER, CAST, ELEMENT_WISE_MULTIPLY, ELEMENT_WISE_ADD",
+                          _matmul_integer_to_float, ("matrix_multiply_integer_to_float", "matrix_multiply_integer",
+                                                     "cast", "multiply", "add"), domain=MS),)
 BY_TYPE: dict[str, Mapping] = {m.op_type: m for m in TABLE}
 
 #: onnxruntime's contrib ops (domain com.microsoft) that its DirectML execution provider runs, op type -> row.
