@@ -61,7 +61,7 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from . import gemm
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .composite import CompositeFamily, Composition, Step, own
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import OutputRunsFamily
@@ -420,8 +420,15 @@ class IntegerDirectFamily(OutputRunsFamily):
         count = out.element_count
         cout = out.sizes[1]
         roles = [name for name, _ in p.tensors]
-        buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
-            input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles))
+        staged = ()
+        if p.quantized:  # (the quantization values gathered first into scratch 0: at most 8 bindings a kernel)
+            staged, q_buffer = _staged_params(p)
+            buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+                input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles)
+                if name in ("x", "filter", "bias")) + (q_buffer,)
+        else:
+            buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+                input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles))
         params = {"spatial": len(p.window), "x_signed": x.data_type.is_signed, "f_signed": f.data_type.is_signed,
                   "has_xz": "x_zero_point" in roles, "has_fz": "filter_zero_point" in roles,
                   "quantized": p.quantized, "has_bias": "bias" in roles, "has_yz": "output_zero_point" in roles,
@@ -438,12 +445,39 @@ class IntegerDirectFamily(OutputRunsFamily):
                                                       p.start_padding)):
             if max(o, i) * st + (w - 1) * dl + p0 >= 2**31:  # the kernel's window coordinates are i32
                 raise UnsupportedError(f"{p.op}: spatial axis {d} reaches past the kernels' 2^31 - 1")
-        return KernelPlan((Dispatch("convolution_integer.wgsl.j2", params, buffers, uniforms, -(-count // run),
-                                    _INTEGER_WORKGROUP),))
+        main = Dispatch("convolution_integer.wgsl.j2", params, buffers, uniforms, -(-count // run), _INTEGER_WORKGROUP)
+        if staged:
+            return KernelPlan(staged + (main,), scratch_bytes=(4 * (4 + 2 * out.sizes[1]),))
+        return KernelPlan((main,))
 
 
 _INTEGER_WORKGROUP = 64
 INTEGER_DIRECT = IntegerDirectFamily()
+#: The GEMM roles (shaders/quantized_params.wgsl.j2's) of QUANTIZED_LINEAR_CONVOLUTION's tensors.
+_GEMM_ROLES = {"a_zero": "x_zero_point", "b_zero": "filter_zero_point", "a_scale": "x_scale",
+               "b_scale": "filter_scale", "out_scale": "output_scale", "out_zero": "output_zero_point"}
+
+
+def _staged_params(p: IntegerConvolution):
+    """The direct kernel's quantization values gathered into scratch 0 first (the integer
+    GEMM's shaders/quantized_params.wgsl.j2 of one row and a column per output channel: words
+    0-3 x's zero point, x's scale, the output's scale and zero point, then per channel co
+    words 4 + 2 co, 5 + 2 co: the filter's zero point and scale): (that dispatch, the main
+    kernel's read-only binding of it)."""
+    roles = dict(p.tensors)
+    index = {role: k for k, (role, _) in enumerate(p.tensors)}
+    cout = p.output.sizes[1]
+    present = {g: o for g, o in _GEMM_ROLES.items() if o in roles}
+    q = {}
+    for g, o in present.items():
+        q[f"{g}_bits"], q[f"{g}_signed"] = roles[o].data_type.size * 8, roles[o].data_type.is_signed
+    strides = {f"q_{g}": (channel_stride(roles[o], cout) if g in ("b_zero", "b_scale") else 0)
+               for g, o in present.items()}
+    gather = Dispatch("quantized_params.wgsl.j2", {"q": tuple(sorted(q.items()))},
+                      (scratch_buffer(0, "qparams", writable=True),)
+                      + tuple(input_buffer(index[o], g) for g, o in present.items()),
+                      {"m": 1, "n": cout, **strides}, 1 + cout, _INTEGER_WORKGROUP)
+    return (gather,), scratch_buffer(0, "qparams", writable=False)
 
 
 def integer_gemm_of(p: IntegerConvolution) -> tuple[gemm.Problem, dict, dict]:

@@ -300,8 +300,8 @@ def arguments(desc: ConvolutionOperatorDesc) -> dict:
 
 
 # ============================================================================ the reference and its precision
-def _exact(x, w, bias, strides, dilations, start_padding, end_padding, output_padding, group_count, direction,
-           mode) -> np.ndarray:
+def exact_convolution(x, w, bias, strides, dilations, start_padding, end_padding, output_padding, group_count,
+                      direction, mode) -> np.ndarray:
     """The convolution in float64 (unrounded, no activation): FORWARD as a sum over the
     window's offsets of strided slices of the zero-padded input, BACKWARD as their scatter
     into the full transposed output, then cropped."""
@@ -355,7 +355,7 @@ def reference(x, filter, bias=None, *, strides=None, dilations=None, start_paddi
     """DML_OPERATOR_CONVOLUTION on numpy arrays (convolution's arguments): computed in float64
     and rounded once to x's type."""
     fused = FusedActivation.coerce(fused_activation)
-    y = _exact(x, filter, bias, strides, dilations, start_padding, end_padding, output_padding, group_count,
+    y = exact_convolution(x, filter, bias, strides, dilations, start_padding, end_padding, output_padding, group_count,
                direction, mode)
     with np.errstate(all="ignore"):
         if fused is not None:
@@ -375,11 +375,12 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
     geometry.update({k: v for k, v in arguments.items() if k in geometry and v is not None})
     with np.errstate(all="ignore"):
         ax, aw = np.abs(np.asarray(x).astype(np.float64)), np.abs(np.asarray(w).astype(np.float64))
-        magnitude = _exact(ax, aw, None if bias is None else np.abs(np.asarray(bias).astype(np.float64)), **geometry)
+        magnitude = exact_convolution(ax, aw, None if bias is None else np.abs(np.asarray(bias).astype(np.float64)),
+                                      **geometry)
         k = (np.asarray(x).shape[1] // int(geometry["group_count"])) * math.prod(np.asarray(w).shape[2:])
         top = float(np.nanmax(ax, initial=0.0)) + float(np.nanmax(aw, initial=0.0))
         e = 1.01 * (k + 3) * UNIT * magnitude + TINY * (k * (1 + top) + 2)
-        y = _exact(x, w, bias, **geometry)
+        y = exact_convolution(x, w, bias, **geometry)
     return finish_bound(expected, y, e, magnitude, FusedActivation.coerce(arguments.get("fused_activation")))
 
 

@@ -323,7 +323,7 @@ def integer_sums(x, x_zero_point, w, w_zero_point, strides, dilations, start_pad
     xd = x.astype(np.int64) - per_channel(x_zero_point, 1).reshape(())
     wz = per_channel(w_zero_point, w.shape[0]).reshape((-1,) + (1,) * (w.ndim - 1))
     wd = w.astype(np.int64) - wz
-    exact = float_convolution._exact(xd, wd, None, strides, dilations, start_padding, end_padding,
+    exact = float_convolution.exact_convolution(xd, wd, None, strides, dilations, start_padding, end_padding,
                                      (0,) * spatial, group_count, "forward", "cross_correlation")
     return np.rint(exact).astype(np.int64)
 
@@ -371,6 +371,7 @@ CLI_ARGS = (CliArg("--channels", "C_out, the output's channels (default: C_in)")
 def _from_cli(x: TensorDesc, o: dict) -> ConvolutionIntegerOperatorDesc:
     """--shape is the input's ({N, C_in, spatial...}, --dtype INT8 or UINT8); a filter of x's
     type and zero points of one element for both."""
+    x = x if x.data_type in INT8S else TensorDesc(U8, x.sizes, x.strides)  # (--dtype: INT8 or UINT8; default UINT8)
     f, groups = filter_desc(x, o, x.data_type)
     pads = o.get("pads")
     return infer_output(x, TensorDesc(x.data_type, [1] * x.rank), f, TensorDesc(x.data_type, [1] * x.rank),

@@ -272,7 +272,7 @@ def check_windows(op: str, desc, inp: TensorDesc, dil, outputs: dict) -> None:
 
 
 # ============================================================================ the functional forms
-def _per_axis(value, spatial: int, field: str, default: int, where: str) -> tuple:
+def per_axis(value, spatial: int, field: str, default: int, where: str) -> tuple:
     """A functional form's per-axis argument: None (the default on every axis), one int (the
     same on every axis) or one entry per spatial axis."""
     if value is None:
@@ -303,11 +303,11 @@ def _infer(row: Row, desc_cls, x: TensorDesc, window_size=None, *, strides=None,
     validation names the window that does not fit)."""
     where = row.functional_name
     spatial = max(0, x.rank - 2)
-    window = tuple(x.sizes[2:]) if window_size is None else _per_axis(window_size, spatial, "window_size", 1, where)
-    fields = {"strides": _per_axis(strides, spatial, "strides", 1, where), "window_size": window,
-              "start_padding": _per_axis(start_padding, spatial, "start_padding", 0, where),
-              "end_padding": _per_axis(end_padding, spatial, "end_padding", 0, where)}
-    dil = _per_axis(dilations, spatial, "dilations", 1, where)
+    window = tuple(x.sizes[2:]) if window_size is None else per_axis(window_size, spatial, "window_size", 1, where)
+    fields = {"strides": per_axis(strides, spatial, "strides", 1, where), "window_size": window,
+              "start_padding": per_axis(start_padding, spatial, "start_padding", 0, where),
+              "end_padding": per_axis(end_padding, spatial, "end_padding", 0, where)}
+    dil = per_axis(dilations, spatial, "dilations", 1, where)
     out = list(x.sizes[:2])
     for i in range(spatial):
         try:
@@ -404,7 +404,7 @@ _GLOBAL = {"MAX": global_max_pooling, "AVERAGE": global_average_pooling, "LP": g
 
 
 # ============================================================================ the reference
-def _gather(x: np.ndarray, window, strides, start_padding, end_padding, dilations):
+def window_elements(x: np.ndarray, window, strides, start_padding, end_padding, dilations):
     """x's window elements: an array [N, C, out..., window positions] (row-major window order),
     the flat input index of each and whether it is an input element (not padding)."""
     spatial = x.ndim - 2
@@ -453,12 +453,12 @@ def _reference(row: Row, x, window_size=None, *, strides=None, start_padding=Non
     spatial = x.ndim - 2
     if spatial < 1:
         raise ValueError(f"x of shape {list(x.shape)}: pooling needs [N, C, spatial...]")
-    window = tuple(x.shape[2:]) if window_size is None else _per_axis(window_size, spatial, "window_size", 1, "ref")
-    st = _per_axis(strides, spatial, "strides", 1, "reference")
-    a = _per_axis(start_padding, spatial, "start_padding", 0, "reference")
-    b = _per_axis(end_padding, spatial, "end_padding", 0, "reference")
-    d = _per_axis(dilations if row.dilations else None, spatial, "dilations", 1, "reference")
-    values, flats, valid = _gather(x, window, st, a, b, d)
+    window = tuple(x.shape[2:]) if window_size is None else per_axis(window_size, spatial, "window_size", 1, "ref")
+    st = per_axis(strides, spatial, "strides", 1, "reference")
+    a = per_axis(start_padding, spatial, "start_padding", 0, "reference")
+    b = per_axis(end_padding, spatial, "end_padding", 0, "reference")
+    d = per_axis(dilations if row.dilations else None, spatial, "dilations", 1, "reference")
+    values, flats, valid = window_elements(x, window, st, a, b, d)
     if row.function == "MAX":
         y, index = _max(values, flats, valid)
         kind = _indices_type(output_indices, row.functional_name) if row.indices else None
@@ -488,13 +488,13 @@ def _tolerance(row: Row, expected: np.ndarray, inputs, arguments: dict):
         return None
     x = np.asarray(inputs[0])
     spatial = x.ndim - 2
-    window = tuple(x.shape[2:]) if arguments.get("window_size") is None else _per_axis(
+    window = tuple(x.shape[2:]) if arguments.get("window_size") is None else per_axis(
         arguments["window_size"], spatial, "window_size", 1, "tolerance")
-    st = _per_axis(arguments.get("strides"), spatial, "strides", 1, "tolerance")
-    a = _per_axis(arguments.get("start_padding"), spatial, "start_padding", 0, "tolerance")
-    b = _per_axis(arguments.get("end_padding"), spatial, "end_padding", 0, "tolerance")
-    d = _per_axis(arguments.get("dilations") if row.dilations else None, spatial, "dilations", 1, "tolerance")
-    values, _, valid = _gather(x, window, st, a, b, d)
+    st = per_axis(arguments.get("strides"), spatial, "strides", 1, "tolerance")
+    a = per_axis(arguments.get("start_padding"), spatial, "start_padding", 0, "tolerance")
+    b = per_axis(arguments.get("end_padding"), spatial, "end_padding", 0, "tolerance")
+    d = per_axis(arguments.get("dilations") if row.dilations else None, spatial, "dilations", 1, "tolerance")
+    values, _, valid = window_elements(x, window, st, a, b, d)
     with np.errstate(all="ignore"):
         v = np.where(valid, np.abs(values.astype(np.float64)), 0.0)
         n = valid.sum(axis=-1)

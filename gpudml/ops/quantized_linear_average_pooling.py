@@ -56,11 +56,11 @@ from ..kernels.base import ProblemPlanner
 from ..kernels.pooling import QUANTIZED_AVERAGE, QuantizedAverage
 from ..kernels.quantized import requantize_reference, scale_product
 from ..tensor_desc import TensorDesc, as_int, as_int_tuple, check_window_fields
-from ..types import F32, DataType, FeatureLevel
+from ..types import F32, U8, DataType, FeatureLevel
 from . import convolution_integer as ci
 from . import pooling
 from .quantized_linear_convolution import positive_scales
-from .spec import Call, Cli, CliArg, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, random_buffer, support_table, tensor_fields
 
 OP = "QuantizedLinearAveragePooling"
 FN = "quantized_linear_average_pooling"
@@ -143,7 +143,7 @@ def problem(desc: QuantizedLinearAveragePoolingOperatorDesc) -> QuantizedAverage
 
 # ============================================================================ the functional form
 def _per_axis(value, spatial: int, field: str, default: int) -> tuple[int, ...]:
-    return pooling._per_axis(value, spatial, field, default, "quantized_linear_average_pooling")
+    return pooling.per_axis(value, spatial, field, default, "quantized_linear_average_pooling")
 
 
 def infer_output(*descs, given=None, output_data_type=None, window_size=None, strides=None, start_padding=None,
@@ -219,7 +219,7 @@ def _sums(x, x_zero_point, window, strides, start_padding, end_padding, dilation
     """(the int sums of x - x_zero_point over each window's input positions, the divisors)."""
     x = np.asarray(x)
     spatial, channels = x.ndim - 2, x.shape[1]
-    values, _, valid = pooling._gather(x, window, strides, start_padding, end_padding, dilations)
+    values, _, valid = pooling.window_elements(x, window, strides, start_padding, end_padding, dilations)
     z = _channel(x_zero_point, channels, spatial, np.int64)
     total = np.where(valid, values.astype(np.int64) - (0 if z is None else z[..., None]), 0).sum(axis=-1)
     count = valid.shape[-1] if include_padding else valid.sum(axis=-1)
@@ -300,7 +300,6 @@ def sample(desc, rng) -> list:
     """Random bits for the 8-bit tensors; positive scales: the input's 2^-6 to 2^-2, the
     output's (0.5 to 2) x the input's (a scale's typical ratio: averages spread over the
     output's range)."""
-    from .spec import random_buffer, tensor_fields
     out = []
     for field, td in tensor_fields(desc)[0]:
         if td.data_type == F32:
@@ -317,6 +316,7 @@ def _from_cli(x: TensorDesc, o: dict) -> QuantizedLinearAveragePoolingOperatorDe
     """--shape is the input's ({N, C, spatial...}, --dtype INT8 or UINT8); one-element scales
     and zero points; --window (default: global), --strides, --pads (start = end),
     --include-padding yes/no."""
+    x = x if x.data_type in ci.INT8S else TensorDesc(U8, x.sizes, x.strides)  # (--dtype: INT8 or UINT8; default UINT8)
     one = [1] * x.rank
     pads = o.get("pads")
     return infer_output(x, TensorDesc(F32, one), TensorDesc(x.data_type, one), TensorDesc(F32, one),

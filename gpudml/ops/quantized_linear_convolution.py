@@ -59,9 +59,9 @@ from ..kernels.base import ProblemPlanner
 from ..kernels.convolution import INTEGER_FAMILY, IntegerConvolution
 from ..kernels.quantized import checked_scale, requantize_reference, scale_product
 from ..tensor_desc import TensorDesc
-from ..types import F32, I32, DataType, FeatureLevel
+from ..types import F32, I32, U8, DataType, FeatureLevel
 from . import convolution_integer as ci
-from .spec import Call, Cli, OpSpec, support_table
+from .spec import Call, Cli, OpSpec, random_buffer, support_table, tensor_fields
 
 OP = "QuantizedLinearConvolution"
 FN = "quantized_linear_convolution"
@@ -283,6 +283,7 @@ def tolerance(expected, inputs, arguments: dict):
 def _from_cli(x: TensorDesc, o: dict) -> QuantizedLinearConvolutionOperatorDesc:
     """--shape is the input's ({N, C_in, H, W}, --dtype INT8 or UINT8); a filter of x's type,
     one-element scales and zero points, per-channel filter scales, an INT32 bias."""
+    x = x if x.data_type in ci.INT8S else TensorDesc(U8, x.sizes, x.strides)  # (--dtype: INT8 or UINT8; default UINT8)
     f, groups = ci.filter_desc(x, o, x.data_type)
     one = [1] * x.rank
     pads = o.get("pads")
@@ -297,7 +298,6 @@ def sample(desc, rng) -> list:
     """Random bits for the 8-bit tensors, a bias of 13 bits; positive scales: the input's and
     the filter's 2^-6 to 2^-2, the output's (0.25 to 1) sqrt(K) (K the reduction's length:
     the requantized sums spread over the output's range rather than saturate)."""
-    from .spec import random_buffer, tensor_fields
     out = []
     k = int(np.prod(desc.filter_tensor.sizes[1:]))
     for field, td in tensor_fields(desc)[0]:
