@@ -241,7 +241,7 @@ def test_hints_name_commands_that_work():
 #: pooling gradient operator: W68; W70 is a training step, which onnxruntime's inference sessions
 #: do not run).
 NO_ONNX = {"W7", "W9", "W10", "W11", "W12", "W24", "W28", "W34", "W36", "W37", "W38", "W39", "W44", "W45", "W46", "W47",
-           "W48", "W49", "W58", "W59", "W60", "W61", "W62", "W63", "W64", "W65", "W67", "W68", "W69", "W70"}
+           "W48", "W49", "W58", "W59", "W60", "W61", "W62", "W63", "W64", "W65", "W66", "W67", "W68", "W69", "W70"}
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The workloads of `gpudml bench` (WORKLOADS: W1-W65, W67-W70, float32 but W36-W39 and W64-W65), their numpy and
+"""The workloads of `gpudml bench` (WORKLOADS: W1-W70, float32 but W36-W39 and W64-W66), their numpy and
 onnxruntime counterparts, and the timing of one workload. See report.py for the table."""
 
 from __future__ import annotations
@@ -1151,7 +1151,10 @@ WORKLOADS = [
              lambda d, r, q: _int8_gemm_case(1024, 1024, q, r, d)),
     Workload("W65", "matrix_multiply_integer int8 4096^3 (software adapters: 2048^3; peer: float32 gemm)",
              lambda d, r, q: _int8_gemm_case(4096, 2048, q, r, d)),
-    # issue 47: 4-bit weights (W64-W66: the integer GEMMs and convolutions)
+    # issue 47: the quantized convolution of ResNet-50's 3x3 layer, beside the float32 one (peer)
+    Workload("W66", "QLinearConv 3x3 64->64 [1,64,56,56] pad 1 uint8 x int8 (peer: float32 conv)",
+             lambda d, r, q: _qlinear_conv_case(q, r, d)),
+    # issue 47: 4-bit weights (MatMulNBits)
     Workload("W67", "MatMulNBits [1,4096] x [4096,4096] 4-bit block 32 (decode; GB/s of the packed weight)",
              lambda d, r, q: _nbits_case(q, r, d)),
     # issue 48: the pooling gradients (W68): max 3x3 /2 pad 1, the average 2x2 /2 beside it
@@ -1216,6 +1219,56 @@ def _nbits_case(quick, rng, device) -> Case:
     return Case(device_fn=lambda: op(bound, readback=False)[0], numpy_io_fn=None,
                 numpy_fn=lambda: x @ weight.T, expected=expected, logical_bytes=blob.nbytes,
                 ort=(model, {"x": x}), ort_expected=expected, compare=_within(tolerance), dispatches=op.dispatch_count)
+
+
+def _qlinear_conv_onnx(w, ws, b) -> bytes | None:
+    """QLinearConv of a UINT8 x [1, 64, 56, 56] (onnxruntime's column; the OnnxNode models'
+    inputs are float32): w, its per-channel scale and the bias as initializers."""
+    try:
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
+    inits = {"xs": np.float32(0.02), "xz": np.uint8(128), "w": w, "ws": ws, "wz": np.zeros(len(ws), np.int8),
+             "ys": np.float32(0.5), "yz": np.uint8(128), "b": b}
+    node = helper.make_node("QLinearConv", ["x", *inits], ["output"], pads=[1, 1, 1, 1])
+    graph = helper.make_graph([node], "W66", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 64, 56, 56])],
+                              [helper.make_tensor_value_info("output", TensorProto.UINT8, None)],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _qlinear_conv_case(quick, rng, device) -> Case:
+    """W66 (issue 47): QUANTIZED_LINEAR_CONVOLUTION of ResNet-50's 3x3 layer, UINT8 input, INT8
+    per-channel weights, an INT32 bias, requantized to UINT8 (GOP/s: 2 x outputs x 576), beside
+    (peer "float32 conv") DML_CONVOLUTION of the same shape in float32. Checked within one unit
+    of the reference (onnxruntime's one float32 multiplier rounds its ties differently;
+    gpudml's result is the reference's exactly: tests/test_quantized_linear_convolution.py)."""
+    x = rng.integers(0, 256, [1, 64, 56, 56]).astype(np.uint8)
+    w = rng.integers(-128, 128, [64, 64, 3, 3]).astype(np.int8)
+    ws = rng.uniform(0.002, 0.004, 64).astype(np.float32)
+    b = rng.integers(-2000, 2000, 64).astype(np.int32)
+    args = {"filter_scale": ws, "filter_zero_point": np.zeros(64, np.int8), "bias": b, "output_scale": np.float32(0.5),
+            "output_zero_point": np.uint8(128), "start_padding": (1, 1), "end_padding": (1, 1)}
+    tx, tw = device.tensor(x), device.tensor(w)
+    params = {k: device.tensor(np.asarray(v).reshape(-1)) if isinstance(v, np.ndarray) or np.isscalar(v) else v
+              for k, v in args.items()}
+    xs, xz = device.tensor(np.array([0.02], np.float32)), device.tensor(np.array([128], np.uint8))
+    expected = reference.quantized_linear_convolution(x, np.float32(0.02), np.uint8(128), filter=w, **args)
+    xf, wf = device.tensor(x.astype(np.float32)), device.tensor(w.astype(np.float32))
+    float_args = {"start_padding": (1, 1), "end_padding": (1, 1)}
+
+    def compare(got, want):
+        return got.shape == want.shape and bool(np.all(np.abs(got.astype(np.int64) - want.astype(np.int64)) <= 1))
+    return Case(
+        device_fn=lambda: F.quantized_linear_convolution(tx, xs, xz, filter=tw, **params),
+        numpy_io_fn=lambda: F.quantized_linear_convolution(x, np.float32(0.02), np.uint8(128), filter=w,
+                                                           device=device, **args),
+        numpy_fn=None, expected=expected, logical_bytes=x.nbytes + w.nbytes + expected.nbytes,
+        ort=(_qlinear_conv_onnx(w, ws, b), {"x": x}), ort_expected=expected, compare=compare,
+        peers={"float32 conv": lambda: F.convolution(xf, wf, **float_args)}, dispatches=1,
+        flops=2 * expected.size * 64 * 9)
 
 
 #: W59-W62 (issue 46): attention, [batch 1, 32 heads, sequence, head size 128]: prefill of

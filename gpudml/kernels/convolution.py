@@ -53,6 +53,7 @@ operator's input, filter and bias.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -60,9 +61,11 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from . import gemm
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
 from .composite import CompositeFamily, Composition, Step, own
 from .elementwise import Attribute, attribute_uniforms
+from .epilogue import OutputRunsFamily
+from .quantized import Quantized
 
 
 @dataclass(frozen=True)
@@ -337,3 +340,227 @@ class ConvolutionPlanner(ProblemPlanner):
     ops/convolution.py) says what a description computes."""
 
     family = FAMILY
+
+
+# ---------------------------------------------------------------------------- the integer convolutions
+@dataclass(frozen=True)
+class IntegerConvolution:
+    """An integer convolution as its kernels see it (DML_CONVOLUTION_INTEGER,
+    DML_QUANTIZED_LINEAR_CONVOLUTION: FORWARD, cross-correlation): the input, the filter and
+    the output, per spatial axis the strides, dilations and start paddings, the group count,
+    and every input tensor by role, in the desc's input order (`tensors`: "x",
+    "x_zero_point", "filter", "filter_zero_point"; QUANTIZED_LINEAR_CONVOLUTION's also
+    "x_scale", "filter_scale", "bias", "output_scale", "output_zero_point"; an optional one
+    left out is absent). `quantized`: the int32 sum requantized to the output's 8-bit type
+    (else stored as INT32)."""
+
+    op: str
+    input: TensorDesc
+    filter: TensorDesc
+    output: TensorDesc
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    groups: int
+    tensors: tuple[tuple[str, TensorDesc], ...]
+    quantized: bool
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return tuple(self.filter.sizes[2:])
+
+    @property
+    def channels_in(self) -> int:
+        return self.input.sizes[1] // self.groups
+
+    @property
+    def channels_out(self) -> int:
+        return self.output.sizes[1] // self.groups
+
+    def role(self, name: str) -> TensorDesc | None:
+        return dict(self.tensors).get(name)
+
+
+#: The kernels' buffer names of the integer convolutions' roles.
+_INTEGER_BUFFERS = {"x": "x", "x_zero_point": "xz", "filter": "f", "filter_zero_point": "fz", "x_scale": "xs",
+                    "filter_scale": "fs", "bias": "bias", "output_scale": "ys", "output_zero_point": "yz"}
+
+
+def channel_stride(td: TensorDesc | None, channels: int) -> int:
+    """The element stride between the channels of a per-channel tensor (a scale, a zero point,
+    a bias: one element, or `channels` along one axis and 1 along the others; validated by
+    the operator): 0 for one element."""
+    if td is None or td.element_count == 1:
+        return 0
+    axis = next(i for i, n in enumerate(td.sizes) if n != 1)
+    if td.sizes[axis] != channels:
+        raise InternalError(f"a per-channel tensor {list(td.sizes)} of {channels} channels")
+    return td.effective_strides[axis]
+
+
+class IntegerDirectFamily(OutputRunsFamily):
+    """The integer convolutions' direct kernels (shaders/convolution_integer.wgsl.j2) over an
+    `IntegerConvolution`: each output element sums its group's channels x window in i32
+    (epilogue.OutputRunsFamily: `runs` of consecutive outputs on CPU-class adapters,
+    `elements` on GPUs, the store epilogue). A reduction of more positions than one
+    invocation's loop budget is an UnsupportedError."""
+
+    def iterations(self, problem: IntegerConvolution) -> int:
+        """One output walks C_in / groups x prod(window) positions (one loop)."""
+        return problem.channels_in * math.prod(problem.window)
+
+    def too_long(self, problem: IntegerConvolution) -> str:
+        return (f"{problem.op}: an output's reduction of C_in / group_count x prod(window) = {problem.channels_in} "
+                f"x {math.prod(problem.window)} positions passes one invocation's loop budget "
+                f"({LOOP_BUDGET - self.OVERHEAD})")
+
+    def plan_runs(self, p: IntegerConvolution, caps, strategy: str, run: int) -> KernelPlan:
+        x, f, out = p.input, p.filter, p.output
+        xs, fs = x.effective_strides, f.effective_strides
+        count = out.element_count
+        cout = out.sizes[1]
+        roles = [name for name, _ in p.tensors]
+        staged = ()
+        if p.quantized:  # (the quantization values gathered first into scratch 0: at most 8 bindings a kernel)
+            staged, q_buffer = _staged_params(p)
+            buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+                input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles)
+                if name in ("x", "filter", "bias")) + (q_buffer,)
+        else:
+            buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+                input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles))
+        params = {"spatial": len(p.window), "x_signed": x.data_type.is_signed, "f_signed": f.data_type.is_signed,
+                  "has_xz": "x_zero_point" in roles, "has_fz": "filter_zero_point" in roles,
+                  "quantized": p.quantized, "has_bias": "bias" in roles, "has_yz": "output_zero_point" in roles,
+                  "out_signed": out.data_type.is_signed, "out_bits": out.data_type.size * 8}
+        uniforms = {"count": count, "run": run, "out_sizes": out.sizes, "out_strides": out.effective_strides,
+                    "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]),
+                    "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding,
+                    "k_sizes": (p.channels_in, *p.window), "k_count": p.channels_in * math.prod(p.window),
+                    "cin_g": p.channels_in, "cout_g": p.channels_out,
+                    "f_n": fs[0], "f_ci": fs[1], "f_k": tuple(fs[2:]),
+                    "fz_c": channel_stride(p.role("filter_zero_point"), cout),
+                    "fs_c": channel_stride(p.role("filter_scale"), cout), "b_c": channel_stride(p.role("bias"), cout)}
+        for d, (o, i, w, st, dl, p0) in enumerate(zip(out.sizes[2:], x.sizes[2:], p.window, p.strides, p.dilations,
+                                                      p.start_padding)):
+            if max(o, i) * st + (w - 1) * dl + p0 >= 2**31:  # the kernel's window coordinates are i32
+                raise UnsupportedError(f"{p.op}: spatial axis {d} reaches past the kernels' 2^31 - 1")
+        main = Dispatch("convolution_integer.wgsl.j2", params, buffers, uniforms, -(-count // run), _INTEGER_WORKGROUP)
+        if staged:
+            return KernelPlan(staged + (main,), scratch_bytes=(4 * (4 + 2 * out.sizes[1]),))
+        return KernelPlan((main,))
+
+
+_INTEGER_WORKGROUP = 64
+INTEGER_DIRECT = IntegerDirectFamily()
+#: The GEMM roles (shaders/quantized_params.wgsl.j2's) of QUANTIZED_LINEAR_CONVOLUTION's tensors.
+_GEMM_ROLES = {"a_zero": "x_zero_point", "b_zero": "filter_zero_point", "a_scale": "x_scale",
+               "b_scale": "filter_scale", "out_scale": "output_scale", "out_zero": "output_zero_point"}
+
+
+def _staged_params(p: IntegerConvolution):
+    """The direct kernel's quantization values gathered into scratch 0 first (the integer
+    GEMM's shaders/quantized_params.wgsl.j2 of one row and a column per output channel: words
+    0-3 x's zero point, x's scale, the output's scale and zero point, then per channel co
+    words 4 + 2 co, 5 + 2 co: the filter's zero point and scale): (that dispatch, the main
+    kernel's read-only binding of it)."""
+    roles = dict(p.tensors)
+    index = {role: k for k, (role, _) in enumerate(p.tensors)}
+    cout = p.output.sizes[1]
+    present = {g: o for g, o in _GEMM_ROLES.items() if o in roles}
+    q = {}
+    for g, o in present.items():
+        q[f"{g}_bits"], q[f"{g}_signed"] = roles[o].data_type.size * 8, roles[o].data_type.is_signed
+    strides = {f"q_{g}": (channel_stride(roles[o], cout) if g in ("b_zero", "b_scale") else 0)
+               for g, o in present.items()}
+    gather = Dispatch("quantized_params.wgsl.j2", {"q": tuple(sorted(q.items()))},
+                      (scratch_buffer(0, "qparams", writable=True),)
+                      + tuple(input_buffer(index[o], g) for g, o in present.items()),
+                      {"m": 1, "n": cout, **strides}, 1 + cout, _INTEGER_WORKGROUP)
+    return (gather,), scratch_buffer(0, "qparams", writable=False)
+
+
+def integer_gemm_of(p: IntegerConvolution) -> tuple[gemm.Problem, dict, dict]:
+    """The implicit GEMM of an integer convolution of one group on the GEMM family's integer
+    path (kernels/quantized.py): the float convolution's problem (gemm_of: A the im2col view
+    of x, B the filter, C the bias) with A and B of their integer types, C INT32, and the
+    quantization tensors by GEMM role: x's zero point and scale per row (one value), the
+    filter's per column (output channel), the output's per row (one value)."""
+    if p.groups != 1:
+        raise InternalError(f"{p.op}: the integer implicit GEMM takes one group, not {p.groups}")
+    roles = dict(p.tensors)
+    index = {role: k for k, (role, _) in enumerate(p.tensors)}
+    cv = Convolution(p.op, p.input, p.filter, roles.get("bias"), p.output, False, False, p.strides, p.dilations,
+                     p.start_padding, 1)
+    problem, uniforms, params = gemm_of(cv)
+    cout = p.output.sizes[1]
+    b = _virtual(p.filter.data_type, problem.b.sizes, problem.b.strides)
+    c = None if problem.c is None else _virtual(roles["bias"].data_type, problem.c.sizes, problem.c.strides)
+    gemm_roles = {"a_zero": "x_zero_point", "b_zero": "filter_zero_point", "a_scale": "x_scale",
+                  "b_scale": "filter_scale", "out_scale": "output_scale", "out_zero": "output_zero_point"}
+    present = {g: o for g, o in gemm_roles.items() if o in roles}
+    per_column = {"b_zero", "b_scale"}
+    q = Quantized("requantize" if p.quantized else "int32", **{g: roles[o] for g, o in present.items()},
+                  strides=tuple((g, channel_stride(roles[o], cout) if g in per_column else 0)
+                                for g, o in present.items()),
+                  inputs=(("a", index["x"]), ("b", index["filter"]))
+                  + ((("c", index["bias"]),) if "bias" in roles else ())
+                  + tuple((g, index[o]) for g, o in present.items()))
+    return dataclasses.replace(problem, b=b, c=c, quantized=q), uniforms, params
+
+
+class IntegerConvolutionFamily(CompositeFamily):
+    """The integer convolutions' kernels over an `IntegerConvolution`: each strategy one step,
+    the GEMM family's integer path (`registers`, `workgroup`: the implicit GEMM of
+    `integer_gemm_of`, one group; K cut into chunks past the loop budget) or the direct
+    kernels' (`runs`, `elements`: IntegerDirectFamily, every group count, K within one
+    invocation's loop budget). The GEMM's strategies come first where they run (one group),
+    in the GEMM family's order for the adapter."""
+
+    strategies = gemm.STRATEGIES + ("runs", "elements")
+    options = gemm.OPTIONS + ("run",)
+    epilogue = True
+
+    def strategies_for(self, problem: IntegerConvolution, caps, run=None, **options) -> tuple[str, ...]:
+        found = ()
+        if problem.groups == 1 and run is None:
+            found = gemm.FAMILY.strategies_for(integer_gemm_of(problem)[0], caps, **options)
+        if not options:
+            try:
+                found += INTEGER_DIRECT.strategies_for(problem, caps, run)
+            except UnsupportedError:
+                if not found:
+                    raise
+        return found
+
+    def steps(self, problem: IntegerConvolution, caps, strategy: str, *, element_stores: bool = False, run=None,
+              **options) -> Composition:
+        tensors = own(len(problem.tensors))
+        if strategy in ("runs", "elements"):
+            if options:
+                raise InvalidArgumentError(f"{problem.op}: strategy {strategy} takes the option run only, not "
+                                           f"{sorted(options)}")
+            return Composition((Step(INTEGER_DIRECT, problem, strategy, tensors, options={"run": run}),))
+        if run is not None:
+            raise InvalidArgumentError(f"{problem.op}: option run is strategy runs', not {strategy}'s")
+        gp, uniforms, params = integer_gemm_of(problem)
+        return Composition((Step(gemm.FAMILY, gp, strategy, tensors,
+                                 options={**options, "extra_uniforms": uniforms, "extra_params": params}),))
+
+    def output(self, problem: IntegerConvolution) -> TensorDesc:
+        return problem.output
+
+    def input_count(self, problem: IntegerConvolution) -> int:
+        return len(problem.tensors)
+
+    def variants(self, problem: IntegerConvolution, caps, strategy: str) -> tuple[dict, ...]:
+        """The direct kernels' runs; GEMM's: one other tile per strategy (registers 8 x 8,
+        workgroup 2 x 2) and twice the chunks where the plan cuts K."""
+        if strategy in ("runs", "elements"):
+            return INTEGER_DIRECT.variants(problem, caps, strategy)
+        keep = {"registers": {"tile": (8, 8)}, "workgroup": {"tile": (2, 2)}}[strategy]
+        return tuple(v for v in gemm.FAMILY.variants(integer_gemm_of(problem)[0], caps, strategy)
+                     if v == keep or "chunks" in v)
+
+
+INTEGER_FAMILY = IntegerConvolutionFamily()

@@ -61,11 +61,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, packed_strides
 from .base import LOOP_BUDGET, KernelFamily, count_option
 from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
+from .convolution import channel_stride
+from .epilogue import OutputRunsFamily
 
 STRATEGIES = ("runs", "elements", "chunks")
 OPTIONS = ("run", "chunks")
@@ -306,3 +309,71 @@ class PoolingFamily(KernelFamily):
 
 
 FAMILY = PoolingFamily()
+
+
+# ---------------------------------------------------------------------------- quantized average pooling
+class QuantizedAverage(NamedTuple):
+    """DML_QUANTIZED_LINEAR_AVERAGE_POOLING as its kernel sees it: the input and the output
+    (8-bit, their own strides), the window per spatial axis (sizes, strides, start padding,
+    dilations), include_padding, and every input tensor by role in the desc's order
+    (`tensors`: "x", "x_scale", "x_zero_point", "output_scale", "output_zero_point"; an
+    optional one left out is absent)."""
+
+    op: str
+    input: TensorDesc
+    output: TensorDesc
+    window: tuple[int, ...]
+    strides: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    dilations: tuple[int, ...]
+    include_padding: bool
+    tensors: tuple[tuple[str, TensorDesc], ...]
+
+    def role(self, name: str) -> TensorDesc | None:
+        return dict(self.tensors).get(name)
+
+
+_QUANTIZED_BUFFERS = {"x": "x", "x_scale": "xs", "x_zero_point": "xz", "output_scale": "ys",
+                      "output_zero_point": "yz"}
+
+
+class QuantizedAveragePoolingFamily(OutputRunsFamily):
+    """The kernel of DML_QUANTIZED_LINEAR_AVERAGE_POOLING (shaders/quantized_linear_average_pooling.wgsl.j2):
+    each output walks its window once, the float pooling family's walk with the integer sum,
+    dequantized, averaged and requantized in the store (epilogue.OutputRunsFamily: `runs` on
+    CPU-class adapters, `elements` on GPUs, the store epilogue). A window of more positions
+    than one invocation's loop budget is an UnsupportedError."""
+
+    def iterations(self, problem: QuantizedAverage) -> int:
+        return math.prod(problem.window)
+
+    def too_long(self, problem: QuantizedAverage) -> str:
+        return (f"{problem.op}: a window of {math.prod(problem.window)} positions (prod(window_size)) passes one "
+                f"invocation's loop budget ({LOOP_BUDGET - self.OVERHEAD} positions)")
+
+    def plan_runs(self, p: QuantizedAverage, caps, strategy: str, run: int) -> KernelPlan:
+        x, out = p.input, p.output
+        xs = x.effective_strides
+        count = out.element_count
+        roles = [name for name, _ in p.tensors]
+        channels = x.sizes[1]
+        buffers = (output_buffer(0, "output", 8, "stores"),) + tuple(
+            input_buffer(k, _QUANTIZED_BUFFERS[name]) for k, name in enumerate(roles))
+        params = {"spatial": len(p.window), "x_signed": x.data_type.is_signed, "has_xz": "x_zero_point" in roles,
+                  "has_yz": "output_zero_point" in roles, "out_signed": out.data_type.is_signed,
+                  "include_padding": bool(p.include_padding)}
+        uniforms = {"count": count, "run": run, "out_sizes": out.sizes, "out_strides": out.effective_strides,
+                    "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]),
+                    "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding, "window": p.window,
+                    "window_size": math.prod(p.window),
+                    **{f"{_QUANTIZED_BUFFERS[r]}_c": channel_stride(p.role(r), channels)
+                       for r in ("x_scale", "x_zero_point", "output_scale", "output_zero_point")}}
+        for d, (o, i, w, st, dl, p0) in enumerate(zip(out.sizes[2:], x.sizes[2:], p.window, p.strides, p.dilations,
+                                                      p.start_padding)):
+            if max(o, i) * st + (w - 1) * dl + p0 >= 2**31:  # the kernel's window coordinates are i32
+                raise UnsupportedError(f"{p.op}: spatial axis {d} reaches past the kernel's 2^31 - 1")
+        return KernelPlan((Dispatch("quantized_linear_average_pooling.wgsl.j2", params, buffers, uniforms,
+                                    -(-count // run), 64),))
+
+
+QUANTIZED_AVERAGE = QuantizedAveragePoolingFamily()

@@ -113,9 +113,9 @@ NOT_YET: dict[tuple[str, str], int] = {
     # (MatMulInteger, QLinearMatMul, com.microsoft's MatMulIntegerToFloat, MatMulNBits and DequantizeLinear are mapped)
     # (DynamicQuantizeLinear is mapped: DYNAMIC_QUANTIZE_LINEAR; com.microsoft's DynamicQuantizeMatMul:
     # DYNAMIC_QUANTIZE_LINEAR, MATRIX_MULTIPLY_INTEGER_TO_FLOAT)
-    **{(ONNX, op): 47 for op in ("QLinearConv", "ConvInteger")},
+    # (ConvInteger, QLinearConv, com.microsoft's QLinearAveragePool and QLinearGlobalAveragePool are mapped)
     # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py; QuantizeLinear as ONNX's)
-    **{(MS, op): 47 for op in ("QLinearAveragePool", "QLinearGlobalAveragePool", "QAttention")},
+    **{(MS, op): 47 for op in ("QAttention",)},
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.

@@ -1250,17 +1250,82 @@ def _conv(ctx, n):
     return [reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]]) if d == 1 else y]
 
 
-def _pool(ctx, n):
-    """MaxPool, AveragePool, LpPool and their Global forms: MAX_POOLING2, AVERAGE_POOLING and
-    LP_POOLING, as the provider builds them: 1-D pooling as 2-D over a height of 1; auto_pad
-    and ceil_mode (ONNX's output size, the last window starting inside the input or its start
-    padding) as start and end paddings; MaxPool's Indices (row-major flat indices over NCHW,
-    DirectML's OutputIndicesTensor) as UINT64, cast to ONNX's INT64."""
+def _forward_conv(ctx, n, x, w):
+    """(x, w, the geometry arguments, the spatial axes) of a forward convolution node (Conv's
+    attributes: strides, dilations, pads or auto_pad, group) on DirectML's 2-D form: 1-D as
+    2-D over a height of 1 (x and w reshaped); 3-D refused (the integer convolutions' pages
+    take 4-D tensors)."""
+    d = rank(x) - 2
+    if d not in (1, 2):
+        raise NotMapped(f"{d} spatial axes: DirectML's integer convolutions take 4-D tensors (1-D runs as 2-D)")
+    window = list(w.shape[2:])
+    strides, dilations = list(n.attr("strides", [1] * d)), list(n.attr("dilations", [1] * d))
+    start, end = _pads(n, list(x.shape[2:]), window, strides, dilations)
+    if d == 1:
+        x, w = _to_2d(ctx, x), _to_2d(ctx, w)
+        strides, dilations, start, end = [1, *strides], [1, *dilations], [0, *start], [0, *end]
+    return x, w, {"strides": strides, "dilations": dilations, "start_padding": start, "end_padding": end,
+                  "group_count": n.attr("group", 1)}, d
+
+
+def _from_2d(ctx, y, d: int):
+    return reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]]) if d == 1 else y
+
+
+def _quantization(ctx, v):
+    """A scale, zero point or bias input (rank 0 or 1: one value or one per channel) as the
+    forms take it: None stays None."""
+    return None if v is None else as_expr(ctx, v)
+
+
+def _conv_integer(ctx, n):
+    """ConvInteger: DML_OPERATOR_CONVOLUTION_INTEGER (DmlOperatorConvInteger.cpp: x and w with
+    their optional zero points, w's per output channel [M]); 1-D as 2-D."""
+    x, w, args, d = _forward_conv(ctx, n, as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]))
+    y = ctx.fn("convolution_integer")(x, _quantization(ctx, n.input(2)), filter=w,
+                                      filter_zero_point=_quantization(ctx, n.input(3)), **args)
+    return [_from_2d(ctx, y, d)]
+
+
+def _qlinear_conv(ctx, n):
+    """QLinearConv: DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION (DmlOperatorQLinearConv.cpp: x,
+    x_scale, x_zero_point, w, w_scale (per tensor or [M]), w_zero_point, y_scale, y_zero_point,
+    the INT32 bias B); 1-D as 2-D."""
+    q = [_quantization(ctx, n.input(k)) for k in range(9)]
+    x, w, args, d = _forward_conv(ctx, n, as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[3]))
+    y = ctx.fn("quantized_linear_convolution")(x, q[1], q[2], filter=w, filter_scale=q[4], filter_zero_point=q[5],
+                                               bias=q[8], output_scale=q[6], output_zero_point=q[7], **args)
+    return [_from_2d(ctx, y, d)]
+
+
+def _qlinear_average_pool(ctx, n):
+    """com.microsoft's QLinearAveragePool and QLinearGlobalAveragePool:
+    DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING (DmlOperatorQLinearAveragePooling.cpp: X,
+    x_scale, x_zero_point, y_scale, y_zero_point; count_include_pad as IncludePadding;
+    channels_last as NCHW strides of the NHWC tensors), the window as AveragePool's."""
     x = as_expr(ctx, n.inputs[0])
+    last = bool(n.attr("channels_last", 0))
+    r = rank(x)
+    if last:  # NHWC: the NCHW view (strides), and the output back
+        x = transpose(ctx, x, [0, r - 1, *range(1, r - 1)])
+    d = r - 2
+    q = [_quantization(ctx, n.input(k)) for k in range(5)]
+    x, window, args = _pool_window(ctx, n, x, "AveragePool")
+    y = ctx.fn("quantized_linear_average_pooling")(x, q[1], q[2], output_scale=q[3], output_zero_point=q[4],
+                                                   window_size=window,
+                                                   include_padding=bool(n.attr("count_include_pad", 0)), **args)
+    y = _from_2d(ctx, y, d)
+    return [transpose(ctx, y, [0, *range(2, r), 1]) if last else y]
+
+
+def _pool_window(ctx, n, x, kind: str):
+    """(x, the window, the strides, paddings and dilations) of a pooling node over x [N, C,
+    spatial...] as the provider builds them: a Global form's window is the spatial sizes;
+    auto_pad and ceil_mode (ONNX's output size, the last window starting inside the input or
+    its start padding) as start and end paddings; 1-D as 2-D over a height of 1 (x reshaped)."""
     d = rank(x) - 2
     sizes = list(x.shape[2:])
-    kind = n.op_type.removeprefix("Global")
-    if n.op_type.startswith("Global"):
+    if n.op_type.startswith(("Global", "QLinearGlobal")):
         window, strides, dilations, start, end = sizes, [1] * d, [1] * d, [0] * d, [0] * d
     else:
         window = list(n.attr("kernel_shape"))
@@ -1277,13 +1342,25 @@ def _pool(ctx, n):
                     raise NotMapped("ceil_mode with count_include_pad=1: IncludePadding would count the positions "
                                     "ceil_mode adds past the end padding, which ONNX leaves out of the divisor")
                 end[i] += extra
-    if n.attr("storage_order", 0) == 1:
-        raise NotMapped("storage_order=1 (column-major indices): DirectML's indices are row-major")
     if d == 1:
         x = _to_2d(ctx, x)
         window, strides, dilations = [1, *window], [1, *strides], [1, *dilations]
         start, end = [0, *start], [0, *end]
-    args = {"strides": strides, "start_padding": start, "end_padding": end, "dilations": dilations}
+    return x, window, {"strides": strides, "start_padding": start, "end_padding": end, "dilations": dilations}
+
+
+def _pool(ctx, n):
+    """MaxPool, AveragePool, LpPool and their Global forms: MAX_POOLING2, AVERAGE_POOLING and
+    LP_POOLING, as the provider builds them: 1-D pooling as 2-D over a height of 1; auto_pad
+    and ceil_mode (ONNX's output size, the last window starting inside the input or its start
+    padding) as start and end paddings; MaxPool's Indices (row-major flat indices over NCHW,
+    DirectML's OutputIndicesTensor) as UINT64, cast to ONNX's INT64."""
+    x = as_expr(ctx, n.inputs[0])
+    kind = n.op_type.removeprefix("Global")
+    if n.attr("storage_order", 0) == 1:
+        raise NotMapped("storage_order=1 (column-major indices): DirectML's indices are row-major")
+    d = rank(x) - 2
+    x, window, args = _pool_window(ctx, n, x, kind)
     indices = kind == "MaxPool" and len(n.outputs_wanted) > 1 and n.outputs_wanted[1]
     if kind == "MaxPool":
         outs = ctx.fn("max_pooling")(x, window, output_indices=np.uint64, **args) if indices else \
@@ -2188,6 +2265,9 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("ConvTranspose", "CONVOLUTION (backward; output_shape as paddings)", _conv, ("convolution",)),
     Mapping("MaxPool", "MAX_POOLING2 (Indices: UINT64, then CAST to INT64)", _pool, ("max_pooling", "cast")),
     Mapping("AveragePool", "AVERAGE_POOLING1", _pool, ("average_pooling",)),
+    Mapping("ConvInteger", "CONVOLUTION_INTEGER (1-D as 2-D)", _conv_integer, ("convolution_integer",)),
+    Mapping("QLinearConv", "QUANTIZED_LINEAR_CONVOLUTION (1-D as 2-D; w_scale, w_zero_point per tensor or per "
+            "output channel)", _qlinear_conv, ("quantized_linear_convolution",)),
     Mapping("LpPool", "LP_POOLING1", _pool, ("lp_pooling",)),
     Mapping("GlobalMaxPool", "MAX_POOLING2 (the whole spatial window)", _pool, ("max_pooling",)),
     Mapping("GlobalAveragePool", "AVERAGE_POOLING1 (the whole spatial window)", _pool, ("average_pooling",)),
@@ -2282,11 +2362,18 @@ FOLDED = {
 TABLE += tuple(Mapping(*r) for r in ONNX_ROWS + ONNX_ATTENTION_ROWS)
 
 #: The contrib rows (domain com.microsoft: gpudml/onnx/contrib.py).
+QUANTIZED_POOL_ROWS: tuple[tuple, ...] = (
+    ("QLinearAveragePool", "QUANTIZED_LINEAR_AVERAGE_POOLING (count_include_pad: IncludePadding; channels_last: "
+     "strides)", _qlinear_average_pool, ("quantized_linear_average_pooling",)),
+    ("QLinearGlobalAveragePool", "QUANTIZED_LINEAR_AVERAGE_POOLING (the whole spatial window; channels_last: "
+     "strides)", _qlinear_average_pool, ("quantized_linear_average_pooling",)),
+)
 _MS_DEQUANTIZE = ("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR (per tensor or per axis); 4-bit inputs: "
                   "DEQUANTIZE", functools.partial(dequantize_linear, linear=_quantize, contrib=True),
                   ("dequantize_linear", "dequantize"))
 CONTRIB_TABLE: tuple[Mapping, ...] = tuple(Mapping(*r, domain=MS) for r in CONTRIB_ROWS + ATTENTION_ROWS + NBITS_ROWS
-                                           + QUANTIZED_ROWS + (_MS_DEQUANTIZE,)) + (
+                                           + QUANTIZED_ROWS + QUANTIZED_POOL_ROWS
+                                           + (_MS_DEQUANTIZE,)) + (
     # (onnxruntime's QuantizeLinear of its contrib domain: ONNX's of opset 13, per tensor or per axis)
     Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR", _quantize, ("quantize_linear",), domain=MS),
 )

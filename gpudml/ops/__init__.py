@@ -18,6 +18,7 @@ from . import (
     batch_normalization,
     batch_normalization_training,
     convolution,
+    convolution_integer,
     cumulative,
     dequantize,
     diagonal_matrix,
@@ -43,6 +44,8 @@ from . import (
     pooling_grad,
     quantize,
     quantized_linear_add,
+    quantized_linear_average_pooling,
+    quantized_linear_convolution,
     random_generator,
     recurrent,
     reduce,
@@ -97,6 +100,7 @@ SPECS: tuple[OpSpec, ...] = (
     *roi_align_grad.SPECS,
     quantize.SPEC,
     dynamic_quantize_linear.SPEC,
+    convolution_integer.SPEC, quantized_linear_convolution.SPEC, quantized_linear_average_pooling.SPEC,
 )
 
 #: gpudml's extensions: operators DirectML lacks (no DirectML page, no feature level of

@@ -144,6 +144,78 @@ def output_channels(desc_or_filter: TensorDesc, direction, groups: int) -> int:
     return desc_or_filter.sizes[0] if direction == FORWARD else desc_or_filter.sizes[1] * groups
 
 
+def check_geometry(op: str, desc, rank: int) -> int:
+    """The page's rules on a convolution's geometry (the module docstring; the integer
+    convolutions' too, whose descs have no direction and output padding: FORWARD, zeros):
+    DimensionCount = the tensors' - 2, the arrays' lengths and values, the channels and
+    groups, the window within the padded input, the output's sizes. Returns
+    OutputChannelCount."""
+    spatial = rank - 2
+    direction = getattr(desc, "direction", FORWARD)
+    output_padding = getattr(desc, "output_padding", (0,) * spatial)
+    arrays = [name for name in _ARRAYS if hasattr(desc, name)]
+    if desc.dimension_count != spatial:
+        raise InvalidArgumentError(f"{op}: dimension_count = {desc.dimension_count} must be the tensors' "
+                                   f"DimensionCount {rank} - 2 = {spatial} (the spatial axes)")
+    for name in arrays:
+        values = getattr(desc, name)
+        check_length(op, name, values, spatial)
+        least = 1 if name in ("strides", "dilations") else 0
+        for i, v in enumerate(values):
+            if not least <= v <= _UINT_MAX:
+                raise InvalidArgumentError(f"{op}: {name}[{i}] = {v} must be in [{least}, {_UINT_MAX}]")
+    groups = desc.group_count
+    if not 1 <= groups <= _UINT_MAX:
+        raise InvalidArgumentError(f"{op}: group_count = {groups} must be at least 1")
+    x, f, out = desc.input_tensor.sizes, desc.filter_tensor.sizes, desc.output_tensor.sizes
+    if x[1] % groups:
+        raise InvalidArgumentError(f"{op}: input_tensor.sizes[1] = {x[1]} (InputChannelCount) must be a multiple "
+                                   f"of group_count = {groups}")
+    if direction == FORWARD:
+        if f[1] != x[1] // groups:
+            raise InvalidArgumentError(
+                f"{op}: filter_tensor.sizes[1] = {f[1]} must be InputChannelCount / group_count = {x[1]} / "
+                f"{groups} = {x[1] // groups} (FORWARD: the filter is {{OutputChannelCount, InputChannelCount / "
+                f"GroupCount, window...}})")
+        if f[0] % groups:
+            raise InvalidArgumentError(f"{op}: filter_tensor.sizes[0] = {f[0]} (OutputChannelCount) must be a "
+                                       f"multiple of group_count = {groups}")
+        if any(output_padding):
+            raise InvalidArgumentError(f"{op}: output_padding = {list(output_padding)} must be zeros in the "
+                                       f"FORWARD direction (it pads the BACKWARD direction's output)")
+        for d in range(spatial):
+            padded = x[2 + d] + desc.start_padding[d] + desc.end_padding[d]
+            extent = window_extent(f[2 + d], desc.dilations[d])
+            if extent > padded:
+                raise InvalidArgumentError(
+                    f"{op}: the window is larger than the padded input on spatial axis {d}: (filter_tensor.sizes"
+                    f"[{2 + d}] - 1) * dilations[{d}] + 1 = ({f[2 + d]} - 1) * {desc.dilations[d]} + 1 = {extent} "
+                    f"> input_tensor.sizes[{2 + d}] + start_padding[{d}] + end_padding[{d}] = {x[2 + d]} + "
+                    f"{desc.start_padding[d]} + {desc.end_padding[d]} = {padded}")
+    else:
+        if f[0] != x[1]:
+            raise InvalidArgumentError(
+                f"{op}: filter_tensor.sizes[0] = {f[0]} must be InputChannelCount = input_tensor.sizes[1] = {x[1]} "
+                f"(BACKWARD: the filter is {{InputChannelCount, OutputChannelCount / GroupCount, window...}})")
+    want_spatial = output_spatial(direction, x[2:], f[2:], desc.strides, desc.dilations, desc.start_padding,
+                                  desc.end_padding, output_padding)
+    for d, n in enumerate(want_spatial):
+        if n < 1:
+            raise InvalidArgumentError(
+                f"{op}: the BACKWARD output is empty on spatial axis {d}: (input_tensor.sizes[{2 + d}] - 1) * "
+                f"strides[{d}] + (filter_tensor.sizes[{2 + d}] - 1) * dilations[{d}] + 1 - start_padding[{d}] - "
+                f"end_padding[{d}] + output_padding[{d}] = {n} < 1")
+    channels = output_channels(desc.filter_tensor, direction, groups)
+    want = [x[0], channels] + want_spatial
+    if list(out) != want:
+        raise InvalidArgumentError(
+            f"{op}: output_tensor.sizes {list(out)} must be {want} ({{BatchCount, OutputChannelCount, spatial...}} "
+            f"of the {direction.name} direction: OutputChannelCount = "
+            + ("filter_tensor.sizes[0]" if direction == FORWARD else "filter_tensor.sizes[1] * group_count")
+            + ")")
+    return channels
+
+
 def validate(desc: ConvolutionOperatorDesc, level: FeatureLevel) -> None:
     """The page's rules (module docstring): valid tensors (the bias optional), one
     DimensionCount and DataType, the support row, DimensionCount = the tensors' - 2, the
@@ -152,68 +224,9 @@ def validate(desc: ConvolutionOperatorDesc, level: FeatureLevel) -> None:
     rank = check_one_type(OP, SUPPORT, level, {"input_tensor": desc.input_tensor, "filter_tensor": desc.filter_tensor,
                                                "bias_tensor": desc.bias_tensor, "output_tensor": desc.output_tensor},
                           ("bias_tensor",))
-    spatial = rank - 2
-    if desc.dimension_count != spatial:
-        raise InvalidArgumentError(f"{OP}: dimension_count = {desc.dimension_count} must be the tensors' "
-                                   f"DimensionCount {rank} - 2 = {spatial} (the spatial axes)")
-    for name in _ARRAYS:
-        values = getattr(desc, name)
-        check_length(OP, name, values, spatial)
-        least = 1 if name in ("strides", "dilations") else 0
-        for i, v in enumerate(values):
-            if not least <= v <= _UINT_MAX:
-                raise InvalidArgumentError(f"{OP}: {name}[{i}] = {v} must be in [{least}, {_UINT_MAX}]")
-    groups = desc.group_count
-    if not 1 <= groups <= _UINT_MAX:
-        raise InvalidArgumentError(f"{OP}: group_count = {groups} must be at least 1")
-    x, f, out = desc.input_tensor.sizes, desc.filter_tensor.sizes, desc.output_tensor.sizes
-    if x[1] % groups:
-        raise InvalidArgumentError(f"{OP}: input_tensor.sizes[1] = {x[1]} (InputChannelCount) must be a multiple "
-                                   f"of group_count = {groups}")
-    if desc.direction == FORWARD:
-        if f[1] != x[1] // groups:
-            raise InvalidArgumentError(
-                f"{OP}: filter_tensor.sizes[1] = {f[1]} must be InputChannelCount / group_count = {x[1]} / "
-                f"{groups} = {x[1] // groups} (FORWARD: the filter is {{OutputChannelCount, InputChannelCount / "
-                f"GroupCount, window...}})")
-        if f[0] % groups:
-            raise InvalidArgumentError(f"{OP}: filter_tensor.sizes[0] = {f[0]} (OutputChannelCount) must be a "
-                                       f"multiple of group_count = {groups}")
-        if any(desc.output_padding):
-            raise InvalidArgumentError(f"{OP}: output_padding = {list(desc.output_padding)} must be zeros in the "
-                                       f"FORWARD direction (it pads the BACKWARD direction's output)")
-        for d in range(spatial):
-            padded = x[2 + d] + desc.start_padding[d] + desc.end_padding[d]
-            extent = window_extent(f[2 + d], desc.dilations[d])
-            if extent > padded:
-                raise InvalidArgumentError(
-                    f"{OP}: the window is larger than the padded input on spatial axis {d}: (filter_tensor.sizes"
-                    f"[{2 + d}] - 1) * dilations[{d}] + 1 = ({f[2 + d]} - 1) * {desc.dilations[d]} + 1 = {extent} "
-                    f"> input_tensor.sizes[{2 + d}] + start_padding[{d}] + end_padding[{d}] = {x[2 + d]} + "
-                    f"{desc.start_padding[d]} + {desc.end_padding[d]} = {padded}")
-    else:
-        if f[0] != x[1]:
-            raise InvalidArgumentError(
-                f"{OP}: filter_tensor.sizes[0] = {f[0]} must be InputChannelCount = input_tensor.sizes[1] = {x[1]} "
-                f"(BACKWARD: the filter is {{InputChannelCount, OutputChannelCount / GroupCount, window...}})")
-    want_spatial = output_spatial(desc.direction, x[2:], f[2:], desc.strides, desc.dilations, desc.start_padding,
-                                  desc.end_padding, desc.output_padding)
-    for d, n in enumerate(want_spatial):
-        if n < 1:
-            raise InvalidArgumentError(
-                f"{OP}: the BACKWARD output is empty on spatial axis {d}: (input_tensor.sizes[{2 + d}] - 1) * "
-                f"strides[{d}] + (filter_tensor.sizes[{2 + d}] - 1) * dilations[{d}] + 1 - start_padding[{d}] - "
-                f"end_padding[{d}] + output_padding[{d}] = {n} < 1")
-    channels = output_channels(desc.filter_tensor, desc.direction, groups)
-    want = [x[0], channels] + want_spatial
-    if list(out) != want:
-        raise InvalidArgumentError(
-            f"{OP}: output_tensor.sizes {list(out)} must be {want} ({{BatchCount, OutputChannelCount, spatial...}} "
-            f"of the {desc.direction.name} direction: OutputChannelCount = "
-            + ("filter_tensor.sizes[0]" if desc.direction == FORWARD else "filter_tensor.sizes[1] * group_count")
-            + ")")
+    channels = check_geometry(OP, desc, rank)
     if desc.bias_tensor is not None:
-        want_bias = [1, channels] + [1] * spatial
+        want_bias = [1, channels] + [1] * (rank - 2)
         if list(desc.bias_tensor.sizes) != want_bias:
             raise InvalidArgumentError(f"{OP}: bias_tensor.sizes {list(desc.bias_tensor.sizes)} must be {want_bias} "
                                        f"({{1, OutputChannelCount, 1...}})")
@@ -287,8 +300,8 @@ def arguments(desc: ConvolutionOperatorDesc) -> dict:
 
 
 # ============================================================================ the reference and its precision
-def _exact(x, w, bias, strides, dilations, start_padding, end_padding, output_padding, group_count, direction,
-           mode) -> np.ndarray:
+def exact_convolution(x, w, bias, strides, dilations, start_padding, end_padding, output_padding, group_count,
+                      direction, mode) -> np.ndarray:
     """The convolution in float64 (unrounded, no activation): FORWARD as a sum over the
     window's offsets of strided slices of the zero-padded input, BACKWARD as their scatter
     into the full transposed output, then cropped."""
@@ -342,7 +355,7 @@ def reference(x, filter, bias=None, *, strides=None, dilations=None, start_paddi
     """DML_OPERATOR_CONVOLUTION on numpy arrays (convolution's arguments): computed in float64
     and rounded once to x's type."""
     fused = FusedActivation.coerce(fused_activation)
-    y = _exact(x, filter, bias, strides, dilations, start_padding, end_padding, output_padding, group_count,
+    y = exact_convolution(x, filter, bias, strides, dilations, start_padding, end_padding, output_padding, group_count,
                direction, mode)
     with np.errstate(all="ignore"):
         if fused is not None:
@@ -362,11 +375,12 @@ def tolerance(expected: np.ndarray, inputs, arguments: dict):
     geometry.update({k: v for k, v in arguments.items() if k in geometry and v is not None})
     with np.errstate(all="ignore"):
         ax, aw = np.abs(np.asarray(x).astype(np.float64)), np.abs(np.asarray(w).astype(np.float64))
-        magnitude = _exact(ax, aw, None if bias is None else np.abs(np.asarray(bias).astype(np.float64)), **geometry)
+        magnitude = exact_convolution(ax, aw, None if bias is None else np.abs(np.asarray(bias).astype(np.float64)),
+                                      **geometry)
         k = (np.asarray(x).shape[1] // int(geometry["group_count"])) * math.prod(np.asarray(w).shape[2:])
         top = float(np.nanmax(ax, initial=0.0)) + float(np.nanmax(aw, initial=0.0))
         e = 1.01 * (k + 3) * UNIT * magnitude + TINY * (k * (1 + top) + 2)
-        y = _exact(x, w, bias, **geometry)
+        y = exact_convolution(x, w, bias, **geometry)
     return finish_bound(expected, y, e, magnitude, FusedActivation.coerce(arguments.get("fused_activation")))
 
 

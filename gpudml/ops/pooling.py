@@ -235,16 +235,23 @@ def validate(row: Row, support, desc, level: FeatureLevel) -> None:
     check_window_fields(op, desc, arrays, spatial, "dimension_count")
     if row.extra == "p" and not 1 <= desc.p <= MAX_ELEMENTS:
         raise InvalidArgumentError(f"{op}: p = {desc.p} must be in [1, {MAX_ELEMENTS}] (a UINT of at least 1)")
+    check_windows(op, desc, inp, desc.effective_dilations,
+                  {f: named[f] for f in ("output_tensor", "output_indices_tensor") if f in named})
+
+
+def check_windows(op: str, desc, inp: TensorDesc, dil, outputs: dict) -> None:
+    """The window rules of a pooling desc (the module docstring; QUANTIZED_LINEAR_AVERAGE_POOLING's
+    too): each dilated window within the padded input, the `outputs`' sizes (field: desc) by
+    the pages' formula, no window over padding only."""
     want = window_output_sizes(op, inp.sizes, desc.window_size, desc.strides, desc.start_padding, desc.end_padding,
-                               desc.effective_dilations)
-    for field in ("output_tensor", "output_indices_tensor"):
-        td = named.get(field)
-        if td is not None and list(td.sizes) != want:
+                               dil)
+    for field, td in outputs.items():
+        if list(td.sizes) != want:
             raise InvalidArgumentError(
                 f"{op}: {field}.sizes {list(td.sizes)} must be {want} (batch and channel of input_tensor, then "
                 f"(size + start_padding + end_padding - dilated window) / strides + 1 per spatial axis)")
     check_no_empty_window(op, inp.sizes, want, desc.window_size, desc.strides, desc.start_padding, desc.end_padding,
-                          desc.effective_dilations)
+                          dil)
 
 
 def window_output_sizes(op: str, sizes, window, strides, start_padding, end_padding, dilations,
