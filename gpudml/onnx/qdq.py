@@ -21,9 +21,10 @@ exactly those (`fuse`):
 - ArgMax: DQ -> ArgMax with a positive scale reads the integers (the order is theirs).
 
 A group is rewritten where its scales and zero points are constants, the operator's output is
-read by its Q alone (no graph output), each DQ is read by the operator alone and no DQ or Q
-output is a graph output, and gpudml maps the replacement (mapping.row). The graph's other
-nodes are left as written (the CPU-only rules: MatMul, Gemm, Where, the unary QLinear
+read by its Q alone (no graph output), no DQ or Q output is a graph output (a DQ that other
+nodes read too stays for them, as onnxruntime's EnsureUniqueDQForNodeUnit duplicates it; one
+no node reads after the rewrite is removed), and gpudml maps the replacement (mapping.row).
+The graph's other nodes are left as written (the CPU-only rules: MatMul, Gemm, Where, the unary QLinear
 operators, are not DirectML's provider's). Subgraphs (If, Loop, Scan bodies) are left as
 written.
 """
@@ -70,14 +71,21 @@ class _Graph:
                 self.types[v.name] = v.type.tensor_type.elem_type
 
     def dq(self, name: str):
-        """The DequantizeLinear producing `name`, read once, no graph output, its scale and
-        zero point constants; else None."""
+        """The DequantizeLinear producing `name`, no graph output, its scale and zero point
+        constants; else None. A DQ read by several nodes serves each (onnxruntime's
+        EnsureUniqueDQForNodeUnit gives each node unit a DQ of its own first): `dropped` keeps
+        it for the others."""
         node = self.producer.get(name)
         if node is None or node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx"):
             return None
-        if self.readers.get(name) != 1 or name in self.outputs or not self._constant_params(node):
+        if name in self.outputs or not self._constant_params(node):
             return None
         return node
+
+    def dropped(self, *nodes) -> list:
+        """Of a rewritten group's Q and DQ nodes, those no other node reads (removed with it)."""
+        return [n for n in nodes
+                if n is not None and (n.op_type == "QuantizeLinear" or self.readers.get(n.output[0]) == 1)]
 
     def q(self, name: str):
         """The QuantizeLinear that alone reads `name` (no graph output), constant parameters."""
@@ -167,6 +175,12 @@ def fuse(model: onnx.ModelProto, int8_allowed: bool = False) -> onnx.ModelProto:
         if k in removed:
             continue
         out.graph.node.extend(replaced.get(k, [node]))
+    read = {name for n in out.graph.node for name in [*n.input, *_subgraph_reads(n)]}
+    graph_outputs = {v.name for v in out.graph.output}
+    dead = [n for n in out.graph.node if n.op_type == "DequantizeLinear" and n.output[0] not in read
+            and n.output[0] not in graph_outputs]  # (a shared DQ whose every reader was rewritten)
+    for n in dead:
+        out.graph.node.remove(n)
     out.graph.initializer.extend(added)
     if any(n.domain == mapping.MS for nodes in replaced.values() for n in nodes) and not any(
             o.domain == mapping.MS for o in out.opset_import):
@@ -192,7 +206,7 @@ def _conv(g: _Graph, node, int8_allowed: bool, added: list):
         inputs.append(dqb.input[0])
     fused = helper.make_node("QLinearConv", inputs, [q.output[0]], name=(node.name or q.output[0]) + "_quant")
     fused.attribute.extend(node.attribute)
-    return [fused], [d for d in (dqx, dqw, dqb, q) if d is not None]
+    return [fused], g.dropped(dqx, dqw, dqb, q)
 
 
 def _add(g: _Graph, node, int8_allowed: bool, added: list):
@@ -205,7 +219,7 @@ def _add(g: _Graph, node, int8_allowed: bool, added: list):
     inputs = [da.input[0], da.input[1], g.zero_point(da, added), db.input[0], db.input[1], g.zero_point(db, added),
               q.input[1], g.zero_point(q, added)]
     return [helper.make_node("QLinearAdd", inputs, [q.output[0]], name=(node.name or q.output[0]) + "_quant",
-                             domain=mapping.MS)], [da, db, q]
+                             domain=mapping.MS)], g.dropped(da, db, q)
 
 
 def _concat(g: _Graph, node, int8_allowed: bool, added: list):
@@ -221,7 +235,7 @@ def _concat(g: _Graph, node, int8_allowed: bool, added: list):
     fused = helper.make_node("QLinearConcat", inputs, [q.output[0]], name=(node.name or q.output[0]) + "_quant",
                              domain=mapping.MS)
     fused.attribute.extend(node.attribute)
-    return [fused], [*dqs, q]
+    return [fused], g.dropped(*dqs, q)
 
 
 def _drop(g: _Graph, node, int8_allowed: bool, added: list):
@@ -234,7 +248,7 @@ def _drop(g: _Graph, node, int8_allowed: bool, added: list):
     moved.CopyFrom(node)
     moved.input[0] = dq.input[0]
     moved.output[0] = q.output[0]
-    return [moved], [dq, q]
+    return [moved], g.dropped(dq, q)
 
 
 def _argmax(g: _Graph, node, int8_allowed: bool, added: list):
@@ -244,7 +258,7 @@ def _argmax(g: _Graph, node, int8_allowed: bool, added: list):
     moved = onnx.NodeProto()
     moved.CopyFrom(node)
     moved.input[0] = dq.input[0]
-    return [moved], [dq]
+    return [moved], g.dropped(dq)
 
 
 def _opset(model) -> int:
