@@ -112,21 +112,27 @@ def _image(seed: int = 7) -> np.ndarray:
 
 
 @pytest.mark.slow
-def test_qdq_resnet18_as_written(device):
+def test_qdq_resnet18(device):
     """onnxruntime's quantize_static QDQ ResNet-18 at opset 17 (int8 activations, per-channel
-    weights), every QuantizeLinear/DequantizeLinear run as written, against onnxruntime's CPU
-    provider with its graph optimizations off (the same arithmetic: float operators between the
-    pairs). A float operator's result that lands within rounding of a half step of the next
-    QuantizeLinear's scale may round to the neighbouring level (the sums' order differs):
-    the logits agree within a few steps of the output's scale."""
+    weights), against onnxruntime's CPU provider: as gpudml's session runs it (its residual
+    Adds as QLinearAdd; its int8 convolutions stay DQ -> Conv -> Q, as on x86-64) against
+    onnxruntime on the same rewritten model, and at ORT_ENABLE_BASIC (every pair as written)
+    against onnxruntime with its optimizations off. A float convolution's result that lands
+    within rounding of a half step of the next QuantizeLinear's scale may round to the
+    neighbouring level (the sums' order differs) and carry through: measured 0 steps of the
+    logits' scale on two images of three, 4 on the third; asserted within 8, the same class."""
+    from gpudml.onnx import qdq
+
     model = _load("resnet18_qdq")
     x = _image()
-    session = gonnx.InferenceSession(model, device=device)
-    got = session.run(None, {"x": x})[0]
-    want = _ort(model, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
-    step = _output_step(model)
-    assert np.abs(got - want).max() <= 4 * step, (np.abs(got - want).max(), step)
-    assert np.argmax(got) == np.argmax(want)
+    off = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    got = gonnx.InferenceSession(model, device=device).run(None, {"x": x})[0]
+    want = _ort(qdq.fuse(model), {"x": x}, off)[0]
+    assert _steps_apart(model, got, want).max() <= 8 and np.argmax(got) == np.argmax(want)
+    basic = gonnx.SessionOptions(graph_optimization_level=gonnx.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+    written = gonnx.InferenceSession(model, basic, device=device).run(None, {"x": x})[0]
+    want = _ort(model, {"x": x}, off)[0]
+    assert _steps_apart(model, written, want).max() <= 8 and np.argmax(written) == np.argmax(want)
 
 
 def _output_step(model) -> float:
@@ -288,23 +294,21 @@ def _steps_apart(model, got, want) -> np.ndarray:
 def test_qoperator_models(name, device):
     """quantize_static's QOperator models (QLinearConv per channel, QLinearAdd,
     QLinearGlobalAveragePool, QGemm; uint8 activations) against onnxruntime's CPU provider:
-    integer arithmetic throughout, each requantization one rounding; the logits within one
-    quantization step of onnxruntime's (its QLinearAdd and QLinearGlobalAveragePool round
-    through their own fixed-point scale ratios, one level apart where a value is within
-    rounding of a half step), the same class."""
+    integer arithmetic throughout, each requantization one rounding: the quantized logits
+    equal onnxruntime's."""
     model = _load(name)
     x = _image()
     got = gonnx.InferenceSession(model, device=device).run(None, {"x": x})[0]
     want = _ort(model, {"x": x})[0]
-    assert _steps_apart(model, got, want).max() <= 1 and np.argmax(got) == np.argmax(want)
+    assert np.array_equal(got, want)
 
 
 @pytest.mark.slow
 def test_qdq_mobilenet_v2_fused_as_the_provider_does(device):
     """A uint8-activation QDQ MobileNetV2: its 52 DQ -> Conv -> Q groups run as QLinearConv and
-    its 10 residual Adds as QLinearAdd (gpudml/onnx/qdq.py), within one quantization step of
-    onnxruntime's CPU provider running the same rewritten model, and within a few steps of the
-    model run as written (float operators between the pairs: ORT_DISABLE_ALL on both sides)."""
+    its 10 residual Adds as QLinearAdd (gpudml/onnx/qdq.py): the quantized logits equal
+    onnxruntime's CPU provider's on the same rewritten model; run as written (float operators
+    between the pairs: ORT_ENABLE_BASIC, onnxruntime's optimizations off), within a few steps."""
     from gpudml.onnx import qdq
 
     model = _load("mobilenet_v2_qdq")
@@ -314,7 +318,7 @@ def test_qdq_mobilenet_v2_fused_as_the_provider_does(device):
     x = _image()
     got = gonnx.InferenceSession(model, device=device).run(None, {"x": x})[0]
     want = _ort(fused, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
-    assert _steps_apart(model, got, want).max() <= 1 and np.argmax(got) == np.argmax(want)
+    assert np.array_equal(got, want)
     off = gonnx.SessionOptions(graph_optimization_level=gonnx.GraphOptimizationLevel.ORT_ENABLE_BASIC)
     written = gonnx.InferenceSession(model, off, device=device).run(None, {"x": x})[0]
     as_written = _ort(model, {"x": x}, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
