@@ -105,6 +105,14 @@ def test_adapter_before_or_after_the_subcommand():
     assert cli.build_parser().parse_args(["info"]).adapter is None
 
 
+def test_info_counts_every_directml_operator(capsys):
+    """`gpudml info` names the registry's count: every DirectML operator through FL_6_4."""
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"Operators:       {len(SPECS)} of DirectML's 177 (through FL_6_4" in out and len(SPECS) == 177
+    assert len({s.desc for s in SPECS}) == 177 and "1 extension: non_max_suppression" in out
+
+
 @pytest.mark.parametrize("command", [["examples"], ["info"], ["shader", "reduce", "--caps", "gpu"]])
 def test_a_closed_pipe_is_no_traceback(command):
     """`gpudml info | head -1`: the reader goes away; no BrokenPipeError traceback. The pipe's
