@@ -71,8 +71,6 @@ def cmd_info(args) -> int:
     print(f"Large tensors:   bindings of at most {caps.binding_bytes} bytes, buffers of at most "
           f"{caps.buffer_bytes}{forced}; larger tensors are bound in segments and kept in several buffers")
     print(f"Feature level:   {dev.feature_level.name}")
-    from .ops import EXTENSIONS, SPECS  # (the registry: gpudml.ops loads on first use)
-
     print(f"Operators:       {len(SPECS)} of DirectML's {DIRECTML_OPERATORS} (through FL_6_4; `gpudml examples`, "
           f"docs/operators/), and {len(EXTENSIONS)} extension: {', '.join(s.functional_name for s in EXTENSIONS)}")
     supported = [dt.name for dt in DataType if dev.supports_data_type(dt)]
