@@ -95,7 +95,7 @@ def test_reference_is_the_brute_force_loop(name):
     """The reference (slices of the padded input, scatters of the transposed one) against the
     page's definitions element by element."""
     x, w, b, kwargs = _arrays(name)
-    want = conv_op._exact(x, w, b, **{k: kwargs.get(k) for k in (
+    want = conv_op.exact_convolution(x, w, b, **{k: kwargs.get(k) for k in (
         "strides", "dilations", "start_padding", "end_padding", "output_padding")},
         group_count=kwargs.get("group_count", 1), direction=kwargs.get("direction", "forward"),
         mode=kwargs.get("mode", "cross_correlation"))

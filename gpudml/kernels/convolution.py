@@ -68,8 +68,27 @@ from .epilogue import OutputRunsFamily
 from .quantized import Quantized
 
 
+class Geometry:
+    """What a convolution problem derives from its filter, input, output and groups (the float
+    and the integer problems alike)."""
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return tuple(self.filter.sizes[2:])
+
+    @property
+    def channels_in(self) -> int:
+        """Input channels per group."""
+        return self.input.sizes[1] // self.groups
+
+    @property
+    def channels_out(self) -> int:
+        """Output channels per group."""
+        return self.output.sizes[1] // self.groups
+
+
 @dataclass(frozen=True)
-class Convolution:
+class Convolution(Geometry):
     """A convolution as the kernels see it: the tensors (bias None or `{1, C_out, 1...}`),
     BACKWARD or not, the filter flipped or not (mode CONVOLUTION), per spatial axis the
     strides, dilations and start paddings, the group count, and the fused activation (a WGSL
@@ -88,20 +107,6 @@ class Convolution:
     groups: int
     activation: str | None = None
     activation_attributes: tuple[Attribute, ...] = ()
-
-    @property
-    def window(self) -> tuple[int, ...]:
-        return tuple(self.filter.sizes[2:])
-
-    @property
-    def channels_in(self) -> int:
-        """Input channels per group."""
-        return self.input.sizes[1] // self.groups
-
-    @property
-    def channels_out(self) -> int:
-        """Output channels per group."""
-        return self.output.sizes[1] // self.groups
 
 
 def _virtual(dt, sizes, strides) -> TensorDesc:
@@ -344,7 +349,7 @@ class ConvolutionPlanner(ProblemPlanner):
 
 # ---------------------------------------------------------------------------- the integer convolutions
 @dataclass(frozen=True)
-class IntegerConvolution:
+class IntegerConvolution(Geometry):
     """An integer convolution as its kernels see it (DML_CONVOLUTION_INTEGER,
     DML_QUANTIZED_LINEAR_CONVOLUTION: FORWARD, cross-correlation): the input, the filter and
     the output, per spatial axis the strides, dilations and start paddings, the group count,
@@ -364,18 +369,6 @@ class IntegerConvolution:
     groups: int
     tensors: tuple[tuple[str, TensorDesc], ...]
     quantized: bool
-
-    @property
-    def window(self) -> tuple[int, ...]:
-        return tuple(self.filter.sizes[2:])
-
-    @property
-    def channels_in(self) -> int:
-        return self.input.sizes[1] // self.groups
-
-    @property
-    def channels_out(self) -> int:
-        return self.output.sizes[1] // self.groups
 
     def role(self, name: str) -> TensorDesc | None:
         return dict(self.tensors).get(name)
