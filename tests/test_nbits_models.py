@@ -1,6 +1,7 @@
 """4-bit weights end to end: llama_past.onnx (scripts/export_transformers.py) quantized by
 onnxruntime's MatMulNBitsQuantizer (scripts/quantize_nbits.py: blocks of 32, symmetric and
-asymmetric; every MatMul with a constant weight a com.microsoft MatMulNBits) against
+asymmetric: llama_past_nbits_sym.onnx and llama_past_nbits_asym.onnx; every MatMul with a
+constant weight a com.microsoft MatMulNBits) against
 onnxruntime's CPU provider; a MatMulNBits node of every form (zero points packed, one a byte,
 none; 8 bits; bias; a batch of rows); what is refused; the fused kernel on both adapter
 classes; DequantizeLinear at opset 21 on DEQUANTIZE (4-bit constants, blocked, per axis).

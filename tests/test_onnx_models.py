@@ -62,7 +62,8 @@ def load(name: str) -> onnx.ModelProto:
 #: Model files of tests/data/models/ tested in another file (the file).
 ELSEWHERE = {"script_loop": "tests/test_onnx_control_flow.py",
              **{f"{name}{suffix}": "tests/test_onnx_transformers.py" for name in ("gpt2_past", "llama_past", "bert")
-                for suffix in ("", "_opt")}, "llama_genai": "tests/test_onnx_transformers.py"}
+                for suffix in ("", "_opt")}, "llama_genai": "tests/test_onnx_transformers.py",
+             **{f"llama_past_nbits_{kind}": "tests/test_nbits_models.py" for kind in ("sym", "asym")}}
 #: The greedy decoders' runs on one session: (seed of the state h, steps). Seed 2 ends at the
 #: end token after the first step (greedy_decoder_eos stops there: its outputs differ from
 #: greedy_decoder's), seeds 0 and 3 never end early.

@@ -390,7 +390,7 @@ SPEC = OpSpec(
              CliArg("--zero-point", "1: give a zero point (default 0: none)", "number")),
             _from_cli, "--shape 4096,4096 --dtype int8 --bits 4 --block-size 32 --zero-point 1"),
     page="DML_DEQUANTIZE_OPERATOR_DESC", tolerance=tolerance, sample=sample,
-    examples=(Example("dequantize-blocked", _X, {"scale": _SCALE, "zero_point": _ZERO, "axis": 1, "block_size": 2},
+    examples=(Example("dequantize-1", _X, {"scale": _SCALE, "zero_point": _ZERO, "axis": 1, "block_size": 2},
                       _BLOCKED, "ns-directml-dml_dequantize_operator_desc.md"),),
 )
 
