@@ -62,9 +62,11 @@ class _Graph:
         self.outputs = {v.name for v in g.output}
         self.producer = {o: n for n in self.nodes for o in n.output if o}
         self.readers: dict[str, int] = {}
+        self.reader: dict[str, onnx.NodeProto] = {}  # (the first node reading a value)
         for n in self.nodes:
             for name in [*n.input, *_subgraph_reads(n)]:
                 self.readers[name] = self.readers.get(name, 0) + 1
+                self.reader.setdefault(name, n)
         self.types = {t.name: t.data_type for t in g.initializer}
         for v in [*g.input, *g.value_info, *g.output]:
             if v.type.HasField("tensor_type"):
@@ -91,7 +93,7 @@ class _Graph:
         """The QuantizeLinear that alone reads `name` (no graph output), constant parameters."""
         if name in self.outputs or self.readers.get(name) != 1:
             return None
-        node = next((n for n in self.nodes if name in n.input), None)
+        node = self.reader.get(name)
         if node is None or node.op_type != "QuantizeLinear" or node.domain not in ("", "ai.onnx"):
             return None
         return node if self._constant_params(node) and node.input[0] == name else None
