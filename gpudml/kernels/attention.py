@@ -38,8 +38,7 @@ from typing import NamedTuple
 
 from ..errors import UnsupportedError
 from .base import LOOP_BUDGET, KernelFamily, count_option
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
-from .resample import f32_bits
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer, scratch_buffer
 
 WORKGROUP_SIZE = 64
 #: Query rows one `rows` / `split` invocation takes (each key element loaded serves them all;

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -54,6 +55,12 @@ INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 #:             order of the invocations changes: a deterministic scatter's claim)
 ACCESSES = ("words", "blocks", "stores", "atomics")
 
+
+
+def f32_bits(value: float) -> int:
+    """The bits of a float32 (uniforms are u32 words; the kernel bitcasts them): `value`
+    rounded to float32 (to nearest even), as an unsigned 32-bit integer."""
+    return struct.unpack("<I", struct.pack("<f", float(value)))[0]
 
 @dataclass(frozen=True)
 class Buffer:

@@ -38,12 +38,11 @@ from typing import NamedTuple
 from ..errors import InternalError, UnsupportedError
 from . import gemm
 from .base import LOOP_BUDGET, KernelFamily, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
 from .dequantize import Dequantize
 from .elementwise import attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
-from .resample import f32_bits
 
 OPERANDS = "lib/gemm_dequantize.wgsl.j2"
 GEMV_WORKGROUP = 64

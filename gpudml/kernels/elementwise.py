@@ -57,7 +57,7 @@ from typing import NamedTuple
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import KernelFamily, ProblemPlanner, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, int64_mode, output_buffer, scratch_buffer
 from .chain import chain
 
 STRATEGIES = ("runs", "elements", "blocks")
@@ -271,7 +271,7 @@ def _attribute_uniforms(prefix: str, attributes, kind: str, bits: int) -> tuple[
     for at in attributes:
         name = prefix + at.name
         if at.kind == "f32" or (at.kind == "value" and kind == "float" and bits < 64):
-            uniforms[name] = struct.unpack("<I", struct.pack("<f", float(at.value)))[0]
+            uniforms[name] = f32_bits(at.value)
             entries.append((at.name, name, "f32"))
         elif at.kind == "value" and bits == 64:
             word = (struct.unpack("<Q", struct.pack("<d", float(at.value)))[0] if kind == "float"

@@ -87,13 +87,12 @@ subgroups, False a variant there).
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from .base import LOOP_BUDGET, KernelFamily, ProblemPlanner, count_option
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, parts, scratch_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer, parts, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
 from .epilogue import attach as attach_epilogue
 from .epilogue import check as check_epilogue
@@ -395,9 +394,6 @@ def _workgroup_bytes(tile, block_k: int) -> int:
     return 4 * block_k * GPU_THREADS * (tile[0] + tile[1])
 
 
-def _f32_bits(value: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", float(value)))[0]
-
 
 def quantized_params(p: Problem) -> tuple | None:
     """The integer path's compile-time parameters (shaders/lib/gemm.wgsl.j2's `p.q`, as
@@ -445,7 +441,7 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
         "b_bs": lay.batch_strides[2], "c_bs": lay.batch_strides[3],
         "m": lay.m, "n": lay.n, "k": lay.k, "batches": lay.batches, "chunks": count, "chunk_len": chunk_len,
         "a_m": lay.a_m, "a_k": lay.a_k, "b_k": lay.b_k, "b_n": lay.b_n, "c_m": lay.c_m, "c_n": lay.c_n,
-        "o_m": lay.o_m, "o_n": lay.o_n, "alpha": _f32_bits(p.alpha), "beta": _f32_bits(p.beta),
+        "o_m": lay.o_m, "o_n": lay.o_n, "alpha": f32_bits(p.alpha), "beta": f32_bits(p.beta),
         **dict(extra_uniforms or {}),
     }
     act_uniforms, act_attrs = attribute_uniforms("act_", p.activation_attributes, "float", 32)

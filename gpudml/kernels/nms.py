@@ -38,13 +38,12 @@ only one; CPU- and GPU-class adapters alike).
 from __future__ import annotations
 
 import math
-import struct
 from typing import NamedTuple
 
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, KernelFamily
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer, scratch_buffer
 
 WORKGROUP = 64
 #: Loop iterations an invocation spends besides its per-candidate work.
@@ -77,9 +76,7 @@ class Suppression(NamedTuple):
 
 def _bits(x: float) -> int:
     """The float32 bits of x; NaN as +infinity (a comparison with NaN is false, as with +inf)."""
-    if math.isnan(x):
-        x = math.inf
-    return struct.unpack("<I", struct.pack("<f", x))[0]
+    return f32_bits(math.inf if math.isnan(x) else x)
 
 
 def chunk(p: Suppression) -> int:

@@ -31,8 +31,7 @@ from typing import NamedTuple
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import RunsFamily, element_bits, run_length, runs_order
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
-from .resample import f32_bits
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
 
 #: Elements per `runs` invocation.
 RUN = 64

@@ -59,9 +59,8 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from . import composite, gemm
 from .base import LOOP_BUDGET, KernelFamily
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer, scratch_buffer
 from .elementwise import Attribute, attribute_uniforms
-from .resample import f32_bits
 
 #: Hidden units the persistent kernel holds in workgroup memory (3 f32 arrays: 12 KiB).
 MAX_PERSISTENT_HIDDEN = 1024

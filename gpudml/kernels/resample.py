@@ -95,7 +95,7 @@ from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
-from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, parts
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, int64_mode, output_buffer, parts
 from .chain import Chain, StageRule, chain
 from .epilogue import attach, check
 from .movement import family as movement
@@ -123,10 +123,6 @@ INTEGER_BLOCKS = 8
 #: `integer`: outputs of one invocation times the taps each sums (the unrolled code's size).
 _INTEGER_TERMS = 256
 
-
-def f32_bits(value: float) -> int:
-    """The bits of a float32 (uniforms are u32 words; the kernel bitcasts them)."""
-    return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
 def f32(value: float) -> float:

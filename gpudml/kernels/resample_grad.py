@@ -44,8 +44,8 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .base import LOOP_BUDGET, GatherRunsFamily, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
-from .resample import Resampling, f32, f32_bits
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
+from .resample import Resampling, f32
 
 RUN = GatherRunsFamily.RUN
 WORKGROUP_SIZE = 64

@@ -33,9 +33,8 @@ from typing import NamedTuple
 
 from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
 from .epilogue import OutputRunsFamily
-from .resample import f32_bits
 
 #: Samples per output along each axis at most: the loop budget of one invocation
 #: (64 x 65 loop iterations per output), whatever MaximumSamplesPerOutput says.

@@ -35,8 +35,7 @@ from typing import NamedTuple
 from ..errors import UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import LOOP_BUDGET, GatherRunsFamily, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer, scratch_buffer
-from .resample import f32_bits
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer, scratch_buffer
 from .roi import RoiAlign
 
 RUN = GatherRunsFamily.RUN

@@ -21,13 +21,12 @@ consumers in the store.
 
 from __future__ import annotations
 
-import struct
 from typing import NamedTuple
 
 from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc
 from .base import RUNS_ELEMENTS, RunsFamily, element_bits, run_length, runs_order
-from .builder import Dispatch, KernelPlan, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
 from .epilogue import ElementStores
 
 STRATEGIES = RUNS_ELEMENTS
@@ -48,9 +47,6 @@ class ValueScale(NamedTuple):
     scale: float
     bias: tuple[float, ...]
 
-
-def _f32_bits(value: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
 def _run(p: ValueScale, strategy: str, run) -> int:
@@ -75,8 +71,8 @@ def plan(p: ValueScale, caps, strategy: str, run=None) -> KernelPlan:
     bits = element_bits(p.input)
     length = _run(p, strategy, run)
     count = p.output.element_count
-    bias = tuple(_f32_bits(b) for b in p.bias) + (0,) * (MAX_CHANNELS - len(p.bias))
-    uniforms = {"count": count, "run": length, "scale": _f32_bits(p.scale), "bias": bias,
+    bias = tuple(f32_bits(b) for b in p.bias) + (0,) * (MAX_CHANNELS - len(p.bias))
+    uniforms = {"count": count, "run": length, "scale": f32_bits(p.scale), "bias": bias,
                 "out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides}
     buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"))
