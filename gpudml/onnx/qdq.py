@@ -64,7 +64,7 @@ class _Graph:
         self.readers: dict[str, int] = {}
         self.reader: dict[str, onnx.NodeProto] = {}  # (the first node reading a value)
         for n in self.nodes:
-            for name in [*n.input, *_subgraph_reads(n)]:
+            for name in [*n.input, *analysis.node_outer_names(n)]:
                 self.readers[name] = self.readers.get(name, 0) + 1
                 self.reader.setdefault(name, n)
         self.types = {t.name: t.data_type for t in g.initializer}
@@ -138,10 +138,6 @@ class _Graph:
                 and sa.size == 1)
 
 
-def _subgraph_reads(node) -> list[str]:
-    return list(analysis.node_outer_names(node)) if any(a.type in (5, 10) for a in node.attribute) else []
-
-
 def _mapped(op_type: str, domain: str = "") -> bool:
     return mapping.row(op_type, domain or "ai.onnx") is not None
 
@@ -177,7 +173,7 @@ def fuse(model: onnx.ModelProto, int8_allowed: bool = False) -> onnx.ModelProto:
         if k in removed:
             continue
         out.graph.node.extend(replaced.get(k, [node]))
-    read = {name for n in out.graph.node for name in [*n.input, *_subgraph_reads(n)]}
+    read = {name for n in out.graph.node for name in [*n.input, *analysis.node_outer_names(n)]}
     graph_outputs = {v.name for v in out.graph.output}
     dead = [n for n in out.graph.node if n.op_type == "DequantizeLinear" and n.output[0] not in read
             and n.output[0] not in graph_outputs]  # (a shared DQ whose every reader was rewritten)
