@@ -1,9 +1,11 @@
 """RoiAlignGrad: what the conformance kit (tests/test_conformance.py) does not cover: the page's
 worked example, the reference against the adjoint identity of the forward ROI align, MAX's
 pick (ties to the first sample), the documented precision at its bound, determinism, the
-loop budget's refusal, the refused ROI gradient, each validation rule's message, both adapter
-classes' strategies on the software adapters (strided and broadcast tensors), the command
-line."""
+loop budget's refusal, the ROI gradient (its reference against central differences of the
+forward and against TensorFlow's CropAndResizeGradBoxes, which DirectML's runs in the
+TensorFlow plugin; every mode, its bound, its functional form), each validation rule's
+message, both adapter classes' strategies on the software adapters (strided and broadcast
+tensors), the command line."""
 
 from __future__ import annotations
 
@@ -159,28 +161,227 @@ def test_loop_budget_refused_before_any_gpu_work(vulkan_device):
         vulkan_device.compile_operator(op)
 
 
-def test_roi_gradient_refused(vulkan_device):
-    """OutputROIGradientTensor validates (the page's rules) and is refused, naming the field,
-    before any GPU work; the functional form and the reference alike."""
-    desc = _desc(droi=(3, 4))
-    op = vulkan_device.create_operator(desc)
-    with pytest.raises(dml.UnsupportedError, match="RoiAlignGrad: output_roi_gradient_tensor .* not implemented"):
-        vulkan_device.compile_operator(op)
-    dy = np.zeros((3, 2, 2, 2), np.float32)
-    rois, batch, x = np.zeros((3, 4), np.float32), np.zeros(3, np.uint32), np.zeros((1, 2, 4, 4), np.float32)
-    with pytest.raises(dml.UnsupportedError, match="output_roi_gradient"):
-        dml.roi_align_grad(dy, rois, batch, x=x, output_roi_gradient=True, device=vulkan_device)
-    with pytest.raises(dml.UnsupportedError, match="output_roi_gradient"):
-        reference.roi_align_grad(dy, rois, batch, x=x, output_roi_gradient=True)
+def _forward_derivative(x, rois, batch, dy, args, h=1e-6):
+    """sum(roi_align(x, rois) dy)'s central differences in each box coordinate (float64)."""
+    out = np.zeros(rois.shape)
+    for index in np.ndindex(*rois.shape):
+        up, down = rois.copy(), rois.copy()
+        up[index] += h
+        down[index] -= h
+        f = [float((reference.roi_align(x, r, batch, output_size=dy.shape[2:], **args) * dy).sum())
+             for r in (up, down)]
+        out[index] = (f[0] - f[1]) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["average", "max"])
+def test_roi_gradient_is_the_forward_derivative(reduction):
+    """The ROI gradient's float64 reference against central differences of the float64
+    forward (ROI_ALIGN1's reference, formulated apart) in x1, y1, x2, y2 of every region:
+    boxes in and beyond the image, an inverted one, a batch index past N, scales, both offset
+    pairs, corner alignment, fixed and adaptive sample counts (generic coordinates: no sample
+    on an integer, where the page's floor/ceil taps give 0); nearest: 0 everywhere."""
+    rng = np.random.default_rng(11)
+    for trial in range(6):
+        x = rng.standard_normal((2, 2, 6, 7))
+        rois = rng.uniform(-1.3, 7.6, (4, 4))
+        rois[1, [0, 2]] = np.sort(rois[1, [0, 2]])[::-1]  # (inverted in x)
+        batch = np.array([0, 1, 2 if trial == 2 else 1, 0], np.uint32)
+        dy = rng.standard_normal((4, 2, 2, 3))
+        fixed = 1 + trial % 3
+        args = dict(spatial_scale=[(1.0, 1.0), (0.75, 1.25), (1.5, 0.5)][trial % 3], reduction_function=reduction,
+                    input_pixel_offset=[0.5, 0.0][trial % 2], output_pixel_offset=[-0.5, 0.0][trial % 2],
+                    align_regions_to_corners=trial >= 3, minimum_samples_per_output=fixed,
+                    maximum_samples_per_output=fixed if trial < 4 else 2**32 - 1)
+        if trial >= 4:
+            args["minimum_samples_per_output"] = 1
+        got = reference.roi_align_grad(dy, rois, batch, x=x, output_gradient=False, output_roi_gradient=True, **args)
+        want = _forward_derivative(x, rois, batch, dy, args)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * (1 + np.abs(want).max()))
+        assert np.abs(got).max() > 0.1
+        assert trial != 2 or not got[2].any()  # (a batch index past N: no gradient)
+        nearest = reference.roi_align_grad(dy, rois, batch, x=x, output_gradient=False, output_roi_gradient=True,
+                                           **{**args, "interpolation_mode": "nearest_neighbor"})
+        assert not nearest.any()
+        np.testing.assert_allclose(_forward_derivative(x, rois, batch, dy, {**args,
+                                                                           "interpolation_mode": "nearest_neighbor"}),
+                                   0.0, atol=1e-9)
+
+
+def _crop_and_resize_grad_boxes(grads, image, boxes, box_index):
+    """TensorFlow's CropAndResizeGradBoxes (bilinear; NHWC grads and image, boxes [y1, x1, y2,
+    x2] normalized, crops of more than one pixel), its loop written out in float64: per crop
+    sample at in = y1 (H - 1) + y (y2 - y1) (H - 1) / (CH - 1) (x alike) inside [0, H - 1] x
+    [0, W - 1], the bilinear slopes with floor and ceil taps times the incoming gradient, to
+    y1 with (H - 1 - y (H - 1) / (CH - 1)) and to y2 with y (H - 1) / (CH - 1)."""
+    out = np.zeros(boxes.shape)
+    _, h, w, _ = image.shape
+    _, ch, cw, _ = grads.shape
+    for b, (y1, x1, y2, x2) in enumerate(boxes):
+        hr, wr = (h - 1) / (ch - 1), (w - 1) / (cw - 1)
+        for y in range(ch):
+            iy = y1 * (h - 1) + y * (y2 - y1) * hr
+            if not 0 <= iy <= h - 1:
+                continue
+            top, bottom = int(np.floor(iy)), int(np.ceil(iy))
+            fy = iy - top
+            for xx in range(cw):
+                ix = x1 * (w - 1) + xx * (x2 - x1) * wr
+                if not 0 <= ix <= w - 1:
+                    continue
+                left, right = int(np.floor(ix)), int(np.ceil(ix))
+                fx = ix - left
+                im = image[box_index[b]]
+                tl, tr, bl, br = im[top, left], im[top, right], im[bottom, left], im[bottom, right]
+                gy = ((1 - fx) * (bl - tl) + fx * (br - tr)) * grads[b, y, xx]
+                gx = ((1 - fy) * (tr - tl) + fy * (br - bl)) * grads[b, y, xx]
+                out[b, 0] += gy.sum() * (h - 1 - y * hr)
+                out[b, 2] += gy.sum() * y * hr
+                out[b, 1] += gx.sum() * (w - 1 - xx * wr)
+                out[b, 3] += gx.sum() * xx * wr
+    return out
+
+
+def test_roi_gradient_is_tensorflow_crop_and_resize_grad_boxes(device):
+    """DirectML's ROI gradient is what tensorflow-directml-plugin runs TensorFlow's
+    CropAndResizeGradBoxes on (ROI_ALIGN_GRAD with the boxes' y and x swapped, SpatialScale (W -
+    1, H - 1), one sample per output, offsets 0, AlignRegionsToCorners, AVERAGE, LINEAR): the
+    reference and the kernel equal TensorFlow's loop there (boxes inside the image, some
+    crop samples on integer coordinates: 0 there in both)."""
+    rng = np.random.default_rng(9)
+    image = rng.standard_normal((2, 5, 6, 3))  # NHWC
+    boxes = np.concatenate([rng.uniform(0, 0.45, (4, 2)), rng.uniform(0.55, 1, (4, 2))], axis=1)
+    boxes[0] = [0.0, 0.0, 1.0, 1.0]  # (the whole image at its size: every crop sample on a pixel)
+    box_index = np.array([0, 1, 1, 0], np.uint32)
+    grads = rng.standard_normal((4, 5, 6, 3))  # [boxes, crop height, crop width, depth]
+    want = _crop_and_resize_grad_boxes(grads, image, boxes, box_index)
+    args = dict(spatial_scale=(5.0, 4.0), input_pixel_offset=0.0, output_pixel_offset=0.0,
+                align_regions_to_corners=True, minimum_samples_per_output=1, maximum_samples_per_output=1,
+                output_gradient=False, output_roi_gradient=True)
+    x, dy, rois = image.transpose(0, 3, 1, 2), grads.transpose(0, 3, 1, 2), boxes[:, [1, 0, 3, 2]]
+    got = reference.roi_align_grad(dy, rois, box_index, x=x, **args)[:, [1, 0, 3, 2]]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert not want[0].any() and np.abs(want[1:]).min() > 0.01
+    as32 = [a.astype(np.float32) for a in (dy, rois, x)]
+    kernel = dml.roi_align_grad(as32[0], as32[1], box_index, x=as32[2], device=device, **args)
+    exact = reference.roi_align_grad(as32[0].astype(np.float64), as32[1], box_index,
+                                     x=as32[2].astype(np.float64), **args)
+    bound = spec_named("roi_align_grad").tolerance(exact.astype(np.float32), [as32[0], as32[1], box_index],
+                                                   {"x": as32[2], **args})
+    assert_within(kernel, exact.astype(np.float32), bound, "RoiAlignGrad")
+
+
+def _roi_case(rng, dtype=np.float32, regions=5, channels=3, out=(3, 4)):
+    x = rng.uniform(-1, 1, (2, channels, 7, 9)).astype(dtype)
+    rois = rng.uniform(-1.5, 9.5, (regions, 4)).astype(dtype)
+    rois[0] = [2.0, 3.0, 2.0, 3.0]  # (an empty region: every sample on one integer point)
+    rois[1, [0, 2]] = np.sort(rois[1, [0, 2]])[::-1]  # (inverted)
+    batch = (np.arange(regions) % 3).astype(np.uint32)  # (some past N)
+    dy = rng.uniform(-1, 1, (regions, channels, *out)).astype(dtype)
+    return x, rois, batch, dy
+
+
+@pytest.mark.parametrize("strategy_class", ["cpu", "gpu"])
+@pytest.mark.parametrize("reduction", ["average", "max"])
+@pytest.mark.parametrize("mode", ["linear", "nearest_neighbor"])
+def test_roi_gradient_every_mode(adapter, strategy_class, reduction, mode):
+    """OutputROIGradientTensor alone and beside OutputGradientTensor, every reduction and
+    interpolation, corner alignment and offsets, under each adapter class's strategies: within
+    the documented bound of the float64 reference (nearest: exactly 0), on a strided x, a
+    broadcast dy (channels stride 0), [1, 1, NumROIs, 4] regions and a strided ROI gradient."""
+    dev = dml.Device(adapter=adapter, adapter_class=strategy_class)
+    rng = np.random.default_rng(6)
+    x_store = rng.uniform(-1, 1, (2, 2, 7, 18)).astype(np.float32)
+    logical_x = x_store[:, :, :, ::2]
+    base = rng.uniform(-1, 1, (4, 1, 2, 3)).astype(np.float32)
+    logical_dy = np.broadcast_to(base, (4, 2, 2, 3))
+    rois = np.array([[0.3, 0.6, 6.7, 5.2], [8.1, 4.4, 1.2, 0.3], [-1.2, 2.3, 9.6, 7.1], [2.5, 1.5, 3.7, 5.9]],
+                    np.float32)
+    batch = np.array([1, 0, 1, 3], np.uint32)
+    t = dml.TensorDesc
+    for both, corners, offsets in ((False, False, (0.5, -0.5)), (True, True, (0.0, 0.0))):
+        droi = t(F32, [1, 1, 4, 4], [64, 64, 8, 2])
+        desc = dml.RoiAlignGradOperatorDesc(
+            t(F32, [2, 2, 7, 9], [252, 126, 18, 2]), t(F32, [4, 2, 2, 3], [6, 0, 3, 1]), t(F32, [1, 1, 4, 4]),
+            t(U32, [4]), t(F32, [2, 2, 7, 9]) if both else None, droi, reduction, mode, 1.25, 0.75, *offsets, 1, 3,
+            corners)
+        op = dev.create_operator(desc)
+        chosen = dev.compile_operator(op)
+        assert chosen.strategy == ("runs" if strategy_class == "cpu" else "elements")
+        args = dict(x=logical_x, spatial_scale=(1.25, 0.75), reduction_function=reduction, interpolation_mode=mode,
+                    input_pixel_offset=offsets[0], output_pixel_offset=offsets[1], align_regions_to_corners=corners,
+                    minimum_samples_per_output=1, maximum_samples_per_output=3, output_gradient=both,
+                    output_roi_gradient=True)
+        want = reference.roi_align_grad(logical_dy, rois.reshape(1, 1, 4, 4), batch, **args)
+        want = want if both else (want,)
+        inputs = [x_store.reshape(-1), base.reshape(-1), rois.reshape(-1), batch]
+        for strategy in chosen.strategies:
+            got = dev.compile_operator(op, strategy).execute(inputs)
+            for g, w in zip(got, want, strict=True):
+                bound = spec_named("roi_align_grad").tolerance(w, [logical_dy, rois.reshape(1, 1, 4, 4), batch], args)
+                if w.shape == (1, 1, 4, 4):
+                    if mode == "nearest_neighbor":
+                        assert_bits_equal(g, np.zeros_like(w))
+                    else:
+                        assert np.abs(w).max() > 0.1
+                assert_within(g, w, bound, f"{strategy} {w.shape}")
+
+
+@pytest.mark.parametrize("reduction", ["average", "max"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_roi_gradient_precision_at_the_bound(device, reduction, dtype):
+    """Regions with 8 x 8 samples per bin and 96 channels of 7 x 7 bins (4,704 bins a region:
+    the sums in two stages, ROI_CHUNK = 4096) inside a ramp (slopes of one sign: the bound's
+    sum of magnitudes is the result's; MAX: one largest sample per bin, no near tie): within
+    the documented bound, float32 visibly rounding, the bound tight (float32: under 2^-10 of
+    the gradients' magnitude), a second run the same bits (one fixed-order sum per
+    coordinate)."""
+    rng = np.random.default_rng(8)
+    rois = rng.uniform(0.6, 6.4, (3, 4)).astype(dtype)
+    rois[1, [0, 2]] = np.sort(rois[1, [0, 2]])[::-1]  # (inverted)
+    batch = np.array([0, 1, 0], np.uint32)
+    ramp = np.add.outer(0.173 * np.arange(7.0), 0.0613 * np.arange(9.0))  # (no two samples of a bin alike)
+    x = (ramp * rng.uniform(0.5, 1.0, (2, 96, 1, 1))).astype(dtype)
+    dy = rng.uniform(0.5, 1.0, (3, 96, 7, 7)).astype(dtype)
+    args = dict(x=x, reduction_function=reduction, minimum_samples_per_output=8, maximum_samples_per_output=8,
+                output_gradient=False, output_roi_gradient=True)
+    got = dml.roi_align_grad(dy, rois, batch, device=device, **args)
+    want = reference.roi_align_grad(dy, rois, batch, **args)
+    bound = spec_named("roi_align_grad").tolerance(want, [dy, rois, batch], args)
+    assert_within(got, want, bound, "RoiAlignGrad")
+    if dtype == np.float32:
+        exact = reference.roi_align_grad(dy.astype(np.float64), rois, batch, **{**args, "x": x.astype(np.float64)})
+        assert float(np.max(np.abs(got - exact))) > 0, "no rounding seen: the case proves nothing about the bound"
+        assert float(np.max(bound)) < 2.0**-10 * float(np.max(np.abs(exact)))
+        print(f"error / bound at most {float(np.max(np.abs(got - want) / bound)):.3g}")
+    assert_bits_equal(dml.roi_align_grad(dy, rois, batch, device=device, **args), got)
+
+
+def test_roi_gradient_functional_outputs(vulkan_device):
+    """The functional form returns the ROI gradient (rois' shape and type) alone, or (dx, ROI
+    gradient) where both are asked for; the reference alike; the ROI gradient needs x."""
+    rng = np.random.default_rng(2)
+    x, rois, batch, dy = _roi_case(rng, np.float16, regions=3, channels=2, out=(2, 2))
+    rois = rois.reshape(1, 3, 4)
+    droi = dml.roi_align_grad(dy, rois, batch, x=x, output_gradient=False, output_roi_gradient=True,
+                              device=vulkan_device)
+    assert droi.shape == (1, 3, 4) and droi.dtype == np.float16
+    dx, droi2 = dml.roi_align_grad(dy, rois, batch, x=x, output_roi_gradient=True, device=vulkan_device)
+    assert dx.shape == x.shape
+    assert_bits_equal(droi2, droi)
+    want = reference.roi_align_grad(dy, rois, batch, x=x, output_gradient=False, output_roi_gradient=True)
+    assert want.shape == (1, 3, 4) and want.dtype == np.float16
+    with pytest.raises(dml.InvalidArgumentError, match="input_tensor must be supplied when output_roi_gradient"):
+        dml.roi_align_grad(dy, rois, batch, input_size=x.shape, output_roi_gradient=True, device=vulkan_device)
 
 
 def _desc(x=(1, 2, 4, 4), dy=(3, 2, 2, 2), rois=(3, 4), batch=(3,), dx=(1, 2, 4, 4), droi=None, dtype=F32,
-          batch_type=U32, dx_type=None, reduction="average", mode="linear", samples=(1, 2)):
+          batch_type=U32, dx_type=None, droi_type=None, reduction="average", mode="linear", samples=(1, 2)):
     t = dml.TensorDesc
     return dml.RoiAlignGradOperatorDesc(
         t(dtype, x) if x else None, t(dtype, dy), t(dtype, rois), t(batch_type, batch),
-        t(dx_type or dtype, dx) if dx else None, t(dtype, droi) if droi else None, reduction, mode, 1.0, 1.0, 0.5,
-        -0.5, *samples, False)
+        t(dx_type or dtype, dx) if dx else None, t(droi_type or dtype, droi) if droi else None, reduction, mode, 1.0,
+        1.0, 0.5, -0.5, *samples, False)
 
 
 @pytest.mark.parametrize("desc, message", [
@@ -196,6 +397,14 @@ def _desc(x=(1, 2, 4, 4), dy=(3, 2, 2, 2), rois=(3, 4), batch=(3,), dx=(1, 2, 4,
                                      "input_tensor.sizes [1, 2, 4, 4]"),
     (lambda: _desc(droi=(3, 5)), "RoiAlignGrad: output_roi_gradient_tensor.sizes [3, 5] must equal "
                                  "roi_tensor.sizes [3, 4]"),
+    (lambda: _desc(droi=(1, 3, 4)), "RoiAlignGrad: output_roi_gradient_tensor.sizes [1, 3, 4] must equal "
+                                    "roi_tensor.sizes [3, 4]"),
+    (lambda: _desc(droi=(1, 1, 1, 3, 4)), "RoiAlignGrad: output_roi_gradient_tensor DimensionCount 5 is not "
+                                          "supported"),
+    (lambda: _desc(droi=(3, 4), droi_type=F16), "RoiAlignGrad: output_roi_gradient_tensor.data_type FLOAT16 must "
+                                                "equal input_gradient_tensor.data_type FLOAT32"),
+    (lambda: _desc(droi=(3, 4), droi_type=dml.DataType.INT32), "RoiAlignGrad: output_roi_gradient_tensor.data_type "
+                                                              "INT32 is not supported"),
     (lambda: _desc(rois=(3, 5)), "RoiAlignGrad: roi_tensor.sizes [3, 5] must be {NumROIs, 4}"),
     (lambda: _desc(batch=(2,)), "RoiAlignGrad: batch_indices_tensor.sizes [2] must be NumROIs = 3"),
     (lambda: _desc(batch_type=dml.DataType.INT32), "RoiAlignGrad: batch_indices_tensor.data_type INT32 is not "

@@ -39,20 +39,25 @@ from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
 from .roi import RoiAlign
 
 RUN = GatherRunsFamily.RUN
+#: Bins one invocation of the ROI gradient's sums adds at most (a region's C OH OW bins in
+#: ceil(bins / ROI_CHUNK) partial sums, then those).
+ROI_CHUNK = 4096
 WORKGROUP_SIZE = 64
 #: Iterations an element spends besides its candidates (set-up, the store).
 _OVERHEAD = GatherRunsFamily.OVERHEAD
 
 
 class RoiAlignGrad(NamedTuple):
-    """The input gradient of the forward `forward` (its input: the forward input's sizes and
-    InputTensor's layout where given; its output: dy's): dx, and whether InputTensor is an
-    input (the desc's inputs shift by one without it)."""
+    """The gradients of the forward `forward` (its input: the forward input's sizes and
+    InputTensor's layout where given; its output: dy's): dx (None where not asked for),
+    whether InputTensor is an input (the desc's inputs shift by one without it) and the ROI
+    gradient (None where not asked for; it needs InputTensor)."""
 
     forward: RoiAlign
     dy: TensorDesc
-    dx: TensorDesc
+    dx: TensorDesc | None
     has_input: bool
+    droi: TensorDesc | None = None
 
 
 def iterations(p: RoiAlignGrad) -> int:
@@ -61,7 +66,15 @@ def iterations(p: RoiAlignGrad) -> int:
     return regions * (oh * (ow + 1) + 1)
 
 
+def roi_bin_iterations(p: RoiAlignGrad) -> int:
+    """One ROI-gradient bin's loop: its samples (twice with MAX: the pick, then its slopes)."""
+    cap = p.forward.samples_cap
+    return cap * (cap + 1) * (2 if p.forward.maximum else 1)
+
+
 def _check_budget(p: RoiAlignGrad) -> int:
+    if p.dx is None:  # (the ROI gradient alone: a bin's samples, ROI_BIN_ITERATIONS at most)
+        return roi_bin_iterations(p)
     per = iterations(p)
     if per + _OVERHEAD > LOOP_BUDGET:
         regions, _, oh, ow = p.dy.sizes
@@ -82,20 +95,20 @@ class RoiAlignGradFamily(GatherRunsFamily):
         return problem.forward.op
 
     def count_of(self, problem: RoiAlignGrad) -> int:
-        return problem.dx.element_count
+        return (problem.dx or problem.dy).element_count
 
     def plan(self, p: RoiAlignGrad, caps, strategy: str, run=None) -> KernelPlan:
         length = self.run_for(p, caps, strategy, run)
         f = p.forward
-        count = p.dx.element_count
         bits = element_bits(p.dy)
-        regions, _, oh, ow = p.dy.sizes
-        _, _, h, w = p.dx.sizes
+        regions, channels, oh, ow = p.dy.sizes
+        image = p.dx.sizes if p.dx is not None else f.input.sizes
+        _, _, h, w = image
         table_x = regions * oh * h
         rs = f.rois.effective_strides
         layout = f.input if p.has_input else p.dx
-        uniforms = {"count": count, "run": length, "in_sizes": p.dx.sizes, "in_strides": layout.effective_strides,
-                    "dx_strides": p.dx.effective_strides, "out_sizes": p.dy.sizes,
+        uniforms = {"count": 0, "run": length, "in_sizes": image, "in_strides": layout.effective_strides,
+                    "dx_strides": (p.dx or layout).effective_strides, "out_sizes": p.dy.sizes,
                     "dy_strides": p.dy.effective_strides, "roi_stride": rs[-2], "coord_stride": rs[-1],
                     "index_stride": f.batch_indices.effective_strides[-1],
                     "scale_x": f32_bits(f.spatial_scale[0]), "scale_y": f32_bits(f.spatial_scale[1]),
@@ -105,19 +118,57 @@ class RoiAlignGradFamily(GatherRunsFamily):
         first = 1 if p.has_input else 0  # (the inputs: InputTensor where given, dy, the regions, the indices)
         regions_in = (input_buffer(first + 1, "rois"), input_buffer(first + 2, "batch"))
         params = {"bits": bits, "maximum": f.maximum, "nearest": f.nearest, "corners": f.align_corners}
-        if f.maximum:
-            pre, pre_count, words = "argmax", p.dy.element_count, 4 * p.dy.element_count
-            pre_buffers = (input_buffer(0, "input"), *regions_in, scratch_buffer(0, "tables", writable=True))
-        else:
-            pre, pre_count, words = "tables", table_x + regions * ow * w, table_x + regions * ow * w
-            pre_buffers = (*regions_in, scratch_buffer(0, "tables", writable=True))
-        gather = (output_buffer(0, "output", bits, "stores"), input_buffer(first, "dy"), *regions_in,
-                  scratch_buffer(0, "tables", writable=False))
-        return KernelPlan((
-            Dispatch("roi_align_grad.wgsl.j2", {**params, "step": pre}, pre_buffers,
-                     {**uniforms, "count": pre_count, "run": 1}, pre_count, WORKGROUP_SIZE),
-            Dispatch("roi_align_grad.wgsl.j2", {**params, "step": "gather"}, gather, uniforms,
-                     -(-count // length), WORKGROUP_SIZE)), scratch_bytes=(4 * words,))
+        dispatches, scratch = [], []
+        if p.dx is not None:
+            count = p.dx.element_count
+            if f.maximum:
+                pre, pre_count, words = "argmax", p.dy.element_count, 4 * p.dy.element_count
+                pre_buffers = (input_buffer(0, "input"), *regions_in, scratch_buffer(0, "tables", writable=True))
+            else:
+                pre, pre_count, words = "tables", table_x + regions * ow * w, table_x + regions * ow * w
+                pre_buffers = (*regions_in, scratch_buffer(0, "tables", writable=True))
+            gather = (output_buffer(0, "output", bits, "stores"), input_buffer(first, "dy"), *regions_in,
+                      scratch_buffer(0, "tables", writable=False))
+            dispatches += [
+                Dispatch("roi_align_grad.wgsl.j2", {**params, "step": pre}, pre_buffers,
+                         {**uniforms, "count": pre_count, "run": 1}, pre_count, WORKGROUP_SIZE),
+                Dispatch("roi_align_grad.wgsl.j2", {**params, "step": "gather"}, gather,
+                         {**uniforms, "count": count}, -(-count // length), WORKGROUP_SIZE)]
+            scratch.append(4 * words)
+        if p.droi is not None:
+            dispatches += _roi_dispatches(p, params, uniforms, regions_in, len(scratch), 0 if p.dx is None else 1)
+            bins = channels * oh * ow
+            parts = -(-bins // ROI_CHUNK)
+            scratch.append(4 * (4 * p.dy.element_count + (4 * regions * parts if parts > 1 else 0)))
+        return KernelPlan(tuple(dispatches), scratch_bytes=tuple(scratch))
+
+
+def _roi_dispatches(p: RoiAlignGrad, params: dict, uniforms: dict, regions_in: tuple, scratch: int,
+                    output: int) -> list:
+    """The ROI gradient's dispatches (module docstring): `roi_bins`, then `roi_sum` (with
+    `roi_partials` before it where a region has more than ROI_CHUNK bins)."""
+    regions, channels, oh, ow = p.dy.sizes
+    bins = channels * oh * ow
+    parts = -(-bins // ROI_CHUNK)
+    if parts > ROI_CHUNK:
+        raise UnsupportedError(f"{p.forward.op}: output_roi_gradient_tensor sums C x OutputHeight x OutputWidth = "
+                               f"{channels} x {oh} x {ow} bins per region, more than {ROI_CHUNK} x {ROI_CHUNK}")
+    rs = p.droi.effective_strides
+    sums = {**uniforms, "bins": bins, "chunk": ROI_CHUNK, "parts": parts, "partial_base": 4 * p.dy.element_count,
+            "droi_stride": rs[-2], "droi_coord_stride": rs[-1]}
+    count = p.dy.element_count
+    writes = scratch_buffer(scratch, "bins", writable=True)
+    out = [Dispatch("roi_align_grad.wgsl.j2", {**params, "step": "roi_bins"},
+                    (input_buffer(0, "input"), input_buffer(1, "dy"), *regions_in, writes),
+                    {**uniforms, "count": count}, count, WORKGROUP_SIZE)]
+    if parts > 1:
+        out.append(Dispatch("roi_align_grad.wgsl.j2", {**params, "step": "roi_partials"}, (writes,),
+                            {**sums, "count": 4 * regions * parts}, 4 * regions * parts, WORKGROUP_SIZE))
+    out.append(Dispatch("roi_align_grad.wgsl.j2", {**params, "step": "roi_sum", "staged": parts > 1},
+                        (output_buffer(output, "output", params["bits"], "stores"),
+                         scratch_buffer(scratch, "bins", writable=False)),
+                        {**sums, "count": 4 * regions}, 4 * regions, WORKGROUP_SIZE))
+    return out
 
 
 FAMILY = RoiAlignGradFamily()

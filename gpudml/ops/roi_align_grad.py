@@ -55,15 +55,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, UnsupportedError
+from ..errors import InvalidArgumentError
 from ..kernels import roi_align_grad as grad_family
 from ..kernels.base import ProblemPlanner
 from ..tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
 from ..types import F16, F32, U32, FeatureLevel, InterpolationMode, ReduceFunction
 from . import roi_align as forward_ops
-from .spec import Call, Cli, OpSpec, support_table
+from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "RoiAlignGrad"
+#: float32's unit roundoff (the ROI gradient's bound).
+_UNIT = 2.0**-23
 UINT32_MAX = forward_ops.UINT32_MAX
 _FLOATS = {F32, F16}
 _TENSORS = ("input_gradient_tensor", "input_tensor", "roi_tensor", "batch_indices_tensor", "output_gradient_tensor",
@@ -181,9 +183,6 @@ def validate(desc: RoiAlignGradOperatorDesc, level: FeatureLevel) -> None:
 
 # ---------------------------------------------------------------------------- planning
 def problem(desc: RoiAlignGradOperatorDesc) -> grad_family.RoiAlignGrad:
-    if desc.output_roi_gradient_tensor is not None:
-        raise UnsupportedError(f"{OP}: output_roi_gradient_tensor (the gradient with respect to roi_tensor) is not "
-                               f"implemented in gpudml; supply output_gradient_tensor alone")
     dx, dy = desc.output_gradient_tensor, desc.input_gradient_tensor
     image = dx if desc.input_tensor is None else desc.input_tensor
     forward = forward_ops.RoiAlign1OperatorDesc(
@@ -191,7 +190,7 @@ def problem(desc: RoiAlignGradOperatorDesc) -> grad_family.RoiAlignGrad:
         desc.spatial_scale_x, desc.spatial_scale_y, desc.input_pixel_offset, desc.output_pixel_offset, 0.0,
         desc.minimum_samples_per_output, desc.maximum_samples_per_output, desc.align_regions_to_corners)
     return grad_family.RoiAlignGrad(forward_ops.problem(forward)._replace(op=OP), dy, dx,
-                                    desc.input_tensor is not None)
+                                    desc.input_tensor is not None, desc.output_roi_gradient_tensor)
 
 
 PLANNER = ProblemPlanner(problem, grad_family.FAMILY)
@@ -221,29 +220,38 @@ def _moved(v: np.ndarray, eps: float, size: int, nearest: bool) -> np.ndarray:
                       np.abs(_axis_weights(v + eps, size, nearest) - base))
 
 
-def _evaluate(x, dy, rois, batch, size, p: dict, with_bound: bool):
-    n_img, channels, h, w = size
-    regions, _, oh, ow = dy.shape
-    nearest = p["interpolation_mode"] == "nearest_neighbor"
-    maximum = p["reduction_function"] == "max"
+def _regions(rois, batch, n_img: int, dy_shape, p: dict):
+    """Per region r of an image in [0, N): (r, its image b, its samples per output along x and
+    y, their positions (float64), and the kernel's position error bound along x and y
+    (ROI_ALIGN1's eps))."""
+    _, _, oh, ow = dy_shape
     sx, sy = p["spatial_scale"]
     low, high = p["minimum_samples_per_output"], p["maximum_samples_per_output"]
-    dyf = dy.astype(np.float64)
-    result = np.zeros(size)
-    bound = np.zeros(size)
     offsets = abs(p["input_pixel_offset"]) + abs(p["output_pixel_offset"]) + 1
-    for r in range(regions):
+    for r in range(len(rois)):
         x1, y1, x2, y2 = (float(v) for v in rois[r])
         b = int(batch[r])
         if not 0 <= b < n_img:
             continue
         nx = forward_ops.samples_per_output(x1, x2, sx, ow, low, high)
         ny = forward_ops.samples_per_output(y1, y2, sy, oh, low, high)
-        xs = forward_ops.positions(x1, x2, sx, ow, nx, p)
-        ys = forward_ops.positions(y1, y2, sy, oh, ny, p)
-        wy, wx = _axis_weights(ys, h, nearest), _axis_weights(xs, w, nearest)  # [OH ny, H], [OW nx, W]
         ex = 2.0**-21 * (abs(x1 * sx) + abs(x2 * sx) + 4 * abs((x2 - x1) * sx) + offsets)
         ey = 2.0**-21 * (abs(y1 * sy) + abs(y2 * sy) + 4 * abs((y2 - y1) * sy) + offsets)
+        yield (r, b, nx, ny, forward_ops.positions(x1, x2, sx, ow, nx, p), forward_ops.positions(y1, y2, sy, oh, ny, p),
+               ex, ey)
+
+
+def _evaluate(x, dy, rois, batch, size, p: dict, with_bound: bool):
+    n_img, channels, h, w = size
+    regions, _, oh, ow = dy.shape
+    nearest = p["interpolation_mode"] == "nearest_neighbor"
+    maximum = p["reduction_function"] == "max"
+    sx, sy = p["spatial_scale"]
+    dyf = dy.astype(np.float64)
+    result = np.zeros(size)
+    bound = np.zeros(size)
+    for r, b, nx, ny, xs, ys, ex, ey in _regions(rois, batch, n_img, dy.shape, p):
+        wy, wx = _axis_weights(ys, h, nearest), _axis_weights(xs, w, nearest)  # [OH ny, H], [OW nx, W]
         dwy, dwx = _moved(ys, ey, h, nearest), _moved(xs, ex, w, nearest)
         terms = oh * ow * regions + nx + ny + 8
         if not maximum:
@@ -293,6 +301,124 @@ def _first_pick(g: np.ndarray) -> np.ndarray:
     return np.where(nan.any(-1), np.argmax(nan, axis=-1), largest)
 
 
+# ---------------------------------------------------------------------------- the ROI gradient
+def _corner_weights(scale: float, out: int, n: int, p: dict) -> tuple:
+    """(d position / d first corner, d position / d second corner) of each of an axis' out * n
+    samples: scale (1 - t) and scale t, t = (s - OutputPixelOffset) / D (D = out n, or max(out
+    n - 1, 1) with AlignRegionsToCorners)."""
+    total = out * n
+    den = max(total - 1, 1) if p["align_regions_to_corners"] else total
+    t = (np.arange(total, dtype=np.float64) - p["output_pixel_offset"]) / den
+    return scale * (1.0 - t), scale * t
+
+
+def _slopes(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple:
+    """(d sample / d x, d sample / d y, |terms| of each) [C, Sy, Sx] of the bilinear samples of
+    `plane` [C, H, W] at ys x xs (module docstring): along an axis 0 where the sample is outside
+    [-1, H] x [-1, W] or the axis' fraction is 0."""
+    h, w = plane.shape[1:]
+    oy, y0, y1, fy = forward_ops.taps(ys, h, False)
+    ox, x0, x1, fx = forward_ops.taps(xs, w, False)
+    v00, v01 = plane[:, y0[:, None], x0[None, :]], plane[:, y0[:, None], x1[None, :]]
+    v10, v11 = plane[:, y1[:, None], x0[None, :]], plane[:, y1[:, None], x1[None, :]]
+    fy2, fx2 = fy[:, None], fx[None, :]
+    with np.errstate(invalid="ignore", over="ignore"):
+        gx = (1 - fy2) * (v01 - v00) + fy2 * (v11 - v10)
+        gy = (1 - fx2) * (v10 - v00) + fx2 * (v11 - v01)
+        mag_x = (1 - fy2) * (np.abs(v01) + np.abs(v00)) + fy2 * (np.abs(v11) + np.abs(v10))
+        mag_y = (1 - fx2) * (np.abs(v10) + np.abs(v00)) + fx2 * (np.abs(v11) + np.abs(v01))
+    outside = (oy[:, None] | ox[None, :])[None]
+    zero_x, zero_y = outside | (fx2 == 0)[None], outside | (fy2 == 0)[None]
+    return (np.where(zero_x, 0.0, gx), np.where(zero_y, 0.0, gy), np.where(zero_x, 0.0, mag_x),
+            np.where(zero_y, 0.0, mag_y))
+
+
+def _nudged(v: np.ndarray, eps: float) -> list:
+    """Positions within eps of each of v: v - eps, v + eps, and the nearest integer where it is
+    within eps (a float32 position may land on it, where the axis' slope is 0)."""
+    k = np.round(v)
+    return [v - eps, v + eps, np.where(np.abs(v - k) <= eps, k, v)]
+
+
+def _bins(v: np.ndarray, shape: tuple, maximum: bool, pick) -> np.ndarray:
+    """Per-sample values [C, OH ny, OW nx] as per-bin ones [C, OH, OW]: the sum over the bin's
+    samples (AVERAGE), the picked sample's (MAX)."""
+    c, oh, ny, ow, nx = shape
+    v = np.broadcast_to(v, (c, oh * ny, ow * nx)).reshape(shape)
+    if not maximum:
+        return v.sum(axis=(2, 4))
+    flat = v.transpose(0, 1, 3, 2, 4).reshape(c, oh, ow, ny * nx)
+    return np.take_along_axis(flat, pick[..., None], axis=-1)[..., 0]
+
+
+def _per_bin_samples(v: np.ndarray, shape: tuple) -> np.ndarray:
+    c, oh, ny, ow, nx = shape
+    return np.broadcast_to(v, (c, oh * ny, ow * nx)).reshape(shape).transpose(0, 1, 3, 2, 4).reshape(
+        c, oh, ow, ny * nx)
+
+
+def _roi_evaluate(x, dy, rois, batch, p: dict, with_bound: bool):
+    """The ROI gradient [NumROIs, 4] (d / d x1, y1, x2, y2) in float64 (module docstring), and
+    with_bound its documented precision's terms before the store's rounding."""
+    n_img, channels, h, w = x.shape
+    regions, _, oh, ow = dy.shape
+    maximum = p["reduction_function"] == "max"
+    sx, sy = p["spatial_scale"]
+    result, bound = np.zeros((regions, 4)), np.zeros((regions, 4))
+    if p["interpolation_mode"] == "nearest_neighbor":  # (piecewise constant samples: every slope is 0)
+        return result, bound
+    dyf = dy.astype(np.float64)
+    for r, b, nx, ny, xs, ys, ex, ey in _regions(rois, batch, n_img, dy.shape, p):
+        plane = x[b].astype(np.float64)
+        (ax1, ax2), (ay1, ay2) = _corner_weights(sx, ow, nx, p), _corner_weights(sy, oh, ny, p)
+        gx, gy, mag_x, mag_y = _slopes(plane, ys, xs)
+        shape = (channels, oh, ny, ow, nx)
+        slopes, mags = (gx, gy, gx, gy), (mag_x, mag_y, mag_x, mag_y)
+        weights = (ax1[None, None, :], ay1[None, :, None], ax2[None, None, :], ay2[None, :, None])
+        pick = None
+        if maximum:
+            grid, magnitude = forward_ops.sample_grid(plane, ys, xs, False, 0.0, True)
+            g = _per_bin_samples(grid, shape)
+            pick = _first_pick(g)
+        factor = dyf[r] if maximum else dyf[r] / (nx * ny)
+        with np.errstate(invalid="ignore", over="ignore"):
+            sums = [_bins(slopes[k] * weights[k], shape, maximum, pick) for k in range(4)]
+            for k in range(4):
+                result[r, k] = np.sum(np.where(sums[k] == 0, 0.0, sums[k] * factor))
+        if not with_bound:
+            continue
+        dev_x, dev_y = np.zeros_like(gx), np.zeros_like(gy)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for my in [ys, *_nudged(ys, ey)]:
+                for mx in [xs, *_nudged(xs, ex)]:
+                    moved_x, moved_y = _slopes(plane, my, mx)[:2]
+                    dev_x = np.fmax(dev_x, np.abs(moved_x - gx))
+                    dev_y = np.fmax(dev_y, np.abs(moved_y - gy))
+            devs = (dev_x, dev_y, dev_x, dev_y)
+            terms = nx * ny + channels * oh * ow + 8
+            near = None
+            if maximum:  # near ties: every sample within the forward's bound of the largest could be the pick
+                mag = _per_bin_samples(magnitude, shape)
+                slack = 2 * (2.0**-20 * mag.max(-1, keepdims=True) + 2.0**-18 * (1 + np.abs(g).max(-1, keepdims=True)))
+                near = (g >= np.max(g, -1, keepdims=True) - slack) & ~np.isnan(g).any(-1, keepdims=True)
+                near &= near.sum(-1, keepdims=True) > 1
+            for k in range(4):
+                scale = (abs(sx), abs(sy))[k % 2]
+                wk = np.abs(weights[k])
+                werr = 4 * _UNIT * (scale + 2 * wk)  # (t, 1 - t and the scale's product in float32)
+                spread = np.abs(slopes[k]) + devs[k]
+                local = devs[k] * wk + 8 * _UNIT * mags[k] * wk + spread * werr
+                big = spread * (wk + werr)
+                e = _bins(local, shape, maximum, pick) + terms * _UNIT * _bins(big, shape, maximum, pick)
+                if maximum:
+                    each = _per_bin_samples(slopes[k] * weights[k], shape)
+                    picked = np.take_along_axis(each, pick[..., None], axis=-1)
+                    alt = np.abs(each - picked) + _per_bin_samples(local + big, shape)
+                    e = e + np.where(near, alt, 0.0).max(-1, initial=0.0)
+                bound[r, k] = np.sum(np.abs(factor) * e)
+    return result, bound
+
+
 def _arrays(dy, rois, batch_indices, x):
     dy = np.asarray(dy)
     if dy.ndim != 4:
@@ -303,35 +429,60 @@ def _arrays(dy, rois, batch_indices, x):
 
 
 def _prepare(dy, rois, batch_indices, x, input_size, kwargs):
-    if kwargs.pop("output_roi_gradient", False):
-        raise UnsupportedError(f"{OP}: output_roi_gradient (the gradient with respect to roi_tensor) is not "
-                               f"implemented in gpudml")
-    if not kwargs.pop("output_gradient", True):
+    """(dy, rois [NumROIs, 4], batch, x, dx's sizes or None, the parameters, which outputs)."""
+    outputs = (bool(kwargs.pop("output_gradient", True)), bool(kwargs.pop("output_roi_gradient", False)))
+    if not any(outputs):
         raise ValueError("roi_align_grad: no output asked for")
+    shape = np.shape(rois)
     dy, rois, batch, x = _arrays(dy, rois, batch_indices, x)
-    size = tuple(int(v) for v in (x.shape if input_size is None else input_size))
-    return dy, rois, batch, x, size, _params(kwargs)
+    if outputs[1] and x is None:
+        raise ValueError("roi_align_grad: the ROI gradient needs x (the page: InputTensor)")
+    size = None
+    if outputs[0]:
+        size = tuple(int(v) for v in (x.shape if input_size is None else input_size))
+    return dy, rois, batch, x, size, _params(kwargs), outputs, shape
 
 
-def reference(dy, rois, batch_indices, *, x=None, input_size=None, **kwargs) -> np.ndarray:
-    """The input gradient in float64 (the module's rule), rounded once to dy's type."""
-    dy, rois, batch, x, size, p = _prepare(dy, rois, batch_indices, x, input_size, dict(kwargs))
-    return _evaluate(x, dy, rois, batch, size, p, False)[0].astype(dy.dtype)
+def reference(dy, rois, batch_indices, *, x=None, input_size=None, **kwargs):
+    """The outputs asked for in float64 (the module's rule), each rounded once to dy's type:
+    dx, the ROI gradient (rois' shape), or (dx, ROI gradient) where both are."""
+    dy, rois, batch, x, size, p, (want_dx, want_roi), shape = _prepare(dy, rois, batch_indices, x, input_size,
+                                                                       dict(kwargs))
+    out = []
+    if want_dx:
+        out.append(_evaluate(x, dy, rois, batch, size, p, False)[0].astype(dy.dtype))
+    if want_roi:
+        out.append(_roi_evaluate(x, dy, rois, batch, p, False)[0].reshape(shape).astype(dy.dtype))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
-def tolerance(expected: np.ndarray, inputs, arguments: dict):
-    """The documented precision per element (module docstring); `inputs` the desc's (x first
-    where given) or the functional form's positional ones (x then among `arguments`)."""
-    kwargs = dict(arguments)
-    x = kwargs.pop("x", None)
-    if len(inputs) == 4:
-        x, inputs = inputs[0], inputs[1:]
-    dy, rois, batch, x, size, p = _prepare(*inputs, x, kwargs.pop("input_size", None), kwargs)
-    _, bound = _evaluate(x, dy, rois, batch, size, p, True)
+def _finish(bound: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """A bound plus the store's rounding (a unit in the last place of the type and its
+    smallest subnormal); 0 where the expected value is not finite (bit-exact there)."""
     ulp = {np.dtype(np.float16): 2.0**-10, np.dtype(np.float32): 2.0**-23}[expected.dtype]
     floor = {np.dtype(np.float16): 2.0**-24, np.dtype(np.float32): 2.0**-149}[expected.dtype]
     want = np.abs(expected.astype(np.float64))
     return np.where(np.isfinite(want), bound + ulp * want + floor, 0.0)
+
+
+def tolerance(expected: np.ndarray, inputs, arguments: dict):
+    """The documented precision per element of whichever output `expected` is (module
+    docstring; by its shape, the larger where both outputs have it); `inputs` the desc's (x
+    first where given) or the functional form's positional ones (x then among `arguments`)."""
+    kwargs = dict(arguments)
+    x = kwargs.pop("x", None)
+    if len(inputs) == 4:
+        x, inputs = inputs[0], inputs[1:]
+    dy, rois, batch, x, size, p, (want_dx, want_roi), shape = _prepare(*inputs, x, kwargs.pop("input_size", None),
+                                                                       kwargs)
+    found = []
+    if want_dx and np.shape(expected) == size:
+        found.append(_evaluate(x, dy, rois, batch, size, p, True)[1])
+    if want_roi and np.shape(expected) == shape:
+        found.append(_roi_evaluate(x, dy, rois, batch, p, True)[1].reshape(shape))
+    if not found:
+        raise InvalidArgumentError(f"{OP}: tolerance: an expected array of shape {np.shape(expected)} is no output's")
+    return _finish(np.max(np.stack(found), axis=0), expected)
 
 
 # ---------------------------------------------------------------------------- API
@@ -389,31 +540,46 @@ def sample(desc: RoiAlignGradOperatorDesc, rng) -> list:
     return ([x] if desc.input_tensor is not None else []) + [grads, rois, indices]
 
 
+#: `gpudml shader roi_align_grad --outputs`: which outputs the desc asks for.
+_CLI_OUTPUTS = {"input": (True, False), "roi": (False, True), "both": (True, True)}
+
+
 def from_cli(x: TensorDesc, a: dict) -> RoiAlignGradOperatorDesc:
-    """The gradient of `gpudml shader roi_align1`'s forward with the same options (x its input)."""
+    """The gradient of `gpudml shader roi_align1`'s forward with the same options (x its
+    input): `--outputs` input (OutputGradientTensor, the default), roi
+    (OutputROIGradientTensor) or both; InputTensor where MAX or the ROI gradient needs it."""
     forward = forward_ops.from_cli(1)(x, {**a, "indices_dtype": "UINT32"})
-    maximum = forward.reduction_function == ReduceFunction.MAX
-    tensors = (x,) if maximum else ()
+    choice = str(a.get("outputs") or "input").lower()
+    if choice not in _CLI_OUTPUTS:
+        raise InvalidArgumentError(f"{OP}: --outputs {choice!r} must be one of {sorted(_CLI_OUTPUTS)}")
+    want_dx, want_roi = _CLI_OUTPUTS[choice]
+    needs_x = forward.reduction_function == ReduceFunction.MAX or want_roi
+    tensors = (x,) if needs_x else ()
     return infer_output(*tensors, forward.output_tensor, forward.roi_tensor, forward.batch_indices_tensor,
-                        input_size=None if maximum else x.sizes,
+                        input_size=None if needs_x else x.sizes,
                         spatial_scale=(forward.spatial_scale_x, forward.spatial_scale_y),
                         reduction_function=forward.reduction_function, interpolation_mode=forward.interpolation_mode,
                         minimum_samples_per_output=forward.minimum_samples_per_output,
-                        maximum_samples_per_output=forward.maximum_samples_per_output)
+                        maximum_samples_per_output=forward.maximum_samples_per_output,
+                        output_gradient=want_dx, output_roi_gradient=want_roi)
 
 
 def traffic(desc: RoiAlignGradOperatorDesc) -> int:
-    """dx written once, dy, the regions and indices read once (and InputTensor, where MAX reads it)."""
+    """dx and the ROI gradient written once, dy, the regions and indices read once (and
+    InputTensor, where MAX or the ROI gradient reads it: at most its taps, 4 per dy element)."""
     total = sum(td.element_count * td.data_type.size for td in (
-        desc.output_gradient_tensor, desc.input_gradient_tensor, desc.roi_tensor, desc.batch_indices_tensor)
-        if td is not None)
-    if desc.reduction_function == ReduceFunction.MAX and desc.input_tensor is not None:
+        desc.output_gradient_tensor, desc.output_roi_gradient_tensor, desc.input_gradient_tensor, desc.roi_tensor,
+        desc.batch_indices_tensor) if td is not None)
+    reads_x = desc.reduction_function == ReduceFunction.MAX or desc.output_roi_gradient_tensor is not None
+    if reads_x and desc.input_tensor is not None:
         total += min(desc.input_tensor.element_count, desc.input_gradient_tensor.element_count * 4) * \
             desc.input_tensor.data_type.size
     return total
 
 
-CLI_ARGS = tuple(a for a in forward_ops.CLI_ARGS if a.flag != "--indices-dtype")
+CLI_ARGS = tuple(a for a in forward_ops.CLI_ARGS if a.flag != "--indices-dtype") + (
+    CliArg("--outputs", "input (OutputGradientTensor), roi (OutputROIGradientTensor) or both (default input)",
+           "str", "input"),)
 
 SPECS = (OpSpec(
     name=OP, key="roi_align_grad", desc=RoiAlignGradOperatorDesc, support=SUPPORT, infer_output=infer_output,

@@ -1,9 +1,9 @@
 """The rule of DML_ROI_ALIGN_GRAD (`roi_align_grad`): the forward drawn as ROI_ALIGN1's rule
 draws it (a small image, a few regions over it and beyond, the spec's sample filling them,
 every reduction, interpolation, sample bound, offsets and corner alignment), its incoming
-gradient dy [NumROIs, C, OH, OW] the input; InputTensor now and then (always with MAX). The
-ROI gradient is not implemented (an UnsupportedError: tests/test_roi_align_grad.py): the rule
-asks for the input gradient alone."""
+gradient dy [NumROIs, C, OH, OW] the input; InputTensor now and then (always with MAX); with
+InputTensor the ROI gradient (OutputROIGradientTensor) now and then, alone or beside the input
+gradient."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ FIELDS = ("x", "dy", "input_tensor", "input_gradient_tensor", "rois", "roi_tenso
           "batch_indices_tensor", "output_gradient_tensor", "output_roi_gradient_tensor", "input_size",
           "spatial_scale", "reduction_function", "interpolation_mode", "minimum_samples_per_output",
           "maximum_samples_per_output", "input_pixel_offset", "output_pixel_offset", "align_regions_to_corners",
-          "device", "DimensionCount", "output_gradient")
+          "device", "DimensionCount", "output_gradient", "output_roi_gradient")
 
 
 @st.composite
@@ -36,18 +36,27 @@ def _broken(draw, desc):
     choices.update({
         "dy_regions": ("input_gradient_tensor", dml.TensorDesc(dy.data_type, with_entry(dy.sizes, 0, dy.sizes[0] + 1))),
         "dy_rank": ("input_gradient_tensor", dml.TensorDesc(dy.data_type, dy.sizes[1:])),
-        "no_output": ("output_gradient_tensor", None),
         "offset_inf": ("input_pixel_offset", float("inf")),
         "corners": ("align_regions_to_corners", draw(st.sampled_from([2, "yes", None]))),
     })
     if desc.input_tensor is None:
         choices["max_without_input"] = ("reduction_function", "max")
-    dx = desc.output_gradient_tensor
-    choices["dx_channels"] = ("output_gradient_tensor", dml.TensorDesc(dx.data_type, with_entry(dx.sizes, 1,
-                                                                                                dx.sizes[1] + 2)))
-    if desc.input_tensor is not None:
-        choices["dx_sizes"] = ("output_gradient_tensor", dml.TensorDesc(dx.data_type, with_entry(
-            dx.sizes, draw(st.integers(2, 3)), dx.sizes[2] + 3)))
+    dx, droi = desc.output_gradient_tensor, desc.output_roi_gradient_tensor
+    if dx is None or droi is None:  # (both left out)
+        choices["no_output"] = ("output_gradient_tensor", None) if droi is None else \
+            ("output_roi_gradient_tensor", None)
+    if dx is not None:
+        choices["dx_channels"] = ("output_gradient_tensor", dml.TensorDesc(dx.data_type, with_entry(
+            dx.sizes, 1, dx.sizes[1] + 2)))
+        if desc.input_tensor is not None:
+            choices["dx_sizes"] = ("output_gradient_tensor", dml.TensorDesc(dx.data_type, with_entry(
+                dx.sizes, draw(st.integers(2, 3)), dx.sizes[2] + 3)))
+    if droi is not None:
+        choices["droi_sizes"] = ("output_roi_gradient_tensor", dml.TensorDesc(droi.data_type, with_entry(
+            droi.sizes, droi.rank - 1, 5)))
+        other = dml.DataType.FLOAT16 if droi.data_type == dml.DataType.FLOAT32 else dml.DataType.FLOAT32
+        choices["droi_type"] = ("output_roi_gradient_tensor", dml.TensorDesc(other, droi.sizes))
+        choices["roi_without_input"] = ("input_tensor", None)
     return broken_choice(draw, desc, choices)
 
 
@@ -75,7 +84,8 @@ def _functional(draw, dy, shape):
 def _call(d: Draw, ask: Ask) -> Drawn:
     """dy [NumROIs, C, OH, OW] (the asked sizes where given: NumROIs their first), the forward
     input [1-2, C, 1-6, 1-6], regions of the drawn ROI rank (2-4), indices of the drawn rank
-    (1-4); InputTensor with MAX and now and then with AVERAGE (else input_size)."""
+    (1-4); InputTensor with MAX and now and then with AVERAGE (else input_size), with it the
+    input gradient, the ROI gradient or both."""
     if ask.sizes is not None or ask.rank != 4:
         dy = ask.input(d, 4)
     else:
@@ -95,5 +105,7 @@ def _call(d: Draw, ask: Ask) -> Drawn:
                   "input_pixel_offset": offsets[0], "output_pixel_offset": offsets[1],
                   "align_regions_to_corners": d.bool()}
     if reduction == "max" or d.bool():
+        outputs = d.pick([(True, False), (True, False), (True, True), (False, True)])
+        attributes.update(output_gradient=outputs[0], output_roi_gradient=outputs[1])
         return Drawn([dml.TensorDesc(ask.types["input_tensor"], image), dy, rois, batch], attributes)
     return Drawn([dy, rois, batch], {**attributes, "input_size": image})
