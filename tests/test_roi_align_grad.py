@@ -457,3 +457,12 @@ def test_cli_shader(capsys):
     assert "// RoiAlignGrad at FL_6_4" in out and "// strategy runs" in out
     assert cli.main(["shader", "roi_align_grad", "--shape", "1,4,8,8", "--reduction", "max", "--caps", "gpu"]) == 0
     assert "// strategy elements" in capsys.readouterr().out
+    assert cli.main(["shader", "roi_align_grad", "--shape", "1,4,8,8", "--rois", "3", "--output-size", "2,2",
+                     "--outputs", "both", "--caps", "vulkan-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "// dispatch 3: 12 invocations" in out and "OutputROIGradientTensor[r, k]" in out
+    assert cli.main(["shader", "roi_align_grad", "--shape", "1,4,8,8", "--outputs", "roi", "--caps", "gpu"]) == 0
+    out = capsys.readouterr().out  # (the bins' shares, their sums: no dx gather)
+    assert "// dispatch 1:" in out and "// dispatch 2:" not in out and "fn gather" not in out
+    assert cli.main(["shader", "roi_align_grad", "--shape", "1,4,8,8", "--outputs", "all"]) != 0
+    assert "RoiAlignGrad: --outputs 'all' must be one of ['both', 'input', 'roi']" in capsys.readouterr().err

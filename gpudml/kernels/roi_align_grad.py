@@ -1,7 +1,7 @@
-"""DML_ROI_ALIGN_GRAD's input gradient (gpudml/ops/roi_align_grad.py): the forward ROI align's
-(kernels/roi.py) sampling weights transposed. Each dx element *gathers* what the forward's
-outputs took from it, in a fixed order (regions, then bins row-major), so the float32 sum is
-the same on every run and adapter: no atomics.
+"""DML_ROI_ALIGN_GRAD's gradients (gpudml/ops/roi_align_grad.py). The input gradient: the
+forward ROI align's (kernels/roi.py) sampling weights transposed. Each dx element *gathers*
+what the forward's outputs took from it, in a fixed order (regions, then bins row-major), so
+the float32 sum is the same on every run and adapter: no atomics.
 
 AVERAGE: a sample's weight is separable (the bilinear or nearest weight of its row times that
 of its column; a sample outside [-1, H] x [-1, W] weighs nothing), so the `tables` dispatch
@@ -23,6 +23,16 @@ gather loops NumROIs (OH (OW + 1) + 1) times per dx element (the ROI data is kno
 run time: every region is a candidate); past one invocation's loop budget (LOOP_BUDGET:
 llvmpipe's GL ends loops after 65,535 iterations) the plan is an UnsupportedError, before
 any GPU work.
+
+The ROI gradient (OutputROIGradientTensor; ops/roi_align_grad.py has the rule): `roi_bins`
+computes per dy element [r, c, y, x] its bin's share of region r's four coordinate gradients
+(AVERAGE: the sum over the bin's samples in row-major order of slope times weight, times dy /
+(n_y n_x); MAX: the picked sample's, the forward recomputed as `argmax` does, times dy) into 4
+scratch words (n_y n_x <= 64 x 64 iterations, twice with MAX); `roi_sum` adds each
+coordinate's C OH OW shares in order, one invocation per (region, coordinate) and its store;
+past ROI_CHUNK shares a region, `roi_partials` first adds runs of ROI_CHUNK into partial sums
+(loops within the budget on GL), `roi_sum` then those. One fixed order: no atomics. Both
+strategies plan these dispatches alike (the `run` is the dx gather's).
 
 Strategies (base.GatherRunsFamily): `runs` (CPU-class) gathers RUN consecutive dx elements per
 invocation (fewer where the budget asks), `elements` (GPU-class) one.

@@ -17,7 +17,8 @@ H, W]: dx = W^T dy, W the forward's sampling weights:
   align's default); it gives no gradient wherever it is picked.
 
 The kernel (kernels/roi_align_grad.py) gathers each dx element's contributions in a fixed
-order (regions, bins row-major): deterministic, no atomics.
+order (regions, bins row-major), and sums each ROI gradient coordinate in a fixed order (each
+dy bin's share, then the bins in order): deterministic, no atomics.
 
 What the page says, as implemented: InputTensor optional (required with MAX or the ROI
 gradient), OutputGradientTensor and OutputROIGradientTensor optional, at least one of them;
@@ -29,10 +30,35 @@ takes from ROI_ALIGN1 validate as ROI_ALIGN1's (reduction AVERAGE or MAX, interp
 NEAREST_NEIGHBOR or LINEAR, 1 <= MinimumSamplesPerOutput <= MaximumSamplesPerOutput, finite
 scales and offsets).
 
-Not implemented: OutputROIGradientTensor. The page gives it only as pseudo-code for one
-sample per output (with inputWidth - x weights that are not the forward's derivative); a desc
-with it validates, and running it is an UnsupportedError naming the field (before any GPU
-work); the reference refuses it alike.
+The ROI gradient (OutputROIGradientTensor, rois' sizes: d / d [x1, y1, x2, y2] of each
+region) is the forward's derivative in each box coordinate under the same sampling: the
+samples per output (piecewise constant in the box: no derivative), their positions p_s = (s -
+OutputPixelOffset) step + x1 SpatialScaleX - InputPixelOffset with step = (x2 - x1)
+SpatialScaleX / D (D = OW n, or max(OW n - 1, 1) with AlignRegionsToCorners), so dp_s / dx1 =
+SpatialScaleX (1 - t_s), dp_s / dx2 = SpatialScaleX t_s, t_s = (s - OutputPixelOffset) / D
+(y alike); a bilinear sample's slope along x (1 - fy) (v01 - v00) + fy (v11 - v10), along y
+(1 - fx) (v10 - v00) + fx (v11 - v01), with the forward's taps and fractions:
+
+    droi[r, 0] = sum over c, y, x of dy[r, c, y, x] S(r, c, y, x, slope_x SpatialScaleX (1 - t))
+    (droi[r, 2] with t; droi[r, 1], droi[r, 3] with slope_y and the y axis' t)
+
+S the bin's reduction of its samples' terms: AVERAGE their sum over n_y n_x, MAX the term of
+the sample the forward picked (the input gradient's pick). What the page defines is kept: its
+pseudo-code's taps are floor and ceil, so along an axis whose fraction is 0 (an integer
+coordinate, or one clamped into the first or last row or column) the slope is 0; and the
+weights it writes, `inputWidth - x` and `x`, are TensorFlow's CropAndResizeGradBoxes' (the
+pseudo-code is that loop's, names and all), whose exact form is (W - 1) - x (W - 1) / (OW -
+1) and x (W - 1) / (OW - 1): this rule's SpatialScaleX (1 - t) and SpatialScaleX t in the
+configuration tensorflow-directml-plugin runs CropAndResizeGradBoxes through ROI_ALIGN_GRAD's
+ROI gradient (SpatialScale W - 1, offsets 0, one sample, AlignRegionsToCorners). Read
+literally (x the output column), `inputWidth - x` is neither the derivative of the forward's
+sample positions nor what TensorFlow's CropAndResizeGradBoxes computes (its consumer): gpudml
+takes the derivative, and tests/test_roi_align_grad.py
+checks the reference against central differences of the float64 forward and against
+TensorFlow's loop. Where the page is silent: NEAREST_NEIGHBOR samples are piecewise constant
+(ROI gradient 0); a sample outside [-1, H] x [-1, W] or of a batch index outside [0, N) gives
+nothing; a bin whose share is exactly 0 adds nothing (a NaN dy reaches only the coordinates
+it weighs).
 
 Precision (`tolerance`, tested at the bound in tests/test_roi_align_grad.py): the reference
 is float64 (positions, weights, sums; the sample counts from the float32 sizes, as the
@@ -46,6 +72,15 @@ largest could be picked (a near tie), |dy| times the difference of their weights
 picked one's; plus the picked weights' moves and the sum's rounding as above. And the store's
 rounding (a unit in the last place of the type, float16's or float32's, and its smallest
 subnormal).
+
+The ROI gradient's precision (the same tests): the reference is float64 (positions, slopes,
+weights, sums). Per sample term (its slope times its weight): the slope's change over
+positions moved by eps on each axis, and onto the nearest integer within eps (where the slope
+is 0), times |weight|; the slope's float32 arithmetic, 8 2^-23 times its terms' magnitude;
+the weight's float32 t and products, 4 2^-23 (|scale| + 2 |weight|); and the sums' rounding,
+(n_y n_x + C OH OW + 8) 2^-23 times the sum of the terms' magnitudes; each bin's times
+|dy| / (n_y n_x) (MAX: |dy|, the picked sample, and in a near tie the largest difference of
+another candidate's term from the picked one's). Plus the store's rounding as above.
 """
 
 from __future__ import annotations
@@ -490,12 +525,13 @@ def roi_align_grad(dy, rois, batch_indices, *, x=None, input_size=None, spatial_
                    reduction_function="average", interpolation_mode="linear", input_pixel_offset=0.5,
                    output_pixel_offset=-0.5, minimum_samples_per_output=1, maximum_samples_per_output=UINT32_MAX,
                    align_regions_to_corners=False, output_gradient=True, output_roi_gradient=False, device=None):
-    """DML_ROI_ALIGN_GRAD: the gradient of roi_align (DML_ROI_ALIGN1) with respect to its
-    input: dy [NumROIs, C, OH, OW] (the forward output's gradient), rois and batch_indices
-    (UINT32) as the forward's, x the forward's input (needed with reduction "max"; else
-    input_size [N, C, H, W] gives dx's sizes); the other keywords roi_align's. Returns dx
-    [N, C, H, W]. output_roi_gradient (the gradient with respect to rois) is not implemented:
-    an UnsupportedError. See docs/operators/roi_align_grad.md."""
+    """DML_ROI_ALIGN_GRAD: the gradients of roi_align (DML_ROI_ALIGN1) with respect to its
+    input and its regions: dy [NumROIs, C, OH, OW] (the forward output's gradient), rois and batch_indices
+    (UINT32) as the forward's, x the forward's input (needed with reduction "max" and the
+    ROI gradient; else input_size [N, C, H, W] gives dx's sizes); the other keywords
+    roi_align's. Returns dx [N, C, H, W] (output_gradient), the ROI gradient d / d [x1, y1,
+    x2, y2] of rois' shape (output_roi_gradient), or (dx, ROI gradient) where both are asked
+    for. See docs/operators/roi_align_grad.md."""
     to_rois, _ = forward_ops.converters("roi_align_grad")
     tensors = ([("x", x)] if x is not None else []) + [("dy", dy), ("rois", rois, to_rois),
                                                           ("batch_indices", batch_indices, _indices)]
