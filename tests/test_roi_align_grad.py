@@ -149,6 +149,29 @@ def test_both_adapter_classes(adapter, strategy_class, reduction):
         assert_within(got, want, tolerance, strategy)
 
 
+@pytest.mark.parametrize("reduction", ["average", "max"])
+def test_nonfinite_dy_reaches_only_what_it_weighs(device, reduction):
+    """A NaN or infinite dy element adds nothing where its weight is exactly 0 (the kernel's
+    rule, the reference's too): dx is NaN or infinite only where that element weighs, the
+    ROI gradient only in its own region; kernel and reference agree on which."""
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-1, 1, (1, 2, 6, 6)).astype(np.float32)
+    rois = np.array([[0.7, 0.6, 2.9, 2.4], [3.1, 3.3, 5.2, 5.4]], np.float32)
+    dy = rng.uniform(-1, 1, (2, 2, 2, 2)).astype(np.float32)
+    dy[0, 1, 0, 0], dy[1, 0, 1, 1] = np.nan, np.inf
+    args = dict(x=x, reduction_function=reduction, minimum_samples_per_output=2, maximum_samples_per_output=2,
+                output_roi_gradient=True)
+    batch = np.zeros(2, np.uint32)
+    dx, droi = dml.roi_align_grad(dy, rois, batch, device=device, **args)
+    want_dx, want_droi = reference.roi_align_grad(dy, rois, batch, **args)
+    for got, want in ((dx, want_dx), (droi, want_droi)):
+        assert np.array_equal(np.isfinite(got), np.isfinite(want))
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert 0 < int((~np.isfinite(want_dx)).sum()) < 16
+    assert np.isfinite(want_dx[0, 1, 4:]).all() and np.isfinite(want_dx[0, 0, :2, :2]).all()
+    assert not np.isfinite(want_droi[0]).all() and not np.isfinite(want_droi[1]).all()
+
+
 def test_loop_budget_refused_before_any_gpu_work(vulkan_device):
     """700 regions of 7 x 7 bins: a dx element's gather takes 700 x 57 iterations, past the
     loop budget: UnsupportedError naming it, at compile time."""

@@ -93,7 +93,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels import roi_align_grad as grad_family
 from ..kernels.base import ProblemPlanner
-from ..tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc
+from ..tensor_desc import TensorDesc, as_int_tuple, check_tensor_desc, positive_sizes
 from ..types import F16, F32, U32, FeatureLevel, InterpolationMode, ReduceFunction
 from . import roi_align as forward_ops
 from .spec import Call, Cli, CliArg, OpSpec, support_table
@@ -159,7 +159,10 @@ def infer_output(*tensors: TensorDesc, input_size=None, spatial_scale=1.0, reduc
     x, dy, rois, batch = _split(tensors)
     size = None
     if input_size is not None:
-        size = as_int_tuple(input_size, f"{OP}: input_size")
+        size = positive_sizes(as_int_tuple(input_size, f"{OP}: input_size"), f"{OP}: input_size")
+        if len(size) != 4:
+            raise InvalidArgumentError(f"{OP}: input_size {list(size)} must be 4 sizes (the forward input's [N, C, "
+                                       f"H, W])")
         if x is not None and size != tuple(x.sizes):
             raise InvalidArgumentError(f"{OP}: input_size {list(size)} must equal x's sizes {list(x.sizes)}")
     elif x is not None:
@@ -276,6 +279,19 @@ def _regions(rois, batch, n_img: int, dy_shape, p: dict):
                ex, ey)
 
 
+def _add_nonfinite(out: np.ndarray, dy: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+    """Adds to `out` [C, H, W] the terms of dy's [C, OH, OW] non-finite elements (NaN,
+    infinities) where their weight is not 0 (rows [C, OH, OW, H] and cols [C, OH, OW, W], or
+    broadcast to them: the row and column weights of each dy element): the kernel's rule, a
+    weight of exactly 0 adds nothing (a NaN dy reaches only the elements it weighs)."""
+    rows = np.broadcast_to(rows, (*dy.shape, rows.shape[-1]))
+    cols = np.broadcast_to(cols, (*dy.shape, cols.shape[-1]))
+    for c, y, xx in zip(*np.nonzero(~np.isfinite(dy)), strict=True):
+        weight = np.outer(rows[c, y, xx], cols[c, y, xx])
+        with np.errstate(invalid="ignore"):
+            out[c] += np.where(weight != 0, weight * dy[c, y, xx], 0.0)
+
+
 def _evaluate(x, dy, rois, batch, size, p: dict, with_bound: bool):
     n_img, channels, h, w = size
     regions, _, oh, ow = dy.shape
@@ -289,14 +305,16 @@ def _evaluate(x, dy, rois, batch, size, p: dict, with_bound: bool):
         wy, wx = _axis_weights(ys, h, nearest), _axis_weights(xs, w, nearest)  # [OH ny, H], [OW nx, W]
         dwy, dwx = _moved(ys, ey, h, nearest), _moved(xs, ex, w, nearest)
         terms = oh * ow * regions + nx + ny + 8
+        finite = np.where(np.isfinite(dyf[r]), dyf[r], 0.0)  # (the others: _add_nonfinite)
         if not maximum:
             ty, tx = wy.reshape(oh, ny, h).sum(1) / ny, wx.reshape(ow, nx, w).sum(1) / nx
-            result[b] += np.einsum("yh,xw,cyx->chw", ty, tx, dyf[r])
+            result[b] += np.einsum("yh,xw,cyx->chw", ty, tx, finite)
+            _add_nonfinite(result[b], dyf[r], ty[None, :, None], tx[None, None])
             if with_bound:
                 ay, ax = np.abs(ty), np.abs(tx)
                 my, mx = dwy.reshape(oh, ny, h).sum(1) / ny, dwx.reshape(ow, nx, w).sum(1) / nx
-                s = np.einsum("yh,xw,cyx->chw", ay, ax, np.abs(dyf[r]))
-                bound[b] += np.einsum("yh,xw,cyx->chw", ay + my, ax + mx, np.abs(dyf[r])) - s
+                s = np.einsum("yh,xw,cyx->chw", ay, ax, np.abs(finite))
+                bound[b] += np.einsum("yh,xw,cyx->chw", ay + my, ax + mx, np.abs(finite)) - s
                 bound[b] += terms * 2.0**-23 * s
             continue
         grid, magnitude = forward_ops.sample_grid(x[b].astype(np.float64), ys, xs, nearest, 0.0, True)
@@ -305,10 +323,11 @@ def _evaluate(x, dy, rois, batch, size, p: dict, with_bound: bool):
         iy, ix = pick // nx, pick % nx
         sy_idx = np.arange(oh)[None, :, None] * ny + iy
         sx_idx = np.arange(ow)[None, None, :] * nx + ix
-        result[b] += np.einsum("cyx,cyxh,cyxw->chw", dyf[r], wy[sy_idx], wx[sx_idx])
+        result[b] += np.einsum("cyx,cyxh,cyxw->chw", finite, wy[sy_idx], wx[sx_idx])
+        _add_nonfinite(result[b], dyf[r], wy[sy_idx], wx[sx_idx])
         if not with_bound:
             continue
-        ady = np.abs(dyf[r])
+        ady = np.abs(finite)
         s = np.einsum("cyx,cyxh,cyxw->chw", ady, wy[sy_idx], wx[sx_idx])
         bound[b] += np.einsum("cyx,cyxh,cyxw->chw", ady, wy[sy_idx] + dwy[sy_idx], wx[sx_idx] + dwx[sx_idx]) - s
         bound[b] += terms * 2.0**-23 * s
