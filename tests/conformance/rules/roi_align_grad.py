@@ -63,7 +63,8 @@ def _broken(draw, desc):
 @st.composite
 def _functional(draw, dy, shape):
     """Regions and indices for a 4-D dy (of dy's type where it is a float), the forward input's
-    sizes, now and then hostile arguments."""
+    sizes (or, now and then, its x and the ROI gradient alone), now and then hostile
+    arguments."""
     rng = np.random.default_rng(draw(st.integers(0, 999)))
     count = shape[0] if len(shape) == 4 else 1
     kind = dy.dtype if isinstance(dy, np.ndarray) and dy.dtype.kind == "f" else np.float32
@@ -76,6 +77,10 @@ def _functional(draw, dy, shape):
             "reduction_function": draw(st.sampled_from(["average", "AVERAGE", "sum"])),
             "maximum_samples_per_output": draw(st.sampled_from([2, 3, grad_op.UINT32_MAX, -1])),
             "align_regions_to_corners": draw(st.sampled_from([False, True, "x"]))}
+    if draw(st.integers(0, 3)) == 0:  # the ROI gradient alone (it needs x: the forward's input)
+        del args["input_size"]
+        args.update(x=maybe_hostile(draw, rng.uniform(-1, 1, (2, channels, 5, 5)).astype(rois.dtype)),
+                    output_gradient=False, output_roi_gradient=True)
     return args, lambda a: grad_op.reference(a, **args)
 
 
