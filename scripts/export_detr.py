@@ -5,8 +5,9 @@ Hugging Face transformers' DetrForObjectDetection from a small random config (se
 downloads): no timm and no pretrained backbone, a transformers ResNet backbone (ResNetConfig:
 basic layers, embedding 16, stages of 16, 32, 64 and 64 channels, one layer each), d_model 64,
 2 encoder and 2 decoder layers of 4 heads (feed-forward 128), 20 object queries, 5 classes
-(and DETR's "no object"), sine position embeddings, eager attention. The input is pixel_values
-[1, 3, 128, 128] (a fixed size: DETR's pixel mask defaults to all ones); the outputs are
+(and DETR's "no object"), sine position embeddings, eager attention. The inputs are
+pixel_values [1, 3, 128, 128] and pixel_mask [1, 128, 128] (INT64, 1 on the image and 0 on the
+padding that DetrImageProcessor adds to batch images of other sizes; a fixed size); the outputs are
 logits [1, 20, 6] and pred_boxes [1, 20, 4] (sigmoid of the box head: centre x, centre y,
 width, height). Linear layers are drawn with init_std 0.15 (DETR's default, 0.02, makes this
 narrow model's boxes move by 3e-5 between two images: a comparison that says little); the
@@ -74,14 +75,16 @@ def export(path: Path) -> None:
             super().__init__()
             self.detr = detr
 
-        def forward(self, pixel_values):
-            out = self.detr(pixel_values=pixel_values)
+        def forward(self, pixel_values, pixel_mask):
+            out = self.detr(pixel_values=pixel_values, pixel_mask=pixel_mask)
             return out.logits, out.pred_boxes
 
     pixels = torch.rand(1, 3, SIZE, SIZE, generator=torch.Generator().manual_seed(2))
+    mask = torch.ones(1, SIZE, SIZE, dtype=torch.int64)
+    mask[:, :, SIZE * 3 // 4:] = 0  # (traced: any values; a padded image's, as DetrImageProcessor pads)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        torch.onnx.export(Wrapper().eval(), (pixels,), str(path), input_names=["pixel_values"],
+        torch.onnx.export(Wrapper().eval(), (pixels, mask), str(path), input_names=["pixel_values", "pixel_mask"],
                           output_names=["logits", "pred_boxes"], opset_version=OPSET, dynamo=False,
                           do_constant_folding=True)
 

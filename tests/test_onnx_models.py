@@ -79,7 +79,7 @@ DETECTORS = ("ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320
 #: The DETR-shaped detector (scripts/export_detr.py) as exported and as onnxruntime's transformer
 #: optimizer rewrites it: name -> (dispatches per run fused, unfused) by the device's adapter
 #: class (the GPU class runs three of the ResNet's long convolution reductions in two dispatches).
-DETR = {"cpu": {"detr": (80, 173), "detr_opt": (84, 179)}, "gpu": {"detr": (83, 176), "detr_opt": (87, 182)}}
+DETR = {"cpu": {"detr": (112, 219), "detr_opt": (112, 217)}, "gpu": {"detr": (115, 222), "detr_opt": (115, 220)}}
 
 
 def test_every_model_file_is_tested():
@@ -225,9 +225,11 @@ def test_torchvision_detector_matches_onnxruntime(name, other_class, device):
                          ids=["detr", "detr-other_class", "detr_opt"])
 def test_detr_matches_onnxruntime(name, other_class, device):
     """Hugging Face's DetrForObjectDetection (a ResNet backbone, 2 encoder and 2 decoder layers
-    of d_model 64, 20 object queries): logits and pred_boxes of two images on one session
-    within TOLERANCE of onnxruntime's largest, on the device and (as exported) on a Device of
-    the other adapter class; its dispatches per run pinned, fused and unfused. detr_opt is the
+    of d_model 64, 20 object queries): logits and pred_boxes of two images on one session, the
+    second padded as DetrImageProcessor pads a batch (zeros right and below, its pixel_mask 0
+    there: the masked position embedding and attention), within TOLERANCE of onnxruntime's
+    largest, on the device and (as exported) on a Device of the other adapter class; its
+    dispatches per run pinned, fused and unfused. detr_opt is the
     same model after onnxruntime's transformer optimizer (SkipLayerNormalization fused: DETR's
     attention, its position embeddings added to the queries and keys only, matches none of the
     optimizer's attention patterns)."""
@@ -237,8 +239,11 @@ def test_detr_matches_onnxruntime(name, other_class, device):
     if other_class:
         device = other_class_device(device)
     session = gonnx.InferenceSession(model, device=device)
-    for seed in (0, 1):
-        feeds = {"pixel_values": np.random.default_rng(seed).random((1, 3, 128, 128), dtype=np.float32)}
+    for seed, (height, width) in enumerate([(128, 128), (112, 96)]):
+        mask = np.zeros((1, 128, 128), np.int64)
+        mask[:, :height, :width] = 1
+        pixels = np.random.default_rng(seed).random((1, 3, 128, 128), dtype=np.float32) * mask[:, None]
+        feeds = {"pixel_values": pixels.astype(np.float32), "pixel_mask": mask}
         assert_close(session.run(None, feeds), oracle(model, feeds), f"{name} image {seed}")
     unfused = gonnx.InferenceSession(model, device=device, fuse=False)
     assert (session.dispatch_count, unfused.dispatch_count) == DETR[device.adapter_class][name]
