@@ -357,3 +357,30 @@ def test_contrib_ops_in_if_branches(device, cond):
                               [helper.make_tensor_value_info("y", F, [2, 4])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
     _check(device, model, {"c": np.array(cond), "x": _f(_rng(14), 2, 4)})
+
+
+# ------------------------------------------------------------------------------ folding
+def test_contrib_node_of_constants_folds_when_the_graph_is_built(device):
+    """A contrib node whose inputs are all constants (a SkipLayerNormalization of initializers
+    and of a Constant-fed Add: DETR's first decoder layer after the transformer optimizer) runs
+    once when the graph is built, as onnxruntime's constant folding runs it with its CPU kernel:
+    each run dispatches only the Add that reads the graph input; onnxruntime's values. A
+    DequantizeLinear of constants stays on the graph, as onnxruntime leaves it to its QDQ
+    handling."""
+    r = _rng(5)
+    consts = {"x": _f(r, 2, 8), "skip": _f(r, 2, 8), "gamma": _f(r, 8), "beta": _f(r, 8)}
+    nodes = [helper.make_node("Add", ["x", "skip"], ["xs"]),
+             helper.make_node("SkipLayerNormalization", ["xs", "skip", "gamma", "beta"], ["norm"], domain=MS,
+                              epsilon=1e-5),
+             helper.make_node("DequantizeLinear", ["q", "scale"], ["dq"], domain=MS),
+             helper.make_node("Add", ["norm", "a"], ["sum"]), helper.make_node("Add", ["dq", "a"], ["dq_sum"])]
+    inits = [onnx.numpy_helper.from_array(v, k) for k, v in consts.items()]
+    inits += [onnx.numpy_helper.from_array(r.integers(0, 255, (2, 8), dtype=np.uint8), "q"),
+              onnx.numpy_helper.from_array(np.float32(0.5), "scale")]
+    graph = helper.make_graph(nodes, "fold", [helper.make_tensor_value_info("a", F, [2, 8])],
+                              [helper.make_tensor_value_info(n, F, None) for n in ("sum", "dq_sum")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)],
+                              ir_version=10)
+    _check(device, model, {"a": _f(r, 2, 8)})
+    session = gonnx.InferenceSession(model, device=device, fuse=False)
+    assert session.dispatch_count == 3  # the two Adds and the DequantizeLinear; the SkipLayerNormalization folded

@@ -16,6 +16,11 @@ count from an input; a condition computed from data, with an If in the body; the
 collected as a sequence), and torchvision's SSDLite and Faster R-CNN (TopK, NonZero,
 NonMaxSuppression in an If, RoiAlign, ScatterElements; their detections compared as sets
 where scores tie within the tolerance).
+
+A transformer detector: Hugging Face's DetrForObjectDetection from a small random config
+(scripts/export_detr.py: a ResNet backbone, 2 encoder and 2 decoder layers, 20 object queries,
+TorchScript exporter, opset 17), as exported and as onnxruntime's transformer optimizer
+rewrites it; its logits and pred_boxes within TOLERANCE, both adapters, both classes.
 """
 
 from __future__ import annotations
@@ -71,11 +76,15 @@ DECODER_RUNS = [(0, 5), (2, 5), (3, 1), (0, 5)]
 DECODERS = ("greedy_decoder", "greedy_decoder_eos", "greedy_decoder_tokens")
 #: torchvision's detectors (slow: their kernels compile at 320x320 in about 30 s per adapter).
 DETECTORS = ("ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn")
+#: The DETR-shaped detector (scripts/export_detr.py) as exported and as onnxruntime's transformer
+#: optimizer rewrites it: name -> (dispatches per run fused, unfused) by the device's adapter
+#: class (the GPU class runs three of the ResNet's long convolution reductions in two dispatches).
+DETR = {"cpu": {"detr": (112, 219), "detr_opt": (108, 211)}, "gpu": {"detr": (115, 222), "detr_opt": (111, 214)}}
 
 
 def test_every_model_file_is_tested():
     files = {p.name.removesuffix(".gz").removesuffix(".onnx") for p in MODELS.glob("*.onnx*")}
-    assert files == {*_CPU_CLASS, "scripted_if", *DECODERS, *DETECTORS} | set(ELSEWHERE)
+    assert files == {*_CPU_CLASS, "scripted_if", *DECODERS, *DETECTORS, *DETR["cpu"]} | set(ELSEWHERE)
     root = Path(__file__).resolve().parent.parent
     assert all(f"{name}.onnx" in (root / where).read_text() for name, where in ELSEWHERE.items())
     assert all(p.stat().st_size < 4_000_000 for p in MODELS.iterdir()), "a few MB at most per file"
@@ -209,3 +218,33 @@ def test_torchvision_detector_matches_onnxruntime(name, other_class, device):
     for seed in (0, 1):
         feeds = {"image": np.random.default_rng(seed).random((3, 64, 64), dtype=np.float32)}
         assert_same_detections(session.run(None, feeds), oracle(model, feeds), names, f"{name} image {seed}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, other_class", [("detr", False), ("detr", True), ("detr_opt", False)],
+                         ids=["detr", "detr-other_class", "detr_opt"])
+def test_detr_matches_onnxruntime(name, other_class, device):
+    """Hugging Face's DetrForObjectDetection (a ResNet backbone, 2 encoder and 2 decoder layers
+    of d_model 64, 20 object queries): logits and pred_boxes of two images on one session, the
+    second padded as DetrImageProcessor pads a batch (zeros right and below, its pixel_mask 0
+    there: the masked position embedding and attention), within TOLERANCE of onnxruntime's
+    largest, on the device and (as exported) on a Device of the other adapter class; its
+    dispatches per run pinned, fused and unfused. detr_opt is the
+    same model after onnxruntime's transformer optimizer (SkipLayerNormalization fused: DETR's
+    attention, its position embeddings added to the queries and keys only, matches none of the
+    optimizer's attention patterns; the first decoder layer's, of the zero queries, folds when
+    the graph is built, as onnxruntime's constant folding folds it)."""
+    model = load(name)
+    if name == "detr_opt":
+        assert "SkipLayerNormalization" in {n.op_type for n in model.graph.node}
+    if other_class:
+        device = other_class_device(device)
+    session = gonnx.InferenceSession(model, device=device)
+    for seed, (height, width) in enumerate([(128, 128), (112, 96)]):
+        mask = np.zeros((1, 128, 128), np.int64)
+        mask[:, :height, :width] = 1
+        pixels = np.random.default_rng(seed).random((1, 3, 128, 128), dtype=np.float32) * mask[:, None]
+        feeds = {"pixel_values": pixels.astype(np.float32), "pixel_mask": mask}
+        assert_close(session.run(None, feeds), oracle(model, feeds), f"{name} image {seed}")
+    unfused = gonnx.InferenceSession(model, device=device, fuse=False)
+    assert (session.dispatch_count, unfused.dispatch_count) == DETR[device.adapter_class][name]

@@ -321,7 +321,8 @@ class _Walk:
                 for k, what in mapping.CONSTANT_INPUTS.get(op, {}).items():
                     if k < len(ins) and ins[k] is not None and not self.need(node.input[k]):
                         reasons.append(runtime_input(what, k))
-        if not reasons and not standard:  # (a contrib op: built on the GPU, even from constants)
+        if not reasons and not standard:  # (a contrib op: a TENSOR, even of constants, which the build may fold
+            # on the device: session._folds_contrib; a build-time input is never read from one)
             return [TENSOR] * count
         if not reasons:  # (a generator of host-computed values, ConstantOfShape's or Range's: a TENSOR)
             return [_worst(*present)] * count  # KNOWN for Dropout of constants: the input itself

@@ -501,13 +501,16 @@ class _Built:
         s = self.session
         inputs = [values[name] if name else None for name in proto.input]
         standard = proto.domain in ("", "ai.onnx")
-        if not standard:  # (onnxruntime's contrib ops: their rows build them, never folded, no control flow)
+        if not standard:  # (onnxruntime's contrib ops: their rows build them, no control flow)
             row = mapping.row(proto.op_type, proto.domain)
             if row is None:
                 raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
             if any(_empty(v) for k, v in enumerate(inputs) if k not in mapping.EMPTY_INPUTS.get(proto.op_type, ())):
                 raise NotMapped("an empty input: DirectML sizes are at least 1")
-            return row.build(self.ctx, mapping.Node(proto, s.opset, inputs, self._wanted(proto)))
+            node = mapping.Node(proto, s.opset, inputs, self._wanted(proto))
+            if _folds_contrib(proto, inputs):  # run once now, eagerly on the device: its outputs host values
+                return row.build(mapping.Context(s.device, None, s.onnx_dtype, s.onnx_rank), node)
+            return row.build(self.ctx, node)
         if proto.op_type == "If":
             cond = inputs[0]
             if isinstance(cond, Expression):  # on the host when computed from value inputs (analysis: parameters)
@@ -1283,6 +1286,16 @@ def _fold_empty(proto, inputs: list) -> list | None:
 #: quantization tool writes at opsets below 19) by -19, which added float8 inputs and
 #: float16/bfloat16 scales only.
 FOLD_AS = {"DequantizeLinear": 19}
+
+
+def _folds_contrib(proto, inputs: list) -> bool:
+    """Whether a contrib node is folded when the graph is built: every input known (no
+    Expression), as onnxruntime's constant folding folds a node of constant inputs with its CPU
+    kernel whatever provider the rest runs on (a transformer optimizer's SkipLayerNormalization
+    of the decoder's zero queries in DETR: tests/test_onnx_models.py), DequantizeLinear aside
+    (onnxruntime leaves it to its QDQ handling). gpudml runs such a node's row eagerly on the
+    device (onnx's reference evaluator, which folds the standard ops, has no contrib ops)."""
+    return proto.op_type != "DequantizeLinear" and not any(isinstance(v, Expression) for v in inputs)
 
 
 class NoHostImplementation(NotMapped):
