@@ -64,7 +64,7 @@ def _import_public_names() -> None:
     from .graph import CompiledGraph, Expression, Graph
     from .kernel import Kernel
     from .ops import EXTENSIONS, SPECS
-    from .ops.dequantize import four_values
+    from .ops.dequantize import four_values  # (gpudml.unpack4: the values of 4-bit bytes)
     from .ops.elementwise import FusedActivation, ScaleBias
     from .runtime import Tensor
     from .tensor_desc import TensorDesc, calc_buffer_tensor_size
