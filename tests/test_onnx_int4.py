@@ -86,6 +86,9 @@ def test_4bit_graph_inputs_and_a_runtime_zero_point(kind, device):
     _same(got[0], want[0])
     _same(got[1], want[1])
     assert session.get_inputs()[0].type == f"tensor({kind})"
+    with pytest.raises(dml.UnsupportedError, match=rf"io_binding: 'x' is a tensor\({kind}\): an IOBinding binds "
+                                                   r"gpudml Tensors, which have no 4-bit type"):
+        session.io_binding()
     with pytest.raises(dml.InvalidArgumentError, match=f"input 'x' has dtype int8, the model's is {kind}"):
         session.run(None, {**feeds, "x": x.astype(np.int8)})
 

@@ -246,6 +246,11 @@ class InferenceSession(_Builds):
             if not sequences.is_tensor_type(v.type):
                 raise UnsupportedError(f"InferenceSession.io_binding: {v.name!r} is a {sequences.type_string(v.type)}: "
                                        f"an IOBinding binds tensors; run() takes and returns sequences as lists")
+            if v.type.tensor_type.elem_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4):
+                kind = _ORT_TYPES[v.type.tensor_type.elem_type]
+                raise UnsupportedError(f"InferenceSession.io_binding: {v.name!r} is a {kind}: an IOBinding binds "
+                                       f"gpudml Tensors, which have no 4-bit type; run() takes and returns 4-bit "
+                                       f"values as ml_dtypes int4/uint4 arrays")
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding, run_options=None) -> None:
