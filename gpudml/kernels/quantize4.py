@@ -11,7 +11,8 @@ sign-extended for INT4) or packed two a byte (`zero_packed`).
 Strategies: `runs` (CPU-class) gives an invocation a run of consecutive output bytes,
 `elements` (GPU-class) one byte each (epilogue.OutputRunsFamily); every tensor is read through
 its own strides. A packed output under `runs` is written a whole word (4 bytes, 8 values) at a
-time where its byte count is a multiple of 4 (no byte past the output is written); otherwise
+time where its byte count is a multiple of 4 (no byte past the output is written; each
+word's bytes' coordinates stepped from the first's); otherwise
 each byte is stored through lib/elements' store (GL has no 8-bit stores: the byte written into
 its word by atomic and/or), as with a store epilogue.
 """
