@@ -35,7 +35,7 @@ _NAMED = [
     "CompiledGraph", "CompiledOperator", "DMLError", "Device", "DeviceLostError",
     "Expression", "FusedActivation", "GpuError", "Graph", "InternalError", "InvalidArgumentError",
     "Kernel", "Operator", "OutOfBoundsError", "OutOfMemoryError", "ScaleBias", "Tensor", "TensorDesc",
-    "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device",
+    "UnsupportedError", "__version__", "calc_buffer_tensor_size", "default_device", "unpack4",
 ]
 _LOCK = threading.RLock()
 _LOADING = threading.local()  # set while this thread runs _load: its imports' own lookups
@@ -64,6 +64,7 @@ def _import_public_names() -> None:
     from .graph import CompiledGraph, Expression, Graph
     from .kernel import Kernel
     from .ops import EXTENSIONS, SPECS
+    from .ops.dequantize import four_values  # (gpudml.unpack4: the values of 4-bit bytes)
     from .ops.elementwise import FusedActivation, ScaleBias
     from .runtime import Tensor
     from .tensor_desc import TensorDesc, calc_buffer_tensor_size
@@ -74,7 +75,7 @@ def _import_public_names() -> None:
                  Expression=Expression, FusedActivation=FusedActivation, Graph=Graph, Kernel=Kernel,
                  Operator=Operator, ScaleBias=ScaleBias, Tensor=Tensor, TensorDesc=TensorDesc,
                  calc_buffer_tensor_size=calc_buffer_tensor_size, default_device=default_device,
-                 FUNCTIONS=FUNCTIONS, SPECS=SPECS, ENUMS=ENUMS)  # (the last three: not in __all__)
+                 unpack4=four_values, FUNCTIONS=FUNCTIONS, SPECS=SPECS, ENUMS=ENUMS)  # (the last three: not in __all__)
     globals().update(named, **operators)
     globals().update(ENUMS)  # DataType, FeatureLevel, ReduceFunction, ... (every enum of types.py)
     globals()["__all__"] = _NAMED + list(ENUMS) + list(operators)

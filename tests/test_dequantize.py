@@ -118,7 +118,12 @@ def test_float16_within_its_bound(device):
     (lambda d: dml.dequantize(X, np.array([0.0], np.float32), device=d), ["scale[0] = 0.0", "not zero"]),
     (lambda d: dml.dequantize(X, np.array([1.0, np.nan], np.float32), axis=0, device=d), ["scale[1] = nan"]),
     (lambda d: dml.dequantize(X, np.array([np.inf], np.float32), device=d), ["scale[0] = inf"]),
-    (lambda d: dml.dequantize(np.zeros((2, 3), ml_dtypes.int4), np.ones(1, np.float32), device=d), ["even size"]),
+    (lambda d: dml.dequantize(np.zeros((2, 1), ml_dtypes.int4), np.ones(1, np.float32), device=d),
+     ["size = 1", "must be 1 or 2", "2 or more"]),
+    (lambda d: dml.dequantize(np.zeros((2, 2), np.int8), np.ones(1, np.float32), bits=4, size=2, device=d),
+     ["size = 2", "must be 3 or 4", "2 bytes a row"]),
+    (lambda d: dml.dequantize(np.zeros((2, 2), np.int8), np.ones(1, np.float32), size=3, device=d),
+     ["size = 3", "bits=4"]),
     (lambda d: dml.dequantize(X, np.ones(1, np.float32), np.zeros(1, np.uint8), device=d),
      ["zero_point_tensor.data_type UINT8", "INT8"]),
     (lambda d: dml.dequantize(X, np.ones(1, np.int32), device=d), ["scale_tensor.data_type INT32"]),
@@ -160,3 +165,14 @@ def test_onnx_int4_type_names():
     """ml_dtypes' 4-bit types are what onnx's numpy_helper gives for INT4/UINT4 initializers."""
     t = onnx.numpy_helper.from_array(np.array([1, -2, 3], ml_dtypes.int4), "w")
     assert onnx.numpy_helper.to_array(t).dtype.name == "int4"
+
+
+def test_4bit_odd_rows_as_onnx_packs_them(device):
+    """An ml_dtypes int4 array of 5 values (ONNX's test_dequantizelinear_int4: 3 bytes, the
+    last high nibble unused) and a [2, 3] uint4 one: each row's bytes end in a half byte."""
+    x = np.array([0, 1, 7, -4, -8], ml_dtypes.int4)
+    got = dml.dequantize(x, np.array(2.0, np.float32), np.array([1], ml_dtypes.int4), device=device)
+    np.testing.assert_array_equal(np.asarray(got), [-2.0, 0.0, 12.0, -10.0, -18.0])
+    u = np.array([[0, 15, 3], [9, 1, 2]], ml_dtypes.uint4)
+    got = dml.dequantize(u, np.array([0.5, 1.0], np.float32), axis=0, device=device)
+    np.testing.assert_array_equal(np.asarray(got), [[0.0, 7.5, 1.5], [9.0, 1.0, 2.0]])

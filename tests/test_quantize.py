@@ -7,6 +7,7 @@ classes."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -90,7 +91,18 @@ def test_a_desc_with_blocks_on_two_axes_and_a_broadcast_input(device):
      "quantize: zero_point shape [2] must be one element or 1-D of x.shape[1] = 4"),
     (lambda x: dml.quantize(x, np.ones(4, np.float16), dtype="int8", axis=1),
      "quantization_tensors[0] (the scale) has data type FLOAT16; it must be input_tensor's, FLOAT32"),
-    (lambda x: dml.quantize(x, np.ones(1, F32), dtype="uint4"), "4-bit outputs (INT4, UINT4, packed two to a"),
+    (lambda x: dml.quantize(x, np.ones(1, F32), np.array([16], np.uint8), dtype="uint4"),
+     "quantize: zero_point: a zero point of a 4-bit output (dtype uint4) holds values in [0, 15] (one a byte); 1 of "
+     "1 are not, e.g. [16]"),
+    (lambda x: dml.quantize(x, np.ones(1, F32), np.array([-9], np.int8), dtype="int4"), "holds values in [-8, 7]"),
+    (lambda x: dml.quantize(x, np.ones(1, F32), np.array([1], ml_dtypes.int4), dtype="int8"),
+     "quantize: zero_point: a INT4 zero point needs dtype INT4 (the output's type), got dtype int8"),
+    (lambda x: dml.quantize(x, np.ones(1, F32), np.array([1], ml_dtypes.int4), dtype="uint4"),
+     "a INT4 zero point needs dtype INT4"),
+    (lambda x: dml.quantize(x, np.ones(1, F32), np.array([1], np.uint8), dtype="int4"),
+     "quantization_tensors[1] (the zero point) has data type UINT8; it must be output_tensor's, INT8"),
+    (lambda x: dml.quantize(x[:, :1], np.ones(1, F32), dtype="int4"),
+     "quantize: a 4-bit output of sizes [2, 1]: its last size must be 2 or more"),
     (lambda x: dml.quantize(x, np.ones(1, F32), dtype="int16"),
      "Quantize: output_tensor.data_type INT16 is not supported"),
 ])
@@ -185,3 +197,91 @@ def test_rank_8_strided_blocked(device):
     scale = rng.uniform(0.1, 1, shape[:7] + [2]).astype(F32)
     got = np.asarray(dml.quantize(x, scale, dtype="int8", axis=7, block_size=2, device=device))
     np.testing.assert_array_equal(got, reference.quantize(logical, scale, dtype="int8", axis=7, block_size=2))
+
+
+# ---------------------------------------------------------------------------- INT4 / UINT4
+@pytest.mark.parametrize("dtype", ["int4", "uint4"])
+def test_4bit_values_packed_two_a_byte(device, dtype):
+    """Saturation to the 4-bit range, halves to even, NaN 0, the even element in the low
+    nibble; the bytes' Tensor (INT8 for INT4) read back by dml.unpack4 and dequantized as it is."""
+    x = np.array([-9.0, -8.4, -0.5, 0.5, 1.5, 2.5, 7.4, 7.6, 100.0, np.nan, 15.5, 14.5], F32)
+    values = {"int4": [-8, -8, 0, 0, 2, 2, 7, 7, 7, 0, 7, 7], "uint4": [0, 0, 0, 0, 2, 2, 7, 8, 15, 0, 15, 14]}[dtype]
+    v = np.array(values) & 15
+    want = (v[0::2] | v[1::2] << 4).astype(np.uint8).view(np.int8 if dtype == "int4" else np.uint8)
+    got = dml.quantize(device.tensor(x), np.array([1.0], F32), dtype=dtype, device=device)
+    assert got.desc.data_type == (dml.DataType.INT8 if dtype == "int4" else dml.DataType.UINT8)
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(reference.quantize(x, np.array([1.0], F32), dtype=dtype), want)
+    unpacked = dml.unpack4(got, dtype)
+    assert unpacked.dtype == np.dtype(getattr(ml_dtypes, dtype))
+    np.testing.assert_array_equal(unpacked.astype(np.int64), values)
+    back = dml.dequantize(got, np.array([2.0], F32), bits=4, device=device)
+    np.testing.assert_array_equal(back.numpy(), np.array(values, F32) * 2)
+
+
+@pytest.mark.parametrize("dtype", ["int4", "uint4"])
+def test_4bit_odd_rows_blocked_on_a_strided_input(device, dtype):
+    """A transposed view [3, 5] (odd rows: each row's last byte's high nibble 0), blocks of 5
+    along axis 1 and per axis 0, a zero point of the 4-bit range one a byte and as ml_dtypes
+    values; the round trip through DEQUANTIZE with `size`."""
+    rng = np.random.default_rng(4)
+    base = (rng.integers(-30, 30, (5, 3)) / 4).astype(F32)
+    x = device.tensor(base).with_desc(dml.TensorDesc(dml.DataType.FLOAT32, [3, 5], [1, 3]))
+    logical = np.ascontiguousarray(base.T)
+    scale = np.array([0.5, 1.0, 0.75], F32)
+    lo, hi = (-8, 7) if dtype == "int4" else (0, 15)
+    zero = rng.integers(lo, hi + 1, 3).astype(np.int8 if dtype == "int4" else np.uint8)
+    for z in (zero, zero.astype(getattr(ml_dtypes, dtype))):
+        got = dml.quantize(x, scale, z, dtype=dtype, axis=0, device=device).numpy()
+        assert got.shape == (3, 3)
+        assert not (got.view(np.uint8)[:, -1] >> 4).any()
+        np.testing.assert_array_equal(got, reference.quantize(logical, scale, zero, dtype=dtype, axis=0))
+    q = np.clip(np.rint(logical / scale[:, None]) + zero[:, None], lo, hi)
+    np.testing.assert_array_equal(dml.unpack4(got, dtype, 5).astype(np.int64), q)
+    back = dml.dequantize(device.tensor(got), scale, zero, axis=0, bits=4, size=5, device=device).numpy()
+    np.testing.assert_array_equal(back, ((q - zero[:, None]) * scale[:, None]).astype(F32))
+    blocked = np.array([[0.5], [2.0], [1.0]], F32)
+    got = dml.quantize(x, blocked, dtype=dtype, axis=1, block_size=5, device=device).numpy()
+    np.testing.assert_array_equal(got, reference.quantize(logical, blocked, dtype=dtype, axis=1, block_size=5))
+
+
+def test_4bit_desc_with_a_packed_zero_point_and_float16(device):
+    """The desc's forms: FLOAT16 input, blocks of 2 along the last axis, the zero point packed
+    two a byte (the scale's last size halved)."""
+    x = dml.TensorDesc(dml.DataType.FLOAT16, [2, 8])
+    scale = dml.TensorDesc(dml.DataType.FLOAT16, [2, 4])
+    zero = dml.TensorDesc(dml.DataType.INT8, [2, 2])
+    out = dml.TensorDesc(dml.DataType.INT8, [2, 4])
+    desc = dml.QuantizeOperatorDesc(x, "SCALE_ZERO_POINT", [scale, zero], out)
+    compiled = device.compile_operator(device.create_operator(desc))
+    rng = np.random.default_rng(5)
+    xv = (rng.integers(-40, 40, (2, 8)) / 4).astype(np.float16)
+    sv = rng.choice([0.5, 1.0, 0.25], (2, 4)).astype(np.float16)
+    zv = np.array([[-3, 2, 7, -8], [0, 1, -1, 5]])
+    packed = ((zv[:, 0::2] & 15) | (zv[:, 1::2] & 15) << 4).astype(np.uint8).view(np.int8)
+    got = np.asarray(compiled.execute([xv, sv, packed])[0])
+    want = np.clip(np.rint(xv.astype(F32) / np.repeat(sv, 2, 1).astype(F32)) + np.repeat(zv, 2, 1), -8, 7)
+    np.testing.assert_array_equal(dml.unpack4(got, "int4").astype(np.int64), want)
+    np.testing.assert_array_equal(got, reference.quantize(xv, sv, packed, dtype="int4"))
+
+
+def test_4bit_desc_rules():
+    from gpudml.ops.quantize import validate
+    level = dml.FeatureLevel.FL_6_3
+    x, s = dml.TensorDesc("FLOAT32", [2, 5]), dml.TensorDesc("FLOAT32", [1, 1])
+    for out, zero, message in [
+        (dml.TensorDesc("INT8", [2, 2]), None, r"output_tensor.sizes \[2, 2\] must equal input_tensor.sizes \[2, 5\] "
+         r"\(8-bit\) or, for INT4/UINT4 as their bytes, \[2, 3\]"),
+        (dml.TensorDesc("UINT8", [2, 3]), dml.TensorDesc("INT8", [1, 1]), "the zero point. has data type INT8"),
+    ]:
+        tensors = [s] if zero is None else [s, zero]
+        with pytest.raises(dml.InvalidArgumentError, match=message):
+            validate(dml.QuantizeOperatorDesc(x, "SCALE" if zero is None else "SCALE_ZERO_POINT", tensors, out), level)
+    x1 = dml.TensorDesc("FLOAT32", [2, 1])
+    with pytest.raises(dml.InvalidArgumentError, match="must equal input_tensor.sizes"):  # (1 is 8-bit's)
+        validate(dml.QuantizeOperatorDesc(x1, "SCALE", [s], dml.TensorDesc("INT8", [2, 2])), level)
+    x4 = dml.TensorDesc("FLOAT32", [2, 4])
+    with pytest.raises(dml.InvalidArgumentError, match=r"zero point\) must be \[2, 4\] or \[2, 2\]"):
+        validate(dml.QuantizeOperatorDesc(x4, "SCALE_ZERO_POINT", [dml.TensorDesc("FLOAT32", [2, 4]),
+                                                                   dml.TensorDesc("INT8", [2, 1])],
+                                          dml.TensorDesc("INT8", [2, 2])), level)

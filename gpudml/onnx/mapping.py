@@ -41,7 +41,7 @@ from ..tensor_desc import view_strides
 from . import sequences
 from .attention import ATTENTION_ROWS, ONNX_ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
-from .nbits import NBITS_ROWS, dequantize_linear
+from .nbits import NBITS_ROWS, cast_four, dequantize_linear, quantize_linear4
 from .quantized import QUANTIZED_ROWS
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
@@ -392,6 +392,7 @@ def _cast_to(ctx, x, to: np.dtype):
     if to == np.bool_:  # BOOL is UINT8 0/1 in DirectML: x != 0
         zero = np.zeros([1], _dtype(x))
         return ctx.fn("logical_not")(ctx.fn("logical_equals")(as_expr(ctx, x), zero))
+    cast_four(x, to)
     if to.kind not in "fiu":
         raise NotMapped(f"a cast to {to}: not a DirectML data type")
     return ctx.fn("cast")(as_expr(ctx, x), to)
@@ -1089,6 +1090,12 @@ def _quantize(ctx, n):
     blocked QuantizeLinear (block_size, opset 21 on) runs DML_OPERATOR_QUANTIZE (FL 6_3), the
     scale and zero point x's shape but x.shape[axis] / block_size along `axis`. `saturate`
     (opset 19 on) concerns float8 outputs only: the integer outputs always saturate."""
+    out = np.dtype(_quantize_type(n, n.input(2)))
+    if n.op_type == "QuantizeLinear" and out.name in ("int4", "uint4"):  # (DML_OPERATOR_QUANTIZE's 4-bit output)
+        if n.proto.domain not in ("", "ai.onnx"):
+            raise NotMapped(f"com.microsoft QuantizeLinear to {out.name.upper()}: it runs as ONNX's of opset 13, "
+                            f"8-bit (ELEMENT_WISE_QUANTIZE_LINEAR); ONNX's QuantizeLinear (opset 21 on) takes 4-bit")
+        return [quantize_linear4(ctx, n, out)]
     x, scale, zero = as_expr(ctx, n.inputs[0]), n.inputs[1], n.input(2)
     block = n.attr("block_size", 0)
     if block and n.op_type == "QuantizeLinear":
@@ -2196,8 +2203,9 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
     Mapping("CastLike", "CAST", _cast_like, ("cast",)),
     Mapping("Identity", "none: the same buffer", _identity, ()),
     Mapping("Dropout", "none: the same buffer (inference)", _dropout, ()),
-    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR; blocked (block_size): QUANTIZE", _quantize,
-            ("quantize_linear", "quantize")),
+    Mapping("QuantizeLinear", "ELEMENT_WISE_QUANTIZE_LINEAR; blocked (block_size) and INT4/UINT4 outputs: QUANTIZE "
+            "(a 4-bit zero point computed at run time: DEQUANTIZE, CAST)", _quantize,
+            ("quantize_linear", "quantize", "dequantize", "cast")),
     Mapping("DynamicQuantizeLinear", "DYNAMIC_QUANTIZE_LINEAR", _dynamic_quantize_linear, ("dynamic_quantize_linear",)),
     Mapping("DequantizeLinear", "ELEMENT_WISE_DEQUANTIZE_LINEAR; from opset 21 (8- and 4-bit inputs, blocked) "
             "DEQUANTIZE (opset 25's output_dtype: CAST)", functools.partial(dequantize_linear, linear=_quantize),

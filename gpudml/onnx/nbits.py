@@ -16,9 +16,21 @@ Where gpudml differs from the provider, and why:
   zero point; the provider has neither either (it reads input 3 as a UINT4/UINT8 zero point
   and takes no input past it). Its `bias` (input 5) is added after the GEMM (ELEMENT_WISE_ADD).
   accuracy_level is ignored, as the provider ignores it (float32 products and sums).
-- 4-bit tensors: gpudml takes them as bytes (two elements a byte, low nibble first): a
-  constant's (an initializer's) ml_dtypes int4/uint4 values are packed on the host; a 4-bit
-  graph input is refused (the session's feeds have no 4-bit type).
+- 4-bit tensors: gpudml takes them as bytes (two elements a byte, low nibble first, each
+  row of the last axis starting on a byte: ops/dequantize.py's pack4): a constant's (an
+  initializer's) ml_dtypes int4/uint4 values are packed on the host; a value computed at run
+  time (a 4-bit graph input, whose ml_dtypes feed the session packs on the host; a
+  QuantizeLinear to INT4/UINT4, DML_OPERATOR_QUANTIZE's 4-bit output) is a values.Packed4,
+  its bytes on the graph beside its ONNX shape. DequantizeLinear (and QuantizeLinear, as its
+  zero point) reads one (a 4-bit input's
+  last size 2 or more: the bytes of a last size of 1 would read as 8-bit); a graph output
+  is read back and unpacked to the ml_dtypes array; any other node reading one is refused
+  with the node named. A 4-bit zero point computed at run time becomes one value a byte on
+  the device (its bytes as they are where its last size is 1, else a DEQUANTIZE by 1 and a
+  CAST to INT8/UINT8: two small dispatches), the form QUANTIZE and DEQUANTIZE both read.
+- Cast and CastLike to or from INT4/UINT4 are refused: ONNX Runtime's DirectML provider
+  registers Cast for its 8- to 64-bit types only (OperatorRegistration.cpp's
+  supportedTypeListCast), and DirectML's CAST has no 4-bit type.
 """
 
 from __future__ import annotations
@@ -27,8 +39,8 @@ import numpy as np
 import onnx
 
 from ..graph import Expression
-from ..ops.dequantize import check_scale_values, pack4
-from .values import NotMapped, as_expr, dtype_of, rank, reshape
+from ..ops.dequantize import check_scale_values, four_values, pack4
+from .values import NotMapped, Packed4, as_expr, dtype_of, rank, reshape
 
 FOUR_BIT = ("int4", "uint4")
 
@@ -44,24 +56,51 @@ def _host_scale(scale, where: str) -> None:
 
 
 def _as_bytes(x, field: str):
-    """A constant 4-bit tensor as its bytes (pack4: the last axis of even size), INT8 for INT4,
-    UINT8 for UINT4."""
-    if isinstance(x, Expression):
-        raise NotMapped(f"a 4-bit {field} that is not a constant: gpudml takes 4-bit tensors as their bytes, and "
-                        f"a session's feeds have no 4-bit type")
+    """A 4-bit tensor as (its bytes, its logical last size): a run-time one's (a Packed4) as
+    they are, a constant's packed on the host (pack4), INT8 for INT4, UINT8 for UINT4. A last
+    size of 1 is refused (its bytes would read as 8-bit)."""
+    shape = tuple(x.shape) if isinstance(x, Packed4) else np.shape(x)
+    if not shape or shape[-1] < 2:
+        raise NotMapped(f"a 4-bit {field} of shape {list(shape)}: gpudml packs 4-bit rows two elements a byte and "
+                        f"takes a last size of 2 or more (the bytes of one element a row read as 8-bit)")
+    if isinstance(x, Packed4):
+        return x.data, shape[-1]
     x = np.asarray(x)
-    if x.ndim == 0 or x.shape[-1] % 2:
-        raise NotMapped(f"a 4-bit {field} of shape {list(x.shape)}: gpudml packs 4-bit rows two elements a byte and "
-                        f"takes an even last axis")
-    return pack4(x.astype(np.int64)).view(np.int8 if dtype_of(x).name == "int4" else np.uint8)
+    return pack4(x.astype(np.int64)).view(np.int8 if dtype_of(x).name == "int4" else np.uint8), shape[-1]
 
 
-def _zero_bytes(zero):
-    """A 4-bit zero point, one element a byte (DEQUANTIZE reads the low nibble), as INT8/UINT8."""
-    if isinstance(zero, Expression):
-        raise NotMapped("a 4-bit zero point that is not a constant (a session's feeds have no 4-bit type)")
-    z = np.asarray(zero)
-    return z.astype(np.int64).astype(np.int8 if z.dtype.name == "int4" else np.uint8)
+def _zero_bytes(ctx, zero):
+    """A 4-bit zero point, one element a byte (QUANTIZE and DEQUANTIZE read the low nibble), as
+    INT8/UINT8: a constant's values; a run-time one's (Packed4) bytes where its last size is 1
+    (one a byte already), else DEQUANTIZE(bytes, 1) cast to INT8/UINT8."""
+    byte = np.int8 if dtype_of(zero).name == "int4" else np.uint8
+    if isinstance(zero, Packed4):
+        shape = zero.shape or (1,)
+        if shape[-1] == 1:
+            return zero.data
+        values = ctx.fn("dequantize")(zero.data, np.ones(1, np.float32), bits=4,
+                                      **({"size": shape[-1]} if shape[-1] % 2 else {}))
+        return ctx.fn("cast")(values, byte)
+    return np.asarray(zero).astype(np.int64).astype(byte)
+
+
+def quantize_linear4(ctx, n, out: np.dtype):
+    """QuantizeLinear to INT4/UINT4 (opset 21 on): DML_OPERATOR_QUANTIZE's 4-bit output (per
+    tensor, per axis or blocked), its bytes; eagerly the ml_dtypes values, in a graph a Packed4."""
+    x, scale, zero = n.inputs[0], n.inputs[1], n.input(2)
+    shape = tuple(x.shape) if isinstance(x, Expression) else np.shape(x)
+    if not shape or shape[-1] < 2:
+        raise NotMapped(f"QuantizeLinear to {out.name.upper()} of x shape {list(shape)}: gpudml packs 4-bit rows two "
+                        f"elements a byte and takes a last size of 2 or more")
+    block = n.attr("block_size", 0)
+    sizes = list(scale.shape) if isinstance(scale, Expression) else list(np.shape(scale))
+    axis = n.attr("axis", 1) if (sizes and int(np.prod(sizes)) > 1) or block else None
+    zero = None if zero is None else as_expr(ctx, _zero_bytes(ctx, zero))
+    y = ctx.fn("quantize")(as_expr(ctx, x), as_expr(ctx, scale), zero, dtype=out.name, axis=axis,
+                           block_size=block or None)
+    if ctx.graph is None:
+        return four_values(y, out.name, shape[-1]).reshape(shape)
+    return Packed4(y, shape, out)
 
 
 def dequantize_linear(ctx, n, linear, contrib: bool = False):
@@ -79,15 +118,18 @@ def dequantize_linear(ctx, n, linear, contrib: bool = False):
         return linear(ctx, n)
     _host_scale(scale, f"{n.name or 'DequantizeLinear'}: x_scale")
     bits = 8
+    size = None
     if four:
-        x, bits = _as_bytes(x, "DequantizeLinear input"), 4
-        zero = None if zero is None else _zero_bytes(zero)
+        (x, last), bits = _as_bytes(x, "DequantizeLinear input"), 4
+        size = last if last % 2 else None
+        zero = None if zero is None else _zero_bytes(ctx, zero)
     x = as_expr(ctx, x)
     sizes = list(np.shape(scale)) if not isinstance(scale, Expression) else list(scale.shape)
     axis = n.attr("axis", 1) if (len(sizes) >= 1 and int(np.prod(sizes)) > 1) or block else None
     scale = as_expr(ctx, scale)
     zero = None if zero is None else as_expr(ctx, zero)
-    y = ctx.fn("dequantize")(x, scale, zero, axis=axis, block_size=block or None, bits=bits)
+    y = ctx.fn("dequantize")(x, scale, zero, axis=axis, block_size=block or None, bits=bits,
+                             **({"size": size} if size else {}))
     to = n.attr("output_dtype", 0)  # (opset 25: the output's type where it is not the scale's; CAST)
     if to and onnx.helper.tensor_dtype_to_np_dtype(to) != dtype_of(y):
         y = ctx.fn("cast")(y, onnx.helper.tensor_dtype_to_np_dtype(to))
@@ -146,4 +188,24 @@ NBITS_ROWS: tuple[tuple, ...] = (
      "ELEMENT_WISE_ADD", matmul_nbits, ("dequantize", "gemm", "add")),
 )
 
-__all__ = ["NBITS_ROWS", "dequantize_linear", "matmul_nbits"]
+def cast_four(x, to: np.dtype) -> None:
+    """Cast and CastLike to or from INT4/UINT4: refused (the module docstring)."""
+    names = {dtype_of(x).name, np.dtype(to).name} & set(FOUR_BIT)
+    if names:
+        raise NotMapped(f"a Cast to or from {'/'.join(sorted(n.upper() for n in names))}: ONNX Runtime's DirectML "
+                        f"provider registers Cast for 8- to 64-bit types only, and DirectML's CAST has no 4-bit type")
+
+
+def check_reader(op_type: str, inputs, names) -> None:
+    """A node that reads a 4-bit value computed at run time (a Packed4) other than
+    DequantizeLinear, QuantizeLinear (its zero point) and Cast (which names its own refusal): refused."""
+    if op_type in ("DequantizeLinear", "QuantizeLinear", "Cast", "CastLike"):
+        return
+    for v, name in zip(inputs, names):
+        if isinstance(v, Packed4):
+            raise NotMapped(f"it reads the 4-bit ({v.dtype.name.upper()}) value {name!r} computed at run time: gpudml "
+                            f"runs such a value into DequantizeLinear and as QuantizeLinear's zero point (or returns "
+                            f"it as a graph output) only, as DirectML has 4-bit types for QUANTIZE and DEQUANTIZE only")
+
+
+__all__ = ["NBITS_ROWS", "cast_four", "check_reader", "dequantize_linear", "matmul_nbits", "quantize_linear4"]

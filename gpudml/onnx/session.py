@@ -42,13 +42,16 @@ from onnx import numpy_helper
 from ..device import Device
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
+from ..ops.dequantize import four_values, pack4
 from ..ops.random_generator import counter_value, counter_words
 from ..runtime.tensor import Tensor
 from . import analysis, control, mapping, options, qdq, sequences
 from .analysis import Unsupported
 from .binding import IOBinding
 from .mapping import NotMapped
+from .nbits import check_reader
 from .profiling import SessionProfile
+from .values import Packed4
 
 #: The documented precision of a whole model against onnxruntime's CPU provider (or onnx's
 #: reference evaluator): float outputs within this fraction of the largest reference
@@ -73,6 +76,7 @@ _ORT_TYPES = {
     onnx.TensorProto.INT64: "tensor(int64)", onnx.TensorProto.UINT8: "tensor(uint8)",
     onnx.TensorProto.UINT16: "tensor(uint16)", onnx.TensorProto.UINT32: "tensor(uint32)",
     onnx.TensorProto.UINT64: "tensor(uint64)", onnx.TensorProto.BOOL: "tensor(bool)",
+    onnx.TensorProto.INT4: "tensor(int4)", onnx.TensorProto.UINT4: "tensor(uint4)",
 }
 
 
@@ -242,6 +246,11 @@ class InferenceSession(_Builds):
             if not sequences.is_tensor_type(v.type):
                 raise UnsupportedError(f"InferenceSession.io_binding: {v.name!r} is a {sequences.type_string(v.type)}: "
                                        f"an IOBinding binds tensors; run() takes and returns sequences as lists")
+            if v.type.tensor_type.elem_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4):
+                kind = _ORT_TYPES[v.type.tensor_type.elem_type]
+                raise UnsupportedError(f"InferenceSession.io_binding: {v.name!r} is a {kind}: an IOBinding binds "
+                                       f"gpudml Tensors, which have no 4-bit type; run() takes and returns 4-bit "
+                                       f"values as ml_dtypes int4/uint4 arrays")
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding, run_options=None) -> None:
@@ -394,6 +403,10 @@ class _Built:
                 if v.name in host and host[v.name].size == 0:  # an empty feed (axes, CastLike's like): a host value
                     values[v.name] = host[v.name]
                     continue
+                if dtype.name in _FOUR:  # (its bytes, packed on the host: _feed)
+                    data = self.graph.input(_four_sizes(sizes), _FOUR[dtype.name], name=v.name)
+                    values[v.name] = Packed4(data, sizes, dtype)
+                    continue
                 values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
                                                   name=v.name)
             first = 0
@@ -430,6 +443,8 @@ class _Built:
         seen = set()
 
         def packed(r):
+            if isinstance(r, Packed4):  # (its bytes are the output, unpacked when read back: run)
+                return Packed4(packed(r.data), r.shape, r.dtype)
             if isinstance(r, Expression):
                 own = self.graph.values[r.value_id]
                 if r.desc != own.desc and not (r.desc.is_packed and own.desc.is_packed
@@ -507,6 +522,7 @@ class _Built:
                 raise NotMapped(mapping.refusal(proto.op_type, proto.domain, s.opset))
             if any(_empty(v) for k, v in enumerate(inputs) if k not in mapping.EMPTY_INPUTS.get(proto.op_type, ())):
                 raise NotMapped("an empty input: DirectML sizes are at least 1")
+            check_reader(proto.op_type, inputs, proto.input)
             node = mapping.Node(proto, s.opset, inputs, self._wanted(proto))
             if _folds_contrib(proto, inputs):  # run once now, eagerly on the device: its outputs host values
                 return row.build(mapping.Context(s.device, None, s.onnx_dtype, s.onnx_rank), node)
@@ -550,8 +566,9 @@ class _Built:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
             start, end = attrs.get("start", 0), attrs.get("end", None)
             return [np.array(sizes[start:end], np.int64)]
+        check_reader(proto.op_type, inputs, proto.input)
         generated = derived and proto.op_type in mapping.GENERATORS  # (a generator node, as the provider runs it)
-        if all(not isinstance(v, Expression) for v in [*inputs, *outer.values()] if v is not None) \
+        if all(not isinstance(v, (Expression, Packed4)) for v in [*inputs, *outer.values()] if v is not None) \
                 and proto.op_type != "Dropout" and proto.op_type not in mapping.RANDOM and not generated:
             try:
                 return _fold(proto, inputs, s.opset, outer)
@@ -776,7 +793,8 @@ class _Built:
                 given.update(sequences.feeds(v.name, v.type, array))
                 continue
             array = array.astype(np.uint8) if is_bool else array
-            given[v.name] = array.reshape(array.shape or (1,))
+            given[v.name] = _feed(array).reshape(_four_sizes(array.shape)) if array.dtype.name in _FOUR \
+                else array.reshape(array.shape or (1,))
         final, results = self._computed(given, True, tally) if self._runs else (self, [])
         computed = iter(results)
         out = {}
@@ -784,7 +802,9 @@ class _Built:
             if sizes is None:  # a sequence (a list of arrays) or an optional (None where empty)
                 out[v.name] = sequences.output(r, computed, is_bool, v.type)
                 continue
-            value = next(computed) if isinstance(r, Expression) else np.array(r)
+            value = next(computed) if isinstance(r, (Expression, Packed4)) else np.array(r)
+            if isinstance(r, Packed4):  # (its bytes read back, as the ml_dtypes values)
+                value = four_values(value.reshape(_four_sizes(r.shape)), r.dtype.name, (r.shape or (1,))[-1])
             value = value.reshape(sizes)
             out[v.name] = value.astype(np.bool_) if is_bool else value
         return [out[name] for name in names]
@@ -1236,6 +1256,21 @@ def _node_arg(v) -> NodeArg:
         return NodeArg(v.name, [], sequences.type_string(v.type))
     dims = [None if isinstance(d, int) and d < 0 else d for d in _dims(v) or []]
     return NodeArg(v.name, dims, _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
+
+
+#: ml_dtypes' 4-bit types and the bytes that hold them (INT8 for INT4, UINT8 for UINT4).
+_FOUR = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
+
+
+def _four_sizes(shape) -> list[int]:
+    """A 4-bit tensor's bytes' sizes (pack4's layout): the last (n + 1) // 2 (rank 0: [1])."""
+    shape = list(shape) or [1]
+    return shape[:-1] + [(shape[-1] + 1) // 2]
+
+
+def _feed(array: np.ndarray) -> np.ndarray:
+    """An ml_dtypes int4/uint4 feed as its bytes (pack4), INT8 for INT4, UINT8 for UINT4."""
+    return pack4(array.astype(np.int64).reshape(array.shape or (1,))).view(_FOUR[array.dtype.name])
 
 
 def _out_shape(v, result) -> tuple:

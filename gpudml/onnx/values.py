@@ -15,7 +15,28 @@ class NotMapped(Exception):
     """A node gpudml cannot run as DirectML's execution provider would (the message says why)."""
 
 
+class Packed4:
+    """A 4-bit (INT4/UINT4) tensor computed at run time in a session's graph (a 4-bit graph
+    input, QuantizeLinear's 4-bit output): `data`, its bytes on the graph (INT8 for INT4,
+    UINT8 for UINT4: ops/dequantize.py's pack4 layout, two values a byte, the even one in the
+    low nibble, each row of the last axis starting on a byte), `shape` (ONNX's) and `dtype`
+    (ml_dtypes' int4/uint4). DequantizeLinear reads it; a graph output is read back as the
+    ml_dtypes array; any other node reading it is refused (gpudml/onnx/nbits.py)."""
+
+    def __init__(self, data: Expression, shape, dtype):
+        self.data, self.shape, self.dtype = data, tuple(int(n) for n in shape), np.dtype(dtype)
+
+    @property
+    def signed(self) -> bool:
+        return self.dtype.name == "int4"
+
+    def __repr__(self) -> str:
+        return f"Packed4({self.dtype.name}{list(self.shape)}, bytes {list(self.data.shape)})"
+
+
 def dtype_of(x) -> np.dtype:
+    if isinstance(x, Packed4):
+        return x.dtype
     return x.dtype.numpy if isinstance(x, Expression) else np.asarray(x).dtype
 
 
@@ -76,4 +97,5 @@ def rank(x) -> int:
     return len(x.shape)
 
 
-__all__ = ["NotMapped", "as_expr", "broadcast", "dtype_of", "materialize", "rank", "reshape", "shape", "transpose"]
+__all__ = ["NotMapped", "Packed4", "as_expr", "broadcast", "dtype_of", "materialize", "rank", "reshape", "shape",
+           "transpose"]

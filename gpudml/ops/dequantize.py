@@ -16,14 +16,17 @@ with the reason, says "TBD" for every field); what gpudml takes where DirectML s
   type; the zero point the input's type; OutputTensor FLOAT32 or FLOAT16 (the QUANTIZE
   page's table, read in the other direction). Ranks 1 to 8, one for every tensor.
 - 4-bit tensors: gpudml has no 4-bit DataType. A UINT4 (INT4) tensor is described by its
-  bytes: a UINT8 (INT8) TensorDesc of the same sizes but the last, which is half the
-  output's (two elements a byte, the even one in the low nibble: ONNX's packing; each row
-  of the last axis starts on a byte, which is ONNX's flat packing wherever that axis is
-  even). A 4-bit input's last size must be even (an odd one leaves the half byte of each
-  row ambiguous with an 8-bit input of one element). A 4-bit input's zero point is 4-bit
-  too: packed the same way (its last size half the scale's) or one element a byte (the
-  scale's sizes; the low nibble, sign-extended for INT4). The functional form takes
-  `bits=4` with such byte tensors, or an ml_dtypes int4/uint4 numpy array as it is.
+  bytes (QUANTIZE's INT4/UINT4 outputs are the same): a UINT8 (INT8) TensorDesc of the same
+  sizes but the last, which is (n + 1) // 2 of the output's n (two elements a byte, the even
+  one in the low nibble: ONNX's packing; each row of the last axis starts on a byte, which
+  is ONNX's flat packing wherever that axis is even or the tensor 1-D; a row of odd length
+  ends in a half byte, its high nibble unread). A 4-bit output's last size is 2 or more (the
+  bytes of a last size of 1 have the 8-bit input's sizes). A 4-bit input's zero point is
+  4-bit too: packed the same way (its last size half the scale's, where that is even) or one
+  element a byte (the scale's sizes; the low nibble, sign-extended for INT4). The functional
+  form takes `bits=4` with such byte tensors (the output's last size twice the bytes', or
+  `size`, the logical last size, for an odd one), or an ml_dtypes int4/uint4 numpy array as
+  it is (its own shape).
 - Scales of zero, NaN or infinity are refused where they are on the host (a numpy array;
   the ONNX session's initializers) before any GPU work; a Tensor's are not read back to be
   checked (they give what the formula gives). Negative scales are taken: ONNX does not
@@ -82,26 +85,56 @@ class DequantizeOperatorDesc:
 
     @property
     def bits(self) -> int:
-        """4 where the input holds two elements a byte (its last size half the output's), else 8."""
-        return 4 if self.input_tensor.sizes[-1] * 2 == self.output_tensor.sizes[-1] else 8
+        """4 where the input holds two elements a byte (its last size (n + 1) // 2 of the
+        output's n, not n), else 8."""
+        n, m = self.output_tensor.sizes[-1], self.input_tensor.sizes[-1]
+        return 4 if m != n and m == (n + 1) // 2 else 8
 
 
 # ---------------------------------------------------------------------------- 4-bit packing
 def pack4(values: np.ndarray) -> np.ndarray:
-    """Integers in [-8, 15] (the 4-bit values of INT4 or UINT4), last axis of even size, as
-    bytes (uint8) two a byte, the even element in the low nibble (ONNX's packing)."""
+    """Integers in [-8, 15] (the 4-bit values of INT4 or UINT4; an ml_dtypes int4/uint4
+    array) as bytes (uint8) two a byte along the last axis, the even element in the low
+    nibble (ONNX's packing), each row starting on a byte: the last size (n + 1) // 2, an odd
+    row's last high nibble 0."""
     v = np.asarray(values).astype(np.int64) & 0xF
+    if v.ndim == 0:
+        v = v.reshape(1)
     if v.shape[-1] % 2:
-        raise InvalidArgumentError(f"{OP}: a 4-bit tensor's last axis must be of even size (two elements a byte), "
-                                   f"got shape {list(v.shape)}")
+        v = np.concatenate([v, np.zeros(v.shape[:-1] + (1,), np.int64)], axis=-1)
     return (v[..., 0::2] | (v[..., 1::2] << 4)).astype(np.uint8)
 
 
-def unpack4(data: np.ndarray, signed: bool) -> np.ndarray:
-    """Bytes two 4-bit elements each (pack4's layout) as int64 values (sign-extended if signed)."""
+def unpack4(data: np.ndarray, signed: bool, size: int | None = None) -> np.ndarray:
+    """Bytes two 4-bit elements each (pack4's layout) as int64 values (sign-extended if
+    signed), `size` values a row (default twice the bytes')."""
     b = np.asarray(data).view(np.uint8).astype(np.int64)
     out = np.stack([b & 0xF, b >> 4], axis=-1).reshape(*b.shape[:-1], b.shape[-1] * 2)
+    out = out if size is None else out[..., :size]
     return np.where(out >= 8, out - 16, out) if signed else out
+
+
+def four_values(data, dtype: str = "int4", size: int | None = None) -> np.ndarray:
+    """A 4-bit tensor's bytes (pack4's layout: QUANTIZE's INT4/UINT4 output read back, a Tensor
+    or a numpy array) as an ml_dtypes int4/uint4 array of `size` values a row (default twice
+    the bytes': give the logical last size where it is odd). gpudml.unpack4."""
+    import ml_dtypes
+
+    name = str(dtype).strip().lower()
+    if name not in ("int4", "uint4"):
+        raise InvalidArgumentError(f"unpack4: dtype {dtype!r} must be 'int4' or 'uint4'")
+    if hasattr(data, "numpy") and not isinstance(data, np.ndarray):
+        data = data.numpy()
+    data = np.asarray(data)
+    if data.dtype.itemsize != 1 or data.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"unpack4: the bytes must be INT8 or UINT8 (two 4-bit values a byte), got "
+                                   f"{data.dtype}")
+    if data.ndim == 0:
+        data = data.reshape(1)
+    n = data.shape[-1]
+    if size is not None and size not in (2 * n - 1, 2 * n):
+        raise InvalidArgumentError(f"unpack4: size = {size} must be {2 * n - 1} or {2 * n} ({n} bytes a row)")
+    return unpack4(data, name == "int4", size).astype(getattr(ml_dtypes, name))
 
 
 def _is_int4_dtype(dtype) -> str | None:
@@ -169,14 +202,24 @@ def _axis(axis, rank: int) -> int:
 
 
 def infer_output(input_tensor: TensorDesc, scale_tensor: TensorDesc, zero_point_tensor: TensorDesc | None = None,
-                 *, axis=None, block_size=None, bits: int = 8) -> DequantizeOperatorDesc:
-    """The desc of `dequantize(x, scale, zero_point, axis=, block_size=, bits=)`: the output
-    the input's logical sizes (a 4-bit input's last size doubled) in the scale's type, the
-    scale and zero point re-described in DirectML's form (quantization_sizes)."""
+                 *, axis=None, block_size=None, bits: int = 8, size=None) -> DequantizeOperatorDesc:
+    """The desc of `dequantize(x, scale, zero_point, axis=, block_size=, bits=, size=)`: the
+    output the input's logical sizes (a 4-bit input's last size doubled, or `size`, 2 n - 1
+    for n bytes a row) in the scale's type, the scale and zero point re-described in
+    DirectML's form (quantization_sizes)."""
     if isinstance(bits, (bool, np.bool_)) or bits not in BITS:
         raise InvalidArgumentError(f"dequantize: bits = {bits!r} must be 8 or 4")
     logical = list(input_tensor.sizes)
-    logical[-1] *= 2 if bits == 4 else 1
+    if bits == 4:
+        n = logical[-1]
+        last = 2 * n if size is None else as_int(size, "dequantize: size")
+        if last not in (2 * n - 1, 2 * n) or last < 2:
+            raise InvalidArgumentError(f"dequantize: size = {last} (the 4-bit input's logical last size) must be "
+                                       f"{2 * n - 1} or {2 * n} (x holds {n} bytes a row, two values a byte) and 2 or "
+                                       f"more")
+        logical[-1] = last
+    elif size is not None:
+        raise InvalidArgumentError(f"dequantize: size = {size!r} is a 4-bit input's logical last size (bits=4)")
     sizes = quantization_sizes(logical, scale_tensor.sizes, axis, block_size)
     scale = _as_rank(scale_tensor, sizes, "scale")
     zero = None
@@ -214,9 +257,10 @@ def validate(desc: DequantizeOperatorDesc, feature_level: FeatureLevel) -> None:
         raise InvalidArgumentError(f"{OP}: zero_point_tensor.data_type {zero.data_type.name} must equal "
                                    f"input_tensor.data_type {inp.data_type.name}")
     bits = desc.bits
-    if inp.sizes[:-1] != out.sizes[:-1] or inp.sizes[-1] not in (out.sizes[-1], out.sizes[-1] / 2):
+    if inp.sizes[:-1] != out.sizes[:-1] or inp.sizes[-1] not in (out.sizes[-1], (out.sizes[-1] + 1) // 2):
         raise InvalidArgumentError(f"{OP}: input_tensor.sizes {list(inp.sizes)} must be output_tensor.sizes "
-                                   f"{list(out.sizes)} (8-bit) or those with the last halved (4-bit, two a byte)")
+                                   f"{list(out.sizes)} (8-bit) or those with the last n as (n + 1) // 2 (4-bit, two a "
+                                   f"byte)")
     for d, (n, s) in enumerate(zip(out.sizes, scale.sizes, strict=True)):
         if n % s:
             raise InvalidArgumentError(f"{OP}: scale_tensor.sizes[{d}] = {s} must divide output_tensor.sizes[{d}] = "
@@ -263,16 +307,18 @@ def _values(x: np.ndarray, bits: int, signed: bool, last: int | None = None) -> 
     return unpack4(x, signed)
 
 
-def reference(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8) -> np.ndarray:
+def reference(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8, size=None) -> np.ndarray:
     """(x - zero_point) * scale in float64 (the difference exact), rounded once to the scale's
     type; the scale and zero point expanded block by block (module docstring). x of bits=4
     (or an ml_dtypes int4/uint4 array): packed bytes two a byte, low nibble first."""
     x, scale = np.asarray(x), np.asarray(scale)
     if _is_int4_dtype(x.dtype):
         signed = x.dtype.name == "int4"
-        x, bits = pack4(x.astype(np.int64)).view(np.int8 if signed else np.uint8), 4
+        x, bits, size = pack4(x.astype(np.int64)).view(np.int8 if signed else np.uint8), 4, x.shape[-1] if x.ndim else 1
     signed = x.dtype.kind == "i"
     v = _values(x, bits, signed)
+    if bits == 4 and size is not None:
+        v = v[..., :size]
     sizes = list(v.shape)
     qs = quantization_sizes(sizes, scale.shape, axis, block_size)
     s = _expand(scale.reshape(qs).astype(np.float64), sizes)
@@ -331,28 +377,39 @@ def _host(value, signed_name: str):
     return value, False
 
 
-def dequantize(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8, device=None):
+def dequantize(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8, size=None, device=None):
     """DML_OPERATOR_DEQUANTIZE (ONNX's DequantizeLinear): (x - zero_point) * scale, x INT8 or
     UINT8 (or 4-bit: an ml_dtypes int4/uint4 array, or its bytes, two a byte low nibble
-    first, with bits=4), scale FLOAT32 or FLOAT16 (the output's type), the zero point x's
+    first, with bits=4; `size`: the logical last size where it is odd, its bytes' twice less
+    one), scale FLOAT32 or FLOAT16 (the output's type), the zero point x's
     type. The scale: one element (per tensor), one per index of `axis` (per axis), of x's
     shape divided by block_size on `axis` (blocked), or of x's rank with sizes that divide
     x's (DirectML's form). Scales on the host must be finite and not zero."""
+    last = np.shape(x)[-1] if isinstance(x, np.ndarray) and _is_int4_dtype(x.dtype) and x.ndim else None
     x, four = _host(x, "int4")
-    zero_point, _ = _host(zero_point, "int4")
+    if isinstance(zero_point, np.ndarray) and _is_int4_dtype(zero_point.dtype):  # (its values, one a byte)
+        zero_point = zero_point.astype(np.int64).astype(np.int8 if zero_point.dtype.name == "int4" else np.uint8)
     if isinstance(scale, np.ndarray) or np.isscalar(scale):
         check_scale_values(scale)
     attributes = {"axis": axis, "block_size": block_size}
     if four or bits != 8:
         attributes["bits"] = 4 if four else bits
-    tensors = [("x", x), ("scale", scale)] + ([] if zero_point is None else [("zero_point", zero_point)])
+    if last is not None and last % 2:
+        attributes["size"] = last
+    elif size is not None:
+        attributes["size"] = size
+    tensors = [("x", x), ("scale", scale, np.atleast_1d)]  # (a 0-d scale or zero point: one element)
+    tensors += [] if zero_point is None else [("zero_point", zero_point, np.atleast_1d)]
     return Call(tensors, attributes, device)
 
 
 def arguments(desc: DequantizeOperatorDesc) -> dict:
     """No axis or block size (the desc's quantization tensors are in DirectML's form); bits
-    for a 4-bit input."""
-    return {"bits": 4} if desc.bits == 4 else {}
+    for a 4-bit input (and its size where the output's last is odd)."""
+    if desc.bits != 4:
+        return {}
+    n = desc.output_tensor.sizes[-1]
+    return {"bits": 4, "size": n} if n % 2 else {"bits": 4}
 
 
 def _from_cli(x: TensorDesc, o: dict) -> DequantizeOperatorDesc:
@@ -394,4 +451,4 @@ SPEC = OpSpec(
                       _BLOCKED, "ns-directml-dml_dequantize_operator_desc.md"),),
 )
 
-__all__ = ["SPEC", "DequantizeOperatorDesc", "pack4", "unpack4"]
+__all__ = ["SPEC", "DequantizeOperatorDesc", "four_values", "pack4", "unpack4"]

@@ -1,6 +1,7 @@
 """The rule of DML_DEQUANTIZE: an output of the asked rank, its scale per tensor, per axis or
 per block (a size dividing the output's on each axis), a zero point or none, an 8-bit input
-or (the last size even) a 4-bit one given as its bytes."""
+or (the last size 2 or more) a 4-bit one given as its bytes (an odd last size: each row's
+last byte a half)."""
 
 from __future__ import annotations
 
@@ -54,22 +55,22 @@ def _dequantize_functional(draw, x, shape):
 
 
 @rule("dequantize", broken=_dequantize_broken, functional=_dequantize_functional, free=("output_tensor",),
-      fields=("x", "scale", "zero_point", "axis", "block_size", "bits", "input_tensor", "scale_tensor",
+      fields=("x", "scale", "zero_point", "axis", "block_size", "bits", "size", "input_tensor", "scale_tensor",
               "zero_point_tensor", "quantization_type", "output_tensor", "device"))
 def dequantize_call(d: Draw, ask: Ask) -> Drawn:
     """The output's sizes (given ones: the input's); on each axis the scale's size a divisor
     of the output's; a zero point half the time; a 4-bit input half the time where the last
-    size is even (its zero point packed where the scale's last size is even too)."""
+    size is 2 or more (its zero point packed where the scale's last size is even)."""
     sizes = ask.input_sizes(d)
     out_type = ask.types.get("output_tensor", T.FLOAT32)
     if out_type not in (T.FLOAT32, T.FLOAT16):
         out_type = T.FLOAT32
-    four = sizes[-1] % 2 == 0 and d.pick([False, True])
+    four = sizes[-1] >= 2 and d.pick([False, True])
     scale = [_divisor(d, n) for n in sizes]
-    x = dml.TensorDesc(ask.data_type, sizes[:-1] + [sizes[-1] // 2] if four else sizes)
+    x = dml.TensorDesc(ask.data_type, sizes[:-1] + [(sizes[-1] + 1) // 2] if four else sizes)
     tensors = [x, dml.TensorDesc(out_type, scale)]
     if d.pick([False, True]):
         packed = four and scale[-1] % 2 == 0 and d.pick([False, True])
         tensors.append(dml.TensorDesc(ask.data_type, scale[:-1] + [scale[-1] // 2] if packed else scale))
-    return Drawn(tensors, {"bits": 4} if four else {})
+    return Drawn(tensors, ({"bits": 4, "size": sizes[-1]} if sizes[-1] % 2 else {"bits": 4}) if four else {})
 

@@ -1,5 +1,7 @@
 """The rule of DML_QUANTIZE: a scale of the input's type and a zero point of the output's
-(each left out now and then), per tensor, per axis or blocked along an axis."""
+(each left out now and then), per tensor, per axis or blocked along an axis; half the time
+(the last size 2 or more) a 4-bit output, INT4 or UINT4 as its INT8/UINT8 bytes, its zero
+point one value a byte or (the scale's last size even) packed two a byte."""
 
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ def _quantize_functional(draw, x, shape):
     rank = len(shape)
     how = draw(st.sampled_from(["tensor", "axis", "block"]))
     axis = draw(st.integers(0, rank - 1))
-    dtype = draw(st.sampled_from(["int8", "uint8", np.int8, "INT4", "float32"]))
+    dtype = draw(st.sampled_from(["int8", "uint8", np.int8, "INT4", "uint4", "float32"]))
     scale_type = np.float16 if isinstance(x, np.ndarray) and x.dtype == np.float16 else np.float32
     kwargs = {}
     if how == "tensor":
@@ -79,8 +81,9 @@ def _quantize_functional(draw, x, shape):
         scale = scale * draw(st.sampled_from([0.0, -1.0, np.nan]))
     args = {"scale": maybe_hostile(draw, scale), "dtype": dtype, **kwargs}
     if draw(st.booleans()):
-        zero_type = np.int8 if str(dtype).lower() in ("int8", "<class 'numpy.int8'>") else np.uint8
-        args["zero_point"] = maybe_hostile(draw, np.full(sizes, 3, zero_type))
+        zero_type = np.int8 if str(dtype).lower() in ("int8", "<class 'numpy.int8'>", "int4") else np.uint8
+        value = draw(st.sampled_from([3, 9]))  # (9: past INT4's range, refused for 4-bit outputs)
+        args["zero_point"] = maybe_hostile(draw, np.full(sizes, value, zero_type))
     return args, lambda a: reference.quantize(a, **args)
 
 
@@ -89,11 +92,14 @@ def _quantize_functional(draw, x, shape):
               "output_tensor", "dtype", "axis", "block_size", "DimensionCount", "device"))
 def quantize_call(d: Draw, ask: Ask) -> Drawn:
     """A scale per tensor, per axis or per block (a divisor of the axis' size) along an axis,
-    a zero point three times in four."""
+    a zero point three times in four; a 4-bit output half the time where the last size is 2
+    or more (its zero point packed half the time where the scale's last size is even)."""
     x = ask.input(d)
     axis = d.int(0, ask.rank - 1)
     how = d.pick(["tensor", "axis", "block"])
-    attributes = {"dtype": ask.types["output_tensor"]}
+    out_type = ask.types["output_tensor"]
+    four = x.sizes[-1] >= 2 and d.pick([False, True])
+    attributes = {"dtype": ("INT4" if out_type == T.INT8 else "UINT4") if four else out_type}
     if how == "tensor":
         sizes = [1]
     elif how == "axis":
@@ -105,5 +111,6 @@ def quantize_call(d: Draw, ask: Ask) -> Drawn:
         attributes.update(axis=axis, block_size=b)
     tensors = [x, dml.TensorDesc(ask.data_type, sizes)]
     if d.int(0, 3):
-        tensors.append(dml.TensorDesc(ask.types["output_tensor"], sizes))
+        packed = four and how == "block" and sizes[-1] % 2 == 0 and d.pick([False, True])  # (x's rank)
+        tensors.append(dml.TensorDesc(out_type, sizes[:-1] + [sizes[-1] // 2] if packed else sizes))
     return Drawn(tensors, attributes)
