@@ -93,6 +93,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc
+from ..types import DataType
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
 from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, int64_mode, output_buffer, parts
@@ -120,6 +121,10 @@ _OVERHEAD = 64
 #: blocks: nearest [1,64,128,128] 6.40 -> 5.66, [8,256,64,64] 49.4 -> 45.7; linear 8.94 ->
 #: 8.24, 69.8 -> 63.3; 16 blocks (nearest, 5 runs): 5.55 -> 6.46, 42.5 -> 48.5 ms.
 INTEGER_BLOCKS = 8
+#: `integer`, FLOAT16 linear (_half_lines): 16-byte input blocks per invocation (and row).
+#: CPU time of [1,64,128,128] 2x with one lavapipe thread (LP_NUM_THREADS=0), medians of 7,
+#: pairs of output rows: 2 blocks 6.4-6.5 ms, 4: 6.7-6.8, 8: 7.9-8.1.
+HALF_BLOCKS = 2
 #: `integer`: outputs of one invocation times the taps each sums (the unrolled code's size).
 _INTEGER_TERMS = 256
 
@@ -281,12 +286,33 @@ def _integer(p: Resampling) -> int:
 def _integer_blocks(p: Resampling, k: int) -> int:
     """`integer`: input blocks per invocation: INTEGER_BLOCKS or fewer, dividing the row,
     within _INTEGER_TERMS."""
+    if _half(p):  # HALF_BLOCKS, or 1 where the row is not a multiple
+        return HALF_BLOCKS if p.input.sizes[-1] % (8 * HALF_BLOCKS) == 0 else 1
     terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
     per = 16 // p.input.data_type.size
     blocks = INTEGER_BLOCKS
     while blocks > 1 and (p.input.sizes[-1] % (per * blocks) or per * blocks * k * terms > _INTEGER_TERMS):
         blocks //= 2
     return blocks
+
+
+def _half(p: Resampling) -> bool:
+    """FLOAT16 linear (`integer`): separable sums, float16 words converted and rounded in
+    pairs (integer_parts)."""
+    return p.mode == "linear" and p.input.data_type == DataType.FLOAT16
+
+
+def _pair_axis(p: Resampling) -> int:
+    """`integer`, FLOAT16 linear: the axis just outside the innermost one where an invocation
+    computes two output rows, 2i - 1 and 2i, from the same two input rows i - 1 and i
+    (clamped; weights 3/4 and 1/4, 1/4 and 3/4): resampled by exactly 2 with the default
+    pixel offsets and twice the input's size. -1 where not."""
+    a = p.input.rank - 2
+    if not _half(p) or a < 0 or a not in p.axes:
+        return -1
+    if (f32(p.scales[a]), f32(p.input_offsets[a]), f32(p.output_offsets[a])) != (2.0, 0.5, -0.5):
+        return -1
+    return a if p.output.sizes[a] == 2 * p.input.sizes[a] else -1
 
 
 def _integer_plan(p: Resampling, caps) -> KernelPlan:
@@ -298,18 +324,22 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
     per = 16 // p.input.data_type.size * _integer_blocks(p, k)
     n = p.input.sizes[-1]
     params = _params(p, caps, 1)
-    params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per)
+    pair = _pair_axis(p)
+    params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per,
+                  integer_pair=pair)
     k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
                              for d in range(p.input.rank)))
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, **_axis_uniforms(p),
                 "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
-                "rows": p.output.element_count // p.output.sizes[-1], "runs_per_row": n // per,
-                "cubic_a": f32_bits(p.cubic_a)}
+                "rows": 0, "runs_per_row": n // per, "cubic_a": f32_bits(p.cubic_a)}
     bits = params["bits"]
     buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"),
                output_buffer(0, "output_vec", bits, "blocks"), input_buffer(0, "input_blocks", "blocks"))
     rows = p.output.element_count // p.output.sizes[-1]
+    if pair >= 0:  # pairs of output rows: p.input.sizes[pair] + 1 per p.output.sizes[pair] rows
+        rows = rows // p.output.sizes[pair] * (p.input.sizes[pair] + 1)
+    uniforms["rows"] = rows
     return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms, rows * (n // per), WORKGROUP_SIZE),))
 
 
@@ -349,10 +379,9 @@ def integer_parts(params: dict) -> dict[str, str]:
     pack = 32 // bits  # elements per word
     lines = ["    let lft = max(first, 1u) - 1u;", f"    let rgt = min(first + {per}u, n - 1u);"]
     nearest = mode == "nearest"
+    if not nearest and bits == 16 and params["kind"] == "float":
+        return {"integer": "\n".join(lines + _half_lines(params, pattern, per))}
     edge = "load_bits" if nearest else "load_x"
-    # float16 linear: each word's two elements converted at once (unpack2x16float: exact),
-    # each output word's two sums rounded at once (f16x2_bits: f32_to_f16_bits per lane).
-    half = not nearest and bits == 16 and params["kind"] == "float"
     for c, combo in enumerate(combos):
         off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
         lines.append(f"    let off{c} = {off};")
@@ -362,16 +391,12 @@ def integer_parts(params: dict) -> dict[str, str]:
         lines.append(f"    let r{c} = {edge}(off{c} + rgt);")
         for blk in range(per // (4 * pack)):
             lines.append(f"    let b{c}_{blk} = input_blocks_at((off{c} + first) / {4 * pack}u + {blk}u);")
-            if half:
-                lines.extend(f"    let h{c}_{blk}{x} = unpack2x16float(b{c}_{blk}.{x});" for x in "xyzw")
 
     def elem(c: int, i: int) -> str:
         """Input element first + i of combination c: its bits (nearest), its value (linear)."""
         if i < 0 or i >= per:
             value = f"{'l' if i < 0 else 'r'}{c}"
             return value if nearest else f"f32({value})"
-        if half:
-            return f"h{c}_{i // (4 * pack)}{'xyzw'[i // pack % 4]}.{'xy'[i % pack]}"
         word = f"b{c}_{i // (4 * pack)}.{'xyzw'[i // pack % 4]}"
         if pack > 1:
             word = f"extractBits({word}, {i % pack * bits}u, {bits}u)"
@@ -389,15 +414,79 @@ def integer_parts(params: dict) -> dict[str, str]:
                     weight = f"(wc{c} * {w!r})" if combo else repr(w)
                     terms.append(f"{weight} * {elem(c, i + d + t)}")
             acc = "(" * (len(terms) - 1) + "0.0 + " + ") + ".join(terms)
-            values.append(acc if half else f"finish({acc})")
-    if half:
-        words = [f"f16x2_bits(vec2<f32>({values[q]}, {values[q + 1]}))" for q in range(0, len(values), 2)]
-    else:
-        words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
-                            for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
+            values.append(f"finish({acc})")
+    words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
+                        for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
     for q in range(0, len(words), 4):
         lines.append(f"    output_vec_set(at / {4 * pack}u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));")
     return {"integer": "\n".join(lines)}
+
+
+def _half_lines(params: dict, pattern, per: int) -> list[str]:
+    """FLOAT16 linear `integer` (after the run's lft, rgt): separable. Each input word's two
+    elements converted at once (unpack2x16float: exact); per input element the weighted sum
+    over the outer resampled axes' taps (v: float32; a zero sum -0 where every tap is -0, as
+    `rows` gives: the compilers drop its 0.0 +), then each output the two taps of v along the
+    row (the weights of `pattern`);
+    each output word's two values rounded at once (f16x2_bits: f32_to_f16_bits per lane).
+    With a pair axis (_pair_axis): the invocation's two output rows 2i - 1 and 2i from input
+    rows i - 1 and i of that axis (clamped into it), each stored where it exists."""
+    axes, pair = params["axes"], params["integer_pair"]
+    outer = range(len(axes) - (2 if pair >= 0 else 1))
+    combos = [()]
+    for _ in outer:
+        combos = [c + (t,) for c in combos for t in range(2)]
+    rows = ("a", "b") if pair >= 0 else ("",)
+    lines = []
+    if pair >= 0:
+        stride = f"uni.in_strides[{pair // 4}][{pair % 4}]"
+        lines += [f"    let pa = u32(max(i32(pp) - 1, 0)) * {stride};", f"    let pb = min(pp, pn - 1u) * {stride};"]
+    for c, combo in enumerate(combos):
+        off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
+        if combo:
+            lines.append(f"    let wc{c} = " + " * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)) + ";")
+        for r in rows:
+            name = f"{c}{r}"
+            lines.append(f"    let off{name} = {off}{f' + p{r}' if r else ''};")
+            lines.append(f"    let l{name} = load_x(off{name} + lft);")
+            lines.append(f"    let r{name} = load_x(off{name} + rgt);")
+            for blk in range(per // 8):
+                lines.append(f"    let b{name}_{blk} = input_blocks_at((off{name} + first) / 8u + {blk}u);")
+                lines.extend(f"    let h{name}_{blk}{x} = unpack2x16float(b{name}_{blk}.{x});" for x in "xyzw")
+
+    def elem(name: str, i: int) -> str:
+        if i < 0 or i >= per:
+            return f"{'l' if i < 0 else 'r'}{name}"
+        return f"h{name}_{i // 8}{'xyzw'[i // 2 % 4]}.{'xy'[i % 2]}"
+
+    # the output rows: (suffix, weights of the input rows)
+    outs = [("a", (0.75, 0.25)), ("b", (0.25, 0.75))] if pair >= 0 else [("", None)]
+    for o, rw in outs:
+        for i in range(-1, per + 1):
+            terms = []
+            for c, combo in enumerate(combos):
+                if rw is None:
+                    t = elem(f"{c}", i)
+                else:
+                    t = f"({rw[0]!r} * {elem(f'{c}a', i)} + {rw[1]!r} * {elem(f'{c}b', i)})"
+                terms.append(f"wc{c} * {t}" if combo else t)
+            lines.append(f"    let v{o}{i + 1} = {' + '.join(terms)};")
+    for o, _ in outs:
+        values = []
+        for i in range(per):
+            for d, w0, w1 in pattern:
+                values.append(f"{w0!r} * v{o}{i + d + 1} + {w1!r} * v{o}{i + d + 2}")
+        words = [f"f16x2_bits(vec2<f32>({values[q]}, {values[q + 1]}))" for q in range(0, len(values), 2)]
+        at = {"a": "(at - out_step)", "b": "at", "": "at"}[o]
+        stores = [f"output_vec_set({at} / 8u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));"
+                  for q in range(0, len(words), 4)]
+        if o:
+            lines.append(f"    if ({'pp > 0u' if o == 'a' else 'pp < pn'}) {{")
+            lines += ["        " + line for line in stores]
+            lines.append("    }")
+        else:
+            lines += ["    " + line for line in stores]
+    return lines
 
 
 # ---------------------------------------------------------------------------- nearest: the chain stage
@@ -423,7 +512,7 @@ def _params(p: Resampling, caps, run: int) -> dict:
     return {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "kind": _kind(p),
             "bits": bits, "native64": native64, "normalized": _normalized(p), "antialiased": p.antialiased,
             "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p),
-            "integer": 0, "integer_per": 0}
+            "integer": 0, "integer_per": 0, "integer_pair": -1}
 
 
 def _fixed_taps(p: Resampling) -> int:
