@@ -426,66 +426,90 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
     """FLOAT16 linear `integer` (after the run's lft, rgt): separable. Each input word's two
     elements converted at once (unpack2x16float: exact); per input element the weighted sum
     over the outer resampled axes' taps (v: float32; a zero sum -0 where every tap is -0, as
-    `rows` gives: the compilers drop its 0.0 +), then each output the two taps of v along the
-    row (the weights of `pattern`);
-    each output word's two values rounded at once (f16x2_bits: f32_to_f16_bits per lane).
-    With a pair axis (_pair_axis): the invocation's two output rows 2i - 1 and 2i from input
-    rows i - 1 and i of that axis (clamped into it), each stored where it exists."""
+    `rows` gives), then each output the two taps of v along the row (the weights of
+    `pattern`); each output word's two values rounded at once (f16x2_bits: f32_to_f16_bits
+    per lane). With a pair axis (_pair_axis): the invocation's two output rows 2i - 1 and 2i
+    from input rows i - 1 and i of that axis, clamped into it: at either end the two input
+    rows are one, so are the two output rows' values (3/4 x + 1/4 x = x exactly, x a float16),
+    and the row that does not exist is stored over the one that does (no branch).
+    The statements come in the order of the stores, each just before its first use (what
+    the compilers keep live stays small: 16-byte block by block)."""
     axes, pair = params["axes"], params["integer_pair"]
     outer = range(len(axes) - (2 if pair >= 0 else 1))
     combos = [()]
     for _ in outer:
         combos = [c + (t,) for c in combos for t in range(2)]
     rows = ("a", "b") if pair >= 0 else ("",)
-    lines = []
+    decls: dict[str, tuple[str, tuple[str, ...]]] = {}
     if pair >= 0:
         stride = f"uni.in_strides[{pair // 4}][{pair % 4}]"
-        lines += [f"    let pa = u32(max(i32(pp) - 1, 0)) * {stride};", f"    let pb = min(pp, pn - 1u) * {stride};"]
+        decls["pa"] = (f"u32(max(i32(pp) - 1, 0)) * {stride}", ())
+        decls["pb"] = (f"min(pp, pn - 1u) * {stride}", ())
+        decls["at_a"] = ("select(at - out_step, at, pp == 0u)", ())
+        decls["at_b"] = ("select(at, at - out_step, pp == pn)", ())
     for c, combo in enumerate(combos):
         off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
         if combo:
-            lines.append(f"    let wc{c} = " + " * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)) + ";")
+            decls[f"wc{c}"] = (" * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)), ())
         for r in rows:
             name = f"{c}{r}"
-            lines.append(f"    let off{name} = {off}{f' + p{r}' if r else ''};")
-            lines.append(f"    let l{name} = load_x(off{name} + lft);")
-            lines.append(f"    let r{name} = load_x(off{name} + rgt);")
+            decls[f"off{name}"] = (f"{off}{f' + p{r}' if r else ''}", (f"p{r}",) if r else ())
+            decls[f"l{name}"] = (f"load_x(off{name} + lft)", (f"off{name}",))
+            decls[f"r{name}"] = (f"load_x(off{name} + rgt)", (f"off{name}",))
             for blk in range(per // 8):
-                lines.append(f"    let b{name}_{blk} = input_blocks_at((off{name} + first) / 8u + {blk}u);")
-                lines.extend(f"    let h{name}_{blk}{x} = unpack2x16float(b{name}_{blk}.{x});" for x in "xyzw")
+                decls[f"b{name}_{blk}"] = (f"input_blocks_at((off{name} + first) / 8u + {blk}u)", (f"off{name}",))
+                for x in "xyzw":
+                    decls[f"h{name}_{blk}{x}"] = (f"unpack2x16float(b{name}_{blk}.{x})", (f"b{name}_{blk}",))
 
-    def elem(name: str, i: int) -> str:
+    def elem(name: str, i: int) -> tuple[str, str]:
+        """Input element i of row `name`: (its value, the statement it needs)."""
         if i < 0 or i >= per:
-            return f"{'l' if i < 0 else 'r'}{name}"
-        return f"h{name}_{i // 8}{'xyzw'[i // 2 % 4]}.{'xy'[i % 2]}"
+            sym = f"{'l' if i < 0 else 'r'}{name}"
+            return sym, sym
+        sym = f"h{name}_{i // 8}{'xyzw'[i // 2 % 4]}"
+        return f"{sym}.{'xy'[i % 2]}", sym
 
     # the output rows: (suffix, weights of the input rows)
     outs = [("a", (0.75, 0.25)), ("b", (0.25, 0.75))] if pair >= 0 else [("", None)]
     for o, rw in outs:
         for i in range(-1, per + 1):
-            terms = []
+            terms, deps = [], []
             for c, combo in enumerate(combos):
                 if rw is None:
-                    t = elem(f"{c}", i)
+                    t, dep = elem(f"{c}", i)
+                    deps.append(dep)
                 else:
-                    t = f"({rw[0]!r} * {elem(f'{c}a', i)} + {rw[1]!r} * {elem(f'{c}b', i)})"
+                    (ta, da), (tb, db) = elem(f"{c}a", i), elem(f"{c}b", i)
+                    t = f"({rw[0]!r} * {ta} + {rw[1]!r} * {tb})"
+                    deps += [da, db]
                 terms.append(f"wc{c} * {t}" if combo else t)
-            lines.append(f"    let v{o}{i + 1} = {' + '.join(terms)};")
-    for o, _ in outs:
-        values = []
-        for i in range(per):
-            for d, w0, w1 in pattern:
+                deps += [f"wc{c}"] if combo else []
+            decls[f"v{o}{i + 1}"] = (" + ".join(terms), tuple(deps))
+    lines, done = [], set()
+
+    def need(sym: str) -> None:
+        if sym in done:
+            return
+        done.add(sym)
+        text, deps = decls[sym]
+        for dep in deps:
+            need(dep)
+        lines.append(f"    let {sym} = {text};")
+
+    for q in range(len(pattern) * per // 8):
+        for o, _ in outs:
+            values = []
+            for e in range(8 * q, 8 * q + 8):
+                i, (d, w0, w1) = divmod(e, len(pattern))[0], pattern[e % len(pattern)]
+                need(f"v{o}{i + d + 1}")
+                need(f"v{o}{i + d + 2}")
                 values.append(f"{w0!r} * v{o}{i + d + 1} + {w1!r} * v{o}{i + d + 2}")
-        words = [f"f16x2_bits(vec2<f32>({values[q]}, {values[q + 1]}))" for q in range(0, len(values), 2)]
-        at = {"a": "(at - out_step)", "b": "at", "": "at"}[o]
-        stores = [f"output_vec_set({at} / 8u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));"
-                  for q in range(0, len(words), 4)]
-        if o:
-            lines.append(f"    if ({'pp > 0u' if o == 'a' else 'pp < pn'}) {{")
-            lines += ["        " + line for line in stores]
-            lines.append("    }")
-        else:
-            lines += ["    " + line for line in stores]
+            at = "at"
+            if o:
+                need(f"at_{o}")
+                at = f"at_{o}"
+            words = [f"f16x2_bits(vec2<f32>({values[k]}, {values[k + 1]}))" for k in range(0, 8, 2)]
+            lines.append(f"    output_vec_set({at} / 8u + {q}u, vec4<u32>({', '.join(words)}));")
     return lines
 
 
