@@ -50,13 +50,24 @@ Strategies:
   outer axes only took 4-13% off (gpudml lab, interleaved A/B). FLOAT16 2x of
   [1,64,128,128] (gpudml lab, medians of 3 runs, GPU ms and x copy): nearest `rows` 13.5
   (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x). FLOAT16 linear
-  unpacks each input word once and rounds an output word's two sums together in integer
-  operations (f16x2_bits in resample.wgsl.j2, the bits f32_to_f16_bits gives; llvmpipe's
-  pack2x16float is slow): gpudml lab, interleaved A/B, 5 pairs, GPU ms: [1,64,128,128]
-  median paired ratio 0.95 (3 earlier pairs 0.89-0.91), [8,256,64,64] 71.2 -> 61.5 ms
-  (0.87); bench W37, W39 `x copy paired` 0.29-0.31 before, 0.26-0.29 after (noise): still
-  below issue #43's 0.5x, float16 linear costing float32's GPU time per element while the
-  copy moves half the bytes (docs/performance.md has the breakdown).
+  (_half_lines) is separable: each input word's two elements converted once
+  (unpack2x16float), per input element the sum over the outer axes' taps, then per output
+  the two taps of that sum along the row; where the axis outside the row is 2x with the
+  default offsets (_pair_axis) an invocation computes two output rows from the one pair of
+  input rows they share; an output word's two sums are rounded together in integer
+  operations (f16x2_bits in resample.wgsl.j2: the bits f32_to_f16_bits gives; llvmpipe's
+  pack2x16float is slow). Its sums take another order than `rows`' (within the documented
+  precision, not bit for bit). CPU time of one lavapipe thread (LP_NUM_THREADS=0: steady on
+  a loaded host, where GPU timestamps swing 2x), medians of 7, 2026-11-29: [1,64,128,128]
+  8.0-8.2 -> 6.4-6.6 ms, [8,256,64,64] 61 -> 48 ms; timing-only variants of the new kernel:
+  without the rounding 4.7 ms, without the sums 4.3 ms (llvmpipe's float16 rounding and
+  the float32 sums each cost about as much as the loads and stores). No gain measured
+  (same method): the rounding in fewer operations (signed compares, the subnormal through a
+  float add: 7.3 against 6.8 ms), a fast path for normal results with a recheck (7.0 without
+  the recheck, 9.1 with it), fma (no better), quantizeToF16 (14 ms), 4 or 8 blocks per
+  invocation (6.7, 8.0 against 6.4 ms for 2: HALF_BLOCKS), the statements in the stores'
+  order (the same); naga rejects bitcast<u32>(vec2<f16>), and GL has no f16. The bench
+  rows are in docs/performance.md.
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
