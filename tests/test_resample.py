@@ -400,8 +400,9 @@ def test_integer_float16_linear_special_values(device):
         assert zero.any()
         np.testing.assert_array_equal(np.signbit(got["integer"][zero]), np.signbit(got["rows"][zero]))
         args = spec.arguments(desc)
-        want = spec.reference(x, **args)
-        tol = np.broadcast_to(np.asarray(spec.tolerance(want, [x], args)), want.shape)
+        with np.errstate(invalid="ignore", over="ignore"):  # the reference's inf - inf, NaN
+            want = spec.reference(x, **args)
+            tol = np.broadcast_to(np.asarray(spec.tolerance(want, [x], args)), want.shape)
         finite = ~special_out
         assert_within(got["integer"][finite], want[finite], tol[finite], spec.name)
 
