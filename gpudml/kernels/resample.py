@@ -50,13 +50,24 @@ Strategies:
   outer axes only took 4-13% off (gpudml lab, interleaved A/B). FLOAT16 2x of
   [1,64,128,128] (gpudml lab, medians of 3 runs, GPU ms and x copy): nearest `rows` 13.5
   (0.41x) -> `integer` 2.9 (1.87x), linear 37.9 (0.16x) -> 7.6 (0.76x). FLOAT16 linear
-  unpacks each input word once and rounds an output word's two sums together in integer
-  operations (f16x2_bits in resample.wgsl.j2, the bits f32_to_f16_bits gives; llvmpipe's
-  pack2x16float is slow): gpudml lab, interleaved A/B, 5 pairs, GPU ms: [1,64,128,128]
-  median paired ratio 0.95 (3 earlier pairs 0.89-0.91), [8,256,64,64] 71.2 -> 61.5 ms
-  (0.87); bench W37, W39 `x copy paired` 0.29-0.31 before, 0.26-0.29 after (noise): still
-  below issue #43's 0.5x, float16 linear costing float32's GPU time per element while the
-  copy moves half the bytes (docs/performance.md has the breakdown).
+  (_half_lines) is separable: each input word's two elements converted once
+  (unpack2x16float), per input element the sum over the outer axes' taps, then per output
+  the two taps of that sum along the row; where the axis outside the row is 2x with the
+  default offsets (_pair_axis) an invocation computes two output rows from the one pair of
+  input rows they share; an output word's two sums are rounded together in integer
+  operations (f16x2_bits in resample.wgsl.j2: the bits f32_to_f16_bits gives; llvmpipe's
+  pack2x16float is slow). Its sums take another order than `rows`' (within the documented
+  precision, not bit for bit). CPU time of one lavapipe thread (LP_NUM_THREADS=0: steady on
+  a loaded host, where GPU timestamps swing 2x), medians of 7, 2026-11-29: [1,64,128,128]
+  8.0-8.2 -> 6.4-6.6 ms, [8,256,64,64] 61 -> 48 ms; timing-only variants of the new kernel:
+  without the rounding 4.7 ms, without the sums 4.3 ms (llvmpipe's float16 rounding and
+  the float32 sums each cost about as much as the loads and stores). No gain measured
+  (same method): the rounding in fewer operations (signed compares, the subnormal through a
+  float add: 7.3 against 6.8 ms), a fast path for normal results with a recheck (7.0 without
+  the recheck, 9.1 with it), fma (no better), quantizeToF16 (14 ms), 4 or 8 blocks per
+  invocation (6.7, 8.0 against 6.4 ms for 2: HALF_BLOCKS), the statements in the stores'
+  order (the same); naga rejects bitcast<u32>(vec2<f16>), and GL has no f16. The bench
+  rows are in docs/performance.md.
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
@@ -93,6 +104,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc
+from ..types import DataType
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
 from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, int64_mode, output_buffer, parts
@@ -120,6 +132,10 @@ _OVERHEAD = 64
 #: blocks: nearest [1,64,128,128] 6.40 -> 5.66, [8,256,64,64] 49.4 -> 45.7; linear 8.94 ->
 #: 8.24, 69.8 -> 63.3; 16 blocks (nearest, 5 runs): 5.55 -> 6.46, 42.5 -> 48.5 ms.
 INTEGER_BLOCKS = 8
+#: `integer`, FLOAT16 linear (_half_lines): 16-byte input blocks per invocation (and row).
+#: CPU time of [1,64,128,128] 2x with one lavapipe thread (LP_NUM_THREADS=0), medians of 7,
+#: pairs of output rows: 2 blocks 6.4-6.5 ms, 4: 6.7-6.8, 8: 7.9-8.1.
+HALF_BLOCKS = 2
 #: `integer`: outputs of one invocation times the taps each sums (the unrolled code's size).
 _INTEGER_TERMS = 256
 
@@ -281,12 +297,33 @@ def _integer(p: Resampling) -> int:
 def _integer_blocks(p: Resampling, k: int) -> int:
     """`integer`: input blocks per invocation: INTEGER_BLOCKS or fewer, dividing the row,
     within _INTEGER_TERMS."""
+    if _half(p):  # HALF_BLOCKS, or 1 where the row is not a multiple
+        return HALF_BLOCKS if p.input.sizes[-1] % (8 * HALF_BLOCKS) == 0 else 1
     terms = 1 if p.mode == "nearest" else 2 ** len(p.axes)
     per = 16 // p.input.data_type.size
     blocks = INTEGER_BLOCKS
     while blocks > 1 and (p.input.sizes[-1] % (per * blocks) or per * blocks * k * terms > _INTEGER_TERMS):
         blocks //= 2
     return blocks
+
+
+def _half(p: Resampling) -> bool:
+    """FLOAT16 linear (`integer`): separable sums, float16 words converted and rounded in
+    pairs (integer_parts)."""
+    return p.mode == "linear" and p.input.data_type == DataType.FLOAT16
+
+
+def _pair_axis(p: Resampling) -> int:
+    """`integer`, FLOAT16 linear: the axis just outside the innermost one where an invocation
+    computes two output rows, 2i - 1 and 2i, from the same two input rows i - 1 and i
+    (clamped; weights 3/4 and 1/4, 1/4 and 3/4): resampled by exactly 2 with the default
+    pixel offsets and twice the input's size. -1 where not."""
+    a = p.input.rank - 2
+    if not _half(p) or a < 0 or a not in p.axes:
+        return -1
+    if (f32(p.scales[a]), f32(p.input_offsets[a]), f32(p.output_offsets[a])) != (2.0, 0.5, -0.5):
+        return -1
+    return a if p.output.sizes[a] == 2 * p.input.sizes[a] else -1
 
 
 def _integer_plan(p: Resampling, caps) -> KernelPlan:
@@ -298,18 +335,22 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
     per = 16 // p.input.data_type.size * _integer_blocks(p, k)
     n = p.input.sizes[-1]
     params = _params(p, caps, 1)
-    params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per)
+    pair = _pair_axis(p)
+    params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per,
+                  integer_pair=pair)
     k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
                              for d in range(p.input.rank)))
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, **_axis_uniforms(p),
                 "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
-                "rows": p.output.element_count // p.output.sizes[-1], "runs_per_row": n // per,
-                "cubic_a": f32_bits(p.cubic_a)}
+                "rows": 0, "runs_per_row": n // per, "cubic_a": f32_bits(p.cubic_a)}
     bits = params["bits"]
     buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"),
                output_buffer(0, "output_vec", bits, "blocks"), input_buffer(0, "input_blocks", "blocks"))
     rows = p.output.element_count // p.output.sizes[-1]
+    if pair >= 0:  # pairs of output rows: p.input.sizes[pair] + 1 per p.output.sizes[pair] rows
+        rows = rows // p.output.sizes[pair] * (p.input.sizes[pair] + 1)
+    uniforms["rows"] = rows
     return KernelPlan((Dispatch("resample.wgsl.j2", params, buffers, uniforms, rows * (n // per), WORKGROUP_SIZE),))
 
 
@@ -349,10 +390,9 @@ def integer_parts(params: dict) -> dict[str, str]:
     pack = 32 // bits  # elements per word
     lines = ["    let lft = max(first, 1u) - 1u;", f"    let rgt = min(first + {per}u, n - 1u);"]
     nearest = mode == "nearest"
+    if not nearest and bits == 16 and params["kind"] == "float":
+        return {"integer": "\n".join(lines + _half_lines(params, pattern, per))}
     edge = "load_bits" if nearest else "load_x"
-    # float16 linear: each word's two elements converted at once (unpack2x16float: exact),
-    # each output word's two sums rounded at once (f16x2_bits: f32_to_f16_bits per lane).
-    half = not nearest and bits == 16 and params["kind"] == "float"
     for c, combo in enumerate(combos):
         off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
         lines.append(f"    let off{c} = {off};")
@@ -362,16 +402,12 @@ def integer_parts(params: dict) -> dict[str, str]:
         lines.append(f"    let r{c} = {edge}(off{c} + rgt);")
         for blk in range(per // (4 * pack)):
             lines.append(f"    let b{c}_{blk} = input_blocks_at((off{c} + first) / {4 * pack}u + {blk}u);")
-            if half:
-                lines.extend(f"    let h{c}_{blk}{x} = unpack2x16float(b{c}_{blk}.{x});" for x in "xyzw")
 
     def elem(c: int, i: int) -> str:
         """Input element first + i of combination c: its bits (nearest), its value (linear)."""
         if i < 0 or i >= per:
             value = f"{'l' if i < 0 else 'r'}{c}"
             return value if nearest else f"f32({value})"
-        if half:
-            return f"h{c}_{i // (4 * pack)}{'xyzw'[i // pack % 4]}.{'xy'[i % pack]}"
         word = f"b{c}_{i // (4 * pack)}.{'xyzw'[i // pack % 4]}"
         if pack > 1:
             word = f"extractBits({word}, {i % pack * bits}u, {bits}u)"
@@ -389,15 +425,103 @@ def integer_parts(params: dict) -> dict[str, str]:
                     weight = f"(wc{c} * {w!r})" if combo else repr(w)
                     terms.append(f"{weight} * {elem(c, i + d + t)}")
             acc = "(" * (len(terms) - 1) + "0.0 + " + ") + ".join(terms)
-            values.append(acc if half else f"finish({acc})")
-    if half:
-        words = [f"f16x2_bits(vec2<f32>({values[q]}, {values[q + 1]}))" for q in range(0, len(values), 2)]
-    else:
-        words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
-                            for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
+            values.append(f"finish({acc})")
+    words = [" | ".join(f"({v}{f' << {e * bits}u' if e else ''})" if pack > 1 else v
+                        for e, v in enumerate(values[q:q + pack])) for q in range(0, len(values), pack)]
     for q in range(0, len(words), 4):
         lines.append(f"    output_vec_set(at / {4 * pack}u + {q // 4}u, vec4<u32>({', '.join(words[q:q + 4])}));")
     return {"integer": "\n".join(lines)}
+
+
+def _half_lines(params: dict, pattern, per: int) -> list[str]:
+    """FLOAT16 linear `integer` (after the run's lft, rgt): separable. Each input word's two
+    elements converted at once (unpack2x16float: exact); per input element the weighted sum
+    over the outer resampled axes' taps (v: float32; a zero sum -0 where every tap is -0, as
+    `rows` gives), then each output the two taps of v along the row (the weights of
+    `pattern`); each output word's two values rounded at once (f16x2_bits: f32_to_f16_bits
+    per lane). With a pair axis (_pair_axis): the invocation's two output rows 2i - 1 and 2i
+    from input rows i - 1 and i of that axis, clamped into it: at either end the two input
+    rows are one, so are the two output rows' values (3/4 x + 1/4 x = x exactly, x a float16),
+    and the row that does not exist is stored over the one that does (no branch).
+    The statements come in the order of the stores, each just before its first use (what
+    the compilers keep live stays small: 16-byte block by block)."""
+    axes, pair = params["axes"], params["integer_pair"]
+    outer = range(len(axes) - (2 if pair >= 0 else 1))
+    combos = [()]
+    for _ in outer:
+        combos = [c + (t,) for c in combos for t in range(2)]
+    rows = ("a", "b") if pair >= 0 else ("",)
+    decls: dict[str, tuple[str, tuple[str, ...]]] = {}
+    if pair >= 0:
+        stride = f"uni.in_strides[{pair // 4}][{pair % 4}]"
+        decls["pa"] = (f"u32(max(i32(pp) - 1, 0)) * {stride}", ())
+        decls["pb"] = (f"min(pp, pn - 1u) * {stride}", ())
+        decls["at_a"] = ("select(at - out_step, at, pp == 0u)", ())
+        decls["at_b"] = ("select(at, at - out_step, pp == pn)", ())
+    for c, combo in enumerate(combos):
+        off = " + ".join(["base"] + [f"ax_off{j}[{t}]" for j, t in zip(outer, combo)])
+        if combo:
+            decls[f"wc{c}"] = (" * ".join(f"ax_w{j}[{t}]" for j, t in zip(outer, combo)), ())
+        for r in rows:
+            name = f"{c}{r}"
+            decls[f"off{name}"] = (f"{off}{f' + p{r}' if r else ''}", (f"p{r}",) if r else ())
+            decls[f"l{name}"] = (f"load_x(off{name} + lft)", (f"off{name}",))
+            decls[f"r{name}"] = (f"load_x(off{name} + rgt)", (f"off{name}",))
+            for blk in range(per // 8):
+                decls[f"b{name}_{blk}"] = (f"input_blocks_at((off{name} + first) / 8u + {blk}u)", (f"off{name}",))
+                for x in "xyzw":
+                    decls[f"h{name}_{blk}{x}"] = (f"unpack2x16float(b{name}_{blk}.{x})", (f"b{name}_{blk}",))
+
+    def elem(name: str, i: int) -> tuple[str, str]:
+        """Input element i of row `name`: (its value, the statement it needs)."""
+        if i < 0 or i >= per:
+            sym = f"{'l' if i < 0 else 'r'}{name}"
+            return sym, sym
+        sym = f"h{name}_{i // 8}{'xyzw'[i // 2 % 4]}"
+        return f"{sym}.{'xy'[i % 2]}", sym
+
+    # the output rows: (suffix, weights of the input rows)
+    outs = [("a", (0.75, 0.25)), ("b", (0.25, 0.75))] if pair >= 0 else [("", None)]
+    for o, rw in outs:
+        for i in range(-1, per + 1):
+            terms, deps = [], []
+            for c, combo in enumerate(combos):
+                if rw is None:
+                    t, dep = elem(f"{c}", i)
+                    deps.append(dep)
+                else:
+                    (ta, da), (tb, db) = elem(f"{c}a", i), elem(f"{c}b", i)
+                    t = f"({rw[0]!r} * {ta} + {rw[1]!r} * {tb})"
+                    deps += [da, db]
+                terms.append(f"wc{c} * {t}" if combo else t)
+                deps += [f"wc{c}"] if combo else []
+            decls[f"v{o}{i + 1}"] = (" + ".join(terms), tuple(deps))
+    lines, done = [], set()
+
+    def need(sym: str) -> None:
+        if sym in done:
+            return
+        done.add(sym)
+        text, deps = decls[sym]
+        for dep in deps:
+            need(dep)
+        lines.append(f"    let {sym} = {text};")
+
+    for q in range(len(pattern) * per // 8):
+        for o, _ in outs:
+            values = []
+            for e in range(8 * q, 8 * q + 8):
+                i, (d, w0, w1) = divmod(e, len(pattern))[0], pattern[e % len(pattern)]
+                need(f"v{o}{i + d + 1}")
+                need(f"v{o}{i + d + 2}")
+                values.append(f"{w0!r} * v{o}{i + d + 1} + {w1!r} * v{o}{i + d + 2}")
+            at = "at"
+            if o:
+                need(f"at_{o}")
+                at = f"at_{o}"
+            words = [f"f16x2_bits(vec2<f32>({values[k]}, {values[k + 1]}))" for k in range(0, 8, 2)]
+            lines.append(f"    output_vec_set({at} / 8u + {q}u, vec4<u32>({', '.join(words)}));")
+    return lines
 
 
 # ---------------------------------------------------------------------------- nearest: the chain stage
@@ -423,7 +547,7 @@ def _params(p: Resampling, caps, run: int) -> dict:
     return {"rank": p.input.rank, "axes": p.axes, "mode": p.mode, "rounding": p.rounding, "kind": _kind(p),
             "bits": bits, "native64": native64, "normalized": _normalized(p), "antialiased": p.antialiased,
             "exclude_outside": p.exclude_outside, "run": run, "fixed_taps": _fixed_taps(p),
-            "integer": 0, "integer_per": 0}
+            "integer": 0, "integer_per": 0, "integer_pair": -1}
 
 
 def _fixed_taps(p: Resampling) -> int:
