@@ -9,25 +9,52 @@ from ...tensor_desc import TensorDesc, merge_axes
 from ..base import element_bits
 from ..builder import KernelPlan
 from ..chain import StageRule, chain
-from .family import MovementPlanner, chain_plan
+from .family import STRATEGIES, MovementPlanner, chain_plan, check_block
+from .family import strategies_for as movement_strategies
+
+#: `rows`: output elements per invocation (a multiple of every element width's block).
+ROWS_RUN = 64
 
 
 class GatherElementsPlanner(MovementPlanner):
+    strategies = ("rows",) + STRATEGIES
+
+    def strategies_for(self, desc, caps, block: str | None = None) -> tuple[str, ...]:
+        """`rows` (the choice on CPU adapters where it applies: the output packed and its
+        rows, the innermost kernel axis, whole 16-byte blocks): an invocation owns ROWS_RUN
+        consecutive output elements, the rows' offsets computed once per row, each element
+        its index, the clamp and one load (no stretch per element: along the axis every
+        element of a random gather is one). Then the data-movement strategies (on GPUs
+        `coalesced` leads and `rows`, CPU-shaped, comes last)."""
+        check_block(block)
+        rest = movement_strategies(desc.output_tensor, caps)
+        if not rows_fit(desc):
+            return rest
+        return ("rows",) + rest if caps is None or caps.is_software else rest + ("rows",)
     def stage(self, desc) -> StageRule:
         """The index rule over the desc's own axes, as a stage of a chain."""
         return _stage(desc.input_tensor.rank, desc.axis, desc.indices_tensor.effective_strides,
                       desc.input_tensor.sizes[desc.axis], desc.indices_tensor)
 
     def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
-        kernel_out, source, stage = _kernel_frame(desc)
+        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if strategy == "rows" else None)
         return chain_plan(strategy, kernel_out, chain([stage], source), block=block)
 
 
-def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc) -> StageRule:
+def rows_fit(desc) -> bool:
+    """Whether `rows` runs `desc`: a packed output whose kernel rows (merged innermost axis)
+    are a whole number of 16-byte blocks."""
+    kernel_out = _kernel_frame(desc)[0]
+    return kernel_out.is_packed and kernel_out.sizes[-1] % (128 // element_bits(kernel_out)) == 0
+
+
+def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run: int | None = None) -> StageRule:
     """The stage of a gather of elements on `axis` (of size n) of rank-`rank` tensors, the
-    indices read with `index_strides` (per output axis)."""
+    indices read with `index_strides` (per output axis); `run`: the `rows` kernel's
+    elements per invocation (that strategy only)."""
     return StageRule(
         "gather_elements.wgsl.j2", params={
+            **({} if run is None else {"run": run}),
             "axis": axis, "index_bits": element_bits(indices),
             "index_signed": indices.data_type.numpy.kind == "i",
             "axes": (axis,), "rowwise": axis == rank - 1},
@@ -35,7 +62,7 @@ def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc) -> 
         reads=(indices,))
 
 
-def _kernel_frame(desc):
+def _kernel_frame(desc, run: int | None = None):
     """The gather on merged axes: the other axes merge where contiguous in the output, the
     input and the indices (their sizes are one but on the axis), size-1 ones drop; the axis
     stays, whatever its size. (kernel output desc, source strides, stage)."""
@@ -44,7 +71,7 @@ def _kernel_frame(desc):
                       fixed=(axis,))
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
     kernel_axis = next(i for i, a in enumerate(axes) if a.axes == (axis,))
-    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices)
+    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices, run)
     return kernel_out, [a.strides[1] for a in axes], stage
 
 
