@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...tensor_desc import TensorDesc, merge_axes
 from ..base import element_bits
-from ..builder import KernelPlan
+from ..builder import KernelPlan, input_buffer
 from ..chain import StageRule, chain
 from .family import STRATEGIES, MovementPlanner, chain_plan, check_block
 from .family import strategies_for as movement_strategies
@@ -37,8 +37,13 @@ class GatherElementsPlanner(MovementPlanner):
                       desc.input_tensor.sizes[desc.axis], desc.indices_tensor)
 
     def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
-        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if strategy == "rows" else None)
-        return chain_plan(strategy, kernel_out, chain([stage], source), block=block)
+        rows = strategy == "rows"
+        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if rows else None)
+        the_chain = chain([stage], source)
+        extra = ()
+        if rows and stage.params["index_blocks"]:
+            extra = (input_buffer(1, f"{the_chain.stages[0].prefix}lengths_blocks", "blocks"),)
+        return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra)
 
 
 def rows_fit(desc) -> bool:
@@ -48,13 +53,19 @@ def rows_fit(desc) -> bool:
     return kernel_out.is_packed and kernel_out.sizes[-1] % (128 // element_bits(kernel_out)) == 0
 
 
-def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run: int | None = None) -> StageRule:
+def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run: int | None = None,
+           data_type=None) -> StageRule:
     """The stage of a gather of elements on `axis` (of size n) of rank-`rank` tensors, the
     indices read with `index_strides` (per output axis); `run`: the `rows` kernel's
-    elements per invocation (that strategy only)."""
+    elements per invocation and `data_type` the elements' (that strategy only)."""
+    # `rows` reads a block's indices as 16-byte blocks where each block's are whole blocks of
+    # the indices: packed along the row, every row starting on a block of them.
+    per_block = 128 // element_bits(indices)
+    index_blocks = (run is not None and index_strides[-1] == 1 and all(s % per_block == 0 for s in index_strides[:-1])
+                    and (16 // data_type.size) % per_block == 0)
     return StageRule(
         "gather_elements.wgsl.j2", params={
-            **({} if run is None else {"run": run}),
+            **({} if run is None else {"run": run, "index_blocks": index_blocks}),
             "axis": axis, "index_bits": element_bits(indices),
             "index_signed": indices.data_type.numpy.kind == "i",
             "axes": (axis,), "rowwise": axis == rank - 1},
@@ -71,7 +82,8 @@ def _kernel_frame(desc, run: int | None = None):
                       fixed=(axis,))
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
     kernel_axis = next(i for i, a in enumerate(axes) if a.axes == (axis,))
-    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices, run)
+    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices, run,
+                   out.data_type)
     return kernel_out, [a.strides[1] for a in axes], stage
 
 
