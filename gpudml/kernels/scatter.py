@@ -22,7 +22,9 @@ highest position wins (none), and reductions combine in ascending position order
 float32 as numpy's float16 arithmetic does). Every strategy gives this one result:
 
 - `lines` (CPU-class): one invocation per line walks its positions in order, reading
-  and writing the output elements its line owns (no other invocation touches them).
+  and writing the output elements its line owns (no other invocation touches them); four
+  positions a pass where their indices (and 32/64-bit updates) are whole 16-byte blocks
+  (quads_fit), written in position order.
 - `slices` (first where it runs: a replacing SCATTER_ND of 32/64-bit elements, whose index
   tuples target the same output element of every line): each tuple's target and row, the
   last valid tuple of each row found by one sequential pass over the tuples (a scratch word
