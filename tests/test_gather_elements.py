@@ -119,6 +119,53 @@ def test_stretch_kinds_under_every_strategy(device, case):
         assert "coalesced" in ran and "stretches" in ran
 
 
+@pytest.mark.parametrize("case", [
+    # (input sizes, input strides, indices sizes, axis, index strides, element type): `rows`
+    ((6, 40), None, (6, 32), 1, None, DT.FLOAT32),  # the axis innermost, a row of 8 blocks
+    ((3, 9), None, (3, 4), 1, None, DT.FLOAT32),  # rows of one block: a run crosses rows
+    ((40, 8), None, (33, 8), 0, None, DT.FLOAT16),  # the axis outer, the indices moving along the row
+    ((40, 16), None, (33, 16), 0, (1, 0), DT.UINT8),  # one index per row (broadcast)
+    ((3, 5, 4, 8), None, (3, 2, 4, 8), 1, None, DT.INT32),  # outer and inner axes around the axis
+    ((4, 12), (1, 4), (4, 8), 1, None, DT.INT16),  # a transposed input (strided reads)
+    ((3, 9), None, (3, 8), 1, (10, 1), DT.FLOAT16),  # rows of indices 10 apart: blocks of 64-bit ones only
+    ((2, 1, 2, 1, 3, 1, 2, 17), None, (2, 1, 2, 1, 3, 1, 2, 16), 7, None, DT.INT8),  # rank 8
+], ids=lambda c: f"{c[0]}-axis{c[3]}-{c[5].name}{'-broadcast' if c[4] else ''}{'-strided' if c[1] else ''}")
+def test_rows_strategy(device, case):
+    """`rows` (packed outputs whose rows are whole 16-byte blocks; a block's indices loaded
+    as 16-byte blocks where they are whole ones): bit-exact against the reference under every
+    strategy, with every index type (hostile values included)."""
+    in_sizes, in_strides, index_sizes, axis, index_strides, dtype = case
+    for seed, index_dtype in enumerate(INDEX_TYPES):
+        desc = dml.GatherElementsOperatorDesc(
+            dml.TensorDesc(dtype, in_sizes, in_strides), dml.TensorDesc(index_dtype, index_sizes, index_strides),
+            dml.TensorDesc(dtype, index_sizes), axis)
+        assert "rows" in run_every_variant(device, Case(gather_elements.SPEC, HIGHEST, desc), seed)
+
+
+def test_rows_is_the_cpu_class_choice_where_it_fits(adapter):
+    """CPU class: `rows` first where the kernel's rows are whole 16-byte blocks, absent where
+    not (a row of 7 float32, a strided output); GPU class: `coalesced` first, `rows` last."""
+    cpu = dml.Device(adapter=adapter, adapter_class="cpu")
+    gpu = dml.Device(adapter=adapter, adapter_class="gpu")
+    planner = gather_elements.SPEC.planner
+    fits = _desc((8, 300), (8, 256), 1, DT.FLOAT32, DT.INT64)
+    assert planner.strategies_for(fits, cpu.caps)[0] == "rows"
+    assert planner.strategies_for(fits, gpu.caps)[0] == "coalesced"
+    assert planner.strategies_for(fits, gpu.caps)[-1] == "rows"
+    assert cpu.compile_operator(cpu.create_operator(fits)).strategy == "rows"
+    odd = _desc((8, 300), (8, 7), 1, DT.FLOAT32, DT.INT64)
+    gaps = dml.GatherElementsOperatorDesc(
+        dml.TensorDesc(DT.FLOAT32, (8, 300)), dml.TensorDesc(DT.INT64, (8, 256)),
+        dml.TensorDesc(DT.FLOAT32, (8, 256), (512, 1)), 1)
+    for desc in (odd, gaps):
+        assert "rows" not in planner.strategies_for(desc, cpu.caps)
+    # The indices as 16-byte blocks: packed along the row, rows on whole blocks.
+    rows_apart = [_desc((8, 300), (8, 256), 1, DT.FLOAT32, t, index_strides=(258, 1)) for t in (DT.INT64, DT.INT32)]
+    blocks = [dict(dict(planner.plan(d, cpu.caps, "rows").dispatches[0].params)["stages"][0].params)["index_blocks"]
+              for d in (fits, *rows_apart)]
+    assert blocks == [True, True, False]
+
+
 def test_gpu_class_strategy_on_a_software_adapter(adapter):
     """A GPU-class Device of the software adapter plans the coalesced strategy first."""
     device = dml.Device(adapter=adapter, adapter_class="gpu")

@@ -111,6 +111,49 @@ def test_types_and_layouts(device, dtype, reduction):
     assert run_every_variant(device, Case(SPEC, HIGHEST, desc), 7) == {"lines", "elements"}
 
 
+def _lines_flags(device, desc) -> tuple[bool, bool]:
+    """(quads, upd_blocks) of the `lines` plan's update dispatches."""
+    plan = SPEC.planner.plan(desc, device.caps, "lines")
+    steps = [d.params for d in plan.dispatches if d.params.get("step") == "lines"]
+    return steps[0]["quads"], steps[0]["upd_blocks"]
+
+
+@pytest.mark.parametrize("dtype, index_dtype, reduction, index_strides, flags", [
+    (DT.FLOAT32, DT.INT64, None, None, (True, True)),  # W43's case
+    (DT.FLOAT32, DT.UINT32, "add", None, (True, True)),
+    (DT.INT64, DT.INT32, "max", None, (True, True)),  # 64-bit updates: two blocks per four
+    (DT.UINT16, DT.UINT64, None, None, (True, False)),  # scratch words: the indices as blocks only
+    (DT.INT32, DT.INT64, "mul", (8, 1), (True, False)),  # rows of 6 positions: a quad, then two alone
+    (DT.FLOAT32, DT.INT64, None, (7, 1), (False, False)),  # a row starting off a block: element by element
+])
+def test_lines_reads_four_positions_as_blocks(device, dtype, index_dtype, reduction, index_strides, flags):
+    """`lines` reads four positions' indices (and 32/64-bit updates) as 16-byte blocks where
+    every line starts on a multiple of four elements: bit-exact under every strategy, the
+    conformance kit's index values (duplicates, out-of-range and negative ones) included."""
+    sizes = (3, 6) if index_strides else (3, 8)
+    indices = dml.TensorDesc(index_dtype, sizes, index_strides)
+    desc = se.infer_output(dml.TensorDesc(dtype, (3, 5)), indices, dml.TensorDesc(dtype, sizes), 1, reduction)
+    assert _lines_flags(device, desc) == flags
+    for seed in range(3):
+        assert run_every_variant(device, Case(SPEC, HIGHEST, desc), seed) == {"lines", "elements"}
+
+
+def test_lines_quads_keep_index_order(adapter):
+    """Duplicates inside a quad and across quads and the tail: the last position wins (none),
+    sums in position order (float32: 2^24 + 1 + 1 + 1 stays 2^24 one at a time, + 9 gives 2^24 + 8)."""
+    device = dml.Device(adapter=adapter, adapter_class="cpu")
+    x = np.zeros((2, 3), np.float32)
+    indices = np.array([[0, 0, 2, 0, 1, 0, 2, 0], [2, 2, 2, 2, 1, 1, 1, 1]], np.int64)
+    updates = np.array([[2**24, 1, 5, 1, 6, 1, 7, 9], [1, 2, 3, 4, 5, 6, 7, 8]], np.float32)
+    for reduction in (None, "add"):
+        desc = _desc((2, 3), (2, 8), 1, DT.FLOAT32, DT.INT64, reduction)
+        assert _lines_flags(device, desc) == (True, True)
+        want = reference.scatter_elements(x, indices, updates, 1, reduction)
+        got = device.compile_operator(device.create_operator(desc), "lines").execute([x, indices, updates])[0]
+        assert_bits_equal(got, want)
+    assert_bits_equal(want, np.array([[2**24 + 8, 6, 12], [0, 26, 10]], np.float32))
+
+
 @pytest.mark.parametrize("desc, message", [
     (lambda: _desc(axis=0, index_sizes=(2, 4)),
      "ScatterElements: indices_tensor.sizes[1] = 4 must equal input_tensor.sizes[1] = 3 (every dimension but axis 0)"),

@@ -127,6 +127,7 @@ def movement_dispatch(
     source_index: int = 0,
     block: str | None = None,
     input_blocks: bool = False,
+    extra_buffers: tuple = (),
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
     from the chain's source and extra tensors, `run` output elements per invocation (a
@@ -134,7 +135,9 @@ def movement_dispatch(
     element `out_base` on (a region of it; None: 0, and no uniform for it); the source is
     input `source_index`, the extra tensors the inputs after input 0 (kernels.chain.chain).
     `block`: plan option (OPTIONS; None: the first of BLOCK_FORMS); `input_blocks`: the source
-    is also bound as 16-byte blocks (as for stretches) for an operator's own strategy. Uniforms `count`, `out_sizes` and
+    is also bound as 16-byte blocks (as for stretches) for an operator's own strategy;
+    `extra_buffers`: more bindings an operator's own strategy reads (e.g. a stage's tensor
+    as 16-byte blocks), after the others. Uniforms `count`, `out_sizes` and
     `out_strides` come first, then `out_base`, the chain's, and `uniforms`."""
     form = check_block(block)
     bits = element_bits(output_desc)
@@ -154,6 +157,7 @@ def movement_dispatch(
     ) + the_chain.buffers(1)
     if template_strategy == "stretches" or input_blocks:  # the same buffer as 16-byte blocks (whole blocks)
         buffers += (input_buffer(source_index, "input_blocks", "blocks"),)
+    buffers += tuple(extra_buffers)
     base = {} if out_base is None else {"out_base": out_base}
     return Dispatch(
         template="movement.wgsl.j2",
