@@ -860,16 +860,49 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
                     nodes[p]):
                 continue
             own = value_descs[v]
-            if not (_as_is(read, own) and own.data_type.size <= 4):
+            if not ((_as_is(read, own) or _reshape_of(read, own)) and own.data_type.size <= 4):
                 continue
             if not nodes[p].spec.planner.epilogue or _value_of(nodes[p].desc).sizes != own.sizes:
                 continue  # (re-described: Graph.redescribe)
-            made = _own_group(nodes, producer, virtual, computing, movement_node, materialized, p, value_descs)
-            if max_bindings is not None and 2 * len(made.inputs) + 2 + len(tree.inputs) - 1 > max_bindings:
+            stored = tree if _as_is(read, own) else _redescribed(  # (a reshape view: at the producer's sizes)
+                nodes, producer, virtual, movement_node, root, value_descs, tree, own.sizes)
+            if stored is None:
                 continue
-            found[root] = (p, made, tree)
+            made = _own_group(nodes, producer, virtual, computing, movement_node, materialized, p, value_descs)
+            if max_bindings is not None and 2 * len(made.inputs) + 2 + len(stored.inputs) - 1 > max_bindings:
+                continue
+            found[root] = (p, made, stored)
             break
     return found
+
+
+def _reshape_of(read: TensorDesc, value: TensorDesc) -> bool:
+    """Is `read` a reshape of packed `value` (Graph.view with other sizes, packed: every
+    element at its own offset)?"""
+    return (read.is_packed and value.is_packed and read.data_type == value.data_type
+            and read.element_count == value.element_count)
+
+
+def _redescribed(nodes, producer, virtual, movement_node, root: int, value_descs, tree: Group, sizes) -> Group | None:
+    """`tree` (the element-wise Group of `root`, reading its producer's value through a
+    reshape view) with every tensor of its nodes described with the producer's `sizes`,
+    where each is packed with their element count (no broadcast, no layout change: an
+    element's offset is its index in either description, so the store computes the same
+    elements); None otherwise. The root's value is then written at those sizes (the same
+    bytes: its readers read it through their own descs, a CompiledGraph returns it at its
+    own sizes)."""
+    count = int(np.prod(sizes))
+    changed, descs = {}, dict(value_descs)
+    for i in tree.nodes:
+        node = nodes[i]
+        fields = [f for side in tensor_fields(node.desc) for f in side]
+        if any(not d.is_packed or d.element_count != count or "[" in name for name, d in fields):
+            return None
+        desc = replace(node.desc, **{name: TensorDesc(d.data_type, sizes) for name, d in fields})
+        changed[i] = replace(node, desc=desc, viewed=frozenset())
+        descs.update((v, TensorDesc(descs[v].data_type, sizes)) for v in node.outputs)
+    return _expression_group([changed.get(i, n) for i, n in enumerate(nodes)], producer, virtual, movement_node, root,
+                             descs)
 
 
 def _wide(node) -> bool:
