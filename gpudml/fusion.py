@@ -688,6 +688,13 @@ def _expression_group(nodes, producer, virtual, movement_node, root: int, value_
                  tuple(sorted(members)))
 
 
+def computed_in_readers(node) -> bool:
+    """Can a graph node's value be computed inside the kernels that read it (a data-movement
+    or element-wise node of one output: the load side's rules above), so that reading it
+    through a view (which writes it) would cost a kernel?"""
+    return len(node.outputs) == 1 and (node.spec.planner.stage(node.desc) is not None or _is_elementwise(node))
+
+
 # ---------------------------------------------------------------------------- element-wise nodes
 def _is_elementwise(node) -> bool:
     """An element-wise node of one formula (not one of several steps: QUANTIZED_LINEAR_ADD runs alone)."""
