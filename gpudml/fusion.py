@@ -41,7 +41,10 @@ kernel reads no data movement; the producer's planner has the epilogue and the p
 has one output (it may read its input through a prologue as well: `sigmoid(reduce(pad(x)))`
 and `tanh(cumulative_sum(exp(x)))` are one kernel each); its value is no graph output, is
 read exactly once (by that kernel) as it is (its own sizes, packed, not re-described: no
-broadcast, no layout change) and the kernel's output is packed, so that an output
+broadcast, no layout change) or through a reshape view (Graph.view with other sizes, packed:
+ONNX's 1-D Conv run as 2-D then its Relu; then every tensor of the kernel must be packed with
+the value's element count, and the kernel is described at the producer's sizes:
+`_redescribed`) and the kernel's output is packed, so that an output
 element's offset is its index for every tensor the kernel reads (those read through their
 own strides at the element's coordinates, broadcast included); every tensor of the kernel
 and the value are at most 32 bits wide (no FLOAT64 step, no 64-bit integers: a producer's
@@ -843,7 +846,8 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
     store, that node's kernel without them, the root's element-wise Group)}: the root's
     value is written, its kernel has no data movement inside (no path, no move), and the
     producer's value is no graph output, read once, by a node of the root's kernel, as it
-    is (its own sizes, packed, not re-described), every tensor of the kernel and the value
+    is (its own sizes, packed, not re-described) or through a reshape view (the kernel then
+    described at the producer's sizes: `_redescribed`), every tensor of the kernel and the value
     at most 32 bits wide, the root's output packed; the producer is an operator whose
     planner has the epilogue (reading its input through a prologue or not); and the
     kernel's tensors fit the adapter's storage bindings. One producer per root: the first
