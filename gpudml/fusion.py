@@ -41,7 +41,10 @@ kernel reads no data movement; the producer's planner has the epilogue and the p
 has one output (it may read its input through a prologue as well: `sigmoid(reduce(pad(x)))`
 and `tanh(cumulative_sum(exp(x)))` are one kernel each); its value is no graph output, is
 read exactly once (by that kernel) as it is (its own sizes, packed, not re-described: no
-broadcast, no layout change) and the kernel's output is packed, so that an output
+broadcast, no layout change) or through a reshape view (Graph.view with other sizes, packed:
+ONNX's 1-D Conv run as 2-D then its Relu; then every tensor of the kernel must be packed with
+the value's element count, and the kernel is described at the producer's sizes:
+`_redescribed`) and the kernel's output is packed, so that an output
 element's offset is its index for every tensor the kernel reads (those read through their
 own strides at the element's coordinates, broadcast included); every tensor of the kernel
 and the value are at most 32 bits wide (no FLOAT64 step, no 64-bit integers: a producer's
@@ -688,6 +691,13 @@ def _expression_group(nodes, producer, virtual, movement_node, root: int, value_
                  tuple(sorted(members)))
 
 
+def computed_in_readers(node) -> bool:
+    """Can a graph node's value be computed inside the kernels that read it (a data-movement
+    or element-wise node of one output: the load side's rules above), so that reading it
+    through a view (which writes it) would cost a kernel?"""
+    return len(node.outputs) == 1 and (node.spec.planner.stage(node.desc) is not None or _is_elementwise(node))
+
+
 # ---------------------------------------------------------------------------- element-wise nodes
 def _is_elementwise(node) -> bool:
     """An element-wise node of one formula (not one of several steps: QUANTIZED_LINEAR_ADD runs alone)."""
@@ -836,7 +846,8 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
     store, that node's kernel without them, the root's element-wise Group)}: the root's
     value is written, its kernel has no data movement inside (no path, no move), and the
     producer's value is no graph output, read once, by a node of the root's kernel, as it
-    is (its own sizes, packed, not re-described), every tensor of the kernel and the value
+    is (its own sizes, packed, not re-described) or through a reshape view (the kernel then
+    described at the producer's sizes: `_redescribed`), every tensor of the kernel and the value
     at most 32 bits wide, the root's output packed; the producer is an operator whose
     planner has the epilogue (reading its input through a prologue or not); and the
     kernel's tensors fit the adapter's storage bindings. One producer per root: the first
@@ -860,16 +871,49 @@ def _epilogue_producers(nodes, producer, needed, outputs, value_descs, max_bindi
                     nodes[p]):
                 continue
             own = value_descs[v]
-            if not (_as_is(read, own) and own.data_type.size <= 4):
+            if not ((_as_is(read, own) or _reshape_of(read, own)) and own.data_type.size <= 4):
                 continue
             if not nodes[p].spec.planner.epilogue or _value_of(nodes[p].desc).sizes != own.sizes:
                 continue  # (re-described: Graph.redescribe)
-            made = _own_group(nodes, producer, virtual, computing, movement_node, materialized, p, value_descs)
-            if max_bindings is not None and 2 * len(made.inputs) + 2 + len(tree.inputs) - 1 > max_bindings:
+            stored = tree if _as_is(read, own) else _redescribed(  # (a reshape view: at the producer's sizes)
+                nodes, producer, virtual, movement_node, root, value_descs, tree, own.sizes)
+            if stored is None:
                 continue
-            found[root] = (p, made, tree)
+            made = _own_group(nodes, producer, virtual, computing, movement_node, materialized, p, value_descs)
+            if max_bindings is not None and 2 * len(made.inputs) + 2 + len(stored.inputs) - 1 > max_bindings:
+                continue
+            found[root] = (p, made, stored)
             break
     return found
+
+
+def _reshape_of(read: TensorDesc, value: TensorDesc) -> bool:
+    """Is `read` a reshape of packed `value` (Graph.view with other sizes, packed: every
+    element at its own offset)?"""
+    return (read.is_packed and value.is_packed and read.data_type == value.data_type
+            and read.element_count == value.element_count)
+
+
+def _redescribed(nodes, producer, virtual, movement_node, root: int, value_descs, tree: Group, sizes) -> Group | None:
+    """`tree` (the element-wise Group of `root`, reading its producer's value through a
+    reshape view) with every tensor of its nodes described with the producer's `sizes`,
+    where each is packed with their element count (no broadcast, no layout change: an
+    element's offset is its index in either description, so the store computes the same
+    elements); None otherwise. The root's value is then written at those sizes (the same
+    bytes: its readers read it through their own descs, a CompiledGraph returns it at its
+    own sizes)."""
+    count = int(np.prod(sizes))
+    changed, descs = {}, dict(value_descs)
+    for i in tree.nodes:
+        node = nodes[i]
+        fields = [f for side in tensor_fields(node.desc) for f in side]
+        if any(not d.is_packed or d.element_count != count or "[" in name for name, d in fields):
+            return None
+        desc = replace(node.desc, **{name: TensorDesc(d.data_type, sizes) for name, d in fields})
+        changed[i] = replace(node, desc=desc, viewed=frozenset())
+        descs.update((v, TensorDesc(descs[v].data_type, sizes)) for v in node.outputs)
+    return _expression_group([changed.get(i, n) for i, n in enumerate(nodes)], producer, virtual, movement_node, root,
+                             descs)
 
 
 def _wide(node) -> bool:

@@ -90,6 +90,17 @@ def _conv(g, rng):
     return dml.relu(dml.add(conv, y)), feed
 
 
+def _conv_viewed(g, rng):
+    """A 1-D convolution run as 2-D (ONNX's Conv of [N, C, W], as the session maps it): its
+    [1, 4, 7, 1] output read as [1, 4, 7] (Graph.view, a reshape) by the residual add and the ReLU."""
+    x, w, b, y = (g.input(shape, name=n) for shape, n in (([1, 3, 7, 1], "x"), ([4, 3, 3, 1], "w"), ([4], "b"),
+                                                           ([1, 4, 7], "y")))
+    feed = {"x": _normal(rng, (1, 3, 7, 1)), "w": _normal(rng, (4, 3, 3, 1)), "b": _normal(rng, (4,)),
+            "y": _normal(rng, (1, 4, 7))}
+    conv = dml.convolution(x, w, b, start_padding=[1, 0], end_padding=[1, 0])
+    return dml.relu(dml.add(g.view(conv, [1, 4, 7]), y)), feed
+
+
 def _mvn(g, rng):
     """LayerNorm with its own scale and bias (the operator's inputs 1 and 2), then a
     residual add: the epilogue's tensor is bound after the operator's."""
@@ -163,6 +174,7 @@ CASES = {
     "softmax": (_softmax, "Fused(ActivationSoftmax1>ElementWiseMultiply)"),
     "softmax-blocks": (_softmax_blocks, "Fused(ActivationLogSoftmax1>ElementWiseMultiply)"),
     "conv": (_conv, "Fused(Convolution>ElementWiseAdd1>ActivationRelu)"),
+    "conv-viewed": (_conv_viewed, "Fused(Convolution>ElementWiseAdd1>ActivationRelu)"),
     "mvn": (_mvn, "Fused(MeanVarianceNormalization1>ElementWiseAdd1)"),
     "scan": (_scan, "Fused(CumulativeSummation>ElementWiseTanh)"),
     "scan-int": (_scan_int, "Fused(CumulativeSummation>ElementWiseAdd)"),
@@ -209,6 +221,7 @@ def _values(g, feed) -> dict:
     ("argmax-cast", None), ("gemm", None), ("gemm-float16-activation", None), ("softmax", None),
     ("softmax-blocks", None), ("scan", None), ("reduce-through-pad", {"rows": 1, "partials": 2, "workgroup": 1}),
     ("reduce-through-exp", None), ("argmax-through-slice", None), ("scan-through-exp", None), ("conv", None),
+    ("conv-viewed", None),
     ("mvn", None), ("fold", {"runs": 1, "elements": 1}),
 ])
 def test_every_strategy_takes_the_epilogue(vulkan_device, case, strategies):
@@ -253,11 +266,17 @@ def test_what_is_not_fused(vulkan_device):
     assert [s.name for s in wide.steps] == ["ArgMax", "Cast"]
     broadcast = g.compile([dml.add(r, g.input([3, 4, 1], name="y"))])  # r [4, 1] read as [3, 4, 1]
     assert [s.name for s in broadcast.steps] == ["Reduce", "ElementWiseAdd1"]
-    chained = g.compile([dml.exp(dml.gemm(x, dml.sigmoid(g.input([6, 2], name="w"))))])
+    # r [4, 1] viewed as [2, 2, 1]: a reshape; but the other operand broadcasts (offsets differ)
+    viewed = g.compile([dml.add(g.view(r, [2, 2, 1]), g.input([2, 1, 1], name="z"))])
+    assert [s.name for s in viewed.steps] == ["Reduce", "ElementWiseAdd1"]
+    w = g.input([6, 2], name="w")
+    transposed = g.compile([dml.exp(g.view(dml.gemm(x, w), [2, 4], [1, 2]))])  # a layout change, no reshape
+    assert [s.name for s in transposed.steps] == ["Gemm", "ElementWiseExp"]
+    chained = g.compile([dml.exp(dml.gemm(x, dml.sigmoid(w)))])
     assert [s.name for s in chained.steps] == ["ActivationSigmoid", "Fused(Gemm>ElementWiseExp)"]
     feed = {"x": np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6), "y": np.ones((3, 4, 1), np.float32),
-            "w": np.linspace(-2, 2, 12, dtype=np.float32).reshape(6, 2)}
-    for op in (as_output, twice, broadcast, chained):
+            "w": np.linspace(-2, 2, 12, dtype=np.float32).reshape(6, 2), "z": np.ones((2, 1, 1), np.float32)}
+    for op in (as_output, twice, broadcast, viewed, transposed, chained):
         given = {e.name: feed[e.name] for e in op.inputs}
         for got, want in zip(op(given), g.compile(list(op.outputs), fuse=False)(given)):
             _compare(got, want)

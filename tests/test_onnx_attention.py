@@ -118,9 +118,11 @@ def test_attention_refusals(attrs, extra, rule, device):
 HQ, HKV, D = 4, 2, 16
 
 
-def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batch=1, positions=64, **attrs):
+def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batch=1, positions=64, cached=False,
+         **attrs):
     """A GroupQueryAttention node: query/key/value [batch, seq, H D] (or packed), past
-    [batch, HKV, P, D] (None: absent), seqlens_k, total_sequence_length (an initializer)."""
+    [batch, HKV, P, D] (None: absent), seqlens_k, total_sequence_length (an initializer; with
+    `cached` the rotary's caches too, as exported models have them: contrib.rotary_tables)."""
     q = RNG.standard_normal((batch, seq, HQ * D)).astype(np.float32)
     k = RNG.standard_normal((batch, seq, HKV * D)).astype(np.float32)
     v = RNG.standard_normal((batch, seq, HKV * D)).astype(np.float32)
@@ -140,7 +142,7 @@ def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batc
         inputs["cos_cache"] = np.cos(angles).astype(np.float32)
         inputs["sin_cache"] = np.sin(angles).astype(np.float32)
         attrs.update(do_rotary=1, rotary_interleaved=int(rotary == "interleaved"))
-    constants = {"total_sequence_length": inputs["total_sequence_length"]}
+    constants = {k: inputs[k] for k in ("total_sequence_length", "cos_cache", "sin_cache")[:3 if cached else 1]}
     return _model("GroupQueryAttention", inputs, ["out", "present_key", "present_value"], attrs, constants)
 
 
@@ -150,7 +152,8 @@ def _gqa(seq: int, past, seqlens, total: int, *, packed=False, rotary=None, batc
 #: from the past, leaves them zero. No step reads them (causal: docs/transformers.md).
 @pytest.mark.parametrize("case", ["prompt", "prompt, shared buffer", "token, growing past", "token, shared buffer",
                                   "token, shared buffer, batch of two lengths", "packed", "rotary halves",
-                                  "rotary interleaved, shared buffer"])
+                                  "rotary interleaved, shared buffer", "packed, rotary halves, cached, batch of two",
+                                  "prompt, rotary interleaved, cached"])
 def test_group_query_attention(case, device):
     build = {
         "prompt": lambda: _gqa(5, None, [4], 5),
@@ -161,6 +164,9 @@ def test_group_query_attention(case, device):
         "packed": lambda: _gqa(1, 12, [3], 4, packed=True),
         "rotary halves": lambda: _gqa(4, None, [3], 4, rotary="halves"),
         "rotary interleaved, shared buffer": lambda: _gqa(1, 12, [7], 8, rotary="interleaved"),
+        "packed, rotary halves, cached, batch of two": lambda: _gqa(1, 12, [6, 9], 10, batch=2, packed=True,
+                                                                     rotary="halves", cached=True),
+        "prompt, rotary interleaved, cached": lambda: _gqa(4, None, [3], 4, rotary="interleaved", cached=True),
     }[case]
     model, feeds = build()
     seq = feeds["query"].shape[1]
@@ -279,3 +285,13 @@ def test_onnx_attention_refusals_name_the_rule(device):
         model, _ = _onnx_attention_model({"q": x, "k": x, "v": x}, outputs, attrs)
         with pytest.raises(UnsupportedError, match=rule):
             gonnx.InferenceSession(model, device=device)
+
+
+@pytest.mark.parametrize("packed, dispatches", [(False, 4), (True, 5)])
+def test_group_query_attention_rotary_dispatches(packed, dispatches, vulkan_device):
+    """One token with the rotary's caches as initializers: the query and the key each rotated
+    in one kernel (contrib.rotary_tables: the packed input's SLICEs of heads read inside it, the
+    value's a kernel of its own), then MULTIHEAD_ATTENTION1's 2 dispatches here: 4 (packed 5),
+    against 18 (21) with the caches fed (rotary's GATHERs, SPLITs, JOINs a dispatch each)."""
+    model, _ = _gqa(1, 12, [6, 9], 10, batch=2, packed=packed, rotary="halves", cached=True)
+    assert gonnx.InferenceSession(model, device=vulkan_device).dispatch_count == dispatches

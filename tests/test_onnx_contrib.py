@@ -203,6 +203,25 @@ def test_rotary_embedding(device, interleaved, layout):
 
 
 @pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("layout", ["3d", "4d", "offset"])
+def test_rotary_embedding_constant_caches(device, interleaved, layout):
+    """Caches that are initializers (as exported models have them), the whole head rotated:
+    contrib.rotary_tables, one kernel where the position ids are fed (an offset: its CAST and
+    ADD first), the results onnxruntime's."""
+    r = _rng(8)
+    attrs = {"interleaved": interleaved}
+    x = _f(r, 2, 3, 4, 8) if layout == "4d" else _f(r, 2, 4, 3 * 8)
+    if layout != "4d":
+        attrs["num_heads"] = 3
+    pos = np.array([3], np.int64) if layout == "offset" else r.integers(0, 10, [2, 4]).astype(np.int64)
+    ins = {"x": x, "pos": pos, "cos": _f(r, 10, 4), "sin": _f(r, 10, 4)}
+    model = _model("RotaryEmbedding", ins, ["y"], attrs, initializers=("cos", "sin"))
+    _check(device, model, _feeds(ins, ("cos", "sin")))
+    session = gonnx.InferenceSession(model, device=device)
+    assert session.dispatch_count == (3 if layout == "offset" else 1)  # (offset: its CAST, ADD)
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
 def test_rotary_embedding_onnx(device, interleaved):
     """ONNX's RotaryEmbedding (opset 23): [B, S, hidden] with num_heads, partial rotation."""
     r = _rng(7)

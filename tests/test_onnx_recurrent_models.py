@@ -40,8 +40,8 @@ MODELS = Path(__file__).parent / "data" / "models" / "recurrent"
 #: recurrence one dispatch per time step (the CRNN's 4 directions of 25 steps, the GRU's 25
 #: steps: gpudml/ops/recurrent.py), the GPU class one persistent dispatch per direction; each
 #: LSTM or GRU adds its input projection's GEMM. Silero's one LSTM runs one step a call.
-DISPATCHES = {"cpu": {"crnn": 60, "gru_speech": 29, "silero_vad": 21},
-              "gpu": {"crnn": 12, "gru_speech": 5, "silero_vad": 22}}
+DISPATCHES = {"cpu": {"crnn": 60, "gru_speech": 28, "silero_vad": 16},
+              "gpu": {"crnn": 12, "gru_speech": 4, "silero_vad": 17}}
 
 
 def _ort(model: onnx.ModelProto):

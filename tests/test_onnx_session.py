@@ -227,6 +227,32 @@ def test_views_cost_no_dispatch(device):
     assert session.dispatch_count == 1  # Fused(Gemm>ElementWiseAdd1), the add reading b by stride 0
 
 
+def test_slices_from_the_start_are_views(device):
+    """A Slice from the start of every axis, forward, of a graph input (or of any value that
+    fusion would write anyway) is a view (the LSTM-state case: state[0]): a GEMM reads x[0:3]
+    and x[0:4:2] in place; x[1:3] is SLICE1 (a view has no base offset); a slice of an
+    element-wise value stays SLICE1 (a view would write the value; fused, the slice costs no
+    kernel). 5 kernels: 3 GEMMs, x[1:3]'s SLICE1, Sigmoid(Relu(x)[0:3]); 7 with SLICE1 for all."""
+    nodes = [helper.make_node("Slice", ["x", "z1", "e3", "a0"], ["xv"]),  # x[0:3]: a view
+             helper.make_node("MatMul", ["xv", "w"], ["y0"]),
+             helper.make_node("Slice", ["x", "o1", "e3", "a0"], ["xo"]),  # x[1:3]: SLICE1
+             helper.make_node("MatMul", ["xo", "w"], ["y1"]),
+             helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Slice", ["r", "z1", "e3", "a0"], ["rs"]),  # of an element-wise value: SLICE1
+             helper.make_node("Sigmoid", ["rs"], ["y2"]),
+             helper.make_node("Slice", ["x", "z1", "e4", "a0", "s2"], ["xs"]),  # x[0:4:2]: a view
+             helper.make_node("MatMul", ["xs", "w"], ["y3"])]
+    inits = [numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(2, 4) / 10, "w")] + [
+        numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (
+            ("z1", [0]), ("e3", [3]), ("e4", [4]), ("a0", [0]), ("s2", [2]), ("o1", [1]))]
+    model = _model(nodes, [_vi("x", [4, 2])], [_vi(f"y{k}", None) for k in range(4)], inits)
+    session = gonnx.InferenceSession(model, device=device)
+    x = np.random.default_rng(2).standard_normal((4, 2)).astype(np.float32)
+    for got, want in zip(session.run(None, {"x": x}), oracle(model, {"x": x})):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    assert session.dispatch_count == 5
+
+
 def test_folding_bool_and_gelu_forms(device):
     """Shape arithmetic on a Shape folds at load; BOOL tensors travel as UINT8 and come back
     as bools; Gelu's erf and tanh forms."""

@@ -26,11 +26,12 @@ DmlOperatorGroupQueryAttention.cpp):
   it into the present). gpudml's extensions, documented in docs/transformers.md:
   a past that grows by the new tokens (present [B, Hkv, P + 1, D], the keys beyond seqlens_k
   + 1 masked: KEY_SEQUENCE_LENGTH), the packed query-key-value input (key and value absent:
-  SPLIT), and do_rotary (the provider runs no rotary inside GQA: its model builder writes a
-  RotaryEmbedding node then): the query and key rotated as contrib.RotaryEmbedding's mapping
-  does, at positions 0..S-1 for a prompt and seqlens_k for one token. Refused: local_window_size,
-  softcap, smooth_softmax, position_ids, attention_bias, head_sink and q/k norm weights (which
-  the provider refuses or lacks), and a prompt after a past shorter than the total length.
+  a SLICE of each part's heads, read inside the rotary's kernel), and do_rotary (the
+  provider runs no rotary inside GQA: its model builder writes a RotaryEmbedding node then):
+  the query and key rotated as contrib.RotaryEmbedding's mapping does, at positions 0..S-1
+  for a prompt and seqlens_k for one token. Refused: local_window_size, softcap,
+  smooth_softmax, position_ids, attention_bias, head_sink and q/k norm weights (which the
+  provider refuses or lacks), and a prompt after a past shorter than the total length.
 
 What onnxruntime's CPU provider computes is the reference (tests/test_onnx_attention.py)."""
 
@@ -41,7 +42,7 @@ import math
 import numpy as np
 
 from ..graph import Expression
-from .contrib import gather_axis, rotary
+from .contrib import gather_axis, rotary, rotary_tables
 from .values import NotMapped, as_expr, dtype_of, rank, reshape, transpose
 
 _I32 = np.dtype(np.int32)
@@ -125,12 +126,21 @@ def _attention(ctx, n):
 
 
 def _rotate(ctx, x, heads: int, cos_c, sin_c, ids, interleaved: bool):
-    """x [B, S, heads * D] rotated at positions `ids` [B, S] (contrib.RotaryEmbedding's way)."""
-    batch, seq, hidden = x.shape
+    """x [B, S, heads * D] (or its heads [B, S, heads, D]) rotated at positions `ids` [B, S]
+    (contrib.RotaryEmbedding's way; contrib.rotary_tables' one kernel where it applies)."""
+    if rank(x) == 4:
+        batch, seq, heads, head = x.shape
+        hidden = heads * head
+    else:
+        batch, seq, hidden = x.shape
+        head = hidden // heads
     half = cos_c.shape[-1]
-    head = hidden // heads
     if 2 * half > head:
         raise NotMapped(f"cos_cache {list(cos_c.shape)}: half the rotated dims, at most half the head size {head}")
+    y = rotary_tables(ctx, reshape(ctx, x, [batch, seq, heads, head]), cos_c, sin_c, ids, interleaved, 2)
+    if y is not None:
+        return reshape(ctx, y, [batch, seq, hidden])
+    cos_c, sin_c = as_expr(ctx, cos_c), as_expr(ctx, sin_c)
     cos = reshape(ctx, as_expr(ctx, gather_axis(ctx, cos_c, ids, 0, [batch, seq])), [batch, seq, 1, half])
     sin = reshape(ctx, as_expr(ctx, gather_axis(ctx, sin_c, ids, 0, [batch, seq])), [batch, seq, 1, half])
     y = rotary(ctx, reshape(ctx, x, [batch, seq, heads, head]), cos, sin, interleaved, 2 * half)
@@ -158,7 +168,9 @@ def _group_query_attention(ctx, n):
             raise NotMapped(f"packed query {list(q.shape)}: its last size is no multiple of num_heads + 2 "
                             f"kv_num_heads = {hq + 2 * hkv}")
         head = width // (hq + 2 * hkv)
-        q, k, v = ctx.fn("split")(q, 2, [hq * head, hkv * head, hkv * head])
+        heads = reshape(ctx, q, [batch, seq, hq + 2 * hkv, head])  # each part a SLICE of its heads (the provider's
+        q, k, v = (ctx.fn("slice")(heads, [0, 0, start, 0], [batch, seq, count, head])  # SPLIT): fused into the
+                   for start, count in ((0, hq), (hq, hkv), (hq + hkv, hkv)))  # rotary's kernel, read in place
     else:
         k, v = as_expr(ctx, n.inputs[1]), as_expr(ctx, n.inputs[2])
         head = width // hq
@@ -180,7 +192,6 @@ def _group_query_attention(ctx, n):
         else:
             ids = reshape(ctx, _int32(ctx, seqlens), [batch, 1])
         interleaved = bool(n.attr("rotary_interleaved", 0))
-        cos_c, sin_c = as_expr(ctx, cos_c), as_expr(ctx, sin_c)
         q = _rotate(ctx, q, hq, cos_c, sin_c, ids, interleaved)
         k = _rotate(ctx, k, hkv, cos_c, sin_c, ids, interleaved)
     args = {"head_count": hq, "key_value_head_count": hkv, "present": True,
@@ -201,6 +212,7 @@ def _group_query_attention(ctx, n):
     else:
         raise NotMapped(f"past of {past} and total_sequence_length {total}: the past is the shared buffer (at least "
                         f"the total) or one shorter than the total")
+    q, k, v = (reshape(ctx, t, [batch, seq, math.prod(t.shape[2:])]) for t in (q, k, v))  # ([B, S, heads, D]: 3-D)
     out, present_k, present_v = ctx.fn("multihead_attention")(q, k, v, **args)
     return [out, present_k, present_v][:len(n.outputs_wanted)]
 
@@ -351,9 +363,10 @@ ATTENTION_ROWS: tuple[tuple, ...] = (
      "key-value, bias, key_padding_mask: KEY_SEQUENCE_LENGTH or BOOLEAN, attention bias, past and present)",
      _multi_head_attention, ("cast", "multihead_attention0")),
     ("GroupQueryAttention", "MULTIHEAD_ATTENTION1 (QueryHeadCount, KeyValueHeadCount, PastSequenceLengths: zeros "
-     "for a prompt, seqlens_k for one token); do_rotary: GATHER, SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
-     _group_query_attention, ("multihead_attention", "split", "cast", "add0", "gather", "multiply", "subtract",
-                              "join")),
+     "for a prompt, seqlens_k for one token); packed query-key-value: SLICE of each part's heads; do_rotary: "
+     "constant caches GATHER of host tables, MULTIPLY, ADD (one fused kernel); fed caches GATHER, SPLIT, MULTIPLY, "
+     "SUBTRACT, ADD, JOIN", _group_query_attention, ("multihead_attention", "slice", "cast", "add0", "gather",
+                                                        "multiply", "subtract", "add", "split", "join")),
 )
 
 #: The ONNX-domain Attention row (ai.onnx, opset 23), as contrib.ONNX_ROWS.

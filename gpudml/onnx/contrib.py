@@ -8,7 +8,9 @@ over the hidden axis (MEAN_VARIANCE_NORMALIZATION1); EmbedLayerNormalization gat
 position and segment embeddings (GATHER), adds them and normalizes, its mask index a REDUCE
 (SUM) of the mask; RotaryEmbedding gathers cos and sin at the position ids (a FILL_VALUE_SEQUENCE
 plus the offset where the ids are one offset), splits the head into halves (or pairs, interleaved)
-and joins x1 cos - x2 sin, x2 cos + x1 sin (SPLIT, MULTIPLY, ADD, JOIN); BiasGelu, FastGelu, QuickGelu,
+and joins x1 cos - x2 sin, x2 cos + x1 sin (SPLIT, MULTIPLY, ADD, JOIN; gpudml, where the caches
+are constants and the whole head rotates, computes the same products and sums as x C + x[perm] S
+from tables made once: rotary_tables, one fused kernel); BiasGelu, FastGelu, QuickGelu,
 BiasAdd and BiasSplitGelu are element-wise operators; FusedMatMul is GEMM with alpha and transposes.
 The RMS forms (SimplifiedLayerNormalization's, SkipSimplifiedLayerNormalization's,
 RMSNormalization's) are x / sqrt(mean(x^2) + epsilon) * scale: MEAN_VARIANCE_NORMALIZATION2 with
@@ -350,6 +352,46 @@ def rotary(ctx, x, cos, sin, interleaved: bool, rot: int):
     return ctx.fn("join")([joined, parts[1]], rank(x) - 1) if rot < head else joined
 
 
+def rotary_tables(ctx, x, cos_c, sin_c, ids, interleaved: bool, heads_axis: int):
+    """x [B, S, N, H] (heads_axis 2; [B, N, S, H]: heads_axis 1) rotated on all its H dims at
+    positions `ids` [B, S] as one element-wise expression, x C + x[perm] S, where the caches
+    are constants (else None: rotary's SPLIT and JOIN): C [max_position, H] the cos cache with
+    each value twice (the halves' layout, or the pairs' interleaved), S the sin cache's with
+    the first of each pair negated, both made here once and gathered at the ids broadcast over
+    the heads (GATHER), perm swapping the halves (or the pairs' members: GATHER of x on its
+    last axis). Each output is the same products and sum as rotary's (x1 cos + x2 (-sin) is
+    x1 cos - x2 sin exactly), and graph fusion runs the gathers and the arithmetic as one
+    kernel (where x is a slice of one value: no SPLIT either), where the provider's SPLIT,
+    MULTIPLY, SUBTRACT, ADD and JOIN are a dispatch each."""
+    if isinstance(cos_c, Expression) or isinstance(sin_c, Expression) or rank(x) != 4:
+        return None
+    cos_c, sin_c = np.asarray(cos_c), np.asarray(sin_c)
+    half, head = cos_c.shape[-1], x.shape[-1]
+    if cos_c.ndim != 2 or 2 * half != head:
+        return None
+    if interleaved:
+        table_c, table_s = np.repeat(cos_c, 2, axis=1), np.stack([-sin_c, sin_c], axis=2).reshape(cos_c.shape[0], head)
+        perm = np.arange(head).reshape(half, 2)[:, ::-1].reshape(-1)
+    else:
+        table_c, table_s = np.concatenate([cos_c, cos_c], 1), np.concatenate([-sin_c, sin_c], 1)
+        perm = np.concatenate([np.arange(half, head), np.arange(half)])
+    batch, seq = x.shape[0], x.shape[3 - heads_axis]
+    at = [batch, seq, 1] if heads_axis == 2 else [batch, 1, seq]
+    where = list(x.shape[:3])
+    if isinstance(ids, Expression):
+        index = ctx.graph.view(ids, where, [0 if n == 1 else st for n, st in zip(
+            at, reshape(ctx, ids, at).desc.effective_strides)]) if ids.desc.is_packed else None
+        if index is None:
+            return None
+    else:
+        index = np.broadcast_to(np.asarray(ids).reshape(at), where)
+    mul = ctx.fn("multiply")
+    c = gather_axis(ctx, as_expr(ctx, table_c.astype(cos_c.dtype)), index, 0, where)
+    s = gather_axis(ctx, as_expr(ctx, table_s.astype(sin_c.dtype)), index, 0, where)
+    swapped = gather_axis(ctx, x, perm.astype(np.int32), 3, [head])
+    return ctx.fn("add")(mul(x, c), mul(swapped, s))
+
+
 def _rotary_embedding(onnx_domain: bool):
     """RotaryEmbedding (com.microsoft: input, position_ids, cos_cache, sin_cache; ONNX opset 23:
     input, cos_cache, sin_cache, position_ids optional): cos and sin gathered at the position
@@ -357,6 +399,7 @@ def _rotary_embedding(onnx_domain: bool):
     each head rotated as halves (or as adjacent pairs, interleaved), the rest passed through."""
     def build(ctx, n):
         x = as_expr(ctx, n.inputs[0])
+        caches = (n.inputs[1], n.inputs[2]) if onnx_domain else (n.inputs[2], n.inputs[3])  # (constants: tables)
         if onnx_domain:
             cos_c, sin_c, pos = as_expr(ctx, n.inputs[1]), as_expr(ctx, n.inputs[2]), n.input(3)
         else:
@@ -406,6 +449,9 @@ def _rotary_embedding(onnx_domain: bool):
                     raise NotMapped(f"position_ids reach {top}: cos_cache has {cos_c.shape[0]} positions")
             elif seq > cos_c.shape[0]:
                 raise NotMapped(f"sequence length {seq} exceeds cos_cache's {cos_c.shape[0]} positions")
+            y = rotary_tables(ctx, view, *caches, ids, bool(n.attr("interleaved", 0)), 2 if rank(x) == 3 else 1)
+            if y is not None:
+                return [reshape(ctx, y, list(x.shape))]
             cos = gather_axis(ctx, cos_c, ids, 0, [batch, seq])
             sin = gather_axis(ctx, sin_c, ids, 0, [batch, seq])
         # cos, sin [B, S, rot/2] broadcast over the heads: [B, S, 1, rot/2] or [B, 1, S, rot/2]
@@ -431,7 +477,8 @@ CONTRIB_ROWS: tuple[tuple, ...] = tuple([
      "mask_index: LOGICAL_EQUALS (mask == 1), CAST, REDUCE (SUM)", _embed_layer_norm,
      ("gather", "add", "mean_variance_normalization", "logical_equals", "cast", "reduce")),
     ("RotaryEmbedding", "GATHER (cos, sin at the position ids; an offset: CAST to INT32, ELEMENT_WISE_ADD), SPLIT, "
-     "MULTIPLY, SUBTRACT, ADD, JOIN", _rotary_embedding(False), ("gather", "split", "multiply", "subtract", "add",
+     "MULTIPLY, SUBTRACT, ADD, JOIN; constant caches, the whole head rotated: GATHER of host tables and of x, "
+     "MULTIPLY, ADD (one fused kernel)", _rotary_embedding(False), ("gather", "split", "multiply", "subtract", "add",
                                                                   "join", "cast", "add0")),
     ("FastGelu", "ELEMENT_WISE_ADD (bias), Gelu's tanh form: MULTIPLY, ADD, TANH", _fast_gelu,
      ("add", "multiply", "tanh")),
@@ -454,7 +501,8 @@ ONNX_ROWS: tuple[tuple, ...] = (
      _simplified_layer_norm, _RMS),
     ("RMSNormalization", "MEAN_VARIANCE_NORMALIZATION2 (UseMean FALSE: RMS over the axes from `axis` on; below FL "
      "6_3 REDUCE, ADD, SQRT, RECIP, MULTIPLY)", _rms_normalization, _RMS),
-    ("RotaryEmbedding", "GATHER (cos, sin at the position ids), SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN",
+    ("RotaryEmbedding", "GATHER (cos, sin at the position ids), SPLIT, MULTIPLY, SUBTRACT, ADD, JOIN; constant "
+     "caches, the whole head rotated: GATHER of host tables and of x, MULTIPLY, ADD (one fused kernel)",
      _rotary_embedding(True), ("gather", "split", "multiply", "subtract", "add", "join")),
     ("GroupNormalization", "MEAN_VARIANCE_NORMALIZATION1 (a view [N, G, C/G, S]: groups as an axis; scale and bias "
      "per channel)", _group_normalization,

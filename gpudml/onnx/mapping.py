@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from .. import functional
+from .. import functional, fusion
 from ..errors import InvalidArgumentError
 from ..graph import Expression
 from ..ops import spec_named
@@ -737,7 +737,18 @@ def _slice(ctx, n):
             return [np.zeros([0 if b == a else d for b, d in enumerate(x.shape)], _dtype(x))]
         lo, hi = min(picked[0], picked[-1]), max(picked[0], picked[-1])
         offsets[a], sizes[a], strides[a] = lo, hi - lo + 1, step
+    if isinstance(x, Expression) and not any(offsets) and min(strides) > 0 and not _computed_by_readers(ctx, x):
+        # From the start of every axis, forward: x's elements through other sizes and strides (a view, no
+        # dispatch; a view has no base offset, so other slices stay SLICE1)
+        return [ctx.graph.view(x, [-(-size // step) for size, step in zip(sizes, strides)],
+                               [st * step for st, step in zip(x.desc.effective_strides, strides)])]
     return [ctx.fn("slice")(x, offsets, sizes, strides)]
+
+
+def _computed_by_readers(ctx, x: Expression) -> bool:
+    """Would graph fusion compute x inside the kernels reading it? A value read through a
+    view is written instead, so a view of it would cost a kernel where SLICE1 costs none."""
+    return x.node is not None and fusion.computed_in_readers(ctx.graph.nodes[x.node])
 
 
 def _concat(ctx, n):
@@ -2230,7 +2241,8 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
             "INT64)", _top_k, ("top_k", "cast")),
     # data movement
     Mapping("Pad", "PADDING1 (negative pads: SLICE1 first)", _pad, ("pad", "slice")),
-    Mapping("Slice", "SLICE1", _slice, ("slice",)),
+    Mapping("Slice", "SLICE1 (from the start of every axis, of a value no fusion computes in its readers: a "
+            "view, no dispatch)", _slice, ("slice",)),
     Mapping("Concat", "JOIN", _concat, ("join",)),
     Mapping("Split", "SPLIT", _split, ("split",)),
     Mapping("Gather", "GATHER", _gather, ("gather",)),
