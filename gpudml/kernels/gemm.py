@@ -33,7 +33,10 @@ kernel's store (no extra dispatch). Strategies:
   - every sum still adds its products in the order of k (the element kernel's bits: a
     step's products of one output go in order k, k + 1, k + 2, k + 3, and the K % 4 last
     ones element by element).
-  K is cut into chunks of about CPU_CHUNK_K (split-K, a little cache blocking). No
+  The tile's stores: one `finish` per output, unrolled, where the store is plain; one loop
+  over an array of the sums where it reads tensors of its own (a fused epilogue: its loads
+  and index arithmetic inlined 128 times took lavapipe's LLVM up to 149 s a kernel;
+  _looped_puts). K is cut into chunks of about CPU_CHUNK_K (split-K, a little cache blocking). No
   workgroup memory (on llvmpipe a workgroup's invocations run as SIMD lanes one group
   after another: sharing through memory costs barriers and buys little there).
   Measured on lavapipe (2 shared vCPUs, GPU timestamps, each pair interleaved in one
@@ -124,8 +127,9 @@ CPU_WORKGROUP = 64
 #: interleaved, 320/376, 343/342, 222/214 ms; W15 (1024^3) 1803 ms after against 2050 before,
 #: one run each: within the noise. The target is GPUs (fewer workgroup-memory reads); unmeasured there.
 SG_SHARE = 4
-#: Loop iterations an invocation spends besides its K loop (set-up, the epilogue).
-_OVERHEAD = 64
+#: Loop iterations an invocation spends besides its K loop (set-up, the epilogue, and the
+#: tile's stores where they loop: _looped_puts, at most 16 x 16).
+_OVERHEAD = 64 + 16 * 16
 #: Split-K for parallelism: a GPU aims at this many workgroups, a chunk at least
 #: MIN_CHUNK_K of K; CPU adapters cut K only where the loop budget needs it.
 GPU_TARGET_WORKGROUPS = 256
@@ -858,10 +862,10 @@ def _looped_puts(tm: int, tn: int, strategy: str, threads: int) -> str:
     epilogue: bias, activation, a fused graph's element-wise steps with their loads and
     index arithmetic; the integer path's requantization) inlined once per output of a
     16 x 8 tile took lavapipe's LLVM minutes: a fused convolution + 2 batch normalizations +
-    add + relu of ResNet-50 149 s, 16 s with the loop (kernel_start's probes,
-    docs/performance.md). The loop costs run time where the store is cheap (a plain GEMM's
-    or convolution's: W26 7x, W22 3.5x the unrolled stores' time on lavapipe), so
-    `registers` loops where its store reads tensors (_reads_in_store), `registers` and
+    add + relu of ResNet-50 149 s, 4 s with the loop (kernel_start's probes,
+    docs/performance.md). `var`, not `let`: naga copies a `let` array into a variable at
+    each dynamic index (W26 7x the time). `registers` loops where its store reads tensors
+    (_reads_in_store: a plain store compiles in seconds unrolled), `registers` and
     `workgroup` on the integer path's requantizing or dequantizing store."""
     sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
     if strategy == "registers":
