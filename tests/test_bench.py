@@ -18,6 +18,7 @@ from gpudml.bench import (
     cold_start,
     gpu_session,
     gpu_tune,
+    kernel_start,
     large,
     model_start,
     pad_reverse,
@@ -119,7 +120,7 @@ def test_gpu_session_names_its_parts_and_tests(capsys):
 
 
 @pytest.mark.parametrize("module", [large, pad_reverse, reduce_strategies, slice_strategies, cold_start, model_start,
-                                    gpu_tune])
+                                    kernel_start, gpu_tune])
 def test_bench_scripts_give_their_usage(module, capsys):
     """Each script of gpudml/bench/ (run as python -m gpudml.bench.NAME) imports and shows its usage."""
     with pytest.raises(SystemExit) as stop:
@@ -261,6 +262,16 @@ def test_model_start_times_cold_and_warm_processes_beside_onnxruntime():
         assert s["construct + first run"] == pytest.approx(s["construct"] + s["first run"])
     assert samples["onnxruntime"][0]["construct + first run"] > 0
     assert result["difference"] <= TOLERANCE
+
+
+@pytest.mark.slow
+def test_kernel_start_probes_a_model_kernel_in_a_cold_process():
+    """python -m gpudml.bench.kernel_start on the small MLP: its kernels recorded without a
+    dispatch, one of them created and dispatched in a fresh process with every cache off,
+    each phase timed."""
+    (row,) = kernel_start.measure("mlp", "vulkan", only=[0])
+    assert row["index"] == 0 and row["lines"] > 0 and row["operator"]
+    assert min(row[k] for k in ("create", "first dispatch", "second dispatch")) > 0
 
 
 def test_every_workload_onnx_model_loads_in_onnxruntime():

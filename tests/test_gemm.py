@@ -18,6 +18,7 @@ from gpudml import caps as caps_module
 from gpudml import cli
 from gpudml.kernels import base
 from gpudml.kernels import gemm as family
+from gpudml.kernels.epilogue import EpilogueParams
 from gpudml.ops import gemm as gemm_op
 from gpudml.ops import spec_named
 from gpudml.ops.elementwise import FUSABLE
@@ -223,13 +224,15 @@ def test_registers_blocks_and_shared_rows_give_the_elements_bits(device):
         a, b = uniform(rng, (k, m) if ta else (m, k), dtype), uniform(rng, (n, k) if tb else (k, n), dtype)
         c = uniform(rng, (n,), dtype)
         (got, compiled), = check(device, a, b, c, strategies=("registers",), options=options, **kw).values()
-        shared = device.caps.has("subgroup") and compiled.program.kernels[0].params["tm"] % family.SHARE_LANES == 0
+        params = compiled.program.kernels[0].params
+        # (shared where the adapter has subgroups, the tile's rows fill them and so do its tile columns)
+        shared = (device.caps.has("subgroup") and params["tm"] % family.SHARE_LANES == 0
+                  and -(-n // params["tn"]) % family.SHARE_LANES == 0)
         assert any("subgroupBroadcast" in w for w in compiled.wgsl) == shared, (m, k, n)
         alone = device.compile_operator(device.create_operator(desc_of(a, b, c, **kw)), "registers",
                                         options={**options, "subgroups": False})
         assert not any("subgroupBroadcast" in w for w in alone.wgsl)
         assert_bits_equal(alone.execute([a, b, c])[0], got)
-        params = compiled.program.kernels[0].params
         elements = {**options, "tile": (params["tm"], params["tn"]), "subgroups": False}
         try:
             family.CPU_BLOCKS = False
@@ -258,6 +261,45 @@ def test_registers_block_axes():
     params = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32)), caps_module.profile("gl-cpu"),
                          "registers").dispatches[0].params
     assert params["share_a"] == 0  # (no subgroups on GL)
+    f72 = dml.TensorDesc(T.FLOAT32, [64, 72])  # (9 tile columns: no whole subgroup of them, no shared steps)
+    params = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f72, None, f72)), caps,
+                         "registers").dispatches[0].params
+    assert params["share_a"] == 0
+
+
+def test_registers_stores_the_tile_in_one_loop_where_the_store_reads_tensors():
+    """`registers` stores its tile through one loop over an array of the sums where its store
+    reads tensors of its own (a fused graph's epilogue: one inlined copy of those loads and
+    their index arithmetic per output of a 16 x 8 tile made a fused convolution's compile on
+    lavapipe 10-20x longer: docs/performance.md, "A model's cold start"); a plain store stays
+    unrolled (the loop costs a cheap store run time)."""
+    caps = caps_module.profile("vulkan-cpu")
+    f32 = dml.TensorDesc(T.FLOAT32, [64, 64])
+    dispatch = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32)), caps,
+                           "registers").dispatches[0]
+    tm, tn = dispatch.params["tm"], dispatch.params["tn"]
+    plain = family.wgsl_parts({**dispatch.params, "pass": "direct"})
+    assert plain["puts"].count("put(") == tm * tn
+    reads = EpilogueParams((), ("float", "float"), (32, 32), "float", 32, 2)  # (the value and one tensor)
+    looped = family.wgsl_parts({**dispatch.params, "pass": "direct", "epilogue": reads})
+    assert looped["puts"].count("put(") == 1 and f"var sums = array<ACC, {tm * tn}>" in looped["puts"]
+    alone = EpilogueParams((), ("float",), (32,), "float", 32, 2)  # (an activation of the value only)
+    assert family.wgsl_parts({**dispatch.params, "pass": "direct", "epilogue": alone})["puts"] == plain["puts"]
+
+
+def test_registers_single_k_loop_only_where_k_is_left_over():
+    """`registers` carries its loop of single k (after the steps of 4) only where a chunk
+    ends past its steps: K % 4 != 0, or chunks of a length that is no multiple of 4; the
+    results match numpy's either way (test_registers_blocks_and_shared_rows_give_the_elements_bits
+    compares the bits)."""
+    caps = caps_module.profile("vulkan-cpu")
+    for k, tail in ((64, False), (67, True)):
+        a, b = dml.TensorDesc(T.FLOAT32, [32, k]), dml.TensorDesc(T.FLOAT32, [k, 32])
+        out = dml.TensorDesc(T.FLOAT32, [32, 32])
+        dispatch = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(a, b, None, out)), caps,
+                               "registers").dispatches[0]
+        assert dispatch.params["tail"] == tail
+        assert bool(family.wgsl_parts({**dispatch.params, "pass": "direct"})["tail"]) == tail
 
 
 def test_vector_loads_where_the_layout_allows():

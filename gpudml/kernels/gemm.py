@@ -33,7 +33,10 @@ kernel's store (no extra dispatch). Strategies:
   - every sum still adds its products in the order of k (the element kernel's bits: a
     step's products of one output go in order k, k + 1, k + 2, k + 3, and the K % 4 last
     ones element by element).
-  K is cut into chunks of about CPU_CHUNK_K (split-K, a little cache blocking). No
+  The tile's stores: one `finish` per output, unrolled, where the store is plain; one loop
+  over an array of the sums where it reads tensors of its own (a fused epilogue: its loads
+  and index arithmetic inlined 128 times took lavapipe's LLVM up to 149 s a kernel;
+  _looped_puts). K is cut into chunks of about CPU_CHUNK_K (split-K, a little cache blocking). No
   workgroup memory (on llvmpipe a workgroup's invocations run as SIMD lanes one group
   after another: sharing through memory costs barriers and buys little there).
   Measured on lavapipe (2 shared vCPUs, GPU timestamps, each pair interleaved in one
@@ -124,8 +127,9 @@ CPU_WORKGROUP = 64
 #: interleaved, 320/376, 343/342, 222/214 ms; W15 (1024^3) 1803 ms after against 2050 before,
 #: one run each: within the noise. The target is GPUs (fewer workgroup-memory reads); unmeasured there.
 SG_SHARE = 4
-#: Loop iterations an invocation spends besides its K loop (set-up, the epilogue).
-_OVERHEAD = 64
+#: Loop iterations an invocation spends besides its K loop (set-up, the epilogue, and the
+#: tile's stores where they loop: _looped_puts, at most 16 x 16).
+_OVERHEAD = 64 + 16 * 16
 #: Split-K for parallelism: a GPU aims at this many workgroups, a chunk at least
 #: MIN_CHUNK_K of K; CPU adapters cut K only where the loop budget needs it.
 GPU_TARGET_WORKGROUPS = 256
@@ -429,13 +433,19 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     q = p.quantized
     blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS and q is None else ("", "")
     packed = _packed(p, lay, tile) if strategy == "registers" else ""
+    # Sharing A needs whole subgroups of tiles along a tile row (tiles_n a multiple of
+    # SHARE_LANES, known here): where they are not, the kernel carries no shared steps (it
+    # would never run them, and their unrolled copy of the step doubled LLVM's compile).
     share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and q is None
-                              and _subgroups(p.op, caps, subgroups)) else 0
+                              and -(-lay.n // tile[1]) % SHARE_LANES == 0 and _subgroups(p.op, caps, subgroups)) else 0
     if strategy == "workgroup" or any(blocks) or packed:  # whole steps of BK / of 4 k (blocks, words: aligned)
         step = bk if strategy == "workgroup" else 4
         chunk_len = -(-chunk_len // step) * step
         count = -(-lay.k // chunk_len)
     bits = p.output.data_type.size * 8
+    # Does a chunk of `registers` end in k left over from its steps of 4 (the single-k loop)?
+    # Known here: the kernel carries that loop only where one does.
+    tail = strategy == "registers" and bool(lay.k % 4 or count > 1 and chunk_len % 4)
     uniforms = {
         "batch_sizes": lay.batch_sizes, "out_bs": lay.batch_strides[0], "a_bs": lay.batch_strides[1],
         "b_bs": lay.batch_strides[2], "c_bs": lay.batch_strides[3],
@@ -452,6 +462,7 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     params = {"strategy": strategy, "bits": bits, "batch_rank": len(lay.batch_sizes), "tm": tile[0], "tn": tile[1],
               "bk": bk, "threads": GPU_THREADS, "sg_share": SG_SHARE if shuffle else 0, "operands": p.operands,
               "vec_a": vec_a, "vec_b": vec_b, "block_a": blocks[0], "block_b": blocks[1], "share_a": share_a,
+              "tail": tail,
               "a_k_inner": lay.a_k == 1 or lay.a_m != 1, "b_n_inner": lay.b_n == 1 or lay.b_k != 1,
               "operand_params": tuple(sorted((extra_params or {}).items())), **epilogue,
               "q": quantized_params(p), "packed": packed,
@@ -493,7 +504,7 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     outputs = lay.batches * lay.m * lay.n
     combine = Dispatch("gemm.wgsl.j2", {**params, "pass": "combine", "vec_a": False, "vec_b": False, "block_a": "",
                                                    "block_b": "", "share_a": 0, "sg_share": 0, "packed": "",
-                                                   "dot4": False},
+                                                   "dot4": False, "tail": False},
                        (out, scratch_buffer(pi, "partials", writable=False)) + c_in
                        + (q_inputs if q is not None and q.store != "int32" else ()), uniforms, outputs, CPU_WORKGROUP)
     return KernelPlan(staged + (partials, combine), scratch_bytes=first + (count * outputs * 4,))
@@ -830,22 +841,38 @@ def wgsl_parts(params: dict) -> dict[str, str]:
     else:
         found = _workgroup_parts(p["tm"], p["tn"], p["threads"], p["bk"], p["sg_share"], p["vec_a"], p["vec_b"],
                                  p["a_k_inner"], p["b_n_inner"], zero)
+    if found.get("tail_start") == "k4" and not p["tail"]:  # (no chunk ends in k past its steps of 4)
+        found["tail"] = ""
     q = dict(p["q"]) if p.get("q") else None
-    if q is not None and q["store"] != "int32" and p["pass"] == "direct":
+    if p["pass"] == "direct" and (p["strategy"] == "registers" and _reads_in_store(p) or
+                                  q is not None and q["store"] != "int32"):
         found["puts"] = _looped_puts(p["tm"], p["tn"], p["strategy"], p["threads"])
     return {"put": put, **found}
 
 
+def _reads_in_store(p: dict) -> bool:
+    """Does the store read tensors (a fused graph's epilogue with inputs of its own: their
+    loads and the index arithmetic of their coordinates per output)?"""
+    ep = p.get("epilogue")
+    return ep is not None and len(ep.kinds) > 1
+
+
 def _looped_puts(tm: int, tn: int, strategy: str, threads: int) -> str:
-    """The stores of a register tile as one loop over an array of the sums: the integer
-    path's requantizing or dequantizing `finish` is large, and one call per output of a
-    16 x 8 tile, each inlined, took lavapipe's compiler minutes."""
+    """The stores of a register tile as one loop over an array of the sums: `finish` (the
+    epilogue: bias, activation, a fused graph's element-wise steps with their loads and
+    index arithmetic; the integer path's requantization) inlined once per output of a
+    16 x 8 tile took lavapipe's LLVM minutes: a fused convolution + 2 batch normalizations +
+    add + relu of ResNet-50 149 s, 4 s with the loop (kernel_start's probes,
+    docs/performance.md). `var`, not `let`: naga copies a `let` array into a variable at
+    each dynamic index (W26 7x the time). `registers` loops where its store reads tensors
+    (_reads_in_store: a plain store compiles in seconds unrolled), `registers` and
+    `workgroup` on the integer path's requantizing or dequantizing store."""
     sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
     if strategy == "registers":
         row, col = f"m0 + t / {tn}u", f"n0 + t % {tn}u"
     else:
         row, col = f"bm0 + (t / {tn}u) * {threads}u + ty", f"bn0 + (t % {tn}u) * {threads}u + tx"
-    return _lines([f"    let sums = array<i32, {tm * tn}>({sums});",
+    return _lines([f"    var sums = array<ACC, {tm * tn}>({sums});",
                    f"    for (var t = 0u; t < {tm * tn}u; t++) {{",
                    f"        put(u.x, u.y, bo, {row}, {col}, sums[t]);",
                    "    }"])
