@@ -23,7 +23,7 @@ kernel's store (no extra dispatch). Strategies:
     (a row's 4 k) or, transposed, along M (4 rows at one k), B along N (4 columns) or,
     transposed, along K; one load per 4 elements;
   - A shared across the subgroup (`subgroups`, where the adapter has the feature: lavapipe,
-    not GL's llvmpipe): where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
+    not GL's llvmpipe; float and integer operands, not the integer path's packed words): where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
     a multiple of it; TM too), the lanes of one subgroup own neighbouring tiles of one tile
     row and need the same A, so lane l reads the pieces l, l + SHARE_LANES, ... of each
     step (a block or 4 elements: an implicit GEMM's im2col index arithmetic once per
@@ -427,9 +427,9 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
     q = p.quantized
-    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS and q is None else ("", "")
+    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS else ("", "")
     packed = _packed(p, lay, tile) if strategy == "registers" else ""
-    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and q is None
+    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and not packed
                               and _subgroups(p.op, caps, subgroups)) else 0
     if strategy == "workgroup" or any(blocks) or packed:  # whole steps of BK / of 4 k (blocks, words: aligned)
         step = bk if strategy == "workgroup" else 4
@@ -472,7 +472,7 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     pi = len(first)  # the partial sums' scratch index
     ops = (input_buffer(roles["a"], "a"), input_buffer(roles["b"], "b")) + tuple(extra_inputs)
     ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a or blocks[0] else ()
-    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or blocks[1] else ()
+    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or (blocks[1] and q is None) else ()
     c_in = (input_buffer(roles["c"], "c"),) if p.c is not None else ()
     out = output_buffer(0, "output", bits, "stores")
     tiles_m, tiles_n = -(-lay.m // (tile[0] * (GPU_THREADS if strategy == "workgroup" else 1))), \
@@ -589,7 +589,7 @@ def _register_step(tm: int, tn: int, ba: str, bb: str, sl: int, pad: str, shared
         for r in range(tm // sl):
             if ba == "":
                 loads = ", ".join(f"a_load(la{r}, k{f' + {q}u' if q else ''})" for q in range(4))
-                out.append(f"{pad}let mine{r} = vec4<f32>({loads});")
+                out.append(f"{pad}let mine{r} = vec4<ACC>({loads});")
             else:
                 out.append(f"{pad}let mine{r} = a_block(la{r}, k + lk{r});")
         for b in range(tm):
