@@ -23,7 +23,8 @@ kernel's store (no extra dispatch). Strategies:
     (a row's 4 k) or, transposed, along M (4 rows at one k), B along N (4 columns) or,
     transposed, along K; one load per 4 elements;
   - A shared across the subgroup (`subgroups`, where the adapter has the feature: lavapipe,
-    not GL's llvmpipe; float and integer operands, not the integer path's packed words): where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
+    not GL's llvmpipe; float and integer operands, not the integer path's packed words):
+    where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
     a multiple of it; TM too), the lanes of one subgroup own neighbouring tiles of one tile
     row and need the same A, so lane l reads the pieces l, l + SHARE_LANES, ... of each
     step (a block or 4 elements: an implicit GEMM's im2col index arithmetic once per
