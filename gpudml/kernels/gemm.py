@@ -428,7 +428,9 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
     q = p.quantized
-    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS else ("", "")
+    # (the integer path: the blocks an implicit GEMM's operands offer, none of lib/gemm's float reads)
+    blocks = _blocks(p, lay, tile) if (strategy == "registers" and CPU_BLOCKS
+                                       and (q is None or p.operands != "lib/gemm.wgsl.j2")) else ("", "")
     packed = _packed(p, lay, tile) if strategy == "registers" else ""
     share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and not packed
                               and _subgroups(p.op, caps, subgroups)) else 0
