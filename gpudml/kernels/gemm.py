@@ -840,14 +840,22 @@ def wgsl_parts(params: dict) -> dict[str, str]:
 
 
 def _looped_puts(tm: int, tn: int, strategy: str, threads: int) -> str:
-    """The stores of a register tile as one loop over an array of the sums: the integer
+    """The stores of a register tile as a loop over an array of the sums: the integer
     path's requantizing or dequantizing `finish` is large, and one call per output of a
-    16 x 8 tile, each inlined, took lavapipe's compiler minutes."""
-    sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
+    16 x 8 tile, each inlined, took lavapipe's compiler minutes. `registers`: a loop over
+    the tile's rows, each row's tn stores unrolled (tn finishes to compile): a CPU adapter
+    picks an array's element at a run-time index through a ladder of branches per lane,
+    which over the 128 sums one by one took over half of W66's time (perf); 16 picks of a
+    row took W66 from 2.1-2.2x the float32 convolution's time to 1.1-1.25x."""
     if strategy == "registers":
-        row, col = f"m0 + t / {tn}u", f"n0 + t % {tn}u"
-    else:
-        row, col = f"bm0 + (t / {tn}u) * {threads}u + ty", f"bn0 + (t % {tn}u) * {threads}u + tx"
+        rows = ", ".join(f"array<i32, {tn}>({', '.join(f'acc{i}_{j}' for j in range(tn))})" for i in range(tm))
+        return _lines([f"    let sums = array<array<i32, {tn}>, {tm}>({rows});",
+                       f"    for (var i = 0u; i < {tm}u; i++) {{",
+                       "        let row = sums[i];",
+                       *[f"        put(u.x, u.y, bo, m0 + i, n0 + {j}u, row[{j}]);" for j in range(tn)],
+                       "    }"])
+    sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
+    row, col = f"bm0 + (t / {tn}u) * {threads}u + ty", f"bn0 + (t % {tn}u) * {threads}u + tx"
     return _lines([f"    let sums = array<i32, {tm * tn}>({sums});",
                    f"    for (var t = 0u; t < {tm * tn}u; t++) {{",
                    f"        put(u.x, u.y, bo, {row}, {col}, sums[t]);",
