@@ -20,7 +20,8 @@ For each batch position and group, the convolution is one matrix product
   go element by element, and `registers` with subgroups makes them once per subgroup (one
   lane per row, handed on: kernels/gemm.py), float and integer alike. W66 (QLinearConv
   [1,64,56,56] x [64,64,3,3], lavapipe, a call beside the float32
-  convolution's GPU time, interleaved, idle host): 3.4-3.5x before, 1.75x with both.
+  convolution's GPU time, interleaved): 3.3-3.7x before, 1.75x with both, 1.14x with
+  kernels/gemm.py's row-by-row integer stores.
 - BACKWARD (the transposed convolution) gathers: output position o receives x[i] w[k]
   wherever o + start_padding = i stride + k dilation, so a_load takes the window offset's
   input position (o + start_padding - k dilation) / stride where that divides evenly and
