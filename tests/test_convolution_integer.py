@@ -59,6 +59,33 @@ def test_against_every_product(classed, xt, wt):
     np.testing.assert_array_equal(y, want)
 
 
+@pytest.mark.parametrize("adapter_class, xt, wt", [("cpu", np.uint8, np.int8), ("gpu", np.int8, np.uint8)])
+def test_registers_read_filter_words_and_share_the_window(adapter, adapter_class, xt, wt):
+    """One group, an 8-bit filter whose channel and window axes merge into one stride of 1,
+    each output channel's on a word: `registers` reads 4 k of a column as one word
+    (lib/convolution's b_block) and, where the adapter has subgroups, each window element
+    once a subgroup (subgroupBroadcast, 16 x 8 tiles: 64 output positions, 8 channels):
+    every output the loop over its products, bit for bit, on both adapter classes."""
+    from gpudml.ops import convolution_integer as ci
+
+    device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+    rng = np.random.default_rng(9)
+    ii, wi = np.iinfo(xt), np.iinfo(wt)
+    x = rng.integers(ii.min, ii.max + 1, (1, 4, 8, 8)).astype(xt)
+    w = rng.integers(wi.min, wi.max + 1, (8, 4, 3, 3)).astype(wt)
+    xz, wz = xt(ii.min + 29), rng.integers(wi.min, wi.max + 1, 8).astype(wt)
+    dtype = {np.uint8: dml.DataType.UINT8, np.int8: dml.DataType.INT8}
+    desc = ci.infer_output(dml.TensorDesc(dtype[xt], list(x.shape)), dml.TensorDesc(dtype[xt], [1]),
+                           dml.TensorDesc(dtype[wt], list(w.shape)), dml.TensorDesc(dtype[wt], [8]),
+                           start_padding=[1, 1], end_padding=[1, 1])
+    compiled = device.compile_operator(device.create_operator(desc), "registers")
+    source = compiled.program.kernels[-1].source
+    assert "b_block(cb0, k)" in source
+    assert ("subgroupBroadcast" in source) == device.caps.has("subgroup")
+    (got,) = compiled.execute([x, np.array([xz]), w, wz])
+    np.testing.assert_array_equal(got, loops(x, xz, w, wz, (1, 1), (1, 1), (1, 1, 1, 1), 1))
+
+
 def test_zero_points_left_out_and_one_per_tensor(classed):
     rng = np.random.default_rng(4)
     x = rng.integers(0, 256, (1, 3, 5, 5)).astype(np.uint8)

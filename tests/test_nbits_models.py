@@ -191,6 +191,55 @@ def test_fused_dequantize_gemm_both_classes(adapter, adapter_class, m, k, n, blo
     assert np.all(np.abs(got.astype(np.float64) - want) <= tolerance)
 
 
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+@pytest.mark.parametrize("k, n, zero, signed", [
+    (512, 19, "packed", False),   # 16 blocks a row: scales 4 a block read, packed zero points 8 a word
+    (256, 9, "bytes", True),      # INT4, zero points one a byte: 4 a word
+    (256, 12, None, False),       # no zero point (8)
+    (96, 10, "bytes", False),     # 3 blocks a row: the scales and zero points one by one
+])
+def test_gemv_shared_reads_change_no_bit(adapter, adapter_class, k, n, zero, signed, monkeypatch):
+    """The decode-shaped gemv reads A once a subgroup (subgroupBroadcast, where the adapter
+    has subgroups), 4 blocks' scales as one 16-byte block and 8 (or 4) zero points as one
+    word where the layout allows: the same bits as the kernel reading each one by one, and
+    within GEMM's documented precision of the reference."""
+    from gpudml.kernels import dequantize_gemm
+
+    device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+    rng = np.random.default_rng(k + n)
+    q = rng.integers(-8, 8, (n, k)) if signed else rng.integers(0, 16, (n, k))
+    blob = pack4(q).view(np.int8 if signed else np.uint8)
+    scales = rng.uniform(-0.1, 0.1, (n, k // 32)).astype(np.float32)
+    z = rng.integers(-8, 8, (n, k // 32)) if signed else rng.integers(0, 16, (n, k // 32))
+    zbytes = pack4(z).view(blob.dtype) if zero == "packed" else z.astype(blob.dtype) if zero == "bytes" else None
+    x = rng.standard_normal((1, k)).astype(np.float32)
+    feeds = {"x": x, "w": blob, "s": scales} | ({} if zbytes is None else {"z": zbytes})
+
+    def run():
+        g = dml.Graph(device)
+        xs, ws = g.input([1, k], dtype=np.float32, name="x"), g.input(list(blob.shape), dtype=blob.dtype, name="w")
+        ss = g.input(list(scales.shape), dtype=np.float32, name="s")
+        zs = None if zbytes is None else g.input(list(zbytes.shape), dtype=zbytes.dtype, name="z")
+        op = g.compile([dml.gemm(xs, dml.dequantize(ws, ss, zs, axis=1, block_size=32, bits=4), trans_b=True)])
+        assert op.steps[0].compiled.strategy == "gemv"
+        return op(feeds)[0], op.steps[0].compiled.wgsl[0]
+
+    got, wgsl = run()
+    quads = k // 32 % 4 == 0
+    assert ("dq_scale_quad_at" in wgsl) == quads and ("zw0" in wgsl) == (zero is not None and quads)
+    assert ("subgroupBroadcast" in wgsl) == device.caps.has("subgroup")
+    monkeypatch.setattr(dequantize_gemm, "_scale_quads", lambda p: False)
+    monkeypatch.setattr(dequantize_gemm, "_zero_words", lambda p: False)
+    one_by_one = dequantize_gemm._gemv
+    monkeypatch.setattr(dequantize_gemm, "_gemv", lambda p, caps: one_by_one(p, None))
+    plain, plain_wgsl = run()
+    assert "subgroupBroadcast" not in plain_wgsl and "dq_scale_quad_at" not in plain_wgsl
+    assert np.array_equal(got.view(np.uint32), plain.view(np.uint32))
+    weight = reference.dequantize(blob, scales, zbytes, axis=1, block_size=32, bits=4)
+    want = reference.gemm(x, weight, trans_b=True)
+    assert np.all(np.abs(got.astype(np.float64) - want) <= gemm_op.tolerance(want, [x, weight], {"trans_b": True}))
+
+
 def _dequantize_linear_model(x, scale, zero, axis, block, x_is_input: bool) -> tuple[onnx.ModelProto, dict]:
     """DequantizeLinear at opset 21, the scale a graph input (so that the node is not folded
     on the host), x an initializer (4-bit: a constant) or an input."""

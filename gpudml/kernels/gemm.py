@@ -23,7 +23,8 @@ kernel's store (no extra dispatch). Strategies:
     (a row's 4 k) or, transposed, along M (4 rows at one k), B along N (4 columns) or,
     transposed, along K; one load per 4 elements;
   - A shared across the subgroup (`subgroups`, where the adapter has the feature: lavapipe,
-    not GL's llvmpipe): where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
+    not GL's llvmpipe; float and integer operands, not the integer path's packed words):
+    where the tile columns fill whole subgroups of SHARE_LANES (tiles_n
     a multiple of it; TM too), the lanes of one subgroup own neighbouring tiles of one tile
     row and need the same A, so lane l reads the pieces l, l + SHARE_LANES, ... of each
     step (a block or 4 elements: an implicit GEMM's im2col index arithmetic once per
@@ -431,12 +432,14 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     count = chunks_for(p, lay, caps, strategy, tile, bk, chunks)
     chunk_len = -(-lay.k // count)
     q = p.quantized
-    blocks = _blocks(p, lay, tile) if strategy == "registers" and CPU_BLOCKS and q is None else ("", "")
+    # (the integer path: the blocks an implicit GEMM's operands offer, none of lib/gemm's float reads)
+    blocks = _blocks(p, lay, tile) if (strategy == "registers" and CPU_BLOCKS
+                                       and (q is None or p.operands != "lib/gemm.wgsl.j2")) else ("", "")
     packed = _packed(p, lay, tile) if strategy == "registers" else ""
     # Sharing A needs whole subgroups of tiles along a tile row (tiles_n a multiple of
     # SHARE_LANES, known here): where they are not, the kernel carries no shared steps (it
     # would never run them, and their unrolled copy of the step doubled LLVM's compile).
-    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and q is None
+    share_a = SHARE_LANES if (strategy == "registers" and CPU_BLOCKS and tile[0] % SHARE_LANES == 0 and not packed
                               and -(-lay.n // tile[1]) % SHARE_LANES == 0 and _subgroups(p.op, caps, subgroups)) else 0
     if strategy == "workgroup" or any(blocks) or packed:  # whole steps of BK / of 4 k (blocks, words: aligned)
         step = bk if strategy == "workgroup" else 4
@@ -483,7 +486,7 @@ def plan(p: Problem, caps, strategy: str, tile=None, block_k=None, chunks=None, 
     pi = len(first)  # the partial sums' scratch index
     ops = (input_buffer(roles["a"], "a"), input_buffer(roles["b"], "b")) + tuple(extra_inputs)
     ops += (input_buffer(0, "a_vec", "blocks"),) if vec_a or blocks[0] else ()
-    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or blocks[1] else ()
+    ops += (input_buffer(1, "b_vec", "blocks"),) if vec_b or (blocks[1] and q is None) else ()
     c_in = (input_buffer(roles["c"], "c"),) if p.c is not None else ()
     out = output_buffer(0, "output", bits, "stores")
     tiles_m, tiles_n = -(-lay.m // (tile[0] * (GPU_THREADS if strategy == "workgroup" else 1))), \
@@ -600,7 +603,7 @@ def _register_step(tm: int, tn: int, ba: str, bb: str, sl: int, pad: str, shared
         for r in range(tm // sl):
             if ba == "":
                 loads = ", ".join(f"a_load(la{r}, k{f' + {q}u' if q else ''})" for q in range(4))
-                out.append(f"{pad}let mine{r} = vec4<f32>({loads});")
+                out.append(f"{pad}let mine{r} = vec4<ACC>({loads});")
             else:
                 out.append(f"{pad}let mine{r} = a_block(la{r}, k + lk{r});")
         for b in range(tm):
@@ -858,20 +861,28 @@ def _reads_in_store(p: dict) -> bool:
 
 
 def _looped_puts(tm: int, tn: int, strategy: str, threads: int) -> str:
-    """The stores of a register tile as one loop over an array of the sums: `finish` (the
+    """The stores of a register tile as a loop over an array of the sums: `finish` (the
     epilogue: bias, activation, a fused graph's element-wise steps with their loads and
     index arithmetic; the integer path's requantization) inlined once per output of a
     16 x 8 tile took lavapipe's LLVM minutes: a fused convolution + 2 batch normalizations +
     add + relu of ResNet-50 149 s, 4 s with the loop (kernel_start's probes,
-    docs/performance.md). `var`, not `let`: naga copies a `let` array into a variable at
-    each dynamic index (W26 7x the time). `registers` loops where its store reads tensors
-    (_reads_in_store: a plain store compiles in seconds unrolled), `registers` and
-    `workgroup` on the integer path's requantizing or dequantizing store."""
-    sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
+    docs/performance.md). `registers` loops where its store reads tensors (_reads_in_store:
+    a plain store compiles in seconds unrolled) and on the integer path's requantizing or
+    dequantizing store; `workgroup` on the latter. `registers` loops over the tile's rows,
+    each row's tn stores unrolled (tn finishes to compile): a CPU adapter picks an array's
+    element at a run-time index through a ladder of branches per lane, which over the 128
+    sums one by one took over half of W66's time (perf); 16 picks of a row took W66 from
+    2.1-2.2x the float32 convolution's time to 1.1-1.25x. `var`, not `let`: naga copies a
+    `let` array into a variable at each dynamic index (W26 7x the time)."""
     if strategy == "registers":
-        row, col = f"m0 + t / {tn}u", f"n0 + t % {tn}u"
-    else:
-        row, col = f"bm0 + (t / {tn}u) * {threads}u + ty", f"bn0 + (t % {tn}u) * {threads}u + tx"
+        rows = ", ".join(f"array<ACC, {tn}>({', '.join(f'acc{i}_{j}' for j in range(tn))})" for i in range(tm))
+        return _lines([f"    var sums = array<array<ACC, {tn}>, {tm}>({rows});",
+                       f"    for (var i = 0u; i < {tm}u; i++) {{",
+                       "        let row = sums[i];",
+                       *[f"        put(u.x, u.y, bo, m0 + i, n0 + {j}u, row[{j}]);" for j in range(tn)],
+                       "    }"])
+    sums = ", ".join(f"acc{i}_{j}" for i in range(tm) for j in range(tn))
+    row, col = f"bm0 + (t / {tn}u) * {threads}u + ty", f"bn0 + (t % {tn}u) * {threads}u + tx"
     return _lines([f"    var sums = array<ACC, {tm * tn}>({sums});",
                    f"    for (var t = 0u; t < {tm * tn}u; t++) {{",
                    f"        put(u.x, u.y, bo, {row}, {col}, sums[t]);",
