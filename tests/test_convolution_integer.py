@@ -64,7 +64,8 @@ def test_registers_read_filter_words_and_share_the_window(adapter, adapter_class
     """One group, an 8-bit filter whose channel and window axes merge into one stride of 1,
     each output channel's on a word: `registers` reads 4 k of a column as one word
     (lib/convolution's b_block) and, where the adapter has subgroups, each window element
-    once a subgroup (subgroupBroadcast, 16 x 8 tiles: 64 output positions, 8 channels):
+    once a subgroup (subgroupBroadcast, 16 x 8 tiles: 64 output positions, 64 channels, so a
+    subgroup's 8 tiles along a tile row share their window: kernels/gemm shares only there):
     every output the loop over its products, bit for bit, on both adapter classes."""
     from gpudml.ops import convolution_integer as ci
 
@@ -72,11 +73,11 @@ def test_registers_read_filter_words_and_share_the_window(adapter, adapter_class
     rng = np.random.default_rng(9)
     ii, wi = np.iinfo(xt), np.iinfo(wt)
     x = rng.integers(ii.min, ii.max + 1, (1, 4, 8, 8)).astype(xt)
-    w = rng.integers(wi.min, wi.max + 1, (8, 4, 3, 3)).astype(wt)
-    xz, wz = xt(ii.min + 29), rng.integers(wi.min, wi.max + 1, 8).astype(wt)
+    w = rng.integers(wi.min, wi.max + 1, (64, 4, 3, 3)).astype(wt)
+    xz, wz = xt(ii.min + 29), rng.integers(wi.min, wi.max + 1, 64).astype(wt)
     dtype = {np.uint8: dml.DataType.UINT8, np.int8: dml.DataType.INT8}
     desc = ci.infer_output(dml.TensorDesc(dtype[xt], list(x.shape)), dml.TensorDesc(dtype[xt], [1]),
-                           dml.TensorDesc(dtype[wt], list(w.shape)), dml.TensorDesc(dtype[wt], [8]),
+                           dml.TensorDesc(dtype[wt], list(w.shape)), dml.TensorDesc(dtype[wt], [64]),
                            start_padding=[1, 1], end_padding=[1, 1])
     compiled = device.compile_operator(device.create_operator(desc), "registers")
     source = compiled.program.kernels[-1].source
