@@ -269,10 +269,11 @@ def test_registers_block_axes():
 
 def test_registers_stores_the_tile_in_one_loop_where_the_store_reads_tensors():
     """`registers` stores its tile through one loop over the rows of an array of the sums (a
-    row's tn stores unrolled) where its store reads tensors of its own (a fused graph's epilogue: one inlined copy of those loads and
-    their index arithmetic per output of a 16 x 8 tile made a fused convolution's compile on
-    lavapipe 10-20x longer: docs/performance.md, "A model's cold start"); a plain store stays
-    unrolled (the loop costs a cheap store run time)."""
+    row's tn stores unrolled) where its store reads tensors of its own (a fused graph's
+    epilogue: one inlined copy of those loads and their index arithmetic per output of a
+    16 x 8 tile made a fused convolution's compile on lavapipe 10-20x longer:
+    docs/performance.md, "A model's cold start"); a plain store stays unrolled (the loop
+    costs a cheap store run time)."""
     caps = caps_module.profile("vulkan-cpu")
     f32 = dml.TensorDesc(T.FLOAT32, [64, 64])
     dispatch = family.plan(gemm_op.problem(gemm_op.GemmOperatorDesc(f32, f32, None, f32)), caps,

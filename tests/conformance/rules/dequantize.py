@@ -36,11 +36,21 @@ def _dequantize_broken(draw, desc):
         "zero_type": ("zero_point_tensor", dml.TensorDesc(zero_type, scale.sizes)),
         "zero_sizes": ("zero_point_tensor", dml.TensorDesc(inp.data_type, with_entry(scale.sizes, axis,
                                                                                        scale.sizes[axis] + 1))),
-        "input_sizes": ("input_tensor", dml.TensorDesc(inp.data_type,
-                                                       with_entry(inp.sizes, axis, inp.sizes[axis] + 1))),
+        "input_sizes": ("input_tensor", dml.TensorDesc(inp.data_type, with_entry(inp.sizes, axis,
+                                                                                 _other_size(inp, out, axis)))),
         "quantization_type": ("quantization_type", draw(st.sampled_from([0, 3, "scale_zero", None]))),
     }
     return broken_choice(draw, desc, choices, with_entry(out.sizes, axis, out.sizes[axis] + 3))
+
+
+def _other_size(inp, out, axis: int) -> int:
+    """An input size along `axis` that neither reading allows: not the output's (8-bit) nor,
+    along the last axis, the output's bytes (4-bit: (n + 1) // 2, so [1] bytes of an output
+    [2] grown by one would be a valid 8-bit input)."""
+    size = inp.sizes[axis] + 1
+    while size == out.sizes[axis] or (axis == out.rank - 1 and size == (out.sizes[axis] + 1) // 2):
+        size += 1
+    return size
 
 
 @st.composite

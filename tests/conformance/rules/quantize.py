@@ -98,7 +98,7 @@ def quantize_call(d: Draw, ask: Ask) -> Drawn:
     axis = d.int(0, ask.rank - 1)
     how = d.pick(["tensor", "axis", "block"])
     out_type = ask.types["output_tensor"]
-    four = x.sizes[-1] >= 2 and d.pick([False, True])
+    four = out_type in (T.INT8, T.UINT8) and x.sizes[-1] >= 2 and d.pick([False, True])  # (8-bit bytes only)
     attributes = {"dtype": ("INT4" if out_type == T.INT8 else "UINT4") if four else out_type}
     if how == "tensor":
         sizes = [1]
