@@ -47,7 +47,8 @@ class GatherElementsPlanner(MovementPlanner):
         extra = ()
         if rows and stage.params["index_blocks"]:
             extra = (input_buffer(1, f"{the_chain.stages[0].prefix}lengths_blocks", "blocks"),)
-        return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra)
+        run = {"run": ROWS_RUN} if rows else {}
+        return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra, **run)
 
 
 def rows_fit(desc) -> bool:
