@@ -4,8 +4,9 @@ shaders/gather_elements.wgsl.j2), on the desc's axes with the other axes merged 
 contiguous in the three tensors; alone, also the operator's own CPU-class `rows`
 strategy (shaders/gather_elements.wgsl.j2's kernel: per row, offsets computed once, per
 element its index, the clamp and one load; indices loaded as 16-byte blocks where whole).
-W40 on lavapipe: `rows` 0.60-0.73x the copy kernel's bandwidth by process CPU time,
-`stretches` 0.33-0.42x (docs/operators/gather_elements.md)."""
+W40 on lavapipe: `rows` 0.58-0.84x the copy kernel's bandwidth by process CPU time, 0.33-0.57x
+by GPU timestamps (paired 0.49-0.59), `stretches` 0.33-0.42x: about half of `rows`'s time is
+its index loads (docs/performance.md, "Gathers")."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ class GatherElementsPlanner(MovementPlanner):
         extra = ()
         if rows and stage.params["index_blocks"]:
             extra = (input_buffer(1, f"{the_chain.stages[0].prefix}lengths_blocks", "blocks"),)
-        return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra)
+        run = {"run": ROWS_RUN} if rows else {}
+        return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra, **run)
 
 
 def rows_fit(desc) -> bool:
