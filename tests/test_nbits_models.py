@@ -360,3 +360,28 @@ def test_fused_kernel_stores_a_residual_add(m, device):
     product = reference.gemm(x, weight, trans_b=True)
     tolerance = gemm_op.tolerance(product, [x, weight], {"trans_b": True}) + 2.0**-24 * np.abs(product + r)
     assert np.all(np.abs(got.astype(np.float64) - (product.astype(np.float64) + r)) <= tolerance)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_gemv_eight_bits_at_the_extremes(adapter, signed):
+    """8-bit weights in the decode-shaped gemv (each byte masked in place against A scaled by
+    256^-t, the top byte shifted down; INT8 flipped to an offset of 128): the extreme levels
+    and zero points (q - z from -255 to 255) within GEMM's documented precision."""
+    device = dml.Device(adapter=adapter)
+    k, n = 128, 11
+    rng = np.random.default_rng(8 + signed)
+    lo, hi = (-128, 128) if signed else (0, 256)
+    dtype = np.int8 if signed else np.uint8
+    q = rng.choice([lo, hi - 1, lo + 1, hi - 2, 0], (n, k)).astype(dtype)
+    z = rng.choice([lo, hi - 1, 0], (n, k // 32)).astype(dtype)
+    scales = rng.uniform(-0.1, 0.1, (n, k // 32)).astype(np.float32)
+    x = rng.standard_normal((1, k)).astype(np.float32)
+    g = dml.Graph(device)
+    xs, ws = g.input([1, k], dtype=np.float32, name="x"), g.input([n, k], dtype=dtype, name="w")
+    ss, zs = g.input([n, k // 32], dtype=np.float32, name="s"), g.input([n, k // 32], dtype=dtype, name="z")
+    op = g.compile([dml.gemm(xs, dml.dequantize(ws, ss, zs, axis=1, block_size=32, bits=8), trans_b=True)])
+    assert op.steps[0].compiled.strategy == "gemv"
+    (got,) = op({"x": x, "w": q, "s": scales, "z": z})
+    weight = reference.dequantize(q, scales, z, axis=1, block_size=32, bits=8)
+    want = reference.gemm(x, weight, trans_b=True)
+    assert np.all(np.abs(got.astype(np.float64) - want) <= gemm_op.tolerance(want, [x, weight], {"trans_b": True}))
