@@ -39,7 +39,7 @@ import numpy as np
 import onnx
 
 from ..graph import Expression
-from ..ops.dequantize import check_scale_values, four_values, pack4
+from ..ops.dequantize import FOUR_BYTES, check_scale_values, four_bytes, four_values
 from .values import NotMapped, Packed4, as_expr, dtype_of, rank, reshape
 
 FOUR_BIT = ("int4", "uint4")
@@ -57,23 +57,22 @@ def _host_scale(scale, where: str) -> None:
 
 def _as_bytes(x, field: str):
     """A 4-bit tensor as (its bytes, its logical last size): a run-time one's (a Packed4) as
-    they are, a constant's packed on the host (pack4), INT8 for INT4, UINT8 for UINT4. A last
-    size of 1 is refused (its bytes would read as 8-bit)."""
+    they are, a constant's packed on the host (four_bytes: INT8 for INT4, UINT8 for UINT4). A
+    last size of 1 is refused (its bytes would read as 8-bit)."""
     shape = tuple(x.shape) if isinstance(x, Packed4) else np.shape(x)
     if not shape or shape[-1] < 2:
         raise NotMapped(f"a 4-bit {field} of shape {list(shape)}: gpudml packs 4-bit rows two elements a byte and "
                         f"takes a last size of 2 or more (the bytes of one element a row read as 8-bit)")
     if isinstance(x, Packed4):
         return x.data, shape[-1]
-    x = np.asarray(x)
-    return pack4(x.astype(np.int64)).view(np.int8 if dtype_of(x).name == "int4" else np.uint8), shape[-1]
+    return four_bytes(np.asarray(x)), shape[-1]
 
 
 def _zero_bytes(ctx, zero):
     """A 4-bit zero point, one element a byte (QUANTIZE and DEQUANTIZE read the low nibble), as
     INT8/UINT8: a constant's values; a run-time one's (Packed4) bytes where its last size is 1
     (one a byte already), else DEQUANTIZE(bytes, 1) cast to INT8/UINT8."""
-    byte = np.int8 if dtype_of(zero).name == "int4" else np.uint8
+    byte = FOUR_BYTES[dtype_of(zero).name]
     if isinstance(zero, Packed4):
         shape = zero.shape or (1,)
         if shape[-1] == 1:

@@ -42,7 +42,7 @@ from onnx import numpy_helper
 from ..device import Device
 from ..errors import InvalidArgumentError, UnsupportedError
 from ..graph import Expression, Graph
-from ..ops.dequantize import four_values, pack4
+from ..ops.dequantize import FOUR_BYTES, four_bytes, four_values
 from ..ops.random_generator import counter_value, counter_words
 from ..runtime.tensor import Tensor
 from . import analysis, control, mapping, options, qdq, sequences
@@ -403,8 +403,8 @@ class _Built:
                 if v.name in host and host[v.name].size == 0:  # an empty feed (axes, CastLike's like): a host value
                     values[v.name] = host[v.name]
                     continue
-                if dtype.name in _FOUR:  # (its bytes, packed on the host: _feed)
-                    data = self.graph.input(_four_sizes(sizes), _FOUR[dtype.name], name=v.name)
+                if dtype.name in FOUR_BYTES:  # (its bytes, packed on the host: _feed)
+                    data = self.graph.input(_four_sizes(sizes), FOUR_BYTES[dtype.name], name=v.name)
                     values[v.name] = Packed4(data, sizes, dtype)
                     continue
                 values[v.name] = self.graph.input(list(sizes) or [1], np.uint8 if dtype == np.bool_ else dtype,
@@ -793,7 +793,7 @@ class _Built:
                 given.update(sequences.feeds(v.name, v.type, array))
                 continue
             array = array.astype(np.uint8) if is_bool else array
-            given[v.name] = _feed(array).reshape(_four_sizes(array.shape)) if array.dtype.name in _FOUR \
+            given[v.name] = four_bytes(array).reshape(_four_sizes(array.shape)) if array.dtype.name in FOUR_BYTES \
                 else array.reshape(array.shape or (1,))
         final, results = self._computed(given, True, tally) if self._runs else (self, [])
         computed = iter(results)
@@ -1258,19 +1258,10 @@ def _node_arg(v) -> NodeArg:
     return NodeArg(v.name, dims, _ORT_TYPES.get(v.type.tensor_type.elem_type, "tensor(unknown)"))
 
 
-#: ml_dtypes' 4-bit types and the bytes that hold them (INT8 for INT4, UINT8 for UINT4).
-_FOUR = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
-
-
 def _four_sizes(shape) -> list[int]:
     """A 4-bit tensor's bytes' sizes (pack4's layout): the last (n + 1) // 2 (rank 0: [1])."""
     shape = list(shape) or [1]
     return shape[:-1] + [(shape[-1] + 1) // 2]
-
-
-def _feed(array: np.ndarray) -> np.ndarray:
-    """An ml_dtypes int4/uint4 feed as its bytes (pack4), INT8 for INT4, UINT8 for UINT4."""
-    return pack4(array.astype(np.int64).reshape(array.shape or (1,))).view(_FOUR[array.dtype.name])
 
 
 def _out_shape(v, result) -> tuple:

@@ -92,6 +92,15 @@ class DequantizeOperatorDesc:
 
 
 # ---------------------------------------------------------------------------- 4-bit packing
+#: ml_dtypes' 4-bit types and the bytes that hold them (INT8 for INT4, UINT8 for UINT4).
+FOUR_BYTES = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
+
+
+def four_bytes(values: np.ndarray) -> np.ndarray:
+    """An ml_dtypes int4/uint4 array as its bytes (pack4), INT8 for INT4, UINT8 for UINT4."""
+    return pack4(values).view(FOUR_BYTES[values.dtype.name])
+
+
 def pack4(values: np.ndarray) -> np.ndarray:
     """Integers in [-8, 15] (the 4-bit values of INT4 or UINT4; an ml_dtypes int4/uint4
     array) as bytes (uint8) two a byte along the last axis, the even element in the low
@@ -313,8 +322,7 @@ def reference(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8, 
     (or an ml_dtypes int4/uint4 array): packed bytes two a byte, low nibble first."""
     x, scale = np.asarray(x), np.asarray(scale)
     if _is_int4_dtype(x.dtype):
-        signed = x.dtype.name == "int4"
-        x, bits, size = pack4(x.astype(np.int64)).view(np.int8 if signed else np.uint8), 4, x.shape[-1] if x.ndim else 1
+        x, bits, size = four_bytes(x), 4, x.shape[-1] if x.ndim else 1
     signed = x.dtype.kind == "i"
     v = _values(x, bits, signed)
     if bits == 4 and size is not None:
@@ -370,10 +378,10 @@ def check_scale_values(scale, where: str = "dequantize") -> None:
                                    f"({bad.size} of {s.size} scales are not)")
 
 
-def _host(value, signed_name: str):
-    """A numpy array of an ml_dtypes 4-bit type as its packed bytes (pack4), else as is."""
+def _host(value):
+    """A numpy array of an ml_dtypes 4-bit type as its packed bytes (four_bytes), else as is."""
     if isinstance(value, np.ndarray) and _is_int4_dtype(value.dtype):
-        return pack4(value.astype(np.int64)).view(np.int8 if value.dtype.name == signed_name else np.uint8), True
+        return four_bytes(value), True
     return value, False
 
 
@@ -386,9 +394,9 @@ def dequantize(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8,
     shape divided by block_size on `axis` (blocked), or of x's rank with sizes that divide
     x's (DirectML's form). Scales on the host must be finite and not zero."""
     last = np.shape(x)[-1] if isinstance(x, np.ndarray) and _is_int4_dtype(x.dtype) and x.ndim else None
-    x, four = _host(x, "int4")
+    x, four = _host(x)
     if isinstance(zero_point, np.ndarray) and _is_int4_dtype(zero_point.dtype):  # (its values, one a byte)
-        zero_point = zero_point.astype(np.int64).astype(np.int8 if zero_point.dtype.name == "int4" else np.uint8)
+        zero_point = zero_point.astype(np.int64).astype(FOUR_BYTES[zero_point.dtype.name])
     if isinstance(scale, np.ndarray) or np.isscalar(scale):
         check_scale_values(scale)
     attributes = {"axis": axis, "block_size": block_size}
