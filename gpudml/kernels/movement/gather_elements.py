@@ -36,6 +36,7 @@ class GatherElementsPlanner(MovementPlanner):
         if not rows_fit(desc):
             return rest
         return ("rows",) + rest if caps is None or caps.is_software else rest + ("rows",)
+
     def stage(self, desc) -> StageRule:
         """The index rule over the desc's own axes, as a stage of a chain."""
         return _stage(desc.input_tensor.rank, desc.axis, desc.indices_tensor.effective_strides,
