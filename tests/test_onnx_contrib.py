@@ -403,3 +403,27 @@ def test_contrib_node_of_constants_folds_when_the_graph_is_built(device):
     _check(device, model, {"a": _f(r, 2, 8)})
     session = gonnx.InferenceSession(model, device=device, fuse=False)
     assert session.dispatch_count == 3  # the two Adds and the DequantizeLinear; the SkipLayerNormalization folded
+
+
+def test_rotary_tables_once_per_graph(device):
+    """Two RotaryEmbedding nodes on the same constant caches (a layer's query and key, every
+    layer's): one pair of host tables on the graph (contrib.rotary_tables), onnxruntime's results."""
+    r = _rng(10)
+    ins = {"x": _f(r, 2, 4, 3 * 8), "pos": r.integers(0, 10, [2, 4]).astype(np.int64), "cos": _f(r, 10, 4),
+           "sin": _f(r, 10, 4), "k": _f(r, 2, 4, 3 * 8)}
+    node = onnx.helper.make_node
+    nodes = [node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain="com.microsoft", num_heads=3),
+             node("RotaryEmbedding", ["k", "pos", "cos", "sin"], ["z"], domain="com.microsoft", num_heads=3)]
+    graph = onnx.helper.make_graph(
+        nodes, "g", [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(ins[n].dtype),
+                                                        ins[n].shape) for n in ("x", "pos", "k")],
+        [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in ("y", "z")],
+        [onnx.numpy_helper.from_array(ins[n], n) for n in ("cos", "sin")])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17),
+                                                         onnx.helper.make_opsetid("com.microsoft", 1)])
+    feeds = {n: ins[n] for n in ("x", "pos", "k")}
+    _check(device, model, feeds)
+    session = gonnx.InferenceSession(model, device=device)
+    session.run(None, feeds)
+    table_bytes = 10 * 8 * 4
+    assert sum(a.nbytes == table_bytes for a in session._last.graph.constants.values()) == 2

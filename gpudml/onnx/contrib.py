@@ -357,11 +357,12 @@ def rotary_tables(ctx, x, cos_c, sin_c, ids, interleaved: bool, heads_axis: int)
     positions `ids` [B, S] as one element-wise expression, x C + x[perm] S, where the caches
     are constants (else None: rotary's SPLIT and JOIN): C [max_position, H] the cos cache with
     each value twice (the halves' layout, or the pairs' interleaved), S the sin cache's with
-    the first of each pair negated, both made here once and gathered at the ids broadcast over
-    the heads (GATHER), perm swapping the halves (or the pairs' members: GATHER of x on its
-    last axis). Each output is the same products and sum as rotary's (x1 cos + x2 (-sin) is
-    x1 cos - x2 sin exactly), and graph fusion runs the gathers and the arithmetic as one
-    kernel (where x is a slice of one value: no SPLIT either), where the provider's SPLIT,
+    the first of each pair negated, both made once per graph (ctx.rotary_tables: every
+    layer's rotations share them) and gathered at the ids broadcast over the heads (GATHER),
+    perm swapping the halves (or the pairs' members: GATHER of x on its last axis). Each
+    output is the same products and sum as rotary's (x1 cos + x2 (-sin) is x1 cos - x2 sin
+    exactly), and graph fusion runs the gathers and the arithmetic as one kernel (where x is
+    a slice of one value: no SPLIT either), where the provider's SPLIT,
     MULTIPLY, SUBTRACT, ADD and JOIN are a dispatch each."""
     if isinstance(cos_c, Expression) or isinstance(sin_c, Expression) or rank(x) != 4:
         return None
@@ -369,12 +370,18 @@ def rotary_tables(ctx, x, cos_c, sin_c, ids, interleaved: bool, heads_axis: int)
     half, head = cos_c.shape[-1], x.shape[-1]
     if cos_c.ndim != 2 or 2 * half != head:
         return None
-    if interleaved:
-        table_c, table_s = np.repeat(cos_c, 2, axis=1), np.stack([-sin_c, sin_c], axis=2).reshape(cos_c.shape[0], head)
-        perm = np.arange(head).reshape(half, 2)[:, ::-1].reshape(-1)
-    else:
-        table_c, table_s = np.concatenate([cos_c, cos_c], 1), np.concatenate([-sin_c, sin_c], 1)
-        perm = np.concatenate([np.arange(half, head), np.arange(half)])
+    key = (interleaved, cos_c.dtype.str, sin_c.dtype.str, cos_c.shape, sin_c.shape, cos_c.tobytes(), sin_c.tobytes())
+    tables = ctx.rotary_tables.get(key)
+    if tables is None:  # (made once per graph: every layer's rotations read the same two constants)
+        if interleaved:
+            table_c = np.repeat(cos_c, 2, axis=1)
+            table_s = np.stack([-sin_c, sin_c], axis=2).reshape(cos_c.shape[0], head)
+        else:
+            table_c, table_s = np.concatenate([cos_c, cos_c], 1), np.concatenate([-sin_c, sin_c], 1)
+        tables = ctx.rotary_tables[key] = (as_expr(ctx, table_c.astype(cos_c.dtype)),
+                                           as_expr(ctx, table_s.astype(sin_c.dtype)))
+    perm = (np.arange(head).reshape(half, 2)[:, ::-1].reshape(-1) if interleaved
+            else np.concatenate([np.arange(half, head), np.arange(half)]))
     batch, seq = x.shape[0], x.shape[3 - heads_axis]
     at = [batch, seq, 1] if heads_axis == 2 else [batch, 1, seq]
     where = list(x.shape[:3])
@@ -386,8 +393,8 @@ def rotary_tables(ctx, x, cos_c, sin_c, ids, interleaved: bool, heads_axis: int)
     else:
         index = np.broadcast_to(np.asarray(ids).reshape(at), where)
     mul = ctx.fn("multiply")
-    c = gather_axis(ctx, as_expr(ctx, table_c.astype(cos_c.dtype)), index, 0, where)
-    s = gather_axis(ctx, as_expr(ctx, table_s.astype(sin_c.dtype)), index, 0, where)
+    c = gather_axis(ctx, tables[0], index, 0, where)
+    s = gather_axis(ctx, tables[1], index, 0, where)
     swapped = gather_axis(ctx, x, perm.astype(np.int32), 3, [head])
     return ctx.fn("add")(mul(x, c), mul(swapped, s))
 

@@ -150,6 +150,9 @@ class Context:
         #: item: gpudml/onnx/sequences.py): a session records the subgraph in place; eagerly, its
         #: nodes run one by one (`eager_subgraph`).
         self.subgraph = self.eager_subgraph
+        #: RotaryEmbedding's host tables, once per (caches, layout) for the whole graph (every
+        #: layer's query and key rotations share them: contrib.rotary_tables).
+        self.rotary_tables: dict = {}
 
     def as_expr(self, x):
         return as_expr(self, x)
