@@ -39,14 +39,12 @@ import numpy as np
 import onnx
 
 from ..graph import Expression
-from ..ops.dequantize import FOUR_BYTES, check_scale_values, four_bytes, four_values
+from ..ops.dequantize import FOUR_BYTES, check_scale_values, four_bytes, four_name, four_values
 from .values import NotMapped, Packed4, as_expr, dtype_of, rank, reshape
-
-FOUR_BIT = ("int4", "uint4")
 
 
 def _four_bit(x) -> bool:
-    return dtype_of(x).name in FOUR_BIT
+    return four_name(dtype_of(x)) is not None
 
 
 def _host_scale(scale, where: str) -> None:
@@ -189,7 +187,7 @@ NBITS_ROWS: tuple[tuple, ...] = (
 
 def cast_four(x, to: np.dtype) -> None:
     """Cast and CastLike to or from INT4/UINT4: refused (the module docstring)."""
-    names = {dtype_of(x).name, np.dtype(to).name} & set(FOUR_BIT)
+    names = {dtype_of(x).name, np.dtype(to).name} & set(FOUR_BYTES)
     if names:
         raise NotMapped(f"a Cast to or from {'/'.join(sorted(n.upper() for n in names))}: ONNX Runtime's DirectML "
                         f"provider registers Cast for 8- to 64-bit types only, and DirectML's CAST has no 4-bit type")

@@ -146,10 +146,14 @@ def four_values(data, dtype: str = "int4", size: int | None = None) -> np.ndarra
     return unpack4(data, name == "int4", size).astype(getattr(ml_dtypes, name))
 
 
-def _is_int4_dtype(dtype) -> str | None:
-    """"int4" / "uint4" for ml_dtypes' 4-bit numpy dtypes, else None."""
-    name = np.dtype(dtype).name
-    return name if name in ("int4", "uint4") else None
+def four_name(dtype) -> str | None:
+    """"int4" / "uint4" for ml_dtypes' 4-bit numpy dtypes (FOUR_BYTES' keys), else None (also
+    for what is not a numpy dtype)."""
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        return None
+    return name if name in FOUR_BYTES else None
 
 
 # ---------------------------------------------------------------------------- shapes
@@ -321,7 +325,7 @@ def reference(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8, 
     type; the scale and zero point expanded block by block (module docstring). x of bits=4
     (or an ml_dtypes int4/uint4 array): packed bytes two a byte, low nibble first."""
     x, scale = np.asarray(x), np.asarray(scale)
-    if _is_int4_dtype(x.dtype):
+    if four_name(x.dtype):
         x, bits, size = four_bytes(x), 4, x.shape[-1] if x.ndim else 1
     signed = x.dtype.kind == "i"
     v = _values(x, bits, signed)
@@ -333,7 +337,7 @@ def reference(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8, 
     z = 0
     if zero_point is not None:
         zp = np.asarray(zero_point)
-        if _is_int4_dtype(zp.dtype):
+        if four_name(zp.dtype):
             zp = zp.astype(np.int64)
         elif bits == 4:
             zs = list(qs)
@@ -380,7 +384,7 @@ def check_scale_values(scale, where: str = "dequantize") -> None:
 
 def _host(value):
     """A numpy array of an ml_dtypes 4-bit type as its packed bytes (four_bytes), else as is."""
-    if isinstance(value, np.ndarray) and _is_int4_dtype(value.dtype):
+    if isinstance(value, np.ndarray) and four_name(value.dtype):
         return four_bytes(value), True
     return value, False
 
@@ -393,9 +397,9 @@ def dequantize(x, scale, zero_point=None, *, axis=None, block_size=None, bits=8,
     type. The scale: one element (per tensor), one per index of `axis` (per axis), of x's
     shape divided by block_size on `axis` (blocked), or of x's rank with sizes that divide
     x's (DirectML's form). Scales on the host must be finite and not zero."""
-    last = np.shape(x)[-1] if isinstance(x, np.ndarray) and _is_int4_dtype(x.dtype) and x.ndim else None
+    last = np.shape(x)[-1] if isinstance(x, np.ndarray) and four_name(x.dtype) and x.ndim else None
     x, four = _host(x)
-    if isinstance(zero_point, np.ndarray) and _is_int4_dtype(zero_point.dtype):  # (its values, one a byte)
+    if isinstance(zero_point, np.ndarray) and four_name(zero_point.dtype):  # (its values, one a byte)
         zero_point = zero_point.astype(np.int64).astype(FOUR_BYTES[zero_point.dtype.name])
     if isinstance(scale, np.ndarray) or np.isscalar(scale):
         check_scale_values(scale)

@@ -58,7 +58,7 @@ from ..kernels import quantize4
 from ..kernels.elementwise import ElementWisePlanner, Problem, value_kind
 from ..tensor_desc import TensorDesc, as_int, check_same_rank, check_tensor_desc
 from ..types import F16, F32, I8, U8, DataType, FeatureLevel, QuantizationType
-from .dequantize import pack4, unpack4
+from .dequantize import four_name, pack4, unpack4
 from .spec import Call, Cli, CliArg, OpSpec, support_table
 
 OP = "Quantize"
@@ -184,19 +184,10 @@ def out_type(dtype, where: str = "quantize") -> DataType:
 def parse_dtype(dtype, where: str = "quantize") -> tuple[DataType, int]:
     """`dtype` as (the output's DataType, bits): "int4"/"uint4" (or ml_dtypes' int4/uint4
     numpy dtypes) are 4-bit, their bytes INT8/UINT8; the rest DataType.parse's, 8-bit."""
-    name = dtype.strip().upper() if isinstance(dtype, str) else _four_name(dtype)
+    name = dtype.strip().upper() if isinstance(dtype, str) else (four_name(dtype) or "").upper()
     if name in FOUR_BIT:
         return FOUR_BIT[name], 4
     return DataType.parse(dtype, f"{where}: dtype"), 8
-
-
-def _four_name(dtype) -> str | None:
-    """"INT4"/"UINT4" for ml_dtypes' 4-bit numpy dtypes, else None."""
-    try:
-        name = np.dtype(dtype).name
-    except TypeError:
-        return None
-    return name.upper() if name in ("int4", "uint4") else None
 
 
 def four_sizes(sizes, where: str = "quantize") -> list[int]:
@@ -395,7 +386,7 @@ def _four_zero(zero_point, x_shape, sizes, axis, block_size, signed: bool) -> np
     ml_dtypes int4/uint4 array's values; bytes packed two a byte (half the scale's elements,
     its last size even); else one value a byte, the low nibble (sign-extended for INT4)."""
     z = np.asarray(zero_point)
-    if _four_name(z.dtype):
+    if four_name(z.dtype):
         return z.astype(np.int64).reshape(quantization_sizes(x_shape, z.shape, axis, block_size, name="zero_point"))
     if sizes[-1] % 2 == 0 and z.size * 2 == int(np.prod(sizes)):
         return unpack4(z.reshape(list(sizes[:-1]) + [sizes[-1] // 2]), signed)
@@ -436,7 +427,7 @@ def _check_zero(zero_point, dtype, where: str = "quantize: zero_point"):
         return zero_point  # (a Tensor or an Expression: its type is validate's to name)
     z = np.asarray(zero_point)
     out, bits = parse_dtype(dtype)
-    four = _four_name(z.dtype)
+    four = (four_name(z.dtype) or "").upper()
     if four:
         if bits != 4 or FOUR_BIT[four] != out:
             raise InvalidArgumentError(f"{where}: a {four} zero point needs dtype {four} (the output's type), got "
