@@ -115,7 +115,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # DYNAMIC_QUANTIZE_LINEAR, MATRIX_MULTIPLY_INTEGER_TO_FLOAT)
     # (ConvInteger, QLinearConv, com.microsoft's QLinearAveragePool and QLinearGlobalAveragePool are mapped)
     # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py; QuantizeLinear as ONNX's)
-    **{(MS, op): 47 for op in ("QAttention",)},
+    # (com.microsoft's QAttention is mapped: gpudml/onnx/attention.py)
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.

@@ -22,7 +22,47 @@ the float value lies near a rounding boundary (tests/test_onnx_quantized_ops.py)
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..graph import Expression
 from .values import as_expr, dtype_of, rank, reshape
+
+
+def quant_value(ctx, v, f32: bool = False):
+    """A zero point or scale as the integer GEMMs take it (a scalar as one value; 1-D [M]
+    per row of A or the output, [N] per column of B, as the provider aligns them); a scale
+    of another float type (QLinearMatMul-21's FLOAT16) as FLOAT32, exactly."""
+    if v is None:
+        return None
+    if isinstance(v, Expression):
+        if rank(v) == 0:
+            v = reshape(ctx, v, [1])
+        if f32 and v.dtype.numpy != np.float32:
+            v = ctx.fn("cast")(v, np.float32)
+        return v
+    v = np.asarray(v)
+    v = v.reshape(1) if v.ndim == 0 else v
+    return v.astype(np.float32) if f32 and v.dtype != np.float32 else v
+
+
+def integer_to_float(ctx, a, b, a_scale, b_scale, a_zero=None, b_zero=None, bias=None):
+    """(a - a_zero) (b - b_zero) a_scale b_scale + bias in the scales' float type, a [M, K]
+    and b [K, N] of INT8 or UINT8 (a_scale one value or [M] per row, b_scale and b_zero one
+    value or [N] per column, bias [N]): DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT, whose A
+    and B share one type; A and B of different types (UINT8 activations, INT8 weights:
+    onnxruntime's quantize_dynamic): MATRIX_MULTIPLY_INTEGER, then CAST to the scales' type,
+    MULTIPLY by a_scale and b_scale and ADD the bias (onnxruntime's CPU kernel's steps).
+    com.microsoft's MatMulIntegerToFloat and QAttention's projection."""
+    dtype = dtype_of(a_scale)
+    a_scale, b_scale = quant_value(ctx, a_scale), quant_value(ctx, b_scale)
+    a_zero, b_zero = quant_value(ctx, a_zero), quant_value(ctx, b_zero)
+    if dtype_of(a) == dtype_of(b):
+        return ctx.fn("matrix_multiply_integer_to_float")(a, a_scale, a_zero, b=b, b_scale=b_scale,
+                                                          b_zero_point=b_zero, bias=bias)
+    acc = ctx.fn("matrix_multiply_integer")(a, b, a_zero, b_zero)
+    row = a_scale if not isinstance(a_scale, np.ndarray) or a_scale.size == 1 else a_scale.reshape(-1, 1)
+    y = ctx.fn("multiply")(ctx.fn("multiply")(ctx.fn("cast")(acc, dtype), row), b_scale)
+    return y if bias is None else ctx.fn("add")(y, bias)
 
 
 def _one(ctx, v):
@@ -89,4 +129,4 @@ QUANTIZED_ROWS: tuple[tuple, ...] = (
      ("join", *_DQ_Q)),
 )
 
-__all__ = ["QUANTIZED_ROWS"]
+__all__ = ["QUANTIZED_ROWS", "integer_to_float", "quant_value"]

@@ -1,0 +1,236 @@
+"""com.microsoft QAttention (gpudml/onnx/attention.py) against onnxruntime's CPU provider: node
+by node (uint8 input; int8 and uint8 weights with per-tensor and per-column scales and zero
+points; mask_index of each form the provider takes; unidirectional; past and present), the
+int8 input only DirectML's provider takes (against onnxruntime's float Attention of the
+dequantized input and weights), what the mapping refuses, and a BERT fused by
+onnxruntime.transformers.optimizer and quantized by quantize_dynamic
+(tests/data/models/quantized/bert_qattention.onnx.gz), under both adapter classes."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import gpudml as dml
+import gpudml.onnx as gonnx
+from gpudml.errors import UnsupportedError
+from gpudml.onnx.session import TOLERANCE
+
+ort = pytest.importorskip("onnxruntime")
+
+_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
+          np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}
+B, S, W, N = 2, 5, 12, 3  # batch, sequence, input width, heads (hidden 12: head size 4)
+H = W // N
+_DEVICES: dict = {}
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def classed(request, device):
+    """The test's adapter under each adapter class (gpudml's two strategies)."""
+    key = (device.adapter_name, request.param)
+    if key not in _DEVICES:
+        _DEVICES[key] = dml.Device(adapter=device.adapter_name, adapter_class=request.param)
+    return _DEVICES[key]
+
+
+def _model(op: str, inputs: dict, outputs: list[str], attrs: dict, constants=()):
+    """One node (domain com.microsoft for QAttention and Attention); `inputs` name -> array
+    (None: an omitted optional input), those named in `constants` as initializers."""
+    names = [n if a is not None else "" for n, a in inputs.items()]
+    node = helper.make_node(op, names, outputs, domain="com.microsoft", **attrs)
+    given = {n: a for n, a in inputs.items() if a is not None}
+    graph = helper.make_graph(
+        [node], op, [helper.make_tensor_value_info(n, _TYPES[a.dtype], list(a.shape)) for n, a in given.items()
+                     if n not in constants],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+        [numpy_helper.from_array(given[n], n) for n in constants if n in given])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model, {n: a for n, a in given.items() if n not in constants}
+
+
+def _ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _close(got, want, tolerance=TOLERANCE):
+    """Within `tolerance` of the largest reference magnitude (the session's float32 bound: the
+    integer sums are exact, the rescale and the attention float32, in another order than
+    onnxruntime's)."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        w = w.astype(np.float64)
+        np.testing.assert_allclose(g.astype(np.float64), w, rtol=0, atol=tolerance * max(np.abs(w).max(), 1e-30))
+
+
+def _inputs(weight=np.int8, per_column=False, seed=0, input_type=np.uint8, seq=S):
+    """QAttention's inputs: the 8-bit input and weights over their whole ranges, a bias, the
+    scales and zero points (per column: [3 hidden] each)."""
+    rng = np.random.default_rng(seed)
+    info_x, info_w = np.iinfo(input_type), np.iinfo(weight)
+    cols = 3 * W
+    return {
+        "input": rng.integers(info_x.min, info_x.max + 1, (B, seq, W)).astype(input_type),
+        "weight": rng.integers(info_w.min, info_w.max + 1, (W, cols)).astype(weight),
+        "bias": rng.standard_normal(cols).astype(np.float32) * 0.1,
+        "input_scale": np.array(0.013, np.float32),
+        "weight_scale": (rng.uniform(0.002, 0.006, cols) if per_column else np.array(0.004)).astype(np.float32),
+        "mask_index": None,
+        "input_zero_point": np.array(info_x.min + 120 if input_type == np.uint8 else 3, input_type),
+        "weight_zero_point": (rng.integers(-9, 10, cols) + (128 if weight == np.uint8 else 0)).astype(weight)
+        if per_column else np.array(131 if weight == np.uint8 else -2, weight),
+    }
+
+
+_CONSTANTS = ("weight", "bias", "weight_scale", "weight_zero_point")
+
+
+def _run(inputs, device, attrs=None, outputs=("output",), reference=None):
+    """gpudml's session against onnxruntime's on the same node (or on `reference`'s inputs)."""
+    attrs = {"num_heads": N, **(attrs or {})}
+    model, feeds = _model("QAttention", inputs, list(outputs), attrs, _CONSTANTS)
+    want = _ort(*_model("QAttention", reference or inputs, list(outputs), attrs, _CONSTANTS))
+    _close(gonnx.InferenceSession(model, device=device).run(None, feeds), want)
+
+
+MASKS = {
+    "none": None,
+    "key lengths [B]": np.array([5, 3], np.int32),
+    "ends and starts [2B]": np.array([5, 4, 0, 1], np.int32),
+    "raw [B, T]": np.array([[1, 1, 1, 1, 1], [1, 1, 0, 1, 0]], np.int32),
+    "raw [B, S, T]": (np.random.default_rng(3).random((B, S, S)) > 0.3).astype(np.int32),
+    "max [B, 1, M, M]": (np.random.default_rng(4).random((B, 1, 8, 8)) > 0.3).astype(np.int32),
+}
+
+
+@pytest.mark.parametrize("weight", [np.int8, np.uint8])
+@pytest.mark.parametrize("mask", MASKS)
+def test_masks_and_weight_types(mask, weight, device):
+    """Each mask_index form with int8 weights (quantize_dynamic's) and uint8 weights (one type
+    with the input: MATRIX_MULTIPLY_INTEGER_TO_FLOAT itself); the 4-D [B, 1, M, M] mask, which
+    onnxruntime's CPU kernel does not run, against its [B, S, S] corner there (what the
+    provider's SLICE1 reads)."""
+    inputs = _inputs(weight)
+    inputs["mask_index"] = MASKS[mask]
+    corner = {**inputs, "mask_index": MASKS[mask][:, 0, :S, :S]} if mask.startswith("max") else None
+    _run(inputs, device, reference=corner)
+
+
+@pytest.mark.parametrize("weight", [np.int8, np.uint8])
+def test_per_column_weight_scales_and_zero_points(weight, classed):
+    """weight_scale and weight_zero_point of [3 hidden]: one per column, under both adapter classes."""
+    inputs = _inputs(weight, per_column=True, seed=1)
+    inputs["mask_index"] = MASKS["key lengths [B]"]
+    _run(inputs, classed)
+
+
+def test_input_scale_and_zero_point_as_graph_inputs(device):
+    """input_scale and input_zero_point computed at run time (quantize_dynamic's
+    DynamicQuantizeLinear feeds them), the weights' per column; no input zero point: 0."""
+    inputs = _inputs(np.int8, per_column=True, seed=2)
+    _run(inputs, device)
+    inputs["input_zero_point"] = None
+    _run(inputs, device)
+
+
+@pytest.mark.parametrize("past", [0, 3])
+def test_unidirectional(past, classed):
+    """unidirectional=1 (no mask_index: the provider refuses both): key j seen by query i where
+    j <= past + i, onnxruntime's causal mask; with a past [2, B, N, P, H], the present."""
+    inputs = _inputs(np.int8, seed=3)
+    outputs = ("output",)
+    if past:
+        inputs["past"] = np.random.default_rng(5).standard_normal((2, B, N, past, H)).astype(np.float32)
+        outputs = ("output", "present")
+    _run(inputs, classed, {"unidirectional": 1}, outputs)
+
+
+@pytest.mark.parametrize("mask", ["none", "raw [B, T]", "key lengths [B]"])
+def test_past_and_present(mask, device):
+    """past [2, B, N, P, H] before the new keys and values; present [2, B, N, P + S, H]; a raw
+    mask over the P + S keys, key lengths counted over them."""
+    past = 2
+    inputs = _inputs(np.uint8, seed=4, seq=3)
+    inputs["mask_index"] = {"none": None, "raw [B, T]": np.array([[1, 0, 1, 1, 1], [1, 1, 1, 1, 0]], np.int32),
+                            "key lengths [B]": np.array([5, 4], np.int32)}[mask]
+    inputs["past"] = np.random.default_rng(6).standard_normal((2, B, N, past, H)).astype(np.float32)
+    _run(inputs, device, outputs=("output", "present"))
+
+
+def test_present_without_past(device):
+    """present wanted without a past: the new keys and values, [2, B, N, S, H]."""
+    _run(_inputs(np.int8, seed=5), device, outputs=("output", "present"))
+
+
+def _dequantized_attention(inputs):
+    """Attention (float, onnxruntime's CPU kernel) of the dequantized input and weights: the
+    reference for an int8 input, which onnxruntime's CPU QAttention does not take."""
+    x = (inputs["input"].astype(np.float32) - inputs["input_zero_point"].astype(np.float32)) * inputs["input_scale"]
+    w = (inputs["weight"].astype(np.float32) - inputs["weight_zero_point"].astype(np.float32)) \
+        * inputs["weight_scale"]
+    return _model("Attention", {"input": x.astype(np.float32), "weights": w.astype(np.float32),
+                                "bias": inputs["bias"], "mask_index": inputs["mask_index"]},
+                  ["output"], {"num_heads": N}, ("weights", "bias"))
+
+
+@pytest.mark.parametrize("weight", [np.int8, np.uint8])
+def test_int8_input(weight, device):
+    """An int8 input (DirectML's provider takes INT8 or UINT8; onnxruntime's CPU kernel UINT8
+    only): against onnxruntime's float Attention of the dequantized input and weights."""
+    inputs = _inputs(weight, per_column=weight == np.int8, seed=6, input_type=np.int8)
+    inputs["mask_index"] = MASKS["raw [B, T]"]
+    model, feeds = _model("QAttention", inputs, ["output"], {"num_heads": N}, ("weight", "bias"))
+    _close(gonnx.InferenceSession(model, device=device).run(None, feeds), _ort(*_dequantized_attention(inputs)))
+
+
+REFUSED = {
+    "unidirectional with a mask": ({"unidirectional": 1}, {"mask_index": MASKS["key lengths [B]"]},
+                                   "unidirectional=1 with a mask_index"),
+    "do_rotary": ({"do_rotary": 1}, {}, "do_rotary=1"),
+    "past_present_share_buffer": ({"past_present_share_buffer": 1}, {}, "past_present_share_buffer=1"),
+    "mask of 3B + 2": ({}, {"mask_index": np.array([5, 5, 0, 0, 0, 5, 0, 0], np.int32)},
+                       "a 1-D mask index has B or 2B elements (B = 2)"),
+    "weights not 3 x hidden": ({}, {"weight": np.zeros((W, 35), np.int8), "bias": np.zeros(35, np.float32)},
+                               "[W, 3 hidden] expected"),
+    "heads not dividing": ({"num_heads": 5}, {}, "num_heads 5 must be at least 1 and divide the hidden size 12"),
+    "per-row input scale": ({}, {"input_scale": np.full(2, 0.01, np.float32)}, "input_scale [2]: one of [] or [1]"),
+    "past of another head size": ({}, {"past": np.zeros((2, B, N, 2, 5), np.float32)},
+                                  "past [2, 2, 3, 2, 5]: [2, B, N, P, H] = [2, 2, 3, P, 4] expected"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_refused_at_construction(case, device):
+    """What the provider's support query refuses (and shapes QAttention's schema rules out):
+    an UnsupportedError naming the node and the rule, when the session is built."""
+    attrs, changes, rule = REFUSED[case]
+    inputs = {**_inputs(np.int8), **changes}
+    model, _ = _model("QAttention", inputs, ["output"], {"num_heads": N, **attrs}, ("weight", "bias"))
+    model.graph.node[0].name = "qkv0"
+    with pytest.raises(UnsupportedError) as info:
+        gonnx.InferenceSession(model, device=device)
+    assert "qkv0" in str(info.value) and "QAttention" in str(info.value) and rule in str(info.value)
+
+
+def test_quantized_bert(classed):
+    """bert_opt.onnx (Attention fused by onnxruntime.transformers.optimizer) through
+    quantize_dynamic (Attention -> QAttention, MatMul -> MatMulInteger; scripts/export_quantized.py):
+    within the session's tolerance of onnxruntime's CPU provider, both adapter classes, a
+    padded batch (the EmbedLayerNormalization's mask index: key lengths)."""
+    path = Path(__file__).parent / "data" / "models" / "quantized" / "bert_qattention.onnx.gz"
+    import onnx
+
+    model = onnx.load_from_string(gzip.decompress(path.read_bytes()))
+    assert sum(n.op_type == "QAttention" for n in model.graph.node) == 2
+    rng = np.random.default_rng(0)
+    feeds = {"input_ids": rng.integers(0, 96, (2, 7)).astype(np.int64), "attention_mask": np.ones((2, 7), np.int64),
+             "token_type_ids": np.zeros((2, 7), np.int64)}
+    feeds["attention_mask"][1, 5:] = 0
+    _close(gonnx.InferenceSession(model, device=classed).run(None, feeds), _ort(model, feeds))
