@@ -13,6 +13,14 @@ DmlOperatorGroupQueryAttention.cpp):
   [B, 1, S, S]). relative_position_bias passes through. As the provider's support query,
   `past`, `past_sequence_length`, the `present` output, unidirectional=1 and do_rotary=1 are
   refused (NotMapped: the node is named at construction).
+- QAttention (DmlOperatorQAttention.cpp): the projection MATRIX_MULTIPLY_INTEGER_TO_FLOAT of
+  the 8-bit input and weights (quantized.integer_to_float: input and weights of two types, as
+  quantize_dynamic writes them, MATRIX_MULTIPLY_INTEGER, CAST, MULTIPLY, ADD), then Attention's
+  path (_attend); past [2, B, N, P, H] sliced, present JOINed as the provider does;
+  unidirectional=1 a BOOLEAN causal mask (onnxruntime's CPU kernel's: query i sees keys
+  0..P + i; the provider's FILL_VALUE_SEQUENCE key lengths P + b differ). Refused as the
+  provider's support query refuses: unidirectional=1 with a mask_index, do_rotary=1,
+  past_present_share_buffer=1.
 - MultiHeadAttention: MULTIHEAD_ATTENTION with its inputs as they come (see _multi_head_attention);
   a key of [B, N, L, H] (cross-attention's projected keys, which the provider passes as the
   past) is refused, as are past_sequence_length and cache_indirection.
@@ -165,8 +173,8 @@ def _qattention(ctx, n):
     support query refuses: unidirectional=1 with a mask_index, do_rotary=1,
     past_present_share_buffer=1; and a mask index of [3B + 2] (the provider takes B or 2B)."""
     if n.attr("unidirectional", 0) and n.input(5) is not None:
-        raise NotMapped(f"unidirectional=1 with a mask_index: ONNX Runtime's DirectML provider does not "
-                        f"run QAttention with both")
+        raise NotMapped(f"unidirectional=1 with a mask_index {list(n.inputs[5].shape)}: ONNX Runtime's DirectML "
+                        f"provider does not run QAttention with both")
     for attr in ("do_rotary", "past_present_share_buffer"):
         if n.attr(attr, 0):
             raise NotMapped(f"{attr}={n.attr(attr)}: ONNX Runtime's DirectML provider does not run "
