@@ -200,6 +200,8 @@ REFUSED = {
     "weights not 3 x hidden": ({}, {"weight": np.zeros((W, 35), np.int8), "bias": np.zeros(35, np.float32)},
                                "[W, 3 hidden] expected"),
     "heads not dividing": ({"num_heads": 5}, {}, "num_heads 5 must be at least 1 and divide the hidden size 12"),
+    "float weights": ({}, {"weight": np.zeros((W, 3 * W), np.float32)}, "weight of float32: INT8 or UINT8"),
+    "no weight_scale": ({}, {"weight_scale": None}, "weight_scale missing"),
     "per-row input scale": ({}, {"input_scale": np.full(2, 0.01, np.float32)}, "input_scale [2]: one of [] or [1]"),
     "past of another head size": ({}, {"past": np.zeros((2, B, N, 2, 5), np.float32)},
                                   "past [2, 2, 3, 2, 5]: [2, B, N, P, H] = [2, 2, 3, P, 4] expected"),

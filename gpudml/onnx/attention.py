@@ -179,7 +179,14 @@ def _qattention(ctx, n):
         if n.attr(attr, 0):
             raise NotMapped(f"{attr}={n.attr(attr)}: ONNX Runtime's DirectML provider does not run "
                             f"QAttention with it")
+    missing = [what for k, what in ((0, "input"), (1, "weight"), (3, "input_scale"), (4, "weight_scale"))
+               if n.input(k) is None]
+    if missing:
+        raise NotMapped(f"{', '.join(missing)} missing: input, weight, input_scale and weight_scale are required")
     x, w = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    for what, v in (("input", x), ("weight", w)):
+        if dtype_of(v) not in (np.int8, np.uint8):
+            raise NotMapped(f"{what} of {dtype_of(v)}: INT8 or UINT8")
     heads = int(n.attr("num_heads", 0))
     if rank(x) != 3 or rank(w) != 2 or w.shape[0] != x.shape[2] or w.shape[1] % 3:
         raise NotMapped(f"input {list(x.shape)} and weight {list(w.shape)}: [B, S, W] and [W, 3 hidden] "
