@@ -22,7 +22,8 @@ from gpudml.onnx.session import TOLERANCE
 
 ort = pytest.importorskip("onnxruntime")
 
-_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
+_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
+          np.dtype(np.int32): TensorProto.INT32,
           np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}
 B, S, W, N = 2, 5, 12, 3  # batch, sequence, input width, heads (hidden 12: head size 4)
 H = W // N
@@ -236,3 +237,30 @@ def test_quantized_bert(classed):
              "token_type_ids": np.zeros((2, 7), np.int64)}
     feeds["attention_mask"][1, 5:] = 0
     _close(gonnx.InferenceSession(model, device=classed).run(None, feeds), _ort(model, feeds))
+
+
+@pytest.mark.parametrize("weight", [np.int8, np.uint8])
+def test_float16(weight, device):
+    """FLOAT16 scales, bias, past and output (DirectML's provider takes them; onnxruntime's CPU
+    kernel FLOAT only: the reference is its float32 QAttention of the same float16 values): the
+    integer sums, some past float16's 65504, rescaled in float32 and rounded to float16, the
+    attention in float32 rounded once; within 2^-9 of the largest output (float16's rounding of
+    the projection and of the output)."""
+    inputs = _inputs(weight, per_column=True, seed=7)
+    inputs["input_zero_point"] = np.array(0, np.uint8)  # (sums up to 12 x 255 x 137: past 65504)
+    inputs["mask_index"] = MASKS["raw [B, T]"]
+    inputs["past"] = np.random.default_rng(8).standard_normal((2, B, N, 2, H)).astype(np.float32)
+    inputs["mask_index"] = np.ones((B, S + 2), np.int32)
+    inputs["mask_index"][1, 3] = 0
+    x, w = inputs["input"].astype(np.int64), inputs["weight"].astype(np.int64) - inputs["weight_zero_point"]
+    assert np.abs(x.reshape(-1, W) @ w).max() > 65504
+    halves = {k: v.astype(np.float16) if v is not None and v.dtype == np.float32 else v for k, v in inputs.items()}
+    singles = {k: v.astype(np.float32) if v is not None and v.dtype == np.float16 else v for k, v in halves.items()}
+    attrs = {"num_heads": N}
+    model, feeds = _model("QAttention", halves, ["output", "present"], attrs, _CONSTANTS)
+    for value in model.graph.output:
+        value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    want = _ort(*_model("QAttention", singles, ["output", "present"], attrs, _CONSTANTS))
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    _close([g.astype(np.float32) for g in got], want, tolerance=2.0**-9)
+    assert all(g.dtype == np.float16 for g in got)

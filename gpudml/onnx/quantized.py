@@ -50,8 +50,10 @@ def integer_to_float(ctx, a, b, a_scale, b_scale, a_zero=None, b_zero=None, bias
     and b [K, N] of INT8 or UINT8 (a_scale one value or [M] per row, b_scale and b_zero one
     value or [N] per column, bias [N]): DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT, whose A
     and B share one type; A and B of different types (UINT8 activations, INT8 weights:
-    onnxruntime's quantize_dynamic): MATRIX_MULTIPLY_INTEGER, then CAST to the scales' type,
-    MULTIPLY by a_scale and b_scale and ADD the bias (onnxruntime's CPU kernel's steps).
+    onnxruntime's quantize_dynamic): MATRIX_MULTIPLY_INTEGER, then CAST to FLOAT32, MULTIPLY by
+    a_scale and b_scale and ADD the bias (onnxruntime's CPU kernel's steps), FLOAT16 scales and
+    bias read as FLOAT32 and the result CAST to FLOAT16 (a sum of 8-bit products can pass
+    float16's largest value, 65504, before it is scaled).
     com.microsoft's MatMulIntegerToFloat and QAttention's projection."""
     dtype = dtype_of(a_scale)
     a_scale, b_scale = quant_value(ctx, a_scale), quant_value(ctx, b_scale)
@@ -60,9 +62,12 @@ def integer_to_float(ctx, a, b, a_scale, b_scale, a_zero=None, b_zero=None, bias
         return ctx.fn("matrix_multiply_integer_to_float")(a, a_scale, a_zero, b=b, b_scale=b_scale,
                                                           b_zero_point=b_zero, bias=bias)
     acc = ctx.fn("matrix_multiply_integer")(a, b, a_zero, b_zero)
+    a_scale, b_scale = quant_value(ctx, a_scale, f32=True), quant_value(ctx, b_scale, f32=True)
     row = a_scale if not isinstance(a_scale, np.ndarray) or a_scale.size == 1 else a_scale.reshape(-1, 1)
-    y = ctx.fn("multiply")(ctx.fn("multiply")(ctx.fn("cast")(acc, dtype), row), b_scale)
-    return y if bias is None else ctx.fn("add")(y, bias)
+    y = ctx.fn("multiply")(ctx.fn("multiply")(ctx.fn("cast")(acc, np.float32), row), b_scale)
+    if bias is not None:
+        y = ctx.fn("add")(y, quant_value(ctx, bias, f32=True))
+    return y if dtype == np.float32 else ctx.fn("cast")(y, dtype)
 
 
 def _one(ctx, v):
