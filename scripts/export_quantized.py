@@ -28,7 +28,9 @@ TorchScript-based exporter at opset 17 (what most published quantized models car
   MatMulInteger; EmbedLayerNormalization stays float (quantize_dynamic's default would make it
   a QEmbedLayerNormalization, which the provider has no kernel of). The optimized graph's
   contrib ops leave shape inference without types, hence DefaultTensorType FLOAT (the tool's
-  advice).
+  advice);
+- bert_qattention_per_channel: the same with `per_channel=True` and uint8 weights (QUInt8): the
+  QAttention weights' scales and zero points per column, input and weights of one type.
 
 The convolution weights are redrawn from three levels before export (export_models.
 quantize_weights) and the BatchNormalization statistics calibrated (export_models.
@@ -111,10 +113,16 @@ def _dynamic(source: Path, **options) -> bytes:
         return target.read_bytes()
 
 
-def _qattention_bert() -> bytes:
+def _quant_type(name: str):
+    from onnxruntime.quantization import QuantType
+
+    return getattr(QuantType, name)
+
+
+def _qattention_bert(**options) -> bytes:
     """bert_opt.onnx through quantize_dynamic (Attention and MatMul): two QAttention nodes."""
     data = _dynamic(ROOT / "tests" / "data" / "models" / "bert_opt.onnx", op_types_to_quantize=["Attention", "MatMul"],
-                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT}, **options)
     ops = [n.op_type for n in onnx.load_model_from_string(data).graph.node]
     assert ops.count("QAttention") == 2 and "Attention" not in ops, ops
     return data
@@ -129,6 +137,7 @@ def models() -> dict:
         "mobilenet_v2_qdq": lambda: _static(_float_model("mobilenet_v2"), "QDQ", True, "QUInt8", "QInt8"),
         "bert_dynamic": lambda: _dynamic(ROOT / "tests" / "data" / "models" / "bert.onnx"),
         "bert_qattention": _qattention_bert,
+        "bert_qattention_per_channel": lambda: _qattention_bert(per_channel=True, weight_type=_quant_type("QUInt8")),
     }
 
 

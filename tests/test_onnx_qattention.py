@@ -4,7 +4,7 @@ points; mask_index of each form the provider takes; unidirectional; past and pre
 int8 input only DirectML's provider takes (against onnxruntime's float Attention of the
 dequantized input and weights), what the mapping refuses, and a BERT fused by
 onnxruntime.transformers.optimizer and quantized by quantize_dynamic
-(tests/data/models/quantized/bert_qattention.onnx.gz), under both adapter classes."""
+(tests/data/models/quantized/bert_qattention*.onnx.gz), under both adapter classes."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -222,16 +223,18 @@ def test_refused_at_construction(case, device):
     assert "qkv0" in str(info.value) and "QAttention" in str(info.value) and rule in str(info.value)
 
 
-def test_quantized_bert(classed):
+@pytest.mark.parametrize("name, scales", [("bert_qattention", []), ("bert_qattention_per_channel", [3 * 32])])
+def test_quantized_bert(name, scales, classed):
     """bert_opt.onnx (Attention fused by onnxruntime.transformers.optimizer) through
     quantize_dynamic (Attention -> QAttention, MatMul -> MatMulInteger; scripts/export_quantized.py):
-    within the session's tolerance of onnxruntime's CPU provider, both adapter classes, a
-    padded batch (the EmbedLayerNormalization's mask index: key lengths)."""
-    path = Path(__file__).parent / "data" / "models" / "quantized" / "bert_qattention.onnx.gz"
-    import onnx
-
+    int8 weights per tensor, and uint8 weights per column; within the session's tolerance of
+    onnxruntime's CPU provider, both adapter classes, a padded batch (the
+    EmbedLayerNormalization's mask index: key lengths)."""
+    path = Path(__file__).parent / "data" / "models" / "quantized" / f"{name}.onnx.gz"
     model = onnx.load_from_string(gzip.decompress(path.read_bytes()))
-    assert sum(n.op_type == "QAttention" for n in model.graph.node) == 2
+    nodes = [n for n in model.graph.node if n.op_type == "QAttention"]
+    initializers = {i.name: list(i.dims) for i in model.graph.initializer}
+    assert len(nodes) == 2 and all(initializers[n.input[4]] == scales for n in nodes)
     rng = np.random.default_rng(0)
     feeds = {"input_ids": rng.integers(0, 96, (2, 7)).astype(np.int64), "attention_mask": np.ones((2, 7), np.int64),
              "token_type_ids": np.zeros((2, 7), np.int64)}
