@@ -127,10 +127,12 @@ def test_masks_and_weight_types(mask, weight, device):
 
 @pytest.mark.parametrize("weight", [np.int8, np.uint8])
 def test_per_column_weight_scales_and_zero_points(weight, classed):
-    """weight_scale and weight_zero_point of [3 hidden]: one per column, under both adapter classes."""
+    """weight_scale and weight_zero_point of [3 hidden]: one per column, under both adapter
+    classes; the scale and mask_filter_value attributes."""
     inputs = _inputs(weight, per_column=True, seed=1)
     inputs["mask_index"] = MASKS["key lengths [B]"]
     _run(inputs, classed)
+    _run(inputs, classed, {"scale": 0.3, "mask_filter_value": -500.0})
 
 
 def test_input_scale_and_zero_point_as_graph_inputs(device):
