@@ -22,15 +22,15 @@ TorchScript-based exporter at opset 17 (what most published quantized models car
   constant weight);
 - bert_qattention: tests/data/models/bert_opt.onnx (bert.onnx with Attention, SkipLayerNormalization,
   EmbedLayerNormalization and BiasGelu fused by onnxruntime.transformers.optimizer:
-  scripts/export_transformers.py) through `quantize_dynamic` with the ops DirectML's provider
-  runs quantized (op_types_to_quantize Attention and MatMul): each Attention a com.microsoft
-  QAttention (uint8 input from a DynamicQuantizeLinear, int8 weights per tensor), each MatMul a
-  MatMulInteger; EmbedLayerNormalization stays float (quantize_dynamic's default would make it
-  a QEmbedLayerNormalization, which the provider has no kernel of). The optimized graph's
-  contrib ops leave shape inference without types, hence DefaultTensorType FLOAT (the tool's
-  advice);
-- bert_qattention_per_channel: the same with `per_channel=True` and uint8 weights (QUInt8): the
-  QAttention weights' scales and zero points per column, input and weights of one type.
+  scripts/export_transformers.py) through `quantize_dynamic` with the tool's defaults: each
+  Attention a com.microsoft QAttention (uint8 input from a DynamicQuantizeLinear, int8 weights
+  per tensor), each MatMul a MatMulInteger, the EmbedLayerNormalization a
+  QEmbedLayerNormalization (8-bit tables). The optimized graph's contrib ops leave shape
+  inference without types, hence DefaultTensorType FLOAT (the tool's advice);
+- bert_qattention_per_channel: the same with `per_channel=True`, uint8 weights (QUInt8) and
+  `op_types_to_quantize` Attention and MatMul (the ops DirectML's provider runs quantized: it has
+  no QEmbedLayerNormalization kernel, so the embedding stays float): the QAttention weights'
+  scales and zero points per column, input and weights of one type.
 
 The convolution weights are redrawn from three levels before export (export_models.
 quantize_weights) and the BatchNormalization statistics calibrated (export_models.
@@ -120,11 +120,13 @@ def _quant_type(name: str):
 
 
 def _qattention_bert(**options) -> bytes:
-    """bert_opt.onnx through quantize_dynamic (Attention and MatMul): two QAttention nodes."""
-    data = _dynamic(ROOT / "tests" / "data" / "models" / "bert_opt.onnx", op_types_to_quantize=["Attention", "MatMul"],
+    """bert_opt.onnx through quantize_dynamic: two QAttention nodes (and a QEmbedLayerNormalization
+    where the embedding is quantized too)."""
+    data = _dynamic(ROOT / "tests" / "data" / "models" / "bert_opt.onnx",
                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT}, **options)
     ops = [n.op_type for n in onnx.load_model_from_string(data).graph.node]
     assert ops.count("QAttention") == 2 and "Attention" not in ops, ops
+    assert ("QEmbedLayerNormalization" in ops) == ("op_types_to_quantize" not in options), ops
     return data
 
 
@@ -137,7 +139,8 @@ def models() -> dict:
         "mobilenet_v2_qdq": lambda: _static(_float_model("mobilenet_v2"), "QDQ", True, "QUInt8", "QInt8"),
         "bert_dynamic": lambda: _dynamic(ROOT / "tests" / "data" / "models" / "bert.onnx"),
         "bert_qattention": _qattention_bert,
-        "bert_qattention_per_channel": lambda: _qattention_bert(per_channel=True, weight_type=_quant_type("QUInt8")),
+        "bert_qattention_per_channel": lambda: _qattention_bert(per_channel=True, weight_type=_quant_type("QUInt8"),
+                                                                op_types_to_quantize=["Attention", "MatMul"]),
     }
 
 

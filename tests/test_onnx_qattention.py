@@ -1,4 +1,5 @@
-"""com.microsoft QAttention (gpudml/onnx/attention.py) against onnxruntime's CPU provider: node
+"""com.microsoft QAttention (gpudml/onnx/attention.py) and QEmbedLayerNormalization
+(gpudml/onnx/quantized.py) against onnxruntime's CPU provider: QAttention node
 by node (uint8 input; int8 and uint8 weights with per-tensor and per-column scales and zero
 points; mask_index of each form the provider takes; unidirectional; past and present), the
 int8 input only DirectML's provider takes (against onnxruntime's float Attention of the
@@ -225,18 +226,23 @@ def test_refused_at_construction(case, device):
     assert "qkv0" in str(info.value) and "QAttention" in str(info.value) and rule in str(info.value)
 
 
-@pytest.mark.parametrize("name, scales", [("bert_qattention", []), ("bert_qattention_per_channel", [3 * 32])])
-def test_quantized_bert(name, scales, classed):
+@pytest.mark.parametrize("name, scales, embedding", [
+    ("bert_qattention", [], "QEmbedLayerNormalization"),
+    ("bert_qattention_per_channel", [3 * 32], "EmbedLayerNormalization"),
+])
+def test_quantized_bert(name, scales, embedding, classed):
     """bert_opt.onnx (Attention fused by onnxruntime.transformers.optimizer) through
     quantize_dynamic (Attention -> QAttention, MatMul -> MatMulInteger; scripts/export_quantized.py):
-    int8 weights per tensor, and uint8 weights per column; within the session's tolerance of
-    onnxruntime's CPU provider, both adapter classes, a padded batch (the
-    EmbedLayerNormalization's mask index: key lengths)."""
+    the tool's defaults (int8 weights per tensor, the embedding a QEmbedLayerNormalization), and
+    uint8 weights per column with the embedding float; within the session's tolerance of
+    onnxruntime's CPU provider, both adapter classes, a padded batch (the embedding's mask
+    index: key lengths)."""
     path = Path(__file__).parent / "data" / "models" / "quantized" / f"{name}.onnx.gz"
     model = onnx.load_from_string(gzip.decompress(path.read_bytes()))
     nodes = [n for n in model.graph.node if n.op_type == "QAttention"]
     initializers = {i.name: list(i.dims) for i in model.graph.initializer}
     assert len(nodes) == 2 and all(initializers[n.input[4]] == scales for n in nodes)
+    assert embedding in {n.op_type for n in model.graph.node}
     rng = np.random.default_rng(0)
     feeds = {"input_ids": rng.integers(0, 96, (2, 7)).astype(np.int64), "attention_mask": np.ones((2, 7), np.int64),
              "token_type_ids": np.zeros((2, 7), np.int64)}
@@ -269,3 +275,63 @@ def test_float16(weight, device):
     got = gonnx.InferenceSession(model, device=device).run(None, feeds)
     _close([g.astype(np.float32) for g in got], want, tolerance=2.0**-9)
     assert all(g.dtype == np.float16 for g in got)
+
+
+def _qembed(table_type, segments: bool, mask: bool, seed: int = 9):
+    """QEmbedLayerNormalization's inputs: ids, 8-bit tables of vocabulary 20, 6 positions, 2
+    segments, hidden 8, one scale and zero point each."""
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(table_type)
+
+    def table(*shape):
+        return rng.integers(info.min, info.max + 1, shape).astype(table_type)
+
+    def zero():
+        return np.array(rng.integers(-20, 21) + (128 if table_type == np.uint8 else 0), table_type)
+
+    def scale():
+        return np.array(rng.uniform(0.005, 0.02), np.float32)
+
+    ids = rng.integers(0, 20, (B, S)).astype(np.int32)
+    padding = np.ones((B, S), np.int32)
+    padding[1, 3:] = 0
+    return {"input_ids": ids, "segment_ids": rng.integers(0, 2, (B, S)).astype(np.int32) if segments else None,
+            "word_embedding": table(20, 8), "position_embedding": table(6, 8),
+            "segment_embedding": table(2, 8) if segments else None, "gamma": table(8), "beta": table(8),
+            "mask": padding if mask else None, "word_embedding_scale": scale(), "position_embedding_scale": scale(),
+            "segment_embedding_scale": scale() if segments else None, "gamma_scale": scale(), "beta_scale": scale(),
+            "word_embedding_zero_point": zero(), "position_embedding_zero_point": zero(),
+            "segment_embedding_zero_point": zero() if segments else None, "gamma_zero_point": zero(),
+            "beta_zero_point": zero()}
+
+
+@pytest.mark.parametrize("table_type", [np.int8, np.uint8])
+@pytest.mark.parametrize("segments, mask", [(True, True), (False, False)])
+@pytest.mark.parametrize("constant", [True, False])
+def test_qembed_layer_normalization(table_type, segments, mask, constant, device):
+    """QEmbedLayerNormalization (quantize_dynamic's EmbedLayerNormalization; the provider has no
+    kernel): the tables dequantized ((q - zero) scale) on the host where constant, on the device
+    where fed, then EmbedLayerNormalization's mapping; the output within the session's tolerance
+    and the mask index (the count of the mask's ones; zeros without a mask) exact."""
+    inputs = _qembed(table_type, segments, mask)
+    outputs = ["output", "mask_index"]
+    fed = ("input_ids", "segment_ids", "mask")
+    model, feeds = _model("QEmbedLayerNormalization", inputs, outputs, {"epsilon": 1e-5},
+                          [n for n in inputs if n not in fed] if constant else [])
+    model.graph.output[1].type.tensor_type.elem_type = TensorProto.INT32
+    got = gonnx.InferenceSession(model, device=device).run(None, feeds)
+    want = _ort(model, feeds)
+    _close(got[:1], want[:1])
+    assert got[1].dtype == np.int32 and np.array_equal(got[1], want[1])
+
+
+def test_qembed_layer_normalization_refusals(device):
+    """A per-element scale and a float table: refused with the rule, the node named."""
+    for changes, rule in (({"gamma_scale": np.full(8, 0.01, np.float32)}, "gamma's scale [8] and zero point"),
+                          ({"beta": np.zeros(8, np.float32)}, "beta of float32: INT8 or UINT8")):
+        model, _ = _model("QEmbedLayerNormalization", {**_qembed(np.int8, True, True), **changes},
+                          ["output", "mask_index"], {}, ["word_embedding"])
+        model.graph.node[0].name = "emb0"
+        with pytest.raises(UnsupportedError) as info:
+            gonnx.InferenceSession(model, device=device)
+        assert "emb0" in str(info.value) and rule in str(info.value), str(info.value)

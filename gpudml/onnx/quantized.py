@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Expression
-from .values import as_expr, dtype_of, rank, reshape
+from .contrib import embed_layer_norm
+from .values import NotMapped, as_expr, dtype_of, rank, reshape
 
 
 def quant_value(ctx, v, f32: bool = False):
@@ -121,6 +122,36 @@ def _qlinear_concat(ctx, n):
     return [_quantized(ctx, y, n.inputs[0], n.inputs[1], triples[0][0])]
 
 
+def _qembed_layer_norm(ctx, n):
+    """com.microsoft QEmbedLayerNormalization (what quantize_dynamic makes of an
+    EmbedLayerNormalization; DirectML's provider has no kernel of it, onnxruntime runs it on its
+    CPU provider): the word, position and segment embeddings, gamma and beta, 8-bit with one
+    scale (inputs 8-12) and zero point (13-17) each, dequantized ((q - zero) scale in float32,
+    onnxruntime's CPU kernel's) on the host where constant, else by
+    ELEMENT_WISE_DEQUANTIZE_LINEAR; then EmbedLayerNormalization's mapping (positions 0..S-1;
+    mask_index the count of the mask's ones)."""
+    tables = {}
+    for k, what in ((2, "word_embedding"), (3, "position_embedding"), (4, "segment_embedding"), (5, "gamma"),
+                    (6, "beta")):
+        q, scale, zero = n.input(k), n.input(k + 6), n.input(k + 11)
+        if q is None:
+            if k in (2, 3, 5):
+                raise NotMapped(f"{what} missing: QEmbedLayerNormalization requires it")
+            continue
+        if scale is None or int(np.prod(scale.shape)) != 1 or (zero is not None and int(np.prod(zero.shape)) != 1):
+            raise NotMapped(f"{what}'s scale {None if scale is None else list(scale.shape)} and zero point "
+                            f"{None if zero is None else list(zero.shape)}: one value each (a scale is required)")
+        if dtype_of(q) not in (np.int8, np.uint8):
+            raise NotMapped(f"{what} of {dtype_of(q)}: INT8 or UINT8")
+        if any(isinstance(v, Expression) for v in (q, scale, zero)):
+            tables[k] = _dequantized(ctx, q, scale, zero)
+        else:
+            offset = 0 if zero is None else np.asarray(zero, np.float32).reshape(())
+            tables[k] = ((np.asarray(q).astype(np.float32) - offset) * np.asarray(scale, np.float32).reshape(())
+                         ).astype(np.float32)
+    return embed_layer_norm(ctx, n, tables)
+
+
 _DQ_Q = ("dequantize_linear", "quantize")
 
 #: The rows (op type, DirectML operators, build, gpudml forms), domain com.microsoft.
@@ -132,6 +163,10 @@ QUANTIZED_ROWS: tuple[tuple, ...] = (
      ("sigmoid", *_DQ_Q)),
     ("QLinearConcat", "ELEMENT_WISE_DEQUANTIZE_LINEAR (each input), JOIN, QUANTIZE", _qlinear_concat,
      ("join", *_DQ_Q)),
+    ("QEmbedLayerNormalization", "constant tables dequantized on the host (else ELEMENT_WISE_DEQUANTIZE_LINEAR), "
+     "then EmbedLayerNormalization's GATHER, ELEMENT_WISE_ADD, MEAN_VARIANCE_NORMALIZATION1, LOGICAL_EQUALS, CAST, "
+     "REDUCE (not the provider's: onnxruntime runs it on its CPU provider)", _qembed_layer_norm,
+     ("dequantize_linear", "gather", "add", "mean_variance_normalization", "logical_equals", "cast", "reduce")),
 )
 
 __all__ = ["QUANTIZED_ROWS", "integer_to_float", "quant_value"]
