@@ -205,6 +205,8 @@ REFUSED = {
     "weights not 3 x hidden": ({}, {"weight": np.zeros((W, 35), np.int8), "bias": np.zeros(35, np.float32)},
                                "[W, 3 hidden] expected"),
     "heads not dividing": ({"num_heads": 5}, {}, "num_heads 5 must be at least 1 and divide the hidden size 12"),
+    "raw mask of another key count": ({}, {"mask_index": np.ones((B, 4), np.int32)},
+                                      "mask_tensor.sizes [2, 1, 1, 4] must broadcast to [2, 3, 5, 5]"),
     "float weights": ({}, {"weight": np.zeros((W, 3 * W), np.float32)}, "weight of float32: INT8 or UINT8"),
     "no weight_scale": ({}, {"weight_scale": None}, "weight_scale missing"),
     "per-row input scale": ({}, {"input_scale": np.full(2, 0.01, np.float32)}, "input_scale [2]: one of [] or [1]"),
