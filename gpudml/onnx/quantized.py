@@ -7,7 +7,13 @@ onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorQLi
 - QLinearSigmoid: dequantize, sigmoid, quantize (DmlOperatorQLinearSigmoid's operator graph);
 - QLinearConcat: each input dequantized, joined, quantized (DmlOperatorQLinearConcat's);
 - QLinearMul (the provider registers no kernel of it: onnxruntime runs it on its CPU provider;
-  gpudml maps it as QLinearSigmoid is composed): a and b dequantized, multiplied, quantized.
+  gpudml maps it as QLinearSigmoid is composed): a and b dequantized, multiplied, quantized;
+- QEmbedLayerNormalization (no kernel in the provider either; what quantize_dynamic makes of a
+  fused BERT's EmbedLayerNormalization): its 8-bit tables dequantized, then
+  EmbedLayerNormalization's mapping (_qembed_layer_norm).
+
+Beside them, `integer_to_float` (the 8-bit GEMM rescaled to float: MatMulIntegerToFloat's and
+QAttention's projection) and `quant_value` (a scale or zero point as the integer GEMMs take it).
 
 Every scale and zero point is per tensor (one element: the contrib schemas' rule). The
 dequantization is ELEMENT_WISE_DEQUANTIZE_LINEAR (float32, as the provider's intermediate
