@@ -19,7 +19,18 @@ TorchScript-based exporter at opset 17 (what most published quantized models car
   fuses uint8 activations only);
 - bert_dynamic: tests/data/models/bert.onnx (scripts/export_transformers.py) through
   `quantize_dynamic` (DynamicQuantizeLinear and MatMulInteger around each MatMul with a
-  constant weight).
+  constant weight);
+- bert_qattention: tests/data/models/bert_opt.onnx (bert.onnx with Attention, SkipLayerNormalization,
+  EmbedLayerNormalization and BiasGelu fused by onnxruntime.transformers.optimizer:
+  scripts/export_transformers.py) through `quantize_dynamic` with the tool's defaults: each
+  Attention a com.microsoft QAttention (uint8 input from a DynamicQuantizeLinear, int8 weights
+  per tensor), each MatMul a MatMulInteger, the EmbedLayerNormalization a
+  QEmbedLayerNormalization (8-bit tables). The optimized graph's contrib ops leave shape
+  inference without types, hence DefaultTensorType FLOAT (the tool's advice);
+- bert_qattention_per_channel: the same with `per_channel=True`, uint8 weights (QUInt8) and
+  `op_types_to_quantize` Attention and MatMul (the ops DirectML's provider runs quantized: it has
+  no QEmbedLayerNormalization kernel, so the embedding stays float): the QAttention weights'
+  scales and zero points per column, input and weights of one type.
 
 The convolution weights are redrawn from three levels before export (export_models.
 quantize_weights) and the BatchNormalization statistics calibrated (export_models.
@@ -93,13 +104,30 @@ def _static(data: bytes, fmt: str, per_channel: bool, activation: str, weight: s
         return target.read_bytes()
 
 
-def _dynamic(source: Path) -> bytes:
+def _dynamic(source: Path, **options) -> bytes:
     from onnxruntime.quantization import quantize_dynamic
 
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "quantized.onnx"
-        quantize_dynamic(str(source), str(target))
+        quantize_dynamic(str(source), str(target), **options)
         return target.read_bytes()
+
+
+def _quant_type(name: str):
+    from onnxruntime.quantization import QuantType
+
+    return getattr(QuantType, name)
+
+
+def _qattention_bert(**options) -> bytes:
+    """bert_opt.onnx through quantize_dynamic: two QAttention nodes (and a QEmbedLayerNormalization
+    where the embedding is quantized too)."""
+    data = _dynamic(ROOT / "tests" / "data" / "models" / "bert_opt.onnx",
+                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT}, **options)
+    ops = [n.op_type for n in onnx.load_model_from_string(data).graph.node]
+    assert ops.count("QAttention") == 2 and "Attention" not in ops, ops
+    assert ("QEmbedLayerNormalization" in ops) == ("op_types_to_quantize" not in options), ops
+    return data
 
 
 def models() -> dict:
@@ -110,6 +138,9 @@ def models() -> dict:
         "mobilenet_v2_qop": lambda: _static(_float_model("mobilenet_v2"), "QOperator", False, "QUInt8", "QUInt8"),
         "mobilenet_v2_qdq": lambda: _static(_float_model("mobilenet_v2"), "QDQ", True, "QUInt8", "QInt8"),
         "bert_dynamic": lambda: _dynamic(ROOT / "tests" / "data" / "models" / "bert.onnx"),
+        "bert_qattention": _qattention_bert,
+        "bert_qattention_per_channel": lambda: _qattention_bert(per_channel=True, weight_type=_quant_type("QUInt8"),
+                                                                op_types_to_quantize=["Attention", "MatMul"]),
     }
 
 

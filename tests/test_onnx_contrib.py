@@ -303,7 +303,7 @@ def test_contrib_in_a_graph_fuses_with_its_neighbours(device):
     ("RotaryEmbedding", {"x": [1, 2, 8], "pos": [1, 3], "cos": [4, 2], "sin": [4, 2]}, {"num_heads": 2},
      "position_ids [1, 3]"),
     ("BiasSplitGelu", {"x": [1, 2, 7], "bias": [7]}, {}, "that width even"),
-    ("QAttention", {"x": [1, 2, 8]}, {}, "no DirectML mapping"),  # (issue 47: quantized)
+    ("QAttention", {"x": [1, 2, 8]}, {}, "weight, input_scale, weight_scale missing"),
 ])
 def test_bad_input_is_refused_at_construction(device, op, ins, attrs, rule):
     """Wrong shapes: refused when the session is built, the node and the rule named."""

@@ -284,7 +284,7 @@ def test_folding_bool_and_gelu_forms(device):
 def test_unsupported_lists_every_node():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
              helper.make_node("Det", ["a"], ["b"], name="det"),
-             helper.make_node("QAttention", ["a", "a"], ["c"], name="ms", domain="com.microsoft"),
+             helper.make_node("SparseAttention", ["a", "a"], ["c"], name="ms", domain="com.microsoft"),
              helper.make_node("Foo", ["a"], ["e"], name="foo", domain="com.example"),
              helper.make_node("Conv", ["x", "w"], ["d"], name="conv")]
     model = _model(nodes, [_vi("x", [1, 1, 4, 4])], [_vi("b", [1]), _vi("c", [1]), _vi("d", [1]), _vi("e", [1])],
@@ -294,7 +294,7 @@ def test_unsupported_lists_every_node():
         gonnx.InferenceSession(model)
     text = str(info.value)
     assert "det (Det, opset 17): no DirectML mapping" in text
-    assert "ms (QAttention, opset 17): no DirectML mapping" in text  # (a contrib op gpudml does not map yet)
+    assert "ms (SparseAttention, opset 17): no DirectML mapping" in text  # (a contrib op gpudml does not map)
     assert "foo (Foo, opset 17): domain 'com.example'" in text
     assert "conv (" not in text and "ok (" not in text
 

@@ -13,6 +13,14 @@ DmlOperatorGroupQueryAttention.cpp):
   [B, 1, S, S]). relative_position_bias passes through. As the provider's support query,
   `past`, `past_sequence_length`, the `present` output, unidirectional=1 and do_rotary=1 are
   refused (NotMapped: the node is named at construction).
+- QAttention (DmlOperatorQAttention.cpp): the projection MATRIX_MULTIPLY_INTEGER_TO_FLOAT of
+  the 8-bit input and weights (quantized.integer_to_float: input and weights of two types, as
+  quantize_dynamic writes them, MATRIX_MULTIPLY_INTEGER, CAST, MULTIPLY, ADD), then Attention's
+  path (_attend); past [2, B, N, P, H] sliced, present JOINed as the provider does;
+  unidirectional=1 a BOOLEAN causal mask (onnxruntime's CPU kernel's: query i sees keys
+  0..P + i; the provider's FILL_VALUE_SEQUENCE key lengths P + b differ). Refused as the
+  provider's support query refuses: unidirectional=1 with a mask_index, do_rotary=1,
+  past_present_share_buffer=1.
 - MultiHeadAttention: MULTIHEAD_ATTENTION with its inputs as they come (see _multi_head_attention);
   a key of [B, N, L, H] (cross-attention's projected keys, which the provider passes as the
   past) is refused, as are past_sequence_length and cache_indirection.
@@ -43,6 +51,7 @@ import numpy as np
 
 from ..graph import Expression
 from .contrib import gather_axis, rotary, rotary_tables
+from .quantized import integer_to_float
 from .values import NotMapped, as_expr, dtype_of, rank, reshape, transpose
 
 _I32 = np.dtype(np.int32)
@@ -103,11 +112,23 @@ def _attention(ctx, n):
     if heads <= 0 or hidden % heads or vhidden % heads:
         raise NotMapped(f"num_heads {heads} does not divide the hidden sizes {hidden}, {vhidden}")
     batch, seq, width = x.shape
-    head = hidden // heads
     y = ctx.fn("gemm")(reshape(ctx, x, [batch * seq, width]), w)
     if n.input(2) is not None:
         y = ctx.fn("add")(y, reshape(ctx, as_expr(ctx, n.inputs[2]), [1, w.shape[1]]))
-    y = reshape(ctx, y, [batch, seq, w.shape[1]])
+    return _attend(ctx, n, reshape(ctx, y, [batch, seq, w.shape[1]]), heads, hidden, vhidden, n.input(3),
+                   relative_position_bias=n.input(5))
+
+
+def _attend(ctx, n, y, heads: int, hidden: int, vhidden: int, mask_index, *, relative_position_bias=None,
+            past=None, unidirectional: bool = False):
+    """Attention's and QAttention's MULTIHEAD_ATTENTION of the projected y [B, S, 2 hidden +
+    vhidden] (query, key, value): the stacked query-key-value as strides (or the query-key
+    stack beside the value sliced off), mask_index by _mask, past [2, B, N, P, H] sliced into
+    the past key and value, unidirectional as a BOOLEAN mask [1, 1, S, P + S] (key j seen by
+    query i where j <= P + i: onnxruntime's causal mask); the outputs: the output and, where
+    wanted, present [2, B, N, P + S, H] (JOIN of the present key and value)."""
+    batch, seq = y.shape[:2]
+    head = hidden // heads
     args = {}
     if hidden == vhidden:
         stacked = transpose(ctx, reshape(ctx, y, [batch, seq, 3, heads, head]), [0, 1, 3, 2, 4])
@@ -116,13 +137,83 @@ def _attention(ctx, n):
         qk, v = ctx.fn("split")(y, 2, [2 * hidden, vhidden])
         args["stacked_query_key"] = transpose(ctx, reshape(ctx, qk, [batch, seq, 2, heads, head]), [0, 1, 3, 2, 4])
         args["value"] = v
-    if n.input(3) is not None:
-        args["mask"], args["mask_type"] = _mask(ctx, n.inputs[3], batch, heads, seq)
-    if n.input(5) is not None:
-        args["relative_position_bias"] = as_expr(ctx, n.inputs[5])
-    out = ctx.fn("multihead_attention0")(head_count=heads, scale=n.attr("scale", 1.0 / math.sqrt(head)),
-                                         mask_filter_value=n.attr("mask_filter_value", -10000.0), **args)
-    return [out] + [None] * (len(n.outputs_wanted) - 1)
+    if mask_index is not None:
+        args["mask"], args["mask_type"] = _mask(ctx, mask_index, batch, heads, seq)
+    past_len = 0
+    if past is not None:
+        past_len = int(past.shape[3])
+        p = as_expr(ctx, past)
+        args["past_key"], args["past_value"] = (
+            reshape(ctx, ctx.fn("slice")(p, [k, 0, 0, 0, 0], [1, batch, heads, past_len, head], [1] * 5),
+                    [batch, heads, past_len, head]) for k in (0, 1))
+    if unidirectional:
+        total = past_len + seq
+        causal = np.tril(np.ones((seq, total), np.int32), k=past_len).reshape(1, 1, seq, total)
+        args["mask"], args["mask_type"] = as_expr(ctx, causal), "boolean"
+    if relative_position_bias is not None:
+        args["relative_position_bias"] = as_expr(ctx, relative_position_bias)
+    wanted = list(n.outputs_wanted) + [False]
+    out = ctx.fn("multihead_attention0")(head_count=heads, scale=n.attr("scale", 0.0) or 1.0 / math.sqrt(head),
+                                         mask_filter_value=n.attr("mask_filter_value", -10000.0),
+                                         present=bool(wanted[1]), **args)
+    if not wanted[1]:
+        return [out] + [None] * (len(n.outputs_wanted) - 1)
+    out, key, value = out
+    total = past_len + seq
+    present = ctx.fn("join")([reshape(ctx, t, [1, batch, heads, total, head]) for t in (key, value)], 0)
+    return [out, present]
+
+
+def _qattention(ctx, n):
+    """com.microsoft QAttention (the provider's DmlOperatorQAttention): the projection
+    quantized.integer_to_float of the 8-bit input [B, S, W] and weights [W, 3 hidden], their
+    scales (input: one value; weights: one or [3 hidden] per column) and zero points, the bias
+    added; then _attend as Attention's: mask_index of [B] or [2B] elements or of 2-4
+    dimensions, past [2, B, N, P, H] and present, unidirectional. Refused as the provider's
+    support query refuses: unidirectional=1 with a mask_index, do_rotary=1,
+    past_present_share_buffer=1; and a mask index of [3B + 2] (the provider takes B or 2B)."""
+    if n.attr("unidirectional", 0) and n.input(5) is not None:
+        raise NotMapped(f"unidirectional=1 with a mask_index {list(n.inputs[5].shape)}: ONNX Runtime's DirectML "
+                        f"provider does not run QAttention with both")
+    for attr in ("do_rotary", "past_present_share_buffer"):
+        if n.attr(attr, 0):
+            raise NotMapped(f"{attr}={n.attr(attr)}: ONNX Runtime's DirectML provider does not run "
+                            f"QAttention with it")
+    missing = [what for k, what in ((0, "input"), (1, "weight"), (3, "input_scale"), (4, "weight_scale"))
+               if n.input(k) is None]
+    if missing:
+        raise NotMapped(f"{', '.join(missing)} missing: input, weight, input_scale and weight_scale are required")
+    x, w = as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1])
+    for what, v in (("input", x), ("weight", w)):
+        if dtype_of(v) not in (np.int8, np.uint8):
+            raise NotMapped(f"{what} of {dtype_of(v)}: INT8 or UINT8")
+    heads = int(n.attr("num_heads", 0))
+    if rank(x) != 3 or rank(w) != 2 or w.shape[0] != x.shape[2] or w.shape[1] % 3:
+        raise NotMapped(f"input {list(x.shape)} and weight {list(w.shape)}: [B, S, W] and [W, 3 hidden] "
+                        f"expected")
+    hidden = w.shape[1] // 3
+    if heads <= 0 or hidden % heads:
+        raise NotMapped(f"num_heads {heads} must be at least 1 and divide the hidden size {hidden}")
+    batch, seq, width = x.shape
+    for k, what, sizes in ((2, "bias", ([w.shape[1]],)), (3, "input_scale", ([], [1])),
+                           (4, "weight_scale", ([], [1], [w.shape[1]])), (6, "input_zero_point", ([], [1])),
+                           (7, "weight_zero_point", ([], [1], [w.shape[1]]))):
+        v = n.input(k)
+        if v is not None and list(v.shape) not in sizes:
+            raise NotMapped(f"{what} {list(v.shape)}: one of {' or '.join(map(str, sizes))}")
+    mask, past = n.input(5), n.input(8)
+    if mask is not None and rank(mask) == 1 and mask.shape[0] not in (batch, 2 * batch):
+        raise NotMapped(f"mask_index {list(mask.shape)}: a 1-D mask index has B or 2B elements (B = {batch})")
+    if past is not None:
+        if list(past.shape[:3]) != [2, batch, heads] or rank(past) != 5 or past.shape[4] != hidden // heads:
+            raise NotMapped(f"past {list(past.shape)}: [2, B, N, P, H] = [2, {batch}, {heads}, P, "
+                            f"{hidden // heads}] expected")
+        if mask is not None and rank(mask) == 4 and mask.shape[2] != seq:
+            raise NotMapped(f"mask_index {list(mask.shape)} with a past: a 4-D mask is [B, 1, S, P + S]")
+    y = integer_to_float(ctx, reshape(ctx, x, [batch * seq, width]), w, n.inputs[3], n.inputs[4], n.input(6),
+                         n.input(7), n.input(2))
+    return _attend(ctx, n, reshape(ctx, y, [batch, seq, w.shape[1]]), heads, hidden, hidden, mask, past=past,
+                   unidirectional=bool(n.attr("unidirectional", 0)))
 
 
 def _rotate(ctx, x, heads: int, cos_c, sin_c, ids, interleaved: bool):
@@ -359,6 +450,11 @@ ATTENTION_ROWS: tuple[tuple, ...] = (
     ("Attention", "GEMM (input x weights), ELEMENT_WISE_ADD (bias), MULTIHEAD_ATTENTION (stacked query-key-value "
      "as strides; mask_index: KEY_SEQUENCE_LENGTH, KEY_SEQUENCE_END_START or BOOLEAN; SLICE1 of a 4-D mask)",
      _attention, ("gemm", "add", "split", "cast", "slice", "multihead_attention0")),
+    ("QAttention", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT (input and weights of one type; else MATRIX_MULTIPLY_INTEGER, "
+     "CAST, MULTIPLY, ADD), MULTIHEAD_ATTENTION as Attention's (mask_index: KEY_SEQUENCE_LENGTH, "
+     "KEY_SEQUENCE_END_START or BOOLEAN; unidirectional: a BOOLEAN causal mask; past: SLICE1 of key and value; "
+     "present: JOIN)", _qattention, ("matrix_multiply_integer_to_float", "matrix_multiply_integer", "cast",
+                                    "multiply", "add", "split", "slice", "join", "multihead_attention0")),
     ("MultiHeadAttention", "MULTIHEAD_ATTENTION (query or stacked query-key-value, key and value or stacked "
      "key-value, bias, key_padding_mask: KEY_SEQUENCE_LENGTH or BOOLEAN, attention bias, past and present)",
      _multi_head_attention, ("cast", "multihead_attention0")),

@@ -296,29 +296,32 @@ def _fused_matmul(ctx, n):
     return [y]
 
 
-def _embed_layer_norm(ctx, n):
+def embed_layer_norm(ctx, n, tables: dict | None = None):
     """EmbedLayerNormalization: word, position (ids 0..S-1 when none are given) and segment
     embeddings gathered and added, normalized over the hidden axis with gamma and beta; mask_index
-    the count of the mask's ones per batch (zeros without a mask); embedding_sum the sum, where read."""
+    the count of the mask's ones per batch (zeros without a mask); embedding_sum the sum, where read.
+    `tables`: inputs 2-6 (the embeddings, gamma, beta) given apart (QEmbedLayerNormalization's,
+    dequantized; it has no position_ids)."""
     ids = n.inputs[0]
     if len(ids.shape) != 2:
         raise NotMapped(f"input_ids {list(ids.shape)}: [batch, sequence] expected")
     batch, seq = ids.shape
-    word, pos_table = as_expr(ctx, n.inputs[2]), as_expr(ctx, n.inputs[3])
+    table = n.input if tables is None else tables.get
+    word, pos_table = as_expr(ctx, table(2)), as_expr(ctx, table(3))
     hidden = word.shape[-1]
-    gamma, beta = as_expr(ctx, n.inputs[5]), _opt(ctx, n, 6)
+    gamma, beta = as_expr(ctx, table(5)), None if table(6) is None else as_expr(ctx, table(6))
     for what, t in (("position_embedding", pos_table), ("gamma", gamma), ("beta", beta)):
         _need_last(n, t, hidden, what)
     total = gather_axis(ctx, word, ids, 0, [batch, seq])
-    pos = n.input(8)
+    pos = n.input(8) if tables is None else None
     if pos is None:
         pos = np.broadcast_to(np.arange(seq, dtype=np.int32), [batch, seq])
     elif list(pos.shape) not in ([batch, seq], [1, seq]):
         raise NotMapped(f"position_ids {list(pos.shape)}: [batch, sequence] or [1, sequence] expected")
     positions = gather_axis(ctx, pos_table, pos, 0, list(pos.shape))
     total = ctx.fn("add")(total, positions)
-    if n.input(1) is not None and n.input(4) is not None:
-        total = ctx.fn("add")(total, gather_axis(ctx, as_expr(ctx, n.inputs[4]), n.inputs[1], 0, [batch, seq]))
+    if n.input(1) is not None and table(4) is not None:
+        total = ctx.fn("add")(total, gather_axis(ctx, as_expr(ctx, table(4)), n.inputs[1], 0, [batch, seq]))
     y = ctx.fn("mean_variance_normalization")(total, gamma, beta, axes=[2], normalize_variance=True,
                                               epsilon=n.attr("epsilon", 1e-12))
     mask = n.input(7)
@@ -481,7 +484,7 @@ CONTRIB_ROWS: tuple[tuple, ...] = tuple([
      "(UseMean FALSE: RMS; below FL 6_3 REDUCE, ADD, SQRT, RECIP, MULTIPLY); inv_std_var: REDUCE (AVERAGE of x x), "
      "ADD, SQRT, RECIP", _skip_simplified, _RMS),
     ("EmbedLayerNormalization", "GATHER (word, position, segment), ELEMENT_WISE_ADD, MEAN_VARIANCE_NORMALIZATION1; "
-     "mask_index: LOGICAL_EQUALS (mask == 1), CAST, REDUCE (SUM)", _embed_layer_norm,
+     "mask_index: LOGICAL_EQUALS (mask == 1), CAST, REDUCE (SUM)", embed_layer_norm,
      ("gather", "add", "mean_variance_normalization", "logical_equals", "cast", "reduce")),
     ("RotaryEmbedding", "GATHER (cos, sin at the position ids; an offset: CAST to INT32, ELEMENT_WISE_ADD), SPLIT, "
      "MULTIPLY, SUBTRACT, ADD, JOIN; constant caches, the whole head rotated: GATHER of host tables and of x, "
@@ -516,4 +519,4 @@ ONNX_ROWS: tuple[tuple, ...] = (
      ("mean_variance_normalization", "cast")),
 )
 
-__all__ = ["CONTRIB_ROWS", "ONNX_ROWS", "gather_axis", "gelu_tanh", "mean_inv_std", "rms"]
+__all__ = ["CONTRIB_ROWS", "ONNX_ROWS", "embed_layer_norm", "gather_axis", "gelu_tanh", "mean_inv_std", "rms"]

@@ -115,7 +115,7 @@ NOT_YET: dict[tuple[str, str], int] = {
     # DYNAMIC_QUANTIZE_LINEAR, MATRIX_MULTIPLY_INTEGER_TO_FLOAT)
     # (ConvInteger, QLinearConv, com.microsoft's QLinearAveragePool and QLinearGlobalAveragePool are mapped)
     # (QLinearAdd, QLinearSigmoid and QLinearConcat are mapped: gpudml/onnx/quantized.py; QuantizeLinear as ONNX's)
-    **{(MS, op): 47 for op in ("QAttention",)},
+    # (com.microsoft's QAttention is mapped: gpudml/onnx/attention.py)
 }
 
 #: (domain, op) -> why gpudml does not plan it, for the ops of the anchor no issue brings.
@@ -212,8 +212,9 @@ def markdown() -> str:
         f"its generated kernel list, [{SOURCE['path']}]({url}) at commit {SOURCE['commit'][:12]}). "
         f"gpudml maps {n['mapped']} of them, folds {n['folded']} on the host, runs {n['control flow']} as control "
         f"flow in the session (If; Loop and Scan too, which the provider leaves to onnxruntime's CPU provider), "
-        f"{n['not yet']} are not yet mapped "
-        f"(each with the open issue that brings it) and {n['not planned']} are not planned (each with why). "
+        + (f"{n['not yet']} are not yet mapped (each with the open issue that brings it)" if n["not yet"]
+           else "none is left to an open issue")
+        + f" and {n['not planned']} are not planned (each with why). "
         "The provider's opsets are the versions it registers a kernel at, each serving up to the next; "
         "gpudml's, those of its row in the mapping table above (`gpudml/onnx/dml_ep.py` holds the list; "
         "`python -m gpudml.onnx.dml_ep` prints this section).",

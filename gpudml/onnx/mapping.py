@@ -42,7 +42,8 @@ from . import sequences
 from .attention import ATTENTION_ROWS, ONNX_ATTENTION_ROWS
 from .contrib import CONTRIB_ROWS, ONNX_ROWS, gather_axis, gelu_tanh
 from .nbits import NBITS_ROWS, cast_four, dequantize_linear, quantize_linear4
-from .quantized import QUANTIZED_ROWS
+from .quantized import QUANTIZED_ROWS, integer_to_float
+from .quantized import quant_value as _quant_value
 from .values import NotMapped, as_expr, broadcast, materialize, rank, reshape, shape, transpose
 from .values import dtype_of as _dtype
 
@@ -503,23 +504,6 @@ def _vector_result(ctx, y, out: str):
     return reshape(ctx, y, sizes or [1])
 
 
-def _quant_value(ctx, v, f32: bool = False):
-    """A zero point or scale as the integer GEMMs take it (a scalar as one value; 1-D [M]
-    per row of A or the output, [N] per column of B, as the provider aligns them); a scale
-    of another float type (QLinearMatMul-21's FLOAT16) as FLOAT32, exactly."""
-    if v is None:
-        return None
-    if isinstance(v, Expression):
-        if rank(v) == 0:
-            v = reshape(ctx, v, [1])
-        if f32 and v.dtype.numpy != np.float32:
-            v = ctx.fn("cast")(v, np.float32)
-        return v
-    v = np.asarray(v)
-    v = v.reshape(1) if v.ndim == 0 else v
-    return v.astype(np.float32) if f32 and v.dtype != np.float32 else v
-
-
 def _matmul_integer(ctx, n):
     """MatMulInteger: DML_OPERATOR_MATRIX_MULTIPLY_INTEGER, batched as MatMul; a 1-D
     a_zero_point per row, b_zero_point per column."""
@@ -541,25 +525,11 @@ def _qlinear_matmul(ctx, n):
 
 
 def _matmul_integer_to_float(ctx, n):
-    """com.microsoft MatMulIntegerToFloat: DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT,
-    whose A and B share one type; A and B of different types (UINT8 activations, INT8
-    weights: onnxruntime's quantize_dynamic): MATRIX_MULTIPLY_INTEGER, then CAST to the scales'
-    type, MULTIPLY by a_scale b_scale and ADD the bias (onnxruntime's CPU kernel's steps)."""
+    """com.microsoft MatMulIntegerToFloat: quantized.integer_to_float (MATRIX_MULTIPLY_INTEGER_TO_FLOAT,
+    or for A and B of different types MATRIX_MULTIPLY_INTEGER, CAST, MULTIPLY, ADD)."""
     a, b, out = _vector_operands(ctx, as_expr(ctx, n.inputs[0]), as_expr(ctx, n.inputs[1]))
-    a_scale, b_scale = _quant_value(ctx, n.inputs[2]), _quant_value(ctx, n.inputs[3])
-    a_zero, b_zero, bias = _quant_value(ctx, n.input(4)), _quant_value(ctx, n.input(5)), n.input(6)
-    if a.dtype == b.dtype:
-        y = ctx.fn("matrix_multiply_integer_to_float")(a, a_scale, a_zero, b=b, b_scale=b_scale,
-                                                       b_zero_point=b_zero, bias=bias)
-        return [_vector_result(ctx, y, out)]
-    acc = ctx.fn("matrix_multiply_integer")(a, b, a_zero, b_zero)
-    dtype = _dtype(n.inputs[2])
-    row = a_scale if not isinstance(a_scale, np.ndarray) or a_scale.size == 1 else a_scale.reshape(-1, 1)
-    y = ctx.fn("multiply")(ctx.fn("multiply")(ctx.fn("cast")(acc, dtype), row), b_scale)
-    if bias is not None:
-        y = ctx.fn("add")(y, bias)
+    y = integer_to_float(ctx, a, b, n.inputs[2], n.inputs[3], n.input(4), n.input(5), n.input(6))
     return [_vector_result(ctx, y, out)]
-
 
 
 def _qgemm(ctx, n):
