@@ -268,6 +268,29 @@ def test_gemv_blocks_of_several_quads(adapter, adapter_class, k, block, signed):
     assert np.all(np.abs(got.astype(np.float64) - want) <= gemm_op.tolerance(want, [x, weight], {"trans_b": True}))
 
 
+def test_gemv_weight_in_binding_segments(adapter):
+    """A weight larger than one binding (a forced 1 KiB): the gemv's reads (32-byte units
+    where the adapter has shader-int64) pick their segment, the same bits as unsegmented."""
+    k, n = 256, 13
+    rng = np.random.default_rng(5)
+    blob = pack4(rng.integers(0, 16, (n, k))).view(np.uint8)
+    scales = rng.uniform(-0.1, 0.1, (n, k // 32)).astype(np.float32)
+    zbytes = pack4(rng.integers(0, 16, (n, k // 32))).view(np.uint8)
+    x = rng.standard_normal((1, k)).astype(np.float32)
+    results = []
+    for device in (dml.Device(adapter=adapter), dml.Device(adapter=adapter, max_binding_bytes=1024)):
+        g = dml.Graph(device)
+        xs, ws = g.input([1, k], dtype=np.float32, name="x"), g.input(list(blob.shape), dtype=np.uint8, name="w")
+        ss, zs = g.input(list(scales.shape), dtype=np.float32, name="s"), g.input(list(zbytes.shape), dtype=np.uint8,
+                                                                              name="z")
+        op = g.compile([dml.gemm(xs, dml.dequantize(ws, ss, zs, axis=1, block_size=32, bits=4), trans_b=True)])
+        assert op.steps[0].compiled.strategy == "gemv"
+        results.append((op({"x": x, "w": blob, "s": scales, "z": zbytes})[0], op.steps[0].compiled.wgsl[0]))
+    (whole, _), (split, wgsl) = results
+    assert "b_vec_1" in wgsl and ("array<vec4<u64>>" in wgsl) == dml.Device(adapter=adapter).caps.has("shader-int64")
+    assert np.array_equal(whole.view(np.uint32), split.view(np.uint32))
+
+
 def _dequantize_linear_model(x, scale, zero, axis, block, x_is_input: bool) -> tuple[onnx.ModelProto, dict]:
     """DequantizeLinear at opset 21, the scale a graph input (so that the node is not folded
     on the host), x an initializer (4-bit: a constant) or an input."""
