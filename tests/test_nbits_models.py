@@ -228,16 +228,67 @@ def test_gemv_shared_reads_change_no_bit(adapter, adapter_class, k, n, zero, sig
     quads = k // 32 % 4 == 0
     assert ("dq_scale_quad_at" in wgsl) == quads and ("zw0" in wgsl) == (zero is not None and quads)
     assert ("subgroupBroadcast" in wgsl) == device.caps.has("subgroup")
+    # the weight rows as 32-byte units where the adapter has shader-int64 and a row is an even count of blocks
+    assert ("array<vec4<u64>>" in wgsl) == (device.caps.has("shader-int64") and k // 32 % 2 == 0)
     monkeypatch.setattr(dequantize_gemm, "_scale_quads", lambda p: False)
     monkeypatch.setattr(dequantize_gemm, "_zero_words", lambda p: False)
     one_by_one = dequantize_gemm._gemv
     monkeypatch.setattr(dequantize_gemm, "_gemv", lambda p, caps: one_by_one(p, None))
     plain, plain_wgsl = run()
     assert "subgroupBroadcast" not in plain_wgsl and "dq_scale_quad_at" not in plain_wgsl
+    assert "vec4<u64>" not in plain_wgsl
     assert np.array_equal(got.view(np.uint32), plain.view(np.uint32))
     weight = reference.dequantize(blob, scales, zbytes, axis=1, block_size=32, bits=4)
     want = reference.gemm(x, weight, trans_b=True)
     assert np.all(np.abs(got.astype(np.float64) - want) <= gemm_op.tolerance(want, [x, weight], {"trans_b": True}))
+
+
+@pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
+@pytest.mark.parametrize("k, block, signed", [(256, 64, False), (384, 128, True)])
+def test_gemv_blocks_of_several_quads(adapter, adapter_class, k, block, signed):
+    """Blocks of 64 and 128 4-bit weights (2 and 4 16-byte blocks a scale: the gemv's loop
+    over a block's quads, not the one-quad body W67 takes) within GEMM's documented precision."""
+    device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+    n = 11
+    rng = np.random.default_rng(k + block)
+    q = rng.integers(-8, 8, (n, k)) if signed else rng.integers(0, 16, (n, k))
+    blob = pack4(q).view(np.int8 if signed else np.uint8)
+    scales = rng.uniform(-0.1, 0.1, (n, k // block)).astype(np.float32)
+    z = rng.integers(-8, 8, (n, k // block)) if signed else rng.integers(0, 16, (n, k // block))
+    zbytes = z.astype(blob.dtype)
+    x = rng.standard_normal((1, k)).astype(np.float32)
+    g = dml.Graph(device)
+    xs, ws = g.input([1, k], dtype=np.float32, name="x"), g.input(list(blob.shape), dtype=blob.dtype, name="w")
+    ss, zs = g.input(list(scales.shape), dtype=np.float32, name="s"), g.input(list(z.shape), dtype=blob.dtype, name="z")
+    op = g.compile([dml.gemm(xs, dml.dequantize(ws, ss, zs, axis=1, block_size=block, bits=4), trans_b=True)])
+    assert op.steps[0].compiled.strategy == "gemv" and "uni.block_words; j += 4u" in op.steps[0].compiled.wgsl[0]
+    (got,) = op({"x": x, "w": blob, "s": scales, "z": zbytes})
+    weight = reference.dequantize(blob, scales, zbytes, axis=1, block_size=block, bits=4)
+    want = reference.gemm(x, weight, trans_b=True)
+    assert np.all(np.abs(got.astype(np.float64) - want) <= gemm_op.tolerance(want, [x, weight], {"trans_b": True}))
+
+
+def test_gemv_weight_in_binding_segments(adapter):
+    """A weight larger than one binding (a forced 1 KiB): the gemv's reads (32-byte units
+    where the adapter has shader-int64) pick their segment, the same bits as unsegmented."""
+    k, n = 256, 13
+    rng = np.random.default_rng(5)
+    blob = pack4(rng.integers(0, 16, (n, k))).view(np.uint8)
+    scales = rng.uniform(-0.1, 0.1, (n, k // 32)).astype(np.float32)
+    zbytes = pack4(rng.integers(0, 16, (n, k // 32))).view(np.uint8)
+    x = rng.standard_normal((1, k)).astype(np.float32)
+    results = []
+    for device in (dml.Device(adapter=adapter), dml.Device(adapter=adapter, max_binding_bytes=1024)):
+        g = dml.Graph(device)
+        xs, ws = g.input([1, k], dtype=np.float32, name="x"), g.input(list(blob.shape), dtype=np.uint8, name="w")
+        ss, zs = g.input(list(scales.shape), dtype=np.float32, name="s"), g.input(list(zbytes.shape), dtype=np.uint8,
+                                                                              name="z")
+        op = g.compile([dml.gemm(xs, dml.dequantize(ws, ss, zs, axis=1, block_size=32, bits=4), trans_b=True)])
+        assert op.steps[0].compiled.strategy == "gemv"
+        results.append((op({"x": x, "w": blob, "s": scales, "z": zbytes})[0], op.steps[0].compiled.wgsl[0]))
+    (whole, _), (split, wgsl) = results
+    assert "b_vec_1" in wgsl and ("array<vec4<u64>>" in wgsl) == dml.Device(adapter=adapter).caps.has("shader-int64")
+    assert np.array_equal(whole.view(np.uint32), split.view(np.uint32))
 
 
 def _dequantize_linear_model(x, scale, zero, axis, block, x_is_input: bool) -> tuple[onnx.ModelProto, dict]:
