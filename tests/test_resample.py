@@ -407,6 +407,29 @@ def test_integer_float16_linear_special_values(device):
         assert_within(got["integer"][finite], want[finite], tol[finite], spec.name)
 
 
+@pytest.mark.parametrize("scales", [[1, 1, 2, 2], [1, 1, 1, 4], [1, 2, 1, 8]], ids=["pairs", "row4", "outer2_row8"])
+def test_integer_float16_linear_rounds_to_nearest_even(device, scales):
+    """FLOAT16 linear `integer` rounds each float32 sum to float16 once, to the nearest, ties
+    to even (f16x2_bits in shaders/resample.wgsl.j2), not merely within the bound: on inputs
+    whose sums float32 holds exactly (normals of [0.5, 4) of either sign; subnormals, whose
+    sums land on the subnormal grid), the result is the exact sum rounded to nearest even, bit
+    for bit, both halves of every output word, ties among them (the weights' 1/16ths)."""
+    rng = np.random.default_rng(43)
+    shape = (2, 3, 4, 32)
+    normals = (rng.uniform(0.5, 4, shape) * rng.choice([-1, 1], shape)).astype(np.float16)
+    subnormals = (rng.integers(-1023, 1024, shape) * 2.0 ** -24).astype(np.float16)
+    spec = spec_named("resample")
+    for x in (normals, subnormals):
+        desc = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT16, x.shape), scales=scales, mode="linear")
+        got = device.compile_operator(device.create_operator(desc), strategy="integer").execute([x])[0]
+        exact = spec.reference(x.astype(np.float32), **spec.arguments(desc))  # float32 holds these sums
+        want = exact.astype(np.float16)
+        assert_bit_equal(got, want)
+        off_grid = exact != want.astype(np.float32)
+        ties = np.abs(exact - want.astype(np.float32)) == np.abs(np.spacing(want)).astype(np.float32) / 2
+        assert off_grid.mean() > 0.3 and ties.any()  # rounding exercised, ties too
+
+
 @pytest.mark.parametrize(("shape", "scales", "pair"), [
     ((1, 2, 1, 16), [1, 1, 2, 2], 2),  # one input row: the pairs (-1, 0) and (1, 2) write one row each
     ((2, 3, 5, 32), [1, 1, 2, 2], 2),
