@@ -430,6 +430,32 @@ def test_integer_float16_linear_rounds_to_nearest_even(device, scales):
         assert off_grid.mean() > 0.3 and ties.any()  # rounding exercised, ties too
 
 
+def test_integer_float16_linear_stores_u64_pairs_where_the_adapter_has_int64(device):
+    """FLOAT16 linear `integer` stores its 16-byte output blocks as vec2<u64> (the builder's
+    `wide` access: half the lanes' store steps on lavapipe) where the adapter has
+    shader-int64, vec4<u32> where not (GL), and no other FLOAT16 or FLOAT32 plan does; the
+    same bits either way (the adapter here runs the one its caps give, against the reference
+    rounded to nearest even in test_integer_float16_linear_rounds_to_nearest_even)."""
+    from gpudml import caps, compiler
+
+    spec = spec_named("resample")
+    half = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT16, [1, 2, 4, 32]), scales=[1, 1, 2, 2], mode="linear")
+    single = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [1, 2, 4, 32]), scales=[1, 1, 2, 2], mode="linear")
+    for profile in ("vulkan-cpu", "gl-cpu", "gpu"):
+        profile_caps = caps.profile(profile)
+        (kernel,) = compiler.compile(half, profile_caps, strategy="integer").kernels
+        wide = profile_caps.has("shader-int64")
+        assert ("var<storage, read_write> output_wide: array<vec2<u64>>;" in kernel.source) == wide, profile
+        assert ("output_vec_set(" in kernel.source) != wide, profile
+        (kernel,) = compiler.compile(single, profile_caps, strategy="integer").kernels
+        assert "vec2<u64>" not in kernel.source
+    assert caps.profile("vulkan-cpu").has("shader-int64") and not caps.profile("gl-cpu").has("shader-int64")
+    x = np.random.default_rng(5).uniform(-2, 2, [1, 2, 4, 32]).astype(np.float16)
+    got = device.compile_operator(device.create_operator(half), strategy="integer").execute([x])[0]
+    assert_within(got, spec.reference(x, **spec.arguments(half)), spec.tolerance(
+        spec.reference(x, **spec.arguments(half)), [x], spec.arguments(half)), spec.name)
+
+
 @pytest.mark.parametrize(("shape", "scales", "pair"), [
     ((1, 2, 1, 16), [1, 1, 2, 2], 2),  # one input row: the pairs (-1, 0) and (1, 2) write one row each
     ((2, 3, 5, 32), [1, 1, 2, 2], 2),

@@ -53,7 +53,10 @@ INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 #:   atomics   array<atomic<u32>> of 32-bit words that several invocations update: NAME_at
 #:             (atomicLoad), NAME_set (atomicStore) and NAME_min (atomicMin, whose result no
 #:             order of the invocations changes: a deterministic scatter's claim)
-ACCESSES = ("words", "blocks", "stores", "atomics")
+#:   wide      array<vec2<u64>>: 16-byte blocks as two 64-bit words, for an adapter with
+#:             shader-int64 only: lavapipe loops over the lanes once per component of a
+#:             store, half as often as for a vec4<u32> block (kernels/resample.py)
+ACCESSES = ("words", "blocks", "stores", "atomics", "wide")
 
 
 
@@ -91,7 +94,7 @@ class Buffer:
     @property
     def unit_bytes(self) -> int:
         """Bytes of one array element of the binding: a word or a 16-byte block."""
-        return 16 if self.access == "blocks" else 4
+        return 16 if self.access in ("blocks", "wide") else 4
 
     @property
     def atomic(self) -> bool:
@@ -101,6 +104,8 @@ class Buffer:
     def wgsl_type(self) -> str:
         if self.access == "blocks":
             return "array<vec4<u32>>"
+        if self.access == "wide":
+            return "array<vec2<u64>>"
         if self.atomic:
             return "array<atomic<u32>>"
         return "array<u32>"
@@ -319,7 +324,7 @@ def _accessors(b: Buffer) -> list[str]:
     (no choice to make: a template
     calls those inside lib/common's `pinned`, for a loop whose whole range it has checked
     lies in segment K)."""
-    item = "vec4<u32>" if b.access == "blocks" else "u32"
+    item = {"blocks": "vec4<u32>", "wide": "vec2<u64>"}.get(b.access, "u32")
     ops = []  # (name, parameters, result, body with {var} for the binding, j for the index)
     if b.access == "atomics":
         ops += [("at", "", " -> u32", "return atomicLoad(&{var}[j]);"),
@@ -332,7 +337,7 @@ def _accessors(b: Buffer) -> list[str]:
         if b.writable:
             ops.append(("set", f", v: {item}", "", "{var}[j] = v;"))
     pairs = []
-    if b.access != "blocks" and not b.atomic:
+    if b.access not in ("blocks", "wide") and not b.atomic:
         pairs.append(("at2", "", " -> vec2<u32>", "return vec2<u32>({var}[j], {var}[j + 1u]);"))
         if b.writable:
             pairs.append(("set2", ", v: vec2<u32>", "", "{var}[j] = v.x;\n{var}[j + 1u] = v.y;"))
