@@ -431,8 +431,8 @@ def test_integer_float16_linear_rounds_to_nearest_even(device, scales):
 
 
 def test_integer_float16_linear_stores_u64_pairs_where_the_adapter_has_int64(device, adapter):
-    """FLOAT16 linear `integer` stores its 16-byte output blocks as vec2<u64> (the builder's
-    `wide` access: half the lanes' store steps on lavapipe) where the adapter has
+    """FLOAT16 linear `integer` loads and stores its 16-byte blocks as vec2<u64> (the builder's
+    `wide` access: half the lanes' load and store steps on lavapipe) where the adapter has
     shader-int64, vec4<u32> where not (GL), and no other FLOAT16 or FLOAT32 plan does; the
     same bits either way (test_integer_float16_linear_rounds_to_nearest_even runs the one
     each adapter's caps give against the reference); with the output bound in segments too."""
@@ -447,6 +447,8 @@ def test_integer_float16_linear_stores_u64_pairs_where_the_adapter_has_int64(dev
         wide = profile_caps.has("shader-int64")
         assert ("var<storage, read_write> output_wide: array<vec2<u64>>;" in kernel.source) == wide, profile
         assert ("output_vec_set(" in kernel.source) != wide, profile
+        assert ("var<storage, read> input_wide: array<vec2<u64>>;" in kernel.source) == wide, profile
+        assert ("input_blocks_at(" in kernel.source) != wide, profile
         (kernel,) = compiler.compile(single, profile_caps, strategy="integer").kernels
         assert "vec2<u64>" not in kernel.source
     assert caps.profile("vulkan-cpu").has("shader-int64") and not caps.profile("gl-cpu").has("shader-int64")

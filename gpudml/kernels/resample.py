@@ -332,10 +332,11 @@ def _pair_axis(p: Resampling) -> int:
 
 
 def _wide(p: Resampling, caps) -> bool:
-    """`integer`, FLOAT16 linear: its 16-byte output blocks stored as two u64 (the builder's
-    `wide` access) where the adapter has shader-int64: lavapipe stores a lane's block in
-    one step per component, 2 in place of 4 (CPU time of W37 4.6 -> 4.3 ms, W39 34 -> 32 ms,
-    docs/performance.md); GL (no 64-bit types) stores vec4<u32> blocks. The same bits."""
+    """`integer`, FLOAT16 linear: its 16-byte input and output blocks loaded and stored as two
+    u64 (the builder's `wide` access) where the adapter has shader-int64: lavapipe loads or
+    stores a lane's block in one step per component, 2 in place of 4 (CPU time, the stores:
+    W37 4.6 -> 4.4 ms, W39 34.6 -> 32.4 ms; the loads then: 4.4 -> 4.3, 32.6 -> 31.7 ms;
+    docs/performance.md); GL (no 64-bit types) keeps vec4<u32> blocks. The same bits."""
     return _half(p) and caps is not None and caps.has("shader-int64")
 
 
@@ -360,8 +361,8 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
                 "rows": 0, "runs_per_row": n // per, "cubic_a": f32_bits(p.cubic_a)}
     bits = params["bits"]
     blocks = output_buffer(0, "output_wide", bits, "wide") if wide else output_buffer(0, "output_vec", bits, "blocks")
-    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"), blocks,
-               input_buffer(0, "input_blocks", "blocks"))
+    loads = input_buffer(0, "input_wide", "wide") if wide else input_buffer(0, "input_blocks", "blocks")
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"), blocks, loads)
     rows = p.output.element_count // p.output.sizes[-1]
     if pair >= 0:  # pairs of output rows: p.input.sizes[pair] + 1 per p.output.sizes[pair] rows
         rows = rows // p.output.sizes[pair] * (p.input.sizes[pair] + 1)
@@ -460,7 +461,7 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
     and the row that does not exist is stored over the one that does (no branch).
     The statements come in the order of the stores, each just before its first use (what
     the compilers keep live stays small: 16-byte block by block)."""
-    axes, pair = params["axes"], params["integer_pair"]
+    axes, pair, wide = params["axes"], params["integer_pair"], params.get("integer_wide", False)
     outer = range(len(axes) - (2 if pair >= 0 else 1))
     combos = [()]
     for _ in outer:
@@ -483,9 +484,13 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
             decls[f"l{name}"] = (f"load_x(off{name} + lft)", (f"off{name}",))
             decls[f"r{name}"] = (f"load_x(off{name} + rgt)", (f"off{name}",))
             for blk in range(per // 8):
-                decls[f"b{name}_{blk}"] = (f"input_blocks_at((off{name} + first) / 8u + {blk}u)", (f"off{name}",))
-                for x in "xyzw":
-                    decls[f"h{name}_{blk}{x}"] = (f"unpack2x16float(b{name}_{blk}.{x})", (f"b{name}_{blk}",))
+                load = "input_wide_at" if wide else "input_blocks_at"
+                decls[f"b{name}_{blk}"] = (f"{load}((off{name} + first) / 8u + {blk}u)", (f"off{name}",))
+                for k, x in enumerate("xyzw"):
+                    word = f"b{name}_{blk}.{x}"
+                    if wide:  # (_wide) word k of the block: a half of u64 k // 2, the low one first
+                        word = f"u32(b{name}_{blk}.{'xy'[k // 2]}{' >> 32u' if k % 2 else ''})"
+                    decls[f"h{name}_{blk}{x}"] = (f"unpack2x16float({word})", (f"b{name}_{blk}",))
 
     def elem(name: str, i: int) -> tuple[str, str]:
         """Input element i of row `name`: (its value, the statement it needs)."""
@@ -535,7 +540,7 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
                 need(f"at_{o}")
                 at = f"at_{o}"
             words = [f"f16x2_bits(vec2<f32>({values[k]}, {values[k + 1]}))" for k in range(0, 8, 2)]
-            if params.get("integer_wide"):  # (_wide) two u64 of two words each, low word first
+            if wide:  # (_wide) two u64 of two words each, low word first
                 pairs = [f"u64({words[k]}) | (u64({words[k + 1]}) << 32u)" for k in (0, 2)]
                 lines.append(f"    output_wide_set({at} / 8u + {q}u, vec2<u64>({', '.join(pairs)}));")
             else:
