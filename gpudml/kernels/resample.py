@@ -70,9 +70,10 @@ Strategies:
   profile of the JIT code: 64% of the kernel on lavapipe's per-lane store loops, where LLVM's
   InstCombine had moved f16x2_bits' last integer operations, run per lane in scalar code)
   f16x2_bits ends in a select, which InstCombine never scalarizes, and the blocks are stored
-  as two u64 where the adapter has shader-int64 (_wide): the same bits, [1,64,128,128]
-  6.3-6.6 -> 4.4-4.5 ms, [8,256,64,64] 48-50 -> 32 ms, GL 6.6-7.1 -> 4.7-5.2 ms (float16
-  now cheaper per element than float32's 7.8 ms). The bench rows are in docs/performance.md.
+  as two u64 where the adapter has shader-int64 (_wide: the loads too): the same bits,
+  [1,64,128,128] 6.3-6.6 -> 4.1-4.3 ms, [8,256,64,64] 48-50 -> 31.4-31.7 ms, GL 6.6-7.4 ->
+  4.7-5.2 ms (float16 now cheaper per element than float32's 7.8 ms; 0.53-0.65x the copy
+  kernel by CPU time). The bench rows are in docs/performance.md.
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
