@@ -407,6 +407,63 @@ def test_integer_float16_linear_special_values(device):
         assert_within(got["integer"][finite], want[finite], tol[finite], spec.name)
 
 
+@pytest.mark.parametrize("scales", [[1, 1, 2, 2], [1, 1, 1, 4], [1, 2, 1, 8]], ids=["pairs", "row4", "outer2_row8"])
+def test_integer_float16_linear_rounds_to_nearest_even(device, scales):
+    """FLOAT16 linear `integer` rounds each float32 sum to float16 once, to the nearest, ties
+    to even (f16x2_bits in shaders/resample.wgsl.j2), not merely within the bound: on inputs
+    whose sums float32 holds exactly (normals of [0.5, 4) of either sign; subnormals, whose
+    sums land on the subnormal grid), the result is the exact sum rounded to nearest even, bit
+    for bit, both halves of every output word, ties among them (the weights' 1/16ths)."""
+    rng = np.random.default_rng(43)
+    shape = (2, 3, 4, 32)
+    normals = (rng.uniform(0.5, 4, shape) * rng.choice([-1, 1], shape)).astype(np.float16)
+    subnormals = (rng.integers(-1023, 1024, shape) * 2.0 ** -24).astype(np.float16)
+    spec = spec_named("resample")
+    for x in (normals, subnormals):
+        desc = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT16, x.shape), scales=scales, mode="linear")
+        got = device.compile_operator(device.create_operator(desc), strategy="integer").execute([x])[0]
+        exact = spec.reference(x.astype(np.float32), **spec.arguments(desc))  # float32 holds these sums
+        want = exact.astype(np.float16)
+        assert_bit_equal(got, want)
+        off_grid = exact != want.astype(np.float32)
+        ties = np.abs(exact - want.astype(np.float32)) == np.abs(np.spacing(want)).astype(np.float32) / 2
+        assert off_grid.mean() > 0.3 and ties.any()  # rounding exercised, ties too
+
+
+def test_integer_float16_linear_stores_u64_pairs_where_the_adapter_has_int64(device, adapter):
+    """FLOAT16 linear `integer` loads and stores its 16-byte blocks as vec2<u64> (the builder's
+    `blocks64` access: half the lanes' load and store steps on lavapipe) where the adapter has
+    shader-int64, vec4<u32> where not (GL), and no other FLOAT16 or FLOAT32 plan does; the
+    same bits either way (test_integer_float16_linear_rounds_to_nearest_even runs the one
+    each adapter's caps give against the reference); with the output bound in segments too."""
+    from gpudml import caps, compiler
+
+    spec = spec_named("resample")
+    half = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT16, [1, 2, 4, 32]), scales=[1, 1, 2, 2], mode="linear")
+    single = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT32, [1, 2, 4, 32]), scales=[1, 1, 2, 2], mode="linear")
+    for profile in ("vulkan-cpu", "gl-cpu", "gpu"):
+        profile_caps = caps.profile(profile)
+        (kernel,) = compiler.compile(half, profile_caps, strategy="integer").kernels
+        wide = profile_caps.has("shader-int64")
+        assert ("var<storage, read_write> output_wide: array<vec2<u64>>;" in kernel.source) == wide, profile
+        assert ("output_vec_set(" in kernel.source) != wide, profile
+        assert ("var<storage, read> input_wide: array<vec2<u64>>;" in kernel.source) == wide, profile
+        assert ("input_blocks_at(" in kernel.source) != wide, profile
+        (kernel,) = compiler.compile(single, profile_caps, strategy="integer").kernels
+        assert "vec2<u64>" not in kernel.source
+    assert caps.profile("vulkan-cpu").has("shader-int64") and not caps.profile("gl-cpu").has("shader-int64")
+    # an output bound in segments (a binding of 4 KiB: 8 of them for these 32 KiB), each
+    # block's wide or vec4 store picking its segment: the bits of the unlimited device
+    from isolated import limited_device
+
+    x = np.random.default_rng(5).uniform(-2, 2, [1, 4, 8, 64]).astype(np.float16)
+    desc = spec.infer_output(dml.TensorDesc(dml.DataType.FLOAT16, x.shape), scales=[1, 1, 2, 2], mode="linear")
+    small = limited_device(adapter, max_storage_binding_size=4096)
+    got = small.compile_operator(small.create_operator(desc), strategy="integer").execute([x])[0]
+    want = device.compile_operator(device.create_operator(desc), strategy="integer").execute([x])[0]
+    assert_bit_equal(got, want)
+
+
 @pytest.mark.parametrize(("shape", "scales", "pair"), [
     ((1, 2, 1, 16), [1, 1, 2, 2], 2),  # one input row: the pairs (-1, 0) and (1, 2) write one row each
     ((2, 3, 5, 32), [1, 1, 2, 2], 2),

@@ -66,8 +66,14 @@ Strategies:
   float add: 7.3 against 6.8 ms), a fast path for normal results with a recheck (7.0 without
   the recheck, 9.1 with it), fma (no better), quantizeToF16 (14 ms), 4 or 8 blocks per
   invocation (6.7, 8.0 against 6.4 ms for 2: HALF_BLOCKS), the statements in the stores'
-  order (the same); naga rejects bitcast<u32>(vec2<f16>), and GL has no f16. The bench
-  rows are in docs/performance.md.
+  order (the same); naga rejects bitcast<u32>(vec2<f16>), and GL has no f16. Then (a
+  profile of the JIT code: 64% of the kernel on lavapipe's per-lane store loops, where LLVM's
+  InstCombine had moved f16x2_bits' last integer operations, run per lane in scalar code)
+  f16x2_bits ends in a select, which InstCombine never scalarizes, and the blocks are stored
+  as two u64 where the adapter has shader-int64 (_wide: the loads too): the same bits,
+  [1,64,128,128] 6.3-6.6 -> 4.1-4.3 ms, [8,256,64,64] 48-50 -> 31.4-31.7 ms, GL 6.6-7.4 ->
+  4.7-5.2 ms (float16 now cheaper per element than float32's 7.8 ms; 0.53-0.65x the copy
+  kernel by CPU time). The bench rows are in docs/performance.md.
 - nearest: the movement family's (`stretches`, `elements`, `strided`, `coalesced`:
   kernels/movement/family.py) with the index rule as a chain stage (shaders/resample_nearest.wgsl.j2),
   which a graph also fuses into its data-movement chains; and this family's own two below
@@ -326,6 +332,15 @@ def _pair_axis(p: Resampling) -> int:
     return a if p.output.sizes[a] == 2 * p.input.sizes[a] else -1
 
 
+def _wide(p: Resampling, caps) -> bool:
+    """`integer`, FLOAT16 linear: its 16-byte input and output blocks loaded and stored as two
+    u64 (the builder's `blocks64` access) where the adapter has shader-int64: lavapipe loads or
+    stores a lane's block in one step per component, 2 in place of 4 (CPU time, the stores:
+    W37 4.6 -> 4.4 ms, W39 34.6 -> 32.4 ms; the loads then: 4.4 -> 4.3, 32.6 -> 31.7 ms;
+    docs/performance.md); GL (no 64-bit types) keeps vec4<u32> blocks. The same bits."""
+    return _half(p) and caps is not None and caps.has("shader-int64")
+
+
 def _integer_plan(p: Resampling, caps) -> KernelPlan:
     """`integer` (_integer): an invocation loads `per` consecutive input elements of a row in
     16-byte blocks and their two neighbours (for each combination of the outer resampled axes'
@@ -336,8 +351,9 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
     n = p.input.sizes[-1]
     params = _params(p, caps, 1)
     pair = _pair_axis(p)
+    wide = _wide(p, caps)
     params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per,
-                  integer_pair=pair)
+                  integer_pair=pair, integer_wide=wide)
     k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
                              for d in range(p.input.rank)))
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
@@ -345,8 +361,10 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
                 "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),
                 "rows": 0, "runs_per_row": n // per, "cubic_a": f32_bits(p.cubic_a)}
     bits = params["bits"]
-    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"),
-               output_buffer(0, "output_vec", bits, "blocks"), input_buffer(0, "input_blocks", "blocks"))
+    blocks = (output_buffer(0, "output_wide", bits, "blocks64") if wide
+              else output_buffer(0, "output_vec", bits, "blocks"))
+    loads = input_buffer(0, "input_wide", "blocks64") if wide else input_buffer(0, "input_blocks", "blocks")
+    buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "input"), blocks, loads)
     rows = p.output.element_count // p.output.sizes[-1]
     if pair >= 0:  # pairs of output rows: p.input.sizes[pair] + 1 per p.output.sizes[pair] rows
         rows = rows // p.output.sizes[pair] * (p.input.sizes[pair] + 1)
@@ -445,7 +463,7 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
     and the row that does not exist is stored over the one that does (no branch).
     The statements come in the order of the stores, each just before its first use (what
     the compilers keep live stays small: 16-byte block by block)."""
-    axes, pair = params["axes"], params["integer_pair"]
+    axes, pair, wide = params["axes"], params["integer_pair"], params.get("integer_wide", False)
     outer = range(len(axes) - (2 if pair >= 0 else 1))
     combos = [()]
     for _ in outer:
@@ -468,9 +486,13 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
             decls[f"l{name}"] = (f"load_x(off{name} + lft)", (f"off{name}",))
             decls[f"r{name}"] = (f"load_x(off{name} + rgt)", (f"off{name}",))
             for blk in range(per // 8):
-                decls[f"b{name}_{blk}"] = (f"input_blocks_at((off{name} + first) / 8u + {blk}u)", (f"off{name}",))
-                for x in "xyzw":
-                    decls[f"h{name}_{blk}{x}"] = (f"unpack2x16float(b{name}_{blk}.{x})", (f"b{name}_{blk}",))
+                load = "input_wide_at" if wide else "input_blocks_at"
+                decls[f"b{name}_{blk}"] = (f"{load}((off{name} + first) / 8u + {blk}u)", (f"off{name}",))
+                for k, x in enumerate("xyzw"):
+                    word = f"b{name}_{blk}.{x}"
+                    if wide:  # (_wide) word k of the block: a half of u64 k // 2, the low one first
+                        word = f"u32(b{name}_{blk}.{'xy'[k // 2]}{' >> 32u' if k % 2 else ''})"
+                    decls[f"h{name}_{blk}{x}"] = (f"unpack2x16float({word})", (f"b{name}_{blk}",))
 
     def elem(name: str, i: int) -> tuple[str, str]:
         """Input element i of row `name`: (its value, the statement it needs)."""
@@ -520,7 +542,11 @@ def _half_lines(params: dict, pattern, per: int) -> list[str]:
                 need(f"at_{o}")
                 at = f"at_{o}"
             words = [f"f16x2_bits(vec2<f32>({values[k]}, {values[k + 1]}))" for k in range(0, 8, 2)]
-            lines.append(f"    output_vec_set({at} / 8u + {q}u, vec4<u32>({', '.join(words)}));")
+            if wide:  # (_wide) two u64 of two words each, low word first
+                pairs = [f"u64({words[k]}) | (u64({words[k + 1]}) << 32u)" for k in (0, 2)]
+                lines.append(f"    output_wide_set({at} / 8u + {q}u, vec2<u64>({', '.join(pairs)}));")
+            else:
+                lines.append(f"    output_vec_set({at} / 8u + {q}u, vec4<u32>({', '.join(words)}));")
     return lines
 
 
