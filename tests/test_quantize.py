@@ -285,3 +285,43 @@ def test_4bit_desc_rules():
         validate(dml.QuantizeOperatorDesc(x4, "SCALE_ZERO_POINT", [dml.TensorDesc("FLOAT32", [2, 4]),
                                                                    dml.TensorDesc("INT8", [2, 1])],
                                           dml.TensorDesc("INT8", [2, 2])), level)
+
+
+
+ONE_PASS = {"rows": ["reduce"], "workgroup": ["reduce_workgroup"]}
+TWO_STAGES = {"partials": ["reduce_partials", "reduce_combine"], "workgroup": ["reduce_workgroup"] * 2,
+              "columns": ["reduce_partials", "reduce_workgroup"]}
+
+
+@pytest.mark.parametrize("sizes", [(3, 5), (2, 3, 1000), (2, 300_000)])
+def test_dynamic_quantize_linear_is_one_pass_and_two_or_three_dispatches(device, sizes):
+    """Every strategy the adapter offers: the least and greatest values in one reduction (one
+    pass over the input) whose last stage writes the scale and the zero point, then the
+    quantizing kernel: 2 dispatches, 3 where the reduction merges partial States (the
+    default plan of a small input is 2; 600,000 elements take a second stage on every
+    adapter: one invocation's loop budget). A NaN in the last element, and an input read
+    through strides (every other element), reach every stage."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(sizes) * 3 + 1).astype(F32)
+    one = [1] * len(sizes)
+    strides = [2 * s for s in dml.TensorDesc("FLOAT32", sizes).effective_strides]
+    for strided in (False, True):
+        inp = dml.TensorDesc("FLOAT32", sizes, strides if strided else None)
+        desc = dml.DynamicQuantizeLinearOperatorDesc(inp, dml.TensorDesc("INT8", sizes), dml.TensorDesc("FLOAT32", one),
+                                                     dml.TensorDesc("INT8", one))
+        op = device.create_operator(desc)
+        default = device.compile_operator(op)
+        if x.size < 100:
+            assert len(default.program.kernels) == 2
+        for strategy in default.strategies:
+            compiled = device.compile_operator(op, strategy)
+            kernels = [k.template.removesuffix(".wgsl.j2") for k in compiled.program.kernels]
+            assert kernels[-1] == "elementwise", kernels
+            assert kernels[:-1] in (ONE_PASS.get(strategy), TWO_STAGES.get(strategy)), (strategy, kernels)
+            if x.size > 500_000:
+                assert len(kernels) == 3, (strategy, kernels)
+            for values in (x, np.where(np.arange(x.size).reshape(sizes) == x.size - 1, np.nan, x).astype(F32)):
+                feed = np.stack([values, -values], -1) if strided else values  # (the strided view reads values)
+                got = compiled.execute([feed])
+                for g, w in zip(got, reference.dynamic_quantize_linear(values, dtype="int8")):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{sizes} {strategy} strided={strided}")
