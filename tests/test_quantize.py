@@ -325,3 +325,19 @@ def test_dynamic_quantize_linear_is_one_pass_and_two_or_three_dispatches(device,
                 got = compiled.execute([feed])
                 for g, w in zip(got, reference.dynamic_quantize_linear(values, dtype="int8")):
                     np.testing.assert_array_equal(g, w, err_msg=f"{sizes} {strategy} strided={strided}")
+
+
+def test_dynamic_quantize_linear_on_a_gpu_class_adapter_cuts_a_whole_tensor_by_workgroups(device):
+    """A strided input makes the reduction family put `columns` first on GPU-class adapters
+    (its invocations own neighbouring outputs); a whole tensor has one output, so the
+    operator puts it last: `workgroup`, one pass and 2 dispatches for a small input."""
+    gpu = dml.Device(adapter=device.adapter_name, adapter_class="gpu")
+    inp = dml.TensorDesc("FLOAT32", [3, 5], [10, 2])
+    desc = dml.DynamicQuantizeLinearOperatorDesc(inp, dml.TensorDesc("UINT8", [3, 5]), dml.TensorDesc("FLOAT32", [1, 1]),
+                                                 dml.TensorDesc("UINT8", [1, 1]))
+    compiled = gpu.compile_operator(gpu.create_operator(desc))
+    assert compiled.strategy == "workgroup" and compiled.strategies[-1] == "columns"
+    assert len(compiled.program.kernels) == 2
+    x = np.random.default_rng(5).standard_normal((3, 10)).astype(F32)
+    for g, w in zip(compiled.execute([x]), reference.dynamic_quantize_linear(x[:, ::2])):
+        np.testing.assert_array_equal(g, w)

@@ -59,11 +59,15 @@ class DynamicQuantizeFamily(composite.CompositeFamily):
     strategies = reduction.FAMILY.strategies
 
     def strategies_for(self, problem: DynamicQuantize, caps) -> tuple[str, ...]:
-        """The reduction's, `columns` last: its invocations own neighbouring outputs, and this
-        reduction has one (the family puts it first on GPUs for a strided innermost axis; a
-        whole tensor's lanes are better cut by `workgroup`, in one pass where it is small)."""
+        """The reduction's, `columns` last (its invocations own neighbouring outputs, and this
+        reduction has one) and, on GPU-class adapters, `workgroup` first: the family puts
+        `columns`, then the CPU-class strategies, before it where the innermost axis is
+        strided, but a whole tensor's elements are best cut among a workgroup's lanes (one
+        pass where the input is small)."""
         found = reduction.FAMILY.strategies_for(extremes(problem), caps)
-        return tuple(s for s in found if s != "columns") + tuple(s for s in found if s == "columns")
+        gpu = caps is not None and not caps.is_software
+        order = {"workgroup": 0 if gpu else 1, "columns": 2}
+        return tuple(sorted(found, key=lambda s: order.get(s, 1)))
 
     def steps(self, problem: DynamicQuantize, caps, strategy: str, *, element_stores=False) -> composite.Composition:
         quantize = problem.quantize
