@@ -333,8 +333,9 @@ def test_dynamic_quantize_linear_on_a_gpu_class_adapter_cuts_a_whole_tensor_by_w
     operator puts it last: `workgroup`, one pass and 2 dispatches for a small input."""
     gpu = dml.Device(adapter=device.adapter_name, adapter_class="gpu")
     inp = dml.TensorDesc("FLOAT32", [3, 5], [10, 2])
-    desc = dml.DynamicQuantizeLinearOperatorDesc(inp, dml.TensorDesc("UINT8", [3, 5]), dml.TensorDesc("FLOAT32", [1, 1]),
-                                                 dml.TensorDesc("UINT8", [1, 1]))
+    one = [1, 1]
+    desc = dml.DynamicQuantizeLinearOperatorDesc(inp, dml.TensorDesc("UINT8", [3, 5]), dml.TensorDesc("FLOAT32", one),
+                                                 dml.TensorDesc("UINT8", one))
     compiled = gpu.compile_operator(gpu.create_operator(desc))
     assert compiled.strategy == "workgroup" and compiled.strategies[-1] == "columns"
     assert len(compiled.program.kernels) == 2
