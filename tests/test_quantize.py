@@ -342,3 +342,19 @@ def test_dynamic_quantize_linear_on_a_gpu_class_adapter_cuts_a_whole_tensor_by_w
     x = np.random.default_rng(5).standard_normal((3, 10)).astype(F32)
     for g, w in zip(compiled.execute([x]), reference.dynamic_quantize_linear(x[:, ::2])):
         np.testing.assert_array_equal(g, w)
+
+
+def test_min_max_reduction_takes_the_zero_points_levels_and_nothing_else():
+    """The reduction family's MIN_MAX (DYNAMIC_QUANTIZE_LINEAR's) needs `dql` and binds the
+    zero point as output 1 of the kernel writing the scale; no other function takes `dql`."""
+    from gpudml.errors import InternalError
+    from gpudml.kernels import reduction
+
+    x, one = dml.TensorDesc("FLOAT32", [4, 6]), dml.TensorDesc("FLOAT32", [1, 1])
+    made = reduction.plan(reduction.MIN_MAX, x, one, (0, 1), None, "partials", dql=(0, 255))
+    outputs = [[b.name for b in d.buffers if b.role == "output"] for d in made.dispatches]
+    assert outputs == [[], ["output", "zero_point"]]
+    with pytest.raises(InternalError, match="MIN_MAX needs it"):
+        reduction.plan(reduction.MIN_MAX, x, one, (0, 1), None, "rows")
+    with pytest.raises(InternalError, match="no other function takes it"):
+        reduction.plan("MIN", x, one, (0, 1), None, "rows", dql=(0, 255))
