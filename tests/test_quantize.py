@@ -285,3 +285,76 @@ def test_4bit_desc_rules():
         validate(dml.QuantizeOperatorDesc(x4, "SCALE_ZERO_POINT", [dml.TensorDesc("FLOAT32", [2, 4]),
                                                                    dml.TensorDesc("INT8", [2, 1])],
                                           dml.TensorDesc("INT8", [2, 2])), level)
+
+
+
+ONE_PASS = {"rows": ["reduce"], "workgroup": ["reduce_workgroup"]}
+TWO_STAGES = {"partials": ["reduce_partials", "reduce_combine"], "workgroup": ["reduce_workgroup"] * 2,
+              "columns": ["reduce_partials", "reduce_workgroup"]}
+
+
+@pytest.mark.parametrize("sizes", [(3, 5), (2, 3, 1000), (2, 300_000)])
+def test_dynamic_quantize_linear_is_one_pass_and_two_or_three_dispatches(device, sizes):
+    """Every strategy the adapter offers: the least and greatest values in one reduction (one
+    pass over the input) whose last stage writes the scale and the zero point, then the
+    quantizing kernel: 2 dispatches, 3 where the reduction merges partial States (the
+    default plan of a small input is 2; 600,000 elements take a second stage on every
+    adapter: one invocation's loop budget). A NaN in the last element, and an input read
+    through strides (every other element), reach every stage."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(sizes) * 3 + 1).astype(F32)
+    one = [1] * len(sizes)
+    strides = [2 * s for s in dml.TensorDesc("FLOAT32", sizes).effective_strides]
+    for strided in (False, True):
+        inp = dml.TensorDesc("FLOAT32", sizes, strides if strided else None)
+        desc = dml.DynamicQuantizeLinearOperatorDesc(inp, dml.TensorDesc("INT8", sizes), dml.TensorDesc("FLOAT32", one),
+                                                     dml.TensorDesc("INT8", one))
+        op = device.create_operator(desc)
+        default = device.compile_operator(op)
+        if x.size < 100:
+            assert len(default.program.kernels) == 2
+        for strategy in default.strategies:
+            compiled = device.compile_operator(op, strategy)
+            kernels = [k.template.removesuffix(".wgsl.j2") for k in compiled.program.kernels]
+            assert kernels[-1] == "elementwise", kernels
+            assert kernels[:-1] in (ONE_PASS.get(strategy), TWO_STAGES.get(strategy)), (strategy, kernels)
+            if x.size > 500_000:
+                assert len(kernels) == 3, (strategy, kernels)
+            for values in (x, np.where(np.arange(x.size).reshape(sizes) == x.size - 1, np.nan, x).astype(F32)):
+                feed = np.stack([values, -values], -1) if strided else values  # (the strided view reads values)
+                got = compiled.execute([feed])
+                for g, w in zip(got, reference.dynamic_quantize_linear(values, dtype="int8")):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{sizes} {strategy} strided={strided}")
+
+
+def test_dynamic_quantize_linear_on_a_gpu_class_adapter_cuts_a_whole_tensor_by_workgroups(device):
+    """A strided input makes the reduction family put `columns` first on GPU-class adapters
+    (its invocations own neighbouring outputs); a whole tensor has one output, so the
+    operator puts it last: `workgroup`, one pass and 2 dispatches for a small input."""
+    gpu = dml.Device(adapter=device.adapter_name, adapter_class="gpu")
+    inp = dml.TensorDesc("FLOAT32", [3, 5], [10, 2])
+    one = [1, 1]
+    desc = dml.DynamicQuantizeLinearOperatorDesc(inp, dml.TensorDesc("UINT8", [3, 5]), dml.TensorDesc("FLOAT32", one),
+                                                 dml.TensorDesc("UINT8", one))
+    compiled = gpu.compile_operator(gpu.create_operator(desc))
+    assert compiled.strategy == "workgroup" and compiled.strategies[-1] == "columns"
+    assert len(compiled.program.kernels) == 2
+    x = np.random.default_rng(5).standard_normal((3, 10)).astype(F32)
+    for g, w in zip(compiled.execute([x]), reference.dynamic_quantize_linear(x[:, ::2])):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_min_max_reduction_takes_the_zero_points_levels_and_nothing_else():
+    """The reduction family's MIN_MAX (DYNAMIC_QUANTIZE_LINEAR's) needs `dql` and binds the
+    zero point as output 1 of the kernel writing the scale; no other function takes `dql`."""
+    from gpudml.errors import InternalError
+    from gpudml.kernels import reduction
+
+    x, one = dml.TensorDesc("FLOAT32", [4, 6]), dml.TensorDesc("FLOAT32", [1, 1])
+    made = reduction.plan(reduction.MIN_MAX, x, one, (0, 1), None, "partials", dql=(0, 255))
+    outputs = [[b.name for b in d.buffers if b.role == "output"] for d in made.dispatches]
+    assert outputs == [[], ["output", "zero_point"]]
+    with pytest.raises(InternalError, match="MIN_MAX needs it"):
+        reduction.plan(reduction.MIN_MAX, x, one, (0, 1), None, "rows")
+    with pytest.raises(InternalError, match="no other function takes it"):
+        reduction.plan("MIN", x, one, (0, 1), None, "rows", dql=(0, 255))

@@ -1,13 +1,25 @@
 """DYNAMIC_QUANTIZE_LINEAR as a composite (kernels/composite.py) of the reduction family and
-the element-wise family: the input's least and greatest values (two reductions, MIN and MAX
-over every axis, into intermediate values of one element: deterministic, as any order of
-min and max gives the same value), the scale and the zero point from them (two element-wise
-kernels of one element, shaders/lib/elementwise.wgsl.j2's dql_scale and dql_zero_point, into
-the operator's outputs 1 and 2), then the input quantized by them (the element-wise
-`quantize` problem the operator gives, reading outputs 1 and 2 broadcast by stride 0).
+the element-wise family, in 2 dispatches (3 where the reduction needs a second stage):
 
-The strategies are the reduction's (both reductions run the one named); the element-wise
-steps take their family's choice for the adapter.
+1. the input's least and greatest values in one pass: the reduction family's MIN_MAX over
+   every axis (one State holding both; kernels/reduction.py), whose last stage (the one
+   pass, or the combine of partial States for inputs one invocation's loop budget or a GPU's
+   width cuts into chunks) derives the scale and the zero point from the two extremes with
+   shaders/lib/elementwise.wgsl.j2's dql_scale and dql_zero_point, and writes them (the
+   scale as the reduction's output, the zero point from the same invocation) into the
+   operator's outputs 1 and 2;
+2. the input quantized by them: the element-wise `quantize` problem the operator gives,
+   reading outputs 1 and 2 broadcast by stride 0.
+
+Bit-identical to MIN and MAX reductions followed by the two one-element kernels (the five
+dispatches before): the extremes are exact whatever the merge order (only which NaN, or
+-0.0 against 0.0, can differ, and neither changes the scale or the zero point), and the
+helpers are the same. The scale and the zero point are computed once, by one invocation,
+rather than by each invocation of the quantizing kernel (that would repeat dql_scale's and
+dql_zero_point's exact divisions per element).
+
+The strategies are the reduction's (the MIN_MAX reduction runs the one named); the
+element-wise step takes its family's choice for the adapter.
 """
 
 from __future__ import annotations
@@ -33,49 +45,38 @@ class DynamicQuantize(NamedTuple):
     quantize: elementwise.Problem
 
 
-def extremes(p: DynamicQuantize) -> tuple[TensorDesc, reduction.Reduction, reduction.Reduction]:
-    """The intermediate value (one element of the input's type) and the MIN and MAX reductions."""
-    value = TensorDesc(p.input.data_type, [1] * p.input.rank)
-    axes = tuple(range(p.input.rank))
-    return value, reduction.Reduction("MIN", p.input, value, axes), reduction.Reduction("MAX", p.input, value, axes)
+def extremes(p: DynamicQuantize) -> reduction.Reduction:
+    """The MIN_MAX reduction over every axis, into the scale (its output)."""
+    return reduction.Reduction(reduction.MIN_MAX, p.input, p.scale, tuple(range(p.input.rank)))
 
 
-def parameter_problems(p: DynamicQuantize) -> tuple[elementwise.Problem, elementwise.Problem]:
-    """The scale's and the zero point's element-wise problems over the two extremes."""
-    value = extremes(p)[0]
-    signed = p.zero_point.data_type.is_signed
-    qmin, qmax = (-128, 127) if signed else (0, 255)
-    zero = f"dql_zero_point(a, b, {qmin}i, {qmax}i)"
-    scale = elementwise.Problem("DynamicQuantizeLinear", (value, value), p.scale, ("float", "float"), "float",
-                                "dql_scale(a, b)")
-    zero_point = elementwise.Problem("DynamicQuantizeLinear", (value, value), p.zero_point, ("float", "float"),
-                                     "sint" if signed else "uint", zero if signed else f"u32({zero})")
-    return scale, zero_point
+def levels(p: DynamicQuantize) -> tuple[int, int]:
+    """(qmin, qmax) of the zero point's type."""
+    return (-128, 127) if p.zero_point.data_type.is_signed else (0, 255)
 
 
 class DynamicQuantizeFamily(composite.CompositeFamily):
     strategies = reduction.FAMILY.strategies
 
     def strategies_for(self, problem: DynamicQuantize, caps) -> tuple[str, ...]:
-        _, low, high = extremes(problem)
-        return tuple(s for s in reduction.FAMILY.strategies_for(low, caps)
-                     if s in reduction.FAMILY.strategies_for(high, caps))
+        """The reduction's, `columns` last (its invocations own neighbouring outputs, and this
+        reduction has one) and, on GPU-class adapters, `workgroup` first: the family puts
+        `columns`, then the CPU-class strategies, before it where the innermost axis is
+        strided, but a whole tensor's elements are best cut among a workgroup's lanes (one
+        pass where the input is small)."""
+        found = reduction.FAMILY.strategies_for(extremes(problem), caps)
+        gpu = caps is not None and not caps.is_software
+        order = {"workgroup": 0 if gpu else 1, "columns": 2}
+        return tuple(sorted(found, key=lambda s: order.get(s, 1)))
 
     def steps(self, problem: DynamicQuantize, caps, strategy: str, *, element_stores=False) -> composite.Composition:
-        value, low, high = extremes(problem)
-        scale, zero_point = parameter_problems(problem)
-
-        def ew(p, inputs, output) -> composite.Step:
-            return composite.Step(elementwise.FAMILY, p, elementwise.FAMILY.strategies_for(p, caps)[0], inputs,
-                                  (output,))
-        values = ((composite.VALUE, 0), (composite.VALUE, 1))
+        quantize = problem.quantize
         return composite.Composition((
-            composite.Step(reduction.FAMILY, low, strategy, composite.own(1), (values[0],)),
-            composite.Step(reduction.FAMILY, high, strategy, composite.own(1), (values[1],)),
-            ew(scale, values, (OUTPUT, 1)),
-            ew(zero_point, values, (OUTPUT, 2)),
-            ew(problem.quantize, ((INPUT, 0), (OUTPUT, 1), (OUTPUT, 2)), (OUTPUT, 0)),
-        ), (composite.value_bytes(value), composite.value_bytes(value)))
+            composite.Step(reduction.FAMILY, extremes(problem), strategy, composite.own(1),
+                           ((OUTPUT, 1), (OUTPUT, 2)), {"dql": levels(problem)}),
+            composite.Step(elementwise.FAMILY, quantize, elementwise.FAMILY.strategies_for(quantize, caps)[0],
+                           ((INPUT, 0), (OUTPUT, 1), (OUTPUT, 2)), ((OUTPUT, 0),)),
+        ))
 
 
 FAMILY = DynamicQuantizeFamily()

@@ -47,10 +47,10 @@ int64_native=False (64-bit integers as exact u32 pairs on any adapter).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from ..errors import InvalidArgumentError, UnsupportedError
+from ..errors import InternalError, InvalidArgumentError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
 from . import elementwise
@@ -67,6 +67,11 @@ OPTIONS = ("chunks", "vectorize", "int64_native", "lanes", "subgroups", "unroll"
 #: Functions that carry a (value, index) pair, and the float sums accumulated in subtotals.
 ARG_FUNCTIONS = frozenset({"ARGMAX", "ARGMIN"})
 FLOAT_SUMS = frozenset({"SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM"})
+#: DYNAMIC_QUANTIZE_LINEAR's reduction (no ReduceFunction): the least and the greatest element
+#: in one State (one pass over the input), its result the scale (float32) and, from the same
+#: invocation, the zero point (the plan option `dql` = (qmin, qmax); the kernel writing the
+#: output binds the 8-bit zero point as output 1, see `plan`).
+MIN_MAX = "MIN_MAX"
 
 
 # ------------------------------------------------------------------------------ layout
@@ -152,7 +157,8 @@ def _kind(dt: DataType) -> str:
 def state_words(function: str, dt: DataType, indexed: bool = False) -> int:
     """u32 words one partial State takes in scratch (lib/reduction.wgsl.j2; `indexed`: MIN/MAX
     carrying their index, as the workgroup strategy's do)."""
-    extra = function in ARG_FUNCTIONS or function == "LOG_SUM_EXP" or (indexed and function in ("MIN", "MAX"))
+    extra = (function in ARG_FUNCTIONS or function in ("LOG_SUM_EXP", MIN_MAX)
+             or (indexed and function in ("MIN", "MAX")))
     return (2 if dt.size == 8 else 1) + extra
 
 
@@ -237,7 +243,7 @@ def _by_class(cpu: tuple[str, ...], gpu: tuple[str, ...], lay: ReduceLayout, cap
 
 def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks=None,
          vectorize: bool = True, int64_native=None, through=None, axis_direction: str = "INCREASING",
-         lanes=None, subgroups=None, unroll=None, element_stores: bool = False) -> KernelPlan:
+         lanes=None, subgroups=None, unroll=None, element_stores: bool = False, dql=None) -> KernelPlan:
     """The dispatches of `strategy` (one of strategies_for's). `function` is a
     ReduceFunction name; the template (lib/reduction.wgsl.j2) implements each.
     `axis_direction` (ARGMAX/ARGMIN): "INCREASING" picks the first index of the extreme,
@@ -248,7 +254,27 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
     elementwise.FusedProblem in coordinate mode: a fused read of its inputs); element by
     element (no 16-byte blocks).
     `element_stores`: every output element is stored on its own (no word of packed 8/16-bit
-    outputs assembled by one invocation): a store epilogue's (kernels/epilogue.py)."""
+    outputs assembled by one invocation): a store epilogue's (kernels/epilogue.py).
+    `dql` (function MIN_MAX, and only it): (qmin, qmax) of DYNAMIC_QUANTIZE_LINEAR's zero point.
+    The output (one element, FLOAT32) takes the scale; the kernel that writes it binds the
+    zero point (one 8-bit element) as output 1 and one of its invocations stores it there."""
+    if (function == MIN_MAX) != (dql is not None) or (dql is not None and (through is not None or element_stores)):
+        raise InternalError(f"Reduce: function {function} with dql = {dql!r} (MIN_MAX needs it, with no prologue "
+                            "and no epilogue; no other function takes it)")
+    made = _plan(function, inp, out, axes, caps, strategy, chunks=chunks, vectorize=vectorize,
+                 int64_native=int64_native, through=through, axis_direction=axis_direction, lanes=lanes,
+                 subgroups=subgroups, unroll=unroll, element_stores=element_stores, dql=dql)
+    if dql is None:
+        return made
+    *first, last = made.dispatches
+    zero_point = output_buffer(1, "zero_point", 8, "words")
+    return replace(made, dispatches=(*first, replace(last, buffers=last.buffers + (zero_point,))))
+
+
+def _plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: str, *, chunks, vectorize: bool,
+          int64_native, through, axis_direction: str, lanes, subgroups, unroll, element_stores: bool,
+          dql) -> KernelPlan:
+    """plan's dispatches, without the zero point's binding."""
     chunks = count_option("Reduce", "chunks", chunks)
     if through is not None:
         vectorize = False
@@ -267,7 +293,7 @@ def plan(function: str, inp: TensorDesc, out: TensorDesc, axes, caps, strategy: 
         "subtotals": in_dt.is_float and function in FLOAT_SUMS,
         "through": through.stages if isinstance(through, Chain) else (),
         "through_rank": inp.rank if through is not None else 0, "through_fetch": None,
-        "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False,
+        "axis_direction": axis_direction, "rank": len(lay.kept_sizes), "indexed": False, "dql": dql,
     }
     source, reads, through_uniforms = (input_buffer(0, "input"),), (), {}
     if isinstance(through, Chain):

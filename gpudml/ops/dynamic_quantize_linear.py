@@ -1,9 +1,10 @@
 """DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR (FL 4.0): the scale and zero point that quantize the
 whole input into INT8 or UINT8, and the input quantized by them (ONNX's
 DynamicQuantizeLinear, which ONNX Runtime's DirectML provider runs as this operator). A
-composite (kernels/dynamic_quantize_linear.py): two reductions of the reduction family (MIN
-and MAX over every axis: deterministic), two element-wise kernels of one element (the scale,
-the zero point) and QUANTIZE's element-wise kernel.
+composite (kernels/dynamic_quantize_linear.py) in 2 dispatches (3 for inputs the reduction
+cuts into chunks): one MIN_MAX reduction of the reduction family over every axis (the least
+and greatest values in one pass; its last stage writes the scale and the zero point), then
+QUANTIZE's element-wise kernel.
 
 What the page says (sdk-api's DML_DYNAMIC_QUANTIZE_LINEAR_OPERATOR_DESC, 07/2021), as
 implemented: InputTensor FLOAT32 or FLOAT16; OutputTensor and OutputZeroPointTensor INT8 or
