@@ -53,8 +53,9 @@ def pytest_collection_modifyitems(config, items):
 
     Under GPUDML_ADAPTER_CLASS=gpu (CI's second run: the GPU-class strategies chosen) the
     tests marked `any_class` are left out: what they check (validation before any GPU work,
-    the CLI, docs, packaging, a strategy the test forces) the first run checked already, and
-    the class changes none of it. GPUDML_TEST_EVERY_CLASS=1 keeps them."""
+    the CLI, docs, packaging, a strategy the test forces, a Device of each class the test
+    makes itself, whatever the environment says) the first run checked already, and the
+    class changes none of it. GPUDML_TEST_EVERY_CLASS=1 keeps them."""
     if "exhaustive" not in (config.option.markexpr or ""):
         _deselect(config, items, lambda item: item.get_closest_marker("exhaustive"))
     if caps.class_from_env() != "gpu" or os.environ.get("GPUDML_TEST_EVERY_CLASS"):
