@@ -44,6 +44,7 @@ def _exact(x, m, v, g, t, lr, b1, b2, eps):
     return x - lr * (np.sqrt(1 - b2**t) / (1 - b1**t)) * m1 / (np.sqrt(v1) + eps), m1, v1
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter", ["vulkan", "gl"])
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

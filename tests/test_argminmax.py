@@ -257,7 +257,10 @@ def test_workgroup_boundaries(device, op, direction):
     several rows per workgroup (forced lanes), all elements at the bottom of the order
     (lanes holding no element must not win a tie), chunks of partial results (forced),
     several reduced axes (decoded per element), 64-bit inputs (emulated too), strided
-    outputs and more than 65,535 workgroups (a folded grid)."""
+    outputs and more than 65,535 workgroups (a folded grid: 18 M invocations, 4-12 s an
+    execute on llvmpipe, so run once per adapter and operator, ArgMax increasing and ArgMin
+    decreasing, on tie values: the grid's decoding of a row is the same for every operator
+    and direction, and the cases above compare both directions and the bottom values)."""
     rng = np.random.default_rng(len(direction))
     cases = [  # (input sizes, dtype, axes, output strides, plan options)
         ((5, 1), np.float32, [1], None, {}), ((7, 3), np.int8, [1], None, {}),
@@ -268,12 +271,18 @@ def test_workgroup_boundaries(device, op, direction):
         ((2, 5000), np.int64, [1], None, {"int64_native": False}), ((6, 9, 40), np.uint64, [0, 2], None, {"chunks": 3}),
         ((70_000, 3), np.uint8, [1], None, {"lanes": 256}),
     ]
+    folded = (op.name == "ArgMax") == (direction == "increasing")
     for sizes, dtype, axes, out_strides, options in cases:
+        if sizes[0] == 70_000 and not folded:
+            continue
         data_type = T.from_numpy(dtype)
         x_desc = dml.TensorDesc(data_type, sizes)
         desc = desc_of(op, x_desc, axes, direction, "UINT32", out_strides)
         count = x_desc.required_elements
-        for raw in (tie_values(rng, data_type, count), bottom_values(op, data_type, count)):
+        values = [tie_values(rng, data_type, count)]
+        if sizes[0] != 70_000:
+            values.append(bottom_values(op, data_type, count))
+        for raw in values:
             operator = device.create_operator(desc)
             compiled = device.compile_operator(operator, "workgroup", options=options)
             x = logical_from_raw(raw, x_desc)

@@ -77,6 +77,7 @@ CLASS_STRATEGIES = {
 
 
 @pytest.mark.slow
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", sorted(CLASS_STRATEGIES))
 def test_workloads_run_their_class_strategies(vulkan_device, adapter_class):
     """W1-W7, W13-W17, W35 at their bench sizes on a Device of each class: the strategy the bench records
@@ -246,6 +247,7 @@ NO_ONNX = {"W7", "W9", "W10", "W11", "W12", "W24", "W28", "W34", "W36", "W37", "
 
 
 @pytest.mark.slow
+@pytest.mark.any_class  # the harness's phases: the MLP's GPU-class kernels run in test_onnx_session
 def test_model_start_times_cold_and_warm_processes_beside_onnxruntime():
     """python -m gpudml.bench.model_start on the small MLP, one round: a cold process (both
     disk caches empty), a warm one and onnxruntime's, every phase timed, the second session
@@ -265,6 +267,7 @@ def test_model_start_times_cold_and_warm_processes_beside_onnxruntime():
 
 
 @pytest.mark.slow
+@pytest.mark.any_class  # the harness's phases: the MLP's GPU-class kernels run in test_onnx_session
 def test_kernel_start_probes_a_model_kernel_in_a_cold_process():
     """python -m gpudml.bench.kernel_start on the small MLP: its kernels recorded without a
     dispatch, one of them created and dispatched in a fresh process with every cache off,
@@ -274,6 +277,7 @@ def test_kernel_start_probes_a_model_kernel_in_a_cold_process():
     assert min(row[k] for k in ("create", "first dispatch", "second dispatch")) > 0
 
 
+@pytest.mark.any_class  # onnxruntime alone: no gpudml kernel
 def test_every_workload_onnx_model_loads_in_onnxruntime():
     """Each workload's one-node ONNX model (the one its onnxruntime column times, built from
     shapes alone: no case data, no bench run) is a model onnxruntime's CPU provider accepts,

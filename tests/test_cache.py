@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from conftest import run_python
 
 from gpudml import cache
 from gpudml.kernels import templates
+
+pytestmark = pytest.mark.any_class  # the cache of rendered sources: the same under either adapter class
 
 PROBE = """
 import sys

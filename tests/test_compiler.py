@@ -36,6 +36,7 @@ def _example_descs():
 
 
 # ------------------------------------------------------------------ pure: no wgpu
+@pytest.mark.any_class  # every named profile's caps: no Device, no class from the environment
 def test_compiling_needs_no_wgpu():
     """With wgpu unimportable, every example compiles for every profile; gpudml never imports
     wgpu unless a Device is made."""

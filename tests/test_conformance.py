@@ -213,16 +213,33 @@ def test_functional_tensors_in_tensors_out(device, spec):
 
 
 # ============================================================================ feature levels
-def _type_sets(rule, key, table) -> list[dict]:
-    """Every data type for the input, and for each free tensor of the rule every type too."""
+def _free_fields(rule, key, table) -> list[str]:
+    return [f for f in table_fields(table)[1:] if f in rule.free_fields(key)]
+
+
+def _type_sets(rule, key, table, full: bool = False) -> list[dict]:
+    """Every data type for the input, and for each free tensor of the rule every type too:
+    with one free tensor the full product; with two or more (QUANTIZE_LINEAR's scale and zero
+    point, the quantized convolution's, ...: 1,331 sets x 8 ranks x every level, 8-23 s a
+    spec) an orthogonal array of strength 2 (every pair of tensors meets in every pair of
+    types: the input's type a, the first free one's b, the i-th's a + i b modulo the prime
+    count of types), which is what a table's rows can tell apart (a type list per tensor,
+    checked tensor by tensor, or two tensors' types against each other); `full` (the
+    `exhaustive` test below) the whole product."""
     fields = table_fields(table)
-    free = [f for f in fields[1:] if f in rule.free_fields(key)]
+    free = _free_fields(rule, key, table)
+    n = len(ALL_TYPES)
+    if full or len(free) < 2 or any(n % p == 0 for p in range(2, n)):
+        combos = [(main, *chosen) for main in ALL_TYPES for chosen in itertools.product(ALL_TYPES, repeat=len(free))]
+    else:
+        assert len(free) < n
+        combos = [(ALL_TYPES[a], ALL_TYPES[b], *(ALL_TYPES[(a + i * b) % n] for i in range(1, len(free))))
+                  for a in range(n) for b in range(n)]
     out = []
-    for main in ALL_TYPES:
-        for chosen in itertools.product(ALL_TYPES, repeat=len(free)):
-            types = {f: main for f in fields}
-            types.update(zip(free, chosen))
-            out.append(types)
+    for main, *chosen in combos:
+        types = {f: main for f in fields}
+        types.update(zip(free, chosen))
+        out.append(types)
     return out
 
 
@@ -235,14 +252,27 @@ def never_listed(table, types: dict) -> bool:
 @pytest.mark.parametrize("spec", SPECS, ids=KEYS)
 def test_feature_levels_accept_what_the_table_allows(spec):
     """At every feature level, for every rank 1-8 and every data type (of the input and of
-    each tensor whose type is free), validation accepts exactly what the table's row at
-    that level allows; a rejection names the operator, and the level that would accept the
+    each tensor whose type is free: every pair of them, _type_sets), validation accepts exactly
+    what the table's row at that level allows; a rejection names the operator, and the level that would accept the
     description where one would (no later than the first that accepts it all; none where
     the rank is the row's and no level lists its types), or the level the operator was introduced at."""
+    check_feature_levels(spec, full=False)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.any_class
+@pytest.mark.parametrize("spec", [s for s in SPECS if any(len(_free_fields(RULES[s.key], key, table)) >= 2
+                                                         for key, table in tables(s).items())], ids=lambda s: s.key)
+def test_feature_levels_every_type_combination(spec):
+    """The test above over the full product of the free tensors' types (-m exhaustive)."""
+    check_feature_levels(spec, full=True)
+
+
+def check_feature_levels(spec, full: bool) -> None:
     rule = RULES[spec.key]
     for key, table in tables(spec).items():
         for rank in range(1, 9):
-            for types in _type_sets(rule, key, table):
+            for types in _type_sets(rule, key, table, full):
                 ask = Ask(min(FL), rank, types, key, (2,) * rank)
                 drawn = rule.call(RandomDraw(np.random.default_rng(rank)), ask)
                 desc = spec.infer_output(*drawn.tensors, **drawn.attributes)

@@ -72,6 +72,7 @@ def test_reference_is_onnx(dtype, form):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_int4_weights_both_classes(adapter, adapter_class):
     """A [64, 128] uint4 weight in blocks of 32 with packed zero points, strategy by class."""

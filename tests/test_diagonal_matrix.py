@@ -70,6 +70,7 @@ def test_offsets_at_int32s_limits_fill_nothing(device):
         assert_bits_equal(got, np.zeros((1, 1, 3, 4), np.float32))
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_both_strategies_under_both_classes(adapter, adapter_class):
     device = dml.Device(adapter=adapter, adapter_class=adapter_class)

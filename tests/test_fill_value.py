@@ -79,6 +79,7 @@ def test_element_zero_is_start_even_with_an_infinite_step(device):
     assert_bits_equal(got, np.array([[[[1.5, np.inf, np.inf]]]], np.float32))
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_both_strategies_under_both_classes(adapter, adapter_class):
     """Each class's order (runs first on the CPU class, elements on the GPU class), and every

@@ -108,6 +108,7 @@ def test_too_many_bindings_grow_segments_then_run_in_passes():
     assert 64 < compiler.builder.binding_count(kernel.buffers) <= compiler.MAX_BINDINGS
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_data_movement_beyond_the_bindings_runs_in_passes(adapter, adapter_class):
     """4 KiB buffers and 256-byte bindings: slice, pad (a fill and a mirror), reverse and

@@ -58,6 +58,7 @@ def test_max_pooling_round_trip(device):
     assert (got[got != 0] == x[got != 0]).all() and np.count_nonzero(got) == pooled.size
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("strategy", ["runs", "elements"])
 def test_duplicates_and_out_of_range_are_deterministic(adapter, adapter_class, strategy):

@@ -156,6 +156,7 @@ def _configs():
     ]
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("name, version, make, attrs", _configs(), ids=[c[0] for c in _configs()])
 def test_every_strategy_on_both_classes(device, adapter_class, name, version, make, attrs):

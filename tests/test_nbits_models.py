@@ -156,6 +156,7 @@ def test_a_matmulnbits_is_one_dispatch(device):
     assert fused.dispatch_count == 1 and unfused.dispatch_count == 2
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("m, k, n, block, zero, signed", [
     (1, 128, 37, 32, "packed", False),   # gemv, 8 rows an invocation with a partial last group
@@ -191,6 +192,7 @@ def test_fused_dequantize_gemm_both_classes(adapter, adapter_class, m, k, n, blo
     assert np.all(np.abs(got.astype(np.float64) - want) <= tolerance)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("k, n, zero, signed", [
     (512, 19, "packed", False),   # 16 blocks a row: scales 4 a block read, packed zero points 8 a word

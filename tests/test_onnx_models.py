@@ -169,6 +169,7 @@ def other_class_device(device: dml.Device) -> dml.Device:
     return dml.Device(adapter=device.adapter_name, adapter_class="gpu" if device.adapter_class == "cpu" else "cpu")
 
 
+@pytest.mark.any_class  # the first run's other class is the GPU class; its own, the CPU class, the tests above
 def test_control_flow_models_under_the_other_adapter_class(device):
     """The If model and the Loop with an If in its body on a Device of the other adapter
     class (its kernels' strategies, the same control flow): onnxruntime's outputs."""
@@ -202,6 +203,7 @@ def assert_same_detections(got: list, want: list, names: list[str], name: str) -
 
 
 @pytest.mark.slow
+@pytest.mark.any_class  # the device's class and the other: the GPU-class run would repeat the pair swapped
 @pytest.mark.parametrize("other_class", [False, True], ids=["class", "other_class"])
 @pytest.mark.parametrize("name", DETECTORS)
 def test_torchvision_detector_matches_onnxruntime(name, other_class, device):
@@ -221,8 +223,12 @@ def test_torchvision_detector_matches_onnxruntime(name, other_class, device):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, other_class", [("detr", False), ("detr", True), ("detr_opt", False)],
-                         ids=["detr", "detr-other_class", "detr_opt"])
+@pytest.mark.parametrize("name, other_class", [
+    # detr on the device's class and the other: the GPU-class run would repeat the pair swapped
+    pytest.param("detr", False, id="detr", marks=pytest.mark.any_class),
+    pytest.param("detr", True, id="detr-other_class", marks=pytest.mark.any_class),
+    pytest.param("detr_opt", False, id="detr_opt"),  # (the device's class: each class in one of CI's runs)
+])
 def test_detr_matches_onnxruntime(name, other_class, device):
     """Hugging Face's DetrForObjectDetection (a ResNet backbone, 2 encoder and 2 decoder layers
     of d_model 64, 20 object queries): logits and pred_boxes of two images on one session, the

@@ -284,6 +284,7 @@ def test_onnx_sequence_models(k, device):
     _same(got, want)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_both_adapter_classes(adapter_class, device):
     """The join and split behind ConcatFromSequence and SplitToSequence under either

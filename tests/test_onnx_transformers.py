@@ -167,6 +167,7 @@ def greedy(session, name: str, steps: int = STEPS, on_step=None) -> list[int]:
     return tokens
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.slow
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("name", ["llama_past", "llama_past_opt"])
@@ -254,6 +255,7 @@ def greedy_shared(session, steps: int = STEPS, capacity: int = 64) -> tuple[list
     return tokens, cache
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.slow
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_genai_model_decodes_with_a_preallocated_cache(adapter, adapter_class):

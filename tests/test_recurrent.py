@@ -215,6 +215,7 @@ def test_bad_input_names_operator_field_rule_and_values(device, change, message)
         assert device.stats() == before
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_eight_storage_bindings_merge_the_state(device, adapter_class):
     """Where an adapter allows WebGPU's default of 8 storage buffers, the recurrence binds R

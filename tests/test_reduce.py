@@ -325,6 +325,7 @@ def test_workgroup_subgroups_merge_like_the_tree(device, function):
     check_subgroup_merge(device, function)
 
 
+@pytest.mark.any_class  # the strategy forced (workgroup, with and without subgroups)
 def test_workgroup_subgroups_four_wide():
     """The same at another subgroup width: GPUs run subgroups of 16, 32 or 64 invocations,
     lavapipe of 8 (its 256-bit vectors); with LP_NATIVE_VECTOR_WIDTH=128 its subgroups are

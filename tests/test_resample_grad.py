@@ -92,6 +92,7 @@ def test_loop_budget_refused_before_any_gpu_work(vulkan_device):
         vulkan_device.compile_operator(op)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("strategy_class", ["cpu", "gpu"])
 def test_both_adapter_classes(adapter, strategy_class):
     """Each class's documented strategy first, and every strategy, within the bound, on a

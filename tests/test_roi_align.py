@@ -96,6 +96,7 @@ def test_every_type_and_strategy(device, data_type, index_type, strategy):
         _check(np.asarray(got), x, rois, batch, version, output_size=(3, 2), **kwargs)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_both_adapter_classes(adapter, adapter_class):
     """Each adapter class's default strategy (runs on CPU-class, elements on GPU-class) on

@@ -118,6 +118,7 @@ def test_precision_at_the_bound(device, reduction, dtype):
     assert_bits_equal(dml.roi_align_grad(dy, rois, batch, device=device, **args), got)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("strategy_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("reduction", ["average", "max"])
 def test_both_adapter_classes(adapter, strategy_class, reduction):
@@ -304,6 +305,7 @@ def _roi_case(rng, dtype=np.float32, regions=5, channels=3, out=(3, 4)):
     return x, rois, batch, dy
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("strategy_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("reduction", ["average", "max"])
 @pytest.mark.parametrize("mode", ["linear", "nearest_neighbor"])

@@ -45,6 +45,7 @@ def test_reference_is_onnxruntime_maxroipool(pooled, scale):
     np.testing.assert_array_equal(reference.roi_pooling(X, rois, pooled, scale), want)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_bit_exact_on_both_classes(adapter, adapter_class, dtype):

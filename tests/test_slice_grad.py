@@ -52,6 +52,7 @@ def test_bits_kept(device):
     assert_bits_equal(got, want.view(np.float16))
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("strategy_class", ["cpu", "gpu"])
 def test_both_adapter_classes(adapter, strategy_class):
     """The documented strategy of each adapter class, on the software adapters, and every

@@ -105,6 +105,7 @@ _LONG = [
 ]
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 @pytest.mark.parametrize("data_type, sizes, k, axis, direction, options", _LONG)
 def test_strategies_agree_on_long_axes(device, adapter_class, data_type, sizes, k, axis, direction, options):

@@ -21,6 +21,7 @@ def reference_run():
     return training.reference_train(STEPS)
 
 
+@pytest.mark.any_class  # both classes' Devices made here: the GPU-class run would repeat them
 @pytest.mark.parametrize("adapter", ["vulkan", "gl"])
 @pytest.mark.parametrize("adapter_class", ["cpu", "gpu"])
 def test_cnn_trains_on_the_device_as_the_float64_reference(adapter, adapter_class, reference_run, monkeypatch):
