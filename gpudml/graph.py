@@ -403,6 +403,7 @@ class CompiledGraph:
         sources = {e.value_id: e.desc for e in self.inputs} | {v: t.desc for v, t in self._constants.items()}
         executor.check_steps(self.steps, sources, [e.value_id for e in outputs])
         self._output_ids = [e.value_id for e in outputs]
+        self._plan = executor.Plan(self.steps, self._output_ids)  # (each call records it: nothing worked out again)
 
     @property
     def dispatch_count(self) -> int:
@@ -429,7 +430,7 @@ class CompiledGraph:
                     value = executor.upload(self.device, value, expr.desc, f"the graph's input {expr.name!r}")
                     staged.append(value)
                 sources[expr.value_id] = value
-            results = executor.run_steps(self.device, self.steps, sources, self._output_ids)
+            results = self._plan.run(self.device, sources)
         finally:
             for t in reversed(staged):
                 t.free()

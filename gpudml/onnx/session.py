@@ -161,6 +161,7 @@ class InferenceSession(_Builds):
         self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
+        self._specs: dict = {}  # (name, is an output): _value's answer
         self.output_names = frozenset(v.name for v in self._outputs)
         problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs],
                                             analysis.parameter_inputs(self._inputs))
@@ -286,10 +287,13 @@ class InferenceSession(_Builds):
     def _value(self, name: str, output: bool = False) -> tuple[np.dtype, list | None] | None:
         """The numpy dtype and dims (None: unknown rank) of input (or output) `name`; None
         where the model has no such input (output)."""
-        for v in self._outputs if output else self._inputs:
-            if v.name == name:
-                return onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type), _dims(v)
-        return None
+        specs = self._specs  # (each worked out once: a run's binding checks ask for every input and output)
+        key = (name, output)
+        if key not in specs:
+            specs[key] = next((
+                (onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type), _dims(v))
+                for v in (self._outputs if output else self._inputs) if v.name == name), None)
+        return specs[key]
 
     @property
     def dispatch_count(self) -> int:
