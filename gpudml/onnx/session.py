@@ -162,6 +162,8 @@ class InferenceSession(_Builds):
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
         self._specs: dict = {}  # (name, is an output): _value's answer
+        #: The names of get_inputs(), in its order (what a run's checks walk, no NodeArg made).
+        self._input_names = tuple(v.name for v in self._inputs)
         self.output_names = frozenset(v.name for v in self._outputs)
         problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs],
                                             analysis.parameter_inputs(self._inputs))
