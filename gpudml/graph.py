@@ -467,12 +467,18 @@ class CompiledGraph:
             raise InvalidArgumentError(f"CompiledGraph: missing input{'s' if len(missing) > 1 else ''} {listed}")
         return bound
 
+    def _names(self) -> str:
+        """The graph's input names, for messages."""
+        return ", ".join(map(repr, self._known)) or "none"
+
     def _input_for(self, key) -> Expression:
-        names = ", ".join(map(repr, self._known)) or "none"
         if isinstance(key, str):
-            if key not in self._known:
-                raise InvalidArgumentError(f"CompiledGraph: unknown input name {key!r} (the graph's inputs: {names})")
-            return self._known[key]
+            expr = self._known.get(key)
+            if expr is None:
+                raise InvalidArgumentError(f"CompiledGraph: unknown input name {key!r} (the graph's inputs: "
+                                           f"{self._names()})")
+            return expr
+        names = self._names()
         if not isinstance(key, Expression):
             raise InvalidArgumentError(f"CompiledGraph: input keys are input names or input Expressions, got "
                                        f"{type(key).__name__} {key!r}")

@@ -743,7 +743,9 @@ class _Built:
         tally = [0] if tally is None else tally
         made = []
         if self.compiled is not None:
-            used = {e.name for e in self.compiled.inputs}
+            used = self.__dict__.get("_used")
+            if used is None:  # (the compiled graph's input names: the same every run)
+                used = self._used = frozenset(e.name for e in self.compiled.inputs)
             tally[0] += self.compiled.dispatch_count
             if self.split is None:
                 return self, list(self.compiled({k: a for k, a in given.items() if k in used}, readback=readback))
