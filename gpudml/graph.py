@@ -403,6 +403,7 @@ class CompiledGraph:
         sources = {e.value_id: e.desc for e in self.inputs} | {v: t.desc for v, t in self._constants.items()}
         executor.check_steps(self.steps, sources, [e.value_id for e in outputs])
         self._output_ids = [e.value_id for e in outputs]
+        self._plan = executor.Plan(self.steps, self._output_ids)  # (each call records it: nothing worked out again)
 
     @property
     def dispatch_count(self) -> int:
@@ -429,7 +430,7 @@ class CompiledGraph:
                     value = executor.upload(self.device, value, expr.desc, f"the graph's input {expr.name!r}")
                     staged.append(value)
                 sources[expr.value_id] = value
-            results = executor.run_steps(self.device, self.steps, sources, self._output_ids)
+            results = self._plan.run(self.device, sources)
         finally:
             for t in reversed(staged):
                 t.free()
@@ -466,12 +467,18 @@ class CompiledGraph:
             raise InvalidArgumentError(f"CompiledGraph: missing input{'s' if len(missing) > 1 else ''} {listed}")
         return bound
 
+    def _names(self) -> str:
+        """The graph's input names, for messages."""
+        return ", ".join(map(repr, self._known)) or "none"
+
     def _input_for(self, key) -> Expression:
-        names = ", ".join(map(repr, self._known)) or "none"
         if isinstance(key, str):
-            if key not in self._known:
-                raise InvalidArgumentError(f"CompiledGraph: unknown input name {key!r} (the graph's inputs: {names})")
-            return self._known[key]
+            expr = self._known.get(key)
+            if expr is None:
+                raise InvalidArgumentError(f"CompiledGraph: unknown input name {key!r} (the graph's inputs: "
+                                           f"{self._names()})")
+            return expr
+        names = self._names()
         if not isinstance(key, Expression):
             raise InvalidArgumentError(f"CompiledGraph: input keys are input names or input Expressions, got "
                                        f"{type(key).__name__} {key!r}")

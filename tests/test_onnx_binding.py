@@ -276,3 +276,63 @@ def test_dynamic_dimensions_and_rank_0_outputs(device):
     assert len(session._compiled) == 2
     _failing(lambda: binding.bind_input("x", device.tensor(np.zeros((2, 4), np.float32))),
              r"input 'x' has shape \[2, 4\], the model's is \['N', 3\]")
+
+
+def _two_layers():
+    """y = relu(x @ w1 + b) @ w2: two GEMMs and an intermediate value between them."""
+    rng = np.random.default_rng(5)
+    w1, b, w2 = (rng.integers(-2, 3, s).astype(np.float32) for s in ((4, 8), (8,), (8, 3)))
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Add", ["h", "b"], ["hb"]),
+             helper.make_node("Relu", ["hb"], ["r"]), helper.make_node("MatMul", ["r", "w2"], ["y"])]
+    inits = [numpy_helper.from_array(v, n) for n, v in (("w1", w1), ("b", b), ("w2", w2))]
+    graph = helper.make_graph(nodes, "two_layers", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, lambda x: np.maximum(x @ w1 + b, 0) @ w2
+
+
+def test_repeated_runs_record_the_same_plan_and_rebound_tensors_are_read(device, monkeypatch):
+    """A run records its prepared plan (runtime/executor.py Plan: no per-step checks, the
+    intermediates' pooled buffers and the steps' bind groups the same run after run), and
+    still reads whatever is bound: another Tensor, a freed one's buffer reused by a new one,
+    runs of session.run in between taking the pool's buffers."""
+    model, reference = _two_layers()
+    session = gonnx.InferenceSession(model, device=device)
+    assert session.dispatch_count >= 2  # (an intermediate value between two steps)
+    rng = np.random.default_rng(0)
+    xs = [rng.integers(-3, 4, (2, 4)).astype(np.float32) for _ in range(4)]
+    binding = session.io_binding()
+    out = device.tensor(np.zeros((2, 3), np.float32))
+    binding.bind_output("y", out)
+    first = device.tensor(xs[0])
+    binding.bind_input("x", first)
+    session.run_with_iobinding(binding)
+    np.testing.assert_array_equal(out.numpy(), reference(xs[0]))  # small integers: exact
+    ctx = device._ctx
+    made = []
+    bind_group = ctx.bind_group
+    monkeypatch.setattr(ctx, "bind_group", lambda *a, **k: made.append(1) or bind_group(*a, **k))
+    allocations = ctx.pool.allocations
+    for _ in range(3):  # the same binding again: nothing allocated, no bind group made
+        session.run_with_iobinding(binding)
+    assert (ctx.pool.allocations, len(made)) == (allocations, 0)
+    np.testing.assert_array_equal(out.numpy(), reference(xs[0]))
+    second = device.tensor(xs[1])  # another Tensor (the first still alive): another buffer
+    binding.bind_input("x", second)
+    session.run_with_iobinding(binding)
+    np.testing.assert_array_equal(binding.copy_outputs_to_cpu()[0], reference(xs[1]))
+    first.free()
+    second.free()
+    for x in xs[2:]:  # a new Tensor in a freed one's buffer (pooled), and session.run between
+        third = device.tensor(x)
+        binding.bind_input("x", third)
+        np.testing.assert_array_equal(session.run(None, {"x": xs[0]})[0], reference(xs[0]))
+        session.run_with_iobinding(binding)
+        np.testing.assert_array_equal(out.numpy(), reference(x))
+        third.free()
+    last = device.tensor(xs[0])
+    binding.bind_input("x", last)
+    last.free()  # a bound Tensor freed since: refused, as before
+    with pytest.raises(InvalidArgumentError, match="freed"):
+        session.run_with_iobinding(binding)

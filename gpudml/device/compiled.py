@@ -157,6 +157,12 @@ class CompiledOperator:
         self._record(in_buffers, [t.buffer for t in results], clears)
         return results
 
+    def record_buffers(self, in_buffers: list, out_buffers: list, clears) -> None:
+        """A compiled graph's step (runtime/executor.py): record on these buffers, which the
+        executor's plan vouches for (checked at compile: the descs' data types and bytes;
+        the outputs new pooled buffers), after clearing `clears`. No check, no Tensor."""
+        self._record(in_buffers, out_buffers, clears)
+
     def grouped(self, results: list):
         """`results` (one per output tensor) as the functional form returns them
         (ops.spec.grouped_outputs; the usual single output without working it out again)."""

@@ -103,7 +103,7 @@ def check_grid(grid, caps, interface: Interface, where: str) -> tuple[int, int, 
 class KernelCall:
     """One HLSL kernel bound to its tensors' descs, grid and constants on a Device: what a
     compiled operator is to a description (runtime/executor.py's step protocol: `inputs`,
-    `outputs`, `name`, `strategy`, `program.kernels`, `execute`)."""
+    `outputs`, `name`, `strategy`, `program.kernels`, `record_buffers`)."""
 
     def __init__(self, device, kernel: CompiledHLSL, name: str, input_descs, output_descs, grid, constant_bytes: bytes):
         self.device = device
@@ -173,6 +173,11 @@ class KernelCall:
                 clears = [t.buffer for t in results] if self._clear_given else []
             self._record(in_buffers, [t.buffer for t in results], clears)
         return execute_results(results, outputs, inputs)
+
+    def record_buffers(self, in_buffers: list, out_buffers: list, clears) -> None:
+        """A compiled graph's step (runtime/executor.py): record on buffers the executor's
+        plan vouches for, after clearing `clears` (a graph_step: every output; `clears` are some of them)."""
+        self._record(in_buffers, out_buffers, out_buffers if self._clear_given else clears)
 
     def _record(self, in_buffers, out_buffers, clears) -> None:
         for b in in_buffers + out_buffers:

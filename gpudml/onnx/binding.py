@@ -127,13 +127,14 @@ class IOBinding:
                                        + ("a session that is gone" if owner is None else "another session")
                                        + "; bind with this session's io_binding()")
         values, key = [], []
-        for arg in session.get_inputs():
-            if arg.name not in self._inputs:
-                raise InvalidArgumentError(f"InferenceSession.run_with_iobinding: input {arg.name!r} is not bound "
+        for name in session._input_names:
+            value = self._inputs.get(name)
+            if value is None:
+                arg = next(a for a in session.get_inputs() if a.name == name)
+                raise InvalidArgumentError(f"InferenceSession.run_with_iobinding: input {name!r} is not bound "
                                            f"({arg.type} {arg.shape}); bind_input it first")
-            value = self._inputs[arg.name]
             if isinstance(value, Tensor):
-                key.append(self._check_tensor(session, arg.name, value, "run_with_iobinding", shape_only=True))
+                key.append(self._check_tensor(session, name, value, "run_with_iobinding", shape_only=True))
             else:
                 key.append(tuple(value.shape))
                 value = value.astype(np.uint8) if value.dtype == np.bool_ else value

@@ -161,6 +161,9 @@ class InferenceSession(_Builds):
         self._types: dict[str, int] | None = None  # element types of every value (CastLike), when asked
         self._inputs = [v for v in graph.input if v.name not in self.initializers]
         self._outputs = list(graph.output)
+        self._specs: dict = {}  # (name, is an output): _value's answer
+        #: The names of get_inputs(), in its order (what a run's checks walk, no NodeArg made).
+        self._input_names = tuple(v.name for v in self._inputs)
         self.output_names = frozenset(v.name for v in self._outputs)
         problems, needed = analysis.analyze(graph, self.opset, self.initializers, [v.name for v in self._inputs],
                                             analysis.parameter_inputs(self._inputs))
@@ -286,10 +289,13 @@ class InferenceSession(_Builds):
     def _value(self, name: str, output: bool = False) -> tuple[np.dtype, list | None] | None:
         """The numpy dtype and dims (None: unknown rank) of input (or output) `name`; None
         where the model has no such input (output)."""
-        for v in self._outputs if output else self._inputs:
-            if v.name == name:
-                return onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type), _dims(v)
-        return None
+        specs = self._specs  # (each worked out once: a run's binding checks ask for every input and output)
+        key = (name, output)
+        if key not in specs:
+            specs[key] = next((
+                (onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type), _dims(v))
+                for v in (self._outputs if output else self._inputs) if v.name == name), None)
+        return specs[key]
 
     @property
     def dispatch_count(self) -> int:
@@ -737,7 +743,9 @@ class _Built:
         tally = [0] if tally is None else tally
         made = []
         if self.compiled is not None:
-            used = {e.name for e in self.compiled.inputs}
+            used = self.__dict__.get("_used")
+            if used is None:  # (the compiled graph's input names: the same every run)
+                used = self._used = frozenset(e.name for e in self.compiled.inputs)
             tally[0] += self.compiled.dispatch_count
             if self.split is None:
                 return self, list(self.compiled({k: a for k, a in given.items() if k in used}, readback=readback))

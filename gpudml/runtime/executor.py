@@ -11,8 +11,9 @@ is just another step.
 What a step's `compiled` must provide (gpudml/device/'s CompiledOperator and KernelCall
 do): `inputs` and `outputs`, lists of (field name, TensorDesc), the descs of the values it
 reads and writes; `name` (for messages); `program.kernels` (one per compute dispatch, for `dispatch_count`); and
-`execute(input Tensors, outputs=output Tensors)`, which records its dispatches (under
-the context's lock, contiguously) and neither submits nor reads back.
+`record_buffers(input buffers, output buffers, clears)`, which records its dispatches on
+those buffers (after clearing `clears`; under the context's lock, contiguously), checks
+nothing (the plan was checked at compile: `check_steps`), and neither submits nor reads back.
 """
 
 from __future__ import annotations
@@ -92,42 +93,72 @@ def upload(device, contents: np.ndarray, desc: TensorDesc, what: str = "a consta
 
 def run_steps(device, steps: Sequence[Step], sources: dict[int, Tensor], outputs: Sequence[int]) -> list[Tensor]:
     """Record `steps` (submitted with the rest of the recorded work: runtime/batching.py)
-    and return one new Tensor per id in `outputs`.
+    and return one new Tensor per id in `outputs`: `Plan(steps, outputs).run(...)` (a caller
+    that runs the same steps again keeps its Plan: CompiledGraph does)."""
+    return Plan(steps, outputs).run(device, sources)
 
-    `sources`: the Tensors of the values no step writes (graph inputs, constants); they
-    are only read. Every value a step writes gets a pooled buffer; those not returned go
-    back to the pool once recorded (work recorded later is all that can reuse them), so a
-    repeated run allocates nothing. A returned Tensor is never a source nor returned twice:
-    an output that is a source, or an id listed again, is a GPU copy (recorded with them).
+
+class Plan:
+    """`steps` made ready to record again and again (a compiled graph's calls): what each
+    step reads and writes, the bytes and clears of the values it writes, worked out once.
+
+    `run(device, sources)`: `sources` are the Tensors of the values no step writes (graph
+    inputs, constants, checked by the caller: live, on the device, of the descs
+    check_steps was given); they are only read. Every value a step writes gets a pooled
+    buffer; those not returned go back to the pool once recorded (work recorded later is all
+    that can reuse them), so a repeated run allocates nothing, and gets the same buffers, so
+    the steps' bind groups come from their caches. A returned Tensor is never a source nor
+    returned twice: an output that is a source, or an id listed again, is a GPU copy
+    (recorded with them). The steps are recorded through `compiled.record_buffers` with no
+    Tensor made and nothing checked again per step: check_steps checked the plan (each
+    step's arity, the data type and bytes of every value it reads) at compile, and the
+    buffers a step writes are new, so never one it reads nor one another output has.
     """
-    values: dict[int, Tensor] = dict(sources)
-    made: dict[int, Tensor] = {}
-    wanted = set(outputs)
-    results = []
-    try:
-        with gpu_errors(device._ctx):
-            for step in steps:
-                written = [_new_tensor(device, desc, zeroed=v in wanted)
-                           for v, (_, desc) in zip(step.outputs, step.compiled.outputs)]
-                made.update(zip(step.outputs, written))
-                values.update(zip(step.outputs, written))
-                step.compiled.execute([values[v] for v in step.inputs], written)
-            for v in outputs:
-                own = made.pop(v, None)
-                results.append(own if own is not None else values[v].copy())
-    finally:
-        for t in reversed(made.values()):  # intermediates: reused only by work recorded after them
-            t.free()
-    return results
 
+    def __init__(self, steps: Sequence[Step], outputs: Sequence[int]):
+        wanted = set(outputs)
+        self.outputs = list(outputs)
+        #: (record, value ids read, [(value id, bytes, what, cleared first)] written) per step
+        self.steps = [
+            (step.compiled.record_buffers, step.inputs,
+             [(v, desc.buffer_bytes, f"a value of a compiled graph ({desc.data_type.name} {list(desc.sizes)})",
+               v in wanted and not desc.covers_buffer)
+              for v, (_, desc) in zip(step.outputs, step.compiled.outputs)])
+            for step in steps]
+        self._descs = {v: desc for step in steps for v, (_, desc) in zip(step.outputs, step.compiled.outputs)}
 
-def _new_tensor(device, desc: TensorDesc, zeroed: bool) -> Tensor:
-    """A pooled Tensor for a value a step writes. One the caller gets (`zeroed`) starts at
-    zero where its kernel leaves bytes unwritten (a strided desc, the tail of a last word),
-    as CompiledOperator.execute's outputs do; intermediates are never read there."""
-    ctx = device._ctx
-    what = f"a value of a compiled graph ({desc.data_type.name} {list(desc.sizes)})"
-    t = Tensor(device, ctx.pool.acquire(desc.buffer_bytes, device.caps, what), desc)
-    if zeroed and not desc.covers_buffer:
-        ctx.recorder.record([], clears=[t.buffer])
-    return t
+    def run(self, device, sources: dict[int, Tensor]) -> list[Tensor]:
+        ctx = device._ctx
+        acquire, caps = ctx.pool.acquire, device.caps
+        buffers = {v: t.buffer for v, t in sources.items()}
+        made: dict = {}  # value id -> the pooled buffer a step writes it into
+        results = []
+        try:
+            with gpu_errors(ctx):
+                for record, reads, writes in self.steps:
+                    written = []
+                    clears = []
+                    for v, nbytes, what, cleared in writes:
+                        buf = acquire(nbytes, caps, what)
+                        made[v] = buffers[v] = buf
+                        written.append(buf)
+                        if cleared:  # (a returned value starts zeroed where its kernel leaves bytes)
+                            clears.append(buf)
+                    record([buffers[v] for v in reads], written, clears)
+                returned: dict = {}  # value id -> its first returned Tensor (an id listed again: a copy of it)
+                for v in self.outputs:
+                    own = made.pop(v, None)
+                    if own is not None:
+                        t = returned[v] = Tensor(device, own, self._descs[v])
+                    else:
+                        t = (sources[v] if v in sources else returned[v]).copy()
+                    results.append(t)
+        except BaseException:
+            for t in results:
+                t.free()
+            raise
+        finally:
+            release = ctx.pool.release
+            for buf in reversed(made.values()):  # intermediates: reused only by work recorded after them
+                release(buf)
+        return results
