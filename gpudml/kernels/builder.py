@@ -53,7 +53,16 @@ INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 #:   atomics   array<atomic<u32>> of 32-bit words that several invocations update: NAME_at
 #:             (atomicLoad), NAME_set (atomicStore) and NAME_min (atomicMin, whose result no
 #:             order of the invocations changes: a deterministic scatter's claim)
-ACCESSES = ("words", "blocks", "stores", "atomics")
+#:   wide      array<vec4<u64>>: 32-byte units, read only (adapters with shader-int64; the
+#:             plan checks that every unit it reads lies whole in the tensor's 16-byte blocks):
+#:             on a CPU adapter each storage read is a loop over the SIMD lanes whatever its
+#:             width, and a 32-byte read costs about 1.4 16-byte ones (dequantize_gemm's gemv)
+#:   blocks64  array<vec2<u64>>: 16-byte blocks as two 64-bit words, for an adapter with
+#:             shader-int64 only: lavapipe loops over the lanes once per component of a
+#:             store, half as often as for a vec4<u32> block (kernels/resample.py)
+ACCESSES = ("words", "blocks", "stores", "atomics", "wide", "blocks64")
+#: The accesses whose unit is not a 32-bit word, and their WGSL element types.
+UNITS = {"blocks": "vec4<u32>", "wide": "vec4<u64>", "blocks64": "vec2<u64>"}
 
 
 
@@ -90,8 +99,8 @@ class Buffer:
 
     @property
     def unit_bytes(self) -> int:
-        """Bytes of one array element of the binding: a word or a 16-byte block."""
-        return 16 if self.access == "blocks" else 4
+        """Bytes of one array element of the binding: a word, a 16-byte block or a 32-byte unit."""
+        return {"blocks": 16, "blocks64": 16, "wide": 32}.get(self.access, 4)
 
     @property
     def atomic(self) -> bool:
@@ -99,8 +108,8 @@ class Buffer:
 
     @property
     def wgsl_type(self) -> str:
-        if self.access == "blocks":
-            return "array<vec4<u32>>"
+        if self.access in UNITS:
+            return f"array<{UNITS[self.access]}>"
         if self.atomic:
             return "array<atomic<u32>>"
         return "array<u32>"
@@ -147,7 +156,7 @@ def share_segments(buffers: tuple[Buffer, ...]) -> tuple[Buffer, ...]:
     for b in buffers:
         twin = next((c for c in buffers if c.key == b.key and c.access == "blocks" and c.segments > 1
                      and c.writable == b.writable), None)
-        if b.access != "blocks" and b.segments > 1 and not b.atomic and twin is not None:
+        if b.access not in UNITS and b.segments > 1 and not b.atomic and twin is not None:
             b = replace(b, via=twin.name, segments=twin.segments, segment_bytes=twin.segment_bytes)
         out.append(b)
     return tuple(out)
@@ -319,7 +328,7 @@ def _accessors(b: Buffer) -> list[str]:
     (no choice to make: a template
     calls those inside lib/common's `pinned`, for a loop whose whole range it has checked
     lies in segment K)."""
-    item = "vec4<u32>" if b.access == "blocks" else "u32"
+    item = UNITS.get(b.access, "u32")
     ops = []  # (name, parameters, result, body with {var} for the binding, j for the index)
     if b.access == "atomics":
         ops += [("at", "", " -> u32", "return atomicLoad(&{var}[j]);"),
@@ -332,7 +341,7 @@ def _accessors(b: Buffer) -> list[str]:
         if b.writable:
             ops.append(("set", f", v: {item}", "", "{var}[j] = v;"))
     pairs = []
-    if b.access != "blocks" and not b.atomic:
+    if b.access not in UNITS and not b.atomic:
         pairs.append(("at2", "", " -> vec2<u32>", "return vec2<u32>({var}[j], {var}[j + 1u]);"))
         if b.writable:
             pairs.append(("set2", ", v: vec2<u32>", "", "{var}[j] = v.x;\n{var}[j + 1u] = v.y;"))
