@@ -138,6 +138,26 @@ def test_lines_reads_four_positions_as_blocks(device, dtype, index_dtype, reduct
         assert run_every_variant(device, Case(SPEC, HIGHEST, desc), seed) == {"lines", "elements"}
 
 
+@pytest.mark.parametrize("dtype", [DT.FLOAT32, DT.INT64], ids=lambda t: t.name)
+def test_wide_units_where_the_adapter_has_shader_int64(adapter, dtype):
+    """With shader-int64 (lavapipe; not GL's llvmpipe) the input's copy into the output moves
+    vec2<u64> blocks and `lines` loads four INT64 indices as one vec4<u64> unit; without it
+    vec4<u32> blocks: bit-exact under every strategy, the kit's hostile indices included,
+    on both adapter classes."""
+    indices = dml.TensorDesc(DT.INT64, (4, 12))
+    desc = se.infer_output(dml.TensorDesc(dtype, (4, 8)), indices, dml.TensorDesc(dtype, (4, 12)), 1, None)
+    for adapter_class in ("cpu", "gpu"):
+        device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+        wide = device.caps.has("shader-int64")
+        plan = SPEC.planner.plan(desc, device.caps, "lines")
+        copy = next(d for d in plan.dispatches if d.params.get("step") == "copy")
+        lines = next(d for d in plan.dispatches if d.params.get("step") == "lines")
+        assert [b.access for b in copy.buffers] == ["blocks64" if wide else "blocks"] * 2
+        assert lines.params["index_units"] == wide
+        for seed in range(2):
+            assert run_every_variant(device, Case(SPEC, HIGHEST, desc), seed) == {"lines", "elements"}
+
+
 def test_lines_quads_keep_index_order(adapter):
     """Duplicates inside a quad and across quads and the tail: the last position wins (none),
     sums in position order (float32: 2^24 + 1 + 1 + 1 stays 2^24 one at a time, + 9 gives 2^24 + 8)."""
