@@ -156,6 +156,14 @@ def test_wide_units_where_the_adapter_has_shader_int64(adapter, dtype):
         assert lines.params["index_units"] == wide
         for seed in range(2):
             assert run_every_variant(device, Case(SPEC, HIGHEST, desc), seed) == {"lines", "elements"}
+        # Two INT64 indices (16 bytes): no vec4<u64> binding (its unit is 32 bytes).
+        small = se.infer_output(dml.TensorDesc(DT.FLOAT32, (4,)), dml.TensorDesc(DT.INT64, (2,)),
+                                dml.TensorDesc(DT.FLOAT32, (2,)), 0, None)
+        steps = [d.params for d in SPEC.planner.plan(small, device.caps, "lines").dispatches]
+        assert not any(d.get("index_units") for d in steps)
+        x, idx, upd = np.zeros(4, np.float32), np.array([3, -1], np.int64), np.array([1.5, 2.5], np.float32)
+        got = device.compile_operator(device.create_operator(small), "lines").execute([x, idx, upd])[0]
+        assert_bits_equal(got, np.array([0, 0, 0, 2.5], np.float32))
 
 
 def test_lines_quads_keep_index_order(adapter):

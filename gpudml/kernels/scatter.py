@@ -223,8 +223,9 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     upd_blocks = quads and not p.scratch and quads_fit(p, steps[0], p.line_upd, size)
     # With shader-int64, four 64-bit indices load as one 32-byte vec4<u64> unit (the builder's
     # `wide` access; quads_fit puts them on one): on lavapipe a load is one step per
-    # component of the lane's vector, 4 in place of 8.
-    index_units = quads and index_bits == 64 and native64
+    # component of the lane's vector, 4 in place of 8. (Fewer than four indices: no quad, and
+    # a binding of vec4<u64> must hold one unit: blocks.)
+    index_units = quads and index_bits == 64 and native64 and p.indices.buffer_bytes >= 32
     index_access = "wide" if index_units else "blocks"
     buffers = update_buffers + ((input_buffer(1, f"indices_{index_access}", index_access),) if quads else ()) + (
         (input_buffer(2, "updates_blocks", "blocks"),) if upd_blocks else ())
