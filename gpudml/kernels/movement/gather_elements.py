@@ -3,10 +3,11 @@ at the output's coordinate, clamped into the axis (the stage of
 shaders/gather_elements.wgsl.j2), on the desc's axes with the other axes merged where
 contiguous in the three tensors; alone, also the operator's own CPU-class `rows`
 strategy (shaders/gather_elements.wgsl.j2's kernel: per row, offsets computed once, per
-element its index, the clamp and one load; indices loaded as 16-byte blocks where whole).
-W40 on lavapipe: `rows` 0.58-0.84x the copy kernel's bandwidth by process CPU time, 0.33-0.57x
-by GPU timestamps (paired 0.49-0.59), `stretches` 0.33-0.42x: about half of `rows`'s time is
-its index loads (docs/performance.md, "Gathers")."""
+element its index, the clamp and one load; indices loaded as 16-byte blocks where whole, as
+32-byte vec4<u64> units and the output stored as vec2<u64> with shader-int64).
+W40 on lavapipe: `rows` 0.68-0.79x the copy kernel's bandwidth by process CPU time (before the
+u64 units 0.58-0.84, 12% more time in the same processes), 0.55-0.65x by GPU timestamps
+(paired 0.52-0.65), `stretches` 0.33-0.42x (docs/performance.md, "Gathers")."""
 
 from __future__ import annotations
 
