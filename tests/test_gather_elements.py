@@ -172,6 +172,19 @@ def test_rows_is_the_cpu_class_choice_where_it_fits(adapter):
     assert [p["out_wide"] for p in params] == [wide] * 3
 
 
+def test_rows_wide_units_bound_in_segments(adapter):
+    """`rows` with its 32-byte index units and u64 output blocks (shader-int64) on tensors
+    bound in 256-byte segments: every unit read from its segment, the same bits."""
+    device = dml.Device(adapter=adapter, adapter_class="cpu", max_binding_bytes=256, max_buffer_bytes=1 << 20)
+    rng = np.random.default_rng(3)
+    x = random_bits(rng, np.float32, (8, 64))
+    idx = index_values(rng, DT.INT64, 64, 8 * 64).reshape(8, 64)
+    compiled = device.compile_operator(device.create_operator(_desc((8, 64), (8, 64), 1, DT.FLOAT32, DT.INT64)))
+    assert compiled.strategy == "rows"
+    (out,) = compiled.execute([x, idx])
+    assert_bits_equal(out, reference.gather_elements(x, idx, 1))
+
+
 def test_gpu_class_strategy_on_a_software_adapter(adapter):
     """A GPU-class Device of the software adapter plans the coalesced strategy first."""
     device = dml.Device(adapter=adapter, adapter_class="gpu")

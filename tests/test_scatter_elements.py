@@ -166,6 +166,18 @@ def test_wide_units_where_the_adapter_has_shader_int64(adapter, dtype):
         assert_bits_equal(got, np.array([0, 0, 0, 2.5], np.float32))
 
 
+def test_wide_units_bound_in_segments(adapter):
+    """`lines` with its vec4<u64> index units and vec2<u64> copy (shader-int64) on tensors
+    bound in 256-byte segments: the same bits as the reference."""
+    device = dml.Device(adapter=adapter, adapter_class="cpu", max_binding_bytes=256, max_buffer_bytes=1 << 20)
+    rng = np.random.default_rng(4)
+    x, upd = rng.random((8, 64), dtype=np.float32), rng.random((8, 64), dtype=np.float32)
+    indices = np.argsort(rng.random((8, 64)), axis=1).astype(np.int64) - 32  # negatives count from the end
+    desc = _desc((8, 64), (8, 64), 1, DT.FLOAT32, DT.INT64, None)
+    got = device.compile_operator(device.create_operator(desc), "lines").execute([x, indices, upd])[0]
+    assert_bits_equal(got, reference.scatter_elements(x, indices, upd, 1))
+
+
 def test_lines_quads_keep_index_order(adapter):
     """Duplicates inside a quad and across quads and the tail: the last position wins (none),
     sums in position order (float32: 2^24 + 1 + 1 + 1 stays 2^24 one at a time, + 9 gives 2^24 + 8)."""
