@@ -128,6 +128,7 @@ def test_stretch_kinds_under_every_strategy(device, case):
     ((3, 5, 4, 8), None, (3, 2, 4, 8), 1, None, DT.INT32),  # outer and inner axes around the axis
     ((4, 12), (1, 4), (4, 8), 1, None, DT.INT16),  # a transposed input (strided reads)
     ((3, 9), None, (3, 8), 1, (10, 1), DT.FLOAT16),  # rows of indices 10 apart: blocks of 64-bit ones only
+    # (vec2<u64> blocks with shader-int64, not 32-byte units)
     ((2, 1, 2, 1, 3, 1, 2, 17), None, (2, 1, 2, 1, 3, 1, 2, 16), 7, None, DT.INT8),  # rank 8
 ], ids=lambda c: f"{c[0]}-axis{c[3]}-{c[5].name}{'-broadcast' if c[4] else ''}{'-strided' if c[1] else ''}")
 def test_rows_strategy(device, case):
@@ -161,9 +162,27 @@ def test_rows_is_the_cpu_class_choice_where_it_fits(adapter):
         assert "rows" not in planner.strategies_for(desc, cpu.caps)
     # The indices as 16-byte blocks: packed along the row, rows on whole blocks.
     rows_apart = [_desc((8, 300), (8, 256), 1, DT.FLOAT32, t, index_strides=(258, 1)) for t in (DT.INT64, DT.INT32)]
-    blocks = [dict(dict(planner.plan(d, cpu.caps, "rows").dispatches[0].params)["stages"][0].params)["index_blocks"]
+    params = [dict(dict(planner.plan(d, cpu.caps, "rows").dispatches[0].params)["stages"][0].params)
               for d in (fits, *rows_apart)]
-    assert blocks == [True, True, False]
+    assert [p["index_blocks"] for p in params] == [True, True, False]
+    # With shader-int64 (lavapipe; not GL) 64-bit indices load as 32-byte units where a
+    # block's are whole ones (rows 4 indices apart), else as vec2<u64> blocks; outputs as u64.
+    wide = cpu.caps.has("shader-int64")
+    assert [p["index_access"] for p in params] == (["wide", "blocks64", "blocks"] if wide else ["blocks"] * 3)
+    assert [p["out_wide"] for p in params] == [wide] * 3
+
+
+def test_rows_wide_units_bound_in_segments(adapter):
+    """`rows` with its 32-byte index units and u64 output blocks (shader-int64) on tensors
+    bound in 256-byte segments: every unit read from its segment, the same bits."""
+    device = dml.Device(adapter=adapter, adapter_class="cpu", max_binding_bytes=256, max_buffer_bytes=1 << 20)
+    rng = np.random.default_rng(3)
+    x = random_bits(rng, np.float32, (8, 64))
+    idx = index_values(rng, DT.INT64, 64, 8 * 64).reshape(8, 64)
+    compiled = device.compile_operator(device.create_operator(_desc((8, 64), (8, 64), 1, DT.FLOAT32, DT.INT64)))
+    assert compiled.strategy == "rows"
+    (out,) = compiled.execute([x, idx])
+    assert_bits_equal(out, reference.gather_elements(x, idx, 1))
 
 
 def test_gpu_class_strategy_on_a_software_adapter(adapter):

@@ -138,6 +138,46 @@ def test_lines_reads_four_positions_as_blocks(device, dtype, index_dtype, reduct
         assert run_every_variant(device, Case(SPEC, HIGHEST, desc), seed) == {"lines", "elements"}
 
 
+@pytest.mark.parametrize("dtype", [DT.FLOAT32, DT.INT64], ids=lambda t: t.name)
+def test_wide_units_where_the_adapter_has_shader_int64(adapter, dtype):
+    """With shader-int64 (lavapipe; not GL's llvmpipe) the input's copy into the output moves
+    vec2<u64> blocks and `lines` loads four INT64 indices as one vec4<u64> unit; without it
+    vec4<u32> blocks: bit-exact under every strategy, the kit's hostile indices included,
+    on both adapter classes."""
+    indices = dml.TensorDesc(DT.INT64, (4, 12))
+    desc = se.infer_output(dml.TensorDesc(dtype, (4, 8)), indices, dml.TensorDesc(dtype, (4, 12)), 1, None)
+    for adapter_class in ("cpu", "gpu"):
+        device = dml.Device(adapter=adapter, adapter_class=adapter_class)
+        wide = device.caps.has("shader-int64")
+        plan = SPEC.planner.plan(desc, device.caps, "lines")
+        copy = next(d for d in plan.dispatches if d.params.get("step") == "copy")
+        lines = next(d for d in plan.dispatches if d.params.get("step") == "lines")
+        assert [b.access for b in copy.buffers] == ["blocks64" if wide else "blocks"] * 2
+        assert lines.params["index_units"] == wide
+        for seed in range(2):
+            assert run_every_variant(device, Case(SPEC, HIGHEST, desc), seed) == {"lines", "elements"}
+        # Two INT64 indices (16 bytes): no vec4<u64> binding (its unit is 32 bytes).
+        small = se.infer_output(dml.TensorDesc(DT.FLOAT32, (4,)), dml.TensorDesc(DT.INT64, (2,)),
+                                dml.TensorDesc(DT.FLOAT32, (2,)), 0, None)
+        steps = [d.params for d in SPEC.planner.plan(small, device.caps, "lines").dispatches]
+        assert not any(d.get("index_units") for d in steps)
+        x, idx, upd = np.zeros(4, np.float32), np.array([3, -1], np.int64), np.array([1.5, 2.5], np.float32)
+        got = device.compile_operator(device.create_operator(small), "lines").execute([x, idx, upd])[0]
+        assert_bits_equal(got, np.array([0, 0, 0, 2.5], np.float32))
+
+
+def test_wide_units_bound_in_segments(adapter):
+    """`lines` with its vec4<u64> index units and vec2<u64> copy (shader-int64) on tensors
+    bound in 256-byte segments: the same bits as the reference."""
+    device = dml.Device(adapter=adapter, adapter_class="cpu", max_binding_bytes=256, max_buffer_bytes=1 << 20)
+    rng = np.random.default_rng(4)
+    x, upd = rng.random((8, 64), dtype=np.float32), rng.random((8, 64), dtype=np.float32)
+    indices = np.argsort(rng.random((8, 64)), axis=1).astype(np.int64) - 32  # negatives count from the end
+    desc = _desc((8, 64), (8, 64), 1, DT.FLOAT32, DT.INT64, None)
+    got = device.compile_operator(device.create_operator(desc), "lines").execute([x, indices, upd])[0]
+    assert_bits_equal(got, reference.scatter_elements(x, indices, upd, 1))
+
+
 def test_lines_quads_keep_index_order(adapter):
     """Duplicates inside a quad and across quads and the tail: the last position wins (none),
     sums in position order (float32: 2^24 + 1 + 1 + 1 stays 2^24 one at a time, + 9 gives 2^24 + 8)."""

@@ -24,7 +24,9 @@ float32 as numpy's float16 arithmetic does). Every strategy gives this one resul
 - `lines` (CPU-class): one invocation per line walks its positions in order, reading
   and writing the output elements its line owns (no other invocation touches them); four
   positions a pass where their indices (and 32/64-bit updates) are whole 16-byte blocks
-  (quads_fit), written in position order.
+  (quads_fit), written in position order; with shader-int64, four 64-bit indices load as
+  one 32-byte vec4<u64> unit and the input's copy into the output moves vec2<u64> blocks
+  (lavapipe: one step per component of a lane's vector).
 - `slices` (first where it runs: a replacing SCATTER_ND of 32/64-bit elements, whose index
   tuples target the same output element of every line): each tuple's target and row, the
   last valid tuple of each row found by one sequential pass over the tuples (a scratch word
@@ -176,9 +178,12 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     elif _whole_blocks(p.input) and _whole_blocks(p.output) and p.input.sizes == p.output.sizes:
         blocks = count * bits // 128
         run = BLOCK_RUN if caps is None or caps.is_software else 1
+        # vec2<u64> blocks with shader-int64: lavapipe stores a lane's vector one component
+        # at a time, 2 steps a block in place of 4 (W43: about 1.5 ms of 28; docs/performance.md).
+        unit = "blocks64" if native64 else "blocks"
         dispatches.append(Dispatch(
             "scatter.wgsl.j2", {**params, "step": "copy", "blocks": True},
-            (output_buffer(0, "dest", bits, "blocks"), input_buffer(0, "input", "blocks")),
+            (output_buffer(0, "dest", bits, unit), input_buffer(0, "input", unit)),
             {**common, "count": blocks, "run": run}, -(-blocks // run), WORKGROUP_SIZE))
     else:
         copies = [movement.copy(p.output.data_type, p.output.sizes, p.output.effective_strides,
@@ -216,11 +221,18 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     invocations = p.lines if strategy == "lines" else count
     quads = strategy == "lines" and flat and quads_fit(p, steps[1], p.line_idx, size)
     upd_blocks = quads and not p.scratch and quads_fit(p, steps[0], p.line_upd, size)
-    buffers = update_buffers + ((input_buffer(1, "indices_blocks", "blocks"),) if quads else ()) + (
+    # With shader-int64, four 64-bit indices load as one 32-byte vec4<u64> unit (the builder's
+    # `wide` access; quads_fit puts them on one): on lavapipe a load is one step per
+    # component of the lane's vector, 4 in place of 8. (Fewer than four indices: no quad, and
+    # a binding of vec4<u64> must hold one unit: blocks.)
+    index_units = quads and index_bits == 64 and native64 and p.indices.buffer_bytes >= 32
+    index_access = "wide" if index_units else "blocks"
+    buffers = update_buffers + ((input_buffer(1, f"indices_{index_access}", index_access),) if quads else ()) + (
         (input_buffer(2, "updates_blocks", "blocks"),) if upd_blocks else ())
     for first in range(0, p.positions, size):
         dispatches.append(Dispatch(
-            "scatter.wgsl.j2", {**params, "step": strategy, "quads": quads, "upd_blocks": upd_blocks}, buffers,
+            "scatter.wgsl.j2", {**params, "step": strategy, "quads": quads, "upd_blocks": upd_blocks,
+                                "index_units": index_units}, buffers,
             {**uniforms, "first": first, "stop": min(first + size, p.positions),
              "invocations": invocations}, invocations, WORKGROUP_SIZE, int64=int64))
     # 3. 8/16-bit: the output stored from the scratch words.

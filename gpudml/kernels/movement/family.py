@@ -128,6 +128,7 @@ def movement_dispatch(
     block: str | None = None,
     input_blocks: bool = False,
     extra_buffers: tuple = (),
+    output_access: str = "blocks",
 ) -> Dispatch:
     """The dispatch of shaders/movement.wgsl.j2 under `strategy`, writing `output_desc`
     from the chain's source and extra tensors, `run` output elements per invocation (a
@@ -152,7 +153,7 @@ def movement_dispatch(
     if invocations is None:
         invocations = -(-count // run)
     buffers = (
-        output_buffer(output_index, "output", bits, "stores" if template_strategy == "strided" else "blocks"),
+        output_buffer(output_index, "output", bits, "stores" if template_strategy == "strided" else output_access),
         input_buffer(source_index, "input"),
     ) + the_chain.buffers(1)
     if template_strategy == "stretches" or input_blocks:  # the same buffer as 16-byte blocks (whole blocks)

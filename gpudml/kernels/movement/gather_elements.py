@@ -3,10 +3,11 @@ at the output's coordinate, clamped into the axis (the stage of
 shaders/gather_elements.wgsl.j2), on the desc's axes with the other axes merged where
 contiguous in the three tensors; alone, also the operator's own CPU-class `rows`
 strategy (shaders/gather_elements.wgsl.j2's kernel: per row, offsets computed once, per
-element its index, the clamp and one load; indices loaded as 16-byte blocks where whole).
-W40 on lavapipe: `rows` 0.58-0.84x the copy kernel's bandwidth by process CPU time, 0.33-0.57x
-by GPU timestamps (paired 0.49-0.59), `stretches` 0.33-0.42x: about half of `rows`'s time is
-its index loads (docs/performance.md, "Gathers")."""
+element its index, the clamp and one load; indices loaded as 16-byte blocks where whole, as
+32-byte vec4<u64> units and the output stored as vec2<u64> with shader-int64).
+W40 on lavapipe: `rows` 0.68-0.79x the copy kernel's bandwidth by process CPU time (before the
+u64 units 0.58-0.84, 12% more time in the same processes), 0.55-0.65x by GPU timestamps
+(paired 0.52-0.65), `stretches` 0.33-0.42x (docs/performance.md, "Gathers")."""
 
 from __future__ import annotations
 
@@ -44,12 +45,14 @@ class GatherElementsPlanner(MovementPlanner):
 
     def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         rows = strategy == "rows"
-        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if rows else None)
+        wide = rows and caps is not None and caps.has("shader-int64")
+        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if rows else None, wide)
         the_chain = chain([stage], source)
         extra = ()
         if rows and stage.params["index_blocks"]:
-            extra = (input_buffer(1, f"{the_chain.stages[0].prefix}lengths_blocks", "blocks"),)
-        run = {"run": ROWS_RUN} if rows else {}
+            access = stage.params["index_access"]
+            extra = (input_buffer(1, f"{the_chain.stages[0].prefix}lengths_{access}", access),)
+        run = {"run": ROWS_RUN, "output_access": "blocks64" if wide else "blocks"} if rows else {}
         return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra, **run)
 
 
@@ -61,18 +64,21 @@ def rows_fit(desc) -> bool:
 
 
 def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run: int | None = None,
-           data_type=None) -> StageRule:
+           data_type=None, wide: bool = False) -> StageRule:
     """The stage of a gather of elements on `axis` (of size n) of rank-`rank` tensors, the
     indices read with `index_strides` (per output axis); `run`: the `rows` kernel's
-    elements per invocation and `data_type` the elements' (that strategy only)."""
+    elements per invocation, `data_type` the elements' and `wide` whether the adapter has
+    shader-int64 (that strategy only)."""
     # `rows` reads a block's indices as 16-byte blocks where each block's are whole blocks of
     # the indices: packed along the row, every row starting on a block of them.
     per_block = 128 // element_bits(indices)
     index_blocks = (run is not None and index_strides[-1] == 1 and all(s % per_block == 0 for s in index_strides[:-1])
                     and (16 // data_type.size) % per_block == 0)
+    access = _index_access(index_blocks, wide, indices, index_strides, data_type)
+    rows = {} if run is None else {"run": run, "index_blocks": index_blocks, "out_wide": wide, "index_access": access}
     return StageRule(
         "gather_elements.wgsl.j2", params={
-            **({} if run is None else {"run": run, "index_blocks": index_blocks}),
+            **rows,
             "axis": axis, "index_bits": element_bits(indices),
             "index_signed": indices.data_type.numpy.kind == "i",
             "axes": (axis,), "rowwise": axis == rank - 1},
@@ -80,7 +86,21 @@ def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run
         reads=(indices,))
 
 
-def _kernel_frame(desc, run: int | None = None):
+def _index_access(index_blocks: bool, wide: bool, indices: TensorDesc, index_strides, data_type) -> str:
+    """How `rows` loads a block's indices (index_blocks: as whole 16-byte blocks at all): with
+    shader-int64 (`wide`), 64-bit ones as 32-byte vec4<u64> units (the builder's `wide`
+    access) where each block's are whole units (4 of them: packed along the row, every row
+    on a unit), else as vec2<u64> blocks (`blocks64`); 32-bit ones, or without
+    shader-int64, as vec4<u32> `blocks`. lavapipe loads a lane's vector in one step per
+    64-bit component: W40's 4 indices a block in 4 steps, not 8 (docs/performance.md)."""
+    if not (index_blocks and wide and element_bits(indices) == 64):
+        return "blocks"
+    per_block = 16 // data_type.size
+    units = per_block % 4 == 0 and all(s % 4 == 0 for s in index_strides[:-1])
+    return "wide" if units else "blocks64"
+
+
+def _kernel_frame(desc, run: int | None = None, wide: bool = False):
     """The gather on merged axes: the other axes merge where contiguous in the output, the
     input and the indices (their sizes are one but on the axis), size-1 ones drop; the axis
     stays, whatever its size. (kernel output desc, source strides, stage)."""
@@ -90,7 +110,7 @@ def _kernel_frame(desc, run: int | None = None):
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
     kernel_axis = next(i for i, a in enumerate(axes) if a.axes == (axis,))
     stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices, run,
-                   out.data_type)
+                   out.data_type, wide)
     return kernel_out, [a.strides[1] for a in axes], stage
 
 
