@@ -243,10 +243,6 @@ NOT_DIRECTML = {
         "ceil_mode with count_include_pad=1",
     "test_batchnorm_epsilon_training_mode": "training_mode: the batch's own mean and variance",
     "test_batchnorm_example_training_mode": "training_mode: the batch's own mean and variance",
-    "test_resize_downsample_scales_linear_antialias": "DirectML's Antialiased widens the linear filter only where "
-                                                      "1 / scale > 2",
-    "test_resize_downsample_sizes_linear_antialias": "DirectML's Antialiased widens the linear filter only where "
-                                                     "1 / scale > 2",
     **{name: "DirectML's MULTIHEAD_ATTENTION has no soft cap" for name in (
         "test_attention_3d_diff_heads_sizes_softcap", "test_attention_3d_gqa_softcap", "test_attention_3d_softcap",
         "test_attention_3d_with_past_and_present_qk_matmul_softcap", "test_attention_4d_diff_heads_sizes_softcap",

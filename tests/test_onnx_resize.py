@@ -8,6 +8,8 @@ tests/test_onnx_nodes.py and tests/test_onnx_session.py), against onnxruntime's 
 - cubic with pytorch_half_pixel to a length of 1, cubic antialias over `axes`, linear
   antialias (scale below 1/2) with exclude_outside, and tf_crop_and_resize with nearest and
   an extrapolation_value;
+- antialias through gpudml's antialias_scales: linear and cubic with align_corners, linear at
+  0.75 and 0.6 (half_pixel, pytorch_half_pixel);
 - what gpudml refuses, at construction, naming the node, the field and the values.
 """
 
@@ -72,6 +74,20 @@ CASES = {
                                                   axes=[3, 2]),
     "resize19_linear_antialias_exclude_outside": resize_model("Resize", 19, X, scales=[1, 1, 1.5, 0.3],
                                                               mode="linear", antialias=1, exclude_outside=1),
+    # antialias: gpudml's antialias_scales (ONNX's filter scale, min(scale, 1)): align_corners,
+    # whose coordinate scale (here 2/9) is not ONNX's filter scale (0.3), and linear at scales
+    # in [1/2, 1), where DirectML's Antialiased leaves the linear filter as it is. (Where
+    # align_corners' length, scale * size, is fractional, onnxruntime's CPU provider and ONNX's
+    # reference disagree, antialias or not; gpudml follows the reference: sizes here.)
+    "resize18_linear_antialias_align_corners": resize_model(
+        "Resize", 18, X, scales=[1, 1, 1, 0.3], mode="linear", antialias=1,
+        coordinate_transformation_mode="align_corners"),
+    "resize18_cubic_antialias_align_corners": resize_model(
+        "Resize", 18, X, sizes=[1, 2, 2, 6], mode="cubic", antialias=1,
+        coordinate_transformation_mode="align_corners"),
+    **{f"resize19_linear_antialias_{s}_{c}": resize_model(
+        "Resize", 19, X, scales=[1, 1, s, s], mode="linear", antialias=1, coordinate_transformation_mode=c)
+       for s in (0.75, 0.6) for c in ("half_pixel", "pytorch_half_pixel")},
     "resize19_nearest_crop_extrapolate": resize_model(
         "Resize", 19, X, roi=[-0.2, 0.1, 1.3, 0.7], sizes=[4, 5], axes=[2, 3],
         coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0),
@@ -109,10 +125,6 @@ REFUSED = {
                            "Upsample's scales must be at least 1, scales[2] is 0.5"),
     "an unknown policy": (resize_model("Resize", 18, X, sizes=[4, 4], axes=[2, 3], keep_aspect_ratio_policy="fit"),
                           "keep_aspect_ratio_policy 'fit' is not one of stretch, not_larger, not_smaller"),
-    "antialias with align_corners": (
-        resize_model("Resize", 18, X, scales=[1, 1, 1, 0.3], mode="linear", antialias=1,
-                     coordinate_transformation_mode="align_corners"),
-        "antialias with align_corners on axis 3: DirectML stretches the filter by its scale 0.222222, ONNX by 0.3"),
     "scales and sizes": (resize_model("Resize", 13, X, scales=[1, 1, 2, 2], sizes=[1, 2, 6, 20]),
                          "exactly one of scales and sizes must be given"),
     "five axes resampled": (resize_model("Resize", 13, [2, 2, 2, 2, 2], scales=[2, 2, 2, 2, 2]),

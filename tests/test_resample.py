@@ -94,6 +94,12 @@ CASES = [
     {"scales": [1, 1, 0.25, 0.4], "mode": "linear", "antialiased": True},
     {"scales": [1, 1, 2.5, 0.6], "mode": "cubic"},
     {"scales": [1, 1, 0.5, 0.75], "mode": "cubic", "antialiased": True, "exclude_outside": True},
+    # gpudml's antialias_scales: linear widened at [0.5, 1) and below 1/2, the filter's scale
+    # not the coordinate's, an axis of scale 1 blurred; cubic too
+    {"scales": [1, 1, 0.75, 0.6], "mode": "linear", "antialiased": True, "antialias_scales": [1, 1, 0.75, 0.6]},
+    {"scales": [1, 1.5, 0.5, 0.4], "mode": "linear", "antialiased": True, "antialias_scales": [1, 0.9, 0.3, 0.45],
+     "input_pixel_offsets": [0, 0, 0, 0], "output_pixel_offsets": [0, 0, 0, 0]},
+    {"scales": [1, 1, 1, 0.6], "mode": "cubic", "antialiased": True, "antialias_scales": [1, 1, 0.8, 0.35]},
 ]
 
 
@@ -193,6 +199,38 @@ def test_linear_antialias_leaves_scales_of_a_half_or_more():
     assert not np.allclose(_onnx_resize(X, [1, 1, 0.6, 0.5], mode="linear", antialias=1), plain)
 
 
+@pytest.mark.parametrize(("mode", "scales"), [("linear", [1, 1, 0.75, 0.6]), ("linear", [1, 1, 0.5, 0.9]),
+                                              ("linear", [1, 1, 0.4, 0.25]), ("cubic", [1, 1, 0.75, 0.45])])
+def test_antialias_scales_are_onnx_antialias(device, mode, scales):
+    """gpudml's antialias_scales extension, min(scale, 1) per axis, is ONNX Resize's antialias
+    (half_pixel) at scales in [1/2, 1) and below 1/2: widened wherever the entry is below 1."""
+    want = _onnx_resize(X, scales, mode=mode, antialias=1)
+    args = {"scales": scales, "output_sizes": want.shape, "mode": mode, "antialiased": True,
+            "antialias_scales": [min(s, 1.0) for s in scales]}
+    got = dml.resample(X, **args, device=device)
+    assert_within(got, want.astype(np.float32), 2e-6, "Resample3")
+    _check("resample", got, X, **args)
+
+
+def test_antialias_scales_default_is_directml_and_unsupported_taps(device):
+    """No antialias_scales: DirectML's rule, the same plan (uniforms and WGSL) as before the
+    extension; entries of 1 leave the linear filter as it is (normalized: the same values);
+    an entry so small its taps pass the loop budget is an UnsupportedError naming it."""
+    spec = spec_named("resample")
+    x = dml.TensorDesc(dml.DataType.FLOAT32, X.shape)
+    base = {"scales": [1, 1, 0.25, 0.4], "mode": "linear", "antialiased": True}
+    same = device.create_operator(spec.infer_output(x, **base, antialias_scales=[1, 1, 0.25, 0.4]))
+    plain = device.create_operator(spec.infer_output(x, **base))
+    (a,), (b,) = (device.compile_operator(op).execute([X]) for op in (same, plain))
+    assert_bit_equal(a, b)
+    ones = dml.resample(X, [1, 1, 0.6, 0.7], mode="linear", antialiased=True, antialias_scales=[1, 1, 1, 2],
+                        device=device)
+    np.testing.assert_allclose(ones, reference.resample(X, [1, 1, 0.6, 0.7], mode="linear"), rtol=0, atol=1e-6)
+    with pytest.raises(dml.UnsupportedError, match=re.escape("antialias_scales [9.5367431640625e-07]")):
+        dml.resample(ROW, [0.5], output_sizes=[2], mode="linear", antialiased=True, antialias_scales=[2**-20],
+                     device=device)
+
+
 # ---------------------------------------------------------------------------- validation
 BAD = [
     ({"scales": [1, 1, 0, 2]}, "Resample3: scales[2] = 0.0 must be a finite number larger than 0"),
@@ -203,6 +241,17 @@ BAD = [
     ({"scales": [1, 1, 2, 2], "output_pixel_offsets": [0, 0]}, "Resample3: output_pixel_offsets has 2 entries"),
     ({"scales": [1, 1, 2, 2], "antialiased": True}, "Resample3: antialiased = True needs interpolation_mode LINEAR"),
     ({"scales": [1, 1, 2, 2], "mode": "bicubic"}, "interpolation_mode"),
+    ({"scales": [1, 1, 0.5, 0.5], "mode": "linear", "antialias_scales": [1, 1, 0.5, 0.5]},
+     "Resample3: antialias_scales [1.0, 1.0, 0.5, 0.5] needs antialiased = True"),
+    ({"scales": [1, 1, 0.5, 0.5], "mode": "linear", "antialiased": True, "antialias_scales": [1, 1, 0, 0.5]},
+     "Resample3: antialias_scales[2] = 0.0 must be a finite number larger than 0 (antialias_scales [1.0, 1.0, "
+     "0.0, 0.5])"),
+    ({"scales": [1, 1, 0.5, 0.5], "mode": "cubic", "antialiased": True, "antialias_scales": [1, float("inf"), 1, 1]},
+     "Resample3: antialias_scales[1] = inf must be a finite number larger than 0"),
+    ({"scales": [1, 1, 0.5, 0.5], "mode": "linear", "antialiased": True, "antialias_scales": [0.5, 0.5]},
+     "Resample3: antialias_scales has 2 entries"),
+    ({"scales": [1, 1, 0.5, 0.5], "mode": "linear", "antialiased": True, "antialias_scales": 0.5},
+     "Resample3: antialias_scales: expected a sequence of numbers"),
     ({"scales": [1, 1, 2, 2], "rounding_direction": "up"}, "rounding_direction"),
     ({"scales": [1, 1, 2e9, 2]}, "resample: the output size of axis 2, floor(input size * scales[2]) ="),
     ({"output_sizes": [1, 2, 3]}, "resample: output_sizes has 3 entries [1, 2, 3]; x has 4 dimensions"),

@@ -26,6 +26,12 @@ rounding (WGSL allows 2.5 ULP), and in the float64 reference. The taps (shaders/
 - cubic (gpudml's extension, ONNX Resize's cubic): Keys' kernel with coefficient a,
   k in [-1, 2]; antialiased, ONNX's rule: widened wherever scale < 1 (k_lo = floor(-2 / s) +
   1). exclude_outside gives taps outside the input weight 0 and divides by the sum (linear too).
+- antialias_scales (gpudml's extension of RESAMPLE3, ONNX Resize's antialias): per axis the
+  factor the filter is stretched by, independent of the coordinate scale: antialiased, an
+  axis' LINEAR or CUBIC filter is widened wherever its entry s < 1 (ONNX's rule, also where
+  1/2 <= s < 1, DirectML's linear is not), s in place of the scale above. Absent (None, the
+  default), DirectML's rule. Only uniforms change (k_lo, taps, filter_scales): the shaders are
+  the ones a widened filter compiles.
 Tap indices outside the input are clamped into it (edge), as DirectML does. The weights are
 float32, the sum float32 in tap order (row-major over the resampled axes), float16 read
 exactly and rounded once on the store; INT8 and UINT8 results are rounded to the nearest
@@ -167,38 +173,56 @@ class Resampling:
     antialiased: bool = False
     cubic_a: float = -0.75
     exclude_outside: bool = False
+    antialias_scales: tuple[float, ...] | None = None  # gpudml's extension (module docstring)
 
     @property
     def axes(self) -> tuple[int, ...]:
         """The axes that resample: all but those that map o to o (scale 1, offsets that cancel,
-        one size)."""
+        one size) with a filter that is not widened (antialias_scales' entry below 1 blurs)."""
         return tuple(d for d in range(self.input.rank) if not (
             self.scales[d] == 1.0 and self.input_offsets[d] == -self.output_offsets[d]
-            and self.input.sizes[d] == self.output.sizes[d]))
+            and self.input.sizes[d] == self.output.sizes[d] and not self.widened(d)))
 
     def taps(self, d: int) -> tuple[int, int]:
         """(k_lo, count) of axis d's taps (module docstring)."""
-        return taps(self.mode, self.antialiased, self.scales[d])
+        return taps(self.mode, self.antialiased, self.scales[d], self.stretch(d))
+
+    def stretch(self, d: int) -> float | None:
+        """Axis d's antialias_scales entry (gpudml's extension), None without it."""
+        return None if self.antialias_scales is None else self.antialias_scales[d]
+
+    def widened(self, d: int) -> bool:
+        return widened(self.mode, self.antialiased, self.scales[d], self.stretch(d))
+
+    def filter_scale(self, d: int) -> float:
+        return filter_scale(self.mode, self.antialiased, self.scales[d], self.stretch(d))
 
 
-def widened(mode: str, antialiased: bool, scale: float) -> bool:
-    """Whether an axis' filter is widened by 1 / scale: antialiased LINEAR where 1 / scale > 2
-    (RESAMPLE3's page: "1/Scales > 2"), antialiased CUBIC (ONNX's) where scale < 1."""
+def widened(mode: str, antialiased: bool, scale: float, stretch: float | None = None) -> bool:
+    """Whether an axis' filter is widened: antialiased LINEAR where 1 / scale > 2 (RESAMPLE3's
+    page: "1/Scales > 2"), antialiased CUBIC (ONNX's) where scale < 1; with gpudml's
+    antialias_scales (`stretch`, the axis' entry), LINEAR and CUBIC wherever stretch < 1
+    (ONNX Resize's rule, whatever the coordinate scale)."""
+    if stretch is not None:
+        return antialiased and mode != "nearest" and f32(stretch) < 1.0
     return antialiased and mode != "nearest" and f32(scale) < (0.5 if mode == "linear" else 1.0)
 
 
-def filter_scale(mode: str, antialiased: bool, scale: float) -> float:
-    """The factor distances are multiplied by before the filter: the scale where widened, else 1."""
-    return f32(scale) if widened(mode, antialiased, scale) else 1.0
+def filter_scale(mode: str, antialiased: bool, scale: float, stretch: float | None = None) -> float:
+    """The factor distances are multiplied by before the filter where widened (the scale, or
+    antialias_scales' entry where given), else 1."""
+    if not widened(mode, antialiased, scale, stretch):
+        return 1.0
+    return f32(scale if stretch is None else stretch)
 
 
-def taps(mode: str, antialiased: bool, scale: float) -> tuple[int, int]:
+def taps(mode: str, antialiased: bool, scale: float, stretch: float | None = None) -> tuple[int, int]:
     """(k_lo, count): the taps x0 + k, k in [k_lo, k_lo + count), of one axis."""
     if mode == "nearest":
         return 0, 1
     support = 1.0 if mode == "linear" else 2.0
-    if widened(mode, antialiased, scale):
-        k_lo = math.floor(-support / f32(scale)) + 1
+    if widened(mode, antialiased, scale, stretch):
+        k_lo = math.floor(-support / filter_scale(mode, antialiased, scale, stretch)) + 1
         return k_lo, 2 - 2 * k_lo
     return (0, 2) if mode == "linear" else (-1, 4)
 
@@ -242,8 +266,9 @@ def strategies_for(p: Resampling, caps, run=None, block=None) -> tuple[str, ...]
     caps (the module docstring has the measurements), last on GPUs (not measured there)."""
     movement.check_block(block)
     if _max_run(p) < 1:
+        stretch = "" if p.antialias_scales is None else f", antialias_scales {list(p.antialias_scales)}"
         raise UnsupportedError(
-            f"{p.op}: one output reads {tap_count(p)} taps (scales {list(p.scales)}, antialiased), past one "
+            f"{p.op}: one output reads {tap_count(p)} taps (scales {list(p.scales)}{stretch}, antialiased), past one "
             f"invocation's loop budget ({LOOP_BUDGET}); downsample in several steps of a larger scale")
     own = ["points"]
     whole = [INTEGER] if _integer(p) else []
@@ -354,7 +379,7 @@ def _integer_plan(p: Resampling, caps) -> KernelPlan:
     wide = _wide(p, caps)
     params.update(vec_out=False, through=(), through_rank=0, through_fetch=None, integer=k, integer_per=per,
                   integer_pair=pair, integer_wide=wide)
-    k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
+    k_lo, counts, aa = zip(*((*p.taps(d), f32_bits(p.filter_scale(d)))
                              for d in range(p.input.rank)))
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, **_axis_uniforms(p),
@@ -581,7 +606,7 @@ def _fixed_taps(p: Resampling) -> int:
     compile-time loop count, which the compilers unroll; 0 where an axis' count is its own."""
     counts = {p.taps(d)[1] for d in p.axes}
     return counts.pop() if len(counts) == 1 and not any(
-        widened(p.mode, p.antialiased, p.scales[d]) for d in p.axes) else 0
+        p.widened(d) for d in p.axes) else 0
 
 
 def _vec_out(p: Resampling, run: int) -> bool:
@@ -617,7 +642,7 @@ def _own_plan(p: Resampling, caps, strategy: str, run=None, element_stores: bool
         lo, n = p.taps(d)
         k_lo.append(lo)
         counts.append(n)
-        aa.append(f32_bits(filter_scale(p.mode, p.antialiased, p.scales[d])))
+        aa.append(f32_bits(p.filter_scale(d)))
     uniforms = {"out_sizes": p.output.sizes, "out_strides": p.output.effective_strides,
                 "in_strides": p.input.effective_strides, **_axis_uniforms(p),
                 "k_lo": tuple(k_lo), "taps": tuple(counts), "filter_scales": tuple(aa),

@@ -1572,7 +1572,9 @@ def _resize(ctx, n):
     """Resize and Upsample: dml.resample (DML_OPERATOR_RESAMPLE3), as the provider's
     DmlOperatorResize builds it, in ONNX's exact semantics where the provider stops short:
     cubic through gpudml's cubic extension (cubic_coeff_a), exclude_outside through its
-    extension too (linear and cubic); tf_crop_and_resize's extrapolation_value through
+    extension too (linear and cubic); antialias through its antialias_scales extension (ONNX's
+    filter scale min(scale, 1) per axis, whatever the coordinate mapping: DirectML widens the
+    linear filter only where 1 / scale > 2, by its coordinate scale); tf_crop_and_resize's extrapolation_value through
     ELEMENT_WISE_IF of a constant mask (DirectML clamps coordinates to the edge);
     keep_aspect_ratio_policy and axes as ONNX's reference computes them. Upsample and
     Resize-10 are ONNX's asymmetric mapping, rounding nearest down where an axis upsamples and
@@ -1588,9 +1590,9 @@ def _resize(ctx, n):
     crop = roi if coordinate == "tf_crop_and_resize" else None
     scales, in_offsets, out_offsets = _axis_mappings(coordinate, in_shape, out_shape, onnx_scales, crop)
     antialias = bool(n.attr("antialias", 0)) and mode != "nearest"  # (nearest has no filter: ONNX ignores it)
-    if antialias:
-        _check_antialias(mode, coordinate, scales, onnx_scales)
     kwargs = {"mode": _RESIZE_MODES[mode], "antialiased": antialias}
+    if antialias:  # ONNX's filter scale, min(scale, 1) per axis: gpudml's antialias_scales extension
+        kwargs["antialias_scales"] = [min(float(s), 1.0) for s in onnx_scales]
     if mode != "nearest":  # exclude_outside: gpudml's extension of RESAMPLE3 (the provider refuses it)
         kwargs["exclude_outside"] = bool(n.attr("exclude_outside", 0))
     if mode == "cubic":
@@ -1640,18 +1642,6 @@ def _axis_mappings(coordinate: str, in_shape, out_shape, onnx_scales, crop) -> t
     return [list(m) for m in zip(*mappings)]
 
 
-def _check_antialias(mode: str, coordinate: str, scales, onnx_scales) -> None:
-    """ONNX stretches the filter by 1 / min(scale, 1): DirectML's scale must be ONNX's there,
-    and DirectML widens the linear filter only where 1 / scale > 2 (RESAMPLE3's page)."""
-    for a, (scale, onnx_scale) in enumerate(zip(scales, onnx_scales)):
-        if not math.isclose(min(scale, 1.0), min(onnx_scale, 1.0), rel_tol=1e-6):
-            raise NotMapped(f"antialias with {coordinate} on axis {a}: DirectML stretches the filter by its "
-                            f"scale {scale:g}, ONNX by {onnx_scale:g}")
-        if mode == "linear" and 0.5 <= scale < 1:
-            raise NotMapped(f"linear antialias at scale {scale:g} (axis {a}): DirectML's Antialiased widens the "
-                            f"linear filter only where 1 / scale > 2 (RESAMPLE3's page), ONNX wherever scale < 1")
-
-
 def _resize_passes(n, mode, kwargs, in_shape, out_shape, onnx_scales, scales, in_offsets, out_offsets) -> list:
     """The resamples to run: (arguments, the axes each resamples, its InputPixelOffsets). One,
     but where Upsample or Resize-10's nearest rounds down on some axes (those that grow) and up
@@ -1695,10 +1685,12 @@ def _resample(ctx, x, out_shape: list[int], scales, in_offsets, out_offsets, kwa
     scale 1, no offsets) merged into one (a view, no copy), so that at most 4 axes remain where
     possible."""
     in_shape = shape(x)
+    stretch = kwargs.get("antialias_scales")  # per axis (full rank), picked as the scales are
     groups: list[list[int]] = []
     previous = False
     for a in range(len(in_shape)):
-        same = in_shape[a] == out_shape[a] and scales[a] == 1.0 and in_offsets[a] == 0.0 and out_offsets[a] == 0.0
+        same = (in_shape[a] == out_shape[a] and scales[a] == 1.0 and in_offsets[a] == 0.0 and out_offsets[a] == 0.0
+                and (stretch is None or stretch[a] >= 1.0))
         if same and previous:
             groups[-1].append(a)
         else:
@@ -1710,6 +1702,8 @@ def _resample(ctx, x, out_shape: list[int], scales, in_offsets, out_offsets, kwa
     merged_in = [int(np.prod([in_shape[a] for a in g])) for g in groups]
     merged_out = [int(np.prod([out_shape[a] for a in g])) for g in groups]
     pick = [g[0] for g in groups]
+    if stretch is not None:
+        kwargs = {**kwargs, "antialias_scales": [stretch[a] for a in pick]}
     y = ctx.fn("resample")(reshape(ctx, x, merged_in), [scales[a] for a in pick], output_sizes=merged_out,
                            input_pixel_offsets=[in_offsets[a] for a in pick],
                            output_pixel_offsets=[out_offsets[a] for a in pick], **kwargs)

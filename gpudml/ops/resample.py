@@ -30,9 +30,13 @@ What the pages say, and what gpudml reads into them:
   Resize with antialias at such scales is not what DirectML computes). gpudml's refusal, beside the
   page (issue #43): Antialiased with NEAREST_NEIGHBOR (no filter to widen).
 - gpudml's extension, RESAMPLE3 only: InterpolationMode CUBIC, ONNX Resize's cubic (Keys'
-  kernel with cubic_coeff_a, 4 taps per axis; antialiased: ONNX's rule, widened wherever scale < 1) and
-  exclude_outside (taps outside the input weigh 0, the rest are normalized: LINEAR and CUBIC),
-  the desc's last two fields, with ONNX's defaults (-0.75, False). DirectML has neither.
+  kernel with cubic_coeff_a, 4 taps per axis; antialiased: ONNX's rule, widened wherever scale < 1),
+  exclude_outside (taps outside the input weigh 0, the rest are normalized: LINEAR and CUBIC)
+  and antialias_scales (antialiased only: per axis the factor the filter is stretched by, one
+  finite entry > 0 per dimension, the LINEAR or CUBIC filter widened by 1 / entry wherever the
+  entry is < 1, ONNX Resize's antialias, whose filter scale is min(out / in, 1) also where the
+  coordinate scale differs, e.g. align_corners), the desc's last three fields, with ONNX's
+  defaults (-0.75, False) and None (DirectML's rule: widened by the scale). DirectML has none.
 - DML_UPSAMPLE_2D (FL 1.0): 4-D or 5-D, the last two axes scaled by ScaleSize's integers
   (Height, Width); NEAREST_NEIGHBOR or bilinear, pixel centers as DML_RESAMPLE.
 
@@ -122,6 +126,9 @@ class ResampleFields:
             for name in ("antialiased", "exclude_outside"):
                 object.__setattr__(self, name, as_bool(getattr(self, name), f"{self.OP}: {name}"))
             object.__setattr__(self, "cubic_coeff_a", as_float32(self.cubic_coeff_a, f"{self.OP}: cubic_coeff_a"))
+            if self.antialias_scales is not None:
+                object.__setattr__(self, "antialias_scales",
+                                   float_tuple(self.antialias_scales, f"{self.OP}: antialias_scales"))
 
 
 def float_tuple(values, field: str) -> tuple[float, ...]:
@@ -170,8 +177,10 @@ class Resample2OperatorDesc(ResampleFields):
 
 @dataclass(frozen=True)
 class Resample3OperatorDesc(ResampleFields):
-    """DML_RESAMPLE3_OPERATOR_DESC: RESAMPLE2 with Antialiased; cubic_coeff_a and
-    exclude_outside are gpudml's extension (InterpolationMode CUBIC, ONNX Resize's)."""
+    """DML_RESAMPLE3_OPERATOR_DESC: RESAMPLE2 with Antialiased; cubic_coeff_a,
+    exclude_outside and antialias_scales are gpudml's extension (InterpolationMode CUBIC,
+    ONNX Resize's; antialias_scales: per axis the factor the antialiased filter is stretched
+    by, widened wherever it is < 1, ONNX Resize's antialias; None: DirectML's rule)."""
 
     OP = "Resample3"
     input_tensor: TensorDesc
@@ -184,6 +193,7 @@ class Resample3OperatorDesc(ResampleFields):
     antialiased: bool
     cubic_coeff_a: float = -0.75
     exclude_outside: bool = False
+    antialias_scales: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -233,7 +243,8 @@ def mapping(desc) -> family.Resampling:
     rounding = "floor" if desc.rounding_direction == AxisDirection.DECREASING else "ceil"
     if isinstance(desc, Resample2OperatorDesc):
         return form(rounding, desc.scales, *offsets)
-    return form(rounding, desc.scales, *offsets, desc.antialiased, desc.cubic_coeff_a, desc.exclude_outside)
+    return form(rounding, desc.scales, *offsets, desc.antialiased, desc.cubic_coeff_a, desc.exclude_outside,
+                desc.antialias_scales)
 
 
 problem = mapping
@@ -265,6 +276,12 @@ def validate(row: Row, support, desc, level: FeatureLevel) -> None:
                 f"widen)")
         if not math.isfinite(desc.cubic_coeff_a):
             raise InvalidArgumentError(f"{op}: cubic_coeff_a = {desc.cubic_coeff_a!r} must be a finite number")
+        if desc.antialias_scales is not None:
+            if not desc.antialiased:
+                raise InvalidArgumentError(
+                    f"{op}: antialias_scales {list(desc.antialias_scales)} needs antialiased = True (gpudml's "
+                    f"extension: the factor the antialiased filter is stretched by)")
+            check_scales_offsets(op, desc, rank, ("antialias_scales",))
 
 
 def check_scales_offsets(op: str, desc, rank: int, names) -> None:
@@ -273,8 +290,8 @@ def check_scales_offsets(op: str, desc, rank: int, names) -> None:
         values = getattr(desc, name)
         check_length(op, name, values, rank)
         for i, v in enumerate(values):
-            if not math.isfinite(v) or (name == "scales" and v <= 0):
-                rule = "a finite number larger than 0" if name == "scales" else "a finite number"
+            if not math.isfinite(v) or (name.endswith("scales") and v <= 0):
+                rule = "a finite number larger than 0" if name.endswith("scales") else "a finite number"
                 raise InvalidArgumentError(f"{op}: {name}[{i}] = {v!r} must be {rule} ({name} {list(values)})")
 
 
@@ -329,7 +346,7 @@ def _offsets(where: str, name: str, values, rank: int, default: float) -> tuple:
 
 def _infer(row: Row, x: TensorDesc, scales=None, *, output_sizes=None, mode="nearest_neighbor",
            rounding_direction="decreasing", input_pixel_offsets=None, output_pixel_offsets=None, antialiased=False,
-           cubic_coeff_a=-0.75, exclude_outside=False, scale_size=(2, 2)):
+           cubic_coeff_a=-0.75, exclude_outside=False, antialias_scales=None, scale_size=(2, 2)):
     where = row.functional_name
     if row.version is None:
         size = as_int_tuple(scale_size, f"{where}: scale_size")
@@ -348,7 +365,7 @@ def _infer(row: Row, x: TensorDesc, scales=None, *, output_sizes=None, mode="nea
     if row.version == 2:
         return Resample2OperatorDesc(x, y, mode, rounding_direction, scales, *offsets)
     return Resample3OperatorDesc(x, y, mode, rounding_direction, scales, *offsets, antialiased, cubic_coeff_a,
-                                 exclude_outside)
+                                 exclude_outside, antialias_scales)
 
 
 _KEYWORDS = {  # the functional keywords of each version, after (x, scales)
@@ -356,11 +373,11 @@ _KEYWORDS = {  # the functional keywords of each version, after (x, scales)
     1: ("output_sizes", "mode", "input_pixel_offsets", "output_pixel_offsets"),
     2: ("output_sizes", "mode", "rounding_direction", "input_pixel_offsets", "output_pixel_offsets"),
     3: ("output_sizes", "mode", "rounding_direction", "input_pixel_offsets", "output_pixel_offsets", "antialiased",
-        "cubic_coeff_a", "exclude_outside"),
+        "cubic_coeff_a", "exclude_outside", "antialias_scales"),
 }
 _DEFAULTS = {"output_sizes": None, "mode": "nearest_neighbor", "rounding_direction": "decreasing",
              "input_pixel_offsets": None, "output_pixel_offsets": None, "antialiased": False, "cubic_coeff_a": -0.75,
-             "exclude_outside": False}
+             "exclude_outside": False, "antialias_scales": None}
 
 
 def _signature(row: Row) -> inspect.Signature:
@@ -387,6 +404,8 @@ def _arguments(row: Row, desc) -> dict:
     if row.version == 3:
         out.update(antialiased=desc.antialiased, cubic_coeff_a=desc.cubic_coeff_a,
                    exclude_outside=desc.exclude_outside)
+        if desc.antialias_scales is not None:
+            out["antialias_scales"] = desc.antialias_scales
     return out
 
 
@@ -395,8 +414,9 @@ _WHAT = {
     1: "input_pixel_offsets (default 0.5) and output_pixel_offsets (default -0.5) per axis; nearest rounds half up",
     2: "pixel offsets as resample1; rounding_direction 'decreasing' (floor) or 'increasing' (ceil) for nearest",
     3: "pixel offsets and rounding_direction as resample2; antialiased (linear, cubic: the filter widened by "
-       "1 / scale when downsampling, ONNX Resize's antialias); mode 'cubic' (gpudml's extension: ONNX Resize's "
-       "cubic, cubic_coeff_a, exclude_outside)",
+       "1 / scale when downsampling, linear where 1 / scale > 2); mode 'cubic' (gpudml's extension: ONNX Resize's "
+       "cubic, cubic_coeff_a, exclude_outside); antialias_scales (gpudml's extension: per axis the factor the "
+       "filter is stretched by, widened wherever < 1, ONNX Resize's antialias)",
 }
 
 
@@ -444,10 +464,10 @@ def axis_taps(m: family.Resampling, d: int, n_in: int, n_out: int):
     if m.mode == "nearest":
         i = {"floor": np.floor(x), "ceil": np.ceil(x), "half_up": np.floor(x + 0.5)}[m.rounding]
         return np.clip(i, 0, n_in - 1).astype(np.int64)[:, None], np.ones((n_out, 1)), magnitude
-    k_lo, count = family.taps(m.mode, m.antialiased, m.scales[d])
+    k_lo, count = m.taps(d)
     x0 = np.floor(x)
     k = np.arange(k_lo, k_lo + count, dtype=np.float64)
-    s = family.filter_scale(m.mode, m.antialiased, m.scales[d])
+    s = m.filter_scale(d)
     w = _filter(m, (k[None, :] - (x - x0)[:, None]) * s)
     idx = x0[:, None].astype(np.int64) + k[None, :].astype(np.int64)
     if m.exclude_outside:
@@ -459,7 +479,7 @@ def axis_taps(m: family.Resampling, d: int, n_in: int, n_out: int):
 
 
 def _identity(m: family.Resampling, d: int, n_in: int, n_out: int) -> bool:
-    return m.scales[d] == 1.0 and m.input_offsets[d] == -m.output_offsets[d] and n_in == n_out
+    return m.scales[d] == 1.0 and m.input_offsets[d] == -m.output_offsets[d] and n_in == n_out and not m.widened(d)
 
 
 def resample_array(x: np.ndarray, m: family.Resampling, sizes) -> np.ndarray:
@@ -508,14 +528,14 @@ def _tolerance(row: Row, expected: np.ndarray, inputs, arguments: dict):
     xs = np.abs(x.astype(np.float64))
     total = resample_array_abs(xs, m, desc.output_tensor.sizes)
     axes = [d for d, (n, o) in enumerate(zip(x.shape, desc.output_tensor.sizes)) if not _identity(m, d, n, o)]
-    taps = math.prod(family.taps(m.mode, m.antialiased, m.scales[d])[1] for d in axes) if axes else 1
+    taps = math.prod(m.taps(d)[1] for d in axes) if axes else 1
     e = total * (taps + 8 * len(axes) + 8) * UNIT
     largest = float(xs.max()) if xs.size else 0.0
     slope = 1.0 if m.mode == "linear" else 3.0
     for d in axes:
         n, o = x.shape[d], desc.output_tensor.sizes[d]
         _, w, magnitude = axis_taps(m, d, n, o)
-        s = family.filter_scale(m.mode, m.antialiased, m.scales[d])
+        s = m.filter_scale(d)
         per = w.shape[1] * slope * s * magnitude * 2.0**-17 * (2 if (m.antialiased or m.exclude_outside) else 1)
         shape = [1] * x.ndim
         shape[d] = o

@@ -25,7 +25,7 @@ def _resample_call(row):
         (nearest half the time, always for a value of a random graph, given its sizes: a chain
         stage; CUBIC now and then for Resample3), the offsets of the versions
         that have them (the pixel centers, or 0, or other halves), the rounding direction and
-        antialiasing (linear, cubic)."""
+        antialiasing (linear, cubic; now and then gpudml's antialias_scales)."""
         x = ask.input(d, {1: 40, 2: 9, 3: 5, 4: 4}.get(ask.rank, 3))
         if row.version is None:
             return Drawn([x], {"scale_size": d.ints(2, 1, 3), "mode": d.pick(["nearest_neighbor", "linear"])})
@@ -42,6 +42,8 @@ def _resample_call(row):
             if mode == "cubic":
                 attrs["cubic_coeff_a"] = d.pick([-0.75, -0.5])
                 attrs["exclude_outside"] = d.bool()
+            if attrs["antialiased"] and d.bool():  # gpudml's extension: ONNX's widening rule
+                attrs["antialias_scales"] = [d.pick([1.0, 0.75, 0.6, 0.4]) for _ in x.sizes]
         return Drawn([x], attrs)
     return call
 
@@ -69,6 +71,9 @@ def _resample_broken(row):
             choices["antialiased_nearest"] = None
             choices["antialiased_type"] = ("antialiased", draw(st.sampled_from([2, "yes", None])))
             choices["cubic_a"] = ("cubic_coeff_a", draw(st.sampled_from([float("nan"), float("inf"), "a"])))
+            choices["antialias_scales"] = ("antialias_scales", draw(st.sampled_from(
+                [with_entry([1.0] * rank, i, draw(st.sampled_from([0.0, -1.0, float("nan")]))), [1.0] * (rank + 1),
+                 "x"])))
         else:
             choices["cubic"] = ("interpolation_mode", dml.InterpolationMode.CUBIC)
         kind = draw(st.sampled_from(sorted(choices)))
@@ -134,5 +139,5 @@ for _row in resample_op.TABLE:
          compare=resample_compare(_spec),
          fields=("x", "input_tensor", "output_tensor", "interpolation_mode", "rounding_direction", "scales",
                  "output_sizes", "input_pixel_offsets", "output_pixel_offsets", "antialiased", "cubic_coeff_a",
-                 "exclude_outside", "scale_size", "mode", "DimensionCount", "device"),
+                 "exclude_outside", "antialias_scales", "scale_size", "mode", "DimensionCount", "device"),
          light=_row.version != 3)(_resample_call(_row))
