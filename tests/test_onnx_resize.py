@@ -8,8 +8,9 @@ tests/test_onnx_nodes.py and tests/test_onnx_session.py), against onnxruntime's 
 - cubic with pytorch_half_pixel to a length of 1, cubic antialias over `axes`, linear
   antialias (scale below 1/2) with exclude_outside, and tf_crop_and_resize with nearest and
   an extrapolation_value;
-- antialias through gpudml's antialias_scales: linear and cubic with align_corners, linear at
-  0.75 and 0.6 (half_pixel, pytorch_half_pixel);
+- antialias through gpudml's antialias_scales: linear and cubic with align_corners, linear
+  with tf_crop_and_resize (coordinate scales that are not ONNX's filter scales), linear at
+  0.75 and 0.6 (half_pixel, pytorch_half_pixel), a rank-5 linear (its kept axes merged);
 - what gpudml refuses, at construction, naming the node, the field and the values.
 """
 
@@ -88,6 +89,11 @@ CASES = {
     **{f"resize19_linear_antialias_{s}_{c}": resize_model(
         "Resize", 19, X, scales=[1, 1, s, s], mode="linear", antialias=1, coordinate_transformation_mode=c)
        for s in (0.75, 0.6) for c in ("half_pixel", "pytorch_half_pixel")},
+    "resize19_rank5_linear_antialias": resize_model("Resize", 19, [2, 3, 2, 3, 10], scales=[1, 1, 1, 0.7, 0.6],
+                                                    mode="linear", antialias=1),
+    "resize19_linear_antialias_crop": resize_model(
+        "Resize", 19, X, roi=[0.1, 0.2, 0.9, 0.8], sizes=[2, 4], axes=[2, 3], mode="linear", antialias=1,
+        coordinate_transformation_mode="tf_crop_and_resize"),
     "resize19_nearest_crop_extrapolate": resize_model(
         "Resize", 19, X, roi=[-0.2, 0.1, 1.3, 0.7], sizes=[4, 5], axes=[2, 3],
         coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0),
