@@ -212,6 +212,19 @@ def test_antialias_scales_are_onnx_antialias(device, mode, scales):
     _check("resample", got, X, **args)
 
 
+def test_antialias_scales_of_every_type(device):
+    """The extension on each type of RESAMPLE3's table: FLOAT16 rounded once, INT8 and UINT8
+    rounded to the nearest and saturated, within the documented precision."""
+    args = {"scales": [1, 1, 0.75, 0.6], "mode": "linear", "antialiased": True, "antialias_scales": [1, 1, 0.75, 0.6]}
+    rng = np.random.default_rng(5)
+    for x in (X.astype(np.float16), rng.integers(-128, 128, X.shape).astype(np.int8),
+              rng.integers(0, 256, X.shape).astype(np.uint8)):
+        _check("resample", dml.resample(x, **args, device=device), x, **args)
+    cubic = {**args, "mode": "cubic", "antialias_scales": [1, 1, 0.75, 0.3]}
+    x = X.astype(np.float16)
+    _check("resample", dml.resample(x, **cubic, device=device), x, **cubic)
+
+
 def test_antialias_scales_default_is_directml_and_unsupported_taps(device):
     """No antialias_scales: DirectML's rule, the same plan (uniforms and WGSL) as before the
     extension; entries of 1 leave the linear filter as it is (normalized: the same values);
