@@ -2278,7 +2278,8 @@ TABLE: tuple[Mapping, ...] = tuple(Mapping(*row) for row in sequences.ROWS) + tu
             "its count read back, then the rows it counts (a view)", _nms, ("non_max_suppression",)),
     # resampling: RESAMPLE3 (cubic: gpudml's extension); tf_crop_and_resize's extrapolation: ELEMENT_WISE_IF
     Mapping("Resize", "RESAMPLE3 (scales and pixel offsets per coordinate_transformation_mode; cubic, "
-            "exclude_outside and antialias's filter scales: gpudml's extensions; extrapolation_value: ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
+            "exclude_outside and antialias's filter scales: gpudml's extensions; extrapolation_value: "
+            "ELEMENT_WISE_IF of a constant mask)", _resize, ("resample", "if_")),
     Mapping("Upsample", "RESAMPLE3 (asymmetric; nearest rounds down where an axis grows, up where it shrinks)",
             _resize, ("resample",)),
     # random numbers (issue #44): DML_RANDOM_GENERATOR and element-wise operators
