@@ -72,6 +72,8 @@ def compile(desc, caps: Caps, *, strategy: str | None = None, options: Mapping |
     sizes.update({(OUTPUT, i): d.buffer_bytes for i, (_, d) in enumerate(outputs)})
     sizes.update({(builder.SCRATCH, i): n for i, n in enumerate(plan.scratch_bytes)})
     dispatches = [s for i, d in enumerate(plan.dispatches) for s in _segment(operation.name, i, d, sizes, caps)]
+    for d in dispatches:  # 64-bit and 16/32-byte units: bindings that hold them whole (builder.unit_access)
+        builder.check_units(operation.name, d, sizes, caps)
     kernels = tuple(builder.build(d, caps.max_workgroups_per_dimension, search_path) for d in dispatches)
     return Program(operation.name, strategy, eligible, kernels, tuple(plan.scratch_bytes), tuple(inputs),
                    tuple(outputs), templates.digest(search_path))

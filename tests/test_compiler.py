@@ -141,6 +141,50 @@ def test_binding_types_follow_access_and_width(buffer, wgsl):
     assert buffer.wgsl_type == wgsl
 
 
+def test_unit_access_takes_the_widest_access_the_binding_holds_whole():
+    """builder.unit_access: 64-bit units only with shader-int64 (the vulkan-cpu profile; not
+    gl-cpu, nor no caps), and only on a tensor bound as a whole number of them (bound in
+    16-byte blocks: 8 bytes bind 16, 40 bind 48, not whole 32-byte units); else the next
+    access the plan names; the last one must fit every tensor."""
+    vulkan, gl = caps.profile("vulkan-cpu"), caps.profile("gl-cpu")
+    chain = ("wide", "blocks64", "blocks")
+    got = {n: builder.unit_access(vulkan, chain, n) for n in (4, 16, 32, 40, 48, 64, 96, 112)}
+    assert got == {4: "blocks64", 16: "blocks64", 32: "wide", 40: "blocks64", 48: "blocks64", 64: "wide",
+                   96: "wide", 112: "blocks64"}
+    assert builder.unit_access(vulkan, ("wide", "blocks"), 48) == "blocks"
+    assert builder.unit_access(vulkan, ("wide", "blocks"), 64, 48) == "blocks"  # every tensor named
+    assert {builder.unit_access(c, chain, 64) for c in (gl, None)} == {"blocks"}
+    assert builder.u64_units(vulkan) and not builder.u64_units(gl) and not builder.u64_units(None)
+    with pytest.raises(dml.InternalError, match="the fallback 'blocks64'"):
+        builder.unit_access(vulkan, ("wide", "blocks64"), 64)
+
+
+def test_a_unit_binding_a_plan_did_not_fit_is_an_internal_error():
+    """The compiler has the builder check each 64-bit or 16-byte-unit binding against its
+    bytes (builder.check_units): a `wide` buffer of 48 bytes, one of 16, one on gl-cpu, a
+    segmented one whose last segment is 16 bytes, and one of whole units in 16-byte
+    segments are InternalErrors naming the buffer and the sizes; whole units pass, segments
+    included."""
+    vulkan, gl = caps.profile("vulkan-cpu"), caps.profile("gl-cpu")
+
+    def dispatch(*buffers):
+        return Dispatch("t.wgsl.j2", {}, buffers, {}, 1)
+
+    wide = input_buffer(1, "idx", "wide")
+    builder.check_units("Op", dispatch(wide), {("input", 1): 64}, vulkan)
+    for nbytes in (48, 16, 8):
+        with pytest.raises(dml.InternalError, match=rf"Op: t.wgsl.j2 binds idx \(input 1, {nbytes} bytes\) as wide"):
+            builder.check_units("Op", dispatch(wide), {("input", 1): nbytes}, vulkan)
+    with pytest.raises(dml.InternalError, match="binds idx as wide .* which has no shader-int64"):
+        builder.check_units("Op", dispatch(wide), {("input", 1): 64}, gl)
+    builder.check_units("Op", dispatch(input_buffer(0, "x", "blocks")), {("input", 0): 4}, gl)
+    builder.check_units("Op", dispatch(builder.segment(wide, 512 + 64, 256)), {("input", 1): 512 + 64}, vulkan)
+    with pytest.raises(dml.InternalError, match=r"bindings of \[256, 256, 16\] bytes: \[16\]"):
+        builder.check_units("Op", dispatch(builder.segment(wide, 512 + 16, 256)), {("input", 1): 512 + 16}, vulkan)
+    with pytest.raises(dml.InternalError, match=r"bindings of \[16, 16, 16, 16\] bytes"):  # whole, not per binding
+        builder.check_units("Op", dispatch(builder.segment(wide, 64, 16)), {("input", 1): 64}, vulkan)
+
+
 STRIDED_1D = {"rank": 1, "bits": 32, "run": 64, "strategy": "strided", "out_base": False, "stages": (), "unit": True,
               "rows": True}
 

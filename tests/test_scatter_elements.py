@@ -164,6 +164,32 @@ def test_wide_units_where_the_adapter_has_shader_int64(adapter, dtype):
         x, idx, upd = np.zeros(4, np.float32), np.array([3, -1], np.int64), np.array([1.5, 2.5], np.float32)
         got = device.compile_operator(device.create_operator(small), "lines").execute([x, idx, upd])[0]
         assert_bits_equal(got, np.array([0, 0, 0, 2.5], np.float32))
+        # Six (48 bytes: one 32-byte unit and a half): vec4<u32> blocks (builder.unit_access: a
+        # binding of whole units only), the quad and the two positions after it bit-exact.
+        six = se.infer_output(dml.TensorDesc(DT.FLOAT32, (8,)), dml.TensorDesc(DT.INT64, (6,)),
+                              dml.TensorDesc(DT.FLOAT32, (6,)), 0, None)
+        lines = next(d for d in SPEC.planner.plan(six, device.caps, "lines").dispatches if d.params["step"] == "lines")
+        assert lines.params["quads"] and not lines.params["index_units"]
+        x, idx = np.zeros(8, np.float32), np.array([7, -8, 2, 3, 5, -2], np.int64)
+        upd = np.arange(1, 7, dtype=np.float32)
+        got = device.compile_operator(device.create_operator(six), "lines").execute([x, idx, upd])[0]
+        assert_bits_equal(got, reference.scatter_elements(x, idx, upd, 0))
+
+
+def test_units_a_binding_cannot_hold_are_refused(adapter, monkeypatch):
+    """A plan that asks for 32-byte index units without builder.unit_access (patched to take
+    the widest access whatever the tensor) is refused before any GPU work: an InternalError
+    from the builder's check, on lavapipe for the 48-byte binding (not whole units), on GL
+    for want of shader-int64 (the copy's vec2<u64> blocks too: its plans take vec4<u32> ones)."""
+    from gpudml.kernels import scatter
+    device = dml.Device(adapter=adapter)
+    six = se.infer_output(dml.TensorDesc(DT.FLOAT32, (8,)), dml.TensorDesc(DT.INT64, (6,)),
+                          dml.TensorDesc(DT.FLOAT32, (6,)), 0, None)
+    monkeypatch.setattr(scatter, "unit_access", lambda caps, accesses, *nbytes: accesses[0])
+    why = (r"binds \w+ as (wide|blocks64) .* which has no shader-int64" if not device.caps.has("shader-int64")
+           else r"binds indices_wide \(input 1, 48 bytes\) as wide.*\[48\] not a whole number of units")
+    with pytest.raises(dml.InternalError, match=why):
+        device.compile_operator(device.create_operator(six), "lines")
 
 
 def test_wide_units_bound_in_segments(adapter):

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InternalError, UnsupportedError
+from ..tensor_desc import bound_bytes
 from . import templates
 
 INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
@@ -53,17 +54,81 @@ INPUT, OUTPUT, SCRATCH = "input", "output", "scratch"
 #:   atomics   array<atomic<u32>> of 32-bit words that several invocations update: NAME_at
 #:             (atomicLoad), NAME_set (atomicStore) and NAME_min (atomicMin, whose result no
 #:             order of the invocations changes: a deterministic scatter's claim)
-#:   wide      array<vec4<u64>>: 32-byte units, read only (adapters with shader-int64; the
-#:             plan checks that every unit it reads lies whole in the tensor's 16-byte blocks):
+#:   wide      array<vec4<u64>>: 32-byte units, read only (64-bit units: see `unit_access`):
 #:             on a CPU adapter each storage read is a loop over the SIMD lanes whatever its
 #:             width, and a 32-byte read costs about 1.4 16-byte ones (dequantize_gemm's gemv)
-#:   blocks64  array<vec2<u64>>: 16-byte blocks as two 64-bit words, for an adapter with
-#:             shader-int64 only: lavapipe loops over the lanes once per component of a
+#:   blocks64  array<vec2<u64>>: 16-byte blocks as two 64-bit words (64-bit units: see
+#:             `unit_access`): lavapipe loops over the lanes once per component of a
 #:             store, half as often as for a vec4<u32> block (kernels/resample.py)
 ACCESSES = ("words", "blocks", "stores", "atomics", "wide", "blocks64")
 #: The accesses whose unit is not a 32-bit word, and their WGSL element types.
 UNITS = {"blocks": "vec4<u32>", "wide": "vec4<u64>", "blocks64": "vec2<u64>"}
+#: Bytes of one unit of each access in UNITS (any other access: a 4-byte word).
+UNIT_BYTES = {"blocks": 16, "wide": 32, "blocks64": 16}
+#: The accesses whose unit is made of 64-bit words (unit_access decides them).
+U64_ACCESSES = ("wide", "blocks64")
 
+
+def u64_units(caps) -> bool:
+    """Whether kernels may bind storage as 64-bit units (the U64_ACCESSES): the adapter has
+    shader-int64, WGSL's u64 (lavapipe has; GL has no 64-bit types at all). No caps (a
+    plan made for no adapter): no. (Whether a kernel computes in u64, Dispatch.int64, is
+    another decision: its arithmetic, not its loads and stores.)"""
+    return caps is not None and caps.has("shader-int64")
+
+
+def units_fit(access: str, nbytes: int) -> bool:
+    """Whether a tensor of `nbytes` (TensorDesc.buffer_bytes; bound as bound_bytes, whole
+    16-byte blocks) binds as whole units of `access`: at least one unit (a binding of a
+    runtime-sized array shorter than its element is a validation error: the fuzz's two INT64
+    indices under a 32-byte unit) and a whole number of them, so that every byte of the
+    tensor lies in a unit the binding's array reaches (a unit across its end would be read
+    past the binding: robust access clamps it to another unit or zeros) and so does every
+    segment's (segments are powers of two of at least 16 bytes, the last one the rest). A
+    kernel reads only units that lie in the tensor (its plan's arithmetic: each kernel
+    says how)."""
+    unit = UNIT_BYTES.get(access, 4)
+    bound = bound_bytes(nbytes)
+    return bound >= unit and bound % unit == 0
+
+
+def unit_access(caps, accesses: tuple[str, ...], *nbytes: int) -> str:
+    """The access a plan binds its tensors of `nbytes` with: the first of `accesses` (those
+    its template handles, widest first, e.g. ("wide", "blocks64", "blocks")) that the
+    adapter gives (64-bit units need `u64_units`) and whose units each of the tensors
+    binds whole (`units_fit`); the last is the fallback, and must fit any tensor (a plain
+    `blocks` or `words`). The builder checks what a plan asks for (`check_units`)."""
+    last = accesses[-1]
+    if last in U64_ACCESSES:
+        raise InternalError(f"unit_access: the fallback {last!r} of {accesses} does not bind every tensor")
+    for access in accesses[:-1]:
+        if (access not in U64_ACCESSES or u64_units(caps)) and all(units_fit(access, n) for n in nbytes):
+            return access
+    return last
+
+
+def check_units(op: str, dispatch: Dispatch, nbytes: Mapping[tuple[str, int], int], caps) -> None:
+    """InternalError where `dispatch` (its buffers segmented: compiler._segment) binds a
+    buffer as 64-bit units on an adapter without them, or as units one of its bindings does
+    not hold whole (`units_fit`, per binding: a segment, or the whole tensor): a plan that
+    did not ask `unit_access`. `nbytes`: each buffer's bytes by key (Buffer.key)."""
+    for b in dispatch.buffers:
+        if b.access not in UNIT_BYTES:
+            continue
+        if b.access in U64_ACCESSES and not u64_units(caps):
+            raise InternalError(f"{op}: {dispatch.template} binds {b.name} as {b.access} ({UNITS[b.access]} units) "
+                                f"on {getattr(caps, 'name', caps)}, which has no shader-int64")
+        bound = bound_bytes(nbytes[b.key])
+        if b.segments == 1 and not b.of_segments:
+            sizes = [bound]
+        else:
+            sizes = [min(b.segment_bytes, bound - k * b.segment_bytes)
+                     for k in range(b.first_segment, b.first_segment + b.segments)]
+        bad = [n for n in sizes if not units_fit(b.access, n)]
+        if bad:
+            raise InternalError(f"{op}: {dispatch.template} binds {b.name} ({b.role} {b.index}, {nbytes[b.key]} "
+                                f"bytes) as {b.access}, {UNIT_BYTES[b.access]}-byte units, in bindings of {sizes} "
+                                f"bytes: {bad} not a whole number of units (the plan must take unit_access)")
 
 
 def f32_bits(value: float) -> int:
@@ -100,7 +165,7 @@ class Buffer:
     @property
     def unit_bytes(self) -> int:
         """Bytes of one array element of the binding: a word, a 16-byte block or a 32-byte unit."""
-        return {"blocks": 16, "blocks64": 16, "wide": 32}.get(self.access, 4)
+        return UNIT_BYTES.get(self.access, 4)
 
     @property
     def atomic(self) -> bool:

@@ -36,7 +36,7 @@ Strategies:
   its body is straight code, not a loop of one pass over uni.block_words (on a CPU adapter a
   loop of a run-time count costs its lanes' masks each pass): lavapipe 6.9 -> 5.5 CPU ms a
   call, GL 8.4 -> 6.6. Where the adapter has shader-int64 and a row's blocks pair up
-  (`_wide`), the weight rows are read as 32-byte units (vec4<u64>, the builder's `wide`
+  (`_wide`, builder.unit_access), the weight rows are read as 32-byte units (vec4<u64>, the builder's `wide`
   access: a read every other block, its halves split into words): on lavapipe a 32-byte
   read costs about 1.4 16-byte ones (timing-only kernels: the weight reads alone 1.75 ->
   1.25 ms), W67 5.5 -> 5.0 CPU ms. The same words in the same order: no bit changes.
@@ -59,7 +59,7 @@ from typing import NamedTuple
 from ..errors import InternalError, UnsupportedError
 from . import gemm
 from .base import LOOP_BUDGET, KernelFamily, element_bits
-from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, output_buffer, unit_access
 from .dequantize import Dequantize
 from .elementwise import attribute_uniforms
 from .epilogue import attach as attach_epilogue
@@ -165,14 +165,15 @@ def _zero_words(p: DequantizedGemm) -> bool:
 
 def _wide(p: DequantizedGemm, caps, one_quad: bool) -> bool:
     """`gemv` reads the weight rows as 32-byte units (vec4<u64>: two 16-byte blocks, two
-    blocks of the quantization, a read every other block) where the adapter has
-    shader-int64, a block of the quantization is one 16-byte block and a row's blocks come
-    in whole 32-byte units (its stride and its length in blocks even: every unit read lies
-    in the row)."""
+    blocks of the quantization, a read every other block) where the builder gives the
+    weight that access (`unit_access`: shader-int64, the tensor bound as whole units), a
+    block of the quantization is one 16-byte block and a row's blocks come in whole 32-byte
+    units (the kernel's own arithmetic: its stride and its length in blocks even, so that
+    every unit it reads lies in one row)."""
     dq = p.dequantize
     quads = dq.output.sizes[1] // (8 if dq.bits == 4 else 4) // 4
-    return (caps is not None and caps.has("shader-int64") and one_quad and quads % 2 == 0
-            and dq.input.effective_strides[0] % 32 == 0)
+    return (one_quad and quads % 2 == 0 and dq.input.effective_strides[0] % 32 == 0
+            and unit_access(caps, ("wide", "blocks"), dq.input.buffer_bytes) == "wide")
 
 
 def _gemv(p: DequantizedGemm, caps) -> KernelPlan:

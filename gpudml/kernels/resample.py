@@ -119,7 +119,7 @@ from ..tensor_desc import TensorDesc
 from ..types import DataType
 from . import elementwise
 from .base import LOOP_BUDGET, KernelFamily
-from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, int64_mode, output_buffer, parts
+from .builder import Dispatch, KernelPlan, f32_bits, input_buffer, int64_mode, output_buffer, parts, unit_access
 from .chain import Chain, StageRule, chain
 from .epilogue import attach, check
 from .movement import family as movement
@@ -359,11 +359,13 @@ def _pair_axis(p: Resampling) -> int:
 
 def _wide(p: Resampling, caps) -> bool:
     """`integer`, FLOAT16 linear: its 16-byte input and output blocks loaded and stored as two
-    u64 (the builder's `blocks64` access) where the adapter has shader-int64: lavapipe loads or
-    stores a lane's block in one step per component, 2 in place of 4 (CPU time, the stores:
-    W37 4.6 -> 4.4 ms, W39 34.6 -> 32.4 ms; the loads then: 4.4 -> 4.3, 32.6 -> 31.7 ms;
-    docs/performance.md); GL (no 64-bit types) keeps vec4<u32> blocks. The same bits."""
-    return _half(p) and caps is not None and caps.has("shader-int64")
+    u64 (the builder's `blocks64` access) where the builder gives both tensors that access
+    (builder.unit_access: shader-int64): lavapipe loads or stores a lane's block in one step
+    per component, 2 in place of 4 (CPU time, the stores: W37 4.6 -> 4.4 ms, W39 34.6 ->
+    32.4 ms; the loads then: 4.4 -> 4.3, 32.6 -> 31.7 ms; docs/performance.md); GL (no
+    64-bit types) keeps vec4<u32> blocks. The same bits."""
+    return _half(p) and unit_access(caps, ("blocks64", "blocks"), p.input.buffer_bytes,
+                                    p.output.buffer_bytes) == "blocks64"
 
 
 def _integer_plan(p: Resampling, caps) -> KernelPlan:

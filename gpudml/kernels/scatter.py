@@ -55,7 +55,7 @@ from ..errors import InternalError, UnsupportedError
 from ..tensor_desc import TensorDesc, merge_axes
 from ..types import DataType
 from .base import LOOP_BUDGET, KernelFamily, count_option, element_bits
-from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer
+from .builder import Dispatch, KernelPlan, input_buffer, int64_mode, output_buffer, scratch_buffer, unit_access
 from .movement import family as movement
 
 STRATEGIES = ("slices", "lines", "elements")
@@ -178,9 +178,10 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     elif _whole_blocks(p.input) and _whole_blocks(p.output) and p.input.sizes == p.output.sizes:
         blocks = count * bits // 128
         run = BLOCK_RUN if caps is None or caps.is_software else 1
-        # vec2<u64> blocks with shader-int64: lavapipe stores a lane's vector one component
-        # at a time, 2 steps a block in place of 4 (W43: about 1.5 ms of 28; docs/performance.md).
-        unit = "blocks64" if native64 else "blocks"
+        # vec2<u64> blocks where the builder gives them (builder.unit_access: shader-int64):
+        # lavapipe stores a lane's vector one component at a time, 2 steps a block in place of
+        # 4 (W43: about 1.5 ms of 28; docs/performance.md).
+        unit = unit_access(caps, ("blocks64", "blocks"), p.input.buffer_bytes, p.output.buffer_bytes)
         dispatches.append(Dispatch(
             "scatter.wgsl.j2", {**params, "step": "copy", "blocks": True},
             (output_buffer(0, "dest", bits, unit), input_buffer(0, "input", unit)),
@@ -221,11 +222,12 @@ def plan(p: Scatter, caps, strategy: str, chunk=None) -> KernelPlan:
     invocations = p.lines if strategy == "lines" else count
     quads = strategy == "lines" and flat and quads_fit(p, steps[1], p.line_idx, size)
     upd_blocks = quads and not p.scratch and quads_fit(p, steps[0], p.line_upd, size)
-    # With shader-int64, four 64-bit indices load as one 32-byte vec4<u64> unit (the builder's
-    # `wide` access; quads_fit puts them on one): on lavapipe a load is one step per
-    # component of the lane's vector, 4 in place of 8. (Fewer than four indices: no quad, and
-    # a binding of vec4<u64> must hold one unit: blocks.)
-    index_units = quads and index_bits == 64 and native64 and p.indices.buffer_bytes >= 32
+    # Four 64-bit indices load as one 32-byte vec4<u64> unit (the builder's `wide` access,
+    # where builder.unit_access gives it: shader-int64, the indices bound as whole units;
+    # quads_fit puts four on one unit): on lavapipe a load is one step per component of the
+    # lane's vector, 4 in place of 8.
+    index_units = (quads and index_bits == 64
+                   and unit_access(caps, ("wide", "blocks"), p.indices.buffer_bytes) == "wide")
     index_access = "wide" if index_units else "blocks"
     buffers = update_buffers + ((input_buffer(1, f"indices_{index_access}", index_access),) if quads else ()) + (
         (input_buffer(2, "updates_blocks", "blocks"),) if upd_blocks else ())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...tensor_desc import TensorDesc, merge_axes
 from ..base import element_bits
-from ..builder import KernelPlan, input_buffer
+from ..builder import KernelPlan, input_buffer, unit_access
 from ..chain import StageRule, chain
 from .family import STRATEGIES, MovementPlanner, chain_plan, check_block
 from .family import strategies_for as movement_strategies
@@ -45,14 +45,13 @@ class GatherElementsPlanner(MovementPlanner):
 
     def plan(self, desc, caps, strategy: str, block: str | None = None) -> KernelPlan:
         rows = strategy == "rows"
-        wide = rows and caps is not None and caps.has("shader-int64")
-        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if rows else None, wide)
+        kernel_out, source, stage = _kernel_frame(desc, ROWS_RUN if rows else None, caps)
         the_chain = chain([stage], source)
         extra = ()
         if rows and stage.params["index_blocks"]:
             access = stage.params["index_access"]
             extra = (input_buffer(1, f"{the_chain.stages[0].prefix}lengths_{access}", access),)
-        run = {"run": ROWS_RUN, "output_access": "blocks64" if wide else "blocks"} if rows else {}
+        run = {"run": ROWS_RUN, "output_access": "blocks64" if stage.params["out_wide"] else "blocks"} if rows else {}
         return chain_plan(strategy, kernel_out, the_chain, block=block, extra_buffers=extra, **run)
 
 
@@ -64,18 +63,20 @@ def rows_fit(desc) -> bool:
 
 
 def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run: int | None = None,
-           data_type=None, wide: bool = False) -> StageRule:
+           out: TensorDesc | None = None, caps=None) -> StageRule:
     """The stage of a gather of elements on `axis` (of size n) of rank-`rank` tensors, the
     indices read with `index_strides` (per output axis); `run`: the `rows` kernel's
-    elements per invocation, `data_type` the elements' and `wide` whether the adapter has
-    shader-int64 (that strategy only)."""
+    elements per invocation, `out` the operator's output and `caps` the adapter's (that
+    strategy only: its 64-bit units, builder.unit_access)."""
     # `rows` reads a block's indices as 16-byte blocks where each block's are whole blocks of
     # the indices: packed along the row, every row starting on a block of them.
     per_block = 128 // element_bits(indices)
     index_blocks = (run is not None and index_strides[-1] == 1 and all(s % per_block == 0 for s in index_strides[:-1])
-                    and (16 // data_type.size) % per_block == 0)
-    access = _index_access(index_blocks, wide, indices, index_strides, data_type)
-    rows = {} if run is None else {"run": run, "index_blocks": index_blocks, "out_wide": wide, "index_access": access}
+                    and (16 // out.data_type.size) % per_block == 0)
+    access = _index_access(index_blocks, caps, indices, index_strides, out)
+    rows = {} if run is None else {
+        "run": run, "index_blocks": index_blocks, "index_access": access,
+        "out_wide": unit_access(caps, ("blocks64", "blocks"), out.buffer_bytes) == "blocks64"}
     return StageRule(
         "gather_elements.wgsl.j2", params={
             **rows,
@@ -86,21 +87,23 @@ def _stage(rank: int, axis: int, index_strides, n: int, indices: TensorDesc, run
         reads=(indices,))
 
 
-def _index_access(index_blocks: bool, wide: bool, indices: TensorDesc, index_strides, data_type) -> str:
-    """How `rows` loads a block's indices (index_blocks: as whole 16-byte blocks at all): with
-    shader-int64 (`wide`), 64-bit ones as 32-byte vec4<u64> units (the builder's `wide`
-    access) where each block's are whole units (4 of them: packed along the row, every row
-    on a unit), else as vec2<u64> blocks (`blocks64`); 32-bit ones, or without
-    shader-int64, as vec4<u32> `blocks`. lavapipe loads a lane's vector in one step per
-    64-bit component: W40's 4 indices a block in 4 steps, not 8 (docs/performance.md)."""
-    if not (index_blocks and wide and element_bits(indices) == 64):
+def _index_access(index_blocks: bool, caps, indices: TensorDesc, index_strides, out: TensorDesc) -> str:
+    """How `rows` loads a block's indices (index_blocks: as whole 16-byte blocks at all): where
+    the builder gives them 64-bit units (builder.unit_access: shader-int64, the indices bound
+    as whole units), 64-bit ones as 32-byte vec4<u64> units (the builder's `wide` access)
+    where each output block's are whole units (the kernel's arithmetic: 4 of them, packed
+    along the row, every row on a unit), else as vec2<u64> blocks (`blocks64`); 32-bit
+    ones, or without 64-bit units, as vec4<u32> `blocks`. lavapipe loads a lane's vector in
+    one step per 64-bit component: W40's 4 indices a block in 4 steps, not 8
+    (docs/performance.md)."""
+    if not (index_blocks and element_bits(indices) == 64):
         return "blocks"
-    per_block = 16 // data_type.size
+    per_block = 16 // out.data_type.size
     units = per_block % 4 == 0 and all(s % 4 == 0 for s in index_strides[:-1])
-    return "wide" if units else "blocks64"
+    return unit_access(caps, ("wide", "blocks64", "blocks") if units else ("blocks64", "blocks"), indices.buffer_bytes)
 
 
-def _kernel_frame(desc, run: int | None = None, wide: bool = False):
+def _kernel_frame(desc, run: int | None = None, caps=None):
     """The gather on merged axes: the other axes merge where contiguous in the output, the
     input and the indices (their sizes are one but on the axis), size-1 ones drop; the axis
     stays, whatever its size. (kernel output desc, source strides, stage)."""
@@ -109,8 +112,7 @@ def _kernel_frame(desc, run: int | None = None, wide: bool = False):
                       fixed=(axis,))
     kernel_out = TensorDesc(out.data_type, [a.size for a in axes], [a.strides[0] for a in axes])
     kernel_axis = next(i for i, a in enumerate(axes) if a.axes == (axis,))
-    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices, run,
-                   out.data_type, wide)
+    stage = _stage(len(axes), kernel_axis, [a.strides[2] for a in axes], inp.sizes[axis], indices, run, out, caps)
     return kernel_out, [a.strides[1] for a in axes], stage
 
 
