@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import gpudml as dml
+import gpudml.onnx as gonnx
 from gpudml import reference
 from gpudml.bench.pad_reverse import copy_kernel, median_ms, same_bits
 from gpudml.kernels import convolution as kc
@@ -87,8 +88,6 @@ def bench_layer(device: dml.Device, shape, stride: int, reps: int, copy) -> None
 
 def bench_model(device: dml.Device, reps: int) -> None:
     import onnx
-
-    import gpudml.onnx as gonnx
 
     model = onnx.load_from_string(gzip.decompress(MODEL.read_bytes()))
     feed_name = model.graph.input[0].name
