@@ -48,6 +48,11 @@ axis' window size, stride and dilation compile-time: the inner loops unroll); on
 GPU-class adapters one output per invocation (neighbouring invocations on neighbouring
 outputs). An invocation runs C_in / groups x prod(window) window positions: a window
 past the loop budget (base.LOOP_BUDGET) is not offered `direct` (GEMM cuts K instead).
+The integer convolutions (IntegerConvolutionFamily) take the same `direct` (rules, runs,
+template) in i32: the template's `integer` form sums (x - x's zero point) (filter - its zero
+point) exactly (wrapping as int32), and QUANTIZED_LINEAR_CONVOLUTION's bias and
+requantization are lib/quantized's convolution_fns, the ones its `runs`/`elements` kernel
+stores with (the GEMM path's requantize, same rounding).
 
 The family, `ConvolutionFamily` (its instance FAMILY), is a composite one
 (kernels/composite.py): a strategy is one step, the GEMM family's (gemm.FAMILY, the
@@ -230,8 +235,9 @@ def direct_fits(cv: Convolution, caps, run=None) -> bool:
         return False
 
 
-def plan_direct(cv: Convolution, caps, run=None) -> KernelPlan:
-    """One dispatch: an invocation per run of outputs along the innermost spatial axis."""
+def _direct_parts(cv, caps, run) -> tuple[int, dict, dict]:
+    """`direct`'s plan of a Convolution or an IntegerConvolution, all but the values' types:
+    (invocations, uniforms, parameters)."""
     _check_reach(cv)
     if not direct_fits(cv, caps, run):
         raise InternalError(f"{cv.op}: strategy direct cannot run {cv}")
@@ -239,10 +245,8 @@ def plan_direct(cv: Convolution, caps, run=None) -> KernelPlan:
     x, f, out = cv.input, cv.filter, cv.output
     xs, fs, os_ = x.effective_strides, f.effective_strides, out.effective_strides
     window = cv.window
-    bits = out.data_type.size * 8
     per_row = -(-out.sizes[-1] // run)
     units = out.element_count // out.sizes[-1] * per_row
-    act_uniforms, act_attrs = attribute_uniforms("act_", cv.activation_attributes, "float", 32)
     uniforms = {
         "units": units, "runs_per_row": per_row, "channels": out.sizes[1], "cout_g": cv.channels_out,
         "cin_g": cv.channels_in, "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]),
@@ -251,11 +255,20 @@ def plan_direct(cv: Convolution, caps, run=None) -> KernelPlan:
         "window": window, "outer_window": math.prod(window[:-1]), "f_n": fs[0], "f_ci": fs[1],
         "f_k": tuple(-s if cv.flip else s for s in fs[2:]),
         "f_base": sum((w - 1) * s for w, s in zip(window, fs[2:])) if cv.flip else 0,
-        "b_c": cv.bias.effective_strides[1] if cv.bias is not None else 0, **act_uniforms,
     }
     params = {"spatial": len(window), "run": run, "span": _span(cv, run), "win": window[-1], "step": cv.strides[-1],
-              "dil": cv.dilations[-1], "bits": bits, "has_bias": cv.bias is not None,
-              "activation": cv.activation or "", "activation_attributes": act_attrs}
+              "dil": cv.dilations[-1], "bits": out.data_type.size * 8}
+    return units, uniforms, params
+
+
+def plan_direct(cv: Convolution, caps, run=None) -> KernelPlan:
+    """One dispatch: an invocation per run of outputs along the innermost spatial axis."""
+    units, uniforms, params = _direct_parts(cv, caps, run)
+    bits = params["bits"]
+    act_uniforms, act_attrs = attribute_uniforms("act_", cv.activation_attributes, "float", 32)
+    uniforms.update(b_c=cv.bias.effective_strides[1] if cv.bias is not None else 0, **act_uniforms)
+    params.update(integer=False, has_bias=cv.bias is not None, activation=cv.activation or "",
+                  activation_attributes=act_attrs)
     buffers = (output_buffer(0, "output", bits, "stores"), input_buffer(0, "x"), input_buffer(1, "f"))
     buffers += (input_buffer(2, "bias"),) if cv.bias is not None else ()
     return KernelPlan((Dispatch("convolution_direct.wgsl.j2", params, buffers, uniforms, units,
@@ -282,6 +295,16 @@ class DirectFamily(KernelFamily):
 
 
 DIRECT = DirectFamily()
+
+
+class IntegerDirect(DirectFamily):
+    """`direct` alone over an `IntegerConvolution` (a step of IntegerConvolutionFamily's): the
+    float `direct`'s rules, runs and template, i32 sums (plan_integer_direct)."""
+
+    def plan(self, problem: IntegerConvolution, caps, strategy: str, run=None) -> KernelPlan:
+        return plan_integer_direct(problem, caps, run)
+
+
 
 
 class ConvolutionFamily(CompositeFamily):
@@ -373,6 +396,9 @@ class IntegerConvolution(Geometry):
     groups: int
     tensors: tuple[tuple[str, TensorDesc], ...]
     quantized: bool
+    #: (FORWARD cross-correlation: `direct`'s rules read these as a Convolution's)
+    backward = False
+    flip = False
 
     def role(self, name: str) -> TensorDesc | None:
         return dict(self.tensors).get(name)
@@ -415,41 +441,67 @@ class IntegerDirectFamily(OutputRunsFamily):
         x, f, out = p.input, p.filter, p.output
         xs, fs = x.effective_strides, f.effective_strides
         count = out.element_count
-        cout = out.sizes[1]
-        roles = [name for name, _ in p.tensors]
-        staged = ()
-        if p.quantized:  # (the quantization values gathered first into scratch 0: at most 8 bindings a kernel)
-            staged, q_buffer = _staged_params(p)
-            buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
-                input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles)
-                if name in ("x", "filter", "bias")) + (q_buffer,)
-        else:
-            buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
-                input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles))
-        params = {"spatial": len(p.window), "x_signed": x.data_type.is_signed, "f_signed": f.data_type.is_signed,
-                  "has_xz": "x_zero_point" in roles, "has_fz": "filter_zero_point" in roles,
-                  "quantized": p.quantized, "has_bias": "bias" in roles, "has_yz": "output_zero_point" in roles,
-                  "out_signed": out.data_type.is_signed, "out_bits": out.data_type.size * 8}
-        uniforms = {"count": count, "run": run, "out_sizes": out.sizes, "out_strides": out.effective_strides,
-                    "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]),
-                    "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding,
-                    "k_sizes": (p.channels_in, *p.window), "k_count": p.channels_in * math.prod(p.window),
-                    "cin_g": p.channels_in, "cout_g": p.channels_out,
-                    "f_n": fs[0], "f_ci": fs[1], "f_k": tuple(fs[2:]),
-                    "fz_c": channel_stride(p.role("filter_zero_point"), cout),
-                    "fs_c": channel_stride(p.role("filter_scale"), cout), "b_c": channel_stride(p.role("bias"), cout)}
-        for d, (o, i, w, st, dl, p0) in enumerate(zip(out.sizes[2:], x.sizes[2:], p.window, p.strides, p.dilations,
-                                                      p.start_padding)):
-            if max(o, i) * st + (w - 1) * dl + p0 >= 2**31:  # the kernel's window coordinates are i32
-                raise UnsupportedError(f"{p.op}: spatial axis {d} reaches past the kernels' 2^31 - 1")
+        staged, buffers, params, uniforms = _integer_parts(p)
+        params.update(spatial=len(p.window), has_yz="output_zero_point" in dict(p.tensors),
+                      out_bits=out.data_type.size * 8)
+        uniforms.update({"count": count, "run": run, "out_sizes": out.sizes, "out_strides": out.effective_strides,
+                         "x_n": xs[0], "x_c": xs[1], "x_strides": tuple(xs[2:]), "in_sizes": tuple(x.sizes[2:]),
+                         "steps": p.strides, "dilations": p.dilations, "pads": p.start_padding,
+                         "k_sizes": (p.channels_in, *p.window), "k_count": p.channels_in * math.prod(p.window),
+                         "cin_g": p.channels_in, "cout_g": p.channels_out,
+                         "f_n": fs[0], "f_ci": fs[1], "f_k": tuple(fs[2:]),
+                         "fs_c": channel_stride(p.role("filter_scale"), out.sizes[1])})
+        _check_reach(p)
         main = Dispatch("convolution_integer.wgsl.j2", params, buffers, uniforms, -(-count // run), _INTEGER_WORKGROUP)
-        if staged:
-            return KernelPlan(staged + (main,), scratch_bytes=(4 * (4 + 2 * out.sizes[1]),))
-        return KernelPlan((main,))
+        return _integer_plan(p, staged, main)
+
+
+def _integer_parts(p: IntegerConvolution) -> tuple[tuple, tuple, dict, dict]:
+    """What the integer convolutions' own kernels (`runs`/`elements`, `direct`) share: (the
+    dispatches staging QUANTIZED_LINEAR_CONVOLUTION's quantization values, the main
+    kernel's buffers, its parameters of the types, zero points and bias, the uniforms of
+    the per-channel strides fz_c and b_c). At most 8 bindings a kernel: the quantized
+    one's zero points and scales are gathered into scratch 0 first (_staged_params)."""
+    roles = [name for name, _ in p.tensors]
+    out = p.output
+    staged = ()
+    if p.quantized:
+        staged, q_buffer = _staged_params(p)
+        buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+            input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles)
+            if name in ("x", "filter", "bias")) + (q_buffer,)
+    else:
+        buffers = (output_buffer(0, "output", out.data_type.size * 8, "stores"),) + tuple(
+            input_buffer(k, _INTEGER_BUFFERS[name]) for k, name in enumerate(roles))
+    params = {"x_signed": p.input.data_type.is_signed, "f_signed": p.filter.data_type.is_signed,
+              "has_xz": "x_zero_point" in roles, "has_fz": "filter_zero_point" in roles,
+              "quantized": p.quantized, "has_bias": "bias" in roles, "out_signed": out.data_type.is_signed}
+    uniforms = {"fz_c": channel_stride(p.role("filter_zero_point"), out.sizes[1]),
+                "b_c": channel_stride(p.role("bias"), out.sizes[1])}
+    return staged, buffers, params, uniforms
+
+
+def _integer_plan(p: IntegerConvolution, staged: tuple, main: Dispatch) -> KernelPlan:
+    if staged:
+        return KernelPlan(staged + (main,), scratch_bytes=(4 * (4 + 2 * p.output.sizes[1]),))
+    return KernelPlan((main,))
+
+
+def plan_integer_direct(p: IntegerConvolution, caps, run=None) -> KernelPlan:
+    """`direct` of an integer convolution: the float `direct`'s dispatch (plan_direct) on the
+    template's integer form (i32 sums of the zero points' differences), after the staged
+    quantization values where QUANTIZED_LINEAR_CONVOLUTION has them."""
+    units, uniforms, params = _direct_parts(p, caps, run)
+    staged, buffers, int_params, int_uniforms = _integer_parts(p)
+    params.update(integer=True, activation="", activation_attributes=(), **int_params)
+    uniforms.update(int_uniforms)
+    main = Dispatch("convolution_direct.wgsl.j2", params, buffers, uniforms, units, DIRECT_WORKGROUP)
+    return _integer_plan(p, staged, main)
 
 
 _INTEGER_WORKGROUP = 64
 INTEGER_DIRECT = IntegerDirectFamily()
+INTEGER_WINDOWS = IntegerDirect()
 #: The GEMM roles (shaders/quantized_params.wgsl.j2's) of QUANTIZED_LINEAR_CONVOLUTION's tensors.
 _GEMM_ROLES = {"a_zero": "x_zero_point", "b_zero": "filter_zero_point", "a_scale": "x_scale",
                "b_scale": "filter_scale", "out_scale": "output_scale", "out_zero": "output_zero_point"}
@@ -515,12 +567,15 @@ def integer_gemm_of(p: IntegerConvolution) -> tuple[gemm.Problem, dict, dict]:
 class IntegerConvolutionFamily(CompositeFamily):
     """The integer convolutions' kernels over an `IntegerConvolution`: each strategy one step,
     the GEMM family's integer path (`registers`, `workgroup`: the implicit GEMM of
-    `integer_gemm_of`, one group; K cut into chunks past the loop budget) or the direct
+    `integer_gemm_of`, one group; K cut into chunks past the loop budget), the direct
     kernels' (`runs`, `elements`: IntegerDirectFamily, every group count, K within one
-    invocation's loop budget). The GEMM's strategies come first where they run (one group),
-    in the GEMM family's order for the adapter."""
+    invocation's loop budget) or the float convolution's `direct` in i32 (INTEGER_WINDOWS:
+    few channels per group, the float one's rules: `direct_fits`). `direct` comes first
+    where it runs (depthwise and the like, on every adapter, as the float convolution's),
+    then the GEMM's strategies where they run (one group), in the GEMM family's order for
+    the adapter, then `runs`/`elements`."""
 
-    strategies = gemm.STRATEGIES + ("runs", "elements")
+    strategies = gemm.STRATEGIES + ("runs", "elements", "direct")
     options = gemm.OPTIONS + ("run",)
     epilogue = True
 
@@ -532,20 +587,27 @@ class IntegerConvolutionFamily(CompositeFamily):
             try:
                 found += INTEGER_DIRECT.strategies_for(problem, caps, run)
             except UnsupportedError:
-                if not found:
+                if not found and not direct_fits(problem, caps, run):
                     raise
+            if direct_fits(problem, caps, run):
+                found = ("direct",) + found
         return found
 
     def steps(self, problem: IntegerConvolution, caps, strategy: str, *, element_stores: bool = False, run=None,
               **options) -> Composition:
         tensors = own(len(problem.tensors))
+        if strategy == "direct":
+            if options:
+                raise InvalidArgumentError(f"{problem.op}: strategy direct takes the option run only, not "
+                                           f"{sorted(options)}")
+            return Composition((Step(INTEGER_WINDOWS, problem, "direct", tensors, options={"run": run}),))
         if strategy in ("runs", "elements"):
             if options:
                 raise InvalidArgumentError(f"{problem.op}: strategy {strategy} takes the option run only, not "
                                            f"{sorted(options)}")
             return Composition((Step(INTEGER_DIRECT, problem, strategy, tensors, options={"run": run}),))
         if run is not None:
-            raise InvalidArgumentError(f"{problem.op}: option run is strategy runs', not {strategy}'s")
+            raise InvalidArgumentError(f"{problem.op}: option run is strategy runs' and direct's, not {strategy}'s")
         gp, uniforms, params = integer_gemm_of(problem)
         return Composition((Step(gemm.FAMILY, gp, strategy, tensors,
                                  options={**options, "extra_uniforms": uniforms, "extra_params": params}),))
@@ -559,6 +621,8 @@ class IntegerConvolutionFamily(CompositeFamily):
     def variants(self, problem: IntegerConvolution, caps, strategy: str) -> tuple[dict, ...]:
         """The direct kernels' runs; GEMM's: one other tile per strategy (registers 8 x 8,
         workgroup 2 x 2) and twice the chunks where the plan cuts K."""
+        if strategy == "direct":
+            return INTEGER_WINDOWS.variants(problem, caps, strategy)
         if strategy in ("runs", "elements"):
             return INTEGER_DIRECT.variants(problem, caps, strategy)
         keep = {"registers": {"tile": (8, 8)}, "workgroup": {"tile": (2, 2)}}[strategy]
