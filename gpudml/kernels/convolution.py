@@ -297,14 +297,12 @@ class DirectFamily(KernelFamily):
 DIRECT = DirectFamily()
 
 
-class IntegerDirect(DirectFamily):
+class IntegerWindows(DirectFamily):
     """`direct` alone over an `IntegerConvolution` (a step of IntegerConvolutionFamily's): the
     float `direct`'s rules, runs and template, i32 sums (plan_integer_direct)."""
 
     def plan(self, problem: IntegerConvolution, caps, strategy: str, run=None) -> KernelPlan:
         return plan_integer_direct(problem, caps, run)
-
-
 
 
 class ConvolutionFamily(CompositeFamily):
@@ -501,7 +499,7 @@ def plan_integer_direct(p: IntegerConvolution, caps, run=None) -> KernelPlan:
 
 _INTEGER_WORKGROUP = 64
 INTEGER_DIRECT = IntegerDirectFamily()
-INTEGER_WINDOWS = IntegerDirect()
+INTEGER_WINDOWS = IntegerWindows()
 #: The GEMM roles (shaders/quantized_params.wgsl.j2's) of QUANTIZED_LINEAR_CONVOLUTION's tensors.
 _GEMM_ROLES = {"a_zero": "x_zero_point", "b_zero": "filter_zero_point", "a_scale": "x_scale",
                "b_scale": "filter_scale", "out_scale": "output_scale", "out_zero": "output_zero_point"}
