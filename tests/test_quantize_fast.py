@@ -1,7 +1,7 @@
-"""QUANTIZE_LINEAR's round(x / scale) (lib/elementwise's quantize_f32, quantize_i32): the fast
-path (quant_mag_fast: the float quotient's floor t, then one exact comparison of the quotient
-with t + 1/2) against the long division it replaced (quant_mag, still the slow path for scales
-outside [2^-126, 2^126]), side by side in one kernel on every adapter: the same bits for
+"""QUANTIZE_LINEAR's round(x / scale) (lib/elementwise's quantize_f32, quantize_i32, through
+quant_mag: the float quotient's floor t, then one exact comparison of the quotient with
+t + 1/2) against the long division it replaced (kept here, in the test's own WGSL), side by
+side in one kernel on every adapter: the same bits for
 random float32 bit patterns, quotients near k + 1/2, 4096 and 0, exact ties, subnormals, every
 exponent, and the edges of the case analysis (its comment). Also the new results against
 numpy's float64 rounding for the pairs whose quotient float64 holds exactly enough."""
@@ -12,8 +12,50 @@ import numpy as np
 
 from gpudml.kernels import templates
 
-# The functions as they were before the fast path (quant_mag itself is unchanged in the library).
+# The functions as they were before (quant_mag: 8 quotient bits a step, ~6 u32 divisions).
 OLD = """
+// RNE(n 2^e / m) for m in [2^23, 2^24), saturating at 4096: QUANTIZE_LINEAR's round(x / scale),
+// exact (long division: the quotient, its half bit and whether anything is left).
+fn old_quant_mag(n: u32, e: i32, m: u32) -> u32 {
+    if (n == 0u) {
+        return 0u;
+    }
+    if (i32(32u - countLeadingZeros(n)) - 25i + e >= 12i) {
+        return 4096u;
+    }
+    var q = n / m;
+    var r = n % m;
+    var sticky = false;
+    let steps = e + 1i;  // q = floor(n 2^(e + 1) / m)
+    if (steps >= 0i) {
+        // 8 bits of the quotient a step (r < m < 2^24: r 2^8 fits), then the rest; no loop of
+        // a data-dependent length (steps <= 36 after the saturation test above: 4 full steps)
+        let full = steps / 8i;
+        for (var i = 0i; i < 5i; i++) {
+            if (i < full) {
+                r = r << 8u;
+                q = (q << 8u) | (r / m);
+                r = r % m;
+            }
+        }
+        let rest = u32(steps % 8i);
+        r = r << rest;
+        q = (q << rest) | (r / m);
+        r = r % m;
+        sticky = r != 0u;
+    } else {
+        let d = u32(-steps);
+        let gone = select(q, q & ((1u << min(d, 31u)) - 1u), d < 32u);
+        sticky = r != 0u || gone != 0u;
+        q = select(0u, q >> min(d, 31u), d < 32u);
+    }
+    var k = q >> 1u;
+    if ((q & 1u) != 0u && (sticky || (k & 1u) != 0u)) {
+        k += 1u;
+    }
+    return min(k, 4096u);
+}
+
 fn old_quant_scaled(n: u32, e: i32, negative: bool, s: f32) -> i32 {
     let as_ = bitcast<u32>(s) & 0x7FFFFFFFu;
     var magnitude = 0u;
@@ -25,7 +67,7 @@ fn old_quant_scaled(n: u32, e: i32, negative: bool, s: f32) -> i32 {
         let shift = countLeadingZeros(m) - 8u;
         m = m << shift;
         es -= i32(shift);
-        magnitude = quant_mag(n, e - es, m);
+        magnitude = old_quant_mag(n, e - es, m);
     }
     let q = i32(magnitude);
     return select(q, -q, negative != (s < 0.0));
