@@ -833,7 +833,7 @@ def _inner(name: str) -> str:
 
 
 #: Element-wise operators whose steps never run in a producer's store: QUANTIZE_LINEAR's exact
-#: round(x / scale) (a long division: tens of instructions) inlined in every store of a GEMM's
+#: round(x / scale) (then a long division: tens of instructions) inlined in every store of a GEMM's
 #: or convolution's register tile (128 outputs an invocation) made one kernel that LLVM-based
 #: adapters (lavapipe, llvmpipe) compiled in minutes; its element-wise kernel compiles in a
 #: second, at the cost of one dispatch and the producer's float value written and read again.
