@@ -582,12 +582,13 @@ class IntegerConvolutionFamily(CompositeFamily):
         if problem.groups == 1 and run is None:
             found = gemm.FAMILY.strategies_for(integer_gemm_of(problem)[0], caps, **options)
         if not options:
+            direct = direct_fits(problem, caps, run)
             try:
                 found += INTEGER_DIRECT.strategies_for(problem, caps, run)
             except UnsupportedError:
-                if not found and not direct_fits(problem, caps, run):
+                if not found and not direct:
                     raise
-            if direct_fits(problem, caps, run):
+            if direct:
                 found = ("direct",) + found
         return found
 
