@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 import gpudml as dml
 import gpudml.onnx as gonnx
@@ -87,8 +88,6 @@ def bench_layer(device: dml.Device, shape, stride: int, reps: int, copy) -> None
 
 
 def bench_model(device: dml.Device, reps: int) -> None:
-    import onnx
-
     model = onnx.load_from_string(gzip.decompress(MODEL.read_bytes()))
     feed_name = model.graph.input[0].name
     dims = [d.dim_value or 1 for d in model.graph.input[0].type.tensor_type.shape.dim]
