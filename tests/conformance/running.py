@@ -119,23 +119,31 @@ def compile_variant(device, case: Case, strategy: str, options: dict):
         return None
 
 
-def run_every_variant(device, case: Case, seed: int = 0) -> set[str]:
+def run_every_variant(device, case: Case, seed: int = 0, runs=None, most: int | None = None) -> set[str]:
     """run_case under every strategy that can run the case, with its own plan and with each
     option set its planner offers the autotuner, on the same inputs (buffers drawn from
-    `seed`); the strategies that ran come back."""
+    `seed`); the strategies that ran come back. With `runs` (a Counter of variant names,
+    tuning.variant_name) and `most`, a variant already run `most` times is left out, and each
+    run is counted there."""
     ran = set()
     for strategy, options in variants(device, case):
+        name = tuning.variant_name(strategy, options)
+        if runs is not None and runs[name] >= most:
+            continue
         compiled = compile_variant(device, case, strategy, options)
         if compiled is not None:
             run_case(device, case, np.random.default_rng(seed), compiled, what=f"{strategy} {options}")
             ran.add(strategy)
+            if runs is not None:
+                runs[name] += 1
     return ran
 
 
-def run_random_variant(device, case: Case, seed: int, numpy_layout: str | None) -> str:
+def run_random_variant(device, case: Case, seed: int, numpy_layout: str | None):
     """Run `case` under one of its eligible strategies (picked by `seed`), with its own plan
     or one of the option sets its planner offers the autotuner (one the description cannot
-    take is the tuner's to drop, and is dropped here too); the variant's name comes back."""
+    take is the tuner's to drop, and is dropped here too); (the CompiledOperator, the
+    variant's name) come back."""
     rng = np.random.default_rng(seed)
     offered = list(variants(device, case))
     strategy, options = offered[seed % len(offered)]
@@ -144,7 +152,7 @@ def run_random_variant(device, case: Case, seed: int, numpy_layout: str | None) 
         options, compiled = {}, compile_case(device, case, strategy)
     assert compiled.strategy == strategy and compiled.options == options
     run_case(device, case, rng, compiled, numpy_layout)
-    return tuning.variant_name(strategy, options)
+    return compiled, tuning.variant_name(strategy, options)
 
 
 def assert_outputs_equal(got, want) -> None:
