@@ -43,7 +43,9 @@ def assert_bit_equal(actual, expected) -> None:
 
 def assert_within(actual, expected, tolerance, what: str = "") -> None:
     """Bit-exact where `tolerance` is None; else |actual - expected| <= tolerance (a number
-    or one per element) element by element, NaN matching NaN and infinities themselves."""
+    or one per element) element by element, NaN matching NaN and infinities themselves; an
+    expected NaN with an infinite tolerance (a bound with no limit there: the exact result is
+    undetermined) takes any value."""
     __tracebackhide__ = True
     if tolerance is None:
         assert_bit_equal(actual, expected)
@@ -54,7 +56,8 @@ def assert_within(actual, expected, tolerance, what: str = "") -> None:
     with np.errstate(invalid="ignore"):  # a signaling NaN's cast, and inf - inf (NaN; g == w decides)
         g, w = actual.astype(np.float64), expected.astype(np.float64)
         tolerance = np.broadcast_to(np.asarray(tolerance, np.float64), w.shape)
-        bad = ~((np.abs(g - w) <= tolerance) | (np.isnan(g) & np.isnan(w)) | (g == w))
+        bad = ~((np.abs(g - w) <= tolerance) | (np.isnan(g) & np.isnan(w)) | (g == w)
+                | (np.isnan(w) & np.isposinf(tolerance)))
     if bad.any():
         where = [tuple(int(i) for i in index) for index in np.argwhere(bad)[:5]]
         shown = "; ".join(f"at {i}: {g[i]} != {w[i]} (tolerance {tolerance[i]:.3g})" for i in where)

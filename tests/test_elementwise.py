@@ -803,3 +803,23 @@ def test_parametric_softplus_of_an_infinite_alpha_is_alpha_where_the_softplus_is
         finite = np.isfinite(want)
         assert (got[~finite & ~np.isnan(want)] == want[~finite & ~np.isnan(want)]).all(), (alpha, got, want)
         np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-30)
+
+
+def test_scaled_elu_of_an_infinite_gamma_is_any_value_where_its_difference_is_undetermined(device):
+    """Regression (found by the fuzz of valid descriptions): gamma = inf times alpha e^x - alpha,
+    which the float64 reference makes exactly 0 for 0 < |x| < ~1e-16 (NaN) and lavapipe's exp
+    does not (exp(-1e-38) is 1 - 2^-24: -inf). The documented bound, |alpha gamma| 2^-22, is
+    infinite there: the tolerance is, and an expected NaN takes any value; elsewhere the
+    infinities and NaNs are exact."""
+    x = np.array([5.0, -1.0, -20.0, -np.inf, np.nan, 0.0, -0.0, -1e-38, -1e-45, -1e-20], np.float32)
+    spec = spec_named("scaled_elu")
+    got = dml.scaled_elu(x, 1.6732, np.inf, device=device)
+    with np.errstate(all="ignore"):
+        want = reference.scaled_elu(x, 1.6732, np.inf)
+    tolerance = spec.tolerance(want, [x], {"alpha": 1.6732, "gamma": np.inf})
+    assert np.isposinf(tolerance[1:]).all() and np.isnan(want[4:]).all()
+    assert_bits_equal(got[:5], np.array([np.inf, -np.inf, -np.inf, -np.inf, np.nan], np.float32))
+    assert np.isnan(got[5:7]).all()  # e^0 is 1 on every adapter: inf times 0
+    assert_within(got, want, tolerance, "scaled_elu")
+    finite = spec.tolerance(reference.scaled_elu(x, 1.6732, 1.0507), [x], {"alpha": 1.6732, "gamma": 1.0507})
+    assert np.isfinite(finite[[0, 1, 2, 5, 6, 7, 8, 9]]).all()  # a finite gamma keeps its bound

@@ -139,6 +139,18 @@ def test_assert_within_takes_signaling_nans_quietly():
             testing.assert_within(x, np.array([np.nan, 2.0], np.float32), 0.5)
 
 
+def test_assert_within_an_expected_nan_with_no_bound_takes_any_value():
+    """An expected NaN takes any value only where the tolerance is infinite (a documented
+    bound with no limit there); with a finite one, and an expected infinity with an infinite
+    one, NaN stays wrong."""
+    want = np.array([np.nan, np.nan, np.inf], np.float32)
+    testing.assert_within(np.array([-np.inf, 1.0, np.inf], np.float32), want, [np.inf, np.inf, 0.0])
+    with pytest.raises(AssertionError, match=r"1 of 3 elements outside the tolerance; at \(0,\): -inf != nan"):
+        testing.assert_within(np.array([-np.inf, 1.0, np.inf], np.float32), want, [1.0, np.inf, 0.0])
+    with pytest.raises(AssertionError, match=r"at \(2,\): nan != inf"):
+        testing.assert_within(np.array([np.nan, np.nan, np.nan], np.float32), want, np.inf)
+
+
 def test_assert_bit_equal_takes_tensors(vulkan_device):
     x = np.arange(6, dtype=np.int64).reshape(2, 3)
     testing.assert_bit_equal(vulkan_device.tensor(x), x)

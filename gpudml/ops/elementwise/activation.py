@@ -172,7 +172,8 @@ ROWS: tuple[Row, ...] = (
         "activation_scaled_elu_operator_desc.md", "gamma x where x > 0, else gamma (alpha e^x - alpha)",
         attributes=(Attr("alpha", 1.6732), Attr("gamma", 1.0507)), fuses=True, ulps=1.5,
         absolute=lambda x, alpha, gamma: np.where(x > 0, 0.0, np.abs(alpha * gamma) * 2.0**-22),
-        precision="1.5 ULP, and |alpha gamma| 2^-22 absolute for x <= 0 (WGSL's exp: (3 + 2|x|) e^x <= 3 ULP of 1)"),
+        precision="1.5 ULP, and |alpha gamma| 2^-22 absolute for x <= 0 (WGSL's exp: (3 + 2|x|) e^x <= 3 ULP of 1; "
+                  "alpha gamma infinite: any value there, inf times alpha e^x - alpha, 0 or not by exp's rounding)"),
     Row("ACTIVATION_SCALED_TANH", "scaled_tanh", "scaled_tanh", ("input_tensor",), ACTIVATION_FLOAT,
         lambda x, alpha, beta: alpha * np.tanh(beta * x), {"float": "u_alpha * tanh_real(u_beta * a)"},
         "activation_scaled_tanh_operator_desc.md", "alpha tanh(beta x)",
