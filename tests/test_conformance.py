@@ -497,10 +497,10 @@ def test_fuzz_valid_descriptions_match_reference(adapter, spec):
     """Random valid descriptions (conformance.valid_cases) on each adapter, under a random
     eligible strategy and variant, Tensors in roomy buffers of random bits (half the cases
     also through numpy arrays of an odd layout): the reference's result, nothing else written.
-    Half the cases run on Devices with 256-byte bindings, half of those also with 2 KiB
-    buffers (WHERE): every operator's large-tensor paths, segmented bindings and tensors in
-    parts, on the same random stream (one stream, not two: each case is a kernel of its own,
-    and a cold shader cache pays for each)."""
+    Each case draws its Device from WHERE (256-byte bindings, also 2 KiB buffers, or the
+    suite's; hypothesis deals them unevenly): every operator's large-tensor paths, segmented
+    bindings and tensors in parts, on the same random stream (one stream, not two: each case
+    is a kernel of its own, and a cold shader cache pays for each)."""
     examples = _share(spec, VALID_EXAMPLES, part=8)
     seen = Counter()
 
